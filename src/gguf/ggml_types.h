@@ -1,0 +1,46 @@
+// ggml tensor element types as stored in GGUF, with their block geometry.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace radixlm::gguf {
+
+// Numeric values are the on-disk ids (ggml.h). Only ids listed here are accepted by the reader.
+enum class GgmlType : uint32_t {
+  kF32 = 0,
+  kF16 = 1,
+  kQ4_0 = 2,
+  kQ4_1 = 3,
+  kQ5_0 = 6,
+  kQ5_1 = 7,
+  kQ8_0 = 8,
+  kQ8_1 = 9,
+  kQ2_K = 10,
+  kQ3_K = 11,
+  kQ4_K = 12,
+  kQ5_K = 13,
+  kQ6_K = 14,
+  kQ8_K = 15,
+  kI8 = 24,
+  kI16 = 25,
+  kI32 = 26,
+  kI64 = 27,
+  kF64 = 28,
+  kBF16 = 30,
+};
+
+struct GgmlTypeTraits {
+  std::string_view name;  // "Q4_K"
+  int64_t block_size;     // elements per block (1 for plain types)
+  int64_t type_size;      // bytes per block
+};
+
+// Traits of a known type id, or nullopt for an unknown/unsupported id.
+std::optional<GgmlTypeTraits> GetTypeTraits(uint32_t type_id);
+inline std::optional<GgmlTypeTraits> GetTypeTraits(GgmlType t) {
+  return GetTypeTraits(static_cast<uint32_t>(t));
+}
+
+}  // namespace radixlm::gguf

@@ -1,0 +1,88 @@
+// GgufFile: a validated, memory-mapped GGUF file (versions 2 and 3).
+//
+// Open() maps the file read-only and parses the header, metadata and tensor infos, checking
+// every count, length and offset against the file size before use: a malformed file yields a
+// Status naming the problem (never a crash, a hang or a huge allocation). Tensor data is not
+// copied; TensorInfo::data points into the mapping, which lives as long as the GgufFile.
+// A GgufFile is immutable after Open() and safe to read from many threads.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gguf/ggml_types.h"
+#include "gguf/gguf_value.h"
+#include "util/status.h"
+
+namespace radixlm::gguf {
+
+struct TensorInfo {
+  std::string name;
+  GgmlType type = GgmlType::kF32;
+  std::vector<int64_t> shape;  // ggml order: shape[0] is the contiguous (row) dimension
+  uint64_t offset = 0;         // relative to the start of the data section
+  uint64_t size_bytes = 0;
+  const uint8_t* data = nullptr;  // into the mapping
+
+  int64_t num_elements() const;
+  int64_t row_size() const { return shape.empty() ? 1 : shape[0]; }
+  int64_t num_rows() const { return shape.empty() ? 1 : num_elements() / shape[0]; }
+};
+
+class GgufFile {
+ public:
+  static StatusOr<std::unique_ptr<GgufFile>> Open(const std::string& path);
+  // Parses an in-memory image (same validation; the buffer must outlive the GgufFile).
+  static StatusOr<std::unique_ptr<GgufFile>> FromBuffer(const uint8_t* data, size_t size);
+  ~GgufFile();
+  GgufFile(const GgufFile&) = delete;
+  GgufFile& operator=(const GgufFile&) = delete;
+
+  uint32_t version() const { return version_; }
+  uint64_t alignment() const { return alignment_; }
+  uint64_t data_offset() const { return data_offset_; }  // absolute offset of the data section
+  size_t file_size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+  // Metadata in file order.
+  const std::vector<std::pair<std::string, Value>>& metadata() const { return metadata_; }
+  const Value* Find(std::string_view key) const;  // nullptr if absent
+  bool Has(std::string_view key) const { return Find(key) != nullptr; }
+
+  // Typed lookups: NotFound if absent, InvalidArgument naming the key if the type is wrong.
+  StatusOr<std::string> GetString(std::string_view key) const;
+  StatusOr<int64_t> GetInt(std::string_view key) const;
+  StatusOr<double> GetFloat(std::string_view key) const;  // accepts integer values too
+  StatusOr<bool> GetBool(std::string_view key) const;
+  StatusOr<const Array*> GetArray(std::string_view key) const;
+  // With a default when the key is absent (a wrong type is still an error).
+  StatusOr<std::string> GetStringOr(std::string_view key, std::string def) const;
+  StatusOr<int64_t> GetIntOr(std::string_view key, int64_t def) const;
+  StatusOr<double> GetFloatOr(std::string_view key, double def) const;
+  StatusOr<bool> GetBoolOr(std::string_view key, bool def) const;
+
+  const std::vector<TensorInfo>& tensors() const { return tensors_; }
+  const TensorInfo* FindTensor(std::string_view name) const;  // nullptr if absent
+
+ private:
+  GgufFile() = default;
+  Status Parse();
+
+  std::string path_;
+  const uint8_t* base_ = nullptr;
+  size_t size_ = 0;
+  bool owns_mapping_ = false;
+  uint32_t version_ = 0;
+  uint64_t alignment_ = 32;
+  uint64_t data_offset_ = 0;
+  std::vector<std::pair<std::string, Value>> metadata_;
+  std::map<std::string, size_t, std::less<>> metadata_index_;
+  std::vector<TensorInfo> tensors_;
+  std::map<std::string, size_t, std::less<>> tensor_index_;
+};
+
+}  // namespace radixlm::gguf
