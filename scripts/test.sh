@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The README's test command: set everything up, build, and run every test.
+#   1. Release build (warnings as errors) and the whole ctest suite, real-model tests included.
+#   2. An ASan+UBSan build and the unit tests under it (tests labelled `realmodel` are skipped
+#      there: they are slow under the sanitizers and exercise the same code).
+# RADIXLM_SKIP_SANITIZE=1 skips step 2 (for quick local runs; CI always runs it).
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+jobs="$(nproc)"
+
+echo "== ctest (Release) =="
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$jobs"
+
+if [ "${RADIXLM_SKIP_SANITIZE:-0}" != "1" ]; then
+  echo "== ctest (ASan + UBSan) =="
+  san_dir="${BUILD_DIR}-asan"
+  if [ ! -f "$san_dir/build.ninja" ]; then
+    cmake -S . -B "$san_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRADIXLM_WERROR=ON \
+      -DRADIXLM_SANITIZE=ON -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
+  fi
+  ninja -C "$san_dir"
+  # Real-model tests skip themselves when RADIXLM_DEFAULT_MODEL is unset.
+  env -u RADIXLM_DEFAULT_MODEL ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+    UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir "$san_dir" --output-on-failure -j "$jobs" -LE realmodel
+fi
