@@ -1,0 +1,70 @@
+// Causal multi-head attention over a slot-indexed KV cache (one layer).
+//
+// KV storage: per layer, K and V are arrays of rows, one row per cache slot; a row holds
+// row_elems = n_kv_heads * head_dim half-precision values (F16 or BF16), head-major
+// ([n_kv_heads, head_dim]). Which slots belong to a sequence is given per call by kv_slots.
+//
+// Masking: query i (at absolute position q_pos[i]) sees the key at sequence position j
+// (j in [0, n_kv), stored in slot kv_slots[j]) iff
+//   j <= q_pos[i]                                   (causal)
+//   and (window == 0 or q_pos[i] - j < window)      (sliding window)
+// This covers prefill of new tokens after a cached prefix (store the new K/V first, then pass
+// n_kv = prefix + new) and decode (n_q = 1). Every query must see at least one key
+// (q_pos[i] < n_kv). GQA: query head h uses kv head h / (n_heads / n_kv_heads).
+//
+// Scores: s = scale * dot(q, k); if logit_softcap > 0, s = softcap * tanh(s / softcap); then
+// softmax over visible keys (online, max-subtracted, float accumulation) and out = sum p * v.
+// Work is split across the pool over (sequence, kv head, query tile) and, for long contexts
+// with few queries (decode), also over key ranges merged with log-sum-exp. pool may be null.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "util/thread_pool.h"
+
+namespace radixlm::kernels {
+
+enum class KvDtype { kF16, kBF16 };
+
+struct KvLayerView {
+  KvDtype dtype = KvDtype::kF16;
+  void* k = nullptr;       // [n_slots, row_elems] of uint16_t (F16 or BF16 bits)
+  void* v = nullptr;       // [n_slots, row_elems]
+  int64_t row_elems = 0;   // n_kv_heads * head_dim
+};
+
+// Converts and writes one token's K and V rows (each [row_elems] floats) into `slot`.
+void StoreKv(const KvLayerView& kv, int32_t slot, const float* k_row, const float* v_row);
+// Same for n tokens: k_rows, v_rows: [n, row_elems]; token i goes to slots[i].
+void StoreKvRows(const KvLayerView& kv, const int32_t* slots, int64_t n, const float* k_rows,
+                 const float* v_rows);
+
+struct AttentionParams {
+  int n_heads = 0;
+  int n_kv_heads = 0;          // divides n_heads
+  int head_dim = 0;            // K and V head size
+  float scale = 1.0f;          // usually 1/sqrt(head_dim) (Gemma 3: query_pre_attn_scalar)
+  int sliding_window = 0;      // 0 = none; key visible iff q_pos - k_pos < window
+  float logit_softcap = 0.0f;  // 0 = none
+};
+
+// One sequence: q: [n_q, n_heads * head_dim], q_pos: [n_q], kv_slots: [n_kv],
+// out: [n_q, n_heads * head_dim]. out must not overlap q.
+void AttentionForSequence(const AttentionParams& params, const float* q, const int64_t* q_pos,
+                          int n_q, const KvLayerView& kv, const int32_t* kv_slots, int n_kv,
+                          float* out, ThreadPool* pool);
+
+// Several sequences in one parallel region (a ragged batch: mixed prefill chunks and decodes).
+struct AttentionSequence {
+  const float* q = nullptr;          // [n_q, n_heads * head_dim]
+  const int64_t* q_pos = nullptr;    // [n_q]
+  int n_q = 0;
+  const int32_t* kv_slots = nullptr; // [n_kv]
+  int n_kv = 0;
+  float* out = nullptr;              // [n_q, n_heads * head_dim]
+};
+void AttentionForBatch(const AttentionParams& params, const KvLayerView& kv,
+                       std::span<const AttentionSequence> seqs, ThreadPool* pool);
+
+}  // namespace radixlm::kernels

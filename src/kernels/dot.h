@@ -1,0 +1,49 @@
+// Dot products of one weight row with one activation row, with runtime ISA dispatch.
+//
+// Each weight type pairs with exactly one activation format (like ggml's vec_dot_type):
+//   weight F32, F16, BF16                 <-> activation F32 (plain float row)
+//   weight Q4_0, Q4_1, Q5_0, Q5_1, Q8_0   <-> activation Q8_0 (QuantizeRowQ8_0)
+//   weight Q4_K, Q5_K, Q6_K               <-> activation Q8_K (QuantizeRowQ8K)
+// ActivationType() tells which; RowBytes(ActivationType(w), n) sizes the activation row.
+//
+// Dispatch: at first use the best compiled-in implementation the CPU supports is chosen per
+// weight type (AVX-512 where built and __builtin_cpu_supports says so, else AVX2+FMA+F16C,
+// else scalar). The scalar code is the reference; SIMD paths agree with it up to float
+// summation order (tests check this). Environment variable RADIXLM_ISA=scalar|avx2|avx512
+// caps the level (for benchmarking and debugging).
+#pragma once
+
+#include <cstdint>
+
+#include "gguf/ggml_types.h"
+
+namespace radixlm::kernels {
+
+using gguf::GgmlType;
+
+// The activation format a weight type is dotted with (kF32, kQ8_0 or kQ8_K).
+// Requires a weight type listed above.
+GgmlType ActivationType(GgmlType weight_type);
+
+// sum_i w[i] * x[i] over n elements (n a multiple of the weight type's block size).
+// weight_row: n elements of weight_type; x: n elements in ActivationType(weight_type).
+using VecDotFn = float (*)(int64_t n, const void* weight_row, const void* x);
+
+// The dispatched implementation for a weight type (resolved once; cheap to call repeatedly).
+// Returns nullptr for an unsupported weight type. Hoist it out of hot loops.
+VecDotFn GetVecDotFn(GgmlType weight_type);
+
+// Convenience: GetVecDotFn(weight_type)(n, weight_row, x).
+float VecDot(GgmlType weight_type, int64_t n, const void* weight_row, const void* x);
+
+enum class Isa { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
+const char* IsaName(Isa isa);
+// The highest level compiled in and supported by this CPU (after the RADIXLM_ISA cap).
+Isa ActiveIsa();
+// True if code for `isa` was compiled into this binary and the CPU can run it.
+bool IsaAvailable(Isa isa);
+// The implementation at exactly `isa` level for a weight type, or nullptr if that level has no
+// specialized kernel for it (or is unavailable). For tests and benchmarks comparing paths.
+VecDotFn GetVecDotFnForIsa(GgmlType weight_type, Isa isa);
+
+}  // namespace radixlm::kernels

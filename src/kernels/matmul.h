@@ -1,0 +1,56 @@
+// Matrix multiplication of float activations with a (possibly quantized) weight matrix.
+//
+// Conventions (ggml / PyTorch Linear): a weight matrix has `rows` output features, each row
+// holding `cols` input features contiguously (a GGUF tensor of shape [cols, rows] in ggml
+// order). MatMul computes y = x · Wᵀ:
+//   x: [n_tokens, cols] float, row-major, contiguous
+//   y: [n_tokens, rows] float, row-major, contiguous; y[t, r] = dot(W[r, :], x[t, :])
+// Activations are quantized once per call to ActivationType(w.type) (dot.h), into a scratch
+// buffer owned by the calling thread (grown on demand, never shrunk; no allocation once warm).
+// Work is split over output rows across the pool; for many tokens, tokens are processed in
+// tiles so each weight row is reused from cache across the tile. pool may be null (serial).
+// Thread-safety: concurrent calls from different threads are fine (separate scratch).
+// x and y must not overlap.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "gguf/ggml_types.h"
+#include "util/thread_pool.h"
+
+namespace radixlm::kernels {
+
+using gguf::GgmlType;
+
+struct WeightMatrix {
+  GgmlType type = GgmlType::kF32;
+  const void* data = nullptr;  // rows * row_bytes bytes, not owned (e.g. into a GGUF mapping)
+  int64_t rows = 0;            // output features
+  int64_t cols = 0;            // input features (multiple of the type's block size)
+  size_t row_bytes = 0;        // RowBytes(type, cols); rows are packed back to back
+};
+
+// Builds a WeightMatrix with row_bytes = RowBytes(type, cols).
+WeightMatrix MakeWeightMatrix(GgmlType type, const void* data, int64_t rows, int64_t cols);
+
+// y = x · Wᵀ. x: [n_tokens, w.cols], y: [n_tokens, w.rows]. Requires a weight type supported by
+// dot.h and w.cols a multiple of its block size. n_tokens == 0 is a no-op.
+void MatMul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, ThreadPool* pool);
+
+// Several weight matrices applied to the same input in one parallel region (e.g. Q/K/V or
+// gate/up): input is quantized once per activation format, and one ParallelFor covers all
+// outputs (fewer wakeups per decode step). Every w must have the same cols.
+struct MatMulOutput {
+  const WeightMatrix* w;
+  float* y;  // [n_tokens, w->rows]
+};
+void MatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t n_tokens,
+                 ThreadPool* pool);
+
+// Embedding lookup: out[i, :] = dequantized W[ids[i], :] for i in [0, n).
+// out: [n, w.cols]. Every id must be in [0, w.rows) (checked with assert only).
+void GetRows(const WeightMatrix& w, const int32_t* ids, int64_t n, float* out);
+
+}  // namespace radixlm::kernels
