@@ -43,4 +43,19 @@ inline std::optional<GgmlTypeTraits> GetTypeTraits(GgmlType t) {
   return GetTypeTraits(static_cast<uint32_t>(t));
 }
 
+// Every type the reader accepts, in id order.
+inline constexpr GgmlType kAllGgmlTypes[] = {
+    GgmlType::kF32,  GgmlType::kF16,  GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0,
+    GgmlType::kQ5_1, GgmlType::kQ8_0, GgmlType::kQ8_1, GgmlType::kQ2_K, GgmlType::kQ3_K,
+    GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_K, GgmlType::kI8,
+    GgmlType::kI16,  GgmlType::kI32,  GgmlType::kI64,  GgmlType::kF64,  GgmlType::kBF16,
+};
+
+// "Q4_K"; "?" for an id outside the enum.
+std::string_view GgmlTypeName(GgmlType t);
+
+// Bytes of a row of `n_elements` values of type `t`, or -1 if `n_elements` is negative or not a
+// multiple of the type's block size, or if the byte count overflows int64.
+int64_t RowSizeBytes(GgmlType t, int64_t n_elements);
+
 }  // namespace radixlm::gguf

@@ -57,6 +57,9 @@ struct Value {
   // Short human-readable rendering; arrays longer than max_items are abbreviated
   // as "[a, b, c, ... (N items)]".
   std::string ToString(size_t max_items = 8) const;
+  // Same, and strings longer than max_string_bytes are cut (at a UTF-8 boundary) and end in
+  // "... (N bytes)". Strings are quoted, with control characters escaped.
+  std::string ToString(size_t max_items, size_t max_string_bytes) const;
 
   // Constructors for building metadata (writer, tests).
   static Value U8(uint8_t v);
