@@ -1,0 +1,143 @@
+#include "cache/kv_pool.h"
+
+#include <algorithm>
+#include <cassert>
+#include <limits>
+#include <string>
+
+namespace radixlm {
+
+StatusOr<KvPool> KvPool::Create(const KvPoolConfig& config) {
+  if (config.page_size < 1) {
+    return InvalidArgument("KvPool: page_size must be >= 1, got " +
+                           std::to_string(config.page_size));
+  }
+  const int64_t num_pages = config.size / config.page_size;
+  if (num_pages < 1) {
+    return InvalidArgument("KvPool: size " + std::to_string(config.size) +
+                           " holds no page of size " + std::to_string(config.page_size));
+  }
+  if ((num_pages + 1) * config.page_size > std::numeric_limits<int32_t>::max()) {
+    return InvalidArgument("KvPool: size " + std::to_string(config.size) +
+                           " exceeds int32 slot indices");
+  }
+  return KvPool(num_pages, config.page_size);
+}
+
+KvPool::KvPool(int64_t num_pages, int32_t page_size)
+    : num_pages_(num_pages), page_size_(page_size) {
+  Reset();
+}
+
+void KvPool::Reset() {
+  // Descending, so that pages 1, 2, 3, ... are handed out first (deterministic, low indices).
+  free_pages_.resize(num_pages_);
+  for (int64_t i = 0; i < num_pages_; ++i) free_pages_[i] = static_cast<int32_t>(num_pages_ - i);
+  page_is_free_.assign(num_pages_ + 1, 1);
+  page_is_free_[0] = 0;
+  invalid_frees_ = 0;
+}
+
+int32_t KvPool::TakePage() {
+  assert(!free_pages_.empty());
+  const int32_t page = free_pages_.back();
+  free_pages_.pop_back();
+  page_is_free_[page] = 0;
+  return page;
+}
+
+void KvPool::AppendPageSlots(int32_t page, int64_t count, std::vector<int32_t>* out) const {
+  const int32_t first = page * page_size_;
+  for (int64_t i = 0; i < count; ++i) out->push_back(first + static_cast<int32_t>(i));
+}
+
+std::optional<std::vector<int32_t>> KvPool::Allocate(int64_t n_tokens) {
+  assert(n_tokens >= 0);
+  const int64_t pages = (n_tokens + page_size_ - 1) / page_size_;
+  if (pages > available_pages()) return std::nullopt;
+  std::vector<int32_t> slots;
+  slots.reserve(n_tokens);
+  int64_t remaining = n_tokens;
+  for (int64_t p = 0; p < pages; ++p) {
+    const int64_t take = std::min<int64_t>(remaining, page_size_);
+    AppendPageSlots(TakePage(), take, &slots);
+    remaining -= take;
+  }
+  return slots;
+}
+
+int64_t KvPool::PagesNeededForExtend(int32_t last_slot, int64_t n_tokens) const {
+  int64_t in_page = 0;  // unused slots left in last_slot's page
+  if (last_slot >= 0) in_page = page_size_ - 1 - last_slot % page_size_;
+  const int64_t fresh = std::max<int64_t>(0, n_tokens - in_page);
+  return (fresh + page_size_ - 1) / page_size_;
+}
+
+std::optional<std::vector<int32_t>> KvPool::AllocateExtend(int32_t last_slot, int64_t n_tokens) {
+  assert(n_tokens >= 0);
+  assert(last_slot < 0 || (last_slot >= page_size_ && last_slot < storage_slots()));
+  assert(last_slot < 0 || !page_is_free_[last_slot / page_size_]);
+  if (PagesNeededForExtend(last_slot, n_tokens) > available_pages()) return std::nullopt;
+  std::vector<int32_t> slots;
+  slots.reserve(n_tokens);
+  int32_t next = last_slot + 1;
+  // Continue the partially used last page first.
+  while (last_slot >= 0 && static_cast<int64_t>(slots.size()) < n_tokens &&
+         next % page_size_ != 0) {
+    slots.push_back(next++);
+  }
+  while (static_cast<int64_t>(slots.size()) < n_tokens) {
+    const int64_t take = std::min<int64_t>(n_tokens - slots.size(), page_size_);
+    AppendPageSlots(TakePage(), take, &slots);
+  }
+  return slots;
+}
+
+void KvPool::Free(std::span<const int32_t> slots) {
+  int32_t previous_page = -1;
+  for (const int32_t slot : slots) {
+    const int32_t page = slot / page_size_;
+    if (page == previous_page) continue;  // the rest of a page freed just now
+    previous_page = page;
+    if (slot < page_size_ || slot >= storage_slots() || page_is_free_[page]) {
+      assert(false && "KvPool::Free: padding, out-of-range or already-free slot");
+      ++invalid_frees_;
+      continue;
+    }
+    page_is_free_[page] = 1;
+    free_pages_.push_back(page);
+  }
+}
+
+bool KvPool::IsSlotFree(int32_t slot) const {
+  if (slot < page_size_ || slot >= storage_slots()) return false;
+  return page_is_free_[slot / page_size_] != 0;
+}
+
+Status KvPool::CheckInvariants() const {
+  if (invalid_frees_ != 0) {
+    return Internal("KvPool: " + std::to_string(invalid_frees_) +
+                    " invalid frees (double free, padding or out of range)");
+  }
+  if (page_is_free_[0]) return Internal("KvPool: padding page marked free");
+  std::vector<uint8_t> listed(num_pages_ + 1, 0);
+  for (const int32_t page : free_pages_) {
+    if (page < 1 || page > num_pages_) {
+      return Internal("KvPool: free list holds bad page " + std::to_string(page));
+    }
+    if (listed[page]) return Internal("KvPool: page " + std::to_string(page) + " listed twice");
+    listed[page] = 1;
+    if (!page_is_free_[page]) {
+      return Internal("KvPool: listed page " + std::to_string(page) + " not marked free");
+    }
+  }
+  int64_t marked = 0;
+  for (const uint8_t f : page_is_free_) marked += f;
+  if (marked != available_pages()) {
+    return Internal("KvPool: " + std::to_string(marked) + " pages marked free but " +
+                    std::to_string(available_pages()) + " listed");
+  }
+  return Status::Ok();
+}
+
+}  // namespace radixlm

@@ -1,0 +1,280 @@
+// RadixCache core: match, insert, split, locks, eviction. Request helpers are in
+// radix_cache_requests.cc, printing and invariant checks in radix_cache_debug.cc.
+#include "cache/radix_cache.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+#include <queue>
+#include <utility>
+
+namespace radixlm {
+
+namespace {
+
+// Common prefix length of a[0, n) and b[0, n): memcmp over 64-id chunks (vectorized by libc),
+// then a scalar scan of the chunk that differs.
+int64_t CommonPrefixLength(const int32_t* a, const int32_t* b, int64_t n) {
+  constexpr int64_t kChunk = 64;
+  int64_t i = 0;
+  while (i + kChunk <= n && std::memcmp(a + i, b + i, kChunk * sizeof(int32_t)) == 0) {
+    i += kChunk;
+  }
+  while (i < n && a[i] == b[i]) ++i;
+  return i;
+}
+
+}  // namespace
+
+RadixCache::RadixCache(RadixCacheConfig config)
+    : page_size_(config.page_size),
+      disable_(config.disable),
+      policy_(config.eviction_policy),
+      clock_(std::move(config.clock)) {
+  assert(page_size_ >= 1);
+  Reset();
+}
+
+RadixCache::~RadixCache() {
+  // Tear down iteratively: the default recursive unique_ptr chain could overflow the stack on a
+  // very deep tree (page_size 1, many divergent extensions).
+  std::vector<std::unique_ptr<Node>> pending;
+  pending.push_back(std::move(root_));
+  while (!pending.empty()) {
+    std::unique_ptr<Node> node = std::move(pending.back());
+    pending.pop_back();
+    for (auto& [page, child] : node->children) pending.push_back(std::move(child));
+  }
+}
+
+void RadixCache::Reset() {
+  if (root_ != nullptr) {
+    std::vector<std::unique_ptr<Node>> pending;
+    for (auto& [page, child] : root_->children) pending.push_back(std::move(child));
+    while (!pending.empty()) {
+      std::unique_ptr<Node> node = std::move(pending.back());
+      pending.pop_back();
+      for (auto& [page, child] : node->children) pending.push_back(std::move(child));
+    }
+  }
+  root_ = std::make_unique<Node>();
+  root_->id = next_node_id_++;
+  root_->lock_ref = 1;  // never evicted; lock walks stop below it
+  leaves_.clear();
+  evictable_size_ = 0;
+  protected_size_ = 0;
+  num_nodes_ = 0;
+}
+
+uint64_t RadixCache::Now() { return clock_ ? clock_() : ++logical_clock_; }
+
+int64_t RadixCache::MatchLength(std::span<const int32_t> run,
+                                std::span<const int32_t> key) const {
+  const int64_t n = static_cast<int64_t>(std::min(run.size(), key.size()));
+  return AlignDown(CommonPrefixLength(run.data(), key.data(), n));
+}
+
+RadixCache::MatchResult RadixCache::MatchPrefix(std::span<const int32_t> key) {
+  MatchResult result;
+  result.last_node = root_.get();
+  if (disable_) return result;
+  key = key.first(AlignDown(static_cast<int64_t>(key.size())));
+  if (key.empty()) return result;
+
+  const uint64_t now = Now();
+  Node* node = root_.get();
+  node->last_access_time = now;
+  result.slots.reserve(key.size());
+  while (!key.empty()) {
+    auto it = node->children.find(FirstPage(key));
+    if (it == node->children.end()) break;
+    Node* child = it->second.get();
+    const int64_t len = MatchLength(child->key, key);
+    assert(len >= page_size_);  // the first page matched through the map
+    // Only the matched part is stamped: the unmatched lower half of a split keeps its age.
+    node = len < child->size() ? SplitNode(it, len) : child;
+    node->last_access_time = now;
+    ++node->hit_count;
+    result.slots.insert(result.slots.end(), node->value.begin(), node->value.end());
+    if (node != child) break;
+    key = key.subspan(len);
+  }
+  result.last_node = node;
+  return result;
+}
+
+RadixCache::Node* RadixCache::SplitNode(RadixChildMap::iterator it, int64_t split_len) {
+  Node* child = it->second.get();
+  assert(split_len > 0 && split_len < child->size() && split_len % page_size_ == 0);
+  auto upper = std::make_unique<Node>();
+  upper->id = next_node_id_++;
+  upper->parent = child->parent;
+  upper->lock_ref = child->lock_ref;  // same requests hold both halves; sizes unchanged
+  upper->last_access_time = child->last_access_time;
+  upper->creation_time = child->creation_time;
+  upper->hit_count = child->hit_count;
+  upper->priority = child->priority;
+  upper->key.assign(child->key.begin(), child->key.begin() + split_len);
+  upper->value.assign(child->value.begin(), child->value.begin() + split_len);
+  child->key.erase(child->key.begin(), child->key.begin() + split_len);
+  child->value.erase(child->value.begin(), child->value.begin() + split_len);
+  child->parent = upper.get();
+
+  Node* upper_raw = upper.get();
+  std::unique_ptr<Node> owned_child = std::move(it->second);
+  it->second = std::move(upper);  // same first page: the parent's map key stays valid
+  std::span<const int32_t> child_key(owned_child->key);
+  upper_raw->children.emplace(
+      std::vector<int32_t>(child_key.begin(), child_key.begin() + page_size_),
+      std::move(owned_child));
+  ++num_nodes_;
+  return upper_raw;
+}
+
+RadixCache::Node* RadixCache::AddLeaf(Node* parent, std::span<const int32_t> key,
+                                      std::span<const int32_t> slots, int32_t priority,
+                                      uint64_t now) {
+  auto leaf = std::make_unique<Node>();
+  leaf->id = next_node_id_++;
+  leaf->parent = parent;
+  leaf->key.assign(key.begin(), key.end());
+  leaf->value.assign(slots.begin(), slots.end());
+  leaf->last_access_time = now;
+  leaf->creation_time = now;
+  leaf->priority = priority;
+  Node* raw = leaf.get();
+  if (parent != root_.get() && parent->is_leaf()) LeafListRemove(parent);
+  const std::span<const int32_t> page = FirstPage(key);
+  parent->children.emplace(std::vector<int32_t>(page.begin(), page.end()), std::move(leaf));
+  LeafListAdd(raw);
+  evictable_size_ += raw->size();
+  ++num_nodes_;
+  return raw;
+}
+
+size_t RadixCache::Insert(std::span<const int32_t> key, std::span<const int32_t> slots,
+                          int32_t priority) {
+  assert(key.size() == slots.size());
+  const int64_t aligned = AlignDown(static_cast<int64_t>(key.size()));
+  if (disable_) return static_cast<size_t>(aligned);
+  key = key.first(aligned);
+  slots = slots.first(aligned);
+  if (key.empty()) return 0;
+
+  const uint64_t now = Now();
+  Node* node = root_.get();
+  node->last_access_time = now;
+  int64_t present = 0;
+  while (!key.empty()) {
+    auto it = node->children.find(FirstPage(key));
+    if (it == node->children.end()) break;
+    Node* child = it->second.get();
+    const int64_t len = MatchLength(child->key, key);
+    present += len;
+    key = key.subspan(len);
+    slots = slots.subspan(len);
+    // A split leaves the upper node with exactly the matched part; the rest of key (if any)
+    // differs from the lower half at its first page, so the loop ends at the next find.
+    node = len < child->size() ? SplitNode(it, len) : child;
+    node->last_access_time = now;
+    node->priority = std::max(node->priority, priority);
+  }
+  if (!key.empty()) AddLeaf(node, key, slots, priority, now);
+  return static_cast<size_t>(present);
+}
+
+int64_t RadixCache::IncLockRef(Node* node) {
+  if (disable_) return 0;
+  assert(node != nullptr);
+  int64_t delta = 0;
+  for (; node != root_.get(); node = node->parent) {
+    if (node->lock_ref == 0) {
+      evictable_size_ -= node->size();
+      protected_size_ += node->size();
+      delta -= node->size();
+    }
+    ++node->lock_ref;
+  }
+  return delta;
+}
+
+int64_t RadixCache::DecLockRef(Node* node) {
+  if (disable_) return 0;
+  assert(node != nullptr);
+  int64_t delta = 0;
+  for (; node != root_.get(); node = node->parent) {
+    assert(node->lock_ref > 0 && "DecLockRef without a matching IncLockRef");
+    if (node->lock_ref == 1) {
+      evictable_size_ += node->size();
+      protected_size_ -= node->size();
+      delta += node->size();
+    }
+    --node->lock_ref;
+  }
+  return delta;
+}
+
+void RadixCache::LeafListAdd(Node* node) {
+  assert(node->leaf_index < 0);
+  node->leaf_index = static_cast<int64_t>(leaves_.size());
+  leaves_.push_back(node);
+}
+
+void RadixCache::LeafListRemove(Node* node) {
+  assert(node->leaf_index >= 0 && leaves_[node->leaf_index] == node);
+  Node* last = leaves_.back();
+  leaves_[node->leaf_index] = last;
+  last->leaf_index = node->leaf_index;
+  leaves_.pop_back();
+  node->leaf_index = -1;
+}
+
+void RadixCache::DeleteLeaf(Node* leaf) {
+  assert(leaf != root_.get() && leaf->is_leaf() && leaf->lock_ref == 0);
+  Node* parent = leaf->parent;
+  LeafListRemove(leaf);
+  evictable_size_ -= leaf->size();
+  --num_nodes_;
+  auto it = parent->children.find(FirstPage(leaf->key));
+  assert(it != parent->children.end() && it->second.get() == leaf);
+  parent->children.erase(it);  // destroys leaf
+  if (parent != root_.get() && parent->is_leaf()) LeafListAdd(parent);
+}
+
+int64_t RadixCache::Evict(int64_t n_tokens, const FreeFn& free_fn) {
+  if (disable_ || n_tokens <= 0) return 0;
+  struct Candidate {
+    EvictionKey key;
+    Node* node;
+    bool operator>(const Candidate& other) const { return key > other.key; }
+  };
+  std::vector<Candidate> storage;
+  storage.reserve(leaves_.size());
+  for (Node* leaf : leaves_) {
+    if (leaf->lock_ref == 0) storage.push_back({MakeEvictionKey(policy_, *leaf), leaf});
+  }
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap(
+      std::greater<>(), std::move(storage));
+
+  int64_t evicted = 0;
+  while (evicted < n_tokens && !heap.empty()) {
+    Node* node = heap.top().node;
+    heap.pop();
+    // Nothing but deletions happens here, so a candidate is still an unlocked leaf.
+    assert(node->is_leaf() && node->lock_ref == 0);
+    free_fn(node->value);
+    evicted += node->size();
+    Node* parent = node->parent;
+    DeleteLeaf(node);
+    if (parent != root_.get() && parent->is_leaf() && parent->lock_ref == 0) {
+      heap.push({MakeEvictionKey(policy_, *parent), parent});
+    }
+  }
+  return evicted;
+}
+
+int64_t RadixCache::Evict(int64_t n_tokens, KvPool& pool) {
+  return Evict(n_tokens, [&pool](std::span<const int32_t> slots) { pool.Free(slots); });
+}
+
+}  // namespace radixlm

@@ -1,0 +1,168 @@
+// RadixCache: every cached KV run lives in one radix tree of token-id prefixes, so any overlap
+// between any two requests is found and reused (SGLang's RadixCache).
+//
+// Pages. With page_size > 1 the tree works in whole pages: keys are truncated to a multiple of
+// page_size, matches and splits happen only at page boundaries, and a node's children are keyed
+// by their first page. Node values are then runs of whole KvPool pages.
+//
+// Ownership of KV slots. The tree owns the slots stored in its nodes: Insert takes ownership of
+// the slots of the newly added tail, Evict hands slots back through a free callback, Reset drops
+// them without freeing (pair it with KvPool::Reset, as a cache flush does). MatchPrefix only
+// lends slots: a caller that keeps using them must IncLockRef the returned node until done.
+//
+// Locks. IncLockRef(node) protects the whole path root→node from eviction; DecLockRef undoes
+// it. Every token in the tree is either evictable (its node's lock_ref == 0) or protected, and
+// evictable_size() + protected_size() == TotalSize() always.
+//
+// Disabled mode (--disable-radix-cache): nothing is ever stored or shared. MatchPrefix returns
+// an empty prefix at the root, Insert stores nothing and reports the whole key as "already
+// present" so the caller frees all of it, lock calls do nothing.
+//
+// Not thread-safe: only the scheduler thread touches the cache (see DESIGN.md).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cache/eviction_policy.h"
+#include "cache/kv_pool.h"
+#include "cache/radix_node.h"
+#include "cache/req_to_token.h"
+#include "util/status.h"
+
+namespace radixlm {
+
+struct RadixCacheConfig {
+  int32_t page_size = 1;  // must equal the KvPool's page_size
+  bool disable = false;   // --disable-radix-cache
+  EvictionPolicy eviction_policy = EvictionPolicy::kLru;
+  // Logical time for access / creation stamps, read once per MatchPrefix / Insert. Null: an
+  // internal counter that ticks once per operation. Tests inject their own.
+  std::function<uint64_t()> clock = nullptr;
+};
+
+// The request side of CacheFinishedRequest / CacheUnfinishedRequest: what the scheduler keeps
+// per running request about its place in the tree.
+struct CacheRequest {
+  int32_t req_pool_index = -1;        // its row in the ReqToTokenTable
+  std::vector<int32_t> prefix_slots;  // slots of its prefix owned by the tree (page-aligned);
+                                      // the row holds these first, then the request's own slots
+  RadixNode* last_node = nullptr;     // end of that prefix; the request holds a lock on it
+  int32_t priority = 0;               // passed to Insert (for the priority eviction policy)
+};
+
+class RadixCache {
+ public:
+  using Node = RadixNode;
+  // Called with the slots of each evicted node (one call per node).
+  using FreeFn = std::function<void(std::span<const int32_t>)>;
+
+  struct MatchResult {
+    std::vector<int32_t> slots;  // KV slots of the matched prefix (page-aligned length)
+    Node* last_node = nullptr;   // node ending exactly at the matched prefix (root if none)
+  };
+
+  explicit RadixCache(RadixCacheConfig config);
+  ~RadixCache();
+  RadixCache(const RadixCache&) = delete;
+  RadixCache& operator=(const RadixCache&) = delete;
+
+  // Longest cached prefix of key (truncated to whole pages). A match ending inside a node splits
+  // it, so last_node ends exactly at the prefix. Stamps the path with the current time and
+  // counts a hit on every node walked.
+  MatchResult MatchPrefix(std::span<const int32_t> key);
+
+  // Adds key → slots (same length; truncated to whole pages) and returns how many leading
+  // tokens were already in the tree. The tree takes ownership of slots[returned, aligned len);
+  // the caller still owns — and usually frees — slots[0, returned), duplicates of what the tree
+  // has, and any unaligned tail. Raises the priority of the walked nodes to `priority`.
+  size_t Insert(std::span<const int32_t> key, std::span<const int32_t> slots,
+                int32_t priority = 0);
+
+  // Lock / unlock the path root→node. Return the change in evictable_size() (≤ 0 / ≥ 0).
+  // DecLockRef requires a matching earlier IncLockRef on the same node.
+  int64_t IncLockRef(Node* node);
+  int64_t DecLockRef(Node* node);
+
+  // Evicts unlocked leaves, in policy order, until at least n_tokens are freed or nothing
+  // evictable is left; a parent left childless and unlocked becomes a candidate in turn.
+  // Returns the tokens freed.
+  int64_t Evict(int64_t n_tokens, const FreeFn& free_fn);
+  int64_t Evict(int64_t n_tokens, KvPool& pool);
+
+  // Stores a finished request's KV in the tree and releases the request: inserts
+  // token_ids[0, aligned) with the row's slots, frees the duplicates and the unaligned tail,
+  // frees the row, drops the request's lock. token_ids are the tokens that have KV, i.e. the
+  // prompt plus all outputs but the last (SGLang: (origin_input_ids + output_ids)[:-1]).
+  // In disabled mode it frees all of the request's slots and its row.
+  void CacheFinishedRequest(CacheRequest& req, std::span<const int32_t> token_ids,
+                            ReqToTokenTable& table, KvPool& pool);
+
+  // Same for a request that goes on (after a prefill chunk): inserts its aligned tokens, frees
+  // duplicates, re-matches, points its row at the tree's slots, moves its lock to the new last
+  // node and updates req.prefix_slots / last_node. The unaligned tail stays the request's own.
+  // Does nothing in disabled mode.
+  void CacheUnfinishedRequest(CacheRequest& req, std::span<const int32_t> token_ids,
+                              ReqToTokenTable& table, KvPool& pool);
+
+  // Drops every node without freeing slots (see Ownership above).
+  void Reset();
+
+  int64_t TotalSize() const { return evictable_size_ + protected_size_; }
+  int64_t evictable_size() const { return evictable_size_; }
+  int64_t protected_size() const { return protected_size_; }
+  int64_t num_nodes() const { return num_nodes_; }  // excluding the root
+  int32_t page_size() const { return page_size_; }
+  bool disabled() const { return disable_; }
+  EvictionPolicy eviction_policy() const { return policy_; }
+  Node* root() { return root_.get(); }
+  const Node* root() const { return root_.get(); }
+
+  // The tree, one node per line, indented by depth (long runs abbreviated).
+  std::string DebugString() const;
+
+  // Structural invariants: sizes add up (evictable + protected == tokens in the tree), lock_ref
+  // ≥ 0 and ≥ each child's, keys page-aligned with matching values, children keyed by their
+  // first page, parent links and leaf list consistent.
+  Status CheckInvariants() const;
+  // Also against the pool: tree slots distinct and allocated, and
+  // pool.available() + TotalSize() + in_flight_tokens == pool.size(), where in_flight_tokens
+  // are slots held by requests outside the tree (whole pages in paged mode).
+  Status CheckInvariants(const KvPool& pool, int64_t in_flight_tokens) const;
+
+ private:
+  uint64_t Now();
+  int64_t AlignDown(int64_t n) const { return n / page_size_ * page_size_; }
+  // Length of the common prefix of run and key, rounded down to whole pages.
+  int64_t MatchLength(std::span<const int32_t> run, std::span<const int32_t> key) const;
+  std::span<const int32_t> FirstPage(std::span<const int32_t> key) const {
+    return key.first(page_size_);
+  }
+  // Splits child (found at `it` in its parent's map) after split_len tokens; returns the new
+  // upper node, which keeps the child's lock state and stamps.
+  Node* SplitNode(RadixChildMap::iterator it, int64_t split_len);
+  Node* AddLeaf(Node* parent, std::span<const int32_t> key, std::span<const int32_t> slots,
+                int32_t priority, uint64_t now);
+  void DeleteLeaf(Node* leaf);
+  void LeafListAdd(Node* node);
+  void LeafListRemove(Node* node);
+
+  int32_t page_size_;
+  bool disable_;
+  EvictionPolicy policy_;
+  std::function<uint64_t()> clock_;
+  uint64_t logical_clock_ = 0;
+  uint64_t next_node_id_ = 0;
+
+  std::unique_ptr<Node> root_;
+  std::vector<Node*> leaves_;  // every leaf but the root, locked or not (eviction candidates)
+  int64_t evictable_size_ = 0;
+  int64_t protected_size_ = 0;
+  int64_t num_nodes_ = 0;
+};
+
+}  // namespace radixlm

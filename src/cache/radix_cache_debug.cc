@@ -1,0 +1,175 @@
+// RadixCache debugging: pretty-printing and invariant checks (tests call CheckInvariants after
+// every operation; it is O(tree size)).
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cache/radix_cache.h"
+
+namespace radixlm {
+
+namespace {
+
+constexpr size_t kPrintedIds = 8;
+
+void PrintRun(std::ostringstream& out, const std::vector<int32_t>& run) {
+  out << '[';
+  for (size_t i = 0; i < run.size() && i < kPrintedIds; ++i) out << (i ? " " : "") << run[i];
+  if (run.size() > kPrintedIds) out << " ...";
+  out << ']';
+}
+
+std::string NodeName(const RadixNode& node) { return "node #" + std::to_string(node.id); }
+
+}  // namespace
+
+std::string RadixCache::DebugString() const {
+  std::ostringstream out;
+  out << "RadixCache(page_size=" << page_size_ << ", policy=" << EvictionPolicyName(policy_)
+      << (disable_ ? ", disabled" : "") << ", nodes=" << num_nodes_
+      << ", evictable=" << evictable_size_ << ", protected=" << protected_size_ << ")\n";
+  // Depth-first, children in ascending id order so the output is deterministic.
+  std::vector<std::pair<const Node*, int>> stack = {{root_.get(), 0}};
+  while (!stack.empty()) {
+    auto [node, depth] = stack.back();
+    stack.pop_back();
+    out << std::string(2 * depth, ' ');
+    if (node == root_.get()) {
+      out << "root";
+    } else {
+      out << '#' << node->id << " len=" << node->size() << " key=";
+      PrintRun(out, node->key);
+      out << " slots=";
+      PrintRun(out, node->value);
+      out << " lock=" << node->lock_ref << " t=" << node->last_access_time
+          << " hits=" << node->hit_count << " prio=" << node->priority;
+    }
+    out << '\n';
+    std::vector<const Node*> children;
+    for (const auto& [page, child] : node->children) children.push_back(child.get());
+    std::sort(children.begin(), children.end(),
+              [](const Node* a, const Node* b) { return a->id > b->id; });
+    for (const Node* child : children) stack.push_back({child, depth + 1});
+  }
+  return out.str();
+}
+
+Status RadixCache::CheckInvariants() const {
+  if (root_->parent != nullptr || !root_->key.empty() || !root_->value.empty()) {
+    return Internal("RadixCache: root has a parent or a key");
+  }
+  int64_t evictable = 0;
+  int64_t protected_tokens = 0;
+  int64_t nodes = 0;
+  int64_t leaves = 0;
+  std::vector<const Node*> stack = {root_.get()};
+  while (!stack.empty()) {
+    const Node* node = stack.back();
+    stack.pop_back();
+    for (const auto& [page, child_ptr] : node->children) {
+      const Node* child = child_ptr.get();
+      const std::string name = NodeName(*child);
+      if (child->parent != node) return Internal("RadixCache: " + name + " has a wrong parent");
+      if (child->key.empty() || child->key.size() != child->value.size()) {
+        return Internal("RadixCache: " + name + " key/value lengths " +
+                        std::to_string(child->key.size()) + "/" +
+                        std::to_string(child->value.size()));
+      }
+      if (child->size() % page_size_ != 0) {
+        return Internal("RadixCache: " + name + " length " + std::to_string(child->size()) +
+                        " is not a multiple of page_size");
+      }
+      if (static_cast<int64_t>(page.size()) != page_size_ ||
+          !PageEqual()(page, std::span<const int32_t>(child->key).first(page_size_))) {
+        return Internal("RadixCache: " + name + " is keyed by a page other than its first");
+      }
+      for (int64_t p = 0; p < child->size(); p += page_size_) {
+        const int32_t first = child->value[p];
+        if (first % page_size_ != 0) {
+          return Internal("RadixCache: " + name + " value not page-aligned at " +
+                          std::to_string(p));
+        }
+        for (int64_t i = 1; i < page_size_; ++i) {
+          if (child->value[p + i] != first + i) {
+            return Internal("RadixCache: " + name + " value page not contiguous at " +
+                            std::to_string(p + i));
+          }
+        }
+      }
+      if (child->lock_ref < 0) return Internal("RadixCache: " + name + " lock_ref < 0");
+      if (node != root_.get() && child->lock_ref > node->lock_ref) {
+        return Internal("RadixCache: " + name + " lock_ref " + std::to_string(child->lock_ref) +
+                        " exceeds its parent's " + std::to_string(node->lock_ref));
+      }
+      const bool should_list = child->is_leaf();
+      const bool listed = child->leaf_index >= 0 &&
+                          child->leaf_index < static_cast<int64_t>(leaves_.size()) &&
+                          leaves_[child->leaf_index] == child;
+      if (should_list != listed) {
+        return Internal("RadixCache: " + name + (should_list ? " is a leaf not listed"
+                                                             : " is listed but not a leaf"));
+      }
+      leaves += should_list ? 1 : 0;
+      (child->lock_ref == 0 ? evictable : protected_tokens) += child->size();
+      ++nodes;
+      stack.push_back(child);
+    }
+  }
+  if (leaves != static_cast<int64_t>(leaves_.size())) {
+    return Internal("RadixCache: leaf list has " + std::to_string(leaves_.size()) +
+                    " entries for " + std::to_string(leaves) + " leaves");
+  }
+  if (nodes != num_nodes_) {
+    return Internal("RadixCache: counted " + std::to_string(nodes) + " nodes, recorded " +
+                    std::to_string(num_nodes_));
+  }
+  if (evictable != evictable_size_ || protected_tokens != protected_size_) {
+    return Internal("RadixCache: evictable/protected recorded " +
+                    std::to_string(evictable_size_) + "/" + std::to_string(protected_size_) +
+                    " but the tree holds " + std::to_string(evictable) + "/" +
+                    std::to_string(protected_tokens));
+  }
+  return Status::Ok();
+}
+
+Status RadixCache::CheckInvariants(const KvPool& pool, int64_t in_flight_tokens) const {
+  RADIXLM_RETURN_IF_ERROR(CheckInvariants());
+  RADIXLM_RETURN_IF_ERROR(pool.CheckInvariants());
+  if (pool.page_size() != page_size_) {
+    return Internal("RadixCache: page_size " + std::to_string(page_size_) +
+                    " differs from the pool's " + std::to_string(pool.page_size()));
+  }
+  std::vector<uint8_t> seen(pool.storage_slots(), 0);
+  std::vector<const Node*> stack = {root_.get()};
+  while (!stack.empty()) {
+    const Node* node = stack.back();
+    stack.pop_back();
+    for (const int32_t slot : node->value) {
+      if (slot < 0 || slot >= pool.storage_slots()) {
+        return Internal("RadixCache: " + NodeName(*node) + " holds out-of-range slot " +
+                        std::to_string(slot));
+      }
+      if (slot < page_size_) {
+        return Internal("RadixCache: " + NodeName(*node) + " holds the padding slot");
+      }
+      if (seen[slot]) return Internal("RadixCache: slot " + std::to_string(slot) + " twice");
+      seen[slot] = 1;
+      if (pool.IsSlotFree(slot)) {
+        return Internal("RadixCache: " + NodeName(*node) + " holds free slot " +
+                        std::to_string(slot));
+      }
+    }
+    for (const auto& [page, child] : node->children) stack.push_back(child.get());
+  }
+  if (pool.available() + TotalSize() + in_flight_tokens != pool.size()) {
+    return Internal("RadixCache: free " + std::to_string(pool.available()) + " + in tree " +
+                    std::to_string(TotalSize()) + " + in flight " +
+                    std::to_string(in_flight_tokens) + " != pool size " +
+                    std::to_string(pool.size()));
+  }
+  return Status::Ok();
+}
+
+}  // namespace radixlm
