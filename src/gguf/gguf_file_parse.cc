@@ -183,11 +183,10 @@ Status GgufFile::Parse() {
   const uint64_t data_bytes = data_offset_ <= size_ ? size_ - data_offset_ : 0;
   for (TensorInfo& t : tensors_) {
     if (t.offset > data_bytes || t.size_bytes > data_bytes - t.offset) {
-      return InvalidArgument(
-          "tensor '" + t.name + "': data out of range: bytes [" + std::to_string(t.offset) +
-          ", " + std::to_string(t.offset) + "+" + std::to_string(t.size_bytes) +
-          ") of the data section extend past the end of the file (data section has " +
-          std::to_string(data_bytes) + " bytes)");
+      return InvalidArgument("tensor '" + t.name + "': data out of range: " +
+                             std::to_string(t.size_bytes) + " bytes at data offset " +
+                             std::to_string(t.offset) + " extend past the end of the file " +
+                             "(the data section has " + std::to_string(data_bytes) + " bytes)");
     }
     t.data = base_ + data_offset_ + t.offset;
   }

@@ -166,6 +166,12 @@ std::string Value::ToString(size_t max_items, size_t max_string_bytes) const {
   return out;
 }
 
+bool operator==(const Array& a, const Array& b) {
+  return a.element_type == b.element_type && a.items == b.items;
+}
+
+bool operator==(const Value& a, const Value& b) { return a.type == b.type && a.data == b.data; }
+
 Value Value::U8(uint8_t v) { return Value{ValueType::kUint8, uint64_t{v}}; }
 Value Value::I8(int8_t v) { return Value{ValueType::kInt8, int64_t{v}}; }
 Value Value::U16(uint16_t v) { return Value{ValueType::kUint16, uint64_t{v}}; }

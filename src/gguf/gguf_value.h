@@ -80,4 +80,8 @@ struct Value {
   static Value I32Arr(const std::vector<int32_t>& items);
 };
 
+// Deep equality: same on-disk type and same contents (floats compare by value, so NaN != NaN).
+bool operator==(const Array& a, const Array& b);
+bool operator==(const Value& a, const Value& b);
+
 }  // namespace radixlm::gguf
