@@ -1,0 +1,151 @@
+#include "tokenizer/bpe.h"
+
+#include <queue>
+
+#include "tokenizer/unicode.h"
+
+namespace radixlm::tokenizer {
+namespace {
+
+struct Symbol {
+  int32_t prev;
+  int32_t next;
+  uint32_t offset;  // into the byte-encoded word
+  uint32_t size;    // bytes; 0 once merged into its left neighbour
+  int32_t id;       // token of this symbol's text, or -1
+};
+
+struct Bigram {
+  int32_t rank;
+  int32_t left;
+  int32_t right;
+  uint32_t size;   // left.size + right.size when queued; stale if that changed
+  int32_t result;  // token id of the merged text, or -1
+};
+
+// Lowest rank first; among equal ranks the leftmost pair.
+struct BigramOrder {
+  bool operator()(const Bigram& a, const Bigram& b) const {
+    return a.rank > b.rank || (a.rank == b.rank && a.left > b.left);
+  }
+};
+
+}  // namespace
+
+BpeEncoder::BpeEncoder(const TokenIndex* index, const std::vector<std::string>& merges,
+                       bool ignore_merges)
+    : index_(index), ignore_merges_(ignore_merges) {
+  for (int b = 0; b < 256; ++b) byte_symbol_ids_[b] = index_->Find(ByteToUnicode(b));
+  pair_merges_.reserve(merges.size());
+  std::string joined;
+  for (size_t rank = 0; rank < merges.size(); ++rank) {
+    const std::string& m = merges[rank];
+    // As llama.cpp: split at the first space after the first byte; no space = empty halves.
+    const size_t space = m.size() > 1 ? m.find(' ', 1) : std::string::npos;
+    const std::string_view whole = m;
+    const std::string_view left = space == std::string::npos ? "" : whole.substr(0, space);
+    const std::string_view right = space == std::string::npos ? "" : whole.substr(space + 1);
+    const int32_t left_id = index_->Find(left);
+    const int32_t right_id = index_->Find(right);
+    if (left_id >= 0 && right_id >= 0) {
+      joined.assign(left);
+      joined.append(right);
+      pair_merges_.emplace(PairKey(left_id, right_id),
+                           Merge{static_cast<int32_t>(rank), index_->Find(joined)});
+    } else {
+      joined.assign(left);
+      joined.push_back(' ');
+      joined.append(right);
+      text_merges_.emplace(joined, static_cast<int32_t>(rank));
+    }
+  }
+  merge_count_ = merges.size();
+}
+
+int32_t BpeEncoder::FindRank(std::string_view left_text, int32_t left_id,
+                             std::string_view right_text, int32_t right_id, int32_t* result) const {
+  if (left_id >= 0 && right_id >= 0) {
+    auto it = pair_merges_.find(PairKey(left_id, right_id));
+    if (it == pair_merges_.end()) return -1;
+    *result = it->second.result;
+    return it->second.rank;
+  }
+  if (text_merges_.empty()) return -1;
+  std::string key(left_text);
+  key.push_back(' ');
+  key.append(right_text);
+  auto it = text_merges_.find(key);
+  if (it == text_merges_.end()) return -1;
+  key.erase(left_text.size(), 1);
+  *result = index_->Find(key);
+  return it->second;
+}
+
+void BpeEncoder::EncodeWord(std::string_view word, std::vector<int32_t>* out) const {
+  if (word.empty()) return;
+  std::string encoded;
+  encoded.reserve(word.size() * 2);
+  std::vector<Symbol> symbols;
+  symbols.reserve(word.size());
+  for (char c : word) {
+    const auto byte = static_cast<uint8_t>(c);
+    const std::string& u = ByteToUnicode(byte);
+    const auto index = static_cast<int32_t>(symbols.size());
+    symbols.push_back(Symbol{index - 1, index + 1, static_cast<uint32_t>(encoded.size()),
+                             static_cast<uint32_t>(u.size()), byte_symbol_ids_[byte]});
+    encoded.append(u);
+  }
+  symbols.back().next = -1;
+
+  if (ignore_merges_) {
+    const int32_t whole = index_->Find(encoded);
+    if (whole >= 0) {
+      out->push_back(whole);
+      return;
+    }
+  }
+
+  const std::string_view text = encoded;
+  auto sym_text = [&](const Symbol& s) { return text.substr(s.offset, s.size); };
+  std::priority_queue<Bigram, std::vector<Bigram>, BigramOrder> queue;
+  auto try_add = [&](int32_t left, int32_t right) {
+    if (left < 0 || right < 0) return;
+    const Symbol& l = symbols[left];
+    const Symbol& r = symbols[right];
+    int32_t result = -1;
+    const int32_t rank = FindRank(sym_text(l), l.id, sym_text(r), r.id, &result);
+    if (rank < 0) return;
+    queue.push(Bigram{rank, left, right, l.size + r.size, result});
+  };
+  for (int32_t i = 1; i < static_cast<int32_t>(symbols.size()); ++i) try_add(i - 1, i);
+
+  while (!queue.empty()) {
+    const Bigram bigram = queue.top();
+    queue.pop();
+    Symbol& left = symbols[bigram.left];
+    Symbol& right = symbols[bigram.right];
+    if (left.size == 0 || right.size == 0 || left.size + right.size != bigram.size) continue;
+    left.size += right.size;
+    left.id = bigram.result;
+    right.size = 0;
+    left.next = right.next;
+    if (right.next >= 0) symbols[right.next].prev = bigram.left;
+    try_add(left.prev, bigram.left);
+    try_add(bigram.left, left.next);
+  }
+
+  for (int32_t i = 0; i != -1; i = symbols[i].next) {
+    const Symbol& s = symbols[i];
+    if (s.id >= 0) {
+      out->push_back(s.id);
+      continue;
+    }
+    // Not a token: llama.cpp falls back to the single bytes of the encoded text.
+    for (char c : sym_text(s)) {
+      const int32_t id = index_->Find(std::string_view(&c, 1));
+      if (id >= 0) out->push_back(id);
+    }
+  }
+}
+
+}  // namespace radixlm::tokenizer

@@ -1,0 +1,299 @@
+#include "tokenizer/resolved_vocab.h"
+
+#include <algorithm>
+#include <cctype>
+#include <initializer_list>
+#include <string_view>
+
+namespace radixlm::tokenizer {
+namespace {
+
+using Names = std::initializer_list<std::string_view>;
+
+bool In(std::string_view text, Names names) {
+  return std::find(names.begin(), names.end(), text) != names.end();
+}
+
+bool ContainsAny(std::string_view text, Names parts) {
+  for (std::string_view p : parts) {
+    if (text.find(p) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+// Every control-looking name below starts with one of these bytes ('\xE2': U+2581).
+bool MaybeNamedToken(const std::string& text) {
+  if (text.empty()) return false;
+  const char c = text[0];
+  return c == '<' || c == '[' || c == '_' || c == '\xE2';
+}
+
+int32_t FindText(const std::vector<std::string>& tokens, std::string_view text) {
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] == text) return static_cast<int32_t>(i);
+  }
+  return -1;
+}
+
+uint32_t AttrFromType(int32_t type) {
+  switch (static_cast<TokenType>(type)) {
+    case TokenType::kNormal:
+      return attr::kNormal;
+    case TokenType::kUnknown:
+      return attr::kUnknown;
+    case TokenType::kControl:
+      return attr::kControl;
+    case TokenType::kUserDefined:
+      return attr::kUserDefined;
+    case TokenType::kUnused:
+      return attr::kUnused;
+    case TokenType::kByte:
+      return attr::kByte;
+    default:
+      return attr::kUndefined;
+  }
+}
+
+Status CheckModelType(const std::string& model, ModelKind* kind) {
+  if (model == "llama") {
+    *kind = ModelKind::kSpm;
+    return Status::Ok();
+  }
+  if (model == "gpt2") {
+    *kind = ModelKind::kBpe;
+    return Status::Ok();
+  }
+  std::string what;
+  if (model == "bert") what = " (WordPiece)";
+  if (model == "t5") what = " (Unigram)";
+  if (model == "none" || model == "no_vocab") what = " (the model has no vocabulary)";
+  return Unimplemented("unsupported tokenizer type '" + model + "'" + what +
+                       "; radixlm supports 'llama' (SPM) and 'gpt2' (BPE)");
+}
+
+// Default special ids and flags by model type and pre-tokenizer, then the metadata's values.
+Status ApplyIdsAndFlags(const Vocab& v, ResolvedVocab* r) {
+  const auto n = static_cast<int64_t>(r->tokens.size());
+  SpecialIds& ids = r->ids;
+  if (r->kind == ModelKind::kSpm) {
+    ids.bos = 1;
+    ids.eos = 2;
+    ids.unk = 0;
+    r->add_space_prefix = true;
+    r->add_bos = true;
+  } else {
+    ids.bos = 11;
+    ids.eos = 11;
+    r->add_space_prefix = false;
+    r->add_bos = r->pre.default_add_bos;
+    if (r->pre.clear_bos) ids.bos = -1;
+  }
+  r->add_eos = false;
+
+  struct IdSlot {
+    int32_t* id;
+    const std::optional<int64_t>* value;
+  };
+  const IdSlot slots[] = {
+      {&ids.bos, &v.bos_id},         {&ids.eos, &v.eos_id},         {&ids.eot, &v.eot_id},
+      {&ids.eom, &v.eom_id},         {&ids.unk, &v.unk_id},         {&ids.sep, &v.sep_id},
+      {&ids.pad, &v.pad_id},         {&ids.mask, &v.mask_id},       {&ids.fim_pre, &v.fim_pre_id},
+      {&ids.fim_suf, &v.fim_suf_id}, {&ids.fim_mid, &v.fim_mid_id}, {&ids.fim_pad, &v.fim_pad_id},
+      {&ids.fim_rep, &v.fim_rep_id}, {&ids.fim_sep, &v.fim_sep_id},
+  };
+  for (const IdSlot& s : slots) {
+    if (*s.id >= n) *s.id = -1;  // a default outside this vocabulary is disabled
+    // An out-of-range id in the metadata keeps the default, as llama.cpp does.
+    if (s.value->has_value() && **s.value >= 0 && **s.value < n) {
+      *s.id = static_cast<int32_t>(**s.value);
+    }
+  }
+
+  if (v.add_space_prefix.has_value()) r->add_space_prefix = *v.add_space_prefix;
+  if (v.add_bos.has_value()) r->add_bos = *v.add_bos;
+  if (v.add_eos.has_value()) r->add_eos = *v.add_eos;
+  if (r->add_bos && ids.bos < 0) {
+    return InvalidArgument(
+        "tokenizer.ggml.add_bos_token is true, but tokenizer.ggml.bos_token_id is not set");
+  }
+  if (r->add_eos && ids.eos < 0) {
+    return InvalidArgument(
+        "tokenizer.ggml.add_eos_token is true, but tokenizer.ggml.eos_token_id is not set");
+  }
+  return Status::Ok();
+}
+
+// Tokens whose text marks them as end-of-turn / FIM control tokens get those roles (when the
+// metadata did not name one) and the control attribute.
+void DetectControlTokens(ResolvedVocab* r) {
+  struct Role {
+    int32_t* id;
+    Names texts;
+  };
+  SpecialIds& ids = r->ids;
+  const Role roles[] = {
+      {&ids.eot,
+       {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>",
+        "<EOT>", "_<EOT>", "[EOT]", "<｜end▁of▁sentence｜>", "<end_of_utterance>"}},
+      {&ids.eom, {"<|eom_id|>"}},
+      {&ids.fim_pre,
+       {"<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>", "<PRE>", "▁<PRE>",
+        "<|code_prefix|>", "<|prefix|>"}},
+      {&ids.fim_suf,
+       {"<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>", "▁<SUF>",
+        "<|code_suffix|>", "<|suffix|>"}},
+      {&ids.fim_mid,
+       {"<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>", "▁<MID>",
+        "<|code_middle|>", "<|middle|>"}},
+      {&ids.fim_pad, {"<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"}},
+      {&ids.fim_rep, {"<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"}},
+      {&ids.fim_sep, {"<|file_sep|>"}},
+  };
+  for (size_t id = 0; id < r->tokens.size(); ++id) {
+    if (!MaybeNamedToken(r->tokens[id])) continue;
+    for (const Role& role : roles) {
+      if (*role.id < 0 && In(r->tokens[id], role.texts)) {
+        *role.id = static_cast<int32_t>(id);
+        r->attrs[id] |= attr::kControl;
+      }
+    }
+  }
+  for (size_t id = 0; id < r->tokens.size(); ++id) {
+    if ((r->attrs[id] & attr::kControl) && r->tokens[id].find("unused") != std::string::npos) {
+      r->attrs[id] |= attr::kUnused;
+    }
+  }
+}
+
+void CollectEndOfGeneration(ResolvedVocab* r) {
+  const SpecialIds& ids = r->ids;
+  std::vector<int32_t>& eog = r->eog_ids;
+  for (int32_t id : {ids.fim_pad, ids.fim_rep, ids.fim_sep}) {
+    if (id >= 0) eog.push_back(id);
+  }
+  const Names eog_texts = {"<|eot_id|>",
+                           "<|im_end|>",
+                           "<|end|>",
+                           "<|return|>",
+                           "<|call|>",
+                           "<|flush|>",
+                           "<|calls|>",
+                           "<end_of_turn>",
+                           "<|endoftext|>",
+                           "</s>",
+                           "<|eom_id|>",
+                           "<EOT>",
+                           "_<EOT>",
+                           "[EOT]",
+                           "[EOS]",
+                           "<|end_of_text|>",
+                           "<end_of_utterance>",
+                           "<eos>",
+                           "<turn|>",
+                           "<|tool_response>",
+                           "<｜end▁of▁sentence｜>",
+                           "[e~["};
+  for (size_t id = 0; id < r->tokens.size(); ++id) {
+    if (!MaybeNamedToken(r->tokens[id])) continue;
+    if (In(r->tokens[id], eog_texts)) {
+      eog.push_back(static_cast<int32_t>(id));
+      r->attrs[id] |= attr::kControl;
+    }
+    // gpt-oss: these structural tokens are always rendered.
+    if (In(r->tokens[id], {"<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"})) {
+      r->attrs[id] = attr::kUserDefined;
+    }
+  }
+  for (int32_t id : {ids.eos, ids.eot, ids.eom}) {
+    if (id >= 0) eog.push_back(id);
+  }
+  std::sort(eog.begin(), eog.end());
+  eog.erase(std::unique(eog.begin(), eog.end()), eog.end());
+
+  auto has = [&](std::string_view text) {
+    return std::any_of(eog.begin(), eog.end(), [&](int32_t id) { return r->tokens[id] == text; });
+  };
+  auto drop = [&](std::string_view text, uint32_t new_attr) {
+    for (size_t i = 0; i < eog.size(); ++i) {
+      if (r->tokens[eog[i]] == text) {
+        r->attrs[eog[i]] = new_attr;
+        eog.erase(eog.begin() + static_cast<std::ptrdiff_t>(i));
+        return;
+      }
+    }
+  };
+  // o200k_harmony / solar-open: "<|end|>" ends a message, not the generation.
+  if (has("<|end|>") && ((has("<|return|>") && has("<|call|>")) ||
+                         ((has("<|call|>") || has("<|calls|>")) && has("<|flush|>")))) {
+    drop("<|end|>", attr::kUserDefined);
+  }
+  // gemma4 / paddleocr: "</s>" is ordinary text there.
+  if (has("<|tool_response>") && has("</s>")) drop("</s>", attr::kNormal);
+}
+
+// Per-token strip attributes llama.cpp keys on the model / pre-tokenizer / architecture name.
+void ApplyNameQuirks(const Vocab& v, ResolvedVocab* r) {
+  std::string name = v.general_name;
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto set = [&](std::string_view text, uint32_t bit, bool on) {
+    const int32_t id = FindText(r->tokens, text);
+    if (id < 0) return;
+    r->attrs[id] = on ? (r->attrs[id] | bit) : (r->attrs[id] & ~bit);
+  };
+  if (ContainsAny(v.pre, {"jina-v2-de", "jina-v2-es", "jina-v2-code"}) ||
+      ContainsAny(v.architecture, {"nomic-bert-moe", "jina-bert-v3"})) {
+    set("<mask>", attr::kLstrip, true);
+  } else if (ContainsAny(name, {"phi-3", "phi3"})) {
+    for (int32_t id : r->special_order) r->attrs[id] |= attr::kRstrip;
+    set("</s>", attr::kRstrip, true);
+    for (std::string_view t : {"<unk>", "<s>", "<|endoftext|>"}) set(t, attr::kRstrip, false);
+  } else if (ContainsAny(name, {"modern-bert"})) {
+    set("[MASK]", attr::kLstrip, true);
+  }
+}
+
+}  // namespace
+
+StatusOr<ResolvedVocab> ResolveVocab(Vocab v) {
+  ResolvedVocab r;
+  RADIXLM_RETURN_IF_ERROR(CheckModelType(v.model, &r.kind));
+  r.model = v.model;
+  if (v.tokens.empty()) return InvalidArgument("tokenizer.ggml.tokens is empty");
+  if (r.kind == ModelKind::kBpe) {
+    RADIXLM_ASSIGN_OR_RETURN(r.pre, FindPreTokenizerSpec(v.pre));
+    if (v.merges.empty()) return InvalidArgument("BPE vocabulary has no tokenizer.ggml.merges");
+    r.merges = std::move(v.merges);
+  }
+
+  const size_t n = v.tokens.size();
+  r.tokens = std::move(v.tokens);
+  for (size_t i = 0; i < n; ++i) {
+    if (r.tokens[i].empty()) r.tokens[i] = "[EMPTY_" + std::to_string(i) + "]";
+  }
+  r.scores = v.scores.size() >= n ? std::vector<float>(v.scores.begin(), v.scores.begin() + n)
+                                  : std::vector<float>(n, 0.0f);
+  r.attrs.assign(n, attr::kNormal);
+  if (v.token_types.size() >= n) {
+    for (size_t i = 0; i < n; ++i) r.attrs[i] = AttrFromType(v.token_types[i]);
+  }
+  r.chat_template = std::move(v.chat_template);
+
+  RADIXLM_RETURN_IF_ERROR(ApplyIdsAndFlags(v, &r));
+  DetectControlTokens(&r);
+  CollectEndOfGeneration(&r);
+
+  // llama.cpp's special-token cache order: ids ascending, then std::sort by text length
+  // (descending). Same input, same comparator, same std::sort: same order for equal lengths.
+  for (size_t id = 0; id < n; ++id) {
+    if (r.attrs[id] & (attr::kControl | attr::kUserDefined | attr::kUnknown)) {
+      r.special_order.push_back(static_cast<int32_t>(id));
+    }
+  }
+  std::sort(r.special_order.begin(), r.special_order.end(),
+            [&](int32_t a, int32_t b) { return r.tokens[a].size() > r.tokens[b].size(); });
+
+  ApplyNameQuirks(v, &r);
+  return r;
+}
+
+}  // namespace radixlm::tokenizer

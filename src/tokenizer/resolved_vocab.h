@@ -1,0 +1,64 @@
+// ResolvedVocab: a Vocab with llama.cpp's per-model defaults and fix-ups applied, ready to
+// build a Tokenizer from: per-token attributes, special token ids, add_bos / add_eos /
+// add_space_prefix, end-of-generation tokens, and the special-token matching order.
+//
+// Mirrors llama_vocab::impl::load: defaults by model type ("llama" = SPM, "gpt2" = BPE) and
+// pre-tokenizer, metadata overrides, control-looking tokens (<|eot_id|>, <end_of_turn>, FIM
+// tokens, ...) promoted to control, "unused" control tokens marked unused, and the Phi-3 /
+// Jina / ModernBERT strip attributes keyed on the model name.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tokenizer/pretokenizer.h"
+#include "tokenizer/vocab.h"
+#include "util/status.h"
+
+namespace radixlm::tokenizer {
+
+// Token attribute bits (llama.cpp's llama_token_attr).
+namespace attr {
+inline constexpr uint32_t kUndefined = 0;
+inline constexpr uint32_t kUnknown = 1u << 0;
+inline constexpr uint32_t kUnused = 1u << 1;
+inline constexpr uint32_t kNormal = 1u << 2;
+inline constexpr uint32_t kControl = 1u << 3;
+inline constexpr uint32_t kUserDefined = 1u << 4;
+inline constexpr uint32_t kByte = 1u << 5;
+inline constexpr uint32_t kLstrip = 1u << 7;
+inline constexpr uint32_t kRstrip = 1u << 8;
+}  // namespace attr
+
+enum class ModelKind { kSpm, kBpe };
+
+// Special token ids; -1 = the model has none.
+struct SpecialIds {
+  int32_t bos = -1, eos = -1, eot = -1, eom = -1, unk = -1, sep = -1, pad = -1, mask = -1;
+  int32_t fim_pre = -1, fim_suf = -1, fim_mid = -1, fim_pad = -1, fim_rep = -1, fim_sep = -1;
+};
+
+struct ResolvedVocab {
+  ModelKind kind = ModelKind::kSpm;
+  std::string model;                // tokenizer.ggml.model as given
+  PreTokenizerSpec pre;             // BPE only
+  std::vector<std::string> tokens;  // empty texts replaced by "[EMPTY_<id>]", as llama.cpp
+  std::vector<float> scores;        // tokens.size() (zeros when the file has none)
+  std::vector<uint32_t> attrs;      // tokens.size(), attr:: bits
+  std::vector<std::string> merges;  // BPE only
+  SpecialIds ids;
+  bool add_bos = false;
+  bool add_eos = false;
+  bool add_space_prefix = false;
+  std::vector<int32_t> eog_ids;        // sorted, unique
+  std::vector<int32_t> special_order;  // control / user-defined / unknown ids, longest first
+  std::string chat_template;
+};
+
+// Unimplemented "unsupported tokenizer type '<model>'" for WPM (bert), UGM (t5), RWKV, no
+// vocabulary and other models; InvalidArgument for an unknown pre-tokenizer, an empty token
+// list, a merges-less BPE vocabulary, or add_bos/add_eos without the token's id.
+StatusOr<ResolvedVocab> ResolveVocab(Vocab vocab);
+
+}  // namespace radixlm::tokenizer

@@ -1,0 +1,167 @@
+#include "tokenizer/tokenizer.h"
+
+#include <algorithm>
+#include <array>
+
+#include "gguf/gguf_file.h"
+#include "tokenizer/bpe.h"
+#include "tokenizer/detokenizer.h"
+#include "tokenizer/pretokenizer.h"
+#include "tokenizer/special_tokens.h"
+#include "tokenizer/spm.h"
+#include "tokenizer/token_index.h"
+#include "tokenizer/unicode.h"
+
+namespace radixlm::tokenizer {
+namespace {
+
+constexpr std::string_view kEscapedSpace = "\xE2\x96\x81";  // U+2581
+
+// SPM byte fallback: "<0xXX>", else the byte itself as a token, else unknown.
+std::array<int32_t, 256> SpmByteTokens(const TokenIndex& index, int32_t unk) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::array<int32_t, 256> out;
+  for (int b = 0; b < 256; ++b) {
+    const char name[6] = {'<', '0', 'x', kHex[b >> 4], kHex[b & 15], '>'};
+    int32_t id = index.Find(std::string_view(name, 6));
+    if (id < 0) {
+      const char c = static_cast<char>(b);
+      id = index.Find(std::string_view(&c, 1));
+    }
+    out[b] = id >= 0 ? id : unk;
+  }
+  return out;
+}
+
+}  // namespace
+
+Tokenizer::~Tokenizer() = default;
+
+StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromGguf(const gguf::GgufFile& file) {
+  RADIXLM_ASSIGN_OR_RETURN(Vocab vocab, LoadVocab(file));
+  return FromVocab(std::move(vocab));
+}
+
+StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromVocab(Vocab vocab) {
+  RADIXLM_ASSIGN_OR_RETURN(ResolvedVocab resolved, ResolveVocab(std::move(vocab)));
+  std::unique_ptr<Tokenizer> tokenizer(new Tokenizer());
+  RADIXLM_RETURN_IF_ERROR(tokenizer->Init(std::move(resolved)));
+  return tokenizer;
+}
+
+Status Tokenizer::Init(ResolvedVocab vocab) {
+  vocab_ = std::move(vocab);
+  // Every structure below points into vocab_.tokens, which never changes from here on.
+  index_ = std::make_unique<TokenIndex>();
+  int32_t duplicate = -1;
+  index_->Build(&vocab_.tokens, &duplicate);
+  if (duplicate >= 0) {
+    return InvalidArgument("duplicate token in vocabulary: '" + vocab_.tokens[duplicate] +
+                           "' has ids " + std::to_string(index_->Find(vocab_.tokens[duplicate])) +
+                           " and " + std::to_string(duplicate));
+  }
+
+  std::vector<SpecialTokenSplitter::Entry> entries;
+  entries.reserve(vocab_.special_order.size());
+  for (int32_t id : vocab_.special_order) {
+    const uint32_t a = vocab_.attrs[id];
+    entries.push_back(SpecialTokenSplitter::Entry{
+        id, vocab_.tokens[id], (a & (attr::kControl | attr::kUnknown)) == 0,
+        (a & attr::kLstrip) != 0, (a & attr::kRstrip) != 0});
+  }
+  splitter_ = std::make_unique<SpecialTokenSplitter>();
+  splitter_->Build(entries);
+
+  if (vocab_.kind == ModelKind::kSpm) {
+    spm_ = std::make_unique<SpmEncoder>(index_.get(), &vocab_.scores,
+                                        SpmByteTokens(*index_, vocab_.ids.unk));
+  } else {
+    RADIXLM_ASSIGN_OR_RETURN(pretokenizer_, PreTokenizer::Create(vocab_.pre));
+    bpe_ = std::make_unique<BpeEncoder>(index_.get(), vocab_.merges, vocab_.pre.ignore_merges);
+    vocab_.merges.clear();
+    vocab_.merges.shrink_to_fit();
+  }
+  pieces_ = BuildTokenPieces(vocab_);
+  return Status::Ok();
+}
+
+std::vector<int32_t> Tokenizer::Encode(std::string_view text, bool add_special,
+                                       bool parse_special) const {
+  std::vector<int32_t> out;
+  out.reserve(text.size() / 3 + 2);
+  if (vocab_.kind == ModelKind::kSpm) {
+    EncodeSpm(text, add_special, parse_special, &out);
+  } else {
+    EncodeBpe(text, add_special, parse_special, &out);
+  }
+  return out;
+}
+
+void Tokenizer::EncodeSpm(std::string_view text, bool add_special, bool parse_special,
+                          std::vector<int32_t>* out) const {
+  if (add_special && vocab_.add_bos) out->push_back(vocab_.ids.bos);
+  std::vector<Fragment> fragments;
+  splitter_->Split(text, parse_special, &fragments);
+  bool prev_special = true;  // a piece at the start gets the prefix space too
+  std::string escaped;
+  for (const Fragment& f : fragments) {
+    if (f.token >= 0) {
+      out->push_back(f.token);
+      prev_special = true;
+      continue;
+    }
+    escaped.clear();
+    if (vocab_.add_space_prefix && prev_special) escaped.append(kEscapedSpace);
+    for (char c : f.text) {
+      if (c == ' ') {
+        escaped.append(kEscapedSpace);
+      } else {
+        escaped.push_back(c);
+      }
+    }
+    spm_->Encode(escaped, out);
+    prev_special = false;
+  }
+  if (add_special && vocab_.add_eos) out->push_back(vocab_.ids.eos);
+}
+
+void Tokenizer::EncodeBpe(std::string_view text, bool add_special, bool parse_special,
+                          std::vector<int32_t>* out) const {
+  if (add_special && vocab_.add_bos) out->push_back(vocab_.ids.bos);
+  std::vector<Fragment> fragments;
+  splitter_->Split(text, parse_special, &fragments);
+  std::string clean;
+  std::vector<std::string_view> words;
+  for (const Fragment& f : fragments) {
+    if (f.token >= 0) {
+      out->push_back(f.token);
+      continue;
+    }
+    SanitizeUtf8(f.text, &clean);  // the regexes need valid UTF-8
+    words.clear();
+    pretokenizer_->Split(clean, &words);
+    for (std::string_view word : words) bpe_->EncodeWord(word, out);
+  }
+  if (add_special && vocab_.add_eos) out->push_back(vocab_.ids.eos);
+}
+
+const std::string& Tokenizer::TokenText(int32_t id) const {
+  static const std::string kEmpty;
+  return id >= 0 && id < vocab_size() ? vocab_.tokens[id] : kEmpty;
+}
+
+std::optional<int32_t> Tokenizer::FindToken(std::string_view text) const {
+  const int32_t id = index_->Find(text);
+  if (id < 0) return std::nullopt;
+  return id;
+}
+
+uint32_t Tokenizer::Attributes(int32_t id) const {
+  return id >= 0 && id < vocab_size() ? vocab_.attrs[id] : 0;
+}
+
+bool Tokenizer::IsEog(int32_t id) const {
+  return std::binary_search(vocab_.eog_ids.begin(), vocab_.eog_ids.end(), id);
+}
+
+}  // namespace radixlm::tokenizer
