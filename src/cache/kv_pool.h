@@ -86,8 +86,8 @@ class KvPool {
 
   int64_t num_pages_;
   int32_t page_size_;
-  std::vector<int32_t> free_pages_;   // stack; back() is handed out next
-  std::vector<uint8_t> page_is_free_; // [num_pages + 1]; page 0 (padding) is never free
+  std::vector<int32_t> free_pages_;    // stack; back() is handed out next
+  std::vector<uint8_t> page_is_free_;  // [num_pages + 1]; page 0 (padding) is never free
   int64_t invalid_frees_ = 0;
 };
 

@@ -68,8 +68,7 @@ void RadixCache::Reset() {
 
 uint64_t RadixCache::Now() { return clock_ ? clock_() : ++logical_clock_; }
 
-int64_t RadixCache::MatchLength(std::span<const int32_t> run,
-                                std::span<const int32_t> key) const {
+int64_t RadixCache::MatchLength(std::span<const int32_t> run, std::span<const int32_t> key) const {
   const int64_t n = static_cast<int64_t>(std::min(run.size(), key.size()));
   return AlignDown(CommonPrefixLength(run.data(), key.data(), n));
 }
@@ -253,8 +252,8 @@ int64_t RadixCache::Evict(int64_t n_tokens, const FreeFn& free_fn) {
   for (Node* leaf : leaves_) {
     if (leaf->lock_ref == 0) storage.push_back({MakeEvictionKey(policy_, *leaf), leaf});
   }
-  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap(
-      std::greater<>(), std::move(storage));
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap(std::greater<>(),
+                                                                              std::move(storage));
 
   int64_t evicted = 0;
   while (evicted < n_tokens && !heap.empty()) {

@@ -80,8 +80,7 @@ class RadixCache {
   // tokens were already in the tree. The tree takes ownership of slots[returned, aligned len);
   // the caller still owns — and usually frees — slots[0, returned), duplicates of what the tree
   // has, and any unaligned tail. Raises the priority of the walked nodes to `priority`.
-  size_t Insert(std::span<const int32_t> key, std::span<const int32_t> slots,
-                int32_t priority = 0);
+  size_t Insert(std::span<const int32_t> key, std::span<const int32_t> slots, int32_t priority = 0);
 
   // Lock / unlock the path root→node. Return the change in evictable_size() (≤ 0 / ≥ 0).
   // DecLockRef requires a matching earlier IncLockRef on the same node.

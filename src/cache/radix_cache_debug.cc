@@ -1,12 +1,12 @@
 // RadixCache debugging: pretty-printing and invariant checks (tests call CheckInvariants after
 // every operation; it is O(tree size)).
+#include "cache/radix_cache.h"
+
 #include <algorithm>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include "cache/radix_cache.h"
 
 namespace radixlm {
 
@@ -108,8 +108,8 @@ Status RadixCache::CheckInvariants() const {
                           child->leaf_index < static_cast<int64_t>(leaves_.size()) &&
                           leaves_[child->leaf_index] == child;
       if (should_list != listed) {
-        return Internal("RadixCache: " + name + (should_list ? " is a leaf not listed"
-                                                             : " is listed but not a leaf"));
+        return Internal("RadixCache: " + name +
+                        (should_list ? " is a leaf not listed" : " is listed but not a leaf"));
       }
       leaves += should_list ? 1 : 0;
       (child->lock_ref == 0 ? evictable : protected_tokens) += child->size();
@@ -126,10 +126,9 @@ Status RadixCache::CheckInvariants() const {
                     std::to_string(num_nodes_));
   }
   if (evictable != evictable_size_ || protected_tokens != protected_size_) {
-    return Internal("RadixCache: evictable/protected recorded " +
-                    std::to_string(evictable_size_) + "/" + std::to_string(protected_size_) +
-                    " but the tree holds " + std::to_string(evictable) + "/" +
-                    std::to_string(protected_tokens));
+    return Internal("RadixCache: evictable/protected recorded " + std::to_string(evictable_size_) +
+                    "/" + std::to_string(protected_size_) + " but the tree holds " +
+                    std::to_string(evictable) + "/" + std::to_string(protected_tokens));
   }
   return Status::Ok();
 }

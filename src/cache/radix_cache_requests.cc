@@ -5,10 +5,10 @@
 // by the lock on last_node) followed by slots it allocated itself. Inserting the row hands the
 // request's own slots of the aligned part to the tree, except where the tree already had those
 // tokens (another request inserted them meanwhile): those are duplicates, freed here.
+#include "cache/radix_cache.h"
+
 #include <cassert>
 #include <utility>
-
-#include "cache/radix_cache.h"
 
 namespace radixlm {
 

@@ -14,9 +14,9 @@ constexpr int64_t kMaxTableEntries = int64_t{1} << 32;  // 16 GiB of int32: sure
 
 StatusOr<ReqToTokenTable> ReqToTokenTable::Create(const ReqToTokenConfig& config) {
   if (config.max_requests < 1 || config.max_context_len < 1) {
-    return InvalidArgument("ReqToTokenTable: max_requests (" +
-                           std::to_string(config.max_requests) + ") and max_context_len (" +
-                           std::to_string(config.max_context_len) + ") must be >= 1");
+    return InvalidArgument("ReqToTokenTable: max_requests (" + std::to_string(config.max_requests) +
+                           ") and max_context_len (" + std::to_string(config.max_context_len) +
+                           ") must be >= 1");
   }
   if (int64_t{config.max_requests} * config.max_context_len > kMaxTableEntries) {
     return InvalidArgument("ReqToTokenTable: " + std::to_string(config.max_requests) + " x " +

@@ -52,8 +52,8 @@ class ReqToTokenTable {
 
   int32_t max_requests_;
   int32_t max_context_len_;
-  std::vector<int32_t> table_;       // [max_requests, max_context_len]
-  std::vector<int32_t> free_rows_;   // stack; back() is handed out next
+  std::vector<int32_t> table_;        // [max_requests, max_context_len]
+  std::vector<int32_t> free_rows_;    // stack; back() is handed out next
   std::vector<uint8_t> row_is_free_;  // [max_requests]
 };
 

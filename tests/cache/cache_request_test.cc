@@ -28,8 +28,8 @@ class CacheRequestTest : public ::testing::TestWithParam<int32_t> {
         std::move(KvPool::Create({.size = 256, .page_size = page_size})).value());
     table_ = std::make_unique<ReqToTokenTable>(
         std::move(ReqToTokenTable::Create({.max_requests = 4, .max_context_len = 64})).value());
-    cache_ = std::make_unique<RadixCache>(
-        RadixCacheConfig{.page_size = page_size, .disable = disable});
+    cache_ =
+        std::make_unique<RadixCache>(RadixCacheConfig{.page_size = page_size, .disable = disable});
   }
 
   // Scheduling a request: match its prompt, lock the prefix, take a row, allocate the rest.
@@ -41,8 +41,7 @@ class CacheRequestTest : public ::testing::TestWithParam<int32_t> {
     table_->Write(req.req_pool_index, 0, m.slots);
     req.prefix_slots = std::move(m.slots);
     req.last_node = m.last_node;
-    Extend(req, static_cast<int64_t>(req.prefix_slots.size()),
-           static_cast<int64_t>(tokens.size()));
+    Extend(req, static_cast<int64_t>(req.prefix_slots.size()), static_cast<int64_t>(tokens.size()));
     return req;
   }
 
@@ -97,8 +96,7 @@ TEST_P(CacheRequestTest, FinishedRequestsShareTheirPrefix) {
   cache_->CacheFinishedRequest(b, b_tokens, *table_, *pool_);
   EXPECT_EQ(cache_->protected_size(), 0);
   ExpectConsistent(0);
-  EXPECT_EQ(cache_->MatchPrefix(b_tokens).slots.size(),
-            b_tokens.size() / page_size_ * page_size_);
+  EXPECT_EQ(cache_->MatchPrefix(b_tokens).slots.size(), b_tokens.size() / page_size_ * page_size_);
 }
 
 TEST_P(CacheRequestTest, ConcurrentDuplicatesAreFreed) {

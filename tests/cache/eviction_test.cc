@@ -55,7 +55,7 @@ TEST_F(EvictionTest, LruEvictsLeastRecentlyUsedFirst) {
   auto cache = MakeCache(EvictionPolicy::kLru);
   InsertThreeBranches(*cache);
   now_ = 4;
-  cache->MatchPrefix(Ids{1, 1});  // A becomes the most recent
+  cache->MatchPrefix(Ids{1, 1});   // A becomes the most recent
   EXPECT_EQ(Evict(*cache, 1), 2);  // a whole node goes, even when fewer tokens are asked
   EXPECT_EQ(Evict(*cache, 2), 2);
   EXPECT_EQ(Evict(*cache, 2), 2);
@@ -143,7 +143,7 @@ TEST_F(EvictionTest, LockedPathsAreNeverEvicted) {
   EXPECT_EQ(Evict(*cache, 100), 0);
   // A lock on an inner node protects it but not its other subtrees.
   cache->DecLockRef(locked);
-  cache->Insert(Ids{1, 2, 5}, Ids{40});
+  cache->Insert(Ids{1, 2, 5}, Ids{40, 41, 42});
   RadixNode* inner = cache->MatchPrefix(Ids{1, 2}).last_node;
   cache->IncLockRef(inner);
   EXPECT_EQ(Evict(*cache, 100), 2);

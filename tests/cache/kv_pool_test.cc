@@ -114,7 +114,7 @@ TEST(KvPoolTest, AllocateExtendFillsLastPageFirst) {
   auto b = pool.AllocateExtend(6, 1);
   ASSERT_TRUE(b.has_value());
   EXPECT_EQ(*b, (Slots{7}));
-  EXPECT_EQ(pool.available(), 12);  // no new page
+  EXPECT_EQ(pool.available(), 12);     // no new page
   auto c = pool.AllocateExtend(7, 5);  // page full: new pages 2 and 3
   ASSERT_TRUE(c.has_value());
   EXPECT_EQ(*c, (Slots{8, 9, 10, 11, 12}));

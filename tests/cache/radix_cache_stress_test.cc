@@ -1,10 +1,13 @@
 // Randomized stress test: thousands of request-shaped operations (start, decode, chunk, finish,
 // raw insert, query, evict) on a RadixCache over a small KvPool, against a reference model —
-// the set of every cached page-aligned prefix, with the slots of its last page. After every operation:
-// CheckInvariants(pool, in-flight), and every match equals the longest cached prefix.
+// the set of every cached page-aligned prefix, with the slots of its last page. After every
+// operation: CheckInvariants(pool, in-flight), and every match equals the longest cached prefix.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -29,7 +32,7 @@ struct Active {
 
 class RadixCacheStressTest : public ::testing::TestWithParam<StressParam> {
  protected:
-  static constexpr int64_t kPoolSize = 192;
+  static constexpr int64_t kPoolSize = 256;
   static constexpr int32_t kMaxContext = 96;
   static constexpr int32_t kMaxActive = 4;
 
@@ -37,9 +40,10 @@ class RadixCacheStressTest : public ::testing::TestWithParam<StressParam> {
     ps_ = GetParam().page_size;
     pool_ = std::make_unique<KvPool>(
         std::move(KvPool::Create({.size = kPoolSize, .page_size = ps_})).value());
-    table_ = std::make_unique<ReqToTokenTable>(std::move(
-        ReqToTokenTable::Create({.max_requests = kMaxActive, .max_context_len = kMaxContext}))
-                                                   .value());
+    table_ = std::make_unique<ReqToTokenTable>(
+        std::move(
+            ReqToTokenTable::Create({.max_requests = kMaxActive, .max_context_len = kMaxContext}))
+            .value());
     cache_ = std::make_unique<RadixCache>(
         RadixCacheConfig{.page_size = ps_, .eviction_policy = GetParam().policy});
   }
@@ -53,7 +57,10 @@ class RadixCacheStressTest : public ::testing::TestWithParam<StressParam> {
     Ids ids;
     if (!history_.empty() && Rand(0, 9) < 7) {
       const Ids& base = history_[Rand(0, static_cast<int>(history_.size()) - 1)];
-      ids.assign(base.begin(), base.begin() + Rand(0, static_cast<int>(base.size())));
+      // Half the time all of it (a follow-up turn), else a cut anywhere (mid-node, mid-page).
+      const int keep =
+          Rand(0, 1) ? static_cast<int>(base.size()) : Rand(0, static_cast<int>(base.size()));
+      ids.assign(base.begin(), base.begin() + keep);
     }
     const int extra = Rand(ids.empty() ? 1 : 0, 12);
     for (int i = 0; i < extra; ++i) ids.push_back(Rand(0, 2));
@@ -95,6 +102,8 @@ class RadixCacheStressTest : public ::testing::TestWithParam<StressParam> {
         by_slot_.erase(it);
       }
       pool_->Free(slots);
+      ++counters_.evicted_nodes;
+      if (!first_evicted_) first_evicted_ = Ids(slots.begin(), slots.end());
     });
   }
 
@@ -122,6 +131,7 @@ class RadixCacheStressTest : public ::testing::TestWithParam<StressParam> {
     const Ids expected = ExpectedMatch(key);
     RadixCache::MatchResult m = cache_->MatchPrefix(key);
     ASSERT_EQ(m.slots, expected) << cache_->DebugString();
+    counters_.nonempty_matches += m.slots.empty() ? 0 : 1;
   }
 
   void OpStart() {
@@ -150,6 +160,8 @@ class RadixCacheStressTest : public ::testing::TestWithParam<StressParam> {
       return;
     }
     table_->Write(added.req.req_pool_index, added.tokens.size(), *slots);
+    ++counters_.started;
+    counters_.prefix_hits += added.tokens.empty() ? 0 : 1;
     added.tokens = prompt;
   }
 
@@ -175,6 +187,7 @@ class RadixCacheStressTest : public ::testing::TestWithParam<StressParam> {
     cache_->CacheFinishedRequest(a.req, a.tokens, *table_, *pool_);
     RecordInsert(a.tokens, kv);
     active_.erase(active_.begin() + index);
+    ++counters_.finished;
   }
 
   // A bare Insert: the caller frees the duplicate head and the unaligned tail itself.
@@ -191,18 +204,40 @@ class RadixCacheStressTest : public ::testing::TestWithParam<StressParam> {
     pool_->Free(all.subspan(Aligned(key.size())));
   }
 
+  // The unlocked leaf the policy must evict first, by brute force over the whole tree.
+  const RadixNode* FirstVictim() const {
+    const RadixNode* best = nullptr;
+    std::vector<const RadixNode*> stack = {cache_->root()};
+    while (!stack.empty()) {
+      const RadixNode* node = stack.back();
+      stack.pop_back();
+      for (const auto& [page, child] : node->children) stack.push_back(child.get());
+      if (node == cache_->root() || !node->is_leaf() || node->lock_ref > 0) continue;
+      if (best == nullptr ||
+          MakeEvictionKey(GetParam().policy, *node) < MakeEvictionKey(GetParam().policy, *best)) {
+        best = node;
+      }
+    }
+    return best;
+  }
+
   void OpEvict() {
-    const int64_t want = Rand(1, 48);
+    const int64_t want = Rand(1, 24);
+    const RadixNode* victim = FirstVictim();
+    const Ids victim_slots = victim ? victim->value : Ids{};
+    first_evicted_.reset();
     const int64_t evicted = Evict(want);
+    ASSERT_EQ(first_evicted_.value_or(Ids{}), victim_slots) << "policy order broken";
     ASSERT_TRUE(evicted >= want || cache_->evictable_size() == 0)
-        << "evicted " << evicted << " of " << want << " with "
-        << cache_->evictable_size() << " evictable";
+        << "evicted " << evicted << " of " << want << " with " << cache_->evictable_size()
+        << " evictable";
   }
 
   void CheckAll() {
     Status st = cache_->CheckInvariants(*pool_, InFlight());
     ASSERT_TRUE(st.ok()) << st.ToString() << "\n" << cache_->DebugString();
     ASSERT_EQ(static_cast<int64_t>(ref_.size()) * ps_, cache_->TotalSize());
+    counters_.max_nodes = std::max<int>(counters_.max_nodes, cache_->num_nodes());
     int64_t locked = 0;
     for (const Active& a : active_) locked = std::max<int64_t>(locked, a.req.prefix_slots.size());
     ASSERT_GE(cache_->protected_size(), locked);
@@ -215,12 +250,23 @@ class RadixCacheStressTest : public ::testing::TestWithParam<StressParam> {
     }
   }
 
+  struct Counters {
+    int started = 0;      // requests admitted
+    int prefix_hits = 0;  // admitted with a non-empty cached prefix
+    int finished = 0;
+    int evicted_nodes = 0;
+    int nonempty_matches = 0;
+    int max_nodes = 0;
+  };
+
   int32_t ps_ = 1;
+  Counters counters_;
   std::mt19937 rng_{12345};
   std::unique_ptr<KvPool> pool_;
   std::unique_ptr<ReqToTokenTable> table_;
   std::unique_ptr<RadixCache> cache_;
   std::vector<Active> active_;
+  std::optional<Ids> first_evicted_;  // slots of the first node the last Evict freed
   std::vector<Ids> history_;
   std::map<Ids, Ids> ref_;  // every cached page-aligned prefix → slots of its last page
   std::unordered_map<int32_t, Ids> by_slot_;
@@ -241,7 +287,7 @@ TEST_P(RadixCacheStressTest, RandomOperationsKeepInvariants) {
       OpFinish(Rand(0, static_cast<int>(active_.size()) - 1));
     } else if (kind < 65) {
       OpRawInsert();
-    } else if (kind < 85) {
+    } else if (kind < 92) {
       CheckMatch(RandomSequence(48));
     } else {
       OpEvict();
@@ -252,6 +298,16 @@ TEST_P(RadixCacheStressTest, RandomOperationsKeepInvariants) {
     if (op % 100 == 0) CheckLockedPrefixesSurvive();
     if (HasFatalFailure()) return;
   }
+  // The run exercised what it claims to (sharing, eviction, a tree of some size).
+  std::printf("started %d (with prefix %d), finished %d, evicted nodes %d, hits %d, max nodes %d\n",
+              counters_.started, counters_.prefix_hits, counters_.finished, counters_.evicted_nodes,
+              counters_.nonempty_matches, counters_.max_nodes);
+  EXPECT_GT(counters_.started, 100);
+  EXPECT_GT(counters_.prefix_hits, 50);
+  EXPECT_GT(counters_.finished, 100);
+  EXPECT_GT(counters_.evicted_nodes, 100);
+  EXPECT_GT(counters_.nonempty_matches, 100);
+  EXPECT_GT(counters_.max_nodes, 10);
   // Drain: finish everything, evict everything, the pool is whole again.
   while (!active_.empty()) OpFinish(active_.size() - 1);
   CheckAll();
@@ -266,8 +322,8 @@ TEST_P(RadixCacheStressTest, RandomOperationsKeepInvariants) {
 std::vector<StressParam> AllParams() {
   std::vector<StressParam> params;
   for (int32_t ps : {1, 2, 4}) {
-    for (EvictionPolicy policy : {EvictionPolicy::kLru, EvictionPolicy::kLfu,
-                                  EvictionPolicy::kFifo, EvictionPolicy::kPriority}) {
+    for (EvictionPolicy policy : {EvictionPolicy::kLru, EvictionPolicy::kLfu, EvictionPolicy::kFifo,
+                                  EvictionPolicy::kPriority}) {
       params.push_back({ps, policy});
     }
   }

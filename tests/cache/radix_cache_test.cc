@@ -17,11 +17,10 @@ Ids Range(int32_t first, int32_t n) {
   return ids;
 }
 
-#define EXPECT_INVARIANTS(cache)                           \
-  do {                                                     \
-    Status _st = (cache).CheckInvariants();                \
-    EXPECT_TRUE(_st.ok()) << _st.ToString() << "\n"        \
-                          << (cache).DebugString();        \
+#define EXPECT_INVARIANTS(cache)                                              \
+  do {                                                                        \
+    Status _st = (cache).CheckInvariants();                                   \
+    EXPECT_TRUE(_st.ok()) << _st.ToString() << "\n" << (cache).DebugString(); \
   } while (0)
 
 TEST(RadixCacheTest, EmptyTreeMatchesNothing) {
@@ -284,23 +283,25 @@ TEST(RadixCacheTest, LongPrefixesMatchAndSplit) {
 }
 
 TEST(RadixCacheTest, DeepTreeOfIncrementalExtensions) {
-  // A conversation growing turn by turn: one node per turn, 2000 deep.
+  // A conversation growing turn by turn: one node per turn, 500 deep.
+  constexpr int32_t kTurns = 500;
+  constexpr int32_t kTurnLen = 16;
+  const Ids all_ids = Range(0, kTurns * kTurnLen);
+  const Ids all_slots = Range(1, kTurns * kTurnLen);
   RadixCache cache({});
-  Ids key;
-  for (int32_t turn = 0; turn < 2000; ++turn) {
-    const Ids more = Range(turn * 16, 16);
-    key.insert(key.end(), more.begin(), more.end());
-    EXPECT_EQ(cache.Insert(key, Range(1, static_cast<int32_t>(key.size()))),
-              key.size() - 16);
+  for (int32_t turn = 1; turn <= kTurns; ++turn) {
+    const size_t len = static_cast<size_t>(turn) * kTurnLen;
+    ASSERT_EQ(cache.Insert(std::span(all_ids).first(len), std::span(all_slots).first(len)),
+              len - kTurnLen);
   }
-  EXPECT_EQ(cache.num_nodes(), 2000);
-  EXPECT_EQ(cache.MatchPrefix(key).slots.size(), key.size());
-  RadixNode* deepest = cache.MatchPrefix(key).last_node;
-  cache.IncLockRef(deepest);
-  EXPECT_EQ(cache.protected_size(), static_cast<int64_t>(key.size()));
-  cache.DecLockRef(deepest);
+  EXPECT_EQ(cache.num_nodes(), kTurns);
+  auto m = cache.MatchPrefix(all_ids);
+  EXPECT_EQ(m.slots, all_slots);
+  cache.IncLockRef(m.last_node);
+  EXPECT_EQ(cache.protected_size(), static_cast<int64_t>(all_ids.size()));
+  cache.DecLockRef(m.last_node);
   EXPECT_INVARIANTS(cache);
-}
+}  // The destructor tears the deep tree down without recursion.
 
 }  // namespace
 }  // namespace radixlm
