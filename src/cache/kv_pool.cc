@@ -97,7 +97,7 @@ void KvPool::Free(std::span<const int32_t> slots) {
   int32_t previous_page = -1;
   for (const int32_t slot : slots) {
     const int32_t page = slot / page_size_;
-    if (page == previous_page) continue;  // the rest of a page freed just now
+    if (page_size_ > 1 && page == previous_page) continue;  // rest of a page freed just now
     previous_page = page;
     if (slot < page_size_ || slot >= storage_slots() || page_is_free_[page]) {
       assert(false && "KvPool::Free: padding, out-of-range or already-free slot");

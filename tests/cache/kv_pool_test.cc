@@ -85,6 +85,10 @@ TEST(KvPoolTest, DoubleFreeIsReportedByCheckInvariants) {
   EXPECT_EQ(pool.available(), 4);
   EXPECT_EQ(pool.CheckInvariants().code(), StatusCode::kInternal);
   pool.Reset();
+  auto b = pool.Allocate(1);
+  pool.Free(Slots{(*b)[0], (*b)[0]});  // the same slot twice in one call
+  EXPECT_EQ(pool.invalid_frees(), 1);
+  pool.Reset();
   EXPECT_TRUE(pool.CheckInvariants().ok());
 }
 #endif
