@@ -4,6 +4,8 @@
 #include <cassert>
 #include <cmath>
 
+#include "sampling/softmax_math.h"
+
 namespace radixlm {
 namespace {
 
@@ -31,8 +33,8 @@ LogSoftmaxNormalizer ComputeLogSoftmaxNormalizer(std::span<const float> logits,
   assert(temperature > 0.0f);
   LogSoftmaxNormalizer norm;
   norm.inv_temperature = 1.0f / temperature;
-  float max = -kInf;
-  for (float x : logits) max = x > max ? x : max;  // NaN never compares greater
+  bool has_nan = false;
+  const float max = softmax_math::MaxIgnoringNan(logits, &has_nan);
   norm.max = max;
   if (max == -kInf) {
     norm.empty = true;
@@ -42,10 +44,11 @@ LogSoftmaxNormalizer ComputeLogSoftmaxNormalizer(std::span<const float> logits,
   if (max == kInf) {
     // Degenerate: the +inf tokens share all the mass.
     for (float x : logits) sum += x == kInf ? 1.0 : 0.0;
+  } else if (!has_nan) {
+    sum = softmax_math::SumExpShifted(logits, max, norm.inv_temperature);
   } else {
-    const float inv = norm.inv_temperature;
     for (float x : logits) {
-      if (x > -kInf) sum += std::exp((x - max) * inv);
+      if (x > -kInf) sum += softmax_math::ExpNonPositive((x - max) * norm.inv_temperature);
     }
   }
   norm.log_sum = static_cast<float>(std::log(sum));

@@ -15,9 +15,11 @@
 // gets the same tokens. `seed` comes from ResolveSeed (sampling_seed, or a random seed chosen
 // once per request), `step` is the number of tokens the request has already generated.
 //
-// Cost for vocab V: greedy one pass; plain temperature / min_p two passes, no sort; top_k
-// O(V + k log k) via nth_element; top_p without top_k sorts only the prefix it needs (growing
-// geometrically), not the whole vocabulary. Logprobs add one O(V) pass (top-N: O(V log N)).
+// Cost for vocab V (no full sort anywhere): greedy is one pass; temperature / min_p a few
+// vectorized passes (exp is a branch-free polynomial, softmax_math.h); top_k one pass with a
+// k-sized heap (nth_element for k > 2048); top_p without top_k a mass histogram over the float
+// exponent of each prob, so only the tokens in the one bucket that straddles the cut are sorted.
+// Logprobs add one O(V) pass (top-N: O(V log N)).
 //
 // Thread-safety: a Sampler owns scratch buffers ([V] each, allocated once in the constructor)
 // and is not thread-safe; use one per thread (BatchSampler does). Sample never allocates, except
@@ -68,21 +70,28 @@ class Sampler {
                       std::vector<TokenLogprob>* top_logprobs = nullptr);
 
  private:
-  // Draws from the filtered distribution; returns the token. Fills *norm_out with the
-  // normalizer at `temperature` when it computed the full softmax sum on the way (else leaves
-  // it untouched and returns with *have_norm false).
+  // Draws from the filtered distribution; returns the token. Sets *norm_out (at the request's
+  // temperature) and *have_norm when it computed the full softmax sum on the way.
   int32_t SampleFiltered(std::span<const float> logits, float max_logit,
                          const SamplingParams& params, double uniform,
                          LogSoftmaxNormalizer* norm_out, bool* have_norm);
-  // Sorts the first `count` entries of index_ by exp-prob (descending; ties to the lower id)
-  // where index_ holds all V tokens; incremental so only the needed prefix is ever sorted.
-  void SortPrefix(size_t* sorted, size_t count);
+  // index_[0, k) = the k highest logits, best first (ties to the lower id). Returns k.
+  size_t SelectTopK(std::span<const float> logits, size_t k);
+  // With prob_ holding every token's unnormalized prob: the top-p nucleus (mass strictly before
+  // a token <= target) into index_ / cand_prob_, in no particular order. Returns its size.
+  size_t CollectNucleus(double target);
+  // With prob_ filled: a draw from all tokens whose prob >= threshold, via per-block sums.
+  int32_t DrawFullVocab(float threshold, double uniform);
 
   int32_t vocab_size_;
-  std::vector<int32_t> index_;      // [V] token ids (candidate order)
+  std::vector<int32_t> index_;      // [V] candidate token ids
+  std::vector<int32_t> boundary_;   // [V] tokens of the top-p boundary bucket
   std::vector<float> prob_;         // [V] unnormalized probs, by token id
   std::vector<float> cand_prob_;    // [V] unnormalized probs, by candidate position
   std::vector<float> sanitized_;    // [V] copy of a row with NaN replaced by -inf
+  std::vector<TokenLogprob> heap_;  // top-k selection heap (logit stored in .logprob)
+  std::vector<double> bucket_mass_;  // top-p histogram: mass per float-exponent bucket
+  std::vector<double> block_sum_;    // per-block prob sums for DrawFullVocab
 };
 
 }  // namespace radixlm

@@ -1,5 +1,6 @@
 // Logprobs: log-softmax, token logprob, top-N, prompt scoring.
 #include "sampling/logprobs.h"
+#include "sampling/softmax_math.h"
 
 #include <gtest/gtest.h>
 
@@ -126,6 +127,40 @@ TEST(LogprobsTest, InputTokenLogprobsScorePrompt) {
   InputTokenLogprobs(logits, kVocab, next, 2.0f, scaled);
   const std::span<const float> row0(logits.data(), kVocab);
   EXPECT_FLOAT_EQ(scaled[0], TokenLogprobOf(row0, next[0], 2.0f));
+}
+
+TEST(SoftmaxMathTest, ExpNonPositiveMatchesStdExp) {
+  using softmax_math::ExpNonPositive;
+  EXPECT_EQ(ExpNonPositive(0.0f), 1.0f);
+  EXPECT_EQ(ExpNonPositive(-kInf), 0.0f);
+  EXPECT_EQ(ExpNonPositive(-88.0f), 0.0f);
+  EXPECT_EQ(ExpNonPositive(-1e30f), 0.0f);
+  EXPECT_TRUE(std::isnan(ExpNonPositive(NAN)));
+  double worst = 0;
+  for (float x = -87.0f; x <= 0.0f; x += 0.000731f) {
+    const double want = std::exp(static_cast<double>(x));
+    worst = std::max(worst, std::abs(ExpNonPositive(x) - want) / want);
+  }
+  EXPECT_LT(worst, 3e-7);
+}
+
+TEST(SoftmaxMathTest, SumsAreAccurateOnLongRows) {
+  std::vector<float> row(262144 + 37);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> uniform(-20.0f, 0.0f);
+  for (float& x : row) x = uniform(rng);
+  double want = 0;
+  for (float x : row) want += std::exp(static_cast<double>(x) * 0.5);
+  std::vector<float> out(row.size());
+  EXPECT_NEAR(softmax_math::ExpShiftedAndSum(row, 0.0f, 0.5f, out) / want, 1.0, 1e-6);
+  EXPECT_NEAR(softmax_math::SumExpShifted(row, 0.0f, 0.5f) / want, 1.0, 1e-6);
+  EXPECT_NEAR(out[5], std::exp(row[5] * 0.5), 1e-6);
+  bool has_nan = true;
+  EXPECT_EQ(softmax_math::MaxIgnoringNan(row, &has_nan), *std::max_element(row.begin(), row.end()));
+  EXPECT_FALSE(has_nan);
+  row[7] = NAN;
+  softmax_math::MaxIgnoringNan(row, &has_nan);
+  EXPECT_TRUE(has_nan);
 }
 
 }  // namespace

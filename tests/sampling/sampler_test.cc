@@ -206,9 +206,48 @@ TEST(SamplerTest, TopKTopPDistributions) {
   ExpectMatchesReference(logits, top_p_min_p, 4);
 }
 
-TEST(SamplerTest, FlatDistributionTopPSortsWholeVocab) {
-  // Equal logits: top_p 0.5 must keep exactly the first half by id (ties to the lower id) and
-  // the incremental sort has to run through several rounds.
+TEST(SamplerTest, WideNucleusDistribution) {
+  // A nucleus of ~1000 tokens: beyond the sampler's top-512 probe, so the histogram path.
+  const std::vector<float> logits = RandomLogits(1500, 6, 0.3f);
+  SamplingParams p;
+  p.top_p = 0.7f;
+  const std::vector<double> dist = ReferenceDistribution(logits, p);
+  EXPECT_GT(std::count_if(dist.begin(), dist.end(), [](double x) { return x > 0; }), 600);
+  ExpectMatchesReference(logits, p, 12, 20000);
+  p.min_p = 0.8f;  // with min_p on top
+  ExpectMatchesReference(logits, p, 13, 10000);
+}
+
+TEST(SamplerTest, LargeTopKUsesSelection) {
+  // k above the heap limit: nth_element path; every draw must be among the k best.
+  const std::vector<float> logits = RandomLogits(6000, 8, 2.0f);
+  SamplingParams p;
+  p.top_k = 3000;
+  const std::vector<double> dist = ReferenceDistribution(logits, p);
+  Sampler sampler(6000);
+  for (uint64_t step = 0; step < 500; ++step) {
+    const int32_t token = sampler.Sample(logits, p, {.seed = 4, .step = step}).token;
+    ASSERT_GT(dist[token], 0.0) << token;
+  }
+  p.top_k = 2;  // and a tiny k with a tie at the boundary resolved to the lower id
+  std::vector<float> tied = {1.0f, 3.0f, 2.0f, 3.0f, 2.0f};
+  Sampler small(5);
+  for (uint64_t step = 0; step < 100; ++step) {
+    const int32_t token = small.Sample(tied, p, {.seed = 4, .step = step}).token;
+    EXPECT_TRUE(token == 1 || token == 3) << token;
+  }
+  p.top_k = 3;
+  for (uint64_t step = 0; step < 100; ++step) {
+    const int32_t token = small.Sample(tied, p, {.seed = 4, .step = step}).token;
+    EXPECT_NE(token, 4);  // ties with token 2 at the boundary; the lower id wins
+    EXPECT_NE(token, 0);
+  }
+}
+
+TEST(SamplerTest, FlatDistributionTopP) {
+  // Equal logits: top_p 0.5 must keep exactly the first half by id (ties to the lower id); the
+  // nucleus is larger than the sampler's first probe, and all of it sits in one histogram
+  // bucket, so this takes the slowest path.
   const std::vector<float> logits(2000, 0.0f);
   SamplingParams p;
   p.top_p = 0.5f;
@@ -247,12 +286,20 @@ TEST(SamplerTest, LargeVocabTopKAndTopPStayInTheReferenceSet) {
   top_k.top_k = 40;
   top_k.temperature = 0.8f;
   SamplingParams top_p;
-  top_p.top_p = 0.3f;  // thousands of tokens: several rounds of the incremental sort
+  top_p.top_p = 0.3f;  // thousands of tokens: past the probe, into the histogram path
   top_p.temperature = 1.0f;
-  for (const SamplingParams* p : {&top_k, &top_p}) {
+  SamplingParams peaked;
+  peaked.top_p = 0.6f;  // ~70 tokens: found by the top-512 probe
+  peaked.temperature = 0.37f;
+  SamplingParams peaked_min_p = peaked;
+  peaked_min_p.min_p = 0.01f;
+  for (const SamplingParams* p : {&top_k, &top_p, &peaked, &peaked_min_p}) {
     const std::vector<double> dist = ReferenceDistribution(logits, *p);
     const size_t support = std::count_if(dist.begin(), dist.end(), [](double x) { return x > 0; });
-    EXPECT_GT(support, p == &top_p ? 1000u : 39u);
+    EXPECT_GT(support, p == &top_p ? 1000u : 5u);
+    if (p == &peaked) {
+      EXPECT_LT(support, 512u);
+    }
     std::set<int32_t> seen;
     for (uint64_t step = 0; step < 64; ++step) {
       const int32_t token = sampler.Sample(logits, *p, {.seed = 1, .step = step}).token;
