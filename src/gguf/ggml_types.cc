@@ -2,29 +2,32 @@
 
 namespace radixlm::gguf {
 
+namespace {
+
+struct TypeRow {
+  GgmlType type;
+  GgmlTypeTraits traits;
+};
+
+// Block geometry as defined by ggml (ggml-common.h): elements per block, bytes per block.
+constexpr TypeRow kTypeTable[] = {
+    {GgmlType::kF32, {"F32", 1, 4}},       {GgmlType::kF16, {"F16", 1, 2}},
+    {GgmlType::kQ4_0, {"Q4_0", 32, 18}},   {GgmlType::kQ4_1, {"Q4_1", 32, 20}},
+    {GgmlType::kQ5_0, {"Q5_0", 32, 22}},   {GgmlType::kQ5_1, {"Q5_1", 32, 24}},
+    {GgmlType::kQ8_0, {"Q8_0", 32, 34}},   {GgmlType::kQ8_1, {"Q8_1", 32, 36}},
+    {GgmlType::kQ2_K, {"Q2_K", 256, 84}},  {GgmlType::kQ3_K, {"Q3_K", 256, 110}},
+    {GgmlType::kQ4_K, {"Q4_K", 256, 144}}, {GgmlType::kQ5_K, {"Q5_K", 256, 176}},
+    {GgmlType::kQ6_K, {"Q6_K", 256, 210}}, {GgmlType::kQ8_K, {"Q8_K", 256, 292}},
+    {GgmlType::kI8, {"I8", 1, 1}},         {GgmlType::kI16, {"I16", 1, 2}},
+    {GgmlType::kI32, {"I32", 1, 4}},       {GgmlType::kI64, {"I64", 1, 8}},
+    {GgmlType::kF64, {"F64", 1, 8}},       {GgmlType::kBF16, {"BF16", 1, 2}},
+};
+
+}  // namespace
+
 std::optional<GgmlTypeTraits> GetTypeTraits(uint32_t type_id) {
-  // Block geometry as defined by ggml (ggml-common.h): elements per block, bytes per block.
-  switch (static_cast<GgmlType>(type_id)) {
-    case GgmlType::kF32: return GgmlTypeTraits{"F32", 1, 4};
-    case GgmlType::kF16: return GgmlTypeTraits{"F16", 1, 2};
-    case GgmlType::kBF16: return GgmlTypeTraits{"BF16", 1, 2};
-    case GgmlType::kQ4_0: return GgmlTypeTraits{"Q4_0", 32, 18};
-    case GgmlType::kQ4_1: return GgmlTypeTraits{"Q4_1", 32, 20};
-    case GgmlType::kQ5_0: return GgmlTypeTraits{"Q5_0", 32, 22};
-    case GgmlType::kQ5_1: return GgmlTypeTraits{"Q5_1", 32, 24};
-    case GgmlType::kQ8_0: return GgmlTypeTraits{"Q8_0", 32, 34};
-    case GgmlType::kQ8_1: return GgmlTypeTraits{"Q8_1", 32, 36};
-    case GgmlType::kQ2_K: return GgmlTypeTraits{"Q2_K", 256, 84};
-    case GgmlType::kQ3_K: return GgmlTypeTraits{"Q3_K", 256, 110};
-    case GgmlType::kQ4_K: return GgmlTypeTraits{"Q4_K", 256, 144};
-    case GgmlType::kQ5_K: return GgmlTypeTraits{"Q5_K", 256, 176};
-    case GgmlType::kQ6_K: return GgmlTypeTraits{"Q6_K", 256, 210};
-    case GgmlType::kQ8_K: return GgmlTypeTraits{"Q8_K", 256, 292};
-    case GgmlType::kI8: return GgmlTypeTraits{"I8", 1, 1};
-    case GgmlType::kI16: return GgmlTypeTraits{"I16", 1, 2};
-    case GgmlType::kI32: return GgmlTypeTraits{"I32", 1, 4};
-    case GgmlType::kI64: return GgmlTypeTraits{"I64", 1, 8};
-    case GgmlType::kF64: return GgmlTypeTraits{"F64", 1, 8};
+  for (const TypeRow& row : kTypeTable) {
+    if (static_cast<uint32_t>(row.type) == type_id) return row.traits;
   }
   return std::nullopt;
 }

@@ -5,6 +5,12 @@
 // Status naming the problem (never a crash, a hang or a huge allocation). Tensor data is not
 // copied; TensorInfo::data points into the mapping, which lives as long as the GgufFile.
 // A GgufFile is immutable after Open() and safe to read from many threads.
+//
+// Accepted: little-endian versions 2 and 3; general.alignment (if present) a u32 power of two;
+// arrays nested at most 8 deep and at most 2^24 metadata values in all; tensors of 0..4 dims,
+// each dim > 0, shape[0] a multiple of the type's block size, offsets multiples of the
+// alignment, data inside the file and not overlapping; keys and tensor names unique. All
+// failures are InvalidArgument (IoError when the file cannot be opened or mapped).
 #pragma once
 
 #include <cstdint>
@@ -44,7 +50,9 @@ class GgufFile {
 
   uint32_t version() const { return version_; }
   uint64_t alignment() const { return alignment_; }
-  uint64_t data_offset() const { return data_offset_; }  // absolute offset of the data section
+  // Absolute offset of the data section: the first multiple of alignment() after the tensor
+  // infos. In a file without tensors it may equal or exceed file_size().
+  uint64_t data_offset() const { return data_offset_; }
   size_t file_size() const { return size_; }
   const std::string& path() const { return path_; }
 

@@ -30,8 +30,9 @@ std::string Hex(uint32_t v) {
 Status CheckVersion(uint32_t version) {
   if (version == 2 || version == 3) return Status::Ok();
   if (version == 1) {
-    return InvalidArgument("unsupported GGUF version 1 (obsolete 32-bit format); only versions "
-                           "2 and 3 are supported");
+    return InvalidArgument(
+        "unsupported GGUF version 1 (obsolete 32-bit format); only versions "
+        "2 and 3 are supported");
   }
   const uint32_t swapped = __builtin_bswap32(version);
   if (swapped == 2 || swapped == 3) {
@@ -58,7 +59,7 @@ Status CheckAlignmentValue(const Value& v) {
 // Reads one tensor info (everything but the data pointer) and checks it in isolation.
 Status ReadTensorInfo(ByteCursor& cursor, uint64_t alignment, TensorInfo* t) {
   RADIXLM_RETURN_IF_ERROR(cursor.ReadString(&t->name, "tensor name"));
-  const std::string who = "tensor '" + t->name + "'";
+  const std::string who = "tensor " + internal::QuoteName(t->name);
   uint32_t n_dims = 0;
   RADIXLM_RETURN_IF_ERROR(cursor.ReadU32(&n_dims, who + " n_dims"));
   if (n_dims > kMaxDims) {
@@ -138,7 +139,8 @@ Status GgufFile::Parse() {
   }
   if (tensor_count > (rest - kv_count * kMinKvBytes) / kMinTensorInfoBytes) {
     return InvalidArgument("bad tensor count " + std::to_string(tensor_count) + ": " +
-                           std::to_string(rest) + " remaining bytes cannot hold that many "
+                           std::to_string(rest) +
+                           " remaining bytes cannot hold that many "
                            "tensor infos");
   }
 
@@ -152,9 +154,9 @@ Status GgufFile::Parse() {
       return InvalidArgument("empty metadata key (key/value pair " + std::to_string(i) + ")");
     }
     if (metadata_index_.count(key) != 0) {
-      return InvalidArgument("duplicate metadata key '" + key + "'");
+      return InvalidArgument("duplicate metadata key " + internal::QuoteName(key));
     }
-    const std::string who = "metadata key '" + key + "'";
+    const std::string who = "metadata key " + internal::QuoteName(key);
     uint32_t type_id = 0;
     RADIXLM_RETURN_IF_ERROR(cursor.ReadU32(&type_id, who + " value type"));
     Value value;
@@ -173,7 +175,7 @@ Status GgufFile::Parse() {
   for (size_t i = 0; i < tensors_.size(); ++i) {
     RADIXLM_RETURN_IF_ERROR(ReadTensorInfo(cursor, alignment_, &tensors_[i]));
     if (!tensor_index_.emplace(tensors_[i].name, i).second) {
-      return InvalidArgument("duplicate tensor name '" + tensors_[i].name + "'");
+      return InvalidArgument("duplicate tensor name " + internal::QuoteName(tensors_[i].name));
     }
   }
 
@@ -183,7 +185,7 @@ Status GgufFile::Parse() {
   const uint64_t data_bytes = data_offset_ <= size_ ? size_ - data_offset_ : 0;
   for (TensorInfo& t : tensors_) {
     if (t.offset > data_bytes || t.size_bytes > data_bytes - t.offset) {
-      return InvalidArgument("tensor '" + t.name + "': data out of range: " +
+      return InvalidArgument("tensor " + internal::QuoteName(t.name) + ": data out of range: " +
                              std::to_string(t.size_bytes) + " bytes at data offset " +
                              std::to_string(t.offset) + " extend past the end of the file " +
                              "(the data section has " + std::to_string(data_bytes) + " bytes)");
@@ -198,10 +200,11 @@ Status GgufFile::Parse() {
     const TensorInfo& prev = tensors_[order[i - 1]];
     const TensorInfo& next = tensors_[order[i]];
     if (prev.offset + prev.size_bytes > next.offset) {
-      return InvalidArgument("overlapping tensors: '" + prev.name + "' [" +
+      return InvalidArgument("overlapping tensors: " + internal::QuoteName(prev.name) + " [" +
                              std::to_string(prev.offset) + ", " +
-                             std::to_string(prev.offset + prev.size_bytes) + ") and '" +
-                             next.name + "' starting at " + std::to_string(next.offset));
+                             std::to_string(prev.offset + prev.size_bytes) + ") and " +
+                             internal::QuoteName(next.name) + " starting at " +
+                             std::to_string(next.offset));
     }
   }
   return Status::Ok();

@@ -9,8 +9,8 @@ namespace radixlm::gguf::internal {
 Status ByteCursor::Need(size_t n, std::string_view what) const {
   if (n <= remaining()) return Status::Ok();
   return InvalidArgument("truncated file: " + std::string(what) + " at offset " +
-                         std::to_string(pos_) + " needs " + std::to_string(n) +
-                         " bytes but only " + std::to_string(remaining()) + " remain");
+                         std::to_string(pos_) + " needs " + std::to_string(n) + " bytes but only " +
+                         std::to_string(remaining()) + " remain");
 }
 
 uint64_t ByteCursor::TakeLe(size_t n) {
@@ -55,6 +55,18 @@ Status ByteCursor::ReadString(std::string* out, std::string_view what) {
   out->assign(reinterpret_cast<const char*>(data_ + pos_), static_cast<size_t>(len));
   pos_ += static_cast<size_t>(len);
   return Status::Ok();
+}
+
+std::string QuoteName(std::string_view name) {
+  constexpr size_t kMaxShown = 80;
+  const bool cut = name.size() > kMaxShown;
+  std::string out;
+  out.reserve(kMaxShown + 5);
+  out.push_back('\'');
+  out.append(name.substr(0, kMaxShown));
+  if (cut) out.append("...");
+  out.push_back('\'');
+  return out;
 }
 
 size_t MinEncodedSize(uint32_t type_id) {
@@ -121,8 +133,7 @@ Status ReadArray(ByteCursor& cursor, int depth, ValueBudget& budget, Value* out)
 
 }  // namespace
 
-Status ReadValue(ByteCursor& cursor, uint32_t type_id, int depth, ValueBudget& budget,
-                 Value* out) {
+Status ReadValue(ByteCursor& cursor, uint32_t type_id, int depth, ValueBudget& budget, Value* out) {
   const auto type = static_cast<ValueType>(type_id);
   switch (type) {
     case ValueType::kUint8:

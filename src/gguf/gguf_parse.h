@@ -50,6 +50,10 @@ struct ValueBudget {
   uint64_t values_left = kMaxMetadataValues;
 };
 
+// "'name'" for error messages; names from the file may be huge, so long ones are cut to 80
+// bytes and end in "...".
+std::string QuoteName(std::string_view name);
+
 // Smallest number of bytes a value of on-disk type `type_id` can occupy, or 0 if the id is not a
 // known value type.
 size_t MinEncodedSize(uint32_t type_id);

@@ -48,7 +48,7 @@ struct Value {
   bool is_bool() const { return type == ValueType::kBool; }
 
   // Accessors; callers check the kind first (assert on mismatch).
-  int64_t AsInt() const;  // any integer type (uint64 values above INT64_MAX are clamped)
+  int64_t AsInt() const;   // any integer type (uint64 values above INT64_MAX are clamped)
   double AsFloat() const;  // float or integer types
   bool AsBool() const;
   const std::string& AsString() const;

@@ -110,8 +110,8 @@ Status GgufWriter::AddTensor(std::string name, GgmlType type, std::vector<int64_
   int64_t expected = 0;
   if (__builtin_mul_overflow(row_bytes, elements / row, &expected) ||
       static_cast<uint64_t>(expected) != data.size()) {
-    return InvalidArgument(who + ": data has " + std::to_string(data.size()) +
-                           " bytes, expected " + std::to_string(expected));
+    return InvalidArgument(who + ": data has " + std::to_string(data.size()) + " bytes, expected " +
+                           std::to_string(expected));
   }
   for (const PendingTensor& t : tensors_) {
     if (t.name == name) return InvalidArgument("duplicate tensor name '" + name + "'");

@@ -1,5 +1,7 @@
-// GgufWriter: builds a valid GGUF (version 3) file in memory or on disk.
-// Used by tests to write tiny random-weight models and malformed variants of them.
+// GgufWriter: builds a valid GGUF (version 3, or 2) file in memory or on disk: header, metadata
+// in the order added, tensor infos, then each tensor's data padded to the alignment.
+// Used by tests to write tiny random-weight models and, with GgufLayout + PatchU32/PatchU64,
+// malformed variants of them. Not thread-safe; Serialize() does not modify the writer.
 #pragma once
 
 #include <cstdint>
@@ -21,11 +23,11 @@ struct GgufLayout {
     size_t value = 0;       // first byte of the value (for arrays: the element type field)
   };
   struct Tensor {
-    size_t name = 0;    // the name's uint64 length field
-    size_t n_dims = 0;  // uint32
-    size_t dims = 0;    // first of n_dims uint64 dimensions
-    size_t type = 0;    // uint32 ggml type
-    size_t offset = 0;  // uint64 offset relative to the data section
+    size_t name = 0;           // the name's uint64 length field
+    size_t n_dims = 0;         // uint32
+    size_t dims = 0;           // first of n_dims uint64 dimensions
+    size_t type = 0;           // uint32 ggml type
+    size_t offset = 0;         // uint64 offset relative to the data section
     uint64_t data_offset = 0;  // the value written there
   };
   size_t version = 4;       // uint32

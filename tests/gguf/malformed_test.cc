@@ -73,7 +73,10 @@ std::vector<Case> MalformedCases() {
   cases.push_back({"empty file", {}, "truncated"});
   add("3 bytes", "truncated", [](auto& b) { b.resize(3); });
   add("header cut in tensor count", "truncated", [](auto& b) { b.resize(12); });
-  add("magic GGML", "magic", [](auto& b) { b[2] = 'M'; b[3] = 'L'; });
+  add("magic GGML", "magic", [](auto& b) {
+    b[2] = 'M';
+    b[3] = 'L';
+  });
   add("magic lowercase", "magic", [](auto& b) { b[0] = 'g'; });
   add("magic zeros", "magic", [](auto& b) { PatchU32(b, 0, 0); });
   u32("version 1", "version 1", lay.version, 1);
@@ -97,32 +100,25 @@ std::vector<Case> MalformedCases() {
   u64("array count 2^32", "array count", kv[kScores].value + 4, uint64_t{1} << 32);
   u64("array count one too many", "", kv[kScores].value + 4, 4);
   add("bool value 2", "bool", [&](auto& b) { b[kv[kFlag].value] = 2; });
-  written("empty key", "empty metadata key", [](GgufWriter& w) {
-    w.AddMetadata("", Value::U8(1));
-  });
-  written("duplicate key", "duplicate metadata key 'llama.block_count'", [](GgufWriter& w) {
-    w.AddMetadata("llama.block_count", Value::U32(3));
-  });
+  written("empty key", "empty metadata key",
+          [](GgufWriter& w) { w.AddMetadata("", Value::U8(1)); });
+  written("duplicate key", "duplicate metadata key 'llama.block_count'",
+          [](GgufWriter& w) { w.AddMetadata("llama.block_count", Value::U32(3)); });
   written("arrays nested 9 deep", "nested deeper", [](GgufWriter& w) {
     Value v = Value::I32Arr({1});
     for (int i = 0; i < 8; ++i) v = Value::Arr(ValueType::kArray, {v});
     w.AddMetadata("deep", v);
   });
-  written("alignment 0", "alignment", [](GgufWriter& w) {
-    w.AddMetadata("general.alignment", Value::U32(0));
-  });
-  written("alignment 48", "power of two", [](GgufWriter& w) {
-    w.AddMetadata("general.alignment", Value::U32(48));
-  });
-  written("alignment as i32", "alignment must be a u32", [](GgufWriter& w) {
-    w.AddMetadata("general.alignment", Value::I32(32));
-  });
-  written("alignment as string", "alignment must be a u32", [](GgufWriter& w) {
-    w.AddMetadata("general.alignment", Value::Str("32"));
-  });
-  written("alignment 64 with 32-aligned layout", "not aligned", [](GgufWriter& w) {
-    w.AddMetadata("general.alignment", Value::U32(64));
-  });
+  written("alignment 0", "alignment",
+          [](GgufWriter& w) { w.AddMetadata("general.alignment", Value::U32(0)); });
+  written("alignment 48", "power of two",
+          [](GgufWriter& w) { w.AddMetadata("general.alignment", Value::U32(48)); });
+  written("alignment as i32", "alignment must be a u32",
+          [](GgufWriter& w) { w.AddMetadata("general.alignment", Value::I32(32)); });
+  written("alignment as string", "alignment must be a u32",
+          [](GgufWriter& w) { w.AddMetadata("general.alignment", Value::Str("32")); });
+  written("alignment 64 with 32-aligned layout", "not aligned",
+          [](GgufWriter& w) { w.AddMetadata("general.alignment", Value::U32(64)); });
 
   // Tensor infos.
   u64("tensor name length huge", "string length", t[kTok].name, uint64_t{1} << 50);
@@ -146,16 +142,14 @@ std::vector<Case> MalformedCases() {
   u64("offset far past end", "out of range", t[kK].offset, uint64_t{1} << 40);
   u64("offset near 2^64", "out of range", t[kK].offset, ~uint64_t{0} - 31);
   u64("shape past end", "out of range", t[kTok].dims + 8, 1000000);
-  add("data cut short", "out of range", [&](auto& b) {
-    b.resize(lay.data_section + t[kK].data_offset + 67);
-  });
+  add("data cut short", "out of range",
+      [&](auto& b) { b.resize(lay.data_section + t[kK].data_offset + 67); });
   add("data section missing", "out of range", [&](auto& b) { b.resize(lay.data_section); });
   u64("overlap same offset", "overlapping tensors", t[kQ].offset, 0);
   u64("overlap partial", "overlapping tensors", t[kK].offset, t[kQ].data_offset + 32);
   u64("misaligned offset", "not aligned to 32", t[kK].offset, t[kK].data_offset + 4);
-  add("duplicate tensor name", "duplicate tensor name 'blk.0.q'", [&](auto& b) {
-    b[t[kK].name + 8 + 6] = 'q';
-  });
+  add("duplicate tensor name", "duplicate tensor name 'blk.0.q'",
+      [&](auto& b) { b[t[kK].name + 8 + 6] = 'q'; });
   add("tensor infos cut", "truncated", [&](auto& b) { b.resize(t[kK].type + 2); });
   return cases;
 }
@@ -197,10 +191,9 @@ TEST(GgufMalformedTest, EveryTruncationIsRejected) {
     const Status st = ParseStatus(bytes, len);
     ASSERT_FALSE(st.ok()) << "prefix of " << len << " bytes parsed";
     const std::string& m = st.message();
-    const bool named = m.find("truncated") != std::string::npos ||
-                       m.find("string length") != std::string::npos ||
-                       m.find("count") != std::string::npos ||
-                       m.find("out of range") != std::string::npos;
+    const bool named =
+        m.find("truncated") != std::string::npos || m.find("string length") != std::string::npos ||
+        m.find("count") != std::string::npos || m.find("out of range") != std::string::npos;
     EXPECT_TRUE(named) << "prefix " << len << ": " << m;
   }
 }
@@ -228,6 +221,20 @@ TEST(GgufMalformedTest, RandomCorruptionNeverEscapes) {
     }
   }
   EXPECT_GT(rejected, 1000);
+}
+
+TEST(GgufMalformedTest, LongNamesAreCutInMessages) {
+  GgufWriter w;
+  const std::string name(5000, 'n');
+  ASSERT_TRUE(w.AddF32Tensor(name, {1}, {1.0f}).ok());
+  GgufLayout lay;
+  std::vector<uint8_t> bytes = w.Serialize(&lay);
+  PatchU32(bytes, lay.tensors[0].type, 77);
+  const Status st = ParseStatus(bytes);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("unknown ggml type 77"), std::string::npos);
+  EXPECT_NE(st.message().find("nnn...'"), std::string::npos);
+  EXPECT_LT(st.message().size(), 200u);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Writer → reader round trips: every value type, nested arrays, every tensor type, versions 2
 // and 3, custom alignment, files on disk, typed getters.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -8,7 +9,6 @@
 #include <filesystem>
 #include <limits>
 #include <string>
-#include <unistd.h>
 
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
@@ -57,9 +57,9 @@ std::vector<std::pair<std::string, Value>> EveryValueType() {
       {"arr.bool", Value::Arr(ValueType::kBool, {Value::Bool(true), Value::Bool(false)})},
       {"arr.str", Value::StrArr({"<pad>", "", "▁the", std::string(300, 'x')})},
       {"arr.empty", Value::Arr(ValueType::kFloat32, {})},
-      {"arr.nested", Value::Arr(ValueType::kArray,
-                                {Value::I32Arr({1, 2}), Value::StrArr({"a"}),
-                                 Value::Arr(ValueType::kArray, {Value::F32Arr({1.0f})})})},
+      {"arr.nested",
+       Value::Arr(ValueType::kArray, {Value::I32Arr({1, 2}), Value::StrArr({"a"}),
+                                      Value::Arr(ValueType::kArray, {Value::F32Arr({1.0f})})})},
       {"arr.deep", deep},
   };
 }
