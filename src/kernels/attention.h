@@ -29,9 +29,9 @@ enum class KvDtype { kF16, kBF16 };
 
 struct KvLayerView {
   KvDtype dtype = KvDtype::kF16;
-  void* k = nullptr;       // [n_slots, row_elems] of uint16_t (F16 or BF16 bits)
-  void* v = nullptr;       // [n_slots, row_elems]
-  int64_t row_elems = 0;   // n_kv_heads * head_dim
+  void* k = nullptr;      // [n_slots, row_elems] of uint16_t (F16 or BF16 bits)
+  void* v = nullptr;      // [n_slots, row_elems]
+  int64_t row_elems = 0;  // n_kv_heads * head_dim
 };
 
 // Converts and writes one token's K and V rows (each [row_elems] floats) into `slot`.
@@ -57,12 +57,12 @@ void AttentionForSequence(const AttentionParams& params, const float* q, const i
 
 // Several sequences in one parallel region (a ragged batch: mixed prefill chunks and decodes).
 struct AttentionSequence {
-  const float* q = nullptr;          // [n_q, n_heads * head_dim]
-  const int64_t* q_pos = nullptr;    // [n_q]
+  const float* q = nullptr;        // [n_q, n_heads * head_dim]
+  const int64_t* q_pos = nullptr;  // [n_q]
   int n_q = 0;
-  const int32_t* kv_slots = nullptr; // [n_kv]
+  const int32_t* kv_slots = nullptr;  // [n_kv]
   int n_kv = 0;
-  float* out = nullptr;              // [n_q, n_heads * head_dim]
+  float* out = nullptr;  // [n_q, n_heads * head_dim]
 };
 void AttentionForBatch(const AttentionParams& params, const KvLayerView& kv,
                        std::span<const AttentionSequence> seqs, ThreadPool* pool);

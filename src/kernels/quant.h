@@ -24,8 +24,8 @@ using gguf::GgmlType;
 // Block geometry known to the kernels (own table; does not need the gguf library).
 // Returns false for types the kernels do not support.
 bool IsSupportedType(GgmlType t);
-int64_t BlockSize(GgmlType t);   // elements per block; 1 for F32/F16/BF16; 0 if unsupported
-size_t BlockBytes(GgmlType t);   // bytes per block; 0 if unsupported
+int64_t BlockSize(GgmlType t);  // elements per block; 1 for F32/F16/BF16; 0 if unsupported
+size_t BlockBytes(GgmlType t);  // bytes per block; 0 if unsupported
 // n >= 0 and a multiple of BlockSize(t).
 bool IsRowSizeValid(GgmlType t, int64_t n);
 // Bytes of a row of n elements. Requires IsRowSizeValid(t, n).

@@ -26,25 +26,25 @@ inline constexpr int kQK4_1 = 32;
 inline constexpr int kQK5_0 = 32;
 inline constexpr int kQK5_1 = 32;
 inline constexpr int kQK8_0 = 32;
-inline constexpr int kQK_K = 256;        // super-block size of the K-quants
-inline constexpr int kKScaleSize = 12;   // packed 6-bit scales+mins of Q4_K / Q5_K
+inline constexpr int kQK_K = 256;       // super-block size of the K-quants
+inline constexpr int kKScaleSize = 12;  // packed 6-bit scales+mins of Q4_K / Q5_K
 
 struct BlockQ4_0 {
-  uint16_t d;                // half
-  uint8_t qs[kQK4_0 / 2];    // nibbles
+  uint16_t d;              // half
+  uint8_t qs[kQK4_0 / 2];  // nibbles
 };
 static_assert(sizeof(BlockQ4_0) == 18);
 
 struct BlockQ4_1 {
-  uint16_t d;                // half
-  uint16_t m;                // half
+  uint16_t d;  // half
+  uint16_t m;  // half
   uint8_t qs[kQK4_1 / 2];
 };
 static_assert(sizeof(BlockQ4_1) == 20);
 
 struct BlockQ5_0 {
-  uint16_t d;                // half
-  uint8_t qh[4];             // 5th bits, little-endian uint32
+  uint16_t d;     // half
+  uint8_t qh[4];  // 5th bits, little-endian uint32
   uint8_t qs[kQK5_0 / 2];
 };
 static_assert(sizeof(BlockQ5_0) == 22);
@@ -58,16 +58,16 @@ struct BlockQ5_1 {
 static_assert(sizeof(BlockQ5_1) == 24);
 
 struct BlockQ8_0 {
-  uint16_t d;                // half
+  uint16_t d;  // half
   int8_t qs[kQK8_0];
 };
 static_assert(sizeof(BlockQ8_0) == 34);
 
 struct BlockQ4K {
-  uint16_t d;                    // half: super-block scale for the 6-bit scales
-  uint16_t dmin;                 // half: super-block scale for the 6-bit mins
-  uint8_t scales[kKScaleSize];   // 8 scales + 8 mins, 6 bits each
-  uint8_t qs[kQK_K / 2];         // 4-bit quants
+  uint16_t d;                   // half: super-block scale for the 6-bit scales
+  uint16_t dmin;                // half: super-block scale for the 6-bit mins
+  uint8_t scales[kKScaleSize];  // 8 scales + 8 mins, 6 bits each
+  uint8_t qs[kQK_K / 2];        // 4-bit quants
 };
 static_assert(sizeof(BlockQ4K) == 144);
 
@@ -75,23 +75,23 @@ struct BlockQ5K {
   uint16_t d;
   uint16_t dmin;
   uint8_t scales[kKScaleSize];
-  uint8_t qh[kQK_K / 8];         // 5th bits
-  uint8_t qs[kQK_K / 2];         // low 4 bits
+  uint8_t qh[kQK_K / 8];  // 5th bits
+  uint8_t qs[kQK_K / 2];  // low 4 bits
 };
 static_assert(sizeof(BlockQ5K) == 176);
 
 struct BlockQ6K {
-  uint8_t ql[kQK_K / 2];         // low 4 bits
-  uint8_t qh[kQK_K / 4];         // high 2 bits
-  int8_t scales[kQK_K / 16];     // 8-bit sub-block scales
-  uint16_t d;                    // half
+  uint8_t ql[kQK_K / 2];      // low 4 bits
+  uint8_t qh[kQK_K / 4];      // high 2 bits
+  int8_t scales[kQK_K / 16];  // 8-bit sub-block scales
+  uint16_t d;                 // half
 };
 static_assert(sizeof(BlockQ6K) == 210);
 
 struct BlockQ8K {
   float d;
   int8_t qs[kQK_K];
-  int16_t bsums[kQK_K / 16];     // sums of groups of 16 qs
+  int16_t bsums[kQK_K / 16];  // sums of groups of 16 qs
 };
 static_assert(sizeof(BlockQ8K) == 292);
 

@@ -18,11 +18,11 @@
 namespace radixlm::kernels {
 
 struct RopeConfig {
-  int rope_dim = 0;             // rotated dims per head (even, <= head_dim)
+  int rope_dim = 0;  // rotated dims per head (even, <= head_dim)
   float freq_base = 10000.0f;
-  float freq_scale = 1.0f;      // linear scaling: 1 / factor
-  bool neox = false;            // pair layout, see above
-  float llama3_factor = 0.0f;   // 0 = no llama3 scaling
+  float freq_scale = 1.0f;     // linear scaling: 1 / factor
+  bool neox = false;           // pair layout, see above
+  float llama3_factor = 0.0f;  // 0 = no llama3 scaling
   float llama3_low_freq_factor = 1.0f;
   float llama3_high_freq_factor = 4.0f;
   int llama3_original_max_position = 8192;
@@ -43,11 +43,12 @@ class Rope {
                  const int64_t* positions) const;
 
   // theta multiplier per pair (inv_freq * freq_scale, llama3-adjusted): [rope_dim / 2].
-  const std::vector<float>& inv_freq() const { return inv_freq_; }
+  // Double, so pos * inv_freq keeps its fractional part at long contexts.
+  const std::vector<double>& inv_freq() const { return inv_freq_; }
 
  private:
   RopeConfig config_;
-  std::vector<float> inv_freq_;
+  std::vector<double> inv_freq_;
 };
 
 // Same as Rope(config).Apply(...), with the inverse frequencies cached per thread (a few

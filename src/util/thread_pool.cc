@@ -13,9 +13,10 @@
 namespace radixlm {
 namespace {
 
-// Iterations a worker polls for the next job before blocking. ~ tens of microseconds: long
-// enough to catch the next kernel of a decode step, short enough not to starve co-tenants.
-constexpr int kSpinIterations = 20000;
+// Iterations a worker polls for the next job before blocking (~50-100 us with PAUSE): long
+// enough to catch the next kernel of a decode step, short enough not to starve co-tenants on
+// an oversubscribed machine.
+constexpr int kSpinIterations = 4000;
 
 thread_local bool t_inside_job = false;
 
@@ -91,7 +92,9 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain, const RangeFn& fn) {
 
 void ThreadPool::WorkerLoop(int thread_id) {
   t_inside_job = true;  // any ParallelFor issued from a job on this thread runs inline
-  uint32_t seen = generation_.load(std::memory_order_acquire);
+  // Jobs are counted from construction (generation 0), not from when this thread got going:
+  // a job submitted before the thread first runs must still be picked up.
+  uint32_t seen = 0;
   for (;;) {
     uint32_t gen = generation_.load(std::memory_order_acquire);
     for (int i = 0; gen == seen && i < kSpinIterations; ++i) {

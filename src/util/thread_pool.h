@@ -62,13 +62,12 @@ class ThreadPool {
   int job_chunks_ = 0;
 
   alignas(64) std::atomic<uint32_t> generation_{0};  // bumped once per job; workers wait on it
-  alignas(64) std::atomic<int> pending_{0};           // workers still running the current job
+  alignas(64) std::atomic<int> pending_{0};          // workers still running the current job
   alignas(64) std::atomic<bool> stop_{false};
 };
 
 // pool may be null: runs fn(0, n, 0) inline. Convenience for kernels taking ThreadPool*.
-inline void ParallelFor(ThreadPool* pool, int64_t n, int64_t grain,
-                        const ThreadPool::RangeFn& fn) {
+inline void ParallelFor(ThreadPool* pool, int64_t n, int64_t grain, const ThreadPool::RangeFn& fn) {
   if (n <= 0) return;
   if (pool == nullptr || pool->size() == 1) {
     fn(0, n, 0);

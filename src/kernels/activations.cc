@@ -1,0 +1,75 @@
+// GELU / SiLU and the gated FFN activations: scalar reference and AVX2 dispatch.
+#include <cmath>
+
+#include "kernels/cpu/activations_impl.h"
+#include "kernels/dot.h"
+#include "kernels/ops.h"
+
+namespace radixlm::kernels {
+namespace cpu::scalar {
+namespace {
+
+constexpr float kSqrt2OverPi = 0.7978845608028654f;
+constexpr float kGeluCoef = 0.044715f;
+
+inline float GeluOne(float x) {
+  return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + kGeluCoef * x * x)));
+}
+inline float SiluOne(float x) { return x / (1.0f + std::exp(-x)); }
+
+}  // namespace
+
+void GeluTanh(const float* x, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = GeluOne(x[i]);
+}
+void Silu(const float* x, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = SiluOne(x[i]);
+}
+void GeGlu(const float* gate, const float* up, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = GeluOne(gate[i]) * up[i];
+}
+void SwiGlu(const float* gate, const float* up, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = SiluOne(gate[i]) * up[i];
+}
+
+}  // namespace cpu::scalar
+
+namespace {
+bool UseAvx2() {
+#if defined(RADIXLM_KERNELS_X86)
+  return static_cast<int>(ActiveIsa()) >= static_cast<int>(Isa::kAvx2);
+#else
+  return false;
+#endif
+}
+}  // namespace
+
+void GeluTanh(const float* x, float* out, int64_t n) {
+#if defined(RADIXLM_KERNELS_X86)
+  if (UseAvx2()) return cpu::avx2::GeluTanh(x, out, n);
+#endif
+  cpu::scalar::GeluTanh(x, out, n);
+}
+
+void Silu(const float* x, float* out, int64_t n) {
+#if defined(RADIXLM_KERNELS_X86)
+  if (UseAvx2()) return cpu::avx2::Silu(x, out, n);
+#endif
+  cpu::scalar::Silu(x, out, n);
+}
+
+void GeGlu(const float* gate, const float* up, float* out, int64_t n) {
+#if defined(RADIXLM_KERNELS_X86)
+  if (UseAvx2()) return cpu::avx2::GeGlu(gate, up, out, n);
+#endif
+  cpu::scalar::GeGlu(gate, up, out, n);
+}
+
+void SwiGlu(const float* gate, const float* up, float* out, int64_t n) {
+#if defined(RADIXLM_KERNELS_X86)
+  if (UseAvx2()) return cpu::avx2::SwiGlu(gate, up, out, n);
+#endif
+  cpu::scalar::SwiGlu(gate, up, out, n);
+}
+
+}  // namespace radixlm::kernels

@@ -1,0 +1,81 @@
+// AVX2 dot products of the 32-element block types with Q8_0 activations.
+// Per block: exact int32 partial sums in 8 lanes, converted to float and scaled by
+// d_w * d_x (FMA into float accumulators). Two independent accumulators hide FMA latency.
+#include "kernels/cpu/avx2_common.h"
+#include "kernels/cpu/isa.h"
+
+namespace radixlm::kernels::cpu::avx2 {
+namespace {
+
+inline __m256i LoadQ8(const int8_t* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+
+// Signed weight bytes of one block (element order) for the symmetric types.
+inline __m256i WeightBytes(const BlockQ4_0& b) {
+  return _mm256_sub_epi8(NibblesToBytes(b.qs), _mm256_set1_epi8(8));
+}
+inline __m256i WeightBytes(const BlockQ5_0& b) {
+  // nibble | (hbit ? 0 : 0xF0) == (nibble | hbit << 4) - 16 as int8.
+  const __m256i hi =
+      _mm256_andnot_si256(BitsToBytes(b.qh), _mm256_set1_epi8(static_cast<char>(0xF0)));
+  return _mm256_or_si256(NibblesToBytes(b.qs), hi);
+}
+inline __m256i WeightBytes(const BlockQ8_0& b) { return LoadQ8(b.qs); }
+
+template <typename Block>
+float DotSymmetric(int64_t n, const void* w, const void* x) {
+  const Block* a = static_cast<const Block*>(w);
+  const BlockQ8_0* y = static_cast<const BlockQ8_0*>(x);
+  const int64_t nb = n / kQK8_0;
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 2 <= nb; i += 2) {
+    const __m256 d0 = _mm256_set1_ps(HalfToFloat(a[i].d) * HalfToFloat(y[i].d));
+    const __m256 d1 = _mm256_set1_ps(HalfToFloat(a[i + 1].d) * HalfToFloat(y[i + 1].d));
+    const __m256i p0 = DotI8PairsI32(WeightBytes(a[i]), LoadQ8(y[i].qs));
+    const __m256i p1 = DotI8PairsI32(WeightBytes(a[i + 1]), LoadQ8(y[i + 1].qs));
+    acc0 = _mm256_fmadd_ps(d0, _mm256_cvtepi32_ps(p0), acc0);
+    acc1 = _mm256_fmadd_ps(d1, _mm256_cvtepi32_ps(p1), acc1);
+  }
+  if (i < nb) {
+    const __m256 d0 = _mm256_set1_ps(HalfToFloat(a[i].d) * HalfToFloat(y[i].d));
+    const __m256i p0 = DotI8PairsI32(WeightBytes(a[i]), LoadQ8(y[i].qs));
+    acc0 = _mm256_fmadd_ps(d0, _mm256_cvtepi32_ps(p0), acc0);
+  }
+  return HsumF32(_mm256_add_ps(acc0, acc1));
+}
+
+// Unsigned weight bytes of the offset types (value = d * q + m).
+inline __m256i WeightBytesU(const BlockQ4_1& b) { return NibblesToBytes(b.qs); }
+inline __m256i WeightBytesU(const BlockQ5_1& b) {
+  const __m256i hi = _mm256_and_si256(BitsToBytes(b.qh), _mm256_set1_epi8(0x10));
+  return _mm256_or_si256(NibblesToBytes(b.qs), hi);
+}
+
+template <typename Block>
+float DotOffset(int64_t n, const void* w, const void* x) {
+  const Block* a = static_cast<const Block*>(w);
+  const BlockQ8_0* y = static_cast<const BlockQ8_0*>(x);
+  const int64_t nb = n / kQK8_0;
+  __m256 acc = _mm256_setzero_ps(), acc_m = _mm256_setzero_ps();
+  for (int64_t i = 0; i < nb; ++i) {
+    const float dy = HalfToFloat(y[i].d);
+    const __m256i qy = LoadQ8(y[i].qs);
+    const __m256i p = DotU8I8I32(WeightBytesU(a[i]), qy);
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(HalfToFloat(a[i].d) * dy), _mm256_cvtepi32_ps(p), acc);
+    acc_m = _mm256_fmadd_ps(_mm256_set1_ps(HalfToFloat(a[i].m) * dy),
+                            _mm256_cvtepi32_ps(SumI8Quads(qy)), acc_m);
+  }
+  return HsumF32(_mm256_add_ps(acc, acc_m));
+}
+
+}  // namespace
+
+float DotQ4_0(int64_t n, const void* w, const void* x) { return DotSymmetric<BlockQ4_0>(n, w, x); }
+float DotQ5_0(int64_t n, const void* w, const void* x) { return DotSymmetric<BlockQ5_0>(n, w, x); }
+float DotQ8_0(int64_t n, const void* w, const void* x) { return DotSymmetric<BlockQ8_0>(n, w, x); }
+float DotQ4_1(int64_t n, const void* w, const void* x) { return DotOffset<BlockQ4_1>(n, w, x); }
+float DotQ5_1(int64_t n, const void* w, const void* x) { return DotOffset<BlockQ5_1>(n, w, x); }
+
+}  // namespace radixlm::kernels::cpu::avx2

@@ -1,0 +1,222 @@
+#include "kernels/dot.h"
+
+#include <cassert>
+#include <cstdlib>
+#include <cstring>
+
+#include "kernels/cpu/isa.h"
+
+namespace radixlm::kernels {
+namespace {
+
+Isa DetectIsa() {
+  Isa isa = Isa::kScalar;
+#if defined(RADIXLM_KERNELS_X86)
+  if (cpu::CpuHasAvx2()) isa = Isa::kAvx2;
+#if defined(RADIXLM_KERNELS_AVX512)
+  if (cpu::CpuHasAvx512()) isa = Isa::kAvx512;
+#endif
+#endif
+  if (const char* cap = std::getenv("RADIXLM_ISA")) {
+    Isa limit = Isa::kAvx512;
+    if (std::strcmp(cap, "scalar") == 0) limit = Isa::kScalar;
+    if (std::strcmp(cap, "avx2") == 0) limit = Isa::kAvx2;
+    if (static_cast<int>(limit) < static_cast<int>(isa)) isa = limit;
+  }
+  return isa;
+}
+
+VecDotFn ScalarFn(GgmlType t) {
+  namespace s = cpu::scalar;
+  switch (t) {
+    case GgmlType::kF32:
+      return s::DotF32;
+    case GgmlType::kF16:
+      return s::DotF16;
+    case GgmlType::kBF16:
+      return s::DotBf16;
+    case GgmlType::kQ4_0:
+      return s::DotQ4_0;
+    case GgmlType::kQ4_1:
+      return s::DotQ4_1;
+    case GgmlType::kQ5_0:
+      return s::DotQ5_0;
+    case GgmlType::kQ5_1:
+      return s::DotQ5_1;
+    case GgmlType::kQ8_0:
+      return s::DotQ8_0;
+    case GgmlType::kQ4_K:
+      return s::DotQ4K;
+    case GgmlType::kQ5_K:
+      return s::DotQ5K;
+    case GgmlType::kQ6_K:
+      return s::DotQ6K;
+    default:
+      return nullptr;
+  }
+}
+
+VecDotFn Avx2Fn(GgmlType t) {
+#if defined(RADIXLM_KERNELS_X86)
+  namespace a = cpu::avx2;
+  switch (t) {
+    case GgmlType::kF32:
+      return a::DotF32;
+    case GgmlType::kF16:
+      return a::DotF16;
+    case GgmlType::kBF16:
+      return a::DotBf16;
+    case GgmlType::kQ4_0:
+      return a::DotQ4_0;
+    case GgmlType::kQ4_1:
+      return a::DotQ4_1;
+    case GgmlType::kQ5_0:
+      return a::DotQ5_0;
+    case GgmlType::kQ5_1:
+      return a::DotQ5_1;
+    case GgmlType::kQ8_0:
+      return a::DotQ8_0;
+    case GgmlType::kQ4_K:
+      return a::DotQ4K;
+    case GgmlType::kQ5_K:
+      return a::DotQ5K;
+    case GgmlType::kQ6_K:
+      return a::DotQ6K;
+    default:
+      return nullptr;
+  }
+#else
+  return nullptr;
+#endif
+}
+
+VecDotFn Avx512Fn(GgmlType t) {
+#if defined(RADIXLM_KERNELS_X86) && defined(RADIXLM_KERNELS_AVX512)
+  namespace a = cpu::avx512;
+  switch (t) {
+    case GgmlType::kF32:
+      return a::DotF32;
+    case GgmlType::kF16:
+      return a::DotF16;
+    case GgmlType::kQ4_0:
+      return a::DotQ4_0;
+    case GgmlType::kQ5_0:
+      return a::DotQ5_0;
+    case GgmlType::kQ8_0:
+      return a::DotQ8_0;
+    default:
+      return nullptr;
+  }
+#else
+  return nullptr;
+#endif
+}
+
+constexpr int kMaxTypeId = 32;
+
+struct DispatchTable {
+  VecDotFn fns[kMaxTypeId] = {};
+  DispatchTable() {
+    const Isa isa = ActiveIsa();
+    for (uint32_t id = 0; id < kMaxTypeId; ++id) {
+      const auto t = static_cast<GgmlType>(id);
+      VecDotFn fn = nullptr;
+      if (isa == Isa::kAvx512) fn = Avx512Fn(t);
+      if (fn == nullptr && static_cast<int>(isa) >= static_cast<int>(Isa::kAvx2)) fn = Avx2Fn(t);
+      if (fn == nullptr) fn = ScalarFn(t);
+      fns[id] = fn;
+    }
+  }
+};
+
+const DispatchTable& Table() {
+  static const DispatchTable table;
+  return table;
+}
+
+}  // namespace
+
+GgmlType ActivationType(GgmlType weight_type) {
+  switch (weight_type) {
+    case GgmlType::kF32:
+    case GgmlType::kF16:
+    case GgmlType::kBF16:
+      return GgmlType::kF32;
+    case GgmlType::kQ4_0:
+    case GgmlType::kQ4_1:
+    case GgmlType::kQ5_0:
+    case GgmlType::kQ5_1:
+    case GgmlType::kQ8_0:
+      return GgmlType::kQ8_0;
+    case GgmlType::kQ4_K:
+    case GgmlType::kQ5_K:
+    case GgmlType::kQ6_K:
+      return GgmlType::kQ8_K;
+    default:
+      assert(false && "ActivationType: unsupported weight type");
+      return GgmlType::kF32;
+  }
+}
+
+const char* IsaName(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar:
+      return "scalar";
+    case Isa::kAvx2:
+      return "avx2";
+    case Isa::kAvx512:
+      return "avx512";
+  }
+  return "?";
+}
+
+Isa ActiveIsa() {
+  static const Isa isa = DetectIsa();
+  return isa;
+}
+
+bool IsaAvailable(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar:
+      return true;
+    case Isa::kAvx2:
+#if defined(RADIXLM_KERNELS_X86)
+      return cpu::CpuHasAvx2();
+#else
+      return false;
+#endif
+    case Isa::kAvx512:
+#if defined(RADIXLM_KERNELS_X86) && defined(RADIXLM_KERNELS_AVX512)
+      return cpu::CpuHasAvx512();
+#else
+      return false;
+#endif
+  }
+  return false;
+}
+
+VecDotFn GetVecDotFn(GgmlType weight_type) {
+  const auto id = static_cast<uint32_t>(weight_type);
+  return id < kMaxTypeId ? Table().fns[id] : nullptr;
+}
+
+float VecDot(GgmlType weight_type, int64_t n, const void* weight_row, const void* x) {
+  VecDotFn fn = GetVecDotFn(weight_type);
+  assert(fn != nullptr);
+  return fn(n, weight_row, x);
+}
+
+VecDotFn GetVecDotFnForIsa(GgmlType weight_type, Isa isa) {
+  if (!IsaAvailable(isa)) return nullptr;
+  switch (isa) {
+    case Isa::kScalar:
+      return ScalarFn(weight_type);
+    case Isa::kAvx2:
+      return Avx2Fn(weight_type);
+    case Isa::kAvx512:
+      return Avx512Fn(weight_type);
+  }
+  return nullptr;
+}
+
+}  // namespace radixlm::kernels

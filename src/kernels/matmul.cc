@@ -1,0 +1,143 @@
+#include "kernels/matmul.h"
+
+#include <algorithm>
+#include <cassert>
+#include <vector>
+
+#include "kernels/dot.h"
+#include "kernels/quant.h"
+
+namespace radixlm::kernels {
+namespace {
+
+// Rows per inner block: these weight rows stay in L1 while a tile of tokens streams past.
+constexpr int64_t kRowBlock = 16;
+// Rows per scheduling grain of the parallel split (keeps blocks whole across threads).
+constexpr int64_t kRowGrain = 16;
+
+// Per-calling-thread scratch for quantized activations; grows, never shrinks.
+struct Scratch {
+  std::vector<uint8_t> q8_0;
+  std::vector<uint8_t> q8_k;
+};
+thread_local Scratch t_scratch;
+
+struct QuantizedInput {
+  const uint8_t* data = nullptr;
+  size_t row_stride = 0;  // bytes between tokens
+};
+
+// Quantizes x: [n_tokens, cols] into `act` format (or returns x itself for F32).
+QuantizedInput PrepareInput(GgmlType act, const float* x, int64_t n_tokens, int64_t cols,
+                            ThreadPool* pool) {
+  if (act == GgmlType::kF32) {
+    return {reinterpret_cast<const uint8_t*>(x), static_cast<size_t>(cols) * sizeof(float)};
+  }
+  const size_t stride = RowBytes(act, cols);
+  std::vector<uint8_t>& buf = act == GgmlType::kQ8_0 ? t_scratch.q8_0 : t_scratch.q8_k;
+  if (buf.size() < stride * static_cast<size_t>(n_tokens)) {
+    buf.resize(stride * static_cast<size_t>(n_tokens));
+  }
+  uint8_t* dst = buf.data();
+  auto quantize = [&](int64_t t0, int64_t t1, int) {
+    for (int64_t t = t0; t < t1; ++t) {
+      if (act == GgmlType::kQ8_0) {
+        QuantizeRowQ8_0(x + t * cols, reinterpret_cast<BlockQ8_0*>(dst + t * stride), cols);
+      } else {
+        QuantizeRowQ8K(x + t * cols, reinterpret_cast<BlockQ8K*>(dst + t * stride), cols);
+      }
+    }
+  };
+  // Quantizing one token costs about as much as a thread wakeup; parallelize only big batches.
+  if (n_tokens >= 16) {
+    ParallelFor(pool, n_tokens, 1, quantize);
+  } else {
+    quantize(0, n_tokens, 0);
+  }
+  return {dst, stride};
+}
+
+// y[t, r] for r in [r0, r1), all tokens.
+void ComputeRows(const WeightMatrix& w, VecDotFn dot, const QuantizedInput& in, int64_t n_tokens,
+                 float* y, int64_t r0, int64_t r1) {
+  const auto* wdata = static_cast<const uint8_t*>(w.data);
+  if (n_tokens == 1) {
+    for (int64_t r = r0; r < r1; ++r) y[r] = dot(w.cols, wdata + r * w.row_bytes, in.data);
+    return;
+  }
+  for (int64_t rb = r0; rb < r1; rb += kRowBlock) {
+    const int64_t re = std::min(r1, rb + kRowBlock);
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      const uint8_t* xt = in.data + t * in.row_stride;
+      float* yt = y + t * w.rows;
+      for (int64_t r = rb; r < re; ++r) yt[r] = dot(w.cols, wdata + r * w.row_bytes, xt);
+    }
+  }
+}
+
+}  // namespace
+
+WeightMatrix MakeWeightMatrix(GgmlType type, const void* data, int64_t rows, int64_t cols) {
+  return WeightMatrix{type, data, rows, cols, RowBytes(type, cols)};
+}
+
+void MatMul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, ThreadPool* pool) {
+  const MatMulOutput out{&w, y};
+  MatMulMulti(std::span<const MatMulOutput>(&out, 1), x, n_tokens, pool);
+}
+
+void MatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t n_tokens,
+                 ThreadPool* pool) {
+  if (n_tokens <= 0 || outputs.empty()) return;
+  constexpr int kMaxOutputs = 8;
+  assert(outputs.size() <= kMaxOutputs);
+  const int64_t cols = outputs[0].w->cols;
+
+  // Quantize the input once per activation format in use.
+  QuantizedInput inputs[3];  // F32, Q8_0, Q8_K
+  bool have[3] = {false, false, false};
+  QuantizedInput per_output[kMaxOutputs];
+  VecDotFn fns[kMaxOutputs];
+  int64_t row_offset[kMaxOutputs + 1];
+  row_offset[0] = 0;
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const WeightMatrix& w = *outputs[k].w;
+    assert(w.cols == cols);
+    assert(w.row_bytes == RowBytes(w.type, w.cols));
+    const GgmlType act = ActivationType(w.type);
+    const int slot = act == GgmlType::kF32 ? 0 : act == GgmlType::kQ8_0 ? 1 : 2;
+    if (!have[slot]) {
+      inputs[slot] = PrepareInput(act, x, n_tokens, cols, pool);
+      have[slot] = true;
+    }
+    per_output[k] = inputs[slot];
+    fns[k] = GetVecDotFn(w.type);
+    assert(fns[k] != nullptr);
+    // Each output's rows are rounded up to whole grains so a grain never spans two outputs.
+    row_offset[k + 1] = row_offset[k] + (w.rows + kRowGrain - 1) / kRowGrain * kRowGrain;
+  }
+  const int n_out = static_cast<int>(outputs.size());
+
+  ParallelFor(pool, row_offset[n_out], kRowGrain, [&](int64_t begin, int64_t end, int) {
+    for (int k = 0; k < n_out; ++k) {
+      const int64_t b = std::max(begin, row_offset[k]);
+      const int64_t e = std::min(end, row_offset[k + 1]);
+      if (b >= e) continue;
+      const WeightMatrix& w = *outputs[k].w;
+      const int64_t r0 = b - row_offset[k];
+      const int64_t r1 = std::min(w.rows, e - row_offset[k]);
+      if (r0 < r1) ComputeRows(w, fns[k], per_output[k], n_tokens, outputs[k].y, r0, r1);
+    }
+  });
+}
+
+void GetRows(const WeightMatrix& w, const int32_t* ids, int64_t n, float* out) {
+  const auto* wdata = static_cast<const uint8_t*>(w.data);
+  for (int64_t i = 0; i < n; ++i) {
+    assert(ids[i] >= 0 && ids[i] < w.rows);
+    DequantizeRow(w.type, wdata + static_cast<int64_t>(ids[i]) * w.row_bytes, out + i * w.cols,
+                  w.cols);
+  }
+}
+
+}  // namespace radixlm::kernels

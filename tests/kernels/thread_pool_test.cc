@@ -1,0 +1,91 @@
+#include "util/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+#include <thread>
+#include <vector>
+
+namespace radixlm {
+namespace {
+
+TEST(ThreadPool, CoversRangeExactlyOnceWithGrainAlignedChunks) {
+  for (int threads : {1, 2, 3, 5}) {
+    ThreadPool pool(threads);
+    EXPECT_EQ(pool.size(), threads);
+    for (int64_t n : {0, 1, 2, 7, 64, 1000, 1001}) {
+      for (int64_t grain : {1, 4, 16}) {
+        std::vector<std::atomic<int>> hits(n);
+        std::atomic<int> calls{0};
+        pool.ParallelFor(n, grain, [&](int64_t b, int64_t e, int tid) {
+          EXPECT_GE(tid, 0);
+          EXPECT_LT(tid, threads);
+          EXPECT_EQ(b % grain, 0);
+          EXPECT_TRUE(e == n || e % grain == 0);
+          for (int64_t i = b; i < e; ++i) hits[i].fetch_add(1);
+          calls.fetch_add(1);
+        });
+        for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << n << " " << grain;
+        EXPECT_LE(calls.load(), threads);
+      }
+    }
+  }
+}
+
+TEST(ThreadPool, UsesDistinctThreadIdsAndRealThreads) {
+  ThreadPool pool(3);
+  std::mutex mu;
+  std::set<int> ids;
+  std::set<std::thread::id> os_ids;
+  pool.ParallelFor(3, [&](int64_t, int64_t, int tid) {
+    std::lock_guard<std::mutex> lock(mu);
+    ids.insert(tid);
+    os_ids.insert(std::this_thread::get_id());
+  });
+  EXPECT_EQ(ids.size(), 3u);
+  EXPECT_EQ(os_ids.size(), 3u);
+}
+
+TEST(ThreadPool, ManyBackToBackJobsAndNesting) {
+  ThreadPool pool(2);
+  std::atomic<int64_t> total{0};
+  for (int iter = 0; iter < 2000; ++iter) {
+    pool.ParallelFor(10, [&](int64_t b, int64_t e, int) {
+      // Nested calls run inline on the calling thread.
+      pool.ParallelFor(e - b, [&](int64_t b2, int64_t e2, int tid) {
+        EXPECT_EQ(tid, 0);
+        total.fetch_add(e2 - b2);
+      });
+    });
+  }
+  EXPECT_EQ(total.load(), 20000);
+}
+
+TEST(ThreadPool, ConcurrentCallersAreSerialized) {
+  ThreadPool pool(2);
+  std::atomic<int64_t> total{0};
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 3; ++c) {
+    callers.emplace_back([&] {
+      for (int i = 0; i < 200; ++i) {
+        pool.ParallelFor(100, [&](int64_t b, int64_t e, int) { total.fetch_add(e - b); });
+      }
+    });
+  }
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(total.load(), 3 * 200 * 100);
+}
+
+TEST(ThreadPool, NullPoolHelperRunsInline) {
+  int64_t seen = -1;
+  ParallelFor(nullptr, 42, 1, [&](int64_t b, int64_t e, int tid) {
+    EXPECT_EQ(b, 0);
+    EXPECT_EQ(tid, 0);
+    seen = e;
+  });
+  EXPECT_EQ(seen, 42);
+}
+
+}  // namespace
+}  // namespace radixlm
