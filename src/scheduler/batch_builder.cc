@@ -1,0 +1,47 @@
+#include "scheduler/batch_builder.h"
+
+#include <cassert>
+
+namespace radixlm {
+
+model::LogitsMode ChunkLogitsMode(const Request& req, int64_t begin, int64_t end) {
+  // Input logprobs read rows [first_logprob_row, prompt_len - 1).
+  if (req.wants_input_logprobs() && end > req.first_logprob_row() && begin < req.prompt_len) {
+    return model::LogitsMode::kAll;
+  }
+  const bool final = end == req.fill_len;
+  const bool samples = req.max_new_tokens > req.output_len();
+  return final && samples ? model::LogitsMode::kLast : model::LogitsMode::kNone;
+}
+
+void BuildForwardBatch(std::span<Request* const> decodes, std::span<const PrefillChunk> chunks,
+                       const ReqToTokenTable& table, model::ForwardBatch* batch) {
+  batch->sequences.clear();
+  batch->sequences.reserve(decodes.size() + chunks.size());
+  for (const Request* req : decodes) {
+    assert(req->state == RequestState::kDecoding);
+    assert(req->kv_len + 1 == static_cast<int64_t>(req->token_ids.size()));
+    const std::span<const int32_t> row = table.Row(req->cache.req_pool_index);
+    model::SequenceInput seq;
+    seq.tokens = std::span<const int32_t>(req->token_ids).subspan(req->kv_len, 1);
+    seq.new_slots = row.subspan(req->kv_len, 1);
+    seq.prefix_slots = row.first(req->kv_len);
+    seq.logits = model::LogitsMode::kLast;
+    batch->sequences.push_back(seq);
+  }
+  for (const PrefillChunk& chunk : chunks) {
+    const Request* req = chunk.req;
+    assert(req->state == RequestState::kPrefilling);
+    assert(chunk.begin == req->kv_len && chunk.end > chunk.begin && chunk.end <= req->fill_len);
+    const std::span<const int32_t> row = table.Row(req->cache.req_pool_index);
+    const auto n = static_cast<size_t>(chunk.end - chunk.begin);
+    model::SequenceInput seq;
+    seq.tokens = std::span<const int32_t>(req->token_ids).subspan(chunk.begin, n);
+    seq.new_slots = row.subspan(chunk.begin, n);
+    seq.prefix_slots = row.first(chunk.begin);
+    seq.logits = chunk.logits;
+    batch->sequences.push_back(seq);
+  }
+}
+
+}  // namespace radixlm

@@ -1,0 +1,125 @@
+#include "scheduler/fake_model_runner.h"
+
+#include <algorithm>
+#include <string>
+
+namespace radixlm {
+namespace {
+
+uint64_t SplitMix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+FakeModelRunner::FakeModelRunner(const FakeModelConfig& config)
+    : config_(config), kv_(static_cast<size_t>(std::max<int64_t>(config.kv_slots, 1))) {}
+
+uint64_t FakeModelRunner::InitialHash() { return 0x5eed5eed5eedULL; }
+
+uint64_t FakeModelRunner::ExtendHash(uint64_t hash, int32_t token, int64_t position) {
+  return SplitMix64(hash ^ (static_cast<uint64_t>(static_cast<uint32_t>(token)) << 20) ^
+                    static_cast<uint64_t>(position));
+}
+
+void FakeModelRunner::FillLogits(uint64_t hash, float* logits) const {
+  for (int32_t t = 0; t < config_.vocab_size; ++t) {
+    const uint64_t r = SplitMix64(hash + 0x1234567ULL * static_cast<uint64_t>(t + 1));
+    logits[t] = static_cast<float>(r >> 40) * (8.0f / static_cast<float>(1 << 24));
+  }
+}
+
+std::vector<int32_t> FakeModelRunner::ReferenceGreedy(std::span<const int32_t> prompt,
+                                                      int64_t n) const {
+  uint64_t h = InitialHash();
+  int64_t pos = 0;
+  for (int32_t t : prompt) h = ExtendHash(h, t, pos++);
+  std::vector<float> logits(config_.vocab_size);
+  std::vector<int32_t> out;
+  for (int64_t i = 0; i < n; ++i) {
+    FillLogits(h, logits.data());
+    const auto best = static_cast<int32_t>(
+        std::max_element(logits.begin(), logits.end()) - logits.begin());
+    out.push_back(best);
+    h = ExtendHash(h, best, pos++);
+  }
+  return out;
+}
+
+Status FakeModelRunner::Forward(const model::ForwardBatch& batch, model::ForwardOutput* out) {
+  if (fail_next_) {
+    fail_next_ = false;
+    return Internal("fake forward failure");
+  }
+  if (batch.sequences.empty()) return InvalidArgument("empty batch");
+  const int64_t vocab = config_.vocab_size;
+  int64_t n_tokens = 0, n_rows = 0;
+  for (size_t s = 0; s < batch.sequences.size(); ++s) {
+    const model::SequenceInput& seq = batch.sequences[s];
+    const std::string where = "sequence " + std::to_string(s) + ": ";
+    if (seq.tokens.empty() || seq.tokens.size() != seq.new_slots.size()) {
+      return InvalidArgument(where + "tokens / new_slots mismatch");
+    }
+    const int64_t n_new = static_cast<int64_t>(seq.tokens.size());
+    if (static_cast<int64_t>(seq.prefix_slots.size()) + n_new > config_.context_length) {
+      return InvalidArgument(where + "beyond the context length");
+    }
+    for (int32_t t : seq.tokens) {
+      if (t < 0 || t >= vocab) return InvalidArgument(where + "token out of range");
+    }
+    n_tokens += n_new;
+    n_rows += seq.logits == model::LogitsMode::kAll    ? n_new
+              : seq.logits == model::LogitsMode::kLast ? 1
+                                                       : 0;
+    max_chunk_tokens_ = std::max(max_chunk_tokens_, n_new);
+  }
+  if (n_tokens > config_.max_batch_tokens) return InvalidArgument("batch too large");
+  ++forward_calls_;
+  tokens_computed_ += n_tokens;
+  max_tokens_per_batch_ = std::max(max_tokens_per_batch_, n_tokens);
+  max_sequences_per_batch_ =
+      std::max<int64_t>(max_sequences_per_batch_, static_cast<int64_t>(batch.sequences.size()));
+
+  out->vocab_size = vocab;
+  out->n_rows = n_rows;
+  out->logits.resize(static_cast<size_t>(std::max<int64_t>(n_rows, 1) * vocab));
+  out->row_offset.assign(batch.sequences.size(), 0);
+  out->row_count.assign(batch.sequences.size(), 0);
+
+  int64_t row = 0;
+  for (size_t s = 0; s < batch.sequences.size(); ++s) {
+    const model::SequenceInput& seq = batch.sequences[s];
+    const std::string where = "sequence " + std::to_string(s) + ": ";
+    uint64_t h = InitialHash();
+    int64_t pos = 0;
+    for (int32_t slot : seq.prefix_slots) {
+      if (slot <= 0 || slot >= config_.kv_slots) return Internal(where + "bad prefix slot");
+      const SlotKv& kv = kv_[slot];
+      if (kv.position != pos || kv.hash != ExtendHash(h, kv.token, pos)) {
+        return Internal(where + "prefix slot " + std::to_string(slot) + " at position " +
+                        std::to_string(pos) + " holds someone else's KV");
+      }
+      h = kv.hash;
+      ++pos;
+    }
+    out->row_offset[s] = row;
+    const int64_t n_new = static_cast<int64_t>(seq.tokens.size());
+    for (int64_t i = 0; i < n_new; ++i) {
+      const int32_t slot = seq.new_slots[i];
+      if (slot <= 0 || slot >= config_.kv_slots) return Internal(where + "bad new slot");
+      h = ExtendHash(h, seq.tokens[i], pos);
+      kv_[slot] = SlotKv{seq.tokens[i], pos, h};
+      ++pos;
+      const bool want = seq.logits == model::LogitsMode::kAll ||
+                        (seq.logits == model::LogitsMode::kLast && i == n_new - 1);
+      if (want) FillLogits(h, out->logits.data() + (row++) * vocab);
+    }
+    out->row_count[s] = row - out->row_offset[s];
+  }
+  return Status::Ok();
+}
+
+}  // namespace radixlm

@@ -1,0 +1,75 @@
+// FakeModelRunner: a deterministic stand-in for the model, for scheduler / engine / server
+// tests.
+//
+// Its "KV cache" stores, per slot, the token, its position and a rolling hash of the whole
+// sequence up to it. Forward() checks every prefix slot it is given (right position, hash
+// chain intact — so a slot freed and reused while still referenced, or a prefix pointing at
+// another sequence's KV, is an Internal error), appends the new tokens, and returns logits that
+// are a pseudo-random function of the full token sequence. The greedy output therefore depends
+// on every prefix token being right, and ReferenceGreedy() gives the expected output of any
+// prompt without batching or caching.
+//
+// It also counts what it computed (forwards, tokens, per-batch maxima) for tests.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "scheduler/model_runner.h"
+
+namespace radixlm {
+
+struct FakeModelConfig {
+  int32_t vocab_size = 64;
+  int64_t context_length = 4096;
+  int64_t max_batch_tokens = 1 << 20;
+  int64_t kv_slots = 0;  // >= the pool's storage_slots()
+};
+
+class FakeModelRunner : public ModelRunner {
+ public:
+  explicit FakeModelRunner(const FakeModelConfig& config);
+
+  int32_t vocab_size() const override { return config_.vocab_size; }
+  int64_t context_length() const override { return config_.context_length; }
+  int64_t max_batch_tokens() const override { return config_.max_batch_tokens; }
+  int64_t kv_slots() const override { return config_.kv_slots; }
+  Status Forward(const model::ForwardBatch& batch, model::ForwardOutput* out) override;
+
+  // The logits after a sequence whose rolling hash is `hash` ([vocab] values in [0, 8)).
+  void FillLogits(uint64_t hash, float* logits) const;
+  static uint64_t InitialHash();
+  static uint64_t ExtendHash(uint64_t hash, int32_t token, int64_t position);
+  // Greedy continuation of `prompt` by n tokens (argmax, ties to the lowest id), computed
+  // directly — what any correct schedule must produce for a greedy request.
+  std::vector<int32_t> ReferenceGreedy(std::span<const int32_t> prompt, int64_t n) const;
+
+  // The next Forward() fails with Internal (to test error handling).
+  void FailNextForward() { fail_next_ = true; }
+
+  int64_t forward_calls() const { return forward_calls_; }
+  int64_t tokens_computed() const { return tokens_computed_; }
+  int64_t max_tokens_per_batch() const { return max_tokens_per_batch_; }
+  int64_t max_sequences_per_batch() const { return max_sequences_per_batch_; }
+  // Most new tokens of one sequence in one forward (the largest prefill chunk).
+  int64_t max_chunk_tokens() const { return max_chunk_tokens_; }
+
+ private:
+  struct SlotKv {
+    int32_t token = -1;
+    int64_t position = -1;
+    uint64_t hash = 0;
+  };
+
+  FakeModelConfig config_;
+  std::vector<SlotKv> kv_;
+  bool fail_next_ = false;
+  int64_t forward_calls_ = 0;
+  int64_t tokens_computed_ = 0;
+  int64_t max_tokens_per_batch_ = 0;
+  int64_t max_sequences_per_batch_ = 0;
+  int64_t max_chunk_tokens_ = 0;
+};
+
+}  // namespace radixlm

@@ -1,0 +1,37 @@
+// FakeTokenTextCodec: a tiny fixed vocabulary for tests of the scheduler, engine and server.
+//
+// 64 tokens: 0 <pad>, 1 <eos> (the EOG id), 2 <bos> (special); 3..28 'a'..'z'; 29 ' ';
+// 30 '\n'; 31..40 '0'..'9'; 41 '.'; 42 ','; 43 "ab"; 44 "the"; 45 "ing"; 46 and 47 the two
+// bytes of "é" (so a character can span tokens); 48..63 'A'..'P'. Encode maps each byte of the
+// text to its single-character token (after a BOS) and rejects other bytes, except that "é"
+// becomes tokens 46 47. Decoding is UTF-8 safe: an incomplete character is held back.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scheduler/token_text.h"
+
+namespace radixlm {
+
+class FakeTokenTextCodec : public TokenTextCodec {
+ public:
+  static constexpr int32_t kVocabSize = 64;
+  static constexpr int32_t kPad = 0;
+  static constexpr int32_t kEos = 1;
+  static constexpr int32_t kBos = 2;
+
+  StatusOr<std::vector<int32_t>> Encode(std::string_view text) const override;
+  std::unique_ptr<TokenTextDecoder> NewDecoder(const SamplingParams& params) const override;
+  std::vector<int32_t> eog_token_ids() const override { return {kEos}; }
+  std::string TokenText(int32_t token) const override;
+
+  // Concatenated text of tokens (special tokens skipped), for test expectations.
+  std::string Decode(const std::vector<int32_t>& tokens) const;
+  static bool IsSpecial(int32_t token) { return token >= 0 && token <= 2; }
+};
+
+}  // namespace radixlm

@@ -1,0 +1,39 @@
+// ModelRunner: the forward pass as the scheduler sees it. One virtual call per batch.
+//
+// Implementations: ModelBackedRunner (the real Model plus its KvCache, model_backed_runner.h)
+// and FakeModelRunner (a deterministic stand-in for tests, fake_model_runner.h).
+//
+// Contract: Forward() runs every sequence of the batch one step, writing the K/V of the new
+// tokens into the slots the batch names (which the scheduler took from its KvPool) and filling
+// `out` with the logits the batch asks for (see model/forward_batch.h). The runner owns the KV
+// storage; it has at least kv_slots() slots, which must cover KvPool::storage_slots().
+// Called only from the scheduler thread.
+#pragma once
+
+#include <cstdint>
+
+#include "model/forward_batch.h"
+#include "util/status.h"
+#include "util/thread_pool.h"
+
+namespace radixlm {
+
+class ModelRunner {
+ public:
+  virtual ~ModelRunner() = default;
+
+  virtual int32_t vocab_size() const = 0;
+  // Most positions one sequence may have (the model's context length, or less).
+  virtual int64_t context_length() const = 0;
+  // Most new tokens one Forward() accepts, summed over its sequences.
+  virtual int64_t max_batch_tokens() const = 0;
+  // KV slots the runner's storage has.
+  virtual int64_t kv_slots() const = 0;
+
+  virtual Status Forward(const model::ForwardBatch& batch, model::ForwardOutput* out) = 0;
+
+  // Worker threads the scheduler may borrow between forwards (for sampling); null: none.
+  virtual ThreadPool* thread_pool() { return nullptr; }
+};
+
+}  // namespace radixlm

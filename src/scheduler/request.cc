@@ -1,0 +1,25 @@
+#include "scheduler/request.h"
+
+#include <algorithm>
+
+namespace radixlm {
+
+Request::Request(RequestInput input, int64_t effective_max_new_tokens, uint64_t seed_value)
+    : in(std::move(input)), max_new_tokens(effective_max_new_tokens), seed(seed_value) {
+  token_ids = in.input_ids;
+  prompt_len = static_cast<int64_t>(token_ids.size());
+  token_ids.reserve(prompt_len + std::min<int64_t>(max_new_tokens, 1 << 16));
+  in.input_ids.clear();
+  in.input_ids.shrink_to_fit();  // token_ids is the one copy
+  cache.priority = in.priority;
+  if (in.params.repetition_penalty != 1.0f) penalties.SetPromptTokens(prompt());
+}
+
+int64_t Request::MaxPrefixLen() const {
+  const int64_t all = static_cast<int64_t>(token_ids.size());
+  int64_t limit = all - 1;
+  if (wants_input_logprobs()) limit = std::min(limit, first_logprob_row());
+  return std::max<int64_t>(limit, 0);
+}
+
+}  // namespace radixlm

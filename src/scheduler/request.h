@@ -1,0 +1,109 @@
+// Request: the scheduler's state for one generation request (SGLang's Req).
+//
+// Lifecycle:  kWaiting ──admit──► kPrefilling ──last chunk──► kDecoding ──► kFinished
+//                ▲                    │ (chunks)                  │
+//                └──── retract ───────┴───────────────────────────┘
+// A waiting request holds no KV. Admission matches its tokens against the radix tree, locks the
+// matched prefix (cache.last_node), takes a ReqToTokenTable row and slots for the first chunk.
+// A prefilling request's KV covers token_ids[0, kv_len) and grows chunk by chunk up to
+// fill_len; a decoding request's KV covers every token but the newest output, which is the
+// input of its next decode step (kv_len == token_ids.size() - 1). Retraction hands its KV to the
+// tree and sends it back to waiting with its outputs kept: it later re-prefills prompt + outputs
+// and goes on exactly where it stopped.
+//
+// Owned by the Scheduler; touched only by the scheduler thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cache/radix_cache.h"
+#include "sampling/penalty_state.h"
+#include "sampling/sampling_params.h"
+#include "scheduler/request_output.h"
+#include "scheduler/stop_checker.h"
+
+namespace radixlm {
+
+// What a caller submits to the scheduler. params must have passed SamplingParams::Validate.
+struct RequestInput {
+  uint64_t id = 0;  // unique among live requests
+  std::vector<int32_t> input_ids;
+  SamplingParams params;
+  bool return_logprob = false;
+  int32_t logprob_start_len = -1;  // first prompt position with an input logprob; -1: none
+  int32_t top_logprobs_num = 0;
+  int32_t priority = 0;  // higher first under --schedule-policy priority; also eviction priority
+  std::optional<uint64_t> seed;  // nullopt: ResolveSeed(params)
+  // n > 1: do not admit this request before request `prefill_after` has prefilled its prompt
+  // (it then finds the prompt in the tree instead of computing it again).
+  std::optional<uint64_t> prefill_after;
+};
+
+enum class RequestState { kWaiting, kPrefilling, kDecoding, kFinished };
+
+struct Request {
+  Request(RequestInput input, int64_t effective_max_new_tokens, uint64_t seed);
+
+  RequestInput in;
+  RequestState state = RequestState::kWaiting;
+  std::vector<int32_t> token_ids;  // prompt, then outputs
+  int64_t prompt_len = 0;
+  int64_t max_new_tokens = 0;  // after clamping to the context length
+  uint64_t seed = 0;
+
+  // --- KV (valid while prefilling or decoding) ---
+  CacheRequest cache;
+  int64_t kv_len = 0;    // token_ids[0, kv_len) have KV in the row
+  int64_t fill_len = 0;  // prefill target: prompt + outputs at admission
+
+  // --- accounting ---
+  bool prompt_prefilled = false;   // the whole prompt had KV once (n > 1 siblings wait for it)
+  bool input_logprobs_done = false;
+  bool admitted_once = false;
+  int64_t cached_tokens = 0;  // prompt tokens taken from the cache at the first admission
+  int32_t retractions = 0;
+
+  // --- scheduling ---
+  uint64_t arrival_seq = 0;
+  double arrival_time = 0;  // seconds, scheduler clock
+  int32_t skipped_passes = 0;
+  int64_t match_len = -1;         // cached MatchPrefix length; -1: never matched
+  uint64_t match_version = 0;     // tree version when match_len was computed
+  RadixNode* match_node = nullptr;  // valid only within the pass that set it (dfs-weight)
+
+  // --- outputs ---
+  PenaltyState penalties;
+  StopChecker stop;
+  std::vector<LogprobEntry> input_logprobs;   // accumulated over the prompt's chunks
+  std::vector<LogprobEntry> output_logprobs;  // produced since the last RequestOutput
+  size_t reported_tokens = 0;                 // outputs already reported
+  bool input_logprobs_reported = false;
+  std::optional<FinishReason> finish;
+
+  int64_t output_len() const { return static_cast<int64_t>(token_ids.size()) - prompt_len; }
+  std::span<const int32_t> prompt() const {
+    return std::span<const int32_t>(token_ids).first(prompt_len);
+  }
+  std::span<const int32_t> output_ids() const {
+    return std::span<const int32_t>(token_ids).subspan(prompt_len);
+  }
+  // Tokens the next decode steps may still add (for memory reserves).
+  int64_t remaining_new_tokens() const { return max_new_tokens - output_len(); }
+  // Input logprobs still to be computed during the coming prefill.
+  bool wants_input_logprobs() const {
+    return in.return_logprob && in.logprob_start_len >= 0 && !input_logprobs_done;
+  }
+  // First position whose logits row an input logprob needs (row p-1 scores token p).
+  int64_t first_logprob_row() const {
+    return in.logprob_start_len > 0 ? in.logprob_start_len - 1 : 0;
+  }
+  // The longest prefix the cache may supply for the next prefill: all tokens but the last
+  // (whose logits are needed), and none of the rows input logprobs need.
+  int64_t MaxPrefixLen() const;
+};
+
+}  // namespace radixlm

@@ -1,0 +1,311 @@
+// Scheduler: construction, request lifecycle (add / abort / finish), flush, stats, invariants
+// and the round driver. Admission, memory and result processing live in scheduler_*.cc.
+#include "scheduler/scheduler.h"
+
+#include <algorithm>
+#include <cassert>
+#include <chrono>
+
+#include "sampling/sampler.h"
+
+namespace radixlm {
+namespace {
+
+double SteadySeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerConfig& config,
+                                                       ModelRunner* runner,
+                                                       const TokenTextCodec* codec,
+                                                       OutputSink sink) {
+  if (runner == nullptr) return InvalidArgument("scheduler needs a model runner");
+  RADIXLM_RETURN_IF_ERROR(config.Validate());
+  int64_t context = runner->context_length();
+  if (config.context_length > 0) context = std::min(context, config.context_length);
+  if (context < 2) return InvalidArgument("context length must be at least 2");
+  if (runner->max_batch_tokens() < config.max_running_requests + config.page_size) {
+    return InvalidArgument("the runner's max batch tokens (" +
+                           std::to_string(runner->max_batch_tokens()) +
+                           ") must exceed max_running_requests + page_size");
+  }
+  RADIXLM_ASSIGN_OR_RETURN(
+      KvPool pool, KvPool::Create({.size = config.max_total_tokens, .page_size = config.page_size}));
+  if (runner->kv_slots() < pool.storage_slots()) {
+    return InvalidArgument("the runner's KV storage has " + std::to_string(runner->kv_slots()) +
+                           " slots; the pool needs " + std::to_string(pool.storage_slots()));
+  }
+  RADIXLM_ASSIGN_OR_RETURN(
+      ReqToTokenTable table,
+      ReqToTokenTable::Create({.max_requests = config.max_running_requests,
+                               .max_context_len = static_cast<int32_t>(context)}));
+  return std::unique_ptr<Scheduler>(new Scheduler(config, runner, codec, std::move(sink),
+                                                  std::move(pool), std::move(table), context));
+}
+
+Scheduler::Scheduler(const SchedulerConfig& config, ModelRunner* runner,
+                     const TokenTextCodec* codec, OutputSink sink, KvPool pool,
+                     ReqToTokenTable table, int64_t context_length)
+    : config_(config),
+      runner_(runner),
+      codec_(codec),
+      sink_(std::move(sink)),
+      context_length_(context_length),
+      clock_(SteadySeconds),
+      pool_(std::move(pool)),
+      table_(std::move(table)),
+      rng_(config.random_seed),
+      new_token_ratio_(config.init_new_token_ratio),
+      sampler_(runner->vocab_size(),
+               runner->thread_pool() != nullptr ? runner->thread_pool()->size() : 1) {
+  if (codec_ != nullptr) eog_token_ids_ = codec_->eog_token_ids();
+  cache_ = std::make_unique<RadixCache>(RadixCacheConfig{
+      .page_size = config.page_size,
+      .disable = config.disable_radix_cache,
+      .eviction_policy = config.radix_eviction_policy,
+  });
+}
+
+Scheduler::~Scheduler() = default;
+
+std::string Scheduler::CheckRunnable(const Request& req) const {
+  const int64_t n = req.prompt_len;
+  if (n == 0) return "The input is empty.";
+  const int32_t vocab = runner_->vocab_size();
+  for (int64_t i = 0; i < n; ++i) {
+    if (req.token_ids[i] < 0 || req.token_ids[i] >= vocab) {
+      return "input_ids[" + std::to_string(i) + "] = " + std::to_string(req.token_ids[i]) +
+             " is outside the vocabulary [0, " + std::to_string(vocab) + ")";
+    }
+  }
+  if (req.in.return_logprob && (req.in.logprob_start_len < -1 || req.in.logprob_start_len >= n)) {
+    return "logprob_start_len must be in [-1, " + std::to_string(n) + "), got " +
+           std::to_string(req.in.logprob_start_len);
+  }
+  if (req.in.top_logprobs_num < 0) return "top_logprobs_num must be at least 0";
+  if (n >= context_length_) {
+    return "The input (" + std::to_string(n) + " tokens) is longer than the model's context " +
+           "length (" + std::to_string(context_length_) + " tokens).";
+  }
+  const std::optional<int32_t>& max_new = req.in.params.max_new_tokens;
+  if (max_new.has_value() && n + *max_new > context_length_) {
+    return "Requested token count exceeds the model's maximum context length of " +
+           std::to_string(context_length_) + " tokens. You requested a total of " +
+           std::to_string(n + *max_new) + " tokens: " + std::to_string(n) +
+           " tokens from the input messages and " + std::to_string(*max_new) +
+           " tokens for the completion.";
+  }
+  const int64_t needed = n + std::max<int64_t>(max_new.value_or(1), 1);
+  if (needed > pool_.size()) {
+    return "The request needs " + std::to_string(needed) + " KV cache slots (" +
+           std::to_string(n) + " prompt tokens + " +
+           std::to_string(std::max<int64_t>(max_new.value_or(1), 1)) +
+           " new tokens) but the KV pool holds only " + std::to_string(pool_.size()) + ".";
+  }
+  return "";
+}
+
+Status Scheduler::AddRequest(RequestInput input) {
+  if (requests_.count(input.id) != 0) {
+    return InvalidArgument("request id " + std::to_string(input.id) + " is already live");
+  }
+  const int64_t prompt_len = static_cast<int64_t>(input.input_ids.size());
+  const int64_t room = std::max<int64_t>(context_length_ - prompt_len, 0);
+  const int64_t max_new = std::min<int64_t>(input.params.max_new_tokens.value_or(room), room);
+  const uint64_t seed = input.seed.has_value() ? *input.seed : ResolveSeed(input.params);
+  auto owned = std::make_unique<Request>(std::move(input), max_new, seed);
+  Request* req = owned.get();
+  req->arrival_seq = next_arrival_++;
+  req->arrival_time = clock_();
+  req->stop = StopChecker(req->in.params, req->max_new_tokens, eog_token_ids_,
+                          codec_ != nullptr ? codec_->NewDecoder(req->in.params) : nullptr);
+  requests_.emplace(req->in.id, std::move(owned));
+  if (std::string why = CheckRunnable(*req); !why.empty()) {
+    FinishRequest(req, FinishReason::Abort(std::move(why)));
+    return Status::Ok();
+  }
+  waiting_.push_back(req);
+  return Status::Ok();
+}
+
+bool Scheduler::Abort(uint64_t id, const std::string& message) {
+  auto it = requests_.find(id);
+  if (it == requests_.end()) return false;
+  FinishRequest(it->second.get(), FinishReason::Abort(message));
+  return true;
+}
+
+int32_t Scheduler::LastSlot(const Request& req) const {
+  if (req.kv_len == 0) return -1;
+  return table_.Row(req.cache.req_pool_index)[req.kv_len - 1];
+}
+
+void Scheduler::ReleaseKv(Request* req) {
+  if (req->cache.req_pool_index < 0) return;
+  cache_->CacheFinishedRequest(
+      req->cache, std::span<const int32_t>(req->token_ids).first(req->kv_len), table_, pool_);
+  ++tree_version_;
+  req->kv_len = 0;
+  req->fill_len = 0;
+}
+
+void Scheduler::RemoveFromQueues(Request* req) {
+  auto drop = [req](std::vector<Request*>& v) {
+    v.erase(std::remove(v.begin(), v.end(), req), v.end());
+  };
+  switch (req->state) {
+    case RequestState::kWaiting:
+      drop(waiting_);
+      break;
+    case RequestState::kPrefilling:
+      if (chunked_ == req) chunked_ = nullptr;
+      break;
+    case RequestState::kDecoding:
+      drop(running_);
+      break;
+    case RequestState::kFinished:
+      break;
+  }
+}
+
+void Scheduler::FinishRequest(Request* req, FinishReason reason) {
+  assert(req->state != RequestState::kFinished);
+  RemoveFromQueues(req);
+  ReleaseKv(req);
+  req->state = RequestState::kFinished;
+  if (reason.is_abort()) {
+    ++stats_.aborted_requests;
+  } else {
+    ++stats_.finished_requests;
+  }
+  req->finish = std::move(reason);
+  EmitOutput(req);
+  requests_.erase(req->in.id);  // destroys req
+}
+
+void Scheduler::EmitOutput(Request* req) {
+  RequestOutput out;
+  out.id = req->in.id;
+  const std::span<const int32_t> outputs = req->output_ids();
+  out.new_token_ids.assign(outputs.begin() + static_cast<int64_t>(req->reported_tokens),
+                           outputs.end());
+  req->reported_tokens = outputs.size();
+  out.text = req->stop.TakeText();
+  out.output_logprobs = std::move(req->output_logprobs);
+  req->output_logprobs.clear();
+  const bool final = req->finish.has_value();
+  if (!req->input_logprobs_reported && (final || !out.new_token_ids.empty())) {
+    out.input_logprobs = std::move(req->input_logprobs);
+    req->input_logprobs_reported = true;
+  }
+  if (!final && out.new_token_ids.empty() && out.text.empty()) return;
+  out.finish = req->finish;
+  out.prompt_tokens = req->prompt_len;
+  out.completion_tokens = req->output_len();
+  out.cached_tokens = req->cached_tokens;
+  if (sink_) sink_(std::move(out));
+}
+
+Status Scheduler::Step() {
+  if (!HasWork()) return Status::Ok();
+  if (running_.empty() && chunked_ == nullptr) new_token_ratio_ = config_.init_new_token_ratio;
+  decodes_.clear();
+  chunks_.clear();
+  PrepareDecodes();
+  SchedulePrefills();
+  if (decodes_.empty() && chunks_.empty()) {
+    // Nothing runs, nothing could be admitted although nothing holds KV: the head request can
+    // never run (admission guarantees progress otherwise). Do not spin on it.
+    if (running_.empty() && chunked_ == nullptr && !waiting_.empty()) {
+      Request* head = *std::min_element(
+          waiting_.begin(), waiting_.end(),
+          [](const Request* a, const Request* b) { return a->arrival_seq < b->arrival_seq; });
+      if (!IsHeldForSibling(*head)) {
+        FinishRequest(head, FinishReason::Abort("the request cannot be scheduled: not enough "
+                                                "KV cache memory"));
+      }
+    }
+    return Status::Ok();
+  }
+  BuildForwardBatch(decodes_, chunks_, table_, &batch_);
+  Status status = runner_->Forward(batch_, &forward_out_);
+  ++stats_.forward_passes;
+  if (!status.ok()) {
+    AbortBatch("The model forward pass failed: " + status.ToString());
+    return status;
+  }
+  ProcessResults();
+  if (!decodes_.empty()) {
+    const double min_ratio = config_.init_new_token_ratio * config_.min_new_token_ratio_factor;
+    const double decay =
+        (config_.init_new_token_ratio - min_ratio) / config_.new_token_ratio_decay_steps;
+    new_token_ratio_ = std::max(new_token_ratio_ - decay, min_ratio);
+  }
+  return Status::Ok();
+}
+
+Status Scheduler::FlushCache() {
+  if (!requests_.empty()) {
+    return Aborted("Cache not flushed: " + std::to_string(requests_.size()) +
+                   " requests are waiting or running.");
+  }
+  cache_->Reset();
+  pool_.Reset();
+  table_.Reset();
+  ++tree_version_;
+  return Status::Ok();
+}
+
+SchedulerStats Scheduler::GetStats() const {
+  SchedulerStats s = stats_;
+  s.running_requests = static_cast<int64_t>(running_.size());
+  s.prefilling_requests = chunked_ != nullptr ? 1 : 0;
+  s.waiting_requests = static_cast<int64_t>(waiting_.size());
+  s.pool_size = pool_.size();
+  s.pool_free = pool_.available();
+  s.pool_used = pool_.size() - pool_.available();
+  s.evictable_tokens = cache_->evictable_size();
+  s.protected_tokens = cache_->protected_size();
+  s.new_token_ratio = new_token_ratio_;
+  return s;
+}
+
+Status Scheduler::CheckInvariants() const {
+  RADIXLM_RETURN_IF_ERROR(pool_.CheckInvariants());
+  const int64_t page = pool_.page_size();
+  int64_t in_flight = 0;
+  int32_t rows = 0;
+  for (const auto& [id, owned] : requests_) {
+    const Request& req = *owned;
+    const bool holds = req.state == RequestState::kPrefilling ||
+                       req.state == RequestState::kDecoding;
+    if (holds != (req.cache.req_pool_index >= 0)) {
+      return Internal("request " + std::to_string(id) + " row ownership does not match state");
+    }
+    if (!holds) continue;
+    ++rows;
+    const auto prefix = static_cast<int64_t>(req.cache.prefix_slots.size());
+    if (prefix > req.kv_len || prefix % page != 0) {
+      return Internal("request " + std::to_string(id) + " prefix is not a page-aligned part");
+    }
+    const std::span<const int32_t> row = table_.Row(req.cache.req_pool_index);
+    if (!std::equal(req.cache.prefix_slots.begin(), req.cache.prefix_slots.end(), row.begin())) {
+      return Internal("request " + std::to_string(id) + " row does not start with its prefix");
+    }
+    in_flight += (req.kv_len - prefix + page - 1) / page * page;
+    if (req.state == RequestState::kDecoding &&
+        req.kv_len + 1 != static_cast<int64_t>(req.token_ids.size())) {
+      return Internal("decoding request " + std::to_string(id) + " has kv_len off by more "
+                      "than its newest token");
+    }
+  }
+  if (table_.max_requests() - table_.available() != rows) {
+    return Internal("request rows in use do not match requests holding KV");
+  }
+  return cache_->CheckInvariants(pool_, in_flight);
+}
+
+}  // namespace radixlm

@@ -1,0 +1,178 @@
+// Scheduler: continuous batching over one RadixCache (SGLang's Scheduler event loop, minus the
+// IPC). It owns the KV pool, the request→token table, the radix tree and every request; one
+// thread drives it (the engine's scheduler thread, or a test) and nothing else touches them.
+//
+// One Step() is one round:
+//   1. decode memory: every running request needs one more KV slot; if the pool is short,
+//      evict from the tree, then retract requests (retraction.h);
+//   2. admission: the continuing chunked request first, then waiting requests in policy order
+//      (schedule_policy.h) while the PrefillAdder's budgets allow (prefill_adder.h); each
+//      admitted request's cached prefix is matched and locked, and slots are allocated;
+//   3. one forward over decodes and prefill chunks together (batch_builder.h);
+//   4. results: input logprobs, sampling (BatchSampler), stop checks; a completed prefill is
+//      inserted into the tree (CacheUnfinishedRequest) so others share it at once, a middle
+//      chunk too; a finished request's KV goes to the tree (CacheFinishedRequest).
+// Outputs go to the OutputSink, called on the driving thread inside AddRequest / Abort / Step.
+//
+// Invariant (CheckInvariants): every pool slot is free, owned by the tree, or owned by exactly
+// one request holding KV; when idle, every slot is free or in the tree.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/kv_pool.h"
+#include "cache/radix_cache.h"
+#include "cache/req_to_token.h"
+#include "model/forward_batch.h"
+#include "sampling/batch_sampler.h"
+#include "scheduler/batch_builder.h"
+#include "scheduler/model_runner.h"
+#include "scheduler/request.h"
+#include "scheduler/request_output.h"
+#include "scheduler/schedule_policy.h"
+#include "scheduler/scheduler_config.h"
+#include "scheduler/token_text.h"
+
+namespace radixlm {
+
+struct SchedulerStats {
+  int64_t running_requests = 0;     // decoding
+  int64_t prefilling_requests = 0;  // mid chunked prefill
+  int64_t waiting_requests = 0;
+  int64_t pool_size = 0;  // usable KV token slots
+  int64_t pool_free = 0;
+  int64_t pool_used = 0;
+  int64_t evictable_tokens = 0;
+  int64_t protected_tokens = 0;
+  int64_t cache_hit_tokens = 0;  // tokens supplied by the tree at admissions (cumulative)
+  int64_t prefill_tokens = 0;    // tokens computed by prefill chunks (cumulative)
+  int64_t decode_tokens = 0;     // tokens computed by decode steps (cumulative)
+  int64_t retractions = 0;
+  int64_t forward_passes = 0;
+  int64_t finished_requests = 0;
+  int64_t aborted_requests = 0;
+  double new_token_ratio = 0;
+};
+
+using OutputSink = std::function<void(RequestOutput&&)>;
+
+class Scheduler {
+ public:
+  // runner must outlive the scheduler; codec may be null (no text, no stop strings).
+  // InvalidArgument for a bad config or a runner whose KV storage is smaller than the pool.
+  static StatusOr<std::unique_ptr<Scheduler>> Create(const SchedulerConfig& config,
+                                                     ModelRunner* runner,
+                                                     const TokenTextCodec* codec,
+                                                     OutputSink sink);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Queues a request. InvalidArgument if its id is live already. A request that can never run
+  // (empty prompt, token out of range, longer than the context, or needing more KV than the
+  // pool has) is finished at once with an abort reason sent to the sink.
+  Status AddRequest(RequestInput input);
+
+  // Aborts a live request at any stage, frees what it holds and sends its final output.
+  // False if no such live request.
+  bool Abort(uint64_t id, const std::string& message = "Aborted by the user");
+
+  // One round (see above). OK and nothing done when there is no work. A runner failure aborts
+  // the requests of that batch (their KV freed) and is returned; the scheduler goes on.
+  Status Step();
+
+  bool HasWork() const { return !waiting_.empty() || !running_.empty() || chunked_ != nullptr; }
+
+  // Drops every cached prefix and resets the pool. Only when no request is live (as SGLang's
+  // flush_cache); otherwise Aborted with the reason, nothing changed.
+  Status FlushCache();
+
+  SchedulerStats GetStats() const;
+  // Pool / tree / table consistency, including request ownership of slots (see above).
+  Status CheckInvariants() const;
+
+  const SchedulerConfig& config() const { return config_; }
+  int64_t context_length() const { return context_length_; }
+  const RadixCache& cache() const { return *cache_; }
+  const KvPool& pool() const { return pool_; }
+  // Seconds on the scheduler's clock (steady clock by default; tests may replace it).
+  void set_clock(std::function<double()> clock) { clock_ = std::move(clock); }
+
+ private:
+  Scheduler(const SchedulerConfig& config, ModelRunner* runner, const TokenTextCodec* codec,
+            OutputSink sink, KvPool pool, ReqToTokenTable table, int64_t context_length);
+
+  // --- lifecycle (scheduler.cc) ---
+  std::string CheckRunnable(const Request& req) const;  // "" or the abort message
+  void FinishRequest(Request* req, FinishReason reason);
+  void ReleaseKv(Request* req);  // KV to the tree (CacheFinishedRequest), row freed
+  void EmitOutput(Request* req);
+  void RemoveFromQueues(Request* req);
+  int32_t LastSlot(const Request& req) const;
+
+  // --- memory (scheduler_memory.cc) ---
+  // Ensures the running requests each have their next slot and writes it to their rows;
+  // evicts, retracts or (as a last resort) aborts to get there.
+  void PrepareDecodes();
+  int64_t DecodePagesNeeded() const;
+  bool EnsureFreePages(int64_t pages);  // evicts as needed; true if available now
+  void Retract(Request* req);
+  void EvictTokens(int64_t tokens);
+  // Allocates slots for tokens [kv_len, kv_len + n) of req and writes them to its row.
+  bool AllocateExtend(Request* req, int64_t n);
+
+  // --- admission (scheduler_admission.cc) ---
+  void SchedulePrefills();
+  void RefreshPrefixMatches();
+  void MatchWaiting(Request* req);
+  bool IsHeldForSibling(const Request& req) const;
+
+  // --- step (scheduler_step.cc) ---
+  void ProcessResults();
+  void ComputeInputLogprobs(Request* req, const PrefillChunk& chunk, size_t seq);
+  void SampleRows();
+  void OnTokenSampled(Request* req, size_t row);
+  void AbortBatch(const std::string& message);
+
+  SchedulerConfig config_;
+  ModelRunner* runner_;
+  const TokenTextCodec* codec_;
+  OutputSink sink_;
+  std::vector<int32_t> eog_token_ids_;
+  int64_t context_length_;
+  std::function<double()> clock_;
+
+  KvPool pool_;
+  ReqToTokenTable table_;
+  std::unique_ptr<RadixCache> cache_;
+  uint64_t tree_version_ = 1;  // bumped on every change to the tree's contents
+
+  std::unordered_map<uint64_t, std::unique_ptr<Request>> requests_;  // every live request
+  std::vector<Request*> waiting_;
+  std::vector<Request*> running_;  // decoding
+  Request* chunked_ = nullptr;     // the one request mid chunked prefill, if any
+  uint64_t next_arrival_ = 0;
+  std::mt19937_64 rng_;
+  double new_token_ratio_;
+
+  // This round's work and the buffers reused across rounds.
+  std::vector<Request*> decodes_;
+  std::vector<PrefillChunk> chunks_;
+  model::ForwardBatch batch_;
+  model::ForwardOutput forward_out_;
+  BatchSampler sampler_;
+  std::vector<BatchSamplingRow> sample_rows_;
+  std::vector<Request*> sample_reqs_;
+  std::vector<size_t> sample_seqs_;  // sequence (output row group) of each sampled request
+  std::vector<Request*> order_scratch_;
+
+  SchedulerStats stats_;
+};
+
+}  // namespace radixlm

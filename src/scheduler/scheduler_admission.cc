@@ -1,0 +1,218 @@
+// Scheduler: admission of prefill work — prefix matching (incremental for LPM), policy order,
+// in-batch prefix dedup, the PrefillAdder budgets, locking and slot allocation.
+#include <algorithm>
+#include <cassert>
+#include <unordered_map>
+
+#include "scheduler/prefill_adder.h"
+#include "scheduler/scheduler.h"
+
+namespace radixlm {
+namespace {
+
+uint64_t HashTokens(std::span<const int32_t> tokens) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (int32_t t : tokens) h = (h ^ static_cast<uint32_t>(t)) * 0x100000001b3ULL;
+  return h;
+}
+
+// Waiting requests that share their first `n` tokens with a request admitted this round.
+class InBatchPrefixSet {
+ public:
+  explicit InBatchPrefixSet(int64_t n) : n_(n) {}
+  bool enabled() const { return n_ > 0; }
+  void Add(const Request& req) {
+    if (!enabled() || static_cast<int64_t>(req.token_ids.size()) < n_) return;
+    by_hash_.emplace(HashTokens(Head(req)), &req);
+  }
+  bool Contains(const Request& req) const {
+    if (!enabled() || static_cast<int64_t>(req.token_ids.size()) < n_) return false;
+    auto [lo, hi] = by_hash_.equal_range(HashTokens(Head(req)));
+    for (auto it = lo; it != hi; ++it) {
+      const std::span<const int32_t> other = Head(*it->second);
+      if (std::equal(other.begin(), other.end(), Head(req).begin())) return true;
+    }
+    return false;
+  }
+
+ private:
+  std::span<const int32_t> Head(const Request& req) const {
+    return std::span<const int32_t>(req.token_ids).first(n_);
+  }
+  int64_t n_;
+  std::unordered_multimap<uint64_t, const Request*> by_hash_;
+};
+
+}  // namespace
+
+bool Scheduler::IsHeldForSibling(const Request& req) const {
+  if (!req.in.prefill_after.has_value() || cache_->disabled()) return false;
+  auto it = requests_.find(*req.in.prefill_after);
+  return it != requests_.end() && !it->second->prompt_prefilled;
+}
+
+void Scheduler::MatchWaiting(Request* req) {
+  RadixCache::MatchResult m = cache_->MatchPrefix(
+      std::span<const int32_t>(req->token_ids).first(req->MaxPrefixLen()));
+  req->match_len = static_cast<int64_t>(m.slots.size());
+  req->match_version = tree_version_;
+  req->match_node = m.last_node;
+}
+
+// LPM: only requests whose cached match is stale (the tree changed since) are re-matched, at
+// most lpm_rematch_max_requests / _max_tokens per pass: never-matched first, then the longest
+// stale. Cost per pass is bounded however many wait; a stale length only affects the order
+// (admission always matches afresh). dfs-weight needs fresh nodes: it matches everyone.
+void Scheduler::RefreshPrefixMatches() {
+  if (cache_->disabled()) return;
+  if (config_.schedule_policy == SchedulePolicyKind::kDfsWeight) {
+    for (Request* req : waiting_) MatchWaiting(req);
+    return;
+  }
+  if (config_.schedule_policy != SchedulePolicyKind::kLpm) return;
+  std::vector<Request*>& stale = order_scratch_;
+  stale.clear();
+  for (Request* req : waiting_) {
+    if (req->match_len < 0 || req->match_version != tree_version_) stale.push_back(req);
+  }
+  const auto budget = static_cast<size_t>(config_.lpm_rematch_max_requests);
+  auto by_staleness = [](const Request* a, const Request* b) {
+    if ((a->match_len < 0) != (b->match_len < 0)) return a->match_len < 0;
+    if (a->match_version != b->match_version) return a->match_version < b->match_version;
+    return a->arrival_seq < b->arrival_seq;
+  };
+  if (stale.size() > budget) {
+    std::nth_element(stale.begin(), stale.begin() + static_cast<int64_t>(budget), stale.end(),
+                     by_staleness);
+    stale.resize(budget);
+  }
+  std::sort(stale.begin(), stale.end(), by_staleness);
+  int64_t tokens = 0;
+  for (Request* req : stale) {
+    if (tokens >= config_.lpm_rematch_max_tokens) break;
+    MatchWaiting(req);
+    tokens += req->match_len + 1;
+  }
+}
+
+void Scheduler::SchedulePrefills() {
+  if (waiting_.empty() && chunked_ == nullptr) return;
+  const int32_t page = pool_.page_size();
+  const auto n_decodes = static_cast<int64_t>(decodes_.size());
+  const auto holding = static_cast<int32_t>(running_.size() + (chunked_ != nullptr ? 1 : 0));
+
+  PrefillBudgets budgets;
+  budgets.page_size = page;
+  budgets.clip_max_new_tokens = config_.clip_max_new_tokens;
+  budgets.available_tokens = static_cast<double>(pool_.available() + cache_->evictable_size());
+  for (const Request* req : running_) {
+    budgets.running_reserve +=
+        static_cast<double>(std::min<int64_t>(std::max<int64_t>(req->remaining_new_tokens(), 0),
+                                              config_.clip_max_new_tokens)) *
+        new_token_ratio_;
+  }
+  budgets.input_tokens = config_.max_prefill_tokens - n_decodes;
+  if (config_.chunked_prefill_size > 0) {
+    budgets.chunk_tokens = config_.chunked_prefill_size - n_decodes;
+  }
+  budgets.batch_tokens = runner_->max_batch_tokens() - n_decodes;
+  budgets.logprob_rows = config_.max_logprob_rows_per_batch;
+  budgets.request_slots = config_.max_running_requests - holding;
+  PrefillAdder adder(budgets);
+  InBatchPrefixSet in_batch(
+      IsCacheAware(config_.schedule_policy) && !cache_->disabled()
+          ? config_.in_batch_prefix_threshold
+          : 0);
+
+  // 1. The chunked request continues first (SGLang: add_chunked_req).
+  if (Request* req = chunked_; req != nullptr) {
+    const PrefillCandidate c{
+        .extend_len = req->fill_len - req->kv_len,
+        .max_new_tokens = req->remaining_new_tokens(),
+        .needs_logprob_rows = req->wants_input_logprobs() && req->kv_len < req->prompt_len};
+    const std::optional<int64_t> extend = adder.AddChunked(c);
+    if (!extend.has_value() || !AllocateExtend(req, *extend)) return;  // retry next round
+    const int64_t begin = req->kv_len;
+    chunks_.push_back({req, begin, begin + *extend, ChunkLogitsMode(*req, begin, begin + *extend)});
+    in_batch.Add(*req);
+    if (adder.has_partial()) return;
+  }
+  if (waiting_.empty() || budgets.request_slots <= 0) return;
+
+  // 2. Waiting requests in policy order.
+  RefreshPrefixMatches();
+  std::vector<Request*>& order = order_scratch_;
+  order.assign(waiting_.begin(), waiting_.end());
+  const SchedulePolicyKind kind =
+      cache_->disabled() && IsCacheAware(config_.schedule_policy) ? SchedulePolicyKind::kFcfs
+                                                                   : config_.schedule_policy;
+  const StarvationBound starvation{config_.starvation_max_skips, config_.starvation_max_wait_s};
+  const double now = clock_();
+  OrderWaitingQueue(kind, starvation, now, rng_, order);
+
+  const bool nothing_holds_kv = running_.empty() && chunked_ == nullptr && chunks_.empty();
+  size_t admitted = 0;
+  for (Request* req : order) {
+    if (IsHeldForSibling(*req)) continue;
+    RadixCache::MatchResult m = cache_->MatchPrefix(
+        std::span<const int32_t>(req->token_ids).first(req->MaxPrefixLen()));
+    const auto prefix = static_cast<int64_t>(m.slots.size());
+    req->match_len = prefix;
+    req->match_version = tree_version_;
+    if (in_batch.enabled() && prefix <= config_.in_batch_prefix_threshold &&
+        !starvation.IsStarved(*req, now) && in_batch.Contains(*req)) {
+      continue;  // a sibling admitted this round fills the tree first
+    }
+    adder.OnEvictableChange(cache_->IncLockRef(m.last_node));
+    const PrefillCandidate c{
+        .extend_len = static_cast<int64_t>(req->token_ids.size()) - prefix,
+        .max_new_tokens = req->remaining_new_tokens(),
+        .needs_logprob_rows = req->wants_input_logprobs(),
+        .force = nothing_holds_kv && admitted == 0};
+    int64_t extend = 0;
+    const PrefillAdder::Result result = adder.AddOne(c, &extend);
+    if (extend == 0) {
+      adder.OnEvictableChange(cache_->DecLockRef(m.last_node));
+      break;
+    }
+    // Admit: row, prefix, slots for the first chunk.
+    const std::optional<int32_t> row = table_.Allocate();
+    assert(row.has_value() && "max_running_requests bounds the rows in use");
+    req->cache.req_pool_index = *row;
+    req->cache.prefix_slots = std::move(m.slots);
+    req->cache.last_node = m.last_node;
+    table_.Write(*row, 0, req->cache.prefix_slots);
+    req->kv_len = prefix;
+    req->fill_len = static_cast<int64_t>(req->token_ids.size());
+    if (!AllocateExtend(req, extend)) {  // the budgets make this rare: undo and stop
+      table_.Free(*row);
+      cache_->DecLockRef(req->cache.last_node);
+      req->cache = CacheRequest();
+      req->cache.priority = req->in.priority;
+      req->kv_len = 0;
+      req->fill_len = 0;
+      break;
+    }
+    if (!req->admitted_once) {
+      req->admitted_once = true;
+      req->cached_tokens = std::min(prefix, req->prompt_len);
+    }
+    stats_.cache_hit_tokens += prefix;
+    req->state = RequestState::kPrefilling;
+    req->skipped_passes = 0;
+    req->match_node = nullptr;
+    chunks_.push_back({req, prefix, prefix + extend, ChunkLogitsMode(*req, prefix, prefix + extend)});
+    in_batch.Add(*req);
+    ++admitted;
+    if (result != PrefillAdder::Result::kContinue) break;
+  }
+
+  if (admitted > 0) {
+    waiting_.erase(std::remove_if(waiting_.begin(), waiting_.end(),
+                                  [](const Request* r) { return r->state != RequestState::kWaiting; }),
+                   waiting_.end());
+    for (Request* req : waiting_) ++req->skipped_passes;
+  }
+}
+
+}  // namespace radixlm

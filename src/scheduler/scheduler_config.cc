@@ -1,0 +1,73 @@
+#include "scheduler/scheduler_config.h"
+
+#include <string>
+
+namespace radixlm {
+
+StatusOr<SchedulePolicyKind> ParseSchedulePolicy(std::string_view name) {
+  if (name == "fcfs") return SchedulePolicyKind::kFcfs;
+  if (name == "lpm") return SchedulePolicyKind::kLpm;
+  if (name == "dfs-weight") return SchedulePolicyKind::kDfsWeight;
+  if (name == "lof") return SchedulePolicyKind::kLof;
+  if (name == "random") return SchedulePolicyKind::kRandom;
+  if (name == "priority") return SchedulePolicyKind::kPriority;
+  return InvalidArgument("unknown schedule policy \"" + std::string(name) +
+                         "\"; expected one of fcfs, lpm, dfs-weight, lof, random, priority");
+}
+
+const char* SchedulePolicyName(SchedulePolicyKind kind) {
+  switch (kind) {
+    case SchedulePolicyKind::kFcfs:
+      return "fcfs";
+    case SchedulePolicyKind::kLpm:
+      return "lpm";
+    case SchedulePolicyKind::kDfsWeight:
+      return "dfs-weight";
+    case SchedulePolicyKind::kLof:
+      return "lof";
+    case SchedulePolicyKind::kRandom:
+      return "random";
+    case SchedulePolicyKind::kPriority:
+      return "priority";
+  }
+  return "?";
+}
+
+Status SchedulerConfig::Validate() const {
+  auto bad = [](const std::string& field, const std::string& rule, auto value) {
+    return InvalidArgument(field + " must be " + rule + ", got " + std::to_string(value));
+  };
+  if (page_size < 1) return bad("page_size", "at least 1", page_size);
+  if (max_total_tokens < 2 * static_cast<int64_t>(page_size)) {
+    return bad("max_total_tokens", "at least two pages", max_total_tokens);
+  }
+  if (max_prefill_tokens < 1) return bad("max_prefill_tokens", "at least 1", max_prefill_tokens);
+  if (max_running_requests < 1) {
+    return bad("max_running_requests", "at least 1", max_running_requests);
+  }
+  if (chunked_prefill_size > 0 && chunked_prefill_size < page_size) {
+    return bad("chunked_prefill_size", "-1 or at least page_size", chunked_prefill_size);
+  }
+  if (!(init_new_token_ratio > 0 && init_new_token_ratio <= 1)) {
+    return bad("init_new_token_ratio", "in (0, 1]", init_new_token_ratio);
+  }
+  if (!(min_new_token_ratio_factor > 0 && min_new_token_ratio_factor <= 1)) {
+    return bad("min_new_token_ratio_factor", "in (0, 1]", min_new_token_ratio_factor);
+  }
+  if (new_token_ratio_decay_steps < 1) {
+    return bad("new_token_ratio_decay_steps", "at least 1", new_token_ratio_decay_steps);
+  }
+  if (clip_max_new_tokens < 1) return bad("clip_max_new_tokens", "at least 1", clip_max_new_tokens);
+  if (retract_decode_steps < 1) {
+    return bad("retract_decode_steps", "at least 1", retract_decode_steps);
+  }
+  if (lpm_rematch_max_requests < 1) {
+    return bad("lpm_rematch_max_requests", "at least 1", lpm_rematch_max_requests);
+  }
+  if (max_logprob_rows_per_batch < 1) {
+    return bad("max_logprob_rows_per_batch", "at least 1", max_logprob_rows_per_batch);
+  }
+  return Status::Ok();
+}
+
+}  // namespace radixlm

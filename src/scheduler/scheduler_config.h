@@ -1,0 +1,70 @@
+// SchedulerConfig: every knob of the scheduler, with SGLang's flag names and defaults where
+// SGLang has them.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "cache/eviction_policy.h"
+#include "util/status.h"
+
+namespace radixlm {
+
+// --schedule-policy.
+enum class SchedulePolicyKind { kFcfs, kLpm, kDfsWeight, kLof, kRandom, kPriority };
+
+// "fcfs" | "lpm" | "dfs-weight" | "lof" | "random" | "priority"; anything else is
+// InvalidArgument naming the accepted values.
+StatusOr<SchedulePolicyKind> ParseSchedulePolicy(std::string_view name);
+const char* SchedulePolicyName(SchedulePolicyKind kind);
+
+struct SchedulerConfig {
+  // --- memory ---
+  int64_t max_total_tokens = 0;  // KV pool size in tokens (--max-total-tokens); required
+  int32_t page_size = 1;         // --page-size
+  bool disable_radix_cache = false;
+  EvictionPolicy radix_eviction_policy = EvictionPolicy::kLru;
+  int64_t context_length = 0;  // <= 0: the runner's context length; never more than it
+
+  // --- batching ---
+  SchedulePolicyKind schedule_policy = SchedulePolicyKind::kLpm;
+  int64_t chunked_prefill_size = 8192;  // <= 0: disabled (the runner's batch cap still applies)
+  int64_t max_prefill_tokens = 16384;   // new prefill tokens per batch (one request may exceed)
+  int32_t max_running_requests = 256;   // requests holding KV (decoding + prefilling)
+
+  // --- decode reserve (SGLang's new_token_ratio) ---
+  // A running request is expected to still need min(remaining max_new_tokens, clip) * ratio
+  // tokens; the ratio starts at init, decays by (init - init * min_factor) / decay_steps per
+  // decode step down to init * min_factor, and is raised again after a retraction.
+  double init_new_token_ratio = 0.7;
+  double min_new_token_ratio_factor = 0.14;
+  int32_t new_token_ratio_decay_steps = 600;
+  int32_t clip_max_new_tokens = 4096;
+  int32_t retract_decode_steps = 20;  // after a retraction, room for this many steps per request
+
+  // --- cache-aware policies ---
+  // In-batch prefix dedup: a request whose cache match is <= this many tokens but whose first
+  // this-many tokens equal those of a request already admitted this round waits a round.
+  // <= 0 disables.
+  int32_t in_batch_prefix_threshold = 32;
+  // LPM re-matches at most this many stale waiting requests per pass (new ones first, then
+  // round-robin), and stops early once this many tokens have been matched.
+  int32_t lpm_rematch_max_requests = 256;
+  int64_t lpm_rematch_max_tokens = 1 << 20;
+  // A waiting request passed over this many times, or waiting this long, goes first
+  // (all policies but fcfs and priority). <= 0 disables the respective bound.
+  int32_t starvation_max_skips = 128;
+  double starvation_max_wait_s = 30.0;
+
+  // --- logprobs ---
+  // Most prompt positions whose full logits (kAll rows) one batch computes; prompts asking for
+  // input logprobs are chunked to fit, which bounds the [rows, vocab] logits buffer.
+  int64_t max_logprob_rows_per_batch = 128;
+
+  uint64_t random_seed = 0;  // the random policy's shuffle
+
+  // InvalidArgument naming the field when a value is out of range.
+  Status Validate() const;
+};
+
+}  // namespace radixlm

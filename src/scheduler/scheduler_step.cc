@@ -1,0 +1,158 @@
+// Scheduler: what happens after the forward — input logprobs, sampling, stop checks, caching
+// of completed prefills, outputs; and cleanup when the forward fails.
+#include <algorithm>
+#include <cassert>
+
+#include "sampling/logprobs.h"
+#include "scheduler/scheduler.h"
+
+namespace radixlm {
+
+void Scheduler::ComputeInputLogprobs(Request* req, const PrefillChunk& chunk, size_t seq) {
+  const int64_t start = req->in.logprob_start_len;
+  assert(start >= 0 && start < req->prompt_len);
+  if (start == 0 && chunk.begin == 0) {
+    req->input_logprobs.push_back({req->token_ids[0], std::nullopt, {}});  // nothing predicts it
+  }
+  // Row q (position q) scores token q + 1, for prompt tokens [max(start, 1), prompt_len).
+  const int64_t q_lo = std::max(chunk.begin, std::max<int64_t>(start, 1) - 1);
+  const int64_t q_hi = std::min(chunk.end, req->prompt_len - 1);
+  if (q_lo >= q_hi) return;
+  const int64_t n = q_hi - q_lo;
+  const int64_t vocab = forward_out_.vocab_size;
+  assert(forward_out_.row_count[seq] == chunk.end - chunk.begin);
+  const std::span<const float> logits(forward_out_.Row(seq, q_lo - chunk.begin),
+                                      static_cast<size_t>(n * vocab));
+  const std::span<const int32_t> next =
+      std::span<const int32_t>(req->token_ids).subspan(q_lo + 1, n);
+  const SamplingParams& params = req->in.params;
+  const float temperature = params.IsGreedy() ? 1.0f : params.temperature;
+  std::vector<float> logprobs(n);
+  std::vector<std::vector<TokenLogprob>> top;
+  const int32_t top_n = req->in.top_logprobs_num;
+  InputTokenLogprobs(logits, static_cast<int32_t>(vocab), next, temperature, logprobs, top_n,
+                     top_n > 0 ? &top : nullptr);
+  for (int64_t i = 0; i < n; ++i) {
+    LogprobEntry e{next[i], logprobs[i], {}};
+    if (top_n > 0) e.top = std::move(top[i]);
+    req->input_logprobs.push_back(std::move(e));
+  }
+}
+
+void Scheduler::SampleRows() {
+  const size_t n = sample_reqs_.size();
+  sample_rows_.resize(n);
+  const int64_t vocab = forward_out_.vocab_size;
+  for (size_t i = 0; i < n; ++i) {
+    const Request* req = sample_reqs_[i];
+    const size_t seq = sample_seqs_[i];
+    BatchSamplingRow& row = sample_rows_[i];
+    assert(forward_out_.row_count[seq] >= 1);
+    row.logits = forward_out_.logits.data() +
+                 (forward_out_.row_offset[seq] + forward_out_.row_count[seq] - 1) * vocab;
+    row.params = &req->in.params;
+    row.processor.history = &req->penalties;
+    row.processor.eos_token_ids = eog_token_ids_;
+    row.processor.allowed_token_bitmask = nullptr;
+    row.options.seed = req->seed;
+    row.options.step = static_cast<uint64_t>(req->output_len());
+    row.options.return_logprob = req->in.return_logprob;
+    row.options.top_logprobs_num = req->in.return_logprob ? req->in.top_logprobs_num : 0;
+  }
+  std::span<BatchSamplingRow> rows(sample_rows_);
+  ThreadPool* pool = runner_->thread_pool();
+  if (pool != nullptr && pool->size() > 1 && n > 1) {
+    pool->ParallelFor(static_cast<int64_t>(n), [&](int64_t begin, int64_t end, int worker) {
+      sampler_.SampleRange(rows, begin, end, worker);
+    });
+  } else {
+    sampler_.SampleAll(rows);
+  }
+}
+
+void Scheduler::OnTokenSampled(Request* req, size_t i) {
+  BatchSamplingRow& row = sample_rows_[i];
+  const int32_t token = row.result.token;
+  req->token_ids.push_back(token);
+  req->penalties.AddOutputToken(token);
+  if (req->in.return_logprob) {
+    LogprobEntry e{token, row.result.logprob, {}};
+    if (req->in.top_logprobs_num > 0) e.top = row.top_logprobs;
+    req->output_logprobs.push_back(std::move(e));
+  }
+  std::optional<FinishReason> finish = req->stop.OnToken(token, req->output_len());
+  if (req->state == RequestState::kPrefilling && !finish.has_value()) {
+    // Prefill done: share the prompt through the tree at once, then decode.
+    cache_->CacheUnfinishedRequest(
+        req->cache, std::span<const int32_t>(req->token_ids).first(req->kv_len), table_, pool_);
+    ++tree_version_;
+    req->state = RequestState::kDecoding;
+    running_.push_back(req);
+  }
+  if (finish.has_value()) {
+    FinishRequest(req, std::move(*finish));
+  } else {
+    EmitOutput(req);
+  }
+}
+
+void Scheduler::ProcessResults() {
+  sample_reqs_.clear();
+  sample_seqs_.clear();
+  for (size_t s = 0; s < decodes_.size(); ++s) {
+    Request* req = decodes_[s];
+    ++req->kv_len;
+    ++stats_.decode_tokens;
+    sample_reqs_.push_back(req);
+    sample_seqs_.push_back(s);
+  }
+  Request* partial = nullptr;
+  for (size_t j = 0; j < chunks_.size(); ++j) {
+    const PrefillChunk& chunk = chunks_[j];
+    Request* req = chunk.req;
+    const size_t seq = decodes_.size() + j;
+    stats_.prefill_tokens += chunk.end - chunk.begin;
+    if (chunk.logits == model::LogitsMode::kAll) ComputeInputLogprobs(req, chunk, seq);
+    req->kv_len = chunk.end;
+    if (!chunk.is_final()) {
+      assert(partial == nullptr && "at most one request is left mid-prefill per round");
+      partial = req;
+      cache_->CacheUnfinishedRequest(
+          req->cache, std::span<const int32_t>(req->token_ids).first(req->kv_len), table_, pool_);
+      ++tree_version_;
+      continue;
+    }
+    if (chunked_ == req) chunked_ = nullptr;
+    req->input_logprobs_done = true;
+    req->prompt_prefilled = true;
+    if (req->output_len() >= req->max_new_tokens) {  // max_new_tokens == 0: prompt only
+      FinishRequest(req, FinishReason::Length(req->output_len()));
+      continue;
+    }
+    sample_reqs_.push_back(req);
+    sample_seqs_.push_back(seq);
+  }
+  chunked_ = partial;
+  SampleRows();
+  for (size_t i = 0; i < sample_reqs_.size(); ++i) OnTokenSampled(sample_reqs_[i], i);
+}
+
+void Scheduler::AbortBatch(const std::string& message) {
+  const int64_t page = pool_.page_size();
+  // Slots allocated this round for tokens [kv_len, end) hold no valid KV: pages wholly past
+  // kv_len's page are freed here; kv_len's own partial page goes with the request's tail.
+  auto free_uncommitted = [&](Request* req, int64_t end) {
+    const int64_t first_new_page = (req->kv_len + page - 1) / page * page;
+    if (end > first_new_page) {
+      pool_.Free(table_.Row(req->cache.req_pool_index)
+                     .subspan(first_new_page, end - first_new_page));
+    }
+  };
+  for (Request* req : decodes_) free_uncommitted(req, req->kv_len + 1);
+  for (const PrefillChunk& chunk : chunks_) free_uncommitted(chunk.req, chunk.end);
+  std::vector<Request*> victims(decodes_.begin(), decodes_.end());
+  for (const PrefillChunk& chunk : chunks_) victims.push_back(chunk.req);
+  for (Request* req : victims) FinishRequest(req, FinishReason::Abort(message));
+}
+
+}  // namespace radixlm

@@ -1,0 +1,125 @@
+#include "scheduler/prefill_adder.h"
+
+#include <gtest/gtest.h>
+
+namespace radixlm {
+namespace {
+
+PrefillBudgets Roomy() {
+  PrefillBudgets b;
+  b.available_tokens = 10000;
+  b.input_tokens = 1000;
+  b.chunk_tokens = 300;
+  b.batch_tokens = 2000;
+  b.logprob_rows = 64;
+  b.request_slots = 8;
+  return b;
+}
+
+TEST(PrefillAdderTest, AdmitsWholeRequestsWhileBudgetsLast) {
+  PrefillAdder adder(Roomy());
+  int64_t ext = 0;
+  EXPECT_EQ(adder.AddOne({.extend_len = 100, .max_new_tokens = 10}, &ext),
+            PrefillAdder::Result::kContinue);
+  EXPECT_EQ(ext, 100);
+  EXPECT_EQ(adder.AddOne({.extend_len = 150, .max_new_tokens = 10}, &ext),
+            PrefillAdder::Result::kContinue);
+  EXPECT_EQ(ext, 150);
+  // 50 chunk tokens left: a 100-token prompt is cut to 50 and ends the round.
+  EXPECT_EQ(adder.AddOne({.extend_len = 100, .max_new_tokens = 10}, &ext),
+            PrefillAdder::Result::kOther);
+  EXPECT_EQ(ext, 50);
+  EXPECT_TRUE(adder.has_partial());
+  EXPECT_EQ(adder.AddOne({.extend_len = 1, .max_new_tokens = 1}, &ext),
+            PrefillAdder::Result::kOther);
+  EXPECT_EQ(ext, 0);
+}
+
+TEST(PrefillAdderTest, ChunksArePageAligned) {
+  PrefillBudgets b = Roomy();
+  b.page_size = 16;
+  b.chunk_tokens = 100;
+  PrefillAdder adder(b);
+  int64_t ext = 0;
+  adder.AddOne({.extend_len = 500, .max_new_tokens = 10}, &ext);
+  EXPECT_EQ(ext, 96);
+}
+
+TEST(PrefillAdderTest, TotalBudgetReservesRunningDecodes) {
+  PrefillBudgets b = Roomy();
+  b.available_tokens = 1000;
+  b.running_reserve = 800;  // running requests' expected growth
+  PrefillAdder adder(b);
+  int64_t ext = 0;
+  EXPECT_EQ(adder.AddOne({.extend_len = 150, .max_new_tokens = 100}, &ext),
+            PrefillAdder::Result::kNoToken);
+  EXPECT_EQ(ext, 0);
+  EXPECT_EQ(adder.AddOne({.extend_len = 50, .max_new_tokens = 100}, &ext),
+            PrefillAdder::Result::kContinue);
+  EXPECT_EQ(ext, 50);
+  // A forced candidate ignores the estimate; it is still cut by the chunk size.
+  PrefillAdder forced(b);
+  EXPECT_NE(forced.AddOne({.extend_len = 900, .max_new_tokens = 100, .force = true}, &ext),
+            PrefillAdder::Result::kContinue);
+  EXPECT_EQ(ext, 300);
+}
+
+TEST(PrefillAdderTest, InputBudgetDefersButNeverTheFirst) {
+  PrefillBudgets b = Roomy();
+  b.input_tokens = 100;
+  b.chunk_tokens.reset();
+  PrefillAdder adder(b);
+  int64_t ext = 0;
+  EXPECT_EQ(adder.AddOne({.extend_len = 400, .max_new_tokens = 1}, &ext),
+            PrefillAdder::Result::kOther);
+  EXPECT_EQ(ext, 400);  // the first one goes whole (no chunking)
+  PrefillAdder adder2(b);
+  adder2.AddOne({.extend_len = 60, .max_new_tokens = 1}, &ext);
+  EXPECT_EQ(adder2.AddOne({.extend_len = 60, .max_new_tokens = 1}, &ext),
+            PrefillAdder::Result::kOther);
+  EXPECT_EQ(ext, 0);
+}
+
+TEST(PrefillAdderTest, LogprobRowsAndBatchCap) {
+  PrefillBudgets b = Roomy();
+  b.batch_tokens = 120;
+  PrefillAdder adder(b);
+  int64_t ext = 0;
+  adder.AddOne({.extend_len = 200, .max_new_tokens = 1, .needs_logprob_rows = true}, &ext);
+  EXPECT_EQ(ext, 64);
+  PrefillAdder adder2(b);
+  adder2.AddOne({.extend_len = 200, .max_new_tokens = 1}, &ext);
+  EXPECT_EQ(ext, 120);
+}
+
+TEST(PrefillAdderTest, ChunkedRequestContinuesAndLockChangesCount) {
+  PrefillBudgets b = Roomy();
+  b.available_tokens = 200;
+  PrefillAdder adder(b);
+  std::optional<int64_t> ext = adder.AddChunked({.extend_len = 500, .max_new_tokens = 5});
+  ASSERT_TRUE(ext.has_value());
+  EXPECT_EQ(*ext, 200);  // memory-bound
+  EXPECT_TRUE(adder.has_partial());
+  PrefillAdder adder2(b);
+  adder2.OnEvictableChange(-150);
+  EXPECT_EQ(*adder2.AddChunked({.extend_len = 500, .max_new_tokens = 5}), 50);
+  PrefillAdder adder3(b);
+  adder3.OnEvictableChange(-200);
+  EXPECT_FALSE(adder3.AddChunked({.extend_len = 500, .max_new_tokens = 5}).has_value());
+}
+
+TEST(PrefillAdderTest, RequestSlots) {
+  PrefillBudgets b = Roomy();
+  b.request_slots = 1;
+  PrefillAdder adder(b);
+  int64_t ext = 0;
+  EXPECT_EQ(adder.AddOne({.extend_len = 10, .max_new_tokens = 1}, &ext),
+            PrefillAdder::Result::kOther);
+  EXPECT_EQ(ext, 10);
+  EXPECT_EQ(adder.AddOne({.extend_len = 10, .max_new_tokens = 1}, &ext),
+            PrefillAdder::Result::kOther);
+  EXPECT_EQ(ext, 0);
+}
+
+}  // namespace
+}  // namespace radixlm
