@@ -146,7 +146,6 @@ Status GgufFile::Parse() {
 
   // Metadata.
   internal::ValueBudget budget;
-  metadata_.reserve(static_cast<size_t>(kv_count));
   for (uint64_t i = 0; i < kv_count; ++i) {
     std::string key;
     RADIXLM_RETURN_IF_ERROR(cursor.ReadString(&key, "metadata key"));
@@ -171,11 +170,12 @@ Status GgufFile::Parse() {
   }
 
   // Tensor infos.
-  tensors_.resize(static_cast<size_t>(tensor_count));
-  for (size_t i = 0; i < tensors_.size(); ++i) {
-    RADIXLM_RETURN_IF_ERROR(ReadTensorInfo(cursor, alignment_, &tensors_[i]));
-    if (!tensor_index_.emplace(tensors_[i].name, i).second) {
-      return InvalidArgument("duplicate tensor name " + internal::QuoteName(tensors_[i].name));
+  // Entries are appended as they parse (no reserve from the untrusted counts).
+  for (uint64_t i = 0; i < tensor_count; ++i) {
+    TensorInfo& t = tensors_.emplace_back();
+    RADIXLM_RETURN_IF_ERROR(ReadTensorInfo(cursor, alignment_, &t));
+    if (!tensor_index_.emplace(t.name, tensors_.size() - 1).second) {
+      return InvalidArgument("duplicate tensor name " + internal::QuoteName(t.name));
     }
   }
 

@@ -1,5 +1,6 @@
 #include "gguf/gguf_parse.h"
 
+#include <algorithm>
 #include <bit>
 #include <utility>
 #include <vector>
@@ -123,9 +124,11 @@ Status ReadArray(ByteCursor& cursor, int depth, ValueBudget& budget, Value* out)
   budget.values_left -= count;
   Array array;
   array.element_type = static_cast<ValueType>(element_type);
-  array.items.resize(static_cast<size_t>(count));
-  for (Value& item : array.items) {
-    RADIXLM_RETURN_IF_ERROR(ReadValue(cursor, element_type, depth + 1, budget, &item));
+  // Grow as items actually parse, so memory tracks the bytes really present.
+  array.items.reserve(static_cast<size_t>(std::min<uint64_t>(count, 1 << 16)));
+  for (uint64_t i = 0; i < count; ++i) {
+    RADIXLM_RETURN_IF_ERROR(
+        ReadValue(cursor, element_type, depth + 1, budget, &array.items.emplace_back()));
   }
   *out = Value{ValueType::kArray, std::move(array)};
   return Status::Ok();
