@@ -1,0 +1,93 @@
+#include "model/batch_plan.h"
+
+#include <string>
+
+namespace radixlm::model {
+
+namespace {
+
+bool SlotsInRange(std::span<const int32_t> slots, int64_t n_slots) {
+  for (int32_t s : slots) {
+    if (s < 0 || s >= n_slots) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Status BatchPlan::Build(const ForwardBatch& batch, int64_t vocab_size, int64_t n_slots,
+                        int64_t max_tokens, int64_t max_positions) {
+  tokens.clear();
+  positions.clear();
+  new_slots.clear();
+  kv_slots.clear();
+  sequences.clear();
+  logit_rows.clear();
+  n_tokens = 0;
+  if (batch.sequences.empty()) return InvalidArgument("forward batch has no sequences");
+
+  int64_t total_new = 0;
+  for (size_t s = 0; s < batch.sequences.size(); ++s) {
+    const SequenceInput& in = batch.sequences[s];
+    const std::string where = "forward batch sequence " + std::to_string(s) + ": ";
+    if (in.tokens.empty()) return InvalidArgument(where + "no new tokens");
+    if (in.new_slots.size() != in.tokens.size()) {
+      return InvalidArgument(where + std::to_string(in.tokens.size()) + " tokens but " +
+                             std::to_string(in.new_slots.size()) + " new slots");
+    }
+    for (int32_t t : in.tokens) {
+      if (t < 0 || t >= vocab_size) {
+        return InvalidArgument(where + "token id " + std::to_string(t) + " outside [0, " +
+                               std::to_string(vocab_size) + ")");
+      }
+    }
+    if (!SlotsInRange(in.new_slots, n_slots) || !SlotsInRange(in.prefix_slots, n_slots)) {
+      return InvalidArgument(where + "KV slot outside [0, " + std::to_string(n_slots) + ")");
+    }
+    const int64_t n_kv = static_cast<int64_t>(in.prefix_slots.size() + in.tokens.size());
+    if (n_kv > max_positions) {
+      return InvalidArgument(where + "sequence length " + std::to_string(n_kv) +
+                             " exceeds the limit of " + std::to_string(max_positions));
+    }
+    total_new += static_cast<int64_t>(in.tokens.size());
+  }
+  if (total_new > max_tokens) {
+    return InvalidArgument("forward batch has " + std::to_string(total_new) +
+                           " new tokens; the limit (max_batch_tokens) is " +
+                           std::to_string(max_tokens));
+  }
+
+  for (const SequenceInput& in : batch.sequences) {
+    Sequence seq;
+    seq.first_token = n_tokens;
+    seq.n_new = static_cast<int64_t>(in.tokens.size());
+    seq.kv_offset = static_cast<int64_t>(kv_slots.size());
+    const int64_t n_prefix = static_cast<int64_t>(in.prefix_slots.size());
+    seq.n_kv = n_prefix + seq.n_new;
+    kv_slots.insert(kv_slots.end(), in.prefix_slots.begin(), in.prefix_slots.end());
+    kv_slots.insert(kv_slots.end(), in.new_slots.begin(), in.new_slots.end());
+    tokens.insert(tokens.end(), in.tokens.begin(), in.tokens.end());
+    new_slots.insert(new_slots.end(), in.new_slots.begin(), in.new_slots.end());
+    for (int64_t i = 0; i < seq.n_new; ++i) positions.push_back(n_prefix + i);
+
+    seq.first_logit = static_cast<int64_t>(logit_rows.size());
+    switch (in.logits) {
+      case LogitsMode::kLast:
+        logit_rows.push_back(static_cast<int32_t>(n_tokens + seq.n_new - 1));
+        break;
+      case LogitsMode::kAll:
+        for (int64_t i = 0; i < seq.n_new; ++i) {
+          logit_rows.push_back(static_cast<int32_t>(n_tokens + i));
+        }
+        break;
+      case LogitsMode::kNone:
+        break;
+    }
+    seq.n_logits = static_cast<int64_t>(logit_rows.size()) - seq.first_logit;
+    n_tokens += seq.n_new;
+    sequences.push_back(seq);
+  }
+  return Status::Ok();
+}
+
+}  // namespace radixlm::model

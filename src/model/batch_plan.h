@@ -1,0 +1,42 @@
+// BatchPlan: a validated, flattened view of a ForwardBatch (internal to the forward pass).
+//
+// The batch's new tokens are laid out back to back (sequence order), so every matmul sees one
+// [n_tokens, cols] activation block; per sequence, the slots its attention reads (prefix then
+// new tokens, i.e. slot of position j at j) are concatenated into kv_slots. Buffers keep their
+// capacity between calls, so a warm plan allocates nothing.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/forward_batch.h"
+#include "util/status.h"
+
+namespace radixlm::model {
+
+struct BatchPlan {
+  struct Sequence {
+    int64_t first_token = 0;  // row of its first new token in the token arrays
+    int64_t n_new = 0;
+    int64_t kv_offset = 0;    // start of its slot list in kv_slots
+    int64_t n_kv = 0;         // n_prefix + n_new
+    int64_t first_logit = 0;  // first output row
+    int64_t n_logits = 0;
+  };
+
+  int64_t n_tokens = 0;
+  std::vector<int32_t> tokens;     // [n_tokens]
+  std::vector<int64_t> positions;  // [n_tokens]
+  std::vector<int32_t> new_slots;  // [n_tokens]
+  std::vector<int32_t> kv_slots;   // [sum of n_kv]
+  std::vector<Sequence> sequences;
+  std::vector<int32_t> logit_rows;  // token rows whose logits are returned, output order
+
+  // Validates and flattens. InvalidArgument (naming the sequence) for: an empty batch or
+  // sequence, mismatched span sizes, token ids outside [0, vocab_size), slots outside
+  // [0, n_slots), more than max_tokens new tokens, or positions beyond max_positions.
+  Status Build(const ForwardBatch& batch, int64_t vocab_size, int64_t n_slots,
+               int64_t max_tokens, int64_t max_positions);
+};
+
+}  // namespace radixlm::model

@@ -1,0 +1,52 @@
+// ForwardBatch: the input of one forward pass over a ragged batch of sequences, and
+// ForwardOutput, its logits.
+//
+// Each sequence contributes n_new >= 1 new tokens (a prefill chunk or a single decode token)
+// that continue a prefix already in the KV cache. Positions are implied by the prefix: new
+// token i is at position prefix_slots.size() + i, and its K/V are written to new_slots[i].
+// The prefix's K/V are only read, never recomputed. Prefill chunks and decode tokens of
+// different sequences mix freely in one batch; all their rows go through each matmul together.
+// The spans are views: the caller keeps the data alive for the duration of Forward().
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace radixlm::model {
+
+enum class LogitsMode {
+  kLast,  // one row: the logits after the last new token (next-token prediction)
+  kAll,   // one row per new token (prompt logprobs)
+  kNone,  // no logits (e.g. a middle chunk of a chunked prefill)
+};
+
+struct SequenceInput {
+  std::span<const int32_t> tokens;        // [n_new] token ids in [0, vocab)
+  std::span<const int32_t> new_slots;     // [n_new] KV slots written for the new tokens
+  std::span<const int32_t> prefix_slots;  // [n_prefix] slots of positions 0..n_prefix-1
+  LogitsMode logits = LogitsMode::kLast;
+};
+
+struct ForwardBatch {
+  std::vector<SequenceInput> sequences;
+};
+
+// Logits of a batch, rows in sequence order. Buffers are reused across calls (they grow to
+// the largest batch seen and never shrink).
+struct ForwardOutput {
+  std::vector<float> logits;          // [n_rows, vocab]
+  std::vector<int64_t> row_offset;    // [n_sequences]: first row of sequence s
+  std::vector<int64_t> row_count;     // [n_sequences]: 0, 1 or n_new
+  int64_t n_rows = 0;
+  int64_t vocab_size = 0;
+
+  // Logits row r of sequence s ([vocab]); r < row_count[s].
+  const float* Row(size_t s, int64_t r = 0) const {
+    return logits.data() + (row_offset[s] + r) * vocab_size;
+  }
+  // The last row of sequence s (its next-token logits).
+  const float* LastRow(size_t s) const { return Row(s, row_count[s] - 1); }
+};
+
+}  // namespace radixlm::model

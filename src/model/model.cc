@@ -1,0 +1,165 @@
+#include "model/model.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "kernels/matmul.h"
+#include "kernels/ops.h"
+#include "model/transformer_layer.h"
+
+namespace radixlm::model {
+
+StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path,
+                                             const ModelOptions& options) {
+  RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<gguf::GgufFile> file, gguf::GgufFile::Open(path));
+  return FromGguf(std::move(file), options);
+}
+
+StatusOr<std::unique_ptr<Model>> Model::FromGguf(std::unique_ptr<gguf::GgufFile> file,
+                                                 const ModelOptions& options) {
+  if (options.max_batch_tokens < 1) {
+    return InvalidArgument("max_batch_tokens must be at least 1");
+  }
+  std::unique_ptr<Model> m(new Model());
+  m->file_ = std::move(file);
+  RADIXLM_ASSIGN_OR_RETURN(m->config_, ModelConfig::FromGguf(*m->file_));
+  RADIXLM_ASSIGN_OR_RETURN(m->weights_, ModelWeights::Load(*m->file_, m->config_));
+  m->options_ = options;
+  if (m->options_.max_context <= 0) m->options_.max_context = m->config_.context_length;
+  m->pool_ = std::make_unique<ThreadPool>(options.n_threads);
+
+  // One RoPE variant per distinct layer attention config.
+  const ModelConfig& c = m->config_;
+  std::vector<LayerAttentionConfig> variants;
+  for (int64_t i = 0; i < c.n_layers; ++i) {
+    const LayerAttentionConfig la = c.LayerAttention(i);
+    int found = -1;
+    for (size_t v = 0; v < variants.size(); ++v) {
+      const LayerAttentionConfig& o = variants[v];
+      if (o.rope_base == la.rope_base && o.rope_freq_scale == la.rope_freq_scale &&
+          o.use_rope_freq_factors == la.use_rope_freq_factors) {
+        found = static_cast<int>(v);
+      }
+    }
+    if (found < 0) {
+      found = static_cast<int>(variants.size());
+      variants.push_back(la);
+      m->rope_variants_.emplace_back(c.head_dim, c.rope_layout, la.rope_base,
+                                     la.rope_freq_scale,
+                                     la.use_rope_freq_factors ? m->weights_->rope_freqs : nullptr);
+    }
+    m->layer_rope_variant_.push_back(found);
+  }
+
+  m->scratch_ = std::make_unique<ForwardScratch>(c, options.max_batch_tokens);
+  for (size_t v = 0; v < m->rope_variants_.size(); ++v) {
+    m->scratch_->rope_cos.emplace_back(options.max_batch_tokens * (c.head_dim / 2));
+    m->scratch_->rope_sin.emplace_back(options.max_batch_tokens * (c.head_dim / 2));
+  }
+  return m;
+}
+
+Model::~Model() = default;
+
+StatusOr<std::unique_ptr<KvCache>> Model::CreateKvCache(const KvCacheOptions& options) const {
+  return KvCache::Create(config_, options);
+}
+
+void Model::PrepareAttentionSequences() {
+  ForwardScratch& s = *scratch_;
+  const int64_t qs = config_.q_size();
+  s.attn_seqs.clear();
+  for (const BatchPlan::Sequence& seq : plan_.sequences) {
+    kernels::AttentionSequence a;
+    a.q = s.q.data() + seq.first_token * qs;
+    a.q_pos = plan_.positions.data() + seq.first_token;
+    a.n_q = static_cast<int>(seq.n_new);
+    a.kv_slots = plan_.kv_slots.data() + seq.kv_offset;
+    a.n_kv = static_cast<int>(seq.n_kv);
+    a.out = s.attn.data() + seq.first_token * qs;
+    s.attn_seqs.push_back(a);
+  }
+}
+
+Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* out) {
+  const ModelConfig& c = config_;
+  if (cache.n_layers() != c.n_layers || cache.row_elems() != c.kv_size()) {
+    return InvalidArgument("KV cache shape does not match the model");
+  }
+  RADIXLM_RETURN_IF_ERROR(plan_.Build(batch, c.vocab_size, cache.n_slots(),
+                                      options_.max_batch_tokens, options_.max_context));
+  ForwardScratch& s = *scratch_;
+  const int64_t n = plan_.n_tokens;
+  const int64_t h = c.hidden_size;
+  ThreadPool* pool = pool_.get();
+
+  // x = token_embd[tokens] (* sqrt(hidden) for gemma)   [n, hidden]
+  kernels::GetRows(weights_->token_embd, plan_.tokens.data(), n, s.x.data());
+  if (c.scale_embeddings) {
+    kernels::Scale(s.x.data(), std::sqrt(static_cast<float>(h)), s.x.data(), n * h);
+  }
+  for (size_t v = 0; v < rope_variants_.size(); ++v) {
+    rope_variants_[v].ComputeTables(plan_.positions.data(), n, s.rope_cos[v].data(),
+                                    s.rope_sin[v].data());
+  }
+  PrepareAttentionSequences();
+
+  const auto n_logit_rows = static_cast<int64_t>(plan_.logit_rows.size());
+  for (int64_t layer = 0; layer < c.n_layers; ++layer) {
+    const LayerAttentionConfig la = c.LayerAttention(layer);
+    const int variant = layer_rope_variant_[layer];
+    LayerContext ctx;
+    ctx.config = &c;
+    ctx.weights = &weights_->layers[layer];
+    ctx.rope = &rope_variants_[variant];
+    ctx.rope_cos = s.rope_cos[variant].data();
+    ctx.rope_sin = s.rope_sin[variant].data();
+    ctx.attention.n_heads = static_cast<int>(c.n_heads);
+    ctx.attention.n_kv_heads = static_cast<int>(c.n_kv_heads);
+    ctx.attention.head_dim = static_cast<int>(c.head_dim);
+    ctx.attention.scale = c.attention_scale;
+    ctx.attention.sliding_window = la.sliding_window;
+    ctx.kv = cache.Layer(layer);
+    ctx.pool = pool;
+
+    RunAttentionBlock(ctx, plan_, s);
+    if (layer + 1 < c.n_layers) {
+      RunFfnBlock(ctx, n, s);
+    } else {
+      // Only rows whose logits are wanted matter after the last attention: compact them to
+      // the front (logit_rows is increasing, so moving forward never overwrites a source).
+      for (int64_t r = 0; r < n_logit_rows; ++r) {
+        const int64_t src = plan_.logit_rows[r];
+        if (src != r) std::memcpy(s.x.data() + r * h, s.x.data() + src * h, h * sizeof(float));
+      }
+      RunFfnBlock(ctx, n_logit_rows, s);
+    }
+  }
+  ComputeLogits(out);
+  return Status::Ok();
+}
+
+void Model::ComputeLogits(ForwardOutput* out) {
+  const ModelConfig& c = config_;
+  ForwardScratch& s = *scratch_;
+  const int64_t rows = static_cast<int64_t>(plan_.logit_rows.size());
+  const int64_t h = c.hidden_size;
+  out->vocab_size = c.vocab_size;
+  out->n_rows = rows;
+  out->row_offset.resize(plan_.sequences.size());
+  out->row_count.resize(plan_.sequences.size());
+  for (size_t i = 0; i < plan_.sequences.size(); ++i) {
+    out->row_offset[i] = plan_.sequences[i].first_logit;
+    out->row_count[i] = plan_.sequences[i].n_logits;
+  }
+  if (rows == 0) return;
+  const size_t needed = static_cast<size_t>(rows * c.vocab_size);
+  if (out->logits.size() < needed) out->logits.resize(needed);
+  ParallelRows(pool_.get(), rows, h, [&](int64_t b, int64_t e) {
+    kernels::RmsNorm(s.x.data() + b * h, weights_->output_norm, e - b, h, c.rms_norm_eps,
+                     s.xn.data() + b * h);
+  });
+  kernels::MatMul(weights_->output, s.xn.data(), rows, out->logits.data(), pool_.get());
+}
+
+}  // namespace radixlm::model

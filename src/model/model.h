@@ -1,0 +1,80 @@
+// Model: a loaded decoder-only transformer (gemma3, llama, qwen2, qwen3) and its CPU forward
+// pass over ragged batches.
+//
+// Ownership: the Model owns the mapped GgufFile (weights are views into it), a persistent
+// ThreadPool and the activation scratch. The KV cache is a separate KvCache object (sized by
+// the cache module) passed to each Forward().
+//
+// Thread-safety: Forward() mutates the scratch and the cache; call it from one thread at a time
+// (the engine's scheduler thread). Accessors are const and safe from any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gguf/gguf_file.h"
+#include "model/batch_plan.h"
+#include "model/forward_batch.h"
+#include "model/forward_scratch.h"
+#include "model/kv_cache.h"
+#include "model/model_config.h"
+#include "model/model_weights.h"
+#include "model/rotary.h"
+#include "util/status.h"
+#include "util/thread_pool.h"
+
+namespace radixlm::model {
+
+struct ModelOptions {
+  int n_threads = 0;                // <= 0: one per hardware thread
+  int64_t max_batch_tokens = 2048;  // new tokens per Forward() (sum over sequences)
+  int64_t max_context = 0;          // positions per sequence; <= 0: config.context_length
+};
+
+class Model {
+ public:
+  // Opens and maps the GGUF file, reads the config, checks every tensor.
+  static StatusOr<std::unique_ptr<Model>> Load(const std::string& path,
+                                               const ModelOptions& options = {});
+  static StatusOr<std::unique_ptr<Model>> FromGguf(std::unique_ptr<gguf::GgufFile> file,
+                                                   const ModelOptions& options = {});
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const ModelConfig& config() const { return config_; }
+  const ModelWeights& weights() const { return *weights_; }
+  const gguf::GgufFile& gguf() const { return *file_; }
+  const ModelOptions& options() const { return options_; }
+  ThreadPool* pool() { return pool_.get(); }
+
+  // A cache shaped for this model.
+  StatusOr<std::unique_ptr<KvCache>> CreateKvCache(const KvCacheOptions& options) const;
+
+  // Runs every sequence of `batch` one step: writes the new tokens' K/V into `cache` and
+  // fills `out` with the requested logits. InvalidArgument for a malformed batch (see
+  // BatchPlan::Build) or a cache of another shape; nothing is written then.
+  Status Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* out);
+
+ private:
+  Model() = default;
+  void PrepareAttentionSequences();
+  void ComputeLogits(ForwardOutput* out);
+
+  std::unique_ptr<gguf::GgufFile> file_;
+  ModelConfig config_;
+  ModelOptions options_;
+  std::unique_ptr<ModelWeights> weights_;
+  std::unique_ptr<ThreadPool> pool_;
+
+  // RoPE variants (gemma3: local and global) and the variant of each layer.
+  std::vector<RotaryEmbedding> rope_variants_;
+  std::vector<int> layer_rope_variant_;  // [n_layers]
+
+  std::unique_ptr<ForwardScratch> scratch_;
+  BatchPlan plan_;
+};
+
+}  // namespace radixlm::model

@@ -1,0 +1,215 @@
+#include "model/model_config.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace radixlm::model {
+
+namespace {
+
+StatusOr<Architecture> ParseArchitecture(const std::string& name) {
+  if (name == "gemma3") return Architecture::kGemma3;
+  if (name == "llama") return Architecture::kLlama;
+  if (name == "qwen2") return Architecture::kQwen2;
+  if (name == "qwen3") return Architecture::kQwen3;
+  return Unimplemented("unsupported model architecture '" + name +
+                       "' (general.architecture); supported: gemma3, llama, qwen2, qwen3");
+}
+
+// A required positive integer key "<arch>.<suffix>".
+StatusOr<int64_t> GetPositive(const gguf::GgufFile& file, const std::string& key) {
+  auto value = file.GetInt(key);
+  if (!value.ok()) {
+    return InvalidArgument("model metadata: " + value.status().message() + " (key '" + key +
+                           "')");
+  }
+  if (*value <= 0) {
+    return InvalidArgument("model metadata: '" + key + "' must be positive, got " +
+                           std::to_string(*value));
+  }
+  return *value;
+}
+
+StatusOr<int64_t> GetPositiveOr(const gguf::GgufFile& file, const std::string& key,
+                                int64_t def) {
+  if (!file.Has(key)) return def;
+  return GetPositive(file, key);
+}
+
+// Vocabulary size: rows of token_embd (the authority for the forward pass), else the
+// tokenizer's token list.
+StatusOr<int64_t> ReadVocabSize(const gguf::GgufFile& file, int64_t hidden) {
+  if (const gguf::TensorInfo* embd = file.FindTensor("token_embd.weight")) {
+    if (embd->shape.size() != 2 || embd->shape[0] != hidden) {
+      return InvalidArgument("tensor 'token_embd.weight' must have shape [" +
+                             std::to_string(hidden) + ", vocab]");
+    }
+    return embd->shape[1];
+  }
+  auto tokens = file.GetArray("tokenizer.ggml.tokens");
+  if (tokens.ok()) return static_cast<int64_t>((*tokens)->items.size());
+  return InvalidArgument("missing tensor 'token_embd.weight'");
+}
+
+// rope.scaling.{type,factor} (or the legacy rope.scale_linear) → a position multiplier.
+StatusOr<float> ReadRopeFreqScale(const gguf::GgufFile& file, const std::string& arch) {
+  RADIXLM_ASSIGN_OR_RETURN(std::string type,
+                           file.GetStringOr(arch + ".rope.scaling.type", ""));
+  RADIXLM_ASSIGN_OR_RETURN(double factor, file.GetFloatOr(arch + ".rope.scaling.factor", 0.0));
+  if (type.empty() || type == "none") {
+    RADIXLM_ASSIGN_OR_RETURN(double legacy, file.GetFloatOr(arch + ".rope.scale_linear", 0.0));
+    if (legacy > 0.0 && legacy != 1.0) return static_cast<float>(1.0 / legacy);
+    return 1.0f;
+  }
+  if (type == "linear") {
+    if (factor <= 0.0) {
+      return InvalidArgument("'" + arch + ".rope.scaling.factor' must be positive for linear "
+                             "rope scaling");
+    }
+    return static_cast<float>(1.0 / factor);
+  }
+  return Unimplemented("rope scaling type '" + type + "' (" + arch +
+                       ".rope.scaling.type) is not supported; supported: none, linear");
+}
+
+}  // namespace
+
+std::string_view ArchitectureName(Architecture arch) {
+  switch (arch) {
+    case Architecture::kGemma3:
+      return "gemma3";
+    case Architecture::kLlama:
+      return "llama";
+    case Architecture::kQwen2:
+      return "qwen2";
+    case Architecture::kQwen3:
+      return "qwen3";
+  }
+  return "unknown";
+}
+
+bool ModelConfig::IsSlidingLayer(int64_t layer) const {
+  if (sliding_window <= 0) return false;
+  if (sliding_window_pattern <= 0) return true;
+  return (layer + 1) % sliding_window_pattern != 0;
+}
+
+LayerAttentionConfig ModelConfig::LayerAttention(int64_t layer) const {
+  LayerAttentionConfig out;
+  if (IsSlidingLayer(layer)) {
+    out.sliding_window = static_cast<int>(sliding_window);
+    out.rope_base = rope_base_local;
+    out.rope_freq_scale = 1.0f;  // gemma3: local layers are never scaled
+    out.use_rope_freq_factors = false;
+  } else {
+    out.sliding_window = 0;
+    out.rope_base = rope_base;
+    out.rope_freq_scale = rope_freq_scale;
+    out.use_rope_freq_factors = has_rope_freq_factors;
+  }
+  return out;
+}
+
+StatusOr<ModelConfig> ModelConfig::FromGguf(const gguf::GgufFile& file) {
+  auto arch_name = file.GetString("general.architecture");
+  if (!arch_name.ok()) {
+    return InvalidArgument("model metadata: missing 'general.architecture'");
+  }
+  ModelConfig c;
+  RADIXLM_ASSIGN_OR_RETURN(c.arch, ParseArchitecture(*arch_name));
+  const std::string& a = *arch_name;
+
+  RADIXLM_ASSIGN_OR_RETURN(c.n_layers, GetPositive(file, a + ".block_count"));
+  RADIXLM_ASSIGN_OR_RETURN(c.hidden_size, GetPositive(file, a + ".embedding_length"));
+  RADIXLM_ASSIGN_OR_RETURN(c.ffn_size, GetPositive(file, a + ".feed_forward_length"));
+  RADIXLM_ASSIGN_OR_RETURN(c.n_heads, GetPositive(file, a + ".attention.head_count"));
+  RADIXLM_ASSIGN_OR_RETURN(c.n_kv_heads,
+                           GetPositiveOr(file, a + ".attention.head_count_kv", c.n_heads));
+  if (c.hidden_size % c.n_heads != 0 && !file.Has(a + ".attention.key_length")) {
+    return InvalidArgument("model metadata: embedding_length is not a multiple of head_count "
+                           "and '" + a + ".attention.key_length' is absent");
+  }
+  RADIXLM_ASSIGN_OR_RETURN(
+      c.head_dim, GetPositiveOr(file, a + ".attention.key_length", c.hidden_size / c.n_heads));
+  RADIXLM_ASSIGN_OR_RETURN(int64_t value_dim,
+                           GetPositiveOr(file, a + ".attention.value_length", c.head_dim));
+  if (value_dim != c.head_dim) {
+    return Unimplemented("model metadata: key_length (" + std::to_string(c.head_dim) +
+                         ") != value_length (" + std::to_string(value_dim) + ")");
+  }
+  if (c.head_dim % 2 != 0) {
+    return InvalidArgument("model metadata: head dimension must be even for RoPE");
+  }
+  if (c.n_heads % c.n_kv_heads != 0) {
+    return InvalidArgument("model metadata: head_count (" + std::to_string(c.n_heads) +
+                           ") is not a multiple of head_count_kv (" +
+                           std::to_string(c.n_kv_heads) + ")");
+  }
+  RADIXLM_ASSIGN_OR_RETURN(c.context_length, GetPositiveOr(file, a + ".context_length", 4096));
+  RADIXLM_ASSIGN_OR_RETURN(double eps,
+                           file.GetFloatOr(a + ".attention.layer_norm_rms_epsilon", 1e-6));
+  if (!(eps > 0.0)) {
+    return InvalidArgument("model metadata: '" + a +
+                           ".attention.layer_norm_rms_epsilon' must be positive");
+  }
+  c.rms_norm_eps = static_cast<float>(eps);
+  RADIXLM_ASSIGN_OR_RETURN(double base, file.GetFloatOr(a + ".rope.freq_base", 10000.0));
+  if (!(base > 0.0)) {
+    return InvalidArgument("model metadata: '" + a + ".rope.freq_base' must be positive");
+  }
+  c.rope_base = static_cast<float>(base);
+  c.rope_base_local = c.rope_base;
+  RADIXLM_ASSIGN_OR_RETURN(c.rope_freq_scale, ReadRopeFreqScale(file, a));
+  RADIXLM_ASSIGN_OR_RETURN(c.vocab_size, ReadVocabSize(file, c.hidden_size));
+  c.attention_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+
+  switch (c.arch) {
+    case Architecture::kGemma3: {
+      // Five sliding-window layers per global one; local layers use RoPE base 10k unscaled.
+      c.rope_layout = RopeLayout::kNeox;
+      c.sliding_window_pattern = 6;
+      c.rope_base_local = 10000.0f;
+      RADIXLM_ASSIGN_OR_RETURN(c.sliding_window,
+                               GetPositive(file, a + ".attention.sliding_window"));
+      c.qk_norm = true;
+      c.post_norms = true;
+      c.scale_embeddings = true;
+      c.ffn_activation = FfnActivation::kGeluTanh;
+      // query_pre_attn_scalar: head_dim, except the 27B model (62 layers): hidden / n_heads.
+      if (c.n_layers == 62) {
+        c.attention_scale =
+            1.0f / std::sqrt(static_cast<float>(c.hidden_size / c.n_heads));
+      }
+      break;
+    }
+    case Architecture::kLlama:
+      c.rope_layout = RopeLayout::kNormal;
+      c.has_rope_freq_factors = file.FindTensor("rope_freqs.weight") != nullptr;
+      break;
+    case Architecture::kQwen2:
+      c.rope_layout = RopeLayout::kNeox;
+      c.qkv_bias = true;
+      break;
+    case Architecture::kQwen3:
+      c.rope_layout = RopeLayout::kNeox;
+      c.qk_norm = true;
+      break;
+  }
+  return c;
+}
+
+std::string ModelConfig::DebugString() const {
+  std::ostringstream s;
+  s << ArchitectureName(arch) << ": layers=" << n_layers << " hidden=" << hidden_size
+    << " ffn=" << ffn_size << " heads=" << n_heads << "/" << n_kv_heads
+    << " head_dim=" << head_dim << " vocab=" << vocab_size << " ctx=" << context_length
+    << " rope_base=" << rope_base;
+  if (sliding_window > 0) {
+    s << " sliding_window=" << sliding_window << " (pattern " << sliding_window_pattern
+      << ", local rope_base=" << rope_base_local << ")";
+  }
+  if (rope_freq_scale != 1.0f) s << " rope_freq_scale=" << rope_freq_scale;
+  return s.str();
+}
+
+}  // namespace radixlm::model

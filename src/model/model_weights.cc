@@ -1,0 +1,164 @@
+#include "model/model_weights.h"
+
+#include <string>
+
+#include "kernels/dot.h"
+#include "kernels/quant.h"
+#include "model/tensor_names.h"
+
+namespace radixlm::model {
+
+namespace {
+
+std::string ShapeString(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+std::string ShapeString(const ExpectedShape& e) {
+  return ShapeString(std::vector<int64_t>(e.dims, e.dims + e.n_dims));
+}
+
+bool ShapeMatches(const gguf::TensorInfo& t, const ExpectedShape& e) {
+  if (static_cast<int>(t.shape.size()) != e.n_dims) return false;
+  for (int i = 0; i < e.n_dims; ++i) {
+    if (t.shape[i] != e.dims[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// Resolves names to views; keeps converted vectors alive in the ModelWeights.
+class WeightLoader {
+ public:
+  WeightLoader(const gguf::GgufFile& file, ModelWeights* weights)
+      : file_(file), weights_(weights) {}
+
+  StatusOr<const gguf::TensorInfo*> Find(const std::string& name, const ExpectedShape& shape) {
+    const gguf::TensorInfo* t = file_.FindTensor(name);
+    if (t == nullptr) return InvalidArgument("missing tensor '" + name + "'");
+    if (!ShapeMatches(*t, shape)) {
+      return InvalidArgument("tensor '" + name + "' has shape " + ShapeString(t->shape) +
+                             ", expected " + ShapeString(shape));
+    }
+    return t;
+  }
+
+  StatusOr<kernels::WeightMatrix> Matrix(const std::string& name, const ExpectedShape& shape) {
+    RADIXLM_ASSIGN_OR_RETURN(const gguf::TensorInfo* t, Find(name, shape));
+    const int64_t cols = shape.dims[0];
+    const int64_t rows = shape.dims[1];
+    if (!kernels::IsSupportedType(t->type) || kernels::GetVecDotFn(t->type) == nullptr) {
+      return Unimplemented("tensor '" + name + "' has type " + TypeName(t->type) +
+                           ", which the matmul kernels do not support");
+    }
+    if (!kernels::IsRowSizeValid(t->type, cols)) {
+      return InvalidArgument("tensor '" + name + "': row length " + std::to_string(cols) +
+                             " is not a multiple of the " + TypeName(t->type) + " block size");
+    }
+    if (kernels::RowBytes(t->type, cols) * static_cast<size_t>(rows) > t->size_bytes) {
+      return InvalidArgument("tensor '" + name + "' is truncated");
+    }
+    return kernels::MakeWeightMatrix(t->type, t->data, rows, cols);
+  }
+
+  // A 1-D tensor as floats (a view for F32, converted otherwise).
+  StatusOr<const float*> Vector(const std::string& name, int64_t n) {
+    ExpectedShape shape;
+    shape.dims[0] = n;
+    shape.n_dims = 1;
+    RADIXLM_ASSIGN_OR_RETURN(const gguf::TensorInfo* t, Find(name, shape));
+    if (t->type == gguf::GgmlType::kF32) {
+      if (t->size_bytes < static_cast<uint64_t>(n) * sizeof(float)) {
+        return InvalidArgument("tensor '" + name + "' is truncated");
+      }
+      // GGUF aligns tensor data (>= 32 bytes), so the view is float-aligned.
+      return reinterpret_cast<const float*>(t->data);
+    }
+    if (!kernels::IsSupportedType(t->type) || !kernels::IsRowSizeValid(t->type, n) ||
+        kernels::RowBytes(t->type, n) > t->size_bytes) {
+      return InvalidArgument("tensor '" + name + "' has unsupported type " +
+                             TypeName(t->type) + " for a vector");
+    }
+    auto owned = std::make_unique<float[]>(n);
+    kernels::DequantizeRow(t->type, t->data, owned.get(), n);
+    const float* view = owned.get();
+    weights_->owned_.push_back(std::move(owned));
+    return view;
+  }
+
+  StatusOr<const float*> OptionalVector(const std::string& name, int64_t n, bool required) {
+    if (!required) return static_cast<const float*>(nullptr);
+    return Vector(name, n);
+  }
+
+ private:
+  static std::string TypeName(gguf::GgmlType type) {
+    auto traits = gguf::GetTypeTraits(type);
+    if (traits) return std::string(traits->name);
+    std::string id = "type ";
+    id += std::to_string(static_cast<uint32_t>(type));
+    return id;
+  }
+
+  const gguf::GgufFile& file_;
+  ModelWeights* weights_;
+};
+
+StatusOr<std::unique_ptr<ModelWeights>> ModelWeights::Load(const gguf::GgufFile& file,
+                                                           const ModelConfig& c) {
+  auto w = std::make_unique<ModelWeights>();
+  WeightLoader loader(file, w.get());
+  ExpectedShape embd_shape;
+  embd_shape.dims[0] = c.hidden_size;
+  embd_shape.dims[1] = c.vocab_size;
+  embd_shape.n_dims = 2;
+  RADIXLM_ASSIGN_OR_RETURN(w->token_embd, loader.Matrix(std::string(kTokenEmbdName), embd_shape));
+  if (file.FindTensor(kOutputName) != nullptr) {
+    RADIXLM_ASSIGN_OR_RETURN(w->output, loader.Matrix(std::string(kOutputName), embd_shape));
+  } else {
+    w->output = w->token_embd;
+    w->tied_output = true;
+  }
+  RADIXLM_ASSIGN_OR_RETURN(w->output_norm,
+                           loader.Vector(std::string(kOutputNormName), c.hidden_size));
+  if (c.has_rope_freq_factors) {
+    RADIXLM_ASSIGN_OR_RETURN(w->rope_freqs,
+                             loader.Vector(std::string(kRopeFreqsName), c.head_dim / 2));
+  }
+
+  w->layers.resize(c.n_layers);
+  for (int64_t i = 0; i < c.n_layers; ++i) {
+    LayerWeights& l = w->layers[i];
+    auto name = [i](LayerTensor t) { return LayerTensorName(i, t); };
+    auto matrix = [&](LayerTensor t) { return loader.Matrix(name(t), LayerTensorShape(c, t)); };
+    auto vector = [&](LayerTensor t) {
+      return loader.OptionalVector(name(t), LayerTensorShape(c, t).dims[0],
+                                   LayerTensorRequired(c, t));
+    };
+    RADIXLM_ASSIGN_OR_RETURN(l.attn_norm, vector(LayerTensor::kAttnNorm));
+    RADIXLM_ASSIGN_OR_RETURN(l.wq, matrix(LayerTensor::kAttnQ));
+    RADIXLM_ASSIGN_OR_RETURN(l.wk, matrix(LayerTensor::kAttnK));
+    RADIXLM_ASSIGN_OR_RETURN(l.wv, matrix(LayerTensor::kAttnV));
+    RADIXLM_ASSIGN_OR_RETURN(l.wo, matrix(LayerTensor::kAttnOutput));
+    RADIXLM_ASSIGN_OR_RETURN(l.bq, vector(LayerTensor::kAttnQBias));
+    RADIXLM_ASSIGN_OR_RETURN(l.bk, vector(LayerTensor::kAttnKBias));
+    RADIXLM_ASSIGN_OR_RETURN(l.bv, vector(LayerTensor::kAttnVBias));
+    RADIXLM_ASSIGN_OR_RETURN(l.q_norm, vector(LayerTensor::kAttnQNorm));
+    RADIXLM_ASSIGN_OR_RETURN(l.k_norm, vector(LayerTensor::kAttnKNorm));
+    RADIXLM_ASSIGN_OR_RETURN(l.post_attn_norm, vector(LayerTensor::kPostAttnNorm));
+    RADIXLM_ASSIGN_OR_RETURN(l.ffn_norm, vector(LayerTensor::kFfnNorm));
+    RADIXLM_ASSIGN_OR_RETURN(l.gate, matrix(LayerTensor::kFfnGate));
+    RADIXLM_ASSIGN_OR_RETURN(l.up, matrix(LayerTensor::kFfnUp));
+    RADIXLM_ASSIGN_OR_RETURN(l.down, matrix(LayerTensor::kFfnDown));
+    RADIXLM_ASSIGN_OR_RETURN(l.post_ffn_norm, vector(LayerTensor::kPostFfnNorm));
+  }
+  return w;
+}
+
+}  // namespace radixlm::model

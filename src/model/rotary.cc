@@ -1,0 +1,56 @@
+#include "model/rotary.h"
+
+#include <cmath>
+
+namespace radixlm::model {
+
+RotaryEmbedding::RotaryEmbedding(int64_t head_dim, RopeLayout layout, float base,
+                                 float freq_scale, const float* freq_factors)
+    : head_dim_(head_dim), layout_(layout), inv_freq_(head_dim / 2) {
+  for (int64_t k = 0; k < half(); ++k) {
+    double f = std::pow(static_cast<double>(base),
+                        -2.0 * static_cast<double>(k) / static_cast<double>(head_dim));
+    f *= freq_scale;
+    if (freq_factors != nullptr) f /= freq_factors[k];
+    inv_freq_[k] = f;
+  }
+}
+
+void RotaryEmbedding::ComputeTables(const int64_t* positions, int64_t n, float* cos,
+                                    float* sin) const {
+  const int64_t h = half();
+  for (int64_t t = 0; t < n; ++t) {
+    const double pos = static_cast<double>(positions[t]);
+    for (int64_t k = 0; k < h; ++k) {
+      const double theta = pos * inv_freq_[k];
+      cos[t * h + k] = static_cast<float>(std::cos(theta));
+      sin[t * h + k] = static_cast<float>(std::sin(theta));
+    }
+  }
+}
+
+void RotaryEmbedding::Apply(float* x, int64_t row_begin, int64_t row_end, int64_t n_heads,
+                            const float* cos, const float* sin) const {
+  const int64_t h = half();
+  // Pair k's two elements are `stride` apart, and pair k starts at offset first(k).
+  const bool neox = layout_ == RopeLayout::kNeox;
+  const int64_t stride = neox ? h : 1;
+  for (int64_t t = row_begin; t < row_end; ++t) {
+    const float* c = cos + t * h;
+    const float* s = sin + t * h;
+    float* row = x + t * n_heads * head_dim_;
+    for (int64_t head = 0; head < n_heads; ++head) {
+      float* v = row + head * head_dim_;
+      for (int64_t k = 0; k < h; ++k) {
+        float* a = v + (neox ? k : 2 * k);
+        float* b = a + stride;
+        const float x0 = *a;
+        const float x1 = *b;
+        *a = x0 * c[k] - x1 * s[k];
+        *b = x0 * s[k] + x1 * c[k];
+      }
+    }
+  }
+}
+
+}  // namespace radixlm::model

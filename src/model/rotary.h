@@ -1,0 +1,41 @@
+// Rotary position embedding as the model applies it: one cos/sin table per forward pass and
+// RoPE variant (gemma3 has two: local and global layers), shared by all heads and layers that
+// use that variant.
+//
+// theta(pos, k) = pos * freq_scale * base^(-2k / head_dim) / freq_factor[k]
+// for pair k in [0, head_dim/2); pairs are (x[2k], x[2k+1]) for RopeLayout::kNormal and
+// (x[k], x[k + head_dim/2]) for kNeox. freq_factor is llama-3's rope_freqs tensor (or 1).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/model_config.h"
+
+namespace radixlm::model {
+
+class RotaryEmbedding {
+ public:
+  // freq_factors: [head_dim/2] or null; copied.
+  RotaryEmbedding(int64_t head_dim, RopeLayout layout, float base, float freq_scale,
+                  const float* freq_factors);
+
+  int64_t head_dim() const { return head_dim_; }
+  int64_t half() const { return head_dim_ / 2; }
+
+  // cos, sin: [n, head_dim/2] for the given positions. theta is computed in double so long
+  // positions keep their precision.
+  void ComputeTables(const int64_t* positions, int64_t n, float* cos, float* sin) const;
+
+  // Rotates rows [row_begin, row_end) of x: [n_rows, n_heads * head_dim] in place; row t uses
+  // table row t of cos/sin ([n_rows, head_dim/2]).
+  void Apply(float* x, int64_t row_begin, int64_t row_end, int64_t n_heads, const float* cos,
+             const float* sin) const;
+
+ private:
+  int64_t head_dim_;
+  RopeLayout layout_;
+  std::vector<double> inv_freq_;  // [head_dim/2], freq_scale and factors folded in
+};
+
+}  // namespace radixlm::model

@@ -1,0 +1,116 @@
+#include "model/tensor_names.h"
+
+namespace radixlm::model {
+
+std::string_view LayerTensorSuffix(LayerTensor t) {
+  switch (t) {
+    case LayerTensor::kAttnNorm:
+      return "attn_norm.weight";
+    case LayerTensor::kAttnQ:
+      return "attn_q.weight";
+    case LayerTensor::kAttnK:
+      return "attn_k.weight";
+    case LayerTensor::kAttnV:
+      return "attn_v.weight";
+    case LayerTensor::kAttnOutput:
+      return "attn_output.weight";
+    case LayerTensor::kAttnQBias:
+      return "attn_q.bias";
+    case LayerTensor::kAttnKBias:
+      return "attn_k.bias";
+    case LayerTensor::kAttnVBias:
+      return "attn_v.bias";
+    case LayerTensor::kAttnQNorm:
+      return "attn_q_norm.weight";
+    case LayerTensor::kAttnKNorm:
+      return "attn_k_norm.weight";
+    case LayerTensor::kPostAttnNorm:
+      return "post_attention_norm.weight";
+    case LayerTensor::kFfnNorm:
+      return "ffn_norm.weight";
+    case LayerTensor::kFfnGate:
+      return "ffn_gate.weight";
+    case LayerTensor::kFfnUp:
+      return "ffn_up.weight";
+    case LayerTensor::kFfnDown:
+      return "ffn_down.weight";
+    case LayerTensor::kPostFfnNorm:
+      return "post_ffw_norm.weight";
+    case LayerTensor::kCount:
+      break;
+  }
+  return "";
+}
+
+std::string LayerTensorName(int64_t layer, LayerTensor t) {
+  std::string name = "blk." + std::to_string(layer) + ".";
+  name += LayerTensorSuffix(t);
+  return name;
+}
+
+bool LayerTensorRequired(const ModelConfig& config, LayerTensor t) {
+  switch (t) {
+    case LayerTensor::kAttnQBias:
+    case LayerTensor::kAttnKBias:
+    case LayerTensor::kAttnVBias:
+      return config.qkv_bias;
+    case LayerTensor::kAttnQNorm:
+    case LayerTensor::kAttnKNorm:
+      return config.qk_norm;
+    case LayerTensor::kPostAttnNorm:
+    case LayerTensor::kPostFfnNorm:
+      return config.post_norms;
+    case LayerTensor::kCount:
+      return false;
+    default:
+      return true;
+  }
+}
+
+ExpectedShape LayerTensorShape(const ModelConfig& c, LayerTensor t) {
+  auto vec = [](int64_t n) {
+    ExpectedShape s;
+    s.dims[0] = n;
+    s.n_dims = 1;
+    return s;
+  };
+  auto mat = [](int64_t cols, int64_t rows) {
+    ExpectedShape s;
+    s.dims[0] = cols;
+    s.dims[1] = rows;
+    s.n_dims = 2;
+    return s;
+  };
+  switch (t) {
+    case LayerTensor::kAttnNorm:
+    case LayerTensor::kPostAttnNorm:
+    case LayerTensor::kFfnNorm:
+    case LayerTensor::kPostFfnNorm:
+      return vec(c.hidden_size);
+    case LayerTensor::kAttnQ:
+      return mat(c.hidden_size, c.q_size());
+    case LayerTensor::kAttnK:
+    case LayerTensor::kAttnV:
+      return mat(c.hidden_size, c.kv_size());
+    case LayerTensor::kAttnOutput:
+      return mat(c.q_size(), c.hidden_size);
+    case LayerTensor::kAttnQBias:
+      return vec(c.q_size());
+    case LayerTensor::kAttnKBias:
+    case LayerTensor::kAttnVBias:
+      return vec(c.kv_size());
+    case LayerTensor::kAttnQNorm:
+    case LayerTensor::kAttnKNorm:
+      return vec(c.head_dim);
+    case LayerTensor::kFfnGate:
+    case LayerTensor::kFfnUp:
+      return mat(c.hidden_size, c.ffn_size);
+    case LayerTensor::kFfnDown:
+      return mat(c.ffn_size, c.hidden_size);
+    case LayerTensor::kCount:
+      break;
+  }
+  return ExpectedShape{};
+}
+
+}  // namespace radixlm::model

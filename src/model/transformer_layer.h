@@ -1,0 +1,55 @@
+// One decoder layer over a flattened ragged batch (internal to the forward pass).
+//
+// The attention block and the FFN block are separate calls so the model can drop rows whose
+// output nobody needs before the last layer's FFN. Both read and update the residual stream
+// scratch.x in place. All token rows go through each matmul together; attention runs per
+// sequence (AttentionForBatch) over the slots in the plan.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/attention.h"
+#include "model/batch_plan.h"
+#include "model/forward_scratch.h"
+#include "model/model_config.h"
+#include "model/model_weights.h"
+#include "model/rotary.h"
+#include "util/thread_pool.h"
+
+namespace radixlm::model {
+
+struct LayerContext {
+  const ModelConfig* config = nullptr;
+  const LayerWeights* weights = nullptr;
+  const RotaryEmbedding* rope = nullptr;
+  const float* rope_cos = nullptr;  // [n_tokens, head_dim/2]
+  const float* rope_sin = nullptr;
+  kernels::AttentionParams attention;
+  kernels::KvLayerView kv;
+  ThreadPool* pool = nullptr;
+};
+
+// x += [post_attn_norm](Attention(RoPE(QKNorm(QKV(attn_norm(x)))))) for all plan.n_tokens rows;
+// writes this step's K/V into the cache first. scratch.attn_seqs must point into scratch.q /
+// scratch.attn for each sequence.
+void RunAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, ForwardScratch& scratch);
+
+// x += [post_ffn_norm](down(act(gate(ffn_norm(x))) * up(ffn_norm(x)))) for the first n_rows
+// rows of x.
+void RunFfnBlock(const LayerContext& ctx, int64_t n_rows, ForwardScratch& scratch);
+
+// Runs fn(begin, end) over [0, n_rows), split across the pool when the work is worth it.
+// Does not allocate (the pool job holds only a pointer to fn).
+template <typename Fn>
+void ParallelRows(ThreadPool* pool, int64_t n_rows, int64_t work_per_row, const Fn& fn) {
+  constexpr int64_t kMinParallelWork = 1 << 15;
+  if (pool == nullptr || pool->size() == 1 || n_rows < 2 ||
+      n_rows * work_per_row < kMinParallelWork) {
+    if (n_rows > 0) fn(int64_t{0}, n_rows);
+    return;
+  }
+  const Fn* f = &fn;
+  pool->ParallelFor(n_rows, 1, [f](int64_t begin, int64_t end, int) { (*f)(begin, end); });
+}
+
+}  // namespace radixlm::model

@@ -1,0 +1,239 @@
+#include "reference_model.h"
+
+#include <cassert>
+#include <cmath>
+#include <string>
+
+#include "kernels/dot.h"
+#include "kernels/fp16.h"
+#include "kernels/quant.h"
+
+namespace radixlm::model::testing {
+
+namespace {
+
+double Gelu(double x) {
+  return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+}
+double Silu(double x) { return x / (1.0 + std::exp(-x)); }
+
+std::string LayerName(int64_t layer, const char* suffix) {
+  return "blk." + std::to_string(layer) + "." + suffix;
+}
+
+}  // namespace
+
+ReferenceModel::ReferenceModel(const gguf::GgufFile& file, kernels::KvDtype kv_dtype)
+    : kv_dtype_(kv_dtype) {
+  auto config = ModelConfig::FromGguf(file);
+  assert(config.ok());
+  config_ = *config;
+  token_embd_ = LoadMatrix(file, "token_embd.weight");
+  output_ = file.FindTensor("output.weight") ? LoadMatrix(file, "output.weight") : token_embd_;
+  output_norm_ = LoadVector(file, "output_norm.weight");
+  if (file.FindTensor("rope_freqs.weight")) rope_freqs_ = LoadVector(file, "rope_freqs.weight");
+  for (int64_t i = 0; i < config_.n_layers; ++i) {
+    Layer l;
+    l.attn_norm = LoadVector(file, LayerName(i, "attn_norm.weight"));
+    l.wq = LoadMatrix(file, LayerName(i, "attn_q.weight"));
+    l.wk = LoadMatrix(file, LayerName(i, "attn_k.weight"));
+    l.wv = LoadMatrix(file, LayerName(i, "attn_v.weight"));
+    l.wo = LoadMatrix(file, LayerName(i, "attn_output.weight"));
+    if (config_.qkv_bias) {
+      l.bq = LoadVector(file, LayerName(i, "attn_q.bias"));
+      l.bk = LoadVector(file, LayerName(i, "attn_k.bias"));
+      l.bv = LoadVector(file, LayerName(i, "attn_v.bias"));
+    }
+    if (config_.qk_norm) {
+      l.q_norm = LoadVector(file, LayerName(i, "attn_q_norm.weight"));
+      l.k_norm = LoadVector(file, LayerName(i, "attn_k_norm.weight"));
+    }
+    if (config_.post_norms) {
+      l.post_attn_norm = LoadVector(file, LayerName(i, "post_attention_norm.weight"));
+      l.post_ffn_norm = LoadVector(file, LayerName(i, "post_ffw_norm.weight"));
+    }
+    l.ffn_norm = LoadVector(file, LayerName(i, "ffn_norm.weight"));
+    l.gate = LoadMatrix(file, LayerName(i, "ffn_gate.weight"));
+    l.up = LoadMatrix(file, LayerName(i, "ffn_up.weight"));
+    l.down = LoadMatrix(file, LayerName(i, "ffn_down.weight"));
+    layers_.push_back(std::move(l));
+  }
+}
+
+ReferenceModel::Matrix ReferenceModel::LoadMatrix(const gguf::GgufFile& file,
+                                                  const std::string& name) const {
+  const gguf::TensorInfo* t = file.FindTensor(name);
+  assert(t != nullptr && t->shape.size() == 2);
+  Matrix m;
+  m.type = t->type;
+  m.cols = t->shape[0];
+  m.rows = t->shape[1];
+  m.w.resize(m.rows * m.cols);
+  const size_t row_bytes = kernels::RowBytes(t->type, m.cols);
+  for (int64_t r = 0; r < m.rows; ++r) {
+    kernels::DequantizeRow(t->type, t->data + r * row_bytes, m.w.data() + r * m.cols, m.cols);
+  }
+  return m;
+}
+
+std::vector<float> ReferenceModel::LoadVector(const gguf::GgufFile& file,
+                                              const std::string& name) const {
+  const gguf::TensorInfo* t = file.FindTensor(name);
+  assert(t != nullptr && t->shape.size() == 1);
+  std::vector<float> v(t->shape[0]);
+  kernels::DequantizeRow(t->type, t->data, v.data(), t->shape[0]);
+  return v;
+}
+
+std::vector<float> ReferenceModel::MatVec(const Matrix& m, const std::vector<float>& x_in) const {
+  assert(static_cast<int64_t>(x_in.size()) == m.cols);
+  // Round the input through the activation format the kernels dot this weight type with.
+  std::vector<float> x = x_in;
+  const gguf::GgmlType act = kernels::ActivationType(m.type);
+  if (act != gguf::GgmlType::kF32) {
+    std::vector<uint8_t> q(kernels::RowBytes(act, m.cols));
+    kernels::QuantizeRow(act, x_in.data(), q.data(), m.cols);
+    kernels::DequantizeRow(act, q.data(), x.data(), m.cols);
+  }
+  std::vector<float> y(m.rows);
+  for (int64_t r = 0; r < m.rows; ++r) {
+    double acc = 0.0;
+    for (int64_t c = 0; c < m.cols; ++c) acc += double{m.w[r * m.cols + c]} * x[c];
+    y[r] = static_cast<float>(acc);
+  }
+  return y;
+}
+
+std::vector<float> ReferenceModel::RmsNorm(const std::vector<float>& x,
+                                           const std::vector<float>& w) const {
+  double ss = 0.0;
+  for (float v : x) ss += double{v} * v;
+  const double inv = 1.0 / std::sqrt(ss / static_cast<double>(x.size()) + config_.rms_norm_eps);
+  std::vector<float> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) y[i] = static_cast<float>(x[i] * inv * w[i]);
+  return y;
+}
+
+void ReferenceModel::Rope(float* head, int64_t pos, bool sliding) const {
+  const int64_t d = config_.head_dim;
+  const double base = sliding ? config_.rope_base_local : config_.rope_base;
+  const double scale = sliding ? 1.0 : config_.rope_freq_scale;
+  for (int64_t k = 0; k < d / 2; ++k) {
+    double freq = std::pow(base, -2.0 * k / d) * scale;
+    if (!sliding && !rope_freqs_.empty()) freq /= rope_freqs_[k];
+    const double theta = pos * freq;
+    const int64_t ia = config_.rope_layout == RopeLayout::kNeox ? k : 2 * k;
+    const int64_t ib = config_.rope_layout == RopeLayout::kNeox ? k + d / 2 : 2 * k + 1;
+    const double a = head[ia];
+    const double b = head[ib];
+    head[ia] = static_cast<float>(a * std::cos(theta) - b * std::sin(theta));
+    head[ib] = static_cast<float>(a * std::sin(theta) + b * std::cos(theta));
+  }
+}
+
+float ReferenceModel::RoundKv(float x) const {
+  return kv_dtype_ == kernels::KvDtype::kF16 ? kernels::F16ToF32(kernels::F32ToF16(x))
+                                             : kernels::Bf16ToF32(kernels::F32ToBf16(x));
+}
+
+std::vector<std::vector<float>> ReferenceModel::Forward(
+    const std::vector<int32_t>& tokens) const {
+  const ModelConfig& c = config_;
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  const int64_t h = c.hidden_size;
+  const int64_t d = c.head_dim;
+  const int64_t group = c.n_heads / c.n_kv_heads;
+
+  // Residual stream per token.
+  std::vector<std::vector<float>> x(n, std::vector<float>(h));
+  for (int64_t t = 0; t < n; ++t) {
+    for (int64_t i = 0; i < h; ++i) {
+      x[t][i] = token_embd_.w[tokens[t] * h + i];
+      if (c.scale_embeddings) x[t][i] *= std::sqrt(static_cast<float>(h));
+    }
+  }
+
+  for (int64_t li = 0; li < c.n_layers; ++li) {
+    const Layer& l = layers_[li];
+    const bool sliding =
+        c.sliding_window > 0 && (c.sliding_window_pattern == 0 ||
+                                 (li + 1) % c.sliding_window_pattern != 0);
+    const int64_t window = sliding ? c.sliding_window : 0;
+
+    std::vector<std::vector<float>> q(n), k(n), v(n);
+    for (int64_t t = 0; t < n; ++t) {
+      const std::vector<float> xn = RmsNorm(x[t], l.attn_norm);
+      q[t] = MatVec(l.wq, xn);
+      k[t] = MatVec(l.wk, xn);
+      v[t] = MatVec(l.wv, xn);
+      if (c.qkv_bias) {
+        for (size_t i = 0; i < q[t].size(); ++i) q[t][i] += l.bq[i];
+        for (size_t i = 0; i < k[t].size(); ++i) k[t][i] += l.bk[i];
+        for (size_t i = 0; i < v[t].size(); ++i) v[t][i] += l.bv[i];
+      }
+      for (int64_t head = 0; head < c.n_heads; ++head) {
+        float* qh = q[t].data() + head * d;
+        if (c.qk_norm) {
+          std::vector<float> tmp = RmsNorm(std::vector<float>(qh, qh + d), l.q_norm);
+          std::copy(tmp.begin(), tmp.end(), qh);
+        }
+        Rope(qh, t, sliding);
+      }
+      for (int64_t head = 0; head < c.n_kv_heads; ++head) {
+        float* kh = k[t].data() + head * d;
+        if (c.qk_norm) {
+          std::vector<float> tmp = RmsNorm(std::vector<float>(kh, kh + d), l.k_norm);
+          std::copy(tmp.begin(), tmp.end(), kh);
+        }
+        Rope(kh, t, sliding);
+      }
+      for (float& e : k[t]) e = RoundKv(e);
+      for (float& e : v[t]) e = RoundKv(e);
+    }
+
+    for (int64_t t = 0; t < n; ++t) {
+      std::vector<float> attn(c.q_size(), 0.0f);
+      for (int64_t head = 0; head < c.n_heads; ++head) {
+        const int64_t kvh = head / group;
+        std::vector<double> scores;
+        std::vector<int64_t> keys;
+        for (int64_t j = 0; j <= t; ++j) {
+          if (window > 0 && t - j >= window) continue;
+          double s = 0.0;
+          for (int64_t e = 0; e < d; ++e) s += double{q[t][head * d + e]} * k[j][kvh * d + e];
+          scores.push_back(s * c.attention_scale);
+          keys.push_back(j);
+        }
+        double max_s = scores[0];
+        for (double s : scores) max_s = std::max(max_s, s);
+        double sum = 0.0;
+        for (double& s : scores) sum += (s = std::exp(s - max_s));
+        for (size_t i = 0; i < keys.size(); ++i) {
+          for (int64_t e = 0; e < d; ++e) {
+            attn[head * d + e] += static_cast<float>(scores[i] / sum * v[keys[i]][kvh * d + e]);
+          }
+        }
+      }
+      std::vector<float> o = MatVec(l.wo, attn);
+      if (c.post_norms) o = RmsNorm(o, l.post_attn_norm);
+      for (int64_t i = 0; i < h; ++i) x[t][i] += o[i];
+
+      const std::vector<float> xn = RmsNorm(x[t], l.ffn_norm);
+      std::vector<float> g = MatVec(l.gate, xn);
+      const std::vector<float> u = MatVec(l.up, xn);
+      for (size_t i = 0; i < g.size(); ++i) {
+        const double act = c.ffn_activation == FfnActivation::kGeluTanh ? Gelu(g[i]) : Silu(g[i]);
+        g[i] = static_cast<float>(act * u[i]);
+      }
+      std::vector<float> f = MatVec(l.down, g);
+      if (c.post_norms) f = RmsNorm(f, l.post_ffn_norm);
+      for (int64_t i = 0; i < h; ++i) x[t][i] += f[i];
+    }
+  }
+
+  std::vector<std::vector<float>> logits(n);
+  for (int64_t t = 0; t < n; ++t) logits[t] = MatVec(output_, RmsNorm(x[t], output_norm_));
+  return logits;
+}
+
+}  // namespace radixlm::model::testing

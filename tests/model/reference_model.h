@@ -1,0 +1,58 @@
+// A plain float reference forward for the model tests, written for clarity, not speed.
+//
+// Every weight is dequantized to float up front; each call recomputes the whole sequence from
+// scratch with naive loops (no KV cache, no batching, no threads). Two numeric details follow
+// the optimized path on purpose, so that the comparison can be tight:
+//   * K and V are rounded through the KV cache's half-precision format;
+//   * a matmul input is rounded through the activation format the weight type is dotted
+//     with (Q8_0 / Q8_K for quantized weights, see kernels/dot.h), as the kernels do.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "gguf/gguf_file.h"
+#include "kernels/attention.h"
+#include "model/model_config.h"
+
+namespace radixlm::model::testing {
+
+class ReferenceModel {
+ public:
+  ReferenceModel(const gguf::GgufFile& file, kernels::KvDtype kv_dtype);
+
+  const ModelConfig& config() const { return config_; }
+
+  // Logits after each token of `tokens`: [tokens.size()][vocab].
+  std::vector<std::vector<float>> Forward(const std::vector<int32_t>& tokens) const;
+
+ private:
+  struct Matrix {
+    gguf::GgmlType type = gguf::GgmlType::kF32;  // storage type (picks the activation format)
+    int64_t rows = 0;
+    int64_t cols = 0;
+    std::vector<float> w;  // [rows, cols]
+  };
+  struct Layer {
+    std::vector<float> attn_norm, bq, bk, bv, q_norm, k_norm, post_attn_norm, ffn_norm,
+        post_ffn_norm;
+    Matrix wq, wk, wv, wo, gate, up, down;
+  };
+
+  Matrix LoadMatrix(const gguf::GgufFile& file, const std::string& name) const;
+  std::vector<float> LoadVector(const gguf::GgufFile& file, const std::string& name) const;
+  std::vector<float> MatVec(const Matrix& m, const std::vector<float>& x) const;
+  std::vector<float> RmsNorm(const std::vector<float>& x, const std::vector<float>& w) const;
+  void Rope(float* head, int64_t pos, bool sliding) const;
+  float RoundKv(float x) const;
+
+  ModelConfig config_;
+  kernels::KvDtype kv_dtype_;
+  Matrix token_embd_;
+  Matrix output_;
+  std::vector<float> output_norm_;
+  std::vector<float> rope_freqs_;
+  std::vector<Layer> layers_;
+};
+
+}  // namespace radixlm::model::testing

@@ -1,0 +1,159 @@
+#include "tiny_model.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <random>
+
+#include "gguf/gguf_writer.h"
+#include "kernels/quant.h"
+
+namespace radixlm::model::testing {
+
+namespace {
+
+using gguf::GgmlType;
+using gguf::GgufWriter;
+using gguf::Value;
+
+class Builder {
+ public:
+  explicit Builder(const TinyModelSpec& spec) : spec_(spec), rng_(spec.seed) {}
+
+  std::vector<uint8_t> Build() {
+    const std::string& a = spec_.arch;
+    w_.AddMetadata("general.architecture", Value::Str(a));
+    w_.AddMetadata("general.name", Value::Str("tiny-" + a));
+    w_.AddMetadata(a + ".block_count", Value::U32(static_cast<uint32_t>(spec_.n_layers)));
+    w_.AddMetadata(a + ".context_length", Value::U32(4096));
+    w_.AddMetadata(a + ".embedding_length", Value::U32(static_cast<uint32_t>(spec_.hidden)));
+    w_.AddMetadata(a + ".feed_forward_length", Value::U32(static_cast<uint32_t>(spec_.ffn)));
+    w_.AddMetadata(a + ".attention.head_count", Value::U32(static_cast<uint32_t>(spec_.n_heads)));
+    w_.AddMetadata(a + ".attention.head_count_kv",
+                   Value::U32(static_cast<uint32_t>(spec_.n_kv_heads)));
+    w_.AddMetadata(a + ".attention.key_length", Value::U32(static_cast<uint32_t>(spec_.head_dim)));
+    w_.AddMetadata(a + ".attention.value_length",
+                   Value::U32(static_cast<uint32_t>(spec_.head_dim)));
+    w_.AddMetadata(a + ".attention.layer_norm_rms_epsilon", Value::F32(1e-6f));
+    w_.AddMetadata(a + ".rope.freq_base", Value::F32(spec_.rope_base));
+    if (spec_.sliding_window > 0) {
+      w_.AddMetadata(a + ".attention.sliding_window",
+                     Value::U32(static_cast<uint32_t>(spec_.sliding_window)));
+    }
+    if (spec_.rope_linear_factor > 0.0f) {
+      w_.AddMetadata(a + ".rope.scaling.type", Value::Str("linear"));
+      w_.AddMetadata(a + ".rope.scaling.factor", Value::F32(spec_.rope_linear_factor));
+    }
+
+    const int64_t h = spec_.hidden;
+    const int64_t qs = spec_.n_heads * spec_.head_dim;
+    const int64_t kvs = spec_.n_kv_heads * spec_.head_dim;
+    const bool gemma = spec_.arch == "gemma3";
+    const bool qk_norm = gemma || spec_.arch == "qwen3";
+    Matrix("token_embd.weight", h, spec_.vocab, 1.0f);
+    if (!spec_.tied_output) Matrix("output.weight", h, spec_.vocab, 1.0f / std::sqrt(h));
+    Norm("output_norm.weight", h);
+    if (spec_.rope_freqs) {
+      std::vector<float> f(spec_.head_dim / 2);
+      for (size_t k = 0; k < f.size(); ++k) f[k] = 1.0f + static_cast<float>(k % 4);
+      Vector("rope_freqs.weight", f);
+    }
+    for (int64_t i = 0; i < spec_.n_layers; ++i) {
+      const std::string p = "blk." + std::to_string(i) + ".";
+      Norm(p + "attn_norm.weight", h);
+      Matrix(p + "attn_q.weight", h, qs, 1.0f / std::sqrt(h));
+      Matrix(p + "attn_k.weight", h, kvs, 1.0f / std::sqrt(h));
+      Matrix(p + "attn_v.weight", h, kvs, 1.0f / std::sqrt(h));
+      Matrix(p + "attn_output.weight", qs, h, 1.0f / std::sqrt(qs));
+      if (spec_.arch == "qwen2") {
+        Vector(p + "attn_q.bias", Random(qs, 0.2f));
+        Vector(p + "attn_k.bias", Random(kvs, 0.2f));
+        Vector(p + "attn_v.bias", Random(kvs, 0.2f));
+      }
+      if (qk_norm) {
+        Norm(p + "attn_q_norm.weight", spec_.head_dim);
+        Norm(p + "attn_k_norm.weight", spec_.head_dim);
+      }
+      if (gemma) Norm(p + "post_attention_norm.weight", h);
+      Norm(p + "ffn_norm.weight", h);
+      Matrix(p + "ffn_gate.weight", h, spec_.ffn, 1.0f / std::sqrt(h));
+      Matrix(p + "ffn_up.weight", h, spec_.ffn, 1.0f / std::sqrt(h));
+      Matrix(p + "ffn_down.weight", spec_.ffn, h, 1.0f / std::sqrt(spec_.ffn));
+      if (gemma) Norm(p + "post_ffw_norm.weight", h);
+    }
+    return w_.Serialize();
+  }
+
+ private:
+  bool Omitted(const std::string& name) const {
+    return std::find(spec_.omit_tensors.begin(), spec_.omit_tensors.end(), name) !=
+           spec_.omit_tensors.end();
+  }
+
+  std::vector<float> Random(int64_t n, float scale) {
+    std::uniform_real_distribution<float> dist(-scale, scale);
+    std::vector<float> v(n);
+    for (float& x : v) x = dist(rng_);
+    return v;
+  }
+
+  GgmlType TypeFor(const std::string& name, int64_t cols) const {
+    GgmlType t = spec_.matrix_type;
+    const std::string suffix = name.rfind("blk.", 0) == 0
+                                   ? name.substr(name.find('.', 4) + 1)
+                                   : name;
+    if (auto it = spec_.type_overrides.find(suffix); it != spec_.type_overrides.end()) {
+      t = it->second;
+    }
+    for (GgmlType candidate : {t, GgmlType::kQ8_0, GgmlType::kF32}) {
+      if (kernels::IsRowSizeValid(candidate, cols)) return candidate;
+    }
+    return GgmlType::kF32;
+  }
+
+  // A [cols, rows] (ggml order) matrix with uniform entries in [-scale*sqrt(3), ...] (unit
+  // variance rows when scale = 1/sqrt(cols)).
+  void Matrix(const std::string& name, int64_t cols, int64_t rows, float scale) {
+    std::vector<float> v = Random(cols * rows, scale * std::sqrt(3.0f));
+    if (Omitted(name)) return;
+    const GgmlType type = TypeFor(name, cols);
+    const size_t row_bytes = kernels::RowBytes(type, cols);
+    std::vector<uint8_t> data(row_bytes * rows);
+    for (int64_t r = 0; r < rows; ++r) {
+      kernels::QuantizeRow(type, v.data() + r * cols, data.data() + r * row_bytes, cols);
+    }
+    Status st = w_.AddTensor(name, type, {cols, rows}, std::move(data));
+    assert(st.ok());
+    (void)st;
+  }
+
+  void Vector(const std::string& name, const std::vector<float>& v) {
+    if (Omitted(name)) return;
+    Status st = w_.AddF32Tensor(name, {static_cast<int64_t>(v.size())}, v);
+    assert(st.ok());
+    (void)st;
+  }
+
+  // Norm weights around 1 (as stored in GGUF, gemma's 1 + w already folded in).
+  void Norm(const std::string& name, int64_t n) {
+    std::vector<float> v = Random(n, 0.3f);
+    for (float& x : v) x += 1.0f;
+    Vector(name, v);
+  }
+
+  const TinyModelSpec& spec_;
+  std::mt19937 rng_;
+  GgufWriter w_;
+};
+
+}  // namespace
+
+std::vector<uint8_t> BuildTinyModel(const TinyModelSpec& spec) { return Builder(spec).Build(); }
+
+std::unique_ptr<gguf::GgufFile> ParseTinyModel(const std::vector<uint8_t>& bytes) {
+  auto file = gguf::GgufFile::FromBuffer(bytes.data(), bytes.size());
+  assert(file.ok());
+  return std::move(file).value();
+}
+
+}  // namespace radixlm::model::testing
