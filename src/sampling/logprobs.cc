@@ -28,8 +28,7 @@ float LogSoftmaxNormalizer::Logprob(float logit) const {
   return std::max(value, kMinLogprob);
 }
 
-LogSoftmaxNormalizer ComputeLogSoftmaxNormalizer(std::span<const float> logits,
-                                                 float temperature) {
+LogSoftmaxNormalizer ComputeLogSoftmaxNormalizer(std::span<const float> logits, float temperature) {
   assert(temperature > 0.0f);
   LogSoftmaxNormalizer norm;
   norm.inv_temperature = 1.0f / temperature;

@@ -35,8 +35,7 @@ void ApplyFrequencyPresencePenalties(std::span<float> logits, const PenaltyState
   if (frequency_penalty == 0.0f && presence_penalty == 0.0f) return;
   for (const TokenCount& entry : history.output_counts()) {
     if (!InRange(entry.token, logits)) continue;
-    logits[entry.token] -=
-        frequency_penalty * static_cast<float>(entry.count) + presence_penalty;
+    logits[entry.token] -= frequency_penalty * static_cast<float>(entry.count) + presence_penalty;
   }
 }
 

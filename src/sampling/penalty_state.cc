@@ -9,8 +9,7 @@ namespace {
 
 inline size_t HashToken(int32_t token, size_t mask) {
   // Fibonacci hashing: spreads consecutive ids across the table.
-  return (static_cast<uint64_t>(static_cast<uint32_t>(token)) * 0x9E3779B97F4A7C15ull >> 32) &
-         mask;
+  return (static_cast<uint64_t>(static_cast<uint32_t>(token)) * 0x9E3779B97F4A7C15ull >> 32) & mask;
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 #include "sampling/sampler.h"
 
 #include <algorithm>
-#include <bit>
 #include <atomic>
+#include <bit>
 #include <cassert>
 #include <chrono>
 #include <cmath>
@@ -64,8 +64,8 @@ std::atomic<uint64_t>& RandomSeedCounter() {
   static std::atomic<uint64_t> counter{[] {
     std::random_device device;
     const uint64_t entropy = (static_cast<uint64_t>(device()) << 32) ^ device();
-    const uint64_t now = static_cast<uint64_t>(
-        std::chrono::steady_clock::now().time_since_epoch().count());
+    const uint64_t now =
+        static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
     return SplitMix64(entropy ^ SplitMix64(now));
   }()};
   return counter;
@@ -92,8 +92,8 @@ size_t DrawPosition(std::span<const float> cand_prob, size_t n, double uniform) 
 
 uint64_t ResolveSeed(const SamplingParams& params) {
   if (params.sampling_seed.has_value()) return static_cast<uint64_t>(*params.sampling_seed);
-  return SplitMix64(RandomSeedCounter().fetch_add(0x9E3779B97F4A7C15ull,
-                                                  std::memory_order_relaxed));
+  return SplitMix64(
+      RandomSeedCounter().fetch_add(0x9E3779B97F4A7C15ull, std::memory_order_relaxed));
 }
 
 double UniformForStep(uint64_t seed, uint64_t step) {
@@ -132,8 +132,8 @@ SampleResult Sampler::Sample(std::span<const float> logits, const SamplingParams
   const bool greedy = params.IsGreedy() || max_logit == -kInf || max_logit == kInf;
   if (greedy) {
     // The first maximal logit (also token 0 when everything is -inf).
-    result.token = static_cast<int32_t>(std::find(logits.begin(), logits.end(), max_logit) -
-                                        logits.begin());
+    result.token =
+        static_cast<int32_t>(std::find(logits.begin(), logits.end(), max_logit) - logits.begin());
   } else {
     result.token = SampleFiltered(logits, max_logit, params,
                                   UniformForStep(options.seed, options.step), &norm, &have_norm);
@@ -288,10 +288,9 @@ size_t Sampler::CollectNucleus(double target) {
   }
   // Inside the boundary bucket the order matters: most likely first, ties to the lower id.
   const float* prob = prob_.data();
-  std::sort(boundary_.begin(), boundary_.begin() + static_cast<std::ptrdiff_t>(n_boundary),
-            [prob](int32_t a, int32_t b) {
-              return prob[a] > prob[b] || (prob[a] == prob[b] && a < b);
-            });
+  std::sort(
+      boundary_.begin(), boundary_.begin() + static_cast<std::ptrdiff_t>(n_boundary),
+      [prob](int32_t a, int32_t b) { return prob[a] > prob[b] || (prob[a] == prob[b] && a < b); });
   double cum = above;
   for (size_t j = 0; j < n_boundary && !(cum > target); ++j) {
     const int32_t t = boundary_[j];

@@ -84,12 +84,12 @@ class Sampler {
   int32_t DrawFullVocab(float threshold, double uniform);
 
   int32_t vocab_size_;
-  std::vector<int32_t> index_;      // [V] candidate token ids
-  std::vector<int32_t> boundary_;   // [V] tokens of the top-p boundary bucket
-  std::vector<float> prob_;         // [V] unnormalized probs, by token id
-  std::vector<float> cand_prob_;    // [V] unnormalized probs, by candidate position
-  std::vector<float> sanitized_;    // [V] copy of a row with NaN replaced by -inf
-  std::vector<TokenLogprob> heap_;  // top-k selection heap (logit stored in .logprob)
+  std::vector<int32_t> index_;       // [V] candidate token ids
+  std::vector<int32_t> boundary_;    // [V] tokens of the top-p boundary bucket
+  std::vector<float> prob_;          // [V] unnormalized probs, by token id
+  std::vector<float> cand_prob_;     // [V] unnormalized probs, by candidate position
+  std::vector<float> sanitized_;     // [V] copy of a row with NaN replaced by -inf
+  std::vector<TokenLogprob> heap_;   // top-k selection heap (logit stored in .logprob)
   std::vector<double> bucket_mass_;  // top-p histogram: mass per float-exponent bucket
   std::vector<double> block_sum_;    // per-block prob sums for DrawFullVocab
 };

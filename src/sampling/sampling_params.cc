@@ -63,8 +63,7 @@ Status SamplingParams::Validate(int32_t vocab_size) const {
   for (const auto& [token_id, bias] : logit_bias) {
     if (token_id < 0 || token_id >= vocab_size) {
       return InvalidArgument("logit_bias keys must be token ids in [0, " +
-                             std::to_string(vocab_size - 1) + "], got " +
-                             std::to_string(token_id));
+                             std::to_string(vocab_size - 1) + "], got " + std::to_string(token_id));
     }
     if (std::isnan(bias)) {
       return InvalidArgument("logit_bias value for token " + std::to_string(token_id) +
@@ -74,12 +73,11 @@ Status SamplingParams::Validate(int32_t vocab_size) const {
   for (int32_t token_id : stop_token_ids) {
     if (token_id < 0 || token_id >= vocab_size) {
       return InvalidArgument("stop_token_ids must be token ids in [0, " +
-                             std::to_string(vocab_size - 1) + "], got " +
-                             std::to_string(token_id));
+                             std::to_string(vocab_size - 1) + "], got " + std::to_string(token_id));
     }
   }
-  const int grammars = int{regex.has_value()} + int{json_schema.has_value()} +
-                       int{ebnf.has_value()};
+  const int grammars =
+      int{regex.has_value()} + int{json_schema.has_value()} + int{ebnf.has_value()};
   if (grammars > 1) {
     return InvalidArgument("Only one of regex, json_schema, or ebnf can be set");
   }

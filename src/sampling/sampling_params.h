@@ -17,11 +17,10 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "util/status.h"
 
@@ -38,9 +37,9 @@ struct SamplingParams {
   int32_t min_new_tokens = 0;  // EOS and stop_token_ids are masked until this many are out
 
   // --- stopping ---
-  std::vector<std::string> stop;         // stop strings (matched by the detokenizer)
-  std::vector<int32_t> stop_token_ids;   // extra stop tokens besides the tokenizer's EOS
-  bool ignore_eos = false;               // EOS does not finish the request
+  std::vector<std::string> stop;        // stop strings (matched by the detokenizer)
+  std::vector<int32_t> stop_token_ids;  // extra stop tokens besides the tokenizer's EOS
+  bool ignore_eos = false;              // EOS does not finish the request
 
   // --- distribution shaping, applied in this order: temperature, top_k, top_p, min_p ---
   float temperature = 1.0f;  // <= kSamplingEps: greedy
@@ -49,9 +48,9 @@ struct SamplingParams {
   float min_p = 0.0f;        // [0, 1]; 0 disables
 
   // --- penalties (see penalties.h for the exact formulas) ---
-  float frequency_penalty = 0.0f;   // [-2, 2]; logit -= frequency_penalty * count
-  float presence_penalty = 0.0f;    // [-2, 2]; logit -= presence_penalty if count > 0
-  float repetition_penalty = 1.0f;  // (0, 2]; 1 disables
+  float frequency_penalty = 0.0f;       // [-2, 2]; logit -= frequency_penalty * count
+  float presence_penalty = 0.0f;        // [-2, 2]; logit -= presence_penalty if count > 0
+  float repetition_penalty = 1.0f;      // (0, 2]; 1 disables
   std::map<int32_t, float> logit_bias;  // token id -> added to that token's logit
 
   // --- randomness ---

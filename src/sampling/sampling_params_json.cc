@@ -4,9 +4,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "sampling/sampling_params.h"
 
@@ -25,8 +24,7 @@ std::string Describe(const json& value) {
 }
 
 Status WrongType(const char* field, const char* expected, const json& value) {
-  return InvalidArgument(std::string(field) + " must be " + expected + ", got " +
-                         Describe(value));
+  return InvalidArgument(std::string(field) + " must be " + expected + ", got " + Describe(value));
 }
 
 // The field's value, or null when it is absent or JSON null (both mean: keep the default).

@@ -79,9 +79,8 @@ std::vector<std::vector<int32_t>> Decode(std::vector<FakeRequest>& requests,
       std::vector<std::thread> workers;
       const int64_t n = static_cast<int64_t>(rows.size());
       for (int t = 0; t < threads; ++t) {
-        workers.emplace_back([&, t] {
-          batch.SampleRange(rows, n * t / threads, n * (t + 1) / threads, t);
-        });
+        workers.emplace_back(
+            [&, t] { batch.SampleRange(rows, n * t / threads, n * (t + 1) / threads, t); });
       }
       for (std::thread& w : workers) w.join();
     }

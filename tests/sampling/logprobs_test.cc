@@ -1,6 +1,5 @@
 // Logprobs: log-softmax, token logprob, top-N, prompt scoring.
 #include "sampling/logprobs.h"
-#include "sampling/softmax_math.h"
 
 #include <gtest/gtest.h>
 
@@ -10,6 +9,8 @@
 #include <limits>
 #include <random>
 #include <vector>
+
+#include "sampling/softmax_math.h"
 
 namespace radixlm {
 namespace {

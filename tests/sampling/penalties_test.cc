@@ -62,9 +62,9 @@ TEST(PenaltiesTest, FrequencyAndPresence) {
   for (int32_t t : {1, 1, 1, 2}) state.AddOutputToken(t);
   std::vector<float> logits = Row({1.0f, 1.0f, 1.0f, 1.0f});
   ApplyFrequencyPresencePenalties(logits, state, 0.5f, 0.25f);
-  EXPECT_FLOAT_EQ(logits[0], 1.0f);                       // unseen
-  EXPECT_FLOAT_EQ(logits[1], 1.0f - 0.5f * 3 - 0.25f);    // count 3
-  EXPECT_FLOAT_EQ(logits[2], 1.0f - 0.5f * 1 - 0.25f);    // count 1
+  EXPECT_FLOAT_EQ(logits[0], 1.0f);                     // unseen
+  EXPECT_FLOAT_EQ(logits[1], 1.0f - 0.5f * 3 - 0.25f);  // count 3
+  EXPECT_FLOAT_EQ(logits[2], 1.0f - 0.5f * 1 - 0.25f);  // count 1
   EXPECT_FLOAT_EQ(logits[3], 1.0f);
   // Negative penalties encourage repetition.
   logits = Row({0.0f, 0.0f, 0.0f, 0.0f});
@@ -182,12 +182,12 @@ TEST(ProcessLogitsTest, AppliesEverythingInOrder) {
 
   std::vector<float> logits = Row({1.0f, 8.0f, 1.0f, 1.0f, 1.0f, 1.0f});
   ProcessLogits(logits, params, {&state, eos, mask.data()});
-  EXPECT_FLOAT_EQ(logits[0], 11.0f);                      // bias only
+  EXPECT_FLOAT_EQ(logits[0], 11.0f);                              // bias only
   EXPECT_FLOAT_EQ(logits[1], 8.0f / 2 - 2 * 1.0f - 0.5f + 3.0f);  // repetition first
-  EXPECT_EQ(logits[2], kNegInf);                          // bitmask
+  EXPECT_EQ(logits[2], kNegInf);                                  // bitmask
   EXPECT_FLOAT_EQ(logits[3], 1.0f);
-  EXPECT_EQ(logits[4], kNegInf);                          // stop id before min_new_tokens
-  EXPECT_EQ(logits[5], kNegInf);                          // EOS before min_new_tokens
+  EXPECT_EQ(logits[4], kNegInf);  // stop id before min_new_tokens
+  EXPECT_EQ(logits[5], kNegInf);  // EOS before min_new_tokens
 
   // No history, defaults: a no-op apart from min_new_tokens at step 0.
   SamplingParams plain;

@@ -5,9 +5,8 @@
 
 #include <cmath>
 #include <limits>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace radixlm {
 namespace {
@@ -153,7 +152,9 @@ TEST(SamplingParamsTest, ValidateTokenIdsAndGrammars) {
   EXPECT_EQ(ValidateMessage([](SamplingParams& p) { p.logit_bias[-1] = 1; }),
             "logit_bias keys must be token ids in [0, 999], got -1");
   EXPECT_EQ(ValidateMessage([](SamplingParams& p) { p.logit_bias[999] = -100; }), "");
-  EXPECT_EQ(ValidateMessage([](SamplingParams& p) { p.stop_token_ids = {5, 1000}; }),
+  EXPECT_EQ(ValidateMessage([](SamplingParams& p) {
+              p.stop_token_ids = {5, 1000};
+            }),
             "stop_token_ids must be token ids in [0, 999], got 1000");
   EXPECT_EQ(ValidateMessage([](SamplingParams& p) {
               p.regex = "a+";
