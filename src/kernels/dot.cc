@@ -195,6 +195,29 @@ bool IsaAvailable(Isa isa) {
   return false;
 }
 
+VecDot4Fn GetVecDot4Fn(GgmlType weight_type) {
+#if defined(RADIXLM_KERNELS_X86)
+  if (static_cast<int>(ActiveIsa()) < static_cast<int>(Isa::kAvx2)) return nullptr;
+  namespace a = cpu::avx2;
+  switch (weight_type) {
+    case GgmlType::kQ4_0:
+      return a::Dot4Q4_0;
+    case GgmlType::kQ5_0:
+      return a::Dot4Q5_0;
+    case GgmlType::kQ8_0:
+      return a::Dot4Q8_0;
+    case GgmlType::kQ4_K:
+      return a::Dot4Q4K;
+    case GgmlType::kQ6_K:
+      return a::Dot4Q6K;
+    default:
+      return nullptr;
+  }
+#else
+  return nullptr;
+#endif
+}
+
 VecDotFn GetVecDotFn(GgmlType weight_type) {
   const auto id = static_cast<uint32_t>(weight_type);
   return id < kMaxTypeId ? Table().fns[id] : nullptr;

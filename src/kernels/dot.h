@@ -13,6 +13,7 @@
 // caps the level (for benchmarking and debugging).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "gguf/ggml_types.h"
@@ -32,6 +33,14 @@ using VecDotFn = float (*)(int64_t n, const void* weight_row, const void* x);
 // The dispatched implementation for a weight type (resolved once; cheap to call repeatedly).
 // Returns nullptr for an unsupported weight type. Hoist it out of hot loops.
 VecDotFn GetVecDotFn(GgmlType weight_type);
+
+// One weight row against 4 activation rows at once (x_j = x + j * x_stride bytes, j < 4):
+// out[j] = dot(weight_row, x_j). Same arithmetic as VecDotFn, but the weight block is unpacked
+// once for all 4 rows (prefill / batched decode). nullptr where no such kernel exists for the
+// type at the active ISA level: callers then use VecDotFn per row.
+using VecDot4Fn = void (*)(int64_t n, const void* weight_row, const void* x, size_t x_stride,
+                           float* out);
+VecDot4Fn GetVecDot4Fn(GgmlType weight_type);
 
 // Convenience: GetVecDotFn(weight_type)(n, weight_row, x).
 float VecDot(GgmlType weight_type, int64_t n, const void* weight_row, const void* x);

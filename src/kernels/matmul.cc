@@ -58,8 +58,8 @@ QuantizedInput PrepareInput(GgmlType act, const float* x, int64_t n_tokens, int6
 }
 
 // y[t, r] for r in [r0, r1), all tokens.
-void ComputeRows(const WeightMatrix& w, VecDotFn dot, const QuantizedInput& in, int64_t n_tokens,
-                 float* y, int64_t r0, int64_t r1) {
+void ComputeRows(const WeightMatrix& w, VecDotFn dot, VecDot4Fn dot4, const QuantizedInput& in,
+                 int64_t n_tokens, float* y, int64_t r0, int64_t r1) {
   const auto* wdata = static_cast<const uint8_t*>(w.data);
   if (n_tokens == 1) {
     for (int64_t r = r0; r < r1; ++r) y[r] = dot(w.cols, wdata + r * w.row_bytes, in.data);
@@ -67,7 +67,18 @@ void ComputeRows(const WeightMatrix& w, VecDotFn dot, const QuantizedInput& in, 
   }
   for (int64_t rb = r0; rb < r1; rb += kRowBlock) {
     const int64_t re = std::min(r1, rb + kRowBlock);
-    for (int64_t t = 0; t < n_tokens; ++t) {
+    int64_t t = 0;
+    if (dot4 != nullptr) {
+      for (; t + 4 <= n_tokens; t += 4) {
+        const uint8_t* xt = in.data + t * in.row_stride;
+        for (int64_t r = rb; r < re; ++r) {
+          float out[4];
+          dot4(w.cols, wdata + r * w.row_bytes, xt, in.row_stride, out);
+          for (int j = 0; j < 4; ++j) y[(t + j) * w.rows + r] = out[j];
+        }
+      }
+    }
+    for (; t < n_tokens; ++t) {
       const uint8_t* xt = in.data + t * in.row_stride;
       float* yt = y + t * w.rows;
       for (int64_t r = rb; r < re; ++r) yt[r] = dot(w.cols, wdata + r * w.row_bytes, xt);
@@ -98,6 +109,7 @@ void MatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t 
   bool have[3] = {false, false, false};
   QuantizedInput per_output[kMaxOutputs];
   VecDotFn fns[kMaxOutputs];
+  VecDot4Fn fns4[kMaxOutputs];
   int64_t row_offset[kMaxOutputs + 1];
   row_offset[0] = 0;
   for (size_t k = 0; k < outputs.size(); ++k) {
@@ -112,6 +124,7 @@ void MatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t 
     }
     per_output[k] = inputs[slot];
     fns[k] = GetVecDotFn(w.type);
+    fns4[k] = GetVecDot4Fn(w.type);
     assert(fns[k] != nullptr);
     // Each output's rows are rounded up to whole grains so a grain never spans two outputs.
     row_offset[k + 1] = row_offset[k] + (w.rows + kRowGrain - 1) / kRowGrain * kRowGrain;
@@ -126,7 +139,7 @@ void MatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t 
       const WeightMatrix& w = *outputs[k].w;
       const int64_t r0 = b - row_offset[k];
       const int64_t r1 = std::min(w.rows, e - row_offset[k]);
-      if (r0 < r1) ComputeRows(w, fns[k], per_output[k], n_tokens, outputs[k].y, r0, r1);
+      if (r0 < r1) ComputeRows(w, fns[k], fns4[k], per_output[k], n_tokens, outputs[k].y, r0, r1);
     }
   });
 }

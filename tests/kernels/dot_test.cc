@@ -114,6 +114,34 @@ TEST_P(DotTest, ZeroAndSpikyActivations) {
       << Name(t);
 }
 
+// The 4-row kernels equal 4 single-row dots (same arithmetic up to summation order).
+TEST_P(DotTest, FourRowKernelMatchesSingleDots) {
+  const GgmlType t = GetParam();
+  const VecDot4Fn dot4 = GetVecDot4Fn(t);
+  if (dot4 == nullptr) GTEST_SKIP() << "no 4-row kernel for " << Name(t);
+  std::mt19937 rng(55);
+  const int64_t bs = BlockSize(t);
+  for (ScaleKind kind : {ScaleKind::kNormal, ScaleKind::kMixed, ScaleKind::kHuge}) {
+    const int64_t n = bs * (1 + rng() % 9);
+    const auto w = RandomWeightRow(rng, t, n, kind);
+    const size_t stride = RowBytes(ActivationType(t), n) + 8;  // padded rows
+    std::vector<uint8_t> xs(4 * stride);
+    for (int j = 0; j < 4; ++j) {
+      const auto xq = MakeActivation(t, RandomFloats(rng, n, -2.0f, 2.0f));
+      std::copy(xq.begin(), xq.end(), xs.begin() + j * stride);
+    }
+    float out[4];
+    dot4(n, w.data(), xs.data(), stride, out);
+    for (int j = 0; j < 4; ++j) {
+      const uint8_t* xj = xs.data() + j * stride;
+      const auto xd = Dequantize(ActivationType(t), xj, n);
+      EXPECT_NEAR(out[j], VecDot(t, n, w.data(), xj),
+                  1e-6 * testing::DotMagnitude(t, w, xd) + 1e-30)
+          << Name(t) << " row " << j;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllWeightTypes, DotTest, ::testing::ValuesIn(testing::kWeightTypes),
                          [](const auto& info) { return Name(info.param); });
 

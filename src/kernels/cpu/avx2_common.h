@@ -11,6 +11,10 @@ namespace radixlm::kernels::cpu::avx2 {
 
 inline float HalfToFloat(uint16_t h) { return _cvtsh_ss(h); }
 
+inline __m256i Load256(const void* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+
 inline float HsumF32(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -58,5 +62,26 @@ inline __m256i DotU8I8I32(__m256i u, __m256i y) {
 
 // Sum of each group of 4 signed bytes, as 8 int32.
 inline __m256i SumI8Quads(__m256i y) { return DotU8I8I32(_mm256_set1_epi8(1), y); }
+
+// Unpacks the 12 packed bytes of Q4_K/Q5_K scales into 8 scales (low 8 bytes) and 8 mins
+// (high 8 bytes), each 6 bits.
+inline __m128i UnpackScalesMins(const uint8_t* packed) {
+  constexpr uint32_t kMask1 = 0x3f3f3f3f, kMask2 = 0x0f0f0f0f, kMask3 = 0x03030303;
+  uint32_t u[4];
+  std::memcpy(u, packed, 12);
+  u[3] = ((u[2] >> 4) & kMask2) | (((u[1] >> 6) & kMask3) << 4);
+  const uint32_t mins_lo = u[1] & kMask1;
+  u[1] = (u[2] & kMask2) | (((u[0] >> 6) & kMask3) << 4);
+  u[2] = mins_lo;
+  u[0] &= kMask1;
+  return _mm_set_epi32(static_cast<int>(u[3]), static_cast<int>(u[2]), static_cast<int>(u[1]),
+                       static_cast<int>(u[0]));
+}
+
+// Shuffle mask broadcasting int16 element i of each 128-bit lane to all 8 positions.
+inline __m256i BroadcastI16Mask(int i) {
+  const int lo = 2 * i, hi = 2 * i + 1;
+  return _mm256_set1_epi16(static_cast<int16_t>(lo | (hi << 8)));
+}
 
 }  // namespace radixlm::kernels::cpu::avx2

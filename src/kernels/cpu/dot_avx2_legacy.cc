@@ -70,7 +70,41 @@ float DotOffset(int64_t n, const void* w, const void* x) {
   return HsumF32(_mm256_add_ps(acc, acc_m));
 }
 
+// One weight row against 4 activation rows: the weight block is unpacked once and reused.
+template <typename Block>
+void Dot4Symmetric(int64_t n, const void* w, const void* x, size_t x_stride, float* out) {
+  const Block* a = static_cast<const Block*>(w);
+  const auto* xb = static_cast<const uint8_t*>(x);
+  const BlockQ8_0* y[4];
+  for (int j = 0; j < 4; ++j) y[j] = reinterpret_cast<const BlockQ8_0*>(xb + j * x_stride);
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                   _mm256_setzero_ps()};
+  for (int64_t i = 0; i < n / kQK8_0; ++i) {
+    const __m256i qx = WeightBytes(a[i]);
+    const __m256i ax = _mm256_sign_epi8(qx, qx);
+    const float dw = HalfToFloat(a[i].d);
+    for (int j = 0; j < 4; ++j) {
+      const __m256i sy = _mm256_sign_epi8(LoadQ8(y[j][i].qs), qx);
+      const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(ax, sy), ones);
+      acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(dw * HalfToFloat(y[j][i].d)), _mm256_cvtepi32_ps(p),
+                               acc[j]);
+    }
+  }
+  for (int j = 0; j < 4; ++j) out[j] = HsumF32(acc[j]);
+}
+
 }  // namespace
+
+void Dot4Q4_0(int64_t n, const void* w, const void* x, size_t s, float* out) {
+  Dot4Symmetric<BlockQ4_0>(n, w, x, s, out);
+}
+void Dot4Q5_0(int64_t n, const void* w, const void* x, size_t s, float* out) {
+  Dot4Symmetric<BlockQ5_0>(n, w, x, s, out);
+}
+void Dot4Q8_0(int64_t n, const void* w, const void* x, size_t s, float* out) {
+  Dot4Symmetric<BlockQ8_0>(n, w, x, s, out);
+}
 
 float DotQ4_0(int64_t n, const void* w, const void* x) { return DotSymmetric<BlockQ4_0>(n, w, x); }
 float DotQ5_0(int64_t n, const void* w, const void* x) { return DotSymmetric<BlockQ5_0>(n, w, x); }

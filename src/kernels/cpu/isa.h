@@ -8,6 +8,7 @@
 // namespace additionally needs RADIXLM_KERNELS_AVX512 and CpuHasAvx512().
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/quant_blocks.h"
@@ -42,6 +43,13 @@ RADIXLM_DECLARE_DOTS
 
 namespace avx2 {
 RADIXLM_DECLARE_DOTS
+// One weight row against 4 activation rows (x + j * x_stride, j < 4): out[j] = dot. Only the
+// types that dominate prefill have one; MatMul falls back to single dots for the rest.
+void Dot4Q4_0(int64_t n, const void* w, const void* x, size_t x_stride, float* out);
+void Dot4Q5_0(int64_t n, const void* w, const void* x, size_t x_stride, float* out);
+void Dot4Q8_0(int64_t n, const void* w, const void* x, size_t x_stride, float* out);
+void Dot4Q4K(int64_t n, const void* w, const void* x, size_t x_stride, float* out);
+void Dot4Q6K(int64_t n, const void* w, const void* x, size_t x_stride, float* out);
 }  // namespace avx2
 
 // AVX-512 specializations exist only for the types where 512-bit registers pay off; the

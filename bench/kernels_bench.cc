@@ -1,0 +1,155 @@
+// Micro-benchmarks of the CPU kernels (Google Benchmark). Built as `kernels_bench` when
+// libbenchmark is installed (see tests/kernels/CMakeLists.txt).
+//
+//   kernels_bench --benchmark_filter=Dot         single-row dot products per weight type
+//   kernels_bench --benchmark_filter=ModelDecode every 2-D weight of the default model
+//                                                (gemma-3-270m Q4_K_M) applied to one token:
+//                                                the matmul cost of one decode step
+// Environment: RADIXLM_ISA=scalar|avx2 caps the dispatch level.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "gguf/gguf_file.h"
+#include "kernels/attention.h"
+#include "kernels/dot.h"
+#include "kernels/matmul.h"
+#include "kernels/quant.h"
+#include "util/model_path.h"
+#include "util/thread_pool.h"
+
+namespace radixlm::kernels {
+namespace {
+
+std::vector<float> Random(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+void BM_Dot(benchmark::State& state) {
+  const auto t = static_cast<GgmlType>(state.range(0));
+  const int64_t n = 4096;
+  const auto wf = Random(n, 1);
+  std::vector<uint8_t> w(RowBytes(t, n));
+  QuantizeRow(t, wf.data(), w.data(), n);
+  const auto xf = Random(n, 2);
+  const GgmlType act = ActivationType(t);
+  std::vector<uint8_t> x(RowBytes(act, n));
+  QuantizeRow(act, xf.data(), x.data(), n);
+  const VecDotFn fn = GetVecDotFn(t);
+  for (auto _ : state) benchmark::DoNotOptimize(fn(n, w.data(), x.data()));
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(w.size()));
+  state.SetItemsProcessed(state.iterations() * n);
+}
+BENCHMARK(BM_Dot)
+    ->ArgName("type")
+    ->Arg(static_cast<int>(GgmlType::kF16))
+    ->Arg(static_cast<int>(GgmlType::kQ4_0))
+    ->Arg(static_cast<int>(GgmlType::kQ5_0))
+    ->Arg(static_cast<int>(GgmlType::kQ8_0))
+    ->Arg(static_cast<int>(GgmlType::kQ4_K))
+    ->Arg(static_cast<int>(GgmlType::kQ5_K))
+    ->Arg(static_cast<int>(GgmlType::kQ6_K));
+
+// Synthetic matmul: [rows x cols] weights of a type, n_tokens tokens, threads.
+void BM_MatMul(benchmark::State& state) {
+  const auto t = static_cast<GgmlType>(state.range(0));
+  const int64_t rows = state.range(1), cols = state.range(2), n_tok = state.range(3);
+  ThreadPool pool(static_cast<int>(state.range(4)));
+  std::vector<uint8_t> w(RowBytes(t, cols) * rows);
+  const auto row = Random(cols, 3);
+  for (int64_t r = 0; r < rows; ++r) {
+    QuantizeRow(t, row.data(), w.data() + r * RowBytes(t, cols), cols);
+  }
+  const WeightMatrix wm = MakeWeightMatrix(t, w.data(), rows, cols);
+  const auto x = Random(cols * n_tok, 4);
+  std::vector<float> y(rows * n_tok);
+  for (auto _ : state) MatMul(wm, x.data(), n_tok, y.data(), &pool);
+  state.SetItemsProcessed(state.iterations() * rows * cols * n_tok);  // MACs
+}
+BENCHMARK(BM_MatMul)
+    ->ArgNames({"type", "rows", "cols", "tok", "thr"})
+    ->Args({static_cast<int>(GgmlType::kQ5_0), 2048, 640, 1, 1})
+    ->Args({static_cast<int>(GgmlType::kQ5_0), 2048, 640, 1, 2})
+    ->Args({static_cast<int>(GgmlType::kQ5_0), 2048, 640, 64, 2})
+    ->Args({static_cast<int>(GgmlType::kQ6_K), 640, 2048, 1, 2})
+    ->Args({static_cast<int>(GgmlType::kQ6_K), 640, 2048, 64, 2})
+    ->Args({static_cast<int>(GgmlType::kQ4_K), 640, 2048, 1, 2})
+    ->Args({static_cast<int>(GgmlType::kQ4_K), 640, 2048, 64, 2})
+    ->Args({static_cast<int>(GgmlType::kQ8_0), 16384, 640, 1, 2})
+    ->Args({static_cast<int>(GgmlType::kQ8_0), 262144, 640, 1, 1})
+    ->Args({static_cast<int>(GgmlType::kQ8_0), 262144, 640, 1, 2})
+    ->UseRealTime();
+
+// All 2-D weights of the real model, one token each (what a decode step spends in matmuls,
+// output head included). Skipped when the model file is absent.
+void BM_ModelDecode(benchmark::State& state) {
+  auto path = ResolveModelPath("");
+  if (!path.ok()) {
+    state.SkipWithError("default model not found");
+    return;
+  }
+  auto file = gguf::GgufFile::Open(*path);
+  if (!file.ok()) {
+    state.SkipWithError("cannot open model");
+    return;
+  }
+  std::vector<WeightMatrix> ws;
+  int64_t bytes = 0;
+  for (const auto& t : (*file)->tensors()) {
+    if (t.shape.size() != 2) continue;
+    ws.push_back(MakeWeightMatrix(t.type, t.data, t.shape[1], t.shape[0]));
+    bytes += static_cast<int64_t>(t.size_bytes);
+  }
+  ThreadPool pool(static_cast<int>(state.range(0)));
+  const int64_t n_tok = state.range(1);
+  std::vector<float> x = Random(4096 * n_tok, 5), y(262144 * n_tok);
+  for (auto _ : state) {
+    for (const WeightMatrix& w : ws) MatMul(w, x.data(), n_tok, y.data(), &pool);
+  }
+  state.SetBytesProcessed(state.iterations() * bytes);
+  state.counters["tok/s"] = benchmark::Counter(static_cast<double>(n_tok) * state.iterations(),
+                                               benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_ModelDecode)
+    ->ArgNames({"thr", "tok"})
+    ->Args({1, 1})
+    ->Args({2, 1})
+    ->Args({2, 8})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_AttentionDecode(benchmark::State& state) {
+  const int n_kv = static_cast<int>(state.range(0));
+  ThreadPool pool(static_cast<int>(state.range(1)));
+  AttentionParams p{4, 1, 256, 0.0625f, 0, 0.0f};
+  std::vector<uint16_t> k(n_kv * 256), v(n_kv * 256);
+  KvLayerView kv{KvDtype::kF16, k.data(), v.data(), 256};
+  const auto rows = Random(n_kv * 256, 6);
+  std::vector<int32_t> slots(n_kv);
+  for (int i = 0; i < n_kv; ++i) slots[i] = i;
+  StoreKvRows(kv, slots.data(), n_kv, rows.data(), rows.data());
+  const auto q = Random(4 * 256, 7);
+  std::vector<float> out(4 * 256);
+  const int64_t pos = n_kv - 1;
+  for (auto _ : state) {
+    AttentionForSequence(p, q.data(), &pos, 1, kv, slots.data(), n_kv, out.data(), &pool);
+  }
+}
+BENCHMARK(BM_AttentionDecode)
+    ->ArgNames({"n_kv", "thr"})
+    ->Args({512, 1})
+    ->Args({4096, 1})
+    ->Args({4096, 2})
+    ->UseRealTime();
+
+}  // namespace
+}  // namespace radixlm::kernels
+
+BENCHMARK_MAIN();
