@@ -13,6 +13,8 @@
 // or SampleAll(rows) runs them sequentially on worker 0.
 //
 // Ownership: rows borrow everything they point to; the caller keeps it alive for the call.
+// Allocation: none per row, except that top_logprobs grows to top_logprobs_num the first time
+// a row object is used; keep row objects (e.g. one per running request) across steps.
 #pragma once
 
 #include <cstdint>

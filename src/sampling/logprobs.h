@@ -5,6 +5,8 @@
 //     where processed = after penalties, grammar mask and logit_bias, and BEFORE top-k / top-p /
 //     min-p filtering. This is LogprobMode::kAfterTemperature, the default.
 //   * Output tokens, greedy: log_softmax(processed_logits) (SGLang runs greedy at temperature 1).
+//     top_k == 1 counts as greedy here whatever the temperature (in SGLang it depends on whether
+//     the whole batch is greedy; here a request's logprobs never depend on its batch).
 //   * SGLANG_RETURN_ORIGINAL_LOGPROB=1: log_softmax(processed_logits), temperature ignored; here
 //     LogprobMode::kBeforeTemperature.
 //   * Prompt tokens (logprob_start_len): log_softmax of the model's logits at each position,

@@ -24,7 +24,10 @@ constexpr size_t kNumBuckets = (0x3F800000u >> kBucketShift) + 1;
 // DrawFullVocab walks per-block sums first, then scans one block.
 constexpr size_t kDrawBlock = 1024;
 
-inline uint32_t BucketOf(float prob) { return std::bit_cast<uint32_t>(prob) >> kBucketShift; }
+inline uint32_t BucketOf(float prob) {
+  // min(): a polynomial exp may round a hair above 1.
+  return std::min<uint32_t>(std::bit_cast<uint32_t>(prob) >> kBucketShift, kNumBuckets - 1);
+}
 
 // top_p first looks for its cut among this many most likely tokens.
 constexpr size_t kNucleusProbe = 512;
@@ -190,7 +193,9 @@ int32_t Sampler::SampleFiltered(std::span<const float> logits, float max_logit,
   *norm_out = LogSoftmaxNormalizer{max_logit, inv_t, static_cast<float>(std::log(total)), false};
   *have_norm = true;
   // The max token's prob is exactly 1 here, so min_p's threshold is min_p itself.
-  if (params.top_p >= 1.0f) return DrawFullVocab(params.min_p, uniform);
+  // (min_p written as -0.0 must not reach the bit-pattern compares as a huge threshold.)
+  const float min_p = params.min_p > 0.0f ? params.min_p : 0.0f;
+  if (params.top_p >= 1.0f) return DrawFullVocab(min_p, uniform);
 
   // The nucleus usually lies within the few hundred most likely tokens: try those first (one
   // heap pass), and fall back to the histogram over the whole row when the cut lies beyond.

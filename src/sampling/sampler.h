@@ -13,7 +13,10 @@
 // request's output therefore depends only on its own logits, params, seed and step, never on
 // the rest of the batch or on thread scheduling; a retracted request that replays its steps
 // gets the same tokens. `seed` comes from ResolveSeed (sampling_seed, or a random seed chosen
-// once per request), `step` is the number of tokens the request has already generated.
+// once per request), `step` is the number of tokens the request has already generated. Two
+// requests with the same sampling_seed and the same logits produce the same tokens, so when a
+// request with n > 1 is expanded, each copy should get its own seed (unless identical copies
+// are wanted).
 //
 // Cost for vocab V (no full sort anywhere): greedy is one pass; temperature / min_p a few
 // vectorized passes (exp is a branch-free polynomial, softmax_math.h); top_k one pass with a

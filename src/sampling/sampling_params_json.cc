@@ -1,4 +1,5 @@
 // SamplingParams <-> SGLang's `sampling_params` JSON object.
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -142,8 +143,10 @@ Status ReadLogitBias(const json& obj, std::map<int32_t, float>* out) {
     char* end = nullptr;
     errno = 0;
     const long long id = std::strtoll(key.c_str(), &end, 10);
-    if (key.empty() || *end != '\0' || errno != 0 || id < std::numeric_limits<int32_t>::min() ||
-        id > std::numeric_limits<int32_t>::max()) {
+    const bool starts_like_int =
+        !key.empty() && (std::isdigit(static_cast<unsigned char>(key[0])) || key[0] == '-');
+    if (!starts_like_int || *end != '\0' || errno != 0 ||
+        id < std::numeric_limits<int32_t>::min() || id > std::numeric_limits<int32_t>::max()) {
       return InvalidArgument("logit_bias keys must be token ids, got \"" + key + "\"");
     }
     if (!bias.is_number()) {

@@ -321,6 +321,15 @@ TEST(SamplerTest, LargeVocabTopKAndTopPStayInTheReferenceSet) {
   }
 }
 
+TEST(SamplerTest, NegativeZeroMinPIsZero) {
+  // JSON may carry -0.0; it passes Validate and must behave exactly like 0.
+  const std::vector<float> logits = {0.0f, 0.5f, 1.0f, 0.2f};
+  SamplingParams p;
+  p.min_p = -0.0f;
+  ASSERT_TRUE(p.Validate(4).ok());
+  ExpectMatchesReference(logits, p, 21, 10000);
+}
+
 TEST(SamplerTest, NanMaskedAndInfiniteRows) {
   Sampler sampler(5);
   SamplingParams p;

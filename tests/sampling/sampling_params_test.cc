@@ -260,6 +260,10 @@ TEST(SamplingParamsJsonTest, WrongTypesNameTheField) {
             "logit_bias must be an object mapping token ids to numbers, got array");
   EXPECT_EQ(ParseError(R"({"logit_bias": {"abc": 1}})"),
             "logit_bias keys must be token ids, got \"abc\"");
+  EXPECT_EQ(ParseError(R"({"logit_bias": {" 5": 1}})"),
+            "logit_bias keys must be token ids, got \" 5\"");
+  EXPECT_EQ(ParseError(R"({"logit_bias": {"5x": 1}})"),
+            "logit_bias keys must be token ids, got \"5x\"");
   EXPECT_EQ(ParseError(R"({"logit_bias": {"3": "x"}})"),
             "logit_bias value for token 3 must be a number, got string \"x\"");
   EXPECT_EQ(ParseError(R"({"sampling_seed": "s"})"),
