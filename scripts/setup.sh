@@ -18,7 +18,7 @@ log() { echo "[setup] $*" >&2; }
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache git
   libgtest-dev libgmock-dev libbenchmark-dev
-  nlohmann-json3-dev libcli11-dev libpcre2-dev
+  nlohmann-json3-dev libcli11-dev libpcre2-dev libboost-dev
   python3 python3-venv python3-pip curl
 )
 missing=()
@@ -40,12 +40,18 @@ if [ ! -x "$VENV/bin/python" ]; then
   log "creating venv at $VENV"
   "$PYTHON" -m venv "$VENV"
 fi
+# requirements.txt: normal installs; requirements-nodeps.txt: packages installed without their
+# dependencies (e.g. SGLang's frontend, whose full dependency set pulls in torch).
 REQ="$RADIXLM_ROOT/scripts/requirements.txt"
+REQ_NODEPS="$RADIXLM_ROOT/scripts/requirements-nodeps.txt"
 STAMP="$VENV/.requirements.sha256"
-want="$(sha256sum "$REQ" | cut -d' ' -f1)"
+want="$(cat "$REQ" "$REQ_NODEPS" 2>/dev/null | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; then
-  log "installing Python packages from scripts/requirements.txt"
+  log "installing Python packages from scripts/requirements*.txt"
   "$VENV/bin/pip" install -q --disable-pip-version-check -r "$REQ"
+  if [ -f "$REQ_NODEPS" ]; then
+    "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps -r "$REQ_NODEPS"
+  fi
   echo "$want" >"$STAMP"
 fi
 
@@ -58,7 +64,9 @@ log "default model: $RADIXLM_DEFAULT_MODEL"
 # ---- 4. build ---------------------------------------------------------------------------
 BUILD_DIR="${RADIXLM_BUILD_DIR:-build}"
 BUILD_TYPE="${RADIXLM_BUILD_TYPE:-Release}"
+# ccache lives outside the tree so fresh clones (CI) reuse it; paths relative to the tree.
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/radixlm/ccache}"
+export CCACHE_BASEDIR="$RADIXLM_ROOT" CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
 cmake_args=(-S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DRADIXLM_WERROR=ON)
 command -v ccache >/dev/null && cmake_args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 # shellcheck disable=SC2206

@@ -11,6 +11,12 @@ jobs="$(nproc)"
 echo "== ctest (Release) =="
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$jobs"
 
+# End-to-end tests: the real server binary on 127.0.0.1, real clients (tests/e2e/).
+if compgen -G "tests/e2e/test_*.py" >/dev/null; then
+  echo "== pytest (end-to-end) =="
+  "$VENV/bin/python" -m pytest -q tests/e2e
+fi
+
 if [ "${RADIXLM_SKIP_SANITIZE:-0}" != "1" ]; then
   echo "== ctest (ASan + UBSan) =="
   san_dir="${BUILD_DIR}-asan"
