@@ -91,8 +91,9 @@ void RunItem(const AttentionParams& p, const KvLayerView& kv, const AttentionSeq
     sc.kbuf.resize(static_cast<size_t>(kKeyBlock) * hd);
     sc.vbuf.resize(static_cast<size_t>(kKeyBlock) * hd);
   }
-  if (sc.acc.size() < static_cast<size_t>(n_pairs) * hd) {
+  if (sc.acc.size() < static_cast<size_t>(n_pairs) * hd)
     sc.acc.resize(static_cast<size_t>(n_pairs) * hd);
+  if (sc.m.size() < static_cast<size_t>(n_pairs)) {
     sc.m.resize(n_pairs);
     sc.l.resize(n_pairs);
   }
