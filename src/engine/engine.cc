@@ -1,0 +1,257 @@
+// Engine: submission, the scheduler thread's loop, output routing, shutdown.
+#include "engine/engine.h"
+
+#include <cstdio>
+#include <future>
+#include <random>
+
+#include "engine/request_validation.h"
+#include "sampling/sampler.h"
+
+namespace radixlm {
+namespace {
+
+std::string NewRid(uint64_t counter) {
+  static const uint64_t salt = std::random_device{}() * 0x9E3779B97F4A7C15ULL;
+  char buf[33];
+  std::snprintf(buf, sizeof(buf), "%016llx%016llx", static_cast<unsigned long long>(salt),
+                static_cast<unsigned long long>(counter));
+  return buf;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config,
+                                                 std::unique_ptr<ModelRunner> runner,
+                                                 std::unique_ptr<TokenTextCodec> codec) {
+  if (runner == nullptr || codec == nullptr) {
+    return InvalidArgument("Engine needs a model runner and a tokenizer codec");
+  }
+  if (config.max_total_tokens <= 0) {
+    return InvalidArgument("max_total_tokens must be set when the engine is given a runner");
+  }
+  int64_t context = runner->context_length();
+  if (config.context_length > 0) context = std::min(context, config.context_length);
+  RADIXLM_ASSIGN_OR_RETURN(SchedulerConfig sc,
+                           config.ToSchedulerConfig(config.max_total_tokens, context));
+  std::unique_ptr<Engine> engine(new Engine(config, sc, std::move(runner), std::move(codec)));
+  RADIXLM_RETURN_IF_ERROR(engine->Start());
+  return engine;
+}
+
+Engine::Engine(const EngineConfig& config, const SchedulerConfig& scheduler_config,
+               std::unique_ptr<ModelRunner> runner, std::unique_ptr<TokenTextCodec> codec)
+    : config_(config),
+      scheduler_config_(scheduler_config),
+      runner_(std::move(runner)),
+      codec_(std::move(codec)) {}
+
+Status Engine::Start() {
+  RADIXLM_ASSIGN_OR_RETURN(
+      scheduler_, Scheduler::Create(scheduler_config_, runner_.get(), codec_.get(),
+                                    [this](RequestOutput&& out) { OnOutput(std::move(out)); }));
+  context_length_ = scheduler_->context_length();
+  thread_ = std::thread([this] { Loop(); });
+  return Status::Ok();
+}
+
+Engine::~Engine() { Shutdown(); }
+
+void Engine::Shutdown() {
+  std::call_once(shutdown_once_, [this] {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  });
+}
+
+StatusOr<std::shared_ptr<GenerateStream>> Engine::Submit(GenerateRequest request) {
+  const ValidationLimits limits{.vocab_size = runner_->vocab_size(),
+                                .context_length = context_length_,
+                                .pool_tokens = scheduler_config_.max_total_tokens};
+  RADIXLM_ASSIGN_OR_RETURN(std::vector<int32_t> ids,
+                           ValidateGenerateRequest(request, *codec_, limits));
+  if (request.rid.empty()) request.rid = NewRid(next_rid_++);
+  const int32_t n = request.sampling_params.n;
+  auto stream = std::make_shared<GenerateStream>(request.rid, n, request.return_logprob);
+
+  Command cmd;
+  cmd.kind = Command::Kind::kSubmit;
+  cmd.stream = stream;
+  std::vector<uint64_t> ids_of_samples;
+  for (int32_t i = 0; i < n; ++i) {
+    RequestInput in;
+    in.id = next_id_++;
+    in.input_ids = ids;
+    in.params = request.sampling_params;
+    in.return_logprob = request.return_logprob;
+    in.logprob_start_len = request.logprob_start_len;
+    in.top_logprobs_num = request.top_logprobs_num;
+    in.priority = request.priority;
+    if (request.sampling_params.sampling_seed.has_value()) {
+      in.seed = static_cast<uint64_t>(*request.sampling_params.sampling_seed) + i;
+    }
+    // Samples 1..n-1 wait until sample 0 has put the prompt in the tree.
+    if (i > 0) in.prefill_after = cmd.inputs.front().id;
+    ids_of_samples.push_back(in.id);
+    cmd.inputs.push_back(std::move(in));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return Aborted("the engine is shutting down");
+    if (live_.count(request.rid) != 0) {
+      return InvalidArgument("Duplicate request ID: " + request.rid);
+    }
+    live_.emplace(request.rid, std::move(ids_of_samples));
+    inbox_.push_back(std::move(cmd));
+  }
+  cv_.notify_all();
+  return stream;
+}
+
+bool Engine::Abort(const std::string& rid) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ || live_.count(rid) == 0) return false;
+    Command cmd;
+    cmd.kind = Command::Kind::kAbort;
+    cmd.rid = rid;
+    inbox_.push_back(std::move(cmd));
+  }
+  cv_.notify_all();
+  return true;
+}
+
+void Engine::PostAndWait(Command command) {
+  auto done = std::make_shared<std::promise<void>>();
+  std::future<void> finished = done->get_future();
+  command.done = [done] { done->set_value(); };
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    inbox_.push_back(std::move(command));
+  }
+  cv_.notify_all();
+  finished.wait();
+}
+
+Status Engine::FlushCache() {
+  Status status = Aborted("the engine is shutting down");
+  Command cmd;
+  cmd.kind = Command::Kind::kFlush;
+  cmd.status_out = &status;
+  PostAndWait(std::move(cmd));
+  return status;
+}
+
+EngineStats Engine::GetStats() {
+  EngineStats stats;
+  Command cmd;
+  cmd.kind = Command::Kind::kStats;
+  cmd.stats_out = &stats;
+  PostAndWait(std::move(cmd));
+  return stats;
+}
+
+void Engine::Loop() {
+  for (;;) {
+    std::deque<Command> commands;
+    bool stopping = false;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !inbox_.empty() || scheduler_->HasWork(); });
+      commands.swap(inbox_);
+      stopping = stopping_;
+    }
+    for (Command& cmd : commands) Apply(cmd);
+    if (stopping) {
+      AbortAllLive("The engine was shut down.");
+      return;
+    }
+    if (scheduler_->HasWork()) {
+      Status status = scheduler_->Step();
+      if (!status.ok()) std::fprintf(stderr, "radixlm: step failed: %s\n", status.ToString().c_str());
+    }
+  }
+}
+
+void Engine::Apply(Command& cmd) {
+  switch (cmd.kind) {
+    case Command::Kind::kSubmit:
+      for (size_t i = 0; i < cmd.inputs.size(); ++i) {
+        routes_[cmd.inputs[i].id] = Route{cmd.stream, static_cast<int32_t>(i)};
+      }
+      for (RequestInput& in : cmd.inputs) {
+        const uint64_t id = in.id;
+        Status status = scheduler_->AddRequest(std::move(in));
+        if (!status.ok()) {  // ids are unique, so this does not happen; never lose a stream
+          RequestOutput out;
+          out.id = id;
+          out.finish = FinishReason::Abort(status.message());
+          OnOutput(std::move(out));
+        }
+      }
+      break;
+    case Command::Kind::kAbort: {
+      std::vector<uint64_t> ids;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = live_.find(cmd.rid);
+        if (it != live_.end()) ids = it->second;
+      }
+      for (uint64_t id : ids) scheduler_->Abort(id);
+      break;
+    }
+    case Command::Kind::kFlush:
+      *cmd.status_out = scheduler_->FlushCache();
+      cmd.done();
+      break;
+    case Command::Kind::kStats:
+      cmd.stats_out->scheduler = scheduler_->GetStats();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        cmd.stats_out->live_requests = static_cast<int64_t>(live_.size());
+      }
+      cmd.done();
+      break;
+  }
+}
+
+void Engine::OnOutput(RequestOutput&& out) {
+  auto it = routes_.find(out.id);
+  if (it == routes_.end()) return;
+  const Route route = it->second;
+  GenerateOutput chunk;
+  chunk.index = route.index;
+  chunk.text = std::move(out.text);
+  chunk.output_ids = std::move(out.new_token_ids);
+  chunk.output_token_logprobs = std::move(out.output_logprobs);
+  chunk.input_token_logprobs = std::move(out.input_logprobs);
+  chunk.finish_reason = std::move(out.finish);
+  chunk.meta.id = route.stream->rid();
+  chunk.meta.prompt_tokens = out.prompt_tokens;
+  chunk.meta.completion_tokens = out.completion_tokens;
+  chunk.meta.cached_tokens = out.cached_tokens;
+  if (chunk.finish_reason.has_value()) {
+    routes_.erase(it);
+    // Forget the rid before the stream can end, so the caller may reuse it at once.
+    std::lock_guard<std::mutex> lock(mu_);
+    auto live = live_.find(route.stream->rid());
+    if (live != live_.end()) {
+      std::erase(live->second, out.id);
+      if (live->second.empty()) live_.erase(live);
+    }
+  }
+  route.stream->Push(std::move(chunk));
+}
+
+void Engine::AbortAllLive(const std::string& message) {
+  std::vector<uint64_t> ids;
+  for (const auto& [id, route] : routes_) ids.push_back(id);
+  for (uint64_t id : ids) scheduler_->Abort(id, message);
+}
+
+}  // namespace radixlm

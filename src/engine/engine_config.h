@@ -1,0 +1,42 @@
+// EngineConfig: how to build an Engine, with SGLang's server flag names.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "scheduler/scheduler_config.h"
+#include "util/status.h"
+
+namespace radixlm {
+
+struct EngineConfig {
+  // --- model ---
+  std::string model_path;   // --model-path; "" or "default": the default model
+  int threads = 0;          // --threads; <= 0: one per hardware thread
+  int64_t context_length = 0;  // --context-length; <= 0: the model's
+
+  // --- memory ---
+  // --max-total-tokens: KV pool size in tokens. <= 0: as many as kv_cache_memory_mb holds.
+  int64_t max_total_tokens = 0;
+  int64_t kv_cache_memory_mb = 1024;
+  int32_t page_size = 1;  // --page-size
+  bool disable_radix_cache = false;          // --disable-radix-cache
+  std::string radix_eviction_policy = "lru";  // --radix-eviction-policy lru|lfu|fifo|priority
+
+  // --- scheduling ---
+  std::string schedule_policy = "lpm";  // --schedule-policy
+  int64_t chunked_prefill_size = 8192;  // --chunked-prefill-size; -1 disables
+  int64_t max_prefill_tokens = 16384;   // --max-prefill-tokens
+  // --max-running-requests; <= 0: min(256, max(1, pool tokens / 32)).
+  int32_t max_running_requests = 0;
+  // --schedule-conservativeness: scales the initial new-token ratio (lower admits more and
+  // retracts more).
+  double schedule_conservativeness = 1.0;
+  uint64_t random_seed = 0;  // --random-seed (the random policy)
+
+  // The scheduler config for a pool of `pool_tokens` and a model context of `context`.
+  // InvalidArgument naming the flag when a value is out of range or unknown.
+  StatusOr<SchedulerConfig> ToSchedulerConfig(int64_t pool_tokens, int64_t context) const;
+};
+
+}  // namespace radixlm

@@ -1,0 +1,50 @@
+// Engine::Create(config): load the GGUF, its tokenizer and the model; size the KV pool.
+#include "engine/engine.h"
+#include "engine/model_backed_runner.h"
+#include "engine/tokenizer_codec.h"
+#include "gguf/gguf_file.h"
+#include "model/model.h"
+#include "util/model_path.h"
+
+namespace radixlm {
+
+StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
+  RADIXLM_ASSIGN_OR_RETURN(std::string path, ResolveModelPath(config.model_path));
+  RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<gguf::GgufFile> file, gguf::GgufFile::Open(path));
+  RADIXLM_ASSIGN_OR_RETURN(model::ModelConfig mc, model::ModelConfig::FromGguf(*file));
+  RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<tokenizer::Tokenizer> tok,
+                           tokenizer::Tokenizer::FromGguf(*file));
+
+  int64_t context = mc.context_length;
+  if (config.context_length > 0) context = std::min(context, config.context_length);
+  // F16 K and V per layer per token.
+  const int64_t bytes_per_token = mc.n_layers * 2 * mc.kv_size() * 2;
+  int64_t pool_tokens = config.max_total_tokens;
+  if (pool_tokens <= 0) {
+    if (config.kv_cache_memory_mb <= 0) {
+      return InvalidArgument("set max_total_tokens or kv_cache_memory_mb");
+    }
+    pool_tokens = config.kv_cache_memory_mb * (int64_t{1} << 20) / bytes_per_token;
+  }
+  RADIXLM_ASSIGN_OR_RETURN(SchedulerConfig sc, config.ToSchedulerConfig(pool_tokens, context));
+
+  model::ModelOptions mo;
+  mo.n_threads = config.threads;
+  // Prefill chunks share the chunk budget with the decodes mixed into the same forward.
+  mo.max_batch_tokens =
+      (sc.chunked_prefill_size > 0 ? sc.chunked_prefill_size : sc.max_prefill_tokens) +
+      sc.max_running_requests + sc.page_size;
+  mo.max_context = context;
+  RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<model::Model> model,
+                           model::Model::FromGguf(std::move(file), mo));
+  const int64_t page = sc.page_size;
+  const int64_t kv_slots = (pool_tokens / page + 1) * page;
+  RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<ModelBackedRunner> runner,
+                           ModelBackedRunner::Create(std::move(model), kv_slots));
+  auto codec = std::make_unique<TokenizerCodec>(std::move(tok));
+  std::unique_ptr<Engine> engine(new Engine(config, sc, std::move(runner), std::move(codec)));
+  RADIXLM_RETURN_IF_ERROR(engine->Start());
+  return engine;
+}
+
+}  // namespace radixlm

@@ -1,0 +1,73 @@
+#include "engine/generate_request.h"
+
+#include <nlohmann/json.hpp>
+
+namespace radixlm {
+namespace {
+
+nlohmann::json EntryToJson(const LogprobEntry& e, const TokenTextCodec* codec) {
+  nlohmann::json text = codec != nullptr ? nlohmann::json(codec->TokenText(e.token)) : nullptr;
+  nlohmann::json lp = e.logprob.has_value() ? nlohmann::json(*e.logprob) : nullptr;
+  return nlohmann::json::array({lp, e.token, text});
+}
+
+nlohmann::json TopToJson(const LogprobEntry& e, const TokenTextCodec* codec) {
+  if (e.top.empty()) return nullptr;
+  nlohmann::json list = nlohmann::json::array();
+  for (const TokenLogprob& t : e.top) {
+    list.push_back(nlohmann::json::array(
+        {t.logprob, t.token,
+         codec != nullptr ? nlohmann::json(codec->TokenText(t.token)) : nullptr}));
+  }
+  return list;
+}
+
+void AddLogprobs(const std::vector<LogprobEntry>& entries, const char* name,
+                 const char* top_name, const TokenTextCodec* codec, nlohmann::json* meta) {
+  nlohmann::json values = nlohmann::json::array();
+  nlohmann::json tops = nlohmann::json::array();
+  for (const LogprobEntry& e : entries) {
+    values.push_back(EntryToJson(e, codec));
+    tops.push_back(TopToJson(e, codec));
+  }
+  (*meta)[name] = std::move(values);
+  (*meta)[top_name] = std::move(tops);
+}
+
+}  // namespace
+
+void GenerateResult::Append(GenerateOutput&& chunk) {
+  index = chunk.index;
+  text += chunk.text;
+  output_ids.insert(output_ids.end(), chunk.output_ids.begin(), chunk.output_ids.end());
+  for (LogprobEntry& e : chunk.output_token_logprobs) {
+    output_token_logprobs.push_back(std::move(e));
+  }
+  for (LogprobEntry& e : chunk.input_token_logprobs) input_token_logprobs.push_back(std::move(e));
+  if (chunk.finish_reason.has_value()) finish_reason = std::move(chunk.finish_reason);
+  meta = std::move(chunk.meta);
+}
+
+nlohmann::json ResultToJson(const GenerateResult& r, bool return_logprob,
+                            const TokenTextCodec* codec) {
+  nlohmann::json meta;
+  meta["id"] = r.meta.id;
+  meta["finish_reason"] =
+      r.finish_reason.has_value() ? r.finish_reason->ToJson() : nlohmann::json(nullptr);
+  meta["prompt_tokens"] = r.meta.prompt_tokens;
+  meta["completion_tokens"] = r.meta.completion_tokens;
+  meta["cached_tokens"] = r.meta.cached_tokens;
+  if (return_logprob) {
+    AddLogprobs(r.input_token_logprobs, "input_token_logprobs", "input_top_logprobs", codec,
+                &meta);
+    AddLogprobs(r.output_token_logprobs, "output_token_logprobs", "output_top_logprobs", codec,
+                &meta);
+  }
+  nlohmann::json j;
+  j["text"] = r.text;
+  j["output_ids"] = r.output_ids;
+  j["meta_info"] = std::move(meta);
+  return j;
+}
+
+}  // namespace radixlm

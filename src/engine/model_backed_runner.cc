@@ -1,0 +1,13 @@
+#include "engine/model_backed_runner.h"
+
+namespace radixlm {
+
+StatusOr<std::unique_ptr<ModelBackedRunner>> ModelBackedRunner::Create(
+    std::unique_ptr<model::Model> model, int64_t kv_slots) {
+  if (model == nullptr) return InvalidArgument("ModelBackedRunner needs a model");
+  RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<model::KvCache> kv,
+                           model->CreateKvCache(model::KvCacheOptions{.n_slots = kv_slots}));
+  return std::unique_ptr<ModelBackedRunner>(new ModelBackedRunner(std::move(model), std::move(kv)));
+}
+
+}  // namespace radixlm

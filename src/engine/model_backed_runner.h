@@ -1,0 +1,41 @@
+// ModelBackedRunner: the scheduler's ModelRunner over a loaded Model and its KvCache.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "model/kv_cache.h"
+#include "model/model.h"
+#include "scheduler/model_runner.h"
+
+namespace radixlm {
+
+class ModelBackedRunner : public ModelRunner {
+ public:
+  // Takes the model and allocates a KV cache of kv_slots slots (KvPool::storage_slots()).
+  static StatusOr<std::unique_ptr<ModelBackedRunner>> Create(std::unique_ptr<model::Model> model,
+                                                             int64_t kv_slots);
+
+  int32_t vocab_size() const override {
+    return static_cast<int32_t>(model_->config().vocab_size);
+  }
+  int64_t context_length() const override { return model_->options().max_context; }
+  int64_t max_batch_tokens() const override { return model_->options().max_batch_tokens; }
+  int64_t kv_slots() const override { return kv_->n_slots(); }
+  Status Forward(const model::ForwardBatch& batch, model::ForwardOutput* out) override {
+    return model_->Forward(batch, *kv_, out);
+  }
+  ThreadPool* thread_pool() override { return model_->pool(); }
+
+  const model::Model& model() const { return *model_; }
+  size_t kv_cache_bytes() const { return kv_->bytes(); }
+
+ private:
+  ModelBackedRunner(std::unique_ptr<model::Model> model, std::unique_ptr<model::KvCache> kv)
+      : model_(std::move(model)), kv_(std::move(kv)) {}
+
+  std::unique_ptr<model::Model> model_;
+  std::unique_ptr<model::KvCache> kv_;
+};
+
+}  // namespace radixlm

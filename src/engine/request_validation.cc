@@ -1,0 +1,71 @@
+#include "engine/request_validation.h"
+
+#include <algorithm>
+#include <string>
+
+namespace radixlm {
+
+StatusOr<std::vector<int32_t>> ValidateGenerateRequest(const GenerateRequest& request,
+                                                       const TokenTextCodec& codec,
+                                                       const ValidationLimits& limits) {
+  if (request.text.has_value() == request.input_ids.has_value()) {
+    return InvalidArgument(request.text.has_value()
+                               ? "Only one of text and input_ids may be provided."
+                               : "Either text or input_ids should be provided.");
+  }
+  const SamplingParams& params = request.sampling_params;
+  RADIXLM_RETURN_IF_ERROR(params.Validate(limits.vocab_size));
+  if (params.regex.has_value() || params.json_schema.has_value() || params.ebnf.has_value()) {
+    return Unimplemented("constrained decoding (regex / json_schema / ebnf) is not supported "
+                         "by this engine yet");
+  }
+  std::vector<int32_t> ids;
+  if (request.text.has_value()) {
+    RADIXLM_ASSIGN_OR_RETURN(ids, codec.Encode(*request.text));
+  } else {
+    ids = *request.input_ids;
+  }
+  const auto n = static_cast<int64_t>(ids.size());
+  if (n == 0) return InvalidArgument("The input is empty.");
+  for (int64_t i = 0; i < n; ++i) {
+    if (ids[i] < 0 || ids[i] >= limits.vocab_size) {
+      return InvalidArgument("input_ids[" + std::to_string(i) + "] = " + std::to_string(ids[i]) +
+                             " is outside the vocabulary [0, " +
+                             std::to_string(limits.vocab_size) + ")");
+    }
+  }
+  if (n >= limits.context_length) {
+    return InvalidArgument("The input (" + std::to_string(n) +
+                           " tokens) is longer than the model's context length (" +
+                           std::to_string(limits.context_length) + " tokens).");
+  }
+  if (params.max_new_tokens.has_value() && n + *params.max_new_tokens > limits.context_length) {
+    return InvalidArgument(
+        "Requested token count exceeds the model's maximum context length of " +
+        std::to_string(limits.context_length) + " tokens. You requested a total of " +
+        std::to_string(n + *params.max_new_tokens) + " tokens: " + std::to_string(n) +
+        " tokens from the input messages and " + std::to_string(*params.max_new_tokens) +
+        " tokens for the completion. Please reduce the number of tokens in the input messages "
+        "or the completion to fit within the limit.");
+  }
+  const int64_t needed = n + std::max<int64_t>(params.max_new_tokens.value_or(1), 1);
+  if (needed > limits.pool_tokens) {
+    return InvalidArgument("The request needs " + std::to_string(needed) +
+                           " KV cache tokens (input plus max_new_tokens) but the KV cache holds " +
+                           std::to_string(limits.pool_tokens) + " tokens.");
+  }
+  if (request.return_logprob) {
+    if (request.logprob_start_len < -1 || request.logprob_start_len >= n) {
+      return InvalidArgument("logprob_start_len must be in [-1, " + std::to_string(n) +
+                             ") for this input, got " + std::to_string(request.logprob_start_len));
+    }
+    if (request.top_logprobs_num < 0 || request.top_logprobs_num > limits.vocab_size) {
+      return InvalidArgument("top_logprobs_num must be in [0, " +
+                             std::to_string(limits.vocab_size) + "], got " +
+                             std::to_string(request.top_logprobs_num));
+    }
+  }
+  return ids;
+}
+
+}  // namespace radixlm

@@ -1,0 +1,26 @@
+// Validation of a GenerateRequest at Submit time, with SGLang's wording where SGLang has one:
+// every problem a user can cause is an InvalidArgument (or Unimplemented for features this
+// build lacks) naming the field, before anything reaches the scheduler.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/generate_request.h"
+#include "scheduler/token_text.h"
+#include "util/status.h"
+
+namespace radixlm {
+
+struct ValidationLimits {
+  int32_t vocab_size = 0;
+  int64_t context_length = 0;
+  int64_t pool_tokens = 0;  // KV pool capacity
+};
+
+// Checks `request` and returns its prompt ids (tokenizing `text` with codec).
+StatusOr<std::vector<int32_t>> ValidateGenerateRequest(const GenerateRequest& request,
+                                                       const TokenTextCodec& codec,
+                                                       const ValidationLimits& limits);
+
+}  // namespace radixlm

@@ -1,0 +1,317 @@
+// The Engine over the fake runner and codec: submission and validation, streaming, aborts,
+// n > 1, flush, stats, shutdown, JSON shape, concurrent callers.
+#include "engine/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "scheduler/fake_model_runner.h"
+#include "scheduler/fake_token_text.h"
+
+namespace radixlm {
+namespace {
+
+struct FakeEngine {
+  std::unique_ptr<Engine> engine;
+  FakeModelRunner* runner = nullptr;  // owned by the engine
+};
+
+FakeEngine MakeEngine(EngineConfig config = {}) {
+  if (config.max_total_tokens <= 0) config.max_total_tokens = 4096;
+  config.chunked_prefill_size = config.chunked_prefill_size == 8192 ? 128 : config.chunked_prefill_size;
+  FakeModelConfig fm;
+  fm.vocab_size = FakeTokenTextCodec::kVocabSize;
+  fm.context_length = 1024;
+  fm.kv_slots = (config.max_total_tokens / config.page_size + 1) * config.page_size;
+  auto runner = std::make_unique<FakeModelRunner>(fm);
+  FakeEngine fe;
+  fe.runner = runner.get();
+  auto engine = Engine::Create(config, std::move(runner), std::make_unique<FakeTokenTextCodec>());
+  EXPECT_TRUE(engine.ok()) << engine.status().ToString();
+  fe.engine = std::move(engine).value();
+  return fe;
+}
+
+GenerateRequest Greedy(std::vector<int32_t> ids, int32_t max_new) {
+  GenerateRequest r;
+  r.input_ids = std::move(ids);
+  r.sampling_params.temperature = 0;
+  r.sampling_params.max_new_tokens = max_new;
+  r.sampling_params.ignore_eos = true;
+  return r;
+}
+
+std::vector<int32_t> Prompt(int n, int32_t salt = 0) {
+  std::vector<int32_t> p;
+  for (int i = 0; i < n; ++i) p.push_back(3 + (i * 7 + salt * 13) % 60);
+  return p;
+}
+
+TEST(EngineTest, GreedyGenerationMatchesTheReference) {
+  FakeEngine fe = MakeEngine();
+  auto stream = fe.engine->Submit(Greedy(Prompt(40), 12));
+  ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+  std::vector<GenerateResult> results = (*stream)->Collect();
+  ASSERT_EQ(results.size(), 1u);
+  const GenerateResult& r = results[0];
+  EXPECT_EQ(r.output_ids, fe.runner->ReferenceGreedy(Prompt(40), 12));
+  EXPECT_EQ(r.text, FakeTokenTextCodec().Decode(r.output_ids));
+  EXPECT_EQ(*r.finish_reason, FinishReason::Length(12));
+  EXPECT_EQ(r.meta.prompt_tokens, 40);
+  EXPECT_EQ(r.meta.completion_tokens, 12);
+  EXPECT_EQ(r.meta.id, (*stream)->rid());
+  EXPECT_FALSE((*stream)->rid().empty());
+  EXPECT_TRUE((*stream)->ended());
+}
+
+TEST(EngineTest, TextPromptsAreTokenizedAndStreamedIncrementally) {
+  FakeEngine fe = MakeEngine();
+  GenerateRequest req;
+  req.rid = "my-request";
+  req.text = "the cat sat";
+  req.sampling_params.temperature = 0;
+  req.sampling_params.max_new_tokens = 10;
+  req.sampling_params.ignore_eos = true;
+  req.stream = true;
+  auto stream = fe.engine->Submit(req);
+  ASSERT_TRUE(stream.ok());
+  GenerateResult all;
+  int chunks = 0;
+  while (auto chunk = (*stream)->Next()) {
+    EXPECT_EQ(chunk->meta.id, "my-request");
+    ++chunks;
+    all.Append(std::move(*chunk));
+  }
+  EXPECT_EQ(chunks, 10);  // one chunk per token
+  const auto prompt = *FakeTokenTextCodec().Encode("the cat sat");
+  EXPECT_EQ(all.output_ids, fe.runner->ReferenceGreedy(prompt, 10));
+  EXPECT_EQ(all.meta.prompt_tokens, static_cast<int64_t>(prompt.size()));
+}
+
+TEST(EngineTest, InvalidRequestsAreRejectedWithClearMessages) {
+  EngineConfig config;
+  config.max_total_tokens = 512;
+  FakeEngine fe = MakeEngine(config);
+  auto expect_error = [&](GenerateRequest req, StatusCode code, const std::string& needle) {
+    auto s = fe.engine->Submit(std::move(req));
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.status().code(), code) << s.status().ToString();
+    EXPECT_NE(s.status().message().find(needle), std::string::npos) << s.status().ToString();
+  };
+  GenerateRequest neither;
+  expect_error(neither, StatusCode::kInvalidArgument, "Either text or input_ids");
+  GenerateRequest both = Greedy(Prompt(3), 1);
+  both.text = "hi";
+  expect_error(both, StatusCode::kInvalidArgument, "Only one of");
+  expect_error(Greedy({}, 1), StatusCode::kInvalidArgument, "empty");
+  expect_error(Greedy({3, 64}, 1), StatusCode::kInvalidArgument, "input_ids[1] = 64");
+  expect_error(Greedy(Prompt(1100), 1), StatusCode::kInvalidArgument, "context length");
+  expect_error(Greedy(Prompt(1000), 100), StatusCode::kInvalidArgument,
+               "maximum context length of 1024");
+  expect_error(Greedy(Prompt(400), 200), StatusCode::kInvalidArgument, "KV cache");
+  GenerateRequest bad_temp = Greedy(Prompt(3), 1);
+  bad_temp.sampling_params.temperature = -1;
+  expect_error(bad_temp, StatusCode::kInvalidArgument, "temperature");
+  GenerateRequest bad_lp = Greedy(Prompt(3), 1);
+  bad_lp.return_logprob = true;
+  bad_lp.logprob_start_len = 3;
+  expect_error(bad_lp, StatusCode::kInvalidArgument, "logprob_start_len");
+  GenerateRequest regex = Greedy(Prompt(3), 1);
+  regex.sampling_params.regex = "a+";
+  expect_error(regex, StatusCode::kUnimplemented, "constrained");
+  GenerateRequest bad_text;
+  bad_text.text = "~~~";
+  expect_error(bad_text, StatusCode::kInvalidArgument, "cannot encode");
+
+  GenerateRequest dup = Greedy(Prompt(5), 500);
+  dup.rid = "same";
+  auto first = fe.engine->Submit(dup);
+  ASSERT_TRUE(first.ok());
+  dup.sampling_params.max_new_tokens = 1;
+  expect_error(dup, StatusCode::kInvalidArgument, "Duplicate request ID");
+  EXPECT_TRUE(fe.engine->Abort("same"));
+  (*first)->Collect();
+  EXPECT_TRUE(fe.engine->Submit(dup).ok());  // the rid is free again once it ended
+}
+
+TEST(EngineTest, AbortEndsTheStreamAndFreesEverything) {
+  FakeEngine fe = MakeEngine();
+  GenerateRequest req = Greedy(Prompt(30), 1000 - 30);
+  req.rid = "long";
+  auto stream = fe.engine->Submit(req);
+  ASSERT_TRUE(stream.ok());
+  auto first = (*stream)->Next();  // it is running
+  ASSERT_TRUE(first.has_value());
+  EXPECT_TRUE(fe.engine->Abort("long"));
+  GenerateResult r;
+  r.Append(std::move(*first));
+  while (auto chunk = (*stream)->Next()) r.Append(std::move(*chunk));
+  ASSERT_TRUE(r.finish_reason.has_value());
+  EXPECT_TRUE(r.finish_reason->is_abort());
+  EXPECT_LT(r.output_ids.size(), 970u);
+  EXPECT_FALSE(fe.engine->Abort("long"));
+  EXPECT_FALSE(fe.engine->Abort("never-existed"));
+  const EngineStats stats = fe.engine->GetStats();
+  EXPECT_EQ(stats.live_requests, 0);
+  EXPECT_EQ(stats.scheduler.protected_tokens, 0);
+  EXPECT_EQ(stats.scheduler.pool_free + stats.scheduler.evictable_tokens,
+            stats.scheduler.pool_size);
+  EXPECT_EQ(stats.scheduler.aborted_requests, 1);
+}
+
+TEST(EngineTest, ParallelSamplesShareThePrefill) {
+  FakeEngine fe = MakeEngine();
+  GenerateRequest req = Greedy(Prompt(50), 8);
+  req.sampling_params.n = 3;
+  req.sampling_params.temperature = 0.9f;
+  req.sampling_params.sampling_seed = 5;
+  auto stream = fe.engine->Submit(req);
+  ASSERT_TRUE(stream.ok());
+  std::vector<GenerateResult> results = (*stream)->Collect();
+  ASSERT_EQ(results.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(results[i].index, i);
+    EXPECT_EQ(results[i].output_ids.size(), 8u);
+  }
+  EXPECT_EQ(results[1].meta.cached_tokens, 49);
+  EXPECT_EQ(fe.engine->GetStats().scheduler.prefill_tokens, 50 + 2);
+  // Same seed, same samples.
+  auto again = fe.engine->Submit(req);
+  std::vector<GenerateResult> results2 = (*again)->Collect();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(results2[i].output_ids, results[i].output_ids);
+}
+
+TEST(EngineTest, FlushCacheOnlyWhenIdleAndStatsAddUp) {
+  FakeEngine fe = MakeEngine();
+  auto a = fe.engine->Submit(Greedy(Prompt(60, 1), 5));
+  (*a)->Collect();
+  auto b = fe.engine->Submit(Greedy(Prompt(60, 1), 5));
+  std::vector<GenerateResult> rb = (*b)->Collect();
+  EXPECT_EQ(rb[0].meta.cached_tokens, 59);
+  EngineStats stats = fe.engine->GetStats();
+  EXPECT_EQ(stats.scheduler.cache_hit_tokens, 59);
+  EXPECT_EQ(stats.scheduler.prefill_tokens, 61);
+  EXPECT_NEAR(stats.cache_hit_rate(), 59.0 / 120.0, 1e-9);
+  EXPECT_GT(stats.scheduler.evictable_tokens, 0);
+
+  auto busy = fe.engine->Submit(Greedy(Prompt(10, 2), 1000 - 10));
+  (*busy)->Next();
+  EXPECT_EQ(fe.engine->FlushCache().code(), StatusCode::kAborted);
+  fe.engine->Abort((*busy)->rid());
+  (*busy)->Collect();
+  EXPECT_TRUE(fe.engine->FlushCache().ok());
+  stats = fe.engine->GetStats();
+  EXPECT_EQ(stats.scheduler.evictable_tokens, 0);
+  EXPECT_EQ(stats.scheduler.pool_free, stats.scheduler.pool_size);
+}
+
+TEST(EngineTest, ConcurrentSubmittersGetCorrectOutputs) {
+  FakeEngine fe = MakeEngine();
+  constexpr int kThreads = 4, kPerThread = 25;
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0}, failures{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        const auto prompt = Prompt(20 + (i % 7) * 5, t * 100 + i % 3);
+        auto s = fe.engine->Submit(Greedy(prompt, 6));
+        if (!s.ok()) {
+          ++failures;
+          continue;
+        }
+        if (i % 5 == 4) fe.engine->Abort((*s)->rid());
+        auto results = (*s)->Collect();
+        if (!results[0].finish_reason->is_abort() &&
+            results[0].output_ids != fe.runner->ReferenceGreedy(prompt, 6)) {
+          ++mismatches;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(mismatches.load(), 0);
+  const EngineStats stats = fe.engine->GetStats();
+  EXPECT_EQ(stats.live_requests, 0);
+  EXPECT_EQ(stats.scheduler.protected_tokens, 0);
+}
+
+TEST(EngineTest, ShutdownEndsLiveStreams) {
+  FakeEngine fe = MakeEngine();
+  auto s = fe.engine->Submit(Greedy(Prompt(10), 1000 - 10));
+  ASSERT_TRUE(s.ok());
+  (*s)->Next();
+  fe.engine->Shutdown();
+  auto results = (*s)->Collect();
+  EXPECT_TRUE(results[0].finish_reason->is_abort());
+  EXPECT_EQ(fe.engine->Submit(Greedy(Prompt(10), 1)).status().code(), StatusCode::kAborted);
+  EXPECT_EQ(fe.engine->FlushCache().code(), StatusCode::kAborted);
+}
+
+TEST(EngineTest, ResultJsonHasSglangShape) {
+  FakeEngine fe = MakeEngine();
+  GenerateRequest req = Greedy(Prompt(8), 3);
+  req.rid = "j1";
+  req.return_logprob = true;
+  req.logprob_start_len = 0;
+  req.top_logprobs_num = 2;
+  auto s = fe.engine->Submit(req);
+  auto r = (*s)->Collect()[0];
+  const FakeTokenTextCodec codec;
+  nlohmann::json j = ResultToJson(r, true, &codec);
+  EXPECT_EQ(j["text"], r.text);
+  EXPECT_EQ(j["output_ids"].size(), 3u);
+  const nlohmann::json& meta = j["meta_info"];
+  EXPECT_EQ(meta["id"], "j1");
+  EXPECT_EQ(meta["finish_reason"]["type"], "length");
+  EXPECT_EQ(meta["finish_reason"]["length"], 3);
+  EXPECT_EQ(meta["prompt_tokens"], 8);
+  EXPECT_EQ(meta["completion_tokens"], 3);
+  EXPECT_EQ(meta["cached_tokens"], 0);
+  ASSERT_EQ(meta["input_token_logprobs"].size(), 8u);
+  EXPECT_TRUE(meta["input_token_logprobs"][0][0].is_null());
+  EXPECT_EQ(meta["input_token_logprobs"][1][1], Prompt(8)[1]);
+  ASSERT_EQ(meta["output_token_logprobs"].size(), 3u);
+  EXPECT_EQ(meta["output_token_logprobs"][0][1], r.output_ids[0]);
+  EXPECT_TRUE(meta["output_token_logprobs"][0][2].is_string());
+  EXPECT_EQ(meta["output_top_logprobs"][0].size(), 2u);
+  EXPECT_EQ(FinishReason::StopString("\n").ToJson(),
+            nlohmann::json::parse(R"({"type":"stop","matched":"\n"})"));
+  EXPECT_EQ(FinishReason::StopToken(1).ToJson(),
+            nlohmann::json::parse(R"({"type":"stop","matched":1})"));
+  EXPECT_EQ(FinishReason::Abort("x").ToJson(),
+            nlohmann::json::parse(R"({"type":"abort","message":"x"})"));
+}
+
+TEST(EngineTest, RetractionThroughTheEngineKeepsOutputs) {
+  EngineConfig config;
+  config.max_total_tokens = 256;
+  config.schedule_conservativeness = 0.05;
+  FakeEngine fe = MakeEngine(config);
+  std::vector<std::shared_ptr<GenerateStream>> streams;
+  for (int i = 0; i < 8; ++i) streams.push_back(*fe.engine->Submit(Greedy(Prompt(20, i), 60)));
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(streams[i]->Collect()[0].output_ids, fe.runner->ReferenceGreedy(Prompt(20, i), 60));
+  }
+  EXPECT_GT(fe.engine->GetStats().scheduler.retractions, 0);
+}
+
+TEST(EngineConfigTest, FlagsMapToTheSchedulerConfig) {
+  EngineConfig c;
+  c.schedule_policy = "dfs-weight";
+  c.radix_eviction_policy = "lfu";
+  c.page_size = 4;
+  auto sc = c.ToSchedulerConfig(1 << 14, 2048);
+  ASSERT_TRUE(sc.ok());
+  EXPECT_EQ(sc->schedule_policy, SchedulePolicyKind::kDfsWeight);
+  EXPECT_EQ(sc->radix_eviction_policy, EvictionPolicy::kLfu);
+  EXPECT_EQ(sc->max_running_requests, 256);
+  c.schedule_policy = "shortest";
+  EXPECT_NE(c.ToSchedulerConfig(1 << 14, 2048).status().message().find("fcfs, lpm"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace radixlm
