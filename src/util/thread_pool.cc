@@ -20,6 +20,18 @@ constexpr int kSpinIterations = 4000;
 
 thread_local bool t_inside_job = false;
 
+// Spins, then yields, until pred() holds.
+template <typename Pred>
+void SpinUntil(Pred pred) {
+  for (int i = 0; !pred(); ++i) {
+    if (i < kSpinIterations) {
+      RADIXLM_CPU_RELAX();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+}
+
 }  // namespace
 
 ThreadPool::ThreadPool(int n_threads) {
@@ -30,8 +42,8 @@ ThreadPool::ThreadPool(int n_threads) {
 }
 
 ThreadPool::~ThreadPool() {
-  stop_.store(true, std::memory_order_relaxed);
-  generation_.fetch_add(1, std::memory_order_release);
+  stop_.store(true);
+  generation_.fetch_add(1);
   generation_.notify_all();
   for (auto& w : workers_) w.join();
 }
@@ -49,11 +61,15 @@ void ThreadPool::ChunkRange(int64_t n, int64_t grain, int n_chunks, int t, int64
   *end = std::min(n, e * grain);
 }
 
-void ThreadPool::RunChunk(int thread_id) {
-  if (thread_id >= job_chunks_) return;
-  int64_t begin, end;
-  ChunkRange(job_n_, job_grain_, job_chunks_, thread_id, &begin, &end);
-  if (begin < end) (*job_fn_)(begin, end, thread_id);
+void ThreadPool::RunChunks(Job& job, int thread_id) {
+  for (;;) {
+    const int c = job.next_chunk.fetch_add(1, std::memory_order_relaxed);
+    if (c >= job.n_chunks) return;
+    int64_t begin, end;
+    ChunkRange(job.n, job.grain, job.n_chunks, c, &begin, &end);
+    if (begin < end) (*job.fn)(begin, end, thread_id);
+    job.done_chunks.fetch_add(1, std::memory_order_release);
+  }
 }
 
 void ThreadPool::ParallelFor(int64_t n, int64_t grain, const RangeFn& fn) {
@@ -65,36 +81,32 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain, const RangeFn& fn) {
     return;
   }
   std::lock_guard<std::mutex> lock(submit_mutex_);
-  job_fn_ = &fn;
-  job_n_ = n;
-  job_grain_ = grain;
-  job_chunks_ = static_cast<int>(std::min<int64_t>(n_threads_, blocks));
-  pending_.store(n_threads_ - 1, std::memory_order_relaxed);
-  // Release: publishes the job fields to workers that acquire the new generation.
-  generation_.fetch_add(1, std::memory_order_release);
-  generation_.notify_all();
+  const uint32_t id = generation_.load(std::memory_order_relaxed) + 1;
+  Job& job = jobs_[id & 1];
+  // Retire the slot, then wait for stragglers of the job it held two generations ago (seq_cst
+  // pairs with the worker's active increment + id check).
+  job.id.store(0);
+  SpinUntil([&] { return job.active.load() == 0; });
+  job.fn = &fn;
+  job.n = n;
+  job.grain = grain;
+  job.n_chunks = static_cast<int>(
+      std::min<int64_t>(blocks, static_cast<int64_t>(n_threads_) * kChunksPerThread));
+  job.next_chunk.store(0, std::memory_order_relaxed);
+  job.done_chunks.store(0, std::memory_order_relaxed);
+  job.id.store(id);
+  generation_.store(id);  // publishes the job (seq_cst, pairs with the sleepers_ check below)
+  if (sleepers_.load() > 0) generation_.notify_all();
 
   t_inside_job = true;
-  RunChunk(0);
+  RunChunks(job, 0);
   t_inside_job = false;
-
-  // Wait for the workers (they are running their chunks right now; spin, then yield).
-  int spins = 0;
-  while (pending_.load(std::memory_order_acquire) != 0) {
-    if (++spins < kSpinIterations) {
-      RADIXLM_CPU_RELAX();
-    } else {
-      std::this_thread::yield();
-    }
-  }
-  job_fn_ = nullptr;
+  SpinUntil([&] { return job.done_chunks.load(std::memory_order_acquire) == job.n_chunks; });
 }
 
 void ThreadPool::WorkerLoop(int thread_id) {
   t_inside_job = true;  // any ParallelFor issued from a job on this thread runs inline
-  // Jobs are counted from construction (generation 0), not from when this thread got going:
-  // a job submitted before the thread first runs must still be picked up.
-  uint32_t seen = 0;
+  uint32_t seen = 0;    // generation at construction: jobs submitted before this thread ran count
   for (;;) {
     uint32_t gen = generation_.load(std::memory_order_acquire);
     for (int i = 0; gen == seen && i < kSpinIterations; ++i) {
@@ -102,13 +114,17 @@ void ThreadPool::WorkerLoop(int thread_id) {
       gen = generation_.load(std::memory_order_acquire);
     }
     while (gen == seen) {
-      generation_.wait(seen, std::memory_order_acquire);
+      sleepers_.fetch_add(1);
+      if (generation_.load() == seen) generation_.wait(seen);
+      sleepers_.fetch_sub(1);
       gen = generation_.load(std::memory_order_acquire);
     }
     seen = gen;
-    if (stop_.load(std::memory_order_relaxed)) return;
-    RunChunk(thread_id);
-    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    if (stop_.load()) return;
+    Job& job = jobs_[gen & 1];
+    job.active.fetch_add(1);
+    if (job.id.load() == gen) RunChunks(job, thread_id);  // else: stale, slot being reused
+    job.active.fetch_sub(1, std::memory_order_release);
   }
 }
 

@@ -1,11 +1,14 @@
 // ThreadPool: a fixed set of persistent worker threads for data-parallel kernels.
 //
-// ParallelFor(n, fn) splits [0, n) into at most size() contiguous chunks (a static partition:
-// chunk t always goes to thread t, so per-thread scratch and cache affinity are stable across
-// calls) and runs them concurrently. The calling thread takes chunk 0 itself; workers
-// 1..size()-1 are woken for the rest. Workers spin briefly on an atomic generation counter
-// before blocking (futex via std::atomic::wait), so back-to-back calls (a decode step issues a
-// few hundred) cost a few microseconds each, while an idle pool burns no CPU.
+// ParallelFor(n, fn) splits [0, n) into contiguous chunks (a fixed partition: up to
+// kChunksPerThread per thread, boundaries on multiples of grain) and runs them on the calling
+// thread plus the size()-1 workers. Threads claim chunks through one atomic counter, so a
+// worker the OS has descheduled (an oversubscribed machine) does not hold up the others: the
+// rest take its share. fn's thread_id is the id of the thread running the chunk (0 = caller),
+// stable for that thread, so it can index per-thread scratch; one thread may run several
+// chunks, one after the other. Workers spin briefly on an atomic generation counter before
+// blocking (futex via std::atomic::wait), so back-to-back calls (a decode step issues a few
+// hundred) cost a few microseconds each, while an idle pool burns no CPU.
 //
 // Thread-safety: ParallelFor may be called from any thread; concurrent calls from different
 // threads are serialized (one job runs at a time). A ParallelFor issued from inside a running
@@ -37,33 +40,45 @@ class ThreadPool {
 
   int size() const { return n_threads_; }
 
-  // Runs fn over [0, n) split into min(size(), ceil(n / grain)) contiguous chunks whose
-  // boundaries are multiples of grain (except the end, n). grain >= 1. n <= 0 is a no-op.
+  static constexpr int kChunksPerThread = 4;
+
+  // Runs fn over [0, n) split into min(size() * kChunksPerThread, ceil(n / grain)) contiguous
+  // chunks whose boundaries are multiples of grain (except the end, n); each chunk runs exactly
+  // once. With one chunk (or size() == 1) fn(0, n, 0) runs inline. grain >= 1. n <= 0: no-op.
   void ParallelFor(int64_t n, int64_t grain, const RangeFn& fn);
   void ParallelFor(int64_t n, const RangeFn& fn) { ParallelFor(n, 1, fn); }
 
-  // The range of chunk t of [0, n) under the partition above (for callers that size per-thread
-  // scratch or want to predict which thread gets which rows).
+  // The range of chunk t of n_chunks over [0, n), grain-aligned (the partition used above).
   static void ChunkRange(int64_t n, int64_t grain, int n_chunks, int t, int64_t* begin,
                          int64_t* end);
 
  private:
+  // One job. Jobs alternate between two slots, so a worker that wakes late for a finished job
+  // never sees a half-written newer one: the submitter retires a slot (id = 0) and waits for
+  // its stragglers (active) before rewriting it, and a worker only works on a slot whose id
+  // still equals the generation it woke for.
+  struct alignas(64) Job {
+    std::atomic<uint32_t> id{0};  // generation this slot holds; 0 while being rewritten
+    std::atomic<int> active{0};   // workers currently inside this slot
+    alignas(64) std::atomic<int> next_chunk{0};
+    alignas(64) std::atomic<int> done_chunks{0};
+    const RangeFn* fn = nullptr;
+    int64_t n = 0;
+    int64_t grain = 1;
+    int n_chunks = 0;
+  };
+
   void WorkerLoop(int thread_id);
-  void RunChunk(int thread_id);
+  static void RunChunks(Job& job, int thread_id);
 
   int n_threads_ = 1;
   std::vector<std::thread> workers_;
   std::mutex submit_mutex_;  // serializes concurrent ParallelFor callers (not the hot path)
+  Job jobs_[2];
 
-  // The current job (written by the submitter before bumping generation_).
-  const RangeFn* job_fn_ = nullptr;
-  int64_t job_n_ = 0;
-  int64_t job_grain_ = 1;
-  int job_chunks_ = 0;
-
-  alignas(64) std::atomic<uint32_t> generation_{0};  // bumped once per job; workers wait on it
-  alignas(64) std::atomic<int> pending_{0};          // workers still running the current job
-  alignas(64) std::atomic<bool> stop_{false};
+  alignas(64) std::atomic<uint32_t> generation_{0};  // id of the latest job; workers wait on it
+  alignas(64) std::atomic<int> sleepers_{0};         // workers blocked in generation_.wait
+  std::atomic<bool> stop_{false};
 };
 
 // pool may be null: runs fn(0, n, 0) inline. Convenience for kernels taking ThreadPool*.

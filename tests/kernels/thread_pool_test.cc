@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <mutex>
 #include <set>
 #include <thread>
 #include <vector>
@@ -27,24 +29,37 @@ TEST(ThreadPool, CoversRangeExactlyOnceWithGrainAlignedChunks) {
           calls.fetch_add(1);
         });
         for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << n << " " << grain;
-        EXPECT_LE(calls.load(), threads);
+        EXPECT_LE(calls.load(), threads * ThreadPool::kChunksPerThread);
       }
     }
   }
 }
 
-TEST(ThreadPool, UsesDistinctThreadIdsAndRealThreads) {
+TEST(ThreadPool, ConcurrentChunksHaveDistinctIdsAndWorkersTakeOver) {
   ThreadPool pool(3);
+  std::atomic<bool> in_use[3] = {false, false, false};
   std::mutex mu;
-  std::set<int> ids;
   std::set<std::thread::id> os_ids;
-  pool.ParallelFor(3, [&](int64_t, int64_t, int tid) {
-    std::lock_guard<std::mutex> lock(mu);
-    ids.insert(tid);
-    os_ids.insert(std::this_thread::get_id());
+  std::atomic<int> chunks_by_workers{0};
+  pool.ParallelFor(12, [&](int64_t, int64_t, int tid) {
+    ASSERT_GE(tid, 0);
+    ASSERT_LT(tid, 3);
+    EXPECT_FALSE(in_use[tid].exchange(true)) << "two chunks ran at once with id " << tid;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      os_ids.insert(std::this_thread::get_id());
+    }
+    if (tid == 0) {
+      // The caller stalls in its first chunk: the workers must drain the rest meanwhile.
+      static std::atomic<bool> stalled{false};
+      if (!stalled.exchange(true)) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    } else {
+      chunks_by_workers.fetch_add(1);
+    }
+    in_use[tid].store(false);
   });
-  EXPECT_EQ(ids.size(), 3u);
-  EXPECT_EQ(os_ids.size(), 3u);
+  EXPECT_GT(chunks_by_workers.load(), 0);
+  EXPECT_GE(os_ids.size(), 2u);
 }
 
 TEST(ThreadPool, ManyBackToBackJobsAndNesting) {
