@@ -82,7 +82,7 @@ BENCHMARK(BM_MatMul)
     ->Args({static_cast<int>(GgmlType::kQ6_K), 640, 2048, 64, 2})
     ->Args({static_cast<int>(GgmlType::kQ4_K), 640, 2048, 1, 2})
     ->Args({static_cast<int>(GgmlType::kQ4_K), 640, 2048, 64, 2})
-    ->Args({static_cast<int>(GgmlType::kQ8_0), 16384, 640, 1, 2})
+    ->Args({static_cast<int>(GgmlType::kQ8_0), 16384, 640, 1, 1})
     ->Args({static_cast<int>(GgmlType::kQ8_0), 262144, 640, 1, 1})
     ->Args({static_cast<int>(GgmlType::kQ8_0), 262144, 640, 1, 2})
     ->UseRealTime();

@@ -7,8 +7,9 @@
 //   y: [n_tokens, rows] float, row-major, contiguous; y[t, r] = dot(W[r, :], x[t, :])
 // Activations are quantized once per call to ActivationType(w.type) (dot.h), into a scratch
 // buffer owned by the calling thread (grown on demand, never shrunk; no allocation once warm).
-// Work is split over output rows across the pool; for many tokens, tokens are processed in
-// tiles so each weight row is reused from cache across the tile. pool may be null (serial).
+// Work is split over output rows across the pool (blocks of 16 rows). For several tokens, each
+// block of weight rows stays in L1 while all tokens stream past, and the 4-row kernels
+// (dot.h, VecDot4Fn) unpack each weight block once per 4 tokens. pool may be null (serial).
 // Thread-safety: concurrent calls from different threads are fine (separate scratch).
 // x and y must not overlap.
 #pragma once
@@ -41,7 +42,9 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, T
 
 // Several weight matrices applied to the same input in one parallel region (e.g. Q/K/V or
 // gate/up): input is quantized once per activation format, and one ParallelFor covers all
-// outputs (fewer wakeups per decode step). Every w must have the same cols.
+// outputs (fewer wakeups per decode step). Every w must have the same cols; at most
+// kMaxMatMulOutputs outputs per call (more asserts in debug builds; release splits the call).
+inline constexpr int kMaxMatMulOutputs = 8;
 struct MatMulOutput {
   const WeightMatrix* w;
   float* y;  // [n_tokens, w->rows]
