@@ -15,18 +15,31 @@
 namespace radixlm::model {
 namespace {
 
-// Gemma-3 token ids of eight short English prompts (BOS = 2 first), of different lengths so
-// the batch is ragged.
+// Gemma-3 token ids (BOS = 2 first) of eight English prompts of 6 to 21 tokens, so the batch
+// is ragged. Tokenized with llama.cpp from the texts in the comments.
 const std::vector<std::vector<int32_t>>& Prompts() {
   static const std::vector<std::vector<int32_t>> prompts = {
-      {2, 818, 5279, 529, 7001, 563},
-      {2, 818, 2935, 236764, 5866, 3009, 11052, 1024, 506, 31770, 4799},
-      {2, 9259, 659, 1544, 44142, 531, 3345, 496, 1535, 3637, 236787},
-      {2, 818, 1791, 1018, 236762, 236771, 3363, 657, 7226, 2033, 506, 15352},
-      {2, 3689, 1891, 563, 3097, 2184, 9483, 1117, 236881},
-      {2, 39311, 564, 53254, 496, 3505, 1003, 496, 9465, 3643},
-      {2, 818, 1346, 35050, 3282, 576, 6290, 659, 236787, 236743},
-      {2, 2094, 563, 506, 2435, 1277, 2961, 532, 1176, 5279, 1390, 1041, 2479, 236761},
+      // "The capital of France is Paris, and the capital of Germany is"
+      {2, 818, 5279, 529, 7001, 563, 9079, 236764, 532, 506, 5279, 529, 9405, 563},
+      // "Once upon a time, in a small village at the edge of a dark forest, there lived"
+      {2, 14946, 3324, 496, 990, 236764, 528, 496, 1944, 9744, 657, 506, 7377, 529, 496, 4996,
+       6426, 236764, 993, 11742},
+      // "def fibonacci(n):\n    \"\"\"Return the n-th Fibonacci number.\"\"\"\n"
+      {2, 2063, 10779, 78113, 236769, 236749, 1473, 107, 140, 12234, 13293, 506, 538, 236772, 594,
+       123466, 1548, 29738, 107},
+      // "The three primary colors are"
+      {2, 818, 1806, 5905, 7913, 659},
+      // "Water boils at 100 degrees Celsius at sea level, but on a high mountain it boils"
+      {2, 17390, 104264, 657, 236743, 236770, 236771, 236771, 10674, 57356, 657, 5442, 1984,
+       236764, 840, 580, 496, 1494, 10565, 625, 104264},
+      // "Here is a list of the planets in our solar system, in order from the Sun:"
+      {2, 8291, 563, 496, 1694, 529, 506, 46501, 528, 1023, 10321, 1458, 236764, 528, 1900, 699,
+       506, 7718, 236787},
+      // "To make a cup of tea, first"
+      {2, 2021, 1386, 496, 8578, 529, 11115, 236764, 1171},
+      // "In 1969, astronauts Neil Armstrong and Buzz Aldrin became the first people to"
+      {2, 902, 236743, 236770, 236819, 236825, 236819, 236764, 101195, 39022, 47422, 532, 69652,
+       26509, 14854, 5452, 506, 1171, 1331, 531},
   };
   return prompts;
 }
