@@ -173,7 +173,8 @@ void Engine::Loop() {
     }
     if (scheduler_->HasWork()) {
       Status status = scheduler_->Step();
-      if (!status.ok()) std::fprintf(stderr, "radixlm: step failed: %s\n", status.ToString().c_str());
+      if (!status.ok())
+        std::fprintf(stderr, "radixlm: step failed: %s\n", status.ToString().c_str());
     }
   }
 }

@@ -39,8 +39,7 @@ struct EngineStats {
   int64_t live_requests = 0;  // submitted and not yet ended (all samples)
   // Share of prefill tokens served by the radix cache: hit / (hit + computed).
   double cache_hit_rate() const {
-    const double total =
-        static_cast<double>(scheduler.cache_hit_tokens + scheduler.prefill_tokens);
+    const double total = static_cast<double>(scheduler.cache_hit_tokens + scheduler.prefill_tokens);
     return total > 0 ? static_cast<double>(scheduler.cache_hit_tokens) / total : 0.0;
   }
 };
@@ -107,8 +106,8 @@ class Engine {
   // Posts a command and blocks until the scheduler thread has handled it.
   void PostAndWait(Command command);
   void Loop();
-  void Apply(Command& command);                  // scheduler thread
-  void OnOutput(RequestOutput&& output);         // scheduler thread
+  void Apply(Command& command);                   // scheduler thread
+  void OnOutput(RequestOutput&& output);          // scheduler thread
   void AbortAllLive(const std::string& message);  // scheduler thread
 
   const EngineConfig config_;
@@ -120,9 +119,9 @@ class Engine {
   // Caller side.
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Command> inbox_;                                        // guarded by mu_
-  std::unordered_map<std::string, std::vector<uint64_t>> live_;     // rid → ids; guarded by mu_
-  bool stopping_ = false;                                           // guarded by mu_
+  std::deque<Command> inbox_;                                    // guarded by mu_
+  std::unordered_map<std::string, std::vector<uint64_t>> live_;  // rid → ids; guarded by mu_
+  bool stopping_ = false;                                        // guarded by mu_
   std::atomic<uint64_t> next_id_{1};
   std::atomic<uint64_t> next_rid_{1};
   std::once_flag shutdown_once_;

@@ -19,9 +19,10 @@ StatusOr<SchedulerConfig> EngineConfig::ToSchedulerConfig(int64_t pool_tokens,
   c.context_length = context;
   c.chunked_prefill_size = chunked_prefill_size;
   c.max_prefill_tokens = max_prefill_tokens;
-  c.max_running_requests = max_running_requests > 0
-                               ? max_running_requests
-                               : static_cast<int32_t>(std::clamp<int64_t>(pool_tokens / 32, 1, 256));
+  c.max_running_requests =
+      max_running_requests > 0
+          ? max_running_requests
+          : static_cast<int32_t>(std::clamp<int64_t>(pool_tokens / 32, 1, 256));
   c.init_new_token_ratio = std::min(1.0, 0.7 * schedule_conservativeness);
   c.random_seed = random_seed;
   RADIXLM_RETURN_IF_ERROR(c.Validate());

@@ -11,16 +11,16 @@ namespace radixlm {
 
 struct EngineConfig {
   // --- model ---
-  std::string model_path;   // --model-path; "" or "default": the default model
-  int threads = 0;          // --threads; <= 0: one per hardware thread
+  std::string model_path;      // --model-path; "" or "default": the default model
+  int threads = 0;             // --threads; <= 0: one per hardware thread
   int64_t context_length = 0;  // --context-length; <= 0: the model's
 
   // --- memory ---
   // --max-total-tokens: KV pool size in tokens. <= 0: as many as kv_cache_memory_mb holds.
   int64_t max_total_tokens = 0;
   int64_t kv_cache_memory_mb = 1024;
-  int32_t page_size = 1;  // --page-size
-  bool disable_radix_cache = false;          // --disable-radix-cache
+  int32_t page_size = 1;                      // --page-size
+  bool disable_radix_cache = false;           // --disable-radix-cache
   std::string radix_eviction_policy = "lru";  // --radix-eviction-policy lru|lfu|fifo|priority
 
   // --- scheduling ---

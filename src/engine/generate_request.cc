@@ -22,8 +22,8 @@ nlohmann::json TopToJson(const LogprobEntry& e, const TokenTextCodec* codec) {
   return list;
 }
 
-void AddLogprobs(const std::vector<LogprobEntry>& entries, const char* name,
-                 const char* top_name, const TokenTextCodec* codec, nlohmann::json* meta) {
+void AddLogprobs(const std::vector<LogprobEntry>& entries, const char* name, const char* top_name,
+                 const TokenTextCodec* codec, nlohmann::json* meta) {
   nlohmann::json values = nlohmann::json::array();
   nlohmann::json tops = nlohmann::json::array();
   for (const LogprobEntry& e : entries) {
@@ -58,8 +58,7 @@ nlohmann::json ResultToJson(const GenerateResult& r, bool return_logprob,
   meta["completion_tokens"] = r.meta.completion_tokens;
   meta["cached_tokens"] = r.meta.cached_tokens;
   if (return_logprob) {
-    AddLogprobs(r.input_token_logprobs, "input_token_logprobs", "input_top_logprobs", codec,
-                &meta);
+    AddLogprobs(r.input_token_logprobs, "input_token_logprobs", "input_top_logprobs", codec, &meta);
     AddLogprobs(r.output_token_logprobs, "output_token_logprobs", "output_top_logprobs", codec,
                 &meta);
   }

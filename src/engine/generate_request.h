@@ -12,11 +12,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "sampling/sampling_params.h"
 #include "scheduler/finish_reason.h"
@@ -46,9 +45,9 @@ struct GenerateMeta {
 
 // One chunk of sample `index`: what it produced since its previous chunk.
 struct GenerateOutput {
-  int32_t index = 0;                 // which sample, in [0, n)
-  std::string text;                  // new text (UTF-8 complete; stop strings trimmed)
-  std::vector<int32_t> output_ids;   // new output ids
+  int32_t index = 0;                // which sample, in [0, n)
+  std::string text;                 // new text (UTF-8 complete; stop strings trimmed)
+  std::vector<int32_t> output_ids;  // new output ids
   std::vector<LogprobEntry> output_token_logprobs;  // one per new id, when return_logprob
   std::vector<LogprobEntry> input_token_logprobs;   // in the first chunk only
   std::optional<FinishReason> finish_reason;        // set on the sample's last chunk

@@ -16,9 +16,7 @@ class ModelBackedRunner : public ModelRunner {
   static StatusOr<std::unique_ptr<ModelBackedRunner>> Create(std::unique_ptr<model::Model> model,
                                                              int64_t kv_slots);
 
-  int32_t vocab_size() const override {
-    return static_cast<int32_t>(model_->config().vocab_size);
-  }
+  int32_t vocab_size() const override { return static_cast<int32_t>(model_->config().vocab_size); }
   int64_t context_length() const override { return model_->options().max_context; }
   int64_t max_batch_tokens() const override { return model_->options().max_batch_tokens; }
   int64_t kv_slots() const override { return kv_->n_slots(); }

@@ -16,8 +16,9 @@ StatusOr<std::vector<int32_t>> ValidateGenerateRequest(const GenerateRequest& re
   const SamplingParams& params = request.sampling_params;
   RADIXLM_RETURN_IF_ERROR(params.Validate(limits.vocab_size));
   if (params.regex.has_value() || params.json_schema.has_value() || params.ebnf.has_value()) {
-    return Unimplemented("constrained decoding (regex / json_schema / ebnf) is not supported "
-                         "by this engine yet");
+    return Unimplemented(
+        "constrained decoding (regex / json_schema / ebnf) is not supported "
+        "by this engine yet");
   }
   std::vector<int32_t> ids;
   if (request.text.has_value()) {
@@ -30,8 +31,8 @@ StatusOr<std::vector<int32_t>> ValidateGenerateRequest(const GenerateRequest& re
   for (int64_t i = 0; i < n; ++i) {
     if (ids[i] < 0 || ids[i] >= limits.vocab_size) {
       return InvalidArgument("input_ids[" + std::to_string(i) + "] = " + std::to_string(ids[i]) +
-                             " is outside the vocabulary [0, " +
-                             std::to_string(limits.vocab_size) + ")");
+                             " is outside the vocabulary [0, " + std::to_string(limits.vocab_size) +
+                             ")");
     }
   }
   if (n >= limits.context_length) {

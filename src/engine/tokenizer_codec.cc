@@ -5,7 +5,8 @@ namespace {
 
 class StreamingDecoder : public TokenTextDecoder {
  public:
-  StreamingDecoder(const tokenizer::Tokenizer& tok, bool skip_special) : detok_(tok, skip_special) {}
+  StreamingDecoder(const tokenizer::Tokenizer& tok, bool skip_special)
+      : detok_(tok, skip_special) {}
   std::string Append(int32_t token) override { return detok_.Feed(token); }
   std::string Flush() override { return detok_.Flush(); }
 

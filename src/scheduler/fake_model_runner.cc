@@ -41,8 +41,8 @@ std::vector<int32_t> FakeModelRunner::ReferenceGreedy(std::span<const int32_t> p
   std::vector<int32_t> out;
   for (int64_t i = 0; i < n; ++i) {
     FillLogits(h, logits.data());
-    const auto best = static_cast<int32_t>(
-        std::max_element(logits.begin(), logits.end()) - logits.begin());
+    const auto best =
+        static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
     out.push_back(best);
     h = ExtendHash(h, best, pos++);
   }

@@ -6,9 +6,8 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
-
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 
 namespace radixlm {
 
@@ -21,9 +20,7 @@ struct FinishReason {
   int64_t length = 0;          // kLength: completion tokens
 
   static FinishReason StopToken(int32_t token) { return {Kind::kStopToken, token, "", 0}; }
-  static FinishReason StopString(std::string s) {
-    return {Kind::kStopString, -1, std::move(s), 0};
-  }
+  static FinishReason StopString(std::string s) { return {Kind::kStopString, -1, std::move(s), 0}; }
   static FinishReason Length(int64_t n) { return {Kind::kLength, -1, "", n}; }
   static FinishReason Abort(std::string message) {
     return {Kind::kAbort, -1, std::move(message), 0};

@@ -29,14 +29,14 @@ struct PrefillBudgets {
   double running_reserve = 0;   // sum over running requests of min(remaining, clip) * ratio
   int64_t input_tokens = 0;     // max_prefill_tokens - decode tokens in the batch
   std::optional<int64_t> chunk_tokens;  // chunked_prefill_size - decode tokens; nullopt: off
-  int64_t batch_tokens = 0;     // runner cap - decode tokens in the batch
-  int64_t logprob_rows = 0;     // max_logprob_rows_per_batch
-  int32_t request_slots = 0;    // max_running_requests - requests holding KV
+  int64_t batch_tokens = 0;             // runner cap - decode tokens in the batch
+  int64_t logprob_rows = 0;             // max_logprob_rows_per_batch
+  int32_t request_slots = 0;            // max_running_requests - requests holding KV
 };
 
 struct PrefillCandidate {
-  int64_t extend_len = 0;      // tokens still to prefill (fill_len - prefix)
-  int64_t max_new_tokens = 0;  // remaining new tokens it may generate
+  int64_t extend_len = 0;           // tokens still to prefill (fill_len - prefix)
+  int64_t max_new_tokens = 0;       // remaining new tokens it may generate
   bool needs_logprob_rows = false;  // every prefilled token needs a full logits row
   // Admit even if the total budget says no (the first candidate when nothing else holds KV,
   // so a lone request always makes progress when it physically fits).

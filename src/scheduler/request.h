@@ -61,7 +61,7 @@ struct Request {
   int64_t fill_len = 0;  // prefill target: prompt + outputs at admission
 
   // --- accounting ---
-  bool prompt_prefilled = false;   // the whole prompt had KV once (n > 1 siblings wait for it)
+  bool prompt_prefilled = false;  // the whole prompt had KV once (n > 1 siblings wait for it)
   bool input_logprobs_done = false;
   bool admitted_once = false;
   int64_t cached_tokens = 0;  // prompt tokens taken from the cache at the first admission
@@ -71,8 +71,8 @@ struct Request {
   uint64_t arrival_seq = 0;
   double arrival_time = 0;  // seconds, scheduler clock
   int32_t skipped_passes = 0;
-  int64_t match_len = -1;         // cached MatchPrefix length; -1: never matched
-  uint64_t match_version = 0;     // tree version when match_len was computed
+  int64_t match_len = -1;           // cached MatchPrefix length; -1: never matched
+  uint64_t match_version = 0;       // tree version when match_len was computed
   RadixNode* match_node = nullptr;  // valid only within the pass that set it (dfs-weight)
 
   // --- outputs ---

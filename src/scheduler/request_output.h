@@ -25,9 +25,9 @@ struct LogprobEntry {
 };
 
 struct RequestOutput {
-  uint64_t id = 0;                      // the scheduler-level request id
-  std::vector<int32_t> new_token_ids;   // output ids produced since the last output
-  std::string text;                     // output text produced since the last output
+  uint64_t id = 0;                            // the scheduler-level request id
+  std::vector<int32_t> new_token_ids;         // output ids produced since the last output
+  std::string text;                           // output text produced since the last output
   std::vector<LogprobEntry> output_logprobs;  // one per new token, when return_logprob
   std::vector<LogprobEntry> input_logprobs;   // prompt positions [logprob_start_len, prompt)
   std::optional<FinishReason> finish;

@@ -107,8 +107,8 @@ bool StarvationBound::IsStarved(const Request& req, double now) const {
 }
 
 void StarvationBound::operator()(std::vector<Request*>& waiting, double now) const {
-  auto starved_end = std::stable_partition(
-      waiting.begin(), waiting.end(), [&](const Request* r) { return IsStarved(*r, now); });
+  auto starved_end = std::stable_partition(waiting.begin(), waiting.end(),
+                                           [&](const Request* r) { return IsStarved(*r, now); });
   std::sort(waiting.begin(), starved_end, EarlierArrival);
 }
 

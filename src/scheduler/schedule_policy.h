@@ -46,8 +46,8 @@ struct PriorityPolicy {
 };
 
 struct StarvationBound {
-  int32_t max_skips = 0;   // <= 0: no bound on skips
-  double max_wait_s = 0;   // <= 0: no bound on time
+  int32_t max_skips = 0;  // <= 0: no bound on skips
+  double max_wait_s = 0;  // <= 0: no bound on time
   bool IsStarved(const Request& req, double now) const;
   // Moves starved requests to the front, oldest first; the rest keep their order.
   void operator()(std::vector<Request*>& waiting, double now) const;

@@ -12,8 +12,7 @@ namespace radixlm {
 namespace {
 
 double SteadySeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
@@ -32,8 +31,8 @@ StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerConfig& co
                            std::to_string(runner->max_batch_tokens()) +
                            ") must exceed max_running_requests + page_size");
   }
-  RADIXLM_ASSIGN_OR_RETURN(
-      KvPool pool, KvPool::Create({.size = config.max_total_tokens, .page_size = config.page_size}));
+  RADIXLM_ASSIGN_OR_RETURN(KvPool pool, KvPool::Create({.size = config.max_total_tokens,
+                                                        .page_size = config.page_size}));
   if (runner->kv_slots() < pool.storage_slots()) {
     return InvalidArgument("the runner's KV storage has " + std::to_string(runner->kv_slots()) +
                            " slots; the pool needs " + std::to_string(pool.storage_slots()));
@@ -100,9 +99,8 @@ std::string Scheduler::CheckRunnable(const Request& req) const {
   }
   const int64_t needed = n + std::max<int64_t>(max_new.value_or(1), 1);
   if (needed > pool_.size()) {
-    return "The request needs " + std::to_string(needed) + " KV cache slots (" +
-           std::to_string(n) + " prompt tokens + " +
-           std::to_string(std::max<int64_t>(max_new.value_or(1), 1)) +
+    return "The request needs " + std::to_string(needed) + " KV cache slots (" + std::to_string(n) +
+           " prompt tokens + " + std::to_string(std::max<int64_t>(max_new.value_or(1), 1)) +
            " new tokens) but the KV pool holds only " + std::to_string(pool_.size()) + ".";
   }
   return "";
@@ -280,8 +278,8 @@ Status Scheduler::CheckInvariants() const {
   int32_t rows = 0;
   for (const auto& [id, owned] : requests_) {
     const Request& req = *owned;
-    const bool holds = req.state == RequestState::kPrefilling ||
-                       req.state == RequestState::kDecoding;
+    const bool holds =
+        req.state == RequestState::kPrefilling || req.state == RequestState::kDecoding;
     if (holds != (req.cache.req_pool_index >= 0)) {
       return Internal("request " + std::to_string(id) + " row ownership does not match state");
     }
@@ -298,7 +296,8 @@ Status Scheduler::CheckInvariants() const {
     in_flight += (req.kv_len - prefix + page - 1) / page * page;
     if (req.state == RequestState::kDecoding &&
         req.kv_len + 1 != static_cast<int64_t>(req.token_ids.size())) {
-      return Internal("decoding request " + std::to_string(id) + " has kv_len off by more "
+      return Internal("decoding request " + std::to_string(id) +
+                      " has kv_len off by more "
                       "than its newest token");
     }
   }

@@ -68,8 +68,7 @@ class Scheduler {
   // InvalidArgument for a bad config or a runner whose KV storage is smaller than the pool.
   static StatusOr<std::unique_ptr<Scheduler>> Create(const SchedulerConfig& config,
                                                      ModelRunner* runner,
-                                                     const TokenTextCodec* codec,
-                                                     OutputSink sink);
+                                                     const TokenTextCodec* codec, OutputSink sink);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;

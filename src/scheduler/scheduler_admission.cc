@@ -52,8 +52,8 @@ bool Scheduler::IsHeldForSibling(const Request& req) const {
 }
 
 void Scheduler::MatchWaiting(Request* req) {
-  RadixCache::MatchResult m = cache_->MatchPrefix(
-      std::span<const int32_t>(req->token_ids).first(req->MaxPrefixLen()));
+  RadixCache::MatchResult m =
+      cache_->MatchPrefix(std::span<const int32_t>(req->token_ids).first(req->MaxPrefixLen()));
   req->match_len = static_cast<int64_t>(m.slots.size());
   req->match_version = tree_version_;
   req->match_node = m.last_node;
@@ -119,10 +119,9 @@ void Scheduler::SchedulePrefills() {
   budgets.logprob_rows = config_.max_logprob_rows_per_batch;
   budgets.request_slots = config_.max_running_requests - holding;
   PrefillAdder adder(budgets);
-  InBatchPrefixSet in_batch(
-      IsCacheAware(config_.schedule_policy) && !cache_->disabled()
-          ? config_.in_batch_prefix_threshold
-          : 0);
+  InBatchPrefixSet in_batch(IsCacheAware(config_.schedule_policy) && !cache_->disabled()
+                                ? config_.in_batch_prefix_threshold
+                                : 0);
 
   // 1. The chunked request continues first (SGLang: add_chunked_req).
   if (Request* req = chunked_; req != nullptr) {
@@ -143,9 +142,9 @@ void Scheduler::SchedulePrefills() {
   RefreshPrefixMatches();
   std::vector<Request*>& order = order_scratch_;
   order.assign(waiting_.begin(), waiting_.end());
-  const SchedulePolicyKind kind =
-      cache_->disabled() && IsCacheAware(config_.schedule_policy) ? SchedulePolicyKind::kFcfs
-                                                                   : config_.schedule_policy;
+  const SchedulePolicyKind kind = cache_->disabled() && IsCacheAware(config_.schedule_policy)
+                                      ? SchedulePolicyKind::kFcfs
+                                      : config_.schedule_policy;
   const StarvationBound starvation{config_.starvation_max_skips, config_.starvation_max_wait_s};
   const double now = clock_();
   OrderWaitingQueue(kind, starvation, now, rng_, order);
@@ -154,8 +153,8 @@ void Scheduler::SchedulePrefills() {
   size_t admitted = 0;
   for (Request* req : order) {
     if (IsHeldForSibling(*req)) continue;
-    RadixCache::MatchResult m = cache_->MatchPrefix(
-        std::span<const int32_t>(req->token_ids).first(req->MaxPrefixLen()));
+    RadixCache::MatchResult m =
+        cache_->MatchPrefix(std::span<const int32_t>(req->token_ids).first(req->MaxPrefixLen()));
     const auto prefix = static_cast<int64_t>(m.slots.size());
     req->match_len = prefix;
     req->match_version = tree_version_;
@@ -164,11 +163,10 @@ void Scheduler::SchedulePrefills() {
       continue;  // a sibling admitted this round fills the tree first
     }
     adder.OnEvictableChange(cache_->IncLockRef(m.last_node));
-    const PrefillCandidate c{
-        .extend_len = static_cast<int64_t>(req->token_ids.size()) - prefix,
-        .max_new_tokens = req->remaining_new_tokens(),
-        .needs_logprob_rows = req->wants_input_logprobs(),
-        .force = nothing_holds_kv && admitted == 0};
+    const PrefillCandidate c{.extend_len = static_cast<int64_t>(req->token_ids.size()) - prefix,
+                             .max_new_tokens = req->remaining_new_tokens(),
+                             .needs_logprob_rows = req->wants_input_logprobs(),
+                             .force = nothing_holds_kv && admitted == 0};
     int64_t extend = 0;
     const PrefillAdder::Result result = adder.AddOne(c, &extend);
     if (extend == 0) {
@@ -201,16 +199,18 @@ void Scheduler::SchedulePrefills() {
     req->state = RequestState::kPrefilling;
     req->skipped_passes = 0;
     req->match_node = nullptr;
-    chunks_.push_back({req, prefix, prefix + extend, ChunkLogitsMode(*req, prefix, prefix + extend)});
+    chunks_.push_back(
+        {req, prefix, prefix + extend, ChunkLogitsMode(*req, prefix, prefix + extend)});
     in_batch.Add(*req);
     ++admitted;
     if (result != PrefillAdder::Result::kContinue) break;
   }
 
   if (admitted > 0) {
-    waiting_.erase(std::remove_if(waiting_.begin(), waiting_.end(),
-                                  [](const Request* r) { return r->state != RequestState::kWaiting; }),
-                   waiting_.end());
+    waiting_.erase(
+        std::remove_if(waiting_.begin(), waiting_.end(),
+                       [](const Request* r) { return r->state != RequestState::kWaiting; }),
+        waiting_.end());
     for (Request* req : waiting_) ++req->skipped_passes;
   }
 }

@@ -67,9 +67,9 @@ void Scheduler::PrepareDecodes() {
     // The last resort: a lone request the pool cannot hold even with everything else gone.
     while (!running_.empty() && !EnsureFreePages(DecodePagesNeeded())) {
       Request* victim = RetractionOrder(running_).back();
-      FinishRequest(victim, FinishReason::Abort(
-                                "The KV cache pool (" + std::to_string(pool_.size()) +
-                                " tokens) is exhausted; the request cannot continue."));
+      FinishRequest(victim,
+                    FinishReason::Abort("The KV cache pool (" + std::to_string(pool_.size()) +
+                                        " tokens) is exhausted; the request cannot continue."));
     }
   }
   for (Request* req : running_) {

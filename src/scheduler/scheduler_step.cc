@@ -144,8 +144,8 @@ void Scheduler::AbortBatch(const std::string& message) {
   auto free_uncommitted = [&](Request* req, int64_t end) {
     const int64_t first_new_page = (req->kv_len + page - 1) / page * page;
     if (end > first_new_page) {
-      pool_.Free(table_.Row(req->cache.req_pool_index)
-                     .subspan(first_new_page, end - first_new_page));
+      pool_.Free(
+          table_.Row(req->cache.req_pool_index).subspan(first_new_page, end - first_new_page));
     }
   };
   for (Request* req : decodes_) free_uncommitted(req, req->kv_len + 1);

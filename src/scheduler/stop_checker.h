@@ -62,8 +62,8 @@ class StopChecker {
   bool no_stop_trim_ = false;
   std::unique_ptr<TokenTextDecoder> decoder_;
 
-  std::string text_;     // visible output text so far
-  size_t emitted_ = 0;   // bytes of text_ already handed out by TakeText
+  std::string text_;    // visible output text so far
+  size_t emitted_ = 0;  // bytes of text_ already handed out by TakeText
   bool finished_ = false;
 };
 

@@ -20,7 +20,8 @@ struct FakeEngine {
 
 FakeEngine MakeEngine(EngineConfig config = {}) {
   if (config.max_total_tokens <= 0) config.max_total_tokens = 4096;
-  config.chunked_prefill_size = config.chunked_prefill_size == 8192 ? 128 : config.chunked_prefill_size;
+  config.chunked_prefill_size =
+      config.chunked_prefill_size == 8192 ? 128 : config.chunked_prefill_size;
   FakeModelConfig fm;
   fm.vocab_size = FakeTokenTextCodec::kVocabSize;
   fm.context_length = 1024;

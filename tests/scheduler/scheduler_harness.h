@@ -52,12 +52,12 @@ class SchedulerHarness {
     fm.vocab_size = options.vocab_size;
     fm.context_length = options.context_length;
     fm.max_batch_tokens = options.max_batch_tokens;
-    fm.kv_slots = (options.config.max_total_tokens / options.config.page_size + 1) *
-                  options.config.page_size;
+    fm.kv_slots =
+        (options.config.max_total_tokens / options.config.page_size + 1) * options.config.page_size;
     runner_ = std::make_unique<FakeModelRunner>(fm);
-    auto sched = Scheduler::Create(options.config, runner_.get(),
-                                   options.with_codec ? &codec_ : nullptr,
-                                   [this](RequestOutput&& out) { OnOutput(std::move(out)); });
+    auto sched =
+        Scheduler::Create(options.config, runner_.get(), options.with_codec ? &codec_ : nullptr,
+                          [this](RequestOutput&& out) { OnOutput(std::move(out)); });
     EXPECT_TRUE(sched.ok()) << sched.status().ToString();
     scheduler_ = std::move(sched).value();
   }

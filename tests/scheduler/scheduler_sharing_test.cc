@@ -26,8 +26,8 @@ int64_t PrefillTokensFor(int32_t dedup_threshold) {
 }
 
 TEST(SchedulerSharingTest, InBatchDedupLetsTheFirstFillTheTree) {
-  EXPECT_EQ(PrefillTokensFor(0), 4 * 110);         // all four computed the shared part
-  EXPECT_EQ(PrefillTokensFor(32), 110 + 3 * 10);   // the siblings waited a round
+  EXPECT_EQ(PrefillTokensFor(0), 4 * 110);        // all four computed the shared part
+  EXPECT_EQ(PrefillTokensFor(32), 110 + 3 * 10);  // the siblings waited a round
 }
 
 TEST(SchedulerSharingTest, ParallelSamplesPrefillThePromptOnce) {
@@ -120,6 +120,35 @@ TEST(SchedulerSharingTest, ThousandsWaitingUnderLpm) {
   }
   // Sharing worked: far fewer prefill tokens than 2000 full prompts.
   EXPECT_LT(h.scheduler().GetStats().prefill_tokens, 2000 * 20);
+}
+
+// LPM's matching work per pass is bounded however many wait: each MatchPrefix through the
+// shared prefix bumps its node's hit count, so the count's growth per step measures it.
+TEST(SchedulerSharingTest, LpmRematchingIsBoundedPerPass) {
+  HarnessOptions opt{.config = SmallConfig()};
+  opt.config.max_running_requests = 2;
+  opt.config.max_total_tokens = 1 << 15;
+  opt.config.lpm_rematch_max_requests = 16;
+  opt.config.in_batch_prefix_threshold = 0;
+  SchedulerHarness h(opt);
+  PromptGen gen(29);
+  const auto system = gen.Tokens(40);
+  h.Add(SchedulerHarness::Greedy(0, Concat(system, {7}), 1));
+  h.RunUntilIdle();  // the system prompt is cached now
+  for (uint64_t i = 1; i <= 1000; ++i) {
+    h.Add(SchedulerHarness::Greedy(i, Concat(system, gen.Tokens(4)), 50));
+  }
+  h.Step();  // splits the cached prompt at the shared 40 tokens
+  const RadixNode* shared = nullptr;
+  for (const auto& [key, child] : h.scheduler().cache().root()->children) shared = child.get();
+  ASSERT_NE(shared, nullptr);
+  ASSERT_EQ(shared->size(), 40);
+  for (int i = 0; i < 20; ++i) {
+    const uint64_t before = shared->hit_count;
+    h.Step();
+    // At most the re-match budget plus the admission matches of this pass.
+    EXPECT_LE(shared->hit_count - before, 16u + 2u + 2u) << "step " << i;
+  }
 }
 
 TEST(SchedulerSharingTest, PromptLogprobsWithoutGeneration) {

@@ -14,8 +14,8 @@ struct WorkloadParams {
   SchedulePolicyKind policy;
   int32_t page_size;
   bool disable_radix;
-  int64_t chunk;          // chunked_prefill_size
-  int64_t pool_tokens;    // max_total_tokens (small => retraction)
+  int64_t chunk;        // chunked_prefill_size
+  int64_t pool_tokens;  // max_total_tokens (small => retraction)
 };
 
 std::string Name(const ::testing::TestParamInfo<WorkloadParams>& info) {
@@ -23,7 +23,8 @@ std::string Name(const ::testing::TestParamInfo<WorkloadParams>& info) {
   std::string s = SchedulePolicyName(p.policy);
   for (char& c : s) c = c == '-' ? '_' : c;
   return s + "_page" + std::to_string(p.page_size) + (p.disable_radix ? "_nocache" : "") +
-         "_chunk" + (p.chunk > 0 ? std::to_string(p.chunk) : std::string("off")) + "_pool" + std::to_string(p.pool_tokens);
+         "_chunk" + (p.chunk > 0 ? std::to_string(p.chunk) : std::string("off")) + "_pool" +
+         std::to_string(p.pool_tokens);
 }
 
 class WorkloadTest : public ::testing::TestWithParam<WorkloadParams> {};

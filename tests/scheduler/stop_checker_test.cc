@@ -106,8 +106,9 @@ TEST_F(StopCheckerTest, EarliestStopStringWinsAndUtf8IsHeldWhole) {
   std::string text;
   auto f = Feed(s, {kE1, kE2, kA, kB, kC}, &text);
   EXPECT_EQ(*f, FinishReason::StopString("bc"));
-  EXPECT_EQ(text, "\xC3\xA9"
-                  "a");
+  EXPECT_EQ(text,
+            "\xC3\xA9"
+            "a");
   // A character split over two tokens is never handed out half.
   SamplingParams q;
   StopChecker u = Make(q);
