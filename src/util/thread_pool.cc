@@ -81,7 +81,8 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain, const RangeFn& fn) {
     return;
   }
   std::lock_guard<std::mutex> lock(submit_mutex_);
-  const uint32_t id = generation_.load(std::memory_order_relaxed) + 1;
+  uint32_t id = generation_.load(std::memory_order_relaxed) + 1;
+  if (id == 0) id = 1;  // 0 marks a retired slot; skip it when the counter wraps
   Job& job = jobs_[id & 1];
   // Retire the slot, then wait for stragglers of the job it held two generations ago (seq_cst
   // pairs with the worker's active increment + id check).
