@@ -1,17 +1,20 @@
 // `radixlm tokenize [--model-path FILE] [--ids] [--add-special] [--parse-special] TEXT`:
 // tokenizes TEXT (or --file / --stdin) with a GGUF model's tokenizer and prints the tokens.
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "apps/commands.h"
 #include "gguf/gguf_file.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/unicode.h"
 #include "util/model_path.h"
 
 namespace radixlm::apps {
@@ -26,6 +29,7 @@ struct TokenizeOptions {
   bool add_special = false;
   bool parse_special = false;
   bool show_count = false;
+  bool no_escape = false;
 };
 
 void Fail(const std::string& message) {
@@ -33,31 +37,73 @@ void Fail(const std::string& message) {
   SetExitCode(1);
 }
 
-// The piece between quotes: control bytes escaped so every token stays on one line.
-std::string Printable(const std::string& piece) {
+// The piece between quotes: control bytes escaped so every token stays on one line, and bytes
+// that are not whole UTF-8 characters (a byte-fallback token) shown as \xNN.
+std::string Printable(std::string_view piece) {
   std::string out;
-  for (unsigned char c : piece) {
-    switch (c) {
-      case '\n':
-        out += "\\n";
+  for (size_t pos = 0; pos < piece.size();) {
+    const size_t start = pos;
+    const uint32_t cp = tokenizer::DecodeUtf8(piece, &pos);
+    const auto c = static_cast<unsigned char>(piece[start]);
+    const bool invalid = cp == tokenizer::kReplacementChar && pos == start + 1;
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\\') {
+      out += "\\\\";
+    } else if (c < 0x20 || c == 0x7F || invalid) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+    } else {
+      out.append(piece.substr(start, pos - start));
+    }
+  }
+  return out;
+}
+
+// llama-tokenize's escapes in the text argument: \n \t \r \\ \" \' \xHH.
+std::string ProcessEscapes(const std::string& in) {
+  std::string out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '\\' || i + 1 == in.size()) {
+      out.push_back(in[i]);
+      continue;
+    }
+    const char e = in[++i];
+    switch (e) {
+      case 'n':
+        out.push_back('\n');
         break;
-      case '\t':
-        out += "\\t";
+      case 't':
+        out.push_back('\t');
         break;
-      case '\r':
-        out += "\\r";
+      case 'r':
+        out.push_back('\r');
         break;
       case '\\':
-        out += "\\\\";
+        out.push_back('\\');
         break;
-      default:
-        if (c < 0x20 || c == 0x7F) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-          out += buf;
-        } else {
-          out.push_back(static_cast<char>(c));
+      case '"':
+        out.push_back('"');
+        break;
+      case '\'':
+        out.push_back('\'');
+        break;
+      case 'x':
+        if (i + 2 < in.size() && std::isxdigit(static_cast<unsigned char>(in[i + 1])) &&
+            std::isxdigit(static_cast<unsigned char>(in[i + 2]))) {
+          out.push_back(static_cast<char>(std::stoi(in.substr(i + 1, 2), nullptr, 16)));
+          i += 2;
+          break;
         }
+        [[fallthrough]];
+      default:
+        out.push_back('\\');
+        out.push_back(e);
     }
   }
   return out;
@@ -79,7 +125,7 @@ bool ReadInput(const TokenizeOptions& opt, std::string* text) {
   } else if (opt.from_stdin) {
     text->assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   } else {
-    *text = opt.text;
+    *text = opt.no_escape ? opt.text : ProcessEscapes(opt.text);
   }
   return true;
 }
@@ -131,6 +177,9 @@ const bool kRegistered = RegisterCommand("tokenize", [](CLI::App& app) {
                 "text is tokenized as plain text; llama-tokenize parses unless "
                 "--no-parse-special). User-defined tokens always match.");
   cmd->add_flag("--show-count", opt->show_count, "Also print the number of tokens");
+  cmd->add_flag("--no-escape", opt->no_escape,
+                "Take the text argument literally (default: \\n \\t \\r \\\\ \\\" \\' \\xHH "
+                "are unescaped, as llama-tokenize does)");
   cmd->callback([opt] { Run(*opt); });
 });
 

@@ -1,6 +1,6 @@
 #include "tokenizer/bpe.h"
 
-#include <queue>
+#include <algorithm>
 
 #include "tokenizer/unicode.h"
 
@@ -31,6 +31,13 @@ struct BigramOrder {
 };
 
 }  // namespace
+
+// Buffers reused across the words of one EncodeWords call.
+struct BpeEncoder::Scratch {
+  std::string encoded;
+  std::vector<Symbol> symbols;
+  std::vector<Bigram> heap;
+};
 
 BpeEncoder::BpeEncoder(const TokenIndex* index, const std::vector<std::string>& merges,
                        bool ignore_merges)
@@ -81,12 +88,19 @@ int32_t BpeEncoder::FindRank(std::string_view left_text, int32_t left_id,
   return it->second;
 }
 
-void BpeEncoder::EncodeWord(std::string_view word, std::vector<int32_t>* out) const {
+void BpeEncoder::EncodeWords(const std::vector<std::string_view>& words,
+                             std::vector<int32_t>* out) const {
+  Scratch scratch;
+  for (std::string_view word : words) EncodeWord(word, &scratch, out);
+}
+
+void BpeEncoder::EncodeWord(std::string_view word, Scratch* scratch,
+                            std::vector<int32_t>* out) const {
   if (word.empty()) return;
-  std::string encoded;
-  encoded.reserve(word.size() * 2);
-  std::vector<Symbol> symbols;
-  symbols.reserve(word.size());
+  std::string& encoded = scratch->encoded;
+  std::vector<Symbol>& symbols = scratch->symbols;
+  encoded.clear();
+  symbols.clear();
   for (char c : word) {
     const auto byte = static_cast<uint8_t>(c);
     const std::string& u = ByteToUnicode(byte);
@@ -107,7 +121,9 @@ void BpeEncoder::EncodeWord(std::string_view word, std::vector<int32_t>* out) co
 
   const std::string_view text = encoded;
   auto sym_text = [&](const Symbol& s) { return text.substr(s.offset, s.size); };
-  std::priority_queue<Bigram, std::vector<Bigram>, BigramOrder> queue;
+  // A binary heap (as std::priority_queue keeps it) in a buffer reused across words.
+  std::vector<Bigram>& heap = scratch->heap;
+  heap.clear();
   auto try_add = [&](int32_t left, int32_t right) {
     if (left < 0 || right < 0) return;
     const Symbol& l = symbols[left];
@@ -115,13 +131,15 @@ void BpeEncoder::EncodeWord(std::string_view word, std::vector<int32_t>* out) co
     int32_t result = -1;
     const int32_t rank = FindRank(sym_text(l), l.id, sym_text(r), r.id, &result);
     if (rank < 0) return;
-    queue.push(Bigram{rank, left, right, l.size + r.size, result});
+    heap.push_back(Bigram{rank, left, right, l.size + r.size, result});
+    std::push_heap(heap.begin(), heap.end(), BigramOrder());
   };
   for (int32_t i = 1; i < static_cast<int32_t>(symbols.size()); ++i) try_add(i - 1, i);
 
-  while (!queue.empty()) {
-    const Bigram bigram = queue.top();
-    queue.pop();
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), BigramOrder());
+    const Bigram bigram = heap.back();
+    heap.pop_back();
     Symbol& left = symbols[bigram.left];
     Symbol& right = symbols[bigram.right];
     if (left.size == 0 || right.size == 0 || left.size + right.size != bigram.size) continue;

@@ -22,8 +22,8 @@ class BpeEncoder {
   // duplicate pairs wins). With ignore_merges, a word that is itself a token is emitted whole.
   BpeEncoder(const TokenIndex* index, const std::vector<std::string>& merges, bool ignore_merges);
 
-  // Appends the ids of `word` (raw bytes, one pre-tokenizer piece) to *out.
-  void EncodeWord(std::string_view word, std::vector<int32_t>* out) const;
+  // Appends the ids of each word (raw bytes, one pre-tokenizer piece each) to *out.
+  void EncodeWords(const std::vector<std::string_view>& words, std::vector<int32_t>* out) const;
 
   size_t num_merges() const { return merge_count_; }
 
@@ -36,6 +36,8 @@ class BpeEncoder {
     return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) |
            static_cast<uint32_t>(right);
   }
+  struct Scratch;
+  void EncodeWord(std::string_view word, Scratch* scratch, std::vector<int32_t>* out) const;
   // Rank of merging the symbols with these texts/ids, or -1.
   int32_t FindRank(std::string_view left_text, int32_t left_id, std::string_view right_text,
                    int32_t right_id, int32_t* result) const;

@@ -2,7 +2,9 @@
 // Tokenizer and StreamingDetokenizer (declared in tokenizer.h) are defined in detokenizer.cc.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tokenizer/resolved_vocab.h"
@@ -13,6 +15,17 @@ namespace radixlm::tokenizer {
 // tokens are their text; normal SPM tokens have U+2581 turned into spaces; normal BPE tokens
 // are mapped back through the GPT-2 byte table (a code point outside it is kept as is); byte
 // tokens (<0xXX>) are that byte; unused and undefined tokens are empty.
-std::vector<std::string> BuildTokenPieces(const ResolvedVocab& vocab);
+// All pieces live in one buffer (a 262k vocabulary would otherwise cost 262k allocations).
+class TokenPieces {
+ public:
+  void Build(const ResolvedVocab& vocab);
+  std::string_view Get(int32_t id) const {
+    return std::string_view(data_).substr(offsets_[id], offsets_[id + 1] - offsets_[id]);
+  }
+
+ private:
+  std::string data_;
+  std::vector<uint32_t> offsets_;  // vocab size + 1
+};
 
 }  // namespace radixlm::tokenizer

@@ -26,36 +26,39 @@ void TokenIndex::Build(const std::vector<std::string>* texts, int32_t* duplicate
   if (duplicate_id != nullptr) *duplicate_id = -1;
   size_t capacity = 16;
   while (capacity < texts->size() * 2) capacity <<= 1;
-  slots_.assign(capacity, -1);
+  slots_.assign(capacity, kEmpty);
   mask_ = capacity - 1;
   for (size_t id = 0; id < texts->size(); ++id) {
     const std::string& text = (*texts)[id];
-    uint64_t slot = Hash(text) & mask_;
+    const uint64_t hash = Hash(text);
+    const uint64_t tag = hash >> 32;
+    uint64_t slot = hash & mask_;
     bool duplicate = false;
-    while (slots_[slot] >= 0) {
-      if ((*texts)[slots_[slot]] == text) {
+    for (; slots_[slot] != kEmpty; slot = (slot + 1) & mask_) {
+      if ((slots_[slot] >> 32) == tag && (*texts)[slots_[slot] & 0xFFFFFFFF] == text) {
         duplicate = true;
         break;
       }
-      slot = (slot + 1) & mask_;
     }
     if (duplicate) {
       if (duplicate_id != nullptr && *duplicate_id < 0) *duplicate_id = static_cast<int32_t>(id);
       continue;
     }
-    slots_[slot] = static_cast<int32_t>(id);
+    slots_[slot] = Slot(hash, static_cast<int32_t>(id));
   }
 }
 
 int32_t TokenIndex::Find(std::string_view text) const {
   if (slots_.empty()) return -1;
-  uint64_t slot = Hash(text) & mask_;
-  while (true) {
-    const int32_t id = slots_[slot];
-    if (id < 0) return -1;
+  const uint64_t hash = Hash(text);
+  const uint64_t tag = hash >> 32;
+  for (uint64_t slot = hash & mask_; slots_[slot] != kEmpty; slot = (slot + 1) & mask_) {
+    const uint64_t entry = slots_[slot];
+    if ((entry >> 32) != tag) continue;
+    const auto id = static_cast<int32_t>(entry & 0xFFFFFFFF);
     if ((*texts_)[id] == text) return id;
-    slot = (slot + 1) & mask_;
   }
+  return -1;
 }
 
 }  // namespace radixlm::tokenizer

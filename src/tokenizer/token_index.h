@@ -1,6 +1,7 @@
 // TokenIndex: text -> token id over a vocabulary that outlives it, as an open-addressing hash
-// table of ids (4 bytes a slot, keys compared against the vocabulary's own strings). Built once
-// in O(vocab); Find is O(length of the text). Immutable after Build, so safe to share.
+// table of (id, hash tag) slots; keys are compared against the vocabulary's own strings only
+// when the tags agree. Built once in O(vocab); Find is O(length of the text). Immutable after
+// Build, so safe to share between threads.
 #pragma once
 
 #include <cstdint>
@@ -22,8 +23,14 @@ class TokenIndex {
   static uint64_t Hash(std::string_view text);
 
  private:
+  static constexpr uint64_t kEmpty = ~uint64_t{0};
+  // Slot: hash tag (high 32 bits of the hash) << 32 | id; kEmpty if free. Power-of-two size.
+  static uint64_t Slot(uint64_t hash, int32_t id) {
+    return (hash & 0xFFFFFFFF00000000ULL) | static_cast<uint32_t>(id);
+  }
+
   const std::vector<std::string>* texts_ = nullptr;
-  std::vector<int32_t> slots_;  // -1 = empty; size is a power of two
+  std::vector<uint64_t> slots_;
   uint64_t mask_ = 0;
 };
 

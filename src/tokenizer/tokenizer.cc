@@ -81,7 +81,7 @@ Status Tokenizer::Init(ResolvedVocab vocab) {
     vocab_.merges.clear();
     vocab_.merges.shrink_to_fit();
   }
-  pieces_ = BuildTokenPieces(vocab_);
+  pieces_.Build(vocab_);
   return Status::Ok();
 }
 
@@ -140,7 +140,7 @@ void Tokenizer::EncodeBpe(std::string_view text, bool add_special, bool parse_sp
     SanitizeUtf8(f.text, &clean);  // the regexes need valid UTF-8
     words.clear();
     pretokenizer_->Split(clean, &words);
-    for (std::string_view word : words) bpe_->EncodeWord(word, out);
+    bpe_->EncodeWords(words, out);
   }
   if (add_special && vocab_.add_eos) out->push_back(vocab_.ids.eos);
 }

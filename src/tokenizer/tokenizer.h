@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tokenizer/detokenizer.h"
 #include "tokenizer/resolved_vocab.h"
 #include "tokenizer/vocab.h"
 #include "util/status.h"
@@ -62,7 +63,7 @@ class Tokenizer {
   // sequence) — what Decode and StreamingDetokenizer concatenate. Empty for ids out of range.
   std::string_view DecodePiece(int32_t id, bool first, bool skip_special) const;
   // The piece of `id` with special tokens rendered and no leading-space stripping.
-  const std::string& TokenPiece(int32_t id) const;
+  std::string_view TokenPiece(int32_t id) const;
   // The vocabulary text of `id` (e.g. "▁Hello", "Ġworld", "<0x0A>"); empty if out of range.
   const std::string& TokenText(int32_t id) const;
   std::optional<int32_t> FindToken(std::string_view text) const;
@@ -101,7 +102,7 @@ class Tokenizer {
                  std::vector<int32_t>* out) const;
 
   ResolvedVocab vocab_;
-  std::vector<std::string> pieces_;  // per id: llama.cpp token_to_piece(special = true)
+  TokenPieces pieces_;  // per id: llama.cpp token_to_piece(special = true)
   std::unique_ptr<TokenIndex> index_;
   std::unique_ptr<SpecialTokenSplitter> splitter_;
   std::unique_ptr<SpmEncoder> spm_;

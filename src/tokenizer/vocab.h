@@ -2,7 +2,7 @@
 // before any defaults are applied. Tests build one by hand; LoadVocab() reads one from a file.
 //
 // Absent optional keys stay empty/nullopt here: the per-model defaults (llama.cpp's) are applied
-// later by ResolveVocab() (token_attributes.h), so this struct is a faithful, plain copy of the
+// later by ResolveVocab() (resolved_vocab.h), so this struct is a faithful, plain copy of the
 // metadata and nothing else.
 #pragma once
 

@@ -1,0 +1,253 @@
+// Behaviour on small hand-built vocabularies: SPM merge order and byte fallback, BPE ranks,
+// special-token splitting, BOS/EOS, decoding, end-of-generation tokens and load errors.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tokenizer/tokenizer.h"
+#include "tokenizer/unicode.h"
+
+namespace radixlm::tokenizer {
+namespace {
+
+using Ids = std::vector<int32_t>;
+
+struct TokenSpec {
+  std::string text;
+  float score = 0.0f;
+  TokenType type = TokenType::kNormal;
+};
+
+// <unk> <s> </s>, the 256 byte tokens (ids 3..258), then `extra`.
+Vocab SpmVocab(const std::vector<TokenSpec>& extra) {
+  Vocab v;
+  v.model = "llama";
+  auto add = [&](const std::string& text, float score, TokenType type) {
+    v.tokens.push_back(text);
+    v.scores.push_back(score);
+    v.token_types.push_back(static_cast<int32_t>(type));
+  };
+  add("<unk>", 0, TokenType::kUnknown);
+  add("<s>", 0, TokenType::kControl);
+  add("</s>", 0, TokenType::kControl);
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  for (int b = 0; b < 256; ++b) {
+    add(std::string("<0x") + kHex[b >> 4] + kHex[b & 15] + ">", 0, TokenType::kByte);
+  }
+  for (const TokenSpec& t : extra) add(t.text, t.score, t.type);
+  return v;
+}
+
+int32_t ByteId(uint8_t b) { return 3 + b; }
+
+std::unique_ptr<Tokenizer> Make(Vocab v) {
+  auto tok = Tokenizer::FromVocab(std::move(v));
+  EXPECT_TRUE(tok.ok()) << tok.status().ToString();
+  return tok.ok() ? std::move(*tok) : nullptr;
+}
+
+int32_t Id(const Tokenizer& t, const std::string& text) {
+  auto id = t.FindToken(text);
+  EXPECT_TRUE(id.has_value()) << text;
+  return id.value_or(-1);
+}
+
+const std::string kSp = "\xE2\x96\x81";  // U+2581
+
+TEST(SpmTest, MergesHighestScoreFirst) {
+  Vocab v = SpmVocab({{"a", -5}, {"b", -5}, {"c", -5}, {"ab", -1}, {"bc", -0.5f}, {"abc", -2}});
+  v.add_space_prefix = false;
+  auto t = Make(std::move(v));
+  // "bc" outscores "ab", then "a"+"bc" forms "abc".
+  EXPECT_EQ(t->Encode("abc", false, false), Ids{Id(*t, "abc")});
+  // Without "abc" reachable through "ab": "ab" wins only where "bc" is absent.
+  EXPECT_EQ(t->Encode("abab", false, false), (Ids{Id(*t, "ab"), Id(*t, "ab")}));
+}
+
+TEST(SpmTest, EqualScoresMergeLeftmostFirst) {
+  Vocab v = SpmVocab({{"a", -5}, {"aa", -1}});
+  v.add_space_prefix = false;
+  auto t = Make(std::move(v));
+  EXPECT_EQ(t->Encode("aaa", false, false), (Ids{Id(*t, "aa"), Id(*t, "a")}));
+}
+
+TEST(SpmTest, SpacePrefixEscapingAndDecode) {
+  auto t = Make(SpmVocab({{kSp, -1}, {"a", -5}, {"b", -5}, {kSp + "a", -1}, {kSp + "b", -1}}));
+  ASSERT_TRUE(t->add_space_prefix());
+  const Ids ids = t->Encode("a b", false, false);
+  EXPECT_EQ(ids, (Ids{Id(*t, kSp + "a"), Id(*t, kSp + "b")}));
+  EXPECT_EQ(t->Decode(ids), "a b");  // the prefix space is dropped again
+  EXPECT_EQ(t->Decode(t->Encode(" a", false, false)), " a");
+}
+
+TEST(SpmTest, ByteFallbackAndStreaming) {
+  Vocab v = SpmVocab({{"a", -1}});
+  v.add_space_prefix = false;
+  auto t = Make(std::move(v));
+  const std::string emoji = "\xF0\x9F\xA6\x99";  // U+1F999
+  const Ids ids = t->Encode("a" + emoji, false, false);
+  EXPECT_EQ(ids, (Ids{Id(*t, "a"), ByteId(0xF0), ByteId(0x9F), ByteId(0xA6), ByteId(0x99)}));
+  EXPECT_EQ(t->Decode(ids), "a" + emoji);
+
+  StreamingDetokenizer stream(*t);
+  EXPECT_EQ(stream.Feed(ids[0]), "a");
+  EXPECT_EQ(stream.Feed(ids[1]), "");
+  EXPECT_EQ(stream.Feed(ids[2]), "");
+  EXPECT_EQ(stream.Feed(ids[3]), "");
+  EXPECT_EQ(stream.Feed(ids[4]), emoji);
+  EXPECT_EQ(stream.Flush(), "");
+
+  // A truncated character comes out at Flush; a byte that can never be valid at once.
+  stream.Reset();
+  EXPECT_EQ(stream.Feed(ByteId(0xE2)), "");
+  EXPECT_EQ(stream.Flush(), "\xE2");
+  EXPECT_EQ(stream.Feed(ByteId(0xFF)), "\xFF");
+  EXPECT_EQ(stream.Feed(ByteId(0xE2)), "");
+  EXPECT_EQ(stream.Feed(Id(*t, "a")),
+            "\xE2"
+            "a");  // broken sequence: released as is
+}
+
+TEST(SpecialTokensTest, ControlOnlyWithParseSpecialUserDefinedAlways) {
+  Vocab v = SpmVocab(
+      {{"<ctl>", 0, TokenType::kControl}, {"<ud>", 0, TokenType::kUserDefined}, {"x", -1}});
+  v.add_space_prefix = false;
+  auto t = Make(std::move(v));
+  const int32_t ctl = Id(*t, "<ctl>");
+  const int32_t ud = Id(*t, "<ud>");
+  const Ids plain = t->Encode("<ctl>x<ud>", false, false);
+  EXPECT_EQ(plain.back(), ud);
+  EXPECT_EQ(std::count(plain.begin(), plain.end(), ctl), 0);
+  EXPECT_EQ(t->Encode("<ctl>x<ud>", false, true), (Ids{ctl, Id(*t, "x"), ud}));
+  // Decode renders control text unless skipped; user-defined text always.
+  EXPECT_EQ(t->Decode(Ids{ctl, ud}), "<ctl><ud>");
+  EXPECT_EQ(t->Decode(Ids{ctl, ud}, /*skip_special=*/true), "<ud>");
+}
+
+TEST(SpecialTokensTest, LongerTokensTakePriorityOverEarlierOnes) {
+  // As llama.cpp: longest special token first over the whole text, not leftmost-longest.
+  Vocab v = SpmVocab(
+      {{"xy", 0, TokenType::kUserDefined}, {"yzw", 0, TokenType::kUserDefined}, {"x", -1}});
+  v.add_space_prefix = false;
+  auto t = Make(std::move(v));
+  EXPECT_EQ(t->Encode("xyzw", false, false), (Ids{Id(*t, "x"), Id(*t, "yzw")}));
+  EXPECT_EQ(t->Encode("xyxy", false, false), (Ids{Id(*t, "xy"), Id(*t, "xy")}));
+}
+
+TEST(SpecialTokensTest, SpacePrefixAfterSpecialToken) {
+  auto t = Make(SpmVocab({{"<ctl>", 0, TokenType::kControl}, {kSp + "a", -1}, {"a", -2}}));
+  const int32_t ctl = Id(*t, "<ctl>");
+  // Each raw piece at the start or after a special token gets the prefix space.
+  EXPECT_EQ(t->Encode("a<ctl>a", false, true), (Ids{Id(*t, kSp + "a"), ctl, Id(*t, kSp + "a")}));
+}
+
+TEST(SpecialTokensTest, BosEosAndEndOfGeneration) {
+  Vocab v = SpmVocab({{"a", -1}, {"<end_of_turn>", 0, TokenType::kUserDefined}});
+  v.add_space_prefix = false;
+  v.add_eos = true;
+  auto t = Make(std::move(v));
+  EXPECT_EQ(t->bos_id(), 1);
+  EXPECT_EQ(t->eos_id(), 2);
+  EXPECT_EQ(t->Encode("a", true, false), (Ids{1, Id(*t, "a"), 2}));
+  EXPECT_EQ(t->Encode("a", false, false), (Ids{Id(*t, "a")}));
+  const int32_t eot = Id(*t, "<end_of_turn>");
+  EXPECT_TRUE(t->IsEog(2));
+  EXPECT_TRUE(t->IsEog(eot));
+  EXPECT_TRUE(t->IsControl(eot));  // promoted from user-defined, as llama.cpp does
+  EXPECT_EQ(t->eot_id(), eot);
+  EXPECT_FALSE(t->IsEog(1));
+  EXPECT_FALSE(t->FindToken("nope").has_value());
+  EXPECT_EQ(t->TokenText(-1), "");
+  EXPECT_EQ(t->Decode(Ids{-5, 1 << 30}), "");
+}
+
+// A byte-level BPE vocabulary: the 256 byte symbols, then merged tokens, with merges.
+Vocab BpeVocab() {
+  Vocab v;
+  v.model = "gpt2";
+  v.pre = "gpt-2";
+  for (int b = 0; b < 256; ++b) v.tokens.push_back(ByteToUnicode(static_cast<uint8_t>(b)));
+  for (const char* t : {"he", "ll", "hell", "hello", "\xC4\xA0w", "or", "\xC4\xA0wor", "ld",
+                        "\xC4\xA0world", "<|endoftext|>"}) {
+    v.tokens.push_back(t);
+  }
+  v.token_types.assign(v.tokens.size(), static_cast<int32_t>(TokenType::kNormal));
+  v.token_types.back() = static_cast<int32_t>(TokenType::kControl);
+  v.merges = {"h e", "l l",          "he ll", "hell o",        "\xC4\xA0 w",
+              "o r", "\xC4\xA0w or", "l d",   "\xC4\xA0wor ld"};
+  v.eos_id = static_cast<int64_t>(v.tokens.size() - 1);
+  v.bos_id = v.eos_id;
+  return v;
+}
+
+TEST(BpeTest, MergesByRankAndDecodes) {
+  auto t = Make(BpeVocab());
+  EXPECT_EQ(t->pre_tokenizer(), "gpt2");
+  EXPECT_FALSE(t->add_bos());
+  const Ids ids = t->Encode("hello world", true, false);
+  EXPECT_EQ(ids, (Ids{Id(*t, "hello"), Id(*t, "\xC4\xA0world")}));
+  EXPECT_EQ(t->Decode(ids), "hello world");
+  // Unmerged bytes stay byte symbols; any byte round-trips.
+  const std::string odd = "h\xE2\x82\xAC\n\t\x01";
+  EXPECT_EQ(t->Decode(t->Encode(odd, false, false)), odd);
+  EXPECT_TRUE(t->IsEog(t->eos_id()));
+}
+
+TEST(BpeTest, InvalidUtf8BecomesReplacementCharacter) {
+  auto t = Make(BpeVocab());
+  EXPECT_EQ(t->Decode(t->Encode("a\xFF"
+                                "b",
+                                false, false)),
+            "a\xEF\xBF\xBD"
+            "b");
+}
+
+TEST(LoadErrorsTest, UnsupportedModelTypes) {
+  for (const char* model : {"bert", "t5", "rwkv", "none", "plamo2"}) {
+    Vocab v = SpmVocab({});
+    v.model = model;
+    auto t = Tokenizer::FromVocab(std::move(v));
+    ASSERT_FALSE(t.ok()) << model;
+    EXPECT_EQ(t.status().code(), StatusCode::kUnimplemented);
+    EXPECT_NE(t.status().message().find(std::string("unsupported tokenizer type '") + model + "'"),
+              std::string::npos)
+        << t.status().message();
+  }
+}
+
+TEST(LoadErrorsTest, BadVocabularies) {
+  Vocab unknown_pre = BpeVocab();
+  unknown_pre.pre = "no-such-pre";
+  auto t = Tokenizer::FromVocab(std::move(unknown_pre));
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("unknown pre-tokenizer type: 'no-such-pre'"),
+            std::string::npos);
+
+  Vocab no_merges = BpeVocab();
+  no_merges.merges.clear();
+  EXPECT_FALSE(Tokenizer::FromVocab(std::move(no_merges)).ok());
+
+  Vocab duplicate = SpmVocab({{"a", -1}, {"a", -2}});
+  t = Tokenizer::FromVocab(std::move(duplicate));
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("duplicate token"), std::string::npos);
+
+  Vocab bos_missing = BpeVocab();
+  bos_missing.bos_id.reset();
+  bos_missing.eos_id.reset();
+  bos_missing.tokens.resize(11);  // default BPE bos id 11 is then out of range
+  bos_missing.token_types.resize(11);
+  bos_missing.merges = {"h e"};
+  bos_missing.add_bos = true;
+  t = Tokenizer::FromVocab(std::move(bos_missing));
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("bos_token_id"), std::string::npos);
+
+  Vocab empty;
+  empty.model = "llama";
+  EXPECT_FALSE(Tokenizer::FromVocab(std::move(empty)).ok());
+}
+
+}  // namespace
+}  // namespace radixlm::tokenizer
