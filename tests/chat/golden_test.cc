@@ -1,0 +1,101 @@
+// Renders every case of tests/chat/testdata/golden.json (written by make_golden.py with Python
+// jinja2 in transformers' environment) and compares byte for byte.
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "chat/chat_template.h"
+
+namespace radixlm::chat {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+const std::string kChatTestDir = std::string(RADIXLM_SOURCE_DIR) + "/tests/chat/";
+
+// Shows the first difference, which a plain EXPECT_EQ on long prompts buries.
+std::string FirstDifference(const std::string& expected, const std::string& actual) {
+  size_t i = 0;
+  while (i < expected.size() && i < actual.size() && expected[i] == actual[i]) ++i;
+  const size_t from = i > 40 ? i - 40 : 0;
+  return "first difference at byte " + std::to_string(i) + "\n  expected: ..." +
+         nlohmann::json(expected.substr(from, 100)).dump() + "\n  actual:   ..." +
+         nlohmann::json(actual.substr(from, 100)).dump();
+}
+
+class GoldenTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const std::string text = ReadFile(kChatTestDir + "testdata/golden.json");
+    ASSERT_FALSE(text.empty()) << "missing golden.json; run tests/chat/make_golden.py";
+    golden_ = new nlohmann::ordered_json(nlohmann::ordered_json::parse(text));
+  }
+  static void TearDownTestSuite() {
+    delete golden_;
+    golden_ = nullptr;
+  }
+
+  const ChatTemplate& Template(const std::string& name) {
+    auto it = templates_.find(name);
+    if (it == templates_.end()) {
+      auto parsed = ChatTemplate::Parse(ReadFile(kChatTestDir + "templates/" + name));
+      EXPECT_TRUE(parsed.ok()) << name << ": " << parsed.status().ToString();
+      it = templates_.emplace(name, std::move(parsed).value()).first;
+    }
+    return it->second;
+  }
+
+  static nlohmann::ordered_json* golden_;
+  std::map<std::string, ChatTemplate> templates_;
+};
+
+nlohmann::ordered_json* GoldenTest::golden_ = nullptr;
+
+TEST_F(GoldenTest, AllTemplatesParse) {
+  for (const char* name : {"chatml.jinja", "gemma3.jinja", "llama3.jinja", "llama3_1.jinja",
+                           "llama3_2.jinja", "mistral_v0_3.jinja", "qwen2_5.jinja",
+                           "qwen3.jinja"}) {
+    auto parsed = ChatTemplate::Parse(ReadFile(kChatTestDir + "templates/" + name));
+    EXPECT_TRUE(parsed.ok()) << name << ": " << parsed.status().ToString();
+  }
+}
+
+TEST_F(GoldenTest, MatchesJinja2ByteForByte) {
+  const auto& cases = (*golden_)["cases"];
+  ASSERT_GE(cases.size(), 100u);
+  std::map<std::string, int> per_template;
+  for (const auto& c : cases) {
+    const std::string name = c["name"].get<std::string>();
+    SCOPED_TRACE(name);
+    const ChatTemplate& tmpl = Template(c["template"].get<std::string>());
+    auto rendered = RenderChat(tmpl, c["messages"], c["add_generation_prompt"].get<bool>(),
+                               c["bos_token"].get<std::string>(),
+                               c["eos_token"].get<std::string>(), c["extra"]);
+    if (c.contains("error")) {
+      ASSERT_FALSE(rendered.ok()) << "expected the error: " << c["error"];
+      EXPECT_NE(rendered.status().message().find(c["error"].get<std::string>()),
+                std::string::npos)
+          << rendered.status().ToString();
+      continue;
+    }
+    ASSERT_TRUE(rendered.ok()) << rendered.status().ToString();
+    const std::string expected = c["expected"].get<std::string>();
+    EXPECT_EQ(*rendered, expected) << FirstDifference(expected, *rendered);
+    ++per_template[c["template"].get<std::string>()];
+  }
+  // Every template is covered by at least 5 conversations x 2 generation-prompt settings.
+  EXPECT_EQ(per_template.size(), 8u);
+  for (const auto& [name, count] : per_template) EXPECT_GE(count, 10) << name;
+}
+
+}  // namespace
+}  // namespace radixlm::chat
