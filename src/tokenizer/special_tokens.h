@@ -6,7 +6,9 @@
 // lstrip / rstrip attribute swallow the ASCII white space beside them.
 //
 // Instead of one scan of the text per special token (thousands for Gemma), a byte trie finds
-// every occurrence in one pass; the priority order is then replayed over those occurrences.
+// the longest match at every position in one pass, and the priority order is replayed with a
+// heap holding one candidate per position (a rejected candidate yields to the next shorter
+// match at its position). Memory stays O(text) even for runs like Gemma's 31 newline tokens.
 // Immutable after Build; Split is const and thread-safe.
 #pragma once
 
@@ -45,7 +47,9 @@ class SpecialTokenSplitter {
 
  private:
   struct Node {
-    int32_t entry = -1;  // index into entries_ of the token ending here, or -1
+    int32_t entry = -1;    // index into entries_ of the token ending here, or -1
+    int32_t shorter = -1;  // nearest proper-prefix node with an entry, or -1
+    uint32_t depth = 0;    // bytes from the root
   };
   int32_t Child(int32_t node, uint8_t byte) const;
 

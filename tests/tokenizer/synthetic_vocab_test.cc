@@ -135,6 +135,31 @@ TEST(SpecialTokensTest, LongerTokensTakePriorityOverEarlierOnes) {
   EXPECT_EQ(t->Encode("xyxy", false, false), (Ids{Id(*t, "xy"), Id(*t, "xy")}));
 }
 
+TEST(SpecialTokensTest, RejectedLongMatchFallsBackToShorterAtSamePosition) {
+  // Equal lengths keep id order: "cde" (lower id) is placed before "abc", which then
+  // overlaps it, so position 0 takes the shorter "ab".
+  Vocab v = SpmVocab({{"cde", 0, TokenType::kUserDefined},
+                      {"abc", 0, TokenType::kUserDefined},
+                      {"ab", 0, TokenType::kUserDefined}});
+  v.add_space_prefix = false;
+  auto t = Make(std::move(v));
+  EXPECT_EQ(t->Encode("abcde", false, false), (Ids{Id(*t, "ab"), Id(*t, "cde")}));
+}
+
+TEST(SpecialTokensTest, LongRunsOfRepeatedTokens) {
+  std::vector<TokenSpec> runs;
+  for (int n = 1; n <= 31; ++n) runs.push_back({std::string(n, '\n'), 0, TokenType::kUserDefined});
+  Vocab v = SpmVocab(runs);
+  v.add_space_prefix = false;
+  auto t = Make(std::move(v));
+  const std::string text(200000, '\n');
+  const Ids ids = t->Encode(text, false, false);
+  ASSERT_EQ(ids.size(), 200000u / 31 + 1);
+  EXPECT_EQ(ids.front(), Id(*t, std::string(31, '\n')));
+  EXPECT_EQ(ids.back(), Id(*t, std::string(200000 % 31, '\n')));
+  EXPECT_EQ(t->Decode(ids), text);
+}
+
 TEST(SpecialTokensTest, SpacePrefixAfterSpecialToken) {
   auto t = Make(SpmVocab({{"<ctl>", 0, TokenType::kControl}, {kSp + "a", -1}, {"a", -2}}));
   const int32_t ctl = Id(*t, "<ctl>");
