@@ -2,8 +2,8 @@
 """Golden token ids for radixlm's tokenizer, from llama.cpp (via llama-cpp-python).
 
 Tokenizes a fixed set of multilingual strings (code, emoji, CJK, Arabic, white-space runs,
-special-token text, numbers, long words) with the model's tokenizer, with and without
-parse_special, and writes them with the expected ids and llama_detokenize's output to a JSON
+special-token text, numbers, long words) and seeded random mixtures of them with the model's
+tokenizer, with and without parse_special, and writes them with the expected ids and llama_detokenize's output to a JSON
 file that tests/tokenizer/gemma3_golden_test.cc compares radixlm against.
 
 Rerun to regenerate (the default model, written to the checked-in golden path):
@@ -109,6 +109,35 @@ STRINGS = [
 
 BOS_CASES = 5  # the first strings are also tokenized with add_bos
 
+# Plus seeded random mixtures (fixed seed: the golden is reproducible) of scripts, white space
+# and special-token text, to reach corners a hand-written list misses.
+RANDOM_CASES = 60
+RANDOM_SEED = 20240601
+RANDOM_RANGES = [(0x20, 0x7E)] * 4 + [
+    (0x30, 0x39), (0xA0, 0xFF), (0x370, 0x3FF), (0x400, 0x4FF), (0x590, 0x5FF),
+    (0x600, 0x6FF), (0x900, 0x97F), (0xE00, 0xE7F), (0x300, 0x36F), (0x3000, 0x303F),
+    (0x3040, 0x30FF), (0x4E00, 0x9FFF), (0xAC00, 0xD7A3), (0x1F300, 0x1F64F),
+    (0x1F900, 0x1F9FF), (0x2000, 0x206F), (0xFF00, 0xFFEF), (0x1D400, 0x1D7FF)]
+RANDOM_PIECES = ["<start_of_turn>", "<end_of_turn>", "<bos>", "<eos>", "<pad>", "<unused7>",
+                 "[multimodal]", "<start_of_image>", "     ", "\n\n\n", "\t\t", "'s", "<", ">",
+                 "\u2581", " ", "  ", "\n", "\r\n", "\t"]
+
+
+def random_strings():
+    import random
+    rng = random.Random(RANDOM_SEED)
+    out = []
+    for _ in range(RANDOM_CASES):
+        parts = []
+        for _ in range(rng.randint(1, 40)):
+            if rng.random() < 0.25:
+                parts.append(rng.choice(RANDOM_PIECES))
+            else:
+                lo, hi = rng.choice(RANDOM_RANGES)
+                parts.append(chr(rng.randint(lo, hi)))
+        out.append("".join(parts))
+    return out
+
 
 def detokenize(llama_cpp, vocab, ids, unparse_special):
     """llama.cpp's llama_detokenize (remove_special = false)."""
@@ -138,7 +167,7 @@ def main():
     vocab = llama_cpp.llama_model_get_vocab(llm.model)
 
     cases = []
-    for i, text in enumerate(STRINGS):
+    for i, text in enumerate(STRINGS + random_strings()):
         for add_bos in ([False, True] if i < BOS_CASES else [False]):
             for parse_special in (False, True):
                 ids = llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=parse_special)
@@ -170,7 +199,8 @@ def main():
     body = ",\n".join("  " + json.dumps(c, ensure_ascii=False) for c in cases)
     with open(args.out, "w", encoding="utf-8") as f:
         f.write("{\n" + "\n".join(lines) + '\n "cases": [\n' + body + "\n ]\n}\n")
-    print(f"wrote {len(cases)} cases ({len(STRINGS)} strings) to {args.out}")
+    print(f"wrote {len(cases)} cases ({len(STRINGS)} + {RANDOM_CASES} random strings) to "
+          f"{args.out}")
 
 
 if __name__ == "__main__":
