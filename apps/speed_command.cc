@@ -1,0 +1,77 @@
+// `radixlm speed`: forward-pass speed on synthetic tokens — prefill tok/s of one prompt, decode
+// tok/s at several batch sizes, and the memory-bandwidth bound of batch-1 decode. Prints one
+// JSON object (for bench/bench_forward.py) unless --human.
+#include <iostream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/commands.h"
+#include "eval/speed.h"
+#include "util/model_path.h"
+
+namespace radixlm::apps {
+namespace {
+
+struct SpeedFlags {
+  std::string model_path = "default";
+  int threads = 0;
+  eval::SpeedOptions options;
+  bool human = false;
+};
+
+Status RunSpeed(const SpeedFlags& flags) {
+  RADIXLM_ASSIGN_OR_RETURN(std::string path, ResolveModelPath(flags.model_path));
+  const auto& o = flags.options;
+  if (o.batch_sizes.empty()) return InvalidArgument("--batch needs at least one size");
+  int64_t max_batch = 1;
+  for (int64_t b : o.batch_sizes) {
+    if (b < 1) return InvalidArgument("--batch sizes must be >= 1");
+    max_batch = std::max(max_batch, b);
+  }
+  model::ModelOptions model_options;
+  model_options.n_threads = flags.threads;
+  model_options.max_batch_tokens = std::max(o.prompt_tokens, max_batch * o.decode_prefix);
+  model_options.max_context = std::max(o.prompt_tokens, o.decode_prefix + o.decode_tokens);
+  RADIXLM_ASSIGN_OR_RETURN(auto model, model::Model::Load(path, model_options));
+  RADIXLM_ASSIGN_OR_RETURN(eval::SpeedResult r, eval::MeasureSpeed(*model, o));
+  nlohmann::json decode = nlohmann::json::array();
+  for (const auto& d : r.decode) {
+    decode.push_back({{"batch", d.batch},
+                      {"tokens_per_second", d.tokens_per_second},
+                      {"ms_per_step", d.ms_per_step}});
+  }
+  nlohmann::json j = {{"threads", model->pool()->size()},
+                      {"prompt_tokens", o.prompt_tokens},
+                      {"decode_tokens", o.decode_tokens},
+                      {"prefill_tokens_per_second", r.prefill_tokens_per_second},
+                      {"decode", decode},
+                      {"weight_bytes_per_step", r.weight_bytes_per_step},
+                      {"read_bandwidth_gbps", r.read_bandwidth_gbps},
+                      {"bandwidth_bound_tokens_per_second", r.bandwidth_bound_tokens_per_second}};
+  std::cout << (flags.human ? j.dump(2) : j.dump()) << "\n";
+  return Status::Ok();
+}
+
+const bool kRegistered = RegisterCommand("speed", [](CLI::App& app) {
+  auto flags = std::make_shared<SpeedFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "speed", "Forward-pass speed: prefill tok/s, decode tok/s per batch size, bandwidth bound");
+  cmd->add_option("--model-path", flags->model_path, "GGUF file, or 'default'");
+  cmd->add_option("--threads", flags->threads, "Worker threads (0: all cores)");
+  cmd->add_option("--prompt-tokens", flags->options.prompt_tokens, "Prefill prompt length");
+  cmd->add_option("--decode-tokens", flags->options.decode_tokens, "Decode steps per batch size");
+  cmd->add_option("--batch", flags->options.batch_sizes, "Decode batch sizes, e.g. 1 4 16 64")
+      ->delimiter(',');
+  cmd->add_flag("--human", flags->human, "Pretty-print the JSON");
+  cmd->callback([flags]() {
+    Status st = RunSpeed(*flags);
+    if (!st.ok()) {
+      std::cerr << "radixlm speed: " << st.ToString() << "\n";
+      SetExitCode(1);
+    }
+  });
+});
+
+}  // namespace
+}  // namespace radixlm::apps

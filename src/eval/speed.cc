@@ -1,0 +1,151 @@
+#include "eval/speed.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <numeric>
+#include <random>
+
+namespace radixlm::eval {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::vector<int32_t> RandomTokens(int64_t n, int64_t vocab, std::mt19937_64& rng) {
+  // Skip the lowest ids (control tokens in most vocabularies); any id is valid input.
+  std::uniform_int_distribution<int32_t> dist(std::min<int64_t>(1000, vocab / 2),
+                                              static_cast<int32_t>(vocab - 1));
+  std::vector<int32_t> ids(n);
+  for (auto& id : ids) id = dist(rng);
+  return ids;
+}
+
+double WeightBytesPerStep(const model::Model& model) {
+  double bytes = 0.0;
+  const gguf::TensorInfo* embd = model.gguf().FindTensor("token_embd.weight");
+  for (const auto& t : model.gguf().tensors()) bytes += static_cast<double>(t.size_bytes);
+  // A tied output reads token_embd as the output projection; an untied one reads `output`
+  // and only one row of token_embd per token.
+  if (!model.weights().tied_output && embd != nullptr) {
+    bytes -= static_cast<double>(embd->size_bytes);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+double MeasureReadBandwidth(ThreadPool* pool, size_t bytes) {
+  const size_t n = bytes / sizeof(uint64_t);
+  std::vector<uint64_t> buffer(n);
+  std::iota(buffer.begin(), buffer.end(), 0);
+  std::atomic<uint64_t> sink{0};
+  auto pass = [&] {
+    pool->ParallelFor(static_cast<int64_t>(n), 1 << 16, [&](int64_t b, int64_t e, int) {
+      uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      int64_t i = b;
+      for (; i + 4 <= e; i += 4) {
+        s0 += buffer[i];
+        s1 += buffer[i + 1];
+        s2 += buffer[i + 2];
+        s3 += buffer[i + 3];
+      }
+      for (; i < e; ++i) s0 += buffer[i];
+      sink.fetch_add(s0 + s1 + s2 + s3, std::memory_order_relaxed);
+    });
+  };
+  pass();  // warm up (page faults)
+  double best = 1e30;
+  for (int rep = 0; rep < 5; ++rep) {
+    const auto start = Clock::now();
+    pass();
+    best = std::min(best, SecondsSince(start));
+  }
+  return static_cast<double>(n * sizeof(uint64_t)) / best / 1e9;
+}
+
+StatusOr<SpeedResult> MeasureSpeed(model::Model& model, const SpeedOptions& options) {
+  if (options.prompt_tokens < 1 || options.decode_tokens < 1 || options.decode_prefix < 1) {
+    return InvalidArgument("prompt, decode and prefix token counts must be >= 1");
+  }
+  const int64_t vocab = model.config().vocab_size;
+  const int64_t max_batch =
+      *std::max_element(options.batch_sizes.begin(), options.batch_sizes.end());
+  const int64_t per_seq = options.decode_prefix + options.decode_tokens;
+  model::KvCacheOptions cache_options;
+  cache_options.n_slots = 1 + std::max(options.prompt_tokens, max_batch * per_seq);
+  RADIXLM_ASSIGN_OR_RETURN(auto cache, model.CreateKvCache(cache_options));
+  std::mt19937_64 rng(options.seed);
+  model::ForwardOutput out;
+  SpeedResult result;
+
+  // Prefill: one prompt in one call (after a short warm-up call).
+  {
+    const std::vector<int32_t> ids = RandomTokens(options.prompt_tokens, vocab, rng);
+    std::vector<int32_t> slots(options.prompt_tokens);
+    std::iota(slots.begin(), slots.end(), 1);
+    model::ForwardBatch batch;
+    batch.sequences.push_back({std::span<const int32_t>(ids).first(8),
+                               std::span<const int32_t>(slots).first(8), {},
+                               model::LogitsMode::kLast});
+    RADIXLM_RETURN_IF_ERROR(model.Forward(batch, *cache, &out));
+    batch.sequences[0] = {ids, slots, {}, model::LogitsMode::kLast};
+    const auto start = Clock::now();
+    RADIXLM_RETURN_IF_ERROR(model.Forward(batch, *cache, &out));
+    result.prefill_tokens_per_second =
+        static_cast<double>(options.prompt_tokens) / SecondsSince(start);
+  }
+
+  // Decode: B sequences, each prefilled with decode_prefix tokens, then decode_tokens steps of
+  // one token per sequence in one batch (greedy: the argmax is fed back).
+  for (int64_t b : options.batch_sizes) {
+    std::vector<std::vector<int32_t>> tokens(b);
+    std::vector<std::vector<int32_t>> slots(b);
+    model::ForwardBatch prefill;
+    for (int64_t s = 0; s < b; ++s) {
+      tokens[s] = RandomTokens(options.decode_prefix, vocab, rng);
+      slots[s].resize(per_seq);
+      std::iota(slots[s].begin(), slots[s].end(), static_cast<int32_t>(1 + s * per_seq));
+      prefill.sequences.push_back({tokens[s],
+                                   std::span<const int32_t>(slots[s]).first(options.decode_prefix),
+                                   {}, model::LogitsMode::kLast});
+    }
+    RADIXLM_RETURN_IF_ERROR(model.Forward(prefill, *cache, &out));
+    std::vector<int32_t> next(b);
+    auto argmax_into_next = [&] {
+      for (int64_t s = 0; s < b; ++s) {
+        const float* row = out.LastRow(s);
+        next[s] = static_cast<int32_t>(std::max_element(row, row + vocab) - row);
+      }
+    };
+    argmax_into_next();
+    const auto start = Clock::now();
+    for (int64_t step = 0; step < options.decode_tokens; ++step) {
+      const int64_t pos = options.decode_prefix + step;
+      model::ForwardBatch batch;
+      for (int64_t s = 0; s < b; ++s) {
+        const std::span<const int32_t> seq_slots(slots[s]);
+        batch.sequences.push_back({std::span<const int32_t>(&next[s], 1),
+                                   seq_slots.subspan(pos, 1), seq_slots.first(pos),
+                                   model::LogitsMode::kLast});
+      }
+      RADIXLM_RETURN_IF_ERROR(model.Forward(batch, *cache, &out));
+      argmax_into_next();
+    }
+    const double seconds = SecondsSince(start);
+    result.decode.push_back({b, static_cast<double>(b * options.decode_tokens) / seconds,
+                             1e3 * seconds / static_cast<double>(options.decode_tokens)});
+  }
+
+  result.weight_bytes_per_step = WeightBytesPerStep(model);
+  result.read_bandwidth_gbps = MeasureReadBandwidth(model.pool(), size_t{1} << 30);
+  result.bandwidth_bound_tokens_per_second =
+      result.read_bandwidth_gbps * 1e9 / result.weight_bytes_per_step;
+  return result;
+}
+
+}  // namespace radixlm::eval

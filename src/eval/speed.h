@@ -1,0 +1,46 @@
+// Forward-pass speed measurements on synthetic token ids (no sampling, no scheduler):
+// prefill tokens/s of one long prompt, decode tokens/s at several batch sizes, and the
+// memory-bandwidth bound of decode (weight bytes read per step ÷ measured read bandwidth).
+// Used by `radixlm speed` and the forward benchmark in bench/.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/model.h"
+#include "util/status.h"
+
+namespace radixlm::eval {
+
+struct SpeedOptions {
+  int64_t prompt_tokens = 512;  // prefill measurement: one prompt of this length
+  int64_t decode_tokens = 128;  // decode steps per batch size
+  int64_t decode_prefix = 32;   // tokens each decode sequence is prefilled with first
+  std::vector<int64_t> batch_sizes = {1};
+  uint64_t seed = 1234;
+};
+
+struct DecodeSpeed {
+  int64_t batch = 0;
+  double tokens_per_second = 0.0;  // batch * steps / wall time of the steps
+  double ms_per_step = 0.0;
+};
+
+struct SpeedResult {
+  double prefill_tokens_per_second = 0.0;
+  std::vector<DecodeSpeed> decode;
+  // Bytes of weights one decode step streams: every matmul weight (the output projection
+  // included, tied or not), not the embedding lookup's single row.
+  double weight_bytes_per_step = 0.0;
+  double read_bandwidth_gbps = 0.0;  // measured: multi-threaded sum over a large buffer
+  double bandwidth_bound_tokens_per_second = 0.0;  // batch-1 ceiling: bandwidth / bytes
+};
+
+// The model must have been loaded with max_batch_tokens >= max(prompt_tokens, batches) and
+// max_context >= prompt_tokens and >= decode_prefix + decode_tokens.
+StatusOr<SpeedResult> MeasureSpeed(model::Model& model, const SpeedOptions& options);
+
+// Read bandwidth in GB/s (1e9 bytes/s), summing a buffer of `bytes` on every pool thread.
+double MeasureReadBandwidth(ThreadPool* pool, size_t bytes);
+
+}  // namespace radixlm::eval
