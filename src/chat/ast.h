@@ -21,7 +21,8 @@ using StmtList = std::vector<std::unique_ptr<Stmt>>;
 enum class ExprKind {
   kLiteral,  // literal
   kName,     // name
-  kList,     // operands = items (also tuples)
+  kList,     // operands = items
+  kTuple,    // operands = items
   kDict,     // operands = key0, value0, key1, value1, ...
   kGetAttr,  // operands[0].name
   kGetItem,  // operands[0][operands[1]]

@@ -309,8 +309,7 @@ Value Center(Renderer&, const Value& input, CallArgs& args) {
 
 Value Format(Renderer&, const Value& input, CallArgs& args) {
   if (!args.keyword.empty()) ThrowTypeError("format() keyword arguments are not supported");
-  const Value packed = args.positional.size() == 1 ? args.positional[0]
-                                                   : Value::MakeList(args.positional);
+  const Value packed = Value::MakeTuple(args.positional);
   return Value::String(PercentFormat(input.Str(), packed));
 }
 

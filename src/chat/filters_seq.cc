@@ -90,7 +90,7 @@ Value Items(Renderer&, const Value& input, CallArgs& args) {
   if (!input.is_dict()) ThrowTypeError("Can only get item pairs from a mapping.");
   Value::List pairs;
   for (const auto& [key, value] : input.as_dict().entries()) {
-    pairs.push_back(Value::MakeList({key, value}));
+    pairs.push_back(Value::MakeTuple({key, value}));
   }
   return Value::MakeList(std::move(pairs));
 }
@@ -104,7 +104,7 @@ Value DictSort(Renderer&, const Value& input, CallArgs& args) {
   const size_t pos = by == "key" ? 0 : 1;
   std::vector<Value> pairs;
   for (const auto& [key, value] : input.as_dict().entries()) {
-    pairs.push_back(Value::MakeList({key, value}));
+    pairs.push_back(Value::MakeTuple({key, value}));
   }
   std::stable_sort(pairs.begin(), pairs.end(), [&](const Value& x, const Value& y) {
     return Less(SortKey(x.as_list()[pos], case_sensitive), SortKey(y.as_list()[pos], case_sensitive));
@@ -261,7 +261,13 @@ Value Max(Renderer& r, const Value& in, CallArgs& args) { return MinMax(r, in, a
 
 Value Attr(Renderer& r, const Value& input, CallArgs& args) {
   BoundArgs a("attr", args, {"name"});
-  return r.GetAttr(input, a.Required(0).Str());
+  const std::string name = a.Required(0).Str();
+  Value method;  // getattr() only: unlike `.name`, no fallback to dict items
+  if (FindMethod(input, name, &method)) return method;
+  if (input.is_namespace()) {
+    if (const Value* v = input.as_namespace().Find(name)) return *v;
+  }
+  return Value::Undefined("'" + input.TypeName() + " object' has no attribute '" + name + "'");
 }
 
 struct NamedFilter {

@@ -213,7 +213,9 @@ Value StrRemoveSuffix(Renderer&, const Value& s, CallArgs& a) { return StrRemove
 Value DictItems(Renderer&, const Value& self, CallArgs& args) {
   BoundArgs a("items", args, {});
   Value::List pairs;
-  for (const auto& [key, value] : self.as_dict().entries()) pairs.push_back(Value::MakeList({key, value}));
+  for (const auto& [key, value] : self.as_dict().entries()) {
+    pairs.push_back(Value::MakeTuple({key, value}));
+  }
   return Value::MakeList(std::move(pairs));
 }
 

@@ -295,7 +295,7 @@ bool Contains(const Value& container, const Value& item) {
 
 std::string PercentFormat(const std::string& format, const Value& args) {
   std::vector<Value> values;
-  if (args.is_list()) {
+  if (args.is_tuple()) {
     values = args.as_list();
   } else {
     values.push_back(args);

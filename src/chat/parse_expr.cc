@@ -130,7 +130,7 @@ ExprPtr Parser::ParseTuple(bool with_condexpr, std::string_view extra_end,
     if (!items.empty()) return std::move(items[0]);
     if (!explicit_parentheses) Fail(Current(), "expected an expression, got " + Describe(Current()));
   }
-  ExprPtr tuple = NewExpr(ExprKind::kList, start);
+  ExprPtr tuple = NewExpr(ExprKind::kTuple, start);
   tuple->operands = std::move(items);
   return tuple;
 }

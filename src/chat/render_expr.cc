@@ -80,17 +80,19 @@ Value Renderer::EvalNode(const Expr& expr, Frame& frame) {
       const Value* value = frame.Lookup(expr.name);
       return value ? *value : Value::Undefined("'" + expr.name + "' is undefined");
     }
-    case ExprKind::kList: {
+    case ExprKind::kList:
+    case ExprKind::kTuple: {
       Value::List items;
       items.reserve(expr.operands.size());
       for (const auto& item : expr.operands) items.push_back(Eval(*item, frame));
-      return Value::MakeList(std::move(items));
+      return expr.kind == ExprKind::kTuple ? Value::MakeTuple(std::move(items))
+                                           : Value::MakeList(std::move(items));
     }
     case ExprKind::kDict: {
       DictData dict;
       for (size_t i = 0; i + 1 < expr.operands.size(); i += 2) {
         Value key = Eval(*expr.operands[i], frame);
-        if (key.is_list() || key.is_dict() || key.is_undefined()) {
+        if ((key.is_list() && !key.is_tuple()) || key.is_dict() || key.is_undefined()) {
           ThrowTypeError("unhashable type: '" + key.TypeName() + "'");
         }
         dict.Set(std::move(key), Eval(*expr.operands[i + 1], frame));
@@ -161,8 +163,11 @@ Value Renderer::EvalNode(const Expr& expr, Frame& frame) {
 
 Value Renderer::EvalFilter(const Expr& expr, Frame& frame, const Value* block_input) {
   Value input;
-  if (expr.operands[0]) {
-    input = Eval(*expr.operands[0], frame);
+  const Expr* inner = expr.operands[0].get();
+  if (inner != nullptr && inner->kind == ExprKind::kFilter && block_input != nullptr) {
+    input = EvalFilter(*inner, frame, block_input);  // {% filter a|b %}: the block feeds a
+  } else if (inner != nullptr) {
+    input = Eval(*inner, frame);
   } else if (block_input != nullptr) {
     input = *block_input;
   }

@@ -198,10 +198,25 @@ std::string PyUpper(std::string_view s) {
   return out;
 }
 
+namespace {
+
+bool IsCased(char32_t cp) { return cp == 0xDF || MapCase(cp, true) != cp || MapCase(cp, false) != cp; }
+
+}  // namespace
+
 std::string PyLower(std::string_view s) {
   std::string out;
   out.reserve(s.size());
-  for (size_t pos = 0; pos < s.size();) AppendUtf8(ToLower(NextCodePoint(s, &pos)), &out);
+  const std::vector<char32_t> cps = DecodeUtf8(s);
+  for (size_t i = 0; i < cps.size(); ++i) {
+    char32_t lower = ToLower(cps[i]);
+    // Final sigma: a capital sigma ending a word lowercases to U+03C2.
+    if (cps[i] == 0x3A3 && i > 0 && IsCased(cps[i - 1]) &&
+        (i + 1 == cps.size() || !IsCased(cps[i + 1]))) {
+      lower = 0x3C2;
+    }
+    AppendUtf8(lower, &out);
+  }
   return out;
 }
 

@@ -34,6 +34,12 @@ Value Value::MakeList(List items) {
   return v;
 }
 
+Value Value::MakeTuple(List items) {
+  Value v = MakeList(std::move(items));
+  v.is_tuple_ = true;
+  return v;
+}
+
 Value Value::MakeDict(DictData dict) {
   int deepest = 0;
   for (const auto& [key, value] : dict.entries()) {
@@ -100,7 +106,7 @@ std::string Value::TypeName() const {
     case Kind::kString:
       return "str";
     case Kind::kList:
-      return "list";
+      return is_tuple() ? "tuple" : "list";
     case Kind::kDict:
       return "dict";
     case Kind::kCallable:
@@ -142,6 +148,7 @@ bool PyEquals(const Value& a, const Value& b) {
     case Kind::kString:
       return a.as_string() == b.as_string();
     case Kind::kList: {
+      if (a.is_tuple() != b.is_tuple()) return false;
       const auto& x = a.as_list();
       const auto& y = b.as_list();
       if (x.size() != y.size()) return false;

@@ -63,6 +63,8 @@ class Value {
   static Value Float(double f) { return Value(f); }
   static Value String(std::string s);
   static Value MakeList(List items);
+  // A Python tuple: a list that prints as (a, b) and never equals a list.
+  static Value MakeTuple(List items);
   static Value MakeDict(DictData dict);
   static Value Function(std::string name, NativeFunction fn);
   static Value Namespace(std::shared_ptr<NamespaceData> ns);
@@ -74,7 +76,8 @@ class Value {
   bool is_int() const { return kind() == Kind::kInt; }
   bool is_float() const { return kind() == Kind::kFloat; }
   bool is_string() const { return kind() == Kind::kString; }
-  bool is_list() const { return kind() == Kind::kList; }
+  bool is_list() const { return kind() == Kind::kList; }  // lists and tuples
+  bool is_tuple() const { return is_tuple_; }
   bool is_dict() const { return kind() == Kind::kDict; }
   bool is_callable() const { return kind() == Kind::kCallable; }
   bool is_namespace() const { return kind() == Kind::kNamespace; }
@@ -128,6 +131,7 @@ class Value {
 
   Storage storage_;
   uint16_t nesting_ = 0;
+  bool is_tuple_ = false;
 };
 
 // An insertion-ordered mapping with Python key equality (1 == 1.0 == True).

@@ -24,14 +24,15 @@ void AppendFormatted(const Value& v, bool repr, int depth, std::string* out);
 
 void AppendSequence(const Value& v, int depth, std::string* out) {
   if (v.is_list()) {
-    out->push_back('[');
+    out->push_back(v.is_tuple() ? '(' : '[');
     bool first = true;
     for (const Value& item : v.as_list()) {
       if (!first) out->append(", ");
       first = false;
       AppendFormatted(item, /*repr=*/true, depth + 1, out);
     }
-    out->push_back(']');
+    if (v.is_tuple() && v.as_list().size() == 1) out->push_back(',');
+    out->push_back(v.is_tuple() ? ')' : ']');
     return;
   }
   out->push_back('{');

@@ -97,5 +97,29 @@ TEST_F(GoldenTest, MatchesJinja2ByteForByte) {
   for (const auto& [name, count] : per_template) EXPECT_GE(count, 10) << name;
 }
 
+// Small templates exercising one engine feature each (filters, loops, whitespace control,
+// errors), rendered by jinja2 in the same environment.
+TEST_F(GoldenTest, FeaturesMatchJinja2) {
+  const auto& features = (*golden_)["features"];
+  ASSERT_GE(features.size(), 50u);
+  for (const auto& f : features) {
+    SCOPED_TRACE(f["name"].get<std::string>());
+    auto parsed = ChatTemplate::Parse(f["source"].get<std::string>());
+    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+    auto rendered = parsed->Render(f["variables"]);
+    if (f.contains("error")) {
+      ASSERT_FALSE(rendered.ok()) << "rendered " << nlohmann::json(*rendered).dump()
+                                  << " but jinja2 raised: " << f["error"];
+      EXPECT_NE(rendered.status().message().find(f["error"].get<std::string>()),
+                std::string::npos)
+          << rendered.status().ToString() << "\n  jinja2: " << f["error"];
+      continue;
+    }
+    ASSERT_TRUE(rendered.ok()) << rendered.status().ToString();
+    const std::string expected = f["expected"].get<std::string>();
+    EXPECT_EQ(*rendered, expected) << FirstDifference(expected, *rendered);
+  }
+}
+
 }  // namespace
 }  // namespace radixlm::chat
