@@ -3,6 +3,7 @@
 // Each weight type pairs with exactly one activation format (like ggml's vec_dot_type):
 //   weight F32, F16, BF16                 <-> activation F32 (plain float row)
 //   weight Q4_0, Q4_1, Q5_0, Q5_1, Q8_0   <-> activation Q8_0 (QuantizeRowQ8_0)
+//     (ggml pairs Q4_1/Q5_1 with Q8_1; here the kernel sums the Q8_0 activations itself)
 //   weight Q4_K, Q5_K, Q6_K               <-> activation Q8_K (QuantizeRowQ8K)
 // ActivationType() tells which; RowBytes(ActivationType(w), n) sizes the activation row.
 //
