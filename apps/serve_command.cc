@@ -1,0 +1,235 @@
+// `radixlm serve`: loads a model into an Engine and serves it over HTTP — SGLang's native API
+// (/generate, /get_model_info, ...), OpenAI's (/v1/completions, /v1/chat/completions,
+// /v1/models) and Prometheus /metrics. Flags use SGLang's launch_server names.
+//
+//   radixlm serve --model-path default --port 30000
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "apps/commands.h"
+#include "engine/engine.h"
+#include "engine/tokenizer_codec.h"
+#include "server/chat_renderer.h"
+#include "server/http_server.h"
+#include "server/model_info.h"
+#include "server/server_log.h"
+#include "util/model_path.h"
+
+namespace radixlm::apps {
+namespace {
+
+struct ServeOptions {
+  EngineConfig engine;
+  server::ServerConfig server;
+  double mem_fraction_static = 0;  // > 0: KV pool = fraction of RAM minus the weights
+};
+
+// Many concurrent streams need many descriptors: lift the soft limit to the hard one.
+void RaiseFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+int64_t MemTotalBytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  int64_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit) {
+    if (key == "MemTotal:") return kib * 1024;
+  }
+  return 0;
+}
+
+// A spinner with elapsed time on stderr while the model loads (only on a terminal).
+class LoadingIndicator {
+ public:
+  explicit LoadingIndicator(std::string what) : what_(std::move(what)) {
+    if (!isatty(STDERR_FILENO)) {
+      std::fprintf(stderr, "%s ...\n", what_.c_str());
+      return;
+    }
+    thread_ = std::thread([this] {
+      static const char* kFrames[] = {"|", "/", "-", "\\"};
+      const auto start = std::chrono::steady_clock::now();
+      for (int i = 0; !done_.load(); ++i) {
+        const double s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        std::fprintf(stderr, "\r%s %s %.1fs", kFrames[i % 4], what_.c_str(), s);
+        std::fflush(stderr);
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      std::fprintf(stderr, "\r\033[K");
+    });
+  }
+  ~LoadingIndicator() {
+    done_.store(true);
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  const std::string what_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+std::string FormatBytes(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return buf;
+}
+
+Status RunServe(ServeOptions opt) {
+  server::LogLevel level;
+  if (!server::ParseLogLevel(opt.server.log_level, &level)) {
+    return InvalidArgument("--log-level must be debug, info, warning or error");
+  }
+  server::SetLogLevel(level);
+  RaiseFileLimit();
+  RADIXLM_ASSIGN_OR_RETURN(std::string path, ResolveModelPath(opt.engine.model_path));
+  RADIXLM_ASSIGN_OR_RETURN(server::ModelInfo info,
+                           server::LoadModelInfo(path, opt.server.served_model_name));
+  if (opt.mem_fraction_static > 0) {
+    if (opt.mem_fraction_static >= 1) return InvalidArgument("--mem-fraction-static must be < 1");
+    const int64_t kv_bytes =
+        static_cast<int64_t>(opt.mem_fraction_static * static_cast<double>(MemTotalBytes())) -
+        info.file_bytes;
+    if (kv_bytes < (int64_t{16} << 20)) {
+      return InvalidArgument("--mem-fraction-static leaves no memory for the KV cache");
+    }
+    opt.engine.kv_cache_memory_mb = kv_bytes >> 20;
+  }
+  opt.engine.model_path = path;
+
+  std::unique_ptr<Engine> engine;
+  {
+    LoadingIndicator loading("loading " + info.name + " (" + FormatBytes(info.file_bytes) + ")");
+    RADIXLM_ASSIGN_OR_RETURN(engine, Engine::Create(opt.engine));
+  }
+
+  std::unique_ptr<server::ChatRenderer> chat;
+  Status chat_status;
+  std::string bos, eos;
+  if (auto* codec = dynamic_cast<const TokenizerCodec*>(&engine->codec())) {
+    const auto& tok = codec->tokenizer();
+    if (tok.bos_id() >= 0) bos = tok.TokenText(tok.bos_id());
+    if (tok.eos_id() >= 0) eos = tok.TokenText(tok.eos_id());
+  }
+  StatusOr<std::unique_ptr<server::ChatRenderer>> renderer =
+      server::MakeChatRenderer(info, bos, eos);
+  if (renderer.ok()) {
+    chat = std::move(*renderer);
+  } else {
+    chat_status = renderer.status();
+  }
+
+  RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<server::HttpServer> http,
+                           server::HttpServer::Create(opt.server, engine.get(), info,
+                                                      std::move(chat), chat_status));
+  RADIXLM_RETURN_IF_ERROR(http->Start());
+
+  const SchedulerConfig& sc = engine->scheduler_config();
+  const int threads = opt.engine.threads > 0
+                          ? opt.engine.threads
+                          : static_cast<int>(std::thread::hardware_concurrency());
+  std::fprintf(stderr,
+               "radixlm serve\n"
+               "  model    %s (%s, %s)\n"
+               "  arch     %s, context %lld tokens, vocab %d\n"
+               "  threads  %d compute, %d http\n"
+               "  KV pool  %lld tokens (page size %d), radix cache %s (%s eviction)\n"
+               "  policy   %s, chunked prefill %lld, max running %d, max prefill %lld\n"
+               "  chat     %s\n"
+               "  URL      %s%s\n",
+               info.model_path.c_str(), info.name.c_str(), FormatBytes(info.file_bytes).c_str(),
+               info.arch.c_str(), static_cast<long long>(engine->context_length()),
+               engine->vocab_size(), threads, opt.server.io_threads,
+               static_cast<long long>(engine->max_total_tokens()), sc.page_size,
+               sc.disable_radix_cache ? "off" : "on", EvictionPolicyName(sc.radix_eviction_policy),
+               SchedulePolicyName(sc.schedule_policy),
+               static_cast<long long>(sc.chunked_prefill_size), sc.max_running_requests,
+               static_cast<long long>(sc.max_prefill_tokens),
+               chat_status.ok() ? "template loaded" : chat_status.message().c_str(),
+               http->url().c_str(), opt.server.api_key.empty() ? "" : " (API key required)");
+  std::fprintf(stderr,
+               "Ready. Try:\n  curl %s/generate -H 'Content-Type: application/json' "
+               "-d '{\"text\": \"The capital of France is\", \"sampling_params\": "
+               "{\"max_new_tokens\": 16, \"temperature\": 0}}'\n",
+               http->url().c_str());
+  std::fflush(stderr);
+
+  http->WaitForShutdown();
+  http.reset();
+  engine.reset();
+  return Status::Ok();
+}
+
+const bool kRegistered = RegisterCommand("serve", [](CLI::App& app) {
+  auto opt = std::make_shared<ServeOptions>();
+  CLI::App* cmd = app.add_subcommand("serve", "Serve a model over HTTP (SGLang + OpenAI APIs)");
+  EngineConfig& e = opt->engine;
+  server::ServerConfig& s = opt->server;
+  e.model_path = "default";
+  cmd->add_option("--model-path", e.model_path, "GGUF model file, or 'default'");
+  cmd->add_option("--host", s.host, "Address to listen on")->capture_default_str();
+  cmd->add_option("--port", s.port, "Port (0: any free port)")->capture_default_str();
+  cmd->add_option("--api-key", s.api_key, "Require 'Authorization: Bearer <key>'");
+  cmd->add_option("--served-model-name", s.served_model_name,
+                  "Model name for the OpenAI routes (default: the model path)");
+  cmd->add_option("--threads", e.threads, "Compute threads (0: all cores)");
+  cmd->add_option("--io-threads", s.io_threads, "HTTP threads")->capture_default_str();
+  cmd->add_option("--context-length", e.context_length, "Context length (default: the model's)");
+  cmd->add_option("--max-total-tokens", e.max_total_tokens, "KV pool size in tokens");
+  cmd->add_option("--mem-fraction-static", opt->mem_fraction_static,
+                  "Share of RAM for weights + KV pool (sizes the pool)");
+  cmd->add_option("--kv-cache-memory-mb", e.kv_cache_memory_mb, "KV pool memory when not sized "
+                  "otherwise")->capture_default_str();
+  cmd->add_option("--page-size", e.page_size, "Tokens per KV page")->capture_default_str();
+  cmd->add_flag("--disable-radix-cache", e.disable_radix_cache, "Do not reuse prefixes");
+  cmd->add_option("--radix-eviction-policy", e.radix_eviction_policy, "lru | lfu | fifo | priority")
+      ->capture_default_str();
+  cmd->add_option("--schedule-policy", e.schedule_policy,
+                  "fcfs | lpm | dfs-weight | lof | random | priority")
+      ->capture_default_str();
+  cmd->add_option("--schedule-conservativeness", e.schedule_conservativeness,
+                  "Scales the decode reserve")->capture_default_str();
+  cmd->add_option("--chunked-prefill-size", e.chunked_prefill_size, "-1 disables")
+      ->capture_default_str();
+  cmd->add_option("--max-prefill-tokens", e.max_prefill_tokens, "New prefill tokens per batch")
+      ->capture_default_str();
+  cmd->add_option("--max-running-requests", e.max_running_requests,
+                  "Requests holding KV at once (0: from the pool size)");
+  cmd->add_option("--random-seed", e.random_seed, "Seed of the random policy");
+  cmd->add_option("--log-level", s.log_level, "debug | info | warning | error")
+      ->capture_default_str();
+  cmd->add_flag("--incremental-streaming-output", s.incremental_streaming_output,
+                "Native streams send text deltas instead of cumulative text");
+  cmd->add_option("--max-request-bytes", s.max_body_bytes, "Largest request body (413 above)")
+      ->capture_default_str();
+  cmd->add_option("--max-new-tokens-cap", s.max_new_tokens_cap,
+                  "Largest max_new_tokens a request may ask (0: the context bounds it)");
+  cmd->add_option("--max-batch-samples", s.max_batch_samples,
+                  "Most prompts x n in one request")->capture_default_str();
+  cmd->callback([opt] {
+    Status status = RunServe(*opt);
+    if (!status.ok()) {
+      std::fprintf(stderr, "radixlm serve: %s\n", status.ToString().c_str());
+      SetExitCode(1);
+    }
+  });
+});
+
+}  // namespace
+}  // namespace radixlm::apps

@@ -1,0 +1,164 @@
+#include "server/http_server.h"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <csignal>
+
+#include "server/native_api.h"
+#include "server/openai_api.h"
+#include "server/ops_api.h"
+#include "server/server_log.h"
+
+namespace radixlm::server {
+
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const ServerConfig& config,
+                                                         Engine* engine, ModelInfo model_info,
+                                                         std::unique_ptr<ChatRenderer> chat,
+                                                         Status chat_status) {
+  if (engine == nullptr) return InvalidArgument("HttpServer needs an engine");
+  if (config.io_threads < 1) return InvalidArgument("--io-threads must be at least 1");
+  if (config.port < 0 || config.port > 65535) {
+    return InvalidArgument("--port must be in [0, 65535], got " + std::to_string(config.port));
+  }
+  if (chat == nullptr && chat_status.ok()) {
+    chat_status = Unimplemented("chat templates are not available");
+  }
+  return std::unique_ptr<HttpServer>(new HttpServer(config, engine, std::move(model_info),
+                                                    std::move(chat), std::move(chat_status)));
+}
+
+HttpServer::HttpServer(const ServerConfig& config, Engine* engine, ModelInfo model_info,
+                       std::unique_ptr<ChatRenderer> chat, Status chat_status)
+    : config_(config),
+      engine_(engine),
+      model_info_(std::move(model_info)),
+      chat_(std::move(chat)),
+      router_(config.api_key),
+      accept_strand_(net::make_strand(ioc_)),
+      acceptor_(accept_strand_),
+      signals_(ioc_) {
+  context_.engine = engine_;
+  context_.metrics = &metrics_;
+  context_.config = &config_;
+  context_.model_info = &model_info_;
+  context_.chat = chat_.get();
+  context_.chat_status = std::move(chat_status);
+  context_.shutting_down = &stopping_;
+  AddNativeGenerateRoutes(context_, &router_);
+  AddOpsRoutes(context_, &router_);
+  AddOpenAiRoutes(context_, &router_);
+  env_.router = &router_;
+  env_.config = &config_;
+  env_.metrics = &metrics_;
+  env_.blocking_pool = &blocking_pool_;
+  env_.stopping = &stopping_;
+  env_.open_sessions = &open_sessions_;
+  env_.active_calls = &active_calls_;
+}
+
+HttpServer::~HttpServer() {
+  RequestStop();
+  Shutdown();
+}
+
+std::string HttpServer::url() const {
+  const bool v6 = config_.host.find(':') != std::string::npos;
+  return "http://" + (v6 ? "[" + config_.host + "]" : config_.host) + ":" +
+         std::to_string(bound_port_);
+}
+
+Status HttpServer::Start() {
+  boost::system::error_code ec;
+  tcp::resolver resolver(ioc_);
+  auto endpoints = resolver.resolve(config_.host, std::to_string(config_.port), ec);
+  if (ec || endpoints.empty()) {
+    return IoError("cannot resolve --host " + config_.host + ": " + ec.message());
+  }
+  const tcp::endpoint endpoint = endpoints.begin()->endpoint();
+  const std::string where = config_.host + ":" + std::to_string(config_.port);
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) return IoError("cannot listen on " + where + ": " + ec.message());
+  bound_port_ = acceptor_.local_endpoint().port();
+
+  signals_.add(SIGINT);
+  signals_.add(SIGTERM);
+  signals_.async_wait([this](const boost::system::error_code& error, int signal) {
+    if (error) return;
+    Log(LogLevel::kInfo, std::string("received ") + (signal == SIGINT ? "SIGINT" : "SIGTERM") +
+                             "; shutting down");
+    RequestStop();
+  });
+  net::post(accept_strand_, [this] { Accept(); });
+  for (int i = 0; i < config_.io_threads; ++i) {
+    threads_.emplace_back([this] { ioc_.run(); });
+  }
+  return Status::Ok();
+}
+
+void HttpServer::Accept() {
+  acceptor_.async_accept(
+      net::make_strand(ioc_), [this](boost::system::error_code ec, tcp::socket socket) {
+        if (ec == net::error::operation_aborted || !acceptor_.is_open()) return;
+        if (!ec) {
+          std::make_shared<HttpSession>(std::move(socket), env_)->Start();
+          return Accept();
+        }
+        // Out of file descriptors (or a transient error): back off instead of spinning.
+        Log(LogLevel::kWarning, "accept failed: " + ec.message());
+        auto timer = std::make_shared<net::steady_timer>(accept_strand_);
+        timer->expires_after(std::chrono::milliseconds(50));
+        timer->async_wait([this, timer](boost::system::error_code) { Accept(); });
+      });
+}
+
+void HttpServer::RequestStop() {
+  {
+    std::lock_guard<std::mutex> lock(stop_mu_);
+    stop_requested_ = true;
+  }
+  stop_cv_.notify_all();
+}
+
+void HttpServer::WaitForShutdown() {
+  {
+    std::unique_lock<std::mutex> lock(stop_mu_);
+    stop_cv_.wait(lock, [this] { return stop_requested_; });
+  }
+  Shutdown();
+}
+
+void HttpServer::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(stop_mu_);
+    if (shut_down_) return;
+    shut_down_ = true;
+  }
+  stopping_.store(true);
+  if (!threads_.empty()) {
+    net::post(accept_strand_, [this] {
+      boost::system::error_code ignored;
+      acceptor_.close(ignored);
+      signals_.cancel(ignored);
+    });
+  }
+  // Ends every in-flight generation (aborted); sessions write what remains and close.
+  engine_->Shutdown();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (active_calls_.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  blocking_pool_.join();
+  ioc_.stop();
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+  Log(LogLevel::kInfo, "server stopped");
+}
+
+}  // namespace radixlm::server

@@ -1,0 +1,97 @@
+// HttpServer: radixlm's HTTP front end (SGLang-native and OpenAI routes, SSE, metrics).
+//
+//   auto server = HttpServer::Create(config, engine.get(), model_info, chat, chat_status);
+//   (*server)->Start();              // bind, listen, start the IO threads
+//   (*server)->WaitForShutdown();    // until SIGINT / SIGTERM / RequestStop()
+//
+// Threading: config.io_threads threads run one io_context; every connection has its own
+// strand (http_session.h). Handlers that would block on the engine (stats, flush) run on a
+// small separate pool. No server thread touches engine state; they use Engine's thread-safe
+// API, and generation output arrives through stream notifiers.
+//
+// Shutdown (WaitForShutdown after a signal): stop accepting, answer new requests with 503 and
+// close, Engine::Shutdown() (in-flight generations end aborted and their responses are
+// finished), wait up to a few seconds for those responses to be written, stop the threads.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include "engine/engine.h"
+#include "server/chat_renderer.h"
+#include "server/http_session.h"
+#include "server/metrics.h"
+#include "server/model_info.h"
+#include "server/router.h"
+#include "server/server_config.h"
+#include "server/server_context.h"
+
+namespace radixlm::server {
+
+class HttpServer {
+ public:
+  // `engine` must outlive the server. `chat` may be null; chat_status then says why (it is the
+  // error chat requests get).
+  static StatusOr<std::unique_ptr<HttpServer>> Create(const ServerConfig& config, Engine* engine,
+                                                      ModelInfo model_info,
+                                                      std::unique_ptr<ChatRenderer> chat,
+                                                      Status chat_status);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds host:port (port 0: any free port) and starts serving. IoError naming the address when
+  // it cannot bind.
+  Status Start();
+  int port() const { return bound_port_; }
+  std::string url() const;
+
+  // Blocks until SIGINT or SIGTERM arrives (or RequestStop is called), then shuts down as
+  // described above. Idempotent.
+  void WaitForShutdown();
+  void RequestStop();
+
+ private:
+  HttpServer(const ServerConfig& config, Engine* engine, ModelInfo model_info,
+             std::unique_ptr<ChatRenderer> chat, Status chat_status);
+  void Accept();
+  void Shutdown();
+
+  const ServerConfig config_;
+  Engine* const engine_;
+  const ModelInfo model_info_;
+  const std::unique_ptr<ChatRenderer> chat_;
+  ServerMetrics metrics_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int64_t> open_sessions_{0};
+  std::atomic<int64_t> active_calls_{0};
+  ServerContext context_;
+  Router router_;
+  SessionEnv env_;
+
+  boost::asio::io_context ioc_;
+  boost::asio::strand<boost::asio::io_context::executor_type> accept_strand_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::signal_set signals_;
+  boost::asio::thread_pool blocking_pool_{2};
+  std::vector<std::thread> threads_;
+  int bound_port_ = 0;
+
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stop_requested_ = false;  // guarded by stop_mu_
+  bool shut_down_ = false;       // guarded by stop_mu_
+};
+
+}  // namespace radixlm::server

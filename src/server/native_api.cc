@@ -1,0 +1,88 @@
+#include "server/native_api.h"
+
+#include <nlohmann/json.hpp>
+
+#include "server/generation_call.h"
+#include "server/native_request.h"
+#include "server/sse.h"
+
+namespace radixlm::server {
+namespace {
+
+using json = nlohmann::json;
+
+class NativeFormatter : public GenerationFormatter {
+ public:
+  NativeFormatter(const NativeGenerateCall& call, bool incremental, const TokenTextCodec* codec)
+      : returns_list_(call.ReturnsList()),
+        incremental_(incremental),
+        codec_(call.return_text_in_logprobs ? codec : nullptr) {
+    int32_t offset = 0;
+    for (const GenerateRequest& request : call.requests) {
+      return_logprob_.push_back(request.return_logprob);
+      offsets_.push_back(offset);
+      offset += request.sampling_params.n;
+    }
+  }
+
+  void OnChunk(size_t prompt, const GenerateOutput& chunk, const GenerateResult& result,
+               double elapsed_s, std::string* out) override {
+    json item;
+    if (incremental_) {
+      GenerateResult delta;
+      delta.Append(GenerateOutput(chunk));
+      item = ResultToJson(delta, return_logprob_[prompt], codec_);
+    } else {
+      item = ResultToJson(result, return_logprob_[prompt], codec_);
+    }
+    if (chunk.finish_reason.has_value()) item["meta_info"]["e2e_latency"] = elapsed_s;
+    if (returns_list_) item["index"] = offsets_[prompt] + chunk.index;
+    *out += SseEvent(item);
+  }
+
+  void OnStreamEnd(const ResultGrid&, double, std::string* out) override { *out += kSseDone; }
+
+  HttpResponse OnComplete(const ResultGrid& results, double elapsed_s) override {
+    json list = json::array();
+    for (size_t p = 0; p < results.size(); ++p) {
+      for (const GenerateResult& result : results[p]) {
+        json item = ResultToJson(result, return_logprob_[p], codec_);
+        item["meta_info"]["e2e_latency"] = elapsed_s;
+        list.push_back(std::move(item));
+      }
+    }
+    if (!returns_list_ && list.size() == 1) return HttpResponse::Json(200, list[0]);
+    return HttpResponse::Json(200, list);
+  }
+
+ private:
+  const bool returns_list_;
+  const bool incremental_;
+  const TokenTextCodec* const codec_;
+  std::vector<bool> return_logprob_;
+  std::vector<int32_t> offsets_;
+};
+
+HandlerResult HandleGenerate(const ServerContext& ctx, const HttpRequest& request) {
+  ApiError error;
+  std::optional<json> body = ParseJsonBody(request, &error);
+  if (!body.has_value()) return HandlerResult::Error(error);
+  StatusOr<NativeGenerateCall> parsed = ParseNativeGenerate(*body, *ctx.config);
+  if (!parsed.ok()) return HandlerResult::Error(ApiErrorFromStatus(parsed.status()));
+  auto formatter = std::make_unique<NativeFormatter>(
+      *parsed, ctx.config->incremental_streaming_output, &ctx.engine->codec());
+  auto call = std::make_shared<GenerationCall>(ctx.engine, ctx.metrics, std::move(formatter),
+                                               parsed->stream);
+  Status status = call->Submit(std::move(parsed->requests));
+  if (!status.ok()) return HandlerResult::Error(ApiErrorFromStatus(status));
+  return HandlerResult::Generate(std::move(call));
+}
+
+}  // namespace
+
+void AddNativeGenerateRoutes(const ServerContext& context, Router* router) {
+  router->Add("POST", "/generate",
+              [context](const HttpRequest& request) { return HandleGenerate(context, request); });
+}
+
+}  // namespace radixlm::server

@@ -1,0 +1,212 @@
+#include "server/native_request.h"
+
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "server/json_fields.h"
+
+namespace radixlm::server {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
+
+// Fields that name features radixlm does not have; a non-null, non-empty value is refused.
+struct UnsupportedField {
+  const char* name;
+  const char* what;
+};
+constexpr UnsupportedField kUnsupported[] = {
+    {"input_embeds", "input embeddings"},
+    {"image_data", "image inputs (this server runs text-only models)"},
+    {"audio_data", "audio inputs (this server runs text-only models)"},
+    {"video_data", "video inputs (this server runs text-only models)"},
+    {"lora_path", "LoRA adapters"},
+    {"session_params", "sessions"},
+    {"custom_logit_processor", "custom logit processors"},
+    {"token_ids_logprob", "token_ids_logprob"},
+};
+
+bool IsEmptyValue(const json& v) {
+  return v.is_null() || ((v.is_array() || v.is_object() || v.is_string()) && v.empty()) ||
+         (v.is_boolean() && !v.get<bool>());
+}
+
+Status RejectUnsupported(const json& body) {
+  for (const UnsupportedField& field : kUnsupported) {
+    auto it = body.find(field.name);
+    if (it != body.end() && !IsEmptyValue(*it)) {
+      return Unimplemented(std::string(field.name) + ": " + field.what +
+                           " are not supported by radixlm");
+    }
+  }
+  if (auto it = body.find("return_hidden_states"); it != body.end() && it->is_boolean() &&
+                                                     it->get<bool>()) {
+    return Unimplemented("return_hidden_states: hidden states are not supported by radixlm");
+  }
+  return Status::Ok();
+}
+
+// The per-prompt value of a field that is a scalar or (in a batch) a list of scalars.
+// Returns the element to read for prompt `i` (null when absent).
+StatusOr<json> PerPrompt(const json& body, const char* field, bool batch, size_t batch_size,
+                         size_t i) {
+  const json* value = FindField(body, field);
+  if (value == nullptr) return json(nullptr);
+  if (!value->is_array()) return *value;
+  if (!batch) {
+    return InvalidArgument(std::string(field) + " is a list, but the input is a single prompt");
+  }
+  if (value->size() != batch_size) {
+    return InvalidArgument(std::string(field) + " has " + std::to_string(value->size()) +
+                           " entries, but the batch has " + std::to_string(batch_size) +
+                           " prompts");
+  }
+  return (*value)[i];
+}
+
+Status ReadIdList(const json& list, const std::string& field, std::vector<int32_t>* out) {
+  if (!list.is_array()) return WrongType(field, "a list of token ids", list);
+  out->reserve(list.size());
+  for (size_t i = 0; i < list.size(); ++i) {
+    int64_t id = 0;
+    RADIXLM_RETURN_IF_ERROR(ParseInt(list[i], field + "[" + std::to_string(i) + "]",
+                                     std::numeric_limits<int32_t>::min(), kInt32Max, &id));
+    out->push_back(static_cast<int32_t>(id));
+  }
+  return Status::Ok();
+}
+
+// Fills requests[i].text / input_ids; sets *batch.
+Status ReadInputs(const json& body, std::vector<GenerateRequest>* requests, bool* batch) {
+  const json* text = FindField(body, "text");
+  const json* ids = FindField(body, "input_ids");
+  if (text != nullptr && ids != nullptr) {
+    return InvalidArgument("Only one of text and input_ids may be provided.");
+  }
+  if (text == nullptr && ids == nullptr) {
+    return InvalidArgument("Either text or input_ids should be provided.");
+  }
+  if (text != nullptr) {
+    if (text->is_string()) {
+      requests->emplace_back().text = text->get<std::string>();
+      *batch = false;
+      return Status::Ok();
+    }
+    if (!text->is_array()) return WrongType("text", "a string or a list of strings", *text);
+    if (text->empty()) return InvalidArgument("text is an empty list (a batch needs a prompt)");
+    *batch = true;
+    for (size_t i = 0; i < text->size(); ++i) {
+      if (!(*text)[i].is_string()) {
+        return WrongType("text[" + std::to_string(i) + "]", "a string", (*text)[i]);
+      }
+      requests->emplace_back().text = (*text)[i].get<std::string>();
+    }
+    return Status::Ok();
+  }
+  if (!ids->is_array()) return WrongType("input_ids", "a list of token ids", *ids);
+  if (ids->empty()) return InvalidArgument("input_ids is empty");
+  *batch = (*ids)[0].is_array();
+  if (!*batch) {
+    std::vector<int32_t> list;
+    RADIXLM_RETURN_IF_ERROR(ReadIdList(*ids, "input_ids", &list));
+    requests->emplace_back().input_ids = std::move(list);
+    return Status::Ok();
+  }
+  for (size_t i = 0; i < ids->size(); ++i) {
+    std::vector<int32_t> list;
+    RADIXLM_RETURN_IF_ERROR(ReadIdList((*ids)[i], "input_ids[" + std::to_string(i) + "]", &list));
+    requests->emplace_back().input_ids = std::move(list);
+  }
+  return Status::Ok();
+}
+
+Status ReadPromptOptions(const json& body, bool batch, size_t i, size_t size,
+                         GenerateRequest* request) {
+  RADIXLM_ASSIGN_OR_RETURN(json params, PerPrompt(body, "sampling_params", batch, size, i));
+  if (!params.is_null() && !params.is_object()) {
+    return WrongType("sampling_params", "an object (or a list of objects for a batch)", params);
+  }
+  if (const json* stop_regex = FindField(params, "stop_regex");
+      stop_regex != nullptr && !IsEmptyValue(*stop_regex)) {
+    return Unimplemented("stop_regex is not supported by radixlm; use stop strings");
+  }
+  RADIXLM_ASSIGN_OR_RETURN(request->sampling_params, SamplingParams::FromJson(params));
+
+  RADIXLM_ASSIGN_OR_RETURN(json rid, PerPrompt(body, "rid", batch, size, i));
+  if (!rid.is_null()) {
+    if (!rid.is_string()) return WrongType("rid", "a string (or a list of strings)", rid);
+    if (batch && !body.at("rid").is_array()) {
+      return InvalidArgument("rid must be a list with one id per prompt for a batch");
+    }
+    request->rid = rid.get<std::string>();
+  }
+  json holder = json::object();
+  RADIXLM_ASSIGN_OR_RETURN(holder["return_logprob"],
+                           PerPrompt(body, "return_logprob", batch, size, i));
+  RADIXLM_ASSIGN_OR_RETURN(holder["logprob_start_len"],
+                           PerPrompt(body, "logprob_start_len", batch, size, i));
+  RADIXLM_ASSIGN_OR_RETURN(holder["top_logprobs_num"],
+                           PerPrompt(body, "top_logprobs_num", batch, size, i));
+  RADIXLM_RETURN_IF_ERROR(ReadBool(holder, "return_logprob", &request->return_logprob));
+  RADIXLM_RETURN_IF_ERROR(
+      ReadInt32(holder, "logprob_start_len", -1, kInt32Max, &request->logprob_start_len));
+  RADIXLM_RETURN_IF_ERROR(
+      ReadInt32(holder, "top_logprobs_num", 0, kInt32Max, &request->top_logprobs_num));
+  RADIXLM_RETURN_IF_ERROR(ReadInt32(body, "priority", std::numeric_limits<int32_t>::min(),
+                                    kInt32Max, &request->priority));
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool NativeGenerateCall::ReturnsList() const {
+  if (batch) return true;
+  for (const GenerateRequest& r : requests) {
+    if (r.sampling_params.n > 1) return true;
+  }
+  return false;
+}
+
+Status CheckServerLimits(const SamplingParams& params, const ServerConfig& limits) {
+  if (limits.max_new_tokens_cap > 0 && params.max_new_tokens.has_value() &&
+      *params.max_new_tokens > limits.max_new_tokens_cap) {
+    return InvalidArgument("max_new_tokens must be at most " +
+                           std::to_string(limits.max_new_tokens_cap) + " on this server, got " +
+                           std::to_string(*params.max_new_tokens));
+  }
+  if (params.n < 1 || params.n > limits.max_batch_samples) {
+    return InvalidArgument("n must be in [1, " + std::to_string(limits.max_batch_samples) +
+                           "], got " + std::to_string(params.n));
+  }
+  return Status::Ok();
+}
+
+StatusOr<NativeGenerateCall> ParseNativeGenerate(const json& body, const ServerConfig& limits) {
+  if (!body.is_object()) return WrongType("the request body", "a JSON object", body);
+  RADIXLM_RETURN_IF_ERROR(RejectUnsupported(body));
+  NativeGenerateCall call;
+  RADIXLM_RETURN_IF_ERROR(ReadInputs(body, &call.requests, &call.batch));
+  RADIXLM_RETURN_IF_ERROR(ReadBool(body, "stream", &call.stream));
+  RADIXLM_RETURN_IF_ERROR(
+      ReadBool(body, "return_text_in_logprobs", &call.return_text_in_logprobs));
+  const size_t size = call.requests.size();
+  int64_t samples = 0;
+  for (size_t i = 0; i < size; ++i) {
+    GenerateRequest& request = call.requests[i];
+    RADIXLM_RETURN_IF_ERROR(ReadPromptOptions(body, call.batch, i, size, &request));
+    request.stream = call.stream;
+    RADIXLM_RETURN_IF_ERROR(CheckServerLimits(request.sampling_params, limits));
+    samples += request.sampling_params.n;
+  }
+  if (samples > limits.max_batch_samples) {
+    return InvalidArgument("the request asks for " + std::to_string(samples) +
+                           " samples (prompts x n); this server allows at most " +
+                           std::to_string(limits.max_batch_samples));
+  }
+  return call;
+}
+
+}  // namespace radixlm::server

@@ -1,0 +1,41 @@
+// Parsing of SGLang's native POST /generate body into engine requests.
+//
+// Accepted shape (SGLang's GenerateReqInput): "text" (string or list of strings) or
+// "input_ids" (list of ids or list of lists), "sampling_params" (object, or one object per
+// prompt), "rid", "return_logprob", "logprob_start_len", "top_logprobs_num" (each a scalar or a
+// per-prompt list), "return_text_in_logprobs", "stream", "priority". A list input is a batch.
+// null means "default" everywhere; unknown fields are ignored, as SGLang does; fields for
+// features radixlm does not have (images, embeddings, LoRA, sessions, ...) are rejected with a
+// message naming them.
+#pragma once
+
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "engine/generate_request.h"
+#include "server/server_config.h"
+#include "util/status.h"
+
+namespace radixlm::server {
+
+struct NativeGenerateCall {
+  std::vector<GenerateRequest> requests;  // one per prompt, in input order
+  bool batch = false;   // the input was a list: the response is a list
+  bool stream = false;
+  bool return_text_in_logprobs = false;
+
+  // The response is a list when the input was a batch or any prompt asks for n > 1 samples
+  // (prompt-major: every sample of prompt 0, then of prompt 1, ...).
+  bool ReturnsList() const;
+};
+
+// InvalidArgument (or Unimplemented) naming the field for anything malformed. Sampling ranges
+// that need the vocabulary are left to Engine::Submit.
+StatusOr<NativeGenerateCall> ParseNativeGenerate(const nlohmann::json& body,
+                                                 const ServerConfig& limits);
+
+// Checks a parsed SamplingParams against the server's own limits (max_new_tokens cap).
+Status CheckServerLimits(const SamplingParams& params, const ServerConfig& limits);
+
+}  // namespace radixlm::server

@@ -1,0 +1,146 @@
+#include "server/openai_api.h"
+
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "engine/tokenizer_codec.h"
+#include "server/chat_renderer.h"
+#include "server/generation_call.h"
+#include "server/openai_request.h"
+#include "server/openai_response.h"
+
+namespace radixlm::server {
+namespace {
+
+using json = nlohmann::json;
+
+std::string RandomHex() {
+  thread_local std::mt19937_64 rng(std::random_device{}());
+  char buf[33];
+  std::snprintf(buf, sizeof(buf), "%016llx%016llx", static_cast<unsigned long long>(rng()),
+                static_cast<unsigned long long>(rng()));
+  return buf;
+}
+
+int64_t NowUnix() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string DecodeIds(const TokenTextCodec& codec, const std::vector<int32_t>& ids) {
+  SamplingParams params;
+  params.skip_special_tokens = false;
+  std::unique_ptr<TokenTextDecoder> decoder = codec.NewDecoder(params);
+  std::string text;
+  for (int32_t id : ids) text += decoder->Append(id);
+  return text + decoder->Flush();
+}
+
+// The chat prompt as ids: the template already writes BOS, so the tokenizer must not add
+// another one (as Hugging Face's apply_chat_template(tokenize=True) does).
+GenerateRequest ChatPrompt(const ServerContext& ctx, const std::string& text) {
+  GenerateRequest request;
+  if (auto* codec = dynamic_cast<const TokenizerCodec*>(&ctx.engine->codec())) {
+    request.input_ids = codec->tokenizer().Encode(text, /*add_special=*/false,
+                                                  /*parse_special=*/true);
+  } else {
+    request.text = text;
+  }
+  return request;
+}
+
+HandlerResult Submit(const ServerContext& ctx, OpenAiRequest& parsed,
+                     std::vector<GenerateRequest> prompts, OpenAiResponseOptions options) {
+  const std::string rid = parsed.rid.empty() ? RandomHex() : parsed.rid;
+  options.id = (parsed.chat ? "chatcmpl-" : "cmpl-") + rid;
+  options.model = parsed.model.empty() ? ctx.model_info->served_model_name : parsed.model;
+  options.created = NowUnix();
+  options.n = parsed.sampling.n;
+  options.logprobs = parsed.logprobs;
+  options.top_logprobs = parsed.top_logprobs;
+  options.include_usage = parsed.include_usage;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    GenerateRequest& r = prompts[i];
+    r.rid = prompts.size() == 1 ? rid : rid + "-" + std::to_string(i);
+    r.sampling_params = parsed.sampling;
+    r.return_logprob = parsed.logprobs;
+    r.top_logprobs_num = parsed.logprobs ? parsed.top_logprobs : 0;
+    r.stream = parsed.stream;
+  }
+  auto call = std::make_shared<GenerationCall>(
+      ctx.engine, ctx.metrics, MakeOpenAiFormatter(std::move(options), &ctx.engine->codec()),
+      parsed.stream);
+  Status status = call->Submit(std::move(prompts));
+  if (!status.ok()) return HandlerResult::Error(ApiErrorFromStatus(status));
+  return HandlerResult::Generate(std::move(call));
+}
+
+HandlerResult HandleCompletions(const ServerContext& ctx, const HttpRequest& request) {
+  ApiError error;
+  std::optional<json> body = ParseJsonBody(request, &error);
+  if (!body.has_value()) return HandlerResult::Error(error);
+  StatusOr<OpenAiRequest> parsed = ParseCompletionRequest(*body, *ctx.config);
+  if (!parsed.ok()) return HandlerResult::Error(ApiErrorFromStatus(parsed.status()));
+  OpenAiResponseOptions options;
+  if (parsed->echo) {
+    for (const GenerateRequest& prompt : parsed->prompts) {
+      options.echo_prefixes.push_back(prompt.text.has_value()
+                                          ? *prompt.text
+                                          : DecodeIds(ctx.engine->codec(), *prompt.input_ids));
+    }
+  }
+  std::vector<GenerateRequest> prompts = std::move(parsed->prompts);
+  return Submit(ctx, *parsed, std::move(prompts), std::move(options));
+}
+
+HandlerResult HandleChat(const ServerContext& ctx, const HttpRequest& request) {
+  ApiError error;
+  std::optional<json> body = ParseJsonBody(request, &error);
+  if (!body.has_value()) return HandlerResult::Error(error);
+  StatusOr<OpenAiRequest> parsed = ParseChatRequest(*body, *ctx.config);
+  if (!parsed.ok()) return HandlerResult::Error(ApiErrorFromStatus(parsed.status()));
+  if (ctx.chat == nullptr) return HandlerResult::Error(ApiErrorFromStatus(ctx.chat_status));
+  StatusOr<std::string> prompt = ctx.chat->Render(parsed->raw_messages);
+  if (!prompt.ok()) {
+    ApiError render_error = ApiErrorFromStatus(prompt.status());
+    render_error.message = "chat template: " + render_error.message;
+    return HandlerResult::Error(render_error);
+  }
+  std::vector<GenerateRequest> prompts;
+  prompts.push_back(ChatPrompt(ctx, *prompt));
+  OpenAiResponseOptions options;
+  options.chat = true;
+  return Submit(ctx, *parsed, std::move(prompts), std::move(options));
+}
+
+json ModelCard(const ServerContext& ctx) {
+  return json{{"id", ctx.model_info->served_model_name},
+              {"object", "model"},
+              {"created", ctx.model_info->created_unix_s},
+              {"owned_by", "radixlm"},
+              {"root", ctx.model_info->model_path},
+              {"max_model_len", ctx.engine->context_length()}};
+}
+
+}  // namespace
+
+void AddOpenAiRoutes(const ServerContext& context, Router* router) {
+  const ServerContext ctx = context;
+  router->Add("POST", "/v1/completions",
+              [ctx](const HttpRequest& request) { return HandleCompletions(ctx, request); });
+  router->Add("POST", "/v1/chat/completions",
+              [ctx](const HttpRequest& request) { return HandleChat(ctx, request); });
+  router->Add("GET", "/v1/models", [ctx](const HttpRequest&) {
+    return HandlerResult::Respond(HttpResponse::Json(
+        200, json{{"object", "list"}, {"data", json::array({ModelCard(ctx)})}}));
+  });
+  router->Add("GET", "/v1/models/" + ctx.model_info->served_model_name,
+              [ctx](const HttpRequest&) {
+                return HandlerResult::Respond(HttpResponse::Json(200, ModelCard(ctx)));
+              });
+}
+
+}  // namespace radixlm::server

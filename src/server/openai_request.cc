@@ -1,0 +1,286 @@
+#include "server/openai_request.h"
+
+#include <limits>
+
+#include "server/json_fields.h"
+#include "server/native_request.h"
+
+namespace radixlm::server {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr int32_t kMaxTopLogprobs = 20;
+
+// OpenAI fields whose name and meaning equal SGLang's sampling_params (read by FromJson).
+constexpr const char* kSharedSamplingFields[] = {
+    "temperature", "top_p",          "top_k",       "min_p",
+    "n",           "stop",           "presence_penalty", "frequency_penalty",
+    "repetition_penalty", "logit_bias", "stop_token_ids", "ignore_eos",
+    "skip_special_tokens", "spaces_between_special_tokens", "no_stop_trim", "regex",
+    "json_schema", "ebnf"};
+
+bool IsUnset(const json& body, const char* field) { return FindField(body, field) == nullptr; }
+
+Status ReadMaxTokens(const json& body, const char* field, const ServerConfig& limits,
+                     SamplingParams* p) {
+  const json* value = FindField(body, field);
+  if (value == nullptr) return Status::Ok();
+  int64_t v = 0;
+  RADIXLM_RETURN_IF_ERROR(ParseInt(*value, field, 0, std::numeric_limits<int32_t>::max(), &v));
+  if (limits.max_new_tokens_cap > 0 && v > limits.max_new_tokens_cap) {
+    return InvalidArgument(std::string(field) + " must be at most " +
+                           std::to_string(limits.max_new_tokens_cap) + " on this server, got " +
+                           std::to_string(v));
+  }
+  p->max_new_tokens = static_cast<int32_t>(v);
+  return Status::Ok();
+}
+
+Status ReadSampling(const json& body, bool chat, const ServerConfig& limits, SamplingParams* p) {
+  json shared = json::object();
+  for (const char* field : kSharedSamplingFields) {
+    if (auto it = body.find(field); it != body.end()) shared[field] = *it;
+  }
+  RADIXLM_ASSIGN_OR_RETURN(*p, SamplingParams::FromJson(shared));
+  // OpenAI's defaults: 16 tokens for completions, no cap (the context) for chat.
+  if (chat) {
+    p->max_new_tokens.reset();
+    RADIXLM_RETURN_IF_ERROR(ReadMaxTokens(body, "max_tokens", limits, p));
+    RADIXLM_RETURN_IF_ERROR(ReadMaxTokens(body, "max_completion_tokens", limits, p));
+  } else {
+    p->max_new_tokens = 16;
+    RADIXLM_RETURN_IF_ERROR(ReadMaxTokens(body, "max_tokens", limits, p));
+  }
+  RADIXLM_RETURN_IF_ERROR(
+      ReadInt32(body, "min_tokens", 0, std::numeric_limits<int32_t>::max(), &p->min_new_tokens));
+  if (const json* seed = FindField(body, "seed"); seed != nullptr) {
+    int64_t v = 0;
+    RADIXLM_RETURN_IF_ERROR(ParseInt(*seed, "seed", std::numeric_limits<int64_t>::min(),
+                                     std::numeric_limits<int64_t>::max(), &v));
+    p->sampling_seed = v;
+  }
+  if (p->n < 1 || p->n > limits.max_batch_samples) {
+    return InvalidArgument("n must be in [1, " + std::to_string(limits.max_batch_samples) +
+                           "], got " + std::to_string(p->n));
+  }
+  if (const json* best_of = FindField(body, "best_of"); best_of != nullptr) {
+    int64_t v = 0;
+    RADIXLM_RETURN_IF_ERROR(ParseInt(*best_of, "best_of", 1, limits.max_batch_samples, &v));
+    if (v != p->n) return Unimplemented("best_of other than n is not supported by radixlm");
+  }
+  return Status::Ok();
+}
+
+Status ReadCommon(const json& body, bool chat, const ServerConfig& limits, OpenAiRequest* r) {
+  if (!body.is_object()) return WrongType("the request body", "a JSON object", body);
+  r->chat = chat;
+  RADIXLM_RETURN_IF_ERROR(ReadString(body, "model", &r->model));
+  RADIXLM_RETURN_IF_ERROR(ReadString(body, "rid", &r->rid));
+  std::string user;
+  RADIXLM_RETURN_IF_ERROR(ReadString(body, "user", &user));
+  RADIXLM_RETURN_IF_ERROR(ReadBool(body, "stream", &r->stream));
+  if (const json* options = FindField(body, "stream_options"); options != nullptr) {
+    if (!options->is_object()) return WrongType("stream_options", "an object", *options);
+    if (!r->stream) {
+      return InvalidArgument("stream_options is only allowed when stream is true");
+    }
+    RADIXLM_RETURN_IF_ERROR(ReadBool(*options, "include_usage", &r->include_usage));
+  }
+  RADIXLM_RETURN_IF_ERROR(ReadSampling(body, chat, limits, &r->sampling));
+  if (const json* tools = FindField(body, "tools"); tools != nullptr && !tools->empty()) {
+    return Unimplemented("tools: tool calling is not supported by radixlm");
+  }
+  if (const json* functions = FindField(body, "functions");
+      functions != nullptr && !functions->empty()) {
+    return Unimplemented("functions: function calling is not supported by radixlm");
+  }
+  return Status::Ok();
+}
+
+// Completions: logprobs is an integer (how many alternatives).
+Status ReadCompletionLogprobs(const json& body, OpenAiRequest* r) {
+  const json* value = FindField(body, "logprobs");
+  if (value == nullptr) return Status::Ok();
+  int64_t k = 0;
+  RADIXLM_RETURN_IF_ERROR(ParseInt(*value, "logprobs", 0, kMaxTopLogprobs, &k));
+  r->logprobs = true;
+  r->top_logprobs = static_cast<int32_t>(k);
+  return Status::Ok();
+}
+
+Status ReadIds(const json& list, const std::string& field, std::vector<int32_t>* out) {
+  for (size_t i = 0; i < list.size(); ++i) {
+    int64_t id = 0;
+    RADIXLM_RETURN_IF_ERROR(ParseInt(list[i], field + "[" + std::to_string(i) + "]", 0,
+                                     std::numeric_limits<int32_t>::max(), &id));
+    out->push_back(static_cast<int32_t>(id));
+  }
+  return Status::Ok();
+}
+
+Status ReadPrompts(const json& body, std::vector<GenerateRequest>* prompts) {
+  const json* prompt = FindField(body, "prompt");
+  if (prompt == nullptr) return InvalidArgument("prompt is required");
+  if (prompt->is_string()) {
+    prompts->emplace_back().text = prompt->get<std::string>();
+    return Status::Ok();
+  }
+  const char* expected = "a string, a list of strings, a list of token ids or a list of lists";
+  if (!prompt->is_array()) return WrongType("prompt", expected, *prompt);
+  if (prompt->empty()) return InvalidArgument("prompt is an empty list");
+  const json& first = (*prompt)[0];
+  if (first.is_number()) {
+    std::vector<int32_t> ids;
+    RADIXLM_RETURN_IF_ERROR(ReadIds(*prompt, "prompt", &ids));
+    prompts->emplace_back().input_ids = std::move(ids);
+    return Status::Ok();
+  }
+  for (size_t i = 0; i < prompt->size(); ++i) {
+    const json& item = (*prompt)[i];
+    const std::string name = "prompt[" + std::to_string(i) + "]";
+    if (item.is_string() && first.is_string()) {
+      prompts->emplace_back().text = item.get<std::string>();
+    } else if (item.is_array() && first.is_array()) {
+      if (item.empty()) return InvalidArgument(name + " is an empty list of token ids");
+      std::vector<int32_t> ids;
+      RADIXLM_RETURN_IF_ERROR(ReadIds(item, name, &ids));
+      prompts->emplace_back().input_ids = std::move(ids);
+    } else {
+      return WrongType(name, first.is_string() ? "a string" : "a list of token ids", item);
+    }
+  }
+  return Status::Ok();
+}
+
+Status ReadContent(const json& message, const std::string& name, ChatMessage* out) {
+  auto it = message.find("content");
+  if (it == message.end() || it->is_null()) {
+    if (out->role != "assistant") return InvalidArgument(name + ".content is required");
+    out->content_is_null = true;
+    return Status::Ok();
+  }
+  if (it->is_string()) {
+    out->content = it->get<std::string>();
+    return Status::Ok();
+  }
+  if (!it->is_array()) return WrongType(name + ".content", "a string or a list of parts", *it);
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& part = (*it)[i];
+    const std::string part_name = name + ".content[" + std::to_string(i) + "]";
+    if (!part.is_object()) return WrongType(part_name, "an object", part);
+    std::string type;
+    RADIXLM_RETURN_IF_ERROR(ReadString(part, "type", &type));
+    if (type != "text") {
+      return Unimplemented(part_name + ".type \"" + type +
+                           "\" is not supported (this server runs text-only models)");
+    }
+    const json* text = FindField(part, "text");
+    if (text == nullptr || !text->is_string()) {
+      return InvalidArgument(part_name + ".text must be a string");
+    }
+    out->content += text->get<std::string>();
+  }
+  return Status::Ok();
+}
+
+Status ReadMessages(const json& body, OpenAiRequest* r) {
+  const json* messages = FindField(body, "messages");
+  if (messages == nullptr) return InvalidArgument("messages is required");
+  if (!messages->is_array()) return WrongType("messages", "a list of messages", *messages);
+  if (messages->empty()) return InvalidArgument("messages must not be empty");
+  for (size_t i = 0; i < messages->size(); ++i) {
+    const json& m = (*messages)[i];
+    const std::string name = "messages[" + std::to_string(i) + "]";
+    if (!m.is_object()) return WrongType(name, "an object", m);
+    ChatMessage message;
+    const json* role = FindField(m, "role");
+    if (role == nullptr) return InvalidArgument(name + ".role is required");
+    if (!role->is_string()) return WrongType(name + ".role", "a string", *role);
+    message.role = role->get<std::string>();
+    if (message.role != "system" && message.role != "developer" && message.role != "user" &&
+        message.role != "assistant" && message.role != "tool" && message.role != "function") {
+      return InvalidArgument(name + ".role must be one of system, developer, user, assistant, "
+                             "tool; got \"" + message.role + "\"");
+    }
+    RADIXLM_RETURN_IF_ERROR(ReadContent(m, name, &message));
+    r->messages.push_back(std::move(message));
+  }
+  r->raw_messages = *messages;
+  return Status::Ok();
+}
+
+// response_format → the grammar fields.
+Status ReadResponseFormat(const json& body, SamplingParams* p) {
+  const json* format = FindField(body, "response_format");
+  if (format == nullptr) return Status::Ok();
+  if (!format->is_object()) return WrongType("response_format", "an object", *format);
+  std::string type;
+  RADIXLM_RETURN_IF_ERROR(ReadString(*format, "type", &type));
+  if (type == "text") return Status::Ok();
+  if (type == "json_object") {
+    p->json_schema = R"({"type":"object"})";
+    return Status::Ok();
+  }
+  if (type == "json_schema") {
+    const json* spec = FindField(*format, "json_schema");
+    if (spec == nullptr || !spec->is_object()) {
+      return InvalidArgument("response_format.json_schema must be an object with a schema");
+    }
+    const json* schema = FindField(*spec, "schema");
+    if (schema == nullptr) return InvalidArgument("response_format.json_schema.schema is required");
+    if (!schema->is_object() && !schema->is_boolean()) {
+      return WrongType("response_format.json_schema.schema", "a JSON schema object", *schema);
+    }
+    p->json_schema = schema->dump();
+    return Status::Ok();
+  }
+  if (type == "structural_tag") {
+    return Unimplemented("response_format type structural_tag is not supported by radixlm");
+  }
+  return InvalidArgument("response_format.type must be text, json_object or json_schema, got \"" +
+                         type + "\"");
+}
+
+}  // namespace
+
+StatusOr<OpenAiRequest> ParseCompletionRequest(const json& body, const ServerConfig& limits) {
+  OpenAiRequest r;
+  RADIXLM_RETURN_IF_ERROR(ReadCommon(body, /*chat=*/false, limits, &r));
+  RADIXLM_RETURN_IF_ERROR(ReadPrompts(body, &r.prompts));
+  RADIXLM_RETURN_IF_ERROR(ReadCompletionLogprobs(body, &r));
+  RADIXLM_RETURN_IF_ERROR(ReadBool(body, "echo", &r.echo));
+  if (const json* suffix = FindField(body, "suffix"); suffix != nullptr && !suffix->empty()) {
+    return Unimplemented("suffix is not supported by radixlm");
+  }
+  if (r.echo && r.logprobs) {
+    return Unimplemented("echo together with logprobs is not supported by radixlm");
+  }
+  const int64_t samples = static_cast<int64_t>(r.prompts.size()) * r.sampling.n;
+  if (samples > limits.max_batch_samples) {
+    return InvalidArgument("the request asks for " + std::to_string(samples) +
+                           " completions (prompts x n); this server allows at most " +
+                           std::to_string(limits.max_batch_samples));
+  }
+  return r;
+}
+
+StatusOr<OpenAiRequest> ParseChatRequest(const json& body, const ServerConfig& limits) {
+  OpenAiRequest r;
+  RADIXLM_RETURN_IF_ERROR(ReadCommon(body, /*chat=*/true, limits, &r));
+  RADIXLM_RETURN_IF_ERROR(ReadMessages(body, &r));
+  RADIXLM_RETURN_IF_ERROR(ReadBool(body, "logprobs", &r.logprobs));
+  RADIXLM_RETURN_IF_ERROR(ReadInt32(body, "top_logprobs", 0, kMaxTopLogprobs, &r.top_logprobs));
+  if (!IsUnset(body, "top_logprobs") && r.top_logprobs > 0 && !r.logprobs) {
+    return InvalidArgument("top_logprobs requires logprobs to be true");
+  }
+  RADIXLM_RETURN_IF_ERROR(ReadResponseFormat(body, &r.sampling));
+  if (const json* choice = FindField(body, "tool_choice"); choice != nullptr) {
+    if (!(choice->is_string() && (*choice == "none" || *choice == "auto"))) {
+      return Unimplemented("tool_choice: tool calling is not supported by radixlm");
+    }
+  }
+  return r;
+}
+
+}  // namespace radixlm::server

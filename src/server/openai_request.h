@@ -1,0 +1,51 @@
+// Parsing of OpenAI's /v1/completions and /v1/chat/completions bodies into engine requests.
+//
+// Standard fields: model, prompt | messages, max_tokens (chat: max_completion_tokens wins),
+// temperature, top_p, n, stop, seed, presence_penalty, frequency_penalty, logit_bias, stream,
+// stream_options.include_usage, logprobs (+ top_logprobs for chat), echo (completions),
+// response_format (chat: text | json_object | json_schema), user. SGLang's extras: top_k, min_p,
+// min_tokens, repetition_penalty, stop_token_ids, ignore_eos, skip_special_tokens,
+// no_stop_trim, spaces_between_special_tokens, regex, json_schema, ebnf, rid. Unknown fields are
+// ignored; fields for features radixlm lacks (tools, suffix, best_of != n, images) are refused
+// with a message naming them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/generate_request.h"
+#include "server/server_config.h"
+#include "util/status.h"
+
+namespace radixlm::server {
+
+struct ChatMessage {
+  std::string role;     // system | developer | user | assistant | tool
+  std::string content;  // text parts joined
+  bool content_is_null = false;
+};
+
+struct OpenAiRequest {
+  bool chat = false;
+  std::string model;
+  // Completions: one entry per prompt; each is text or token ids.
+  std::vector<GenerateRequest> prompts;
+  std::vector<ChatMessage> messages;  // chat only
+  nlohmann::json raw_messages;        // chat only: as sent (for templates that want more)
+  SamplingParams sampling;            // shared by every prompt
+  bool stream = false;
+  bool include_usage = false;
+  bool echo = false;             // completions
+  bool logprobs = false;         // return logprobs at all
+  int32_t top_logprobs = 0;      // alternatives per position
+  std::string rid;               // SGLang extra; "" lets the engine choose
+};
+
+// InvalidArgument / Unimplemented naming the field.
+StatusOr<OpenAiRequest> ParseCompletionRequest(const nlohmann::json& body,
+                                               const ServerConfig& limits);
+StatusOr<OpenAiRequest> ParseChatRequest(const nlohmann::json& body, const ServerConfig& limits);
+
+}  // namespace radixlm::server

@@ -1,0 +1,202 @@
+#include "server/openai_response.h"
+
+#include <nlohmann/json.hpp>
+
+#include "server/api_error.h"
+#include "server/sse.h"
+
+namespace radixlm::server {
+namespace {
+
+using json = nlohmann::json;
+
+json FinishReasonJson(const std::optional<FinishReason>& reason) {
+  if (!reason.has_value()) return nullptr;
+  return reason->type();
+}
+
+json MatchedStop(const std::optional<FinishReason>& reason) {
+  if (!reason.has_value()) return nullptr;
+  if (reason->kind == FinishReason::Kind::kStopToken) return reason->matched_token;
+  if (reason->kind == FinishReason::Kind::kStopString) return reason->matched_text;
+  return nullptr;
+}
+
+json Bytes(const std::string& text) {
+  json bytes = json::array();
+  for (unsigned char c : text) bytes.push_back(static_cast<int>(c));
+  return bytes;
+}
+
+float LogprobOf(const LogprobEntry& e) { return e.logprob.value_or(0.0f); }
+
+class OpenAiFormatter : public GenerationFormatter {
+ public:
+  OpenAiFormatter(OpenAiResponseOptions options, const TokenTextCodec* codec)
+      : o_(std::move(options)), codec_(codec) {}
+
+  void OnChunk(size_t prompt, const GenerateOutput& chunk, const GenerateResult& result,
+               double, std::string* out) override {
+    if (chunk.finish_reason.has_value() && chunk.finish_reason->is_abort()) {
+      if (!error_sent_) {
+        *out += SseEvent(ErrorJson(
+            ApiError{503, "the request was aborted: " + chunk.finish_reason->matched_text, ""}));
+        error_sent_ = true;
+      }
+      return;
+    }
+    const int32_t index = static_cast<int32_t>(prompt) * o_.n + chunk.index;
+    json choice = {{"index", index}};
+    if (o_.chat) {
+      json delta = json::object();
+      if (!Mark(&role_sent_, index)) delta["role"] = "assistant";
+      if (!chunk.text.empty() || !chunk.finish_reason.has_value()) delta["content"] = chunk.text;
+      choice["delta"] = std::move(delta);
+      choice["logprobs"] = o_.logprobs ? ChatLogprobs(chunk.output_token_logprobs) : json(nullptr);
+    } else {
+      std::string text = chunk.text;
+      if (!o_.echo_prefixes.empty() && !Mark(&echo_sent_, index)) {
+        text = o_.echo_prefixes[prompt] + text;  // the sample's first chunk
+      }
+      choice["text"] = std::move(text);
+      const size_t before = result.text.size() - chunk.text.size();
+      choice["logprobs"] = o_.logprobs
+                               ? CompletionLogprobs(chunk.output_token_logprobs, before)
+                               : json(nullptr);
+    }
+    choice["finish_reason"] = FinishReasonJson(chunk.finish_reason);
+    choice["matched_stop"] = MatchedStop(chunk.finish_reason);
+    json event = Envelope(o_.chat ? "chat.completion.chunk" : "text_completion");
+    event["choices"] = json::array({std::move(choice)});
+    event["usage"] = nullptr;
+    *out += SseEvent(event);
+  }
+
+  void OnStreamEnd(const ResultGrid& results, double, std::string* out) override {
+    if (o_.include_usage && !error_sent_) {
+      json event = Envelope(o_.chat ? "chat.completion.chunk" : "text_completion");
+      event["choices"] = json::array();
+      event["usage"] = UsageJson(results);
+      *out += SseEvent(event);
+    }
+    *out += kSseDone;
+  }
+
+  HttpResponse OnComplete(const ResultGrid& results, double) override {
+    json choices = json::array();
+    for (size_t p = 0; p < results.size(); ++p) {
+      for (const GenerateResult& r : results[p]) {
+        if (r.finish_reason.has_value() && r.finish_reason->is_abort()) {
+          return ErrorResponse(
+              ApiError{503, "the request was aborted: " + r.finish_reason->matched_text, ""});
+        }
+        json choice = {{"index", static_cast<int32_t>(p) * o_.n + r.index}};
+        if (o_.chat) {
+          choice["message"] = {{"role", "assistant"},
+                               {"content", r.text},
+                               {"reasoning_content", nullptr},
+                               {"tool_calls", nullptr}};
+          choice["logprobs"] = o_.logprobs ? ChatLogprobs(r.output_token_logprobs) : json(nullptr);
+        } else {
+          const std::string prefix = o_.echo_prefixes.empty() ? "" : o_.echo_prefixes[p];
+          choice["text"] = prefix + r.text;
+          choice["logprobs"] =
+              o_.logprobs ? CompletionLogprobs(r.output_token_logprobs, 0) : json(nullptr);
+        }
+        choice["finish_reason"] = FinishReasonJson(r.finish_reason);
+        choice["matched_stop"] = MatchedStop(r.finish_reason);
+        choices.push_back(std::move(choice));
+      }
+    }
+    json body = Envelope(o_.chat ? "chat.completion" : "text_completion");
+    body["choices"] = std::move(choices);
+    body["usage"] = UsageJson(results);
+    return HttpResponse::Json(200, body);
+  }
+
+ private:
+  // Sets flags[index]; returns its previous value.
+  static bool Mark(std::vector<bool>* flags, int32_t index) {
+    if (flags->size() <= static_cast<size_t>(index)) flags->resize(index + 1, false);
+    const bool was = (*flags)[index];
+    (*flags)[index] = true;
+    return was;
+  }
+
+  json Envelope(const char* object) const {
+    return json{{"id", o_.id}, {"object", object}, {"created", o_.created}, {"model", o_.model}};
+  }
+
+  std::string Text(int32_t token) const { return codec_ != nullptr ? codec_->TokenText(token) : ""; }
+
+  json ChatLogprobs(const std::vector<LogprobEntry>& entries) const {
+    json content = json::array();
+    for (const LogprobEntry& e : entries) {
+      const std::string text = Text(e.token);
+      json top = json::array();
+      for (size_t k = 0; k < e.top.size() && static_cast<int32_t>(k) < o_.top_logprobs; ++k) {
+        const std::string alt = Text(e.top[k].token);
+        top.push_back({{"token", alt}, {"logprob", e.top[k].logprob}, {"bytes", Bytes(alt)}});
+      }
+      content.push_back({{"token", text},
+                         {"logprob", LogprobOf(e)},
+                         {"bytes", Bytes(text)},
+                         {"top_logprobs", std::move(top)}});
+    }
+    return json{{"content", std::move(content)}};
+  }
+
+  json CompletionLogprobs(const std::vector<LogprobEntry>& entries, size_t offset) const {
+    json tokens = json::array(), token_logprobs = json::array(), tops = json::array(),
+         offsets = json::array();
+    for (const LogprobEntry& e : entries) {
+      const std::string text = Text(e.token);
+      tokens.push_back(text);
+      token_logprobs.push_back(LogprobOf(e));
+      offsets.push_back(offset);
+      offset += text.size();
+      if (o_.top_logprobs > 0) {
+        json top = json::object();
+        for (size_t k = 0; k < e.top.size() && static_cast<int32_t>(k) < o_.top_logprobs; ++k) {
+          top[Text(e.top[k].token)] = e.top[k].logprob;
+        }
+        tops.push_back(std::move(top));
+      } else {
+        tops.push_back(nullptr);
+      }
+    }
+    return json{{"tokens", std::move(tokens)},
+                {"token_logprobs", std::move(token_logprobs)},
+                {"top_logprobs", std::move(tops)},
+                {"text_offset", std::move(offsets)}};
+  }
+
+  const OpenAiResponseOptions o_;
+  const TokenTextCodec* const codec_;
+  std::vector<bool> role_sent_;  // per choice: the first chunk went out
+  std::vector<bool> echo_sent_;
+  bool error_sent_ = false;
+};
+
+}  // namespace
+
+json UsageJson(const ResultGrid& results) {
+  int64_t prompt = 0, completion = 0, cached = 0;
+  for (const auto& samples : results) {
+    if (samples.empty()) continue;
+    prompt += samples[0].meta.prompt_tokens;
+    cached += samples[0].meta.cached_tokens;
+    for (const GenerateResult& r : samples) completion += r.meta.completion_tokens;
+  }
+  return json{{"prompt_tokens", prompt},
+              {"completion_tokens", completion},
+              {"total_tokens", prompt + completion},
+              {"prompt_tokens_details", {{"cached_tokens", cached}}}};
+}
+
+std::unique_ptr<GenerationFormatter> MakeOpenAiFormatter(OpenAiResponseOptions options,
+                                                         const TokenTextCodec* codec) {
+  return std::make_unique<OpenAiFormatter>(std::move(options), codec);
+}
+
+}  // namespace radixlm::server

@@ -1,0 +1,36 @@
+// OpenAI response shapes for /v1/completions and /v1/chat/completions, built from engine
+// results: choices (index = prompt * n + sample), finish_reason ("stop" | "length", plus
+// SGLang's matched_stop), logprobs (completions: tokens / token_logprobs / top_logprobs /
+// text_offset; chat: content[{token, logprob, bytes, top_logprobs}]), and usage with
+// prompt_tokens_details.cached_tokens. Streams are "chat.completion.chunk" /
+// "text_completion" events, an optional usage event, then "data: [DONE]".
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "server/generation_call.h"
+#include "server/openai_request.h"
+
+namespace radixlm::server {
+
+struct OpenAiResponseOptions {
+  bool chat = false;
+  std::string id;     // "chatcmpl-..." / "cmpl-..."
+  std::string model;
+  int64_t created = 0;  // unix seconds
+  int32_t n = 1;
+  bool logprobs = false;
+  int32_t top_logprobs = 0;
+  bool include_usage = false;
+  std::vector<std::string> echo_prefixes;  // completions with echo: per prompt, else empty
+};
+
+std::unique_ptr<GenerationFormatter> MakeOpenAiFormatter(OpenAiResponseOptions options,
+                                                         const TokenTextCodec* codec);
+
+// The usage object over all results (prompt tokens counted once per prompt).
+nlohmann::json UsageJson(const ResultGrid& results);
+
+}  // namespace radixlm::server

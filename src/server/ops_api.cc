@@ -1,0 +1,176 @@
+#include "server/ops_api.h"
+
+#include <atomic>
+#include <nlohmann/json.hpp>
+
+#include "server/generation_call.h"
+#include "server/json_fields.h"
+
+namespace radixlm::server {
+namespace {
+
+using json = nlohmann::json;
+
+bool ShuttingDown(const ServerContext& ctx) {
+  return ctx.shutting_down != nullptr && ctx.shutting_down->load();
+}
+
+HttpResponse Unavailable() {
+  return ErrorResponse(ApiError{503, "the server is shutting down", ""});
+}
+
+// /health_generate succeeds when a 1-token generation finishes normally.
+class HealthFormatter : public GenerationFormatter {
+ public:
+  HttpResponse OnComplete(const ResultGrid& results, double elapsed_s) override {
+    for (const auto& samples : results) {
+      for (const GenerateResult& r : samples) {
+        if (!r.finish_reason.has_value() || r.finish_reason->is_abort()) {
+          return ErrorResponse(ApiError{503, "health check generation was aborted", ""});
+        }
+      }
+    }
+    return HttpResponse::Json(200, json{{"status", "ok"}, {"e2e_latency", elapsed_s}});
+  }
+};
+
+HandlerResult HealthGenerate(const ServerContext& ctx) {
+  if (ShuttingDown(ctx)) return HandlerResult::Respond(Unavailable());
+  static std::atomic<uint64_t> counter{0};
+  GenerateRequest request;
+  request.rid = "HEALTH_CHECK_" + std::to_string(counter.fetch_add(1));
+  request.text = "Hello";
+  request.sampling_params.max_new_tokens = 1;
+  request.sampling_params.temperature = 0.0f;
+  auto call = std::make_shared<GenerationCall>(ctx.engine, nullptr,
+                                               std::make_unique<HealthFormatter>(), false);
+  std::vector<GenerateRequest> requests;
+  requests.push_back(std::move(request));
+  Status status = call->Submit(std::move(requests));
+  if (!status.ok()) return HandlerResult::Error(ApiErrorFromStatus(status));
+  return HandlerResult::Generate(std::move(call));
+}
+
+HandlerResult AbortRequest(const ServerContext& ctx, const HttpRequest& request) {
+  ApiError error;
+  std::optional<json> body = ParseJsonBody(request, &error);
+  if (!body.has_value()) return HandlerResult::Error(error);
+  if (!body->is_object()) {
+    return HandlerResult::Error(BadRequest("the request body must be a JSON object"));
+  }
+  bool abort_all = false;
+  std::string rid;
+  Status status = ReadBool(*body, "abort_all", &abort_all);
+  if (status.ok()) status = ReadString(*body, "rid", &rid);
+  if (!status.ok()) return HandlerResult::Error(ApiErrorFromStatus(status));
+  if (abort_all) {
+    return HandlerResult::Error(ApiError{501, "abort_all is not supported; give a rid", ""});
+  }
+  if (rid.empty()) return HandlerResult::Error(BadRequest("rid is required", "rid"));
+  const bool found = ctx.engine->Abort(rid);
+  return HandlerResult::Respond(HttpResponse::Json(200, json{{"success", found}, {"rid", rid}}));
+}
+
+}  // namespace
+
+json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
+  const EngineConfig& ec = ctx.engine->config();
+  const SchedulerConfig& sc = ctx.engine->scheduler_config();
+  const SchedulerStats& s = stats.scheduler;
+  const int64_t tree_tokens = s.evictable_tokens + s.protected_tokens;
+  json internal = {
+      {"pool_size", s.pool_size},
+      {"pool_free_tokens", s.pool_free},
+      {"pool_used_tokens", s.pool_used},
+      {"tree_tokens", tree_tokens},
+      {"evictable_tokens", s.evictable_tokens},
+      {"protected_tokens", s.protected_tokens},
+      {"num_running_reqs", s.running_requests + s.prefilling_requests},
+      {"num_waiting_reqs", s.waiting_requests},
+      {"live_requests", stats.live_requests},
+      {"cache_hit_rate", stats.cache_hit_rate()},
+      {"cache_hit_tokens", s.cache_hit_tokens},
+      {"prefill_tokens", s.prefill_tokens},
+      {"decode_tokens", s.decode_tokens},
+      {"retractions", s.retractions},
+      {"forward_passes", s.forward_passes},
+      {"finished_requests", s.finished_requests},
+      {"aborted_requests", s.aborted_requests},
+      {"new_token_ratio", s.new_token_ratio},
+  };
+  json info = {
+      {"version", "0.1.0"},
+      {"model_path", ctx.model_info->model_path},
+      {"tokenizer_path", ctx.model_info->model_path},
+      {"served_model_name", ctx.model_info->served_model_name},
+      {"host", ctx.config->host},
+      {"port", ctx.config->port},
+      {"schedule_policy", SchedulePolicyName(sc.schedule_policy)},
+      {"chunked_prefill_size", sc.chunked_prefill_size},
+      {"max_prefill_tokens", sc.max_prefill_tokens},
+      {"max_running_requests", sc.max_running_requests},
+      {"page_size", sc.page_size},
+      {"disable_radix_cache", sc.disable_radix_cache},
+      {"radix_eviction_policy", EvictionPolicyName(sc.radix_eviction_policy)},
+      {"context_length", ctx.engine->context_length()},
+      {"max_total_num_tokens", ctx.engine->max_total_tokens()},
+      {"threads", ec.threads},
+      {"incremental_streaming_output", ctx.config->incremental_streaming_output},
+      {"api_key_set", !ctx.config->api_key.empty()},
+      {"internal_states", json::array({internal})},
+  };
+  // Flattened copies of the counters a client most often wants.
+  for (const char* key : {"pool_size", "pool_free_tokens", "tree_tokens", "num_running_reqs",
+                          "num_waiting_reqs", "cache_hit_rate"}) {
+    info[key] = internal[key];
+  }
+  return info;
+}
+
+void AddOpsRoutes(const ServerContext& context, Router* router) {
+  const ServerContext ctx = context;
+  auto health = [ctx](const HttpRequest&) {
+    if (ShuttingDown(ctx)) return HandlerResult::Respond(Unavailable());
+    return HandlerResult::Respond(HttpResponse::Json(200, json{{"status", "ok"}}));
+  };
+  router->Add("GET", "/health", health, /*open=*/true);
+  router->Add("GET", "/health_generate", [ctx](const HttpRequest&) { return HealthGenerate(ctx); },
+              /*open=*/true);
+  auto model_info = [ctx](const HttpRequest&) {
+    return HandlerResult::Respond(HttpResponse::Json(200, ctx.model_info->ToModelInfoJson()));
+  };
+  router->Add("GET", "/model_info", model_info);
+  router->Add("GET", "/get_model_info", model_info);
+  auto server_info = [ctx](const HttpRequest&) {
+    return HandlerResult::Blocking([ctx] {
+      return HttpResponse::Json(200, ServerInfoJson(ctx, ctx.engine->GetStats()));
+    });
+  };
+  router->Add("GET", "/server_info", server_info);
+  router->Add("GET", "/get_server_info", server_info);
+  auto flush = [ctx](const HttpRequest&) {
+    return HandlerResult::Blocking([ctx] {
+      Status status = ctx.engine->FlushCache();
+      if (!status.ok()) {
+        return ErrorResponse(ApiError{400, "Cache not flushed: " + status.message(), ""});
+      }
+      return HttpResponse::Json(200, json{{"success", true}, {"message", "Cache flushed."}});
+    });
+  };
+  router->Add("POST", "/flush_cache", flush);
+  router->Add("GET", "/flush_cache", flush);
+  router->Add("POST", "/abort_request",
+              [ctx](const HttpRequest& request) { return AbortRequest(ctx, request); });
+  router->Add(
+      "GET", "/metrics",
+      [ctx](const HttpRequest&) {
+        return HandlerResult::Blocking([ctx] {
+          return HttpResponse::Text(
+              200, ctx.metrics->Render(ctx.engine->GetStats(), ctx.model_info->served_model_name),
+              "text/plain; version=0.0.4; charset=utf-8");
+        });
+      },
+      /*open=*/true);
+}
+
+}  // namespace radixlm::server

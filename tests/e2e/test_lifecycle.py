@@ -1,0 +1,59 @@
+"""A second server with --api-key: authentication, then SIGTERM while a stream is running."""
+
+import threading
+
+import pytest
+import requests
+
+from conftest import Server
+
+
+@pytest.fixture(scope="module")
+def keyed_server():
+    s = Server(extra_args=["--max-total-tokens", "8192", "--schedule-policy", "fcfs"],
+               api_key="sekrit")
+    yield s
+    s.stop()
+
+
+def test_api_key(keyed_server):
+    url = keyed_server.url
+    body = {"text": "hi", "sampling_params": {"max_new_tokens": 1}}
+    missing = requests.post(url + "/generate", json=body, timeout=60)
+    assert missing.status_code == 401 and "error" in missing.json()
+    wrong = requests.post(url + "/generate", json=body, timeout=60,
+                          headers={"Authorization": "Bearer nope"})
+    assert wrong.status_code == 401
+    assert requests.get(url + "/v1/models", timeout=60).status_code == 401
+    ok = requests.post(url + "/generate", json=body, timeout=60,
+                       headers={"Authorization": "Bearer sekrit"})
+    assert ok.status_code == 200
+    assert requests.get(url + "/health", timeout=60).status_code == 200  # open, as in SGLang
+    info = requests.get(url + "/get_server_info", timeout=60,
+                        headers={"Authorization": "Bearer sekrit"}).json()
+    assert info["max_total_num_tokens"] == 8192 and info["schedule_policy"] == "fcfs"
+
+
+def test_sigterm_finishes_in_flight_streams_and_exits_0(keyed_server):
+    events = []
+    started = threading.Event()
+
+    def stream():
+        with requests.post(keyed_server.url + "/generate", stream=True, timeout=120,
+                           headers=keyed_server.headers(),
+                           json={"text": "A long story:", "stream": True,
+                                 "sampling_params": {"max_new_tokens": 3000,
+                                                     "ignore_eos": True}}) as r:
+            for line in r.iter_lines():
+                if line:
+                    events.append(line.decode())
+                    started.set()
+
+    t = threading.Thread(target=stream)
+    t.start()
+    assert started.wait(60)
+    assert keyed_server.stop(timeout=60) == 0
+    t.join(timeout=60)
+    assert not t.is_alive()
+    assert events[-1] == "data: [DONE]"
+    assert '"abort"' in events[-2]

@@ -1,0 +1,165 @@
+"""SGLang's native API against the real server: /generate shapes, streaming, logprobs, ops."""
+
+import requests
+
+from conftest import sse_events
+
+GREEDY = {"temperature": 0, "max_new_tokens": 6}
+
+
+def test_generate_single(server):
+    r = server.post("/generate", {"text": "The capital of France is", "sampling_params": GREEDY})
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert isinstance(out["text"], str) and out["text"]
+    assert len(out["output_ids"]) == out["meta_info"]["completion_tokens"] <= 6
+    meta = out["meta_info"]
+    for key in ("id", "finish_reason", "prompt_tokens", "completion_tokens", "cached_tokens",
+                "e2e_latency"):
+        assert key in meta
+    assert meta["finish_reason"]["type"] in ("length", "stop")
+    assert meta["prompt_tokens"] >= 5
+
+
+def test_generate_is_deterministic_when_greedy(server):
+    body = {"text": "Count: one, two,", "sampling_params": GREEDY}
+    a = server.post("/generate", body).json()
+    b = server.post("/generate", body).json()
+    assert a["output_ids"] == b["output_ids"]
+    assert b["meta_info"]["cached_tokens"] > 0  # the prompt came from the radix cache
+
+
+def test_nulls_and_sglang_defaults_are_accepted(server):
+    r = server.post("/generate", {
+        "text": "Hello", "rid": None, "stream": False,
+        "sampling_params": {"max_new_tokens": 2, "top_k": -1, "stop": [], "stop_token_ids": [],
+                            "regex": None, "json_schema": None, "temperature": None,
+                            "top_p": None, "min_p": None, "n": None},
+    })
+    assert r.status_code == 200, r.text
+
+
+def test_batch_and_n_are_prompt_major(server):
+    r = server.post("/generate", {"text": ["Apples are", "The sky is"],
+                                  "sampling_params": {"max_new_tokens": 3, "n": 2}})
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert isinstance(out, list) and len(out) == 4
+    prompt_tokens = [o["meta_info"]["prompt_tokens"] for o in out]
+    assert prompt_tokens[0] == prompt_tokens[1] and prompt_tokens[2] == prompt_tokens[3]
+
+
+def test_input_ids_batch(server):
+    r = server.post("/generate", {"input_ids": [[2, 9259], [2, 9259, 1010]],
+                                  "sampling_params": {"max_new_tokens": 1}})
+    assert r.status_code == 200, r.text
+    assert [o["meta_info"]["prompt_tokens"] for o in r.json()] == [2, 3]
+
+
+def test_stream_is_cumulative_and_ends_with_done(server):
+    body = {"text": "Once upon a time", "sampling_params": GREEDY, "stream": True}
+    with server.post("/generate", body, stream=True) as r:
+        assert r.status_code == 200
+        assert r.headers["content-type"].startswith("text/event-stream")
+        events = sse_events(r)
+    assert events
+    texts = [e["text"] for e in events]
+    for earlier, later in zip(texts, texts[1:]):
+        assert later.startswith(earlier)
+    assert events[-1]["meta_info"]["finish_reason"] is not None
+    full = server.post("/generate", {"text": "Once upon a time", "sampling_params": GREEDY})
+    assert full.json()["text"] == texts[-1]
+
+
+def test_batch_stream_carries_index(server):
+    body = {"text": ["A", "B"], "sampling_params": {"max_new_tokens": 3}, "stream": True}
+    with server.post("/generate", body, stream=True) as r:
+        events = sse_events(r)
+    assert {e["index"] for e in events} == {0, 1}
+
+
+def test_logprobs_shapes(server):
+    r = server.post("/generate", {
+        "text": "The quick brown fox", "sampling_params": {"max_new_tokens": 3, "temperature": 0},
+        "return_logprob": True, "logprob_start_len": 0, "top_logprobs_num": 2,
+        "return_text_in_logprobs": True,
+    })
+    assert r.status_code == 200, r.text
+    meta = r.json()["meta_info"]
+    inputs = meta["input_token_logprobs"]
+    outputs = meta["output_token_logprobs"]
+    assert len(inputs) == meta["prompt_tokens"]
+    assert inputs[0][0] is None  # nothing predicts the first token
+    assert len(outputs) == meta["completion_tokens"] == 3
+    for logprob, token_id, text in outputs:
+        assert logprob <= 0 and isinstance(token_id, int) and isinstance(text, str)
+    assert all(len(top) == 2 for top in meta["output_top_logprobs"])
+    # Greedy: the chosen token is the best alternative.
+    assert meta["output_top_logprobs"][0][0][1] == outputs[0][1]
+
+
+def test_max_new_tokens_zero_scores_the_prompt(server):
+    r = server.post("/generate", {"text": ["Paris is in France", "Paris is in Spain"],
+                                  "sampling_params": {"max_new_tokens": 0},
+                                  "return_logprob": True, "logprob_start_len": 2,
+                                  "return_text_in_logprobs": True})
+    assert r.status_code == 200, r.text
+    for out in r.json():
+        assert out["output_ids"] == []
+        lps = out["meta_info"]["input_token_logprobs"]
+        assert len(lps) == out["meta_info"]["prompt_tokens"] - 2
+        assert all(lp[0] is not None and lp[2] is not None for lp in lps)
+
+
+def test_ops_routes(server):
+    assert server.get("/health").status_code == 200
+    assert server.get("/health_generate").status_code == 200
+    for path in ("/model_info", "/get_model_info"):
+        info = server.get(path).json()
+        assert info["is_generation"] is True
+        assert info["model_path"].endswith(".gguf")
+        assert info["architectures"] == ["Gemma3ForCausalLM"]
+    for path in ("/server_info", "/get_server_info"):
+        info = server.get(path).json()
+        assert info["pool_size"] > 0 and "tree_tokens" in info
+        assert info["internal_states"][0]["pool_free_tokens"] >= 0
+    assert server.post("/flush_cache").status_code == 200
+    abort = server.post("/abort_request", {"rid": "no-such-request"})
+    assert abort.status_code == 200 and abort.json()["success"] is False
+
+
+def test_abort_request_ends_a_running_request(server):
+    import threading
+
+    result = {}
+
+    def run():
+        result["r"] = server.post("/generate", {
+            "text": "Write a long story.", "rid": "abort-me",
+            "sampling_params": {"max_new_tokens": 2000, "ignore_eos": True}})
+
+    t = threading.Thread(target=run)
+    t.start()
+    for _ in range(100):
+        if server.post("/abort_request", {"rid": "abort-me"}).json()["success"]:
+            break
+        threading.Event().wait(0.05)
+    t.join(timeout=60)
+    assert result["r"].status_code == 200
+    assert result["r"].json()["meta_info"]["finish_reason"]["type"] == "abort"
+
+
+def test_metrics(server):
+    server.post("/generate", {"text": "metrics", "sampling_params": {"max_new_tokens": 2}})
+    r = server.get("/metrics")
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("text/plain")
+    text = r.text
+    for name in ("prompt_tokens_total", "generation_tokens_total", "cached_tokens_total",
+                 "cache_hit_rate", "num_running_reqs", "num_queue_reqs", "token_usage",
+                 "num_retracted_reqs_total", "time_to_first_token_seconds_bucket",
+                 "inter_token_latency_seconds_bucket", "e2e_request_latency_seconds_count"):
+        assert f"radixlm:{name}" in text, name
+    generated = [line for line in text.splitlines()
+                 if line.startswith("radixlm:generation_tokens_total")]
+    assert float(generated[0].rsplit(" ", 1)[1]) > 0

@@ -1,0 +1,130 @@
+"""The official `openai` client against radixlm's /v1 routes."""
+
+import uuid
+
+import openai
+import pytest
+
+
+@pytest.fixture(scope="module")
+def client(server):
+    return openai.OpenAI(base_url=server.url + "/v1", api_key="unused", max_retries=0,
+                         timeout=120)
+
+
+@pytest.fixture(scope="module")
+def model(client):
+    return client.models.list().data[0].id
+
+
+def test_models(client, server):
+    models = client.models.list().data
+    assert len(models) == 1 and models[0].id.endswith(".gguf")
+
+
+def test_completion(client, model):
+    r = client.completions.create(model=model, prompt="The capital of France is", max_tokens=8,
+                                  temperature=0)
+    assert r.object == "text_completion"
+    assert len(r.choices) == 1 and r.choices[0].text
+    assert r.choices[0].finish_reason in ("stop", "length")
+    assert 0 < r.usage.completion_tokens <= 8
+    assert r.usage.total_tokens == r.usage.prompt_tokens + r.usage.completion_tokens
+
+
+def test_completion_stream_matches_non_stream(client, model):
+    kwargs = dict(model=model, prompt="My favourite food is", max_tokens=8, temperature=0)
+    full = client.completions.create(**kwargs).choices[0].text
+    chunks = list(client.completions.create(stream=True, **kwargs))
+    assert "".join(c.choices[0].text for c in chunks if c.choices) == full
+    assert chunks[-1].choices[0].finish_reason in ("stop", "length")
+
+
+def test_completion_n2(client, model):
+    r = client.completions.create(model=model, prompt="Once upon a time", max_tokens=4, n=2,
+                                  temperature=0.8, seed=3)
+    assert sorted(c.index for c in r.choices) == [0, 1]
+    assert 0 < r.usage.completion_tokens <= 8
+
+
+def test_stop_string(client, model):
+    r = client.completions.create(model=model, prompt="1, 2, 3, 4, 5,", max_tokens=12,
+                                  temperature=0, stop=[","])
+    choice = r.choices[0]
+    assert "," not in choice.text
+    assert choice.finish_reason == "stop"
+
+
+def test_completion_logprobs(client, model):
+    r = client.completions.create(model=model, prompt="The sun rises in the", max_tokens=3,
+                                  temperature=0, logprobs=2)
+    lp = r.choices[0].logprobs
+    assert len(lp.tokens) == len(lp.token_logprobs) == r.usage.completion_tokens
+    assert all(x <= 0 for x in lp.token_logprobs)
+    assert all(1 <= len(top) <= 2 for top in lp.top_logprobs)
+    assert "".join(lp.tokens) == r.choices[0].text
+
+
+def test_seed_reproducibility(client, model):
+    kwargs = dict(model=model, prompt="A random word:", max_tokens=8, temperature=1.0)
+    a = client.completions.create(seed=1234, **kwargs).choices[0].text
+    b = client.completions.create(seed=1234, **kwargs).choices[0].text
+    assert a == b
+
+
+def test_usage_reports_cached_tokens_on_a_repeated_prefix(client, model):
+    prompt = f"Request {uuid.uuid4().hex}: " + "the quick brown fox jumps over the lazy dog " * 8
+    first = client.completions.create(model=model, prompt=prompt, max_tokens=1)
+    second = client.completions.create(model=model, prompt=prompt, max_tokens=1)
+    assert first.usage.prompt_tokens == second.usage.prompt_tokens > 50
+    assert second.usage.prompt_tokens_details.cached_tokens >= second.usage.prompt_tokens - 1
+    assert first.usage.prompt_tokens_details.cached_tokens < first.usage.prompt_tokens - 1
+
+
+def test_chat(client, model):
+    r = client.chat.completions.create(
+        model=model, messages=[{"role": "system", "content": "Answer briefly."},
+                               {"role": "user", "content": "What is 2 + 2?"}],
+        max_tokens=8, temperature=0)
+    assert r.object == "chat.completion"
+    msg = r.choices[0].message
+    assert msg.role == "assistant" and isinstance(msg.content, str)
+    assert r.choices[0].finish_reason in ("stop", "length")
+    assert r.usage.prompt_tokens > 10
+
+
+def test_chat_stream_with_usage(client, model):
+    kwargs = dict(model=model, messages=[{"role": "user", "content": "Say hello."}],
+                  max_completion_tokens=6, temperature=0)
+    full = client.chat.completions.create(**kwargs).choices[0].message.content
+    chunks = list(client.chat.completions.create(
+        stream=True, stream_options={"include_usage": True}, **kwargs))
+    assert chunks[0].choices[0].delta.role == "assistant"
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == full
+    assert chunks[-1].choices == [] and chunks[-1].usage.completion_tokens > 0
+    finishes = [c.choices[0].finish_reason for c in chunks if c.choices]
+    assert finishes[-1] in ("stop", "length")
+
+
+def test_chat_n2_and_logprobs(client, model):
+    r = client.chat.completions.create(
+        model=model, messages=[{"role": "user", "content": "Name a colour."}], max_tokens=3,
+        n=2, temperature=0.7, seed=5, logprobs=True, top_logprobs=2)
+    assert sorted(c.index for c in r.choices) == [0, 1]
+    for choice in r.choices:
+        content = choice.logprobs.content
+        assert len(content) >= 1
+        for item in content:
+            assert item.logprob <= 0 and len(item.top_logprobs) == 2
+            assert bytes(item.bytes).decode("utf-8", "replace") is not None
+
+
+def test_bad_requests_raise_openai_errors(client, model):
+    with pytest.raises(openai.BadRequestError) as e:
+        client.completions.create(model=model, prompt="x", max_tokens=-1)
+    assert "max_tokens" in str(e.value)
+    with pytest.raises(openai.BadRequestError):
+        client.chat.completions.create(model=model, messages=[], max_tokens=1)
+    with pytest.raises(openai.BadRequestError):
+        client.completions.create(model=model, prompt="x", temperature=-1, max_tokens=1)
