@@ -382,14 +382,22 @@ ExprPtr Parser::ParsePostfix(ExprPtr node) {
     } else if (IsOp("[")) {
       node = ParseSubscript(std::move(node), Next());
     } else if (IsOp("(")) {
-      ExprPtr call = NewExpr(ExprKind::kCall, Next());
-      call->operands.push_back(std::move(node));
-      ParseCallArgs(call.get());
-      node = std::move(call);
+      Next();
+      node = MakeCall(std::move(node));
     } else {
       return node;
     }
   }
+}
+
+ExprPtr Parser::MakeCall(ExprPtr callee) {
+  ExprPtr call = std::make_unique<Expr>();
+  call->kind = ExprKind::kCall;
+  call->line = callee->line;  // errors point at the start of `f(...)`
+  call->column = callee->column;
+  call->operands.push_back(std::move(callee));
+  ParseCallArgs(call.get());
+  return call;
 }
 
 ExprPtr Parser::ParseSubscript(ExprPtr node, const Token& open) {
@@ -441,10 +449,8 @@ ExprPtr Parser::ParseFilterExpr(ExprPtr node) {
     } else if (IsName("is")) {
       node = ParseTest(std::move(node));
     } else if (IsOp("(")) {
-      ExprPtr call = NewExpr(ExprKind::kCall, Next());
-      call->operands.push_back(std::move(node));
-      ParseCallArgs(call.get());
-      node = std::move(call);
+      Next();
+      node = MakeCall(std::move(node));
     } else {
       return node;
     }

@@ -67,6 +67,8 @@ class Parser {
   ExprPtr ParseFilterExpr(ExprPtr node);
   ExprPtr ParseTest(ExprPtr node);
   void ParseCallArgs(Expr* call);
+  // After '(' : the call node for `callee(...)`.
+  ExprPtr MakeCall(ExprPtr callee);
 
   // Token stream.
   const Token& Current() const { return tokens_[pos_]; }

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "chat/builtin_templates.h"
 #include "chat/chat_template.h"
 
 namespace radixlm::chat {
@@ -95,6 +96,13 @@ TEST_F(GoldenTest, MatchesJinja2ByteForByte) {
   // Every template is covered by at least 5 conversations x 2 generation-prompt settings.
   EXPECT_EQ(per_template.size(), 8u);
   for (const auto& [name, count] : per_template) EXPECT_GE(count, 10) << name;
+}
+
+TEST_F(GoldenTest, BuiltinTemplatesAreTheStoredOnes) {
+  EXPECT_EQ(std::string(DefaultChatTemplateForArchitecture("gemma3")),
+            ReadFile(kChatTestDir + "templates/gemma3.jinja"));
+  EXPECT_EQ(std::string(ChatMlTemplate()), ReadFile(kChatTestDir + "templates/chatml.jinja"));
+  EXPECT_TRUE(DefaultChatTemplateForArchitecture("llama").empty());
 }
 
 // Small templates exercising one engine feature each (filters, loops, whitespace control,

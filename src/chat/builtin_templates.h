@@ -1,0 +1,21 @@
+// Chat templates built into radixlm, for model files that carry none.
+//
+// The default model (gemma-3-270m Q4_K_M GGUF) has no `tokenizer.chat_template` in its
+// metadata, so a server serving it needs Gemma 3's template from somewhere: this is it,
+// verbatim from google/gemma-3-*-it's tokenizer_config.json (tests/chat/templates/gemma3.jinja
+// holds the same text and its provenance).
+#pragma once
+
+#include <string_view>
+
+namespace radixlm::chat {
+
+// The template to use for a GGUF `general.architecture` whose file has no chat template:
+// Gemma 3's for "gemma3"; empty for architectures without a known default.
+std::string_view DefaultChatTemplateForArchitecture(std::string_view architecture);
+
+// ChatML (<|im_start|>role\ncontent<|im_end|>), the generic fallback llama.cpp and
+// transformers have used when nothing better is known.
+std::string_view ChatMlTemplate();
+
+}  // namespace radixlm::chat
