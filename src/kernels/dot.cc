@@ -254,11 +254,12 @@ bool IsaAvailable(Isa isa) {
   return false;
 }
 
-VecDot4Fn GetVecDot4Fn(GgmlType weight_type) {
+namespace {
+
+VecDot4Fn Avx2Dot4Fn(GgmlType t) {
 #if defined(RADIXLM_KERNELS_X86)
-  if (static_cast<int>(ActiveIsa()) < static_cast<int>(Isa::kAvx2)) return nullptr;
   namespace a = cpu::avx2;
-  switch (weight_type) {
+  switch (t) {
     case GgmlType::kQ4_0:
       return a::Dot4Q4_0;
     case GgmlType::kQ5_0:
@@ -273,8 +274,21 @@ VecDot4Fn GetVecDot4Fn(GgmlType weight_type) {
       return nullptr;
   }
 #else
+  (void)t;
   return nullptr;
 #endif
+}
+
+}  // namespace
+
+VecDot4Fn GetVecDot4Fn(GgmlType weight_type) {
+  // The 4-row kernels are bit-identical to the AVX2 single-row kernels only. Where the
+  // dispatched single-row kernel is another one (AVX-512, scalar), return nullptr so MatMul
+  // uses the single-row kernel for every token: a token's result must not depend on how many
+  // tokens share the call (batch invariance).
+  const VecDotFn single = GetVecDotFn(weight_type);
+  if (single == nullptr || single != Avx2Fn(weight_type)) return nullptr;
+  return Avx2Dot4Fn(weight_type);
 }
 
 VecDotFn GetVecDotFn(GgmlType weight_type) {

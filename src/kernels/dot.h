@@ -36,9 +36,11 @@ using VecDotFn = float (*)(int64_t n, const void* weight_row, const void* x);
 VecDotFn GetVecDotFn(GgmlType weight_type);
 
 // One weight row against 4 activation rows at once (x_j = x + j * x_stride bytes, j < 4):
-// out[j] = dot(weight_row, x_j). Same arithmetic as VecDotFn, but the weight block is unpacked
-// once for all 4 rows (prefill / batched decode). nullptr where no such kernel exists for the
-// type at the active ISA level: callers then use VecDotFn per row.
+// out[j] = dot(weight_row, x_j), bit-identical to GetVecDotFn(weight_type)(n, weight_row, x_j)
+// (same per-block arithmetic, accumulation order and final reduction; batch invariance), but
+// the weight block is unpacked once for all 4 rows (prefill / batched decode). nullptr where no
+// such kernel matches the dispatched VecDotFn (e.g. AVX-512 or scalar single-row kernels):
+// callers then use VecDotFn per row.
 using VecDot4Fn = void (*)(int64_t n, const void* weight_row, const void* x, size_t x_stride,
                            float* out);
 VecDot4Fn GetVecDot4Fn(GgmlType weight_type);

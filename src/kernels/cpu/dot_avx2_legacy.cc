@@ -71,27 +71,38 @@ float DotOffset(int64_t n, const void* w, const void* x) {
 }
 
 // One weight row against 4 activation rows: the weight block is unpacked once and reused.
+// Bit-identical to DotSymmetric per row (batch invariance: a token's result must not depend on
+// which other tokens share its MatMul call): the same per-block products, the same two
+// accumulators (even blocks into acc0, odd blocks into acc1, a trailing odd block into acc0),
+// and the same final HsumF32(acc0 + acc1).
 template <typename Block>
 void Dot4Symmetric(int64_t n, const void* w, const void* x, size_t x_stride, float* out) {
   const Block* a = static_cast<const Block*>(w);
   const auto* xb = static_cast<const uint8_t*>(x);
   const BlockQ8_0* y[4];
   for (int j = 0; j < 4; ++j) y[j] = reinterpret_cast<const BlockQ8_0*>(xb + j * x_stride);
-  const __m256i ones = _mm256_set1_epi16(1);
-  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
-                   _mm256_setzero_ps()};
-  for (int64_t i = 0; i < n / kQK8_0; ++i) {
+  const int64_t nb = n / kQK8_0;
+  __m256 acc0[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                    _mm256_setzero_ps()};
+  __m256 acc1[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                    _mm256_setzero_ps()};
+  // One block i of all 4 rows, FMA'd into acc[j]: exactly DotSymmetric's per-block step.
+  auto block = [&](int64_t i, __m256* acc) {
     const __m256i qx = WeightBytes(a[i]);
-    const __m256i ax = _mm256_sign_epi8(qx, qx);
     const float dw = HalfToFloat(a[i].d);
     for (int j = 0; j < 4; ++j) {
-      const __m256i sy = _mm256_sign_epi8(LoadQ8(y[j][i].qs), qx);
-      const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(ax, sy), ones);
-      acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(dw * HalfToFloat(y[j][i].d)), _mm256_cvtepi32_ps(p),
-                               acc[j]);
+      const __m256 d = _mm256_set1_ps(dw * HalfToFloat(y[j][i].d));
+      const __m256i p = DotI8PairsI32(qx, LoadQ8(y[j][i].qs));
+      acc[j] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc[j]);
     }
+  };
+  int64_t i = 0;
+  for (; i + 2 <= nb; i += 2) {
+    block(i, acc0);
+    block(i + 1, acc1);
   }
-  for (int j = 0; j < 4; ++j) out[j] = HsumF32(acc[j]);
+  if (i < nb) block(i, acc0);
+  for (int j = 0; j < 4; ++j) out[j] = HsumF32(_mm256_add_ps(acc0[j], acc1[j]));
 }
 
 }  // namespace
