@@ -87,7 +87,7 @@ TEST(ModelConfigTest, UnknownArchitectureIsAClearError) {
   TinyModelSpec spec;
   spec.arch = "mamba";
   const auto bytes = BuildTinyModel(spec);
-  auto m = Model::FromGguf(ParseTinyModel(bytes), {.n_threads = 1});
+  auto m = Model::FromGguf(ParseTinyModel(bytes));
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), StatusCode::kUnimplemented);
   EXPECT_NE(m.status().message().find("'mamba'"), std::string::npos) << m.status().message();
@@ -124,7 +124,7 @@ TEST(ModelWeightsTest, MissingTensorIsNamed) {
       spec.sliding_window = 4;
       spec.omit_tensors = {missing};
       const auto bytes = BuildTinyModel(spec);
-      auto m = Model::FromGguf(ParseTinyModel(bytes), {.n_threads = 1});
+      auto m = Model::FromGguf(ParseTinyModel(bytes));
       ASSERT_FALSE(m.ok()) << arch << " without " << missing;
       EXPECT_NE(m.status().message().find(std::string("'") + missing + "'"), std::string::npos)
           << m.status().message();
@@ -145,7 +145,7 @@ TEST(ModelWeightsTest, ArchitectureSpecificTensorsAreRequired) {
     spec.sliding_window = 4;
     spec.omit_tensors = {c.tensor};
     const auto bytes = BuildTinyModel(spec);
-    auto m = Model::FromGguf(ParseTinyModel(bytes), {.n_threads = 1});
+    auto m = Model::FromGguf(ParseTinyModel(bytes));
     ASSERT_FALSE(m.ok()) << c.arch << " without " << c.tensor;
     EXPECT_NE(m.status().message().find(c.tensor), std::string::npos) << m.status().message();
   }
@@ -155,14 +155,14 @@ TEST(ModelWeightsTest, TiedOutputUsesTokenEmbedding) {
   TinyModelSpec spec;
   spec.tied_output = true;
   const auto bytes = BuildTinyModel(spec);
-  auto m = Model::FromGguf(ParseTinyModel(bytes), {.n_threads = 1});
+  auto m = Model::FromGguf(ParseTinyModel(bytes));
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   EXPECT_TRUE((*m)->weights().tied_output);
   EXPECT_EQ((*m)->weights().output.data, (*m)->weights().token_embd.data);
 
   spec.tied_output = false;
   const auto bytes2 = BuildTinyModel(spec);
-  auto m2 = Model::FromGguf(ParseTinyModel(bytes2), {.n_threads = 1});
+  auto m2 = Model::FromGguf(ParseTinyModel(bytes2));
   ASSERT_TRUE(m2.ok()) << m2.status().ToString();
   EXPECT_FALSE((*m2)->weights().tied_output);
   EXPECT_NE((*m2)->weights().output.data, (*m2)->weights().token_embd.data);

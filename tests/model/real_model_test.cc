@@ -3,8 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
-#include <thread>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -64,8 +62,6 @@ class RealModelTest : public ::testing::Test {
     auto model = Model::Load(path, {.n_threads = 2, .max_batch_tokens = 256, .max_context = 0});
     ASSERT_TRUE(model.ok()) << model.status().ToString();
     model_ = std::move(model).value();
-    // Let the pool's workers start before the first job (see model_forward_test.cc).
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
     auto cache = model_->CreateKvCache({.n_slots = 1024});
     ASSERT_TRUE(cache.ok()) << cache.status().ToString();
     cache_ = std::move(cache).value();

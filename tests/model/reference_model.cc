@@ -12,8 +12,13 @@ namespace radixlm::model::testing {
 
 namespace {
 
+// GELU as ggml's CPU backend (and so radixlm) evaluates it: input and output rounded to F16.
 double Gelu(double x) {
-  return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+  if (x <= -10.0) return 0.0;
+  if (x >= 10.0) return x;
+  const double xh = kernels::F16ToF32(kernels::F32ToF16(static_cast<float>(x)));
+  const double g = 0.5 * xh * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (xh + 0.044715 * xh * xh * xh)));
+  return kernels::F16ToF32(kernels::F32ToF16(static_cast<float>(g)));
 }
 double Silu(double x) { return x / (1.0 + std::exp(-x)); }
 
@@ -195,13 +200,21 @@ std::vector<std::vector<float>> ReferenceModel::Forward(
       std::vector<float> attn(c.q_size(), 0.0f);
       for (int64_t head = 0; head < c.n_heads; ++head) {
         const int64_t kvh = head / group;
+        // As llama.cpp (and so radixlm): Q and the probabilities rounded to the cache's type;
+        // Gemma scales Q before that rounding, the others scale the scores.
+        const bool scale_query = c.arch == Architecture::kGemma3;
+        std::vector<double> qh(d);
+        for (int64_t e = 0; e < d; ++e) {
+          const float qe = q[t][head * d + e];
+          qh[e] = RoundKv(scale_query ? qe * c.attention_scale : qe);
+        }
         std::vector<double> scores;
         std::vector<int64_t> keys;
         for (int64_t j = 0; j <= t; ++j) {
           if (window > 0 && t - j >= window) continue;
           double s = 0.0;
-          for (int64_t e = 0; e < d; ++e) s += double{q[t][head * d + e]} * k[j][kvh * d + e];
-          scores.push_back(s * c.attention_scale);
+          for (int64_t e = 0; e < d; ++e) s += qh[e] * k[j][kvh * d + e];
+          scores.push_back(scale_query ? s : s * c.attention_scale);
           keys.push_back(j);
         }
         double max_s = scores[0];
@@ -209,8 +222,9 @@ std::vector<std::vector<float>> ReferenceModel::Forward(
         double sum = 0.0;
         for (double& s : scores) sum += (s = std::exp(s - max_s));
         for (size_t i = 0; i < keys.size(); ++i) {
+          const double p = RoundKv(static_cast<float>(scores[i] / sum));
           for (int64_t e = 0; e < d; ++e) {
-            attn[head * d + e] += static_cast<float>(scores[i] / sum * v[keys[i]][kvh * d + e]);
+            attn[head * d + e] += static_cast<float>(p * v[keys[i]][kvh * d + e]);
           }
         }
       }
