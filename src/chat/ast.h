@@ -59,14 +59,14 @@ struct Expr {
 };
 
 enum class StmtKind {
-  kText,         // text
-  kOutput,       // {{ expr }}
-  kIf,           // branches (cond, body); else_body
-  kFor,          // for targets in expr [if cond]: body; else_body
-  kSet,          // set targets = expr
-  kSetAttr,      // set targets[0].targets[1] = expr (namespace attribute)
-  kSetBlock,     // set targets[0] [| filters] %} body {% endset
-  kMacro,        // macro name(params = defaults): body
+  kText,      // text
+  kOutput,    // {{ expr }}
+  kIf,        // branches (cond, body); else_body
+  kFor,       // for targets in expr [if cond]: body; else_body
+  kSet,       // set targets = expr
+  kSetAttr,   // set targets[0].targets[1] = expr (namespace attribute)
+  kSetBlock,  // set targets[0] [| filters] %} body {% endset
+  kMacro,     // macro name(params = defaults): body
   kBreak,
   kContinue,
   kFilterBlock,  // filter expr %} body {% endfilter

@@ -54,7 +54,8 @@ constexpr std::string_view kGemma3Template = R"JINJA({{ bos_token }}
 {%- endif -%}
 )JINJA";
 
-constexpr std::string_view kChatMlTemplate = R"JINJA({% for message in messages %}{{'<|im_start|>' + message['role'] + '
+constexpr std::string_view kChatMlTemplate =
+    R"JINJA({% for message in messages %}{{'<|im_start|>' + message['role'] + '
 ' + message['content'] + '<|im_end|>' + '
 '}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant
 ' }}{% endif %})JINJA";

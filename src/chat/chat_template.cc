@@ -78,18 +78,16 @@ StatusOr<std::string> RenderChatImpl(const ChatTemplate& chat_template, const Js
 
 }  // namespace
 
-StatusOr<std::string> RenderChat(const ChatTemplate& chat_template,
-                                 const nlohmann::json& messages, bool add_generation_prompt,
-                                 std::string_view bos_token, std::string_view eos_token,
-                                 const nlohmann::json& extra_vars) {
+StatusOr<std::string> RenderChat(const ChatTemplate& chat_template, const nlohmann::json& messages,
+                                 bool add_generation_prompt, std::string_view bos_token,
+                                 std::string_view eos_token, const nlohmann::json& extra_vars) {
   return RenderChatImpl(chat_template, messages, add_generation_prompt, bos_token, eos_token,
                         extra_vars);
 }
 
 StatusOr<std::string> RenderChat(const ChatTemplate& chat_template,
-                                 const nlohmann::ordered_json& messages,
-                                 bool add_generation_prompt, std::string_view bos_token,
-                                 std::string_view eos_token,
+                                 const nlohmann::ordered_json& messages, bool add_generation_prompt,
+                                 std::string_view bos_token, std::string_view eos_token,
                                  const nlohmann::ordered_json& extra_vars) {
   return RenderChatImpl(chat_template, messages, add_generation_prompt, bos_token, eos_token,
                         extra_vars);

@@ -8,9 +8,10 @@
 // Values behave like the Python objects jinja2 sees (None renders "None", True "True", dicts
 // keep insertion order, strings index by code point, undefined prints as "").
 //
-// Not supported (a clear error if a template uses them): {% include/extends/import/block/call
-// %}, recursive loops, *args/**kwargs calls, str.format specs, and filters outside
-// docs/…/builtins.h's list. See tests/chat/templates/README.md for the models verified.
+// Not supported (a clear error if a template uses them): {% include / extends / import /
+// block / call %}, recursive loops, *args / **kwargs calls, str.format(), and filters or tests
+// other than those listed in src/chat/filters*.cc and jinja_tests.cc. The models verified byte
+// for byte against jinja2 are listed in tests/chat/templates/README.md.
 //
 // Thread safety: a parsed ChatTemplate is immutable; Render may run concurrently on one
 // instance. Failures are Status values: syntax errors and template errors carry the line and
@@ -19,10 +20,9 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "chat/render_limits.h"
 #include "util/status.h"
@@ -59,9 +59,9 @@ class ChatTemplate {
 // `add_generation_prompt`, `bos_token`, `eos_token`, `tools` = None and `documents` = None,
 // then every member of `extra_vars` (tools, enable_thinking, date_string, ...), which may
 // override the others. `messages` must be a JSON array.
-StatusOr<std::string> RenderChat(const ChatTemplate& chat_template,
-                                 const nlohmann::json& messages, bool add_generation_prompt,
-                                 std::string_view bos_token, std::string_view eos_token,
+StatusOr<std::string> RenderChat(const ChatTemplate& chat_template, const nlohmann::json& messages,
+                                 bool add_generation_prompt, std::string_view bos_token,
+                                 std::string_view eos_token,
                                  const nlohmann::json& extra_vars = nlohmann::json::object());
 StatusOr<std::string> RenderChat(
     const ChatTemplate& chat_template, const nlohmann::ordered_json& messages,

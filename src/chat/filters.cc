@@ -57,8 +57,8 @@ Value Title(Renderer&, const Value& input, CallArgs& args) {
   bool word_start = true;
   for (size_t pos = 0; pos < s.size();) {
     const char32_t cp = NextCodePoint(s, &pos);
-    const bool separator = IsPySpace(cp) || cp == '-' || cp == '(' || cp == '{' || cp == '[' ||
-                           cp == '<';
+    const bool separator =
+        IsPySpace(cp) || cp == '-' || cp == '(' || cp == '{' || cp == '[' || cp == '<';
     if (separator) {
       AppendUtf8(cp, &out);
       word_start = true;
@@ -87,12 +87,23 @@ Value Escape(Renderer&, const Value& input, CallArgs& args) {
   std::string out;
   for (char c : input.Str()) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&#34;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out.push_back(c);
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&#34;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out.push_back(c);
     }
   }
   return Value::String(std::move(out));
@@ -161,8 +172,8 @@ bool ParsePyInt(const std::string& text, int64_t base, int64_t* out) {
       continue;
     }
     const int d = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
-                  : (c >= 'a' && c <= 'z')                   ? c - 'a' + 10
-                                                             : 99;
+                  : (c >= 'a' && c <= 'z')                    ? c - 'a' + 10
+                                                              : 99;
     if (d >= base) return false;
     if (__builtin_mul_overflow(value, base, &value) || __builtin_add_overflow(value, d, &value)) {
       return false;
@@ -319,11 +330,16 @@ struct NamedFilter {
 };
 
 constexpr NamedFilter kFilters[] = {
-    {"trim", Trim},       {"upper", Upper},   {"lower", Lower},       {"capitalize", Capitalize},
-    {"title", Title},     {"string", ToString}, {"safe", Safe},       {"escape", Escape},
-    {"e", Escape},        {"forceescape", Escape}, {"replace", Replace}, {"int", ToInt},
-    {"float", ToFloat},   {"abs", Abs},       {"round", Round},       {"default", Default},
-    {"d", Default},       {"tojson", ToJson}, {"indent", Indent},     {"center", Center},
+    {"trim", Trim},       {"upper", Upper},
+    {"lower", Lower},     {"capitalize", Capitalize},
+    {"title", Title},     {"string", ToString},
+    {"safe", Safe},       {"escape", Escape},
+    {"e", Escape},        {"forceescape", Escape},
+    {"replace", Replace}, {"int", ToInt},
+    {"float", ToFloat},   {"abs", Abs},
+    {"round", Round},     {"default", Default},
+    {"d", Default},       {"tojson", ToJson},
+    {"indent", Indent},   {"center", Center},
     {"format", Format},
 };
 

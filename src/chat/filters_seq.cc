@@ -19,9 +19,8 @@ Value GetPath(Renderer& r, const Value& item, const Value& attribute) {
   static const std::string kDot = ".";
   Value current = item;
   for (const std::string& part : PySplit(attribute.Str(), &kDot, -1)) {
-    const bool numeric = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) {
-      return c >= '0' && c <= '9';
-    });
+    const bool numeric = !part.empty() && std::all_of(part.begin(), part.end(),
+                                                      [](char c) { return c >= '0' && c <= '9'; });
     current = r.GetItem(current, numeric ? Value::Int(std::stoll(part)) : Value::String(part));
   }
   return current;
@@ -100,14 +99,16 @@ Value DictSort(Renderer&, const Value& input, CallArgs& args) {
   if (!input.is_dict()) ThrowTypeError("dictsort() needs a mapping");
   const bool case_sensitive = a.BoolOr(0, false);
   const std::string by = a.StringOr(1, "key");
-  if (by != "key" && by != "value") ThrowTypeError("You can only sort by either \"key\" or \"value\"");
+  if (by != "key" && by != "value")
+    ThrowTypeError("You can only sort by either \"key\" or \"value\"");
   const size_t pos = by == "key" ? 0 : 1;
   std::vector<Value> pairs;
   for (const auto& [key, value] : input.as_dict().entries()) {
     pairs.push_back(Value::MakeTuple({key, value}));
   }
   std::stable_sort(pairs.begin(), pairs.end(), [&](const Value& x, const Value& y) {
-    return Less(SortKey(x.as_list()[pos], case_sensitive), SortKey(y.as_list()[pos], case_sensitive));
+    return Less(SortKey(x.as_list()[pos], case_sensitive),
+                SortKey(y.as_list()[pos], case_sensitive));
   });
   if (a.BoolOr(2, false)) std::reverse(pairs.begin(), pairs.end());
   return Value::MakeList(std::move(pairs));
@@ -276,11 +277,25 @@ struct NamedFilter {
 };
 
 constexpr NamedFilter kSequenceFilters[] = {
-    {"length", Length},      {"count", Length},    {"first", First},   {"last", Last},
-    {"join", Join},          {"list", ToList},     {"items", Items},   {"dictsort", DictSort},
-    {"sort", Sort},          {"unique", Unique},   {"reverse", Reverse}, {"select", Select},
-    {"reject", Reject},      {"selectattr", SelectAttr}, {"rejectattr", RejectAttr},
-    {"map", Map},            {"sum", Sum},         {"min", Min},       {"max", Max},
+    {"length", Length},
+    {"count", Length},
+    {"first", First},
+    {"last", Last},
+    {"join", Join},
+    {"list", ToList},
+    {"items", Items},
+    {"dictsort", DictSort},
+    {"sort", Sort},
+    {"unique", Unique},
+    {"reverse", Reverse},
+    {"select", Select},
+    {"reject", Reject},
+    {"selectattr", SelectAttr},
+    {"rejectattr", RejectAttr},
+    {"map", Map},
+    {"sum", Sum},
+    {"min", Min},
+    {"max", Max},
     {"attr", Attr},
 };
 

@@ -82,7 +82,8 @@ Value StrftimeNow(Renderer&, CallArgs& args) {
   std::tm local{};
   localtime_r(&now, &local);
   std::string out(256 + format.size() * 8, '\0');
-  const size_t n = format.empty() ? 0 : std::strftime(out.data(), out.size(), format.c_str(), &local);
+  const size_t n =
+      format.empty() ? 0 : std::strftime(out.data(), out.size(), format.c_str(), &local);
   out.resize(n);
   return Value::String(std::move(out));
 }

@@ -50,9 +50,9 @@ RADIXLM_SIMPLE_TEST(Escaped, "escaped", false)
 
 #undef RADIXLM_SIMPLE_TEST
 
-#define RADIXLM_COMPARE_TEST(fn, name, op)                                     \
-  bool fn(Renderer&, const Value& v, CallArgs& args) {                         \
-    return CompareValues(CompareOp::op, v, Other(name, args));                 \
+#define RADIXLM_COMPARE_TEST(fn, name, op)                     \
+  bool fn(Renderer&, const Value& v, CallArgs& args) {         \
+    return CompareValues(CompareOp::op, v, Other(name, args)); \
   }
 
 RADIXLM_COMPARE_TEST(EqualTo, "equalto", kEq)
@@ -143,19 +143,45 @@ struct NamedTest {
 };
 
 constexpr NamedTest kTests[] = {
-    {"defined", Defined},     {"undefined", Undefined}, {"none", None},
-    {"boolean", Boolean},     {"false", False},         {"true", True},
-    {"integer", Integer},     {"float", Float},         {"number", Number},
-    {"string", String},       {"mapping", Mapping},     {"iterable", Iterable},
-    {"sequence", Sequence},   {"callable", Callable},   {"escaped", Escaped},
-    {"equalto", EqualTo},     {"eq", EqualTo},          {"==", EqualTo},
-    {"ne", NotEqual},         {"!=", NotEqual},         {"lessthan", LessThan},
-    {"lt", LessThan},         {"<", LessThan},          {"le", LessEqual},
-    {"<=", LessEqual},        {"greaterthan", GreaterThan}, {"gt", GreaterThan},
-    {">", GreaterThan},       {"ge", GreaterEqual},     {">=", GreaterEqual},
-    {"in", In},               {"odd", Odd},             {"even", Even},
-    {"divisibleby", DivisibleBy}, {"lower", Lower},     {"upper", Upper},
-    {"sameas", SameAs},       {"filter", IsFilter},     {"test", IsTest},
+    {"defined", Defined},
+    {"undefined", Undefined},
+    {"none", None},
+    {"boolean", Boolean},
+    {"false", False},
+    {"true", True},
+    {"integer", Integer},
+    {"float", Float},
+    {"number", Number},
+    {"string", String},
+    {"mapping", Mapping},
+    {"iterable", Iterable},
+    {"sequence", Sequence},
+    {"callable", Callable},
+    {"escaped", Escaped},
+    {"equalto", EqualTo},
+    {"eq", EqualTo},
+    {"==", EqualTo},
+    {"ne", NotEqual},
+    {"!=", NotEqual},
+    {"lessthan", LessThan},
+    {"lt", LessThan},
+    {"<", LessThan},
+    {"le", LessEqual},
+    {"<=", LessEqual},
+    {"greaterthan", GreaterThan},
+    {"gt", GreaterThan},
+    {">", GreaterThan},
+    {"ge", GreaterEqual},
+    {">=", GreaterEqual},
+    {"in", In},
+    {"odd", Odd},
+    {"even", Even},
+    {"divisibleby", DivisibleBy},
+    {"lower", Lower},
+    {"upper", Upper},
+    {"sameas", SameAs},
+    {"filter", IsFilter},
+    {"test", IsTest},
 };
 
 }  // namespace

@@ -1,10 +1,9 @@
 // Conversions between nlohmann JSON and template values, and Python json.dumps() output.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "chat/value.h"
 

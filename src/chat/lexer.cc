@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "chat/string_literal.h"
 #include "chat/template_error.h"
 #include "chat/text.h"
 
@@ -23,9 +24,9 @@ int HexValue(char c) {
 }
 
 // Jinja2's operators, longest first so that "//" wins over "/".
-constexpr std::string_view kOperators[] = {
-    "//", "**", "==", "!=", "<=", ">=", "+", "-", "/", "*", "%", "~", "[", "]", "(",
-    ")",  "{",  "}",  "<",  ">",  "=",  ".", ":", "|", ",", ";"};
+constexpr std::string_view kOperators[] = {"//", "**", "==", "!=", "<=", ">=", "+", "-", "/",
+                                           "*",  "%",  "~",  "[",  "]",  "(",  ")", "{", "}",
+                                           "<",  ">",  "=",  ".",  ":",  "|",  ",", ";"};
 
 class Lexer {
  public:
@@ -66,8 +67,9 @@ class Lexer {
     const auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
     const size_t line_start = *(it - 1);
     token->line = static_cast<int>(it - line_starts_.begin());
-    token->column =
-        static_cast<int>(CodePointCount(std::string_view(src_).substr(line_start, offset - line_start))) + 1;
+    token->column = static_cast<int>(CodePointCount(
+                        std::string_view(src_).substr(line_start, offset - line_start))) +
+                    1;
   }
 
   [[noreturn]] void Fail(size_t offset, const std::string& message) const {
@@ -359,66 +361,19 @@ class Lexer {
   size_t LexString(size_t p) {
     const char quote = src_[p];
     size_t q = p + 1;
-    while (q < src_.size() && src_[q] != quote) q += (src_[q] == '\\' && q + 1 < src_.size()) ? 2 : 1;
+    while (q < src_.size() && src_[q] != quote)
+      q += (src_[q] == '\\' && q + 1 < src_.size()) ? 2 : 1;
     if (q >= src_.size()) Fail(p, "unterminated string literal");
     Token token;
     SetPosition(p, &token);
     token.kind = TokenKind::kString;
-    token.value = DecodeString(std::string_view(src_).substr(p + 1, q - p - 1), p);
+    std::string error;
+    if (!DecodeStringLiteral(std::string_view(src_).substr(p + 1, q - p - 1), &token.value,
+                             &error)) {
+      Fail(p, error);
+    }
     tokens_.push_back(std::move(token));
     return q + 1;
-  }
-
-  // Python's unicode-escape decoding of a string literal body (what jinja2 does).
-  std::string DecodeString(std::string_view body, size_t offset) const {
-    std::string out;
-    for (size_t i = 0; i < body.size(); ++i) {
-      if (body[i] != '\\' || i + 1 >= body.size()) {
-        out.push_back(body[i]);
-        continue;
-      }
-      const char e = body[++i];
-      auto hex_escape = [&](int digits, const char* what) {
-        uint32_t cp = 0;
-        for (int k = 0; k < digits; ++k) {
-          const int d = i + 1 < body.size() ? HexValue(body[i + 1]) : -1;
-          if (d < 0) Fail(offset, std::string("truncated ") + what + " escape");
-          cp = cp * 16 + static_cast<uint32_t>(d);
-          ++i;
-        }
-        if (cp > 0x10FFFF) Fail(offset, "illegal Unicode character");
-        AppendUtf8(cp, &out);
-      };
-      switch (e) {
-        case '\n': break;  // line continuation
-        case '\\': out.push_back('\\'); break;
-        case '\'': out.push_back('\''); break;
-        case '"': out.push_back('"'); break;
-        case 'a': out.push_back('\a'); break;
-        case 'b': out.push_back('\b'); break;
-        case 'f': out.push_back('\f'); break;
-        case 'n': out.push_back('\n'); break;
-        case 'r': out.push_back('\r'); break;
-        case 't': out.push_back('\t'); break;
-        case 'v': out.push_back('\v'); break;
-        case 'x': hex_escape(2, "\\xXX"); break;
-        case 'u': hex_escape(4, "\\uXXXX"); break;
-        case 'U': hex_escape(8, "\\UXXXXXXXX"); break;
-        case 'N': Fail(offset, "\\N{...} escapes are not supported");
-        default:
-          if (e >= '0' && e <= '7') {
-            uint32_t cp = static_cast<uint32_t>(e - '0');
-            for (int k = 0; k < 2 && i + 1 < body.size() && body[i + 1] >= '0' && body[i + 1] <= '7'; ++k) {
-              cp = cp * 8 + static_cast<uint32_t>(body[++i] - '0');
-            }
-            AppendUtf8(cp, &out);
-          } else {
-            out.push_back('\\');  // unknown escapes stay as written
-            out.push_back(e);
-          }
-      }
-    }
-    return out;
   }
 
   std::string src_;

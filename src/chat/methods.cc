@@ -35,8 +35,12 @@ Value Strip(const Value& self, CallArgs& args, const char* name, bool left, bool
   return Value::String(PyStrip(self.as_string(), a.OptionalString(0), left, right));
 }
 Value StrStrip(Renderer&, const Value& s, CallArgs& args) { return Strip(s, args, "strip", 1, 1); }
-Value StrLStrip(Renderer&, const Value& s, CallArgs& args) { return Strip(s, args, "lstrip", 1, 0); }
-Value StrRStrip(Renderer&, const Value& s, CallArgs& args) { return Strip(s, args, "rstrip", 0, 1); }
+Value StrLStrip(Renderer&, const Value& s, CallArgs& args) {
+  return Strip(s, args, "lstrip", 1, 0);
+}
+Value StrRStrip(Renderer&, const Value& s, CallArgs& args) {
+  return Strip(s, args, "rstrip", 0, 1);
+}
 
 Value SplitImpl(const Value& self, CallArgs& args, bool from_right) {
   BoundArgs a(from_right ? "rsplit" : "split", args, {"sep", "maxsplit"});
@@ -72,7 +76,8 @@ Value AffixTest(const Value& self, CallArgs& args, bool prefix) {
     }
     const std::string& t = c.as_string();
     if (t.size() > s.size()) continue;
-    if (prefix ? s.compare(0, t.size(), t) == 0 : s.compare(s.size() - t.size(), t.size(), t) == 0) {
+    if (prefix ? s.compare(0, t.size(), t) == 0
+               : s.compare(s.size() - t.size(), t.size(), t) == 0) {
       return Value::Bool(true);
     }
   }
@@ -170,7 +175,8 @@ Value StrJoin(Renderer& r, const Value& self, CallArgs& args) {
   std::string out;
   bool first = true;
   for (const Value& item : r.Iterate(a.Required(0))) {
-    if (!item.is_string()) ThrowTypeError("sequence item: expected str instance, " + item.TypeName() + " found");
+    if (!item.is_string())
+      ThrowTypeError("sequence item: expected str instance, " + item.TypeName() + " found");
     if (!first) out += self.as_string();
     first = false;
     out += item.as_string();
@@ -191,7 +197,8 @@ Value CharClass(Renderer&, const Value& self, CallArgs& args) {
 }
 bool IsDigitCp(char32_t c) { return c >= '0' && c <= '9'; }
 bool IsAlphaCp(char32_t c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= 0xC0 && !IsPySpace(c) && IsPyPrintable(c));
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= 0xC0 && !IsPySpace(c) && IsPyPrintable(c));
 }
 bool IsAlnumCp(char32_t c) { return IsDigitCp(c) || IsAlphaCp(c); }
 
@@ -200,7 +207,8 @@ Value StrRemoveAffix(const Value& self, CallArgs& args, bool prefix) {
   const std::string affix = a.StringOr(0, "");
   const std::string& s = self.as_string();
   if (affix.size() <= s.size()) {
-    if (prefix && s.compare(0, affix.size(), affix) == 0) return Value::String(s.substr(affix.size()));
+    if (prefix && s.compare(0, affix.size(), affix) == 0)
+      return Value::String(s.substr(affix.size()));
     if (!prefix && s.compare(s.size() - affix.size(), affix.size(), affix) == 0) {
       return Value::String(s.substr(0, s.size() - affix.size()));
     }
@@ -208,7 +216,9 @@ Value StrRemoveAffix(const Value& self, CallArgs& args, bool prefix) {
   return self;
 }
 Value StrRemovePrefix(Renderer&, const Value& s, CallArgs& a) { return StrRemoveAffix(s, a, true); }
-Value StrRemoveSuffix(Renderer&, const Value& s, CallArgs& a) { return StrRemoveAffix(s, a, false); }
+Value StrRemoveSuffix(Renderer&, const Value& s, CallArgs& a) {
+  return StrRemoveAffix(s, a, false);
+}
 
 Value DictItems(Renderer&, const Value& self, CallArgs& args) {
   BoundArgs a("items", args, {});
@@ -268,14 +278,28 @@ struct NamedMethod {
 };
 
 constexpr NamedMethod kStringMethods[] = {
-    {"strip", StrStrip},         {"lstrip", StrLStrip},       {"rstrip", StrRStrip},
-    {"split", StrSplit},         {"rsplit", StrRSplit},       {"splitlines", StrSplitLines},
-    {"startswith", StrStartsWith}, {"endswith", StrEndsWith}, {"upper", StrUpper},
-    {"lower", StrLower},         {"title", StrTitle},         {"capitalize", StrCapitalize},
-    {"replace", StrReplace},     {"find", StrFind},           {"rfind", StrRFind},
-    {"count", StrCount},         {"join", StrJoin},           {"isdigit", CharClass<IsDigitCp>},
-    {"isalpha", CharClass<IsAlphaCp>}, {"isalnum", CharClass<IsAlnumCp>},
-    {"isspace", CharClass<IsPySpace>}, {"removeprefix", StrRemovePrefix},
+    {"strip", StrStrip},
+    {"lstrip", StrLStrip},
+    {"rstrip", StrRStrip},
+    {"split", StrSplit},
+    {"rsplit", StrRSplit},
+    {"splitlines", StrSplitLines},
+    {"startswith", StrStartsWith},
+    {"endswith", StrEndsWith},
+    {"upper", StrUpper},
+    {"lower", StrLower},
+    {"title", StrTitle},
+    {"capitalize", StrCapitalize},
+    {"replace", StrReplace},
+    {"find", StrFind},
+    {"rfind", StrRFind},
+    {"count", StrCount},
+    {"join", StrJoin},
+    {"isdigit", CharClass<IsDigitCp>},
+    {"isalpha", CharClass<IsAlphaCp>},
+    {"isalnum", CharClass<IsAlnumCp>},
+    {"isspace", CharClass<IsPySpace>},
+    {"removeprefix", StrRemovePrefix},
     {"removesuffix", StrRemoveSuffix},
 };
 
@@ -288,8 +312,8 @@ constexpr NamedMethod kListMethods[] = {{"count", ListCount}, {"index", ListInde
 
 constexpr std::string_view kUnsafeDictMethods[] = {"pop", "popitem", "update", "clear",
                                                    "setdefault"};
-constexpr std::string_view kUnsafeListMethods[] = {"append", "extend", "insert", "pop",
-                                                   "remove", "reverse", "sort", "clear"};
+constexpr std::string_view kUnsafeListMethods[] = {"append", "extend",  "insert", "pop",
+                                                   "remove", "reverse", "sort",   "clear"};
 
 template <size_t N>
 Method Lookup(const NamedMethod (&table)[N], std::string_view name) {

@@ -38,8 +38,8 @@ const char* OpSymbol(BinaryOp op) {
 }
 
 [[noreturn]] void Unsupported(const char* symbol, const Value& a, const Value& b) {
-  ThrowTypeError(std::string("unsupported operand type(s) for ") + symbol + ": '" +
-                 a.TypeName() + "' and '" + b.TypeName() + "'");
+  ThrowTypeError(std::string("unsupported operand type(s) for ") + symbol + ": '" + a.TypeName() +
+                 "' and '" + b.TypeName() + "'");
 }
 
 [[noreturn]] void Overflow() { ThrowTypeError("integer result too large (beyond 64 bits)"); }
@@ -312,8 +312,8 @@ std::string PercentFormat(const std::string& format, const Value& args) {
     while (j < format.size() && std::string_view("-+ #0").find(format[j]) != std::string::npos) {
       spec.push_back(format[j++]);
     }
-    while (j < format.size() && (std::isdigit(static_cast<unsigned char>(format[j])) ||
-                                 format[j] == '.')) {
+    while (j < format.size() &&
+           (std::isdigit(static_cast<unsigned char>(format[j])) || format[j] == '.')) {
       spec.push_back(format[j++]);
     }
     if (j >= format.size()) ThrowTypeError("incomplete format");
@@ -330,8 +330,8 @@ std::string PercentFormat(const std::string& format, const Value& args) {
       std::string text = type == 's' ? v.Str() : v.Repr();
       const size_t dot = spec.find('.');
       size_t flags_end = 1;
-      while (flags_end < spec.size() && std::string_view("-+ #0").find(spec[flags_end]) !=
-                                            std::string_view::npos) {
+      while (flags_end < spec.size() &&
+             std::string_view("-+ #0").find(spec[flags_end]) != std::string_view::npos) {
         ++flags_end;
       }
       const size_t width = static_cast<size_t>(std::atoi(spec.c_str() + flags_end));
@@ -343,14 +343,16 @@ std::string PercentFormat(const std::string& format, const Value& args) {
         }
       }
       const size_t length = CodePointCount(text);
-      const std::string pad(width > length ? std::min<size_t>(width - length, kMaxBuiltBytes) : 0, ' ');
+      const std::string pad(width > length ? std::min<size_t>(width - length, kMaxBuiltBytes) : 0,
+                            ' ');
       out += spec.find('-') != std::string::npos ? text + pad : pad + text;
     } else if (type == 'd' || type == 'i' || type == 'x' || type == 'o') {
       if (!v.is_number()) {
         ThrowTypeError(std::string("%") + type + " format: a real number is required, not " +
                        v.TypeName());
       }
-      const long long n = v.is_float() ? static_cast<long long>(std::trunc(v.as_float())) : v.ToInt();
+      const long long n =
+          v.is_float() ? static_cast<long long>(std::trunc(v.as_float())) : v.ToInt();
       std::snprintf(buf, sizeof(buf), (spec + "ll" + (type == 'i' ? 'd' : type)).c_str(), n);
       out += buf;
     } else if (type == 'f' || type == 'F' || type == 'e' || type == 'E' || type == 'g' ||

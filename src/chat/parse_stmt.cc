@@ -63,8 +63,8 @@ StmtList Parser::ParseBody(std::string_view block,
       if (end_tags.size() > 0) {
         Fail(token, "Unexpected end of template. Jinja was looking for the following tags: " +
                         QuoteList(open_blocks_.back().second) +
-                        ". The innermost block that needs to be closed is '" +
-                        std::string(block) + "'.");
+                        ". The innermost block that needs to be closed is '" + std::string(block) +
+                        "'.");
       }
       open_blocks_.pop_back();
       return body;
@@ -105,8 +105,7 @@ std::unique_ptr<Stmt> Parser::ParseStatement() {
   for (auto it = open_blocks_.rbegin(); it != open_blocks_.rend(); ++it) {
     if (it->second.empty()) continue;
     message += " Jinja was looking for the following tags: " + QuoteList(it->second) +
-               ". The innermost block that needs to be closed is '" + std::string(it->first) +
-               "'.";
+               ". The innermost block that needs to be closed is '" + std::string(it->first) + "'.";
     break;
   }
   Fail(tag, message);

@@ -4,9 +4,9 @@
 
 #include <initializer_list>
 #include <memory>
-#include <utility>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "chat/ast.h"

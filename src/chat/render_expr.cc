@@ -191,8 +191,8 @@ Value Renderer::EvalSlice(const Expr& expr, Frame& frame) {
   if (object.is_list()) {
     const Value::List& items = object.as_list();
     Value::List out;
-    for (size_t i : SliceIndices(static_cast<int64_t>(items.size()), bounds[0], bounds[1],
-                                 bounds[2])) {
+    for (size_t i :
+         SliceIndices(static_cast<int64_t>(items.size()), bounds[0], bounds[1], bounds[2])) {
       out.push_back(items[i]);
     }
     return Value::MakeList(std::move(out));
@@ -286,7 +286,8 @@ Value Renderer::GetItem(const Value& object, const Value& key) {
     const std::string* s = is_list ? nullptr : &object.as_string();
     const bool ascii = !is_list && IsAscii(*s);
     const int64_t n = static_cast<int64_t>(is_list ? object.as_list().size()
-                                                   : ascii ? s->size() : CodePointCount(*s));
+                                           : ascii ? s->size()
+                                                   : CodePointCount(*s));
     int64_t i = key.ToInt();
     if (i < 0) i += n;
     if (i >= 0 && i < n) {

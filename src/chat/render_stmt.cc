@@ -43,8 +43,7 @@ void Renderer::Append(std::string& out, std::string_view text) {
   output_bytes_ += text.size();
   if (output_bytes_ > limits_.max_output_bytes) {
     throw TemplateError(ErrorKind::kLimit, "output larger than " +
-                                               std::to_string(limits_.max_output_bytes) +
-                                               " bytes");
+                                               std::to_string(limits_.max_output_bytes) + " bytes");
   }
   out.append(text);
 }
@@ -140,11 +139,10 @@ void Renderer::BindTargets(const std::vector<std::string>& targets, const Value&
   std::vector<Value> items = Iterate(value);
   if (items.size() != targets.size()) {
     ThrowTypeError(items.size() > targets.size()
-                       ? "too many values to unpack (expected " +
-                             std::to_string(targets.size()) + ")"
-                       : "not enough values to unpack (expected " +
-                             std::to_string(targets.size()) + ", got " +
-                             std::to_string(items.size()) + ")");
+                       ? "too many values to unpack (expected " + std::to_string(targets.size()) +
+                             ")"
+                       : "not enough values to unpack (expected " + std::to_string(targets.size()) +
+                             ", got " + std::to_string(items.size()) + ")");
   }
   for (size_t i = 0; i < targets.size(); ++i) frame.Set(targets[i], std::move(items[i]));
 }
@@ -231,8 +229,8 @@ void Renderer::DefineMacro(const Stmt& stmt, Frame& frame) {
 Value Renderer::CallMacro(const Stmt& macro, CallArgs& args) {
   if (++call_depth_ > limits_.max_call_depth) {
     --call_depth_;
-    throw TemplateError(ErrorKind::kLimit, "macro calls nested deeper than " +
-                                               std::to_string(limits_.max_call_depth));
+    throw TemplateError(ErrorKind::kLimit,
+                        "macro calls nested deeper than " + std::to_string(limits_.max_call_depth));
   }
   const size_t n = macro.targets.size();
   if (args.positional.size() > n) {
@@ -251,8 +249,8 @@ Value Renderer::CallMacro(const Stmt& macro, CallArgs& args) {
     while (i < n && macro.targets[i] != key) ++i;
     if (i == n || bound[i]) {
       --call_depth_;
-      ThrowTypeError("macro '" + macro.name + "' got an unexpected or duplicate argument '" +
-                     key + "'");
+      ThrowTypeError("macro '" + macro.name + "' got an unexpected or duplicate argument '" + key +
+                     "'");
     }
     scope.Set(key, value);
     bound[i] = true;
@@ -262,9 +260,9 @@ Value Renderer::CallMacro(const Stmt& macro, CallArgs& args) {
     for (size_t i = 0; i < n; ++i) {
       if (bound[i]) continue;
       scope.Set(macro.targets[i],
-                macro.values[i] ? Eval(*macro.values[i], scope)
-                                : Value::Undefined("parameter '" + macro.targets[i] +
-                                                   "' was not provided"));
+                macro.values[i]
+                    ? Eval(*macro.values[i], scope)
+                    : Value::Undefined("parameter '" + macro.targets[i] + "' was not provided"));
     }
     ExecBody(macro.body, scope, out);
   } catch (...) {

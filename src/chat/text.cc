@@ -103,8 +103,8 @@ bool IsPyPrintable(char32_t cp) {
   if (cp < 0x20 || (cp >= 0x7F && cp <= 0xA0) || cp == 0xAD) return false;
   if (cp < 0x600) return true;
   if (IsPySpace(cp)) return false;  // Zs other than ' ', Zl, Zp
-  const bool format = (cp >= 0x600 && cp <= 0x605) || cp == 0x61C || cp == 0x6DD ||
-                      cp == 0x70F || cp == 0x890 || cp == 0x891 || cp == 0x8E2 || cp == 0x180E ||
+  const bool format = (cp >= 0x600 && cp <= 0x605) || cp == 0x61C || cp == 0x6DD || cp == 0x70F ||
+                      cp == 0x890 || cp == 0x891 || cp == 0x8E2 || cp == 0x180E ||
                       (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x202A && cp <= 0x202E) ||
                       (cp >= 0x2060 && cp <= 0x2064) || (cp >= 0x2066 && cp <= 0x206F) ||
                       cp == 0xFEFF || (cp >= 0xFFF9 && cp <= 0xFFFB) || cp == 0x110BD ||
@@ -200,7 +200,9 @@ std::string PyUpper(std::string_view s) {
 
 namespace {
 
-bool IsCased(char32_t cp) { return cp == 0xDF || MapCase(cp, true) != cp || MapCase(cp, false) != cp; }
+bool IsCased(char32_t cp) {
+  return cp == 0xDF || MapCase(cp, true) != cp || MapCase(cp, false) != cp;
+}
 
 }  // namespace
 
@@ -283,8 +285,7 @@ std::vector<std::string> PySplit(std::string_view s, const std::string* sep, int
   return parts;
 }
 
-std::vector<std::string> PyRSplit(std::string_view s, const std::string* sep,
-                                  int64_t maxsplit) {
+std::vector<std::string> PyRSplit(std::string_view s, const std::string* sep, int64_t maxsplit) {
   if (maxsplit < 0) return PySplit(s, sep, maxsplit);
   std::vector<std::string> parts;
   if (sep != nullptr) {
@@ -325,8 +326,7 @@ std::vector<std::string> PySplitLines(std::string_view s) {
     const size_t start = pos;
     const char32_t cp = NextCodePoint(s, &pos);
     const bool boundary = cp == '\n' || cp == '\r' || cp == 0x0B || cp == 0x0C ||
-                          (cp >= 0x1C && cp <= 0x1E) || cp == 0x85 || cp == 0x2028 ||
-                          cp == 0x2029;
+                          (cp >= 0x1C && cp <= 0x1E) || cp == 0x85 || cp == 0x2028 || cp == 0x2029;
     if (!boundary) {
       current.append(s.substr(start, pos - start));
       continue;

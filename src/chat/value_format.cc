@@ -17,7 +17,8 @@ constexpr int kMaxFormatDepth = Value::kMaxNesting + 64;
 
 void AppendHex(uint32_t value, int digits, std::string* out) {
   static const char kHex[] = "0123456789abcdef";
-  for (int shift = (digits - 1) * 4; shift >= 0; shift -= 4) out->push_back(kHex[(value >> shift) & 0xF]);
+  for (int shift = (digits - 1) * 4; shift >= 0; shift -= 4)
+    out->push_back(kHex[(value >> shift) & 0xF]);
 }
 
 void AppendFormatted(const Value& v, bool repr, int depth, std::string* out);

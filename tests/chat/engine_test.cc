@@ -22,7 +22,7 @@ TEST(WhitespaceTest, LstripBlocksDropsIndentBeforeBlockTagsOnly) {
   EXPECT_EQ(Render("  {% if true %}\n  x\n  {% endif %}"), "  x\n");
   EXPECT_EQ(Render("  {{ 'v' }}"), "  v");                    // not for {{ }}
   EXPECT_EQ(Render("a  {% if true %}b{% endif %}"), "a  b");  // not mid-line
-  EXPECT_EQ(Render("a\n\t {# c #}\nb"), "a\nb");               // comments too
+  EXPECT_EQ(Render("a\n\t {# c #}\nb"), "a\nb");              // comments too
 }
 
 TEST(WhitespaceTest, DashStripsAllAdjacentWhitespace) {
@@ -50,10 +50,10 @@ TEST(WhitespaceTest, RawBlocksAreText) {
 
 TEST(ExpressionTest, PrecedenceFollowsJinja) {
   EXPECT_EQ(Render("{{ 1 + 2 * 3 }}|{{ (1 + 2) * 3 }}|{{ 2 ** 3 ** 2 }}"), "7|9|64");
-  EXPECT_EQ(Render("{{ 'x' ~ 2 * 3 }}"), "x6");               // * binds tighter than ~
-  EXPECT_EQ(Render("{{ ('a' ~ 1) ~ (1 + 2) }}"), "a13");     // ~ binds tighter than +
-  EXPECT_EQ(Render("{{ [1, 2]|length + 1 }}"), "3");           // filters bind tightest
-  EXPECT_EQ(Render("{{ -2 ** 2 }}"), "4");                     // jinja: (-2) ** 2
+  EXPECT_EQ(Render("{{ 'x' ~ 2 * 3 }}"), "x6");           // * binds tighter than ~
+  EXPECT_EQ(Render("{{ ('a' ~ 1) ~ (1 + 2) }}"), "a13");  // ~ binds tighter than +
+  EXPECT_EQ(Render("{{ [1, 2]|length + 1 }}"), "3");      // filters bind tightest
+  EXPECT_EQ(Render("{{ -2 ** 2 }}"), "4");                // jinja: (-2) ** 2
   EXPECT_EQ(Render("{{ not 1 == 2 }}|{{ not true and false }}"), "True|False");
   EXPECT_EQ(Render("{{ 1 < 2 < 3 }}|{{ 1 < 3 < 2 }}"), "True|False");
 }
@@ -86,8 +86,7 @@ TEST(ExpressionTest, StringMethods) {
   EXPECT_EQ(Render("{{ '<tool_response>x'.startswith('<tool_response>') }}"
                    "{{ 'x.py'.endswith(('.js', '.py')) }}"),
             "TrueTrue");
-  EXPECT_EQ(Render("{{ 'ab'.upper() }}{{ 'AB'.lower() }}{{ 'aXa'.replace('a', '-') }}"),
-            "ABab-X-");
+  EXPECT_EQ(Render("{{ 'ab'.upper() }}{{ 'AB'.lower() }}{{ 'aXa'.replace('a', '-') }}"), "ABab-X-");
 }
 
 TEST(ExpressionTest, StringConcatenationAndRepetition) {
@@ -117,9 +116,10 @@ TEST(LoopTest, InlineFilterCountsOnlyKeptItemsAndElseRunsWhenEmpty) {
 TEST(LoopTest, UnpackingItemsAndPairs) {
   const ordered_json ctx = {{"d", {{"b", 1}, {"a", 2}}}};
   EXPECT_EQ(Render("{% for k, v in d.items() %}{{ k }}={{ v }};{% endfor %}", ctx), "b=1;a=2;");
-  EXPECT_EQ(Render("{% for k, v in d|items %}{{ k }}{% endfor %}|{% for k in d %}{{ k }}{% endfor %}",
-                   ctx),
-            "ba|ba");
+  EXPECT_EQ(
+      Render("{% for k, v in d|items %}{{ k }}{% endfor %}|{% for k in d %}{{ k }}{% endfor %}",
+             ctx),
+      "ba|ba");
 }
 
 TEST(LoopTest, BreakAndContinue) {
@@ -140,9 +140,9 @@ TEST(SetTest, AssignmentForms) {
   EXPECT_EQ(Render("{% set a, b = 1, 2 %}{{ b }}{{ a }}"), "21");
   EXPECT_EQ(Render("{% set t %}  x {{ 1 }}{% endset %}[{{ t }}]"), "[  x 1]");
   EXPECT_EQ(Render("{% set t | trim | upper %}  x  {% endset %}[{{ t }}]"), "[X]");
-  EXPECT_EQ(Render("{% set messages = messages[1:] %}{{ messages|length }}",
-                   {{"messages", {1, 2, 3}}}),
-            "2");
+  EXPECT_EQ(
+      Render("{% set messages = messages[1:] %}{{ messages|length }}", {{"messages", {1, 2, 3}}}),
+      "2");
 }
 
 TEST(MacroTest, DefaultsKeywordsAndNesting) {
@@ -188,9 +188,9 @@ TEST(FilterTest, SelectRejectAndMap) {
                              {{{"role", "system"}, {"content", "S"}},
                               {{"role", "user"}, {"content", "U"}},
                               {{"role", "user"}, {"content", "V"}}}}};
-  EXPECT_EQ(Render("{{ msgs|selectattr('role', 'equalto', 'user')|map(attribute='content')|join }}",
-                   ctx),
-            "UV");
+  EXPECT_EQ(
+      Render("{{ msgs|selectattr('role', 'equalto', 'user')|map(attribute='content')|join }}", ctx),
+      "UV");
   EXPECT_EQ(Render("{{ msgs|rejectattr('role', 'equalto', 'user')|list|length }}", ctx), "1");
   EXPECT_EQ(Render("{{ [0, 1, 2, 3]|select('odd')|list }}{{ ['a', 'b']|map('upper')|list }}"),
             "[1, 3]['A', 'B']");
@@ -199,8 +199,9 @@ TEST(FilterTest, SelectRejectAndMap) {
 TEST(FilterTest, DefaultIntAndFloat) {
   EXPECT_EQ(Render("{{ x|default('d') }}|{{ ''|default('d') }}|{{ ''|default('d', true) }}"),
             "d||d");
-  EXPECT_EQ(Render("{{ '42'|int + 1 }}|{{ '3.9'|int }}|{{ 'x'|int }}|{{ '2.5'|float }}|{{ 1|float }}"),
-            "43|3|0|2.5|1.0");
+  EXPECT_EQ(
+      Render("{{ '42'|int + 1 }}|{{ '3.9'|int }}|{{ 'x'|int }}|{{ '2.5'|float }}|{{ 1|float }}"),
+      "43|3|0|2.5|1.0");
 }
 
 TEST(FilterTest, ToJsonIsTransformersJsonDumps) {
@@ -241,7 +242,8 @@ TEST(ValueTest, KeyOrderFollowsTheJsonContainer) {
 }
 
 TEST(GlobalsTest, RangeDictNamespaceStrftime) {
-  EXPECT_EQ(Render("{{ range(3)|list }}{{ dict(a=1) }}{{ namespace(a=2).a }}"), "[0, 1, 2]{'a': 1}2");
+  EXPECT_EQ(Render("{{ range(3)|list }}{{ dict(a=1) }}{{ namespace(a=2).a }}"),
+            "[0, 1, 2]{'a': 1}2");
   char year[8];
   const std::time_t now = std::time(nullptr);
   std::tm local{};

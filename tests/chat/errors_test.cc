@@ -1,13 +1,13 @@
 // Errors (syntax and runtime, with positions), runaway guards, the RenderChat helper and
 // concurrent rendering.
+#include <gtest/gtest.h>
+
 #include <ctime>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "chat/chat_template.h"
 #include "test_util.h"
@@ -98,10 +98,12 @@ TEST(RenderErrorTest, ContextMustBeAnObject) {
 TEST(LimitTest, OutputSizeCap) {
   RenderLimits limits;
   limits.max_output_bytes = 1000;
-  const Status status =
-      RenderStatus("{% for i in range(1000) %}0123456789{% endfor %}", ordered_json::object(), limits);
+  const Status status = RenderStatus("{% for i in range(1000) %}0123456789{% endfor %}",
+                                     ordered_json::object(), limits);
   EXPECT_EQ(status.code(), StatusCode::kResourceExhausted) << status.ToString();
-  EXPECT_EQ(Render("{% for i in range(10) %}0123456789{% endfor %}", ordered_json::object(), limits).size(), 100u);
+  EXPECT_EQ(Render("{% for i in range(10) %}0123456789{% endfor %}", ordered_json::object(), limits)
+                .size(),
+            100u);
 }
 
 TEST(LimitTest, MacroRecursionDepth) {
@@ -158,8 +160,8 @@ TEST(RenderChatTest, PassesTheVariablesTransformersPasses) {
 TEST(RenderChatTest, Llama32UsesTodayWhenNoDateIsGiven) {
   auto tmpl = ChatTemplate::Parse(ReadTemplate("llama3_2.jinja"));
   ASSERT_TRUE(tmpl.ok()) << tmpl.status().ToString();
-  auto out = RenderChat(*tmpl, nlohmann::json::array({{{"role", "user"}, {"content", "hi"}}}),
-                        true, "<|begin_of_text|>", "<|eot_id|>");
+  auto out = RenderChat(*tmpl, nlohmann::json::array({{{"role", "user"}, {"content", "hi"}}}), true,
+                        "<|begin_of_text|>", "<|eot_id|>");
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   char today[32];
   const std::time_t now = std::time(nullptr);

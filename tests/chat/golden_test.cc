@@ -1,12 +1,12 @@
 // Renders every case of tests/chat/testdata/golden.json (written by make_golden.py with Python
 // jinja2 in transformers' environment) and compares byte for byte.
+#include <gtest/gtest.h>
+
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "chat/builtin_templates.h"
 #include "chat/chat_template.h"
@@ -62,9 +62,9 @@ class GoldenTest : public ::testing::Test {
 nlohmann::ordered_json* GoldenTest::golden_ = nullptr;
 
 TEST_F(GoldenTest, AllTemplatesParse) {
-  for (const char* name : {"chatml.jinja", "gemma3.jinja", "llama3.jinja", "llama3_1.jinja",
-                           "llama3_2.jinja", "mistral_v0_3.jinja", "qwen2_5.jinja",
-                           "qwen3.jinja"}) {
+  for (const char* name :
+       {"chatml.jinja", "gemma3.jinja", "llama3.jinja", "llama3_1.jinja", "llama3_2.jinja",
+        "mistral_v0_3.jinja", "qwen2_5.jinja", "qwen3.jinja"}) {
     auto parsed = ChatTemplate::Parse(ReadFile(kChatTestDir + "templates/" + name));
     EXPECT_TRUE(parsed.ok()) << name << ": " << parsed.status().ToString();
   }
@@ -79,12 +79,11 @@ TEST_F(GoldenTest, MatchesJinja2ByteForByte) {
     SCOPED_TRACE(name);
     const ChatTemplate& tmpl = Template(c["template"].get<std::string>());
     auto rendered = RenderChat(tmpl, c["messages"], c["add_generation_prompt"].get<bool>(),
-                               c["bos_token"].get<std::string>(),
-                               c["eos_token"].get<std::string>(), c["extra"]);
+                               c["bos_token"].get<std::string>(), c["eos_token"].get<std::string>(),
+                               c["extra"]);
     if (c.contains("error")) {
       ASSERT_FALSE(rendered.ok()) << "expected the error: " << c["error"];
-      EXPECT_NE(rendered.status().message().find(c["error"].get<std::string>()),
-                std::string::npos)
+      EXPECT_NE(rendered.status().message().find(c["error"].get<std::string>()), std::string::npos)
           << rendered.status().ToString();
       continue;
     }
@@ -118,8 +117,7 @@ TEST_F(GoldenTest, FeaturesMatchJinja2) {
     if (f.contains("error")) {
       ASSERT_FALSE(rendered.ok()) << "rendered " << nlohmann::json(*rendered).dump()
                                   << " but jinja2 raised: " << f["error"];
-      EXPECT_NE(rendered.status().message().find(f["error"].get<std::string>()),
-                std::string::npos)
+      EXPECT_NE(rendered.status().message().find(f["error"].get<std::string>()), std::string::npos)
           << rendered.status().ToString() << "\n  jinja2: " << f["error"];
       continue;
     }

@@ -1,11 +1,11 @@
 // Helpers shared by the chat engine tests.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "chat/chat_template.h"
 

@@ -1,12 +1,13 @@
 // The Python-semantics helpers under the engine: UTF-8 code points, str methods, float repr.
+#include "chat/text.h"
+
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "chat/json_value.h"
-#include "chat/text.h"
 #include "chat/value.h"
 
 namespace radixlm::chat {
@@ -17,7 +18,9 @@ using Strings = std::vector<std::string>;
 TEST(TextTest, CodePoints) {
   EXPECT_EQ(CodePointCount("héllo😀"), 6u);
   EXPECT_EQ(CodePointOffsets("aé😀"), (std::vector<size_t>{0, 1, 3, 7}));
-  std::string invalid = "a\xff" "b";
+  std::string invalid =
+      "a\xff"
+      "b";
   EXPECT_EQ(CodePointCount(invalid), 3u);  // a bad byte counts as one code point
 }
 
@@ -84,12 +87,11 @@ TEST(ValueTest, PythonEqualityAndTruthiness) {
 }
 
 TEST(JsonValueTest, DumpsLikePythonJson) {
-  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(
-      R"({"b": [1, 2.0, 1e100, true, null, "é\u0001"], "a": {}})");
+  const nlohmann::ordered_json j =
+      nlohmann::ordered_json::parse(R"({"b": [1, 2.0, 1e100, true, null, "é\u0001"], "a": {}})");
   const Value v = ValueFromJson(j);
   JsonDumpOptions options;
-  EXPECT_EQ(DumpJson(v, options),
-            R"({"b": [1, 2.0, 1e+100, true, null, "é\u0001"], "a": {}})");
+  EXPECT_EQ(DumpJson(v, options), R"({"b": [1, 2.0, 1e+100, true, null, "é\u0001"], "a": {}})");
   options.indent = "  ";
   options.item_separator = ",";
   options.sort_keys = true;
