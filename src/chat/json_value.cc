@@ -43,8 +43,9 @@ Value FromJson(const Json& json, int depth) {
     }
     case nlohmann::json::value_t::object: {
       DictData dict;
+      dict.Reserve(json.size());
       for (auto it = json.begin(); it != json.end(); ++it) {
-        dict.Set(Value::String(it.key()), FromJson(it.value(), depth + 1));
+        dict.Append(Value::String(it.key()), FromJson(it.value(), depth + 1));  // keys are unique
       }
       return Value::MakeDict(std::move(dict));
     }

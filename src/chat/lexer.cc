@@ -63,13 +63,24 @@ class Lexer {
     return out;
   }
 
+  // Line and code-point column of `offset`. Tokens arrive in increasing order, so the column
+  // is counted on from the previous position instead of from the line start.
   void SetPosition(size_t offset, Token* token) const {
     const auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
     const size_t line_start = *(it - 1);
-    token->line = static_cast<int>(it - line_starts_.begin());
-    token->column = static_cast<int>(CodePointCount(
-                        std::string_view(src_).substr(line_start, offset - line_start))) +
-                    1;
+    const int line = static_cast<int>(it - line_starts_.begin());
+    size_t from = line_start;
+    int column = 1;
+    if (line == cached_line_ && offset >= cached_offset_) {
+      from = cached_offset_;
+      column = cached_column_;
+    }
+    column += static_cast<int>(CodePointCount(std::string_view(src_).substr(from, offset - from)));
+    cached_offset_ = offset;
+    cached_line_ = line;
+    cached_column_ = column;
+    token->line = line;
+    token->column = column;
   }
 
   [[noreturn]] void Fail(size_t offset, const std::string& message) const {
@@ -381,6 +392,9 @@ class Lexer {
   std::vector<Token> tokens_;
   size_t pos_ = 0;
   bool line_starting_ = true;
+  mutable size_t cached_offset_ = 0;  // SetPosition's last answer
+  mutable int cached_line_ = 1;
+  mutable int cached_column_ = 1;
 };
 
 }  // namespace

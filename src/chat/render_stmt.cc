@@ -1,4 +1,6 @@
 // Statement execution: output, if, for (with loop.*), set, macros, filter/with blocks.
+#include <memory>
+
 #include "chat/renderer.h"
 #include "chat/template_error.h"
 
@@ -149,28 +151,51 @@ void Renderer::BindTargets(const std::vector<std::string>& targets, const Value&
 
 namespace {
 
-// jinja2's `loop` object for iteration `index` of `items`.
-Value MakeLoop(const std::vector<Value>& items, size_t index) {
+// The keys of jinja2's `loop` object, built once and shared (Values are immutable).
+struct LoopKeys {
+  Value index = Value::String("index");
+  Value index0 = Value::String("index0");
+  Value revindex = Value::String("revindex");
+  Value revindex0 = Value::String("revindex0");
+  Value first = Value::String("first");
+  Value last = Value::String("last");
+  Value length = Value::String("length");
+  Value depth = Value::String("depth");
+  Value depth0 = Value::String("depth0");
+  Value previtem = Value::String("previtem");
+  Value nextitem = Value::String("nextitem");
+  Value cycle = Value::String("cycle");
+};
+
+// jinja2's `loop` object for iteration `index` of `items`; `cycle` is the loop's cycler.
+Value MakeLoop(const std::vector<Value>& items, size_t index, const Value& cycle) {
+  static const LoopKeys* const keys = new LoopKeys();
   const int64_t n = static_cast<int64_t>(items.size());
   const int64_t i = static_cast<int64_t>(index);
   DictData loop;
-  loop.Set(Value::String("index"), Value::Int(i + 1));
-  loop.Set(Value::String("index0"), Value::Int(i));
-  loop.Set(Value::String("revindex"), Value::Int(n - i));
-  loop.Set(Value::String("revindex0"), Value::Int(n - i - 1));
-  loop.Set(Value::String("first"), Value::Bool(i == 0));
-  loop.Set(Value::String("last"), Value::Bool(i == n - 1));
-  loop.Set(Value::String("length"), Value::Int(n));
-  loop.Set(Value::String("depth"), Value::Int(1));
-  loop.Set(Value::String("depth0"), Value::Int(0));
-  if (i > 0) loop.Set(Value::String("previtem"), items[index - 1]);
-  if (i + 1 < n) loop.Set(Value::String("nextitem"), items[index + 1]);
-  loop.Set(Value::String("cycle"),
-           Value::Function("cycle", [i](Renderer&, CallArgs& args) -> Value {
-             if (args.positional.empty()) ThrowTypeError("no items for cycling given");
-             return args.positional[static_cast<size_t>(i) % args.positional.size()];
-           }));
+  loop.Reserve(12);
+  loop.Append(keys->index, Value::Int(i + 1));
+  loop.Append(keys->index0, Value::Int(i));
+  loop.Append(keys->revindex, Value::Int(n - i));
+  loop.Append(keys->revindex0, Value::Int(n - i - 1));
+  loop.Append(keys->first, Value::Bool(i == 0));
+  loop.Append(keys->last, Value::Bool(i == n - 1));
+  loop.Append(keys->length, Value::Int(n));
+  loop.Append(keys->depth, Value::Int(1));
+  loop.Append(keys->depth0, Value::Int(0));
+  if (i > 0) loop.Append(keys->previtem, items[index - 1]);
+  if (i + 1 < n) loop.Append(keys->nextitem, items[index + 1]);
+  loop.Append(keys->cycle, cycle);
   return Value::MakeDict(std::move(loop));
+}
+
+// loop.cycle(a, b, ...): the argument at the current iteration, round robin. One callable per
+// loop reads the iteration from `position`, which ExecFor advances.
+Value MakeCycle(std::shared_ptr<size_t> position) {
+  return Value::Function("cycle", [position](Renderer&, CallArgs& args) -> Value {
+    if (args.positional.empty()) ThrowTypeError("no items for cycling given");
+    return args.positional[*position % args.positional.size()];
+  });
 }
 
 }  // namespace
@@ -186,11 +211,14 @@ Renderer::Flow Renderer::ExecFor(const Stmt& stmt, Frame& frame, std::string& ou
     }
     items = std::move(kept);
   }
+  auto position = std::make_shared<size_t>(0);
+  const Value cycle = MakeCycle(position);
   for (size_t i = 0; i < items.size(); ++i) {
     Step();
+    *position = i;
     Frame scope(&frame);
     BindTargets(stmt.targets, items[i], scope);
-    scope.Set("loop", MakeLoop(items, i));
+    scope.Set("loop", MakeLoop(items, i, cycle));
     if (ExecBody(stmt.body, scope, out) == Flow::kBreak) break;
   }
   if (items.empty()) {

@@ -143,6 +143,9 @@ class DictData {
   const Value* FindString(std::string_view key) const;
   // Inserts or replaces (keeping the original position, as Python does).
   void Set(Value key, Value value);
+  void Reserve(size_t n) { entries_.reserve(n); }
+  // Appends a key the caller knows is not present yet (JSON objects, built-in records).
+  void Append(Value key, Value value) { entries_.emplace_back(std::move(key), std::move(value)); }
   const std::vector<Entry>& entries() const { return entries_; }
   size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
