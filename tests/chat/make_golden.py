@@ -169,6 +169,44 @@ TOOL_CONVERSATIONS = {
     ],
 }
 
+RICH_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "search",
+        "description": "  Search the web.  ",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": " words "},
+                "tags": {"type": "array", "items": {"type": "string"}, "description": "tags"},
+                "limit": {"type": ["integer", "number"], "description": "max results"},
+                "filters": {"type": "object", "additionalProperties": {"type": "number"},
+                            "description": "numeric filters"},
+                "options": {"type": "object", "description": "free-form"},
+                "anything": {"description": "no type"},
+            },
+            "required": ["query"],
+        },
+        "return": {"type": "string", "description": "the results"},
+    },
+}
+NO_PARAMS_TOOL = {"type": "function", "function": {
+    "name": "now", "description": "Current time.", "parameters": {"type": "object", "properties": {}}}}
+
+DEEPSEEK_TOOLS = [
+    {"role": "system", "content": "You are a helpful assistant."},
+    {"role": "user", "content": "Weather in Paris and Rome?"},
+    {"role": "assistant", "content": None,
+     "tool_calls": [
+         {"type": "function", "function": {"name": "get_weather", "arguments": "{\"location\": \"Paris\"}"}},
+         {"type": "function", "function": {"name": "get_weather", "arguments": "{\"location\": \"Rome\"}"}},
+     ]},
+    {"role": "tool", "content": "21C"},
+    {"role": "tool", "content": "25C"},
+    {"role": "assistant", "content": "<think>\nboth warm\n</think>\n\nParis 21C, Rome 25C."},
+    {"role": "user", "content": "Thanks"},
+]
+
 ALTERNATION_ERROR = [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]
 
 # template file -> special tokens and extra cases: name -> (messages, extra variables).
@@ -219,6 +257,32 @@ TEMPLATE_CONFIG = {
         },
     },
     "chatml.jinja": {"bos": "", "eos": "<|im_end|>", "extra": {}},
+    # Beyond the required set: more real templates exercising macros, recursion and RAG.
+    "hermes3_tool_use.jinja": {
+        "bos": "<|begin_of_text|>", "eos": "<|im_end|>",
+        "vars": {"tools": [WEATHER_TOOL, RICH_TOOL, NO_PARAMS_TOOL]},
+        "extra": {"tool_calls": (TOOL_CONVERSATIONS["qwen"], {})},
+    },
+    "deepseek_r1_distill_qwen.jinja": {
+        "bos": "<\uff5cbegin\u2581of\u2581sentence\uff5c>",
+        "eos": "<\uff5cend\u2581of\u2581sentence\uff5c>",
+        "extra": dict({name: (messages, {}) for name, messages in QWEN3_EXTRA.items()},
+                      tool_calls=(DEEPSEEK_TOOLS, {})),
+    },
+    "phi3_5.jinja": {"bos": "<s>", "eos": "<|endoftext|>", "extra": {}},
+    "granite3_3.jinja": {
+        "bos": "", "eos": "<|end_of_text|>",
+        # Without a system message this template prints strftime_now(): keep the golden dateless.
+        "only": ["system_user", "system_multi_turn", "system_assistant_last", "unicode",
+                 "multiline"],
+        "extra": {
+            "documents": (COMMON["system_user"],
+                          {"documents": [{"doc_id": 1, "text": "Paris is in France."},
+                                         {"doc_id": "b", "text": "Berlin."}],
+                           "controls": {"citations": True, "length": "short"}}),
+            "tools": (COMMON["system_user"], {"tools": [WEATHER_TOOL]}),
+        },
+    },
 }
 
 
@@ -410,7 +474,8 @@ def main():
     cases = []
     for template_name, config in TEMPLATE_CONFIG.items():
         source = (TEMPLATES / template_name).read_text(encoding="utf-8")
-        conversations = {name: (messages, {}) for name, messages in COMMON.items()}
+        conversations = {name: (messages, {}) for name, messages in COMMON.items()
+                         if name in config.get("only", COMMON)}
         conversations.update(config["extra"])
         for conversation_name, (messages, extra) in conversations.items():
             variables = dict(config.get("vars", {}), **extra)
