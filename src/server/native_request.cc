@@ -124,7 +124,7 @@ Status ReadInputs(const json& body, std::vector<GenerateRequest>* requests, bool
 }
 
 Status ReadPromptOptions(const json& body, bool batch, size_t i, size_t size,
-                         GenerateRequest* request) {
+                         const ServerConfig& limits, GenerateRequest* request) {
   RADIXLM_ASSIGN_OR_RETURN(json params, PerPrompt(body, "sampling_params", batch, size, i));
   if (!params.is_null() && !params.is_object()) {
     return WrongType("sampling_params", "an object (or a list of objects for a batch)", params);
@@ -134,6 +134,8 @@ Status ReadPromptOptions(const json& body, bool batch, size_t i, size_t size,
     return Unimplemented("stop_regex is not supported by radixlm; use stop strings");
   }
   RADIXLM_ASSIGN_OR_RETURN(request->sampling_params, SamplingParams::FromJson(params));
+  RADIXLM_RETURN_IF_ERROR(ApplyServerLimits(FindField(params, "max_new_tokens") != nullptr,
+                                            limits, &request->sampling_params));
 
   RADIXLM_ASSIGN_OR_RETURN(json rid, PerPrompt(body, "rid", batch, size, i));
   if (!rid.is_null()) {
@@ -170,16 +172,23 @@ bool NativeGenerateCall::ReturnsList() const {
   return false;
 }
 
-Status CheckServerLimits(const SamplingParams& params, const ServerConfig& limits) {
-  if (limits.max_new_tokens_cap > 0 && params.max_new_tokens.has_value() &&
-      *params.max_new_tokens > limits.max_new_tokens_cap) {
-    return InvalidArgument("max_new_tokens must be at most " +
-                           std::to_string(limits.max_new_tokens_cap) + " on this server, got " +
-                           std::to_string(*params.max_new_tokens));
+Status ApplyServerLimits(bool max_new_tokens_given, const ServerConfig& limits,
+                         SamplingParams* params) {
+  if (limits.max_new_tokens_cap > 0) {
+    if (max_new_tokens_given && params->max_new_tokens.has_value() &&
+        *params->max_new_tokens > limits.max_new_tokens_cap) {
+      return InvalidArgument("max_new_tokens must be at most " +
+                             std::to_string(limits.max_new_tokens_cap) +
+                             " on this server, got " + std::to_string(*params->max_new_tokens));
+    }
+    if (!params->max_new_tokens.has_value() ||
+        *params->max_new_tokens > limits.max_new_tokens_cap) {
+      params->max_new_tokens = limits.max_new_tokens_cap;  // a default, or "no limit"
+    }
   }
-  if (params.n < 1 || params.n > limits.max_batch_samples) {
+  if (params->n < 1 || params->n > limits.max_batch_samples) {
     return InvalidArgument("n must be in [1, " + std::to_string(limits.max_batch_samples) +
-                           "], got " + std::to_string(params.n));
+                           "], got " + std::to_string(params->n));
   }
   return Status::Ok();
 }
@@ -196,9 +205,8 @@ StatusOr<NativeGenerateCall> ParseNativeGenerate(const json& body, const ServerC
   int64_t samples = 0;
   for (size_t i = 0; i < size; ++i) {
     GenerateRequest& request = call.requests[i];
-    RADIXLM_RETURN_IF_ERROR(ReadPromptOptions(body, call.batch, i, size, &request));
+    RADIXLM_RETURN_IF_ERROR(ReadPromptOptions(body, call.batch, i, size, limits, &request));
     request.stream = call.stream;
-    RADIXLM_RETURN_IF_ERROR(CheckServerLimits(request.sampling_params, limits));
     samples += request.sampling_params.n;
   }
   if (samples > limits.max_batch_samples) {

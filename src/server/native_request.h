@@ -35,7 +35,10 @@ struct NativeGenerateCall {
 StatusOr<NativeGenerateCall> ParseNativeGenerate(const nlohmann::json& body,
                                                  const ServerConfig& limits);
 
-// Checks a parsed SamplingParams against the server's own limits (max_new_tokens cap).
-Status CheckServerLimits(const SamplingParams& params, const ServerConfig& limits);
+// Applies the server's own limits to parsed params: an explicit max_new_tokens above
+// --max-new-tokens-cap is InvalidArgument, a default (or "no limit") is lowered to the cap; n
+// must be in [1, max_batch_samples].
+Status ApplyServerLimits(bool max_new_tokens_given, const ServerConfig& limits,
+                         SamplingParams* params);
 
 }  // namespace radixlm::server

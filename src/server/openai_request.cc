@@ -60,10 +60,9 @@ Status ReadSampling(const json& body, bool chat, const ServerConfig& limits, Sam
                                      std::numeric_limits<int64_t>::max(), &v));
     p->sampling_seed = v;
   }
-  if (p->n < 1 || p->n > limits.max_batch_samples) {
-    return InvalidArgument("n must be in [1, " + std::to_string(limits.max_batch_samples) +
-                           "], got " + std::to_string(p->n));
-  }
+  const bool given = FindField(body, "max_tokens") != nullptr ||
+                     (chat && FindField(body, "max_completion_tokens") != nullptr);
+  RADIXLM_RETURN_IF_ERROR(ApplyServerLimits(given, limits, p));
   if (const json* best_of = FindField(body, "best_of"); best_of != nullptr) {
     int64_t v = 0;
     RADIXLM_RETURN_IF_ERROR(ParseInt(*best_of, "best_of", 1, limits.max_batch_samples, &v));

@@ -1,0 +1,292 @@
+// The whole HTTP path over real sockets: HttpServer + Engine on the fake model runner and
+// codec. Covers generation (plain, streamed, OpenAI), keep-alive, the error statuses, the API
+// key, and that a client disconnecting mid-stream aborts its request.
+#include "server/http_server.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "scheduler/fake_model_runner.h"
+#include "scheduler/fake_token_text.h"
+
+namespace radixlm::server {
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+using json = nlohmann::json;
+
+struct Reply {
+  int status = 0;
+  std::string body;
+  std::string content_type;
+  json Json() const { return json::parse(body); }
+};
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { StartServer(ServerConfig()); }
+
+  void StartServer(ServerConfig config) {
+    server_.reset();
+    engine_.reset();
+    EngineConfig ec;
+    ec.max_total_tokens = 4096;
+    ec.chunked_prefill_size = 128;
+    FakeModelConfig fm;
+    fm.vocab_size = FakeTokenTextCodec::kVocabSize;
+    fm.context_length = 1024;
+    fm.kv_slots = ec.max_total_tokens + 1;
+    auto engine = Engine::Create(ec, std::make_unique<FakeModelRunner>(fm),
+                                 std::make_unique<FakeTokenTextCodec>());
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    engine_ = std::move(*engine);
+    config.port = 0;
+    config.io_threads = 2;
+    ModelInfo info;
+    info.model_path = "/models/fake.gguf";
+    info.served_model_name = "fake";
+    info.arch = "fake";
+    auto server = HttpServer::Create(config, engine_.get(), info, nullptr,
+                                     InvalidArgument("the fake model has no chat template"));
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(*server);
+    ASSERT_TRUE(server_->Start().ok());
+  }
+
+  void TearDown() override {
+    server_.reset();
+    engine_.reset();
+  }
+
+  tcp::socket Connect() {
+    tcp::socket socket(ioc_);
+    socket.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), server_->port()));
+    return socket;
+  }
+
+  static std::string RawRequest(const std::string& method, const std::string& path,
+                                const std::string& body, const std::string& extra = "") {
+    return method + " " + path + " HTTP/1.1\r\nHost: localhost\r\nContent-Type: " +
+           "application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" + extra +
+           "\r\n" + body;
+  }
+
+  static Reply ReadReply(tcp::socket& socket, beast::flat_buffer& buffer) {
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(64 << 20);
+    http::read(socket, buffer, parser);
+    Reply reply;
+    reply.status = parser.get().result_int();
+    reply.body = parser.get().body();
+    reply.content_type = std::string(parser.get()[http::field::content_type]);
+    return reply;
+  }
+
+  Reply Send(const std::string& method, const std::string& path, const std::string& body = "",
+             const std::string& extra = "") {
+    tcp::socket socket = Connect();
+    net::write(socket, net::buffer(RawRequest(method, path, body, extra)));
+    beast::flat_buffer buffer;
+    return ReadReply(socket, buffer);
+  }
+
+  int64_t LiveRequestsAfterSettling() {
+    for (int i = 0; i < 200; ++i) {
+      if (engine_->GetStats().live_requests == 0) return 0;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return engine_->GetStats().live_requests;
+  }
+
+  net::io_context ioc_;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<HttpServer> server_;
+};
+
+const char* kGreedy =
+    R"({"input_ids": [2, 3, 4, 5], "sampling_params": {"max_new_tokens": 4, "temperature": 0,
+        "ignore_eos": true}})";
+
+TEST_F(HttpServerTest, GenerateReturnsSglangShape) {
+  Reply reply = Send("POST", "/generate", kGreedy);
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  const json j = reply.Json();
+  EXPECT_EQ(j["output_ids"].size(), 4u);
+  EXPECT_TRUE(j["text"].is_string());
+  EXPECT_EQ(j["meta_info"]["prompt_tokens"], 4);
+  EXPECT_EQ(j["meta_info"]["completion_tokens"], 4);
+  EXPECT_EQ(j["meta_info"]["finish_reason"]["type"], "length");
+  EXPECT_TRUE(j["meta_info"]["e2e_latency"].is_number());
+  EXPECT_TRUE(j["meta_info"].contains("cached_tokens"));
+}
+
+TEST_F(HttpServerTest, BatchAndNReturnPromptMajorLists) {
+  Reply reply = Send("POST", "/generate",
+                     R"({"text": ["ab", "cd"], "sampling_params": {"max_new_tokens": 2, "n": 2,
+                         "ignore_eos": true}})");
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  const json j = reply.Json();
+  ASSERT_TRUE(j.is_array());
+  ASSERT_EQ(j.size(), 4u);
+  EXPECT_EQ(j[0]["meta_info"]["id"], j[1]["meta_info"]["id"]);
+  EXPECT_NE(j[1]["meta_info"]["id"], j[2]["meta_info"]["id"]);
+}
+
+TEST_F(HttpServerTest, StreamingSendsSseEventsThenDone) {
+  json body = json::parse(kGreedy);
+  body["stream"] = true;
+  Reply reply = Send("POST", "/generate", body.dump());
+  ASSERT_EQ(reply.status, 200);
+  EXPECT_NE(reply.content_type.find("text/event-stream"), std::string::npos);
+  ASSERT_GE(reply.body.size(), 14u);
+  EXPECT_EQ(reply.body.substr(reply.body.size() - 14), "data: [DONE]\n\n");
+  // Cumulative: the last data event has all 4 ids.
+  const size_t done = reply.body.rfind("data: [DONE]");
+  const size_t last = reply.body.rfind("data: {", done);
+  const json final_event = json::parse(reply.body.substr(last + 6, done - last - 8));
+  EXPECT_EQ(final_event["output_ids"].size(), 4u);
+  EXPECT_EQ(final_event["meta_info"]["finish_reason"]["type"], "length");
+}
+
+TEST_F(HttpServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
+  tcp::socket socket = Connect();
+  beast::flat_buffer buffer;
+  for (int i = 0; i < 3; ++i) {
+    net::write(socket, net::buffer(RawRequest("POST", "/generate", kGreedy)));
+    Reply reply = ReadReply(socket, buffer);
+    EXPECT_EQ(reply.status, 200) << reply.body;
+  }
+  net::write(socket, net::buffer(RawRequest("GET", "/health", "")));
+  EXPECT_EQ(ReadReply(socket, buffer).status, 200);
+}
+
+TEST_F(HttpServerTest, ErrorsAreJsonWithTheRightStatus) {
+  struct Case {
+    const char* method;
+    const char* path;
+    std::string body;
+    int status;
+  };
+  const Case cases[] = {
+      {"GET", "/nope", "", 404},
+      {"GET", "/generate", "", 405},
+      {"POST", "/generate", "{bad json", 400},
+      {"POST", "/generate", "", 400},
+      {"POST", "/generate", R"({"text": 3})", 400},
+      {"POST", "/generate", R"({"input_ids": [2, 999]})", 400},
+      {"POST", "/generate", R"({"input_ids": [2], "sampling_params": {"top_p": 0}})", 400},
+      {"POST", "/generate", R"({"input_ids": )" + json(std::vector<int>(1100, 3)).dump() + "}",
+       400},
+      {"POST", "/v1/completions", R"({"prompt": "ab", "n": 0})", 400},
+      {"POST", "/v1/chat/completions", R"({"messages": [{"role": "user", "content": "hi"}]})",
+       400},
+      {"POST", "/abort_request", R"({})", 400},
+  };
+  for (const Case& c : cases) {
+    Reply reply = Send(c.method, c.path, c.body);
+    EXPECT_EQ(reply.status, c.status) << c.method << " " << c.path << " " << c.body.substr(0, 80);
+    const json j = json::parse(reply.body, nullptr, false);
+    ASSERT_TRUE(j.is_object() && j.contains("error")) << reply.body;
+    EXPECT_FALSE(j["error"]["message"].get<std::string>().empty());
+  }
+  EXPECT_EQ(Send("POST", "/generate", kGreedy).status, 200);  // unaffected
+}
+
+TEST_F(HttpServerTest, OversizedBodyIs413) {
+  ServerConfig config;
+  config.max_body_bytes = 1024;
+  StartServer(config);
+  Reply reply = Send("POST", "/generate", std::string(4096, ' '));
+  EXPECT_EQ(reply.status, 413);
+  EXPECT_TRUE(reply.Json().contains("error"));
+  EXPECT_EQ(Send("POST", "/generate", kGreedy).status, 200);
+}
+
+TEST_F(HttpServerTest, ApiKeyIsRequiredExceptForHealth) {
+  ServerConfig config;
+  config.api_key = "k";
+  StartServer(config);
+  EXPECT_EQ(Send("POST", "/generate", kGreedy).status, 401);
+  EXPECT_EQ(Send("POST", "/generate", kGreedy, "Authorization: Bearer x\r\n").status, 401);
+  EXPECT_EQ(Send("POST", "/generate", kGreedy, "Authorization: Bearer k\r\n").status, 200);
+  EXPECT_EQ(Send("GET", "/health").status, 200);
+}
+
+TEST_F(HttpServerTest, OpenAiCompletion) {
+  Reply reply = Send("POST", "/v1/completions",
+                     R"({"model": "fake", "prompt": "ab", "max_tokens": 3, "n": 2,
+                         "logprobs": 1, "ignore_eos": true})");
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  const json j = reply.Json();
+  EXPECT_EQ(j["object"], "text_completion");
+  ASSERT_EQ(j["choices"].size(), 2u);
+  EXPECT_EQ(j["choices"][1]["index"], 1);
+  EXPECT_EQ(j["choices"][0]["logprobs"]["tokens"].size(), 3u);
+  EXPECT_EQ(j["usage"]["completion_tokens"], 6);
+  EXPECT_TRUE(j["usage"]["prompt_tokens_details"].contains("cached_tokens"));
+}
+
+TEST_F(HttpServerTest, InfoMetricsAndFlush) {
+  Reply info = Send("GET", "/get_model_info");
+  ASSERT_EQ(info.status, 200);
+  EXPECT_EQ(info.Json()["model_path"], "/models/fake.gguf");
+  EXPECT_EQ(info.Json()["is_generation"], true);
+  Reply server = Send("GET", "/get_server_info");
+  ASSERT_EQ(server.status, 200);
+  EXPECT_EQ(server.Json()["pool_size"], 4096);
+  Reply metrics = Send("GET", "/metrics");
+  ASSERT_EQ(metrics.status, 200);
+  EXPECT_NE(metrics.body.find("radixlm:num_queue_reqs"), std::string::npos);
+  EXPECT_EQ(Send("POST", "/flush_cache").status, 200);
+  EXPECT_EQ(Send("GET", "/v1/models").Json()["data"][0]["id"], "fake");
+}
+
+TEST_F(HttpServerTest, DisconnectMidStreamAbortsTheRequest) {
+  const json baseline = Send("GET", "/get_server_info").Json();
+  for (int i = 0; i < 5; ++i) {
+    tcp::socket socket = Connect();
+    net::write(socket, net::buffer(RawRequest(
+                           "POST", "/generate",
+                           R"({"input_ids": [2, 3, 4], "stream": true, "sampling_params":
+                               {"max_new_tokens": 900, "ignore_eos": true}})")));
+    char head[64];
+    net::read(socket, net::buffer(head));  // the stream has started
+    socket.close();
+  }
+  EXPECT_EQ(LiveRequestsAfterSettling(), 0);
+  Send("POST", "/flush_cache");
+  const json after = Send("GET", "/get_server_info").Json();
+  EXPECT_EQ(after["pool_free_tokens"].get<int64_t>() + after["tree_tokens"].get<int64_t>(),
+            baseline["pool_free_tokens"].get<int64_t>() + baseline["tree_tokens"].get<int64_t>());
+}
+
+TEST_F(HttpServerTest, AbortRequestEndsAStreamWithAbort) {
+  tcp::socket socket = Connect();
+  net::write(socket, net::buffer(RawRequest(
+                         "POST", "/generate",
+                         R"({"input_ids": [2, 3], "rid": "victim", "sampling_params":
+                             {"max_new_tokens": 1000, "ignore_eos": true}})")));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  Reply abort = Send("POST", "/abort_request", R"({"rid": "victim"})");
+  EXPECT_EQ(abort.status, 200);
+  beast::flat_buffer buffer;
+  Reply reply = ReadReply(socket, buffer);
+  ASSERT_EQ(reply.status, 200);
+  const std::string type = reply.Json()["meta_info"]["finish_reason"]["type"];
+  EXPECT_TRUE(type == "abort" || type == "length");
+}
+
+}  // namespace
+}  // namespace radixlm::server

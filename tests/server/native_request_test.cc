@@ -1,0 +1,145 @@
+// POST /generate body parsing: shapes, batches, per-prompt fields, nulls and bad input.
+#include "server/native_request.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace radixlm::server {
+namespace {
+
+using json = nlohmann::json;
+
+StatusOr<NativeGenerateCall> Parse(const std::string& body) {
+  return ParseNativeGenerate(json::parse(body), ServerConfig());
+}
+
+std::string ErrorOf(const std::string& body) {
+  StatusOr<NativeGenerateCall> call = Parse(body);
+  EXPECT_FALSE(call.ok()) << body;
+  return call.ok() ? "" : call.status().message();
+}
+
+TEST(NativeRequestTest, SingleText) {
+  auto call = Parse(R"({"text": "hi", "sampling_params": {"max_new_tokens": 5}, "rid": "r1"})");
+  ASSERT_TRUE(call.ok()) << call.status().ToString();
+  ASSERT_EQ(call->requests.size(), 1u);
+  EXPECT_FALSE(call->batch);
+  EXPECT_FALSE(call->ReturnsList());
+  EXPECT_EQ(call->requests[0].text, "hi");
+  EXPECT_EQ(call->requests[0].rid, "r1");
+  EXPECT_EQ(call->requests[0].sampling_params.max_new_tokens, 5);
+}
+
+TEST(NativeRequestTest, BatchOfTextsWithPerPromptFields) {
+  auto call = Parse(R"({"text": ["a", "b"], "rid": ["x", "y"],
+      "sampling_params": [{"max_new_tokens": 1}, {"max_new_tokens": 2}],
+      "return_logprob": [true, false], "logprob_start_len": 0, "top_logprobs_num": [2, 0],
+      "stream": true, "return_text_in_logprobs": true})");
+  ASSERT_TRUE(call.ok()) << call.status().ToString();
+  ASSERT_EQ(call->requests.size(), 2u);
+  EXPECT_TRUE(call->batch);
+  EXPECT_TRUE(call->ReturnsList());
+  EXPECT_TRUE(call->stream);
+  EXPECT_TRUE(call->return_text_in_logprobs);
+  EXPECT_EQ(call->requests[1].rid, "y");
+  EXPECT_EQ(call->requests[1].sampling_params.max_new_tokens, 2);
+  EXPECT_TRUE(call->requests[0].return_logprob);
+  EXPECT_FALSE(call->requests[1].return_logprob);
+  EXPECT_EQ(call->requests[0].logprob_start_len, 0);
+  EXPECT_EQ(call->requests[1].logprob_start_len, 0);
+  EXPECT_EQ(call->requests[0].top_logprobs_num, 2);
+}
+
+TEST(NativeRequestTest, InputIdsSingleAndBatch) {
+  auto single = Parse(R"({"input_ids": [1, 2, 3]})");
+  ASSERT_TRUE(single.ok());
+  EXPECT_FALSE(single->batch);
+  EXPECT_EQ(*single->requests[0].input_ids, (std::vector<int32_t>{1, 2, 3}));
+  auto batch = Parse(R"({"input_ids": [[1, 2], [3]]})");
+  ASSERT_TRUE(batch.ok());
+  EXPECT_TRUE(batch->batch);
+  EXPECT_EQ(batch->requests.size(), 2u);
+}
+
+TEST(NativeRequestTest, NullsEmptyListsAndMinusOneMeanDefaults) {
+  auto call = Parse(R"({"text": "x", "rid": null, "stream": null, "return_logprob": null,
+      "sampling_params": {"top_k": -1, "stop": [], "stop_token_ids": [], "regex": null,
+      "json_schema": null, "temperature": null, "max_new_tokens": 3, "stop_regex": null}})");
+  ASSERT_TRUE(call.ok()) << call.status().ToString();
+  const SamplingParams& p = call->requests[0].sampling_params;
+  EXPECT_EQ(p.top_k, -1);
+  EXPECT_TRUE(p.stop.empty());
+  EXPECT_FALSE(p.regex.has_value());
+  EXPECT_FLOAT_EQ(p.temperature, 1.0f);
+  EXPECT_FALSE(call->stream);
+  auto null_params = Parse(R"({"text": "x", "sampling_params": null})");
+  ASSERT_TRUE(null_params.ok());
+}
+
+TEST(NativeRequestTest, NGreaterThanOneReturnsAList) {
+  auto call = Parse(R"({"text": "x", "sampling_params": {"n": 3}})");
+  ASSERT_TRUE(call.ok());
+  EXPECT_TRUE(call->ReturnsList());
+}
+
+TEST(NativeRequestTest, BadInputNamesTheProblem) {
+  EXPECT_EQ(ErrorOf(R"({"sampling_params": {}})"), "Either text or input_ids should be provided.");
+  EXPECT_EQ(ErrorOf(R"({"text": "a", "input_ids": [1]})"),
+            "Only one of text and input_ids may be provided.");
+  EXPECT_NE(ErrorOf(R"({"text": 5})").find("text must be"), std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"text": []})").find("empty"), std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"text": ["a", 1]})").find("text[1]"), std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"input_ids": [1, "a"]})").find("input_ids[1]"), std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"input_ids": [1.5]})").find("input_ids[0]"), std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"text": "a", "stream": "yes"})").find("stream must be a boolean"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"text": "a", "sampling_params": 3})").find("sampling_params"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"text": "a", "sampling_params": {"temperature": "hot"}})")
+                .find("temperature"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"text": ["a", "b"], "rid": ["x"]})").find("rid has 1 entries"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"text": ["a", "b"], "rid": "x"})").find("rid must be a list"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"text": "a", "rid": ["x"]})").find("single prompt"), std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"text": "a", "logprob_start_len": -2})").find("logprob_start_len"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"text": "a", "top_logprobs_num": -1})").find("top_logprobs_num"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(R"([1, 2])").find("JSON object"), std::string::npos);
+}
+
+TEST(NativeRequestTest, UnsupportedFeaturesAreUnimplemented) {
+  for (const char* body : {R"({"text": "a", "image_data": "x.png"})",
+                           R"({"text": "a", "lora_path": "l"})",
+                           R"({"text": "a", "return_hidden_states": true})",
+                           R"({"text": "a", "sampling_params": {"stop_regex": "x+"}})"}) {
+    auto call = Parse(body);
+    ASSERT_FALSE(call.ok()) << body;
+    EXPECT_EQ(call.status().code(), StatusCode::kUnimplemented) << body;
+  }
+  EXPECT_TRUE(Parse(R"({"text": "a", "image_data": null, "lora_path": null})").ok());
+}
+
+TEST(NativeRequestTest, ServerLimits) {
+  ServerConfig limits;
+  limits.max_new_tokens_cap = 10;
+  limits.max_batch_samples = 4;
+  auto big = ParseNativeGenerate(json::parse(R"({"text": "a",
+      "sampling_params": {"max_new_tokens": 11}})"), limits);
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.status().message().find("at most 10"), std::string::npos);
+  auto many = ParseNativeGenerate(json::parse(R"({"text": ["a", "b", "c"],
+      "sampling_params": {"n": 2}})"), limits);
+  ASSERT_FALSE(many.ok());
+  EXPECT_NE(many.status().message().find("6 samples"), std::string::npos)
+      << many.status().message();
+  auto defaulted = ParseNativeGenerate(json::parse(R"({"text": "a"})"), limits);
+  ASSERT_TRUE(defaulted.ok());
+  EXPECT_EQ(defaulted->requests[0].sampling_params.max_new_tokens, 10);  // lowered to the cap
+}
+
+}  // namespace
+}  // namespace radixlm::server

@@ -1,0 +1,126 @@
+// /v1/completions and /v1/chat/completions body parsing.
+#include "server/openai_request.h"
+
+#include <gtest/gtest.h>
+
+namespace radixlm::server {
+namespace {
+
+using json = nlohmann::json;
+
+StatusOr<OpenAiRequest> Completion(const std::string& body) {
+  return ParseCompletionRequest(json::parse(body), ServerConfig());
+}
+StatusOr<OpenAiRequest> Chat(const std::string& body) {
+  return ParseChatRequest(json::parse(body), ServerConfig());
+}
+
+TEST(OpenAiRequestTest, CompletionDefaultsAndFields) {
+  auto r = Completion(R"({"model": "m", "prompt": "hi", "temperature": 0, "seed": 7, "n": 2,
+      "stop": ["\n"], "logprobs": 3, "stream": true, "stream_options": {"include_usage": true},
+      "top_k": 5, "min_p": 0.1, "min_tokens": 2, "user": "u"})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->chat);
+  EXPECT_EQ(r->prompts.size(), 1u);
+  EXPECT_EQ(r->sampling.max_new_tokens, 16);  // OpenAI's completions default
+  EXPECT_EQ(r->sampling.sampling_seed, 7);
+  EXPECT_EQ(r->sampling.n, 2);
+  EXPECT_EQ(r->sampling.top_k, 5);
+  EXPECT_EQ(r->sampling.min_new_tokens, 2);
+  EXPECT_EQ(r->sampling.stop, std::vector<std::string>{"\n"});
+  EXPECT_TRUE(r->logprobs);
+  EXPECT_EQ(r->top_logprobs, 3);
+  EXPECT_TRUE(r->include_usage);
+}
+
+TEST(OpenAiRequestTest, CompletionPromptShapes) {
+  EXPECT_EQ(Completion(R"({"prompt": ["a", "b"]})")->prompts.size(), 2u);
+  auto ids = Completion(R"({"prompt": [1, 2, 3]})");
+  ASSERT_TRUE(ids.ok());
+  EXPECT_EQ(ids->prompts.size(), 1u);
+  EXPECT_TRUE(ids->prompts[0].input_ids.has_value());
+  EXPECT_EQ(Completion(R"({"prompt": [[1], [2, 3]]})")->prompts.size(), 2u);
+  for (const char* bad : {R"({})", R"({"prompt": 3})", R"({"prompt": []})",
+                          R"({"prompt": ["a", 1]})", R"({"prompt": [1, -2]})",
+                          R"({"prompt": [[1], []]})"}) {
+    EXPECT_EQ(Completion(bad).status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+TEST(OpenAiRequestTest, CompletionBadFields) {
+  const char* bad[] = {
+      R"({"prompt": "a", "max_tokens": -1})",       R"({"prompt": "a", "max_tokens": "5"})",
+      R"({"prompt": "a", "n": 0})",                 R"({"prompt": "a", "logprobs": 21})",
+      R"({"prompt": "a", "logprobs": true})",       R"({"prompt": "a", "stop": 5})",
+      R"({"prompt": "a", "stream_options": {}})",   R"({"prompt": "a", "seed": "x"})",
+      R"({"prompt": "a", "temperature": "hot"})",   R"({"prompt": "a", "echo": 1})",
+      R"({"prompt": "a", "model": 3})",
+  };
+  for (const char* body : bad) {
+    EXPECT_EQ(Completion(body).status().code(), StatusCode::kInvalidArgument) << body;
+  }
+  for (const char* body : {R"({"prompt": "a", "suffix": "z"})", R"({"prompt": "a", "best_of": 3})",
+                           R"({"prompt": "a", "echo": true, "logprobs": 1})"}) {
+    EXPECT_EQ(Completion(body).status().code(), StatusCode::kUnimplemented) << body;
+  }
+}
+
+TEST(OpenAiRequestTest, ChatMessagesAndTokens) {
+  auto r = Chat(R"({"messages": [{"role": "system", "content": "be brief"},
+      {"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+      "max_tokens": 9, "max_completion_tokens": 4, "logprobs": true, "top_logprobs": 2})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->chat);
+  ASSERT_EQ(r->messages.size(), 2u);
+  EXPECT_EQ(r->messages[1].content, "hi");
+  EXPECT_EQ(r->sampling.max_new_tokens, 4);  // max_completion_tokens wins
+  EXPECT_EQ(r->top_logprobs, 2);
+  auto no_cap = Chat(R"({"messages": [{"role": "user", "content": "x"}]})");
+  ASSERT_TRUE(no_cap.ok());
+  EXPECT_FALSE(no_cap->sampling.max_new_tokens.has_value());
+}
+
+TEST(OpenAiRequestTest, ChatBadMessages) {
+  const char* bad[] = {
+      R"({})",
+      R"({"messages": []})",
+      R"({"messages": "hi"})",
+      R"({"messages": [3]})",
+      R"({"messages": [{"content": "x"}]})",
+      R"({"messages": [{"role": "wizard", "content": "x"}]})",
+      R"({"messages": [{"role": "user"}]})",
+      R"({"messages": [{"role": "user", "content": 5}]})",
+      R"({"messages": [{"role": "user", "content": [{"type": "text"}]}]})",
+      R"({"messages": [{"role": "user", "content": "x"}], "top_logprobs": 2})",
+      R"({"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "xml"}})",
+  };
+  for (const char* body : bad) {
+    EXPECT_EQ(Chat(body).status().code(), StatusCode::kInvalidArgument) << body;
+  }
+  EXPECT_EQ(Chat(R"({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]})")
+                .status()
+                .code(),
+            StatusCode::kUnimplemented);
+  EXPECT_EQ(Chat(R"({"messages": [{"role": "user", "content": "x"}],
+      "tools": [{"type": "function"}]})").status().code(),
+            StatusCode::kUnimplemented);
+  EXPECT_TRUE(Chat(R"({"messages": [{"role": "assistant", "content": null}]})").ok());
+}
+
+TEST(OpenAiRequestTest, ResponseFormatMapsToGrammarFields) {
+  auto object = Chat(R"({"messages": [{"role": "user", "content": "x"}],
+      "response_format": {"type": "json_object"}})");
+  ASSERT_TRUE(object.ok());
+  EXPECT_TRUE(object->sampling.json_schema.has_value());
+  auto schema = Chat(R"({"messages": [{"role": "user", "content": "x"}],
+      "response_format": {"type": "json_schema", "json_schema": {"name": "n",
+      "schema": {"type": "integer"}}}})");
+  ASSERT_TRUE(schema.ok());
+  EXPECT_EQ(json::parse(*schema->sampling.json_schema), json({{"type", "integer"}}));
+  auto regex = Chat(R"({"messages": [{"role": "user", "content": "x"}], "regex": "[0-9]+"})");
+  ASSERT_TRUE(regex.ok());
+  EXPECT_EQ(regex->sampling.regex, "[0-9]+");
+}
+
+}  // namespace
+}  // namespace radixlm::server
