@@ -19,6 +19,7 @@ byte. Rerun after changing a template or a case:
 
 import json
 import pathlib
+import random
 from datetime import datetime
 
 import jinja2
@@ -206,6 +207,32 @@ DEEPSEEK_TOOLS = [
     {"role": "assistant", "content": "<think>\nboth warm\n</think>\n\nParis 21C, Rome 25C."},
     {"role": "user", "content": "Thanks"},
 ]
+
+# Random conversations (fixed seed): content assembled from pieces that stress trimming,
+# Unicode, quoting and template-looking text.
+PIECES = ["hello", "world", "Paris", "42", "3.14", " ", "  ", "\n", "\n\n", "\t", "\r\n",
+          "\u00a0", "\u3000", "\u2003", "\u200b", "é", "ß", "Σ", "日本語", "😀", "👩\u200d💻",
+          "'", '"', "\\", "{{ x }}", "{% if %}", "{#", "<|im_end|>", "<think>", "</think>",
+          "[INST]", "<start_of_turn>", "None", "True", "-", "#", "*", "```"]
+
+
+def random_conversations(seed, count):
+    rng = random.Random(seed)
+    conversations = {}
+    for n in range(count):
+        messages = []
+        if rng.random() < 0.5:
+            messages.append({"role": "system",
+                             "content": "".join(rng.choices(PIECES, k=rng.randint(0, 8)))})
+        for turn in range(rng.randint(1, 4)):
+            role = "user" if turn % 2 == 0 else "assistant"
+            content = "".join(rng.choices(PIECES, k=rng.randint(0, 12)))
+            messages.append({"role": role, "content": content})
+        conversations[f"random_{n}"] = messages
+    return conversations
+
+
+RANDOM = random_conversations(seed=20250101, count=6)
 
 ALTERNATION_ERROR = [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]
 
@@ -476,6 +503,8 @@ def main():
         source = (TEMPLATES / template_name).read_text(encoding="utf-8")
         conversations = {name: (messages, {}) for name, messages in COMMON.items()
                          if name in config.get("only", COMMON)}
+        if "only" not in config:
+            conversations.update({name: (messages, {}) for name, messages in RANDOM.items()})
         conversations.update(config["extra"])
         for conversation_name, (messages, extra) in conversations.items():
             variables = dict(config.get("vars", {}), **extra)
