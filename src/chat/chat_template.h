@@ -9,9 +9,9 @@
 // keep insertion order, strings index by code point, undefined prints as "").
 //
 // Not supported (a clear error if a template uses them): {% include / extends / import /
-// block / call %}, recursive loops, *args / **kwargs calls, str.format(), and filters or tests
-// other than those listed in src/chat/filters*.cc and jinja_tests.cc. The models verified byte
-// for byte against jinja2 are listed in tests/chat/templates/README.md.
+// block / call %}, recursive loops, *args / **kwargs calls, str.format() specs, and filters or
+// tests other than those listed in src/chat/filters*.cc and jinja_tests.cc. The models verified
+// byte for byte against jinja2 are listed in tests/chat/templates/README.md.
 //
 // Thread safety: a parsed ChatTemplate is immutable; Render may run concurrently on one
 // instance. Failures are Status values: syntax errors and template errors carry the line and

@@ -1,6 +1,7 @@
 // Python methods reachable from templates: str.strip(), str.split(), dict.items(), ... as the
 // immutable sandbox allows them (mutating list/dict methods raise a security error).
 #include <algorithm>
+#include <cctype>
 #include <string>
 
 #include "chat/builtins.h"
@@ -185,6 +186,62 @@ Value StrJoin(Renderer& r, const Value& self, CallArgs& args) {
   return Value::String(std::move(out));
 }
 
+// str.format: {} / {0} / {name} fields with optional !s / !r; format specs are not supported.
+Value StrFormat(Renderer&, const Value& self, CallArgs& args) {
+  const std::string& f = self.as_string();
+  std::string out;
+  size_t auto_index = 0;
+  for (size_t i = 0; i < f.size(); ++i) {
+    const char c = f[i];
+    if (c == '}') {
+      if (i + 1 < f.size() && f[i + 1] == '}')
+        ++i;
+      else
+        ThrowTypeError("Single '}' encountered in format string");
+      out.push_back('}');
+      continue;
+    }
+    if (c != '{') {
+      out.push_back(c);
+      continue;
+    }
+    if (i + 1 < f.size() && f[i + 1] == '{') {
+      out.push_back('{');
+      ++i;
+      continue;
+    }
+    const size_t close = f.find('}', i);
+    if (close == std::string::npos) ThrowTypeError("Single '{' encountered in format string");
+    std::string field = f.substr(i + 1, close - i - 1);
+    i = close;
+    char conversion = 's';
+    if (const size_t bang = field.find('!'); bang != std::string::npos) {
+      conversion = bang + 1 < field.size() ? field[bang + 1] : 's';
+      field.resize(bang);
+    }
+    if (field.find(':') != std::string::npos) {
+      ThrowTypeError("str.format() format specifications are not supported");
+    }
+    const Value* arg = nullptr;
+    if (field.empty() ||
+        std::all_of(field.begin(), field.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+      const size_t index = field.empty() ? auto_index++ : std::stoul(field);
+      if (index >= args.positional.size()) {
+        ThrowTypeError("Replacement index " + std::to_string(index) + " out of range");
+      }
+      arg = &args.positional[index];
+    } else {
+      for (const auto& [key, value] : args.keyword) {
+        if (key == field) arg = &value;
+      }
+      if (arg == nullptr) ThrowTypeError("KeyError: '" + field + "'");
+    }
+    out += conversion == 'r' ? arg->Repr() : arg->Str();
+    CheckBuiltSize(out.size());
+  }
+  return Value::String(std::move(out));
+}
+
 template <bool (*Pred)(char32_t)>
 Value CharClass(Renderer&, const Value& self, CallArgs& args) {
   BoundArgs a("is*", args, {});
@@ -301,6 +358,7 @@ constexpr NamedMethod kStringMethods[] = {
     {"isspace", CharClass<IsPySpace>},
     {"removeprefix", StrRemovePrefix},
     {"removesuffix", StrRemoveSuffix},
+    {"format", StrFormat},
 };
 
 constexpr NamedMethod kDictMethods[] = {

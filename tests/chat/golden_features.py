@@ -57,6 +57,8 @@ FEATURES = [
                        "|{{ 'aaa'.replace('a', 'b', 2) }}|{{ 'abcabc'.find('c') }}|{{ 'abcabc'.rfind('c') }}"
                        "|{{ 'héé'.find('é') }}|{{ 'a-b'.count('-') }}|{{ '-'.join(['a', 'b']) }}"
                        "|{{ 'l1\\nl2\\r\\nl3'.splitlines() }}|{{ '123'.isdigit() }}|{{ 'ab1'.isalpha() }}", {}),
+    ("str_format", "{{ '{}-{}'.format('a', 1) }}|{{ '{1}{0}'.format('x', 'y') }}|{{ '{n}!r={n!r}'.format(n='v') }}"
+                   "|{{ '{{literal}}'.format() }}", {}),
     ("unicode_strip", "[{{ ('\\u3000\\xa0 x \\u2003\\n')|trim }}][{{ ' \\x85y\\u200b'.strip() }}]", {}),
     # loops
     ("loop_vars", "{% for x in ['a', 'b', 'c'] %}{{ loop.index }}{{ loop.index0 }}{{ loop.revindex }}"
