@@ -1,5 +1,7 @@
 #include "scheduler/fake_model_runner.h"
 
+#include <thread>
+
 #include <algorithm>
 #include <string>
 
@@ -50,6 +52,7 @@ std::vector<int32_t> FakeModelRunner::ReferenceGreedy(std::span<const int32_t> p
 }
 
 Status FakeModelRunner::Forward(const model::ForwardBatch& batch, model::ForwardOutput* out) {
+  if (config_.forward_delay.count() > 0) std::this_thread::sleep_for(config_.forward_delay);
   if (fail_next_) {
     fail_next_ = false;
     return Internal("fake forward failure");

@@ -12,6 +12,8 @@
 // It also counts what it computed (forwards, tokens, per-batch maxima) for tests.
 #pragma once
 
+#include <chrono>
+
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -25,6 +27,8 @@ struct FakeModelConfig {
   int64_t context_length = 4096;
   int64_t max_batch_tokens = 1 << 20;
   int64_t kv_slots = 0;  // >= the pool's storage_slots()
+  // Wall time each Forward() takes at least (tests that must act while a request runs).
+  std::chrono::microseconds forward_delay{0};
 };
 
 class FakeModelRunner : public ModelRunner {

@@ -18,7 +18,8 @@ struct FakeEngine {
   FakeModelRunner* runner = nullptr;  // owned by the engine
 };
 
-FakeEngine MakeEngine(EngineConfig config = {}) {
+FakeEngine MakeEngine(EngineConfig config = {},
+                      std::chrono::microseconds forward_delay = std::chrono::microseconds(0)) {
   if (config.max_total_tokens <= 0) config.max_total_tokens = 4096;
   config.chunked_prefill_size =
       config.chunked_prefill_size == 8192 ? 128 : config.chunked_prefill_size;
@@ -26,6 +27,7 @@ FakeEngine MakeEngine(EngineConfig config = {}) {
   fm.vocab_size = FakeTokenTextCodec::kVocabSize;
   fm.context_length = 1024;
   fm.kv_slots = (config.max_total_tokens / config.page_size + 1) * config.page_size;
+  fm.forward_delay = forward_delay;
   auto runner = std::make_unique<FakeModelRunner>(fm);
   FakeEngine fe;
   fe.runner = runner.get();
@@ -138,7 +140,8 @@ TEST(EngineTest, InvalidRequestsAreRejectedWithClearMessages) {
 }
 
 TEST(EngineTest, AbortEndsTheStreamAndFreesEverything) {
-  FakeEngine fe = MakeEngine();
+  // 1 ms per step: the abort lands long before the 970 steps could finish.
+  FakeEngine fe = MakeEngine({}, std::chrono::milliseconds(1));
   GenerateRequest req = Greedy(Prompt(30), 1000 - 30);
   req.rid = "long";
   auto stream = fe.engine->Submit(req);
