@@ -52,10 +52,12 @@ def test_disconnects_mid_stream_free_their_kv(server):
     server.post("/flush_cache")
     free0, tree0 = wait_until_idle(server)
     socks = []
+    # 400 tokens each: long enough to outlive the test, small enough that the scheduler's decode
+    # reserve admits all 50 at once.
     for i in range(50):
         socks.append(raw_stream_request(server.port, {
             "text": f"Client {i} writes a very long story:", "stream": True,
-            "sampling_params": {"max_new_tokens": 3000, "ignore_eos": True}}))
+            "sampling_params": {"max_new_tokens": 400, "ignore_eos": True}}))
     # Each stream has started (its first event arrived) before its client goes away.
     for sock in socks:
         received = b""
@@ -73,3 +75,31 @@ def test_disconnects_mid_stream_free_their_kv(server):
     server.post("/flush_cache")
     free2, tree2 = wait_until_idle(server)
     assert (free2, tree2) == (free0, tree0)
+
+
+def test_1000_concurrent_streaming_connections(server):
+    """1,000 streams open at once (raw asyncio sockets, 2 tokens each) all finish."""
+    import asyncio
+
+    async def one(i):
+        payload = json.dumps({"text": f"Connection {i % 25} says", "stream": True,
+                              "sampling_params": {"max_new_tokens": 2, "temperature": 0}}).encode()
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(b"POST /generate HTTP/1.1\r\nHost: localhost\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+                     % len(payload) + payload)
+        await writer.drain()
+        data = b""
+        while b"data: [DONE]" not in data:
+            chunk = await asyncio.wait_for(reader.read(65536), timeout=300)
+            if not chunk:
+                break
+            data += chunk
+        writer.close()
+        return data.startswith(b"HTTP/1.1 200") and b"data: [DONE]" in data
+
+    async def run_all():
+        return await asyncio.gather(*[one(i) for i in range(1000)])
+
+    results = asyncio.run(run_all())
+    assert sum(results) == 1000
