@@ -119,8 +119,8 @@ Status RunGenerate(const GenerateOptions& opt) {
   int64_t n_generated = 0;
   int64_t pos = n_prompt;
   while (n_generated < opt.max_new_tokens) {
-    const int32_t token = SampleToken(out.LastRow(0), config.vocab_size, opt.temperature, rng,
-                                      probs);
+    const int32_t token =
+        SampleToken(out.LastRow(0), config.vocab_size, opt.temperature, rng, probs);
     ++n_generated;
     if (!opt.ignore_eos && tok->IsEog(token)) break;
     const std::string piece = detok.Feed(token);

@@ -1,38 +1,62 @@
 // GELU / SiLU and the gated FFN activations: scalar reference and AVX2 dispatch.
 #include <cmath>
+#include <vector>
 
 #include "kernels/cpu/activations_impl.h"
 #include "kernels/dot.h"
+#include "kernels/fp16.h"
 #include "kernels/ops.h"
 
 namespace radixlm::kernels {
-namespace cpu::scalar {
+namespace cpu {
+
+const float* GeluF16Table() {
+  static const std::vector<float> table = [] {
+    constexpr float kSqrt2OverPi = 0.7978845608028654f;
+    constexpr float kGeluCoef = 0.044715f;
+    std::vector<float> t(1 << 16);
+    for (uint32_t h = 0; h < t.size(); ++h) {
+      const float x = F16ToF32(static_cast<uint16_t>(h));
+      const float g = 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + kGeluCoef * x * x)));
+      t[h] = F16ToF32(F32ToF16(g));
+    }
+    return t;
+  }();
+  return table.data();
+}
+
+namespace scalar {
 namespace {
 
-constexpr float kSqrt2OverPi = 0.7978845608028654f;
-constexpr float kGeluCoef = 0.044715f;
-
-inline float GeluOne(float x) {
-  return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + kGeluCoef * x * x)));
+inline float GeluOne(const float* table, float x) {
+  if (x <= kGeluTableLow) return 0.0f;
+  if (x >= kGeluTableHigh) return x;
+  return table[F32ToF16(x)];
 }
 inline float SiluOne(float x) { return x / (1.0f + std::exp(-x)); }
 
 }  // namespace
 
 void GeluTanh(const float* x, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = GeluOne(x[i]);
+  const float* table = GeluF16Table();
+  for (int64_t i = 0; i < n; ++i) out[i] = GeluOne(table, x[i]);
 }
 void Silu(const float* x, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = SiluOne(x[i]);
 }
 void GeGlu(const float* gate, const float* up, float* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = GeluOne(gate[i]) * up[i];
+  const float* table = GeluF16Table();
+  for (int64_t i = 0; i < n; ++i) {
+    // ggml: 0 (not 0 * up) below the table range.
+    out[i] = gate[i] <= kGeluTableLow ? 0.0f : GeluOne(table, gate[i]) * up[i];
+  }
 }
 void SwiGlu(const float* gate, const float* up, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = SiluOne(gate[i]) * up[i];
 }
 
-}  // namespace cpu::scalar
+}  // namespace scalar
+}  // namespace cpu
 
 namespace {
 bool UseAvx2() {

@@ -13,60 +13,75 @@
 namespace radixlm::kernels {
 namespace cpu::scalar {
 
-void AttendBlock(const float* q, const float* k, const float* v, int n, int lo, int hi,
-                 int head_dim, float scale, float softcap, float* m, float* l, float* acc) {
-  if (lo >= hi) return;
-  float s[kAttendBlockMax];
-  float block_max = -INFINITY;
-  for (int j = lo; j < hi; ++j) {
+void ScoreBlock(const float* q, const float* k, int n, int head_dim, float* scores) {
+  for (int j = 0; j < n; ++j) {
     const float* kj = k + static_cast<int64_t>(j) * head_dim;
     float dot = 0.0f;
     for (int d = 0; d < head_dim; ++d) dot += q[d] * kj[d];
-    float score = dot * scale;
-    if (softcap > 0.0f) score = softcap * std::tanh(score / softcap);
-    s[j - lo] = score;
-    block_max = std::max(block_max, score);
+    scores[j] = dot;
   }
-  const float new_m = std::max(*m, block_max);
-  const float corr = std::exp(*m - new_m);
-  float psum = 0.0f;
-  for (int j = 0; j < hi - lo; ++j) {
-    s[j] = std::exp(s[j] - new_m);
-    psum += s[j];
+}
+
+double ExpSum(float* s, int n, float max) {
+  double sum = 0.0;
+  for (int j = 0; j < n; ++j) {
+    s[j] = std::exp(s[j] - max);
+    sum += static_cast<double>(s[j]);
   }
-  *l = *l * corr + psum;
-  *m = new_m;
-  for (int d = 0; d < head_dim; ++d) acc[d] *= corr;
-  for (int j = lo; j < hi; ++j) {
+  return sum;
+}
+
+void AccumulateBlock(const float* p, const float* v, int n, int head_dim, float* acc) {
+  for (int j = 0; j < n; ++j) {
     const float* vj = v + static_cast<int64_t>(j) * head_dim;
-    const float p = s[j - lo];
-    for (int d = 0; d < head_dim; ++d) acc[d] += p * vj[d];
+    for (int d = 0; d < head_dim; ++d) acc[d] += p[j] * vj[d];
   }
 }
 
 }  // namespace cpu::scalar
 
 namespace {
-
 constexpr int kQueryTile = 8;                    // queries per work item
 constexpr int kKeyBlock = cpu::kAttendBlockMax;  // keys converted to float at a time
 constexpr int kMinKeysPerSplit = 256;            // don't split key ranges finer than this
 
-cpu::AttendBlockFn SelectAttendBlock() {
+cpu::AttentionKernels SelectKernels() {
 #if defined(RADIXLM_KERNELS_X86)
-  if (static_cast<int>(ActiveIsa()) >= static_cast<int>(Isa::kAvx2)) return cpu::avx2::AttendBlock;
+  if (static_cast<int>(ActiveIsa()) >= static_cast<int>(Isa::kAvx2)) {
+    return {cpu::avx2::ScoreBlock, cpu::avx2::ExpSum, cpu::avx2::AccumulateBlock};
+  }
 #endif
-  return cpu::scalar::AttendBlock;
+  return {cpu::scalar::ScoreBlock, cpu::scalar::ExpSum, cpu::scalar::AccumulateBlock};
 }
 
 // One unit of parallel work: a tile of queries of one sequence x one kv head x a key range.
+// The tile's score rows ([pairs, span1 - span0], pair = (query - q0) * group + head in group)
+// cover the keys [span0, span1) of all its splits; an unsplit item has [k0, k1) == the span.
 struct WorkItem {
   int seq;
   int kv_head;
-  int q0, q1;       // query rows [q0, q1)
-  int k0, k1;       // key positions [k0, k1)
-  int64_t partial;  // -1: write the output directly; else offset of this split's partials
+  int q0, q1;          // query rows [q0, q1)
+  int k0, k1;          // key positions [k0, k1) this item works on
+  int span0, span1;    // key positions of the tile's score rows
+  int64_t scores = -1;   // split only: offset of the tile's rows in the shared score buffer
+  int64_t partial = -1;  // split only: offset of this split's [pairs, head_dim] partial output
 };
+
+// Rounds x[0, n) in place to the nearest value of the cache's half type (round to nearest
+// even): what ggml's mul_mat does to a float operand multiplied with an F16 (BF16) matrix.
+void RoundThroughHalf(KvDtype dtype, float* x, int64_t n) {
+  uint16_t half[256];
+  for (int64_t i = 0; i < n; i += 256) {
+    const int64_t m = std::min<int64_t>(256, n - i);
+    if (dtype == KvDtype::kF16) {
+      F32ToF16Row(x + i, half, m);
+      F16ToF32Row(half, x + i, m);
+    } else {
+      F32ToBf16Row(x + i, half, m);
+      Bf16ToF32Row(half, x + i, m);
+    }
+  }
+}
 
 inline void ConvertRow(KvDtype dtype, const uint16_t* src, float* dst, int n) {
   if (dtype == KvDtype::kF16) {
@@ -76,77 +91,181 @@ inline void ConvertRow(KvDtype dtype, const uint16_t* src, float* dst, int n) {
   }
 }
 
+// Visible key positions [lo, hi) of a query at position pos.
+inline void VisibleKeys(const AttentionParams& p, int64_t pos, int64_t* lo, int64_t* hi) {
+  *lo = p.sliding_window > 0 ? std::max<int64_t>(0, pos - p.sliding_window + 1) : 0;
+  *hi = pos + 1;
+}
+
 // Per-thread buffers (grown on demand).
 struct AttentionScratch {
-  std::vector<float> kbuf, vbuf, acc, m, l;
+  std::vector<float> kvbuf;   // [kKeyBlock, head_dim]: one block of K or V rows as float
+  std::vector<float> q16;     // [pairs, head_dim]: the tile's queries rounded to F16
+  std::vector<float> scores;  // [pairs, span]: an unsplit item's score / probability rows
 };
 
-void RunItem(const AttentionParams& p, const KvLayerView& kv, const AttentionSequence& sq,
-             const WorkItem& it, cpu::AttendBlockFn attend, float* partials) {
-  thread_local AttentionScratch sc;
+void Grow(std::vector<float>& v, int64_t n) {
+  if (v.size() < static_cast<size_t>(n)) v.resize(n);
+}
+
+// Converts `n` rows of kv head `head_off` (K or V plane `base`) for key positions
+// [kb, kb + n) into dst: [n, head_dim].
+void LoadKeyBlock(const KvLayerView& kv, const void* base, const AttentionSequence& sq,
+                  int64_t head_off, int head_dim, int kb, int n, float* dst) {
+  const auto* plane = static_cast<const uint16_t*>(base);
+  for (int j = 0; j < n; ++j) {
+    const int64_t row = static_cast<int64_t>(sq.kv_slots[kb + j]) * kv.row_elems + head_off;
+    ConvertRow(kv.dtype, plane + row, dst + static_cast<int64_t>(j) * head_dim, head_dim);
+  }
+}
+
+// Phase 1: scores of the item's keys [k0, k1) for every (query, head) pair of the tile, written
+// into rows (row stride span1 - span0). Only visible keys are written.
+void ComputeScores(const AttentionParams& p, const KvLayerView& kv, const AttentionSequence& sq,
+                   const WorkItem& it, const cpu::AttentionKernels& kern, AttentionScratch& sc,
+                   float* rows) {
   const int hd = p.head_dim;
   const int group = p.n_heads / p.n_kv_heads;
   const int n_pairs = (it.q1 - it.q0) * group;
-  if (sc.kbuf.size() < static_cast<size_t>(kKeyBlock) * hd) {
-    sc.kbuf.resize(static_cast<size_t>(kKeyBlock) * hd);
-    sc.vbuf.resize(static_cast<size_t>(kKeyBlock) * hd);
-  }
-  if (sc.acc.size() < static_cast<size_t>(n_pairs) * hd)
-    sc.acc.resize(static_cast<size_t>(n_pairs) * hd);
-  if (sc.m.size() < static_cast<size_t>(n_pairs)) {
-    sc.m.resize(n_pairs);
-    sc.l.resize(n_pairs);
-  }
-  std::fill(sc.acc.begin(), sc.acc.begin() + static_cast<int64_t>(n_pairs) * hd, 0.0f);
-  std::fill(sc.m.begin(), sc.m.begin() + n_pairs, -INFINITY);
-  std::fill(sc.l.begin(), sc.l.begin() + n_pairs, 0.0f);
-
+  const int64_t span = it.span1 - it.span0;
   const int64_t q_stride = static_cast<int64_t>(p.n_heads) * hd;
-  const auto* kbase = static_cast<const uint16_t*>(kv.k);
-  const auto* vbase = static_cast<const uint16_t*>(kv.v);
   const int64_t head_off = static_cast<int64_t>(it.kv_head) * hd;
 
+  // Queries as llama.cpp multiplies them with the cache: rounded to its half type (after the
+  // scale when the model scales Q itself).
+  Grow(sc.q16, static_cast<int64_t>(n_pairs) * hd);
+  for (int qi = it.q0; qi < it.q1; ++qi) {
+    for (int hh = 0; hh < group; ++hh) {
+      const float* src = sq.q + qi * q_stride + (it.kv_head * group + hh) * hd;
+      float* dst = sc.q16.data() + static_cast<int64_t>((qi - it.q0) * group + hh) * hd;
+      const float s = p.scale_query ? p.scale : 1.0f;
+      for (int d = 0; d < hd; ++d) dst[d] = src[d] * s;
+    }
+  }
+  RoundThroughHalf(kv.dtype, sc.q16.data(), static_cast<int64_t>(n_pairs) * hd);
+  const float score_scale = p.scale_query ? 1.0f : p.scale;
+
+  Grow(sc.kvbuf, static_cast<int64_t>(kKeyBlock) * hd);
   for (int kb = it.k0; kb < it.k1; kb += kKeyBlock) {
     const int ke = std::min(it.k1, kb + kKeyBlock);
-    for (int j = kb; j < ke; ++j) {
-      const int64_t row = static_cast<int64_t>(sq.kv_slots[j]) * kv.row_elems + head_off;
-      ConvertRow(kv.dtype, kbase + row, sc.kbuf.data() + static_cast<int64_t>(j - kb) * hd, hd);
-      ConvertRow(kv.dtype, vbase + row, sc.vbuf.data() + static_cast<int64_t>(j - kb) * hd, hd);
-    }
+    LoadKeyBlock(kv, kv.k, sq, head_off, hd, kb, ke - kb, sc.kvbuf.data());
     for (int qi = it.q0; qi < it.q1; ++qi) {
-      const int64_t pos = sq.q_pos[qi];
-      // Visible key positions for this query: [lo, hi] (inclusive), clipped to the block.
-      int64_t lo = 0;
-      if (p.sliding_window > 0) lo = std::max<int64_t>(0, pos - p.sliding_window + 1);
-      const int blo = static_cast<int>(std::clamp<int64_t>(lo - kb, 0, ke - kb));
-      const int bhi = static_cast<int>(std::clamp<int64_t>(pos + 1 - kb, 0, ke - kb));
+      int64_t lo, hi;
+      VisibleKeys(p, sq.q_pos[qi], &lo, &hi);
+      const int blo = static_cast<int>(std::clamp<int64_t>(lo, kb, ke));
+      const int bhi = static_cast<int>(std::clamp<int64_t>(hi, kb, ke));
       if (blo >= bhi) continue;
       for (int hh = 0; hh < group; ++hh) {
         const int pair = (qi - it.q0) * group + hh;
-        const float* qv = sq.q + qi * q_stride + (it.kv_head * group + hh) * hd;
-        attend(qv, sc.kbuf.data(), sc.vbuf.data(), ke - kb, blo, bhi, hd, p.scale, p.logit_softcap,
-               &sc.m[pair], &sc.l[pair], sc.acc.data() + static_cast<int64_t>(pair) * hd);
+        float* s = rows + pair * span + (blo - it.span0);
+        kern.score(sc.q16.data() + static_cast<int64_t>(pair) * hd,
+                   sc.kvbuf.data() + static_cast<int64_t>(blo - kb) * hd, bhi - blo, hd, s);
+        if (score_scale != 1.0f) {
+          for (int j = 0; j < bhi - blo; ++j) s[j] *= score_scale;
+        }
+        if (p.logit_softcap > 0.0f) {
+          for (int j = 0; j < bhi - blo; ++j) s[j] = p.logit_softcap * std::tanh(s[j] / p.logit_softcap);
+        }
       }
     }
   }
+}
 
+// Phase 2: turns each pair's scores (its visible part of [span0, span1)) into probabilities
+// the way ggml's soft_max does (max-subtracted exp, sum in double, scaled by the float
+// reciprocal), then rounds them to the cache's half type as ggml's P·V product does.
+void NormalizeRows(const AttentionParams& p, const KvLayerView& kv, const AttentionSequence& sq,
+                   const WorkItem& it, const cpu::AttentionKernels& kern, float* rows) {
+  const int group = p.n_heads / p.n_kv_heads;
+  const int64_t span = it.span1 - it.span0;
+  for (int qi = it.q0; qi < it.q1; ++qi) {
+    int64_t lo, hi;
+    VisibleKeys(p, sq.q_pos[qi], &lo, &hi);
+    lo = std::clamp<int64_t>(lo, it.span0, it.span1);
+    hi = std::clamp<int64_t>(hi, it.span0, it.span1);
+    if (lo >= hi) continue;
+    for (int hh = 0; hh < group; ++hh) {
+      float* s = rows + ((qi - it.q0) * group + hh) * span + (lo - it.span0);
+      const int n = static_cast<int>(hi - lo);
+      float max = -INFINITY;
+      for (int j = 0; j < n; ++j) max = std::max(max, s[j]);
+      const double sum = kern.exp_sum(s, n, max);
+      const float inv = static_cast<float>(1.0 / sum);
+      for (int j = 0; j < n; ++j) s[j] *= inv;
+      RoundThroughHalf(kv.dtype, s, n);
+    }
+  }
+}
+
+// Phase 3: out[pair] += sum over the item's visible keys of p * v. out(pair) is the pair's
+// [head_dim] output row.
+template <typename OutRow>
+void AccumulateValues(const AttentionParams& p, const KvLayerView& kv,
+                      const AttentionSequence& sq, const WorkItem& it,
+                      const cpu::AttentionKernels& kern, AttentionScratch& sc, const float* rows,
+                      OutRow out) {
+  const int hd = p.head_dim;
+  const int group = p.n_heads / p.n_kv_heads;
+  const int64_t span = it.span1 - it.span0;
+  const int64_t head_off = static_cast<int64_t>(it.kv_head) * hd;
+  Grow(sc.kvbuf, static_cast<int64_t>(kKeyBlock) * hd);
+  for (int kb = it.k0; kb < it.k1; kb += kKeyBlock) {
+    const int ke = std::min(it.k1, kb + kKeyBlock);
+    LoadKeyBlock(kv, kv.v, sq, head_off, hd, kb, ke - kb, sc.kvbuf.data());
+    for (int qi = it.q0; qi < it.q1; ++qi) {
+      int64_t lo, hi;
+      VisibleKeys(p, sq.q_pos[qi], &lo, &hi);
+      const int blo = static_cast<int>(std::clamp<int64_t>(lo, kb, ke));
+      const int bhi = static_cast<int>(std::clamp<int64_t>(hi, kb, ke));
+      if (blo >= bhi) continue;
+      for (int hh = 0; hh < group; ++hh) {
+        const int pair = (qi - it.q0) * group + hh;
+        kern.accumulate(rows + pair * span + (blo - it.span0),
+                        sc.kvbuf.data() + static_cast<int64_t>(blo - kb) * hd, bhi - blo, hd,
+                        out(qi, hh, pair));
+      }
+    }
+  }
+}
+
+float* OutputRow(const AttentionParams& p, const AttentionSequence& sq, int kv_head, int qi,
+                 int hh) {
+  const int group = p.n_heads / p.n_kv_heads;
+  return sq.out + static_cast<int64_t>(qi) * p.n_heads * p.head_dim +
+         static_cast<int64_t>(kv_head * group + hh) * p.head_dim;
+}
+
+// An unsplit item: all three phases, accumulating straight into the output.
+void RunWholeItem(const AttentionParams& p, const KvLayerView& kv, const AttentionSequence& sq,
+                  const WorkItem& it, const cpu::AttentionKernels& kern) {
+  thread_local AttentionScratch sc;
+  const int group = p.n_heads / p.n_kv_heads;
+  const int64_t n_pairs = static_cast<int64_t>(it.q1 - it.q0) * group;
+  Grow(sc.scores, n_pairs * (it.span1 - it.span0));
+  ComputeScores(p, kv, sq, it, kern, sc, sc.scores.data());
+  NormalizeRows(p, kv, sq, it, kern, sc.scores.data());
   for (int qi = it.q0; qi < it.q1; ++qi) {
     for (int hh = 0; hh < group; ++hh) {
-      const int pair = (qi - it.q0) * group + hh;
-      const float* acc = sc.acc.data() + static_cast<int64_t>(pair) * hd;
-      if (it.partial < 0) {
-        float* o = sq.out + qi * q_stride + (it.kv_head * group + hh) * hd;
-        const float inv = sc.l[pair] > 0.0f ? 1.0f / sc.l[pair] : 0.0f;
-        for (int d = 0; d < hd; ++d) o[d] = acc[d] * inv;
-      } else {
-        // Partial layout per pair: [m, l, acc[hd]].
-        float* dst = partials + it.partial + static_cast<int64_t>(pair) * (hd + 2);
-        dst[0] = sc.m[pair];
-        dst[1] = sc.l[pair];
-        std::copy(acc, acc + hd, dst + 2);
-      }
+      float* o = OutputRow(p, sq, it.kv_head, qi, hh);
+      std::fill(o, o + p.head_dim, 0.0f);
     }
   }
+  AccumulateValues(p, kv, sq, it, kern, sc, sc.scores.data(),
+                   [&](int qi, int hh, int) { return OutputRow(p, sq, it.kv_head, qi, hh); });
+}
+
+// Runs fn(i) for i in [0, n) on the pool, one item at a time (items differ in cost).
+template <typename Fn>
+void ForEachItem(ThreadPool* pool, int64_t n, Fn fn) {
+  if (n <= 0) return;
+  const int n_threads = pool != nullptr ? pool->size() : 1;
+  std::atomic<int64_t> next{0};
+  ParallelFor(pool, std::min<int64_t>(n, n_threads), 1, [&](int64_t, int64_t, int) {
+    for (int64_t i = next.fetch_add(1, std::memory_order_relaxed); i < n;
+         i = next.fetch_add(1, std::memory_order_relaxed)) {
+      fn(i);
+    }
+  });
 }
 
 }  // namespace
@@ -186,9 +305,10 @@ void AttentionForBatch(const AttentionParams& params, const KvLayerView& kv,
   assert(params.n_kv_heads > 0 && params.n_heads % params.n_kv_heads == 0);
   assert(kv.row_elems == static_cast<int64_t>(params.n_kv_heads) * params.head_dim);
   const int group = params.n_heads / params.n_kv_heads;
+  const int hd = params.head_dim;
   const int n_threads = pool != nullptr ? pool->size() : 1;
 
-  // Count base items to decide how finely to split key ranges.
+  // Count tiles to decide whether to split key ranges (few queries, long context: decode).
   int64_t base_items = 0;
   for (const auto& s : seqs) {
     base_items += static_cast<int64_t>(params.n_kv_heads) * ((s.n_q + kQueryTile - 1) / kQueryTile);
@@ -196,11 +316,11 @@ void AttentionForBatch(const AttentionParams& params, const KvLayerView& kv,
   const int64_t want = 2LL * n_threads;
 
   thread_local std::vector<WorkItem> items;
-  thread_local std::vector<float> partials;
-  thread_local std::vector<int64_t> split_count;  // per base item, in order
+  thread_local std::vector<int64_t> split_tiles;  // index of the first item of each split tile
+  thread_local std::vector<float> shared_scores, partials;
   items.clear();
-  split_count.clear();
-  int64_t partial_floats = 0;
+  split_tiles.clear();
+  int64_t score_floats = 0, partial_floats = 0;
   for (int si = 0; si < static_cast<int>(seqs.size()); ++si) {
     const AttentionSequence& s = seqs[si];
     for (int q0 = 0; q0 < s.n_q; q0 += kQueryTile) {
@@ -222,72 +342,76 @@ void AttentionForBatch(const AttentionParams& params, const KvLayerView& kv,
         splits = std::min<int64_t>((want + base_items - 1) / base_items,
                                    std::max<int64_t>(1, span / kMinKeysPerSplit));
       }
+      const int64_t pairs = static_cast<int64_t>(q1 - q0) * group;
       for (int h = 0; h < params.n_kv_heads; ++h) {
-        split_count.push_back(splits);
+        if (splits == 1) {
+          items.push_back(WorkItem{si, h, q0, q1, k0, k1, k0, k1});
+          continue;
+        }
+        split_tiles.push_back(static_cast<int64_t>(items.size()));
+        const int64_t rows = score_floats;
+        score_floats += pairs * span;
         const int64_t per = (span + splits - 1) / splits;
         for (int64_t sp = 0; sp < splits; ++sp) {
-          const int a = static_cast<int>(k0 + sp * per);
+          const int a = static_cast<int>(std::min<int64_t>(k1, k0 + sp * per));
           const int b = static_cast<int>(std::min<int64_t>(k1, k0 + (sp + 1) * per));
-          int64_t off = -1;
-          if (splits > 1) {
-            off = partial_floats;
-            partial_floats += static_cast<int64_t>(q1 - q0) * group * (params.head_dim + 2);
-          }
-          items.push_back(WorkItem{si, h, q0, q1, a, std::max(a, b), off});
+          items.push_back(WorkItem{si, h, q0, q1, a, std::max(a, b), k0, k1, rows, partial_floats});
+          partial_floats += pairs * hd;
         }
       }
     }
   }
+  if (shared_scores.size() < static_cast<size_t>(score_floats)) shared_scores.resize(score_floats);
   if (partials.size() < static_cast<size_t>(partial_floats)) partials.resize(partial_floats);
 
-  const cpu::AttendBlockFn attend = SelectAttendBlock();
-  const int64_t n_items = static_cast<int64_t>(items.size());
-  std::atomic<int64_t> next{0};
+  const cpu::AttentionKernels kern = SelectKernels();
   const WorkItem* item_data = items.data();
+  float* score_data = shared_scores.data();
   float* partial_data = partials.data();
-  auto worker = [&](int64_t, int64_t, int) {
-    // Dynamic scheduling: causal tiles differ in cost, so threads pull items one at a time.
-    for (int64_t i = next.fetch_add(1, std::memory_order_relaxed); i < n_items;
-         i = next.fetch_add(1, std::memory_order_relaxed)) {
-      const WorkItem& it = item_data[i];
-      RunItem(params, kv, seqs[it.seq], it, attend, partial_data);
+  // (The buffers are thread_local: workers must reach them through these pointers.)
+  const int64_t* tile_data = split_tiles.data();
+  // Unsplit items run whole; split items compute their share of the tile's score rows.
+  ForEachItem(pool, static_cast<int64_t>(items.size()), [&](int64_t i) {
+    const WorkItem& it = item_data[i];
+    if (it.scores < 0) {
+      RunWholeItem(params, kv, seqs[it.seq], it, kern);
+    } else {
+      thread_local AttentionScratch sc;
+      ComputeScores(params, kv, seqs[it.seq], it, kern, sc, score_data + it.scores);
     }
-  };
-  ParallelFor(pool, std::min<int64_t>(n_items, n_threads), 1, worker);
+  });
+  if (split_tiles.empty()) return;
 
-  if (partial_floats == 0) return;
-  // Merge split partials: out = sum_s exp(m_s - M) acc_s / sum_s exp(m_s - M) l_s.
-  const int hd = params.head_dim;
-  int64_t idx = 0;
-  for (int64_t b = 0; b < static_cast<int64_t>(split_count.size()); ++b) {
-    const int64_t splits = split_count[b];
-    const WorkItem& first = items[idx];
-    if (splits > 1) {
-      const AttentionSequence& s = seqs[first.seq];
-      const int64_t q_stride = static_cast<int64_t>(params.n_heads) * hd;
-      for (int qi = first.q0; qi < first.q1; ++qi) {
-        for (int hh = 0; hh < group; ++hh) {
-          const int64_t pair = static_cast<int64_t>(qi - first.q0) * group + hh;
-          float mx = -INFINITY;
-          for (int64_t sp = 0; sp < splits; ++sp) {
-            mx = std::max(mx, partials[items[idx + sp].partial + pair * (hd + 2)]);
-          }
-          float* o = s.out + qi * q_stride + (first.kv_head * group + hh) * hd;
-          std::fill(o, o + hd, 0.0f);
-          float denom = 0.0f;
-          for (int64_t sp = 0; sp < splits; ++sp) {
-            const float* src = partials.data() + items[idx + sp].partial + pair * (hd + 2);
-            if (src[1] <= 0.0f) continue;
-            const float w = std::exp(src[0] - mx);
-            denom += w * src[1];
-            for (int d = 0; d < hd; ++d) o[d] += w * src[2 + d];
-          }
-          const float inv = denom > 0.0f ? 1.0f / denom : 0.0f;
-          for (int d = 0; d < hd; ++d) o[d] *= inv;
+  // Split tiles: softmax over whole rows, then each split's P·V, then the sum of the splits.
+  ForEachItem(pool, static_cast<int64_t>(split_tiles.size()), [&](int64_t t) {
+    const WorkItem& it = item_data[tile_data[t]];
+    NormalizeRows(params, kv, seqs[it.seq], it, kern, score_data + it.scores);
+  });
+  ForEachItem(pool, static_cast<int64_t>(items.size()), [&](int64_t i) {
+    const WorkItem& it = item_data[i];
+    if (it.scores < 0) return;
+    thread_local AttentionScratch sc;
+    float* part = partial_data + it.partial;
+    std::fill(part, part + static_cast<int64_t>(it.q1 - it.q0) * group * hd, 0.0f);
+    AccumulateValues(params, kv, seqs[it.seq], it, kern, sc, score_data + it.scores,
+                     [&](int, int, int pair) { return part + static_cast<int64_t>(pair) * hd; });
+  });
+  for (const int64_t first : split_tiles) {
+    const WorkItem& head = items[first];
+    const AttentionSequence& s = seqs[head.seq];
+    for (int qi = head.q0; qi < head.q1; ++qi) {
+      for (int hh = 0; hh < group; ++hh) {
+        const int64_t pair = static_cast<int64_t>(qi - head.q0) * group + hh;
+        float* o = OutputRow(params, s, head.kv_head, qi, hh);
+        std::fill(o, o + hd, 0.0f);
+        for (size_t i = first; i < items.size(); ++i) {
+          const WorkItem& it = items[i];
+          if (it.scores != head.scores) break;  // the next tile
+          const float* src = partials.data() + it.partial + pair * hd;
+          for (int d = 0; d < hd; ++d) o[d] += src[d];
         }
       }
     }
-    idx += splits;
   }
 }
 

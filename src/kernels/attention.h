@@ -12,10 +12,18 @@
 // n_kv = prefix + new) and decode (n_q = 1). Every query must see at least one key
 // (q_pos[i] < n_kv). GQA: query head h uses kv head h / (n_heads / n_kv_heads).
 //
-// Scores: s = scale * dot(q, k); if logit_softcap > 0, s = softcap * tanh(s / softcap); then
-// softmax over visible keys (online, max-subtracted, float accumulation) and out = sum p * v.
+// Numerics follow llama.cpp's CPU graph without flash attention (ggml mul_mat with the F16
+// cache, soft_max, mul_mat with the F16 cache), so greedy tokens match llama.cpp's:
+//   q16   = F16(q * scale) if scale_query (Gemma graphs scale Q), else F16(q)
+//   s_j   = dot(q16, k_j) in float (* scale unless scale_query); if logit_softcap > 0,
+//           s_j = softcap * tanh(s_j / softcap)
+//   p_j   = exp(s_j - max) * float(1 / sum_j exp(s_j - max))   (sum in double), over the
+//           visible keys; then p16_j = F16(p_j)
+//   out   = sum_j p16_j * v_j in float.
+// (With a BF16 cache, BF16 takes F16's place.)
 // Work is split across the pool over (sequence, kv head, query tile) and, for long contexts
-// with few queries (decode), also over key ranges merged with log-sum-exp. pool may be null.
+// with few queries (decode), also over key ranges (scores and P·V per range; the softmax over
+// the whole row in between). pool may be null.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +55,7 @@ struct AttentionParams {
   float scale = 1.0f;          // usually 1/sqrt(head_dim) (Gemma 3: query_pre_attn_scalar)
   int sliding_window = 0;      // 0 = none; key visible iff q_pos - k_pos < window
   float logit_softcap = 0.0f;  // 0 = none
+  bool scale_query = false;    // apply scale to q before its F16 rounding (see above)
 };
 
 // One sequence: q: [n_q, n_heads * head_dim], q_pos: [n_q], kv_slots: [n_kv],

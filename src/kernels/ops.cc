@@ -11,14 +11,9 @@ void RmsNorm(const float* x, const float* weight, int64_t n_rows, int64_t dim, f
   for (int64_t r = 0; r < n_rows; ++r) {
     const float* xr = x + r * dim;
     float* yr = out + r * dim;
-    // Four partial sums: vectorizes without -ffast-math and is more accurate than one chain.
-    float s[4] = {0, 0, 0, 0};
-    int64_t i = 0;
-    for (; i + 4 <= dim; i += 4) {
-      for (int k = 0; k < 4; ++k) s[k] += xr[i + k] * xr[i + k];
-    }
-    for (; i < dim; ++i) s[0] += xr[i] * xr[i];
-    const float mean = ((s[0] + s[1]) + (s[2] + s[3])) / static_cast<float>(dim);
+    double sum = 0.0;
+    for (int64_t i = 0; i < dim; ++i) sum += static_cast<double>(xr[i] * xr[i]);
+    const float mean = static_cast<float>(sum / static_cast<double>(dim));
     const float inv = 1.0f / std::sqrt(mean + eps);
     if (weight != nullptr) {
       for (int64_t j = 0; j < dim; ++j) yr[j] = xr[j] * inv * weight[j];

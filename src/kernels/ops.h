@@ -12,7 +12,8 @@
 namespace radixlm::kernels {
 
 // Row-wise RMSNorm: out[r, i] = x[r, i] / sqrt(mean_i(x[r, :]^2) + eps) * weight[i].
-// x, out: [n_rows, dim]; weight: [dim] or nullptr (no scaling). Sums in float.
+// x, out: [n_rows, dim]; weight: [dim] or nullptr (no scaling). As ggml: the float squares
+// are summed in double, then scale = 1 / sqrtf(float(mean) + eps) and out = (x * scale) * w.
 // Note: Gemma's "1 + weight" convention is already folded into GGUF norm weights by the
 // converter, so pass the GGUF tensor as is.
 void RmsNorm(const float* x, const float* weight, int64_t n_rows, int64_t dim, float eps,
@@ -27,7 +28,9 @@ void Scale(const float* x, float s, float* out, int64_t n);
 // out[i] = a[i] + b[i] * s   (residual add with scaling)
 void AddScaled(const float* a, const float* b, float s, float* out, int64_t n);
 
-// out[i] = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))   (GELU, tanh approximation)
+// GELU, tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), evaluated the
+// way ggml's CPU backend does so greedy tokens match llama.cpp's: x rounded to F16, the result
+// rounded to F16 (a 64K-entry table); 0 for x <= -10 and x for x >= 10.
 void GeluTanh(const float* x, float* out, int64_t n);
 // out[i] = x / (1 + exp(-x))
 void Silu(const float* x, float* out, int64_t n);

@@ -41,8 +41,12 @@ void DequantizeRow(GgmlType t, const void* src, float* dst, int64_t n);
 void QuantizeRow(GgmlType t, const float* src, void* dst, int64_t n);
 
 // Fast activation quantizers (ggml's schemes; the SIMD and scalar paths give identical bytes):
-//   Q8_0: d = amax / 127 (stored as half), q = round_half_even(x * (1 / d)); all-zero -> d = 0
-//   Q8_K: d = amax / 127 (float), q = round_half_even(x * (1 / d)), bsums filled.
+//   Q8_0: d = amax / 127 (stored as half), q = round_half_even(x * (127 / amax)); all-zero -> d = 0
+//   Q8_K: d = 1 / (127 / amax) (float), q = round_half_even(x * (127 / amax)), bsums filled.
+// These are bit for bit what ggml's x86 CPU backend feeds its dot products (AVX2
+// quantize_row_q8_0; quantize_row_q8_K up to the sign convention: ggml scales by -127 / max
+// with max the signed element of largest magnitude, which negates both d and q), so matmul
+// results match llama.cpp's exactly wherever the dots sum in the same order.
 // n must be a multiple of 32 (Q8_0) / 256 (Q8_K). These are also what QuantizeRow uses for
 // Q8_0 / Q8_K.
 void QuantizeRowQ8_0(const float* src, BlockQ8_0* dst, int64_t n);

@@ -35,8 +35,8 @@ struct BatchPlan {
   // Validates and flattens. InvalidArgument (naming the sequence) for: an empty batch or
   // sequence, mismatched span sizes, token ids outside [0, vocab_size), slots outside
   // [0, n_slots), more than max_tokens new tokens, or positions beyond max_positions.
-  Status Build(const ForwardBatch& batch, int64_t vocab_size, int64_t n_slots,
-               int64_t max_tokens, int64_t max_positions);
+  Status Build(const ForwardBatch& batch, int64_t vocab_size, int64_t n_slots, int64_t max_tokens,
+               int64_t max_positions);
 };
 
 }  // namespace radixlm::model

@@ -35,9 +35,9 @@ struct ForwardBatch {
 // Logits of a batch, rows in sequence order. Buffers are reused across calls (they grow to
 // the largest batch seen and never shrink).
 struct ForwardOutput {
-  std::vector<float> logits;          // [n_rows, vocab]
-  std::vector<int64_t> row_offset;    // [n_sequences]: first row of sequence s
-  std::vector<int64_t> row_count;     // [n_sequences]: 0, 1 or n_new
+  std::vector<float> logits;        // [n_rows, vocab]
+  std::vector<int64_t> row_offset;  // [n_sequences]: first row of sequence s
+  std::vector<int64_t> row_count;   // [n_sequences]: 0, 1 or n_new
   int64_t n_rows = 0;
   int64_t vocab_size = 0;
 

@@ -9,8 +9,7 @@
 
 namespace radixlm::model {
 
-StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path,
-                                             const ModelOptions& options) {
+StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path, const ModelOptions& options) {
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<gguf::GgufFile> file, gguf::GgufFile::Open(path));
   return FromGguf(std::move(file), options);
 }
@@ -44,8 +43,7 @@ StatusOr<std::unique_ptr<Model>> Model::FromGguf(std::unique_ptr<gguf::GgufFile>
     if (found < 0) {
       found = static_cast<int>(variants.size());
       variants.push_back(la);
-      m->rope_variants_.emplace_back(c.head_dim, c.rope_layout, la.rope_base,
-                                     la.rope_freq_scale,
+      m->rope_variants_.emplace_back(c.head_dim, c.rope_layout, la.rope_base, la.rope_freq_scale,
                                      la.use_rope_freq_factors ? m->weights_->rope_freqs : nullptr);
     }
     m->layer_rope_variant_.push_back(found);
@@ -119,6 +117,7 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
     ctx.attention.head_dim = static_cast<int>(c.head_dim);
     ctx.attention.scale = c.attention_scale;
     ctx.attention.sliding_window = la.sliding_window;
+    ctx.attention.scale_query = c.scale_query;
     ctx.kv = cache.Layer(layer);
     ctx.pool = pool;
 

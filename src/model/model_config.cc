@@ -20,8 +20,7 @@ StatusOr<Architecture> ParseArchitecture(const std::string& name) {
 StatusOr<int64_t> GetPositive(const gguf::GgufFile& file, const std::string& key) {
   auto value = file.GetInt(key);
   if (!value.ok()) {
-    return InvalidArgument("model metadata: " + value.status().message() + " (key '" + key +
-                           "')");
+    return InvalidArgument("model metadata: " + value.status().message() + " (key '" + key + "')");
   }
   if (*value <= 0) {
     return InvalidArgument("model metadata: '" + key + "' must be positive, got " +
@@ -30,8 +29,7 @@ StatusOr<int64_t> GetPositive(const gguf::GgufFile& file, const std::string& key
   return *value;
 }
 
-StatusOr<int64_t> GetPositiveOr(const gguf::GgufFile& file, const std::string& key,
-                                int64_t def) {
+StatusOr<int64_t> GetPositiveOr(const gguf::GgufFile& file, const std::string& key, int64_t def) {
   if (!file.Has(key)) return def;
   return GetPositive(file, key);
 }
@@ -53,8 +51,7 @@ StatusOr<int64_t> ReadVocabSize(const gguf::GgufFile& file, int64_t hidden) {
 
 // rope.scaling.{type,factor} (or the legacy rope.scale_linear) → a position multiplier.
 StatusOr<float> ReadRopeFreqScale(const gguf::GgufFile& file, const std::string& arch) {
-  RADIXLM_ASSIGN_OR_RETURN(std::string type,
-                           file.GetStringOr(arch + ".rope.scaling.type", ""));
+  RADIXLM_ASSIGN_OR_RETURN(std::string type, file.GetStringOr(arch + ".rope.scaling.type", ""));
   RADIXLM_ASSIGN_OR_RETURN(double factor, file.GetFloatOr(arch + ".rope.scaling.factor", 0.0));
   if (type.empty() || type == "none") {
     RADIXLM_ASSIGN_OR_RETURN(double legacy, file.GetFloatOr(arch + ".rope.scale_linear", 0.0));
@@ -63,7 +60,8 @@ StatusOr<float> ReadRopeFreqScale(const gguf::GgufFile& file, const std::string&
   }
   if (type == "linear") {
     if (factor <= 0.0) {
-      return InvalidArgument("'" + arch + ".rope.scaling.factor' must be positive for linear "
+      return InvalidArgument("'" + arch +
+                             ".rope.scaling.factor' must be positive for linear "
                              "rope scaling");
     }
     return static_cast<float>(1.0 / factor);
@@ -126,8 +124,10 @@ StatusOr<ModelConfig> ModelConfig::FromGguf(const gguf::GgufFile& file) {
   RADIXLM_ASSIGN_OR_RETURN(c.n_kv_heads,
                            GetPositiveOr(file, a + ".attention.head_count_kv", c.n_heads));
   if (c.hidden_size % c.n_heads != 0 && !file.Has(a + ".attention.key_length")) {
-    return InvalidArgument("model metadata: embedding_length is not a multiple of head_count "
-                           "and '" + a + ".attention.key_length' is absent");
+    return InvalidArgument(
+        "model metadata: embedding_length is not a multiple of head_count "
+        "and '" +
+        a + ".attention.key_length' is absent");
   }
   RADIXLM_ASSIGN_OR_RETURN(
       c.head_dim, GetPositiveOr(file, a + ".attention.key_length", c.hidden_size / c.n_heads));
@@ -142,8 +142,8 @@ StatusOr<ModelConfig> ModelConfig::FromGguf(const gguf::GgufFile& file) {
   }
   if (c.n_heads % c.n_kv_heads != 0) {
     return InvalidArgument("model metadata: head_count (" + std::to_string(c.n_heads) +
-                           ") is not a multiple of head_count_kv (" +
-                           std::to_string(c.n_kv_heads) + ")");
+                           ") is not a multiple of head_count_kv (" + std::to_string(c.n_kv_heads) +
+                           ")");
   }
   RADIXLM_ASSIGN_OR_RETURN(c.context_length, GetPositiveOr(file, a + ".context_length", 4096));
   RADIXLM_ASSIGN_OR_RETURN(double eps,
@@ -174,11 +174,11 @@ StatusOr<ModelConfig> ModelConfig::FromGguf(const gguf::GgufFile& file) {
       c.qk_norm = true;
       c.post_norms = true;
       c.scale_embeddings = true;
+      c.scale_query = true;
       c.ffn_activation = FfnActivation::kGeluTanh;
       // query_pre_attn_scalar: head_dim, except the 27B model (62 layers): hidden / n_heads.
       if (c.n_layers == 62) {
-        c.attention_scale =
-            1.0f / std::sqrt(static_cast<float>(c.hidden_size / c.n_heads));
+        c.attention_scale = 1.0f / std::sqrt(static_cast<float>(c.hidden_size / c.n_heads));
       }
       break;
     }
@@ -201,9 +201,8 @@ StatusOr<ModelConfig> ModelConfig::FromGguf(const gguf::GgufFile& file) {
 std::string ModelConfig::DebugString() const {
   std::ostringstream s;
   s << ArchitectureName(arch) << ": layers=" << n_layers << " hidden=" << hidden_size
-    << " ffn=" << ffn_size << " heads=" << n_heads << "/" << n_kv_heads
-    << " head_dim=" << head_dim << " vocab=" << vocab_size << " ctx=" << context_length
-    << " rope_base=" << rope_base;
+    << " ffn=" << ffn_size << " heads=" << n_heads << "/" << n_kv_heads << " head_dim=" << head_dim
+    << " vocab=" << vocab_size << " ctx=" << context_length << " rope_base=" << rope_base;
   if (sliding_window > 0) {
     s << " sliding_window=" << sliding_window << " (pattern " << sliding_window_pattern
       << ", local rope_base=" << rope_base_local << ")";

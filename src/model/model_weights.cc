@@ -82,8 +82,8 @@ class WeightLoader {
     }
     if (!kernels::IsSupportedType(t->type) || !kernels::IsRowSizeValid(t->type, n) ||
         kernels::RowBytes(t->type, n) > t->size_bytes) {
-      return InvalidArgument("tensor '" + name + "' has unsupported type " +
-                             TypeName(t->type) + " for a vector");
+      return InvalidArgument("tensor '" + name + "' has unsupported type " + TypeName(t->type) +
+                             " for a vector");
     }
     auto owned = std::make_unique<float[]>(n);
     kernels::DequantizeRow(t->type, t->data, owned.get(), n);

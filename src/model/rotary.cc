@@ -4,27 +4,27 @@
 
 namespace radixlm::model {
 
-RotaryEmbedding::RotaryEmbedding(int64_t head_dim, RopeLayout layout, float base,
-                                 float freq_scale, const float* freq_factors)
-    : head_dim_(head_dim), layout_(layout), inv_freq_(head_dim / 2) {
-  for (int64_t k = 0; k < half(); ++k) {
-    double f = std::pow(static_cast<double>(base),
-                        -2.0 * static_cast<double>(k) / static_cast<double>(head_dim));
-    f *= freq_scale;
-    if (freq_factors != nullptr) f /= freq_factors[k];
-    inv_freq_[k] = f;
-  }
+RotaryEmbedding::RotaryEmbedding(int64_t head_dim, RopeLayout layout, float base, float freq_scale,
+                                 const float* freq_factors)
+    : head_dim_(head_dim),
+      layout_(layout),
+      theta_scale_(std::pow(base, -2.0f / static_cast<float>(head_dim))),
+      freq_scale_(freq_scale) {
+  if (freq_factors != nullptr) freq_factors_.assign(freq_factors, freq_factors + half());
 }
 
 void RotaryEmbedding::ComputeTables(const int64_t* positions, int64_t n, float* cos,
                                     float* sin) const {
   const int64_t h = half();
+  const bool factors = !freq_factors_.empty();
   for (int64_t t = 0; t < n; ++t) {
-    const double pos = static_cast<double>(positions[t]);
+    float theta = static_cast<float>(positions[t]);
     for (int64_t k = 0; k < h; ++k) {
-      const double theta = pos * inv_freq_[k];
-      cos[t * h + k] = static_cast<float>(std::cos(theta));
-      sin[t * h + k] = static_cast<float>(std::sin(theta));
+      const float extrap = factors ? theta / freq_factors_[k] : theta;
+      const float angle = freq_scale_ * extrap;
+      cos[t * h + k] = std::cos(angle);
+      sin[t * h + k] = std::sin(angle);
+      theta *= theta_scale_;
     }
   }
 }

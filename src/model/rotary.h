@@ -5,6 +5,9 @@
 // theta(pos, k) = pos * freq_scale * base^(-2k / head_dim) / freq_factor[k]
 // for pair k in [0, head_dim/2); pairs are (x[2k], x[2k+1]) for RopeLayout::kNormal and
 // (x[k], x[k + head_dim/2]) for kNeox. freq_factor is llama-3's rope_freqs tensor (or 1).
+// theta is evaluated as ggml's CPU RoPE does, so greedy tokens match llama.cpp's: in float,
+// with base^(-2k / head_dim) as repeated products of powf(base, -2 / head_dim), i.e.
+// theta_k = freq_scale * ((float(pos) * s^k) / freq_factor[k]), then cosf / sinf.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +26,7 @@ class RotaryEmbedding {
   int64_t head_dim() const { return head_dim_; }
   int64_t half() const { return head_dim_ / 2; }
 
-  // cos, sin: [n, head_dim/2] for the given positions. theta is computed in double so long
-  // positions keep their precision.
+  // cos, sin: [n, head_dim/2] for the given positions (theta as described above).
   void ComputeTables(const int64_t* positions, int64_t n, float* cos, float* sin) const;
 
   // Rotates rows [row_begin, row_end) of x: [n_rows, n_heads * head_dim] in place; row t uses
@@ -35,7 +37,9 @@ class RotaryEmbedding {
  private:
   int64_t head_dim_;
   RopeLayout layout_;
-  std::vector<double> inv_freq_;  // [head_dim/2], freq_scale and factors folded in
+  float theta_scale_;  // powf(base, -2 / head_dim)
+  float freq_scale_;
+  std::vector<float> freq_factors_;  // [head_dim/2], or empty (all 1)
 };
 
 }  // namespace radixlm::model

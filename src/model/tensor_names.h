@@ -12,29 +12,29 @@
 
 namespace radixlm::model {
 
-inline constexpr std::string_view kTokenEmbdName = "token_embd.weight";  // [hidden, vocab]
+inline constexpr std::string_view kTokenEmbdName = "token_embd.weight";    // [hidden, vocab]
 inline constexpr std::string_view kOutputNormName = "output_norm.weight";  // [hidden]
 inline constexpr std::string_view kOutputName = "output.weight";  // [hidden, vocab]; optional
 inline constexpr std::string_view kRopeFreqsName = "rope_freqs.weight";  // [head_dim/2]; llama
 
 // Per-layer tensors. Shapes in ggml order ([cols, rows]).
 enum class LayerTensor {
-  kAttnNorm,       // attn_norm.weight            [hidden]
-  kAttnQ,          // attn_q.weight               [hidden, n_heads * head_dim]
-  kAttnK,          // attn_k.weight               [hidden, n_kv_heads * head_dim]
-  kAttnV,          // attn_v.weight               [hidden, n_kv_heads * head_dim]
-  kAttnOutput,     // attn_output.weight          [n_heads * head_dim, hidden]
-  kAttnQBias,      // attn_q.bias                 [n_heads * head_dim]     qwen2
-  kAttnKBias,      // attn_k.bias                 [n_kv_heads * head_dim]  qwen2
-  kAttnVBias,      // attn_v.bias                 [n_kv_heads * head_dim]  qwen2
-  kAttnQNorm,      // attn_q_norm.weight          [head_dim]               gemma3, qwen3
-  kAttnKNorm,      // attn_k_norm.weight          [head_dim]               gemma3, qwen3
-  kPostAttnNorm,   // post_attention_norm.weight  [hidden]                 gemma3
-  kFfnNorm,        // ffn_norm.weight             [hidden]
-  kFfnGate,        // ffn_gate.weight             [hidden, ffn]
-  kFfnUp,          // ffn_up.weight               [hidden, ffn]
-  kFfnDown,        // ffn_down.weight             [ffn, hidden]
-  kPostFfnNorm,    // post_ffw_norm.weight        [hidden]                 gemma3
+  kAttnNorm,      // attn_norm.weight            [hidden]
+  kAttnQ,         // attn_q.weight               [hidden, n_heads * head_dim]
+  kAttnK,         // attn_k.weight               [hidden, n_kv_heads * head_dim]
+  kAttnV,         // attn_v.weight               [hidden, n_kv_heads * head_dim]
+  kAttnOutput,    // attn_output.weight          [n_heads * head_dim, hidden]
+  kAttnQBias,     // attn_q.bias                 [n_heads * head_dim]     qwen2
+  kAttnKBias,     // attn_k.bias                 [n_kv_heads * head_dim]  qwen2
+  kAttnVBias,     // attn_v.bias                 [n_kv_heads * head_dim]  qwen2
+  kAttnQNorm,     // attn_q_norm.weight          [head_dim]               gemma3, qwen3
+  kAttnKNorm,     // attn_k_norm.weight          [head_dim]               gemma3, qwen3
+  kPostAttnNorm,  // post_attention_norm.weight  [hidden]                 gemma3
+  kFfnNorm,       // ffn_norm.weight             [hidden]
+  kFfnGate,       // ffn_gate.weight             [hidden, ffn]
+  kFfnUp,         // ffn_up.weight               [hidden, ffn]
+  kFfnDown,       // ffn_down.weight             [ffn, hidden]
+  kPostFfnNorm,   // post_ffw_norm.weight        [hidden]                 gemma3
   kCount,
 };
 inline constexpr int kNumLayerTensors = static_cast<int>(LayerTensor::kCount);

@@ -16,8 +16,8 @@ void AddBias(float* x, const float* bias, int64_t begin, int64_t end, int64_t n)
 
 // x[r] += post_norm(proj[r]) (or proj[r] when post_norm is null) for rows [begin, end).
 // proj is normalized in place.
-void AddResidual(const ModelConfig& c, const float* post_norm, float* x, float* proj,
-                 int64_t begin, int64_t end) {
+void AddResidual(const ModelConfig& c, const float* post_norm, float* x, float* proj, int64_t begin,
+                 int64_t end) {
   const int64_t h = c.hidden_size;
   for (int64_t r = begin; r < end; ++r) {
     float* p = proj + r * h;
@@ -85,8 +85,7 @@ void RunFfnBlock(const LayerContext& ctx, int64_t n, ForwardScratch& s) {
   const int64_t f = c.ffn_size;
 
   ParallelRows(ctx.pool, n, h, [&](int64_t b, int64_t e) {
-    kernels::RmsNorm(s.x.data() + b * h, w.ffn_norm, e - b, h, c.rms_norm_eps,
-                     s.xn.data() + b * h);
+    kernels::RmsNorm(s.x.data() + b * h, w.ffn_norm, e - b, h, c.rms_norm_eps, s.xn.data() + b * h);
   });
   const kernels::MatMulOutput gate_up[2] = {{&w.gate, s.gate.data()}, {&w.up, s.up.data()}};
   kernels::MatMulMulti(std::span<const kernels::MatMulOutput>(gate_up, 2), s.xn.data(), n,

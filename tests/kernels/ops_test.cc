@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/cpu/activations_impl.h"
+#include "kernels/fp16.h"
 #include "test_util.h"
 
 namespace radixlm::kernels {
@@ -17,6 +18,15 @@ using testing::RandomFloats;
 
 double GeluRef(double x) {
   return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+}
+// ggml's CPU GELU (what radixlm emulates): the formula in float (tanhf) on x rounded to F16,
+// the result rounded to F16; 0 / x outside (-10, 10).
+double GeluF16Ref(float x) {
+  if (x <= -10.0f) return 0.0;
+  if (x >= 10.0f) return x;
+  const float h = F16ToF32(F32ToF16(x));
+  const float g = 0.5f * h * (1.0f + std::tanh(0.7978845608028654f * h * (1.0f + 0.044715f * h * h)));
+  return F16ToF32(F32ToF16(g));
 }
 double SiluRef(double x) { return x / (1.0 + std::exp(-x)); }
 
@@ -57,17 +67,25 @@ TEST(Ops, ActivationsMatchFormulasIncludingExtremes) {
   cpu::scalar::Silu(x.data(), ss.data(), n);
   for (int64_t i = 0; i < n; ++i) {
     const double tol = 2e-6 * std::max(1.0, std::fabs(double(x[i])));
-    EXPECT_NEAR(g[i], GeluRef(x[i]), tol) << x[i];
+    // Exactly ggml's value; and, for the F16-rounded input, within F16 output rounding (plus
+    // float cancellation in 1 + tanh for x < -4) of the double formula.
+    EXPECT_EQ(g[i], static_cast<float>(GeluF16Ref(x[i]))) << x[i];
+    if (std::fabs(x[i]) < 10.0f) {
+      const double want = GeluRef(F16ToF32(F32ToF16(x[i])));
+      EXPECT_NEAR(g[i], want, std::ldexp(std::fabs(want), -10) + 4e-7) << x[i];
+    }
+    EXPECT_EQ(g[i], gs[i]) << x[i];  // SIMD and scalar: the same table lookups
     EXPECT_NEAR(s[i], SiluRef(x[i]), tol) << x[i];
-    EXPECT_NEAR(gs[i], GeluRef(x[i]), tol) << x[i];
     EXPECT_NEAR(ss[i], SiluRef(x[i]), tol) << x[i];
   }
   const auto up = RandomFloats(rng, n);
-  std::vector<float> geglu(n), swiglu(n);
+  std::vector<float> geglu(n), geglu_scalar(n), swiglu(n);
   GeGlu(x.data(), up.data(), geglu.data(), n);
+  cpu::scalar::GeGlu(x.data(), up.data(), geglu_scalar.data(), n);
   SwiGlu(x.data(), up.data(), swiglu.data(), n);
   for (int64_t i = 0; i < n; ++i) {
-    EXPECT_NEAR(geglu[i], g[i] * up[i], 1e-6 * std::fabs(g[i]) + 1e-30);
+    EXPECT_EQ(geglu[i], x[i] <= -10.0f ? 0.0f : g[i] * up[i]) << x[i];
+    EXPECT_EQ(geglu[i], geglu_scalar[i]) << x[i];
     EXPECT_NEAR(swiglu[i], s[i] * up[i], 1e-6 * std::fabs(s[i]) + 1e-30);
   }
 }

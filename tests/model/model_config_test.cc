@@ -137,9 +137,9 @@ TEST(ModelWeightsTest, ArchitectureSpecificTensorsAreRequired) {
     const char* arch;
     const char* tensor;
   };
-  for (const Case& c : {Case{"qwen2", "blk.0.attn_k.bias"}, Case{"qwen3", "blk.1.attn_q_norm.weight"},
-                        Case{"gemma3", "blk.0.post_ffw_norm.weight"},
-                        Case{"gemma3", "blk.1.attn_k_norm.weight"}}) {
+  for (const Case& c :
+       {Case{"qwen2", "blk.0.attn_k.bias"}, Case{"qwen3", "blk.1.attn_q_norm.weight"},
+        Case{"gemma3", "blk.0.post_ffw_norm.weight"}, Case{"gemma3", "blk.1.attn_k_norm.weight"}}) {
     TinyModelSpec spec;
     spec.arch = c.arch;
     spec.sliding_window = 4;

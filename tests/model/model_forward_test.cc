@@ -163,8 +163,8 @@ class ModelForwardTest : public ::testing::TestWithParam<ForwardCase> {
   // One sequence's forward on its own; returns its logits rows.
   std::vector<std::vector<float>> RunOne(const std::vector<int32_t>& tokens,
                                          const std::vector<int32_t>& new_slots,
-                                         const std::vector<int32_t>& prefix_slots,
-                                         LogitsMode mode, KvCache* cache = nullptr) {
+                                         const std::vector<int32_t>& prefix_slots, LogitsMode mode,
+                                         KvCache* cache = nullptr) {
     ForwardBatch batch;
     batch.sequences.push_back({tokens, new_slots, prefix_slots, mode});
     ForwardOutput out;
@@ -189,8 +189,7 @@ class ModelForwardTest : public ::testing::TestWithParam<ForwardCase> {
   // logits by up to ~1%; a real bug (RoPE, masking, slots, norms) moves them by O(1).
   float ReferenceTolerance() const {
     const gguf::GgmlType t = GetParam().spec.matrix_type;
-    const bool float_weights =
-        t == GgmlType::kF32 || t == GgmlType::kF16 || t == GgmlType::kBF16;
+    const bool float_weights = t == GgmlType::kF32 || t == GgmlType::kF16 || t == GgmlType::kBF16;
     return float_weights ? 3e-4f : 2e-2f;
   }
   // Between two runs of the optimized path that differ only in batching/chunking.
@@ -322,10 +321,10 @@ TEST_P(ModelForwardTest, PrefixReuseEqualsFullPrefill) {
   ASSERT_TRUE(model_->Forward(batch, *cache_, &out).ok());
 
   auto fresh = NewCache();
-  const auto full1 = RunOne(Concat(a, b1), TakeSlots(a.size() + b1.size()), {}, LogitsMode::kAll,
-                            fresh.get());
-  const auto full2 = RunOne(Concat(a, b2), TakeSlots(a.size() + b2.size()), {}, LogitsMode::kAll,
-                            fresh.get());
+  const auto full1 =
+      RunOne(Concat(a, b1), TakeSlots(a.size() + b1.size()), {}, LogitsMode::kAll, fresh.get());
+  const auto full2 =
+      RunOne(Concat(a, b2), TakeSlots(a.size() + b2.size()), {}, LogitsMode::kAll, fresh.get());
   const auto rows1 = Rows(out, 0);
   for (size_t i = 0; i < b1.size(); ++i) {
     ExpectClose(rows1[i], full1[a.size() + i], "A+B1 row " + std::to_string(i), kSelfTolerance);
@@ -406,6 +405,22 @@ TEST_F(ModelForwardErrorsTest, RejectsMalformedBatches) {
   ForwardBatch empty;
   ForwardOutput out;
   EXPECT_EQ(model_->Forward(empty, *cache_, &out).code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(ModelForwardErrorsTest, RejectsACacheOfAnotherShape) {
+  TinyModelSpec other;
+  other.n_kv_heads = 1;  // kv rows half as wide
+  const auto other_bytes = BuildTinyModel(other);
+  auto other_model = Model::FromGguf(ParseTinyModel(other_bytes), {.n_threads = 1});
+  ASSERT_TRUE(other_model.ok());
+  auto other_cache = (*other_model)->CreateKvCache({.n_slots = 16});
+  ASSERT_TRUE(other_cache.ok());
+  const std::vector<int32_t> tokens = {1, 2}, slots = {0, 1};
+  ForwardBatch batch;
+  batch.sequences.push_back({tokens, slots, {}, LogitsMode::kLast});
+  ForwardOutput out;
+  EXPECT_EQ(model_->Forward(batch, **other_cache, &out).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(model_->CreateKvCache({.n_slots = 0}).status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ namespace {
 // Gemma-3 token ids (BOS = 2 first) of eight English prompts of 6 to 21 tokens, so the batch
 // is ragged. Tokenized with llama.cpp from the texts in the comments.
 const std::vector<std::vector<int32_t>>& Prompts() {
+  // clang-format off
   static const std::vector<std::vector<int32_t>> prompts = {
       // "The capital of France is Paris, and the capital of Germany is"
       {2, 818, 5279, 529, 7001, 563, 9079, 236764, 532, 506, 5279, 529, 9405, 563},
@@ -39,6 +40,7 @@ const std::vector<std::vector<int32_t>>& Prompts() {
       {2, 902, 236743, 236770, 236819, 236825, 236819, 236764, 101195, 39022, 47422, 532, 69652,
        26509, 14854, 5452, 506, 1171, 1331, 531},
   };
+  // clang-format on
   return prompts;
 }
 

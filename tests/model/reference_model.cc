@@ -17,7 +17,8 @@ double Gelu(double x) {
   if (x <= -10.0) return 0.0;
   if (x >= 10.0) return x;
   const double xh = kernels::F16ToF32(kernels::F32ToF16(static_cast<float>(x)));
-  const double g = 0.5 * xh * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (xh + 0.044715 * xh * xh * xh)));
+  const double g =
+      0.5 * xh * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (xh + 0.044715 * xh * xh * xh)));
   return kernels::F16ToF32(kernels::F32ToF16(static_cast<float>(g)));
 }
 double Silu(double x) { return x / (1.0 + std::exp(-x)); }
@@ -141,8 +142,7 @@ float ReferenceModel::RoundKv(float x) const {
                                              : kernels::Bf16ToF32(kernels::F32ToBf16(x));
 }
 
-std::vector<std::vector<float>> ReferenceModel::Forward(
-    const std::vector<int32_t>& tokens) const {
+std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_t>& tokens) const {
   const ModelConfig& c = config_;
   const int64_t n = static_cast<int64_t>(tokens.size());
   const int64_t h = c.hidden_size;
@@ -160,9 +160,8 @@ std::vector<std::vector<float>> ReferenceModel::Forward(
 
   for (int64_t li = 0; li < c.n_layers; ++li) {
     const Layer& l = layers_[li];
-    const bool sliding =
-        c.sliding_window > 0 && (c.sliding_window_pattern == 0 ||
-                                 (li + 1) % c.sliding_window_pattern != 0);
+    const bool sliding = c.sliding_window > 0 && (c.sliding_window_pattern == 0 ||
+                                                  (li + 1) % c.sliding_window_pattern != 0);
     const int64_t window = sliding ? c.sliding_window : 0;
 
     std::vector<std::vector<float>> q(n), k(n), v(n);
@@ -200,21 +199,19 @@ std::vector<std::vector<float>> ReferenceModel::Forward(
       std::vector<float> attn(c.q_size(), 0.0f);
       for (int64_t head = 0; head < c.n_heads; ++head) {
         const int64_t kvh = head / group;
-        // As llama.cpp (and so radixlm): Q and the probabilities rounded to the cache's type;
-        // Gemma scales Q before that rounding, the others scale the scores.
-        const bool scale_query = c.arch == Architecture::kGemma3;
-        std::vector<double> qh(d);
-        for (int64_t e = 0; e < d; ++e) {
-          const float qe = q[t][head * d + e];
-          qh[e] = RoundKv(scale_query ? qe * c.attention_scale : qe);
-        }
+        // As the kernels (kernels/attention.h) and llama.cpp do: Q is rounded to the cache's
+        // half type (after the scale when the graph scales Q), probabilities too.
+        const float q_scale = c.scale_query ? c.attention_scale : 1.0f;
+        const double s_scale = c.scale_query ? 1.0 : c.attention_scale;
+        std::vector<float> qh(d);
+        for (int64_t e = 0; e < d; ++e) qh[e] = RoundKv(q[t][head * d + e] * q_scale);
         std::vector<double> scores;
         std::vector<int64_t> keys;
         for (int64_t j = 0; j <= t; ++j) {
           if (window > 0 && t - j >= window) continue;
           double s = 0.0;
-          for (int64_t e = 0; e < d; ++e) s += qh[e] * k[j][kvh * d + e];
-          scores.push_back(scale_query ? s : s * c.attention_scale);
+          for (int64_t e = 0; e < d; ++e) s += double{qh[e]} * k[j][kvh * d + e];
+          scores.push_back(s * s_scale);
           keys.push_back(j);
         }
         double max_s = scores[0];
@@ -222,9 +219,9 @@ std::vector<std::vector<float>> ReferenceModel::Forward(
         double sum = 0.0;
         for (double& s : scores) sum += (s = std::exp(s - max_s));
         for (size_t i = 0; i < keys.size(); ++i) {
-          const double p = RoundKv(static_cast<float>(scores[i] / sum));
+          const float p = RoundKv(static_cast<float>(scores[i] / sum));
           for (int64_t e = 0; e < d; ++e) {
-            attn[head * d + e] += static_cast<float>(p * v[keys[i]][kvh * d + e]);
+            attn[head * d + e] += p * v[keys[i]][kvh * d + e];
           }
         }
       }

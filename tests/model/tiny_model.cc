@@ -40,6 +40,7 @@ class Builder {
       w_.AddMetadata(a + ".attention.sliding_window",
                      Value::U32(static_cast<uint32_t>(spec_.sliding_window)));
     }
+    for (const auto& [key, value] : spec_.extra_metadata) w_.AddMetadata(key, value);
     if (spec_.rope_linear_factor > 0.0f) {
       w_.AddMetadata(a + ".rope.scaling.type", Value::Str("linear"));
       w_.AddMetadata(a + ".rope.scaling.factor", Value::F32(spec_.rope_linear_factor));
@@ -99,9 +100,8 @@ class Builder {
 
   GgmlType TypeFor(const std::string& name, int64_t cols) const {
     GgmlType t = spec_.matrix_type;
-    const std::string suffix = name.rfind("blk.", 0) == 0
-                                   ? name.substr(name.find('.', 4) + 1)
-                                   : name;
+    const std::string suffix =
+        name.rfind("blk.", 0) == 0 ? name.substr(name.find('.', 4) + 1) : name;
     if (auto it = spec_.type_overrides.find(suffix); it != spec_.type_overrides.end()) {
       t = it->second;
     }

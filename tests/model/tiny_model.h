@@ -5,10 +5,12 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gguf/ggml_types.h"
 #include "gguf/gguf_file.h"
+#include "gguf/gguf_value.h"
 
 namespace radixlm::model::testing {
 
@@ -32,6 +34,7 @@ struct TinyModelSpec {
   gguf::GgmlType matrix_type = gguf::GgmlType::kF32;
   std::map<std::string, gguf::GgmlType> type_overrides;
   std::vector<std::string> omit_tensors;  // names left out (for error tests)
+  std::vector<std::pair<std::string, gguf::Value>> extra_metadata;  // e.g. a tokenizer
   uint32_t seed = 1;
 };
 

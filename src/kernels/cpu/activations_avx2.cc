@@ -1,6 +1,6 @@
-// AVX2 GELU(tanh) / SiLU via one vectorized exp:
-//   gelu_tanh(x) = 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)),  u = sqrt(2/pi) (x + 0.044715 x^3)
-//   silu(x)      = x / (1 + exp(-x))
+// AVX2 GELU(tanh) / SiLU:
+//   gelu: ggml's F16 table (activations_impl.h): F16C rounding of x, then a gather
+//   silu(x) = x / (1 + exp(-x)) with one vectorized exp
 #include <immintrin.h>
 
 #include <cmath>
@@ -11,12 +11,16 @@
 namespace radixlm::kernels::cpu::avx2 {
 namespace {
 
-inline __m256 Gelu8(__m256 x) {
-  const __m256 x2 = _mm256_mul_ps(x, x);
-  const __m256 inner = _mm256_fmadd_ps(_mm256_set1_ps(0.044715f), x2, _mm256_set1_ps(1.0f));
-  const __m256 u = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.7978845608028654f), x), inner);
-  const __m256 e = Exp(_mm256_mul_ps(_mm256_set1_ps(-2.0f), u));
-  return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+// Table value for x; x itself where x >= kGeluTableHigh. (Lanes <= kGeluTableLow: callers.)
+inline __m256 GeluLookup8(const float* table, __m256 x) {
+  const __m128i h = _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 t = _mm256_i32gather_ps(table, _mm256_cvtepu16_epi32(h), 4);
+  return _mm256_blendv_ps(t, x, _mm256_cmp_ps(x, _mm256_set1_ps(kGeluTableHigh), _CMP_GE_OQ));
+}
+
+// All-ones lanes where x > kGeluTableLow (false for NaN: the table's NaN entry is used then).
+inline __m256 AboveLow8(__m256 x) {
+  return _mm256_cmp_ps(x, _mm256_set1_ps(kGeluTableLow), _CMP_NLE_UQ);
 }
 
 inline __m256 Silu8(__m256 x) {
@@ -24,18 +28,18 @@ inline __m256 Silu8(__m256 x) {
   return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
 }
 
-inline float GeluScalar(float x) {
-  const float u = 0.7978845608028654f * x * (1.0f + 0.044715f * x * x);
-  return x / (1.0f + std::exp(std::min(88.7f, -2.0f * u)));
-}
 inline float SiluScalar(float x) { return x / (1.0f + std::exp(std::min(88.7f, -x))); }
 
 }  // namespace
 
 void GeluTanh(const float* x, float* out, int64_t n) {
+  const float* table = GeluF16Table();
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, Gelu8(_mm256_loadu_ps(x + i)));
-  for (; i < n; ++i) out[i] = GeluScalar(x[i]);
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    _mm256_storeu_ps(out + i, _mm256_and_ps(AboveLow8(v), GeluLookup8(table, v)));
+  }
+  if (i < n) scalar::GeluTanh(x + i, out + i, n - i);
 }
 
 void Silu(const float* x, float* out, int64_t n) {
@@ -45,12 +49,14 @@ void Silu(const float* x, float* out, int64_t n) {
 }
 
 void GeGlu(const float* gate, const float* up, float* out, int64_t n) {
+  const float* table = GeluF16Table();
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const __m256 g = Gelu8(_mm256_loadu_ps(gate + i));
-    _mm256_storeu_ps(out + i, _mm256_mul_ps(g, _mm256_loadu_ps(up + i)));
+    const __m256 v = _mm256_loadu_ps(gate + i);
+    const __m256 g = _mm256_mul_ps(GeluLookup8(table, v), _mm256_loadu_ps(up + i));
+    _mm256_storeu_ps(out + i, _mm256_and_ps(AboveLow8(v), g));
   }
-  for (; i < n; ++i) out[i] = GeluScalar(gate[i]) * up[i];
+  if (i < n) scalar::GeGlu(gate + i, up + i, out + i, n - i);
 }
 
 void SwiGlu(const float* gate, const float* up, float* out, int64_t n) {

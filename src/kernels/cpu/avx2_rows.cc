@@ -94,7 +94,7 @@ void QuantizeQ8_0(const float* src, BlockQ8_0* dst, int64_t n) {
   for (int64_t b = 0; b < n / kQK8_0; ++b, src += kQK8_0) {
     const float amax = AbsMax(src, kQK8_0);
     const float d = amax / 127.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
     dst[b].d = F32ToF16(d);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst[b].qs), Quantize32(src, _mm256_set1_ps(id)));
   }
@@ -103,9 +103,8 @@ void QuantizeQ8_0(const float* src, BlockQ8_0* dst, int64_t n) {
 void QuantizeQ8K(const float* src, BlockQ8K* dst, int64_t n) {
   for (int64_t b = 0; b < n / kQK_K; ++b, src += kQK_K) {
     const float amax = AbsMax(src, kQK_K);
-    const float d = amax / 127.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    dst[b].d = d;
+    const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+    dst[b].d = amax != 0.0f ? 1.0f / id : 0.0f;
     const __m256 vid = _mm256_set1_ps(id);
     for (int j = 0; j < kQK_K; j += 32) {
       const __m256i q = Quantize32(src + j, vid);

@@ -114,7 +114,7 @@ void QuantizeQ8_0(const float* src, BlockQ8_0* dst, int64_t n) {
     float amax = 0.0f;
     for (int j = 0; j < kQK8_0; ++j) amax = std::max(amax, std::fabs(src[j]));
     const float d = amax / 127.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
     dst[b].d = F32ToF16(d);
     for (int j = 0; j < kQK8_0; ++j) {
       dst[b].qs[j] = static_cast<int8_t>(std::nearbyint(src[j] * id));
@@ -126,9 +126,8 @@ void QuantizeQ8K(const float* src, BlockQ8K* dst, int64_t n) {
   for (int64_t b = 0; b < n / kQK_K; ++b, src += kQK_K) {
     float amax = 0.0f;
     for (int j = 0; j < kQK_K; ++j) amax = std::max(amax, std::fabs(src[j]));
-    const float d = amax / 127.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    dst[b].d = d;
+    const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+    dst[b].d = amax != 0.0f ? 1.0f / id : 0.0f;
     for (int j = 0; j < kQK_K; ++j) {
       dst[b].qs[j] = static_cast<int8_t>(std::nearbyint(src[j] * id));
     }
