@@ -135,9 +135,9 @@ Status RunServe(ServeOptions opt) {
     chat_status = renderer.status();
   }
 
-  RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<server::HttpServer> http,
-                           server::HttpServer::Create(opt.server, engine.get(), info,
-                                                      std::move(chat), chat_status));
+  RADIXLM_ASSIGN_OR_RETURN(
+      std::unique_ptr<server::HttpServer> http,
+      server::HttpServer::Create(opt.server, engine.get(), info, std::move(chat), chat_status));
   RADIXLM_RETURN_IF_ERROR(http->Start());
 
   const SchedulerConfig& sc = engine->scheduler_config();
@@ -194,8 +194,10 @@ const bool kRegistered = RegisterCommand("serve", [](CLI::App& app) {
   cmd->add_option("--max-total-tokens", e.max_total_tokens, "KV pool size in tokens");
   cmd->add_option("--mem-fraction-static", opt->mem_fraction_static,
                   "Share of RAM for weights + KV pool (sizes the pool)");
-  cmd->add_option("--kv-cache-memory-mb", e.kv_cache_memory_mb, "KV pool memory when not sized "
-                  "otherwise")->capture_default_str();
+  cmd->add_option("--kv-cache-memory-mb", e.kv_cache_memory_mb,
+                  "KV pool memory when not sized "
+                  "otherwise")
+      ->capture_default_str();
   cmd->add_option("--page-size", e.page_size, "Tokens per KV page")->capture_default_str();
   cmd->add_flag("--disable-radix-cache", e.disable_radix_cache, "Do not reuse prefixes");
   cmd->add_option("--radix-eviction-policy", e.radix_eviction_policy, "lru | lfu | fifo | priority")
@@ -204,7 +206,8 @@ const bool kRegistered = RegisterCommand("serve", [](CLI::App& app) {
                   "fcfs | lpm | dfs-weight | lof | random | priority")
       ->capture_default_str();
   cmd->add_option("--schedule-conservativeness", e.schedule_conservativeness,
-                  "Scales the decode reserve")->capture_default_str();
+                  "Scales the decode reserve")
+      ->capture_default_str();
   cmd->add_option("--chunked-prefill-size", e.chunked_prefill_size, "-1 disables")
       ->capture_default_str();
   cmd->add_option("--max-prefill-tokens", e.max_prefill_tokens, "New prefill tokens per batch")
@@ -220,8 +223,8 @@ const bool kRegistered = RegisterCommand("serve", [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--max-new-tokens-cap", s.max_new_tokens_cap,
                   "Largest max_new_tokens a request may ask (0: the context bounds it)");
-  cmd->add_option("--max-batch-samples", s.max_batch_samples,
-                  "Most prompts x n in one request")->capture_default_str();
+  cmd->add_option("--max-batch-samples", s.max_batch_samples, "Most prompts x n in one request")
+      ->capture_default_str();
   cmd->callback([opt] {
     Status status = RunServe(*opt);
     if (!status.ok()) {

@@ -6,12 +6,18 @@ namespace radixlm::server {
 
 const char* ApiError::type() const {
   switch (http_status) {
-    case 401: return "authentication_error";
-    case 403: return "permission_error";
-    case 404: return "not_found_error";
-    case 501: return "not_implemented_error";
-    case 503: return "service_unavailable_error";
-    default: return http_status >= 500 ? "server_error" : "invalid_request_error";
+    case 401:
+      return "authentication_error";
+    case 403:
+      return "permission_error";
+    case 404:
+      return "not_found_error";
+    case 501:
+      return "not_implemented_error";
+    case 503:
+      return "service_unavailable_error";
+    default:
+      return http_status >= 500 ? "server_error" : "invalid_request_error";
   }
 }
 

@@ -2,9 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/builtin_chat_templates.h"
-
 #ifdef RADIXLM_SERVER_HAVE_CHAT
+#include "chat/builtin_templates.h"
 #include "chat/chat_template.h"
 #endif
 
@@ -29,23 +28,22 @@ class TemplateChatRenderer : public ChatRenderer {
 };
 
 }  // namespace
-#endif
 
 StatusOr<std::unique_ptr<ChatRenderer>> MakeChatRenderer(const ModelInfo& model,
                                                          const std::string& bos_token,
                                                          const std::string& eos_token) {
   std::string source = model.chat_template;
   if (source.empty()) {
-    const char* builtin = BuiltinChatTemplate(model.arch);
-    if (builtin == nullptr) {
-      return InvalidArgument("the model " + model.name +
-                             " has no chat template (tokenizer.chat_template) and radixlm has no "
-                             "built-in one for architecture " + model.arch +
-                             "; use /v1/completions or /generate");
-    }
-    source = builtin;
+    // GGUFs without a template (the default model among them) get radixlm's built-in one for
+    // their architecture, as SGLang infers a template from the model name.
+    source = std::string(chat::DefaultChatTemplateForArchitecture(model.arch));
   }
-#ifdef RADIXLM_SERVER_HAVE_CHAT
+  if (source.empty()) {
+    return InvalidArgument("the model " + model.name +
+                           " has no chat template (tokenizer.chat_template) and radixlm has no "
+                           "built-in one for architecture " +
+                           model.arch + "; use /v1/completions or /generate");
+  }
   StatusOr<chat::ChatTemplate> parsed = chat::ChatTemplate::Parse(source);
   if (!parsed.ok()) {
     return InvalidArgument("the model's chat template does not parse: " +
@@ -53,10 +51,17 @@ StatusOr<std::unique_ptr<ChatRenderer>> MakeChatRenderer(const ModelInfo& model,
   }
   return std::unique_ptr<ChatRenderer>(
       new TemplateChatRenderer(std::move(*parsed), bos_token, eos_token));
-#else
-  return Unimplemented("this build has no chat template engine (src/chat); use /v1/completions "
-                       "or /generate");
-#endif
 }
+
+#else
+
+StatusOr<std::unique_ptr<ChatRenderer>> MakeChatRenderer(const ModelInfo& model,
+                                                         const std::string& bos_token,
+                                                         const std::string& eos_token) {
+  return Unimplemented(
+      "this build has no chat template engine (src/chat); use /v1/completions or /generate");
+}
+
+#endif
 
 }  // namespace radixlm::server

@@ -4,17 +4,21 @@
 
 namespace radixlm::server {
 
-GenerationCall::GenerationCall(Engine* engine, ServerMetrics* metrics,
+GenerationCall::GenerationCall(Engine* engine, ServerMetrics* metrics, LiveRequests* live,
                                std::unique_ptr<GenerationFormatter> formatter, bool streaming)
     : engine_(engine),
       metrics_(metrics),
+      live_(live),
       formatter_(std::move(formatter)),
       streaming_(streaming),
       start_(Clock::now()) {}
 
 GenerationCall::~GenerationCall() {
   // Detach from streams that may outlive this call (the engine still holds them).
-  for (const auto& stream : streams_) stream->SetNotifier(nullptr);
+  for (const auto& stream : streams_) {
+    stream->SetNotifier(nullptr);
+    if (live_ != nullptr) live_->Remove(stream->rid());
+  }
 }
 
 Status GenerationCall::Submit(std::vector<GenerateRequest> requests) {
@@ -23,10 +27,14 @@ Status GenerationCall::Submit(std::vector<GenerateRequest> requests) {
     const int32_t n = request.sampling_params.n;
     StatusOr<std::shared_ptr<GenerateStream>> stream = engine_->Submit(std::move(request));
     if (!stream.ok()) {
-      for (const auto& submitted : streams_) engine_->Abort(submitted->rid());
+      for (const auto& submitted : streams_) {
+        engine_->Abort(submitted->rid());
+        if (live_ != nullptr) live_->Remove(submitted->rid());
+      }
       streams_.clear();
       return stream.status();
     }
+    if (live_ != nullptr) live_->Add((*stream)->rid());
     streams_.push_back(std::move(*stream));
     results_.emplace_back(static_cast<size_t>(n));
     for (int32_t i = 0; i < n; ++i) results_.back()[i].index = i;

@@ -19,6 +19,7 @@
 
 #include "engine/engine.h"
 #include "server/http_message.h"
+#include "server/live_requests.h"
 #include "server/metrics.h"
 
 namespace radixlm::server {
@@ -41,7 +42,8 @@ class GenerationFormatter {
 
 class GenerationCall {
  public:
-  GenerationCall(Engine* engine, ServerMetrics* metrics,
+  // metrics and live may be null.
+  GenerationCall(Engine* engine, ServerMetrics* metrics, LiveRequests* live,
                  std::unique_ptr<GenerationFormatter> formatter, bool streaming);
   ~GenerationCall();
 
@@ -78,6 +80,7 @@ class GenerationCall {
 
   Engine* const engine_;
   ServerMetrics* const metrics_;
+  LiveRequests* const live_;
   const std::unique_ptr<GenerationFormatter> formatter_;
   const bool streaming_;
   const Clock::time_point start_;

@@ -4,11 +4,10 @@
 // handlers and their tests never see a socket or a Beast type.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 namespace radixlm::server {
 

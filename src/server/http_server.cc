@@ -15,8 +15,8 @@ namespace radixlm::server {
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
-StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const ServerConfig& config,
-                                                         Engine* engine, ModelInfo model_info,
+StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const ServerConfig& config, Engine* engine,
+                                                         ModelInfo model_info,
                                                          std::unique_ptr<ChatRenderer> chat,
                                                          Status chat_status) {
   if (engine == nullptr) return InvalidArgument("HttpServer needs an engine");
@@ -48,6 +48,7 @@ HttpServer::HttpServer(const ServerConfig& config, Engine* engine, ModelInfo mod
   context_.chat = chat_.get();
   context_.chat_status = std::move(chat_status);
   context_.shutting_down = &stopping_;
+  context_.live = &live_requests_;
   AddNativeGenerateRoutes(context_, &router_);
   AddOpsRoutes(context_, &router_);
   AddOpenAiRoutes(context_, &router_);
@@ -91,8 +92,8 @@ Status HttpServer::Start() {
   signals_.add(SIGTERM);
   signals_.async_wait([this](const boost::system::error_code& error, int signal) {
     if (error) return;
-    Log(LogLevel::kInfo, std::string("received ") + (signal == SIGINT ? "SIGINT" : "SIGTERM") +
-                             "; shutting down");
+    Log(LogLevel::kInfo,
+        std::string("received ") + (signal == SIGINT ? "SIGINT" : "SIGTERM") + "; shutting down");
     RequestStop();
   });
   net::post(accept_strand_, [this] { Accept(); });

@@ -15,18 +15,17 @@
 #pragma once
 
 #include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/signal_set.hpp>
-#include <boost/asio/strand.hpp>
-#include <boost/asio/thread_pool.hpp>
 
 #include "engine/engine.h"
 #include "server/chat_renderer.h"
@@ -76,6 +75,7 @@ class HttpServer {
   std::atomic<bool> stopping_{false};
   std::atomic<int64_t> open_sessions_{0};
   std::atomic<int64_t> active_calls_{0};
+  LiveRequests live_requests_;
   ServerContext context_;
   Router router_;
   SessionEnv env_;

@@ -72,10 +72,9 @@ void HttpSession::ReadRequest() {
   parser_->header_limit(static_cast<uint32_t>(env_.config->max_header_bytes));
   parser_->body_limit(env_.config->max_body_bytes);
   stream_.expires_after(std::chrono::seconds(env_.config->keep_alive_timeout_s));
-  http::async_read_header(stream_, buffer_, *parser_,
-                          [self = shared_from_this()](beast::error_code ec, size_t) {
-                            self->OnHeader(ec);
-                          });
+  http::async_read_header(
+      stream_, buffer_, *parser_,
+      [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
 }
 
 void HttpSession::OnHeader(beast::error_code ec) {
@@ -142,9 +141,8 @@ void HttpSession::RunBlocking(std::function<HttpResponse()> work) {
   stream_.expires_never();
   net::post(*env_.blocking_pool, [self = shared_from_this(), work = std::move(work)] {
     HttpResponse response = work();
-    net::post(self->stream_.get_executor(), [self, response = std::move(response)] {
-      self->SendResponse(response);
-    });
+    net::post(self->stream_.get_executor(),
+              [self, response = std::move(response)] { self->SendResponse(response); });
   });
 }
 
@@ -249,10 +247,9 @@ void HttpSession::Flush() {
   writing_.swap(pending_);
   pending_.clear();
   write_in_flight_ = true;
-  net::async_write(stream_, net::buffer(writing_),
-                   [self = shared_from_this()](beast::error_code ec, size_t) {
-                     self->OnWrite(ec);
-                   });
+  net::async_write(
+      stream_, net::buffer(writing_),
+      [self = shared_from_this()](beast::error_code ec, size_t) { self->OnWrite(ec); });
 }
 
 void HttpSession::OnWrite(beast::error_code ec) {

@@ -14,13 +14,12 @@
 #pragma once
 
 #include <atomic>
-#include <memory>
-#include <optional>
-#include <string>
-
 #include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <memory>
+#include <optional>
+#include <string>
 
 #include "server/router.h"
 #include "server/server_config.h"
@@ -36,7 +35,7 @@ struct SessionEnv {
   const ServerConfig* config = nullptr;
   ServerMetrics* metrics = nullptr;
   boost::asio::thread_pool* blocking_pool = nullptr;
-  std::atomic<bool>* stopping = nullptr;   // set at shutdown: finish the exchange, then close
+  std::atomic<bool>* stopping = nullptr;  // set at shutdown: finish the exchange, then close
   std::atomic<int64_t>* open_sessions = nullptr;
   std::atomic<int64_t>* active_calls = nullptr;
 };

@@ -16,7 +16,8 @@ std::string DescribeJson(const json& value) {
   }
   if (value.is_string()) {
     const std::string& s = value.get_ref<const std::string&>();
-    if (s.size() <= 40) return "string " + value.dump(-1, ' ', false, json::error_handler_t::replace);
+    if (s.size() <= 40)
+      return "string " + value.dump(-1, ' ', false, json::error_handler_t::replace);
     return "a string of " + std::to_string(s.size()) + " bytes";
   }
   return value.type_name();
@@ -42,8 +43,7 @@ Status ReadBool(const json& object, std::string_view field, bool* out) {
   return Status::Ok();
 }
 
-Status ParseInt(const json& value, std::string_view field, int64_t min, int64_t max,
-                int64_t* out) {
+Status ParseInt(const json& value, std::string_view field, int64_t min, int64_t max, int64_t* out) {
   auto out_of_range = [&] {
     return InvalidArgument(std::string(field) + " must be in [" + std::to_string(min) + ", " +
                            std::to_string(max) + "], got " + value.dump());
@@ -73,8 +73,7 @@ Status ParseInt(const json& value, std::string_view field, int64_t min, int64_t 
   return WrongType(field, "an integer", value);
 }
 
-Status ReadInt(const json& object, std::string_view field, int64_t min, int64_t max,
-               int64_t* out) {
+Status ReadInt(const json& object, std::string_view field, int64_t min, int64_t max, int64_t* out) {
   const json* value = FindField(object, field);
   if (value == nullptr) return Status::Ok();
   return ParseInt(*value, field, min, max, out);
@@ -88,8 +87,7 @@ Status ReadInt32(const json& object, std::string_view field, int64_t min, int64_
   return Status::Ok();
 }
 
-Status ReadNumber(const json& object, std::string_view field, double min, double max,
-                  double* out) {
+Status ReadNumber(const json& object, std::string_view field, double min, double max, double* out) {
   const json* value = FindField(object, field);
   if (value == nullptr) return Status::Ok();
   if (!value->is_number()) return WrongType(field, "a number", *value);
@@ -97,8 +95,7 @@ Status ReadNumber(const json& object, std::string_view field, double min, double
   if (!std::isfinite(v) || v < min || v > max) {
     char range[96];
     std::snprintf(range, sizeof(range), "[%g, %g]", min, max);
-    return InvalidArgument(std::string(field) + " must be in " + range + ", got " +
-                           value->dump());
+    return InvalidArgument(std::string(field) + " must be in " + range + ", got " + value->dump());
   }
   *out = v;
   return Status::Ok();

@@ -8,7 +8,7 @@ namespace {
 
 // SGLang's bucket bounds (seconds).
 std::vector<double> TtftBounds() {
-  return {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5,
+  return {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1,  0.25, 0.5,
           0.75,  1.0,   2.5,  5.0,  7.5,  10.0, 15.0, 20.0, 25.0, 30.0};
 }
 std::vector<double> ItlBounds() {
@@ -76,8 +76,7 @@ Histogram::Histogram(std::vector<double> upper_bounds)
     : bounds_(std::move(upper_bounds)), buckets_(bounds_.size() + 1, 0) {}
 
 void Histogram::Observe(double value, uint64_t times) {
-  const size_t bucket =
-      std::lower_bound(bounds_.begin(), bounds_.end(), value) - bounds_.begin();
+  const size_t bucket = std::lower_bound(bounds_.begin(), bounds_.end(), value) - bounds_.begin();
   std::lock_guard<std::mutex> lock(mu_);
   buckets_[bucket] += times;
   sum_ += value * static_cast<double>(times);
@@ -153,9 +152,9 @@ std::string ServerMetrics::Render(const EngineStats& stats, const std::string& m
           static_cast<double>(s.running_requests + s.prefilling_requests));
   w.Gauge("num_queue_reqs", "Requests waiting to be scheduled.",
           static_cast<double>(s.waiting_requests));
-  w.Gauge("token_usage", "Share of the KV pool in use (including cached prefixes).",
-          s.pool_size > 0 ? static_cast<double>(s.pool_used) / static_cast<double>(s.pool_size)
-                          : 0.0);
+  w.Gauge(
+      "token_usage", "Share of the KV pool in use (including cached prefixes).",
+      s.pool_size > 0 ? static_cast<double>(s.pool_used) / static_cast<double>(s.pool_size) : 0.0);
   w.Gauge("pool_size_tokens", "KV pool capacity in tokens.", static_cast<double>(s.pool_size));
   w.Gauge("pool_free_tokens", "Free KV pool slots.", static_cast<double>(s.pool_free));
   w.Gauge("tree_tokens", "Tokens held by the radix tree (evictable + protected).",

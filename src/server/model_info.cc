@@ -14,12 +14,9 @@ struct HfNames {
   const char* architecture;
 };
 constexpr HfNames kHfNames[] = {
-    {"gemma3", "gemma3_text", "Gemma3ForCausalLM"},
-    {"gemma2", "gemma2", "Gemma2ForCausalLM"},
-    {"llama", "llama", "LlamaForCausalLM"},
-    {"qwen2", "qwen2", "Qwen2ForCausalLM"},
-    {"qwen3", "qwen3", "Qwen3ForCausalLM"},
-    {"mistral", "mistral", "MistralForCausalLM"},
+    {"gemma3", "gemma3_text", "Gemma3ForCausalLM"}, {"gemma2", "gemma2", "Gemma2ForCausalLM"},
+    {"llama", "llama", "LlamaForCausalLM"},         {"qwen2", "qwen2", "Qwen2ForCausalLM"},
+    {"qwen3", "qwen3", "Qwen3ForCausalLM"},         {"mistral", "mistral", "MistralForCausalLM"},
 };
 
 std::string FileStem(const std::string& path) {

@@ -71,8 +71,8 @@ HandlerResult HandleGenerate(const ServerContext& ctx, const HttpRequest& reques
   if (!parsed.ok()) return HandlerResult::Error(ApiErrorFromStatus(parsed.status()));
   auto formatter = std::make_unique<NativeFormatter>(
       *parsed, ctx.config->incremental_streaming_output, &ctx.engine->codec());
-  auto call = std::make_shared<GenerationCall>(ctx.engine, ctx.metrics, std::move(formatter),
-                                               parsed->stream);
+  auto call = std::make_shared<GenerationCall>(ctx.engine, ctx.metrics, ctx.live,
+                                               std::move(formatter), parsed->stream);
   Status status = call->Submit(std::move(parsed->requests));
   if (!status.ok()) return HandlerResult::Error(ApiErrorFromStatus(status));
   return HandlerResult::Generate(std::move(call));

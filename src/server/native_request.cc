@@ -42,8 +42,8 @@ Status RejectUnsupported(const json& body) {
                            " are not supported by radixlm");
     }
   }
-  if (auto it = body.find("return_hidden_states"); it != body.end() && it->is_boolean() &&
-                                                     it->get<bool>()) {
+  if (auto it = body.find("return_hidden_states");
+      it != body.end() && it->is_boolean() && it->get<bool>()) {
     return Unimplemented("return_hidden_states: hidden states are not supported by radixlm");
   }
   return Status::Ok();
@@ -134,8 +134,8 @@ Status ReadPromptOptions(const json& body, bool batch, size_t i, size_t size,
     return Unimplemented("stop_regex is not supported by radixlm; use stop strings");
   }
   RADIXLM_ASSIGN_OR_RETURN(request->sampling_params, SamplingParams::FromJson(params));
-  RADIXLM_RETURN_IF_ERROR(ApplyServerLimits(FindField(params, "max_new_tokens") != nullptr,
-                                            limits, &request->sampling_params));
+  RADIXLM_RETURN_IF_ERROR(ApplyServerLimits(FindField(params, "max_new_tokens") != nullptr, limits,
+                                            &request->sampling_params));
 
   RADIXLM_ASSIGN_OR_RETURN(json rid, PerPrompt(body, "rid", batch, size, i));
   if (!rid.is_null()) {
@@ -178,8 +178,8 @@ Status ApplyServerLimits(bool max_new_tokens_given, const ServerConfig& limits,
     if (max_new_tokens_given && params->max_new_tokens.has_value() &&
         *params->max_new_tokens > limits.max_new_tokens_cap) {
       return InvalidArgument("max_new_tokens must be at most " +
-                             std::to_string(limits.max_new_tokens_cap) +
-                             " on this server, got " + std::to_string(*params->max_new_tokens));
+                             std::to_string(limits.max_new_tokens_cap) + " on this server, got " +
+                             std::to_string(*params->max_new_tokens));
     }
     if (!params->max_new_tokens.has_value() ||
         *params->max_new_tokens > limits.max_new_tokens_cap) {
@@ -199,8 +199,7 @@ StatusOr<NativeGenerateCall> ParseNativeGenerate(const json& body, const ServerC
   NativeGenerateCall call;
   RADIXLM_RETURN_IF_ERROR(ReadInputs(body, &call.requests, &call.batch));
   RADIXLM_RETURN_IF_ERROR(ReadBool(body, "stream", &call.stream));
-  RADIXLM_RETURN_IF_ERROR(
-      ReadBool(body, "return_text_in_logprobs", &call.return_text_in_logprobs));
+  RADIXLM_RETURN_IF_ERROR(ReadBool(body, "return_text_in_logprobs", &call.return_text_in_logprobs));
   const size_t size = call.requests.size();
   int64_t samples = 0;
   for (size_t i = 0; i < size; ++i) {

@@ -9,9 +9,8 @@
 // message naming them.
 #pragma once
 
-#include <vector>
-
 #include <nlohmann/json_fwd.hpp>
+#include <vector>
 
 #include "engine/generate_request.h"
 #include "server/server_config.h"
@@ -21,7 +20,7 @@ namespace radixlm::server {
 
 struct NativeGenerateCall {
   std::vector<GenerateRequest> requests;  // one per prompt, in input order
-  bool batch = false;   // the input was a list: the response is a list
+  bool batch = false;                     // the input was a list: the response is a list
   bool stream = false;
   bool return_text_in_logprobs = false;
 

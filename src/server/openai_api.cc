@@ -71,8 +71,8 @@ HandlerResult Submit(const ServerContext& ctx, OpenAiRequest& parsed,
     r.stream = parsed.stream;
   }
   auto call = std::make_shared<GenerationCall>(
-      ctx.engine, ctx.metrics, MakeOpenAiFormatter(std::move(options), &ctx.engine->codec()),
-      parsed.stream);
+      ctx.engine, ctx.metrics, ctx.live,
+      MakeOpenAiFormatter(std::move(options), &ctx.engine->codec()), parsed.stream);
   Status status = call->Submit(std::move(prompts));
   if (!status.ok()) return HandlerResult::Error(ApiErrorFromStatus(status));
   return HandlerResult::Generate(std::move(call));
@@ -117,12 +117,10 @@ HandlerResult HandleChat(const ServerContext& ctx, const HttpRequest& request) {
 }
 
 json ModelCard(const ServerContext& ctx) {
-  return json{{"id", ctx.model_info->served_model_name},
-              {"object", "model"},
-              {"created", ctx.model_info->created_unix_s},
-              {"owned_by", "radixlm"},
-              {"root", ctx.model_info->model_path},
-              {"max_model_len", ctx.engine->context_length()}};
+  return json{
+      {"id", ctx.model_info->served_model_name},   {"object", "model"},
+      {"created", ctx.model_info->created_unix_s}, {"owned_by", "radixlm"},
+      {"root", ctx.model_info->model_path},        {"max_model_len", ctx.engine->context_length()}};
 }
 
 }  // namespace
@@ -134,13 +132,12 @@ void AddOpenAiRoutes(const ServerContext& context, Router* router) {
   router->Add("POST", "/v1/chat/completions",
               [ctx](const HttpRequest& request) { return HandleChat(ctx, request); });
   router->Add("GET", "/v1/models", [ctx](const HttpRequest&) {
-    return HandlerResult::Respond(HttpResponse::Json(
-        200, json{{"object", "list"}, {"data", json::array({ModelCard(ctx)})}}));
+    return HandlerResult::Respond(
+        HttpResponse::Json(200, json{{"object", "list"}, {"data", json::array({ModelCard(ctx)})}}));
   });
-  router->Add("GET", "/v1/models/" + ctx.model_info->served_model_name,
-              [ctx](const HttpRequest&) {
-                return HandlerResult::Respond(HttpResponse::Json(200, ModelCard(ctx)));
-              });
+  router->Add("GET", "/v1/models/" + ctx.model_info->served_model_name, [ctx](const HttpRequest&) {
+    return HandlerResult::Respond(HttpResponse::Json(200, ModelCard(ctx)));
+  });
 }
 
 }  // namespace radixlm::server

@@ -13,12 +13,24 @@ using json = nlohmann::json;
 constexpr int32_t kMaxTopLogprobs = 20;
 
 // OpenAI fields whose name and meaning equal SGLang's sampling_params (read by FromJson).
-constexpr const char* kSharedSamplingFields[] = {
-    "temperature", "top_p",          "top_k",       "min_p",
-    "n",           "stop",           "presence_penalty", "frequency_penalty",
-    "repetition_penalty", "logit_bias", "stop_token_ids", "ignore_eos",
-    "skip_special_tokens", "spaces_between_special_tokens", "no_stop_trim", "regex",
-    "json_schema", "ebnf"};
+constexpr const char* kSharedSamplingFields[] = {"temperature",
+                                                 "top_p",
+                                                 "top_k",
+                                                 "min_p",
+                                                 "n",
+                                                 "stop",
+                                                 "presence_penalty",
+                                                 "frequency_penalty",
+                                                 "repetition_penalty",
+                                                 "logit_bias",
+                                                 "stop_token_ids",
+                                                 "ignore_eos",
+                                                 "skip_special_tokens",
+                                                 "spaces_between_special_tokens",
+                                                 "no_stop_trim",
+                                                 "regex",
+                                                 "json_schema",
+                                                 "ebnf"};
 
 bool IsUnset(const json& body, const char* field) { return FindField(body, field) == nullptr; }
 
@@ -199,8 +211,10 @@ Status ReadMessages(const json& body, OpenAiRequest* r) {
     message.role = role->get<std::string>();
     if (message.role != "system" && message.role != "developer" && message.role != "user" &&
         message.role != "assistant" && message.role != "tool" && message.role != "function") {
-      return InvalidArgument(name + ".role must be one of system, developer, user, assistant, "
-                             "tool; got \"" + message.role + "\"");
+      return InvalidArgument(name +
+                             ".role must be one of system, developer, user, assistant, "
+                             "tool; got \"" +
+                             message.role + "\"");
     }
     RADIXLM_RETURN_IF_ERROR(ReadContent(m, name, &message));
     r->messages.push_back(std::move(message));

@@ -10,10 +10,9 @@
 // with a message naming them.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/generate_request.h"
 #include "server/server_config.h"
@@ -37,10 +36,10 @@ struct OpenAiRequest {
   SamplingParams sampling;            // shared by every prompt
   bool stream = false;
   bool include_usage = false;
-  bool echo = false;             // completions
-  bool logprobs = false;         // return logprobs at all
-  int32_t top_logprobs = 0;      // alternatives per position
-  std::string rid;               // SGLang extra; "" lets the engine choose
+  bool echo = false;         // completions
+  bool logprobs = false;     // return logprobs at all
+  int32_t top_logprobs = 0;  // alternatives per position
+  std::string rid;           // SGLang extra; "" lets the engine choose
 };
 
 // InvalidArgument / Unimplemented naming the field.

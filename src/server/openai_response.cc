@@ -35,8 +35,8 @@ class OpenAiFormatter : public GenerationFormatter {
   OpenAiFormatter(OpenAiResponseOptions options, const TokenTextCodec* codec)
       : o_(std::move(options)), codec_(codec) {}
 
-  void OnChunk(size_t prompt, const GenerateOutput& chunk, const GenerateResult& result,
-               double, std::string* out) override {
+  void OnChunk(size_t prompt, const GenerateOutput& chunk, const GenerateResult& result, double,
+               std::string* out) override {
     if (chunk.finish_reason.has_value() && chunk.finish_reason->is_abort()) {
       if (!error_sent_) {
         *out += SseEvent(ErrorJson(
@@ -60,9 +60,8 @@ class OpenAiFormatter : public GenerationFormatter {
       }
       choice["text"] = std::move(text);
       const size_t before = result.text.size() - chunk.text.size();
-      choice["logprobs"] = o_.logprobs
-                               ? CompletionLogprobs(chunk.output_token_logprobs, before)
-                               : json(nullptr);
+      choice["logprobs"] =
+          o_.logprobs ? CompletionLogprobs(chunk.output_token_logprobs, before) : json(nullptr);
     }
     choice["finish_reason"] = FinishReasonJson(chunk.finish_reason);
     choice["matched_stop"] = MatchedStop(chunk.finish_reason);
@@ -127,7 +126,9 @@ class OpenAiFormatter : public GenerationFormatter {
     return json{{"id", o_.id}, {"object", object}, {"created", o_.created}, {"model", o_.model}};
   }
 
-  std::string Text(int32_t token) const { return codec_ != nullptr ? codec_->TokenText(token) : ""; }
+  std::string Text(int32_t token) const {
+    return codec_ != nullptr ? codec_->TokenText(token) : "";
+  }
 
   json ChatLogprobs(const std::vector<LogprobEntry>& entries) const {
     json content = json::array();

@@ -17,7 +17,7 @@ namespace radixlm::server {
 
 struct OpenAiResponseOptions {
   bool chat = false;
-  std::string id;     // "chatcmpl-..." / "cmpl-..."
+  std::string id;  // "chatcmpl-..." / "cmpl-..."
   std::string model;
   int64_t created = 0;  // unix seconds
   int32_t n = 1;

@@ -42,7 +42,7 @@ HandlerResult HealthGenerate(const ServerContext& ctx) {
   request.text = "Hello";
   request.sampling_params.max_new_tokens = 1;
   request.sampling_params.temperature = 0.0f;
-  auto call = std::make_shared<GenerationCall>(ctx.engine, nullptr,
+  auto call = std::make_shared<GenerationCall>(ctx.engine, nullptr, nullptr,
                                                std::make_unique<HealthFormatter>(), false);
   std::vector<GenerateRequest> requests;
   requests.push_back(std::move(request));
@@ -64,7 +64,13 @@ HandlerResult AbortRequest(const ServerContext& ctx, const HttpRequest& request)
   if (status.ok()) status = ReadString(*body, "rid", &rid);
   if (!status.ok()) return HandlerResult::Error(ApiErrorFromStatus(status));
   if (abort_all) {
-    return HandlerResult::Error(ApiError{501, "abort_all is not supported; give a rid", ""});
+    int64_t aborted = 0;
+    if (ctx.live != nullptr) {
+      for (const std::string& live_rid : ctx.live->Snapshot())
+        aborted += ctx.engine->Abort(live_rid);
+    }
+    return HandlerResult::Respond(
+        HttpResponse::Json(200, json{{"success", true}, {"aborted", aborted}}));
   }
   if (rid.empty()) return HandlerResult::Error(BadRequest("rid is required", "rid"));
   const bool found = ctx.engine->Abort(rid);
@@ -134,17 +140,17 @@ void AddOpsRoutes(const ServerContext& context, Router* router) {
     return HandlerResult::Respond(HttpResponse::Json(200, json{{"status", "ok"}}));
   };
   router->Add("GET", "/health", health, /*open=*/true);
-  router->Add("GET", "/health_generate", [ctx](const HttpRequest&) { return HealthGenerate(ctx); },
-              /*open=*/true);
+  router->Add(
+      "GET", "/health_generate", [ctx](const HttpRequest&) { return HealthGenerate(ctx); },
+      /*open=*/true);
   auto model_info = [ctx](const HttpRequest&) {
     return HandlerResult::Respond(HttpResponse::Json(200, ctx.model_info->ToModelInfoJson()));
   };
   router->Add("GET", "/model_info", model_info);
   router->Add("GET", "/get_model_info", model_info);
   auto server_info = [ctx](const HttpRequest&) {
-    return HandlerResult::Blocking([ctx] {
-      return HttpResponse::Json(200, ServerInfoJson(ctx, ctx.engine->GetStats()));
-    });
+    return HandlerResult::Blocking(
+        [ctx] { return HttpResponse::Json(200, ServerInfoJson(ctx, ctx.engine->GetStats())); });
   };
   router->Add("GET", "/server_info", server_info);
   router->Add("GET", "/get_server_info", server_info);

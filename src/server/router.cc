@@ -62,9 +62,7 @@ HandlerResult HandlerResult::Respond(HttpResponse response) {
   return r;
 }
 
-HandlerResult HandlerResult::Error(const ApiError& error) {
-  return Respond(ErrorResponse(error));
-}
+HandlerResult HandlerResult::Error(const ApiError& error) { return Respond(ErrorResponse(error)); }
 
 HandlerResult HandlerResult::Generate(std::shared_ptr<GenerationCall> call) {
   HandlerResult r;
@@ -78,8 +76,7 @@ HandlerResult HandlerResult::Blocking(std::function<HttpResponse()> work) {
   return r;
 }
 
-void Router::Add(const std::string& method, const std::string& path, Handler handler,
-                 bool open) {
+void Router::Add(const std::string& method, const std::string& path, Handler handler, bool open) {
   routes_[path][method] = Route{std::move(handler), open};
 }
 
@@ -98,20 +95,21 @@ HandlerResult Router::Handle(const HttpRequest& request) const {
   if (method == path->second.end()) {
     std::string allow;
     for (const auto& [name, route] : path->second) allow += (allow.empty() ? "" : ", ") + name;
-    HttpResponse response = ErrorResponse(ApiError{
-        405, "method " + request.method + " is not allowed on " + request.path + " (allowed: " +
-                 allow + ")",
-        ""});
+    HttpResponse response =
+        ErrorResponse(ApiError{405,
+                               "method " + request.method + " is not allowed on " + request.path +
+                                   " (allowed: " + allow + ")",
+                               ""});
     response.headers.emplace_back("Allow", allow);
     return HandlerResult::Respond(std::move(response));
   }
   if (!method->second.open && !Authorized(request)) {
-    HttpResponse response = ErrorResponse(ApiError{
-        401,
-        request.authorization.empty()
-            ? "missing API key: send the header 'Authorization: Bearer <key>'"
-            : "invalid API key",
-        ""});
+    HttpResponse response = ErrorResponse(
+        ApiError{401,
+                 request.authorization.empty()
+                     ? "missing API key: send the header 'Authorization: Bearer <key>'"
+                     : "invalid API key",
+                 ""});
     response.headers.emplace_back("WWW-Authenticate", "Bearer");
     return HandlerResult::Respond(std::move(response));
   }
@@ -134,8 +132,8 @@ std::optional<nlohmann::json> ParseJsonBody(const HttpRequest& request, ApiError
     return std::nullopt;
   }
   if (NestingDepth(request.body, kMaxJsonDepth) > kMaxJsonDepth) {
-    *error = BadRequest("the request body nests JSON deeper than " +
-                        std::to_string(kMaxJsonDepth) + " levels");
+    *error = BadRequest("the request body nests JSON deeper than " + std::to_string(kMaxJsonDepth) +
+                        " levels");
     return std::nullopt;
   }
   nlohmann::json body = nlohmann::json::parse(request.body, nullptr, /*allow_exceptions=*/false);

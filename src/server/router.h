@@ -7,11 +7,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "server/api_error.h"
 #include "server/http_message.h"
@@ -41,8 +40,7 @@ class Router {
   explicit Router(std::string api_key) : api_key_(std::move(api_key)) {}
 
   // `open` routes need no API key (health checks and metrics, as in SGLang).
-  void Add(const std::string& method, const std::string& path, Handler handler,
-           bool open = false);
+  void Add(const std::string& method, const std::string& path, Handler handler, bool open = false);
 
   // Never throws. A blocking result's work is wrapped the same way.
   HandlerResult Handle(const HttpRequest& request) const;

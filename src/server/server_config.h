@@ -16,10 +16,10 @@ struct ServerConfig {
   int io_threads = 2;              // --io-threads: threads running sockets and handlers
 
   // --- limits on what one request may ask for ---
-  size_t max_body_bytes = 16u << 20;   // larger bodies are 413
+  size_t max_body_bytes = 16u << 20;  // larger bodies are 413
   size_t max_header_bytes = 64u << 10;
-  int32_t max_batch_samples = 1024;    // prompts × n in one request
-  int32_t max_new_tokens_cap = 0;      // > 0: a larger max_new_tokens is 400
+  int32_t max_batch_samples = 1024;  // prompts × n in one request
+  int32_t max_new_tokens_cap = 0;    // > 0: a larger max_new_tokens is 400
 
   // --- streaming ---
   bool incremental_streaming_output = false;  // native streams send deltas, not cumulative text

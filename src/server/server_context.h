@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "engine/engine.h"
+#include "server/live_requests.h"
 #include "server/metrics.h"
 #include "server/model_info.h"
 #include "server/server_config.h"
@@ -21,6 +22,7 @@ struct ServerContext {
   const ChatRenderer* chat = nullptr;  // null: chat_status says why chat is unavailable
   Status chat_status;
   std::atomic<bool>* shutting_down = nullptr;
+  LiveRequests* live = nullptr;  // generation requests in flight (for abort_all)
 };
 
 }  // namespace radixlm::server

@@ -5,10 +5,9 @@
 // then kHttpLastChunk. Requests are still parsed by Beast.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "server/http_message.h"
 

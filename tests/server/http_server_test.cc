@@ -190,8 +190,7 @@ TEST_F(HttpServerTest, ErrorsAreJsonWithTheRightStatus) {
       {"POST", "/generate", R"({"input_ids": )" + json(std::vector<int>(1100, 3)).dump() + "}",
        400},
       {"POST", "/v1/completions", R"({"prompt": "ab", "n": 0})", 400},
-      {"POST", "/v1/chat/completions", R"({"messages": [{"role": "user", "content": "hi"}]})",
-       400},
+      {"POST", "/v1/chat/completions", R"({"messages": [{"role": "user", "content": "hi"}]})", 400},
       {"POST", "/abort_request", R"({})", 400},
   };
   for (const Case& c : cases) {
@@ -257,9 +256,9 @@ TEST_F(HttpServerTest, DisconnectMidStreamAbortsTheRequest) {
   const json baseline = Send("GET", "/get_server_info").Json();
   for (int i = 0; i < 5; ++i) {
     tcp::socket socket = Connect();
-    net::write(socket, net::buffer(RawRequest(
-                           "POST", "/generate",
-                           R"({"input_ids": [2, 3, 4], "stream": true, "sampling_params":
+    net::write(socket,
+               net::buffer(RawRequest("POST", "/generate",
+                                      R"({"input_ids": [2, 3, 4], "stream": true, "sampling_params":
                                {"max_new_tokens": 900, "ignore_eos": true}})")));
     char head[64];
     net::read(socket, net::buffer(head));  // the stream has started
@@ -274,9 +273,9 @@ TEST_F(HttpServerTest, DisconnectMidStreamAbortsTheRequest) {
 
 TEST_F(HttpServerTest, AbortRequestEndsAStreamWithAbort) {
   tcp::socket socket = Connect();
-  net::write(socket, net::buffer(RawRequest(
-                         "POST", "/generate",
-                         R"({"input_ids": [2, 3], "rid": "victim", "sampling_params":
+  net::write(socket,
+             net::buffer(RawRequest("POST", "/generate",
+                                    R"({"input_ids": [2, 3], "rid": "victim", "sampling_params":
                              {"max_new_tokens": 1000, "ignore_eos": true}})")));
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   Reply abort = Send("POST", "/abort_request", R"({"rid": "victim"})");
@@ -286,6 +285,30 @@ TEST_F(HttpServerTest, AbortRequestEndsAStreamWithAbort) {
   ASSERT_EQ(reply.status, 200);
   const std::string type = reply.Json()["meta_info"]["finish_reason"]["type"];
   EXPECT_TRUE(type == "abort" || type == "length");
+}
+
+TEST_F(HttpServerTest, AbortAllEndsEveryLiveRequest) {
+  std::vector<tcp::socket> sockets;
+  for (int i = 0; i < 3; ++i) {
+    sockets.push_back(Connect());
+    net::write(sockets.back(),
+               net::buffer(RawRequest("POST", "/generate",
+                                      R"({"input_ids": [2, 3], "sampling_params":
+                                          {"max_new_tokens": 1000, "ignore_eos": true}})")));
+  }
+  for (int i = 0; i < 200 && engine_->GetStats().live_requests < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  Reply abort = Send("POST", "/abort_request", R"({"abort_all": true})");
+  ASSERT_EQ(abort.status, 200);
+  for (tcp::socket& socket : sockets) {
+    beast::flat_buffer buffer;
+    Reply reply = ReadReply(socket, buffer);
+    ASSERT_EQ(reply.status, 200);
+    const std::string type = reply.Json()["meta_info"]["finish_reason"]["type"];
+    EXPECT_TRUE(type == "abort" || type == "length");
+  }
+  EXPECT_EQ(LiveRequestsAfterSettling(), 0);
 }
 
 }  // namespace

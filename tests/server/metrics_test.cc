@@ -61,11 +61,13 @@ TEST(MetricsTest, RenderHasCountersGaugesAndHistograms) {
   EXPECT_TRUE(Contains(text, "radixlm:cache_hit_rate{model_name=\"my\\\"model\"} 0.3\n"));
   EXPECT_TRUE(Contains(text, "# TYPE radixlm:time_to_first_token_seconds histogram\n"));
   EXPECT_TRUE(Contains(
-      text, "radixlm:time_to_first_token_seconds_bucket{model_name=\"my\\\"model\",le=\"0.02\"} 1"));
+      text,
+      "radixlm:time_to_first_token_seconds_bucket{model_name=\"my\\\"model\",le=\"0.02\"} 1"));
+  EXPECT_TRUE(
+      Contains(text, "radixlm:inter_token_latency_seconds_count{model_name=\"my\\\"model\"} 3\n"));
   EXPECT_TRUE(Contains(
-      text, "radixlm:inter_token_latency_seconds_count{model_name=\"my\\\"model\"} 3\n"));
-  EXPECT_TRUE(Contains(
-      text, "radixlm:e2e_request_latency_seconds_bucket{model_name=\"my\\\"model\",le=\"+Inf\"} 1"));
+      text,
+      "radixlm:e2e_request_latency_seconds_bucket{model_name=\"my\\\"model\",le=\"+Inf\"} 1"));
   EXPECT_TRUE(Contains(text, "code=\"4xx\"} 1\n"));
   // Every non-comment line is "name{labels} value".
   size_t begin = 0;
@@ -81,9 +83,7 @@ TEST(MetricsTest, RenderHasCountersGaugesAndHistograms) {
   }
 }
 
-TEST(MetricsTest, LabelEscaping) {
-  EXPECT_EQ(EscapeLabelValue("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
-}
+TEST(MetricsTest, LabelEscaping) { EXPECT_EQ(EscapeLabelValue("a\\b\"c\nd"), "a\\\\b\\\"c\\nd"); }
 
 }  // namespace
 }  // namespace radixlm::server

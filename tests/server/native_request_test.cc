@@ -96,9 +96,9 @@ TEST(NativeRequestTest, BadInputNamesTheProblem) {
             std::string::npos);
   EXPECT_NE(ErrorOf(R"({"text": "a", "sampling_params": 3})").find("sampling_params"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(R"({"text": "a", "sampling_params": {"temperature": "hot"}})")
-                .find("temperature"),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorOf(R"({"text": "a", "sampling_params": {"temperature": "hot"}})").find("temperature"),
+      std::string::npos);
   EXPECT_NE(ErrorOf(R"({"text": ["a", "b"], "rid": ["x"]})").find("rid has 1 entries"),
             std::string::npos);
   EXPECT_NE(ErrorOf(R"({"text": ["a", "b"], "rid": "x"})").find("rid must be a list"),
@@ -112,10 +112,10 @@ TEST(NativeRequestTest, BadInputNamesTheProblem) {
 }
 
 TEST(NativeRequestTest, UnsupportedFeaturesAreUnimplemented) {
-  for (const char* body : {R"({"text": "a", "image_data": "x.png"})",
-                           R"({"text": "a", "lora_path": "l"})",
-                           R"({"text": "a", "return_hidden_states": true})",
-                           R"({"text": "a", "sampling_params": {"stop_regex": "x+"}})"}) {
+  for (const char* body :
+       {R"({"text": "a", "image_data": "x.png"})", R"({"text": "a", "lora_path": "l"})",
+        R"({"text": "a", "return_hidden_states": true})",
+        R"({"text": "a", "sampling_params": {"stop_regex": "x+"}})"}) {
     auto call = Parse(body);
     ASSERT_FALSE(call.ok()) << body;
     EXPECT_EQ(call.status().code(), StatusCode::kUnimplemented) << body;
@@ -128,11 +128,13 @@ TEST(NativeRequestTest, ServerLimits) {
   limits.max_new_tokens_cap = 10;
   limits.max_batch_samples = 4;
   auto big = ParseNativeGenerate(json::parse(R"({"text": "a",
-      "sampling_params": {"max_new_tokens": 11}})"), limits);
+      "sampling_params": {"max_new_tokens": 11}})"),
+                                 limits);
   ASSERT_FALSE(big.ok());
   EXPECT_NE(big.status().message().find("at most 10"), std::string::npos);
   auto many = ParseNativeGenerate(json::parse(R"({"text": ["a", "b", "c"],
-      "sampling_params": {"n": 2}})"), limits);
+      "sampling_params": {"n": 2}})"),
+                                  limits);
   ASSERT_FALSE(many.ok());
   EXPECT_NE(many.status().message().find("6 samples"), std::string::npos)
       << many.status().message();

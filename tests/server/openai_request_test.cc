@@ -40,20 +40,25 @@ TEST(OpenAiRequestTest, CompletionPromptShapes) {
   EXPECT_EQ(ids->prompts.size(), 1u);
   EXPECT_TRUE(ids->prompts[0].input_ids.has_value());
   EXPECT_EQ(Completion(R"({"prompt": [[1], [2, 3]]})")->prompts.size(), 2u);
-  for (const char* bad : {R"({})", R"({"prompt": 3})", R"({"prompt": []})",
-                          R"({"prompt": ["a", 1]})", R"({"prompt": [1, -2]})",
-                          R"({"prompt": [[1], []]})"}) {
+  for (const char* bad :
+       {R"({})", R"({"prompt": 3})", R"({"prompt": []})", R"({"prompt": ["a", 1]})",
+        R"({"prompt": [1, -2]})", R"({"prompt": [[1], []]})"}) {
     EXPECT_EQ(Completion(bad).status().code(), StatusCode::kInvalidArgument) << bad;
   }
 }
 
 TEST(OpenAiRequestTest, CompletionBadFields) {
   const char* bad[] = {
-      R"({"prompt": "a", "max_tokens": -1})",       R"({"prompt": "a", "max_tokens": "5"})",
-      R"({"prompt": "a", "n": 0})",                 R"({"prompt": "a", "logprobs": 21})",
-      R"({"prompt": "a", "logprobs": true})",       R"({"prompt": "a", "stop": 5})",
-      R"({"prompt": "a", "stream_options": {}})",   R"({"prompt": "a", "seed": "x"})",
-      R"({"prompt": "a", "temperature": "hot"})",   R"({"prompt": "a", "echo": 1})",
+      R"({"prompt": "a", "max_tokens": -1})",
+      R"({"prompt": "a", "max_tokens": "5"})",
+      R"({"prompt": "a", "n": 0})",
+      R"({"prompt": "a", "logprobs": 21})",
+      R"({"prompt": "a", "logprobs": true})",
+      R"({"prompt": "a", "stop": 5})",
+      R"({"prompt": "a", "stream_options": {}})",
+      R"({"prompt": "a", "seed": "x"})",
+      R"({"prompt": "a", "temperature": "hot"})",
+      R"({"prompt": "a", "echo": 1})",
       R"({"prompt": "a", "model": 3})",
   };
   for (const char* body : bad) {
@@ -102,7 +107,9 @@ TEST(OpenAiRequestTest, ChatBadMessages) {
                 .code(),
             StatusCode::kUnimplemented);
   EXPECT_EQ(Chat(R"({"messages": [{"role": "user", "content": "x"}],
-      "tools": [{"type": "function"}]})").status().code(),
+      "tools": [{"type": "function"}]})")
+                .status()
+                .code(),
             StatusCode::kUnimplemented);
   EXPECT_TRUE(Chat(R"({"messages": [{"role": "assistant", "content": null}]})").ok());
 }

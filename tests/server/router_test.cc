@@ -31,15 +31,17 @@ Router MakeRouter(std::string key) {
   router.Add("POST", "/generate", [](const HttpRequest&) {
     return HandlerResult::Respond(HttpResponse::Json(200, json{{"ok", true}}));
   });
-  router.Add("GET", "/health", [](const HttpRequest&) {
-    return HandlerResult::Respond(HttpResponse::Json(200, json::object()));
-  }, /*open=*/true);
+  router.Add(
+      "GET", "/health",
+      [](const HttpRequest&) {
+        return HandlerResult::Respond(HttpResponse::Json(200, json::object()));
+      },
+      /*open=*/true);
   router.Add("GET", "/throw_json", [](const HttpRequest&) -> HandlerResult {
     return HandlerResult::Respond(HttpResponse::Json(200, json::parse("{").at("x")));
   });
-  router.Add("GET", "/throw", [](const HttpRequest&) -> HandlerResult {
-    throw std::runtime_error("boom");
-  });
+  router.Add("GET", "/throw",
+             [](const HttpRequest&) -> HandlerResult { throw std::runtime_error("boom"); });
   router.Add("GET", "/blocking", [](const HttpRequest&) {
     return HandlerResult::Blocking([]() -> HttpResponse { throw std::runtime_error("late"); });
   });
@@ -62,8 +64,7 @@ TEST(RouterTest, ApiKey) {
   Router router = MakeRouter("sekrit");
   HandlerResult none = router.Handle(Request("POST", "/generate"));
   EXPECT_EQ(StatusOf(none), 401);
-  EXPECT_NE(BodyOf(none)["error"]["message"].get<std::string>().find("missing"),
-            std::string::npos);
+  EXPECT_NE(BodyOf(none)["error"]["message"].get<std::string>().find("missing"), std::string::npos);
   EXPECT_EQ(StatusOf(router.Handle(Request("POST", "/generate", "Bearer wrong"))), 401);
   EXPECT_EQ(StatusOf(router.Handle(Request("POST", "/generate", "sekrit"))), 401);
   EXPECT_EQ(StatusOf(router.Handle(Request("POST", "/generate", "Bearer sekrit"))), 200);
@@ -76,8 +77,7 @@ TEST(RouterTest, ExceptionsBecomeJsonErrors) {
   EXPECT_EQ(StatusOf(json_error), 400);
   HandlerResult other = router.Handle(Request("GET", "/throw"));
   EXPECT_EQ(StatusOf(other), 500);
-  EXPECT_NE(BodyOf(other)["error"]["message"].get<std::string>().find("boom"),
-            std::string::npos);
+  EXPECT_NE(BodyOf(other)["error"]["message"].get<std::string>().find("boom"), std::string::npos);
   HandlerResult blocking = router.Handle(Request("GET", "/blocking"));
   ASSERT_TRUE(blocking.blocking);
   EXPECT_EQ(blocking.blocking().status, 500);
