@@ -143,8 +143,11 @@ int32_t Scheduler::LastSlot(const Request& req) const {
 
 void Scheduler::ReleaseKv(Request* req) {
   if (req->cache.req_pool_index < 0) return;
-  cache_->CacheFinishedRequest(
-      req->cache, std::span<const int32_t>(req->token_ids).first(req->kv_len), table_, pool_);
+  {
+    const CacheOpTimer timer(stats_);
+    cache_->CacheFinishedRequest(
+        req->cache, std::span<const int32_t>(req->token_ids).first(req->kv_len), table_, pool_);
+  }
   ++tree_version_;
   req->kv_len = 0;
   req->fill_len = 0;

@@ -18,6 +18,7 @@
 // one request holding KV; when idle, every slot is free or in the tree.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -58,6 +59,10 @@ struct SchedulerStats {
   int64_t finished_requests = 0;
   int64_t aborted_requests = 0;
   double new_token_ratio = 0;
+  // Wall time inside radix-cache operations (match, insert, evict, lock/unlock; cumulative)
+  // and how many were timed: the tree's share of runtime. Two steady_clock reads per operation.
+  double cache_op_seconds = 0;
+  int64_t cache_ops = 0;
 };
 
 using OutputSink = std::function<void(RequestOutput&&)>;
@@ -131,6 +136,25 @@ class Scheduler {
   void RefreshPrefixMatches();
   void MatchWaiting(Request* req);
   bool IsHeldForSibling(const Request& req) const;
+
+  // Adds the wall time of its scope to stats_.cache_op_seconds (wraps every cache_-> call that
+  // touches the tree).
+  class CacheOpTimer {
+   public:
+    explicit CacheOpTimer(SchedulerStats& stats)
+        : stats_(stats), start_(std::chrono::steady_clock::now()) {}
+    ~CacheOpTimer() {
+      stats_.cache_op_seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+      ++stats_.cache_ops;
+    }
+    CacheOpTimer(const CacheOpTimer&) = delete;
+    CacheOpTimer& operator=(const CacheOpTimer&) = delete;
+
+   private:
+    SchedulerStats& stats_;
+    std::chrono::steady_clock::time_point start_;
+  };
 
   // --- step (scheduler_step.cc) ---
   void ProcessResults();

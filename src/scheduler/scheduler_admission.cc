@@ -52,6 +52,7 @@ bool Scheduler::IsHeldForSibling(const Request& req) const {
 }
 
 void Scheduler::MatchWaiting(Request* req) {
+  const CacheOpTimer timer(stats_);
   RadixCache::MatchResult m =
       cache_->MatchPrefix(std::span<const int32_t>(req->token_ids).first(req->MaxPrefixLen()));
   req->match_len = static_cast<int64_t>(m.slots.size());
@@ -153,8 +154,11 @@ void Scheduler::SchedulePrefills() {
   size_t admitted = 0;
   for (Request* req : order) {
     if (IsHeldForSibling(*req)) continue;
-    RadixCache::MatchResult m =
-        cache_->MatchPrefix(std::span<const int32_t>(req->token_ids).first(req->MaxPrefixLen()));
+    RadixCache::MatchResult m = [&] {
+      const CacheOpTimer timer(stats_);
+      return cache_->MatchPrefix(
+          std::span<const int32_t>(req->token_ids).first(req->MaxPrefixLen()));
+    }();
     const auto prefix = static_cast<int64_t>(m.slots.size());
     req->match_len = prefix;
     req->match_version = tree_version_;
@@ -162,7 +166,10 @@ void Scheduler::SchedulePrefills() {
         !starvation.IsStarved(*req, now) && in_batch.Contains(*req)) {
       continue;  // a sibling admitted this round fills the tree first
     }
-    adder.OnEvictableChange(cache_->IncLockRef(m.last_node));
+    adder.OnEvictableChange([&] {
+      const CacheOpTimer timer(stats_);
+      return cache_->IncLockRef(m.last_node);
+    }());
     const PrefillCandidate c{.extend_len = static_cast<int64_t>(req->token_ids.size()) - prefix,
                              .max_new_tokens = req->remaining_new_tokens(),
                              .needs_logprob_rows = req->wants_input_logprobs(),
@@ -170,6 +177,7 @@ void Scheduler::SchedulePrefills() {
     int64_t extend = 0;
     const PrefillAdder::Result result = adder.AddOne(c, &extend);
     if (extend == 0) {
+      const CacheOpTimer timer(stats_);
       adder.OnEvictableChange(cache_->DecLockRef(m.last_node));
       break;
     }
@@ -184,7 +192,10 @@ void Scheduler::SchedulePrefills() {
     req->fill_len = static_cast<int64_t>(req->token_ids.size());
     if (!AllocateExtend(req, extend)) {  // the budgets make this rare: undo and stop
       table_.Free(*row);
-      cache_->DecLockRef(req->cache.last_node);
+      {
+        const CacheOpTimer timer(stats_);
+        cache_->DecLockRef(req->cache.last_node);
+      }
       req->cache = CacheRequest();
       req->cache.priority = req->in.priority;
       req->kv_len = 0;

@@ -9,6 +9,7 @@ namespace radixlm {
 
 void Scheduler::EvictTokens(int64_t tokens) {
   if (tokens <= 0) return;
+  const CacheOpTimer timer(stats_);
   if (cache_->Evict(tokens, pool_) > 0) ++tree_version_;
 }
 

@@ -83,8 +83,11 @@ void Scheduler::OnTokenSampled(Request* req, size_t i) {
   std::optional<FinishReason> finish = req->stop.OnToken(token, req->output_len());
   if (req->state == RequestState::kPrefilling && !finish.has_value()) {
     // Prefill done: share the prompt through the tree at once, then decode.
-    cache_->CacheUnfinishedRequest(
-        req->cache, std::span<const int32_t>(req->token_ids).first(req->kv_len), table_, pool_);
+    {
+      const CacheOpTimer timer(stats_);
+      cache_->CacheUnfinishedRequest(
+          req->cache, std::span<const int32_t>(req->token_ids).first(req->kv_len), table_, pool_);
+    }
     ++tree_version_;
     req->state = RequestState::kDecoding;
     running_.push_back(req);
@@ -117,8 +120,11 @@ void Scheduler::ProcessResults() {
     if (!chunk.is_final()) {
       assert(partial == nullptr && "at most one request is left mid-prefill per round");
       partial = req;
-      cache_->CacheUnfinishedRequest(
-          req->cache, std::span<const int32_t>(req->token_ids).first(req->kv_len), table_, pool_);
+      {
+        const CacheOpTimer timer(stats_);
+        cache_->CacheUnfinishedRequest(
+            req->cache, std::span<const int32_t>(req->token_ids).first(req->kv_len), table_, pool_);
+      }
       ++tree_version_;
       continue;
     }

@@ -30,6 +30,21 @@ TEST(SchedulerSharingTest, InBatchDedupLetsTheFirstFillTheTree) {
   EXPECT_EQ(PrefillTokensFor(32), 110 + 3 * 10);  // the siblings waited a round
 }
 
+TEST(SchedulerSharingTest, CacheOperationsAreCountedAndTimed) {
+  SchedulerHarness h;
+  EXPECT_EQ(h.scheduler().GetStats().cache_ops, 0);
+  PromptGen gen(23);
+  const auto shared = gen.Tokens(50);
+  for (uint64_t i = 0; i < 3; ++i) {
+    h.Add(SchedulerHarness::Greedy(i, Concat(shared, gen.Tokens(5)), 4));
+  }
+  h.RunUntilIdle();
+  const SchedulerStats s = h.scheduler().GetStats();
+  // Per request at least: a match, a lock, the insert after prefill and the final insert.
+  EXPECT_GE(s.cache_ops, 3 * 4);
+  EXPECT_GE(s.cache_op_seconds, 0.0);  // a duration; its size is a benchmark's business
+}
+
 TEST(SchedulerSharingTest, ParallelSamplesPrefillThePromptOnce) {
   SchedulerHarness h;
   PromptGen gen(22);
