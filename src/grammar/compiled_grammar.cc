@@ -1,0 +1,101 @@
+#include "grammar/compiled_grammar.h"
+
+#include "grammar/ebnf_parser.h"
+#include "grammar/nfa.h"
+#include "grammar/regex_parser.h"
+#include "grammar/token_walk.h"
+#include "sampling/token_bitmask.h"
+
+namespace radixlm::grammar {
+namespace {
+
+// WalkVocabulary cursor over a DFA: a stack of states, one per pushed byte.
+class DfaCursor {
+ public:
+  DfaCursor(const Dfa& dfa, int32_t state, size_t max_depth) : dfa_(dfa) {
+    stack_.reserve(max_depth + 1);
+    stack_.push_back(state);
+  }
+  bool Push(uint8_t byte) {
+    const int32_t next = dfa_.Next(stack_.back(), byte);
+    if (next == Dfa::kDead) return false;
+    stack_.push_back(next);
+    return true;
+  }
+  void Pop() { stack_.pop_back(); }
+
+ private:
+  const Dfa& dfa_;
+  std::vector<int32_t> stack_;
+};
+
+StatusOr<Dfa> CompileRegex(std::string_view pattern, const CompileOptions& options) {
+  RADIXLM_ASSIGN_OR_RETURN(RegexNode ast, ParseRegex(pattern));
+  RADIXLM_ASSIGN_OR_RETURN(Nfa nfa, BuildNfa(ast, options.max_nfa_states));
+  return BuildDfa(nfa, options.max_dfa_states);
+}
+
+}  // namespace
+
+const char* GrammarKindName(GrammarKind kind) {
+  switch (kind) {
+    case GrammarKind::kRegex: return "regex";
+    case GrammarKind::kJsonSchema: return "json_schema";
+    case GrammarKind::kEbnf: return "ebnf";
+  }
+  return "?";
+}
+
+StatusOr<std::shared_ptr<const CompiledGrammar>> CompiledGrammar::Compile(
+    GrammarKind kind, std::string_view text, std::shared_ptr<const TokenVocab> vocab,
+    const CompileOptions& options) {
+  std::shared_ptr<CompiledGrammar> g(new CompiledGrammar());
+  g->kind_ = kind;
+  g->vocab_ = std::move(vocab);
+  switch (kind) {
+    case GrammarKind::kRegex: {
+      RADIXLM_ASSIGN_OR_RETURN(Dfa dfa, CompileRegex(text, options));
+      g->dfa_ = std::move(dfa);
+      break;
+    }
+    case GrammarKind::kJsonSchema: {
+      RADIXLM_ASSIGN_OR_RETURN(g->regex_, JsonSchemaToRegex(text, options.json));
+      auto dfa = CompileRegex(g->regex_, options);
+      if (!dfa.ok()) {
+        return Status(dfa.status().code(),
+                      "JSON schema: " + dfa.status().message() + " (while compiling its regex)");
+      }
+      g->dfa_ = std::move(dfa).value();
+      break;
+    }
+    case GrammarKind::kEbnf: {
+      RADIXLM_ASSIGN_OR_RETURN(Cfg cfg, ParseEbnf(text));
+      g->cfg_ = std::make_shared<const Cfg>(std::move(cfg));
+      break;
+    }
+  }
+  if (g->dfa_) g->masks_.resize(g->dfa_->num_states());
+  return std::shared_ptr<const CompiledGrammar>(std::move(g));
+}
+
+const std::vector<int32_t>& CompiledGrammar::DfaStateMask(int32_t state) const {
+  {
+    std::lock_guard<std::mutex> lock(mask_mutex_);
+    if (masks_[state]) return *masks_[state];
+  }
+  // Computed outside the lock: two threads may both compute the same mask; the first one
+  // stored wins and the results are identical anyway.
+  auto mask = std::make_unique<std::vector<int32_t>>(BitmaskWords(vocab_->size()), 0);
+  DfaCursor cursor(*dfa_, state, vocab_->max_token_bytes());
+  WalkVocabulary(*vocab_, cursor, [&](int32_t id) { SetTokenAllowed(*mask, id, true); });
+  if (dfa_->IsAccepting(state)) {
+    for (int32_t id : vocab_->eos_ids()) {
+      if (id >= 0 && id < vocab_->size()) SetTokenAllowed(*mask, id, true);
+    }
+  }
+  std::lock_guard<std::mutex> lock(mask_mutex_);
+  if (!masks_[state]) masks_[state] = std::move(mask);
+  return *masks_[state];
+}
+
+}  // namespace radixlm::grammar

@@ -1,0 +1,77 @@
+// CompiledGrammar: a grammar (regex, JSON schema or EBNF) compiled against one vocabulary —
+// the immutable, shareable half of constrained decoding. Matchers (matcher.h) hold the
+// per-request state and point back here through a shared_ptr.
+//
+//   auto vocab = TokenVocab::FromTokenizer(tokenizer, tokenizer.eog_ids());
+//   auto grammar = CompiledGrammar::Compile(GrammarKind::kJsonSchema, schema, vocab);
+//   Matcher m(*grammar);
+//
+// Regex and JSON schema compile to a minimized byte DFA; the allowed-token mask of each DFA
+// state is computed on first use and cached here, shared by every matcher of the grammar
+// (thread-safe). EBNF compiles to a Cfg matched by an Earley recognizer; its masks depend on
+// the whole parse stack and are computed per call.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "grammar/cfg.h"
+#include "grammar/dfa.h"
+#include "grammar/json_schema.h"
+#include "grammar/token_vocab.h"
+#include "util/status.h"
+
+namespace radixlm::grammar {
+
+enum class GrammarKind { kRegex, kJsonSchema, kEbnf };
+
+const char* GrammarKindName(GrammarKind kind);
+
+struct CompileOptions {
+  // Subset construction stops with ResourceExhausted beyond this many DFA states (each costs
+  // 1 KiB of transitions plus, once used, a vocab/8-byte mask).
+  size_t max_dfa_states = 20000;
+  size_t max_nfa_states = 200000;
+  JsonSchemaOptions json;
+};
+
+class CompiledGrammar {
+ public:
+  static StatusOr<std::shared_ptr<const CompiledGrammar>> Compile(
+      GrammarKind kind, std::string_view text, std::shared_ptr<const TokenVocab> vocab,
+      const CompileOptions& options = {});
+
+  GrammarKind kind() const { return kind_; }
+  const TokenVocab& vocab() const { return *vocab_; }
+  // Set for regex and JSON schema (nullptr for EBNF).
+  const Dfa* dfa() const { return dfa_ ? &*dfa_ : nullptr; }
+  // Set for EBNF (nullptr otherwise).
+  const std::shared_ptr<const Cfg>& cfg() const { return cfg_; }
+  // The regex a JSON schema was lowered to ("" for other kinds): useful in error reports.
+  const std::string& regex() const { return regex_; }
+
+  // The allowed-token mask of DFA state `state` ([BitmaskWords(vocab.size())] words, EOS bits
+  // set iff the state accepts). Computed once per state, then shared; thread-safe. The
+  // returned reference stays valid as long as this grammar.
+  const std::vector<int32_t>& DfaStateMask(int32_t state) const;
+
+ private:
+  CompiledGrammar() = default;
+
+  GrammarKind kind_ = GrammarKind::kRegex;
+  std::shared_ptr<const TokenVocab> vocab_;
+  std::optional<Dfa> dfa_;
+  std::shared_ptr<const Cfg> cfg_;
+  std::string regex_;
+
+  mutable std::mutex mask_mutex_;
+  // [dfa states]; a slot is filled once and never replaced. Guarded by mask_mutex_.
+  mutable std::vector<std::unique_ptr<const std::vector<int32_t>>> masks_;
+};
+
+}  // namespace radixlm::grammar

@@ -1,0 +1,63 @@
+// EarleyRecognizer: incremental Earley recognition of a Cfg over bytes, with undo.
+//
+// One Earley set per consumed byte is kept on a stack, so Pop() undoes the last byte in O(1)
+// and Rollback of tokens is just popping. Sets are immutable once built and held by
+// shared_ptr, so copying a recognizer (Matcher::Clone) copies pointers, not items.
+//
+// Each set also records the 256-bit set of bytes some item can scan next: rejecting a byte is
+// one bit test, which is what makes walking the vocabulary trie for a mask affordable.
+// Nullable rules are handled as Aycock & Horspool do: predicting a nullable rule also advances
+// past it immediately.
+//
+// Not thread-safe; the Cfg is shared and immutable.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "grammar/cfg.h"
+
+namespace radixlm::grammar {
+
+class EarleyRecognizer {
+ public:
+  explicit EarleyRecognizer(std::shared_ptr<const Cfg> cfg);
+
+  // Consumes one byte. Returns false and changes nothing when no parse can continue with it.
+  bool Push(uint8_t byte);
+  // Undoes the last successful Push. Requires consumed() > 0.
+  void Pop() { sets_.pop_back(); }
+  // Bytes consumed since the start.
+  size_t consumed() const { return sets_.size() - 1; }
+  void Truncate(size_t consumed) { sets_.resize(consumed + 1); }
+
+  // The input so far is a complete sentence of the grammar.
+  bool CanTerminate() const { return sets_.back()->accepting; }
+  bool CanAccept(uint8_t byte) const { return sets_.back()->CanScan(byte); }
+  // Number of distinct bytes Push would accept now; *only is set to one of them.
+  int CountNextBytes(uint8_t* only) const;
+
+ private:
+  struct Item {
+    int32_t production;
+    int32_t dot;
+    int32_t origin;  // index of the set where this production was predicted
+  };
+  struct Set {
+    std::vector<Item> items;
+    std::array<uint64_t, 4> scannable{};  // bit b: some item's next symbol accepts byte b
+    bool accepting = false;
+    bool CanScan(uint8_t b) const { return (scannable[b >> 6] >> (b & 63)) & 1; }
+  };
+
+  // Completes `set` (which holds the kernel items) with predictions and completions; `index` is
+  // its position in sets_.
+  void Close(Set* set, int32_t index) const;
+
+  std::shared_ptr<const Cfg> cfg_;
+  std::vector<std::shared_ptr<const Set>> sets_;
+};
+
+}  // namespace radixlm::grammar

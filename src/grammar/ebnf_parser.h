@@ -1,0 +1,27 @@
+// ParseEbnf: GBNF-style grammar text (llama.cpp's format, which SGLang and xgrammar accept) →
+// Cfg over bytes.
+//
+//   root   ::= object
+//   object ::= "{" ws ( pair ( "," ws pair )* )? "}"
+//   pair   ::= [a-z]+ ws ":" ws value     # comments run to the end of the line
+//
+// Supported: rules `name ::= alternatives` (names [A-Za-z0-9_-]; a rule may span lines — the
+// next `name ::=` starts a new one), sequences, `|`, groups `( )`, postfix `* + ?` and `{m}`
+// `{m,}` `{m,n}`, string literals "..." / '...' with escapes (\n \r \t \\ \" \' \xHH \uHHHH
+// \UHHHHHHHH), character classes [a-z], [^...] over codepoints (UTF-8 encoded), `.` (any
+// codepoint), and rule references, recursion included. The start rule is `root`.
+//
+// Repetition is lowered to left-recursive helper rules (N ::= N X | ε), which an Earley
+// recognizer handles in constant work per byte, unlike right recursion.
+#pragma once
+
+#include <string_view>
+
+#include "grammar/cfg.h"
+#include "util/status.h"
+
+namespace radixlm::grammar {
+
+StatusOr<Cfg> ParseEbnf(std::string_view text);
+
+}  // namespace radixlm::grammar

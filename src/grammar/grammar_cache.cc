@@ -1,0 +1,39 @@
+#include "grammar/grammar_cache.h"
+
+#include <functional>
+
+namespace radixlm::grammar {
+
+std::pair<std::shared_future<GrammarCache::Result>, std::function<void()>> GrammarCache::Lookup(
+    GrammarKind kind, std::string_view text) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Key key(kind, std::string(text));
+  auto it = entries_.find(key);
+  if (it != entries_.end()) return {it->second, nullptr};
+  auto promise = std::make_shared<std::promise<Result>>();
+  std::shared_future<Result> future = promise->get_future().share();
+  entries_.emplace(key, future);
+  ++num_compiles_;
+  std::function<void()> task = [promise, kind, text = std::move(key.second), this] {
+    promise->set_value(CompiledGrammar::Compile(kind, text, vocab_, options_));
+  };
+  return {future, std::move(task)};
+}
+
+GrammarCache::Result GrammarCache::Get(GrammarKind kind, std::string_view text) {
+  auto [future, task] = Lookup(kind, text);
+  if (task) task();
+  return future.get();
+}
+
+size_t GrammarCache::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return entries_.size();
+}
+
+size_t GrammarCache::num_compiles() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return num_compiles_;
+}
+
+}  // namespace radixlm::grammar

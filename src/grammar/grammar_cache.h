@@ -1,0 +1,63 @@
+// GrammarCache: compile-once cache of CompiledGrammar keyed by (kind, text), for one
+// vocabulary.
+//
+// Thread-safe. The first caller for a key compiles (outside the cache lock); concurrent
+// callers for the same key wait for that compilation instead of repeating it, and later
+// callers get the stored result at once. Errors are cached too: the same text fails the same
+// way. GetFuture() lets the engine hand the compilation to a worker pool and poll for it.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "grammar/compiled_grammar.h"
+#include "util/status.h"
+
+namespace radixlm::grammar {
+
+class GrammarCache {
+ public:
+  using Result = StatusOr<std::shared_ptr<const CompiledGrammar>>;
+
+  GrammarCache(std::shared_ptr<const TokenVocab> vocab, CompileOptions options = {})
+      : vocab_(std::move(vocab)), options_(std::move(options)) {}
+
+  // Compiles on the calling thread if nobody has started this key yet; otherwise waits for
+  // (or returns) the result of the compilation already started.
+  Result Get(GrammarKind kind, std::string_view text);
+
+  // Like Get, but never compiles on the calling thread: if the key is new, a compilation is
+  // registered and `run` is called with the task (e.g. to post it to a thread pool); the
+  // returned future becomes ready when that task has run.
+  template <typename Runner>
+  std::shared_future<Result> GetFuture(GrammarKind kind, std::string_view text, Runner run) {
+    auto [future, task] = Lookup(kind, text);
+    if (task) run(std::move(task));
+    return future;
+  }
+
+  size_t size() const;
+  // Number of compilations actually run (cache misses).
+  size_t num_compiles() const;
+
+ private:
+  using Key = std::pair<GrammarKind, std::string>;
+  // The future for the key and, if this call created the entry, the task that fulfils it.
+  std::pair<std::shared_future<Result>, std::function<void()>> Lookup(GrammarKind kind,
+                                                                      std::string_view text);
+
+  const std::shared_ptr<const TokenVocab> vocab_;
+  const CompileOptions options_;
+  mutable std::mutex mutex_;
+  std::map<Key, std::shared_future<Result>> entries_;  // guarded by mutex_
+  size_t num_compiles_ = 0;                            // guarded by mutex_
+};
+
+}  // namespace radixlm::grammar
