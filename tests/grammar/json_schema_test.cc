@@ -1,0 +1,203 @@
+// JSON schema → regex → DFA: table-driven documents that must (not) match, and the errors
+// for unsupported or broken schemas.
+#include "grammar/json_schema.h"
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace radixlm::grammar {
+namespace {
+
+using testing::FullMatch;
+using testing::MustCompile;
+
+struct SchemaCase {
+  const char* schema;
+  const char* document;
+  bool matches;
+};
+
+constexpr const char* kPerson =
+    R"G({"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"}},
+        "required":["name","age"]})G";
+constexpr const char* kOptional =
+    R"G({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"},
+        "c":{"type":"integer"}},"required":["b"]})G";
+constexpr const char* kAllOptional =
+    R"G({"properties":{"a":{"type":"integer"},"b":{"type":"integer"},"c":{"type":"integer"}}})G";
+constexpr const char* kRefs =
+    R"G({"$defs":{"P":{"type":"object","properties":{"x":{"type":"integer"}},"required":["x"]}},
+        "type":"array","items":{"$ref":"#/$defs/P"}})G";
+constexpr const char* kAllOf =
+    R"G({"allOf":[{"properties":{"a":{"type":"integer"}},"required":["a"]},
+                 {"properties":{"b":{"type":"string"}},"required":["b"]}]})G";
+constexpr const char* kNested =
+    R"G({"type":"object","properties":{"inner":{"type":"object","properties":
+        {"v":{"type":"boolean"}},"required":["v"]}},"required":["inner"]})G";
+
+const SchemaCase kSchemaCases[] = {
+    {R"G({"type":"integer"})G", "0", true},
+    {R"G({"type":"integer"})G", "-12", true},
+    {R"G({"type":"integer"})G", "012", false},
+    {R"G({"type":"integer"})G", "1.5", false},
+    {R"G({"type":"number"})G", "1.5", true},
+    {R"G({"type":"number"})G", "-0.5e+10", true},
+    {R"G({"type":"number"})G", "1.", false},
+    {R"G({"type":"string"})G", R"G("abc")G", true},
+    {R"G({"type":"string"})G", R"G("a\"b\u00e9")G", true},
+    {R"G({"type":"string"})G", R"G("a"b")G", false},
+    {R"G({"type":"string"})G", "\"tab\there\"", false},  // raw control characters are not JSON
+    {R"G({"type":"string"})G", "abc", false},
+    {R"G({"type":"boolean"})G", "true", true},
+    {R"G({"type":"boolean"})G", "True", false},
+    {R"G({"type":"null"})G", "null", true},
+    {R"G({"type":["string","null"]})G", "null", true},
+    {R"G({"type":["string","null"]})G", R"G("x")G", true},
+    {R"G({"type":["string","null"]})G", "1", false},
+    {kPerson, R"G({"name":"Al","age":3})G", true},
+    {kPerson, R"G({ "name": "Al", "age": 3 })G", true},
+    {kPerson, R"G({"name":  "Al","age":3})G", false},  // at most one space by default
+    {kPerson, R"G({"age":3,"name":"Al"})G", false},     // properties in schema order
+    {kPerson, R"G({"name":"Al"})G", false},
+    {kPerson, R"G({"name":"Al","age":3,"x":1})G", false},  // no additional properties
+    {kOptional, R"G({"b":1})G", true},
+    {kOptional, R"G({"a":1,"b":2})G", true},
+    {kOptional, R"G({"b":1,"c":3})G", true},
+    {kOptional, R"G({"a":1,"b":2,"c":3})G", true},
+    {kOptional, R"G({})G", false},
+    {kOptional, R"G({"a":1})G", false},
+    {kOptional, R"G({"a":1,,"b":2})G", false},
+    {kAllOptional, R"G({})G", true},
+    {kAllOptional, R"G({"c":1})G", true},
+    {kAllOptional, R"G({"a":1,"c":3})G", true},
+    {kAllOptional, R"G({"c":1,"a":1})G", false},
+    {R"G({"enum":["red","green",1,null]})G", R"G("red")G", true},
+    {R"G({"enum":["red","green",1,null]})G", "1", true},
+    {R"G({"enum":["red","green",1,null]})G", "null", true},
+    {R"G({"enum":["red","green",1,null]})G", R"G("blue")G", false},
+    {R"G({"const":{"k":[1,"x"]}})G", R"G({"k":[1,"x"]})G", true},
+    {R"G({"anyOf":[{"type":"integer"},{"type":"boolean"}]})G", "true", true},
+    {R"G({"oneOf":[{"type":"integer"},{"type":"boolean"}]})G", R"G("a")G", false},
+    {kAllOf, R"G({"a":1,"b":"x"})G", true},
+    {kAllOf, R"G({"a":1})G", false},
+    {kRefs, R"G([{"x":1},{"x":2}])G", true},
+    {kRefs, "[]", true},
+    {kRefs, R"G([{"y":1}])G", false},
+    {kNested, R"G({"inner":{"v":true}})G", true},
+    {kNested, R"G({"inner":{}})G", false},
+    {R"G({"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":3})G", "[1,2]", true},
+    {R"G({"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":3})G", "[1, 2, 3]", true},
+    {R"G({"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":3})G", "[1]", false},
+    {R"G({"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":3})G", "[1,2,3,4]", false},
+    {R"G({"type":"array","prefixItems":[{"type":"string"},{"type":"integer"}],"items":false})G",
+     R"G(["a",1])G", true},
+    {R"G({"type":"array","prefixItems":[{"type":"string"},{"type":"integer"}],"items":false})G",
+     R"G(["a",1,2])G", false},
+    {R"G({"type":"array","prefixItems":[{"type":"string"}],"items":{"type":"integer"}})G",
+     R"G(["a",1,2])G", true},
+    {R"G({"type":"string","minLength":2,"maxLength":3})G", R"G("ab")G", true},
+    {R"G({"type":"string","minLength":2,"maxLength":3})G", R"G("éé")G", true},  // characters
+    {R"G({"type":"string","minLength":2,"maxLength":3})G", R"G("a")G", false},
+    {R"G({"type":"string","minLength":2,"maxLength":3})G", R"G("abcd")G", false},
+    {R"G({"type":"string","pattern":"^[a-z]+\\d$"})G", R"G("abc1")G", true},
+    {R"G({"type":"string","pattern":"^[a-z]+\\d$"})G", R"G("abc")G", false},
+    {R"G({"type":"string","format":"date"})G", R"G("2024-02-29")G", true},
+    {R"G({"type":"string","format":"date"})G", R"G("2024-13-01")G", false},
+    {R"G({"type":"string","format":"time"})G", R"G("12:30:00Z")G", true},
+    {R"G({"type":"string","format":"date-time"})G", R"G("2024-01-01T00:00:00+01:00")G", true},
+    {R"G({"type":"string","format":"email"})G", R"G("a.b@example.com")G", true},
+    {R"G({"type":"string","format":"email"})G", R"G("ab@")G", false},
+    {R"G({"type":"string","format":"uuid"})G", R"G("123e4567-e89b-12d3-a456-426614174000")G", true},
+    {R"G({"type":"string","format":"uuid"})G", R"G("123e4567")G", false},
+    {R"G({"type":"string","format":"ipv4"})G", R"G("192.168.0.1")G", true},
+    {R"G({"type":"string","format":"ipv4"})G", R"G("256.1.1.1")G", false},
+    {R"G({"type":"integer","minimum":10,"maximum":250})G", "10", true},
+    {R"G({"type":"integer","minimum":10,"maximum":250})G", "250", true},
+    {R"G({"type":"integer","minimum":10,"maximum":250})G", "199", true},
+    {R"G({"type":"integer","minimum":10,"maximum":250})G", "9", false},
+    {R"G({"type":"integer","minimum":10,"maximum":250})G", "251", false},
+    {R"G({"type":"integer","minimum":10,"maximum":250})G", "-5", false},
+    {R"G({"type":"integer","minimum":-20,"maximum":-5})G", "-13", true},
+    {R"G({"type":"integer","minimum":-20,"maximum":-5})G", "-4", false},
+    {R"G({"type":"integer","minimum":-20,"maximum":-5})G", "-21", false},
+    {R"G({"type":"integer","exclusiveMinimum":0})G", "12345", true},
+    {R"G({"type":"integer","exclusiveMinimum":0})G", "0", false},
+    {R"G({"type":"integer","minimum":15})G", "123456", true},
+    {R"G({"type":"integer","minimum":15})G", "14", false},
+    {R"G({"type":"integer","maximum":7})G", "-100", true},
+    {R"G({"type":"integer","maximum":7})G", "70", false},
+    {R"G({"type":"number","minimum":0})G", "0.5", true},
+    {R"G({"type":"number","minimum":0})G", "-0.5", false},
+    {"{}", R"G({"a":[1,"x"],"b":{}})G", true},
+    {"{}", R"G({"a":[1,{"b":null}]})G", false},  // deeper than max_any_depth (2)
+    {"{}", R"G("x")G", true},
+    {R"G({"type":"object","additionalProperties":{"type":"integer"}})G", R"G({"k":1,"j":2})G", true},
+    {R"G({"type":"object","additionalProperties":{"type":"integer"}})G", R"G({"k":"x"})G", false},
+};
+
+TEST(JsonSchemaTest, TableOfCases) {
+  for (const SchemaCase& c : kSchemaCases) {
+    auto grammar = MustCompile(GrammarKind::kJsonSchema, c.schema);
+    ASSERT_NE(grammar, nullptr) << c.schema;
+    EXPECT_EQ(FullMatch(*grammar, c.document), c.matches)
+        << "schema " << c.schema << "\ndocument " << c.document << "\nregex " << grammar->regex();
+  }
+}
+
+TEST(JsonSchemaTest, IntegerRangesAgreeWithArithmetic) {
+  // Every integer in a window around the bounds is accepted exactly when it is in range.
+  const std::pair<int, int> ranges[] = {{0, 0}, {-1, 1}, {7, 93}, {-305, -17}, {99, 1000},
+                                        {-1234, 5678}, {1, 9}, {10, 19}, {0, 100}};
+  for (auto [lo, hi] : ranges) {
+    const std::string schema = R"({"type":"integer","minimum":)" + std::to_string(lo) +
+                               R"(,"maximum":)" + std::to_string(hi) + "}";
+    auto grammar = MustCompile(GrammarKind::kJsonSchema, schema);
+    for (int v = lo - 150; v <= hi + 150; ++v) {
+      ASSERT_EQ(FullMatch(*grammar, std::to_string(v)), v >= lo && v <= hi) << schema << " " << v;
+    }
+  }
+}
+
+TEST(JsonSchemaTest, CustomWhitespacePattern) {
+  CompileOptions options;
+  options.json.whitespace_pattern = "[ \n]*";
+  auto grammar = MustCompile(GrammarKind::kJsonSchema, kPerson, options);
+  EXPECT_TRUE(FullMatch(*grammar, "{\n  \"name\": \"Al\",\n  \"age\": 3\n}"));
+  EXPECT_FALSE(FullMatch(*MustCompile(GrammarKind::kJsonSchema, kPerson),
+                         "{\n  \"name\": \"Al\",\n  \"age\": 3\n}"));
+}
+
+struct SchemaError {
+  const char* schema;
+  const char* message_part;
+};
+
+const SchemaError kSchemaErrors[] = {
+    {R"G({"type":"object","patternProperties":{"a":{}}})G", "unsupported JSON schema keyword 'patternProperties'"},
+    {R"G({"not":{"type":"string"}})G", "keyword 'not'"},
+    {R"G({"type":"array","uniqueItems":true})G", "keyword 'uniqueItems'"},
+    {R"G({"type":"string","format":"hostname"})G", "format 'hostname'"},
+    {R"G({"type":"integr"})G", "unknown type 'integr'"},
+    {R"G({"$defs":{"N":{"type":"object","properties":{"next":{"$ref":"#/$defs/N"}}}},
+        "$ref":"#/$defs/N"})G", "recursive $ref"},
+    {R"G({"$ref":"#/$defs/Missing"})G", "does not resolve"},
+    {R"G({"$ref":"http://example.com/s.json"})G", "unsupported $ref"},
+    {R"G({"type":"object","properties":{"a":{}},"additionalProperties":true})G", "additionalProperties"},
+    {R"G({"type":"integer","minimum":5,"maximum":1})G", "no integer"},
+    {R"G({"type":"string","minLength":-1})G", "non-negative"},
+    {R"G({"type": "object", )G", "not valid JSON"},
+};
+
+TEST(JsonSchemaTest, UnsupportedOrBrokenSchemasAreInvalidArgument) {
+  for (const SchemaError& c : kSchemaErrors) {
+    auto regex = JsonSchemaToRegex(c.schema);
+    ASSERT_FALSE(regex.ok()) << c.schema;
+    EXPECT_EQ(regex.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(regex.status().message().find(c.message_part), std::string::npos)
+        << regex.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace radixlm::grammar

@@ -1,0 +1,98 @@
+// Token masks against brute force: for sampled matcher states, the mask bit of every token
+// must equal "AcceptToken on a clone succeeds". Synthetic vocabulary for all three grammar
+// kinds, then real GGUF vocabularies when the test data is present.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "gguf/gguf_file.h"
+#include "grammar/matcher.h"
+#include "sampling/token_bitmask.h"
+#include "test_util.h"
+#include "tokenizer/tokenizer.h"
+
+namespace radixlm::grammar {
+namespace {
+
+using testing::MustCompile;
+using testing::RandomWalkCheck;
+
+struct WalkCase {
+  GrammarKind kind;
+  const char* grammar;
+};
+
+const WalkCase kWalkCases[] = {
+    {GrammarKind::kRegex, "[a-z]+( [a-z]+)*"},
+    {GrammarKind::kRegex, "(true|false|null|[0-9]{1,5})"},
+    {GrammarKind::kRegex, "[^a-z]{3,8}"},  // multi-byte characters and lone UTF-8 bytes
+    {GrammarKind::kRegex, R"G(\{"x":\[[0-9](, ?[0-9])*\]\})G"},
+    {GrammarKind::kJsonSchema,
+     R"G({"type":"object","properties":{"name":{"type":"string","maxLength":6},
+         "age":{"type":"integer","minimum":0,"maximum":120},"tags":{"type":"array",
+         "items":{"enum":["red","green"]}}},"required":["name"]})G"},
+    {GrammarKind::kJsonSchema, R"G({"type":"string","format":"date-time"})G"},
+    {GrammarKind::kEbnf, R"G(root ::= "(" root ")" | [a-z]+ | "")G"},
+    {GrammarKind::kEbnf, R"G(
+root   ::= value
+value  ::= "{" ws (pair ("," ws pair)*)? "}" | "[" ws (value ("," ws value)*)? "]" | num | "true"
+pair   ::= "\"" [a-z]* "\"" ws ":" ws value
+num    ::= "-"? [0-9]+
+ws     ::= " "?
+)G"},
+    {GrammarKind::kEbnf, R"G(root ::= [^\x00-\x7F]* "!")G"},
+};
+
+TEST(MaskTest, SyntheticVocabAgreesWithBruteForce) {
+  for (const WalkCase& c : kWalkCases) {
+    auto grammar = MustCompile(c.kind, c.grammar);
+    ASSERT_NE(grammar, nullptr);
+    for (uint32_t seed = 1; seed <= 4; ++seed) {
+      EXPECT_EQ(RandomWalkCheck(grammar, 24, seed), "") << c.grammar << " seed " << seed;
+    }
+  }
+}
+
+TEST(MaskTest, MasksAreSharedPerDfaState) {
+  auto grammar = MustCompile(GrammarKind::kRegex, "(ab)+");
+  Matcher a(grammar), b(grammar);
+  ASSERT_TRUE(a.AcceptBytes("ab"));
+  ASSERT_TRUE(b.AcceptBytes("abab"));
+  std::vector<int32_t> ma(BitmaskWords(grammar->vocab().size()));
+  std::vector<int32_t> mb(ma.size());
+  a.FillTokenMask(ma);
+  b.FillTokenMask(mb);
+  EXPECT_EQ(ma, mb);
+  // Both matchers are in the same minimized state, so they read the same cached vector.
+  EXPECT_EQ(&grammar->DfaStateMask(grammar->dfa()->Walk(0, "ab", 2)),
+            &grammar->DfaStateMask(grammar->dfa()->Walk(0, "abab", 4)));
+}
+
+std::shared_ptr<const TokenVocab> LoadVocab(const std::string& name) {
+  const std::string path =
+      std::string(RADIXLM_TESTDATA_DIR) + "/llama-vocab/ggml-vocab-" + name + ".gguf";
+  if (!std::filesystem::exists(path)) return nullptr;
+  auto file = gguf::GgufFile::Open(path);
+  if (!file.ok()) return nullptr;
+  auto tok = tokenizer::Tokenizer::FromGguf(**file);
+  if (!tok.ok()) return nullptr;
+  return TokenVocab::FromTokenizer(**tok, (*tok)->eog_ids());
+}
+
+TEST(MaskTest, RealVocabulariesAgreeWithBruteForce) {
+  int loaded = 0;
+  for (const char* name : {"llama-spm", "gpt-2"}) {
+    auto vocab = LoadVocab(name);
+    if (!vocab) continue;
+    ++loaded;
+    for (const WalkCase& c : {kWalkCases[0], kWalkCases[4], kWalkCases[7]}) {
+      auto grammar = CompiledGrammar::Compile(c.kind, c.grammar, vocab);
+      ASSERT_TRUE(grammar.ok()) << grammar.status().ToString();
+      EXPECT_EQ(RandomWalkCheck(*grammar, 6, 7), "") << name << ": " << c.grammar;
+    }
+  }
+  if (loaded == 0) GTEST_SKIP() << "no vocab GGUFs under " << RADIXLM_TESTDATA_DIR;
+}
+
+}  // namespace
+}  // namespace radixlm::grammar
