@@ -1,6 +1,7 @@
 #include "grammar/matcher.h"
 
 #include <algorithm>
+#include <cassert>
 
 #include "grammar/token_walk.h"
 #include "sampling/token_bitmask.h"
@@ -123,8 +124,9 @@ std::string Matcher::ForcedBytes() const {
 }
 
 void Matcher::FillTokenMask(std::span<int32_t> mask) const {
-  std::fill(mask.begin(), mask.end(), 0);
   const TokenVocab& vocab = grammar_->vocab();
+  assert(mask.size() >= static_cast<size_t>(BitmaskWords(vocab.size())));
+  std::fill(mask.begin(), mask.end(), 0);
   if (IsTerminated()) {
     for (int32_t id : vocab.eos_ids()) {
       if (id >= 0 && id < vocab.size()) SetTokenAllowed(mask, id, true);

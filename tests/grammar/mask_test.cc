@@ -88,10 +88,29 @@ TEST(MaskTest, RealVocabulariesAgreeWithBruteForce) {
     for (const WalkCase& c : {kWalkCases[0], kWalkCases[4], kWalkCases[7]}) {
       auto grammar = CompiledGrammar::Compile(c.kind, c.grammar, vocab);
       ASSERT_TRUE(grammar.ok()) << grammar.status().ToString();
-      EXPECT_EQ(RandomWalkCheck(*grammar, 6, 7), "") << name << ": " << c.grammar;
+      std::string walked;
+      EXPECT_EQ(RandomWalkCheck(*grammar, 6, 7, &walked), "") << name << ": " << c.grammar;
+      EXPECT_FALSE(walked.empty()) << name << ": the walk must visit more than the start state";
     }
   }
   if (loaded == 0) GTEST_SKIP() << "no vocab GGUFs under " << RADIXLM_TESTDATA_DIR;
+}
+
+TEST(MaskTest, TokenizerBytesAreOutputBytes) {
+  auto vocab = LoadVocab("llama-spm");
+  if (!vocab) GTEST_SKIP() << "no llama-spm vocab";
+  // SPM pieces: U+2581 is a space, <0x0A> is the newline byte, control tokens have no bytes.
+  int spaced = 0, newline = 0;
+  for (int32_t id = 0; id < vocab->size(); ++id) {
+    const std::string& b = vocab->bytes(id);
+    EXPECT_EQ(b.find("\xE2\x96\x81"), std::string::npos) << id;
+    spaced += !b.empty() && b[0] == ' ';
+    newline += b == "\n";
+  }
+  EXPECT_GT(spaced, 1000);
+  EXPECT_EQ(newline, 1);
+  EXPECT_TRUE(vocab->bytes(1).empty());  // <s>
+  EXPECT_TRUE(vocab->IsEos(2));          // </s>
 }
 
 }  // namespace

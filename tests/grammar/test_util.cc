@@ -69,7 +69,7 @@ std::string CheckMaskBruteForce(const Matcher& matcher) {
 }
 
 std::string RandomWalkCheck(std::shared_ptr<const CompiledGrammar> grammar, int steps,
-                            uint32_t seed) {
+                            uint32_t seed, std::string* walked) {
   std::mt19937 rng(seed);
   Matcher m(grammar);
   std::string text;
@@ -86,6 +86,7 @@ std::string RandomWalkCheck(std::shared_ptr<const CompiledGrammar> grammar, int 
     const int32_t pick = allowed[rng() % allowed.size()];
     if (!m.AcceptToken(pick)) return "allowed token " + std::to_string(pick) + " rejected";
     text += grammar->vocab().bytes(pick);
+    if (walked) *walked = text;
   }
   return "";
 }

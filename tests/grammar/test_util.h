@@ -32,9 +32,10 @@ bool FullMatch(const CompiledGrammar& grammar, const std::string& input);
 std::string CheckMaskBruteForce(const Matcher& matcher);
 
 // Random walk of `steps` tokens from a fresh matcher, checking the mask brute force at every
-// state (deterministic for a given seed). Returns "" or the first failure.
+// state (deterministic for a given seed). Returns "" or the first failure; *walked (if given)
+// receives the text generated.
 std::string RandomWalkCheck(std::shared_ptr<const CompiledGrammar> grammar, int steps,
-                            uint32_t seed);
+                            uint32_t seed, std::string* walked = nullptr);
 
 // Readable bytes for failure messages.
 std::string Printable(const std::string& bytes);
