@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cassert>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "kernels/cpu/attention_impl.h"
@@ -12,29 +13,68 @@
 
 namespace radixlm::kernels {
 namespace cpu::scalar {
+namespace {
+float FromBits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof(f));
+  return f;
+}
+uint32_t ToBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  return u;
+}
+}  // namespace
+
+float GgmlExp(float x) {
+  const float r = 0x1.8p23f;
+  const float z = std::fma(x, 0x1.715476p+0f, r);
+  const float n = z - r;
+  const float b = std::fma(-n, 0x1.7f7d1cp-20f, std::fma(-n, 0x1.62e4p-1f, x));
+  const uint32_t e = ToBits(z) << 23;
+  const float k = FromBits(e + ToBits(1.0f));
+  const float u = b * b;
+  const float j = std::fma(std::fma(std::fma(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u,
+                                    std::fma(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)),
+                           u, 0x1.ffffecp-1f * b);
+  if (!(std::fabs(n) > 126.0f)) return std::fma(k, j, k);
+  const uint32_t g = n <= 0.0f ? 0x82000000u : 0u;
+  const float s1 = FromBits(g + 0x7f000000u);
+  const float s2 = FromBits(e - g);
+  if (std::fabs(n) > 192.0f) return s1 * s1;
+  return std::fma(s2, j, s2) * s1;
+}
 
 void ScoreBlock(const float* q, const float* k, int n, int head_dim, float* scores) {
   for (int j = 0; j < n; ++j) {
     const float* kj = k + static_cast<int64_t>(j) * head_dim;
-    float dot = 0.0f;
-    for (int d = 0; d < head_dim; ++d) dot += q[d] * kj[d];
-    scores[j] = dot;
+    float lanes[kLanes] = {};
+    for (int d = 0; d < head_dim; ++d) {
+      lanes[d % kLanes] = std::fma(kj[d], q[d], lanes[d % kLanes]);
+    }
+    scores[j] = LaneSum(lanes);
   }
 }
 
-double ExpSum(float* s, int n, float max) {
+double ExpSum(float* s, int n, int lane0, float max) {
   double sum = 0.0;
-  for (int j = 0; j < n; ++j) {
-    s[j] = std::exp(s[j] - max);
-    sum += static_cast<double>(s[j]);
+  int j = 0;
+  while (j < n) {
+    float lanes[kLanes] = {};
+    for (int l = (lane0 + j) % kLanes; l < kLanes && j < n; ++l, ++j) {
+      s[j] = GgmlExp(s[j] - max);
+      lanes[l] = s[j];
+    }
+    sum += static_cast<double>(LaneSum(lanes));
   }
   return sum;
 }
 
-void AccumulateBlock(const float* p, const float* v, int n, int head_dim, float* acc) {
+void AccumulateBlock(const float* p, const float* v, int n, int width, int lane0, float* acc) {
   for (int j = 0; j < n; ++j) {
-    const float* vj = v + static_cast<int64_t>(j) * head_dim;
-    for (int d = 0; d < head_dim; ++d) acc[d] += p[j] * vj[d];
+    float* a = acc + static_cast<int64_t>((lane0 + j) % kLanes) * width;
+    const float* vj = v + static_cast<int64_t>(j) * width;
+    for (int d = 0; d < width; ++d) a[d] = std::fma(vj[d], p[j], a[d]);
   }
 }
 
@@ -54,17 +94,20 @@ cpu::AttentionKernels SelectKernels() {
   return {cpu::scalar::ScoreBlock, cpu::scalar::ExpSum, cpu::scalar::AccumulateBlock};
 }
 
-// One unit of parallel work: a tile of queries of one sequence x one kv head x a key range.
-// The tile's score rows ([pairs, span1 - span0], pair = (query - q0) * group + head in group)
-// cover the keys [span0, span1) of all its splits; an unsplit item has [k0, k1) == the span.
+// One unit of parallel work: a tile of queries of one sequence x one kv head. Its score rows
+// ([pairs, span1 - span0], pair = (query - q0) * group + head in group) cover the keys
+// [span0, span1). An unsplit item does everything; the items of a split tile (decode with a long
+// context) each compute the scores of keys [k0, k1) and, after the softmax, the output columns
+// [d0, d1) of P·V over all keys (P·V is split by columns, not keys, so that every output keeps
+// ggml's summation order over the keys).
 struct WorkItem {
   int seq;
   int kv_head;
   int q0, q1;          // query rows [q0, q1)
-  int k0, k1;          // key positions [k0, k1) this item works on
+  int k0, k1;          // key positions [k0, k1) whose scores this item computes
   int span0, span1;    // key positions of the tile's score rows
-  int64_t scores = -1;   // split only: offset of the tile's rows in the shared score buffer
-  int64_t partial = -1;  // split only: offset of this split's [pairs, head_dim] partial output
+  int d0, d1;          // output columns [d0, d1) of P·V
+  int64_t scores = -1;  // split only: offset of the tile's rows in the shared score buffer
 };
 
 // Rounds x[0, n) in place to the nearest value of the cache's half type (round to nearest
@@ -102,6 +145,7 @@ struct AttentionScratch {
   std::vector<float> kvbuf;   // [kKeyBlock, head_dim]: one block of K or V rows as float
   std::vector<float> q16;     // [pairs, head_dim]: the tile's queries rounded to F16
   std::vector<float> scores;  // [pairs, span]: an unsplit item's score / probability rows
+  std::vector<float> lanes;   // [pairs, kLanes, d1 - d0]: P·V lane accumulators
 };
 
 void Grow(std::vector<float>& v, int64_t n) {
@@ -173,7 +217,8 @@ void ComputeScores(const AttentionParams& p, const KvLayerView& kv, const Attent
 
 // Phase 2: turns each pair's scores (its visible part of [span0, span1)) into probabilities
 // the way ggml's soft_max does (max-subtracted exp, sum in double, scaled by the float
-// reciprocal), then rounds them to the cache's half type as ggml's P·V product does.
+// reciprocal), then rounds them to the cache's half type as ggml's P·V product does. Key
+// position j is lane j % 8 of ggml's row (llama.cpp's cache cell j for a fresh sequence).
 void NormalizeRows(const AttentionParams& p, const KvLayerView& kv, const AttentionSequence& sq,
                    const WorkItem& it, const cpu::AttentionKernels& kern, float* rows) {
   const int group = p.n_heads / p.n_kv_heads;
@@ -189,41 +234,10 @@ void NormalizeRows(const AttentionParams& p, const KvLayerView& kv, const Attent
       const int n = static_cast<int>(hi - lo);
       float max = -INFINITY;
       for (int j = 0; j < n; ++j) max = std::max(max, s[j]);
-      const double sum = kern.exp_sum(s, n, max);
+      const double sum = kern.exp_sum(s, n, static_cast<int>(lo % cpu::kLanes), max);
       const float inv = static_cast<float>(1.0 / sum);
       for (int j = 0; j < n; ++j) s[j] *= inv;
       RoundThroughHalf(kv.dtype, s, n);
-    }
-  }
-}
-
-// Phase 3: out[pair] += sum over the item's visible keys of p * v. out(pair) is the pair's
-// [head_dim] output row.
-template <typename OutRow>
-void AccumulateValues(const AttentionParams& p, const KvLayerView& kv,
-                      const AttentionSequence& sq, const WorkItem& it,
-                      const cpu::AttentionKernels& kern, AttentionScratch& sc, const float* rows,
-                      OutRow out) {
-  const int hd = p.head_dim;
-  const int group = p.n_heads / p.n_kv_heads;
-  const int64_t span = it.span1 - it.span0;
-  const int64_t head_off = static_cast<int64_t>(it.kv_head) * hd;
-  Grow(sc.kvbuf, static_cast<int64_t>(kKeyBlock) * hd);
-  for (int kb = it.k0; kb < it.k1; kb += kKeyBlock) {
-    const int ke = std::min(it.k1, kb + kKeyBlock);
-    LoadKeyBlock(kv, kv.v, sq, head_off, hd, kb, ke - kb, sc.kvbuf.data());
-    for (int qi = it.q0; qi < it.q1; ++qi) {
-      int64_t lo, hi;
-      VisibleKeys(p, sq.q_pos[qi], &lo, &hi);
-      const int blo = static_cast<int>(std::clamp<int64_t>(lo, kb, ke));
-      const int bhi = static_cast<int>(std::clamp<int64_t>(hi, kb, ke));
-      if (blo >= bhi) continue;
-      for (int hh = 0; hh < group; ++hh) {
-        const int pair = (qi - it.q0) * group + hh;
-        kern.accumulate(rows + pair * span + (blo - it.span0),
-                        sc.kvbuf.data() + static_cast<int64_t>(blo - kb) * hd, bhi - blo, hd,
-                        out(qi, hh, pair));
-      }
     }
   }
 }
@@ -235,7 +249,54 @@ float* OutputRow(const AttentionParams& p, const AttentionSequence& sq, int kv_h
          static_cast<int64_t>(kv_head * group + hh) * p.head_dim;
 }
 
-// An unsplit item: all three phases, accumulating straight into the output.
+// Phase 3: output columns [d0, d1) of every pair: sum over its visible keys of p * v, as
+// tinyBLAS sums over the (padded) key dimension: lane accumulators over keys j == l (mod 8),
+// then ggml's lane tree.
+void AccumulateValues(const AttentionParams& p, const KvLayerView& kv,
+                      const AttentionSequence& sq, const WorkItem& it,
+                      const cpu::AttentionKernels& kern, AttentionScratch& sc,
+                      const float* rows) {
+  const int width = it.d1 - it.d0;
+  if (width <= 0) return;
+  const int group = p.n_heads / p.n_kv_heads;
+  const int64_t span = it.span1 - it.span0;
+  const int64_t head_off = static_cast<int64_t>(it.kv_head) * p.head_dim + it.d0;
+  const int64_t lane_floats = static_cast<int64_t>(cpu::kLanes) * width;
+  const int64_t n_pairs = static_cast<int64_t>(it.q1 - it.q0) * group;
+  Grow(sc.lanes, n_pairs * lane_floats);
+  std::fill(sc.lanes.begin(), sc.lanes.begin() + n_pairs * lane_floats, 0.0f);
+  Grow(sc.kvbuf, static_cast<int64_t>(kKeyBlock) * width);
+  for (int kb = it.span0; kb < it.span1; kb += kKeyBlock) {
+    const int ke = std::min(it.span1, kb + kKeyBlock);
+    LoadKeyBlock(kv, kv.v, sq, head_off, width, kb, ke - kb, sc.kvbuf.data());
+    for (int qi = it.q0; qi < it.q1; ++qi) {
+      int64_t lo, hi;
+      VisibleKeys(p, sq.q_pos[qi], &lo, &hi);
+      const int blo = static_cast<int>(std::clamp<int64_t>(lo, kb, ke));
+      const int bhi = static_cast<int>(std::clamp<int64_t>(hi, kb, ke));
+      if (blo >= bhi) continue;
+      for (int hh = 0; hh < group; ++hh) {
+        const int pair = (qi - it.q0) * group + hh;
+        kern.accumulate(rows + pair * span + (blo - it.span0),
+                        sc.kvbuf.data() + static_cast<int64_t>(blo - kb) * width, bhi - blo,
+                        width, blo % cpu::kLanes, sc.lanes.data() + pair * lane_floats);
+      }
+    }
+  }
+  for (int qi = it.q0; qi < it.q1; ++qi) {
+    for (int hh = 0; hh < group; ++hh) {
+      const float* acc = sc.lanes.data() + ((qi - it.q0) * group + hh) * lane_floats;
+      float* o = OutputRow(p, sq, it.kv_head, qi, hh) + it.d0;
+      for (int d = 0; d < width; ++d) {
+        float lanes[cpu::kLanes];
+        for (int l = 0; l < cpu::kLanes; ++l) lanes[l] = acc[l * width + d];
+        o[d] = cpu::LaneSum(lanes);
+      }
+    }
+  }
+}
+
+// An unsplit item: all three phases, writing the output rows.
 void RunWholeItem(const AttentionParams& p, const KvLayerView& kv, const AttentionSequence& sq,
                   const WorkItem& it, const cpu::AttentionKernels& kern) {
   thread_local AttentionScratch sc;
@@ -244,14 +305,7 @@ void RunWholeItem(const AttentionParams& p, const KvLayerView& kv, const Attenti
   Grow(sc.scores, n_pairs * (it.span1 - it.span0));
   ComputeScores(p, kv, sq, it, kern, sc, sc.scores.data());
   NormalizeRows(p, kv, sq, it, kern, sc.scores.data());
-  for (int qi = it.q0; qi < it.q1; ++qi) {
-    for (int hh = 0; hh < group; ++hh) {
-      float* o = OutputRow(p, sq, it.kv_head, qi, hh);
-      std::fill(o, o + p.head_dim, 0.0f);
-    }
-  }
-  AccumulateValues(p, kv, sq, it, kern, sc, sc.scores.data(),
-                   [&](int qi, int hh, int) { return OutputRow(p, sq, it.kv_head, qi, hh); });
+  AccumulateValues(p, kv, sq, it, kern, sc, sc.scores.data());
 }
 
 // Runs fn(i) for i in [0, n) on the pool, one item at a time (items differ in cost).
@@ -317,10 +371,10 @@ void AttentionForBatch(const AttentionParams& params, const KvLayerView& kv,
 
   thread_local std::vector<WorkItem> items;
   thread_local std::vector<int64_t> split_tiles;  // index of the first item of each split tile
-  thread_local std::vector<float> shared_scores, partials;
+  thread_local std::vector<float> shared_scores;
   items.clear();
   split_tiles.clear();
-  int64_t score_floats = 0, partial_floats = 0;
+  int64_t score_floats = 0;
   for (int si = 0; si < static_cast<int>(seqs.size()); ++si) {
     const AttentionSequence& s = seqs[si];
     for (int q0 = 0; q0 < s.n_q; q0 += kQueryTile) {
@@ -345,29 +399,31 @@ void AttentionForBatch(const AttentionParams& params, const KvLayerView& kv,
       const int64_t pairs = static_cast<int64_t>(q1 - q0) * group;
       for (int h = 0; h < params.n_kv_heads; ++h) {
         if (splits == 1) {
-          items.push_back(WorkItem{si, h, q0, q1, k0, k1, k0, k1});
+          items.push_back(WorkItem{si, h, q0, q1, k0, k1, k0, k1, 0, hd});
           continue;
         }
         split_tiles.push_back(static_cast<int64_t>(items.size()));
         const int64_t rows = score_floats;
         score_floats += pairs * span;
         const int64_t per = (span + splits - 1) / splits;
+        // Column ranges in whole SIMD lanes.
+        const int dper = ((hd + static_cast<int>(splits) - 1) / static_cast<int>(splits) +
+                          cpu::kLanes - 1) / cpu::kLanes * cpu::kLanes;
         for (int64_t sp = 0; sp < splits; ++sp) {
           const int a = static_cast<int>(std::min<int64_t>(k1, k0 + sp * per));
           const int b = static_cast<int>(std::min<int64_t>(k1, k0 + (sp + 1) * per));
-          items.push_back(WorkItem{si, h, q0, q1, a, std::max(a, b), k0, k1, rows, partial_floats});
-          partial_floats += pairs * hd;
+          const int d0 = std::min<int>(hd, static_cast<int>(sp) * dper);
+          const int d1 = std::min<int>(hd, static_cast<int>(sp + 1) * dper);
+          items.push_back(WorkItem{si, h, q0, q1, a, std::max(a, b), k0, k1, d0, d1, rows});
         }
       }
     }
   }
   if (shared_scores.size() < static_cast<size_t>(score_floats)) shared_scores.resize(score_floats);
-  if (partials.size() < static_cast<size_t>(partial_floats)) partials.resize(partial_floats);
 
   const cpu::AttentionKernels kern = SelectKernels();
   const WorkItem* item_data = items.data();
   float* score_data = shared_scores.data();
-  float* partial_data = partials.data();
   // (The buffers are thread_local: workers must reach them through these pointers.)
   const int64_t* tile_data = split_tiles.data();
   // Unsplit items run whole; split items compute their share of the tile's score rows.
@@ -382,7 +438,7 @@ void AttentionForBatch(const AttentionParams& params, const KvLayerView& kv,
   });
   if (split_tiles.empty()) return;
 
-  // Split tiles: softmax over whole rows, then each split's P·V, then the sum of the splits.
+  // Split tiles: softmax over whole rows, then each split's output columns of P·V.
   ForEachItem(pool, static_cast<int64_t>(split_tiles.size()), [&](int64_t t) {
     const WorkItem& it = item_data[tile_data[t]];
     NormalizeRows(params, kv, seqs[it.seq], it, kern, score_data + it.scores);
@@ -391,28 +447,8 @@ void AttentionForBatch(const AttentionParams& params, const KvLayerView& kv,
     const WorkItem& it = item_data[i];
     if (it.scores < 0) return;
     thread_local AttentionScratch sc;
-    float* part = partial_data + it.partial;
-    std::fill(part, part + static_cast<int64_t>(it.q1 - it.q0) * group * hd, 0.0f);
-    AccumulateValues(params, kv, seqs[it.seq], it, kern, sc, score_data + it.scores,
-                     [&](int, int, int pair) { return part + static_cast<int64_t>(pair) * hd; });
+    AccumulateValues(params, kv, seqs[it.seq], it, kern, sc, score_data + it.scores);
   });
-  for (const int64_t first : split_tiles) {
-    const WorkItem& head = items[first];
-    const AttentionSequence& s = seqs[head.seq];
-    for (int qi = head.q0; qi < head.q1; ++qi) {
-      for (int hh = 0; hh < group; ++hh) {
-        const int64_t pair = static_cast<int64_t>(qi - head.q0) * group + hh;
-        float* o = OutputRow(params, s, head.kv_head, qi, hh);
-        std::fill(o, o + hd, 0.0f);
-        for (size_t i = first; i < items.size(); ++i) {
-          const WorkItem& it = items[i];
-          if (it.scores != head.scores) break;  // the next tile
-          const float* src = partials.data() + it.partial + pair * hd;
-          for (int d = 0; d < hd; ++d) o[d] += src[d];
-        }
-      }
-    }
-  }
 }
 
 }  // namespace radixlm::kernels

@@ -2,11 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <random>
 #include <vector>
 
+#include "kernels/cpu/attention_impl.h"
+#include "kernels/dot.h"
 #include "kernels/fp16.h"
 #include "test_util.h"
 
@@ -121,9 +124,10 @@ void RunCase(const Case& cs, ThreadPool* pool, std::mt19937& rng) {
   AttentionForSequence(p, q.data(), q_pos.data(), cs.n_new, c.view, slots.data(), n_kv, out.data(),
                        pool);
   const auto ref = NaiveAttention(p, q, q_pos, c, slots);
-  // The kernel's float exp and the reference's double one can put a probability on either side
-  // of a half-type rounding boundary: one ulp of p (p * 2^-11 for F16, 2^-8 for BF16) times
-  // |v| <= 2, for a few keys.
+  // The reference computes in double; the kernel follows ggml's float order (attention.h), so
+  // its float sums differ by a few ulps, and its exp by <= 2 ulps, which can put a probability on
+  // either side of a half-type rounding boundary: one ulp of p (p * 2^-11 for F16, 2^-8 for
+  // BF16) times |v| <= 2, for a few keys.
   const double tol = cs.dtype == KvDtype::kF16 ? 1e-4 : 5e-4;
   for (size_t i = 0; i < out.size(); ++i) {
     ASSERT_NEAR(out[i], ref[i], tol) << "i=" << i << " heads=" << cs.n_heads
@@ -150,6 +154,94 @@ TEST(Attention, MatchesNaiveReference) {
     RunCase(cs, &pool, rng);
   }
 }
+
+// The split of decode work (scores by key ranges, P·V by output columns) must not change any
+// bit: every output keeps ggml's summation order whatever the pool size.
+TEST(Attention, SplitWorkGivesIdenticalResults) {
+  std::mt19937 rng(23);
+  AttentionParams p{4, 1, 256, 0.0625f, 512, 0.0f, true};
+  const int n_kv = 1337;
+  const int64_t row = 256;
+  Cache c = MakeCache(KvDtype::kF16, n_kv, row);
+  const auto k = RandomFloats(rng, n_kv * row), v = RandomFloats(rng, n_kv * row);
+  std::vector<int32_t> slots(n_kv);
+  std::iota(slots.begin(), slots.end(), 0);
+  StoreKvRows(c.view, slots.data(), n_kv, k.data(), v.data());
+  const auto q = RandomFloats(rng, 4 * 256, -8.0f, 8.0f);
+  for (const int64_t pos : {int64_t{n_kv - 1}, int64_t{700}, int64_t{300}}) {
+    std::vector<float> serial(q.size()), pooled2(q.size()), pooled4(q.size());
+    ThreadPool pool2(2), pool4(4);
+    AttentionForSequence(p, q.data(), &pos, 1, c.view, slots.data(), n_kv, serial.data(),
+                         nullptr);
+    AttentionForSequence(p, q.data(), &pos, 1, c.view, slots.data(), n_kv, pooled2.data(),
+                         &pool2);
+    AttentionForSequence(p, q.data(), &pos, 1, c.view, slots.data(), n_kv, pooled4.data(),
+                         &pool4);
+    for (size_t i = 0; i < q.size(); ++i) {
+      ASSERT_EQ(serial[i], pooled2[i]) << "pos=" << pos << " i=" << i;
+      ASSERT_EQ(serial[i], pooled4[i]) << "pos=" << pos << " i=" << i;
+    }
+  }
+}
+
+TEST(AttentionKernels, GgmlExpIsAccurate) {
+  EXPECT_EQ(cpu::scalar::GgmlExp(0.0f), 1.0f);
+  EXPECT_EQ(cpu::scalar::GgmlExp(-INFINITY), 0.0f);
+  EXPECT_EQ(cpu::scalar::GgmlExp(-200.0f), 0.0f);
+  for (float x = -100.0f; x <= 0.0f; x += 0.0137f) {
+    const double want = std::exp(static_cast<double>(x));
+    // ggml documents at most 1.95 ulp; subnormal results have less relative precision.
+    const double tol = std::max(2.0 * want * 0x1p-23, 0x1p-149);
+    ASSERT_NEAR(cpu::scalar::GgmlExp(x), want, tol) << x;
+  }
+}
+
+#if defined(RADIXLM_KERNELS_X86)
+// The scalar kernels define the numerics; the AVX2 ones must reproduce them bit for bit.
+TEST(AttentionKernels, Avx2MatchesScalarBitForBit) {
+  if (!IsaAvailable(Isa::kAvx2)) GTEST_SKIP() << "no AVX2";
+  std::mt19937 rng(24);
+  for (const int hd : {8, 24, 256}) {
+    for (const int n : {1, 3, 4, 7, 13, 64}) {
+      const auto q = RandomFloats(rng, hd, -3.0f, 3.0f);
+      const auto k = RandomFloats(rng, static_cast<int64_t>(n) * hd, -3.0f, 3.0f);
+      std::vector<float> a(n), b(n);
+      cpu::avx2::ScoreBlock(q.data(), k.data(), n, hd, a.data());
+      cpu::scalar::ScoreBlock(q.data(), k.data(), n, hd, b.data());
+      for (int j = 0; j < n; ++j) ASSERT_EQ(a[j], b[j]) << "hd=" << hd << " n=" << n;
+    }
+  }
+  for (int lane0 = 0; lane0 < cpu::kLanes; ++lane0) {
+    for (const int n : {1, 5, 8, 9, 30, 64}) {
+      auto s = RandomFloats(rng, n, -40.0f, 5.0f);
+      if (n > 3) s[2] = -130.0f;  // ggml_v_expf's |n| > 126 path
+      if (n > 4) s[3] = -INFINITY;
+      float max = -INFINITY;
+      for (float x : s) max = std::max(max, x);
+      auto sa = s, sb = s;
+      const double ea = cpu::avx2::ExpSum(sa.data(), n, lane0, max);
+      const double eb = cpu::scalar::ExpSum(sb.data(), n, lane0, max);
+      ASSERT_EQ(ea, eb) << "lane0=" << lane0 << " n=" << n;
+      for (int j = 0; j < n; ++j) ASSERT_EQ(sa[j], sb[j]) << "lane0=" << lane0 << " j=" << j;
+    }
+  }
+  for (const int width : {8, 24, 256}) {
+    for (int lane0 = 0; lane0 < cpu::kLanes; ++lane0) {
+      for (const int n : {1, 6, 8, 17, 64}) {
+        const auto pr = RandomFloats(rng, n, 0.0f, 1.0f);
+        const auto v = RandomFloats(rng, static_cast<int64_t>(n) * width, -2.0f, 2.0f);
+        auto acc_a = RandomFloats(rng, static_cast<int64_t>(cpu::kLanes) * width);
+        auto acc_b = acc_a;
+        cpu::avx2::AccumulateBlock(pr.data(), v.data(), n, width, lane0, acc_a.data());
+        cpu::scalar::AccumulateBlock(pr.data(), v.data(), n, width, lane0, acc_b.data());
+        for (size_t i = 0; i < acc_a.size(); ++i) {
+          ASSERT_EQ(acc_a[i], acc_b[i]) << "width=" << width << " lane0=" << lane0 << " n=" << n;
+        }
+      }
+    }
+  }
+}
+#endif
 
 TEST(Attention, BatchEqualsPerSequenceCalls) {
   std::mt19937 rng(22);

@@ -1,7 +1,15 @@
 // Per-ISA inner kernels of attention (internal; dispatched by kernels/attention.cc).
 //
-// Attention runs as llama.cpp's CPU (non flash-attention) graph does: scores of a whole row of
-// keys, then a softmax normalized before P·V, so every step below works on plain arrays.
+// Attention runs as llama.cpp's CPU (non flash-attention) graph does on AVX2: scores of a whole
+// row of keys, then a softmax normalized before P·V, so every step below works on plain arrays.
+// Every kernel reproduces ggml's float operation order exactly (not just its math), because
+// greedy decoding of small models flips on last-bit differences:
+//   * dot products (Q·K over head_dim, P·V over keys) as tinyBLAS's F16 GEMM computes them:
+//     8 float lanes, lane l accumulating the terms i == l (mod 8) in ascending i with fused
+//     multiply-adds, then the lane tree LaneSum below;
+//   * exponentials with ggml's ggml_v_expf polynomial, summed per aligned group of 8 keys with
+//     the same lane tree, the groups in double.
+// The scalar versions compute the same values (std::fma), so all ISAs agree bit for bit.
 // No allocation; keys come in blocks of at most kAttendBlockMax (already converted to float).
 #pragma once
 
@@ -10,14 +18,24 @@
 namespace radixlm::kernels::cpu {
 
 inline constexpr int kAttendBlockMax = 64;
+inline constexpr int kLanes = 8;  // lanes of ggml's AVX2 accumulators
 
-// scores[j] = dot(q, k_j) for j in [0, n); q: [head_dim], k: [n, head_dim]. Float accumulation.
+// ggml's horizontal sum of 8 lanes (hi + lo halves, then pairs): ((a0+a4)+(a2+a6)) +
+// ((a1+a5)+(a3+a7)).
+inline float LaneSum(const float* a) {
+  return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+}
+
+// scores[j] = dot(q, k_j) for j in [0, n); q: [head_dim], k: [n, head_dim]. Lane l sums the
+// terms d == l (mod 8).
 using ScoreBlockFn = void (*)(const float* q, const float* k, int n, int head_dim,
                               float* scores);
-// p[j] = exp(s[j] - max) in place for j in [0, n); returns sum_j p[j] (accumulated in double).
-using ExpSumFn = double (*)(float* s, int n, float max);
-// acc[d] += sum_j p[j] * v_j[d] for d in [0, head_dim); v: [n, head_dim]. Float accumulation.
-using AccumulateBlockFn = void (*)(const float* p, const float* v, int n, int head_dim,
+// p[j] = ggml_v_expf(s[j] - max) in place for j in [0, n); s[j] belongs to lane
+// (lane0 + j) % 8. Returns the sum of the lane sums of each group of 8 lanes, in double.
+using ExpSumFn = double (*)(float* s, int n, int lane0, float max);
+// acc[(lane0 + j) % 8][d] = fma(p[j], v_j[d], acc[...][d]) for j ascending in [0, n), d in
+// [0, width); v: [n, width], acc: [kLanes, width] lane accumulators.
+using AccumulateBlockFn = void (*)(const float* p, const float* v, int n, int width, int lane0,
                                    float* acc);
 
 struct AttentionKernels {
@@ -27,14 +45,17 @@ struct AttentionKernels {
 };
 
 namespace scalar {
+// ggml_v_expf (AVX2) for one value: exp(x) by a degree-5 polynomial after range reduction by
+// ln2, with the same special cases for |n| > 126 and > 192.
+float GgmlExp(float x);
 void ScoreBlock(const float* q, const float* k, int n, int head_dim, float* scores);
-double ExpSum(float* s, int n, float max);
-void AccumulateBlock(const float* p, const float* v, int n, int head_dim, float* acc);
+double ExpSum(float* s, int n, int lane0, float max);
+void AccumulateBlock(const float* p, const float* v, int n, int width, int lane0, float* acc);
 }  // namespace scalar
 namespace avx2 {
 void ScoreBlock(const float* q, const float* k, int n, int head_dim, float* scores);
-double ExpSum(float* s, int n, float max);
-void AccumulateBlock(const float* p, const float* v, int n, int head_dim, float* acc);
+double ExpSum(float* s, int n, int lane0, float max);
+void AccumulateBlock(const float* p, const float* v, int n, int width, int lane0, float* acc);
 }  // namespace avx2
 
 }  // namespace radixlm::kernels::cpu
