@@ -1,5 +1,6 @@
 #include "grammar/earley.h"
 
+#include <algorithm>
 #include <bit>
 #include <unordered_set>
 
@@ -12,23 +13,61 @@ uint64_t Key(int32_t production, int32_t dot, int32_t origin) {
          static_cast<uint64_t>(origin);
 }
 
+// Sets bits lo..hi of a 256-bit set, a word at a time (this runs for every terminal item of
+// every Earley set; a per-byte loop over [0x80, 0xBF] ranges dominated mask computation).
+void AddByteRange(int lo, int hi, std::array<uint64_t, 4>* bits) {
+  for (int w = lo >> 6; w <= hi >> 6; ++w) {
+    const int from = std::max(lo, w * 64) - w * 64;
+    const int to = std::min(hi, w * 64 + 63) - w * 64;  // inclusive
+    const uint64_t upto = to == 63 ? ~uint64_t{0} : (uint64_t{1} << (to + 1)) - 1;
+    (*bits)[w] |= upto & ~((uint64_t{1} << from) - 1);
+  }
+}
+
 }  // namespace
 
-EarleyRecognizer::EarleyRecognizer(std::shared_ptr<const Cfg> cfg) : cfg_(std::move(cfg)) {
+EarleyRecognizer::EarleyRecognizer(std::shared_ptr<const Cfg> cfg)
+    : cfg_(std::move(cfg)), rule_epoch_(cfg_->rule_names.size(), 0) {
   auto first = std::make_shared<Set>();
-  for (int32_t p : cfg_->rule_productions[cfg_->root]) first->items.push_back({p, 0, 0});
+  for (int32_t p : cfg_->rule_productions[cfg_->root]) first->items.push_back(MakeItem(p, 0, 0));
   Close(first.get(), 0);
   sets_.push_back(std::move(first));
 }
 
+EarleyRecognizer::Item EarleyRecognizer::MakeItem(int32_t production, int32_t dot,
+                                                  int32_t origin) const {
+  const CfgProduction& prod = cfg_->productions[production];
+  int32_t next = kComplete;
+  if (dot < static_cast<int32_t>(prod.rhs.size())) {
+    next = prod.rhs[dot].is_terminal() ? kNextTerminal : prod.rhs[dot].rule;
+  }
+  return {production, dot, origin, next};
+}
+
 void EarleyRecognizer::Close(Set* set, int32_t index) const {
+  // Deduplication: Earley sets are usually a few dozen items, where a linear scan beats
+  // hashing (this runs once per byte of every vocabulary branch during mask computation);
+  // a hash set takes over only for large sets.
+  constexpr size_t kLinearLimit = 48;
   std::unordered_set<uint64_t> seen;
-  seen.reserve(set->items.size() * 4);
-  for (const Item& it : set->items) seen.insert(Key(it.production, it.dot, it.origin));
+  if (++epoch_ == 0) {  // wrapped: forget every stamp
+    std::fill(rule_epoch_.begin(), rule_epoch_.end(), 0);
+    epoch_ = 1;
+  }
+  if (index == 0) rule_epoch_[cfg_->root] = epoch_;  // set 0's kernel is root's productions
   auto add = [&](int32_t production, int32_t dot, int32_t origin) {
-    if (seen.insert(Key(production, dot, origin)).second) {
-      set->items.push_back({production, dot, origin});
+    std::vector<Item>& items = set->items;
+    if (items.size() < kLinearLimit) {
+      for (const Item& it : items) {
+        if (it.production == production && it.dot == dot && it.origin == origin) return;
+      }
+    } else {
+      if (seen.empty()) {
+        for (const Item& it : items) seen.insert(Key(it.production, it.dot, it.origin));
+      }
+      if (!seen.insert(Key(production, dot, origin)).second) return;
     }
+    items.push_back(MakeItem(production, dot, origin));
   };
   // items grows while we walk it: index-based loop, no references kept across add().
   for (size_t i = 0; i < set->items.size(); ++i) {
@@ -42,19 +81,23 @@ void EarleyRecognizer::Close(Set* set, int32_t index) const {
           item.origin == index ? &set->items : &sets_[item.origin]->items;
       for (size_t j = 0; j < waiting->size(); ++j) {
         const Item w = (*waiting)[j];
-        const CfgProduction& wp = cfg_->productions[w.production];
-        if (w.dot < static_cast<int32_t>(wp.rhs.size()) && wp.rhs[w.dot].rule == prod.lhs) {
-          add(w.production, w.dot + 1, w.origin);
-        }
+        if (w.next_rule == prod.lhs) add(w.production, w.dot + 1, w.origin);
       }
       continue;
     }
     const CfgSymbol& next = prod.rhs[item.dot];
     if (next.is_terminal()) {
-      for (int b = next.lo; b <= next.hi; ++b) set->scannable[b >> 6] |= uint64_t{1} << (b & 63);
+      AddByteRange(next.lo, next.hi, &set->scannable);
       continue;
     }
-    for (int32_t p : cfg_->rule_productions[next.rule]) add(p, 0, index);
+    if (rule_epoch_[next.rule] != epoch_) {
+      // (p, 0, index) items come only from here, once per rule per set: no duplicates.
+      rule_epoch_[next.rule] = epoch_;
+      for (int32_t p : cfg_->rule_productions[next.rule]) {
+        set->items.push_back(MakeItem(p, 0, index));
+        if (!seen.empty()) seen.insert(Key(p, 0, index));
+      }
+    }
     if (cfg_->nullable[next.rule]) add(item.production, item.dot + 1, item.origin);
   }
 }
@@ -63,13 +106,12 @@ bool EarleyRecognizer::Push(uint8_t byte) {
   const Set& current = *sets_.back();
   if (!current.CanScan(byte)) return false;
   auto next = std::make_shared<Set>();
+  next->items.reserve(current.items.size() + 16);  // one allocation in the common case
   for (const Item& item : current.items) {
-    const CfgProduction& prod = cfg_->productions[item.production];
-    if (item.dot < static_cast<int32_t>(prod.rhs.size())) {
-      const CfgSymbol& s = prod.rhs[item.dot];
-      if (s.is_terminal() && s.lo <= byte && byte <= s.hi) {
-        next->items.push_back({item.production, item.dot + 1, item.origin});
-      }
+    if (item.next_rule != kNextTerminal) continue;
+    const CfgSymbol& s = cfg_->productions[item.production].rhs[item.dot];
+    if (s.lo <= byte && byte <= s.hi) {
+      next->items.push_back(MakeItem(item.production, item.dot + 1, item.origin));
     }
   }
   Close(next.get(), static_cast<int32_t>(sets_.size()));

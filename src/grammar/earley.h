@@ -44,7 +44,13 @@ class EarleyRecognizer {
     int32_t production;
     int32_t dot;
     int32_t origin;  // index of the set where this production was predicted
+    // The rule after the dot, or kNextTerminal / kComplete: cached so the completion scan
+    // over an origin set reads only this array, not the productions.
+    int32_t next_rule;
   };
+  static constexpr int32_t kNextTerminal = -1;
+  static constexpr int32_t kComplete = -2;
+  Item MakeItem(int32_t production, int32_t dot, int32_t origin) const;
   struct Set {
     std::vector<Item> items;
     std::array<uint64_t, 4> scannable{};  // bit b: some item's next symbol accepts byte b
@@ -58,6 +64,10 @@ class EarleyRecognizer {
 
   std::shared_ptr<const Cfg> cfg_;
   std::vector<std::shared_ptr<const Set>> sets_;
+  // Scratch for Close: rule_epoch_[r] == epoch_ means rule r was already predicted in the set
+  // being closed, so its productions are added once without any duplicate check.
+  mutable std::vector<uint32_t> rule_epoch_;
+  mutable uint32_t epoch_ = 0;
 };
 
 }  // namespace radixlm::grammar
