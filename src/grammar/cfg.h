@@ -29,10 +29,10 @@ struct CfgProduction {
 };
 
 struct Cfg {
-  std::vector<std::string> rule_names;             // [rules]; helper rules are named "a#3"
+  std::vector<std::string> rule_names;  // [rules]; helper rules are named "a#3"
   std::vector<CfgProduction> productions;
   std::vector<std::vector<int32_t>> rule_productions;  // [rules] → production ids
-  std::vector<uint8_t> nullable;                   // [rules]: derives the empty string
+  std::vector<uint8_t> nullable;                       // [rules]: derives the empty string
   int32_t root = 0;
 
   // Fills rule_productions and nullable, and checks that every rule reachable from the root

@@ -39,9 +39,12 @@ StatusOr<Dfa> CompileRegex(std::string_view pattern, const CompileOptions& optio
 
 const char* GrammarKindName(GrammarKind kind) {
   switch (kind) {
-    case GrammarKind::kRegex: return "regex";
-    case GrammarKind::kJsonSchema: return "json_schema";
-    case GrammarKind::kEbnf: return "ebnf";
+    case GrammarKind::kRegex:
+      return "regex";
+    case GrammarKind::kJsonSchema:
+      return "json_schema";
+    case GrammarKind::kEbnf:
+      return "ebnf";
   }
   return "?";
 }

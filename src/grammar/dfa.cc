@@ -165,8 +165,7 @@ Dfa MinimizeDfa(const Dfa& dfa) {
         const int32_t t = dfa.Next(s, static_cast<uint8_t>(b));
         sig[b + 1] = t == Dfa::kDead ? -1 : cls[t];
       }
-      auto [it, inserted] =
-          signature_ids.emplace(sig, static_cast<int32_t>(signature_ids.size()));
+      auto [it, inserted] = signature_ids.emplace(sig, static_cast<int32_t>(signature_ids.size()));
       next_cls[s] = it->second;
     }
     const int32_t count = static_cast<int32_t>(signature_ids.size());

@@ -124,7 +124,8 @@ int EarleyRecognizer::CountNextBytes(uint8_t* only) const {
   int count = 0;
   for (int w = 0; w < 4; ++w) {
     count += std::popcount(s.scannable[w]);
-    if (s.scannable[w] != 0) *only = static_cast<uint8_t>(w * 64 + std::countr_zero(s.scannable[w]));
+    if (s.scannable[w] != 0)
+      *only = static_cast<uint8_t>(w * 64 + std::countr_zero(s.scannable[w]));
   }
   return count;
 }

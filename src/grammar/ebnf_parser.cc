@@ -232,14 +232,29 @@ class Parser {
     if (AtEnd()) Fail("trailing backslash");
     const char c = text_[pos_++];
     switch (c) {
-      case 'n': return '\n';
-      case 'r': return '\r';
-      case 't': return '\t';
-      case 'x': return ParseHex(2);
-      case 'u': return ParseHex(4);
-      case 'U': return ParseHex(8);
-      case '\\': case '"': case '\'': case '[': case ']': case '-': case '^': return c;
-      default: --pos_; Fail(std::string("unsupported escape '\\") + c + "'");
+      case 'n':
+        return '\n';
+      case 'r':
+        return '\r';
+      case 't':
+        return '\t';
+      case 'x':
+        return ParseHex(2);
+      case 'u':
+        return ParseHex(4);
+      case 'U':
+        return ParseHex(8);
+      case '\\':
+      case '"':
+      case '\'':
+      case '[':
+      case ']':
+      case '-':
+      case '^':
+        return c;
+      default:
+        --pos_;
+        Fail(std::string("unsupported escape '\\") + c + "'");
     }
   }
 

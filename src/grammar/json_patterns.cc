@@ -53,7 +53,8 @@ std::string SameLengthRange(const std::string& x, const std::string& y) {
   }
   if (low <= high) {
     std::string middle(1, low);
-    if (low != high) middle = std::string("[").append(1, low).append("-").append(1, high).append("]");
+    if (low != high)
+      middle = std::string("[").append(1, low).append("-").append(1, high).append("]");
     parts.push_back(middle + any_rest);
   }
   if (!tail.empty()) parts.push_back(tail);

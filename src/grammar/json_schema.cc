@@ -28,10 +28,10 @@ struct SchemaError : std::runtime_error {
 
 const std::set<std::string>& SupportedKeywords() {
   static const std::set<std::string> kKeywords = {
-      "type", "properties", "required", "additionalProperties", "enum", "const", "anyOf",
-      "oneOf", "allOf", "$ref", "$defs", "definitions", "items", "prefixItems", "minItems",
-      "maxItems", "minLength", "maxLength", "pattern", "format", "minimum", "maximum",
-      "exclusiveMinimum", "exclusiveMaximum",
+      "type", "properties", "required", "additionalProperties", "enum", "const", "anyOf", "oneOf",
+      "allOf", "$ref", "$defs", "definitions", "items", "prefixItems", "minItems", "maxItems",
+      "minLength", "maxLength", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
+      "exclusiveMaximum",
       // Annotations: no effect on what is valid.
       "title", "description", "default", "examples", "$schema", "$id", "$comment", "deprecated",
       "readOnly", "writeOnly"};
@@ -113,7 +113,8 @@ class Converter {
     if (schema.contains("properties") || schema.contains("additionalProperties")) {
       return TypeRegex("object", schema);
     }
-    if (schema.contains("items") || schema.contains("prefixItems")) return TypeRegex("array", schema);
+    if (schema.contains("items") || schema.contains("prefixItems"))
+      return TypeRegex("array", schema);
     if (schema.contains("pattern") || schema.contains("format") || schema.contains("minLength") ||
         schema.contains("maxLength")) {
       return TypeRegex("string", schema);
@@ -218,7 +219,8 @@ class Converter {
       return "\"" + Group(p) + "\"";
     }
     if (schema.contains("format")) {
-      const std::string format = schema["format"].is_string() ? schema["format"].get<std::string>() : "";
+      const std::string format =
+          schema["format"].is_string() ? schema["format"].get<std::string>() : "";
       std::optional<std::string> regex = jp::FormatRegex(format);
       if (!regex) throw SchemaError("unsupported string format '" + format + "'");
       return "\"" + Group(*regex) + "\"";
@@ -235,11 +237,14 @@ class Converter {
     std::optional<int64_t> lo, hi;
     auto number = [&](const char* key) -> std::optional<double> {
       if (!schema.contains(key)) return std::nullopt;
-      if (!schema[key].is_number()) throw SchemaError(std::string("'") + key + "' must be a number");
+      if (!schema[key].is_number())
+        throw SchemaError(std::string("'") + key + "' must be a number");
       return schema[key].get<double>();
     };
     constexpr double kLimit = 9.0e18;  // inside int64 with room for the +-1 below
-    auto clamp = [&](double v) { return static_cast<int64_t>(std::max(-kLimit, std::min(kLimit, v))); };
+    auto clamp = [&](double v) {
+      return static_cast<int64_t>(std::max(-kLimit, std::min(kLimit, v)));
+    };
     if (auto v = number("minimum")) lo = clamp(std::ceil(*v));
     if (auto v = number("exclusiveMinimum")) {
       const int64_t x = clamp(std::floor(*v)) + 1;
@@ -279,8 +284,9 @@ class Converter {
       return GenericObject(additional.is_boolean() ? Any(any_depth_ - 1) : Visit(additional));
     }
     if (!(additional.is_boolean() && !additional.get<bool>())) {
-      throw SchemaError("'additionalProperties' other than false is not supported together with "
-                        "'properties'");
+      throw SchemaError(
+          "'additionalProperties' other than false is not supported together with "
+          "'properties'");
     }
     std::set<std::string> required;
     if (schema.contains("required")) {
@@ -302,8 +308,8 @@ class Converter {
     std::vector<std::string> rest(n + 1), first(n + 1);
     for (size_t i = n; i-- > 0;) {
       const std::string with_comma = ws_ + "," + ws_ + members[i].regex;
-      rest[i] = members[i].required ? with_comma + rest[i + 1]
-                                    : Group(with_comma) + "?" + rest[i + 1];
+      rest[i] =
+          members[i].required ? with_comma + rest[i + 1] : Group(with_comma) + "?" + rest[i + 1];
       const std::string here = ws_ + members[i].regex + rest[i + 1];
       first[i] = members[i].required ? here : Group(here + "|" + first[i + 1]);
     }
@@ -311,8 +317,8 @@ class Converter {
   }
 
   std::string GenericObject(const std::string& value) {
-    const std::string member = "\"" + std::string(jp::kStringChar) + "*\"" + ws_ + ":" + ws_ +
-                               Group(value);
+    const std::string member =
+        "\"" + std::string(jp::kStringChar) + "*\"" + ws_ + ":" + ws_ + Group(value);
     return "\\{" + ws_ + Group(member + Group(ws_ + "," + ws_ + member) + "*") + "?" + ws_ + "\\}";
   }
 
@@ -340,12 +346,14 @@ class Converter {
       if (!item || (max && *max == 0)) return "\\[" + ws_ + "\\]";
       std::optional<int64_t> more_max;
       if (max) more_max = *max - 1;
-      const std::string body = *item + Group(sep + *item) + Quantifier(std::max<int64_t>(min - 1, 0), more_max);
+      const std::string body =
+          *item + Group(sep + *item) + Quantifier(std::max<int64_t>(min - 1, 0), more_max);
       return "\\[" + ws_ + (min > 0 ? body : Group(body) + "?") + ws_ + "\\]";
     }
     // All prefix items are emitted (minItems below their count is not honoured).
     const int64_t k = static_cast<int64_t>(prefix.size());
-    if (max && *max < k) throw SchemaError("maxItems below the number of prefixItems is not supported");
+    if (max && *max < k)
+      throw SchemaError("maxItems below the number of prefixItems is not supported");
     std::string out = "\\[" + ws_ + prefix[0];
     for (size_t i = 1; i < prefix.size(); ++i) out += sep + prefix[i];
     if (item) {
@@ -362,8 +370,9 @@ class Converter {
                                       jp::kBoolean, jp::kNull};
     if (depth > 0) {
       const std::string inner = Any(depth - 1);
-      parts.push_back("\\[" + ws_ + Group(Group(inner) + Group(ws_ + "," + ws_ + Group(inner)) + "*") +
-                      "?" + ws_ + "\\]");
+      parts.push_back("\\[" + ws_ +
+                      Group(Group(inner) + Group(ws_ + "," + ws_ + Group(inner)) + "*") + "?" +
+                      ws_ + "\\]");
       parts.push_back(GenericObject(inner));
     }
     return Alternation(parts);

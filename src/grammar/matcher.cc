@@ -114,12 +114,13 @@ std::string Matcher::ForcedBytes() const {
     }
     return forced;
   }
-  EarleyRecognizer probe = *earley_;  // shares the sets; pushes only add to the copy
+  const size_t consumed = earley_->consumed();
   uint8_t only = 0;
-  while (!probe.CanTerminate() && forced.size() < kMaxForcedBytes &&
-         probe.CountNextBytes(&only) == 1 && probe.Push(only)) {
+  while (!earley_->CanTerminate() && forced.size() < kMaxForcedBytes &&
+         earley_->CountNextBytes(&only) == 1 && earley_->Push(only)) {
     forced.push_back(static_cast<char>(only));
   }
+  earley_->Truncate(consumed);
   return forced;
 }
 
@@ -138,10 +139,9 @@ void Matcher::FillTokenMask(std::span<int32_t> mask) const {
     std::copy(cached.begin(), cached.end(), mask.begin());
     return;
   }
-  EarleyRecognizer probe = *earley_;
-  EarleyCursor cursor{probe};
+  EarleyCursor cursor{*earley_};  // pushes and pops back: earley_ ends where it started
   WalkVocabulary(vocab, cursor, [&](int32_t id) { SetTokenAllowed(mask, id, true); });
-  if (probe.CanTerminate()) {
+  if (earley_->CanTerminate()) {
     for (int32_t id : vocab.eos_ids()) {
       if (id >= 0 && id < vocab.size()) SetTokenAllowed(mask, id, true);
     }

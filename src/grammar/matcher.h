@@ -7,8 +7,9 @@
 // then terminates the matcher.
 //
 // Copying is Clone(): the compiled grammar is shared (shared_ptr), the DFA state and history
-// are small vectors, and Earley sets are shared immutable nodes. Not thread-safe; one matcher
-// per request, any number of matchers per grammar on any threads.
+// are small vectors, and Earley sets are shared immutable nodes. Not thread-safe, not even its
+// const methods (EBNF masks probe the parser in place); one matcher per request, any number
+// of matchers per grammar on any threads.
 #pragma once
 
 #include <cstdint>
@@ -66,9 +67,11 @@ class Matcher {
   bool AcceptBytesInternal(std::string_view bytes);
 
   std::shared_ptr<const CompiledGrammar> grammar_;
-  const Dfa* dfa_ = nullptr;                  // regex / JSON schema
-  int32_t state_ = 0;                         // current DFA state
-  std::optional<EarleyRecognizer> earley_;    // EBNF
+  const Dfa* dfa_ = nullptr;  // regex / JSON schema
+  int32_t state_ = 0;         // current DFA state
+  // EBNF. Mutable: FillTokenMask and ForcedBytes push bytes onto it and pop them again
+  // (the state is unchanged on return), which avoids copying the whole parse stack per call.
+  mutable std::optional<EarleyRecognizer> earley_;
   std::vector<Step> steps_;
 };
 

@@ -24,9 +24,14 @@ RegexNode ClassNode(const std::vector<CodepointRange>& ranges) {
 // The ASCII meaning of \d \w \s (as outlines and Python's re.ASCII): predictable masks.
 std::vector<CodepointRange> ShorthandClass(char c) {
   switch (c) {
-    case 'd': case 'D': return {{'0', '9'}};
-    case 'w': case 'W': return {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}};
-    default: return {{'\t', '\r'}, {' ', ' '}};  // s, S: \t \n \v \f \r and space
+    case 'd':
+    case 'D':
+      return {{'0', '9'}};
+    case 'w':
+    case 'W':
+      return {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}};
+    default:
+      return {{'\t', '\r'}, {' ', ' '}};  // s, S: \t \n \v \f \r and space
   }
 }
 
@@ -150,7 +155,8 @@ class Parser {
         ++pos_;
         return inner;
       }
-      case '[': return ParseClass();
+      case '[':
+        return ParseClass();
       case '.':
         ++pos_;
         return ClassNode(ComplementRanges({{'\n', '\n'}}));
@@ -159,9 +165,14 @@ class Parser {
         ParseEscape(/*in_class=*/false, &ranges);
         return ClassNode(ranges);
       }
-      case '*': case '+': case '?': Fail("quantifier with nothing to repeat");
-      case '^': Fail("'^' is only supported at the start of the pattern");
-      case '$': Fail("'$' is only supported at the end of the pattern");
+      case '*':
+      case '+':
+      case '?':
+        Fail("quantifier with nothing to repeat");
+      case '^':
+        Fail("'^' is only supported at the start of the pattern");
+      case '$':
+        Fail("'$' is only supported at the end of the pattern");
       default: {
         uint32_t cp;
         if (!DecodeUtf8(text_, &pos_, &cp)) Fail("invalid UTF-8");
@@ -190,25 +201,47 @@ class Parser {
     const char c = text_[pos_++];
     uint32_t cp;
     switch (c) {
-      case 'd': case 'w': case 's': {
+      case 'd':
+      case 'w':
+      case 's': {
         auto r = ShorthandClass(c);
         out->insert(out->end(), r.begin(), r.end());
         return;
       }
-      case 'D': case 'W': case 'S': {
+      case 'D':
+      case 'W':
+      case 'S': {
         auto r = ComplementRanges(ShorthandClass(c));
         out->insert(out->end(), r.begin(), r.end());
         return;
       }
-      case 'n': cp = '\n'; break;
-      case 't': cp = '\t'; break;
-      case 'r': cp = '\r'; break;
-      case 'f': cp = '\f'; break;
-      case 'v': cp = '\v'; break;
-      case '0': cp = 0; break;
-      case 'x': cp = ParseHex(2); break;
-      case 'u': cp = ParseHex(4); break;
-      case 'U': cp = ParseHex(8); break;
+      case 'n':
+        cp = '\n';
+        break;
+      case 't':
+        cp = '\t';
+        break;
+      case 'r':
+        cp = '\r';
+        break;
+      case 'f':
+        cp = '\f';
+        break;
+      case 'v':
+        cp = '\v';
+        break;
+      case '0':
+        cp = 0;
+        break;
+      case 'x':
+        cp = ParseHex(2);
+        break;
+      case 'u':
+        cp = ParseHex(4);
+        break;
+      case 'U':
+        cp = ParseHex(8);
+        break;
       default:
         if (std::isalnum(static_cast<unsigned char>(c))) {
           --pos_;

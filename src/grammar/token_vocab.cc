@@ -21,8 +21,9 @@ std::shared_ptr<const TokenVocab> TokenVocab::Create(std::vector<std::string> to
     if (!bytes[id].empty()) vocab->sorted_ids_.push_back(id);
     vocab->max_token_bytes_ = std::max(vocab->max_token_bytes_, bytes[id].size());
   }
-  std::sort(vocab->sorted_ids_.begin(), vocab->sorted_ids_.end(),
-            [&](int32_t a, int32_t b) { return bytes[a] < bytes[b] || (bytes[a] == bytes[b] && a < b); });
+  std::sort(vocab->sorted_ids_.begin(), vocab->sorted_ids_.end(), [&](int32_t a, int32_t b) {
+    return bytes[a] < bytes[b] || (bytes[a] == bytes[b] && a < b);
+  });
   vocab->lcp_.resize(vocab->sorted_ids_.size(), 0);
   for (size_t i = 1; i < vocab->sorted_ids_.size(); ++i) {
     const std::string& a = bytes[vocab->sorted_ids_[i - 1]];
@@ -35,8 +36,8 @@ std::shared_ptr<const TokenVocab> TokenVocab::Create(std::vector<std::string> to
   return vocab;
 }
 
-std::shared_ptr<const TokenVocab> TokenVocab::FromTokenizer(
-    const tokenizer::Tokenizer& tokenizer, std::vector<int32_t> eos_ids) {
+std::shared_ptr<const TokenVocab> TokenVocab::FromTokenizer(const tokenizer::Tokenizer& tokenizer,
+                                                            std::vector<int32_t> eos_ids) {
   std::vector<std::string> bytes(tokenizer.vocab_size());
   for (int32_t id = 0; id < tokenizer.vocab_size(); ++id) {
     if (tokenizer.IsSpecial(id)) continue;  // control / unknown: no output text

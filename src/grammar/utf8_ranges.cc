@@ -151,8 +151,7 @@ bool DecodeUtf8(std::string_view text, size_t* pos, uint32_t* codepoint) {
     cp = (cp << 6) | (b & 0x3F);
   }
   static constexpr uint32_t kMinForLength[5] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kMinForLength[len] || cp > kMaxCodepoint ||
-      (cp >= kSurrogateLo && cp <= kSurrogateHi)) {
+  if (cp < kMinForLength[len] || cp > kMaxCodepoint || (cp >= kSurrogateLo && cp <= kSurrogateHi)) {
     return false;
   }
   *pos = p + len;

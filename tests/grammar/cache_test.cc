@@ -1,10 +1,9 @@
 // GrammarCache: compile-once under concurrency, cached errors, deferred compilation.
-#include "grammar/grammar_cache.h"
-
 #include <gtest/gtest.h>
 
 #include <thread>
 
+#include "grammar/grammar_cache.h"
 #include "test_util.h"
 
 namespace radixlm::grammar {

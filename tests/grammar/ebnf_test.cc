@@ -35,11 +35,12 @@ number ::= "-"? [0-9]+
 ws     ::= [ \t\n]*
 )G";
 
-constexpr const char* kMultiline = "# a comment line\n"
-                                   "root ::= a\n"
-                                   "       | b   # trailing comment\n"
-                                   "a ::= \"x\" 'y'\n"
-                                   "b ::= [0-9]\n";
+constexpr const char* kMultiline =
+    "# a comment line\n"
+    "root ::= a\n"
+    "       | b   # trailing comment\n"
+    "a ::= \"x\" 'y'\n"
+    "b ::= [0-9]\n";
 
 const EbnfCase kEbnfCases[] = {
     {R"G(root ::= "a" "b" | "c")G", "ab", true},
@@ -87,13 +88,16 @@ const EbnfCase kEbnfCases[] = {
     {R"G(root ::= "\"" [^"]* "\"")G", R"G("hi there")G", true},
     {R"G(root ::= "\"" [^"]* "\"")G", R"G("hi"there")G", false},
     {R"G(root ::= item ("," item)* 
-item ::= "yes" | "no" | "y")G", "yes,no,y", true},
+item ::= "yes" | "no" | "y")G",
+     "yes,no,y", true},
     {R"G(root ::= item ("," item)* 
-item ::= "yes" | "no" | "y")G", "yes,", false},
+item ::= "yes" | "no" | "y")G",
+     "yes,", false},
     {R"G(root ::= [a-c-] [\]x])G", "-]", true},
     {R"G(root ::= x* y
 x ::= "a" | ""
-y ::= "b")G", "aab", true},  // a nullable rule under a star
+y ::= "b")G",
+     "aab", true},  // a nullable rule under a star
 };
 
 TEST(EbnfTest, TableOfCases) {
@@ -127,8 +131,8 @@ const EbnfError kEbnfErrors[] = {
 
 TEST(EbnfTest, ErrorsNameTheProblem) {
   for (const EbnfError& c : kEbnfErrors) {
-    auto compiled = CompiledGrammar::Compile(GrammarKind::kEbnf, c.grammar,
-                                             testing::SyntheticVocab());
+    auto compiled =
+        CompiledGrammar::Compile(GrammarKind::kEbnf, c.grammar, testing::SyntheticVocab());
     ASSERT_FALSE(compiled.ok()) << c.grammar;
     EXPECT_EQ(compiled.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(compiled.status().message().find(c.message_part), std::string::npos)

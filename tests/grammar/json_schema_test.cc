@@ -58,7 +58,7 @@ const SchemaCase kSchemaCases[] = {
     {kPerson, R"G({"name":"Al","age":3})G", true},
     {kPerson, R"G({ "name": "Al", "age": 3 })G", true},
     {kPerson, R"G({"name":  "Al","age":3})G", false},  // at most one space by default
-    {kPerson, R"G({"age":3,"name":"Al"})G", false},     // properties in schema order
+    {kPerson, R"G({"age":3,"name":"Al"})G", false},    // properties in schema order
     {kPerson, R"G({"name":"Al"})G", false},
     {kPerson, R"G({"name":"Al","age":3,"x":1})G", false},  // no additional properties
     {kOptional, R"G({"b":1})G", true},
@@ -87,9 +87,11 @@ const SchemaCase kSchemaCases[] = {
     {kNested, R"G({"inner":{"v":true}})G", true},
     {kNested, R"G({"inner":{}})G", false},
     {R"G({"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":3})G", "[1,2]", true},
-    {R"G({"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":3})G", "[1, 2, 3]", true},
+    {R"G({"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":3})G", "[1, 2, 3]",
+     true},
     {R"G({"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":3})G", "[1]", false},
-    {R"G({"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":3})G", "[1,2,3,4]", false},
+    {R"G({"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":3})G", "[1,2,3,4]",
+     false},
     {R"G({"type":"array","prefixItems":[{"type":"string"},{"type":"integer"}],"items":false})G",
      R"G(["a",1])G", true},
     {R"G({"type":"array","prefixItems":[{"type":"string"},{"type":"integer"}],"items":false})G",
@@ -132,7 +134,8 @@ const SchemaCase kSchemaCases[] = {
     {"{}", R"G({"a":[1,"x"],"b":{}})G", true},
     {"{}", R"G({"a":[1,{"b":null}]})G", false},  // deeper than max_any_depth (2)
     {"{}", R"G("x")G", true},
-    {R"G({"type":"object","additionalProperties":{"type":"integer"}})G", R"G({"k":1,"j":2})G", true},
+    {R"G({"type":"object","additionalProperties":{"type":"integer"}})G", R"G({"k":1,"j":2})G",
+     true},
     {R"G({"type":"object","additionalProperties":{"type":"integer"}})G", R"G({"k":"x"})G", false},
 };
 
@@ -147,8 +150,8 @@ TEST(JsonSchemaTest, TableOfCases) {
 
 TEST(JsonSchemaTest, IntegerRangesAgreeWithArithmetic) {
   // Every integer in a window around the bounds is accepted exactly when it is in range.
-  const std::pair<int, int> ranges[] = {{0, 0}, {-1, 1}, {7, 93}, {-305, -17}, {99, 1000},
-                                        {-1234, 5678}, {1, 9}, {10, 19}, {0, 100}};
+  const std::pair<int, int> ranges[] = {{0, 0},        {-1, 1}, {7, 93},  {-305, -17}, {99, 1000},
+                                        {-1234, 5678}, {1, 9},  {10, 19}, {0, 100}};
   for (auto [lo, hi] : ranges) {
     const std::string schema = R"({"type":"integer","minimum":)" + std::to_string(lo) +
                                R"(,"maximum":)" + std::to_string(hi) + "}";
@@ -174,16 +177,19 @@ struct SchemaError {
 };
 
 const SchemaError kSchemaErrors[] = {
-    {R"G({"type":"object","patternProperties":{"a":{}}})G", "unsupported JSON schema keyword 'patternProperties'"},
+    {R"G({"type":"object","patternProperties":{"a":{}}})G",
+     "unsupported JSON schema keyword 'patternProperties'"},
     {R"G({"not":{"type":"string"}})G", "keyword 'not'"},
     {R"G({"type":"array","uniqueItems":true})G", "keyword 'uniqueItems'"},
     {R"G({"type":"string","format":"hostname"})G", "format 'hostname'"},
     {R"G({"type":"integr"})G", "unknown type 'integr'"},
     {R"G({"$defs":{"N":{"type":"object","properties":{"next":{"$ref":"#/$defs/N"}}}},
-        "$ref":"#/$defs/N"})G", "recursive $ref"},
+        "$ref":"#/$defs/N"})G",
+     "recursive $ref"},
     {R"G({"$ref":"#/$defs/Missing"})G", "does not resolve"},
     {R"G({"$ref":"http://example.com/s.json"})G", "unsupported $ref"},
-    {R"G({"type":"object","properties":{"a":{}},"additionalProperties":true})G", "additionalProperties"},
+    {R"G({"type":"object","properties":{"a":{}},"additionalProperties":true})G",
+     "additionalProperties"},
     {R"G({"type":"integer","minimum":5,"maximum":1})G", "no integer"},
     {R"G({"type":"string","minLength":-1})G", "non-negative"},
     {R"G({"type": "object", )G", "not valid JSON"},

@@ -43,8 +43,8 @@ const ForcedCase kForcedCases[] = {
     {GrammarKind::kRegex, "abc(d|e)", "", "abc"},
     {GrammarKind::kRegex, "abc(d|e)", "abc", ""},
     {GrammarKind::kRegex, "abc(de|df)", "abc", "d"},
-    {GrammarKind::kRegex, "a+b", "", "a"},         // after one 'a', a choice
-    {GrammarKind::kRegex, "x|xy", "x", ""},        // may end here: nothing is forced
+    {GrammarKind::kRegex, "a+b", "", "a"},   // after one 'a', a choice
+    {GrammarKind::kRegex, "x|xy", "x", ""},  // may end here: nothing is forced
     // 日 (E6 97 A5) and the lead byte E6 that 本 and 曜 share are forced.
     {GrammarKind::kRegex, "(日本|日曜)", "", "\xE6\x97\xA5\xE6"},
     {GrammarKind::kJsonSchema, kPersonSchema, "", "{"},  // then an optional space
@@ -100,7 +100,8 @@ TEST(MatcherTest, ByteLessTokensAreNeverAllowed) {
 TEST(MatcherTest, RollbackRestoresEarlierStates) {
   for (auto [kind, text] :
        {std::pair{GrammarKind::kJsonSchema, kPersonSchema},
-        std::pair{GrammarKind::kEbnf, "root ::= \"{\\\"name\\\":\" [ ]? \"\\\"\" [a-z]* \"\\\"}\""}}) {
+        std::pair{GrammarKind::kEbnf,
+                  "root ::= \"{\\\"name\\\":\" [ ]? \"\\\"\" [a-z]* \"\\\"}\""}}) {
     Matcher m(MustCompile(kind, text));
     std::vector<std::vector<int32_t>> masks = {Mask(m)};
     std::vector<std::string> forced = {m.ForcedBytes()};

@@ -88,8 +88,8 @@ const MatchCase kRegexCases[] = {
     {R"G([\U0001F600-\U0001F64F])G", "☺", false},
     {R"G([^\x00-\x7F]+)G", "éß日😀", true},
     {R"G([^\x00-\x7F]+)G", "éa", false},
-    {R"G([\u0800-\uFFFF])G", "\xEF\xBF\xBF", true},   // U+FFFF, a 3-byte boundary
-    {R"G([\u0800-\uFFFF])G", "\xDF\xBF", false},      // U+07FF, a 2-byte character
+    {R"G([\u0800-\uFFFF])G", "\xEF\xBF\xBF", true},  // U+FFFF, a 3-byte boundary
+    {R"G([\u0800-\uFFFF])G", "\xDF\xBF", false},     // U+07FF, a 2-byte character
     {R"G((\d+\.)?\d+)G", "3.14", true},
     {R"G((\d+\.)?\d+)G", "3.", false},
     {"(red|green|blue)(, (red|green|blue))*", "red, blue, green", true},
@@ -139,10 +139,11 @@ const ErrorCase kRegexErrors[] = {
 
 TEST(RegexTest, ErrorsAreClear) {
   for (const ErrorCase& c : kRegexErrors) {
-    auto compiled = CompiledGrammar::Compile(GrammarKind::kRegex, c.pattern,
-                                             testing::SyntheticVocab());
+    auto compiled =
+        CompiledGrammar::Compile(GrammarKind::kRegex, c.pattern, testing::SyntheticVocab());
     ASSERT_FALSE(compiled.ok()) << c.pattern;
-    EXPECT_EQ(compiled.status().code(), c.code) << c.pattern << ": " << compiled.status().ToString();
+    EXPECT_EQ(compiled.status().code(), c.code)
+        << c.pattern << ": " << compiled.status().ToString();
     EXPECT_NE(compiled.status().message().find(c.message_part), std::string::npos)
         << c.pattern << ": " << compiled.status().message();
   }

@@ -12,16 +12,18 @@ namespace radixlm::grammar::testing {
 std::shared_ptr<const TokenVocab> SyntheticVocab() {
   static const std::shared_ptr<const TokenVocab> vocab = [] {
     std::vector<std::string> tokens = {"</s>", ""};  // EOS (bytes cleared), a special token
-    tokens.push_back("");                           // another byte-less control token
+    tokens.push_back("");                            // another byte-less control token
     for (int b = 1; b < 256; ++b) tokens.push_back(std::string(1, static_cast<char>(b)));
     tokens.push_back(std::string(1, '\0'));
     for (const char* t :
-         {"{\"", "\"}", "\":", "\": ", "\",", "\", \"", " \"", "{ \"", "[", "[1", "],", "true",
-          "false", "null", "nul", "tr", "name", "na", "me", "\"name\"", "age", "ab", "abc", "bc",
-          "12", "123", "00", "0.", "-1", "e+", "é", "日本", "😀", "ß", "\n", "  ", ", ", ",\"",
-          "hello", "hello ", " world", "+", "*(", "))", "ab@", ".com", "2024-", "-01", "T00:",
-          ":00", "Z\"", "0x", "aaa", "aa", "xx", "\"a", "a\"", "\\\"", "\\n", "{}", "[]",
-          "((", "\":[", "1,", " 2", "{\"x\":", "\"red\"", "re", "red", "yes", "no"}) {
+         {"{\"",  "\"}",      "\":",     "\": ",    "\",",    "\", \"", " \"", "{ \"", "[",
+          "[1",   "],",       "true",    "false",   "null",   "nul",    "tr",  "name", "na",
+          "me",   "\"name\"", "age",     "ab",      "abc",    "bc",     "12",  "123",  "00",
+          "0.",   "-1",       "e+",      "é",       "日本",   "😀",      "ß",   "\n",   "  ",
+          ", ",   ",\"",      "hello",   "hello ",  " world", "+",      "*(",  "))",   "ab@",
+          ".com", "2024-",    "-01",     "T00:",    ":00",    "Z\"",    "0x",  "aaa",  "aa",
+          "xx",   "\"a",      "a\"",     "\\\"",    "\\n",    "{}",     "[]",  "((",   "\":[",
+          "1,",   " 2",       "{\"x\":", "\"red\"", "re",     "red",    "yes", "no"}) {
       tokens.push_back(t);
     }
     tokens.push_back("\xC3");          // lone UTF-8 lead byte of "é"
