@@ -96,7 +96,8 @@ TEST(EngineTest, TextPromptsAreTokenizedAndStreamedIncrementally) {
 TEST(EngineTest, InvalidRequestsAreRejectedWithClearMessages) {
   EngineConfig config;
   config.max_total_tokens = 512;
-  FakeEngine fe = MakeEngine(config);
+  // 5 ms per step: the 500-token request below must still be live when its duplicate arrives.
+  FakeEngine fe = MakeEngine(config, std::chrono::milliseconds(5));
   auto expect_error = [&](GenerateRequest req, StatusCode code, const std::string& needle) {
     auto s = fe.engine->Submit(std::move(req));
     ASSERT_FALSE(s.ok());

@@ -1,0 +1,100 @@
+#include "benchclient/http_client.h"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+
+namespace radixlm::benchclient {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace asio = boost::asio;
+
+StatusOr<HttpTarget> ParseBaseUrl(const std::string& url) {
+  std::string rest = url;
+  if (rest.rfind("https://", 0) == 0) return InvalidArgument("https is not supported: " + url);
+  if (rest.rfind("http://", 0) == 0) rest = rest.substr(7);
+  if (rest.empty()) return InvalidArgument("empty base URL");
+  HttpTarget t;
+  const size_t slash = rest.find('/');
+  std::string hostport = rest.substr(0, slash);
+  if (slash != std::string::npos) t.path_prefix = rest.substr(slash);
+  while (!t.path_prefix.empty() && t.path_prefix.back() == '/') t.path_prefix.pop_back();
+  const size_t colon = hostport.rfind(':');
+  if (colon == std::string::npos) {
+    t.host = hostport;
+    t.port = "80";
+  } else {
+    t.host = hostport.substr(0, colon);
+    t.port = hostport.substr(colon + 1);
+  }
+  if (t.host.empty() || t.port.empty()) return InvalidArgument("bad base URL: " + url);
+  return t;
+}
+
+StatusOr<int> Fetch(const HttpTarget& target, const HttpCall& call,
+                    const std::function<void(std::string_view)>& on_data) {
+  asio::io_context ioc;
+  beast::tcp_stream stream(ioc);
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(call.timeout_s * 1000));
+  beast::error_code ec;
+  asio::ip::tcp::resolver resolver(ioc);
+  const auto endpoints = resolver.resolve(target.host, target.port, ec);
+  if (ec) return IoError("resolve " + target.host + ": " + ec.message());
+  stream.expires_after(timeout);
+  stream.connect(endpoints, ec);
+  if (ec) return IoError("connect " + target.host + ":" + target.port + ": " + ec.message());
+
+  http::request<http::string_body> req(call.method == "GET" ? http::verb::get : http::verb::post,
+                                       target.path_prefix + call.path, 11);
+  req.set(http::field::host, target.host);
+  req.set(http::field::user_agent, "radixlm-bench");
+  if (!call.api_key.empty()) req.set(http::field::authorization, "Bearer " + call.api_key);
+  if (call.method != "GET") {
+    req.set(http::field::content_type, "application/json");
+    req.body() = call.body;
+  }
+  req.prepare_payload();
+  http::write(stream, req, ec);
+  if (ec) return IoError("write: " + ec.message());
+
+  beast::flat_buffer buffer;
+  http::response_parser<http::buffer_body> parser;
+  parser.body_limit(boost::none);
+  http::read_header(stream, buffer, parser, ec);
+  if (ec) return IoError("read header: " + ec.message());
+  char chunk[8192];
+  while (!parser.is_done()) {
+    parser.get().body().data = chunk;
+    parser.get().body().size = sizeof(chunk);
+    http::read(stream, buffer, parser, ec);
+    if (ec == http::error::need_buffer) ec = {};
+    if (ec) return IoError("read body: " + ec.message());
+    const size_t n = sizeof(chunk) - parser.get().body().size;
+    if (n > 0) on_data(std::string_view(chunk, n));
+  }
+  stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+  return static_cast<int>(parser.get().result_int());
+}
+
+void SseSplitter::Feed(std::string_view bytes,
+                       const std::function<void(std::string_view)>& on_event) {
+  pending_.append(bytes);
+  size_t start = 0;
+  for (size_t nl = pending_.find('\n', start); nl != std::string::npos;
+       nl = pending_.find('\n', start)) {
+    std::string_view line(pending_.data() + start, nl - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.rfind("data:", 0) == 0) {
+      line.remove_prefix(5);
+      if (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+      on_event(line);
+    }
+    start = nl + 1;
+  }
+  pending_.erase(0, start);
+}
+
+}  // namespace radixlm::benchclient
