@@ -207,3 +207,36 @@ TEST(JsonSchemaTest, UnsupportedOrBrokenSchemasAreInvalidArgument) {
 
 }  // namespace
 }  // namespace radixlm::grammar
+
+namespace radixlm::grammar {
+namespace {
+
+TEST(JsonSchemaTest, DfaCapIsReportedAsResourceExhausted) {
+  CompileOptions options;
+  options.max_dfa_states = 50;
+  auto compiled = CompiledGrammar::Compile(GrammarKind::kJsonSchema,
+                                           R"G({"type":"string","maxLength":200})G",  // ~200 states
+                                           testing::SyntheticVocab(), options);
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_EQ(compiled.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(compiled.status().message().find("JSON schema"), std::string::npos);
+}
+
+TEST(JsonSchemaTest, ManyOptionalPropertiesStayCompact) {
+  // Optional-property lowering is quadratic in regex text but the DFA stays small.
+  std::string schema = R"G({"type":"object","properties":{)G";
+  for (int i = 0; i < 16; ++i) {
+    if (i > 0) schema += ",";
+    schema.append("\"p").append(std::to_string(i)).append(R"G(":{"type":"integer"})G");
+  }
+  schema += R"G(},"required":["p7"]})G";
+  auto grammar = testing::MustCompile(GrammarKind::kJsonSchema, schema);
+  ASSERT_NE(grammar, nullptr);
+  EXPECT_LT(grammar->dfa()->num_states(), 2000);
+  EXPECT_TRUE(testing::FullMatch(*grammar, R"G({"p7":1})G"));
+  EXPECT_TRUE(testing::FullMatch(*grammar, R"G({"p0":1,"p7":2,"p15":3})G"));
+  EXPECT_FALSE(testing::FullMatch(*grammar, R"G({"p0":1,"p15":3})G"));
+}
+
+}  // namespace
+}  // namespace radixlm::grammar
