@@ -35,7 +35,9 @@ class GrammarCache {
 
   // Like Get, but never compiles on the calling thread: if the key is new, a compilation is
   // registered and `run` is called with the task (e.g. to post it to a thread pool); the
-  // returned future becomes ready when that task has run.
+  // returned future becomes ready when that task has run. The runner must run the task
+  // exactly once, before the cache is destroyed (the task uses the cache's vocabulary and
+  // options); a dropped task leaves every waiter on that key blocked.
   template <typename Runner>
   std::shared_future<Result> GetFuture(GrammarKind kind, std::string_view text, Runner run) {
     auto [future, task] = Lookup(kind, text);
