@@ -427,6 +427,7 @@ struct LpmFlags {
   int32_t output_tokens = 4;
   int64_t max_total_tokens = 8192;
   std::vector<std::string> policies = {"lpm", "fcfs"};
+  int32_t lpm_rematch_max_requests = 0;  // 0: the scheduler's default
 };
 
 Status RunLpmVsFcfs(const CommonFlags& common, const LpmFlags& f) {
@@ -451,6 +452,7 @@ Status RunLpmVsFcfs(const CommonFlags& common, const LpmFlags& f) {
     EngineConfig ec;
     ec.schedule_policy = name;
     RADIXLM_ASSIGN_OR_RETURN(SchedulerConfig c, ec.ToSchedulerConfig(f.max_total_tokens, 4096));
+    if (f.lpm_rematch_max_requests > 0) c.lpm_rematch_max_requests = f.lpm_rematch_max_requests;
     FakeModelConfig fm;
     fm.vocab_size = kVocab;
     fm.context_length = 4096;
@@ -462,6 +464,7 @@ Status RunLpmVsFcfs(const CommonFlags& common, const LpmFlags& f) {
     Json j = RunToJson(r);
     j["scenario"] = "lpm-vs-fcfs";
     j["policy"] = name;
+    j["lpm_rematch_max_requests"] = c.lpm_rematch_max_requests;
     Print(j, common.human);
     summary[name] = {{"prefill_tokens", r.stats.prefill_tokens},
                      {"sched_per_pass_ms", j["sched_per_pass_ms"]},
@@ -577,6 +580,8 @@ const bool kRegistered = RegisterCommand("bench-runtime", [](CLI::App& app) {
   l->add_option("--output-tokens", lpm->output_tokens);
   l->add_option("--max-total-tokens", lpm->max_total_tokens);
   l->add_option("--policies", lpm->policies, "e.g. lpm,fcfs,dfs-weight")->delimiter(',');
+  l->add_option("--lpm-rematch-max-requests", lpm->lpm_rematch_max_requests,
+                "Stale waiting requests LPM re-matches per pass (0: default)");
   l->callback([common, lpm]() { OnDone(RunLpmVsFcfs(*common, *lpm)); });
 
   auto overhead = std::make_shared<OverheadFlags>();
