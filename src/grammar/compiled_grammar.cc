@@ -5,6 +5,7 @@
 #include "grammar/regex_parser.h"
 #include "grammar/token_walk.h"
 #include "sampling/token_bitmask.h"
+#include "util/thread_pool.h"
 
 namespace radixlm::grammar {
 namespace {
@@ -99,6 +100,18 @@ const std::vector<int32_t>& CompiledGrammar::DfaStateMask(int32_t state) const {
   std::lock_guard<std::mutex> lock(mask_mutex_);
   if (!masks_[state]) masks_[state] = std::move(mask);
   return *masks_[state];
+}
+
+void CompiledGrammar::PrecomputeMasks(ThreadPool* pool) const {
+  if (!dfa_) return;
+  const int32_t n = dfa_->num_states();
+  if (pool == nullptr) {
+    for (int32_t s = 0; s < n; ++s) DfaStateMask(s);
+    return;
+  }
+  pool->ParallelFor(n, [&](int64_t begin, int64_t end, int) {
+    for (int64_t s = begin; s < end; ++s) DfaStateMask(static_cast<int32_t>(s));
+  });
 }
 
 }  // namespace radixlm::grammar

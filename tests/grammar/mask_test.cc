@@ -11,6 +11,7 @@
 #include "sampling/token_bitmask.h"
 #include "test_util.h"
 #include "tokenizer/tokenizer.h"
+#include "util/thread_pool.h"
 
 namespace radixlm::grammar {
 namespace {
@@ -140,6 +141,23 @@ TEST(MaskTest, ConcurrentMatchersShareTheMaskCacheSafely) {
   for (const std::string& e : errors) EXPECT_EQ(e, "");
   // After the concurrent fill, every state's cached mask still matches brute force.
   EXPECT_EQ(testing::RandomWalkCheck(grammar, 20, 3), "");
+}
+
+}  // namespace
+}  // namespace radixlm::grammar
+
+namespace radixlm::grammar {
+namespace {
+
+TEST(MaskTest, PrecomputedMasksOnAPoolMatchBruteForce) {
+  auto grammar = testing::MustCompile(
+      GrammarKind::kJsonSchema,
+      R"G({"type":"object","properties":{"n":{"type":"integer","maximum":99}},"required":["n"]})G");
+  ThreadPool pool(2);
+  grammar->PrecomputeMasks(&pool);
+  EXPECT_EQ(testing::RandomWalkCheck(grammar, 12, 5), "");
+  // EBNF grammars have no per-state masks: a no-op.
+  testing::MustCompile(GrammarKind::kEbnf, "root ::= \"a\"")->PrecomputeMasks(&pool);
 }
 
 }  // namespace
