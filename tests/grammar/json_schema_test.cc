@@ -240,3 +240,32 @@ TEST(JsonSchemaTest, ManyOptionalPropertiesStayCompact) {
 
 }  // namespace
 }  // namespace radixlm::grammar
+
+namespace radixlm::grammar {
+namespace {
+
+TEST(JsonSchemaTest, HalfOpenIntegerRangesAgreeWithArithmetic) {
+  struct Bound {
+    const char* keyword;
+    int value;
+  };
+  const Bound bounds[] = {{"minimum", -5},         {"minimum", 37},         {"minimum", 100},
+                          {"maximum", -12},        {"maximum", 250},        {"maximum", 0},
+                          {"exclusiveMinimum", 9}, {"exclusiveMaximum", -1}};
+  for (const Bound& b : bounds) {
+    std::string schema = R"G({"type":"integer",")G";
+    schema.append(b.keyword).append("\":").append(std::to_string(b.value)).append("}");
+    auto grammar = testing::MustCompile(GrammarKind::kJsonSchema, schema);
+    const std::string kw = b.keyword;
+    for (int v = -1200; v <= 1200; ++v) {
+      bool in = kw == "minimum"            ? v >= b.value
+                : kw == "maximum"          ? v <= b.value
+                : kw == "exclusiveMinimum" ? v > b.value
+                                           : v < b.value;
+      ASSERT_EQ(testing::FullMatch(*grammar, std::to_string(v)), in) << schema << " " << v;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace radixlm::grammar
