@@ -7,13 +7,17 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 
 port=30000
+port_flag=(--port "$port")
 args=("$@")
 for ((i = 0; i < ${#args[@]}; i++)); do
-  if [ "${args[$i]}" = "--port" ] && [ $((i + 1)) -lt ${#args[@]} ]; then port="${args[$((i + 1))]}"; fi
+  if [ "${args[$i]}" = "--port" ] && [ $((i + 1)) -lt ${#args[@]} ]; then
+    port="${args[$((i + 1))]}"
+    port_flag=()
+  fi
 done
 url="http://127.0.0.1:${port}"
 
-"$RADIXLM_BIN" serve --model-path default --host 127.0.0.1 --port "$port" "$@" &
+"$RADIXLM_BIN" serve --model-path default --host 127.0.0.1 "${port_flag[@]}" "$@" &
 server=$!
 trap 'kill -TERM "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' INT TERM EXIT
 
