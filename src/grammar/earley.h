@@ -2,7 +2,8 @@
 //
 // One Earley set per consumed byte is kept on a stack, so Pop() undoes the last byte in O(1)
 // and Rollback of tokens is just popping. Sets are immutable once built and held by
-// shared_ptr, so copying a recognizer (Matcher::Clone) copies pointers, not items.
+// shared_ptr, so copying a recognizer (Matcher::Clone) copies pointers (plus one small
+// per-rule scratch vector), not items.
 //
 // Each set also records the 256-bit set of bytes some item can scan next: rejecting a byte is
 // one bit test, which is what makes walking the vocabulary trie for a mask affordable.
