@@ -46,8 +46,10 @@ void RotaryEmbedding::Apply(float* x, int64_t row_begin, int64_t row_end, int64_
         float* b = a + stride;
         const float x0 = *a;
         const float x1 = *b;
-        *a = x0 * c[k] - x1 * s[k];
-        *b = x0 * s[k] + x1 * c[k];
+        // As ggml's rotate_pairs compiles (GCC contracts x0 * c - x1 * s into one FMA): this
+        // makes the rotated Q/K bit-identical to llama.cpp's.
+        *a = std::fma(x0, c[k], -(x1 * s[k]));
+        *b = std::fma(x0, s[k], x1 * c[k]);
       }
     }
   }

@@ -1,6 +1,8 @@
 // AVX2 K-quant dots of one weight row against 4 activation rows (Q8_K): the weight
 // super-block (scales, mins, quants) is unpacked once and reused for all 4 rows. Used by
 // MatMul for prefill and batched decode; same arithmetic as the single-row kernels.
+#include <cmath>
+
 #include "kernels/cpu/avx2_common.h"
 #include "kernels/cpu/isa.h"
 
@@ -13,31 +15,26 @@ inline const BlockQ8K* Row(const void* x, size_t stride, int j) {
 
 }  // namespace
 
+// Same float order as DotQ4K (ggml's repacked Q4_K GEMM) for each of the 4 rows.
 void Dot4Q4K(int64_t n, const void* w, const void* x, size_t x_stride, float* out) {
   const BlockQ4K* a = static_cast<const BlockQ4K*>(w);
   const BlockQ8K* y[4] = {Row(x, x_stride, 0), Row(x, x_stride, 1), Row(x, x_stride, 2),
                           Row(x, x_stride, 3)};
   const __m256i m4 = _mm256_set1_epi8(0xF);
-  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
-                   _mm256_setzero_ps()};
+  float acc[4] = {0, 0, 0, 0};
   float acc_m[4] = {0, 0, 0, 0};
   for (int64_t i = 0; i < n / kQK_K; ++i) {
     const float dw = HalfToFloat(a[i].d), dmw = HalfToFloat(a[i].dmin);
-    const __m256i sm16 = _mm256_cvtepu8_epi16(UnpackScalesMins(a[i].scales));
-    const __m128i mins = _mm256_extracti128_si256(sm16, 1);
-    const __m128i sc = _mm256_castsi256_si128(sm16);
+    const __m128i scales_mins = UnpackScalesMins(a[i].scales);  // [scales 0..7 | mins 0..7]
+    alignas(16) uint8_t sm[16];
+    _mm_store_si128(reinterpret_cast<__m128i*>(sm), scales_mins);
+    const __m128i sc = _mm256_castsi256_si128(_mm256_cvtepu8_epi16(scales_mins));
     const __m256i scales = _mm256_set_m128i(sc, sc);
+    float d[4], dmin[4];
     for (int j = 0; j < 4; ++j) {
-      const __m256i bs = Load256(y[j][i].bsums);
-      const __m128i q8s =
-          _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
-      __m128i prod = _mm_madd_epi16(mins, q8s);
-      prod = _mm_add_epi32(prod, _mm_unpackhi_epi64(prod, prod));
-      prod = _mm_add_epi32(prod, _mm_shuffle_epi32(prod, 0xB1));
-      acc_m[j] += y[j][i].d * dmw * static_cast<float>(_mm_cvtsi128_si32(prod));
+      d[j] = dw * y[j][i].d;
+      dmin[j] = dmw * y[j][i].d;
     }
-    __m256i sumi[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
-                       _mm256_setzero_si256()};
     const uint8_t* q4 = a[i].qs;
     for (int c = 0; c < kQK_K / 64; ++c, q4 += 32) {
       const __m256i scale_l = _mm256_shuffle_epi8(scales, BroadcastI16Mask(2 * c));
@@ -47,16 +44,17 @@ void Dot4Q4K(int64_t n, const void* w, const void* x, size_t x_stride, float* ou
       const __m256i q4h = _mm256_and_si256(_mm256_srli_epi16(q4bits, 4), m4);
       for (int j = 0; j < 4; ++j) {
         const int8_t* q8 = y[j][i].qs + 64 * c;
+        const int16_t* bs = y[j][i].bsums + 4 * c;
         const __m256i pl = _mm256_madd_epi16(scale_l, _mm256_maddubs_epi16(q4l, Load256(q8)));
         const __m256i ph = _mm256_madd_epi16(scale_h, _mm256_maddubs_epi16(q4h, Load256(q8 + 32)));
-        sumi[j] = _mm256_add_epi32(sumi[j], _mm256_add_epi32(pl, ph));
+        const int isum = HsumI32(_mm256_add_epi32(pl, ph));
+        const int imin = sm[8 + 2 * c] * (bs[0] + bs[1]) + sm[9 + 2 * c] * (bs[2] + bs[3]);
+        acc[j] = std::fma(static_cast<float>(isum), d[j], acc[j]);
+        acc_m[j] = std::fma(static_cast<float>(imin), dmin[j], acc_m[j]);
       }
     }
-    for (int j = 0; j < 4; ++j) {
-      acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(dw * y[j][i].d), _mm256_cvtepi32_ps(sumi[j]), acc[j]);
-    }
   }
-  for (int j = 0; j < 4; ++j) out[j] = HsumF32(acc[j]) - acc_m[j];
+  for (int j = 0; j < 4; ++j) out[j] = acc[j] - acc_m[j];
 }
 
 void Dot4Q6K(int64_t n, const void* w, const void* x, size_t x_stride, float* out) {

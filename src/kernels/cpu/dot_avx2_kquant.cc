@@ -1,6 +1,8 @@
 // AVX2 dot products of the K-quant types (256-element super-blocks) with Q8_K activations.
 // The sub-block minimum / offset terms use the activation's precomputed 16-element sums
 // (bsums), so the inner loops only do unsigned-weight x signed-activation byte products.
+#include <cmath>
+
 #include "kernels/cpu/avx2_common.h"
 #include "kernels/cpu/isa.h"
 
@@ -24,35 +26,41 @@ inline int MinsTimesBsums(__m128i scales_mins, const int16_t* bsums, __m256i* sc
 
 }  // namespace
 
+// Q4_K in the float order of ggml's repacked Q4_K GEMM (ggml_gemm_q4_K_8x8_q8_K, which
+// llama.cpp runs for prompt batches): per pair of 32-element sub-blocks, the exact integer sum
+// is FMA'd into one float accumulator with d_w * d_x, and the minimum terms into another with
+// dmin_w * d_x; the result is their difference. Bit-identical to llama.cpp's prefill output.
 float DotQ4K(int64_t n, const void* w, const void* x) {
   const BlockQ4K* a = static_cast<const BlockQ4K*>(w);
   const BlockQ8K* y = static_cast<const BlockQ8K*>(x);
   const __m256i m4 = _mm256_set1_epi8(0xF);
-  __m256 acc = _mm256_setzero_ps();
-  float acc_m = 0.0f;
+  float acc = 0.0f, acc_m = 0.0f;
   for (int64_t i = 0; i < n / kQK_K; ++i) {
-    const float d = y[i].d * HalfToFloat(a[i].d);
-    const float dmin = y[i].d * HalfToFloat(a[i].dmin);
-    __m256i scales;
-    const int summ = MinsTimesBsums(UnpackScalesMins(a[i].scales), y[i].bsums, &scales);
-    acc_m += dmin * static_cast<float>(summ);
+    const float d = HalfToFloat(a[i].d) * y[i].d;
+    const float dmin = HalfToFloat(a[i].dmin) * y[i].d;
+    const __m128i scales_mins = UnpackScalesMins(a[i].scales);  // [scales 0..7 | mins 0..7]
+    alignas(16) uint8_t sm[16];
+    _mm_store_si128(reinterpret_cast<__m128i*>(sm), scales_mins);
+    const __m128i sc = _mm256_castsi256_si128(_mm256_cvtepu8_epi16(scales_mins));
+    const __m256i scales = _mm256_set_m128i(sc, sc);
     const uint8_t* q4 = a[i].qs;
     const int8_t* q8 = y[i].qs;
-    __m256i sumi = _mm256_setzero_si256();
-    for (int j = 0; j < kQK_K / 64; ++j, q4 += 32, q8 += 64) {
+    const int16_t* bsums = y[i].bsums;
+    for (int j = 0; j < kQK_K / 64; ++j, q4 += 32, q8 += 64, bsums += 4) {
       const __m256i scale_l = _mm256_shuffle_epi8(scales, BroadcastI16Mask(2 * j));
       const __m256i scale_h = _mm256_shuffle_epi8(scales, BroadcastI16Mask(2 * j + 1));
       const __m256i q4bits = Load256(q4);
       const __m256i q4l = _mm256_and_si256(q4bits, m4);
       const __m256i q4h = _mm256_and_si256(_mm256_srli_epi16(q4bits, 4), m4);
-      const __m256i p16l = _mm256_maddubs_epi16(q4l, Load256(q8));
-      const __m256i p16h = _mm256_maddubs_epi16(q4h, Load256(q8 + 32));
-      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(scale_l, p16l));
-      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(scale_h, p16h));
+      const __m256i pl = _mm256_madd_epi16(scale_l, _mm256_maddubs_epi16(q4l, Load256(q8)));
+      const __m256i ph = _mm256_madd_epi16(scale_h, _mm256_maddubs_epi16(q4h, Load256(q8 + 32)));
+      const int isum = HsumI32(_mm256_add_epi32(pl, ph));
+      const int imin = sm[8 + 2 * j] * (bsums[0] + bsums[1]) + sm[9 + 2 * j] * (bsums[2] + bsums[3]);
+      acc = std::fma(static_cast<float>(isum), d, acc);
+      acc_m = std::fma(static_cast<float>(imin), dmin, acc_m);
     }
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
   }
-  return HsumF32(acc) - acc_m;
+  return acc - acc_m;
 }
 
 float DotQ5K(int64_t n, const void* w, const void* x) {

@@ -1,6 +1,8 @@
 // AVX2 dot products of the 32-element block types with Q8_0 activations.
 // Per block: exact int32 partial sums in 8 lanes, converted to float and scaled by
-// d_w * d_x (FMA into float accumulators). Two independent accumulators hide FMA latency.
+// d_w * d_x (FMA into float accumulators). The symmetric types use one accumulator, as ggml's
+// ggml_vec_dot_q{4,5,8}_0_q8_0 and tinyBLAS_Q0_AVX do, so results are bit-identical to
+// llama.cpp's.
 #include "kernels/cpu/avx2_common.h"
 #include "kernels/cpu/isa.h"
 
@@ -28,22 +30,13 @@ float DotSymmetric(int64_t n, const void* w, const void* x) {
   const Block* a = static_cast<const Block*>(w);
   const BlockQ8_0* y = static_cast<const BlockQ8_0*>(x);
   const int64_t nb = n / kQK8_0;
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-  int64_t i = 0;
-  for (; i + 2 <= nb; i += 2) {
-    const __m256 d0 = _mm256_set1_ps(HalfToFloat(a[i].d) * HalfToFloat(y[i].d));
-    const __m256 d1 = _mm256_set1_ps(HalfToFloat(a[i + 1].d) * HalfToFloat(y[i + 1].d));
-    const __m256i p0 = DotI8PairsI32(WeightBytes(a[i]), LoadQ8(y[i].qs));
-    const __m256i p1 = DotI8PairsI32(WeightBytes(a[i + 1]), LoadQ8(y[i + 1].qs));
-    acc0 = _mm256_fmadd_ps(d0, _mm256_cvtepi32_ps(p0), acc0);
-    acc1 = _mm256_fmadd_ps(d1, _mm256_cvtepi32_ps(p1), acc1);
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t i = 0; i < nb; ++i) {
+    const __m256 d = _mm256_set1_ps(HalfToFloat(a[i].d) * HalfToFloat(y[i].d));
+    const __m256i p = DotI8PairsI32(WeightBytes(a[i]), LoadQ8(y[i].qs));
+    acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc);
   }
-  if (i < nb) {
-    const __m256 d0 = _mm256_set1_ps(HalfToFloat(a[i].d) * HalfToFloat(y[i].d));
-    const __m256i p0 = DotI8PairsI32(WeightBytes(a[i]), LoadQ8(y[i].qs));
-    acc0 = _mm256_fmadd_ps(d0, _mm256_cvtepi32_ps(p0), acc0);
-  }
-  return HsumF32(_mm256_add_ps(acc0, acc1));
+  return HsumF32(acc);
 }
 
 // Unsigned weight bytes of the offset types (value = d * q + m).
@@ -72,9 +65,8 @@ float DotOffset(int64_t n, const void* w, const void* x) {
 
 // One weight row against 4 activation rows: the weight block is unpacked once and reused.
 // Bit-identical to DotSymmetric per row (batch invariance: a token's result must not depend on
-// which other tokens share its MatMul call): the same per-block products, the same two
-// accumulators (even blocks into acc0, odd blocks into acc1, a trailing odd block into acc0),
-// and the same final HsumF32(acc0 + acc1).
+// which other tokens share its MatMul call): the same per-block products in the same single
+// accumulator per row, and the same final HsumF32.
 template <typename Block>
 void Dot4Symmetric(int64_t n, const void* w, const void* x, size_t x_stride, float* out) {
   const Block* a = static_cast<const Block*>(w);
@@ -82,12 +74,9 @@ void Dot4Symmetric(int64_t n, const void* w, const void* x, size_t x_stride, flo
   const BlockQ8_0* y[4];
   for (int j = 0; j < 4; ++j) y[j] = reinterpret_cast<const BlockQ8_0*>(xb + j * x_stride);
   const int64_t nb = n / kQK8_0;
-  __m256 acc0[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
-                    _mm256_setzero_ps()};
-  __m256 acc1[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
-                    _mm256_setzero_ps()};
-  // One block i of all 4 rows, FMA'd into acc[j]: exactly DotSymmetric's per-block step.
-  auto block = [&](int64_t i, __m256* acc) {
+  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                   _mm256_setzero_ps()};
+  for (int64_t i = 0; i < nb; ++i) {
     const __m256i qx = WeightBytes(a[i]);
     const float dw = HalfToFloat(a[i].d);
     for (int j = 0; j < 4; ++j) {
@@ -95,14 +84,8 @@ void Dot4Symmetric(int64_t n, const void* w, const void* x, size_t x_stride, flo
       const __m256i p = DotI8PairsI32(qx, LoadQ8(y[j][i].qs));
       acc[j] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc[j]);
     }
-  };
-  int64_t i = 0;
-  for (; i + 2 <= nb; i += 2) {
-    block(i, acc0);
-    block(i + 1, acc1);
   }
-  if (i < nb) block(i, acc0);
-  for (int j = 0; j < 4; ++j) out[j] = HsumF32(_mm256_add_ps(acc0[j], acc1[j]));
+  for (int j = 0; j < 4; ++j) out[j] = HsumF32(acc[j]);
 }
 
 }  // namespace
