@@ -63,8 +63,7 @@ void Dot4Q6K(int64_t n, const void* w, const void* x, size_t x_stride, float* ou
                           Row(x, x_stride, 3)};
   const __m256i m4 = _mm256_set1_epi8(0xF);
   const __m256i m2 = _mm256_set1_epi8(3);
-  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
-                   _mm256_setzero_ps()};
+  float acc[4] = {0, 0, 0, 0};
   for (int64_t i = 0; i < n / kQK_K; ++i) {
     const float dw = HalfToFloat(a[i].d);
     const __m128i scales8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a[i].scales));
@@ -98,11 +97,11 @@ void Dot4Q6K(int64_t n, const void* w, const void* x, size_t x_stride, float* ou
         }
       }
     }
-    for (int j = 0; j < 4; ++j) {
-      acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(dw * y[j][i].d), _mm256_cvtepi32_ps(sumi[j]), acc[j]);
+    for (int j = 0; j < 4; ++j) {  // as DotQ6K
+      acc[j] = std::fma(static_cast<float>(HsumI32(sumi[j])) * dw, y[j][i].d, acc[j]);
     }
   }
-  for (int j = 0; j < 4; ++j) out[j] = HsumF32(acc[j]);
+  for (int j = 0; j < 4; ++j) out[j] = acc[j];
 }
 
 }  // namespace radixlm::kernels::cpu::avx2

@@ -106,9 +106,8 @@ float DotQ6K(int64_t n, const void* w, const void* x) {
   const __m256i m4 = _mm256_set1_epi8(0xF);
   const __m256i m2 = _mm256_set1_epi8(3);
   // Shuffle masks selecting scale bytes (2k, 2k+1) as [8 x 2k, 8 x 2k+1] for k = 0..3.
-  __m256 acc = _mm256_setzero_ps();
+  float acc = 0.0f;
   for (int64_t i = 0; i < n / kQK_K; ++i) {
-    const float d = y[i].d * HalfToFloat(a[i].d);
     const __m128i scales8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a[i].scales));
     // The -32 offset: sum_j scale[j] * 32 * bsums[j].
     const __m256i scales16 = _mm256_cvtepi8_epi16(scales8);
@@ -152,9 +151,12 @@ float DotQ6K(int64_t n, const void* w, const void* x) {
       sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_cvtepi8_epi16(s45), p2));
       sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_cvtepi8_epi16(s67), p3));
     }
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+    // llama.cpp's prefill order for Q6_K: the super-block's exact integer sum times d_w, then
+    // fused with d_x into one float accumulator.
+    const float t = static_cast<float>(HsumI32(sumi)) * HalfToFloat(a[i].d);
+    acc = std::fma(t, y[i].d, acc);
   }
-  return HsumF32(acc);
+  return acc;
 }
 
 }  // namespace radixlm::kernels::cpu::avx2
