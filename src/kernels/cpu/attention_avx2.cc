@@ -121,9 +121,34 @@ void AccumulateBlock(const float* p, const float* v, int n, int width, int lane0
   int j = 0;
   const int head = std::min(n, (kLanes - lane0 % kLanes) % kLanes);
   for (; j < head; ++j) one_key(j);
-  // Whole groups: key j + l goes to lane l; 8 lane accumulators of one column chunk in registers.
+  // Whole groups: key j + l goes to lane l.
   const int full_end = j + (n - j) / kLanes * kLanes;
-  if (full_end > j) {
+  if (full_end > j && width % 16 == 0) {
+    // 16 columns (a 64-byte line of each V row) at a time, lanes 0-3 then 4-7: 8 accumulators
+    // in registers, and every line of V is read once.
+    for (int d = 0; d < width; d += 16) {
+      for (int h = 0; h < kLanes; h += 4) {
+        __m256 a[4][2];
+        for (int l = 0; l < 4; ++l) {
+          a[l][0] = _mm256_loadu_ps(acc + (h + l) * width + d);
+          a[l][1] = _mm256_loadu_ps(acc + (h + l) * width + d + 8);
+        }
+        for (int g = j; g < full_end; g += kLanes) {
+          for (int l = 0; l < 4; ++l) {
+            const float* vk = v + static_cast<int64_t>(g + h + l) * width + d;
+            const __m256 pk = _mm256_set1_ps(p[g + h + l]);
+            a[l][0] = _mm256_fmadd_ps(_mm256_loadu_ps(vk), pk, a[l][0]);
+            a[l][1] = _mm256_fmadd_ps(_mm256_loadu_ps(vk + 8), pk, a[l][1]);
+          }
+        }
+        for (int l = 0; l < 4; ++l) {
+          _mm256_storeu_ps(acc + (h + l) * width + d, a[l][0]);
+          _mm256_storeu_ps(acc + (h + l) * width + d + 8, a[l][1]);
+        }
+      }
+    }
+  } else if (full_end > j) {
+    // 8 lane accumulators of one 8-column chunk in registers.
     for (int d = 0; d < width; d += kLanes) {
       __m256 a[kLanes];
       for (int l = 0; l < kLanes; ++l) a[l] = _mm256_loadu_ps(acc + l * width + d);
