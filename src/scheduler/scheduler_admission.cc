@@ -2,7 +2,7 @@
 // in-batch prefix dedup, the PrefillAdder budgets, locking and slot allocation.
 #include <algorithm>
 #include <cassert>
-#include <unordered_map>
+#include <vector>
 
 #include "scheduler/prefill_adder.h"
 #include "scheduler/scheduler.h"
@@ -10,37 +10,43 @@
 namespace radixlm {
 namespace {
 
-uint64_t HashTokens(std::span<const int32_t> tokens) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (int32_t t : tokens) h = (h ^ static_cast<uint32_t>(t)) * 0x100000001b3ULL;
-  return h;
-}
-
-// Waiting requests that share their first `n` tokens with a request admitted this round.
-class InBatchPrefixSet {
+// In-batch prefix dedup. SGLang holds back a waiting request whose cache match is short but
+// whose first n tokens equal those of a request admitted this round, so the tree fills first.
+// radixlm applies the same test past the cached prefix: a request whose next n uncached tokens
+// (and everything before them) equal a request admitted this round waits a round, whatever its
+// match. Nested sharing (instruction, then documents, then questions) is then computed once per
+// level instead of once per request at the second level.
+class InBatchSharing {
  public:
-  explicit InBatchPrefixSet(int64_t n) : n_(n) {}
+  explicit InBatchSharing(int64_t n) : n_(n) {}
   bool enabled() const { return n_ > 0; }
   void Add(const Request& req) {
-    if (!enabled() || static_cast<int64_t>(req.token_ids.size()) < n_) return;
-    by_hash_.emplace(HashTokens(Head(req)), &req);
+    if (enabled()) admitted_.push_back(&req);
   }
-  bool Contains(const Request& req) const {
-    if (!enabled() || static_cast<int64_t>(req.token_ids.size()) < n_) return false;
-    auto [lo, hi] = by_hash_.equal_range(HashTokens(Head(req)));
-    for (auto it = lo; it != hi; ++it) {
-      const std::span<const int32_t> other = Head(*it->second);
-      if (std::equal(other.begin(), other.end(), Head(req).begin())) return true;
+  // Whether a request admitted this round has the same first match_len + n tokens as req.
+  bool SharesBeyondMatch(const Request& req, int64_t match_len) const {
+    const int64_t need = match_len + n_;
+    const auto& mine = req.token_ids;
+    if (!enabled() || static_cast<int64_t>(mine.size()) < need) return false;
+    // Most recent first, a bounded number: a pass stays cheap however many were admitted.
+    int compared = 0;
+    for (auto it = admitted_.rbegin(); it != admitted_.rend() && compared < kMaxCompared;
+         ++it, ++compared) {
+      const auto& other = (*it)->token_ids;
+      if (static_cast<int64_t>(other.size()) < need) continue;
+      // The uncached window first: it rejects almost every non-sibling at once.
+      if (std::equal(other.begin() + match_len, other.begin() + need, mine.begin() + match_len) &&
+          std::equal(other.begin(), other.begin() + match_len, mine.begin())) {
+        return true;
+      }
     }
     return false;
   }
 
  private:
-  std::span<const int32_t> Head(const Request& req) const {
-    return std::span<const int32_t>(req.token_ids).first(n_);
-  }
+  static constexpr int kMaxCompared = 64;
   int64_t n_;
-  std::unordered_multimap<uint64_t, const Request*> by_hash_;
+  std::vector<const Request*> admitted_;
 };
 
 }  // namespace
@@ -120,7 +126,7 @@ void Scheduler::SchedulePrefills() {
   budgets.logprob_rows = config_.max_logprob_rows_per_batch;
   budgets.request_slots = config_.max_running_requests - holding;
   PrefillAdder adder(budgets);
-  InBatchPrefixSet in_batch(IsCacheAware(config_.schedule_policy) && !cache_->disabled()
+  InBatchSharing in_batch(IsCacheAware(config_.schedule_policy) && !cache_->disabled()
                                 ? config_.in_batch_prefix_threshold
                                 : 0);
 
@@ -162,8 +168,8 @@ void Scheduler::SchedulePrefills() {
     const auto prefix = static_cast<int64_t>(m.slots.size());
     req->match_len = prefix;
     req->match_version = tree_version_;
-    if (in_batch.enabled() && prefix <= config_.in_batch_prefix_threshold &&
-        !starvation.IsStarved(*req, now) && in_batch.Contains(*req)) {
+    if (in_batch.enabled() && !starvation.IsStarved(*req, now) &&
+        in_batch.SharesBeyondMatch(*req, prefix)) {
       continue;  // a sibling admitted this round fills the tree first
     }
     adder.OnEvictableChange([&] {

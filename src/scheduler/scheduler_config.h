@@ -43,9 +43,10 @@ struct SchedulerConfig {
   int32_t retract_decode_steps = 20;  // after a retraction, room for this many steps per request
 
   // --- cache-aware policies ---
-  // In-batch prefix dedup: a request whose cache match is <= this many tokens but whose first
-  // this-many tokens equal those of a request already admitted this round waits a round.
-  // <= 0 disables.
+  // In-batch prefix dedup: a waiting request whose first (cache match + this many) tokens equal
+  // those of a request already admitted this round waits a round, so that request fills the
+  // tree first (SGLang checks only requests whose match is <= this; radixlm checks past any
+  // match, which also dedups nested sharing). <= 0 disables.
   int32_t in_batch_prefix_threshold = 32;
   // LPM re-matches at most this many stale waiting requests per pass (new ones first, then
   // round-robin), and stops early once this many tokens have been matched.

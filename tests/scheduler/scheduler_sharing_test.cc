@@ -30,6 +30,33 @@ TEST(SchedulerSharingTest, InBatchDedupLetsTheFirstFillTheTree) {
   EXPECT_EQ(PrefillTokensFor(32), 110 + 3 * 10);  // the siblings waited a round
 }
 
+// The runtime issue's nested-sharing example, scaled down: an instruction block, two documents,
+// four questions per document, all submitted at once. Each level is computed once: the
+// instruction + doc 1 + question 1 first; then the three other doc-1 questions and doc 2 with
+// its first question; then the remaining doc-2 questions.
+TEST(SchedulerSharingTest, NestedSharingComputesEachLevelOnce) {
+  auto prefill_tokens = [](bool radix) {
+    HarnessOptions opt{.config = SmallConfig()};
+    opt.config.chunked_prefill_size = 2048;
+    opt.config.max_prefill_tokens = 2048;
+    opt.config.disable_radix_cache = !radix;
+    SchedulerHarness h(opt);
+    PromptGen gen(31);
+    const auto instruction = gen.Tokens(90);
+    const std::vector<std::vector<int32_t>> docs = {gen.Tokens(60), gen.Tokens(60)};
+    uint64_t rid = 0;
+    for (const auto& doc : docs) {
+      for (int q = 0; q < 4; ++q) {
+        h.Add(SchedulerHarness::Greedy(rid++, Concat(Concat(instruction, doc), gen.Tokens(12)), 2));
+      }
+    }
+    h.RunUntilIdle();
+    return h.scheduler().GetStats().prefill_tokens;
+  };
+  EXPECT_EQ(prefill_tokens(true), 90 + 2 * 60 + 8 * 12);  // 306
+  EXPECT_EQ(prefill_tokens(false), 8 * (90 + 60 + 12));   // 1296
+}
+
 TEST(SchedulerSharingTest, CacheOperationsAreCountedAndTimed) {
   SchedulerHarness h;
   EXPECT_EQ(h.scheduler().GetStats().cache_ops, 0);
