@@ -25,16 +25,11 @@ void Dot4Q4K(int64_t n, const void* w, const void* x, size_t x_stride, float* ou
   float acc_m[4] = {0, 0, 0, 0};
   for (int64_t i = 0; i < n / kQK_K; ++i) {
     const float dw = HalfToFloat(a[i].d), dmw = HalfToFloat(a[i].dmin);
-    const __m128i scales_mins = UnpackScalesMins(a[i].scales);  // [scales 0..7 | mins 0..7]
-    alignas(16) uint8_t sm[16];
-    _mm_store_si128(reinterpret_cast<__m128i*>(sm), scales_mins);
-    const __m128i sc = _mm256_castsi256_si128(_mm256_cvtepu8_epi16(scales_mins));
+    const __m256i sm16 = _mm256_cvtepu8_epi16(UnpackScalesMins(a[i].scales));
+    const __m128i mins = _mm256_extracti128_si256(sm16, 1);
+    const __m128i sc = _mm256_castsi256_si128(sm16);
     const __m256i scales = _mm256_set_m128i(sc, sc);
-    float d[4], dmin[4];
-    for (int j = 0; j < 4; ++j) {
-      d[j] = dw * y[j][i].d;
-      dmin[j] = dmw * y[j][i].d;
-    }
+    __m256i sums[4][4];  // [row][sub-block pair]
     const uint8_t* q4 = a[i].qs;
     for (int c = 0; c < kQK_K / 64; ++c, q4 += 32) {
       const __m256i scale_l = _mm256_shuffle_epi8(scales, BroadcastI16Mask(2 * c));
@@ -44,13 +39,27 @@ void Dot4Q4K(int64_t n, const void* w, const void* x, size_t x_stride, float* ou
       const __m256i q4h = _mm256_and_si256(_mm256_srli_epi16(q4bits, 4), m4);
       for (int j = 0; j < 4; ++j) {
         const int8_t* q8 = y[j][i].qs + 64 * c;
-        const int16_t* bs = y[j][i].bsums + 4 * c;
         const __m256i pl = _mm256_madd_epi16(scale_l, _mm256_maddubs_epi16(q4l, Load256(q8)));
         const __m256i ph = _mm256_madd_epi16(scale_h, _mm256_maddubs_epi16(q4h, Load256(q8 + 32)));
-        const int isum = HsumI32(_mm256_add_epi32(pl, ph));
-        const int imin = sm[8 + 2 * c] * (bs[0] + bs[1]) + sm[9 + 2 * c] * (bs[2] + bs[3]);
-        acc[j] = std::fma(static_cast<float>(isum), d[j], acc[j]);
-        acc_m[j] = std::fma(static_cast<float>(imin), dmin[j], acc_m[j]);
+        sums[j][c] = _mm256_add_epi32(pl, ph);
+      }
+    }
+    for (int j = 0; j < 4; ++j) {
+      const __m256i bs = Load256(y[j][i].bsums);
+      const __m128i q8s =
+          _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+      const __m128i imin = _mm_madd_epi16(mins, q8s);
+      const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(sums[j][0], sums[j][1]),
+                                          _mm256_hadd_epi32(sums[j][2], sums[j][3]));
+      const __m128i isum =
+          _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+      alignas(16) float fs[4], fm[4];
+      _mm_store_ps(fs, _mm_cvtepi32_ps(isum));
+      _mm_store_ps(fm, _mm_cvtepi32_ps(imin));
+      const float d = dw * y[j][i].d, dmin = dmw * y[j][i].d;
+      for (int k = 0; k < 4; ++k) {
+        acc[j] = std::fma(fs[k], d, acc[j]);
+        acc_m[j] = std::fma(fm[k], dmin, acc_m[j]);
       }
     }
   }

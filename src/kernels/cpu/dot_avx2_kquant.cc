@@ -38,15 +38,18 @@ float DotQ4K(int64_t n, const void* w, const void* x) {
   for (int64_t i = 0; i < n / kQK_K; ++i) {
     const float d = HalfToFloat(a[i].d) * y[i].d;
     const float dmin = HalfToFloat(a[i].dmin) * y[i].d;
-    const __m128i scales_mins = UnpackScalesMins(a[i].scales);  // [scales 0..7 | mins 0..7]
-    alignas(16) uint8_t sm[16];
-    _mm_store_si128(reinterpret_cast<__m128i*>(sm), scales_mins);
-    const __m128i sc = _mm256_castsi256_si128(_mm256_cvtepu8_epi16(scales_mins));
+    const __m256i sm16 = _mm256_cvtepu8_epi16(UnpackScalesMins(a[i].scales));
+    const __m128i sc = _mm256_castsi256_si128(sm16);
     const __m256i scales = _mm256_set_m128i(sc, sc);
+    // Minimum terms of the 4 sub-block pairs: min[2k] * bsum32[2k] + min[2k+1] * bsum32[2k+1].
+    const __m256i q8sums = Load256(y[i].bsums);
+    const __m128i q8s = _mm_hadd_epi16(_mm256_castsi256_si128(q8sums),
+                                       _mm256_extracti128_si256(q8sums, 1));
+    const __m128i imin = _mm_madd_epi16(_mm256_extracti128_si256(sm16, 1), q8s);
     const uint8_t* q4 = a[i].qs;
     const int8_t* q8 = y[i].qs;
-    const int16_t* bsums = y[i].bsums;
-    for (int j = 0; j < kQK_K / 64; ++j, q4 += 32, q8 += 64, bsums += 4) {
+    __m256i sums[4];
+    for (int j = 0; j < kQK_K / 64; ++j, q4 += 32, q8 += 64) {
       const __m256i scale_l = _mm256_shuffle_epi8(scales, BroadcastI16Mask(2 * j));
       const __m256i scale_h = _mm256_shuffle_epi8(scales, BroadcastI16Mask(2 * j + 1));
       const __m256i q4bits = Load256(q4);
@@ -54,10 +57,19 @@ float DotQ4K(int64_t n, const void* w, const void* x) {
       const __m256i q4h = _mm256_and_si256(_mm256_srli_epi16(q4bits, 4), m4);
       const __m256i pl = _mm256_madd_epi16(scale_l, _mm256_maddubs_epi16(q4l, Load256(q8)));
       const __m256i ph = _mm256_madd_epi16(scale_h, _mm256_maddubs_epi16(q4h, Load256(q8 + 32)));
-      const int isum = HsumI32(_mm256_add_epi32(pl, ph));
-      const int imin = sm[8 + 2 * j] * (bsums[0] + bsums[1]) + sm[9 + 2 * j] * (bsums[2] + bsums[3]);
-      acc = std::fma(static_cast<float>(isum), d, acc);
-      acc_m = std::fma(static_cast<float>(imin), dmin, acc_m);
+      sums[j] = _mm256_add_epi32(pl, ph);
+    }
+    // The 4 pair sums at once (exact int32): [s0 s1 s2 s3].
+    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(sums[0], sums[1]),
+                                        _mm256_hadd_epi32(sums[2], sums[3]));
+    const __m128i isum =
+        _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+    alignas(16) float fs[4], fm[4];
+    _mm_store_ps(fs, _mm_cvtepi32_ps(isum));
+    _mm_store_ps(fm, _mm_cvtepi32_ps(imin));
+    for (int k = 0; k < 4; ++k) {
+      acc = std::fma(fs[k], d, acc);
+      acc_m = std::fma(fm[k], dmin, acc_m);
     }
   }
   return acc - acc_m;
