@@ -103,10 +103,10 @@ cpu::AttentionKernels SelectKernels() {
 struct WorkItem {
   int seq;
   int kv_head;
-  int q0, q1;          // query rows [q0, q1)
-  int k0, k1;          // key positions [k0, k1) whose scores this item computes
-  int span0, span1;    // key positions of the tile's score rows
-  int d0, d1;          // output columns [d0, d1) of P·V
+  int q0, q1;           // query rows [q0, q1)
+  int k0, k1;           // key positions [k0, k1) whose scores this item computes
+  int span0, span1;     // key positions of the tile's score rows
+  int d0, d1;           // output columns [d0, d1) of P·V
   int64_t scores = -1;  // split only: offset of the tile's rows in the shared score buffer
 };
 
@@ -208,7 +208,8 @@ void ComputeScores(const AttentionParams& p, const KvLayerView& kv, const Attent
           for (int j = 0; j < bhi - blo; ++j) s[j] *= score_scale;
         }
         if (p.logit_softcap > 0.0f) {
-          for (int j = 0; j < bhi - blo; ++j) s[j] = p.logit_softcap * std::tanh(s[j] / p.logit_softcap);
+          for (int j = 0; j < bhi - blo; ++j)
+            s[j] = p.logit_softcap * std::tanh(s[j] / p.logit_softcap);
         }
       }
     }
@@ -252,9 +253,8 @@ float* OutputRow(const AttentionParams& p, const AttentionSequence& sq, int kv_h
 // Phase 3: output columns [d0, d1) of every pair: sum over its visible keys of p * v, as
 // tinyBLAS sums over the (padded) key dimension: lane accumulators over keys j == l (mod 8),
 // then ggml's lane tree.
-void AccumulateValues(const AttentionParams& p, const KvLayerView& kv,
-                      const AttentionSequence& sq, const WorkItem& it,
-                      const cpu::AttentionKernels& kern, AttentionScratch& sc,
+void AccumulateValues(const AttentionParams& p, const KvLayerView& kv, const AttentionSequence& sq,
+                      const WorkItem& it, const cpu::AttentionKernels& kern, AttentionScratch& sc,
                       const float* rows) {
   const int width = it.d1 - it.d0;
   if (width <= 0) return;
@@ -278,8 +278,8 @@ void AccumulateValues(const AttentionParams& p, const KvLayerView& kv,
       for (int hh = 0; hh < group; ++hh) {
         const int pair = (qi - it.q0) * group + hh;
         kern.accumulate(rows + pair * span + (blo - it.span0),
-                        sc.kvbuf.data() + static_cast<int64_t>(blo - kb) * width, bhi - blo,
-                        width, blo % cpu::kLanes, sc.lanes.data() + pair * lane_floats);
+                        sc.kvbuf.data() + static_cast<int64_t>(blo - kb) * width, bhi - blo, width,
+                        blo % cpu::kLanes, sc.lanes.data() + pair * lane_floats);
       }
     }
   }
@@ -407,8 +407,9 @@ void AttentionForBatch(const AttentionParams& params, const KvLayerView& kv,
         score_floats += pairs * span;
         const int64_t per = (span + splits - 1) / splits;
         // Column ranges in whole SIMD lanes.
-        const int dper = ((hd + static_cast<int>(splits) - 1) / static_cast<int>(splits) +
-                          cpu::kLanes - 1) / cpu::kLanes * cpu::kLanes;
+        const int dper =
+            ((hd + static_cast<int>(splits) - 1) / static_cast<int>(splits) + cpu::kLanes - 1) /
+            cpu::kLanes * cpu::kLanes;
         for (int64_t sp = 0; sp < splits; ++sp) {
           const int a = static_cast<int>(std::min<int64_t>(k1, k0 + sp * per));
           const int b = static_cast<int>(std::min<int64_t>(k1, k0 + (sp + 1) * per));

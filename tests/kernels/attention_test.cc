@@ -131,19 +131,19 @@ void RunCase(const Case& cs, ThreadPool* pool, std::mt19937& rng) {
   const double tol = cs.dtype == KvDtype::kF16 ? 1e-4 : 5e-4;
   for (size_t i = 0; i < out.size(); ++i) {
     ASSERT_NEAR(out[i], ref[i], tol) << "i=" << i << " heads=" << cs.n_heads
-                                      << " window=" << cs.window << " prefix=" << cs.prefix;
+                                     << " window=" << cs.window << " prefix=" << cs.prefix;
   }
 }
 
 TEST(Attention, MatchesNaiveReference) {
   const Case cases[] = {
-      {4, 1, 64, 0, 0.0f, 0, 9, KvDtype::kF16},        // prefill from scratch, GQA 4:1
-      {4, 2, 32, 0, 0.0f, 20, 5, KvDtype::kBF16},      // cached prefix + chunk, GQA 2:1
-      {2, 2, 16, 7, 0.0f, 30, 12, KvDtype::kF16},      // sliding window, MHA
-      {4, 1, 256, 0, 50.0f, 70, 1, KvDtype::kF16},     // decode with softcap, Gemma head size
-      {4, 1, 256, 512, 0.0f, 1500, 1, KvDtype::kF16},  // long decode: split keys + window
-      {8, 2, 24, 0, 0.0f, 700, 1, KvDtype::kBF16},     // long decode, odd head_dim
-      {4, 4, 16, 3, 0.0f, 0, 40, KvDtype::kF16},       // window smaller than a key block
+      {4, 1, 64, 0, 0.0f, 0, 9, KvDtype::kF16},              // prefill from scratch, GQA 4:1
+      {4, 2, 32, 0, 0.0f, 20, 5, KvDtype::kBF16},            // cached prefix + chunk, GQA 2:1
+      {2, 2, 16, 7, 0.0f, 30, 12, KvDtype::kF16},            // sliding window, MHA
+      {4, 1, 256, 0, 50.0f, 70, 1, KvDtype::kF16},           // decode with softcap, Gemma head size
+      {4, 1, 256, 512, 0.0f, 1500, 1, KvDtype::kF16},        // long decode: split keys + window
+      {8, 2, 24, 0, 0.0f, 700, 1, KvDtype::kBF16},           // long decode, odd head_dim
+      {4, 4, 16, 3, 0.0f, 0, 40, KvDtype::kF16},             // window smaller than a key block
       {4, 1, 256, 512, 0.0f, 600, 20, KvDtype::kF16, true},  // Gemma: Q scaled before F16
       {4, 1, 256, 0, 0.0f, 900, 1, KvDtype::kF16, true},     // ... and in split decode
   };
@@ -171,12 +171,9 @@ TEST(Attention, SplitWorkGivesIdenticalResults) {
   for (const int64_t pos : {int64_t{n_kv - 1}, int64_t{700}, int64_t{300}}) {
     std::vector<float> serial(q.size()), pooled2(q.size()), pooled4(q.size());
     ThreadPool pool2(2), pool4(4);
-    AttentionForSequence(p, q.data(), &pos, 1, c.view, slots.data(), n_kv, serial.data(),
-                         nullptr);
-    AttentionForSequence(p, q.data(), &pos, 1, c.view, slots.data(), n_kv, pooled2.data(),
-                         &pool2);
-    AttentionForSequence(p, q.data(), &pos, 1, c.view, slots.data(), n_kv, pooled4.data(),
-                         &pool4);
+    AttentionForSequence(p, q.data(), &pos, 1, c.view, slots.data(), n_kv, serial.data(), nullptr);
+    AttentionForSequence(p, q.data(), &pos, 1, c.view, slots.data(), n_kv, pooled2.data(), &pool2);
+    AttentionForSequence(p, q.data(), &pos, 1, c.view, slots.data(), n_kv, pooled4.data(), &pool4);
     for (size_t i = 0; i < q.size(); ++i) {
       ASSERT_EQ(serial[i], pooled2[i]) << "pos=" << pos << " i=" << i;
       ASSERT_EQ(serial[i], pooled4[i]) << "pos=" << pos << " i=" << i;

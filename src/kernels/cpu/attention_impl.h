@@ -28,8 +28,7 @@ inline float LaneSum(const float* a) {
 
 // scores[j] = dot(q, k_j) for j in [0, n); q: [head_dim], k: [n, head_dim]. Lane l sums the
 // terms d == l (mod 8).
-using ScoreBlockFn = void (*)(const float* q, const float* k, int n, int head_dim,
-                              float* scores);
+using ScoreBlockFn = void (*)(const float* q, const float* k, int n, int head_dim, float* scores);
 // p[j] = ggml_v_expf(s[j] - max) in place for j in [0, n); s[j] belongs to lane
 // (lane0 + j) % 8. Returns the sum of the lane sums of each group of 8 lanes, in double.
 using ExpSumFn = double (*)(float* s, int n, int lane0, float max);

@@ -51,8 +51,7 @@ void Dot4Q4K(int64_t n, const void* w, const void* x, size_t x_stride, float* ou
       const __m128i imin = _mm_madd_epi16(mins, q8s);
       const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(sums[j][0], sums[j][1]),
                                           _mm256_hadd_epi32(sums[j][2], sums[j][3]));
-      const __m128i isum =
-          _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+      const __m128i isum = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
       alignas(16) float fs[4], fm[4];
       _mm_store_ps(fs, _mm_cvtepi32_ps(isum));
       _mm_store_ps(fm, _mm_cvtepi32_ps(imin));

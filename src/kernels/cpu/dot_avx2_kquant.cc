@@ -43,8 +43,8 @@ float DotQ4K(int64_t n, const void* w, const void* x) {
     const __m256i scales = _mm256_set_m128i(sc, sc);
     // Minimum terms of the 4 sub-block pairs: min[2k] * bsum32[2k] + min[2k+1] * bsum32[2k+1].
     const __m256i q8sums = Load256(y[i].bsums);
-    const __m128i q8s = _mm_hadd_epi16(_mm256_castsi256_si128(q8sums),
-                                       _mm256_extracti128_si256(q8sums, 1));
+    const __m128i q8s =
+        _mm_hadd_epi16(_mm256_castsi256_si128(q8sums), _mm256_extracti128_si256(q8sums, 1));
     const __m128i imin = _mm_madd_epi16(_mm256_extracti128_si256(sm16, 1), q8s);
     const uint8_t* q4 = a[i].qs;
     const int8_t* q8 = y[i].qs;
@@ -60,10 +60,9 @@ float DotQ4K(int64_t n, const void* w, const void* x) {
       sums[j] = _mm256_add_epi32(pl, ph);
     }
     // The 4 pair sums at once (exact int32): [s0 s1 s2 s3].
-    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(sums[0], sums[1]),
-                                        _mm256_hadd_epi32(sums[2], sums[3]));
-    const __m128i isum =
-        _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+    const __m256i h =
+        _mm256_hadd_epi32(_mm256_hadd_epi32(sums[0], sums[1]), _mm256_hadd_epi32(sums[2], sums[3]));
+    const __m128i isum = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
     alignas(16) float fs[4], fm[4];
     _mm_store_ps(fs, _mm_cvtepi32_ps(isum));
     _mm_store_ps(fm, _mm_cvtepi32_ps(imin));
