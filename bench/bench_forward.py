@@ -15,6 +15,8 @@ import subprocess
 import sys
 import time
 
+import numpy as np
+
 from llama_cpp import Llama
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -43,7 +45,10 @@ def llama_speed(model, threads, prompt_tokens, decode_tokens, seed):
     # Decode: feed one token at a time (greedy argmax of the last logits).
     start = time.perf_counter()
     for _ in range(decode_tokens):
-        nxt = int(llm.scores[llm.n_tokens - 1].argmax())
+        # The last evaluated position's logits (llama-cpp-python keeps no score rows
+        # without logits_all).
+        last = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),))
+        nxt = int(last.argmax())
         llm.eval([nxt])
     decode = decode_tokens / (time.perf_counter() - start)
     return prefill, decode
