@@ -6,6 +6,7 @@
 #include <random>
 
 #include "engine/request_validation.h"
+#include "engine/tokenizer_codec.h"
 #include "sampling/sampler.h"
 
 namespace radixlm {
@@ -74,6 +75,8 @@ StatusOr<std::shared_ptr<GenerateStream>> Engine::Submit(GenerateRequest request
                                 .pool_tokens = scheduler_config_.max_total_tokens};
   RADIXLM_ASSIGN_OR_RETURN(std::vector<int32_t> ids,
                            ValidateGenerateRequest(request, *codec_, limits));
+  RADIXLM_ASSIGN_OR_RETURN(std::shared_ptr<const grammar::CompiledGrammar> grammar,
+                           CompileGrammar(request.sampling_params));
   if (request.rid.empty()) request.rid = NewRid(next_rid_++);
   const int32_t n = request.sampling_params.n;
   auto stream = std::make_shared<GenerateStream>(request.rid, n, request.return_logprob);
@@ -91,6 +94,7 @@ StatusOr<std::shared_ptr<GenerateStream>> Engine::Submit(GenerateRequest request
     in.logprob_start_len = request.logprob_start_len;
     in.top_logprobs_num = request.top_logprobs_num;
     in.priority = request.priority;
+    in.grammar = grammar;
     if (request.sampling_params.sampling_seed.has_value()) {
       in.seed = static_cast<uint64_t>(*request.sampling_params.sampling_seed) + i;
     }
@@ -110,6 +114,46 @@ StatusOr<std::shared_ptr<GenerateStream>> Engine::Submit(GenerateRequest request
   }
   cv_.notify_all();
   return stream;
+}
+
+StatusOr<std::shared_ptr<const grammar::CompiledGrammar>> Engine::CompileGrammar(
+    const SamplingParams& params) {
+  grammar::GrammarKind kind;
+  const std::string* text;
+  if (params.regex.has_value()) {
+    kind = grammar::GrammarKind::kRegex;
+    text = &*params.regex;
+  } else if (params.json_schema.has_value()) {
+    kind = grammar::GrammarKind::kJsonSchema;
+    text = &*params.json_schema;
+  } else if (params.ebnf.has_value()) {
+    kind = grammar::GrammarKind::kEbnf;
+    text = &*params.ebnf;
+  } else {
+    return std::shared_ptr<const grammar::CompiledGrammar>();
+  }
+  std::call_once(grammar_once_, [this] {
+    std::shared_ptr<const grammar::TokenVocab> vocab;
+    if (const auto* real = dynamic_cast<const TokenizerCodec*>(codec_.get())) {
+      vocab = grammar::TokenVocab::FromTokenizer(real->tokenizer(), codec_->eog_token_ids());
+    } else {  // a test codec: a token's text is its bytes
+      std::vector<std::string> bytes(runner_->vocab_size());
+      for (int32_t t = 0; t < runner_->vocab_size(); ++t) {
+        if (!codec_->IsControlToken(t)) bytes[t] = codec_->TokenText(t);
+      }
+      vocab = grammar::TokenVocab::Create(std::move(bytes), codec_->eog_token_ids());
+    }
+    grammar_cache_ = std::make_unique<grammar::GrammarCache>(std::move(vocab));
+  });
+  // Compiles on the caller's thread (never the scheduler's); a repeated grammar is a lookup.
+  auto compiled = grammar_cache_->Get(kind, *text);
+  if (!compiled.ok()) {
+    const char* field = kind == grammar::GrammarKind::kRegex        ? "regex"
+                        : kind == grammar::GrammarKind::kJsonSchema ? "json_schema"
+                                                                   : "ebnf";
+    return InvalidArgument(std::string("invalid ") + field + ": " + compiled.status().message());
+  }
+  return *compiled;
 }
 
 bool Engine::Abort(const std::string& rid) {

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "engine/engine_config.h"
+#include "grammar/grammar_cache.h"
 #include "engine/generate_request.h"
 #include "engine/generate_stream.h"
 #include "scheduler/model_runner.h"
@@ -115,6 +116,13 @@ class Engine {
   std::unique_ptr<ModelRunner> runner_;
   std::unique_ptr<TokenTextCodec> codec_;
   int64_t context_length_ = 0;
+
+  // Constrained decoding: grammars compile once per (kind, text) against the codec's
+  // vocabulary (built on first use) and are shared by every request using them.
+  StatusOr<std::shared_ptr<const grammar::CompiledGrammar>> CompileGrammar(
+      const SamplingParams& params);
+  std::once_flag grammar_once_;
+  std::unique_ptr<grammar::GrammarCache> grammar_cache_;  // set once under grammar_once_
 
   // Caller side.
   std::mutex mu_;

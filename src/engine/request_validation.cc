@@ -15,11 +15,6 @@ StatusOr<std::vector<int32_t>> ValidateGenerateRequest(const GenerateRequest& re
   }
   const SamplingParams& params = request.sampling_params;
   RADIXLM_RETURN_IF_ERROR(params.Validate(limits.vocab_size));
-  if (params.regex.has_value() || params.json_schema.has_value() || params.ebnf.has_value()) {
-    return Unimplemented(
-        "constrained decoding (regex / json_schema / ebnf) is not supported "
-        "by this engine yet");
-  }
   std::vector<int32_t> ids;
   if (request.text.has_value()) {
     RADIXLM_ASSIGN_OR_RETURN(ids, codec.Encode(*request.text));

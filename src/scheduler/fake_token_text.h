@@ -28,6 +28,7 @@ class FakeTokenTextCodec : public TokenTextCodec {
   std::unique_ptr<TokenTextDecoder> NewDecoder(const SamplingParams& params) const override;
   std::vector<int32_t> eog_token_ids() const override { return {kEos}; }
   std::string TokenText(int32_t token) const override;
+  bool IsControlToken(int32_t token) const override { return IsSpecial(token); }
 
   // Concatenated text of tokens (special tokens skipped), for test expectations.
   std::string Decode(const std::vector<int32_t>& tokens) const;

@@ -13,6 +13,7 @@ Request::Request(RequestInput input, int64_t effective_max_new_tokens, uint64_t 
   in.input_ids.shrink_to_fit();  // token_ids is the one copy
   cache.priority = in.priority;
   if (in.params.repetition_penalty != 1.0f) penalties.SetPromptTokens(prompt());
+  if (in.grammar != nullptr) matcher.emplace(in.grammar);
 }
 
 int64_t Request::MaxPrefixLen() const {

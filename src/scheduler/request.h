@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "grammar/matcher.h"
 #include "cache/radix_cache.h"
 #include "sampling/penalty_state.h"
 #include "sampling/sampling_params.h"
@@ -41,6 +42,8 @@ struct RequestInput {
   // n > 1: do not admit this request before request `prefill_after` has prefilled its prompt
   // (it then finds the prompt in the tree instead of computing it again).
   std::optional<uint64_t> prefill_after;
+  // Constrained decoding (regex / json_schema / ebnf), compiled by the engine; null = none.
+  std::shared_ptr<const grammar::CompiledGrammar> grammar;
 };
 
 enum class RequestState { kWaiting, kPrefilling, kDecoding, kFinished };
@@ -50,6 +53,10 @@ struct Request {
 
   RequestInput in;
   RequestState state = RequestState::kWaiting;
+  // Constrained decoding: the grammar's state after the outputs so far, and the allowed-token
+  // bitmask of the next step (filled before each sampling; scheduler thread only).
+  std::optional<grammar::Matcher> matcher;
+  std::vector<int32_t> grammar_mask;
   std::vector<int32_t> token_ids;  // prompt, then outputs
   int64_t prompt_len = 0;
   int64_t max_new_tokens = 0;  // after clamping to the context length

@@ -4,6 +4,7 @@
 #include <cassert>
 
 #include "sampling/logprobs.h"
+#include "sampling/token_bitmask.h"
 #include "scheduler/scheduler.h"
 
 namespace radixlm {
@@ -54,6 +55,15 @@ void Scheduler::SampleRows() {
     row.processor.history = &req->penalties;
     row.processor.eos_token_ids = eog_token_ids_;
     row.processor.allowed_token_bitmask = nullptr;
+    if (req->matcher.has_value()) {
+      // The mask covers the model's logits; tokens past the grammar's vocabulary stay clear.
+      Request* mut = sample_reqs_[i];
+      mut->grammar_mask.assign(
+          BitmaskWords(static_cast<int32_t>(std::max<int64_t>(vocab, mut->matcher->grammar().vocab().size()))),
+          0);
+      mut->matcher->FillTokenMask(mut->grammar_mask);
+      row.processor.allowed_token_bitmask = mut->grammar_mask.data();
+    }
     row.options.seed = req->seed;
     row.options.step = static_cast<uint64_t>(req->output_len());
     row.options.return_logprob = req->in.return_logprob;
@@ -73,6 +83,12 @@ void Scheduler::SampleRows() {
 void Scheduler::OnTokenSampled(Request* req, size_t i) {
   BatchSamplingRow& row = sample_rows_[i];
   const int32_t token = row.result.token;
+  if (req->matcher.has_value() && !req->matcher->AcceptToken(token)) {
+    // Only when the mask allowed nothing (e.g. the grammar cannot continue with this
+    // vocabulary): finish clearly rather than emit text outside the grammar.
+    FinishRequest(req, FinishReason::Abort("the grammar allows no token to continue the output"));
+    return;
+  }
   req->token_ids.push_back(token);
   req->penalties.AddOutputToken(token);
   if (req->in.return_logprob) {
@@ -81,6 +97,10 @@ void Scheduler::OnTokenSampled(Request* req, size_t i) {
     req->output_logprobs.push_back(std::move(e));
   }
   std::optional<FinishReason> finish = req->stop.OnToken(token, req->output_len());
+  // A grammar that has accepted its end token is finished even under ignore_eos (as SGLang).
+  if (!finish.has_value() && req->matcher.has_value() && req->matcher->IsTerminated()) {
+    finish = FinishReason::StopToken(token);
+  }
   if (req->state == RequestState::kPrefilling && !finish.has_value()) {
     // Prefill done: share the prompt through the tree at once, then decode.
     {

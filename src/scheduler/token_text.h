@@ -42,6 +42,9 @@ class TokenTextCodec {
   virtual std::vector<int32_t> eog_token_ids() const = 0;
   // The text of one token, for logprob listings (may be a partial UTF-8 sequence).
   virtual std::string TokenText(int32_t token) const = 0;
+  // Control / special tokens (never part of constrained output). Used by the engine to build
+  // the grammar vocabulary of codecs other than the real tokenizer's.
+  virtual bool IsControlToken(int32_t token) const { return false; }
 };
 
 }  // namespace radixlm

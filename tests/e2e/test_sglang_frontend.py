@@ -24,12 +24,20 @@ def test_gen_int(sgl):
         s += sgl.gen_int("answer", max_tokens=4)
 
     state = program.run()
-    error = state.error()
-    if error is not None and ("501" in str(error) or "not supported" in str(error)):
-        # The server refuses regex (gen_int's constraint) until constrained decoding is built.
-        pytest.xfail("constrained decoding (regex) is not built yet: " + str(error)[:200])
-    assert error is None, error
-    int(state["answer"].strip())
+    assert state.error() is None, state.error()
+    int(state["answer"].strip())  # gen_int's regex constraint: an integer
+
+
+def test_gen_with_regex(sgl):
+    @sgl.function
+    def program(s):
+        s += "My phone number is "
+        s += sgl.gen("phone", max_tokens=12, regex=r"\d{3}-\d{4}", temperature=0)
+
+    state = program.run()
+    assert state.error() is None, state.error()
+    import re
+    assert re.fullmatch(r"\d{3}-\d{4}", state["phone"]), state["phone"]
 
 
 def test_select_normalized_and_greedy(sgl):

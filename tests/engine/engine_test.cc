@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -123,8 +125,15 @@ TEST(EngineTest, InvalidRequestsAreRejectedWithClearMessages) {
   bad_lp.logprob_start_len = 3;
   expect_error(bad_lp, StatusCode::kInvalidArgument, "logprob_start_len");
   GenerateRequest regex = Greedy(Prompt(3), 1);
-  regex.sampling_params.regex = "a+";
-  expect_error(regex, StatusCode::kUnimplemented, "constrained");
+  regex.sampling_params.regex = "a(b";
+  expect_error(regex, StatusCode::kInvalidArgument, "invalid regex");
+  GenerateRequest schema = Greedy(Prompt(3), 1);
+  schema.sampling_params.json_schema = R"({"type": "object", "frobnicate": 1})";
+  expect_error(schema, StatusCode::kInvalidArgument, "frobnicate");
+  GenerateRequest two = Greedy(Prompt(3), 1);
+  two.sampling_params.regex = "a+";
+  two.sampling_params.ebnf = "root ::= \"a\"";
+  expect_error(two, StatusCode::kInvalidArgument, "Only one of");
   GenerateRequest bad_text;
   bad_text.text = "~~~";
   expect_error(bad_text, StatusCode::kInvalidArgument, "cannot encode");
@@ -138,6 +147,48 @@ TEST(EngineTest, InvalidRequestsAreRejectedWithClearMessages) {
   EXPECT_TRUE(fe.engine->Abort("same"));
   (*first)->Collect();
   EXPECT_TRUE(fe.engine->Submit(dup).ok());  // the rid is free again once it ended
+}
+
+// Constrained decoding through the engine: every output matches its grammar and ends with EOS
+// where the grammar ends, greedy and sampled, n > 1 included; the grammar is compiled once.
+TEST(EngineTest, GrammarsConstrainTheOutput) {
+  FakeEngine fe = MakeEngine({});
+  struct Case {
+    const char* regex;
+    float temperature;
+    int32_t n;
+  };
+  const Case cases[] = {{"[0-9]{3},[a-z]{2,4}", 0.0f, 1},
+                        {"(yes|no|maybe)\\.", 0.0f, 1},
+                        {"[0-9]{3},[a-z]{2,4}", 1.0f, 3},
+                        {"the (cat|dog)s?", 0.8f, 2}};
+  for (const Case& c : cases) {
+    GenerateRequest req = Greedy(Prompt(4), 20);
+    req.sampling_params.regex = c.regex;
+    req.sampling_params.temperature = c.temperature;
+    req.sampling_params.n = c.n;
+    auto stream = fe.engine->Submit(req);
+    ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+    const auto outputs = (*stream)->Collect();
+    ASSERT_EQ(outputs.size(), static_cast<size_t>(c.n));
+    for (const auto& out : outputs) {
+      EXPECT_TRUE(std::regex_match(out.text, std::regex(c.regex))) << c.regex << " -> " << out.text;
+      ASSERT_TRUE(out.finish_reason.has_value());
+      EXPECT_EQ(out.finish_reason->kind, FinishReason::Kind::kStopToken)
+          << out.text << " " << out.finish_reason->matched_text;
+      EXPECT_EQ(out.finish_reason->matched_token, FakeTokenTextCodec::kEos);
+    }
+  }
+  GenerateRequest json = Greedy(Prompt(4), 40);
+  json.sampling_params.json_schema =
+      R"({"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]})";
+  auto stream = fe.engine->Submit(json);
+  ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+  const auto outputs = (*stream)->Collect();
+  ASSERT_EQ(outputs.size(), 1u);
+  // The fake vocabulary has no '{': the grammar cannot start, so the request ends clearly.
+  ASSERT_TRUE(outputs[0].finish_reason.has_value());
+  EXPECT_TRUE(outputs[0].finish_reason->is_abort()) << outputs[0].text;
 }
 
 TEST(EngineTest, AbortEndsTheStreamAndFreesEverything) {
@@ -244,7 +295,8 @@ TEST(EngineTest, ConcurrentSubmittersGetCorrectOutputs) {
 }
 
 TEST(EngineTest, ShutdownEndsLiveStreams) {
-  FakeEngine fe = MakeEngine();
+  // 1 ms per step: the 990-token request is still running when Shutdown comes.
+  FakeEngine fe = MakeEngine({}, std::chrono::milliseconds(1));
   auto s = fe.engine->Submit(Greedy(Prompt(10), 1000 - 10));
   ASSERT_TRUE(s.ok());
   (*s)->Next();
