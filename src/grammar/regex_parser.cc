@@ -183,14 +183,7 @@ class Parser {
 
   uint32_t ParseHex(int digits) {
     uint32_t v = 0;
-    for (int i = 0; i < digits; ++i, ++pos_) {
-      if (AtEnd() || !std::isxdigit(static_cast<unsigned char>(text_[pos_]))) {
-        Fail("bad hex escape");
-      }
-      const char h = text_[pos_];
-      v = v * 16 + (h <= '9' ? h - '0' : (h | 0x20) - 'a' + 10);
-    }
-    if (v > kMaxCodepoint) Fail("escape beyond U+10FFFF");
+    if (const char* error = ReadHexEscape(text_, &pos_, digits, &v)) Fail(error);
     return v;
   }
 

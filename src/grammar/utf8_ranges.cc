@@ -1,6 +1,7 @@
 #include "grammar/utf8_ranges.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace radixlm::grammar {
 namespace {
@@ -163,6 +164,20 @@ void AppendUtf8(uint32_t codepoint, std::string* out) {
   uint8_t buf[4];
   const int n = EncodeUtf8(codepoint, buf);
   out->append(reinterpret_cast<const char*>(buf), n);
+}
+
+const char* ReadHexEscape(std::string_view text, size_t* pos, int digits, uint32_t* codepoint) {
+  uint32_t v = 0;
+  for (int i = 0; i < digits; ++i, ++*pos) {
+    if (*pos >= text.size() || !std::isxdigit(static_cast<unsigned char>(text[*pos]))) {
+      return "bad hex escape";
+    }
+    const char h = text[*pos];
+    v = v * 16 + (h <= '9' ? h - '0' : (h | 0x20) - 'a' + 10);
+  }
+  if (v > kMaxCodepoint) return "escape beyond U+10FFFF";
+  *codepoint = v;
+  return nullptr;
 }
 
 }  // namespace radixlm::grammar

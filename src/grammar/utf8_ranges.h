@@ -43,4 +43,9 @@ bool DecodeUtf8(std::string_view text, size_t* pos, uint32_t* codepoint);
 
 void AppendUtf8(uint32_t codepoint, std::string* out);
 
+// Reads the `digits` hex digits of an escape (\xHH, \uHHHH, \UHHHHHHHH) at text[*pos] and
+// advances *pos past them. Returns null and sets *codepoint, or the error message (bad digit,
+// value beyond U+10FFFF).
+const char* ReadHexEscape(std::string_view text, size_t* pos, int digits, uint32_t* codepoint);
+
 }  // namespace radixlm::grammar
