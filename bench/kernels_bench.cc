@@ -85,6 +85,15 @@ BENCHMARK(BM_MatMul)
     ->Args({static_cast<int>(GgmlType::kQ8_0), 16384, 640, 1, 1})
     ->Args({static_cast<int>(GgmlType::kQ8_0), 262144, 640, 1, 1})
     ->Args({static_cast<int>(GgmlType::kQ8_0), 262144, 640, 1, 2})
+    // Batched decode (16 tokens, 2 threads): the shapes of gemma-3-270m's matmuls.
+    ->Args({static_cast<int>(GgmlType::kQ8_0), 32768, 640, 16, 1})
+    ->Args({static_cast<int>(GgmlType::kQ5_0), 2048, 640, 16, 1})
+    ->Args({static_cast<int>(GgmlType::kQ4_K), 640, 1024, 16, 1})
+    ->Args({static_cast<int>(GgmlType::kQ6_K), 640, 2048, 16, 1})
+    ->Args({static_cast<int>(GgmlType::kQ8_0), 32768, 640, 16, 2})
+    ->Args({static_cast<int>(GgmlType::kQ5_0), 2048, 640, 16, 2})
+    ->Args({static_cast<int>(GgmlType::kQ4_K), 640, 1024, 16, 2})
+    ->Args({static_cast<int>(GgmlType::kQ6_K), 640, 2048, 16, 2})
     ->UseRealTime();
 
 // All 2-D weights of the real model, one token each (what a decode step spends in matmuls,
@@ -122,6 +131,7 @@ BENCHMARK(BM_ModelDecode)
     ->Args({1, 1})
     ->Args({2, 1})
     ->Args({2, 8})
+    ->Args({2, 16})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

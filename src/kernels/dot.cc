@@ -279,7 +279,33 @@ VecDot4Fn Avx2Dot4Fn(GgmlType t) {
 #endif
 }
 
+VecDot8Fn Avx2Dot8Fn(GgmlType t) {
+#if defined(RADIXLM_KERNELS_X86)
+  namespace a = cpu::avx2;
+  switch (t) {
+    case GgmlType::kQ4_0:
+      return a::Dot8Q4_0;
+    case GgmlType::kQ5_0:
+      return a::Dot8Q5_0;
+    case GgmlType::kQ8_0:
+      return a::Dot8Q8_0;
+    default:
+      return nullptr;
+  }
+#else
+  (void)t;
+  return nullptr;
+#endif
+}
+
 }  // namespace
+
+VecDot8Fn GetVecDot8Fn(GgmlType weight_type) {
+  // As GetVecDot4Fn: only where the dispatched single-row kernel is the AVX2 one it matches.
+  const VecDotFn single = GetVecDotFn(weight_type);
+  if (single == nullptr || single != Avx2Fn(weight_type)) return nullptr;
+  return Avx2Dot8Fn(weight_type);
+}
 
 VecDot4Fn GetVecDot4Fn(GgmlType weight_type) {
   // The 4-row kernels are bit-identical to the AVX2 single-row kernels only. Where the

@@ -45,6 +45,16 @@ using VecDot4Fn = void (*)(int64_t n, const void* weight_row, const void* x, siz
                            float* out);
 VecDot4Fn GetVecDot4Fn(GgmlType weight_type);
 
+// One weight row against 8 activation rows (x_j = x + j * x_stride bytes, j < 8), register-tiled
+// (batched decode / prefill): out[j] bit-identical to GetVecDotFn(weight_type)(n, weight_row,
+// x_j), like VecDot4Fn. Only for weight types with Q8_0 activations; x_scales holds each
+// activation block's half scale d as float, block-major: x_scales[8 * i + j] for block i of row j
+// (converted once per MatMul instead of once per weight row). nullptr where no such kernel
+// matches the dispatched VecDotFn; callers then use VecDot4Fn / VecDotFn.
+using VecDot8Fn = void (*)(int64_t n, const void* weight_row, const void* x, size_t x_stride,
+                           const float* x_scales, float* out);
+VecDot8Fn GetVecDot8Fn(GgmlType weight_type);
+
 // Convenience: GetVecDotFn(weight_type)(n, weight_row, x).
 float VecDot(GgmlType weight_type, int64_t n, const void* weight_row, const void* x);
 

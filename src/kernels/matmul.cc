@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/dot.h"
+#include "kernels/fp16.h"
 #include "kernels/quant.h"
 
 namespace radixlm::kernels {
@@ -20,6 +21,7 @@ constexpr size_t kPrefetchBytes = 2560;
 // Per-calling-thread scratch for quantized activations; grows, never shrinks.
 struct Scratch {
   std::vector<uint8_t> q8_0;
+  std::vector<float> q8_0_scales;  // float(d) of each Q8_0 block, for the 8-row kernels
   std::vector<uint8_t> q8_k;
 };
 thread_local Scratch t_scratch;
@@ -27,6 +29,9 @@ thread_local Scratch t_scratch;
 struct QuantizedInput {
   const uint8_t* data = nullptr;
   size_t row_stride = 0;  // bytes between tokens
+  // Q8_0 only: float(d) of block i of token t (t < n_tokens / 8 * 8) at
+  // scales[(t / 8) * 8 * (cols / 32) + 8 * i + t % 8] (VecDot8Fn's layout).
+  const float* scales = nullptr;
 };
 
 // Quantizes x: [n_tokens, cols] into `act` format (or returns x itself for F32).
@@ -56,12 +61,25 @@ QuantizedInput PrepareInput(GgmlType act, const float* x, int64_t n_tokens, int6
   } else {
     quantize(0, n_tokens, 0);
   }
-  return {dst, stride};
+  const float* scales = nullptr;
+  if (act == GgmlType::kQ8_0 && n_tokens >= 8) {
+    // Each group of 8 tokens gets its block scales as float, block-major (VecDot8Fn layout).
+    const int64_t nb = cols / kQK8_0;
+    std::vector<float>& sc = t_scratch.q8_0_scales;
+    if (sc.size() < static_cast<size_t>(nb * n_tokens)) sc.resize(nb * n_tokens);
+    for (int64_t t = 0; t < n_tokens / 8 * 8; ++t) {
+      const auto* blocks = reinterpret_cast<const BlockQ8_0*>(dst + t * stride);
+      float* group = sc.data() + (t / 8) * 8 * nb;
+      for (int64_t i = 0; i < nb; ++i) group[8 * i + t % 8] = F16ToF32(blocks[i].d);
+    }
+    scales = sc.data();
+  }
+  return {dst, stride, scales};
 }
 
 // y[t, r] for r in [r0, r1), all tokens.
-void ComputeRows(const WeightMatrix& w, VecDotFn dot, VecDot4Fn dot4, const QuantizedInput& in,
-                 int64_t n_tokens, float* y, int64_t r0, int64_t r1) {
+void ComputeRows(const WeightMatrix& w, VecDotFn dot, VecDot4Fn dot4, VecDot8Fn dot8,
+                 const QuantizedInput& in, int64_t n_tokens, float* y, int64_t r0, int64_t r1) {
   const auto* wdata = static_cast<const uint8_t*>(w.data);
   if (n_tokens == 1) {
     // Decode streams each weight row exactly once: prefetch a few rows ahead so the next
@@ -80,6 +98,18 @@ void ComputeRows(const WeightMatrix& w, VecDotFn dot, VecDot4Fn dot4, const Quan
   for (int64_t rb = r0; rb < r1; rb += kRowBlock) {
     const int64_t re = std::min(r1, rb + kRowBlock);
     int64_t t = 0;
+    if (dot8 != nullptr && in.scales != nullptr) {
+      const int64_t nb = w.cols / kQK8_0;
+      for (; t + 8 <= n_tokens; t += 8) {
+        const uint8_t* xt = in.data + t * in.row_stride;
+        const float* st = in.scales + t * nb;  // this group of 8 tokens
+        for (int64_t r = rb; r < re; ++r) {
+          float out[8];
+          dot8(w.cols, wdata + r * w.row_bytes, xt, in.row_stride, st, out);
+          for (int j = 0; j < 8; ++j) y[(t + j) * w.rows + r] = out[j];
+        }
+      }
+    }
     if (dot4 != nullptr) {
       for (; t + 4 <= n_tokens; t += 4) {
         const uint8_t* xt = in.data + t * in.row_stride;
@@ -129,6 +159,7 @@ void MatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t 
   QuantizedInput per_output[kMaxOutputs];
   VecDotFn fns[kMaxOutputs];
   VecDot4Fn fns4[kMaxOutputs];
+  VecDot8Fn fns8[kMaxOutputs];
   int64_t row_offset[kMaxOutputs + 1];
   row_offset[0] = 0;
   for (size_t k = 0; k < outputs.size(); ++k) {
@@ -144,6 +175,7 @@ void MatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t 
     per_output[k] = inputs[slot];
     fns[k] = GetVecDotFn(w.type);
     fns4[k] = GetVecDot4Fn(w.type);
+    fns8[k] = GetVecDot8Fn(w.type);
     assert(fns[k] != nullptr);
     // Each output's rows are rounded up to whole grains so a grain never spans two outputs.
     row_offset[k + 1] = row_offset[k] + (w.rows + kRowGrain - 1) / kRowGrain * kRowGrain;
@@ -158,7 +190,7 @@ void MatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t 
       const WeightMatrix& w = *outputs[k].w;
       const int64_t r0 = b - row_offset[k];
       const int64_t r1 = std::min(w.rows, e - row_offset[k]);
-      if (r0 < r1) ComputeRows(w, fns[k], fns4[k], per_output[k], n_tokens, outputs[k].y, r0, r1);
+      if (r0 < r1) ComputeRows(w, fns[k], fns4[k], fns8[k], per_output[k], n_tokens, outputs[k].y, r0, r1);
     }
   });
 }

@@ -1,6 +1,7 @@
 // Batch invariance: a token's MatMul output must not depend on which (or how many) other tokens
-// share the call. MatMul runs tokens in groups of 4 through the 4-row kernels (VecDot4Fn) and the
-// rest through the single-row kernel (VecDotFn), and decode (1 token) has its own loop; all of
+// share the call. MatMul runs tokens in groups of 8 through the 8-row kernels (VecDot8Fn), then of
+// 4 through the 4-row kernels (VecDot4Fn) and the rest through the single-row kernel (VecDotFn),
+// and decode (1 token) has its own loop; all of
 // these must give bit-identical results, so these tests compare floats with EXPECT_EQ, not NEAR.
 #include <gtest/gtest.h>
 
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "kernels/dot.h"
+#include "kernels/fp16.h"
 #include "kernels/matmul.h"
 #include "kernels/quant.h"
 #include "test_util.h"
@@ -70,6 +72,50 @@ TEST(BatchInvariance, Dot4IsBitIdenticalToFourSingleRowDots) {
   }
 }
 
+TEST(BatchInvariance, Dot8IsBitIdenticalToEightSingleRowDots) {
+  std::mt19937 rng(4343);
+  int checked_types = 0;
+  for (GgmlType t : kWeightTypes) {
+    const VecDot8Fn dot8 = GetVecDot8Fn(t);
+    if (dot8 == nullptr) continue;
+    ++checked_types;
+    ASSERT_EQ(ActivationType(t), GgmlType::kQ8_0);
+    const VecDotFn dot = GetVecDotFn(t);
+    ASSERT_NE(dot, nullptr);
+    for (int64_t n : Lengths(t)) {
+      const int64_t nb = n / BlockSize(GgmlType::kQ8_0);
+      for (ScaleKind kind : {ScaleKind::kNormal, ScaleKind::kMixed, ScaleKind::kTiny}) {
+        for (int rep = 0; rep < 4; ++rep) {
+          const std::vector<uint8_t> w = RandomWeightRow(rng, t, n, kind);
+          const size_t row_bytes = RowBytes(GgmlType::kQ8_0, n);
+          const size_t stride = row_bytes + 64 * (rep % 2);
+          std::vector<uint8_t> x(8 * stride, 0);
+          std::vector<float> scales(8 * nb);
+          for (int j = 0; j < 8; ++j) {
+            const float scale = j % 4 == 3 ? 100.0f : j == 5 ? 1e-3f : 1.0f;
+            const auto xq = MakeActivation(t, RandomFloats(rng, n, -scale, scale));
+            std::copy(xq.begin(), xq.end(), x.begin() + j * stride);
+            const auto* blocks = reinterpret_cast<const BlockQ8_0*>(xq.data());
+            for (int64_t i = 0; i < nb; ++i) scales[8 * i + j] = F16ToF32(blocks[i].d);
+          }
+          float out[8];
+          std::fill(out, out + 8, -1.0f);
+          dot8(n, w.data(), x.data(), stride, scales.data(), out);
+          for (int j = 0; j < 8; ++j) {
+            EXPECT_EQ(out[j], dot(n, w.data(), x.data() + j * stride))
+                << "type " << static_cast<int>(t) << " n " << n << " row " << j << " kind "
+                << static_cast<int>(kind) << " rep " << rep;
+          }
+        }
+      }
+    }
+  }
+  // On AVX2 machines the Q4_0, Q5_0 and Q8_0 8-row kernels are in use.
+  if (ActiveIsa() == Isa::kAvx2) {
+    EXPECT_EQ(checked_types, 3);
+  }
+}
+
 TEST(BatchInvariance, MatMulRowDoesNotDependOnTokenCount) {
   std::mt19937 rng(777);
   ThreadPool pool3(3);
@@ -84,16 +130,18 @@ TEST(BatchInvariance, MatMulRowDoesNotDependOnTokenCount) {
       std::copy(row.begin(), row.end(), wdata.begin() + r * row.size());
     }
     const WeightMatrix w = MakeWeightMatrix(t, wdata.data(), rows, cols);
-    const auto x = RandomFloats(rng, 9 * cols, -2.0f, 2.0f);
+    // Up to 19 tokens: groups of 8 (VecDot8Fn), of 4 (VecDot4Fn) and single rows.
+    constexpr int64_t kMaxTok = 19;
+    const auto x = RandomFloats(rng, kMaxTok * cols, -2.0f, 2.0f);
     // Each token alone (the decode path).
-    std::vector<float> single(9 * rows);
-    for (int64_t tok = 0; tok < 9; ++tok) {
+    std::vector<float> single(kMaxTok * rows);
+    for (int64_t tok = 0; tok < kMaxTok; ++tok) {
       MatMul(w, x.data() + tok * cols, 1, single.data() + tok * rows, nullptr);
     }
-    for (int64_t n_tok = 1; n_tok <= 9; ++n_tok) {
+    for (int64_t n_tok = 1; n_tok <= kMaxTok; ++n_tok) {
       for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool3}) {
         // Tokens [off, off + n_tok) of x, so each token also lands at different batch positions.
-        for (int64_t off : {int64_t{0}, 9 - n_tok}) {
+        for (int64_t off : {int64_t{0}, kMaxTok - n_tok}) {
           std::vector<float> y(n_tok * rows, -1.0f);
           MatMul(w, x.data() + off * cols, n_tok, y.data(), pool);
           for (int64_t tok = 0; tok < n_tok; ++tok) {
@@ -114,7 +162,7 @@ TEST(BatchInvariance, MatMulMultiMatchesSingleTokenMatMul) {
   const int64_t cols = 512, rows = 21;
   std::vector<std::vector<uint8_t>> storage;
   std::vector<WeightMatrix> ws;
-  for (GgmlType t : {GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+  for (GgmlType t : {GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kQ6_K, GgmlType::kQ5_0}) {
     std::vector<uint8_t> wdata(RowBytes(t, cols) * rows);
     for (int64_t r = 0; r < rows; ++r) {
       const auto row = RandomWeightRow(rng, t, cols, ScaleKind::kNormal);
@@ -123,7 +171,7 @@ TEST(BatchInvariance, MatMulMultiMatchesSingleTokenMatMul) {
     storage.push_back(std::move(wdata));
     ws.push_back(MakeWeightMatrix(t, storage.back().data(), rows, cols));
   }
-  const int64_t n_tok = 7;
+  const int64_t n_tok = 13;  // one group of 8, one of 4, one single row
   const auto x = RandomFloats(rng, n_tok * cols, -2.0f, 2.0f);
   std::vector<std::vector<float>> ys(ws.size(), std::vector<float>(n_tok * rows));
   std::vector<MatMulOutput> outs;

@@ -3,6 +3,8 @@
 // d_w * d_x (FMA into float accumulators). The symmetric types use one accumulator, as ggml's
 // ggml_vec_dot_q{4,5,8}_0_q8_0 and tinyBLAS_Q0_AVX do, so results are bit-identical to
 // llama.cpp's.
+#include <cstddef>
+
 #include "kernels/cpu/avx2_common.h"
 #include "kernels/cpu/isa.h"
 
@@ -88,7 +90,63 @@ void Dot4Symmetric(int64_t n, const void* w, const void* x, size_t x_stride, flo
   for (int j = 0; j < 4; ++j) out[j] = HsumF32(acc[j]);
 }
 
+// One weight row against 8 activation rows, register-tiled (8 accumulators): the weight block
+// is unpacked once per 8 rows, and the 8 scale products d_w * d_x of a block come from one
+// vector multiply (x_scales: float(d_x), block-major, converted once per MatMul). Bit-identical
+// to DotSymmetric per row: the same int32 lane sums, the same float products d_w * d_x (IEEE
+// multiplication is exact-rounded and commutative), the same single FMA accumulator per row and
+// the same final HsumF32.
+template <typename Block>
+void Dot8Symmetric(int64_t n, const void* w, const void* x, size_t x_stride,
+                   const float* x_scales, float* out) {
+  const Block* a = static_cast<const Block*>(w);
+  const auto* xb = static_cast<const uint8_t*>(x) + offsetof(BlockQ8_0, qs);
+  const int64_t nb = n / kQK8_0;
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0, acc4 = acc0,
+         acc5 = acc0, acc6 = acc0, acc7 = acc0;
+  alignas(32) float d[8];
+  for (int64_t i = 0; i < nb; ++i) {
+    const __m256i qw = WeightBytes(a[i]);
+    const __m256i aw = _mm256_sign_epi8(qw, qw);
+    _mm256_store_ps(d, _mm256_mul_ps(_mm256_set1_ps(HalfToFloat(a[i].d)),
+                                     _mm256_loadu_ps(x_scales + 8 * i)));
+    const uint8_t* xi = xb + i * sizeof(BlockQ8_0);
+    auto step = [&](int j, __m256& acc) {
+      const __m256i sy = _mm256_sign_epi8(Load256(xi + j * x_stride), qw);
+      const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sy), ones);
+      acc = _mm256_fmadd_ps(_mm256_broadcast_ss(d + j), _mm256_cvtepi32_ps(p), acc);
+    };
+    step(0, acc0);
+    step(1, acc1);
+    step(2, acc2);
+    step(3, acc3);
+    step(4, acc4);
+    step(5, acc5);
+    step(6, acc6);
+    step(7, acc7);
+  }
+  out[0] = HsumF32(acc0);
+  out[1] = HsumF32(acc1);
+  out[2] = HsumF32(acc2);
+  out[3] = HsumF32(acc3);
+  out[4] = HsumF32(acc4);
+  out[5] = HsumF32(acc5);
+  out[6] = HsumF32(acc6);
+  out[7] = HsumF32(acc7);
+}
+
 }  // namespace
+
+void Dot8Q4_0(int64_t n, const void* w, const void* x, size_t s, const float* xs, float* out) {
+  Dot8Symmetric<BlockQ4_0>(n, w, x, s, xs, out);
+}
+void Dot8Q5_0(int64_t n, const void* w, const void* x, size_t s, const float* xs, float* out) {
+  Dot8Symmetric<BlockQ5_0>(n, w, x, s, xs, out);
+}
+void Dot8Q8_0(int64_t n, const void* w, const void* x, size_t s, const float* xs, float* out) {
+  Dot8Symmetric<BlockQ8_0>(n, w, x, s, xs, out);
+}
 
 void Dot4Q4_0(int64_t n, const void* w, const void* x, size_t s, float* out) {
   Dot4Symmetric<BlockQ4_0>(n, w, x, s, out);
