@@ -200,6 +200,9 @@ const bool kRegistered = RegisterCommand("serve", [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--page-size", e.page_size, "Tokens per KV page")->capture_default_str();
   cmd->add_flag("--disable-radix-cache", e.disable_radix_cache, "Do not reuse prefixes");
+  cmd->add_flag("--disable-jump-forward", e.disable_jump_forward,
+                "Constrained decoding: sample forced grammar text token by token instead of "
+                "appending it without forward passes");
   cmd->add_option("--radix-eviction-policy", e.radix_eviction_policy, "lru | lfu | fifo | priority")
       ->capture_default_str();
   cmd->add_option("--schedule-policy", e.schedule_policy,

@@ -280,6 +280,9 @@ void Engine::OnOutput(RequestOutput&& out) {
   chunk.meta.prompt_tokens = out.prompt_tokens;
   chunk.meta.completion_tokens = out.completion_tokens;
   chunk.meta.cached_tokens = out.cached_tokens;
+  chunk.meta.jump_forward_tokens = out.jump_forward_tokens;
+  chunk.meta.forward_passes_saved = out.forward_passes_saved;
+  chunk.meta.forward_passes = out.forward_passes;
   if (chunk.finish_reason.has_value()) {
     routes_.erase(it);
     // Forget the rid before the stream can end, so the caller may reuse it at once.

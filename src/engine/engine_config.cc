@@ -25,6 +25,7 @@ StatusOr<SchedulerConfig> EngineConfig::ToSchedulerConfig(int64_t pool_tokens,
           : static_cast<int32_t>(std::clamp<int64_t>(pool_tokens / 32, 1, 256));
   c.init_new_token_ratio = std::min(1.0, 0.7 * schedule_conservativeness);
   c.random_seed = random_seed;
+  c.enable_jump_forward = !disable_jump_forward;
   RADIXLM_RETURN_IF_ERROR(c.Validate());
   return c;
 }

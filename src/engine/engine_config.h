@@ -34,6 +34,9 @@ struct EngineConfig {
   double schedule_conservativeness = 1.0;
   uint64_t random_seed = 0;  // --random-seed (the random policy)
 
+  // --- constrained decoding ---
+  bool disable_jump_forward = false;  // --disable-jump-forward
+
   // The scheduler config for a pool of `pool_tokens` and a model context of `context`.
   // InvalidArgument naming the flag when a value is out of range or unknown.
   StatusOr<SchedulerConfig> ToSchedulerConfig(int64_t pool_tokens, int64_t context) const;

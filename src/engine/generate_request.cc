@@ -57,6 +57,9 @@ nlohmann::json ResultToJson(const GenerateResult& r, bool return_logprob,
   meta["prompt_tokens"] = r.meta.prompt_tokens;
   meta["completion_tokens"] = r.meta.completion_tokens;
   meta["cached_tokens"] = r.meta.cached_tokens;
+  meta["jump_forward_tokens"] = r.meta.jump_forward_tokens;
+  meta["forward_passes_saved"] = r.meta.forward_passes_saved;
+  meta["forward_passes"] = r.meta.forward_passes;
   if (return_logprob) {
     AddLogprobs(r.input_token_logprobs, "input_token_logprobs", "input_top_logprobs", codec, &meta);
     AddLogprobs(r.output_token_logprobs, "output_token_logprobs", "output_top_logprobs", codec,

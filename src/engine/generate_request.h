@@ -6,6 +6,7 @@
 //   GenerateOutput   one streamed chunk of one sample: deltas since the previous chunk
 //   GenerateResult   one sample's whole result: {"text", "output_ids", "meta_info": {"id",
 //                     "finish_reason", "prompt_tokens", "completion_tokens", "cached_tokens",
+//                     "jump_forward_tokens", "forward_passes_saved", "forward_passes",
 //                     "input_token_logprobs", "output_token_logprobs", "input_top_logprobs",
 //                     "output_top_logprobs"}}
 // Logprob entries serialize as SGLang's [logprob, token_id, text-or-null] triples.
@@ -41,6 +42,10 @@ struct GenerateMeta {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   int64_t cached_tokens = 0;
+  // Constrained decoding with jump-forward (see RequestOutput).
+  int64_t jump_forward_tokens = 0;
+  int64_t forward_passes_saved = 0;
+  int64_t forward_passes = 0;
 };
 
 // One chunk of sample `index`: what it produced since its previous chunk.

@@ -72,6 +72,18 @@ bool Matcher::CanTerminate() const {
   return dfa_ ? dfa_->IsAccepting(state_) : earley_->CanTerminate();
 }
 
+bool Matcher::MustTerminate() const {
+  if (IsTerminated() || !CanTerminate()) return false;
+  if (dfa_) {
+    for (int b = 0; b < 256; ++b) {
+      if (dfa_->Next(state_, static_cast<uint8_t>(b)) != Dfa::kDead) return false;
+    }
+    return true;
+  }
+  uint8_t only = 0;
+  return earley_->CountNextBytes(&only) == 0;
+}
+
 Status Matcher::Rollback(int32_t num_steps) {
   if (num_steps < 0 || num_steps > static_cast<int32_t>(steps_.size())) {
     return OutOfRange("cannot roll back " + std::to_string(num_steps) + " steps; only " +

@@ -41,6 +41,9 @@ class Matcher {
 
   // The output so far is a complete match: EOS is allowed now.
   bool CanTerminate() const;
+  // The output so far is a complete match that no byte can extend: only EOS may follow (so
+  // jump-forward takes it without a forward pass). False once terminated.
+  bool MustTerminate() const;
   // An EOS token has been accepted.
   bool IsTerminated() const { return !steps_.empty() && steps_.back().eos; }
 

@@ -81,6 +81,26 @@ StatusOr<std::vector<int32_t>> FakeTokenTextCodec::Encode(std::string_view text)
   return ids;
 }
 
+StatusOr<std::vector<int32_t>> FakeTokenTextCodec::EncodeContinuation(std::string_view text) const {
+  std::vector<int32_t> ids;
+  size_t i = 0;
+  while (i < text.size()) {
+    int32_t best = -1;
+    size_t best_len = 0;
+    for (int32_t t = 3; t < kVocabSize; ++t) {
+      const std::string piece = Piece(t);
+      if (piece.size() > best_len && text.substr(i, piece.size()) == piece) {
+        best = t;
+        best_len = piece.size();
+      }
+    }
+    if (best < 0) return InvalidArgument("fake codec cannot encode byte " + std::to_string(i));
+    ids.push_back(best);
+    i += best_len;
+  }
+  return ids;
+}
+
 std::unique_ptr<TokenTextDecoder> FakeTokenTextCodec::NewDecoder(
     const SamplingParams& params) const {
   return std::make_unique<FakeDecoder>(params.skip_special_tokens);

@@ -29,6 +29,9 @@ class FakeTokenTextCodec : public TokenTextCodec {
   std::vector<int32_t> eog_token_ids() const override { return {kEos}; }
   std::string TokenText(int32_t token) const override;
   bool IsControlToken(int32_t token) const override { return IsSpecial(token); }
+  // Greedy longest match over the non-special tokens (so "ab", "the", "ing" do fuse here,
+  // unlike in Encode): lets tests see jump-forward retokenization merge across a boundary.
+  StatusOr<std::vector<int32_t>> EncodeContinuation(std::string_view text) const override;
 
   // Concatenated text of tokens (special tokens skipped), for test expectations.
   std::string Decode(const std::vector<int32_t>& tokens) const;

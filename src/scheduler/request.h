@@ -73,6 +73,9 @@ struct Request {
   bool admitted_once = false;
   int64_t cached_tokens = 0;  // prompt tokens taken from the cache at the first admission
   int32_t retractions = 0;
+  int64_t forward_passes = 0;       // forward passes this request took part in
+  int64_t sampled_tokens = 0;       // output tokens a forward pass sampled
+  int64_t jump_forward_tokens = 0;  // output tokens placed by jump-forward (retokenized + EOS)
 
   // --- scheduling ---
   uint64_t arrival_seq = 0;

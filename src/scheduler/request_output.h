@@ -36,6 +36,11 @@ struct RequestOutput {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   int64_t cached_tokens = 0;  // prompt tokens whose KV came from the radix cache
+  // Jump-forward (constrained decoding): output tokens it placed, and output tokens that no
+  // forward pass sampled (completion_tokens minus sampled tokens: the decode steps saved).
+  int64_t jump_forward_tokens = 0;
+  int64_t forward_passes_saved = 0;
+  int64_t forward_passes = 0;  // forward passes the request took part in
 };
 
 }  // namespace radixlm

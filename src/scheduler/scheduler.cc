@@ -207,6 +207,9 @@ void Scheduler::EmitOutput(Request* req) {
   out.prompt_tokens = req->prompt_len;
   out.completion_tokens = req->output_len();
   out.cached_tokens = req->cached_tokens;
+  out.jump_forward_tokens = req->jump_forward_tokens;
+  out.forward_passes_saved = req->output_len() - req->sampled_tokens;
+  out.forward_passes = req->forward_passes;
   if (sink_) sink_(std::move(out));
 }
 
@@ -232,7 +235,10 @@ Status Scheduler::Step() {
     return Status::Ok();
   }
   BuildForwardBatch(decodes_, chunks_, table_, &batch_);
+  const auto forward_start = std::chrono::steady_clock::now();
   Status status = runner_->Forward(batch_, &forward_out_);
+  stats_.forward_seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - forward_start).count();
   ++stats_.forward_passes;
   if (!status.ok()) {
     AbortBatch("The model forward pass failed: " + status.ToString());

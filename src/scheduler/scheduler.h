@@ -63,6 +63,14 @@ struct SchedulerStats {
   // and how many were timed: the tree's share of runtime. Two steady_clock reads per operation.
   double cache_op_seconds = 0;
   int64_t cache_ops = 0;
+  // Constrained decoding (cumulative): jump-forwards taken, output tokens they placed, and the
+  // time spent building grammar masks (one per constrained row sampled) next to the time spent
+  // in the model's forward passes.
+  int64_t jump_forwards = 0;
+  int64_t jump_forward_tokens = 0;
+  int64_t grammar_masks = 0;
+  double grammar_mask_seconds = 0;
+  double forward_seconds = 0;
 };
 
 using OutputSink = std::function<void(RequestOutput&&)>;
@@ -161,6 +169,16 @@ class Scheduler {
   void ComputeInputLogprobs(Request* req, const PrefillChunk& chunk, size_t seq);
   void SampleRows();
   void OnTokenSampled(Request* req, size_t row);
+
+  // --- jump-forward (scheduler_jump_forward.cc) ---
+  // After req (decoding) sampled a token its grammar accepted: if the grammar now forces
+  // bytes, retokenizes the sampled token + forced text, hands the computed KV to the tree and
+  // re-queues req as an extend of its new tokens (or finishes it); if the grammar can only end,
+  // appends EOS and finishes it. True when it did either (the request's output is emitted).
+  bool TryJumpForward(Request* req);
+  // Appends `token` (not sampled) as req's newest output with the usual stop checks; true if
+  // the request finished.
+  bool AppendUnsampledEos(Request* req);
   void AbortBatch(const std::string& message);
 
   SchedulerConfig config_;

@@ -64,6 +64,14 @@ struct SchedulerConfig {
 
   uint64_t random_seed = 0;  // the random policy's shuffle
 
+  // --- constrained decoding ---
+  // Jump-forward (--disable-jump-forward turns it off): where a request's grammar forces the
+  // next bytes, they are appended without forward passes, the newest sampled token and the
+  // forced text are retokenized together, and the request re-enters as an extend over its
+  // cached prefix. Needs the radix cache (off when it is disabled) and a codec that can
+  // encode a continuation. See scheduler_jump_forward.cc.
+  bool enable_jump_forward = true;
+
   // InvalidArgument naming the field when a value is out of range.
   Status Validate() const;
 };

@@ -2,6 +2,7 @@
 // of completed prefills, outputs; and cleanup when the forward fails.
 #include <algorithm>
 #include <cassert>
+#include <chrono>
 
 #include "sampling/logprobs.h"
 #include "sampling/token_bitmask.h"
@@ -57,12 +58,16 @@ void Scheduler::SampleRows() {
     row.processor.allowed_token_bitmask = nullptr;
     if (req->matcher.has_value()) {
       // The mask covers the model's logits; tokens past the grammar's vocabulary stay clear.
+      const auto start = std::chrono::steady_clock::now();
       Request* mut = sample_reqs_[i];
-      mut->grammar_mask.assign(
-          BitmaskWords(static_cast<int32_t>(std::max<int64_t>(vocab, mut->matcher->grammar().vocab().size()))),
-          0);
+      mut->grammar_mask.assign(BitmaskWords(static_cast<int32_t>(std::max<int64_t>(
+                                   vocab, mut->matcher->grammar().vocab().size()))),
+                               0);
       mut->matcher->FillTokenMask(mut->grammar_mask);
       row.processor.allowed_token_bitmask = mut->grammar_mask.data();
+      stats_.grammar_mask_seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      ++stats_.grammar_masks;
     }
     row.options.seed = req->seed;
     row.options.step = static_cast<uint64_t>(req->output_len());
@@ -90,6 +95,7 @@ void Scheduler::OnTokenSampled(Request* req, size_t i) {
     return;
   }
   req->token_ids.push_back(token);
+  ++req->sampled_tokens;
   req->penalties.AddOutputToken(token);
   if (req->in.return_logprob) {
     LogprobEntry e{token, row.result.logprob, {}};
@@ -114,7 +120,7 @@ void Scheduler::OnTokenSampled(Request* req, size_t i) {
   }
   if (finish.has_value()) {
     FinishRequest(req, std::move(*finish));
-  } else {
+  } else if (!TryJumpForward(req)) {
     EmitOutput(req);
   }
 }
@@ -125,6 +131,7 @@ void Scheduler::ProcessResults() {
   for (size_t s = 0; s < decodes_.size(); ++s) {
     Request* req = decodes_[s];
     ++req->kv_len;
+    ++req->forward_passes;
     ++stats_.decode_tokens;
     sample_reqs_.push_back(req);
     sample_seqs_.push_back(s);
@@ -135,6 +142,7 @@ void Scheduler::ProcessResults() {
     Request* req = chunk.req;
     const size_t seq = decodes_.size() + j;
     stats_.prefill_tokens += chunk.end - chunk.begin;
+    ++req->forward_passes;
     if (chunk.logits == model::LogitsMode::kAll) ComputeInputLogprobs(req, chunk, seq);
     req->kv_len = chunk.end;
     if (!chunk.is_final()) {

@@ -56,6 +56,22 @@ std::optional<FinishReason> StopChecker::OnToken(int32_t token, int64_t output_c
   return finish;
 }
 
+std::optional<FinishReason> StopChecker::OnForcedText(std::string_view text, int64_t output_count) {
+  assert(!finished_);
+  const size_t old_size = text_.size();
+  if (decoder_ != nullptr) text_ += text;
+  if (output_count < min_new_tokens_) return std::nullopt;
+  if (output_count >= max_new_tokens_) {
+    finished_ = true;
+    return FinishReason::Length(output_count);
+  }
+  if (std::optional<std::string> matched = FindStopString(old_size)) {
+    finished_ = true;
+    return FinishReason::StopString(std::move(*matched));
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> StopChecker::FindStopString(size_t old_size) {
   if (stop_strings_.empty() || text_.size() == old_size) return std::nullopt;
   // A match must end inside the new text; it may start up to max_stop_len - 1 bytes earlier.

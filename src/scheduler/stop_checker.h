@@ -16,11 +16,13 @@
 // rejects stop strings in that configuration.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sampling/sampling_params.h"
@@ -39,6 +41,18 @@ class StopChecker {
   // Feeds the newest output token; output_count counts it. Returns the finish reason when the
   // request is done now (then no further tokens may be fed).
   std::optional<FinishReason> OnToken(int32_t token, int64_t output_count);
+
+  // Jump-forward: appends `text` (bytes the grammar forced; complete UTF-8) as the output of
+  // tokens that bring the output count to output_count, with the same checks as OnToken but
+  // no stop-token check (the caller keeps stop tokens out of forced output). The decoder must
+  // hold no partial character (the previous token ended on a character boundary); it is not
+  // fed: later tokens continue from where it is, which is the same text.
+  std::optional<FinishReason> OnForcedText(std::string_view text, int64_t output_count);
+  // Whether `token` would finish the request as a stop token (EOG unless ignore_eos, or one of
+  // stop_token_ids).
+  bool IsStopToken(int32_t token) const {
+    return std::binary_search(stop_ids_.begin(), stop_ids_.end(), token);
+  }
 
   // The text not yet handed out that is safe to show: all of it once finished, else all but
   // the held-back tail.

@@ -45,6 +45,13 @@ class TokenTextCodec {
   // Control / special tokens (never part of constrained output). Used by the engine to build
   // the grammar vocabulary of codecs other than the real tokenizer's.
   virtual bool IsControlToken(int32_t token) const { return false; }
+  // The ids of `text` as a continuation of output text: no BOS, special tokens not parsed, no
+  // space prefix — what jump-forward retokenizes. Unimplemented where the codec cannot promise
+  // that (jump-forward is then skipped).
+  virtual StatusOr<std::vector<int32_t>> EncodeContinuation(std::string_view text) const {
+    (void)text;
+    return Unimplemented("this tokenizer cannot encode a continuation");
+  }
 };
 
 }  // namespace radixlm

@@ -191,6 +191,38 @@ TEST(EngineTest, GrammarsConstrainTheOutput) {
   EXPECT_TRUE(outputs[0].finish_reason->is_abort()) << outputs[0].text;
 }
 
+// Jump-forward is on by default and --disable-jump-forward turns it off; meta reports it.
+TEST(EngineTest, JumpForwardFlagAndMeta) {
+  const char* regex = "[0-9]{2}, the thing is (on|off)\\.";
+  for (bool disable : {false, true}) {
+    EngineConfig config;
+    config.disable_jump_forward = disable;
+    FakeEngine fe = MakeEngine(config);
+    EXPECT_EQ(fe.engine->scheduler_config().enable_jump_forward, !disable);
+    GenerateRequest req = Greedy(Prompt(4), 40);
+    req.sampling_params.regex = regex;
+    auto stream = fe.engine->Submit(req);
+    ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+    const auto outputs = (*stream)->Collect();
+    ASSERT_EQ(outputs.size(), 1u);
+    const GenerateResult& out = outputs[0];
+    EXPECT_TRUE(std::regex_match(out.text, std::regex(regex))) << out.text;
+    if (disable) {
+      EXPECT_EQ(out.meta.jump_forward_tokens, 0);
+      EXPECT_EQ(out.meta.forward_passes_saved, 0);
+      EXPECT_EQ(out.meta.forward_passes, out.meta.completion_tokens);
+    } else {
+      EXPECT_GT(out.meta.jump_forward_tokens, 0);
+      EXPECT_GT(out.meta.forward_passes_saved, 0);
+      EXPECT_EQ(out.meta.forward_passes + out.meta.forward_passes_saved,
+                out.meta.completion_tokens);
+    }
+    const nlohmann::json j = ResultToJson(out, false, nullptr);
+    EXPECT_EQ(j["meta_info"]["jump_forward_tokens"], out.meta.jump_forward_tokens);
+    EXPECT_EQ(j["meta_info"]["forward_passes_saved"], out.meta.forward_passes_saved);
+  }
+}
+
 TEST(EngineTest, AbortEndsTheStreamAndFreesEverything) {
   // 1 ms per step: the abort lands long before the 970 steps could finish.
   FakeEngine fe = MakeEngine({}, std::chrono::milliseconds(1));

@@ -26,6 +26,7 @@ struct Collected {
   std::optional<FinishReason> finish;
   int64_t outputs = 0;
   int64_t prompt_tokens = 0, completion_tokens = 0, cached_tokens = 0;
+  int64_t jump_forward_tokens = 0, forward_passes_saved = 0, forward_passes = 0;
 };
 
 struct HarnessOptions {
@@ -132,6 +133,9 @@ class SchedulerHarness {
     c.prompt_tokens = out.prompt_tokens;
     c.completion_tokens = out.completion_tokens;
     c.cached_tokens = out.cached_tokens;
+    c.jump_forward_tokens = out.jump_forward_tokens;
+    c.forward_passes_saved = out.forward_passes_saved;
+    c.forward_passes = out.forward_passes;
     EXPECT_EQ(c.completion_tokens, static_cast<int64_t>(c.ids.size()));
   }
 
