@@ -200,6 +200,35 @@ EngineStats Engine::GetStats() {
   return stats;
 }
 
+StatusOr<Engine::PrefixPin> Engine::PinPrefix(std::vector<int32_t> input_ids) {
+  StatusOr<int64_t> tokens = Aborted("the engine is shutting down");
+  Command cmd;
+  cmd.kind = Command::Kind::kPin;
+  cmd.pin_id = next_pin_++;
+  cmd.pin_ids = std::move(input_ids);
+  cmd.pin_out = &tokens;
+  const uint64_t id = cmd.pin_id;
+  PostAndWait(std::move(cmd));
+  if (!tokens.ok()) return tokens.status();
+  return PrefixPin{.id = id, .tokens = *tokens};
+}
+
+void Engine::Post(Command command) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    inbox_.push_back(std::move(command));
+  }
+  cv_.notify_all();
+}
+
+void Engine::UnpinPrefix(uint64_t pin_id) {
+  Command cmd;
+  cmd.kind = Command::Kind::kUnpin;
+  cmd.pin_id = pin_id;
+  Post(std::move(cmd));
+}
+
 void Engine::Loop() {
   for (;;) {
     std::deque<Command> commands;
@@ -261,6 +290,13 @@ void Engine::Apply(Command& cmd) {
         cmd.stats_out->live_requests = static_cast<int64_t>(live_.size());
       }
       cmd.done();
+      break;
+    case Command::Kind::kPin:
+      *cmd.pin_out = scheduler_->PinPrefix(cmd.pin_id, cmd.pin_ids);
+      cmd.done();
+      break;
+    case Command::Kind::kUnpin:
+      scheduler_->UnpinPrefix(cmd.pin_id);
       break;
   }
 }

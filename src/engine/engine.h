@@ -73,6 +73,17 @@ class Engine {
 
   EngineStats GetStats();
 
+  // Prefix pins (the frontend language's fork locks its shared prefix while the branches run):
+  // keeps the longest cached prefix of `input_ids` from eviction until UnpinPrefix(pin.id).
+  // pin.tokens is how much of it was cached (0 with the radix cache disabled). Aborted after
+  // Shutdown. FlushCache is refused while a pin is held. Unknown ids are ignored.
+  struct PrefixPin {
+    uint64_t id = 0;
+    int64_t tokens = 0;
+  };
+  StatusOr<PrefixPin> PinPrefix(std::vector<int32_t> input_ids);
+  void UnpinPrefix(uint64_t pin_id);
+
   // Stops accepting requests, aborts the live ones (their streams end) and joins the
   // scheduler thread. Idempotent.
   void Shutdown();
@@ -90,7 +101,7 @@ class Engine {
     int32_t index = 0;
   };
   struct Command {
-    enum class Kind { kSubmit, kAbort, kFlush, kStats };
+    enum class Kind { kSubmit, kAbort, kFlush, kStats, kPin, kUnpin };
     Kind kind = Kind::kSubmit;
     std::shared_ptr<GenerateStream> stream;  // kSubmit
     std::vector<RequestInput> inputs;        // kSubmit: one per sample
@@ -98,6 +109,9 @@ class Engine {
     std::function<void()> done;              // kFlush / kStats: called on completion
     Status* status_out = nullptr;            // kFlush
     EngineStats* stats_out = nullptr;        // kStats
+    uint64_t pin_id = 0;                     // kPin / kUnpin
+    std::vector<int32_t> pin_ids;            // kPin: the prefix
+    StatusOr<int64_t>* pin_out = nullptr;    // kPin
   };
 
   Engine(const EngineConfig& config, const SchedulerConfig& scheduler_config,
@@ -132,6 +146,7 @@ class Engine {
   bool stopping_ = false;                                        // guarded by mu_
   std::atomic<uint64_t> next_id_{1};
   std::atomic<uint64_t> next_rid_{1};
+  std::atomic<uint64_t> next_pin_{1};
   std::once_flag shutdown_once_;
 
   // Scheduler thread only.

@@ -259,6 +259,10 @@ Status Scheduler::FlushCache() {
     return Aborted("Cache not flushed: " + std::to_string(requests_.size()) +
                    " requests are waiting or running.");
   }
+  if (!pins_.empty()) {
+    return Aborted("Cache not flushed: " + std::to_string(pins_.size()) +
+                   " prefixes are pinned.");
+  }
   cache_->Reset();
   pool_.Reset();
   table_.Reset();

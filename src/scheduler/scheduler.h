@@ -23,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <random>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -104,6 +105,14 @@ class Scheduler {
   // Drops every cached prefix and resets the pool. Only when no request is live (as SGLang's
   // flush_cache); otherwise Aborted with the reason, nothing changed.
   Status FlushCache();
+
+  // Pins (the frontend's fork, scheduler_pins.cc): keeps the longest cached prefix of `ids`
+  // from eviction, as a running request's lock does, until UnpinPrefix(pin). Returns the
+  // pinned token count (0 when nothing is cached or the cache is disabled). InvalidArgument if
+  // `pin` is in use. A cache flush is refused while pins are held.
+  StatusOr<int64_t> PinPrefix(uint64_t pin, std::span<const int32_t> ids);
+  bool UnpinPrefix(uint64_t pin);  // false if no such pin
+  size_t pinned_prefixes() const { return pins_.size(); }
 
   SchedulerStats GetStats() const;
   // Pool / tree / table consistency, including request ownership of slots (see above).
@@ -214,6 +223,7 @@ class Scheduler {
   std::vector<Request*> order_scratch_;
 
   SchedulerStats stats_;
+  std::unordered_map<uint64_t, RadixNode*> pins_;  // pin id -> the node whose path it locks
 };
 
 }  // namespace radixlm
