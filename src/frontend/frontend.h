@@ -15,6 +15,7 @@
 #include "frontend/interpreter.h"
 #include "frontend/ir.h"
 #include "frontend/language.h"
+#include "frontend/recording_backend.h"
 #include "frontend/select_methods.h"
 #include "frontend/state.h"
 #include "frontend/tracer.h"
