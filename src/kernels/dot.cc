@@ -300,6 +300,20 @@ VecDot8Fn Avx2Dot8Fn(GgmlType t) {
 
 }  // namespace
 
+void SplitQ8_0x8(int64_t n, const void* x, size_t x_stride, int8_t* qs, size_t qs_stride,
+                 float* scales) {
+  const int64_t nb = n / kQK8_0;
+  for (int j = 0; j < 8; ++j) {
+    const auto* blocks =
+        reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(x) + j * x_stride);
+    int8_t* row = qs + j * qs_stride;
+    for (int64_t i = 0; i < nb; ++i) {
+      std::memcpy(row + i * kQK8_0, blocks[i].qs, kQK8_0);
+      scales[8 * i + j] = F16ToF32(blocks[i].d);
+    }
+  }
+}
+
 VecDot8Fn GetVecDot8Fn(GgmlType weight_type) {
   // As GetVecDot4Fn: only where the dispatched single-row kernel is the AVX2 one it matches.
   const VecDotFn single = GetVecDotFn(weight_type);

@@ -45,15 +45,21 @@ using VecDot4Fn = void (*)(int64_t n, const void* weight_row, const void* x, siz
                            float* out);
 VecDot4Fn GetVecDot4Fn(GgmlType weight_type);
 
-// One weight row against 8 activation rows (x_j = x + j * x_stride bytes, j < 8), register-tiled
-// (batched decode / prefill): out[j] bit-identical to GetVecDotFn(weight_type)(n, weight_row,
-// x_j), like VecDot4Fn. Only for weight types with Q8_0 activations; x_scales holds each
-// activation block's half scale d as float, block-major: x_scales[8 * i + j] for block i of row j
-// (converted once per MatMul instead of once per weight row). nullptr where no such kernel
-// matches the dispatched VecDotFn; callers then use VecDot4Fn / VecDotFn.
-using VecDot8Fn = void (*)(int64_t n, const void* weight_row, const void* x, size_t x_stride,
+// One weight row against 8 activation rows, register-tiled (batched decode / prefill): out[j]
+// bit-identical to GetVecDotFn(weight_type)(n, weight_row, x_j) for the Q8_0 row x_j, like
+// VecDot4Fn. Only for weight types with Q8_0 activations, which it takes split (SplitQ8_0x8):
+// the int8 quants of block i of row j at x_qs + j * x_stride + 32 * i (32-byte aligned rows
+// avoid cache-line-crossing loads) and the half scale d of that block as float at
+// x_scales[8 * i + j] (block-major; converted once per MatMul instead of once per weight row).
+// nullptr where no such kernel matches the dispatched VecDotFn; callers then use VecDot4Fn /
+// VecDotFn.
+using VecDot8Fn = void (*)(int64_t n, const void* weight_row, const void* x_qs, size_t x_stride,
                            const float* x_scales, float* out);
 VecDot8Fn GetVecDot8Fn(GgmlType weight_type);
+// Splits 8 Q8_0 rows of n elements (row j at x + j * x_stride bytes) into VecDot8Fn's layout:
+// quants of block i of row j to qs + j * qs_stride + 32 * i, float(d) to scales[8 * i + j].
+void SplitQ8_0x8(int64_t n, const void* x, size_t x_stride, int8_t* qs, size_t qs_stride,
+                 float* scales);
 
 // Convenience: GetVecDotFn(weight_type)(n, weight_row, x).
 float VecDot(GgmlType weight_type, int64_t n, const void* weight_row, const void* x);

@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "kernels/dot.h"
-#include "kernels/fp16.h"
 #include "kernels/quant.h"
 
 namespace radixlm::kernels {
@@ -21,7 +22,8 @@ constexpr size_t kPrefetchBytes = 2560;
 // Per-calling-thread scratch for quantized activations; grows, never shrinks.
 struct Scratch {
   std::vector<uint8_t> q8_0;
-  std::vector<float> q8_0_scales;  // float(d) of each Q8_0 block, for the 8-row kernels
+  std::vector<uint8_t> q8_0_split;  // groups of 8 Q8_0 rows split for VecDot8Fn (+ alignment)
+  std::vector<float> q8_0_scales;
   std::vector<uint8_t> q8_k;
 };
 thread_local Scratch t_scratch;
@@ -29,9 +31,12 @@ thread_local Scratch t_scratch;
 struct QuantizedInput {
   const uint8_t* data = nullptr;
   size_t row_stride = 0;  // bytes between tokens
-  // Q8_0 only: float(d) of block i of token t (t < n_tokens / 8 * 8) at
-  // scales[(t / 8) * 8 * (cols / 32) + 8 * i + t % 8] (VecDot8Fn's layout).
-  const float* scales = nullptr;
+  // Q8_0 with >= 8 tokens: the first n_tokens / 8 * 8 tokens split for VecDot8Fn (SplitQ8_0x8):
+  // quants of token t at split_qs + t * split_stride (32-byte aligned), the float scales of
+  // token group g = t / 8 at split_scales + g * 8 * (cols / 32).
+  const int8_t* split_qs = nullptr;
+  size_t split_stride = 0;
+  const float* split_scales = nullptr;
 };
 
 // Quantizes x: [n_tokens, cols] into `act` format (or returns x itself for F32).
@@ -61,20 +66,26 @@ QuantizedInput PrepareInput(GgmlType act, const float* x, int64_t n_tokens, int6
   } else {
     quantize(0, n_tokens, 0);
   }
-  const float* scales = nullptr;
+  QuantizedInput in{dst, stride};
   if (act == GgmlType::kQ8_0 && n_tokens >= 8) {
-    // Each group of 8 tokens gets its block scales as float, block-major (VecDot8Fn layout).
     const int64_t nb = cols / kQK8_0;
+    const int64_t groups = n_tokens / 8;
+    const size_t split_stride = static_cast<size_t>(cols);  // 32 bytes per block
+    std::vector<uint8_t>& qs = t_scratch.q8_0_split;
+    if (qs.size() < split_stride * 8 * groups + 32) qs.resize(split_stride * 8 * groups + 32);
     std::vector<float>& sc = t_scratch.q8_0_scales;
-    if (sc.size() < static_cast<size_t>(nb * n_tokens)) sc.resize(nb * n_tokens);
-    for (int64_t t = 0; t < n_tokens / 8 * 8; ++t) {
-      const auto* blocks = reinterpret_cast<const BlockQ8_0*>(dst + t * stride);
-      float* group = sc.data() + (t / 8) * 8 * nb;
-      for (int64_t i = 0; i < nb; ++i) group[8 * i + t % 8] = F16ToF32(blocks[i].d);
+    if (sc.size() < static_cast<size_t>(8 * nb * groups)) sc.resize(8 * nb * groups);
+    auto* base = reinterpret_cast<int8_t*>(
+        (reinterpret_cast<uintptr_t>(qs.data()) + 31) & ~static_cast<uintptr_t>(31));
+    for (int64_t g = 0; g < groups; ++g) {
+      SplitQ8_0x8(cols, dst + 8 * g * stride, stride, base + 8 * g * split_stride, split_stride,
+                  sc.data() + g * 8 * nb);
     }
-    scales = sc.data();
+    in.split_qs = base;
+    in.split_stride = split_stride;
+    in.split_scales = sc.data();
   }
-  return {dst, stride, scales};
+  return in;
 }
 
 // y[t, r] for r in [r0, r1), all tokens.
@@ -98,15 +109,19 @@ void ComputeRows(const WeightMatrix& w, VecDotFn dot, VecDot4Fn dot4, VecDot8Fn 
   for (int64_t rb = r0; rb < r1; rb += kRowBlock) {
     const int64_t re = std::min(r1, rb + kRowBlock);
     int64_t t = 0;
-    if (dot8 != nullptr && in.scales != nullptr) {
+    if (dot8 != nullptr && in.split_qs != nullptr) {
       const int64_t nb = w.cols / kQK8_0;
       for (; t + 8 <= n_tokens; t += 8) {
-        const uint8_t* xt = in.data + t * in.row_stride;
-        const float* st = in.scales + t * nb;  // this group of 8 tokens
+        const int8_t* xt = in.split_qs + t * in.split_stride;
+        const float* st = in.split_scales + t * nb;  // this group of 8 tokens
+        float tile[8][kRowBlock];  // [token][row]: contiguous stores into y
         for (int64_t r = rb; r < re; ++r) {
           float out[8];
-          dot8(w.cols, wdata + r * w.row_bytes, xt, in.row_stride, st, out);
-          for (int j = 0; j < 8; ++j) y[(t + j) * w.rows + r] = out[j];
+          dot8(w.cols, wdata + r * w.row_bytes, xt, in.split_stride, st, out);
+          for (int j = 0; j < 8; ++j) tile[j][r - rb] = out[j];
+        }
+        for (int j = 0; j < 8; ++j) {
+          std::memcpy(y + (t + j) * w.rows + rb, tile[j], (re - rb) * sizeof(float));
         }
       }
     }

@@ -8,8 +8,11 @@
 // Activations are quantized once per call to ActivationType(w.type) (dot.h), into a scratch
 // buffer owned by the calling thread (grown on demand, never shrunk; no allocation once warm).
 // Work is split over output rows across the pool (blocks of 16 rows). For several tokens, each
-// block of weight rows stays in L1 while all tokens stream past, and the 4-row kernels
-// (dot.h, VecDot4Fn) unpack each weight block once per 4 tokens. pool may be null (serial).
+// block of weight rows stays in L1 while all tokens stream past: groups of 8 tokens go through
+// the register-tiled 8-token kernels where the type has one (dot.h, VecDot8Fn, Q8_0 activations
+// split once per call), then groups of 4 through the 4-row kernels (VecDot4Fn), the rest through
+// the single-row kernel; all give bit-identical per-element results (batch invariance).
+// pool may be null (serial).
 // Thread-safety: concurrent calls from different threads are fine (separate scratch).
 // x and y must not overlap.
 #pragma once

@@ -3,8 +3,6 @@
 // d_w * d_x (FMA into float accumulators). The symmetric types use one accumulator, as ggml's
 // ggml_vec_dot_q{4,5,8}_0_q8_0 and tinyBLAS_Q0_AVX do, so results are bit-identical to
 // llama.cpp's.
-#include <cstddef>
-
 #include "kernels/cpu/avx2_common.h"
 #include "kernels/cpu/isa.h"
 
@@ -91,16 +89,17 @@ void Dot4Symmetric(int64_t n, const void* w, const void* x, size_t x_stride, flo
 }
 
 // One weight row against 8 activation rows, register-tiled (8 accumulators): the weight block
-// is unpacked once per 8 rows, and the 8 scale products d_w * d_x of a block come from one
-// vector multiply (x_scales: float(d_x), block-major, converted once per MatMul). Bit-identical
-// to DotSymmetric per row: the same int32 lane sums, the same float products d_w * d_x (IEEE
-// multiplication is exact-rounded and commutative), the same single FMA accumulator per row and
-// the same final HsumF32.
+// is unpacked once per 8 rows, the activations are split Q8_0 (quants packed 32 bytes per block,
+// so no load crosses a cache line when rows are 32-byte aligned; scales as float, block-major,
+// converted once per MatMul), and the 8 scale products d_w * d_x of a block come from one
+// vector multiply. Bit-identical to DotSymmetric per row: the same int32 lane sums, the same
+// float products d_w * d_x (IEEE multiplication is exact-rounded and commutative), the same
+// single FMA accumulator per row and the same final HsumF32.
 template <typename Block>
 void Dot8Symmetric(int64_t n, const void* w, const void* x, size_t x_stride,
                    const float* x_scales, float* out) {
   const Block* a = static_cast<const Block*>(w);
-  const auto* xb = static_cast<const uint8_t*>(x) + offsetof(BlockQ8_0, qs);
+  const auto* xb = static_cast<const uint8_t*>(x);
   const int64_t nb = n / kQK8_0;
   const __m256i ones = _mm256_set1_epi16(1);
   __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0, acc4 = acc0,
@@ -111,7 +110,7 @@ void Dot8Symmetric(int64_t n, const void* w, const void* x, size_t x_stride,
     const __m256i aw = _mm256_sign_epi8(qw, qw);
     _mm256_store_ps(d, _mm256_mul_ps(_mm256_set1_ps(HalfToFloat(a[i].d)),
                                      _mm256_loadu_ps(x_scales + 8 * i)));
-    const uint8_t* xi = xb + i * sizeof(BlockQ8_0);
+    const uint8_t* xi = xb + i * kQK8_0;
     auto step = [&](int j, __m256& acc) {
       const __m256i sy = _mm256_sign_epi8(Load256(xi + j * x_stride), qw);
       const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sy), ones);

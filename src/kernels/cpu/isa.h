@@ -50,14 +50,14 @@ void Dot4Q5_0(int64_t n, const void* w, const void* x, size_t x_stride, float* o
 void Dot4Q8_0(int64_t n, const void* w, const void* x, size_t x_stride, float* out);
 void Dot4Q4K(int64_t n, const void* w, const void* x, size_t x_stride, float* out);
 void Dot4Q6K(int64_t n, const void* w, const void* x, size_t x_stride, float* out);
-// One weight row against 8 Q8_0 activation rows (x + j * x_stride, j < 8), register-tiled:
-// out[j] = dot. x_scales[8 * i + j] = float(d) of block i of row j (the Q8_0 half scales,
-// converted once per MatMul call).
-void Dot8Q4_0(int64_t n, const void* w, const void* x, size_t x_stride, const float* x_scales,
+// One weight row against 8 Q8_0 activation rows, register-tiled: out[j] = dot. Split
+// activations (dot.h, VecDot8Fn): quants of block i of row j at x + j * x_stride + 32 * i,
+// x_scales[8 * i + j] = float(d) of that block.
+void Dot8Q4_0(int64_t n, const void* w, const void* x_qs, size_t x_stride, const float* x_scales,
               float* out);
-void Dot8Q5_0(int64_t n, const void* w, const void* x, size_t x_stride, const float* x_scales,
+void Dot8Q5_0(int64_t n, const void* w, const void* x_qs, size_t x_stride, const float* x_scales,
               float* out);
-void Dot8Q8_0(int64_t n, const void* w, const void* x, size_t x_stride, const float* x_scales,
+void Dot8Q8_0(int64_t n, const void* w, const void* x_qs, size_t x_stride, const float* x_scales,
               float* out);
 }  // namespace avx2
 
