@@ -143,7 +143,10 @@ StatusOr<std::shared_ptr<const grammar::CompiledGrammar>> Engine::CompileGrammar
       }
       vocab = grammar::TokenVocab::Create(std::move(bytes), codec_->eog_token_ids());
     }
-    grammar_cache_ = std::make_unique<grammar::GrammarCache>(std::move(vocab));
+    grammar::CompileOptions options;
+    options.json.whitespace_pattern = config_.constrained_json_whitespace_pattern;
+    grammar_cache_ = std::make_unique<grammar::GrammarCache>(std::move(vocab), options);
+    grammar_cache_ready_.store(grammar_cache_.get(), std::memory_order_release);
   });
   // Compiles on the caller's thread (never the scheduler's); a repeated grammar is a lookup.
   auto compiled = grammar_cache_->Get(kind, *text);
@@ -197,6 +200,9 @@ EngineStats Engine::GetStats() {
   cmd.kind = Command::Kind::kStats;
   cmd.stats_out = &stats;
   PostAndWait(std::move(cmd));
+  if (const grammar::GrammarCache* cache = grammar_cache_ready_.load(std::memory_order_acquire)) {
+    stats.grammar = cache->stats();
+  }
   return stats;
 }
 

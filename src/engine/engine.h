@@ -38,6 +38,7 @@ namespace radixlm {
 struct EngineStats {
   SchedulerStats scheduler;
   int64_t live_requests = 0;  // submitted and not yet ended (all samples)
+  grammar::GrammarCacheStats grammar;  // constrained decoding: compiles, lookups, compile time
   // Share of prefill tokens served by the radix cache: hit / (hit + computed).
   double cache_hit_rate() const {
     const double total = static_cast<double>(scheduler.cache_hit_tokens + scheduler.prefill_tokens);
@@ -137,6 +138,7 @@ class Engine {
       const SamplingParams& params);
   std::once_flag grammar_once_;
   std::unique_ptr<grammar::GrammarCache> grammar_cache_;  // set once under grammar_once_
+  std::atomic<const grammar::GrammarCache*> grammar_cache_ready_{nullptr};  // for GetStats
 
   // Caller side.
   std::mutex mu_;

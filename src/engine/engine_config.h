@@ -36,6 +36,10 @@ struct EngineConfig {
 
   // --- constrained decoding ---
   bool disable_jump_forward = false;  // --disable-jump-forward
+  // --constrained-json-whitespace-pattern: the regex for whitespace between JSON tokens of
+  // json_schema outputs. The default "[ ]?" is outlines' (and SGLang's when the flag is not
+  // given); "" gives compact JSON, where more of the output is forced (more jump-forward).
+  std::string constrained_json_whitespace_pattern = "[ ]?";
 
   // The scheduler config for a pool of `pool_tokens` and a model context of `context`.
   // InvalidArgument naming the flag when a value is out of range or unknown.

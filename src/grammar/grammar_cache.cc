@@ -1,5 +1,6 @@
 #include "grammar/grammar_cache.h"
 
+#include <chrono>
 #include <functional>
 
 namespace radixlm::grammar {
@@ -8,6 +9,7 @@ std::pair<std::shared_future<GrammarCache::Result>, std::function<void()>> Gramm
     GrammarKind kind, std::string_view text) {
   std::lock_guard<std::mutex> lock(mutex_);
   Key key(kind, std::string(text));
+  ++lookups_;
   auto it = entries_.find(key);
   if (it != entries_.end()) return {it->second, nullptr};
   auto promise = std::make_shared<std::promise<Result>>();
@@ -15,7 +17,14 @@ std::pair<std::shared_future<GrammarCache::Result>, std::function<void()>> Gramm
   entries_.emplace(key, future);
   ++num_compiles_;
   std::function<void()> task = [promise, kind, text = std::move(key.second), this] {
-    promise->set_value(CompiledGrammar::Compile(kind, text, vocab_, options_));
+    const auto start = std::chrono::steady_clock::now();
+    Result result = CompiledGrammar::Compile(kind, text, vocab_, options_);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      compile_seconds_ +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    promise->set_value(std::move(result));
   };
   return {future, std::move(task)};
 }
@@ -34,6 +43,13 @@ size_t GrammarCache::size() const {
 size_t GrammarCache::num_compiles() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return num_compiles_;
+}
+
+GrammarCacheStats GrammarCache::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return {.lookups = lookups_,
+          .compiles = static_cast<int64_t>(num_compiles_),
+          .compile_seconds = compile_seconds_};
 }
 
 }  // namespace radixlm::grammar

@@ -22,6 +22,16 @@
 
 namespace radixlm::grammar {
 
+struct GrammarCacheStats {
+  int64_t lookups = 0;         // Get / GetFuture calls
+  int64_t compiles = 0;        // cache misses: compilations started
+  double compile_seconds = 0;  // wall time of the compilations finished
+  double hit_rate() const {
+    return lookups > 0 ? static_cast<double>(lookups - compiles) / static_cast<double>(lookups)
+                       : 0.0;
+  }
+};
+
 class GrammarCache {
  public:
   using Result = StatusOr<std::shared_ptr<const CompiledGrammar>>;
@@ -48,6 +58,7 @@ class GrammarCache {
   size_t size() const;
   // Number of compilations actually run (cache misses).
   size_t num_compiles() const;
+  GrammarCacheStats stats() const;
 
  private:
   using Key = std::pair<GrammarKind, std::string>;
@@ -60,6 +71,8 @@ class GrammarCache {
   mutable std::mutex mutex_;
   std::map<Key, std::shared_future<Result>> entries_;  // guarded by mutex_
   size_t num_compiles_ = 0;                            // guarded by mutex_
+  int64_t lookups_ = 0;                                // guarded by mutex_
+  double compile_seconds_ = 0;                         // guarded by mutex_
 };
 
 }  // namespace radixlm::grammar

@@ -125,6 +125,7 @@ Status Scheduler::AddRequest(RequestInput input) {
     FinishRequest(req, FinishReason::Abort(std::move(why)));
     return Status::Ok();
   }
+  if (JumpForwardAtStart(req)) return Status::Ok();  // the forced text finished it
   waiting_.push_back(req);
   return Status::Ok();
 }

@@ -185,9 +185,25 @@ class Scheduler {
   // re-queues req as an extend of its new tokens (or finishes it); if the grammar can only end,
   // appends EOS and finishes it. True when it did either (the request's output is emitted).
   bool TryJumpForward(Request* req);
-  // Appends `token` (not sampled) as req's newest output with the usual stop checks; true if
-  // the request finished.
+  // Before the first prefill (req waiting, no outputs): appends the text its grammar forces at
+  // the start. True if that finished the request.
+  bool JumpForwardAtStart(Request* req);
+  // Appends an EOS the grammar accepts (not sampled) and finishes req; false if none exists.
   bool AppendUnsampledEos(Request* req);
+  bool JumpForwardEnabled(const Request& req) const;
+  // A jump: the tokens replacing the newest `replaced` (0 or 1) outputs, their text, the text
+  // the grammar forced (the part that is new) and the matcher after them.
+  struct JumpPlan {
+    std::vector<int32_t> tokens;
+    std::string text;
+    grammar::Matcher matcher;
+    std::string forced_text;
+    size_t kept = 0;  // 1 when the replaced token is also the first new one
+  };
+  std::optional<JumpPlan> PlanJump(const Request& req, int32_t replaced) const;
+  // Applies a plan to req's tokens, matcher, penalties, logprobs and stop checks; true if that
+  // finished the request.
+  bool ApplyJump(Request* req, int32_t replaced, JumpPlan plan);
   void AbortBatch(const std::string& message);
 
   SchedulerConfig config_;

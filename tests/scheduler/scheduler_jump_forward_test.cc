@@ -63,10 +63,11 @@ TEST(JumpForwardTest, ForcedTextCostsNoForwardPassesAndIsRetokenized) {
       ASSERT_GE(c.ids.size(), 3u);
       EXPECT_EQ(c.ids.back(), FakeTokenTextCodec::kEos);
       if (enable) {
-        // The model samples the first token, the held-back 'd' of "end" and the digit; the
-        // rest, EOS included, is placed without a pass: three passes whatever the text.
-        EXPECT_EQ(c.forward_passes, 3);
-        EXPECT_EQ(c.forward_passes_saved, c.completion_tokens - 3);
+        // The model samples the first token and the digit; the rest, EOS included, is placed
+        // without a pass: two passes whatever the text. (No token longer than "d" starts with
+        // it, so the last forced token is not left to the model.)
+        EXPECT_EQ(c.forward_passes, 2);
+        EXPECT_EQ(c.forward_passes_saved, c.completion_tokens - 2);
         EXPECT_GT(c.jump_forward_tokens, 0);
         // The tokens before the digit are the tokenizer's own for that text (the sampled 'a'
         // fuses with the forced 'b' into "ab").
@@ -178,7 +179,57 @@ TEST(JumpForwardTest, ForcedTokensHaveNoLogprob) {
   }
   // Placed tokens include a sampled token that retokenization replaced ('a' → "ab").
   EXPECT_EQ(without, c.jump_forward_tokens);
-  EXPECT_GE(without, c.completion_tokens - 3);
+  EXPECT_GE(without, c.completion_tokens - 2);
+}
+
+// Text forced before the first token is appended on arrival; the first prefill covers it. A
+// grammar with one string finishes without any forward pass.
+TEST(JumpForwardTest, ForcedTextAtTheStart) {
+  SchedulerHarness h({.config = JumpConfig(true)});
+  h.Add(Constrained(1, {5, 6, 7}, 32, CompileRegex("the end is (a|b)")));
+  h.Add(Constrained(2, {5, 6, 7}, 32, CompileRegex("the fixed text\\.")));
+  h.RunUntilIdle();
+  const Collected& one = h.result(1);
+  EXPECT_TRUE(one.text == "the end is a" || one.text == "the end is b") << one.text;
+  EXPECT_EQ(one.forward_passes, 1);
+  EXPECT_EQ(one.finish->kind, FinishReason::Kind::kStopToken);
+  auto expected = h.codec().EncodeContinuation("the end is ");
+  ASSERT_TRUE(expected.ok());
+  EXPECT_EQ(std::vector<int32_t>(one.ids.begin(), one.ids.begin() + expected->size()), *expected);
+  const Collected& two = h.result(2);
+  EXPECT_EQ(two.text, "the fixed text.");
+  EXPECT_EQ(two.forward_passes, 0);
+  EXPECT_EQ(two.finish->kind, FinishReason::Kind::kStopToken);
+  EXPECT_EQ(two.ids.back(), FakeTokenTextCodec::kEos);
+}
+
+// A forced token that a longer allowed token starts with is left to the model: "t" before a
+// free "he" / "ag" could be the vocabulary's "the".
+TEST(JumpForwardTest, LastForcedTokenThatMayFuseIsSampled) {
+  const auto grammar = CompileRegex("(a|c)b, t(he|ag)");
+  SchedulerHarness h({.config = JumpConfig(true)});
+  PromptGen gen(9);
+  for (int i = 0; i < 16; ++i) {
+    RequestInput in = Constrained(i, gen.Tokens(6), 32, grammar);
+    in.return_logprob = true;
+    h.Add(std::move(in));
+  }
+  h.RunUntilIdle();
+  for (int i = 0; i < 16; ++i) {
+    const Collected& c = h.result(i);
+    EXPECT_TRUE(std::regex_match(c.text, std::regex("(a|c)b, t(he|ag)"))) << c.text;
+    ASSERT_EQ(c.output_logprobs.size(), c.ids.size());
+    bool seen_t = false;
+    for (const LogprobEntry& e : c.output_logprobs) {
+      if (h.codec().TokenText(e.token).starts_with("t")) {
+        seen_t = true;
+        EXPECT_TRUE(e.logprob.has_value()) << c.text << ": the 't' was placed, not sampled";
+        break;
+      }
+    }
+    EXPECT_TRUE(seen_t) << c.text;
+    EXPECT_GT(c.jump_forward_tokens, 0) << c.text;
+  }
 }
 
 // Streamed token ids are never taken back: the deltas concatenate to the final ids (the
