@@ -5,6 +5,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
+#include <limits>
 
 namespace radixlm::benchclient {
 
@@ -62,7 +63,9 @@ StatusOr<int> Fetch(const HttpTarget& target, const HttpCall& call,
 
   beast::flat_buffer buffer;
   http::response_parser<http::buffer_body> parser;
-  parser.body_limit(boost::none);
+  // No limit. (Not boost::none: Boost 1.74-1.8x compares Content-Length against the optional,
+  // and any length is "greater" than none, so every response with a Content-Length failed.)
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
   http::read_header(stream, buffer, parser, ec);
   if (ec) return IoError("read header: " + ec.message());
   char chunk[8192];
