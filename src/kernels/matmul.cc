@@ -128,10 +128,14 @@ void ComputeRows(const WeightMatrix& w, VecDotFn dot, VecDot4Fn dot4, VecDot8Fn 
     if (dot4 != nullptr) {
       for (; t + 4 <= n_tokens; t += 4) {
         const uint8_t* xt = in.data + t * in.row_stride;
+        float tile[4][kRowBlock];  // [token][row]: contiguous stores into y
         for (int64_t r = rb; r < re; ++r) {
           float out[4];
           dot4(w.cols, wdata + r * w.row_bytes, xt, in.row_stride, out);
-          for (int j = 0; j < 4; ++j) y[(t + j) * w.rows + r] = out[j];
+          for (int j = 0; j < 4; ++j) tile[j][r - rb] = out[j];
+        }
+        for (int j = 0; j < 4; ++j) {
+          std::memcpy(y + (t + j) * w.rows + rb, tile[j], (re - rb) * sizeof(float));
         }
       }
     }
