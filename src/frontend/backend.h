@@ -59,6 +59,14 @@ class Backend {
   virtual StatusOr<PrefixCommit> CommitPrefix(const std::string& text, bool pin) = 0;
   virtual void ReleasePrefix(uint64_t pin) = 0;
 
+  // False when the server keeps no prefix cache (--disable-radix-cache): committing a prefix
+  // would only compute it one more time, so fork and RunBatch skip their commits.
+  virtual bool caches_prefixes() const = 0;
+
+  // The prompt token count of `text` (BOS included), as the server counts it. The in-process
+  // backend tokenizes; the remote one commits the text (a prefill its extensions reuse).
+  virtual StatusOr<int64_t> CountPromptTokens(const std::string& text) = 0;
+
   // The input logprobs (temperature 1, no sampling) of each prompt's tokens at positions
   // [start, end). All prompts are in flight together.
   virtual StatusOr<std::vector<std::vector<ScoredToken>>> ScorePrompts(

@@ -124,6 +124,11 @@ StatusOr<PrefixCommit> EngineBackend::CommitPrefix(const std::string& text, bool
   return commit;
 }
 
+StatusOr<int64_t> EngineBackend::CountPromptTokens(const std::string& text) {
+  RADIXLM_ASSIGN_OR_RETURN(std::vector<int32_t> ids, engine_->codec().Encode(text));
+  return static_cast<int64_t>(ids.size());
+}
+
 void EngineBackend::ReleasePrefix(uint64_t pin) { engine_->UnpinPrefix(pin); }
 
 StatusOr<std::vector<std::vector<ScoredToken>>> EngineBackend::ScorePrompts(

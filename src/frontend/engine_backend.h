@@ -28,6 +28,8 @@ class EngineBackend : public Backend {
                                    const SamplingParams& params) override;
   StatusOr<PrefixCommit> CommitPrefix(const std::string& text, bool pin) override;
   void ReleasePrefix(uint64_t pin) override;
+  bool caches_prefixes() const override { return !engine_->config().disable_radix_cache; }
+  StatusOr<int64_t> CountPromptTokens(const std::string& text) override;
   StatusOr<std::vector<std::vector<ScoredToken>>> ScorePrompts(
       const std::vector<std::string>& prompts, int32_t start) override;
   StatusOr<std::vector<std::vector<ScoredToken>>> ScoreTokenSequences(

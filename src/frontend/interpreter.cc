@@ -39,7 +39,7 @@ BatchResult RunPrograms(Backend& backend, const RunOptions& options,
                         const std::vector<ProgramBody>& bodies, const BatchOptions& batch) {
   BatchResult out;
   out.results.resize(bodies.size());
-  if (batch.prefill_common_prefix && bodies.size() > 1) {
+  if (batch.prefill_common_prefix && bodies.size() > 1 && backend.caches_prefixes()) {
     std::vector<std::string> prefixes;
     for (const ProgramBody& body : bodies) {
       try {

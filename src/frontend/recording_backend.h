@@ -18,6 +18,10 @@ class RecordingBackend : public Backend {
                                    const SamplingParams& params) override;
   StatusOr<PrefixCommit> CommitPrefix(const std::string& text, bool pin) override;
   void ReleasePrefix(uint64_t pin) override { inner_->ReleasePrefix(pin); }
+  bool caches_prefixes() const override { return inner_->caches_prefixes(); }
+  StatusOr<int64_t> CountPromptTokens(const std::string& text) override {
+    return inner_->CountPromptTokens(text);
+  }
   StatusOr<std::vector<std::vector<ScoredToken>>> ScorePrompts(
       const std::vector<std::string>& prompts, int32_t start) override;
   StatusOr<std::vector<std::vector<ScoredToken>>> ScoreTokenSequences(

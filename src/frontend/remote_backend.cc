@@ -51,21 +51,26 @@ StatusOr<std::unique_ptr<RemoteBackend>> RemoteBackend::Create(RemoteBackendOpti
   RADIXLM_ASSIGN_OR_RETURN(benchclient::HttpTarget target,
                            benchclient::ParseBaseUrl(options.base_url));
   std::unique_ptr<RemoteBackend> probe(new RemoteBackend(options, target, ChatRoles::Plain()));
-  if (options.chat_roles.has_value()) {
-    return std::unique_ptr<RemoteBackend>(
-        new RemoteBackend(options, target, std::move(*options.chat_roles)));
-  }
-  RADIXLM_ASSIGN_OR_RETURN(json info, probe->Call("GET", "/get_model_info", ""));
   ChatRoles roles;
-  const std::string path = info.value("model_path", "");
-  std::error_code ec;
-  if (!path.empty() && std::filesystem::is_regular_file(path, ec)) {
-    RADIXLM_ASSIGN_OR_RETURN(roles, ChatRolesForModel(path));
+  if (options.chat_roles.has_value()) {
+    roles = std::move(*options.chat_roles);
   } else {
-    RADIXLM_ASSIGN_OR_RETURN(
-        roles, ChatRolesForArchitecture(ArchOfModelType(info.value("model_type", ""))));
+    RADIXLM_ASSIGN_OR_RETURN(json info, probe->Call("GET", "/get_model_info", ""));
+    const std::string path = info.value("model_path", "");
+    std::error_code ec;
+    if (!path.empty() && std::filesystem::is_regular_file(path, ec)) {
+      RADIXLM_ASSIGN_OR_RETURN(roles, ChatRolesForModel(path));
+    } else {
+      RADIXLM_ASSIGN_OR_RETURN(
+          roles, ChatRolesForArchitecture(ArchOfModelType(info.value("model_type", ""))));
+    }
   }
-  return std::unique_ptr<RemoteBackend>(new RemoteBackend(options, target, std::move(roles)));
+  std::unique_ptr<RemoteBackend> backend(new RemoteBackend(options, target, std::move(roles)));
+  StatusOr<json> server_info = probe->Call("GET", "/get_server_info", "");
+  if (server_info.ok() && server_info->is_object()) {
+    backend->caches_prefixes_ = !server_info->value("disable_radix_cache", false);
+  }
+  return backend;
 }
 
 StatusOr<json> RemoteBackend::Call(const std::string& method, const std::string& path,
@@ -154,6 +159,11 @@ StatusOr<PrefixCommit> RemoteBackend::CommitPrefix(const std::string& text, bool
   commit.prompt_tokens = MetaInt(r[0], "prompt_tokens");
   commit.cached_tokens = MetaInt(r[0], "cached_tokens");
   return commit;
+}
+
+StatusOr<int64_t> RemoteBackend::CountPromptTokens(const std::string& text) {
+  RADIXLM_ASSIGN_OR_RETURN(PrefixCommit commit, CommitPrefix(text, /*pin=*/false));
+  return commit.prompt_tokens;
 }
 
 StatusOr<std::vector<std::vector<ScoredToken>>> RemoteBackend::ScorePrompts(

@@ -34,6 +34,8 @@ class RemoteBackend : public Backend {
                                    const SamplingParams& params) override;
   StatusOr<PrefixCommit> CommitPrefix(const std::string& text, bool pin) override;
   void ReleasePrefix(uint64_t) override {}
+  bool caches_prefixes() const override { return caches_prefixes_; }
+  StatusOr<int64_t> CountPromptTokens(const std::string& text) override;
   StatusOr<std::vector<std::vector<ScoredToken>>> ScorePrompts(
       const std::vector<std::string>& prompts, int32_t start) override;
   StatusOr<std::vector<std::vector<ScoredToken>>> ScoreTokenSequences(
@@ -55,6 +57,7 @@ class RemoteBackend : public Backend {
   const RemoteBackendOptions options_;
   const benchclient::HttpTarget target_;
   const ChatRoles roles_;
+  bool caches_prefixes_ = true;  // from /get_server_info's disable_radix_cache
   mutable std::mutex mu_;
   BackendCounters counters_;  // guarded by mu_
 };

@@ -96,11 +96,11 @@ StatusOr<SelectDecision> SelectOption(Backend& backend, const std::string& prefi
   for (const std::string& option : options) {
     if (option.empty()) return InvalidArgument("select options must not be empty");
   }
-  RADIXLM_ASSIGN_OR_RETURN(PrefixCommit commit, backend.CommitPrefix(prefix, /*pin=*/true));
+  RADIXLM_ASSIGN_OR_RETURN(const int64_t prefix_tokens, backend.CountPromptTokens(prefix));
   std::vector<std::string> prompts;
   for (const std::string& option : options) prompts.push_back(prefix + option);
   StatusOr<std::vector<std::vector<ScoredToken>>> scored =
-      backend.ScorePrompts(prompts, static_cast<int32_t>(commit.prompt_tokens));
+      backend.ScorePrompts(prompts, static_cast<int32_t>(prefix_tokens));
   std::vector<std::vector<ScoredToken>> alone;
   std::vector<std::vector<double>> conditional, unconditional;
   Status status = scored.status();
@@ -128,7 +128,6 @@ StatusOr<SelectDecision> SelectOption(Backend& backend, const std::string& prefi
       status = u.status();
     }
   }
-  if (commit.pin != 0) backend.ReleasePrefix(commit.pin);
   RADIXLM_RETURN_IF_ERROR(status);
   return ChooseOption(method, conditional, unconditional);
 }

@@ -10,9 +10,10 @@
 //     logprob of the same token in the option's tokens scored alone), the alone-logprob of the
 //     first token (which nothing predicts) counting as 0.
 //
-// Which tokens are the option's: the prefix is committed first and its token count P is what
-// the server reports; the option's tokens are positions [P, N) of prefix + option. (A token
-// that merges across the boundary is thus left out, identically in-process and remote.)
+// Which tokens are the option's: P = the prefix's prompt token count as the server counts it
+// (Backend::CountPromptTokens); the option's tokens are positions [P, N) of prefix + option. (A
+// token that merges across the boundary is thus left out, identically in-process and remote.)
+// The options are scored together, so the server computes their shared prefix once.
 #pragma once
 
 #include <string>

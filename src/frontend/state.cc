@@ -175,7 +175,7 @@ ForkGroup State::fork(int n) {
   if (backend == nullptr) {
     std::lock_guard<std::mutex> lock(runtime_->trace_mu);
     if (!runtime_->constant_prefix.has_value()) runtime_->constant_prefix = copy.text;
-  } else if (copy.status.ok() && n >= 1) {
+  } else if (copy.status.ok() && n >= 1 && backend->caches_prefixes()) {
     StatusOr<PrefixCommit> c = backend->CommitPrefix(copy.text, /*pin=*/true);
     if (!c.ok()) {
       Fail(c.status());

@@ -47,10 +47,10 @@ def test_same_text_in_process_and_remote(server, example):
     for a, b in zip(local["programs"], remote["programs"]):
         assert a["text"] == b["text"], a["label"]
         assert a["variables"] == b["variables"], a["label"]
-    # Identical calls: the same generate / commit / score counts and prompt token totals.
+    # The same model calls (the remote backend also commits each select's prefix to count its
+    # tokens, which the in-process one tokenizes instead).
     assert local["calls"]["generate"] == remote["calls"]["generate"]
     assert local["calls"]["score"] == remote["calls"]["score"]
-    assert local["calls"]["prompt_tokens"] == remote["calls"]["prompt_tokens"]
 
 
 def test_remote_fork_branches_reuse_the_committed_prefix(server):

@@ -8,8 +8,10 @@
 
 namespace radixlm::frontend::testing {
 
-FakeSetup MakeFakeSetup(int64_t max_total_tokens, std::chrono::microseconds forward_delay) {
+FakeSetup MakeFakeSetup(int64_t max_total_tokens, std::chrono::microseconds forward_delay,
+                        bool disable_radix_cache) {
   EngineConfig config;
+  config.disable_radix_cache = disable_radix_cache;
   config.max_total_tokens = max_total_tokens;
   config.chunked_prefill_size = 128;
   FakeModelConfig fm;

@@ -20,7 +20,8 @@ struct FakeSetup {
 };
 
 FakeSetup MakeFakeSetup(int64_t max_total_tokens = 4096,
-                        std::chrono::microseconds forward_delay = std::chrono::microseconds(0));
+                        std::chrono::microseconds forward_delay = std::chrono::microseconds(0),
+                        bool disable_radix_cache = false);
 
 // log softmax of the fake model's logits after `prefix`, at token `next` — the reference for
 // input logprobs, computed without the engine.

@@ -116,6 +116,24 @@ TEST(FrontendInterpreterTest, ForkPrefillsTheSharedPrefixOnceAndPinsItWhileBranc
   EXPECT_EQ(f.backend->counters().commit_calls, 1);
 }
 
+TEST(FrontendInterpreterTest, WithoutARadixCacheNothingIsCommittedAndTheTextIsTheSame) {
+  FakeSetup cached = MakeFakeSetup();
+  FakeSetup uncached = MakeFakeSetup(4096, std::chrono::microseconds(0), true);
+  auto program = [](State& s) {
+    s += "shared start.";
+    ForkGroup branches = s.fork(2);
+    for (State& b : branches) b += gen("x", {.max_tokens = 3});
+    join(branches, JoinMode::kConcatenate);
+    s += select("v", {" yes", " no"});
+  };
+  ProgramResult a = frontend::Run(*cached.backend, kRun, program);
+  ProgramResult b = frontend::Run(*uncached.backend, kRun, program);
+  ASSERT_TRUE(a.status.ok() && b.status.ok()) << a.status.ToString() << b.status.ToString();
+  EXPECT_EQ(a.text, b.text);
+  EXPECT_EQ(cached.backend->counters().commit_calls, 1);  // the fork; select only counts tokens
+  EXPECT_EQ(uncached.backend->counters().commit_calls, 0);
+}
+
 TEST(FrontendInterpreterTest, ABranchErrorBecomesTheParentsAtJoin) {
   FakeSetup f = MakeFakeSetup();
   ProgramResult r = frontend::Run(*f.backend, kRun, [](State& s) {
