@@ -66,7 +66,7 @@ TEST(FrontendInterpreterTest, RoleMisuseIsAClearError) {
 
 TEST(FrontendInterpreterTest, JoinConcatenatesBranchesInBranchOrderNotFinishOrder) {
   // Branch 0 generates the most tokens, so it finishes last.
-  FakeSetup f = MakeFakeSetup(4096, std::chrono::microseconds(500));
+  FakeSetup f = MakeFakeSetup(4096, std::chrono::milliseconds(2));
   std::vector<std::string> branch_vars;
   ProgramResult r = frontend::Run(*f.backend, kRun, [&](State& s) {
     s += "the plan.";
