@@ -139,13 +139,7 @@ StatusOr<std::vector<std::vector<ScoredToken>>> EngineBackend::ScorePrompts(
     r.text = p;
     requests.push_back(std::move(r));
   }
-  RADIXLM_ASSIGN_OR_RETURN(std::vector<GenerateResult> results, RunAll(std::move(requests)));
-  std::vector<std::vector<ScoredToken>> out;
-  for (const GenerateResult& g : results) {
-    Count(g, &BackendCounters::score_calls);
-    out.push_back(ToScored(g.input_token_logprobs));
-  }
-  return out;
+  return ScoreAll(std::move(requests));
 }
 
 StatusOr<std::vector<std::vector<ScoredToken>>> EngineBackend::ScoreTokenSequences(
@@ -156,6 +150,11 @@ StatusOr<std::vector<std::vector<ScoredToken>>> EngineBackend::ScoreTokenSequenc
     r.input_ids = ids;
     requests.push_back(std::move(r));
   }
+  return ScoreAll(std::move(requests));
+}
+
+StatusOr<std::vector<std::vector<ScoredToken>>> EngineBackend::ScoreAll(
+    std::vector<GenerateRequest> requests) {
   RADIXLM_ASSIGN_OR_RETURN(std::vector<GenerateResult> results, RunAll(std::move(requests)));
   std::vector<std::vector<ScoredToken>> out;
   for (const GenerateResult& g : results) {

@@ -43,6 +43,8 @@ class EngineBackend : public Backend {
   EngineBackend(Engine* engine, ChatRoles roles) : engine_(engine), roles_(std::move(roles)) {}
   // Submits every request, then collects each one's single result.
   StatusOr<std::vector<GenerateResult>> RunAll(std::vector<GenerateRequest> requests);
+  // RunAll on scoring requests; each one's input token logprobs.
+  StatusOr<std::vector<std::vector<ScoredToken>>> ScoreAll(std::vector<GenerateRequest> requests);
   void Count(const GenerateResult& r, int64_t BackendCounters::*call);
 
   Engine* engine_;

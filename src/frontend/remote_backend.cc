@@ -174,13 +174,7 @@ StatusOr<std::vector<std::vector<ScoredToken>>> RemoteBackend::ScorePrompts(
     body["text"] = p;
     bodies.push_back(body.dump());
   }
-  RADIXLM_ASSIGN_OR_RETURN(std::vector<json> replies, GenerateAll(bodies));
-  std::vector<std::vector<ScoredToken>> out;
-  for (const json& r : replies) {
-    Count(r, &BackendCounters::score_calls);
-    out.push_back(InputLogprobs(r));
-  }
-  return out;
+  return ScoreAll(bodies);
 }
 
 StatusOr<std::vector<std::vector<ScoredToken>>> RemoteBackend::ScoreTokenSequences(
@@ -191,6 +185,11 @@ StatusOr<std::vector<std::vector<ScoredToken>>> RemoteBackend::ScoreTokenSequenc
     body["input_ids"] = ids;
     bodies.push_back(body.dump());
   }
+  return ScoreAll(bodies);
+}
+
+StatusOr<std::vector<std::vector<ScoredToken>>> RemoteBackend::ScoreAll(
+    const std::vector<std::string>& bodies) {
   RADIXLM_ASSIGN_OR_RETURN(std::vector<json> replies, GenerateAll(bodies));
   std::vector<std::vector<ScoredToken>> out;
   for (const json& r : replies) {

@@ -52,6 +52,8 @@ class RemoteBackend : public Backend {
                                 const std::string& body) const;
   // /generate on every body at once (one thread each); the responses in order.
   StatusOr<std::vector<nlohmann::json>> GenerateAll(const std::vector<std::string>& bodies);
+  // GenerateAll on scoring bodies; each one's input token logprobs.
+  StatusOr<std::vector<std::vector<ScoredToken>>> ScoreAll(const std::vector<std::string>& bodies);
   void Count(const nlohmann::json& response, int64_t BackendCounters::*call);
 
   const RemoteBackendOptions options_;

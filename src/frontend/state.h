@@ -126,6 +126,9 @@ class State {
   void WorkerLoop();
   // Executes one node (on the worker), updating data_. Returns the node's error, if any.
   Status Execute(const Node& node);
+  // The text so far into *prompt, and the backend to run `node` on; nullptr when tracing
+  // (then the constant prefix is recorded and the node's variable set to "").
+  Backend* PromptOrTrace(const Node& node, std::string* prompt);
   Status ExecuteGen(const Node& node);
   Status ExecuteSelect(const Node& node);
   Status ExecuteRole(const Node& node);

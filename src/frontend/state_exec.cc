@@ -75,19 +75,24 @@ Status State::ExecuteRole(const Node& node) {
   return Status::Ok();
 }
 
-Status State::ExecuteGen(const Node& node) {
-  std::string prompt;
+Backend* State::PromptOrTrace(const Node& node, std::string* prompt) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    prompt = data_.text;
+    *prompt = data_.text;
   }
   Backend* backend = runtime_->backend;
   if (backend == nullptr) {
-    RecordConstantPrefix(*runtime_, prompt);
+    RecordConstantPrefix(*runtime_, *prompt);
     std::lock_guard<std::mutex> lock(mu_);
     if (!node.name.empty()) data_.vars[node.name] = "";
-    return Status::Ok();
   }
+  return backend;
+}
+
+Status State::ExecuteGen(const Node& node) {
+  std::string prompt;
+  Backend* backend = PromptOrTrace(node, &prompt);
+  if (backend == nullptr) return Status::Ok();
   const GenOptions options = MergeGenOptions(runtime_->default_gen, node.gen);
   RADIXLM_ASSIGN_OR_RETURN(GenerateReply reply,
                            backend->Generate(prompt, ToSamplingParams(options)));
@@ -103,17 +108,8 @@ Status State::ExecuteGen(const Node& node) {
 Status State::ExecuteSelect(const Node& node) {
   if (node.options.empty()) return InvalidArgument("select '" + node.name + "' has no options");
   std::string prompt;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    prompt = data_.text;
-  }
-  Backend* backend = runtime_->backend;
-  if (backend == nullptr) {
-    RecordConstantPrefix(*runtime_, prompt);
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!node.name.empty()) data_.vars[node.name] = "";
-    return Status::Ok();
-  }
+  Backend* backend = PromptOrTrace(node, &prompt);
+  if (backend == nullptr) return Status::Ok();
   RADIXLM_ASSIGN_OR_RETURN(SelectDecision d,
                            SelectOption(*backend, prompt, node.options, node.select_method));
   std::lock_guard<std::mutex> lock(mu_);

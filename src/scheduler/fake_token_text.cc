@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "util/utf8_chars.h"
+
 namespace radixlm {
 namespace {
 
@@ -24,30 +26,13 @@ std::string Piece(int32_t t) {
   return "";
 }
 
-// Length of the longest prefix of s made of complete UTF-8 characters (a malformed lead byte
-// counts as one character, so nothing is held back forever).
-size_t CompleteUtf8Prefix(const std::string& s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    size_t len = c < 0x80           ? 1
-                 : (c >> 5) == 0x6  ? 2
-                 : (c >> 4) == 0xE  ? 3
-                 : (c >> 3) == 0x1E ? 4
-                                    : 1;
-    if (i + len > s.size()) break;
-    i += len;
-  }
-  return i;
-}
-
 class FakeDecoder : public TokenTextDecoder {
  public:
   explicit FakeDecoder(bool skip_special) : skip_special_(skip_special) {}
   std::string Append(int32_t token) override {
     if (skip_special_ && FakeTokenTextCodec::IsSpecial(token)) return {};
     pending_ += Piece(token);
-    const size_t n = CompleteUtf8Prefix(pending_);
+    const size_t n = WholeUtf8CharsPrefix(pending_);
     std::string out = pending_.substr(0, n);
     pending_.erase(0, n);
     return out;

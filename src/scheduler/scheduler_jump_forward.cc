@@ -28,27 +28,10 @@
 #include <vector>
 
 #include "scheduler/scheduler.h"
+#include "util/utf8_chars.h"
 
 namespace radixlm {
 namespace {
-
-bool IsContinuationByte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
-
-// Length of the longest prefix of s made of complete UTF-8 characters.
-size_t CompleteUtf8Prefix(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    const size_t len = c < 0x80           ? 1
-                       : (c >> 5) == 0x6  ? 2
-                       : (c >> 4) == 0xE  ? 3
-                       : (c >> 3) == 0x1E ? 4
-                                          : 1;
-    if (i + len > s.size()) break;
-    i += len;
-  }
-  return i;
-}
 
 // Whether the grammar, positioned before token `last`, also allows a longer token that starts
 // with last's text: then the model might have written last fused with what follows (a forced
@@ -97,7 +80,7 @@ std::optional<Scheduler::JumpPlan> Scheduler::PlanJump(const Request& req, int32
   const grammar::Matcher& matcher = *req.matcher;
   const grammar::TokenVocab& vocab = matcher.grammar().vocab();
   std::string forced = matcher.ForcedBytes();
-  forced.resize(CompleteUtf8Prefix(forced));
+  forced.resize(WholeUtf8CharsPrefix(forced));
   if (forced.empty()) return std::nullopt;
 
   // The replaced (newest sampled) token must start and end on character boundaries, so the
@@ -105,7 +88,7 @@ std::optional<Scheduler::JumpPlan> Scheduler::PlanJump(const Request& req, int32
   std::string head;
   if (replaced == 1) {
     head = vocab.bytes(req.token_ids.back());
-    if (head.empty() || IsContinuationByte(head[0]) || CompleteUtf8Prefix(head) != head.size()) {
+    if (head.empty() || IsUtf8ContinuationByte(head[0]) || WholeUtf8CharsPrefix(head) != head.size()) {
       return std::nullopt;
     }
   }
@@ -147,7 +130,7 @@ std::optional<Scheduler::JumpPlan> Scheduler::PlanJump(const Request& req, int32
     if (!drop_last()) return std::nullopt;
   }
   // A cut may end inside a character: drop tokens back to a boundary.
-  while (!plan.tokens.empty() && CompleteUtf8Prefix(plan.text) != plan.text.size()) {
+  while (!plan.tokens.empty() && WholeUtf8CharsPrefix(plan.text) != plan.text.size()) {
     if (!drop_last()) return std::nullopt;
   }
   if (plan.text.size() <= head.size() || text.compare(0, plan.text.size(), plan.text) != 0) {
