@@ -56,7 +56,10 @@ Status Engine::Start() {
   return Status::Ok();
 }
 
-Engine::~Engine() { Shutdown(); }
+Engine::~Engine() {
+  Shutdown();
+  grammar_pool_.reset();  // joins compilations in flight; drops the queued ones
+}
 
 void Engine::Shutdown() {
   std::call_once(shutdown_once_, [this] {
@@ -75,8 +78,7 @@ StatusOr<std::shared_ptr<GenerateStream>> Engine::Submit(GenerateRequest request
                                 .pool_tokens = scheduler_config_.max_total_tokens};
   RADIXLM_ASSIGN_OR_RETURN(std::vector<int32_t> ids,
                            ValidateGenerateRequest(request, *codec_, limits));
-  RADIXLM_ASSIGN_OR_RETURN(std::shared_ptr<const grammar::CompiledGrammar> grammar,
-                           CompileGrammar(request.sampling_params));
+  RADIXLM_ASSIGN_OR_RETURN(PreparedGrammar grammar, PrepareGrammar(request.sampling_params));
   if (request.rid.empty()) request.rid = NewRid(next_rid_++);
   const int32_t n = request.sampling_params.n;
   auto stream = std::make_shared<GenerateStream>(request.rid, n, request.return_logprob);
@@ -94,7 +96,9 @@ StatusOr<std::shared_ptr<GenerateStream>> Engine::Submit(GenerateRequest request
     in.logprob_start_len = request.logprob_start_len;
     in.top_logprobs_num = request.top_logprobs_num;
     in.priority = request.priority;
-    in.grammar = grammar;
+    in.grammar = grammar.ready;
+    in.pending_grammar = grammar.pending;
+    in.grammar_kind = grammar.kind;
     if (request.sampling_params.sampling_seed.has_value()) {
       in.seed = static_cast<uint64_t>(*request.sampling_params.sampling_seed) + i;
     }
@@ -116,21 +120,20 @@ StatusOr<std::shared_ptr<GenerateStream>> Engine::Submit(GenerateRequest request
   return stream;
 }
 
-StatusOr<std::shared_ptr<const grammar::CompiledGrammar>> Engine::CompileGrammar(
-    const SamplingParams& params) {
-  grammar::GrammarKind kind;
+StatusOr<Engine::PreparedGrammar> Engine::PrepareGrammar(const SamplingParams& params) {
+  PreparedGrammar prepared;
   const std::string* text;
   if (params.regex.has_value()) {
-    kind = grammar::GrammarKind::kRegex;
+    prepared.kind = grammar::GrammarKind::kRegex;
     text = &*params.regex;
   } else if (params.json_schema.has_value()) {
-    kind = grammar::GrammarKind::kJsonSchema;
+    prepared.kind = grammar::GrammarKind::kJsonSchema;
     text = &*params.json_schema;
   } else if (params.ebnf.has_value()) {
-    kind = grammar::GrammarKind::kEbnf;
+    prepared.kind = grammar::GrammarKind::kEbnf;
     text = &*params.ebnf;
   } else {
-    return std::shared_ptr<const grammar::CompiledGrammar>();
+    return prepared;
   }
   std::call_once(grammar_once_, [this] {
     std::shared_ptr<const grammar::TokenVocab> vocab;
@@ -143,20 +146,38 @@ StatusOr<std::shared_ptr<const grammar::CompiledGrammar>> Engine::CompileGrammar
       }
       vocab = grammar::TokenVocab::Create(std::move(bytes), codec_->eog_token_ids());
     }
-    grammar::CompileOptions options;
-    options.json.whitespace_pattern = config_.constrained_json_whitespace_pattern;
-    grammar_cache_ = std::make_unique<grammar::GrammarCache>(std::move(vocab), options);
+    grammar_options_.json.whitespace_pattern = config_.constrained_json_whitespace_pattern;
+    grammar_cache_ = std::make_unique<grammar::GrammarCache>(std::move(vocab), grammar_options_);
     grammar_cache_ready_.store(grammar_cache_.get(), std::memory_order_release);
+    // A finished compilation wakes the scheduler thread (it waits on cv_ for a ready grammar);
+    // taking mu_ orders the wake-up after the loop's check of the queue.
+    grammar_pool_ = std::make_unique<grammar::GrammarCompilerPool>(
+        config_.grammar_compile_threads, [this] {
+          { std::lock_guard<std::mutex> lock(mu_); }
+          cv_.notify_all();
+        });
   });
-  // Compiles on the caller's thread (never the scheduler's); a repeated grammar is a lookup.
-  auto compiled = grammar_cache_->Get(kind, *text);
-  if (!compiled.ok()) {
-    const char* field = kind == grammar::GrammarKind::kRegex        ? "regex"
-                        : kind == grammar::GrammarKind::kJsonSchema ? "json_schema"
-                                                                   : "ebnf";
-    return InvalidArgument(std::string("invalid ") + field + ": " + compiled.status().message());
+  const char* field = grammar::GrammarKindName(prepared.kind);
+  std::shared_future<RequestInput::GrammarResult> future = grammar_cache_->GetFuture(
+      prepared.kind, *text,
+      [this](std::function<void()> task) { grammar_pool_->Post(std::move(task)); });
+  if (future.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+    // A cache hit (or a compilation already over): no queueing; a cached error is a bad request.
+    const RequestInput::GrammarResult& compiled = future.get();
+    if (!compiled.ok()) {
+      return InvalidArgument(std::string("invalid ") + field + ": " + compiled.status().message());
+    }
+    prepared.ready = *compiled;
+    return prepared;
   }
-  return *compiled;
+  // Compiling: parse errors (the common bad request) are still answered here, at parse cost;
+  // the automata are built on the pool and the request waits in the grammar queue.
+  if (Status parsed = grammar::CompiledGrammar::Validate(prepared.kind, *text, grammar_options_);
+      !parsed.ok()) {
+    return InvalidArgument(std::string("invalid ") + field + ": " + parsed.message());
+  }
+  prepared.pending = std::move(future);
+  return prepared;
 }
 
 bool Engine::Abort(const std::string& rid) {
@@ -241,7 +262,18 @@ void Engine::Loop() {
     bool stopping = false;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !inbox_.empty() || scheduler_->HasWork(); });
+      // Requests whose grammar is compiling do not count as work until a compilation is done
+      // (the pool's hook notifies cv_), so the loop sleeps rather than polls; the timeout is
+      // only a safety net.
+      auto ready = [&] {
+        return stopping_ || !inbox_.empty() || scheduler_->HasRunnableWork() ||
+               scheduler_->HasReadyGrammar();
+      };
+      if (scheduler_->grammar_queue_size() > 0) {
+        cv_.wait_for(lock, std::chrono::milliseconds(50), ready);
+      } else {
+        cv_.wait(lock, ready);
+      }
       commands.swap(inbox_);
       stopping = stopping_;
     }

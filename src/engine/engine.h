@@ -27,6 +27,7 @@
 
 #include "engine/engine_config.h"
 #include "grammar/grammar_cache.h"
+#include "grammar/grammar_compiler_pool.h"
 #include "engine/generate_request.h"
 #include "engine/generate_stream.h"
 #include "scheduler/model_runner.h"
@@ -133,12 +134,22 @@ class Engine {
   int64_t context_length_ = 0;
 
   // Constrained decoding: grammars compile once per (kind, text) against the codec's
-  // vocabulary (built on first use) and are shared by every request using them.
-  StatusOr<std::shared_ptr<const grammar::CompiledGrammar>> CompileGrammar(
-      const SamplingParams& params);
+  // vocabulary (built on first use) and are shared by every request using them. Submit only
+  // parses the grammar (errors: InvalidArgument); the automata are built on grammar_pool_ and
+  // the request waits in the scheduler's grammar queue meanwhile (a cache hit skips both).
+  struct PreparedGrammar {
+    std::shared_ptr<const grammar::CompiledGrammar> ready;  // compiled (or no grammar)
+    std::shared_future<RequestInput::GrammarResult> pending;  // valid() while compiling
+    grammar::GrammarKind kind = grammar::GrammarKind::kRegex;
+  };
+  StatusOr<PreparedGrammar> PrepareGrammar(const SamplingParams& params);
   std::once_flag grammar_once_;
+  grammar::CompileOptions grammar_options_;               // set once under grammar_once_
   std::unique_ptr<grammar::GrammarCache> grammar_cache_;  // set once under grammar_once_
   std::atomic<const grammar::GrammarCache*> grammar_cache_ready_{nullptr};  // for GetStats
+  // Set once under grammar_once_; reset in ~Engine after the scheduler thread is joined and
+  // before the cache (its tasks use it) and mu_ / cv_ (its completion hook wakes the loop).
+  std::unique_ptr<grammar::GrammarCompilerPool> grammar_pool_;
 
   // Caller side.
   std::mutex mu_;

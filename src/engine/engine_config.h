@@ -40,6 +40,8 @@ struct EngineConfig {
   // json_schema outputs. The default "[ ]?" is outlines' (and SGLang's when the flag is not
   // given); "" gives compact JSON, where more of the output is forced (more jump-forward).
   std::string constrained_json_whitespace_pattern = "[ ]?";
+  // Threads that compile grammars (automata, masks) off the submitting and scheduler threads.
+  int grammar_compile_threads = 2;
 
   // The scheduler config for a pool of `pool_tokens` and a model context of `context`.
   // InvalidArgument naming the flag when a value is out of range or unknown.

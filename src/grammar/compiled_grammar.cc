@@ -50,6 +50,26 @@ const char* GrammarKindName(GrammarKind kind) {
   return "?";
 }
 
+Status CompiledGrammar::Validate(GrammarKind kind, std::string_view text,
+                                 const CompileOptions& options) {
+  switch (kind) {
+    case GrammarKind::kRegex:
+      return ParseRegex(text).status();
+    case GrammarKind::kJsonSchema: {
+      RADIXLM_ASSIGN_OR_RETURN(std::string regex, JsonSchemaToRegex(text, options.json));
+      Status parsed = ParseRegex(regex).status();
+      if (!parsed.ok()) {
+        return Status(parsed.code(),
+                      "JSON schema: " + parsed.message() + " (while compiling its regex)");
+      }
+      return Status::Ok();
+    }
+    case GrammarKind::kEbnf:
+      return ParseEbnf(text).status();
+  }
+  return Status::Ok();
+}
+
 StatusOr<std::shared_ptr<const CompiledGrammar>> CompiledGrammar::Compile(
     GrammarKind kind, std::string_view text, std::shared_ptr<const TokenVocab> vocab,
     const CompileOptions& options) {

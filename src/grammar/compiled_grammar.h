@@ -49,6 +49,11 @@ class CompiledGrammar {
   static StatusOr<std::shared_ptr<const CompiledGrammar>> Compile(
       GrammarKind kind, std::string_view text, std::shared_ptr<const TokenVocab> vocab,
       const CompileOptions& options = {});
+  // The cheap part of Compile: parses the text (regex / JSON schema → regex → parse / EBNF)
+  // without building automata or masks. OK does not promise Compile succeeds (the DFA may still
+  // exceed its cap); an error here is the error Compile would return.
+  static Status Validate(GrammarKind kind, std::string_view text,
+                         const CompileOptions& options = {});
 
   GrammarKind kind() const { return kind_; }
   const TokenVocab& vocab() const { return *vocab_; }

@@ -15,6 +15,8 @@
 #pragma once
 
 #include <cstdint>
+#include <future>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -44,6 +46,12 @@ struct RequestInput {
   std::optional<uint64_t> prefill_after;
   // Constrained decoding (regex / json_schema / ebnf), compiled by the engine; null = none.
   std::shared_ptr<const grammar::CompiledGrammar> grammar;
+  // Or a grammar still compiling (valid() when set; `grammar` is then null): the scheduler
+  // keeps the request in its grammar queue until the future is ready, then takes the grammar,
+  // or finishes the request with an abort carrying the compile error.
+  using GrammarResult = StatusOr<std::shared_ptr<const grammar::CompiledGrammar>>;
+  std::shared_future<GrammarResult> pending_grammar;
+  grammar::GrammarKind grammar_kind = grammar::GrammarKind::kRegex;  // for the error message
 };
 
 enum class RequestState { kWaiting, kPrefilling, kDecoding, kFinished };

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cassert>
 #include <chrono>
+#include <future>
 
 #include "sampling/sampler.h"
 
@@ -125,9 +126,56 @@ Status Scheduler::AddRequest(RequestInput input) {
     FinishRequest(req, FinishReason::Abort(std::move(why)));
     return Status::Ok();
   }
+  if (req->in.pending_grammar.valid()) {
+    // A cached grammar is ready at once; otherwise the request waits in the grammar queue.
+    if (req->in.pending_grammar.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+      TakeGrammar(req);
+    } else {
+      grammar_queue_.push_back(req);
+    }
+    return Status::Ok();
+  }
   if (JumpForwardAtStart(req)) return Status::Ok();  // the forced text finished it
   waiting_.push_back(req);
   return Status::Ok();
+}
+
+bool Scheduler::HasReadyGrammar() const {
+  for (const Request* req : grammar_queue_) {
+    if (req->in.pending_grammar.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void Scheduler::PollGrammarQueue() {
+  if (grammar_queue_.empty()) return;
+  std::vector<Request*> ready;
+  std::erase_if(grammar_queue_, [&](Request* req) {
+    if (req->in.pending_grammar.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      return false;
+    }
+    ready.push_back(req);
+    return true;
+  });
+  for (Request* req : ready) TakeGrammar(req);
+}
+
+bool Scheduler::TakeGrammar(Request* req) {
+  RequestInput::GrammarResult result = req->in.pending_grammar.get();
+  req->in.pending_grammar = {};
+  if (!result.ok()) {
+    FinishRequest(req, FinishReason::Abort(std::string("grammar compilation failed (") +
+                                           grammar::GrammarKindName(req->in.grammar_kind) +
+                                           "): " + result.status().message()));
+    return true;
+  }
+  req->in.grammar = std::move(result).value();
+  if (req->in.grammar != nullptr) req->matcher.emplace(req->in.grammar);
+  if (JumpForwardAtStart(req)) return true;  // the forced text finished it
+  waiting_.push_back(req);
+  return false;
 }
 
 bool Scheduler::Abort(uint64_t id, const std::string& message) {
@@ -161,6 +209,7 @@ void Scheduler::RemoveFromQueues(Request* req) {
   switch (req->state) {
     case RequestState::kWaiting:
       drop(waiting_);
+      drop(grammar_queue_);
       break;
     case RequestState::kPrefilling:
       if (chunked_ == req) chunked_ = nullptr;
@@ -215,7 +264,8 @@ void Scheduler::EmitOutput(Request* req) {
 }
 
 Status Scheduler::Step() {
-  if (!HasWork()) return Status::Ok();
+  PollGrammarQueue();
+  if (!HasRunnableWork()) return Status::Ok();
   if (running_.empty() && chunked_ == nullptr) new_token_ratio_ = config_.init_new_token_ratio;
   decodes_.clear();
   chunks_.clear();
@@ -276,6 +326,7 @@ SchedulerStats Scheduler::GetStats() const {
   s.running_requests = static_cast<int64_t>(running_.size());
   s.prefilling_requests = chunked_ != nullptr ? 1 : 0;
   s.waiting_requests = static_cast<int64_t>(waiting_.size());
+  s.grammar_queue_requests = static_cast<int64_t>(grammar_queue_.size());
   s.pool_size = pool_.size();
   s.pool_free = pool_.available();
   s.pool_used = pool_.size() - pool_.available();

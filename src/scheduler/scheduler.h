@@ -47,6 +47,7 @@ struct SchedulerStats {
   int64_t running_requests = 0;     // decoding
   int64_t prefilling_requests = 0;  // mid chunked prefill
   int64_t waiting_requests = 0;
+  int64_t grammar_queue_requests = 0;  // waiting for their grammar to compile
   int64_t pool_size = 0;  // usable KV token slots
   int64_t pool_free = 0;
   int64_t pool_used = 0;
@@ -100,7 +101,17 @@ class Scheduler {
   // the requests of that batch (their KV freed) and is returned; the scheduler goes on.
   Status Step();
 
-  bool HasWork() const { return !waiting_.empty() || !running_.empty() || chunked_ != nullptr; }
+  // Any live request, including those whose grammar is still compiling (Step polls them).
+  bool HasWork() const { return HasRunnableWork() || !grammar_queue_.empty(); }
+  // Requests Step can make progress on now, without waiting for a grammar compilation.
+  bool HasRunnableWork() const {
+    return !waiting_.empty() || !running_.empty() || chunked_ != nullptr;
+  }
+  // Requests in the grammar queue (their grammar compiling), and whether one of them is ready
+  // to leave it (a compilation finished). A driver with only pending grammars should wait for
+  // HasReadyGrammar rather than call Step in a hot loop.
+  size_t grammar_queue_size() const { return grammar_queue_.size(); }
+  bool HasReadyGrammar() const;
 
   // Drops every cached prefix and resets the pool. Only when no request is live (as SGLang's
   // flush_cache); otherwise Aborted with the reason, nothing changed.
@@ -135,6 +146,12 @@ class Scheduler {
   void ReleaseKv(Request* req);  // KV to the tree (CacheFinishedRequest), row freed
   void EmitOutput(Request* req);
   void RemoveFromQueues(Request* req);
+  // Grammar queue: moves requests whose grammar has compiled to waiting_ (or finishes them
+  // with the compile error).
+  void PollGrammarQueue();
+  // Takes req's compiled grammar (its future is ready); true if that finished the request
+  // (compile error, or the grammar's forced text ended it); else req is in waiting_.
+  bool TakeGrammar(Request* req);
   int32_t LastSlot(const Request& req) const;
 
   // --- memory (scheduler_memory.cc) ---
@@ -221,6 +238,7 @@ class Scheduler {
 
   std::unordered_map<uint64_t, std::unique_ptr<Request>> requests_;  // every live request
   std::vector<Request*> waiting_;
+  std::vector<Request*> grammar_queue_;  // kWaiting, grammar still compiling, in arrival order
   std::vector<Request*> running_;  // decoding
   Request* chunked_ = nullptr;     // the one request mid chunked prefill, if any
   uint64_t next_arrival_ = 0;

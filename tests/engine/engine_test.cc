@@ -191,6 +191,78 @@ TEST(EngineTest, GrammarsConstrainTheOutput) {
   EXPECT_TRUE(outputs[0].finish_reason->is_abort()) << outputs[0].text;
 }
 
+// Grammars compile on the engine's pool: Submit only parses. A grammar that parses but cannot
+// be compiled (its DFA exceeds the cap) finishes its request with a clear abort while other
+// requests go on; the cached failure makes a later identical request a bad request at once.
+// A repeated grammar is a cache hit (one compilation).
+TEST(EngineTest, GrammarsCompileOffTheSubmittingThread) {
+  FakeEngine fe = MakeEngine({});
+  const char* too_big = "(a|b)*a(a|b){16}";  // 2^17 DFA states > the 20000 cap
+  GenerateRequest bad = Greedy(Prompt(4), 20);
+  bad.sampling_params.regex = too_big;
+  auto bad_stream = fe.engine->Submit(bad);
+  ASSERT_TRUE(bad_stream.ok()) << bad_stream.status().ToString();
+  auto plain = fe.engine->Submit(Greedy(Prompt(5, 1), 8));
+  ASSERT_TRUE(plain.ok());
+  const auto plain_out = (*plain)->Collect();
+  ASSERT_EQ(plain_out.size(), 1u);
+  EXPECT_EQ(plain_out[0].output_ids.size(), 8u);
+  const auto bad_out = (*bad_stream)->Collect();
+  ASSERT_EQ(bad_out.size(), 1u);
+  ASSERT_TRUE(bad_out[0].finish_reason.has_value());
+  EXPECT_TRUE(bad_out[0].finish_reason->is_abort());
+  EXPECT_NE(bad_out[0].finish_reason->matched_text.find("grammar compilation failed (regex)"),
+            std::string::npos)
+      << bad_out[0].finish_reason->matched_text;
+  EXPECT_TRUE(bad_out[0].output_ids.empty());
+  auto again = fe.engine->Submit(bad);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kInvalidArgument);
+
+  const char* regex = "[0-9]{3},[a-z]{2,4}";
+  for (int i = 0; i < 2; ++i) {
+    GenerateRequest req = Greedy(Prompt(4, i), 20);
+    req.sampling_params.regex = regex;
+    auto stream = fe.engine->Submit(req);
+    ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+    const auto outputs = (*stream)->Collect();
+    ASSERT_EQ(outputs.size(), 1u);
+    EXPECT_TRUE(std::regex_match(outputs[0].text, std::regex(regex))) << outputs[0].text;
+  }
+  const EngineStats stats = fe.engine->GetStats();
+  EXPECT_EQ(stats.grammar.compiles, 2);  // too_big once, regex once
+  EXPECT_EQ(stats.grammar.lookups, 4);
+  EXPECT_EQ(stats.scheduler.grammar_queue_requests, 0);
+  EXPECT_EQ(stats.live_requests, 0);
+}
+
+// Aborting (or shutting down) while a grammar compiles ends the stream and does not hang.
+TEST(EngineTest, AbortAndShutdownWhileAGrammarCompiles) {
+  FakeEngine fe = MakeEngine({});
+  GenerateRequest req = Greedy(Prompt(4), 20);
+  req.rid = "compiling";
+  req.sampling_params.regex = "(a|b)*b(a|b){16}";
+  auto stream = fe.engine->Submit(req);
+  ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+  fe.engine->Abort("compiling");  // false only if it already finished
+  const auto outputs = (*stream)->Collect();
+  ASSERT_EQ(outputs.size(), 1u);
+  ASSERT_TRUE(outputs[0].finish_reason.has_value());
+  EXPECT_TRUE(outputs[0].finish_reason->is_abort());
+
+  GenerateRequest other = Greedy(Prompt(4), 20);
+  other.sampling_params.regex = "(b|a)*a(b|a){16}";  // also 2^17 states
+  auto pending = fe.engine->Submit(other);
+  ASSERT_TRUE(pending.ok()) << pending.status().ToString();
+  fe.engine->Shutdown();
+  const auto ended = (*pending)->Collect();
+  ASSERT_EQ(ended.size(), 1u);
+  ASSERT_TRUE(ended[0].finish_reason.has_value());
+  EXPECT_TRUE(ended[0].finish_reason->is_abort())
+      << static_cast<int>(ended[0].finish_reason->kind) << " " << ended[0].finish_reason->matched_text
+      << " " << ended[0].text;
+}
+
 // Jump-forward is on by default and --disable-jump-forward turns it off; meta reports it.
 TEST(EngineTest, JumpForwardFlagAndMeta) {
   const char* regex = "[0-9]{2}, the thing is (on|off)\\.";

@@ -6,6 +6,7 @@
 // after a jump is what a plain prefill of the same tokens gives.
 #include <gtest/gtest.h>
 
+#include <future>
 #include <regex>
 #include <string>
 #include <vector>
@@ -256,6 +257,89 @@ TEST(JumpForwardTest, SharedPromptsAndSamplingStayConsistent) {
         << c.text;
     EXPECT_EQ(h.codec().Decode(c.ids), c.text);
   }
+}
+
+// Grammar queue: a request whose grammar is still compiling waits outside waiting_ while the
+// others decode; it joins them once its future is ready.
+TEST(GrammarQueueTest, CompilingGrammarDoesNotBlockOthers) {
+  const auto grammar = CompileRegex(kForcedRegex);
+  SchedulerHarness h({.config = JumpConfig(true)});
+  std::promise<RequestInput::GrammarResult> compile;
+  RequestInput pending = Constrained(1, {5, 6, 7, 8}, 64, nullptr);
+  pending.pending_grammar = compile.get_future().share();
+  h.Add(std::move(pending));
+  h.Add(SchedulerHarness::Greedy(2, {9, 10, 11}, 6));
+  EXPECT_EQ(h.scheduler().grammar_queue_size(), 1u);
+  EXPECT_FALSE(h.scheduler().HasReadyGrammar());
+  EXPECT_EQ(h.scheduler().GetStats().grammar_queue_requests, 1);
+  for (int i = 0; i < 20 && !h.finished(2); ++i) h.Step();
+  ASSERT_TRUE(h.finished(2));
+  EXPECT_EQ(h.result(2).ids.size(), 6u);
+  EXPECT_FALSE(h.finished(1));
+  EXPECT_EQ(h.result(1).outputs, 0);
+  // Nothing runnable but the queued request: Step does nothing and returns at once.
+  EXPECT_TRUE(h.scheduler().HasWork());
+  EXPECT_FALSE(h.scheduler().HasRunnableWork());
+  const int64_t passes = h.scheduler().GetStats().forward_passes;
+  h.Step();
+  EXPECT_EQ(h.scheduler().GetStats().forward_passes, passes);
+
+  compile.set_value(grammar);
+  EXPECT_TRUE(h.scheduler().HasReadyGrammar());
+  h.RunUntilIdle();
+  ASSERT_TRUE(h.finished(1));
+  EXPECT_FALSE(h.result(1).finish->is_abort()) << h.result(1).finish->matched_text;
+  EXPECT_TRUE(std::regex_match(h.result(1).text, std::regex(kForcedRegex))) << h.result(1).text;
+  EXPECT_EQ(h.scheduler().grammar_queue_size(), 0u);
+}
+
+TEST(GrammarQueueTest, CompileFailureFinishesWithTheError) {
+  SchedulerHarness h({.config = JumpConfig(true)});
+  std::promise<RequestInput::GrammarResult> compile;
+  RequestInput pending = Constrained(1, {5, 6, 7, 8}, 64, nullptr);
+  pending.pending_grammar = compile.get_future().share();
+  pending.grammar_kind = grammar::GrammarKind::kJsonSchema;
+  h.Add(std::move(pending));
+  h.Step();
+  EXPECT_FALSE(h.finished(1));
+  compile.set_value(ResourceExhausted("the DFA has more than 20000 states"));
+  h.RunUntilIdle();
+  ASSERT_TRUE(h.finished(1));
+  EXPECT_TRUE(h.result(1).finish->is_abort());
+  EXPECT_EQ(h.result(1).finish->matched_text,
+            "grammar compilation failed (json_schema): the DFA has more than 20000 states");
+  EXPECT_TRUE(h.result(1).ids.empty());
+  EXPECT_EQ(h.scheduler().GetStats().aborted_requests, 1);
+}
+
+TEST(GrammarQueueTest, AbortWhileCompiling) {
+  SchedulerHarness h({.config = JumpConfig(true)});
+  std::promise<RequestInput::GrammarResult> compile;
+  RequestInput pending = Constrained(1, {5, 6, 7, 8}, 64, nullptr);
+  pending.pending_grammar = compile.get_future().share();
+  h.Add(std::move(pending));
+  h.Step();
+  EXPECT_TRUE(h.scheduler().Abort(1));
+  ASSERT_TRUE(h.finished(1));
+  EXPECT_TRUE(h.result(1).finish->is_abort());
+  EXPECT_EQ(h.scheduler().grammar_queue_size(), 0u);
+  EXPECT_FALSE(h.scheduler().HasWork());
+  compile.set_value(CompileRegex(kForcedRegex));  // finishing later changes nothing
+  h.RunUntilIdle();
+  EXPECT_EQ(h.result(1).outputs, 1);
+}
+
+TEST(GrammarQueueTest, ReadyFutureSkipsTheQueue) {
+  std::promise<RequestInput::GrammarResult> compile;
+  compile.set_value(CompileRegex(kForcedRegex));
+  SchedulerHarness h({.config = JumpConfig(true)});
+  RequestInput in = Constrained(1, {5, 6, 7, 8}, 64, nullptr);
+  in.pending_grammar = compile.get_future().share();
+  h.Add(std::move(in));
+  EXPECT_EQ(h.scheduler().grammar_queue_size(), 0u);
+  EXPECT_TRUE(h.scheduler().HasRunnableWork());
+  h.RunUntilIdle();
+  EXPECT_TRUE(std::regex_match(h.result(1).text, std::regex(kForcedRegex))) << h.result(1).text;
 }
 
 }  // namespace
