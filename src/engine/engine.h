@@ -7,7 +7,9 @@
 //   while (auto chunk = (*stream)->Next()) { ... }      // or (*stream)->Collect()
 //
 // Threading: every public method is thread-safe. Submit validates on the caller's thread
-// (tokenizing text), then hands the request to the scheduler thread through a queue; outputs
+// (tokenizing text; a grammar is only parsed there, or taken from the grammar cache: its
+// compilation runs on the grammar compiler pool while the request waits in the scheduler's
+// grammar queue), then hands the request to the scheduler thread through a queue; outputs
 // come back through the request's GenerateStream. Nothing but the scheduler thread touches the
 // scheduler's state; Abort / FlushCache / GetStats are commands to it as well (the last two
 // wait for its answer, at most one forward pass).

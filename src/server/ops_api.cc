@@ -112,6 +112,7 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"grammar_compiles", stats.grammar.compiles},
       {"grammar_compile_seconds", stats.grammar.compile_seconds},
       {"grammar_cache_hit_rate", stats.grammar.hit_rate()},
+      {"grammar_queue_requests", s.grammar_queue_requests},
   };
   json info = {
       {"version", "0.1.0"},
