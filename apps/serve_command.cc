@@ -204,9 +204,9 @@ const bool kRegistered = RegisterCommand("serve", [](CLI::App& app) {
                 "Constrained decoding: sample forced grammar text token by token instead of "
                 "appending it without forward passes");
   cmd->add_option("--constrained-json-whitespace-pattern", e.constrained_json_whitespace_pattern,
-                  "Regex for whitespace between JSON tokens in json_schema outputs (\"\": "
-                  "compact JSON)")
-      ->capture_default_str();
+                  "Regex for whitespace between JSON tokens in json_schema outputs (\"[ ]?\": "
+                  "outlines' default, \"\": compact JSON; default: json.dumps's \", \" and "
+                  "\": \" separators)");
   cmd->add_option("--radix-eviction-policy", e.radix_eviction_policy, "lru | lfu | fifo | priority")
       ->capture_default_str();
   cmd->add_option("--schedule-policy", e.schedule_policy,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "scheduler/scheduler_config.h"
@@ -37,9 +38,10 @@ struct EngineConfig {
   // --- constrained decoding ---
   bool disable_jump_forward = false;  // --disable-jump-forward
   // --constrained-json-whitespace-pattern: the regex for whitespace between JSON tokens of
-  // json_schema outputs. The default "[ ]?" is outlines' (and SGLang's when the flag is not
-  // given); "" gives compact JSON, where more of the output is forced (more jump-forward).
-  std::string constrained_json_whitespace_pattern = "[ ]?";
+  // json_schema outputs ("[ ]?": outlines' default; "": compact JSON). Unset: json.dumps's
+  // fixed ", " and ": " separators (see grammar::JsonSchemaOptions), where a whole
+  // `, "key": ` run is forced text for jump-forward.
+  std::optional<std::string> constrained_json_whitespace_pattern;
   // Threads that compile grammars (automata, masks) off the submitting and scheduler threads.
   int grammar_compile_threads = 2;
 

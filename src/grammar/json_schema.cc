@@ -65,7 +65,11 @@ std::optional<int64_t> OptionalInt(const Json& schema, const char* key) {
 class Converter {
  public:
   Converter(const Json& root, const JsonSchemaOptions& options)
-      : root_(root), ws_(Group(options.whitespace_pattern)), any_depth_(options.max_any_depth) {}
+      : root_(root),
+        ws_(options.whitespace_pattern ? Group(*options.whitespace_pattern) : ""),
+        item_sep_(options.whitespace_pattern ? ws_ + "," + ws_ : ", "),
+        key_sep_(options.whitespace_pattern ? ws_ + ":" + ws_ : ": "),
+        any_depth_(options.max_any_depth) {}
 
   std::string Visit(const Json& schema) {
     if (schema.is_boolean()) {
@@ -80,13 +84,13 @@ class Converter {
     }
     if (schema.contains("$ref")) return VisitRef(schema["$ref"]);
     if (schema.contains("allOf")) return Visit(MergeAllOf(schema));
-    if (schema.contains("const")) return jp::EscapeRegex(schema["const"].dump());
+    if (schema.contains("const")) return Literal(schema["const"]);
     if (schema.contains("enum")) {
       if (!schema["enum"].is_array() || schema["enum"].empty()) {
         throw SchemaError("'enum' must be a non-empty array");
       }
       std::vector<std::string> parts;
-      for (const Json& v : schema["enum"]) parts.push_back(jp::EscapeRegex(v.dump()));
+      for (const Json& v : schema["enum"]) parts.push_back(Literal(v));
       return Alternation(parts);
     }
     for (const char* key : {"anyOf", "oneOf"}) {
@@ -298,7 +302,7 @@ class Converter {
     };
     std::vector<Member> members;
     for (const auto& [name, sub] : properties.items()) {
-      members.push_back({jp::EscapeRegex(Json(name).dump()) + ws_ + ":" + ws_ + Group(Visit(sub)),
+      members.push_back({jp::EscapeRegex(Json(name).dump()) + key_sep_ + Group(Visit(sub)),
                          required.count(name) > 0});
     }
     // rest[i]: members i.. each preceded by a comma; first[i]: members i.. where the first one
@@ -307,7 +311,7 @@ class Converter {
     const size_t n = members.size();
     std::vector<std::string> rest(n + 1), first(n + 1);
     for (size_t i = n; i-- > 0;) {
-      const std::string with_comma = ws_ + "," + ws_ + members[i].regex;
+      const std::string with_comma = item_sep_ + members[i].regex;
       rest[i] =
           members[i].required ? with_comma + rest[i + 1] : Group(with_comma) + "?" + rest[i + 1];
       const std::string here = ws_ + members[i].regex + rest[i + 1];
@@ -318,15 +322,15 @@ class Converter {
 
   std::string GenericObject(const std::string& value) {
     const std::string member =
-        "\"" + std::string(jp::kStringChar) + "*\"" + ws_ + ":" + ws_ + Group(value);
-    return "\\{" + ws_ + Group(member + Group(ws_ + "," + ws_ + member) + "*") + "?" + ws_ + "\\}";
+        "\"" + std::string(jp::kStringChar) + "*\"" + key_sep_ + Group(value);
+    return "\\{" + ws_ + Group(member + Group(item_sep_ + member) + "*") + "?" + ws_ + "\\}";
   }
 
   std::string ArrayRegex(const Json& schema) {
     const int64_t min = OptionalInt(schema, "minItems").value_or(0);
     const std::optional<int64_t> max = OptionalInt(schema, "maxItems");
     if (max && *max < min) throw SchemaError("maxItems < minItems");
-    const std::string sep = ws_ + "," + ws_;
+    const std::string& sep = item_sep_;
     std::vector<std::string> prefix;
     if (schema.contains("prefixItems")) {
       for (const Json& sub : schema["prefixItems"]) prefix.push_back(Group(Visit(sub)));
@@ -364,6 +368,20 @@ class Converter {
     return out + ws_ + "\\]";
   }
 
+  // Exactly the JSON value `v` (const / enum), with this converter's separators.
+  std::string Literal(const Json& v) {
+    if (!v.is_array() && !v.is_object()) return jp::EscapeRegex(v.dump());
+    std::string out = v.is_array() ? "\\[" + ws_ : "\\{" + ws_;
+    bool first = true;
+    for (const auto& [key, item] : v.items()) {
+      if (!first) out += item_sep_;
+      first = false;
+      if (v.is_object()) out += jp::EscapeRegex(Json(key).dump()) + key_sep_;
+      out += Literal(item);
+    }
+    return out + ws_ + (v.is_array() ? "\\]" : "\\}");
+  }
+
   // Any JSON value with arrays/objects nested at most `depth` levels.
   std::string Any(int depth) {
     std::vector<std::string> parts = {"\"" + std::string(jp::kStringChar) + "*\"", jp::kNumber,
@@ -371,7 +389,7 @@ class Converter {
     if (depth > 0) {
       const std::string inner = Any(depth - 1);
       parts.push_back("\\[" + ws_ +
-                      Group(Group(inner) + Group(ws_ + "," + ws_ + Group(inner)) + "*") + "?" +
+                      Group(Group(inner) + Group(item_sep_ + Group(inner)) + "*") + "?" +
                       ws_ + "\\]");
       parts.push_back(GenericObject(inner));
     }
@@ -379,7 +397,9 @@ class Converter {
   }
 
   const Json& root_;
-  const std::string ws_;
+  const std::string ws_;        // inside brackets, before the first and after the last member
+  const std::string item_sep_;  // between items / members
+  const std::string key_sep_;   // between a key and its value
   const int any_depth_;
   std::vector<std::string> ref_stack_;
 };

@@ -20,6 +20,7 @@
 // nested up to JsonSchemaOptions::max_any_depth levels (a regex cannot count brackets).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -28,11 +29,13 @@
 namespace radixlm::grammar {
 
 struct JsonSchemaOptions {
-  // Regex for the whitespace allowed between JSON tokens. The default "[ ]?" (at most one
-  // space) is outlines' default, which SGLang uses when --constrained-json-whitespace-pattern
-  // is not given: it keeps models from looping on whitespace. Pass e.g. "[ \n\t]*" to allow
-  // pretty-printed output.
-  std::string whitespace_pattern = "[ ]?";
+  // Regex for the whitespace allowed between JSON tokens (around ',' and ':' and inside
+  // brackets), e.g. "[ ]?" (outlines' default: at most one space), "[ \n\t]*" (pretty-printed
+  // output) or "" (compact JSON). Unset (the default): Python json.dumps's separators, exactly
+  // ", " between items and ": " after keys, nothing inside brackets. Fixed separators keep
+  // models from looping on whitespace and leave no choice between a value and the next key,
+  // so a whole `, "key": ` run is forced text for jump-forward.
+  std::optional<std::string> whitespace_pattern;
   // Nesting depth of arrays/objects inside a schema-less ("any JSON") value.
   int max_any_depth = 2;
 };

@@ -128,7 +128,9 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"page_size", sc.page_size},
       {"disable_radix_cache", sc.disable_radix_cache},
       {"disable_jump_forward", !sc.enable_jump_forward},
-      {"constrained_json_whitespace_pattern", ec.constrained_json_whitespace_pattern},
+      {"constrained_json_whitespace_pattern",
+       ec.constrained_json_whitespace_pattern ? json(*ec.constrained_json_whitespace_pattern)
+                                              : json(nullptr)},
       {"radix_eviction_policy", EvictionPolicyName(sc.radix_eviction_policy)},
       {"context_length", ctx.engine->context_length()},
       {"max_total_num_tokens", ctx.engine->max_total_tokens()},

@@ -139,9 +139,17 @@ const SchemaCase kSchemaCases[] = {
     {R"G({"type":"object","additionalProperties":{"type":"integer"}})G", R"G({"k":"x"})G", false},
 };
 
+// The table is written for outlines' whitespace "[ ]?" (compact JSON and single spaces both
+// valid); the default, json.dumps's separators, has its own test below.
+CompileOptions OutlinesWhitespace() {
+  CompileOptions options;
+  options.json.whitespace_pattern = "[ ]?";
+  return options;
+}
+
 TEST(JsonSchemaTest, TableOfCases) {
   for (const SchemaCase& c : kSchemaCases) {
-    auto grammar = MustCompile(GrammarKind::kJsonSchema, c.schema);
+    auto grammar = MustCompile(GrammarKind::kJsonSchema, c.schema, OutlinesWhitespace());
     ASSERT_NE(grammar, nullptr) << c.schema;
     EXPECT_EQ(FullMatch(*grammar, c.document), c.matches)
         << "schema " << c.schema << "\ndocument " << c.document << "\nregex " << grammar->regex();
@@ -167,8 +175,39 @@ TEST(JsonSchemaTest, CustomWhitespacePattern) {
   options.json.whitespace_pattern = "[ \n]*";
   auto grammar = MustCompile(GrammarKind::kJsonSchema, kPerson, options);
   EXPECT_TRUE(FullMatch(*grammar, "{\n  \"name\": \"Al\",\n  \"age\": 3\n}"));
-  EXPECT_FALSE(FullMatch(*MustCompile(GrammarKind::kJsonSchema, kPerson),
+  EXPECT_FALSE(FullMatch(*MustCompile(GrammarKind::kJsonSchema, kPerson, OutlinesWhitespace()),
                          "{\n  \"name\": \"Al\",\n  \"age\": 3\n}"));
+}
+
+TEST(JsonSchemaTest, DefaultSeparatorsAreJsonDumps) {
+  // Exactly what Python's json.dumps writes: ", " between items, ": " after keys.
+  auto person = MustCompile(GrammarKind::kJsonSchema, kPerson);
+  EXPECT_TRUE(FullMatch(*person, R"G({"name": "Al", "age": 3})G"));
+  EXPECT_FALSE(FullMatch(*person, R"G({"name":"Al","age":3})G"));
+  EXPECT_FALSE(FullMatch(*person, R"G({ "name": "Al", "age": 3 })G"));
+  EXPECT_FALSE(FullMatch(*person, R"G({"name": "Al",  "age": 3})G"));
+  auto optional = MustCompile(GrammarKind::kJsonSchema, kOptional);
+  EXPECT_TRUE(FullMatch(*optional, R"G({"b": 1, "c": 3})G"));
+  EXPECT_FALSE(FullMatch(*optional, R"G({"b": 1,"c": 3})G"));
+  auto refs = MustCompile(GrammarKind::kJsonSchema, kRefs);
+  EXPECT_TRUE(FullMatch(*refs, R"G([{"x": 1}, {"x": 2}])G"));
+  EXPECT_TRUE(FullMatch(*refs, "[]"));
+  EXPECT_FALSE(FullMatch(*refs, R"G([{"x": 1},{"x": 2}])G"));
+  // const / enum values and schema-less values use the same separators.
+  auto constant = MustCompile(GrammarKind::kJsonSchema, R"G({"const":{"k":[1,"x"]}})G");
+  EXPECT_TRUE(FullMatch(*constant, R"G({"k": [1, "x"]})G"));
+  EXPECT_FALSE(FullMatch(*constant, R"G({"k":[1,"x"]})G"));
+  auto any = MustCompile(GrammarKind::kJsonSchema, "{}");
+  EXPECT_TRUE(FullMatch(*any, R"G({"a": [1, 2], "c": {}})G"));
+  EXPECT_FALSE(FullMatch(*any, R"G({"a":[1]})G"));
+}
+
+TEST(JsonSchemaTest, ConstObjectsFollowTheWhitespacePattern) {
+  auto constant =
+      MustCompile(GrammarKind::kJsonSchema, R"G({"const":{"k":[1,"x"]}})G", OutlinesWhitespace());
+  EXPECT_TRUE(FullMatch(*constant, R"G({"k":[1,"x"]})G"));
+  EXPECT_TRUE(FullMatch(*constant, R"G({ "k": [1, "x"] })G"));
+  EXPECT_FALSE(FullMatch(*constant, R"G({"k":[1,"y"]})G"));
 }
 
 struct SchemaError {
@@ -233,9 +272,9 @@ TEST(JsonSchemaTest, ManyOptionalPropertiesStayCompact) {
   auto grammar = testing::MustCompile(GrammarKind::kJsonSchema, schema);
   ASSERT_NE(grammar, nullptr);
   EXPECT_LT(grammar->dfa()->num_states(), 2000);
-  EXPECT_TRUE(testing::FullMatch(*grammar, R"G({"p7":1})G"));
-  EXPECT_TRUE(testing::FullMatch(*grammar, R"G({"p0":1,"p7":2,"p15":3})G"));
-  EXPECT_FALSE(testing::FullMatch(*grammar, R"G({"p0":1,"p15":3})G"));
+  EXPECT_TRUE(testing::FullMatch(*grammar, R"G({"p7": 1})G"));
+  EXPECT_TRUE(testing::FullMatch(*grammar, R"G({"p0": 1, "p7": 2, "p15": 3})G"));
+  EXPECT_FALSE(testing::FullMatch(*grammar, R"G({"p0": 1, "p15": 3})G"));
 }
 
 }  // namespace

@@ -47,9 +47,9 @@ const ForcedCase kForcedCases[] = {
     {GrammarKind::kRegex, "x|xy", "x", ""},  // may end here: nothing is forced
     // 日 (E6 97 A5) and the lead byte E6 that 本 and 曜 share are forced.
     {GrammarKind::kRegex, "(日本|日曜)", "", "\xE6\x97\xA5\xE6"},
-    {GrammarKind::kJsonSchema, kPersonSchema, "", "{"},  // then an optional space
-    {GrammarKind::kJsonSchema, kPersonSchema, "{\"", "name\""},
-    {GrammarKind::kJsonSchema, kPersonSchema, "{ ", "\"name\""},
+    // json.dumps's separators (the default): the key, ": " and the opening quote are forced.
+    {GrammarKind::kJsonSchema, kPersonSchema, "", "{\"name\": \""},
+    {GrammarKind::kJsonSchema, kPersonSchema, "{\"", "name\": \""},
     {GrammarKind::kJsonSchema, R"G({"enum":["alpha","alpine"]})G", "", "\"alp"},
     {GrammarKind::kJsonSchema, R"G({"const":true})G", "", "true"},
     {GrammarKind::kEbnf, R"G(root ::= "hello " [a-z]+)G", "", "hello "},
@@ -65,6 +65,15 @@ TEST(MatcherTest, ForcedBytes) {
     // The forced bytes are indeed acceptable.
     EXPECT_TRUE(m.AcceptBytes(m.ForcedBytes()));
   }
+}
+
+TEST(MatcherTest, OptionalWhitespaceEndsAForcedRun) {
+  CompileOptions options;
+  options.json.whitespace_pattern = "[ ]?";
+  Matcher m(MustCompile(GrammarKind::kJsonSchema, kPersonSchema, options));
+  EXPECT_EQ(m.ForcedBytes(), "{");  // then a space or the key
+  ASSERT_TRUE(m.AcceptBytes("{ "));
+  EXPECT_EQ(m.ForcedBytes(), "\"name\"");
 }
 
 TEST(MatcherTest, EosOnlyWhereTheGrammarCanEnd) {
