@@ -21,10 +21,7 @@ StatusOr<std::vector<int32_t>> TokenizerCodec::Encode(std::string_view text) con
 }
 
 StatusOr<std::vector<int32_t>> TokenizerCodec::EncodeContinuation(std::string_view text) const {
-  if (tokenizer_->kind() == tokenizer::ModelKind::kSpm && tokenizer_->add_space_prefix()) {
-    return Unimplemented("SPM with add_space_prefix cannot encode a text fragment");
-  }
-  return tokenizer_->Encode(text, /*add_special=*/false, /*parse_special=*/false);
+  return tokenizer_->EncodeContinuation(text);
 }
 
 std::unique_ptr<TokenTextDecoder> TokenizerCodec::NewDecoder(const SamplingParams& params) const {

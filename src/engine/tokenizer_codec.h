@@ -21,7 +21,7 @@ class TokenizerCodec : public TokenTextCodec {
   std::unique_ptr<TokenTextDecoder> NewDecoder(const SamplingParams& params) const override;
   std::vector<int32_t> eog_token_ids() const override { return tokenizer_->eog_ids(); }
   std::string TokenText(int32_t token) const override;
-  // Unimplemented for SPM vocabularies with add_space_prefix (a fragment would get a space).
+  // Tokenizer::EncodeContinuation: no BOS, no special tokens, no SPM prefix space.
   StatusOr<std::vector<int32_t>> EncodeContinuation(std::string_view text) const override;
 
   const tokenizer::Tokenizer& tokenizer() const { return *tokenizer_; }

@@ -90,14 +90,26 @@ std::vector<int32_t> Tokenizer::Encode(std::string_view text, bool add_special,
   std::vector<int32_t> out;
   out.reserve(text.size() / 3 + 2);
   if (vocab_.kind == ModelKind::kSpm) {
-    EncodeSpm(text, add_special, parse_special, &out);
+    EncodeSpm(text, add_special, parse_special, vocab_.add_space_prefix, &out);
   } else {
     EncodeBpe(text, add_special, parse_special, &out);
   }
   return out;
 }
 
+std::vector<int32_t> Tokenizer::EncodeContinuation(std::string_view text) const {
+  std::vector<int32_t> out;
+  out.reserve(text.size() / 3 + 1);
+  if (vocab_.kind == ModelKind::kSpm) {
+    EncodeSpm(text, /*add_special=*/false, /*parse_special=*/false, /*space_prefix=*/false, &out);
+  } else {
+    EncodeBpe(text, /*add_special=*/false, /*parse_special=*/false, &out);
+  }
+  return out;
+}
+
 void Tokenizer::EncodeSpm(std::string_view text, bool add_special, bool parse_special,
+                          bool space_prefix,
                           std::vector<int32_t>* out) const {
   if (add_special && vocab_.add_bos) out->push_back(vocab_.ids.bos);
   std::vector<Fragment> fragments;
@@ -111,7 +123,7 @@ void Tokenizer::EncodeSpm(std::string_view text, bool add_special, bool parse_sp
       continue;
     }
     escaped.clear();
-    if (vocab_.add_space_prefix && prev_special) escaped.append(kEscapedSpace);
+    if (space_prefix && prev_special) escaped.append(kEscapedSpace);
     for (char c : f.text) {
       if (c == ' ') {
         escaped.append(kEscapedSpace);

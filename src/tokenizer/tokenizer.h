@@ -57,6 +57,10 @@ class Tokenizer {
   Tokenizer& operator=(const Tokenizer&) = delete;
 
   std::vector<int32_t> Encode(std::string_view text, bool add_special, bool parse_special) const;
+  // The ids of `text` as a continuation of earlier text: no BOS / EOS, special tokens not
+  // parsed, and no SPM prefix space (with add_space_prefix, Encode would give "a" a leading
+  // space). Used to retokenize generated text in place (jump-forward).
+  std::vector<int32_t> EncodeContinuation(std::string_view text) const;
   std::string Decode(std::span<const int32_t> ids, bool skip_special = false) const;
 
   // The bytes token `id` contributes to Decode at position `first` (true: the first id of the
@@ -96,7 +100,7 @@ class Tokenizer {
  private:
   Tokenizer() = default;
   Status Init(ResolvedVocab vocab);
-  void EncodeSpm(std::string_view text, bool add_special, bool parse_special,
+  void EncodeSpm(std::string_view text, bool add_special, bool parse_special, bool space_prefix,
                  std::vector<int32_t>* out) const;
   void EncodeBpe(std::string_view text, bool add_special, bool parse_special,
                  std::vector<int32_t>* out) const;

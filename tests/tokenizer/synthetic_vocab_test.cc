@@ -81,6 +81,19 @@ TEST(SpmTest, SpacePrefixEscapingAndDecode) {
   EXPECT_EQ(t->Decode(t->Encode(" a", false, false)), " a");
 }
 
+TEST(SpmTest, ContinuationHasNoPrefixSpaceAndNoSpecials) {
+  Vocab v = SpmVocab({{kSp, -1}, {"a", -5}, {"b", -5}, {kSp + "a", -1}, {kSp + "b", -1}});
+  v.add_bos = true;
+  auto t = Make(std::move(v));
+  ASSERT_TRUE(t->add_space_prefix());
+  // Encode gives "a" the prefix space; a continuation is exactly its text.
+  EXPECT_EQ(t->Encode("a", false, false), Ids{Id(*t, kSp + "a")});
+  EXPECT_EQ(t->EncodeContinuation("a b"), (Ids{Id(*t, "a"), Id(*t, kSp + "b")}));
+  EXPECT_EQ(t->EncodeContinuation(" a"), Ids{Id(*t, kSp + "a")});
+  EXPECT_EQ(t->Decode(t->EncodeContinuation("b a")), "b a");
+  EXPECT_TRUE(t->EncodeContinuation("").empty());  // and no BOS
+}
+
 TEST(SpmTest, ByteFallbackAndStreaming) {
   Vocab v = SpmVocab({{"a", -1}});
   v.add_space_prefix = false;
