@@ -344,7 +344,9 @@ TEST(EngineTest, ParallelSamplesShareThePrefill) {
 }
 
 TEST(EngineTest, FlushCacheOnlyWhenIdleAndStatsAddUp) {
-  FakeEngine fe = MakeEngine();
+  // 1 ms per forward pass: the busy request below must still run when FlushCache arrives
+  // (without a delay the fake model can finish its 990 tokens first on a loaded machine).
+  FakeEngine fe = MakeEngine({}, std::chrono::milliseconds(1));
   auto a = fe.engine->Submit(Greedy(Prompt(60, 1), 5));
   (*a)->Collect();
   auto b = fe.engine->Submit(Greedy(Prompt(60, 1), 5));
