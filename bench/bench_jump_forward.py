@@ -4,8 +4,8 @@
 Workload: N short documents, each describing one record; the request asks for the record as
 JSON under a schema with several fixed keys (strings, integers, enums, a boolean). Temperature
 0, so on / off differ only by jump-forward. For each setting (jump-forward on / off, each with
-the default whitespace pattern "[ ]?" and with compact JSON, --constrained-json-whitespace-pattern
-"") one fresh server runs the whole workload at the given concurrency; reported: forward passes
+the default separators (json.dumps's ", " and ": "), with outlines' whitespace pattern
+--constrained-json-whitespace-pattern "[ ]?" and with compact JSON, "") one fresh server runs the whole workload at the given concurrency; reported: forward passes
 per request (meta_info.forward_passes), end-to-end wall time, grammar mask time per masked row
 vs forward time per pass (server_info), grammar compile time and cache hit rate, validity.
 
@@ -80,6 +80,13 @@ def prompt(doc):
             f"Order: {doc}\nJSON: ")
 
 
+WHITESPACES = (None, "[ ]?", "")
+
+
+def whitespace_label(whitespace):
+    return "json.dumps (default)" if whitespace is None else whitespace
+
+
 def run_radixlm(binary, model, docs, jump_forward, whitespace, concurrency, max_new_tokens):
     extra = [] if jump_forward else ["--disable-jump-forward"]
     if whitespace is not None:
@@ -121,7 +128,7 @@ def run_radixlm(binary, model, docs, jump_forward, whitespace, concurrency, max_
     n = len(results)
     return {
         "jump_forward": jump_forward,
-        "whitespace": "[ ]?" if whitespace is None else whitespace,
+        "whitespace": whitespace_label(whitespace),
         "requests": n,
         "valid": valid,
         "stop": sum(r["meta_info"]["finish_reason"]["type"] == "stop" for r in results),
@@ -203,7 +210,7 @@ def main():
 
     docs = documents(args.requests)
     runs = []
-    for whitespace in (None, ""):
+    for whitespace in WHITESPACES:
         for jf in (True, False):
             r = run_radixlm(args.bin, args.model, docs, jf, whitespace, args.concurrency,
                             args.max_new_tokens)
@@ -231,7 +238,7 @@ def main():
               f"{llama['valid']} / {llama['stop']} | - | "
               f"{llama['completion_tokens_per_request']:.1f} | {llama['wall_s']:.2f} | "
               f"{llama['wall_s'] / llama['requests']:.2f} | - | - |")
-    for ws in ("[ ]?", ""):
+    for ws in map(whitespace_label, WHITESPACES):
         on = next(r for r in runs if r["whitespace"] == ws and r["jump_forward"])
         off = next(r for r in runs if r["whitespace"] == ws and not r["jump_forward"])
         same = sum(a == b for a, b in zip(on["texts"], off["texts"]))
