@@ -134,4 +134,31 @@ void CompiledGrammar::PrecomputeMasks(ThreadPool* pool) const {
   });
 }
 
+int32_t CompiledGrammar::InternEarleyState(const std::vector<int32_t>& key) const {
+  std::lock_guard<std::mutex> lock(mask_mutex_);
+  auto it = earley_ids_.find(key);
+  if (it != earley_ids_.end()) return it->second;
+  if (earley_ids_.size() >= kMaxEarleyStates) return -1;
+  const auto id = static_cast<int32_t>(earley_ids_.size());
+  earley_ids_.emplace(key, id);
+  return id;
+}
+
+const std::vector<int32_t>* CompiledGrammar::EarleyMask(int32_t id) const {
+  std::lock_guard<std::mutex> lock(mask_mutex_);
+  auto it = earley_masks_.find(id);
+  return it == earley_masks_.end() ? nullptr : it->second.get();
+}
+
+void CompiledGrammar::StoreEarleyMask(int32_t id, std::span<const int32_t> mask) const {
+  std::lock_guard<std::mutex> lock(mask_mutex_);
+  if (earley_masks_.size() >= kMaxEarleyMasks || earley_masks_.count(id)) return;
+  earley_masks_.emplace(id, std::make_unique<const std::vector<int32_t>>(mask.begin(), mask.end()));
+}
+
+size_t CompiledGrammar::earley_masks_cached() const {
+  std::lock_guard<std::mutex> lock(mask_mutex_);
+  return earley_masks_.size();
+}
+
 }  // namespace radixlm::grammar

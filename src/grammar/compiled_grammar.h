@@ -9,13 +9,17 @@
 // Regex and JSON schema compile to a minimized byte DFA; the allowed-token mask of each DFA
 // state is computed on first use and cached here, shared by every matcher of the grammar
 // (thread-safe). EBNF compiles to a Cfg matched by an Earley recognizer; its masks depend on
-// the whole parse stack and are computed per call.
+// the whole parse stack, so they are cached by the stack's canonical id
+// (EarleyRecognizer::CanonicalState), up to a fixed number of ids and masks per grammar.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -74,6 +78,16 @@ class CompiledGrammar {
   // vocabulary walk per state (~1 s for ~900 states and a 100k vocabulary on one core).
   void PrecomputeMasks(ThreadPool* pool = nullptr) const;
 
+  // EBNF mask cache (thread-safe). InternEarleyState gives a parse-state key its id (-1 once
+  // kMaxEarleyStates ids exist); EarleyMask is the cached mask of an id or nullptr;
+  // StoreEarleyMask keeps a computed mask unless kMaxEarleyMasks are kept already.
+  static constexpr size_t kMaxEarleyStates = 100000;
+  static constexpr size_t kMaxEarleyMasks = 256;
+  int32_t InternEarleyState(const std::vector<int32_t>& key) const;
+  const std::vector<int32_t>* EarleyMask(int32_t id) const;
+  void StoreEarleyMask(int32_t id, std::span<const int32_t> mask) const;
+  size_t earley_masks_cached() const;
+
  private:
   CompiledGrammar() = default;
 
@@ -86,6 +100,10 @@ class CompiledGrammar {
   mutable std::mutex mask_mutex_;
   // [dfa states]; a slot is filled once and never replaced. Guarded by mask_mutex_.
   mutable std::vector<std::unique_ptr<const std::vector<int32_t>>> masks_;
+  // EBNF: canonical parse-state keys → ids, and masks by id; entries are never replaced.
+  // Guarded by mask_mutex_.
+  mutable std::map<std::vector<int32_t>, int32_t> earley_ids_;
+  mutable std::unordered_map<int32_t, std::unique_ptr<const std::vector<int32_t>>> earley_masks_;
 };
 
 }  // namespace radixlm::grammar

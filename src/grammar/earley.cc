@@ -130,4 +130,38 @@ int EarleyRecognizer::CountNextBytes(uint8_t* only) const {
   return count;
 }
 
+int32_t EarleyRecognizer::CanonicalState(const Interner& intern) const {
+  // Sets beyond this many items (deep right recursion) are not keyed: their keys would be
+  // large and rarely repeat.
+  constexpr size_t kMaxKeyItems = 512;
+  std::vector<std::array<int32_t, 3>> triples;
+  std::vector<int32_t> key;
+  // Origins precede their sets, so keying in order finds every origin's id ready.
+  for (size_t i = 0; i < sets_.size(); ++i) {
+    const Set& set = *sets_[i];
+    if (set.canonical.load(std::memory_order_relaxed) >= 0) continue;
+    if (set.items.size() > kMaxKeyItems) return -1;
+    triples.clear();
+    for (const Item& item : set.items) {
+      // A complete item has done its work in Close; later sets never read it (they scan
+      // terminal items and complete items waiting on a rule). Leaving it out is what makes a
+      // loop converge: its origin is the previous set, which would chain every key to the last.
+      if (item.next_rule == kComplete) continue;
+      int32_t origin = -1;
+      if (static_cast<size_t>(item.origin) != i) {
+        origin = sets_[item.origin]->canonical.load(std::memory_order_relaxed);
+        if (origin < 0) return -1;
+      }
+      triples.push_back({item.production, item.dot, origin});
+    }
+    std::sort(triples.begin(), triples.end());
+    key.assign({i == 0 ? 1 : 0, set.accepting ? 1 : 0});
+    for (const auto& t : triples) key.insert(key.end(), t.begin(), t.end());
+    const int32_t id = intern(key);
+    if (id < 0) return -1;
+    set.canonical.store(id, std::memory_order_relaxed);
+  }
+  return sets_.back()->canonical.load(std::memory_order_relaxed);
+}
+
 }  // namespace radixlm::grammar

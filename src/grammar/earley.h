@@ -10,11 +10,18 @@
 // Nullable rules are handled as Aycock & Horspool do: predicting a nullable rule also advances
 // past it immediately.
 //
+// Masks of EBNF grammars are cached by CanonicalState: two parse states with the same items,
+// whose origin sets are (recursively) the same, accept exactly the same byte strings, so they
+// share one mask however the output got there (a free-text loop reaches the same state after
+// every byte).
+//
 // Not thread-safe; the Cfg is shared and immutable.
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -40,6 +47,16 @@ class EarleyRecognizer {
   // Number of distinct bytes Push would accept now; *only is set to one of them.
   int CountNextBytes(uint8_t* only) const;
 
+  // Maps a set's canonical key to a small id (the same key always to the same id), or -1
+  // when it keeps no more ids. The key: [1 if the first set else 0, 1 if accepting else 0,
+  // then sorted triples (production, dot, id of the origin set or -1 for the set itself) of
+  // the items that are not complete].
+  using Interner = std::function<int32_t(const std::vector<int32_t>& key)>;
+  // An id equal for exactly the parse states that accept the same continuations (see the
+  // header comment), or -1 when `intern` ran out of ids or a set is too large to key.
+  // Each set is keyed once (memoized in the shared set).
+  int32_t CanonicalState(const Interner& intern) const;
+
  private:
   struct Item {
     int32_t production;
@@ -56,6 +73,9 @@ class EarleyRecognizer {
     std::vector<Item> items;
     std::array<uint64_t, 4> scannable{};  // bit b: some item's next symbol accepts byte b
     bool accepting = false;
+    // CanonicalState's id for this set once computed (-1: not yet). Atomic: sets are shared
+    // by matchers on different threads; every writer stores the same value.
+    mutable std::atomic<int32_t> canonical{-1};
     bool CanScan(uint8_t b) const { return (scannable[b >> 6] >> (b & 63)) & 1; }
   };
 

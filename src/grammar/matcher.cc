@@ -151,6 +151,13 @@ void Matcher::FillTokenMask(std::span<int32_t> mask) const {
     std::copy(cached.begin(), cached.end(), mask.begin());
     return;
   }
+  const int32_t state = earley_->CanonicalState(
+      [&](const std::vector<int32_t>& key) { return grammar_->InternEarleyState(key); });
+  const size_t words = BitmaskWords(vocab.size());
+  if (const std::vector<int32_t>* cached = state >= 0 ? grammar_->EarleyMask(state) : nullptr) {
+    std::copy(cached->begin(), cached->end(), mask.begin());
+    return;
+  }
   EarleyCursor cursor{*earley_};  // pushes and pops back: earley_ ends where it started
   WalkVocabulary(vocab, cursor, [&](int32_t id) { SetTokenAllowed(mask, id, true); });
   if (earley_->CanTerminate()) {
@@ -158,6 +165,7 @@ void Matcher::FillTokenMask(std::span<int32_t> mask) const {
       if (id >= 0 && id < vocab.size()) SetTokenAllowed(mask, id, true);
     }
   }
+  if (state >= 0) grammar_->StoreEarleyMask(state, mask.first(words));
 }
 
 }  // namespace radixlm::grammar

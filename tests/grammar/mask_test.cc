@@ -55,6 +55,46 @@ TEST(MaskTest, SyntheticVocabAgreesWithBruteForce) {
   }
 }
 
+TEST(MaskTest, EbnfMasksAreSharedPerParseState) {
+  auto grammar = MustCompile(GrammarKind::kEbnf, R"G(root ::= "say: " [a-z ]* ".")G");
+  Matcher m(grammar);
+  ASSERT_TRUE(m.AcceptBytes("say: "));
+  std::vector<int32_t> mask(BitmaskWords(grammar->vocab().size()));
+  std::vector<int32_t> first;
+  for (char c : std::string("hello world and more")) {
+    ASSERT_TRUE(m.AcceptBytes(std::string(1, c)));
+    m.FillTokenMask(mask);
+    if (first.empty()) first = mask;
+    EXPECT_EQ(mask, first) << "after '" << c << "'";
+    EXPECT_EQ(testing::CheckMaskBruteForce(m), "");
+  }
+  // After every letter the free-text loop is in the same parse state: one mask, computed once.
+  EXPECT_EQ(grammar->earley_masks_cached(), 1u);
+}
+
+TEST(MaskTest, EbnfStatesAtDifferentDepthsKeepTheirOwnMasks) {
+  auto grammar = MustCompile(GrammarKind::kEbnf, R"G(root ::= "(" root ")" | "x")G");
+  const TokenVocab& vocab = grammar->vocab();
+  int32_t close2 = -1;
+  for (int32_t id = 0; id < vocab.size() && close2 < 0; ++id) {
+    if (vocab.bytes(id) == "))") close2 = id;
+  }
+  ASSERT_GE(close2, 0);
+  std::vector<int32_t> mask(BitmaskWords(grammar->vocab().size()));
+  for (int depth = 1; depth <= 3; ++depth) {
+    Matcher m(grammar);
+    ASSERT_TRUE(m.AcceptBytes(std::string(depth, '(') + "x"));
+    m.FillTokenMask(mask);
+    EXPECT_EQ(IsTokenAllowed(mask, close2), depth >= 2) << depth;
+    EXPECT_EQ(testing::CheckMaskBruteForce(m), "") << depth;
+  }
+  // Same depth again: served from the cache, still right.
+  Matcher again(grammar);
+  ASSERT_TRUE(again.AcceptBytes("(x"));
+  again.FillTokenMask(mask);
+  EXPECT_FALSE(IsTokenAllowed(mask, close2));
+}
+
 TEST(MaskTest, MasksAreSharedPerDfaState) {
   auto grammar = MustCompile(GrammarKind::kRegex, "(ab)+");
   Matcher a(grammar), b(grammar);
@@ -141,6 +181,32 @@ TEST(MaskTest, ConcurrentMatchersShareTheMaskCacheSafely) {
   for (const std::string& e : errors) EXPECT_EQ(e, "");
   // After the concurrent fill, every state's cached mask still matches brute force.
   EXPECT_EQ(testing::RandomWalkCheck(grammar, 20, 3), "");
+}
+
+TEST(MaskTest, ConcurrentEbnfMatchersShareParseStatesAndMasksSafely) {
+  // Clones share their Earley sets, so threads key the same sets at once.
+  auto grammar = testing::MustCompile(GrammarKind::kEbnf, R"G(
+root  ::= "[" item ("," item)* "]"
+item  ::= "(" item ")" | [a-z]+
+)G");
+  Matcher base(grammar);
+  ASSERT_TRUE(base.AcceptBytes("[(ab"));
+  std::vector<std::string> errors(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      Matcher m = base.Clone();
+      const std::string tail = t % 2 ? "c),((x" : "),(y";
+      for (char c : tail) {
+        if (!m.AcceptBytes(std::string(1, c))) errors[t] = "rejected";
+        const std::string e = testing::CheckMaskBruteForce(m);
+        if (!e.empty()) errors[t] = e;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (const std::string& e : errors) EXPECT_EQ(e, "");
+  EXPECT_GT(grammar->earley_masks_cached(), 0u);
 }
 
 }  // namespace
