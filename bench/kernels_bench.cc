@@ -5,8 +5,14 @@
 //   kernels_bench --benchmark_filter=ModelDecode every 2-D weight of the default model
 //                                                (gemma-3-270m Q4_K_M) applied to one token:
 //                                                the matmul cost of one decode step
+//   kernels_bench --benchmark_filter=PeakInt8    the core's int8 multiply-add ceiling (no
+//                                                loads, no scales: the bound for any Q8 GEMM)
 // Environment: RADIXLM_ISA=scalar|avx2 caps the dispatch level.
 #include <benchmark/benchmark.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include <cstdio>
 #include <memory>
@@ -158,6 +164,43 @@ BENCHMARK(BM_AttentionDecode)
     ->Args({4096, 1})
     ->Args({4096, 2})
     ->UseRealTime();
+
+#if defined(__x86_64__)
+// The fewest AVX2 instructions per 32 int8 products summed into int32 lanes (vpmaddubsw,
+// vpmaddwd with ones, vpaddd), on 8 independent accumulators, registers only. Any quantized
+// dot product also loads, handles signs and applies block scales, so it runs below this.
+// Counter "MAC/s": one core's rate.
+__attribute__((target("avx2"))) int64_t PeakInt8Loop(int64_t iters) {
+  __m256i a = _mm256_set1_epi8(3);
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i acc[8], b[8];
+  for (int i = 0; i < 8; ++i) {
+    acc[i] = _mm256_setzero_si256();
+    b[i] = _mm256_set1_epi8(static_cast<char>(i + 1));
+  }
+  for (int64_t it = 0; it < iters; ++it) {
+    for (int i = 0; i < 8; ++i) {
+      acc[i] = _mm256_add_epi32(acc[i], _mm256_madd_epi16(_mm256_maddubs_epi16(a, b[i]), ones));
+    }
+    __asm__ volatile("" : "+x"(a));  // keeps the loop from being folded
+  }
+  int64_t sum = 0;
+  for (int i = 0; i < 8; ++i) sum += _mm256_extract_epi32(acc[i], 0);
+  return sum;
+}
+
+void BM_PeakInt8(benchmark::State& state) {
+  if (!__builtin_cpu_supports("avx2")) {
+    state.SkipWithError("no AVX2");
+    return;
+  }
+  constexpr int64_t kIters = 1 << 20;
+  for (auto _ : state) benchmark::DoNotOptimize(PeakInt8Loop(kIters));
+  state.counters["MAC/s"] = benchmark::Counter(static_cast<double>(kIters) * 8 * 32,
+                                               benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_PeakInt8);
+#endif
 
 }  // namespace
 }  // namespace radixlm::kernels
