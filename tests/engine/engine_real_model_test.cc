@@ -6,43 +6,23 @@
 // sanitizers (slow there, and the fake-model tests cover the same code).
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <filesystem>
 #include <map>
 
 #include "engine/engine.h"
+#include "support/real_model.h"
 
 namespace radixlm {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
-
-std::string ModelPath() {
-  const char* p = std::getenv("RADIXLM_DEFAULT_MODEL");
-  if (p == nullptr || *p == '\0' || !std::filesystem::is_regular_file(p)) return "";
-  return p;
-}
-
 class RealModelEngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (kSanitized) GTEST_SKIP() << "real-model tests are skipped under the sanitizers";
-    if (ModelPath().empty()) GTEST_SKIP() << "RADIXLM_DEFAULT_MODEL does not name a model file";
+    if (std::string why = testing::RealModelSkipReason(); !why.empty()) GTEST_SKIP() << why;
   }
 
   static EngineConfig BaseConfig() {
     EngineConfig c;
-    c.model_path = ModelPath();
+    c.model_path = testing::RealModelPath();
     c.max_total_tokens = 4096;
     c.context_length = 1024;
     c.max_running_requests = 8;

@@ -4,39 +4,18 @@
 // Runs only when RADIXLM_DEFAULT_MODEL names an existing file; skipped under the sanitizers.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <filesystem>
-
 #include "frontend/frontend.h"
+#include "support/real_model.h"
 
 namespace radixlm::frontend {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
-
-std::string ModelPath() {
-  const char* p = std::getenv("RADIXLM_DEFAULT_MODEL");
-  if (p == nullptr || *p == '\0' || !std::filesystem::is_regular_file(p)) return "";
-  return p;
-}
-
 class FrontendRealModelTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (kSanitized) GTEST_SKIP() << "real-model tests are skipped under the sanitizers";
-    if (ModelPath().empty()) GTEST_SKIP() << "RADIXLM_DEFAULT_MODEL does not name a model file";
+    if (std::string why = testing::RealModelSkipReason(); !why.empty()) GTEST_SKIP() << why;
     EngineConfig c;
-    c.model_path = ModelPath();
+    c.model_path = testing::RealModelPath();
     c.max_total_tokens = 8192;
     c.context_length = 2048;
     auto e = Engine::Create(c);

@@ -3,12 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "model/model.h"
+#include "support/real_model.h"
 
 namespace radixlm::model {
 namespace {
@@ -44,12 +43,6 @@ const std::vector<std::vector<int32_t>>& Prompts() {
   return prompts;
 }
 
-std::string ModelPath() {
-  const char* env = std::getenv("RADIXLM_DEFAULT_MODEL");
-  if (env == nullptr || !std::filesystem::is_regular_file(env)) return "";
-  return env;
-}
-
 int32_t Argmax(const float* logits, int64_t n) {
   return static_cast<int32_t>(std::max_element(logits, logits + n) - logits);
 }
@@ -59,7 +52,7 @@ class RealModelTest : public ::testing::Test {
   static constexpr int kNewTokens = 16;
 
   void SetUp() override {
-    const std::string path = ModelPath();
+    const std::string path = testing::RealModelPath();
     if (path.empty()) GTEST_SKIP() << "RADIXLM_DEFAULT_MODEL does not name a model file";
     auto model = Model::Load(path, {.n_threads = 2, .max_batch_tokens = 256, .max_context = 0});
     ASSERT_TRUE(model.ok()) << model.status().ToString();

@@ -1,0 +1,44 @@
+// For tests that run the real default model (gemma-3-270m): where it is and whether to run.
+//
+//   void SetUp() override {
+//     if (std::string why = testing::RealModelSkipReason(); !why.empty()) GTEST_SKIP() << why;
+//     config.model_path = testing::RealModelPath();
+//   }
+//
+// The model is named by RADIXLM_DEFAULT_MODEL (scripts/test.sh sets it for the Release run);
+// sanitizer builds skip these tests (too slow under ASan, and the sanitizer run unsets it).
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+namespace radixlm::testing {
+
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kSanitizerBuild = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kSanitizerBuild = true;
+#else
+inline constexpr bool kSanitizerBuild = false;
+#endif
+#else
+inline constexpr bool kSanitizerBuild = false;
+#endif
+
+// RADIXLM_DEFAULT_MODEL when it names an existing file, else "".
+inline std::string RealModelPath() {
+  const char* p = std::getenv("RADIXLM_DEFAULT_MODEL");
+  if (p == nullptr || *p == '\0' || !std::filesystem::is_regular_file(p)) return "";
+  return p;
+}
+
+// Why a real-model test cannot run in this build / environment; "" when it can.
+inline std::string RealModelSkipReason() {
+  if (kSanitizerBuild) return "real-model tests are skipped under the sanitizers";
+  if (RealModelPath().empty()) return "RADIXLM_DEFAULT_MODEL does not name a model file";
+  return "";
+}
+
+}  // namespace radixlm::testing
