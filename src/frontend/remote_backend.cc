@@ -93,7 +93,10 @@ StatusOr<json> RemoteBackend::Call(const std::string& method, const std::string&
     } else if (parsed.is_object() && parsed.contains("message")) {
       message = parsed.value("message", response);
     }
-    return Status(status == 400 ? StatusCode::kInvalidArgument : StatusCode::kInternal,
+    const StatusCode code = status == 400   ? StatusCode::kInvalidArgument
+                            : status == 404 ? StatusCode::kNotFound
+                                            : StatusCode::kInternal;
+    return Status(code,
                   "the server answered " + std::to_string(status) + " to " + path + ": " + message);
   }
   if (parsed.is_discarded()) return Internal("the server's " + path + " reply is not JSON");
@@ -162,6 +165,13 @@ StatusOr<PrefixCommit> RemoteBackend::CommitPrefix(const std::string& text, bool
 }
 
 StatusOr<int64_t> RemoteBackend::CountPromptTokens(const std::string& text) {
+  // /tokenize counts without computing anything; a server without it (404) gets the prompt
+  // committed instead, which reports its token count too.
+  StatusOr<json> r = Call("POST", "/tokenize", json{{"prompt", text}}.dump());
+  if (r.ok() && r->is_object() && (*r)["count"].is_number_integer()) {
+    return (*r)["count"].get<int64_t>();
+  }
+  if (!r.ok() && r.status().code() != StatusCode::kNotFound) return r.status();
   RADIXLM_ASSIGN_OR_RETURN(PrefixCommit commit, CommitPrefix(text, /*pin=*/false));
   return commit.prompt_tokens;
 }

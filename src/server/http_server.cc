@@ -9,6 +9,7 @@
 #include "server/openai_api.h"
 #include "server/ops_api.h"
 #include "server/server_log.h"
+#include "server/tokenize_api.h"
 
 namespace radixlm::server {
 
@@ -52,6 +53,7 @@ HttpServer::HttpServer(const ServerConfig& config, Engine* engine, ModelInfo mod
   AddNativeGenerateRoutes(context_, &router_);
   AddOpsRoutes(context_, &router_);
   AddOpenAiRoutes(context_, &router_);
+  AddTokenizeRoutes(context_, &router_);
   env_.router = &router_;
   env_.config = &config_;
   env_.metrics = &metrics_;

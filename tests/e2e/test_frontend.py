@@ -47,15 +47,15 @@ def test_same_text_in_process_and_remote(server, example):
     for a, b in zip(local["programs"], remote["programs"]):
         assert a["text"] == b["text"], a["label"]
         assert a["variables"] == b["variables"], a["label"]
-    # The same model calls (the remote backend also commits each select's prefix to count its
-    # tokens, which the in-process one tokenizes instead).
-    assert local["calls"]["generate"] == remote["calls"]["generate"]
-    assert local["calls"]["score"] == remote["calls"]["score"]
+    # The same model calls: selects count their prefix's tokens (in process with the tokenizer,
+    # remotely with /tokenize) and commit nothing.
+    for kind in ("generate", "score", "commit"):
+        assert local["calls"][kind] == remote["calls"][kind], kind
 
 
 def test_remote_fork_branches_reuse_the_committed_prefix(server):
     out = _run("tree_of_thought", "--remote", server.url)
     calls = out["calls"]
-    assert calls["commit"] >= 4  # the root fork and one per approach (plus select prefixes)
+    assert calls["commit"] >= 4  # the root fork and one per approach
     # Most prompt tokens of the program were served from the radix cache.
     assert calls["cached_tokens"] > 0.7 * calls["prompt_tokens"], calls

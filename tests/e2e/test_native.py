@@ -163,3 +163,24 @@ def test_metrics(server):
     generated = [line for line in text.splitlines()
                  if line.startswith("radixlm:generation_tokens_total")]
     assert float(generated[0].rsplit(" ", 1)[1]) > 0
+
+
+def test_tokenize_matches_generate_and_chat(server):
+    text = "The capital of France is"
+    tok = server.post("/tokenize", {"prompt": text})
+    assert tok.status_code == 200, tok.text
+    t = tok.json()
+    gen = server.post("/generate", {"text": text, "sampling_params": {"max_new_tokens": 0}}).json()
+    assert t["count"] == len(t["tokens"]) == gen["meta_info"]["prompt_tokens"]
+    assert t["tokens"][0] == 2  # gemma's BOS, as /generate adds it
+    detok = server.post("/v1/detokenize", {"tokens": t["tokens"]}).json()
+    assert detok["text"] == text
+    assert server.post("/v1/tokenize", {"prompt": text, "add_special_tokens": False}).json()[
+        "tokens"] == t["tokens"][1:]
+    messages = [{"role": "user", "content": "Name three colors."}]
+    chat_ids = server.post("/v1/tokenize", {"messages": messages}).json()
+    chat = server.post("/v1/chat/completions",
+                       {"model": "default", "messages": messages, "max_tokens": 1}).json()
+    assert chat_ids["count"] == chat["usage"]["prompt_tokens"]
+    bad = server.post("/detokenize", {"tokens": [1, 10**9]})
+    assert bad.status_code == 400 and "not in the vocabulary" in bad.json()["error"]["message"]

@@ -237,6 +237,59 @@ TEST_F(HttpServerTest, OpenAiCompletion) {
   EXPECT_TRUE(j["usage"]["prompt_tokens_details"].contains("cached_tokens"));
 }
 
+TEST_F(HttpServerTest, TokenizeCountsWhatGenerateComputes) {
+  const std::string text = "the cat sat";
+  Reply tok = Send("POST", "/tokenize", json{{"prompt", text}}.dump());
+  ASSERT_EQ(tok.status, 200) << tok.body;
+  const json t = tok.Json();
+  Reply gen = Send("POST", "/generate",
+                   json{{"text", text}, {"sampling_params", {{"max_new_tokens", 0}}}}.dump());
+  ASSERT_EQ(gen.status, 200) << gen.body;
+  EXPECT_EQ(t["count"], gen.Json()["meta_info"]["prompt_tokens"]);
+  EXPECT_EQ(t["tokens"].size(), t["count"].get<size_t>());
+  EXPECT_EQ(t["max_model_len"], 1024);
+
+  // A list of prompts gives lists; /v1/detokenize turns the ids back into the text.
+  Reply batch = Send("POST", "/v1/tokenize", json{{"prompt", {text, "ab"}}}.dump());
+  ASSERT_EQ(batch.status, 200) << batch.body;
+  ASSERT_EQ(batch.Json()["tokens"].size(), 2u);
+  EXPECT_EQ(batch.Json()["tokens"][0], t["tokens"]);
+  EXPECT_EQ(batch.Json()["count"][1], batch.Json()["tokens"][1].size());
+  Reply detok = Send("POST", "/v1/detokenize", json{{"tokens", t["tokens"]}}.dump());
+  ASSERT_EQ(detok.status, 200) << detok.body;
+  EXPECT_EQ(detok.Json()["text"], text);
+  Reply detok_batch =
+      Send("POST", "/detokenize", json{{"tokens", batch.Json()["tokens"]}}.dump());
+  ASSERT_EQ(detok_batch.status, 200) << detok_batch.body;
+  EXPECT_EQ(detok_batch.Json()["text"], json::array({text, "ab"}));
+}
+
+TEST_F(HttpServerTest, TokenizeRejectsBadInputWith400) {
+  struct Case {
+    const char* path;
+    const char* body;
+    const char* message_part;
+  };
+  const Case cases[] = {
+      {"/tokenize", R"({})", "exactly one of 'prompt' or 'messages'"},
+      {"/tokenize", R"({"prompt": "a", "messages": []})", "exactly one of"},
+      {"/tokenize", R"({"prompt": 5})", "'prompt' must be a string"},
+      {"/tokenize", R"({"prompt": ["a", 1]})", "'prompt' must be a string"},
+      {"/tokenize", R"({"prompt": "a", "add_special_tokens": "yes"})", "add_special_tokens"},
+      {"/tokenize", R"({"messages": [{"role": "user", "content": "hi"}]})", "chat template"},
+      {"/detokenize", R"({"tokens": "abc"})", "'tokens' must be a list"},
+      {"/detokenize", R"({"tokens": [1, -1]})", "token id -1 is not in the vocabulary"},
+      {"/detokenize", R"({"tokens": [1, 100000000]})", "not in the vocabulary"},
+      {"/detokenize", R"({"tokens": [[1], 2]})", "must not mix"},
+      {"/tokenize", R"({"prompt": )", "malformed JSON"},
+  };
+  for (const Case& c : cases) {
+    Reply reply = Send("POST", c.path, c.body);
+    EXPECT_EQ(reply.status / 100, 4) << c.body << " -> " << reply.body;
+    EXPECT_NE(reply.body.find(c.message_part), std::string::npos) << c.body << " -> " << reply.body;
+  }
+}
+
 TEST_F(HttpServerTest, InfoMetricsAndFlush) {
   Reply info = Send("GET", "/get_model_info");
   ASSERT_EQ(info.status, 200);
