@@ -63,8 +63,9 @@ class Backend {
   // would only compute it one more time, so fork and RunBatch skip their commits.
   virtual bool caches_prefixes() const = 0;
 
-  // The prompt token count of `text` (BOS included), as the server counts it. The in-process
-  // backend tokenizes; the remote one commits the text (a prefill its extensions reuse).
+  // The prompt token count of `text` (BOS included), as the server counts it, computing
+  // nothing: the in-process backend tokenizes, the remote one asks /tokenize (a server
+  // without that route gets the text committed instead).
   virtual StatusOr<int64_t> CountPromptTokens(const std::string& text) = 0;
 
   // The input logprobs (temperature 1, no sampling) of each prompt's tokens at positions

@@ -96,7 +96,17 @@ StatusOr<SelectDecision> SelectOption(Backend& backend, const std::string& prefi
   for (const std::string& option : options) {
     if (option.empty()) return InvalidArgument("select options must not be empty");
   }
-  RADIXLM_ASSIGN_OR_RETURN(const int64_t prefix_tokens, backend.CountPromptTokens(prefix));
+  // With a radix cache the prefix is committed once, so the options' scoring requests (sent
+  // together) all find it cached; the commit reports its token count too. Without a cache a
+  // commit would only be computed again: count the tokens.
+  int64_t prefix_tokens = 0;
+  if (backend.caches_prefixes()) {
+    RADIXLM_ASSIGN_OR_RETURN(const PrefixCommit commit,
+                             backend.CommitPrefix(prefix, /*pin=*/false));
+    prefix_tokens = commit.prompt_tokens;
+  } else {
+    RADIXLM_ASSIGN_OR_RETURN(prefix_tokens, backend.CountPromptTokens(prefix));
+  }
   std::vector<std::string> prompts;
   for (const std::string& option : options) prompts.push_back(prefix + option);
   StatusOr<std::vector<std::vector<ScoredToken>>> scored =

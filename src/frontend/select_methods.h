@@ -11,9 +11,10 @@
 //     first token (which nothing predicts) counting as 0.
 //
 // Which tokens are the option's: P = the prefix's prompt token count as the server counts it
-// (Backend::CountPromptTokens); the option's tokens are positions [P, N) of prefix + option. (A
-// token that merges across the boundary is thus left out, identically in-process and remote.)
-// The options are scored together, so the server computes their shared prefix once.
+// (the prefix's commit when the backend caches prefixes, else Backend::CountPromptTokens); the
+// option's tokens are positions [P, N) of prefix + option. (A token that merges across the
+// boundary is thus left out, identically in-process and remote.) The options are scored
+// together; with a radix cache the committed prefix is computed once for all of them.
 #pragma once
 
 #include <string>
