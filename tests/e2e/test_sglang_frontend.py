@@ -28,6 +28,23 @@ def test_gen_int(sgl):
     int(state["answer"].strip())  # gen_int's regex constraint: an integer
 
 
+def test_gen_string(sgl):
+    @sgl.function
+    def program(s):
+        s += "Q: What is the capital of France? Answer with a quoted word.\nA: "
+        s += sgl.gen_string("city", max_tokens=24, temperature=0)
+
+    state = program.run()
+    assert state.error() is None, state.error()
+    import re
+    city = state["city"]
+    # gen_string's regex constraint: a double-quoted run of word characters and spaces.
+    if state.get_meta_info("city")["finish_reason"]["type"] == "stop":
+        assert re.fullmatch(r'"[\w\d\s]*"', city), city
+    else:
+        assert re.fullmatch(r'"[\w\d\s]*', city), city
+
+
 def test_gen_with_regex(sgl):
     @sgl.function
     def program(s):
