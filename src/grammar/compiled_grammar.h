@@ -81,7 +81,7 @@ class CompiledGrammar {
   // EBNF mask cache (thread-safe). InternEarleyState gives a parse-state key its id (-1 once
   // kMaxEarleyStates ids exist); EarleyMask is the cached mask of an id or nullptr;
   // StoreEarleyMask keeps a computed mask unless kMaxEarleyMasks are kept already.
-  static constexpr size_t kMaxEarleyStates = 100000;
+  static constexpr size_t kMaxEarleyStates = 20000;
   static constexpr size_t kMaxEarleyMasks = 256;
   int32_t InternEarleyState(const std::vector<int32_t>& key) const;
   const std::vector<int32_t>* EarleyMask(int32_t id) const;
