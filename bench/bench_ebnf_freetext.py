@@ -20,7 +20,7 @@ import time
 import requests
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from eval_constrained import Server  # noqa: E402
+from bench_server import Server  # noqa: E402
 
 PROMPTS = ["Question: what color is the sky? ", "Describe a quiet morning in a small town. ",
            "List some animals that live in the sea. ", "Why do people like music? "]

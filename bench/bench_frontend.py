@@ -20,20 +20,16 @@ Usage:
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_server import Server  # noqa: E402
+
 EXAMPLES = ["tree_of_thought", "llm_judge", "few_shot_qa"]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def http(url, body=None, timeout=600):
@@ -101,24 +97,6 @@ def measure(args, url, example):
     return {"frontend": frontend, "independent": independent}
 
 
-def run_server(args, extra):
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = tempfile.NamedTemporaryFile(prefix="bench-frontend-", suffix=".log", delete=False)
-    server = subprocess.Popen(
-        [args.radixlm, "serve", "--model-path", args.model, "--host", "127.0.0.1", "--port",
-         str(port), "--threads", str(args.threads), *extra],
-        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    for _ in range(600):
-        try:
-            if urllib.request.urlopen(url + "/health", timeout=2).status == 200:
-                return server, url
-        except OSError:
-            time.sleep(0.3)
-    server.terminate()
-    raise RuntimeError("server did not start; log: " + log.name)
-
-
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--radixlm", default="build/apps/radixlm")
@@ -129,14 +107,11 @@ def main():
     args = p.parse_args()
     results = {}
     for label, extra in (("radix_on", []), ("radix_off", ["--disable-radix-cache"])):
-        server, url = run_server(args, extra)
-        try:
+        with Server(args.radixlm, args.model, ["--threads", str(args.threads), *extra],
+                    log_prefix="bench-frontend-") as server:
             for example in EXAMPLES:
-                results.setdefault(example, {})[label] = measure(args, url, example)
+                results.setdefault(example, {})[label] = measure(args, server.url, example)
                 print(example, label, json.dumps(results[example][label]), file=sys.stderr)
-        finally:
-            server.terminate()
-            server.wait(timeout=60)
     text = json.dumps(results, indent=1)
     if args.out:
         with open(args.out, "w") as f:

@@ -33,7 +33,7 @@ import jsonschema
 import requests
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from eval_constrained import Server  # noqa: E402
+from bench_server import Server  # noqa: E402
 
 SCHEMA = {
     "type": "object",

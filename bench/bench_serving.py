@@ -12,37 +12,18 @@ Usage:
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_server import Server  # noqa: E402
 
 
 def run_one(args, extra_flags):
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = tempfile.NamedTemporaryFile(prefix="bench-serve-", suffix=".log", delete=False)
-    server = subprocess.Popen(
-        [args.radixlm, "serve", "--model-path", args.model, "--host", "127.0.0.1", "--port",
-         str(port), "--threads", str(args.threads), *extra_flags],
-        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    try:
-        for _ in range(600):
-            try:
-                if urllib.request.urlopen(url + "/health", timeout=2).status == 200:
-                    break
-            except OSError:
-                time.sleep(0.3)
-        else:
-            raise RuntimeError("server did not start; log: " + log.name)
+    with Server(args.radixlm, args.model, ["--threads", str(args.threads), *extra_flags],
+                log_prefix="bench-serve-") as server:
+        url = server.url
         out = tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False).name
         proc = subprocess.run(
             [args.radixlm, "bench", "--base-url", url, "--backend", "radixlm",
@@ -56,9 +37,6 @@ def run_one(args, extra_flags):
         print(proc.stdout, file=sys.stderr)
         with open(out) as f:
             return json.loads(f.readline())
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
 
 
 def main():

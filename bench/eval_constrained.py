@@ -18,8 +18,6 @@ import concurrent.futures
 import json
 import os
 import re
-import socket
-import subprocess
 import sys
 import time
 
@@ -28,34 +26,7 @@ import requests
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import constrained_cases  # noqa: E402
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    def __init__(self, binary, model, extra):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = open(f"/tmp/eval-constrained-{self.port}.log", "w")
-        self.proc = subprocess.Popen(
-            [binary, "serve", "--host", "127.0.0.1", "--port", str(self.port),
-             "--model-path", model, *extra], stdout=self.log, stderr=subprocess.STDOUT)
-        for _ in range(300):
-            try:
-                if requests.get(self.url + "/health", timeout=1).ok:
-                    return
-            except requests.RequestException:
-                pass
-            time.sleep(0.5)
-        raise RuntimeError("server did not start")
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait(timeout=60)
+from bench_server import Server  # noqa: E402
 
 
 def generate(url, kind, grammar, prompt, temperature, seed, max_new_tokens):
@@ -110,7 +81,8 @@ def classify(on, off):
 
 
 def run_mode(binary, model, jump_forward, work, concurrency):
-    server = Server(binary, model, [] if jump_forward else ["--disable-jump-forward"])
+    server = Server(binary, model, [] if jump_forward else ["--disable-jump-forward"],
+                    log_prefix="eval-constrained-")
     try:
         results = {}
         with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
