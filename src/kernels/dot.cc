@@ -1,11 +1,8 @@
 #include "kernels/dot.h"
 
 #include <cassert>
-#include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <vector>
 
 #include "kernels/cpu/isa.h"
 #include "kernels/fp16.h"
@@ -119,50 +116,8 @@ VecDotFn Avx512Fn(GgmlType t) {
 
 constexpr int kMaxTypeId = 32;
 
-#if defined(RADIXLM_KERNELS_X86) && defined(RADIXLM_KERNELS_AVX512)
-// Startup validation of a kernel against the scalar reference on deterministic pseudo-random
-// rows (all quant bit patterns, moderate scales, odd float lengths). The AVX-512 kernels
-// cannot be exercised on every development machine, so a mismatch disables them at runtime
-// instead of returning wrong numbers.
-bool AgreesWithScalar(GgmlType t, VecDotFn fn) {
-  const VecDotFn ref = ScalarFn(t);
-  const int64_t block = BlockSize(t);
-  uint32_t state = 12345u + static_cast<uint32_t>(t);
-  auto next = [&state] {
-    state = state * 1664525u + 1013904223u;
-    return state >> 8;
-  };
-  auto uniform = [&] { return static_cast<float>(next() % 20001) / 10000.0f - 1.0f; };
-  for (int64_t n : {block == 1 ? int64_t{77} : 7 * block, block == 1 ? int64_t{256} : 16 * block}) {
-    std::vector<float> xf(n), wf(n);
-    for (auto& v : xf) v = uniform();
-    for (auto& v : wf) v = uniform();
-    std::vector<uint8_t> w(RowBytes(t, n));
-    if (block == 1) {
-      QuantizeRow(t, wf.data(), w.data(), n);
-    } else {
-      for (auto& b : w) b = static_cast<uint8_t>(next());
-      // Every 32-element block type validated here stores its half scale d first.
-      for (size_t off = 0; off < w.size(); off += BlockBytes(t)) {
-        const uint16_t d = F32ToF16(0.001f * static_cast<float>(1 + next() % 100));
-        std::memcpy(w.data() + off, &d, sizeof(d));
-      }
-    }
-    const GgmlType act = ActivationType(t);
-    std::vector<uint8_t> x(RowBytes(act, n));
-    QuantizeRow(act, xf.data(), x.data(), n);
-    std::vector<float> wd(n), xd(n);
-    DequantizeRow(t, w.data(), wd.data(), n);
-    DequantizeRow(act, x.data(), xd.data(), n);
-    double mag = 0.0;
-    for (int64_t i = 0; i < n; ++i) mag += std::fabs(static_cast<double>(wd[i]) * xd[i]);
-    const double diff =
-        std::fabs(static_cast<double>(fn(n, w.data(), x.data())) - ref(n, w.data(), x.data()));
-    if (!(diff <= 1e-5 * mag + 1e-30)) return false;
-  }
-  return true;
-}
-#endif
+VecDot4Fn Avx2Dot4Fn(GgmlType t);
+VecDot8Fn Avx2Dot8Fn(GgmlType t);
 
 struct DispatchTable {
   VecDotFn fns[kMaxTypeId] = {};
@@ -171,16 +126,13 @@ struct DispatchTable {
     for (uint32_t id = 0; id < kMaxTypeId; ++id) {
       const auto t = static_cast<GgmlType>(id);
       VecDotFn fn = nullptr;
-      if (isa == Isa::kAvx512) fn = Avx512Fn(t);
-#if defined(RADIXLM_KERNELS_X86) && defined(RADIXLM_KERNELS_AVX512)
-      if (fn != nullptr && !AgreesWithScalar(t, fn)) {
-        std::fprintf(stderr,
-                     "radixlm: AVX-512 dot kernel for ggml type %u failed its startup "
-                     "self-check; using AVX2\n",
-                     id);
-        fn = nullptr;
+      // The AVX-512 single-row kernels serve only where no AVX2 multi-row (4/8-token) kernel
+      // exists: the tiled kernels are faster for prefill and batched decode, and one weight
+      // type uses one arithmetic for every batch size (batch invariance). Agreement of every
+      // SIMD path with the scalar reference is a test (tests/kernels/dot_test.cc).
+      if (isa == Isa::kAvx512 && Avx2Dot4Fn(t) == nullptr && Avx2Dot8Fn(t) == nullptr) {
+        fn = Avx512Fn(t);
       }
-#endif
       if (fn == nullptr && static_cast<int>(isa) >= static_cast<int>(Isa::kAvx2)) fn = Avx2Fn(t);
       if (fn == nullptr) fn = ScalarFn(t);
       fns[id] = fn;

@@ -8,10 +8,11 @@
 // ActivationType() tells which; RowBytes(ActivationType(w), n) sizes the activation row.
 //
 // Dispatch: at first use the best compiled-in implementation the CPU supports is chosen per
-// weight type (AVX-512 where built and __builtin_cpu_supports says so, else AVX2+FMA+F16C,
-// else scalar). The scalar code is the reference; SIMD paths agree with it up to float
-// summation order (tests check this). Environment variable RADIXLM_ISA=scalar|avx2|avx512
-// caps the level (for benchmarking and debugging).
+// weight type (AVX-512 for the float types, whose AVX2 code has no multi-row kernel; else
+// AVX2+FMA+F16C; else scalar). The scalar code is the reference; SIMD paths agree with it up
+// to float summation order (tests check this). Environment variable
+// RADIXLM_ISA=scalar|avx2|avx512 caps the level (for benchmarking and debugging). Where the CPU
+// has AVX-512 VNNI, quantized model weights bypass these kernels (packed_weights.h).
 #pragma once
 
 #include <cstddef>

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/dot.h"
+#include "kernels/packed_weights.h"
 #include "kernels/quant.h"
 
 namespace radixlm::kernels {
@@ -147,6 +148,30 @@ void ComputeRows(const WeightMatrix& w, VecDotFn dot, VecDot4Fn dot4, VecDot8Fn 
   }
 }
 
+// Row groups (16 rows) per scheduling grain of the packed GEMM.
+constexpr int64_t kGroupGrain = 2;
+
+// MatMulMulti for outputs that all have packed weights.
+void PackedMatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t n_tokens,
+                       ThreadPool* pool) {
+  const PackedActivations a = QuantizePackedActivations(x, n_tokens, outputs[0].w->cols, pool);
+  const int n_out = static_cast<int>(outputs.size());
+  int64_t group_offset[kMaxMatMulOutputs + 1];
+  group_offset[0] = 0;
+  for (int k = 0; k < n_out; ++k) {
+    const int64_t groups = outputs[k].w->packed->groups;
+    group_offset[k + 1] = group_offset[k] + (groups + kGroupGrain - 1) / kGroupGrain * kGroupGrain;
+  }
+  ParallelFor(pool, group_offset[n_out], kGroupGrain, [&](int64_t begin, int64_t end, int) {
+    for (int k = 0; k < n_out; ++k) {
+      const PackedWeights& p = *outputs[k].w->packed;
+      const int64_t g0 = std::max(begin, group_offset[k]) - group_offset[k];
+      const int64_t g1 = std::min({end - group_offset[k], p.groups});
+      if (g0 < g1) PackedGemmGroups(p, a, n_tokens, g0, g1, outputs[k].y, p.rows);
+    }
+  });
+}
+
 }  // namespace
 
 WeightMatrix MakeWeightMatrix(GgmlType type, const void* data, int64_t rows, int64_t cols) {
@@ -171,6 +196,22 @@ void MatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t 
     return;
   }
   const int64_t cols = outputs[0].w->cols;
+
+  // Packed weights go through the int8 GEMM; a mixed call is split in two.
+  size_t n_packed = 0;
+  for (const MatMulOutput& o : outputs) n_packed += o.w->packed != nullptr;
+  if (n_packed == outputs.size()) {
+    PackedMatMulMulti(outputs, x, n_tokens, pool);
+    return;
+  }
+  if (n_packed > 0) {
+    MatMulOutput packed[kMaxOutputs], plain[kMaxOutputs];
+    size_t np = 0, nq = 0;
+    for (const MatMulOutput& o : outputs) (o.w->packed ? packed[np++] : plain[nq++]) = o;
+    PackedMatMulMulti(std::span<const MatMulOutput>(packed, np), x, n_tokens, pool);
+    MatMulMulti(std::span<const MatMulOutput>(plain, nq), x, n_tokens, pool);
+    return;
+  }
 
   // Quantize the input once per activation format in use.
   QuantizedInput inputs[3];  // F32, Q8_0, Q8_K

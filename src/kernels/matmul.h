@@ -28,12 +28,17 @@ namespace radixlm::kernels {
 
 using gguf::GgmlType;
 
+struct PackedWeights;
+
 struct WeightMatrix {
   GgmlType type = GgmlType::kF32;
   const void* data = nullptr;  // rows * row_bytes bytes, not owned (e.g. into a GGUF mapping)
   int64_t rows = 0;            // output features
   int64_t cols = 0;            // input features (multiple of the type's block size)
   size_t row_bytes = 0;        // RowBytes(type, cols); rows are packed back to back
+  // The same weights repacked for the int8 GEMM (packed_weights.h), or null. Not owned; when
+  // set, MatMul uses it for every number of tokens.
+  const PackedWeights* packed = nullptr;
 };
 
 // Builds a WeightMatrix with row_bytes = RowBytes(type, cols).

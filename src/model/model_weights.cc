@@ -3,6 +3,7 @@
 #include <string>
 
 #include "kernels/dot.h"
+#include "kernels/packed_weights.h"
 #include "kernels/quant.h"
 #include "model/tensor_names.h"
 
@@ -158,7 +159,24 @@ StatusOr<std::unique_ptr<ModelWeights>> ModelWeights::Load(const gguf::GgufFile&
     RADIXLM_ASSIGN_OR_RETURN(l.down, matrix(LayerTensor::kFfnDown));
     RADIXLM_ASSIGN_OR_RETURN(l.post_ffn_norm, vector(LayerTensor::kPostFfnNorm));
   }
+  w->PackMatrices();
   return w;
+}
+
+void ModelWeights::PackMatrices() {
+  if (!kernels::PackedGemmAvailable()) return;
+  auto pack = [this](kernels::WeightMatrix& m) {
+    if (!kernels::IsPackableType(m.type) || m.cols % 32 != 0) return;
+    packed_.push_back(kernels::PackWeights(m, nullptr));
+    m.packed = packed_.back().get();
+  };
+  // token_embd stays unpacked: it is only read row by row (GetRows).
+  pack(output);
+  for (LayerWeights& l : layers) {
+    for (kernels::WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) {
+      pack(*m);
+    }
+  }
 }
 
 }  // namespace radixlm::model

@@ -12,6 +12,7 @@
 
 #include "gguf/gguf_file.h"
 #include "kernels/matmul.h"
+#include "kernels/packed_weights.h"
 #include "model/model_config.h"
 #include "util/status.h"
 
@@ -50,7 +51,11 @@ struct ModelWeights {
                                                       const ModelConfig& config);
 
  private:
-  std::vector<std::unique_ptr<float[]>> owned_;  // converted 1-D tensors
+  // Repacks every matrix the int8 GEMM takes (when the CPU runs it; kernels/packed_weights.h).
+  void PackMatrices();
+
+  std::vector<std::unique_ptr<float[]>> owned_;               // converted 1-D tensors
+  std::vector<std::unique_ptr<kernels::PackedWeights>> packed_;  // owned by these weights
   friend class WeightLoader;
 };
 

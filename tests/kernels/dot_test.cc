@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <random>
 #include <string>
 
@@ -154,6 +155,12 @@ TEST(DotDispatch, ActivationTypes) {
   EXPECT_EQ(GetVecDotFn(GgmlType::kQ2_K), nullptr);
   EXPECT_TRUE(IsaAvailable(Isa::kScalar));
   EXPECT_TRUE(IsaAvailable(ActiveIsa()));
+  // Names the SIMD paths the parity tests above exercised on this machine.
+  std::printf("dot kernels: active %s; available:", IsaName(ActiveIsa()));
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    if (IsaAvailable(isa)) std::printf(" %s", IsaName(isa));
+  }
+  std::printf("\n");
 }
 
 }  // namespace

@@ -24,3 +24,16 @@ bool CpuHasAvx512() {
 }
 
 }  // namespace radixlm::kernels::cpu
+
+namespace radixlm::kernels::cpu {
+
+bool CpuHasAvx512Vnni() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool has = CpuHasAvx512() && __builtin_cpu_supports("avx512vnni");
+  return has;
+#else
+  return false;
+#endif
+}
+
+}  // namespace radixlm::kernels::cpu

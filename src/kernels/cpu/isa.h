@@ -17,6 +17,7 @@ namespace radixlm::kernels::cpu {
 
 bool CpuHasAvx2();    // AVX2 + FMA + F16C (and OS support, via __builtin_cpu_supports)
 bool CpuHasAvx512();  // AVX-512 F + BW + VL + DQ
+bool CpuHasAvx512Vnni();  // CpuHasAvx512() and AVX512_VNNI (vpdpbusd)
 
 #define RADIXLM_DECLARE_DOTS                                      \
   float DotF32(int64_t n, const void* w, const void* x);          \

@@ -1,0 +1,150 @@
+// AVX-512 VNNI int8 GEMM over PackedWeights (kernels/packed_weights.h): 16 weight rows per zmm
+// lane set (one row per 32-bit lane, vpdpbusd over 4 columns), register-tiled over up to 8
+// tokens so each weight block is loaded once per 8 tokens. Per element the float operations
+// are those of PackedGemmReference, in the same order, whatever the tile (batch invariance).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/cpu/gemm_packed.h"
+
+namespace radixlm::kernels::cpu::avx512vnni {
+namespace {
+
+inline __m512i Broadcast4(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm512_set1_epi32(v);
+}
+
+// y[t0 + t, 16 g + lane] for t < T. kNib: nibble-packed quants; kMin: w = d*u + m;
+// kSub16: two scales per block (Q6_K).
+template <int T, bool kNib, bool kMin, bool kSub16>
+void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t t0, float* y,
+          int64_t y_stride, __mmask16 store_mask) {
+  __m512 acc[T];
+  for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
+  const int64_t nb = a.nb;
+  const int32_t off = w.offset;
+  const __m512i low4 = _mm512_set1_epi8(15);
+  const int8_t* xrow[T];
+  for (int t = 0; t < T; ++t) xrow[t] = a.qs + (t0 + t) * a.stride;
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* blk = w.Block(g, b);
+    __m512i wq[8];
+    if constexpr (kNib) {
+      for (int c = 0; c < 4; ++c) {
+        const __m512i v = _mm512_load_si512(blk + 64 * c);
+        wq[c] = _mm512_and_si512(v, low4);
+        wq[c + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+      }
+    } else {
+      for (int c = 0; c < 8; ++c) wq[c] = _mm512_load_si512(blk + 64 * c);
+    }
+    const auto* dptr = reinterpret_cast<const float*>(blk + w.quant_bytes);
+    if constexpr (!kSub16) {
+      __m512i s[T];
+      for (int t = 0; t < T; ++t) {
+        const int64_t tb = (t0 + t) * nb + b;
+        s[t] = _mm512_set1_epi32(-off * (a.sum16[2 * tb] + a.sum16[2 * tb + 1]));
+      }
+      for (int c = 0; c < 8; ++c) {
+        for (int t = 0; t < T; ++t) {
+          s[t] = _mm512_dpbusd_epi32(s[t], wq[c], Broadcast4(xrow[t] + 32 * b + 4 * c));
+        }
+      }
+      const __m512 d = _mm512_load_ps(dptr);
+      for (int t = 0; t < T; ++t) {
+        const int64_t tb = (t0 + t) * nb + b;
+        const __m512 scale = _mm512_mul_ps(d, _mm512_set1_ps(a.dx[tb]));
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[t]), scale, acc[t]);
+        if constexpr (kMin) {
+          acc[t] = _mm512_fmadd_ps(_mm512_load_ps(dptr + 16), _mm512_set1_ps(a.dxs[tb]), acc[t]);
+        }
+      }
+    } else {
+      for (int h = 0; h < 2; ++h) {
+        __m512i s[T];
+        for (int t = 0; t < T; ++t) {
+          const int64_t tb = (t0 + t) * nb + b;
+          s[t] = _mm512_set1_epi32(-off * a.sum16[2 * tb + h]);
+        }
+        for (int c = 4 * h; c < 4 * h + 4; ++c) {
+          for (int t = 0; t < T; ++t) {
+            s[t] = _mm512_dpbusd_epi32(s[t], wq[c], Broadcast4(xrow[t] + 32 * b + 4 * c));
+          }
+        }
+        const __m512 d = _mm512_load_ps(dptr + 16 * h);
+        for (int t = 0; t < T; ++t) {
+          const int64_t tb = (t0 + t) * nb + b;
+          const __m512 scale = _mm512_mul_ps(d, _mm512_set1_ps(a.dx[tb]));
+          acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[t]), scale, acc[t]);
+        }
+      }
+    }
+  }
+  for (int t = 0; t < T; ++t) {
+    _mm512_mask_storeu_ps(y + (t0 + t) * y_stride + 16 * g, store_mask, acc[t]);
+  }
+}
+
+using TileFn = void (*)(const PackedWeights&, const PackedActivations&, int64_t, int64_t, float*,
+                        int64_t, __mmask16);
+
+template <bool kNib, bool kMin, bool kSub16>
+struct Tiles {
+  static constexpr TileFn fns[9] = {nullptr,
+                                    Tile<1, kNib, kMin, kSub16>,
+                                    Tile<2, kNib, kMin, kSub16>,
+                                    Tile<3, kNib, kMin, kSub16>,
+                                    Tile<4, kNib, kMin, kSub16>,
+                                    Tile<5, kNib, kMin, kSub16>,
+                                    Tile<6, kNib, kMin, kSub16>,
+                                    Tile<7, kNib, kMin, kSub16>,
+                                    Tile<8, kNib, kMin, kSub16>};
+};
+
+const TileFn* TilesFor(const PackedWeights& w) {
+  if (w.sub == 16) return Tiles<false, false, true>::fns;
+  if (w.nibbles) return w.has_min ? Tiles<true, true, false>::fns : Tiles<true, false, false>::fns;
+  return w.has_min ? Tiles<false, true, false>::fns : Tiles<false, false, false>::fns;
+}
+
+}  // namespace
+
+void PackedGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
+                int64_t g1, float* y, int64_t y_stride) {
+  const TileFn* fns = TilesFor(w);
+  for (int64_t g = g0; g < g1; ++g) {
+    const int64_t valid = std::min<int64_t>(16, w.rows - 16 * g);
+    const auto mask = static_cast<__mmask16>((1u << valid) - 1);
+    int64_t t = 0;
+    for (; t + 8 <= n_tokens; t += 8) fns[8](w, a, g, t, y, y_stride, mask);
+    if (t < n_tokens) fns[n_tokens - t](w, a, g, t, y, y_stride, mask);
+  }
+}
+
+void QuantizeActivationRow(const float* x, int64_t n, int8_t* qs, float* dx, int32_t* sum16,
+                           float* dxs) {
+  const __m512 sign_mask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));
+  for (int64_t b = 0; b < n / 32; ++b) {
+    const __m512 x0 = _mm512_loadu_ps(x + 32 * b);
+    const __m512 x1 = _mm512_loadu_ps(x + 32 * b + 16);
+    const __m512 amax_v = _mm512_max_ps(_mm512_and_ps(x0, sign_mask), _mm512_and_ps(x1, sign_mask));
+    const float amax = _mm512_reduce_max_ps(amax_v);
+    const float d = amax / 127.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(x0, _mm512_set1_ps(id)));
+    const __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(x1, _mm512_set1_ps(id)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(qs + 32 * b), _mm512_cvtepi32_epi8(q0));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(qs + 32 * b + 16), _mm512_cvtepi32_epi8(q1));
+    const int32_t s0 = _mm512_reduce_add_epi32(q0), s1 = _mm512_reduce_add_epi32(q1);
+    dx[b] = d;
+    sum16[2 * b] = s0;
+    sum16[2 * b + 1] = s1;
+    dxs[b] = d * static_cast<float>(s0 + s1);
+  }
+}
+
+}  // namespace radixlm::kernels::cpu::avx512vnni

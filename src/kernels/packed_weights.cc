@@ -1,0 +1,352 @@
+#include "kernels/packed_weights.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "kernels/cpu/gemm_packed.h"
+#include "kernels/cpu/isa.h"
+#include "kernels/dot.h"
+#include "kernels/fp16.h"
+#include "kernels/matmul.h"
+#include "kernels/quant_blocks.h"
+
+namespace radixlm::kernels {
+namespace {
+
+using gguf::GgmlType;
+
+// One 32-column block of one weight row as integers u (0..255) and per-sub-block d (and m).
+struct UnpackedBlock {
+  uint8_t u[32];
+  float d[2];
+  float m[2];
+};
+
+uint8_t Nibble(const uint8_t* qs, int i) { return i < 16 ? qs[i] & 15 : qs[i - 16] >> 4; }
+
+void UnpackBlock(GgmlType type, const uint8_t* row, int64_t b, UnpackedBlock* out) {
+  out->m[0] = out->m[1] = 0.0f;
+  switch (type) {
+    case GgmlType::kQ4_0: {
+      const auto& blk = reinterpret_cast<const BlockQ4_0*>(row)[b];
+      for (int i = 0; i < 32; ++i) out->u[i] = Nibble(blk.qs, i);
+      out->d[0] = out->d[1] = F16ToF32(blk.d);
+      return;
+    }
+    case GgmlType::kQ4_1: {
+      const auto& blk = reinterpret_cast<const BlockQ4_1*>(row)[b];
+      for (int i = 0; i < 32; ++i) out->u[i] = Nibble(blk.qs, i);
+      out->d[0] = out->d[1] = F16ToF32(blk.d);
+      out->m[0] = out->m[1] = F16ToF32(blk.m);
+      return;
+    }
+    case GgmlType::kQ5_0:
+    case GgmlType::kQ5_1: {
+      const uint8_t* qs;
+      const uint8_t* qh;
+      uint16_t d, m = 0;
+      if (type == GgmlType::kQ5_0) {
+        const auto& blk = reinterpret_cast<const BlockQ5_0*>(row)[b];
+        qs = blk.qs, qh = blk.qh, d = blk.d;
+      } else {
+        const auto& blk = reinterpret_cast<const BlockQ5_1*>(row)[b];
+        qs = blk.qs, qh = blk.qh, d = blk.d, m = blk.m;
+      }
+      uint32_t bits;
+      std::memcpy(&bits, qh, 4);
+      for (int i = 0; i < 32; ++i) {
+        out->u[i] = static_cast<uint8_t>(Nibble(qs, i) | (((bits >> i) & 1) << 4));
+      }
+      out->d[0] = out->d[1] = F16ToF32(d);
+      if (type == GgmlType::kQ5_1) out->m[0] = out->m[1] = F16ToF32(m);
+      return;
+    }
+    case GgmlType::kQ8_0: {
+      const auto& blk = reinterpret_cast<const BlockQ8_0*>(row)[b];
+      for (int i = 0; i < 32; ++i) out->u[i] = static_cast<uint8_t>(blk.qs[i] + 128);
+      out->d[0] = out->d[1] = F16ToF32(blk.d);
+      return;
+    }
+    case GgmlType::kQ4_K:
+    case GgmlType::kQ5_K: {
+      const int j = static_cast<int>(b % 8);  // sub-block of 32 in the super-block
+      const uint8_t* scales;
+      const uint8_t* q;
+      const uint8_t* qh = nullptr;
+      uint16_t hd, hmin;
+      if (type == GgmlType::kQ4_K) {
+        const auto& blk = reinterpret_cast<const BlockQ4K*>(row)[b / 8];
+        scales = blk.scales, q = blk.qs + 32 * (j / 2), hd = blk.d, hmin = blk.dmin;
+      } else {
+        const auto& blk = reinterpret_cast<const BlockQ5K*>(row)[b / 8];
+        scales = blk.scales, q = blk.qs + 32 * (j / 2), hd = blk.d, hmin = blk.dmin;
+        qh = blk.qh;
+      }
+      for (int l = 0; l < 32; ++l) {
+        int u = (j % 2 == 0) ? (q[l] & 15) : (q[l] >> 4);
+        if (qh != nullptr && (qh[l] & (1u << j))) u += 16;
+        out->u[l] = static_cast<uint8_t>(u);
+      }
+      uint8_t sc, mn;
+      GetScaleMinK4(j, scales, &sc, &mn);
+      out->d[0] = out->d[1] = F16ToF32(hd) * sc;
+      out->m[0] = out->m[1] = -(F16ToF32(hmin) * mn);
+      return;
+    }
+    case GgmlType::kQ6_K: {
+      const auto& blk = reinterpret_cast<const BlockQ6K*>(row)[b / 8];
+      const int e0 = static_cast<int>(b % 8) * 32;  // first element in the super-block
+      const int half = e0 / 128, quarter = (e0 % 128) / 32;
+      const uint8_t* ql = blk.ql + 64 * half + (quarter % 2) * 32;
+      const uint8_t* qh = blk.qh + 32 * half;
+      for (int l = 0; l < 32; ++l) {
+        const int lo = quarter < 2 ? (ql[l] & 15) : (ql[l] >> 4);
+        out->u[l] = static_cast<uint8_t>(lo | (((qh[l] >> (2 * quarter)) & 3) << 4));
+      }
+      const float d = F16ToF32(blk.d);
+      for (int s = 0; s < 2; ++s) out->d[s] = d * blk.scales[8 * half + s + 2 * quarter];
+      return;
+    }
+    default:
+      std::abort();
+  }
+}
+
+struct TypeTraits {
+  int sub, offset;
+  bool has_min, nibbles;
+};
+
+TypeTraits Traits(GgmlType t) {
+  switch (t) {
+    case GgmlType::kQ4_0:
+      return {32, 8, false, true};
+    case GgmlType::kQ4_1:
+    case GgmlType::kQ4_K:
+      return {32, 0, true, true};
+    case GgmlType::kQ5_0:
+      return {32, 16, false, false};
+    case GgmlType::kQ5_1:
+    case GgmlType::kQ5_K:
+      return {32, 0, true, false};
+    case GgmlType::kQ8_0:
+      return {32, 128, false, false};
+    case GgmlType::kQ6_K:
+      return {16, 32, false, false};
+    default:
+      std::abort();
+  }
+}
+
+// Scratch for QuantizePackedActivations, per calling thread.
+struct ActScratch {
+  std::vector<int8_t> qs;  // + 64 for alignment
+  std::vector<float> dx, dxs;
+  std::vector<int32_t> sum16;
+};
+thread_local ActScratch t_act;
+
+void ReferenceGroups(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens,
+                     int64_t g0, int64_t g1, float* y, int64_t y_stride);
+
+}  // namespace
+
+bool IsPackableType(GgmlType type) {
+  switch (type) {
+    case GgmlType::kQ4_0:
+    case GgmlType::kQ4_1:
+    case GgmlType::kQ5_0:
+    case GgmlType::kQ5_1:
+    case GgmlType::kQ8_0:
+    case GgmlType::kQ4_K:
+    case GgmlType::kQ5_K:
+    case GgmlType::kQ6_K:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool PackedGemmAvailable() {
+#if defined(RADIXLM_KERNELS_AVX512_VNNI)
+  static const bool available =
+      ActiveIsa() == Isa::kAvx512 && cpu::CpuHasAvx512Vnni() && std::getenv("RADIXLM_NO_PACK") == nullptr;
+  return available;
+#else
+  return false;
+#endif
+}
+
+std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* pool) {
+  const TypeTraits tr = Traits(w.type);
+  auto p = std::make_unique<PackedWeights>();
+  p->source_type = w.type;
+  p->rows = w.rows;
+  p->cols = w.cols;
+  p->groups = (w.rows + 15) / 16;
+  p->sub = tr.sub;
+  p->offset = tr.offset;
+  p->has_min = tr.has_min;
+  p->nibbles = tr.nibbles;
+  p->quant_bytes = tr.nibbles ? 256 : 512;
+  const int n_scales = 32 / tr.sub;
+  p->block_bytes = p->quant_bytes + sizeof(float) * 16 * n_scales * (tr.has_min ? 2 : 1);
+  const int64_t nb = w.cols / 32;
+  const size_t total = p->block_bytes * static_cast<size_t>(nb * p->groups);
+  p->data = {static_cast<uint8_t*>(std::aligned_alloc(64, (total + 63) / 64 * 64)), std::free};
+  const auto* src = static_cast<const uint8_t*>(w.data);
+  auto pack_groups = [&](int64_t g0, int64_t g1, int) {
+    UnpackedBlock ub;
+    for (int64_t g = g0; g < g1; ++g) {
+      for (int64_t b = 0; b < nb; ++b) {
+        uint8_t* dst = p->data.get() + (g * nb + b) * p->block_bytes;
+        std::memset(dst, 0, p->block_bytes);
+        auto* d = reinterpret_cast<float*>(dst + p->quant_bytes);
+        float* m = d + 16 * n_scales;
+        for (int r = 0; r < 16; ++r) {
+          const int64_t row = g * 16 + r;
+          if (row >= w.rows) break;
+          UnpackBlock(w.type, src + row * w.row_bytes, b, &ub);
+          for (int k = 0; k < 32; ++k) {
+            const int c = k / 4;
+            if (tr.nibbles) {
+              dst[(c % 4) * 64 + 4 * r + k % 4] |= static_cast<uint8_t>(ub.u[k] << (c / 4 * 4));
+            } else {
+              dst[c * 64 + 4 * r + k % 4] = ub.u[k];
+            }
+          }
+          for (int s = 0; s < n_scales; ++s) {
+            d[s * 16 + r] = ub.d[s];
+            if (tr.has_min) m[s * 16 + r] = ub.m[s];
+          }
+        }
+      }
+    }
+  };
+  ParallelFor(pool, p->groups, 16, pack_groups);
+  return p;
+}
+
+PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, int64_t cols,
+                                            ThreadPool* pool) {
+  const int64_t nb = cols / 32;
+  const size_t stride = static_cast<size_t>((cols + 63) / 64 * 64);
+  ActScratch& s = t_act;
+  const size_t need = stride * static_cast<size_t>(n_tokens) + 64;
+  if (s.qs.size() < need) s.qs.resize(need);
+  if (s.dx.size() < static_cast<size_t>(nb * n_tokens)) {
+    s.dx.resize(nb * n_tokens);
+    s.dxs.resize(nb * n_tokens);
+    s.sum16.resize(2 * nb * n_tokens);
+  }
+  auto* qs = reinterpret_cast<int8_t*>((reinterpret_cast<uintptr_t>(s.qs.data()) + 63) &
+                                       ~static_cast<uintptr_t>(63));
+  PackedActivations a{qs, stride, nb, s.dx.data(), s.sum16.data(), s.dxs.data()};
+  const auto QuantizeRow =
+#if defined(RADIXLM_KERNELS_AVX512_VNNI)
+      PackedGemmAvailable() ? cpu::avx512vnni::QuantizeActivationRow :
+#endif
+                            cpu::QuantizeActivationRowScalar;
+  auto quantize = [&](int64_t t0, int64_t t1, int) {
+    for (int64_t t = t0; t < t1; ++t) {
+      QuantizeRow(x + t * cols, cols, qs + t * stride, s.dx.data() + t * nb,
+                  s.sum16.data() + 2 * t * nb, s.dxs.data() + t * nb);
+    }
+  };
+  if (n_tokens >= 16) {
+    ParallelFor(pool, n_tokens, 1, quantize);
+  } else {
+    quantize(0, n_tokens, 0);
+  }
+  return a;
+}
+
+void PackedGemmGroups(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens,
+                      int64_t g0, int64_t g1, float* y, int64_t y_stride) {
+#if defined(RADIXLM_KERNELS_AVX512_VNNI)
+  if (PackedGemmAvailable()) {
+    cpu::avx512vnni::PackedGemm(w, a, n_tokens, g0, g1, y, y_stride);
+    return;
+  }
+#endif
+  ReferenceGroups(w, a, n_tokens, g0, g1, y, y_stride);
+}
+
+void PackedGemmReference(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens,
+                         float* y, int64_t y_stride) {
+  ReferenceGroups(w, a, n_tokens, 0, w.groups, y, y_stride);
+}
+
+namespace cpu {
+
+void QuantizeActivationRowScalar(const float* x, int64_t n, int8_t* qs, float* dx,
+                                 int32_t* sum16, float* dxs) {
+  for (int64_t b = 0; b < n / 32; ++b) {
+    const float* xb = x + 32 * b;
+    float amax = 0.0f;
+    for (int k = 0; k < 32; ++k) amax = std::max(amax, std::fabs(xb[k]));
+    const float d = amax / 127.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    int32_t sums[2] = {0, 0};
+    for (int k = 0; k < 32; ++k) {
+      const int q = static_cast<int>(std::nearbyint(xb[k] * id));
+      qs[32 * b + k] = static_cast<int8_t>(q);
+      sums[k / 16] += q;
+    }
+    dx[b] = d;
+    sum16[2 * b] = sums[0];
+    sum16[2 * b + 1] = sums[1];
+    dxs[b] = d * static_cast<float>(sums[0] + sums[1]);
+  }
+}
+
+}  // namespace cpu
+
+namespace {
+
+void ReferenceGroups(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens,
+                     int64_t g0, int64_t g1, float* y, int64_t y_stride) {
+  const int n_scales = 32 / w.sub;
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    for (int64_t r = g0 * 16; r < std::min(w.rows, g1 * 16); ++r) {
+      const int64_t g = r / 16, lane = r % 16;
+      float acc = 0.0f;
+      for (int64_t b = 0; b < a.nb; ++b) {
+        const uint8_t* blk = w.Block(g, b);
+        const auto* d = reinterpret_cast<const float*>(blk + w.quant_bytes);
+        const float* m = d + 16 * n_scales;
+        const int8_t* xq = a.qs + t * a.stride + b * 32;
+        const int64_t tb = t * a.nb + b;
+        int32_t isum[2] = {0, 0};
+        for (int k = 0; k < 32; ++k) {
+          const int c = k / 4;
+          int u;
+          if (w.nibbles) {
+            u = (blk[(c % 4) * 64 + 4 * lane + k % 4] >> (c / 4 * 4)) & 15;
+          } else {
+            u = blk[c * 64 + 4 * lane + k % 4];
+          }
+          isum[k * n_scales / 32] += u * xq[k];
+        }
+        if (n_scales == 1) {
+          const int32_t s = isum[0] - w.offset * (a.sum16[2 * tb] + a.sum16[2 * tb + 1]);
+          acc = std::fma(static_cast<float>(s), d[lane] * a.dx[tb], acc);
+          if (w.has_min) acc = std::fma(m[lane], a.dxs[tb], acc);
+        } else {
+          for (int h = 0; h < 2; ++h) {
+            const int32_t s = isum[h] - w.offset * a.sum16[2 * tb + h];
+            acc = std::fma(static_cast<float>(s), d[h * 16 + lane] * a.dx[tb], acc);
+          }
+        }
+      }
+      y[t * y_stride + r] = acc;
+    }
+  }
+}
+
+}  // namespace
+
+}  // namespace radixlm::kernels

@@ -1,0 +1,88 @@
+// Quantized weights repacked once at load for the int8 GEMM that prefill, batched decode and
+// decode all run (u8 weights x s8 activations, vpdpbusd on AVX-512 VNNI).
+//
+// Every 32-element block type (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) and every K-quant (Q4_K, Q5_K,
+// Q6_K) is rewritten exactly as unsigned integers u with float scales per block of `sub`
+// elements (32, or 16 for Q6_K):
+//   w = d * (u - offset)   "symmetric" types: Q4_0 (offset 8), Q5_0 (16), Q8_0 (128), Q6_K (32)
+//   w = d * u + m          the others (Q4_1, Q5_1; Q4_K / Q5_K with d = d*sc, m = -dmin*mn)
+// (all products of a half and a 6- or 8-bit integer: exact in float).
+// Layout: rows in groups of 16 (the last group padded with zero rows); per group, per block of
+// 32 columns: the quants in VNNI order — chunk c (columns 4c..4c+3) of the 16 rows is 64 bytes,
+// row r's 4 bytes at c * 64 + 4 * r — then d[sub-block][16] and (asymmetric types) m[..][16].
+// Types whose u fit 4 bits keep two chunks per byte (chunk c low nibble, chunk c + 4 high).
+//
+// Activations are quantized per 32-element block to int8 with a float scale (round to nearest
+// even), with per-sub-block sums; see PackedActivations.
+//
+// Numerics: each output element is accumulated block after block in the same float
+// operations whatever the number of tokens, rows or threads (batch invariance), and the same
+// on every ISA that implements it (the scalar reference here defines it).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "gguf/ggml_types.h"
+#include "util/thread_pool.h"
+
+namespace radixlm::kernels {
+
+struct WeightMatrix;
+
+struct PackedWeights {
+  gguf::GgmlType source_type = gguf::GgmlType::kF32;
+  int64_t rows = 0;
+  int64_t cols = 0;           // multiple of 32
+  int64_t groups = 0;         // ceil(rows / 16)
+  int sub = 32;               // elements per scale: 32, or 16 (Q6_K)
+  int offset = 0;             // symmetric types: w = d * (u - offset); 0 with a min
+  bool has_min = false;       // w = d * u + m
+  bool nibbles = false;       // u < 16: two chunks per byte
+  size_t block_bytes = 0;     // bytes per (group, 32-column block)
+  size_t quant_bytes = 0;     // of which quants (512, or 256 with nibbles)
+  std::unique_ptr<uint8_t[], void (*)(void*)> data{nullptr, nullptr};  // 64-byte aligned
+
+  const uint8_t* Block(int64_t group, int64_t block) const {
+    return data.get() + (group * (cols / 32) + block) * block_bytes;
+  }
+};
+
+// True if the packed GEMM runs on this CPU at the dispatched ISA level (AVX-512 VNNI, not
+// capped by RADIXLM_ISA). When false, nothing is packed and MatMul uses the dot kernels.
+bool PackedGemmAvailable();
+
+// True for the weight types PackWeights accepts.
+bool IsPackableType(gguf::GgmlType type);
+
+// Repacks w (whose rows are GGUF blocks) into the layout above; pool may be null. Requires
+// IsPackableType(w.type).
+std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* pool);
+
+// Per-token quantized activations: token t's int8 quants at qs + t * stride (stride a multiple
+// of 64), and for block b (32 columns) the float scale dx[t * nb + b]; for sub-block s of 16,
+// the quant sum sum16[(t * nb + b) * 2 + s]; and dx * (sum of the block) as dxs[t * nb + b].
+struct PackedActivations {
+  const int8_t* qs = nullptr;
+  size_t stride = 0;
+  int64_t nb = 0;
+  const float* dx = nullptr;
+  const int32_t* sum16 = nullptr;
+  const float* dxs = nullptr;
+};
+
+// Quantizes x: [n_tokens, cols] into the calling thread's scratch (valid until its next call).
+PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, int64_t cols,
+                                            ThreadPool* pool);
+
+// y[t, r] for tokens [0, n_tokens) and row groups [g0, g1) of w; y row stride y_stride floats.
+void PackedGemmGroups(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens,
+                      int64_t g0, int64_t g1, float* y, int64_t y_stride);
+
+// The scalar definition of the same result (tests compare the SIMD path with it bit for bit).
+void PackedGemmReference(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens,
+                         float* y, int64_t y_stride);
+
+}  // namespace radixlm::kernels
