@@ -86,6 +86,11 @@ constexpr int kKeyBlock = cpu::kAttendBlockMax;  // keys converted to float at a
 constexpr int kMinKeysPerSplit = 256;            // don't split key ranges finer than this
 
 cpu::AttentionKernels SelectKernels() {
+#if defined(RADIXLM_KERNELS_X86) && defined(RADIXLM_KERNELS_AVX512)
+  if (ActiveIsa() == Isa::kAvx512) {
+    return {cpu::avx2::ScoreBlock, cpu::avx2::ExpSum, cpu::avx512::AccumulateBlock};
+  }
+#endif
 #if defined(RADIXLM_KERNELS_X86)
   if (static_cast<int>(ActiveIsa()) >= static_cast<int>(Isa::kAvx2)) {
     return {cpu::avx2::ScoreBlock, cpu::avx2::ExpSum, cpu::avx2::AccumulateBlock};

@@ -6,6 +6,7 @@
 #include "kernels/packed_weights.h"
 #include "kernels/quant.h"
 #include "model/tensor_names.h"
+#include "util/thread_pool.h"
 
 namespace radixlm::model {
 
@@ -165,9 +166,10 @@ StatusOr<std::unique_ptr<ModelWeights>> ModelWeights::Load(const gguf::GgufFile&
 
 void ModelWeights::PackMatrices() {
   if (!kernels::PackedGemmAvailable()) return;
-  auto pack = [this](kernels::WeightMatrix& m) {
+  ThreadPool pool(0);  // one thread per core, for the load only
+  auto pack = [this, &pool](kernels::WeightMatrix& m) {
     if (!kernels::IsPackableType(m.type) || m.cols % 32 != 0) return;
-    packed_.push_back(kernels::PackWeights(m, nullptr));
+    packed_.push_back(kernels::PackWeights(m, &pool));
     m.packed = packed_.back().get();
   };
   // token_embd stays unpacked: it is only read row by row (GetRows).

@@ -240,6 +240,28 @@ TEST(AttentionKernels, Avx2MatchesScalarBitForBit) {
 }
 #endif
 
+#if defined(RADIXLM_KERNELS_X86) && defined(RADIXLM_KERNELS_AVX512)
+TEST(AttentionKernels, Avx512AccumulateMatchesScalarBitForBit) {
+  if (!IsaAvailable(Isa::kAvx512)) GTEST_SKIP() << "no AVX-512";
+  std::mt19937 rng(25);
+  for (const int width : {8, 32, 256}) {
+    for (int lane0 = 0; lane0 < cpu::kLanes; ++lane0) {
+      for (const int n : {1, 6, 8, 17, 64}) {
+        const auto pr = RandomFloats(rng, n, 0.0f, 1.0f);
+        const auto v = RandomFloats(rng, static_cast<int64_t>(n) * width, -2.0f, 2.0f);
+        auto acc_a = RandomFloats(rng, static_cast<int64_t>(cpu::kLanes) * width);
+        auto acc_b = acc_a;
+        cpu::avx512::AccumulateBlock(pr.data(), v.data(), n, width, lane0, acc_a.data());
+        cpu::scalar::AccumulateBlock(pr.data(), v.data(), n, width, lane0, acc_b.data());
+        for (size_t i = 0; i < acc_a.size(); ++i) {
+          ASSERT_EQ(acc_a[i], acc_b[i]) << "width=" << width << " lane0=" << lane0 << " n=" << n;
+        }
+      }
+    }
+  }
+}
+#endif
+
 TEST(Attention, BatchEqualsPerSequenceCalls) {
   std::mt19937 rng(22);
   AttentionParams p{4, 1, 32, 0.2f, 0, 0.0f};

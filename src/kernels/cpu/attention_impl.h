@@ -56,5 +56,8 @@ void ScoreBlock(const float* q, const float* k, int n, int head_dim, float* scor
 double ExpSum(float* s, int n, int lane0, float max);
 void AccumulateBlock(const float* p, const float* v, int n, int width, int lane0, float* acc);
 }  // namespace avx2
+namespace avx512 {  // only with RADIXLM_KERNELS_AVX512 and CpuHasAvx512()
+void AccumulateBlock(const float* p, const float* v, int n, int width, int lane0, float* acc);
+}  // namespace avx512
 
 }  // namespace radixlm::kernels::cpu
