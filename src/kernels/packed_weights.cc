@@ -203,20 +203,22 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
     for (int64_t g = g0; g < g1; ++g) {
       for (int64_t b = 0; b < nb; ++b) {
         uint8_t* dst = p->data.get() + (g * nb + b) * p->block_bytes;
-        std::memset(dst, 0, p->block_bytes);
+        if (g * 16 + 16 > w.rows) std::memset(dst, 0, p->block_bytes);  // zero padding rows
         auto* d = reinterpret_cast<float*>(dst + p->quant_bytes);
         float* m = d + 16 * n_scales;
         for (int r = 0; r < 16; ++r) {
           const int64_t row = g * 16 + r;
           if (row >= w.rows) break;
           UnpackBlock(w.type, src + row * w.row_bytes, b, &ub);
-          for (int k = 0; k < 32; ++k) {
-            const int c = k / 4;
-            if (tr.nibbles) {
-              dst[(c % 4) * 64 + 4 * r + k % 4] |= static_cast<uint8_t>(ub.u[k] << (c / 4 * 4));
-            } else {
-              dst[c * 64 + 4 * r + k % 4] = ub.u[k];
+          if (tr.nibbles) {
+            for (int c = 0; c < 4; ++c) {
+              for (int k = 0; k < 4; ++k) {
+                dst[c * 64 + 4 * r + k] =
+                    static_cast<uint8_t>(ub.u[4 * c + k] | ub.u[4 * (c + 4) + k] << 4);
+              }
             }
+          } else {
+            for (int c = 0; c < 8; ++c) std::memcpy(dst + c * 64 + 4 * r, ub.u + 4 * c, 4);
           }
           for (int s = 0; s < n_scales; ++s) {
             d[s * 16 + r] = ub.d[s];
