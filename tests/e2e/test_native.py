@@ -122,10 +122,55 @@ def test_ops_routes(server):
     for path in ("/server_info", "/get_server_info"):
         info = server.get(path).json()
         assert info["pool_size"] > 0 and "tree_tokens" in info
-        assert info["internal_states"][0]["pool_free_tokens"] >= 0
+        internal = info["internal_states"][0]
+        for key in ("pool_size", "pool_free_tokens", "tree_tokens"):
+            assert info[key] == internal[key], key  # the flattened copy agrees
+        assert isinstance(info["pool_free_tokens"], int)
+        assert 0 < info["pool_free_tokens"] <= info["pool_size"]
     assert server.post("/flush_cache").status_code == 200
     abort = server.post("/abort_request", {"rid": "no-such-request"})
     assert abort.status_code == 200 and abort.json()["success"] is False
+
+
+def _idle_server_info(server):
+    """/get_server_info once no request is live, running or waiting (a finished request's KV
+    goes back to the pool or into the tree around the time its response is sent)."""
+    import time
+
+    deadline = time.time() + 30
+    while True:
+        info = server.server_info()
+        if (info["num_running_reqs"], info["num_waiting_reqs"],
+                info["internal_states"][0]["live_requests"]) == (0, 0, 0):
+            return info
+        assert time.time() < deadline, info
+        time.sleep(0.05)
+
+
+def test_kv_pool_accounting(server):
+    assert server.post("/flush_cache").status_code == 200
+    start = _idle_server_info(server)
+    size = start["pool_size"]
+    # Flushed and idle: every slot is free and the tree holds nothing.
+    assert start["pool_free_tokens"] == size and start["tree_tokens"] == 0, start
+    r = server.post("/generate", {"text": "Pool accounting: the quick brown fox jumps over",
+                                  "sampling_params": {"max_new_tokens": 4, "temperature": 0}})
+    assert r.status_code == 200, r.text
+    meta = r.json()["meta_info"]
+    after = _idle_server_info(server)
+    internal = after["internal_states"][0]
+    # The finished request's tokens are cached in the tree, taken from the pool: nothing leaked,
+    # nothing is pinned by a finished request.
+    assert after["pool_size"] == size
+    assert after["tree_tokens"] > 0 and after["pool_free_tokens"] < size, after
+    assert after["tree_tokens"] <= meta["prompt_tokens"] + meta["completion_tokens"]
+    assert after["pool_free_tokens"] + after["tree_tokens"] == size, after
+    assert internal["pool_used_tokens"] == after["tree_tokens"]
+    assert internal["protected_tokens"] == 0
+    # Flushing returns every slot to the pool size reported at start.
+    assert server.post("/flush_cache").status_code == 200
+    end = _idle_server_info(server)
+    assert end["pool_free_tokens"] == size and end["tree_tokens"] == 0, end
 
 
 def test_abort_request_ends_a_running_request(server):
