@@ -76,8 +76,8 @@ QuantizedInput PrepareInput(GgmlType act, const float* x, int64_t n_tokens, int6
     if (qs.size() < split_stride * 8 * groups + 32) qs.resize(split_stride * 8 * groups + 32);
     std::vector<float>& sc = t_scratch.q8_0_scales;
     if (sc.size() < static_cast<size_t>(8 * nb * groups)) sc.resize(8 * nb * groups);
-    auto* base = reinterpret_cast<int8_t*>(
-        (reinterpret_cast<uintptr_t>(qs.data()) + 31) & ~static_cast<uintptr_t>(31));
+    auto* base = reinterpret_cast<int8_t*>((reinterpret_cast<uintptr_t>(qs.data()) + 31) &
+                                           ~static_cast<uintptr_t>(31));
     for (int64_t g = 0; g < groups; ++g) {
       SplitQ8_0x8(cols, dst + 8 * g * stride, stride, base + 8 * g * split_stride, split_stride,
                   sc.data() + g * 8 * nb);
@@ -115,7 +115,7 @@ void ComputeRows(const WeightMatrix& w, VecDotFn dot, VecDot4Fn dot4, VecDot8Fn 
       for (; t + 8 <= n_tokens; t += 8) {
         const int8_t* xt = in.split_qs + t * in.split_stride;
         const float* st = in.split_scales + t * nb;  // this group of 8 tokens
-        float tile[8][kRowBlock];  // [token][row]: contiguous stores into y
+        float tile[8][kRowBlock];                    // [token][row]: contiguous stores into y
         for (int64_t r = rb; r < re; ++r) {
           float out[8];
           dot8(w.cols, wdata + r * w.row_bytes, xt, in.split_stride, st, out);
@@ -151,23 +151,35 @@ void ComputeRows(const WeightMatrix& w, VecDotFn dot, VecDot4Fn dot4, VecDot8Fn 
 // Row groups (16 rows) per scheduling grain of the packed GEMM.
 constexpr int64_t kGroupGrain = 2;
 
-// MatMulMulti for outputs that all have packed weights.
+// MatMulMulti for outputs that all have packed weights (the input quantized once per
+// activation format in use).
 void PackedMatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t n_tokens,
                        ThreadPool* pool) {
-  const PackedActivations a = QuantizePackedActivations(x, n_tokens, outputs[0].w->cols, pool);
   const int n_out = static_cast<int>(outputs.size());
+  const int64_t cols = outputs[0].w->cols;
+  PackedActivations acts[2];  // act_block 32, 256
+  bool have[2] = {false, false};
   int64_t group_offset[kMaxMatMulOutputs + 1];
   group_offset[0] = 0;
   for (int k = 0; k < n_out; ++k) {
-    const int64_t groups = outputs[k].w->packed->groups;
-    group_offset[k + 1] = group_offset[k] + (groups + kGroupGrain - 1) / kGroupGrain * kGroupGrain;
+    const PackedWeights& p = *outputs[k].w->packed;
+    const int slot = p.act_block == 32 ? 0 : 1;
+    if (!have[slot]) {
+      acts[slot] = QuantizePackedActivations(x, n_tokens, cols, p.act_block, pool);
+      have[slot] = true;
+    }
+    group_offset[k + 1] =
+        group_offset[k] + (p.groups + kGroupGrain - 1) / kGroupGrain * kGroupGrain;
   }
   ParallelFor(pool, group_offset[n_out], kGroupGrain, [&](int64_t begin, int64_t end, int) {
     for (int k = 0; k < n_out; ++k) {
       const PackedWeights& p = *outputs[k].w->packed;
       const int64_t g0 = std::max(begin, group_offset[k]) - group_offset[k];
       const int64_t g1 = std::min({end - group_offset[k], p.groups});
-      if (g0 < g1) PackedGemmGroups(p, a, n_tokens, g0, g1, outputs[k].y, p.rows);
+      if (g0 < g1) {
+        PackedGemmGroups(p, acts[p.act_block == 32 ? 0 : 1], n_tokens, g0, g1, outputs[k].y,
+                         p.rows);
+      }
     }
   });
 }
@@ -250,7 +262,8 @@ void MatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t 
       const WeightMatrix& w = *outputs[k].w;
       const int64_t r0 = b - row_offset[k];
       const int64_t r1 = std::min(w.rows, e - row_offset[k]);
-      if (r0 < r1) ComputeRows(w, fns[k], fns4[k], fns8[k], per_output[k], n_tokens, outputs[k].y, r0, r1);
+      if (r0 < r1)
+        ComputeRows(w, fns[k], fns4[k], fns8[k], per_output[k], n_tokens, outputs[k].y, r0, r1);
     }
   });
 }

@@ -141,13 +141,13 @@ TypeTraits Traits(GgmlType t) {
   }
 }
 
-// Scratch for QuantizePackedActivations, per calling thread.
+// Scratch for QuantizePackedActivations, per calling thread and activation format.
 struct ActScratch {
   std::vector<int8_t> qs;  // + 64 for alignment
   std::vector<float> dx, dxs;
   std::vector<int32_t> sum16;
 };
-thread_local ActScratch t_act;
+thread_local ActScratch t_act[2];  // act_block 32, 256
 
 void ReferenceGroups(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens,
                      int64_t g0, int64_t g1, float* y, int64_t y_stride);
@@ -172,8 +172,8 @@ bool IsPackableType(GgmlType type) {
 
 bool PackedGemmAvailable() {
 #if defined(RADIXLM_KERNELS_AVX512_VNNI)
-  static const bool available =
-      ActiveIsa() == Isa::kAvx512 && cpu::CpuHasAvx512Vnni() && std::getenv("RADIXLM_NO_PACK") == nullptr;
+  static const bool available = ActiveIsa() == Isa::kAvx512 && cpu::CpuHasAvx512Vnni() &&
+                                std::getenv("RADIXLM_NO_PACK") == nullptr;
   return available;
 #else
   return false;
@@ -191,6 +191,7 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
   p->offset = tr.offset;
   p->has_min = tr.has_min;
   p->nibbles = tr.nibbles;
+  p->act_block = ActivationType(w.type) == GgmlType::kQ8_K ? 256 : 32;
   p->quant_bytes = tr.nibbles ? 256 : 512;
   const int n_scales = 32 / tr.sub;
   p->block_bytes = p->quant_bytes + sizeof(float) * 16 * n_scales * (tr.has_min ? 2 : 1);
@@ -233,10 +234,10 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
 }
 
 PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, int64_t cols,
-                                            ThreadPool* pool) {
+                                            int act_block, ThreadPool* pool) {
   const int64_t nb = cols / 32;
   const size_t stride = static_cast<size_t>((cols + 63) / 64 * 64);
-  ActScratch& s = t_act;
+  ActScratch& s = t_act[act_block == 32 ? 0 : 1];
   const size_t need = stride * static_cast<size_t>(n_tokens) + 64;
   if (s.qs.size() < need) s.qs.resize(need);
   if (s.dx.size() < static_cast<size_t>(nb * n_tokens)) {
@@ -254,7 +255,7 @@ PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, in
                             cpu::QuantizeActivationRowScalar;
   auto quantize = [&](int64_t t0, int64_t t1, int) {
     for (int64_t t = t0; t < t1; ++t) {
-      QuantizeRow(x + t * cols, cols, qs + t * stride, s.dx.data() + t * nb,
+      QuantizeRow(x + t * cols, cols, act_block, qs + t * stride, s.dx.data() + t * nb,
                   s.sum16.data() + 2 * t * nb, s.dxs.data() + t * nb);
     }
   };
@@ -284,24 +285,27 @@ void PackedGemmReference(const PackedWeights& w, const PackedActivations& a, int
 
 namespace cpu {
 
-void QuantizeActivationRowScalar(const float* x, int64_t n, int8_t* qs, float* dx,
+void QuantizeActivationRowScalar(const float* x, int64_t n, int act_block, int8_t* qs, float* dx,
                                  int32_t* sum16, float* dxs) {
-  for (int64_t b = 0; b < n / 32; ++b) {
-    const float* xb = x + 32 * b;
+  for (int64_t a = 0; a < n / act_block; ++a) {
+    const float* xa = x + act_block * a;
     float amax = 0.0f;
-    for (int k = 0; k < 32; ++k) amax = std::max(amax, std::fabs(xb[k]));
-    const float d = amax / 127.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    int32_t sums[2] = {0, 0};
-    for (int k = 0; k < 32; ++k) {
-      const int q = static_cast<int>(std::nearbyint(xb[k] * id));
-      qs[32 * b + k] = static_cast<int8_t>(q);
-      sums[k / 16] += q;
+    for (int k = 0; k < act_block; ++k) amax = std::max(amax, std::fabs(xa[k]));
+    const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+    const float d =
+        act_block == 32 ? F16ToF32(F32ToF16(amax / 127.0f)) : (amax != 0.0f ? 1.0f / id : 0.0f);
+    for (int64_t b = act_block / 32 * a; b < act_block / 32 * (a + 1); ++b) {
+      int32_t sums[2] = {0, 0};
+      for (int k = 0; k < 32; ++k) {
+        const int q = static_cast<int>(std::nearbyint(x[32 * b + k] * id));
+        qs[32 * b + k] = static_cast<int8_t>(q);
+        sums[k / 16] += q;
+      }
+      dx[b] = d;
+      sum16[2 * b] = sums[0];
+      sum16[2 * b + 1] = sums[1];
+      dxs[b] = d * static_cast<float>(sums[0] + sums[1]);
     }
-    dx[b] = d;
-    sum16[2 * b] = sums[0];
-    sum16[2 * b + 1] = sums[1];
-    dxs[b] = d * static_cast<float>(sums[0] + sums[1]);
   }
 }
 

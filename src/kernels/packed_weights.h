@@ -12,8 +12,10 @@
 // row r's 4 bytes at c * 64 + 4 * r — then d[sub-block][16] and (asymmetric types) m[..][16].
 // Types whose u fit 4 bits keep two chunks per byte (chunk c low nibble, chunk c + 4 high).
 //
-// Activations are quantized per 32-element block to int8 with a float scale (round to nearest
-// even), with per-sub-block sums; see PackedActivations.
+// Activations are quantized to int8 (round to nearest even) the way the dot kernels quantize
+// them for the same weight type (dot.h), so the model's numerics stay those of its GGUF
+// format: 32-element blocks with a half-precision scale (Q8_0) for the 32-element block
+// types, 256-element blocks with a float scale (Q8_K) for the K-quants; see PackedActivations.
 //
 // Numerics: each output element is accumulated block after block in the same float
 // operations whatever the number of tokens, rows or threads (batch invariance), and the same
@@ -35,14 +37,15 @@ struct WeightMatrix;
 struct PackedWeights {
   gguf::GgmlType source_type = gguf::GgmlType::kF32;
   int64_t rows = 0;
-  int64_t cols = 0;           // multiple of 32
-  int64_t groups = 0;         // ceil(rows / 16)
-  int sub = 32;               // elements per scale: 32, or 16 (Q6_K)
-  int offset = 0;             // symmetric types: w = d * (u - offset); 0 with a min
-  bool has_min = false;       // w = d * u + m
-  bool nibbles = false;       // u < 16: two chunks per byte
-  size_t block_bytes = 0;     // bytes per (group, 32-column block)
-  size_t quant_bytes = 0;     // of which quants (512, or 256 with nibbles)
+  int64_t cols = 0;        // multiple of 32
+  int64_t groups = 0;      // ceil(rows / 16)
+  int sub = 32;            // elements per scale: 32, or 16 (Q6_K)
+  int offset = 0;          // symmetric types: w = d * (u - offset); 0 with a min
+  bool has_min = false;    // w = d * u + m
+  bool nibbles = false;    // u < 16: two chunks per byte
+  int act_block = 32;      // activation scale block: 32 (Q8_0-like) or 256 (Q8_K-like)
+  size_t block_bytes = 0;  // bytes per (group, 32-column block)
+  size_t quant_bytes = 0;  // of which quants (512, or 256 with nibbles)
   std::unique_ptr<uint8_t[], void (*)(void*)> data{nullptr, nullptr};  // 64-byte aligned
 
   const uint8_t* Block(int64_t group, int64_t block) const {
@@ -62,8 +65,9 @@ bool IsPackableType(gguf::GgmlType type);
 std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* pool);
 
 // Per-token quantized activations: token t's int8 quants at qs + t * stride (stride a multiple
-// of 64), and for block b (32 columns) the float scale dx[t * nb + b]; for sub-block s of 16,
-// the quant sum sum16[(t * nb + b) * 2 + s]; and dx * (sum of the block) as dxs[t * nb + b].
+// of 64), and for block b (32 columns) its float scale dx[t * nb + b] (shared by the 8 blocks
+// of a 256-element scale block); for sub-block s of 16, the quant sum
+// sum16[(t * nb + b) * 2 + s]; and dx * (sum of the block) as dxs[t * nb + b].
 struct PackedActivations {
   const int8_t* qs = nullptr;
   size_t stride = 0;
@@ -73,9 +77,10 @@ struct PackedActivations {
   const float* dxs = nullptr;
 };
 
-// Quantizes x: [n_tokens, cols] into the calling thread's scratch (valid until its next call).
+// Quantizes x: [n_tokens, cols] with scale blocks of act_block (32 or 256; cols a multiple)
+// into the calling thread's scratch for that act_block (valid until its next call with it).
 PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, int64_t cols,
-                                            ThreadPool* pool);
+                                            int act_block, ThreadPool* pool);
 
 // y[t, r] for tokens [0, n_tokens) and row groups [g0, g1) of w; y row stride y_stride floats.
 void PackedGemmGroups(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens,

@@ -54,7 +54,7 @@ struct ModelWeights {
   // Repacks every matrix the int8 GEMM takes (when the CPU runs it; kernels/packed_weights.h).
   void PackMatrices();
 
-  std::vector<std::unique_ptr<float[]>> owned_;               // converted 1-D tensors
+  std::vector<std::unique_ptr<float[]>> owned_;                  // converted 1-D tensors
   std::vector<std::unique_ptr<kernels::PackedWeights>> packed_;  // owned by these weights
   friend class WeightLoader;
 };

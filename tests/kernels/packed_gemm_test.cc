@@ -1,8 +1,6 @@
 // The int8 GEMM over repacked weights (kernels/packed_weights.h): exact repacking of every
 // packable type, the dispatched SIMD path bit for bit against the scalar reference, batch
 // invariance over token counts, and closeness to the float product of the dequantized weights.
-#include "kernels/packed_weights.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,6 +12,7 @@
 #include "kernels/cpu/gemm_packed.h"
 #include "kernels/cpu/isa.h"
 #include "kernels/matmul.h"
+#include "kernels/packed_weights.h"
 #include "kernels/quant.h"
 
 namespace radixlm::kernels {
@@ -33,8 +32,8 @@ const Case kCases[] = {
 
 struct Fixture {
   int64_t rows, cols;
-  std::vector<uint8_t> raw;   // GGUF rows
-  std::vector<float> dense;   // dequantized [rows, cols]
+  std::vector<uint8_t> raw;  // GGUF rows
+  std::vector<float> dense;  // dequantized [rows, cols]
   WeightMatrix w;
 };
 
@@ -98,15 +97,28 @@ TEST(PackedGemmTest, ScalarAndSimdActivationQuantizersAgreeBitForBit) {
 #if defined(RADIXLM_KERNELS_AVX512_VNNI)
   const int64_t n = 512;
   const std::vector<float> x = RandomActivations(1, n, 3);
-  std::vector<int8_t> q1(n), q2(n);
-  std::vector<float> d1(n / 32), d2(n / 32), s1(n / 32), s2(n / 32);
-  std::vector<int32_t> h1(n / 16), h2(n / 16);
-  cpu::QuantizeActivationRowScalar(x.data(), n, q1.data(), d1.data(), h1.data(), s1.data());
-  cpu::avx512vnni::QuantizeActivationRow(x.data(), n, q2.data(), d2.data(), h2.data(), s2.data());
-  EXPECT_EQ(q1, q2);
-  EXPECT_EQ(0, std::memcmp(d1.data(), d2.data(), d1.size() * sizeof(float)));
-  EXPECT_EQ(h1, h2);
-  EXPECT_EQ(0, std::memcmp(s1.data(), s2.data(), s1.size() * sizeof(float)));
+  for (int act_block : {32, 256}) {
+    std::vector<int8_t> q1(n), q2(n);
+    std::vector<float> d1(n / 32), d2(n / 32), s1(n / 32), s2(n / 32);
+    std::vector<int32_t> h1(n / 16), h2(n / 16);
+    cpu::QuantizeActivationRowScalar(x.data(), n, act_block, q1.data(), d1.data(), h1.data(),
+                                     s1.data());
+    cpu::avx512vnni::QuantizeActivationRow(x.data(), n, act_block, q2.data(), d2.data(), h2.data(),
+                                           s2.data());
+    EXPECT_EQ(q1, q2) << act_block;
+    EXPECT_EQ(0, std::memcmp(d1.data(), d2.data(), d1.size() * sizeof(float))) << act_block;
+    EXPECT_EQ(h1, h2) << act_block;
+    EXPECT_EQ(0, std::memcmp(s1.data(), s2.data(), s1.size() * sizeof(float))) << act_block;
+    // The same quants as the dot kernels' activation format for that block size.
+    const GgmlType act = act_block == 32 ? GgmlType::kQ8_0 : GgmlType::kQ8_K;
+    std::vector<uint8_t> ref(RowBytes(act, n));
+    QuantizeRow(act, x.data(), ref.data(), n);
+    std::vector<float> deq(n);
+    DequantizeRow(act, ref.data(), deq.data(), n);
+    for (int64_t k = 0; k < n; ++k) {
+      ASSERT_EQ(deq[k], d1[k / 32] * static_cast<float>(q1[k])) << act_block << " " << k;
+    }
+  }
 #endif
 }
 
@@ -117,7 +129,8 @@ TEST(PackedGemmTest, DispatchedPathMatchesReferenceAndIsBatchInvariant) {
     const auto p = PackWeights(f.w, nullptr);
     const int64_t n_tokens = 19;
     const std::vector<float> x = RandomActivations(n_tokens, f.cols, 5);
-    const PackedActivations a = QuantizePackedActivations(x.data(), n_tokens, f.cols, nullptr);
+    const PackedActivations a =
+        QuantizePackedActivations(x.data(), n_tokens, f.cols, p->act_block, nullptr);
     std::vector<float> ref(n_tokens * f.rows), got(n_tokens * f.rows);
     PackedGemmReference(*p, a, n_tokens, ref.data(), f.rows);
     PackedGemmGroups(*p, a, n_tokens, 0, p->groups, got.data(), f.rows);
@@ -125,7 +138,7 @@ TEST(PackedGemmTest, DispatchedPathMatchesReferenceAndIsBatchInvariant) {
     // Each token alone gives the same bits as in the batch of 19.
     for (int64_t t = 0; t < n_tokens; ++t) {
       const PackedActivations one =
-          QuantizePackedActivations(x.data() + t * f.cols, 1, f.cols, nullptr);
+          QuantizePackedActivations(x.data() + t * f.cols, 1, f.cols, p->act_block, nullptr);
       std::vector<float> y(f.rows);
       PackedGemmGroups(*p, one, 1, 0, p->groups, y.data(), f.rows);
       ASSERT_EQ(0, std::memcmp(y.data(), got.data() + t * f.rows, f.rows * sizeof(float)))
@@ -158,7 +171,8 @@ TEST(PackedGemmTest, MatMulUsesPackedWeightsForAnyThreadCount) {
   ThreadPool pool(3);
   MatMul(w, x.data(), n_tokens, threaded.data(), &pool);
   EXPECT_EQ(0, std::memcmp(serial.data(), threaded.data(), serial.size() * sizeof(float)));
-  const PackedActivations a = QuantizePackedActivations(x.data(), n_tokens, f.cols, nullptr);
+  const PackedActivations a =
+      QuantizePackedActivations(x.data(), n_tokens, f.cols, p->act_block, nullptr);
   std::vector<float> ref(n_tokens * f.rows);
   PackedGemmReference(*p, a, n_tokens, ref.data(), f.rows);
   EXPECT_EQ(0, std::memcmp(serial.data(), ref.data(), ref.size() * sizeof(float)));

@@ -13,8 +13,10 @@
 namespace radixlm {
 namespace {
 
-// The oracle requires perplexity within 2 % of llama.cpp's; CI holds the same line.
-constexpr double kMaxRatioToLlamaCpp = 1.02;
+// Perplexity within 0.5 % of llama.cpp's, either way (the numerics requirement of the
+// performance work; exact operation order is not required).
+constexpr double kMaxRatioToLlamaCpp = 1.005;
+constexpr double kMinRatioToLlamaCpp = 0.995;
 
 TEST(OraclePerplexityTest, FixedTextWithinOracleBound) {
   const char* model_path = std::getenv("RADIXLM_DEFAULT_MODEL");
@@ -36,7 +38,8 @@ TEST(OraclePerplexityTest, FixedTextWithinOracleBound) {
   ASSERT_TRUE(scored.ok()) << scored.status().ToString();
   EXPECT_LE(scored->perplexity, llamacpp_ppl * kMaxRatioToLlamaCpp)
       << "radixlm " << scored->perplexity << " vs llama.cpp " << llamacpp_ppl;
-  EXPECT_GT(scored->perplexity, 1.0);
+  EXPECT_GE(scored->perplexity, llamacpp_ppl * kMinRatioToLlamaCpp)
+      << "radixlm " << scored->perplexity << " vs llama.cpp " << llamacpp_ppl;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "kernels/cpu/gemm_packed.h"
+#include "kernels/fp16.h"
 
 namespace radixlm::kernels::cpu::avx512vnni {
 namespace {
@@ -125,25 +126,31 @@ void PackedGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_to
   }
 }
 
-void QuantizeActivationRow(const float* x, int64_t n, int8_t* qs, float* dx, int32_t* sum16,
-                           float* dxs) {
+void QuantizeActivationRow(const float* x, int64_t n, int act_block, int8_t* qs, float* dx,
+                           int32_t* sum16, float* dxs) {
   const __m512 sign_mask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));
-  for (int64_t b = 0; b < n / 32; ++b) {
-    const __m512 x0 = _mm512_loadu_ps(x + 32 * b);
-    const __m512 x1 = _mm512_loadu_ps(x + 32 * b + 16);
-    const __m512 amax_v = _mm512_max_ps(_mm512_and_ps(x0, sign_mask), _mm512_and_ps(x1, sign_mask));
+  for (int64_t a = 0; a < n / act_block; ++a) {
+    const float* xa = x + act_block * a;
+    __m512 amax_v = _mm512_setzero_ps();
+    for (int k = 0; k < act_block; k += 16) {
+      amax_v = _mm512_max_ps(amax_v, _mm512_and_ps(_mm512_loadu_ps(xa + k), sign_mask));
+    }
     const float amax = _mm512_reduce_max_ps(amax_v);
-    const float d = amax / 127.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(x0, _mm512_set1_ps(id)));
-    const __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(x1, _mm512_set1_ps(id)));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(qs + 32 * b), _mm512_cvtepi32_epi8(q0));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(qs + 32 * b + 16), _mm512_cvtepi32_epi8(q1));
-    const int32_t s0 = _mm512_reduce_add_epi32(q0), s1 = _mm512_reduce_add_epi32(q1);
-    dx[b] = d;
-    sum16[2 * b] = s0;
-    sum16[2 * b + 1] = s1;
-    dxs[b] = d * static_cast<float>(s0 + s1);
+    const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+    const float d =
+        act_block == 32 ? F16ToF32(F32ToF16(amax / 127.0f)) : (amax != 0.0f ? 1.0f / id : 0.0f);
+    const __m512 idv = _mm512_set1_ps(id);
+    for (int64_t b = act_block / 32 * a; b < act_block / 32 * (a + 1); ++b) {
+      const __m512i q0 = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(x + 32 * b), idv));
+      const __m512i q1 = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(x + 32 * b + 16), idv));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(qs + 32 * b), _mm512_cvtepi32_epi8(q0));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(qs + 32 * b + 16), _mm512_cvtepi32_epi8(q1));
+      const int32_t s0 = _mm512_reduce_add_epi32(q0), s1 = _mm512_reduce_add_epi32(q1);
+      dx[b] = d;
+      sum16[2 * b] = s0;
+      sum16[2 * b + 1] = s1;
+      dxs[b] = d * static_cast<float>(s0 + s1);
+    }
   }
 }
 

@@ -9,17 +9,19 @@
 
 namespace radixlm::kernels::cpu {
 
-// One row of n (multiple of 32) floats -> int8 quants qs[n] (round to nearest even of
-// x / d with d = max|x| / 127 per block of 32), dx[n / 32] = d, sum16[2 * (n / 32)] = quant sums
-// per 16, dxs[n / 32] = d * (sum of the block's quants).
-void QuantizeActivationRowScalar(const float* x, int64_t n, int8_t* qs, float* dx,
+// One row of n (a multiple of act_block) floats -> int8 quants qs[n], per scale block of
+// act_block elements: q = round-to-nearest-even(x * id) with id = 127 / max|x| (0 for a zero
+// block); the block's scale is F16-rounded max|x| / 127 for act_block 32 (as Q8_0 stores it)
+// and 1 / id for 256 (as Q8_K). dx[n / 32] = the scale of each 32-block, sum16[2 * (n / 32)] =
+// quant sums per 16, dxs[n / 32] = dx * (sum of the 32-block's quants).
+void QuantizeActivationRowScalar(const float* x, int64_t n, int act_block, int8_t* qs, float* dx,
                                  int32_t* sum16, float* dxs);
 
 namespace avx512vnni {
-void QuantizeActivationRow(const float* x, int64_t n, int8_t* qs, float* dx, int32_t* sum16,
-                           float* dxs);
-void PackedGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens,
-                int64_t g0, int64_t g1, float* y, int64_t y_stride);
+void QuantizeActivationRow(const float* x, int64_t n, int act_block, int8_t* qs, float* dx,
+                           int32_t* sum16, float* dxs);
+void PackedGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
+                int64_t g1, float* y, int64_t y_stride);
 }  // namespace avx512vnni
 
 }  // namespace radixlm::kernels::cpu
