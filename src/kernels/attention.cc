@@ -87,7 +87,7 @@ constexpr int kMinKeysPerSplit = 256;            // don't split key ranges finer
 
 cpu::AttentionKernels SelectKernels() {
 #if defined(RADIXLM_KERNELS_X86) && defined(RADIXLM_KERNELS_AVX512)
-  if (ActiveIsa() == Isa::kAvx512) {
+  if (ActiveIsa() >= Isa::kAvx512) {
     return {cpu::avx2::ScoreBlock, cpu::avx2::ExpSum, cpu::avx512::AccumulateBlock};
   }
 #endif

@@ -17,12 +17,16 @@ Isa DetectIsa() {
   if (cpu::CpuHasAvx2()) isa = Isa::kAvx2;
 #if defined(RADIXLM_KERNELS_AVX512)
   if (cpu::CpuHasAvx512()) isa = Isa::kAvx512;
+#if defined(RADIXLM_KERNELS_AMX)
+  if (isa == Isa::kAvx512 && cpu::CpuHasAmxInt8()) isa = Isa::kAmx;
+#endif
 #endif
 #endif
   if (const char* cap = std::getenv("RADIXLM_ISA")) {
-    Isa limit = Isa::kAvx512;
+    Isa limit = Isa::kAmx;
     if (std::strcmp(cap, "scalar") == 0) limit = Isa::kScalar;
     if (std::strcmp(cap, "avx2") == 0) limit = Isa::kAvx2;
+    if (std::strcmp(cap, "avx512") == 0) limit = Isa::kAvx512;
     if (static_cast<int>(limit) < static_cast<int>(isa)) isa = limit;
   }
   return isa;
@@ -130,7 +134,7 @@ struct DispatchTable {
       // exists: the tiled kernels are faster for prefill and batched decode, and one weight
       // type uses one arithmetic for every batch size (batch invariance). Agreement of every
       // SIMD path with the scalar reference is a test (tests/kernels/dot_test.cc).
-      if (isa == Isa::kAvx512 && Avx2Dot4Fn(t) == nullptr && Avx2Dot8Fn(t) == nullptr) {
+      if (isa >= Isa::kAvx512 && Avx2Dot4Fn(t) == nullptr && Avx2Dot8Fn(t) == nullptr) {
         fn = Avx512Fn(t);
       }
       if (fn == nullptr && static_cast<int>(isa) >= static_cast<int>(Isa::kAvx2)) fn = Avx2Fn(t);
@@ -177,6 +181,8 @@ const char* IsaName(Isa isa) {
       return "avx2";
     case Isa::kAvx512:
       return "avx512";
+    case Isa::kAmx:
+      return "amx";
   }
   return "?";
 }
@@ -199,6 +205,12 @@ bool IsaAvailable(Isa isa) {
     case Isa::kAvx512:
 #if defined(RADIXLM_KERNELS_X86) && defined(RADIXLM_KERNELS_AVX512)
       return cpu::CpuHasAvx512();
+#else
+      return false;
+#endif
+    case Isa::kAmx:
+#if defined(RADIXLM_KERNELS_X86) && defined(RADIXLM_KERNELS_AMX)
+      return cpu::CpuHasAvx512() && cpu::CpuHasAmxInt8();
 #else
       return false;
 #endif
@@ -302,6 +314,7 @@ VecDotFn GetVecDotFnForIsa(GgmlType weight_type, Isa isa) {
     case Isa::kAvx2:
       return Avx2Fn(weight_type);
     case Isa::kAvx512:
+    case Isa::kAmx:  // AMX has no dot kernels of its own
       return Avx512Fn(weight_type);
   }
   return nullptr;

@@ -172,7 +172,7 @@ bool IsPackableType(GgmlType type) {
 
 bool PackedGemmAvailable() {
 #if defined(RADIXLM_KERNELS_AVX512_VNNI)
-  static const bool available = ActiveIsa() == Isa::kAvx512 && cpu::CpuHasAvx512Vnni() &&
+  static const bool available = ActiveIsa() >= Isa::kAvx512 && cpu::CpuHasAvx512Vnni() &&
                                 std::getenv("RADIXLM_NO_PACK") == nullptr;
   return available;
 #else
@@ -271,7 +271,8 @@ void PackedGemmGroups(const PackedWeights& w, const PackedActivations& a, int64_
                       int64_t g0, int64_t g1, float* y, int64_t y_stride) {
 #if defined(RADIXLM_KERNELS_AVX512_VNNI)
   if (PackedGemmAvailable()) {
-    cpu::avx512vnni::PackedGemm(w, a, n_tokens, g0, g1, y, y_stride);
+    static const bool amx = ActiveIsa() == Isa::kAmx;
+    cpu::avx512vnni::PackedGemm(w, a, n_tokens, g0, g1, y, y_stride, amx && cpu::amx::Supports(w));
     return;
   }
 #endif

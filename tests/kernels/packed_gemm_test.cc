@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/gemm_packed.h"
 #include "kernels/cpu/isa.h"
+#include "kernels/dot.h"
 #include "kernels/matmul.h"
 #include "kernels/packed_weights.h"
 #include "kernels/quant.h"
@@ -64,9 +65,12 @@ std::vector<float> RandomActivations(int64_t n_tokens, int64_t cols, uint32_t se
 }
 
 TEST(PackedGemmTest, ReportsTheIsaItExercises) {
-  std::printf("packed GEMM: %s (AVX-512 VNNI in this CPU: %s)\n",
-              PackedGemmAvailable() ? "avx512_vnni" : "scalar reference only",
-              cpu::CpuHasAvx512Vnni() ? "yes" : "no");
+  // With AMX, tests below with >= 16 tokens run 16-token AMX tiles and VNNI tiles for the rest.
+  std::printf("packed GEMM: %s (AVX-512 VNNI in this CPU: %s, AMX-INT8: %s)\n",
+              !PackedGemmAvailable()     ? "scalar reference only"
+              : ActiveIsa() == Isa::kAmx ? "amx + avx512_vnni"
+                                         : "avx512_vnni",
+              cpu::CpuHasAvx512Vnni() ? "yes" : "no", cpu::CpuHasAmxInt8() ? "yes" : "no");
 }
 
 TEST(PackedGemmTest, RepackingIsExactForEveryType) {

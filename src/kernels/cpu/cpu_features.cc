@@ -1,5 +1,11 @@
 #include "kernels/cpu/isa.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 namespace radixlm::kernels::cpu {
 
 bool CpuHasAvx2() {
@@ -30,6 +36,27 @@ namespace radixlm::kernels::cpu {
 bool CpuHasAvx512Vnni() {
 #if defined(__x86_64__) || defined(__i386__)
   static const bool has = CpuHasAvx512() && __builtin_cpu_supports("avx512vnni");
+  return has;
+#else
+  return false;
+#endif
+}
+
+}  // namespace radixlm::kernels::cpu
+
+namespace radixlm::kernels::cpu {
+
+bool CpuHasAmxInt8() {
+#if defined(__x86_64__) && defined(__linux__)
+  static const bool has = [] {
+    unsigned eax, ebx, ecx, edx;
+    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+    const bool tile = (edx >> 24) & 1, int8 = (edx >> 25) & 1;
+    if (!tile || !int8) return false;
+    constexpr long kArchReqXcompPerm = 0x1023;
+    constexpr long kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+  }();
   return has;
 #else
   return false;

@@ -115,12 +115,19 @@ const TileFn* TilesFor(const PackedWeights& w) {
 }  // namespace
 
 void PackedGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
-                int64_t g1, float* y, int64_t y_stride) {
+                int64_t g1, float* y, int64_t y_stride, bool use_amx) {
   const TileFn* fns = TilesFor(w);
   for (int64_t g = g0; g < g1; ++g) {
     const int64_t valid = std::min<int64_t>(16, w.rows - 16 * g);
     const auto mask = static_cast<__mmask16>((1u << valid) - 1);
     int64_t t = 0;
+#if defined(RADIXLM_KERNELS_AMX)
+    if (use_amx) {
+      for (; t + 16 <= n_tokens; t += 16) amx::PackedGemm16(w, a, g, t, y, y_stride, mask);
+    }
+#else
+    (void)use_amx;
+#endif
     for (; t + 8 <= n_tokens; t += 8) fns[8](w, a, g, t, y, y_stride, mask);
     if (t < n_tokens) fns[n_tokens - t](w, a, g, t, y, y_stride, mask);
   }

@@ -20,8 +20,18 @@ void QuantizeActivationRowScalar(const float* x, int64_t n, int act_block, int8_
 namespace avx512vnni {
 void QuantizeActivationRow(const float* x, int64_t n, int act_block, int8_t* qs, float* dx,
                            int32_t* sum16, float* dxs);
+// use_amx: 16-token tiles through amx::PackedGemm16 (requires amx::Supports(w)).
 void PackedGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
-                int64_t g1, float* y, int64_t y_stride);
+                int64_t g1, float* y, int64_t y_stride, bool use_amx);
 }  // namespace avx512vnni
+
+// Compiled with -mamx-tile -mamx-int8 where RADIXLM_KERNELS_AMX is defined; call only if
+// CpuHasAmxInt8().
+namespace amx {
+bool Supports(const PackedWeights& w);  // one scale per 32-block (not Q6_K)
+// y[t0 .. t0 + 16, rows of group g] (store_mask: the group's valid rows).
+void PackedGemm16(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t t0,
+                  float* y, int64_t y_stride, uint16_t store_mask);
+}  // namespace amx
 
 }  // namespace radixlm::kernels::cpu

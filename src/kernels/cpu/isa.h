@@ -15,9 +15,12 @@
 
 namespace radixlm::kernels::cpu {
 
-bool CpuHasAvx2();    // AVX2 + FMA + F16C (and OS support, via __builtin_cpu_supports)
-bool CpuHasAvx512();  // AVX-512 F + BW + VL + DQ
+bool CpuHasAvx2();        // AVX2 + FMA + F16C (and OS support, via __builtin_cpu_supports)
+bool CpuHasAvx512();      // AVX-512 F + BW + VL + DQ
 bool CpuHasAvx512Vnni();  // CpuHasAvx512() and AVX512_VNNI (vpdpbusd)
+// AMX-TILE + AMX-INT8 in CPUID and the tile data state granted to this process by the kernel
+// (Linux arch_prctl ARCH_REQ_XCOMP_PERM, requested on the first call).
+bool CpuHasAmxInt8();
 
 #define RADIXLM_DECLARE_DOTS                                      \
   float DotF32(int64_t n, const void* w, const void* x);          \

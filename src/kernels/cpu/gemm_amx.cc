@@ -1,0 +1,103 @@
+// AMX-INT8 tiles for the packed GEMM (kernels/packed_weights.h): 16 tokens x 16 weight rows per
+// 32-column block in one tdpbsud (activations s8 as A, the packed chunks — already AMX's B
+// layout — as u8 B), then the float epilogue of the AVX-512 VNNI kernel with the same operations
+// per element, so results are bit-identical to it and to the scalar reference whatever path a
+// token takes. Types with two scales per block (Q6_K) stay on the VNNI kernel.
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/cpu/gemm_packed.h"
+
+namespace radixlm::kernels::cpu::amx {
+namespace {
+
+// Tile registers (the intrinsics take literal numbers): tmm0 = C [16 tokens][16 rows] int32,
+// tmm1 = A [16 tokens][32 bytes] s8 activations, tmm2 = B [8 chunks][16 rows x 4 bytes] u8.
+
+struct alignas(64) TileConfig {
+  uint8_t palette = 1;
+  uint8_t start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+
+// Tile registers are per-thread state: configure once per thread.
+void ConfigureThisThread() {
+  thread_local bool configured = false;
+  if (configured) return;
+  TileConfig cfg;
+  cfg.colsb[0] = 64;
+  cfg.rows[0] = 16;
+  cfg.colsb[1] = 32;
+  cfg.rows[1] = 16;
+  cfg.colsb[2] = 64;
+  cfg.rows[2] = 8;
+  _tile_loadconfig(&cfg);
+  configured = true;
+}
+
+template <bool kNib, bool kMin>
+void Tile16(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t t0, float* y,
+            int64_t y_stride, __mmask16 store_mask) {
+  __m512 acc[16];
+  for (int t = 0; t < 16; ++t) acc[t] = _mm512_setzero_ps();
+  const int64_t nb = a.nb;
+  const int32_t off = w.offset;
+  alignas(64) int32_t c[16][16];
+  alignas(64) uint8_t unpacked[512];
+  const __m512i low4 = _mm512_set1_epi8(15);
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* blk = w.Block(g, b);
+    const uint8_t* bsrc = blk;
+    if constexpr (kNib) {
+      for (int ch = 0; ch < 4; ++ch) {
+        const __m512i v = _mm512_load_si512(blk + 64 * ch);
+        _mm512_store_si512(unpacked + 64 * ch, _mm512_and_si512(v, low4));
+        _mm512_store_si512(unpacked + 64 * (ch + 4),
+                           _mm512_and_si512(_mm512_srli_epi16(v, 4), low4));
+      }
+      bsrc = unpacked;
+    }
+    _tile_zero(0);
+    _tile_loadd(1, a.qs + t0 * a.stride + 32 * b, static_cast<long>(a.stride));
+    _tile_loadd(2, bsrc, 64);
+    _tile_dpbsud(0, 1, 2);
+    _tile_stored(0, c, 64);
+    const auto* dptr = reinterpret_cast<const float*>(blk + w.quant_bytes);
+    const __m512 d = _mm512_load_ps(dptr);
+    for (int t = 0; t < 16; ++t) {
+      const int64_t tb = (t0 + t) * nb + b;
+      const __m512i s =
+          _mm512_add_epi32(_mm512_set1_epi32(-off * (a.sum16[2 * tb] + a.sum16[2 * tb + 1])),
+                           _mm512_load_si512(c[t]));
+      const __m512 scale = _mm512_mul_ps(d, _mm512_set1_ps(a.dx[tb]));
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), scale, acc[t]);
+      if constexpr (kMin) {
+        acc[t] = _mm512_fmadd_ps(_mm512_load_ps(dptr + 16), _mm512_set1_ps(a.dxs[tb]), acc[t]);
+      }
+    }
+  }
+  for (int t = 0; t < 16; ++t) {
+    _mm512_mask_storeu_ps(y + (t0 + t) * y_stride + 16 * g, store_mask, acc[t]);
+  }
+}
+
+}  // namespace
+
+bool Supports(const PackedWeights& w) { return w.sub == 32; }
+
+void PackedGemm16(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t t0,
+                  float* y, int64_t y_stride, uint16_t store_mask) {
+  ConfigureThisThread();
+  if (w.nibbles) {
+    if (w.has_min) return Tile16<true, true>(w, a, g, t0, y, y_stride, store_mask);
+    return Tile16<true, false>(w, a, g, t0, y, y_stride, store_mask);
+  }
+  if (w.has_min) return Tile16<false, true>(w, a, g, t0, y, y_stride, store_mask);
+  Tile16<false, false>(w, a, g, t0, y, y_stride, store_mask);
+}
+
+}  // namespace radixlm::kernels::cpu::amx
