@@ -3,11 +3,11 @@
 // JSON object (for bench/bench_forward.py) unless --human.
 #include <iostream>
 #include <memory>
-
 #include <nlohmann/json.hpp>
 
 #include "apps/commands.h"
 #include "eval/speed.h"
+#include "kernels/dot.h"
 #include "util/model_path.h"
 
 namespace radixlm::apps {
@@ -39,12 +39,17 @@ Status RunSpeed(const SpeedFlags& flags) {
   for (const auto& d : r.decode) {
     decode.push_back({{"batch", d.batch},
                       {"tokens_per_second", d.tokens_per_second},
-                      {"ms_per_step", d.ms_per_step}});
+                      {"ms_per_step", d.ms_per_step},
+                      {"parallel_regions_per_step", d.threading.regions_per_step},
+                      {"barrier_fraction", d.threading.barrier_fraction}});
   }
   nlohmann::json j = {{"threads", model->pool()->size()},
+                      {"isa", kernels::IsaName(kernels::ActiveIsa())},
                       {"prompt_tokens", o.prompt_tokens},
                       {"decode_tokens", o.decode_tokens},
                       {"prefill_tokens_per_second", r.prefill_tokens_per_second},
+                      {"prefill_parallel_regions", r.prefill_threading.regions_per_step},
+                      {"prefill_barrier_fraction", r.prefill_threading.barrier_fraction},
                       {"decode", decode},
                       {"weight_bytes_per_step", r.weight_bytes_per_step},
                       {"read_bandwidth_gbps", r.read_bandwidth_gbps},

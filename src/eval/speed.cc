@@ -16,6 +16,19 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+ThreadPool::Stats PoolStats(ThreadPool* pool) {
+  return pool != nullptr ? pool->stats() : ThreadPool::Stats{};
+}
+
+ThreadingOverhead Overhead(const ThreadPool::Stats& before, const ThreadPool::Stats& after,
+                           int64_t steps, double seconds) {
+  ThreadingOverhead o;
+  o.regions_per_step =
+      static_cast<double>(after.regions - before.regions) / static_cast<double>(steps);
+  o.barrier_fraction = 1e-9 * static_cast<double>(after.barrier_ns - before.barrier_ns) / seconds;
+  return o;
+}
+
 std::vector<int32_t> RandomTokens(int64_t n, int64_t vocab, std::mt19937_64& rng) {
   // Skip the lowest ids (control tokens in most vocabularies); any id is valid input.
   std::uniform_int_distribution<int32_t> dist(std::min<int64_t>(1000, vocab / 2),
@@ -90,14 +103,17 @@ StatusOr<SpeedResult> MeasureSpeed(model::Model& model, const SpeedOptions& opti
     std::iota(slots.begin(), slots.end(), 1);
     model::ForwardBatch batch;
     batch.sequences.push_back({std::span<const int32_t>(ids).first(8),
-                               std::span<const int32_t>(slots).first(8), {},
+                               std::span<const int32_t>(slots).first(8),
+                               {},
                                model::LogitsMode::kLast});
     RADIXLM_RETURN_IF_ERROR(model.Forward(batch, *cache, &out));
     batch.sequences[0] = {ids, slots, {}, model::LogitsMode::kLast};
+    const ThreadPool::Stats before = PoolStats(model.pool());
     const auto start = Clock::now();
     RADIXLM_RETURN_IF_ERROR(model.Forward(batch, *cache, &out));
-    result.prefill_tokens_per_second =
-        static_cast<double>(options.prompt_tokens) / SecondsSince(start);
+    const double seconds = SecondsSince(start);
+    result.prefill_tokens_per_second = static_cast<double>(options.prompt_tokens) / seconds;
+    result.prefill_threading = Overhead(before, PoolStats(model.pool()), 1, seconds);
   }
 
   // Decode: B sequences, each prefilled with decode_prefix tokens, then decode_tokens steps of
@@ -112,7 +128,8 @@ StatusOr<SpeedResult> MeasureSpeed(model::Model& model, const SpeedOptions& opti
       std::iota(slots[s].begin(), slots[s].end(), static_cast<int32_t>(1 + s * per_seq));
       prefill.sequences.push_back({tokens[s],
                                    std::span<const int32_t>(slots[s]).first(options.decode_prefix),
-                                   {}, model::LogitsMode::kLast});
+                                   {},
+                                   model::LogitsMode::kLast});
     }
     RADIXLM_RETURN_IF_ERROR(model.Forward(prefill, *cache, &out));
     std::vector<int32_t> next(b);
@@ -123,22 +140,24 @@ StatusOr<SpeedResult> MeasureSpeed(model::Model& model, const SpeedOptions& opti
       }
     };
     argmax_into_next();
+    const ThreadPool::Stats before = PoolStats(model.pool());
     const auto start = Clock::now();
     for (int64_t step = 0; step < options.decode_tokens; ++step) {
       const int64_t pos = options.decode_prefix + step;
       model::ForwardBatch batch;
       for (int64_t s = 0; s < b; ++s) {
         const std::span<const int32_t> seq_slots(slots[s]);
-        batch.sequences.push_back({std::span<const int32_t>(&next[s], 1),
-                                   seq_slots.subspan(pos, 1), seq_slots.first(pos),
-                                   model::LogitsMode::kLast});
+        batch.sequences.push_back({std::span<const int32_t>(&next[s], 1), seq_slots.subspan(pos, 1),
+                                   seq_slots.first(pos), model::LogitsMode::kLast});
       }
       RADIXLM_RETURN_IF_ERROR(model.Forward(batch, *cache, &out));
       argmax_into_next();
     }
     const double seconds = SecondsSince(start);
-    result.decode.push_back({b, static_cast<double>(b * options.decode_tokens) / seconds,
-                             1e3 * seconds / static_cast<double>(options.decode_tokens)});
+    result.decode.push_back(
+        {b, static_cast<double>(b * options.decode_tokens) / seconds,
+         1e3 * seconds / static_cast<double>(options.decode_tokens),
+         Overhead(before, PoolStats(model.pool()), options.decode_tokens, seconds)});
   }
 
   result.weight_bytes_per_step = WeightBytesPerStep(model);

@@ -20,14 +20,22 @@ struct SpeedOptions {
   uint64_t seed = 1234;
 };
 
+// Threading overhead of a measured phase (ThreadPool::Stats over it).
+struct ThreadingOverhead {
+  double regions_per_step = 0.0;  // parallel regions (fork/join) per forward call
+  double barrier_fraction = 0.0;  // time the main thread waited at joins / wall time
+};
+
 struct DecodeSpeed {
   int64_t batch = 0;
   double tokens_per_second = 0.0;  // batch * steps / wall time of the steps
   double ms_per_step = 0.0;
+  ThreadingOverhead threading;
 };
 
 struct SpeedResult {
   double prefill_tokens_per_second = 0.0;
+  ThreadingOverhead prefill_threading;
   std::vector<DecodeSpeed> decode;
   // Bytes of weights one decode step streams: every matmul weight (the output projection
   // included, tied or not), not the embedding lookup's single row.

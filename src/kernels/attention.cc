@@ -88,15 +88,16 @@ constexpr int kMinKeysPerSplit = 256;            // don't split key ranges finer
 cpu::AttentionKernels SelectKernels() {
 #if defined(RADIXLM_KERNELS_X86) && defined(RADIXLM_KERNELS_AVX512)
   if (ActiveIsa() >= Isa::kAvx512) {
-    return {cpu::avx2::ScoreBlock, cpu::avx2::ExpSum, cpu::avx512::AccumulateBlock};
+    return {cpu::avx2::ScoreBlock, cpu::avx512::ScoreTile, cpu::avx2::ExpSum,
+            cpu::avx512::AccumulateBlock};
   }
 #endif
 #if defined(RADIXLM_KERNELS_X86)
   if (static_cast<int>(ActiveIsa()) >= static_cast<int>(Isa::kAvx2)) {
-    return {cpu::avx2::ScoreBlock, cpu::avx2::ExpSum, cpu::avx2::AccumulateBlock};
+    return {cpu::avx2::ScoreBlock, nullptr, cpu::avx2::ExpSum, cpu::avx2::AccumulateBlock};
   }
 #endif
-  return {cpu::scalar::ScoreBlock, cpu::scalar::ExpSum, cpu::scalar::AccumulateBlock};
+  return {cpu::scalar::ScoreBlock, nullptr, cpu::scalar::ExpSum, cpu::scalar::AccumulateBlock};
 }
 
 // One unit of parallel work: a tile of queries of one sequence x one kv head. Its score rows
@@ -204,11 +205,18 @@ void ComputeScores(const AttentionParams& p, const KvLayerView& kv, const Attent
       const int blo = static_cast<int>(std::clamp<int64_t>(lo, kb, ke));
       const int bhi = static_cast<int>(std::clamp<int64_t>(hi, kb, ke));
       if (blo >= bhi) continue;
+      const int pair0 = (qi - it.q0) * group;
+      const float* kblk = sc.kvbuf.data() + static_cast<int64_t>(blo - kb) * hd;
+      if (kern.score_tile != nullptr) {  // the query's heads together: each key loaded once
+        kern.score_tile(sc.q16.data() + static_cast<int64_t>(pair0) * hd, group, kblk, bhi - blo,
+                        hd, rows + pair0 * span + (blo - it.span0), span);
+      }
       for (int hh = 0; hh < group; ++hh) {
-        const int pair = (qi - it.q0) * group + hh;
+        const int pair = pair0 + hh;
         float* s = rows + pair * span + (blo - it.span0);
-        kern.score(sc.q16.data() + static_cast<int64_t>(pair) * hd,
-                   sc.kvbuf.data() + static_cast<int64_t>(blo - kb) * hd, bhi - blo, hd, s);
+        if (kern.score_tile == nullptr) {
+          kern.score(sc.q16.data() + static_cast<int64_t>(pair) * hd, kblk, bhi - blo, hd, s);
+        }
         if (score_scale != 1.0f) {
           for (int j = 0; j < bhi - blo; ++j) s[j] *= score_scale;
         }

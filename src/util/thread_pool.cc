@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <chrono>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -102,7 +103,17 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain, const RangeFn& fn) {
   t_inside_job = true;
   RunChunks(job, 0);
   t_inside_job = false;
+  const auto wait_start = std::chrono::steady_clock::now();
   SpinUntil([&] { return job.done_chunks.load(std::memory_order_acquire) == job.n_chunks; });
+  ++stats_.regions;
+  stats_.barrier_ns += static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                 std::chrono::steady_clock::now() - wait_start)
+                                                 .count());
+}
+
+ThreadPool::Stats ThreadPool::stats() {
+  std::lock_guard<std::mutex> lock(submit_mutex_);
+  return stats_;
 }
 
 void ThreadPool::WorkerLoop(int thread_id) {

@@ -48,6 +48,15 @@ class ThreadPool {
   void ParallelFor(int64_t n, int64_t grain, const RangeFn& fn);
   void ParallelFor(int64_t n, const RangeFn& fn) { ParallelFor(n, 1, fn); }
 
+  // Totals since construction, for overhead reports: parallel regions run (calls that ran
+  // inline as one chunk are not counted) and the time their submitting thread spent waiting
+  // for the other threads after finishing its own chunks (the barrier).
+  struct Stats {
+    uint64_t regions = 0;
+    uint64_t barrier_ns = 0;
+  };
+  Stats stats();
+
   // The range of chunk t of n_chunks over [0, n), grain-aligned (the partition used above).
   static void ChunkRange(int64_t n, int64_t grain, int n_chunks, int t, int64_t* begin,
                          int64_t* end);
@@ -74,6 +83,7 @@ class ThreadPool {
   int n_threads_ = 1;
   std::vector<std::thread> workers_;
   std::mutex submit_mutex_;  // serializes concurrent ParallelFor callers (not the hot path)
+  Stats stats_;              // guarded by submit_mutex_
   Job jobs_[2];
 
   alignas(64) std::atomic<uint32_t> generation_{0};  // id of the latest job; workers wait on it

@@ -241,9 +241,25 @@ TEST(AttentionKernels, Avx2MatchesScalarBitForBit) {
 #endif
 
 #if defined(RADIXLM_KERNELS_X86) && defined(RADIXLM_KERNELS_AVX512)
-TEST(AttentionKernels, Avx512AccumulateMatchesScalarBitForBit) {
+TEST(AttentionKernels, Avx512MatchesScalarBitForBit) {
   if (!IsaAvailable(Isa::kAvx512)) GTEST_SKIP() << "no AVX-512";
   std::mt19937 rng(25);
+  for (const int hd : {8, 24, 256}) {
+    for (const int n_q : {1, 3, 4, 6}) {
+      for (const int n : {1, 3, 4, 7, 13, 64}) {
+        const auto q = RandomFloats(rng, static_cast<int64_t>(n_q) * hd, -3.0f, 3.0f);
+        const auto k = RandomFloats(rng, static_cast<int64_t>(n) * hd, -3.0f, 3.0f);
+        std::vector<float> a(static_cast<size_t>(n_q) * (n + 5)), b(n);
+        cpu::avx512::ScoreTile(q.data(), n_q, k.data(), n, hd, a.data(), n + 5);
+        for (int i = 0; i < n_q; ++i) {
+          cpu::scalar::ScoreBlock(q.data() + i * hd, k.data(), n, hd, b.data());
+          for (int j = 0; j < n; ++j) {
+            ASSERT_EQ(a[i * (n + 5) + j], b[j]) << "hd=" << hd << " n_q=" << n_q << " n=" << n;
+          }
+        }
+      }
+    }
+  }
   for (const int width : {8, 32, 256}) {
     for (int lane0 = 0; lane0 < cpu::kLanes; ++lane0) {
       for (const int n : {1, 6, 8, 17, 64}) {

@@ -37,8 +37,15 @@ using ExpSumFn = double (*)(float* s, int n, int lane0, float max);
 using AccumulateBlockFn = void (*)(const float* p, const float* v, int n, int width, int lane0,
                                    float* acc);
 
+// ScoreBlockFn for n_q query rows at once (q: [n_q, head_dim]; scores of query i at
+// scores + i * score_stride): each value bit-identical to ScoreBlockFn's, with each key row
+// loaded once for all the queries (the query heads that share a kv head).
+using ScoreTileFn = void (*)(const float* q, int n_q, const float* k, int n, int head_dim,
+                             float* scores, int64_t score_stride);
+
 struct AttentionKernels {
   ScoreBlockFn score;
+  ScoreTileFn score_tile;
   ExpSumFn exp_sum;
   AccumulateBlockFn accumulate;
 };
@@ -57,6 +64,8 @@ double ExpSum(float* s, int n, int lane0, float max);
 void AccumulateBlock(const float* p, const float* v, int n, int width, int lane0, float* acc);
 }  // namespace avx2
 namespace avx512 {  // only with RADIXLM_KERNELS_AVX512 and CpuHasAvx512()
+void ScoreTile(const float* q, int n_q, const float* k, int n, int head_dim, float* scores,
+               int64_t score_stride);
 void AccumulateBlock(const float* p, const float* v, int n, int width, int lane0, float* acc);
 }  // namespace avx512
 
