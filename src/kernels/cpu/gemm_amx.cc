@@ -13,8 +13,8 @@
 namespace radixlm::kernels::cpu::amx {
 namespace {
 
-// Tile registers (the intrinsics take literal numbers): tmm0 = C [16 tokens][16 rows] int32,
-// tmm1 = A [16 tokens][32 bytes] s8 activations, tmm2 = B [8 chunks][16 rows x 4 bytes] u8.
+// Tile registers (the intrinsics take literal numbers): C [16 tokens][16 rows] int32,
+// A [16 tokens][32 bytes] s8 activations, B [8 chunks][16 rows x 4 bytes] u8; two sets.
 
 struct alignas(64) TileConfig {
   uint8_t palette = 1;
@@ -29,15 +29,37 @@ void ConfigureThisThread() {
   thread_local bool configured = false;
   if (configured) return;
   TileConfig cfg;
-  cfg.colsb[0] = 64;
-  cfg.rows[0] = 16;
-  cfg.colsb[1] = 32;
-  cfg.rows[1] = 16;
-  cfg.colsb[2] = 64;
-  cfg.rows[2] = 8;
+  for (int set = 0; set < 2; ++set) {
+    cfg.colsb[3 * set] = 64;  // C
+    cfg.rows[3 * set] = 16;
+    cfg.colsb[3 * set + 1] = 32;  // A
+    cfg.rows[3 * set + 1] = 16;
+    cfg.colsb[3 * set + 2] = 64;  // B
+    cfg.rows[3 * set + 2] = 8;
+  }
   _tile_loadconfig(&cfg);
   configured = true;
 }
+
+// Two sets of tiles (C, A, B = tmm0-2 and tmm3-5) so block b + 1's tile product runs while
+// block b's result goes through the float epilogue.
+#define RADIXLM_AMX_ISSUE(C, A, B, blk_index, unpacked)                                   \
+  do {                                                                                    \
+    const uint8_t* src = w.Block(g, blk_index);                                           \
+    if constexpr (kNib) {                                                                 \
+      for (int ch = 0; ch < 4; ++ch) {                                                    \
+        const __m512i v = _mm512_load_si512(src + 64 * ch);                               \
+        _mm512_store_si512(unpacked + 64 * ch, _mm512_and_si512(v, low4));                \
+        _mm512_store_si512(unpacked + 64 * (ch + 4),                                      \
+                           _mm512_and_si512(_mm512_srli_epi16(v, 4), low4));              \
+      }                                                                                   \
+      src = unpacked;                                                                     \
+    }                                                                                     \
+    _tile_zero(C);                                                                        \
+    _tile_loadd(A, a.qs + t0 * a.stride + 32 * (blk_index), static_cast<long>(a.stride)); \
+    _tile_loadd(B, src, 64);                                                              \
+    _tile_dpbsud(C, A, B);                                                                \
+  } while (0)
 
 template <bool kNib, bool kMin>
 void Tile16(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t t0, float* y,
@@ -47,26 +69,12 @@ void Tile16(const PackedWeights& w, const PackedActivations& a, int64_t g, int64
   const int64_t nb = a.nb;
   const int32_t off = w.offset;
   alignas(64) int32_t c[16][16];
-  alignas(64) uint8_t unpacked[512];
+  alignas(64) uint8_t unpacked0[512];
+  alignas(64) uint8_t unpacked1[512];
   const __m512i low4 = _mm512_set1_epi8(15);
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* blk = w.Block(g, b);
-    const uint8_t* bsrc = blk;
-    if constexpr (kNib) {
-      for (int ch = 0; ch < 4; ++ch) {
-        const __m512i v = _mm512_load_si512(blk + 64 * ch);
-        _mm512_store_si512(unpacked + 64 * ch, _mm512_and_si512(v, low4));
-        _mm512_store_si512(unpacked + 64 * (ch + 4),
-                           _mm512_and_si512(_mm512_srli_epi16(v, 4), low4));
-      }
-      bsrc = unpacked;
-    }
-    _tile_zero(0);
-    _tile_loadd(1, a.qs + t0 * a.stride + 32 * b, static_cast<long>(a.stride));
-    _tile_loadd(2, bsrc, 64);
-    _tile_dpbsud(0, 1, 2);
-    _tile_stored(0, c, 64);
-    const auto* dptr = reinterpret_cast<const float*>(blk + w.quant_bytes);
+  // The float epilogue of block b from its int32 products in c.
+  auto epilogue = [&](int64_t b) {
+    const auto* dptr = reinterpret_cast<const float*>(w.Block(g, b) + w.quant_bytes);
     const __m512 d = _mm512_load_ps(dptr);
     for (int t = 0; t < 16; ++t) {
       const int64_t tb = (t0 + t) * nb + b;
@@ -79,11 +87,24 @@ void Tile16(const PackedWeights& w, const PackedActivations& a, int64_t g, int64
         acc[t] = _mm512_fmadd_ps(_mm512_load_ps(dptr + 16), _mm512_set1_ps(a.dxs[tb]), acc[t]);
       }
     }
+  };
+  RADIXLM_AMX_ISSUE(0, 1, 2, 0, unpacked0);
+  for (int64_t b = 0; b < nb; b += 2) {
+    if (b + 1 < nb) RADIXLM_AMX_ISSUE(3, 4, 5, b + 1, unpacked1);
+    _tile_stored(0, c, 64);
+    epilogue(b);
+    if (b + 1 < nb) {
+      if (b + 2 < nb) RADIXLM_AMX_ISSUE(0, 1, 2, b + 2, unpacked0);
+      _tile_stored(3, c, 64);
+      epilogue(b + 1);
+    }
   }
   for (int t = 0; t < 16; ++t) {
     _mm512_mask_storeu_ps(y + (t0 + t) * y_stride + 16 * g, store_mask, acc[t]);
   }
 }
+
+#undef RADIXLM_AMX_ISSUE
 
 }  // namespace
 
