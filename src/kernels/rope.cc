@@ -102,4 +102,27 @@ void ApplyRope(float* x, int n_heads, int head_dim, int64_t pos, const RopeConfi
   rope.Apply(x, n_heads, head_dim, pos);
 }
 
+void ApplyRopeTables(float* x, int64_t row_begin, int64_t row_end, int64_t n_heads,
+                     int64_t head_dim, bool neox, const float* cos, const float* sin) {
+  const int64_t h = head_dim / 2;
+  // Pair k's two elements are `stride` apart, and pair k starts at offset (neox ? k : 2k).
+  const int64_t stride = neox ? h : 1;
+  for (int64_t t = row_begin; t < row_end; ++t) {
+    const float* c = cos + t * h;
+    const float* s = sin + t * h;
+    float* row = x + t * n_heads * head_dim;
+    for (int64_t head = 0; head < n_heads; ++head) {
+      float* v = row + head * head_dim;
+      for (int64_t k = 0; k < h; ++k) {
+        float* a = v + (neox ? k : 2 * k);
+        float* b = a + stride;
+        const float x0 = *a;
+        const float x1 = *b;
+        *a = std::fma(x0, c[k], -(x1 * s[k]));
+        *b = std::fma(x0, s[k], x1 * c[k]);
+      }
+    }
+  }
+}
+
 }  // namespace radixlm::kernels

@@ -55,4 +55,12 @@ class Rope {
 // most-recently-used configs), so calling it per token does not recompute powers.
 void ApplyRope(float* x, int n_heads, int head_dim, int64_t pos, const RopeConfig& config);
 
+// Rotates rows [row_begin, row_end) of x: [n_rows, n_heads * head_dim] in place with
+// precomputed tables: row t's pair k turns by the angle whose cos / sin are cos[t * half + k] /
+// sin[t * half + k] (half = head_dim / 2; every dim rotates); pairs as `neox` says (above).
+// Each rotation is (fma(a, c, -(b s)), fma(a, s, b c)): ggml's rotate_pairs as GCC contracts
+// it, so rotated Q/K are bit-identical to llama.cpp's.
+void ApplyRopeTables(float* x, int64_t row_begin, int64_t row_end, int64_t n_heads,
+                     int64_t head_dim, bool neox, const float* cos, const float* sin);
+
 }  // namespace radixlm::kernels

@@ -3,8 +3,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/matmul.h"
-#include "kernels/ops.h"
+#include "kernels/backend.h"
 #include "model/transformer_layer.h"
 
 namespace radixlm::model {
@@ -22,10 +21,12 @@ StatusOr<std::unique_ptr<Model>> Model::FromGguf(std::unique_ptr<gguf::GgufFile>
   std::unique_ptr<Model> m(new Model());
   m->file_ = std::move(file);
   RADIXLM_ASSIGN_OR_RETURN(m->config_, ModelConfig::FromGguf(*m->file_));
-  RADIXLM_ASSIGN_OR_RETURN(m->weights_, ModelWeights::Load(*m->file_, m->config_));
+  m->pool_ = std::make_unique<ThreadPool>(options.n_threads);
+  m->backend_ = &kernels::CpuBackend();
+  RADIXLM_ASSIGN_OR_RETURN(m->weights_,
+                           ModelWeights::Load(*m->file_, m->config_, *m->backend_, m->pool_.get()));
   m->options_ = options;
   if (m->options_.max_context <= 0) m->options_.max_context = m->config_.context_length;
-  m->pool_ = std::make_unique<ThreadPool>(options.n_threads);
 
   // One RoPE variant per distinct layer attention config.
   const ModelConfig& c = m->config_;
@@ -92,10 +93,9 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
   ThreadPool* pool = pool_.get();
 
   // x = token_embd[tokens] (* sqrt(hidden) for gemma)   [n, hidden]
-  kernels::GetRows(weights_->token_embd, plan_.tokens.data(), n, s.x.data());
-  if (c.scale_embeddings) {
-    kernels::Scale(s.x.data(), std::sqrt(static_cast<float>(h)), s.x.data(), n * h);
-  }
+  const kernels::KernelBackend& k = *backend_;
+  k.embed(weights_->token_embd, plan_.tokens.data(), n, s.x.data());
+  if (c.scale_embeddings) k.scale(s.x.data(), std::sqrt(static_cast<float>(h)), s.x.data(), n * h);
   for (size_t v = 0; v < rope_variants_.size(); ++v) {
     rope_variants_[v].ComputeTables(plan_.positions.data(), n, s.rope_cos[v].data(),
                                     s.rope_sin[v].data());
@@ -107,6 +107,7 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
     const LayerAttentionConfig la = c.LayerAttention(layer);
     const int variant = layer_rope_variant_[layer];
     LayerContext ctx;
+    ctx.backend = backend_;
     ctx.config = &c;
     ctx.weights = &weights_->layers[layer];
     ctx.rope = &rope_variants_[variant];
@@ -155,10 +156,12 @@ void Model::ComputeLogits(ForwardOutput* out) {
   const size_t needed = static_cast<size_t>(rows * c.vocab_size);
   if (out->logits.size() < needed) out->logits.resize(needed);
   ParallelRows(pool_.get(), rows, h, [&](int64_t b, int64_t e) {
-    kernels::RmsNorm(s.x.data() + b * h, weights_->output_norm, e - b, h, c.rms_norm_eps,
-                     s.xn.data() + b * h);
+    backend_->rms_norm(s.x.data() + b * h, weights_->output_norm, e - b, h, c.rms_norm_eps,
+                       s.xn.data() + b * h);
   });
-  kernels::MatMul(weights_->output, s.xn.data(), rows, out->logits.data(), pool_.get());
+  const kernels::MatMulOutput logits{&weights_->output, out->logits.data()};
+  backend_->matmul(std::span<const kernels::MatMulOutput>(&logits, 1), s.xn.data(), rows,
+                   pool_.get());
 }
 
 }  // namespace radixlm::model

@@ -68,6 +68,7 @@ class Model {
   ModelOptions options_;
   std::unique_ptr<ModelWeights> weights_;
   std::unique_ptr<ThreadPool> pool_;
+  const kernels::KernelBackend* backend_ = nullptr;  // chosen at load; every kernel goes here
 
   // RoPE variants (gemma3: local and global) and the variant of each layer.
   std::vector<RotaryEmbedding> rope_variants_;

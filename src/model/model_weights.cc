@@ -3,10 +3,8 @@
 #include <string>
 
 #include "kernels/dot.h"
-#include "kernels/packed_weights.h"
 #include "kernels/quant.h"
 #include "model/tensor_names.h"
-#include "util/thread_pool.h"
 
 namespace radixlm::model {
 
@@ -113,7 +111,9 @@ class WeightLoader {
 };
 
 StatusOr<std::unique_ptr<ModelWeights>> ModelWeights::Load(const gguf::GgufFile& file,
-                                                           const ModelConfig& c) {
+                                                           const ModelConfig& c,
+                                                           const kernels::KernelBackend& backend,
+                                                           ThreadPool* pool) {
   auto w = std::make_unique<ModelWeights>();
   WeightLoader loader(file, w.get());
   ExpectedShape embd_shape;
@@ -160,23 +160,19 @@ StatusOr<std::unique_ptr<ModelWeights>> ModelWeights::Load(const gguf::GgufFile&
     RADIXLM_ASSIGN_OR_RETURN(l.down, matrix(LayerTensor::kFfnDown));
     RADIXLM_ASSIGN_OR_RETURN(l.post_ffn_norm, vector(LayerTensor::kPostFfnNorm));
   }
-  w->PackMatrices();
+  w->PrepareMatrices(backend, pool);
   return w;
 }
 
-void ModelWeights::PackMatrices() {
-  if (!kernels::PackedGemmAvailable()) return;
-  ThreadPool pool(0);  // one thread per core, for the load only
-  auto pack = [this, &pool](kernels::WeightMatrix& m) {
-    if (!kernels::IsPackableType(m.type) || m.cols % 32 != 0) return;
-    packed_.push_back(kernels::PackWeights(m, &pool));
-    m.packed = packed_.back().get();
+void ModelWeights::PrepareMatrices(const kernels::KernelBackend& backend, ThreadPool* pool) {
+  auto prepare = [&](kernels::WeightMatrix& m) {
+    if (auto owned = backend.prepare_weights(&m, pool)) prepared_.push_back(std::move(owned));
   };
-  // token_embd stays unpacked: it is only read row by row (GetRows).
-  pack(output);
+  // token_embd stays as it is: it is only read row by row (embed).
+  prepare(output);
   for (LayerWeights& l : layers) {
     for (kernels::WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) {
-      pack(*m);
+      prepare(*m);
     }
   }
 }

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "gguf/gguf_file.h"
+#include "kernels/backend.h"
 #include "kernels/matmul.h"
-#include "kernels/packed_weights.h"
 #include "model/model_config.h"
 #include "util/status.h"
 
@@ -47,15 +47,17 @@ struct ModelWeights {
 
   // Finds and checks every tensor `config` needs (presence, shape, type supported by the
   // kernels). Errors name the tensor: "missing tensor 'blk.3.attn_q.weight'".
-  static StatusOr<std::unique_ptr<ModelWeights>> Load(const gguf::GgufFile& file,
-                                                      const ModelConfig& config);
+  // Each matrix goes through backend.prepare_weights once (pool: threads for that; may be
+  // null).
+  static StatusOr<std::unique_ptr<ModelWeights>> Load(
+      const gguf::GgufFile& file, const ModelConfig& config,
+      const kernels::KernelBackend& backend = kernels::CpuBackend(), ThreadPool* pool = nullptr);
 
  private:
-  // Repacks every matrix the int8 GEMM takes (when the CPU runs it; kernels/packed_weights.h).
-  void PackMatrices();
+  void PrepareMatrices(const kernels::KernelBackend& backend, ThreadPool* pool);
 
-  std::vector<std::unique_ptr<float[]>> owned_;                  // converted 1-D tensors
-  std::vector<std::unique_ptr<kernels::PackedWeights>> packed_;  // owned by these weights
+  std::vector<std::unique_ptr<float[]>> owned_;                    // converted 1-D tensors
+  std::vector<std::unique_ptr<kernels::PackedWeights>> prepared_;  // backend-prepared copies
   friend class WeightLoader;
 };
 

@@ -29,30 +29,4 @@ void RotaryEmbedding::ComputeTables(const int64_t* positions, int64_t n, float* 
   }
 }
 
-void RotaryEmbedding::Apply(float* x, int64_t row_begin, int64_t row_end, int64_t n_heads,
-                            const float* cos, const float* sin) const {
-  const int64_t h = half();
-  // Pair k's two elements are `stride` apart, and pair k starts at offset first(k).
-  const bool neox = layout_ == RopeLayout::kNeox;
-  const int64_t stride = neox ? h : 1;
-  for (int64_t t = row_begin; t < row_end; ++t) {
-    const float* c = cos + t * h;
-    const float* s = sin + t * h;
-    float* row = x + t * n_heads * head_dim_;
-    for (int64_t head = 0; head < n_heads; ++head) {
-      float* v = row + head * head_dim_;
-      for (int64_t k = 0; k < h; ++k) {
-        float* a = v + (neox ? k : 2 * k);
-        float* b = a + stride;
-        const float x0 = *a;
-        const float x1 = *b;
-        // As ggml's rotate_pairs compiles (GCC contracts x0 * c - x1 * s into one FMA): this
-        // makes the rotated Q/K bit-identical to llama.cpp's.
-        *a = std::fma(x0, c[k], -(x1 * s[k]));
-        *b = std::fma(x0, s[k], x1 * c[k]);
-      }
-    }
-  }
-}
-
 }  // namespace radixlm::model

@@ -29,10 +29,9 @@ class RotaryEmbedding {
   // cos, sin: [n, head_dim/2] for the given positions (theta as described above).
   void ComputeTables(const int64_t* positions, int64_t n, float* cos, float* sin) const;
 
-  // Rotates rows [row_begin, row_end) of x: [n_rows, n_heads * head_dim] in place; row t uses
-  // table row t of cos/sin ([n_rows, head_dim/2]).
-  void Apply(float* x, int64_t row_begin, int64_t row_end, int64_t n_heads, const float* cos,
-             const float* sin) const;
+  // The tables are applied by the kernel backend's rope (kernels::ApplyRopeTables), with
+  // neox() telling the pair layout.
+  bool neox() const { return layout_ == RopeLayout::kNeox; }
 
  private:
   int64_t head_dim_;

@@ -2,34 +2,41 @@
 
 #include <span>
 
-#include "kernels/matmul.h"
-#include "kernels/ops.h"
+#include "kernels/backend.h"
 
 namespace radixlm::model {
 
 namespace {
 
 // Adds a bias row to each of rows [begin, end) of x: [*, n].
-void AddBias(float* x, const float* bias, int64_t begin, int64_t end, int64_t n) {
-  for (int64_t r = begin; r < end; ++r) kernels::Add(x + r * n, bias, x + r * n, n);
+void AddBias(const kernels::KernelBackend& k, float* x, const float* bias, int64_t begin,
+             int64_t end, int64_t n) {
+  for (int64_t r = begin; r < end; ++r) k.add(x + r * n, bias, x + r * n, n);
 }
 
 // x[r] += post_norm(proj[r]) (or proj[r] when post_norm is null) for rows [begin, end).
 // proj is normalized in place.
-void AddResidual(const ModelConfig& c, const float* post_norm, float* x, float* proj, int64_t begin,
-                 int64_t end) {
+void AddResidual(const kernels::KernelBackend& k, const ModelConfig& c, const float* post_norm,
+                 float* x, float* proj, int64_t begin, int64_t end) {
   const int64_t h = c.hidden_size;
   for (int64_t r = begin; r < end; ++r) {
     float* p = proj + r * h;
     float* xr = x + r * h;
-    if (post_norm != nullptr) kernels::RmsNorm(p, post_norm, 1, h, c.rms_norm_eps, p);
-    kernels::Add(xr, p, xr, h);
+    if (post_norm != nullptr) k.rms_norm(p, post_norm, 1, h, c.rms_norm_eps, p);
+    k.add(xr, p, xr, h);
   }
+}
+
+void MatMul(const LayerContext& ctx, const kernels::WeightMatrix& w, const float* x, int64_t n,
+            float* y) {
+  const kernels::MatMulOutput out{&w, y};
+  ctx.backend->matmul(std::span<const kernels::MatMulOutput>(&out, 1), x, n, ctx.pool);
 }
 
 }  // namespace
 
 void RunAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, ForwardScratch& s) {
+  const kernels::KernelBackend& k = *ctx.backend;
   const ModelConfig& c = *ctx.config;
   const LayerWeights& w = *ctx.weights;
   const int64_t n = plan.n_tokens;
@@ -39,69 +46,69 @@ void RunAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, ForwardSc
 
   // xn = attn_norm(x)
   ParallelRows(ctx.pool, n, h, [&](int64_t b, int64_t e) {
-    kernels::RmsNorm(s.x.data() + b * h, w.attn_norm, e - b, h, c.rms_norm_eps,
-                     s.xn.data() + b * h);
+    k.rms_norm(s.x.data() + b * h, w.attn_norm, e - b, h, c.rms_norm_eps, s.xn.data() + b * h);
   });
 
   // q, k, v = xn · W{q,k,v}ᵀ   ([n, q_size], [n, kv_size], [n, kv_size])
   const kernels::MatMulOutput qkv[3] = {
       {&w.wq, s.q.data()}, {&w.wk, s.k.data()}, {&w.wv, s.v.data()}};
-  kernels::MatMulMulti(std::span<const kernels::MatMulOutput>(qkv, 3), s.xn.data(), n, ctx.pool);
+  k.matmul(std::span<const kernels::MatMulOutput>(qkv, 3), s.xn.data(), n, ctx.pool);
 
   // Biases, per-head Q/K RMSNorm, RoPE.
   ParallelRows(ctx.pool, n, qs + 2 * kvs, [&](int64_t b, int64_t e) {
     if (w.bq != nullptr) {
-      AddBias(s.q.data(), w.bq, b, e, qs);
-      AddBias(s.k.data(), w.bk, b, e, kvs);
-      AddBias(s.v.data(), w.bv, b, e, kvs);
+      AddBias(k, s.q.data(), w.bq, b, e, qs);
+      AddBias(k, s.k.data(), w.bk, b, e, kvs);
+      AddBias(k, s.v.data(), w.bv, b, e, kvs);
     }
     if (w.q_norm != nullptr) {
-      kernels::RmsNorm(s.q.data() + b * qs, w.q_norm, (e - b) * c.n_heads, c.head_dim,
-                       c.rms_norm_eps, s.q.data() + b * qs);
-      kernels::RmsNorm(s.k.data() + b * kvs, w.k_norm, (e - b) * c.n_kv_heads, c.head_dim,
-                       c.rms_norm_eps, s.k.data() + b * kvs);
+      k.rms_norm(s.q.data() + b * qs, w.q_norm, (e - b) * c.n_heads, c.head_dim, c.rms_norm_eps,
+                 s.q.data() + b * qs);
+      k.rms_norm(s.k.data() + b * kvs, w.k_norm, (e - b) * c.n_kv_heads, c.head_dim, c.rms_norm_eps,
+                 s.k.data() + b * kvs);
     }
-    ctx.rope->Apply(s.q.data(), b, e, c.n_heads, ctx.rope_cos, ctx.rope_sin);
-    ctx.rope->Apply(s.k.data(), b, e, c.n_kv_heads, ctx.rope_cos, ctx.rope_sin);
+    const bool neox = ctx.rope->neox();
+    k.rope(s.q.data(), b, e, c.n_heads, c.head_dim, neox, ctx.rope_cos, ctx.rope_sin);
+    k.rope(s.k.data(), b, e, c.n_kv_heads, c.head_dim, neox, ctx.rope_cos, ctx.rope_sin);
   });
 
   // This step's K/V go into the cache before attention reads them back with the prefix.
-  kernels::StoreKvRows(ctx.kv, plan.new_slots.data(), n, s.k.data(), s.v.data());
-  kernels::AttentionForBatch(ctx.attention, ctx.kv,
-                             std::span<const kernels::AttentionSequence>(s.attn_seqs), ctx.pool);
+  k.store_kv(ctx.kv, plan.new_slots.data(), n, s.k.data(), s.v.data());
+  k.attention(ctx.attention, ctx.kv, std::span<const kernels::AttentionSequence>(s.attn_seqs),
+              ctx.pool);
 
   // proj = attn · Woᵀ; x += [post_attn_norm](proj)
-  kernels::MatMul(w.wo, s.attn.data(), n, s.proj.data(), ctx.pool);
+  MatMul(ctx, w.wo, s.attn.data(), n, s.proj.data());
   ParallelRows(ctx.pool, n, 2 * h, [&](int64_t b, int64_t e) {
-    AddResidual(c, w.post_attn_norm, s.x.data(), s.proj.data(), b, e);
+    AddResidual(k, c, w.post_attn_norm, s.x.data(), s.proj.data(), b, e);
   });
 }
 
 void RunFfnBlock(const LayerContext& ctx, int64_t n, ForwardScratch& s) {
   if (n == 0) return;
+  const kernels::KernelBackend& k = *ctx.backend;
   const ModelConfig& c = *ctx.config;
   const LayerWeights& w = *ctx.weights;
   const int64_t h = c.hidden_size;
   const int64_t f = c.ffn_size;
 
   ParallelRows(ctx.pool, n, h, [&](int64_t b, int64_t e) {
-    kernels::RmsNorm(s.x.data() + b * h, w.ffn_norm, e - b, h, c.rms_norm_eps, s.xn.data() + b * h);
+    k.rms_norm(s.x.data() + b * h, w.ffn_norm, e - b, h, c.rms_norm_eps, s.xn.data() + b * h);
   });
   const kernels::MatMulOutput gate_up[2] = {{&w.gate, s.gate.data()}, {&w.up, s.up.data()}};
-  kernels::MatMulMulti(std::span<const kernels::MatMulOutput>(gate_up, 2), s.xn.data(), n,
-                       ctx.pool);
+  k.matmul(std::span<const kernels::MatMulOutput>(gate_up, 2), s.xn.data(), n, ctx.pool);
   ParallelRows(ctx.pool, n, f, [&](int64_t b, int64_t e) {
     float* g = s.gate.data() + b * f;
     const float* u = s.up.data() + b * f;
     if (c.ffn_activation == FfnActivation::kGeluTanh) {
-      kernels::GeGlu(g, u, g, (e - b) * f);
+      k.geglu(g, u, g, (e - b) * f);
     } else {
-      kernels::SwiGlu(g, u, g, (e - b) * f);
+      k.swiglu(g, u, g, (e - b) * f);
     }
   });
-  kernels::MatMul(w.down, s.gate.data(), n, s.proj.data(), ctx.pool);
+  MatMul(ctx, w.down, s.gate.data(), n, s.proj.data());
   ParallelRows(ctx.pool, n, 2 * h, [&](int64_t b, int64_t e) {
-    AddResidual(c, w.post_ffn_norm, s.x.data(), s.proj.data(), b, e);
+    AddResidual(k, c, w.post_ffn_norm, s.x.data(), s.proj.data(), b, e);
   });
 }
 

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "kernels/attention.h"
+#include "kernels/backend.h"
 #include "model/batch_plan.h"
 #include "model/forward_scratch.h"
 #include "model/model_config.h"
@@ -19,6 +19,7 @@
 namespace radixlm::model {
 
 struct LayerContext {
+  const kernels::KernelBackend* backend = nullptr;  // every kernel the layer runs
   const ModelConfig* config = nullptr;
   const LayerWeights* weights = nullptr;
   const RotaryEmbedding* rope = nullptr;

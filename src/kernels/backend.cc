@@ -1,0 +1,51 @@
+#include "kernels/backend.h"
+
+#include "kernels/dot.h"
+#include "kernels/ops.h"
+#include "kernels/rope.h"
+
+namespace radixlm::kernels {
+namespace {
+
+std::unique_ptr<PackedWeights> PrepareCpuWeights(WeightMatrix* w, ThreadPool* pool) {
+  if (!PackedGemmAvailable() || !IsPackableType(w->type) || w->cols % 32 != 0) return nullptr;
+  std::unique_ptr<PackedWeights> packed = PackWeights(*w, pool);
+  w->packed = packed.get();
+  return packed;
+}
+
+const char* CpuName() {
+  switch (ActiveIsa()) {
+    case Isa::kScalar:
+      return "cpu-scalar";
+    case Isa::kAvx2:
+      return "cpu-avx2";
+    case Isa::kAvx512:
+      return "cpu-avx512";
+    case Isa::kAmx:
+      return "cpu-amx";
+  }
+  return "cpu";
+}
+
+}  // namespace
+
+const KernelBackend& CpuBackend() {
+  static const KernelBackend backend{
+      .name = CpuName(),
+      .prepare_weights = PrepareCpuWeights,
+      .matmul = MatMulMulti,
+      .embed = GetRows,
+      .rms_norm = RmsNorm,
+      .add = Add,
+      .scale = Scale,
+      .geglu = GeGlu,
+      .swiglu = SwiGlu,
+      .rope = ApplyRopeTables,
+      .store_kv = StoreKvRows,
+      .attention = AttentionForBatch,
+  };
+  return backend;
+}
+
+}  // namespace radixlm::kernels
