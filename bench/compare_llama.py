@@ -286,7 +286,7 @@ class LlamaServer:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tempfile.NamedTemporaryFile(prefix="llama-server-", suffix=".log",
                                                delete=False)
-        cmd = [binary, "-m", model, "--host", "127.0.0.1", "--port", str(self.port),
+        cmd = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(self.port),
                *map(str, extra)]
         log("$ " + " ".join(cmd))
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
@@ -322,7 +322,12 @@ def serve_workloads(url, args):
     out = {}
     # warm-up (first request pays one-time costs on both servers)
     Client(url, 1, 4).complete("Hello there.")
+    t0 = time.perf_counter()
     for name, fn in WORKLOADS:
+        if time.perf_counter() - t0 > args.serving_budget_s:
+            out[name] = {"skipped": f"over --serving-budget-s {args.serving_budget_s}"}
+            log(f"  {name}: skipped (server's time budget of {args.serving_budget_s} s spent)")
+            continue
         client = Client(url, args.concurrency, args.serving_max_tokens)
         rng = random.Random(f"{args.seed}-{name}")
         start = time.perf_counter()
@@ -409,8 +414,9 @@ def report(r):
                   "radixlm / llama.cpp |", "|---|---|---|---|---|"]
         for name, _ in WORKLOADS:
             a, b = sv["radixlm"][name], sv["llama.cpp"][name]
-            lines.append(f"| {name} | {a['requests']} | {fmt(a['output_tok_s'])} | "
-                         f"{fmt(b['output_tok_s'])} | {ratio(a['output_tok_s'], b['output_tok_s'])} |")
+            ta, tb = a.get("output_tok_s"), b.get("output_tok_s")
+            lines.append(f"| {name} | {a.get('requests', '—')} | {fmt(ta)} | {fmt(tb)} | "
+                         f"{ratio(ta, tb)} |")
     if r.get("serving_error"):
         lines += ["", "Serving part failed: " + r["serving_error"]]
     return "\n".join(lines)
@@ -433,6 +439,8 @@ def main():
     ap.add_argument("--serving", action="store_true", help="also run part e (server workloads)")
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument("--serving-max-tokens", type=int, default=32)
+    ap.add_argument("--serving-budget-s", type=float, default=240,
+                    help="per server: workloads not started by then are skipped (default 240)")
     ap.add_argument("--ctx-per-slot", type=int, default=2048, help="llama-server context per slot")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--peer-version", default=llama_peer.DEFAULT_VERSION)
