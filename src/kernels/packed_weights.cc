@@ -117,25 +117,25 @@ void UnpackBlock(GgmlType type, const uint8_t* row, int64_t b, UnpackedBlock* ou
 
 struct TypeTraits {
   int sub, offset;
-  bool has_min, nibbles;
+  bool has_min, nibbles, high_bits;
 };
 
 TypeTraits Traits(GgmlType t) {
   switch (t) {
     case GgmlType::kQ4_0:
-      return {32, 8, false, true};
+      return {32, 8, false, true, false};
     case GgmlType::kQ4_1:
     case GgmlType::kQ4_K:
-      return {32, 0, true, true};
+      return {32, 0, true, true, false};
     case GgmlType::kQ5_0:
-      return {32, 16, false, false};
+      return {32, 16, false, true, true};
     case GgmlType::kQ5_1:
     case GgmlType::kQ5_K:
-      return {32, 0, true, false};
+      return {32, 0, true, true, true};
     case GgmlType::kQ8_0:
-      return {32, 128, false, false};
+      return {32, 128, false, false, false};
     case GgmlType::kQ6_K:
-      return {16, 32, false, false};
+      return {16, 32, false, false, false};
     default:
       std::abort();
   }
@@ -172,8 +172,7 @@ bool IsPackableType(GgmlType type) {
 
 bool PackedGemmAvailable() {
 #if defined(RADIXLM_KERNELS_AVX512_VNNI)
-  static const bool available = ActiveIsa() >= Isa::kAvx512 && cpu::CpuHasAvx512Vnni() &&
-                                std::getenv("RADIXLM_NO_PACK") == nullptr;
+  static const bool available = ActiveIsa() >= Isa::kAvx512 && cpu::CpuHasAvx512Vnni();
   return available;
 #else
   return false;
@@ -191,8 +190,9 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
   p->offset = tr.offset;
   p->has_min = tr.has_min;
   p->nibbles = tr.nibbles;
+  p->high_bits = tr.high_bits;
   p->act_block = ActivationType(w.type) == GgmlType::kQ8_K ? 256 : 32;
-  p->quant_bytes = tr.nibbles ? 256 : 512;
+  p->quant_bytes = tr.nibbles ? (tr.high_bits ? 320 : 256) : 512;
   const int n_scales = 32 / tr.sub;
   p->block_bytes = p->quant_bytes + sizeof(float) * 16 * n_scales * (tr.has_min ? 2 : 1);
   const int64_t nb = w.cols / 32;
@@ -204,7 +204,12 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
     for (int64_t g = g0; g < g1; ++g) {
       for (int64_t b = 0; b < nb; ++b) {
         uint8_t* dst = p->data.get() + (g * nb + b) * p->block_bytes;
-        if (g * 16 + 16 > w.rows) std::memset(dst, 0, p->block_bytes);  // zero padding rows
+        // Zero padding rows; the plane of 5th bits is or-ed in.
+        if (g * 16 + 16 > w.rows) {
+          std::memset(dst, 0, p->block_bytes);
+        } else if (tr.high_bits) {
+          std::memset(dst + 256, 0, 64);
+        }
         auto* d = reinterpret_cast<float*>(dst + p->quant_bytes);
         float* m = d + 16 * n_scales;
         for (int r = 0; r < 16; ++r) {
@@ -214,8 +219,13 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
           if (tr.nibbles) {
             for (int c = 0; c < 4; ++c) {
               for (int k = 0; k < 4; ++k) {
-                dst[c * 64 + 4 * r + k] =
-                    static_cast<uint8_t>(ub.u[4 * c + k] | ub.u[4 * (c + 4) + k] << 4);
+                dst[c * 64 + 4 * r + k] = static_cast<uint8_t>((ub.u[4 * c + k] & 15) |
+                                                               (ub.u[4 * (c + 4) + k] & 15) << 4);
+              }
+            }
+            if (tr.high_bits) {
+              for (int k = 0; k < 32; ++k) {
+                dst[256 + 4 * r + k % 4] |= static_cast<uint8_t>(((ub.u[k] >> 4) & 1) << (k / 4));
               }
             }
           } else {
@@ -329,13 +339,7 @@ void ReferenceGroups(const PackedWeights& w, const PackedActivations& a, int64_t
         const int64_t tb = t * a.nb + b;
         int32_t isum[2] = {0, 0};
         for (int k = 0; k < 32; ++k) {
-          const int c = k / 4;
-          int u;
-          if (w.nibbles) {
-            u = (blk[(c % 4) * 64 + 4 * lane + k % 4] >> (c / 4 * 4)) & 15;
-          } else {
-            u = blk[c * 64 + 4 * lane + k % 4];
-          }
+          const int u = PackedQuant(w, blk, static_cast<int>(lane), k);
           isum[k * n_scales / 32] += u * xq[k];
         }
         if (n_scales == 1) {

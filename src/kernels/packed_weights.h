@@ -10,7 +10,9 @@
 // Layout: rows in groups of 16 (the last group padded with zero rows); per group, per block of
 // 32 columns: the quants in VNNI order — chunk c (columns 4c..4c+3) of the 16 rows is 64 bytes,
 // row r's 4 bytes at c * 64 + 4 * r — then d[sub-block][16] and (asymmetric types) m[..][16].
-// Types whose u fit 4 bits keep two chunks per byte (chunk c low nibble, chunk c + 4 high).
+// Types whose u fit 4 bits keep two chunks per byte (chunk c low nibble, chunk c + 4 high);
+// 5-bit types (Q5_*) keep their low 4 bits so and add a 64-byte plane of 5th bits (bit c of
+// plane byte 4 * r + j: chunk c's column j of row r).
 //
 // Activations are quantized to int8 (round to nearest even) the way the dot kernels quantize
 // them for the same weight type (dot.h), so the model's numerics stay those of its GGUF
@@ -42,16 +44,26 @@ struct PackedWeights {
   int sub = 32;            // elements per scale: 32, or 16 (Q6_K)
   int offset = 0;          // symmetric types: w = d * (u - offset); 0 with a min
   bool has_min = false;    // w = d * u + m
-  bool nibbles = false;    // u < 16: two chunks per byte
+  bool nibbles = false;    // low 4 bits of u two chunks per byte
+  bool high_bits = false;  // with nibbles: u < 32, 5th bits in a plane after the nibbles
   int act_block = 32;      // activation scale block: 32 (Q8_0-like) or 256 (Q8_K-like)
   size_t block_bytes = 0;  // bytes per (group, 32-column block)
-  size_t quant_bytes = 0;  // of which quants (512, or 256 with nibbles)
+  size_t quant_bytes = 0;  // of which quants: 512 bytes, 256 with nibbles, 320 with a plane
   std::unique_ptr<uint8_t[], void (*)(void*)> data{nullptr, nullptr};  // 64-byte aligned
 
   const uint8_t* Block(int64_t group, int64_t block) const {
     return data.get() + (group * (cols / 32) + block) * block_bytes;
   }
 };
+
+// u of column k (0..31) of row `lane` (0..15) in a packed block (the layout above).
+inline int PackedQuant(const PackedWeights& w, const uint8_t* blk, int lane, int k) {
+  const int c = k / 4, pos = 4 * lane + k % 4;
+  if (!w.nibbles) return blk[c * 64 + pos];
+  int u = (blk[(c % 4) * 64 + pos] >> (c / 4 * 4)) & 15;
+  if (w.high_bits) u |= ((blk[256 + pos] >> c) & 1) << 4;
+  return u;
+}
 
 // True if the packed GEMM runs on this CPU at the dispatched ISA level (AVX-512 VNNI, not
 // capped by RADIXLM_ISA). When false, nothing is packed and MatMul uses the dot kernels.

@@ -82,9 +82,8 @@ TEST(PackedGemmTest, RepackingIsExactForEveryType) {
     for (int64_t r = 0; r < f.rows; ++r) {
       for (int64_t k = 0; k < f.cols; ++k) {
         const uint8_t* blk = p->Block(r / 16, k / 32);
-        const int kk = static_cast<int>(k % 32), lane = static_cast<int>(r % 16), ch = kk / 4;
-        const int u = p->nibbles ? (blk[(ch % 4) * 64 + 4 * lane + kk % 4] >> (ch / 4 * 4)) & 15
-                                 : blk[ch * 64 + 4 * lane + kk % 4];
+        const int kk = static_cast<int>(k % 32), lane = static_cast<int>(r % 16);
+        const int u = PackedQuant(*p, blk, lane, kk);
         const auto* d = reinterpret_cast<const float*>(blk + p->quant_bytes);
         const int s = kk * n_scales / 32;
         float v = d[s * 16 + lane] * static_cast<float>(u - p->offset);

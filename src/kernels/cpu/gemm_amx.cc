@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "kernels/cpu/gemm_packed.h"
+#include "kernels/cpu/packed_chunks.h"
 
 namespace radixlm::kernels::cpu::amx {
 namespace {
@@ -47,12 +48,9 @@ void ConfigureThisThread() {
   do {                                                                                    \
     const uint8_t* src = w.Block(g, blk_index);                                           \
     if constexpr (kNib) {                                                                 \
-      for (int ch = 0; ch < 4; ++ch) {                                                    \
-        const __m512i v = _mm512_load_si512(src + 64 * ch);                               \
-        _mm512_store_si512(unpacked + 64 * ch, _mm512_and_si512(v, low4));                \
-        _mm512_store_si512(unpacked + 64 * (ch + 4),                                      \
-                           _mm512_and_si512(_mm512_srli_epi16(v, 4), low4));              \
-      }                                                                                   \
+      __m512i wq[8];                                                                      \
+      UnpackChunks<kHigh>(src, wq);                                                       \
+      for (int ch = 0; ch < 8; ++ch) _mm512_store_si512(unpacked + 64 * ch, wq[ch]);      \
       src = unpacked;                                                                     \
     }                                                                                     \
     _tile_zero(C);                                                                        \
@@ -61,7 +59,7 @@ void ConfigureThisThread() {
     _tile_dpbsud(C, A, B);                                                                \
   } while (0)
 
-template <bool kNib, bool kMin>
+template <bool kNib, bool kHigh, bool kMin>
 void Tile16(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t t0, float* y,
             int64_t y_stride, __mmask16 store_mask) {
   __m512 acc[16];
@@ -71,7 +69,6 @@ void Tile16(const PackedWeights& w, const PackedActivations& a, int64_t g, int64
   alignas(64) int32_t c[16][16];
   alignas(64) uint8_t unpacked0[512];
   alignas(64) uint8_t unpacked1[512];
-  const __m512i low4 = _mm512_set1_epi8(15);
   // The float epilogue of block b from its int32 products in c.
   auto epilogue = [&](int64_t b) {
     const auto* dptr = reinterpret_cast<const float*>(w.Block(g, b) + w.quant_bytes);
@@ -113,12 +110,16 @@ bool Supports(const PackedWeights& w) { return w.sub == 32; }
 void PackedGemm16(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t t0,
                   float* y, int64_t y_stride, uint16_t store_mask) {
   ConfigureThisThread();
-  if (w.nibbles) {
-    if (w.has_min) return Tile16<true, true>(w, a, g, t0, y, y_stride, store_mask);
-    return Tile16<true, false>(w, a, g, t0, y, y_stride, store_mask);
+  if (w.nibbles && w.high_bits) {
+    if (w.has_min) return Tile16<true, true, true>(w, a, g, t0, y, y_stride, store_mask);
+    return Tile16<true, true, false>(w, a, g, t0, y, y_stride, store_mask);
   }
-  if (w.has_min) return Tile16<false, true>(w, a, g, t0, y, y_stride, store_mask);
-  Tile16<false, false>(w, a, g, t0, y, y_stride, store_mask);
+  if (w.nibbles) {
+    if (w.has_min) return Tile16<true, false, true>(w, a, g, t0, y, y_stride, store_mask);
+    return Tile16<true, false, false>(w, a, g, t0, y, y_stride, store_mask);
+  }
+  if (w.has_min) return Tile16<false, false, true>(w, a, g, t0, y, y_stride, store_mask);
+  Tile16<false, false, false>(w, a, g, t0, y, y_stride, store_mask);
 }
 
 }  // namespace radixlm::kernels::cpu::amx

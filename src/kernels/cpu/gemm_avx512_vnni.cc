@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "kernels/cpu/gemm_packed.h"
+#include "kernels/cpu/packed_chunks.h"
 #include "kernels/fp16.h"
 
 namespace radixlm::kernels::cpu::avx512vnni {
@@ -21,25 +22,20 @@ inline __m512i Broadcast4(const int8_t* p) {
 
 // y[t0 + t, 16 g + lane] for t < T. kNib: nibble-packed quants; kMin: w = d*u + m;
 // kSub16: two scales per block (Q6_K).
-template <int T, bool kNib, bool kMin, bool kSub16>
+template <int T, bool kNib, bool kHigh, bool kMin, bool kSub16>
 void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t t0, float* y,
           int64_t y_stride, __mmask16 store_mask) {
   __m512 acc[T];
   for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
   const int64_t nb = a.nb;
   const int32_t off = w.offset;
-  const __m512i low4 = _mm512_set1_epi8(15);
   const int8_t* xrow[T];
   for (int t = 0; t < T; ++t) xrow[t] = a.qs + (t0 + t) * a.stride;
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = w.Block(g, b);
     __m512i wq[8];
     if constexpr (kNib) {
-      for (int c = 0; c < 4; ++c) {
-        const __m512i v = _mm512_load_si512(blk + 64 * c);
-        wq[c] = _mm512_and_si512(v, low4);
-        wq[c + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
-      }
+      UnpackChunks<kHigh>(blk, wq);
     } else {
       for (int c = 0; c < 8; ++c) wq[c] = _mm512_load_si512(blk + 64 * c);
     }
@@ -93,23 +89,28 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t
 using TileFn = void (*)(const PackedWeights&, const PackedActivations&, int64_t, int64_t, float*,
                         int64_t, __mmask16);
 
-template <bool kNib, bool kMin, bool kSub16>
+template <bool kNib, bool kHigh, bool kMin, bool kSub16>
 struct Tiles {
   static constexpr TileFn fns[9] = {nullptr,
-                                    Tile<1, kNib, kMin, kSub16>,
-                                    Tile<2, kNib, kMin, kSub16>,
-                                    Tile<3, kNib, kMin, kSub16>,
-                                    Tile<4, kNib, kMin, kSub16>,
-                                    Tile<5, kNib, kMin, kSub16>,
-                                    Tile<6, kNib, kMin, kSub16>,
-                                    Tile<7, kNib, kMin, kSub16>,
-                                    Tile<8, kNib, kMin, kSub16>};
+                                    Tile<1, kNib, kHigh, kMin, kSub16>,
+                                    Tile<2, kNib, kHigh, kMin, kSub16>,
+                                    Tile<3, kNib, kHigh, kMin, kSub16>,
+                                    Tile<4, kNib, kHigh, kMin, kSub16>,
+                                    Tile<5, kNib, kHigh, kMin, kSub16>,
+                                    Tile<6, kNib, kHigh, kMin, kSub16>,
+                                    Tile<7, kNib, kHigh, kMin, kSub16>,
+                                    Tile<8, kNib, kHigh, kMin, kSub16>};
 };
 
 const TileFn* TilesFor(const PackedWeights& w) {
-  if (w.sub == 16) return Tiles<false, false, true>::fns;
-  if (w.nibbles) return w.has_min ? Tiles<true, true, false>::fns : Tiles<true, false, false>::fns;
-  return w.has_min ? Tiles<false, true, false>::fns : Tiles<false, false, false>::fns;
+  if (w.sub == 16) return Tiles<false, false, false, true>::fns;
+  if (w.nibbles && w.high_bits) {
+    return w.has_min ? Tiles<true, true, true, false>::fns : Tiles<true, true, false, false>::fns;
+  }
+  if (w.nibbles) {
+    return w.has_min ? Tiles<true, false, true, false>::fns : Tiles<true, false, false, false>::fns;
+  }
+  return w.has_min ? Tiles<false, false, true, false>::fns : Tiles<false, false, false, false>::fns;
 }
 
 }  // namespace
