@@ -160,6 +160,8 @@ def radixlm_speed(binary, model, threads, prompt, decode, batches, isa=None, rep
 
 
 def default_isa_name(flags):
+    if "amx_int8" in open("/proc/cpuinfo").read():
+        return "amx"
     return "avx512" if "avx512f" in flags else ("avx2" if "avx2" in flags else "scalar")
 
 
@@ -391,7 +393,7 @@ def report(r):
               "| RADIXLM_ISA | prompt | prefill tok/s | decode tok/s, batch 1 | "
               f"decode tok/s, batch {max(r['batches'])} | prefill / default | decode b1 / default |",
               "|---|---|---|---|---|---|---|"]
-    for key in ("default", "avx2", "scalar"):
+    for key in ("default", "avx512", "avx2", "scalar"):
         x = r["speed"].get(key)
         if not x:
             continue
@@ -474,7 +476,8 @@ def main():
                                              DECODE_PREFIX, args.decode_tokens, batches)
     # a + b + c: radixlm
     r["speed"] = {}
-    for isa in (None, "avx2"):
+    narrower = ["avx512", "avx2"] if "amx_int8" in open("/proc/cpuinfo").read() else ["avx2"]
+    for isa in (None, *narrower):
         r["speed"][isa or "default"] = radixlm_speed(
             args.radixlm, model, args.threads, args.prompt_tokens, args.decode_tokens, batches,
             isa, args.reps)
