@@ -25,23 +25,6 @@ struct alignas(64) TileConfig {
   uint8_t rows[16] = {};
 };
 
-// Tile registers are per-thread state: configure once per thread.
-void ConfigureThisThread() {
-  thread_local bool configured = false;
-  if (configured) return;
-  TileConfig cfg;
-  for (int set = 0; set < 2; ++set) {
-    cfg.colsb[3 * set] = 64;  // C
-    cfg.rows[3 * set] = 16;
-    cfg.colsb[3 * set + 1] = 32;  // A
-    cfg.rows[3 * set + 1] = 16;
-    cfg.colsb[3 * set + 2] = 64;  // B
-    cfg.rows[3 * set + 2] = 8;
-  }
-  _tile_loadconfig(&cfg);
-  configured = true;
-}
-
 // Two sets of tiles (C, A, B = tmm0-2 and tmm3-5) so block b + 1's tile product runs while
 // block b's result goes through the float epilogue.
 #define RADIXLM_AMX_ISSUE(C, A, B, blk_index, unpacked)                                   \
@@ -107,9 +90,22 @@ void Tile16(const PackedWeights& w, const PackedActivations& a, int64_t g, int64
 
 bool Supports(const PackedWeights& w) { return w.sub == 32; }
 
+// In static storage: GCC 12 drops stores into a local config before ldtilecfg reads it.
+// Tiles 0-2 and 3-5: C (16 rows x 64 bytes), A (16 x 32), B (8 x 64).
+alignas(64) constexpr TileConfig kTileConfig = {
+    .palette = 1,
+    .start_row = 0,
+    .reserved = {},
+    .colsb = {64, 32, 64, 64, 32, 64},
+    .rows = {16, 16, 8, 16, 16, 8},
+};
+
+void Begin() { _tile_loadconfig(&kTileConfig); }
+
+void End() { _tile_release(); }
+
 void PackedGemm16(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t t0,
                   float* y, int64_t y_stride, uint16_t store_mask) {
-  ConfigureThisThread();
   if (w.nibbles && w.high_bits) {
     if (w.has_min) return Tile16<true, true, true>(w, a, g, t0, y, y_stride, store_mask);
     return Tile16<true, true, false>(w, a, g, t0, y, y_stride, store_mask);

@@ -118,6 +118,10 @@ const TileFn* TilesFor(const PackedWeights& w) {
 void PackedGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
                 int64_t g1, float* y, int64_t y_stride, bool use_amx) {
   const TileFn* fns = TilesFor(w);
+#if defined(RADIXLM_KERNELS_AMX)
+  use_amx = use_amx && n_tokens >= 16;
+  if (use_amx) amx::Begin();
+#endif
   for (int64_t g = g0; g < g1; ++g) {
     const int64_t valid = std::min<int64_t>(16, w.rows - 16 * g);
     const auto mask = static_cast<__mmask16>((1u << valid) - 1);
@@ -132,6 +136,9 @@ void PackedGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_to
     for (; t + 8 <= n_tokens; t += 8) fns[8](w, a, g, t, y, y_stride, mask);
     if (t < n_tokens) fns[n_tokens - t](w, a, g, t, y, y_stride, mask);
   }
+#if defined(RADIXLM_KERNELS_AMX)
+  if (use_amx) amx::End();
+#endif
 }
 
 void QuantizeActivationRow(const float* x, int64_t n, int act_block, int8_t* qs, float* dx,

@@ -29,6 +29,10 @@ void PackedGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_to
 // CpuHasAmxInt8().
 namespace amx {
 bool Supports(const PackedWeights& w);  // one scale per 32-block (not Q6_K)
+// Configure this thread's tiles before PackedGemm16 calls, and release them after (a thread
+// holding tile state pays for it at every context switch and may run at a lower clock).
+void Begin();
+void End();
 // y[t0 .. t0 + 16, rows of group g] (store_mask: the group's valid rows).
 void PackedGemm16(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t t0,
                   float* y, int64_t y_stride, uint16_t store_mask);
