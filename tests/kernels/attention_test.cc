@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -194,6 +195,26 @@ TEST(AttentionKernels, GgmlExpIsAccurate) {
 }
 
 #if defined(RADIXLM_KERNELS_X86)
+// fn (a SIMD AccumulateBlock) gives the scalar kernel's accumulators bit for bit.
+void ExpectAccumulateMatchesScalar(cpu::AccumulateBlockFn fn, std::initializer_list<int> widths,
+                                   std::mt19937& rng) {
+  for (const int width : widths) {
+    for (int lane0 = 0; lane0 < cpu::kLanes; ++lane0) {
+      for (const int n : {1, 6, 8, 17, 64}) {
+        const auto pr = RandomFloats(rng, n, 0.0f, 1.0f);
+        const auto v = RandomFloats(rng, static_cast<int64_t>(n) * width, -2.0f, 2.0f);
+        auto acc_a = RandomFloats(rng, static_cast<int64_t>(cpu::kLanes) * width);
+        auto acc_b = acc_a;
+        fn(pr.data(), v.data(), n, width, lane0, acc_a.data());
+        cpu::scalar::AccumulateBlock(pr.data(), v.data(), n, width, lane0, acc_b.data());
+        for (size_t i = 0; i < acc_a.size(); ++i) {
+          ASSERT_EQ(acc_a[i], acc_b[i]) << "width=" << width << " lane0=" << lane0 << " n=" << n;
+        }
+      }
+    }
+  }
+}
+
 // The scalar kernels define the numerics; the AVX2 ones must reproduce them bit for bit.
 TEST(AttentionKernels, Avx2MatchesScalarBitForBit) {
   if (!IsaAvailable(Isa::kAvx2)) GTEST_SKIP() << "no AVX2";
@@ -222,21 +243,7 @@ TEST(AttentionKernels, Avx2MatchesScalarBitForBit) {
       for (int j = 0; j < n; ++j) ASSERT_EQ(sa[j], sb[j]) << "lane0=" << lane0 << " j=" << j;
     }
   }
-  for (const int width : {8, 24, 256}) {
-    for (int lane0 = 0; lane0 < cpu::kLanes; ++lane0) {
-      for (const int n : {1, 6, 8, 17, 64}) {
-        const auto pr = RandomFloats(rng, n, 0.0f, 1.0f);
-        const auto v = RandomFloats(rng, static_cast<int64_t>(n) * width, -2.0f, 2.0f);
-        auto acc_a = RandomFloats(rng, static_cast<int64_t>(cpu::kLanes) * width);
-        auto acc_b = acc_a;
-        cpu::avx2::AccumulateBlock(pr.data(), v.data(), n, width, lane0, acc_a.data());
-        cpu::scalar::AccumulateBlock(pr.data(), v.data(), n, width, lane0, acc_b.data());
-        for (size_t i = 0; i < acc_a.size(); ++i) {
-          ASSERT_EQ(acc_a[i], acc_b[i]) << "width=" << width << " lane0=" << lane0 << " n=" << n;
-        }
-      }
-    }
-  }
+  ExpectAccumulateMatchesScalar(cpu::avx2::AccumulateBlock, {8, 24, 256}, rng);
 }
 #endif
 
@@ -260,21 +267,7 @@ TEST(AttentionKernels, Avx512MatchesScalarBitForBit) {
       }
     }
   }
-  for (const int width : {8, 32, 256}) {
-    for (int lane0 = 0; lane0 < cpu::kLanes; ++lane0) {
-      for (const int n : {1, 6, 8, 17, 64}) {
-        const auto pr = RandomFloats(rng, n, 0.0f, 1.0f);
-        const auto v = RandomFloats(rng, static_cast<int64_t>(n) * width, -2.0f, 2.0f);
-        auto acc_a = RandomFloats(rng, static_cast<int64_t>(cpu::kLanes) * width);
-        auto acc_b = acc_a;
-        cpu::avx512::AccumulateBlock(pr.data(), v.data(), n, width, lane0, acc_a.data());
-        cpu::scalar::AccumulateBlock(pr.data(), v.data(), n, width, lane0, acc_b.data());
-        for (size_t i = 0; i < acc_a.size(); ++i) {
-          ASSERT_EQ(acc_a[i], acc_b[i]) << "width=" << width << " lane0=" << lane0 << " n=" << n;
-        }
-      }
-    }
-  }
+  ExpectAccumulateMatchesScalar(cpu::avx512::AccumulateBlock, {8, 32, 256}, rng);
 }
 #endif
 

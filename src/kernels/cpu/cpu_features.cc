@@ -29,10 +29,6 @@ bool CpuHasAvx512() {
 #endif
 }
 
-}  // namespace radixlm::kernels::cpu
-
-namespace radixlm::kernels::cpu {
-
 bool CpuHasAvx512Vnni() {
 #if defined(__x86_64__) || defined(__i386__)
   static const bool has = CpuHasAvx512() && __builtin_cpu_supports("avx512vnni");
@@ -41,10 +37,6 @@ bool CpuHasAvx512Vnni() {
   return false;
 #endif
 }
-
-}  // namespace radixlm::kernels::cpu
-
-namespace radixlm::kernels::cpu {
 
 bool CpuHasAmxInt8() {
 #if defined(__x86_64__) && defined(__linux__)
