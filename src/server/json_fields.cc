@@ -30,6 +30,18 @@ const json* FindField(const json& object, std::string_view field) {
   return &*it;
 }
 
+bool IsUnsetValue(const json& value) {
+  if (value.is_null()) return true;
+  if (value.is_string()) return value.get_ref<const std::string&>().empty();
+  if (value.is_array() || value.is_object()) return value.empty();
+  return value.is_boolean() && !value.get<bool>();
+}
+
+bool IsFieldSet(const json& object, std::string_view field) {
+  const json* value = FindField(object, field);
+  return value != nullptr && !IsUnsetValue(*value);
+}
+
 Status WrongType(std::string_view field, std::string_view expected, const json& value) {
   return InvalidArgument(std::string(field) + " must be " + std::string(expected) + ", got " +
                          DescribeJson(value));

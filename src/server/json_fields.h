@@ -19,6 +19,12 @@ std::string DescribeJson(const nlohmann::json& value);
 // The field's value, or nullptr when absent or null.
 const nlohmann::json* FindField(const nlohmann::json& object, std::string_view field);
 
+// True for a value that means "not set" as SGLang's clients send it: null, "", [], {} or false
+// (e.g. "lora_path": "" for the base model).
+bool IsUnsetValue(const nlohmann::json& value);
+// The field is present with a value other than IsUnsetValue's.
+bool IsFieldSet(const nlohmann::json& object, std::string_view field);
+
 Status WrongType(std::string_view field, std::string_view expected, const nlohmann::json& value);
 
 Status ReadBool(const nlohmann::json& object, std::string_view field, bool* out);

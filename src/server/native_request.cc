@@ -29,15 +29,9 @@ constexpr UnsupportedField kUnsupported[] = {
     {"token_ids_logprob", "token_ids_logprob"},
 };
 
-bool IsEmptyValue(const json& v) {
-  return v.is_null() || ((v.is_array() || v.is_object() || v.is_string()) && v.empty()) ||
-         (v.is_boolean() && !v.get<bool>());
-}
-
 Status RejectUnsupported(const json& body) {
   for (const UnsupportedField& field : kUnsupported) {
-    auto it = body.find(field.name);
-    if (it != body.end() && !IsEmptyValue(*it)) {
+    if (IsFieldSet(body, field.name)) {
       return Unimplemented(std::string(field.name) + ": " + field.what +
                            " are not supported by radixlm");
     }
@@ -129,8 +123,7 @@ Status ReadPromptOptions(const json& body, bool batch, size_t i, size_t size,
   if (!params.is_null() && !params.is_object()) {
     return WrongType("sampling_params", "an object (or a list of objects for a batch)", params);
   }
-  if (const json* stop_regex = FindField(params, "stop_regex");
-      stop_regex != nullptr && !IsEmptyValue(*stop_regex)) {
+  if (params.is_object() && IsFieldSet(params, "stop_regex")) {
     return Unimplemented("stop_regex is not supported by radixlm; use stop strings");
   }
   RADIXLM_ASSIGN_OR_RETURN(request->sampling_params, SamplingParams::FromJson(params));

@@ -99,12 +99,15 @@ Status ReadCommon(const json& body, bool chat, const ServerConfig& limits, OpenA
     RADIXLM_RETURN_IF_ERROR(ReadBool(*options, "include_usage", &r->include_usage));
   }
   RADIXLM_RETURN_IF_ERROR(ReadSampling(body, chat, limits, &r->sampling));
-  if (const json* tools = FindField(body, "tools"); tools != nullptr && !tools->empty()) {
+  if (IsFieldSet(body, "tools")) {
     return Unimplemented("tools: tool calling is not supported by radixlm");
   }
-  if (const json* functions = FindField(body, "functions");
-      functions != nullptr && !functions->empty()) {
+  if (IsFieldSet(body, "functions")) {
     return Unimplemented("functions: function calling is not supported by radixlm");
+  }
+  // Refused rather than ignored (as /generate does), until stop_regex is built.
+  if (IsFieldSet(body, "stop_regex")) {
+    return Unimplemented("stop_regex is not supported by radixlm; use stop strings");
   }
   return Status::Ok();
 }
@@ -263,7 +266,7 @@ StatusOr<OpenAiRequest> ParseCompletionRequest(const json& body, const ServerCon
   RADIXLM_RETURN_IF_ERROR(ReadPrompts(body, &r.prompts));
   RADIXLM_RETURN_IF_ERROR(ReadCompletionLogprobs(body, &r));
   RADIXLM_RETURN_IF_ERROR(ReadBool(body, "echo", &r.echo));
-  if (const json* suffix = FindField(body, "suffix"); suffix != nullptr && !suffix->empty()) {
+  if (IsFieldSet(body, "suffix")) {
     return Unimplemented("suffix is not supported by radixlm");
   }
   if (r.echo && r.logprobs) {

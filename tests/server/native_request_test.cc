@@ -121,6 +121,14 @@ TEST(NativeRequestTest, UnsupportedFeaturesAreUnimplemented) {
     EXPECT_EQ(call.status().code(), StatusCode::kUnimplemented) << body;
   }
   EXPECT_TRUE(Parse(R"({"text": "a", "image_data": null, "lora_path": null})").ok());
+  // null, "", [], {} and false mean "not set" (SGLang's clients send "lora_path": "").
+  for (const char* body :
+       {R"({"text": "a", "lora_path": ""})", R"({"text": "a", "image_data": []})",
+        R"({"text": "a", "session_params": {}})", R"({"text": "a", "input_embeds": false})",
+        R"({"text": "a", "sampling_params": {"stop_regex": ""}})",
+        R"({"text": "a", "sampling_params": {"stop_regex": []}})"}) {
+    EXPECT_TRUE(Parse(body).ok()) << body;
+  }
 }
 
 TEST(NativeRequestTest, ServerLimits) {

@@ -64,10 +64,22 @@ TEST(OpenAiRequestTest, CompletionBadFields) {
   for (const char* body : bad) {
     EXPECT_EQ(Completion(body).status().code(), StatusCode::kInvalidArgument) << body;
   }
-  for (const char* body : {R"({"prompt": "a", "suffix": "z"})", R"({"prompt": "a", "best_of": 3})",
-                           R"({"prompt": "a", "echo": true, "logprobs": 1})"}) {
+  for (const char* body :
+       {R"({"prompt": "a", "suffix": "z"})", R"({"prompt": "a", "best_of": 3})",
+        R"({"prompt": "a", "echo": true, "logprobs": 1})", R"({"prompt": "a", "stop_regex": "x+"})",
+        R"({"prompt": "a", "stop_regex": ["x+"]})"}) {
     EXPECT_EQ(Completion(body).status().code(), StatusCode::kUnimplemented) << body;
   }
+  // Unset values are not requests for a feature.
+  for (const char* body :
+       {R"({"prompt": "a", "suffix": ""})", R"({"prompt": "a", "stop_regex": ""})",
+        R"({"prompt": "a", "stop_regex": null})", R"({"prompt": "a", "tools": []})"}) {
+    EXPECT_TRUE(Completion(body).ok()) << body;
+  }
+  EXPECT_EQ(Chat(R"({"messages": [{"role": "user", "content": "hi"}], "stop_regex": "x"})")
+                .status()
+                .code(),
+            StatusCode::kUnimplemented);
 }
 
 TEST(OpenAiRequestTest, ChatMessagesAndTokens) {
