@@ -1,4 +1,5 @@
-"""`radixlm serve` for the benchmark scripts: one server on 127.0.0.1 at a free port.
+"""Servers for the benchmark scripts (`radixlm serve`, llama.cpp's llama-server): one process on
+127.0.0.1 at a free port.
 
   with Server("build/apps/radixlm", model, ["--threads", "2"]) as server:
       requests.post(server.url + "/generate", ...)
@@ -19,15 +20,15 @@ def free_port():
         return s.getsockname()[1]
 
 
-class Server:
-    def __init__(self, binary, model, extra=(), log_prefix="bench-server-"):
+class Process:
+    """A server process on 127.0.0.1 at a free port: cmd(port) gives its command line."""
+
+    def __init__(self, cmd, log_prefix):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tempfile.NamedTemporaryFile(prefix=log_prefix, suffix=".log", delete=False)
-        self.proc = subprocess.Popen(
-            [binary, "serve", "--model-path", model, "--host", "127.0.0.1", "--port",
-             str(self.port), *extra],
-            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.proc = subprocess.Popen([str(c) for c in cmd(self.port)], stdout=self.log,
+                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -43,10 +44,30 @@ class Server:
     def stop(self):
         if self.proc.poll() is None:
             self.proc.terminate()
-            self.proc.wait(timeout=60)
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.stop()
+
+
+class Server(Process):
+    """`radixlm serve --model-path MODEL` plus extra flags."""
+
+    def __init__(self, binary, model, extra=(), log_prefix="bench-server-"):
+        super().__init__(lambda port: [binary, "serve", "--model-path", model, "--host",
+                                       "127.0.0.1", "--port", port, *extra], log_prefix)
+
+
+class LlamaServer(Process):
+    """llama.cpp's `llama-server -m MODEL` plus extra flags (bench/llama_peer.py builds it)."""
+
+    def __init__(self, binary, model, extra=()):
+        super().__init__(lambda port: [binary, "-m", model, "--host", "127.0.0.1", "--port",
+                                       port, *extra], "llama-server-")

@@ -28,11 +28,8 @@ import random
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -40,7 +37,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import llama_peer  # noqa: E402
 from bench_frontend import http  # noqa: E402
-from bench_server import Server, free_port  # noqa: E402
+from bench_server import LlamaServer, Server  # noqa: E402
 
 DECODE_PREFIX = 32  # tokens `radixlm speed` prefills each decode sequence with (SpeedOptions)
 
@@ -278,46 +275,6 @@ def wl_no_sharing(client, rng, size):
 WORKLOADS = [("few_shot", wl_few_shot), ("multi_turn_chat", wl_multi_turn),
              ("tree_of_thought", wl_tree_of_thought), ("llm_judge_bsm", wl_llm_judge),
              ("no_sharing", wl_no_sharing)]
-
-
-class LlamaServer:
-    """llama-server on 127.0.0.1 at a free port (same /health wait and stop as bench_server)."""
-
-    def __init__(self, binary, model, extra=()):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = tempfile.NamedTemporaryFile(prefix="llama-server-", suffix=".log",
-                                               delete=False)
-        cmd = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(self.port),
-               *map(str, extra)]
-        log("$ " + " ".join(cmd))
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            try:
-                if urllib.request.urlopen(self.url + "/health", timeout=2).status == 200:
-                    return
-            except (OSError, urllib.error.HTTPError):
-                pass
-            time.sleep(0.3)
-        self.stop()
-        raise RuntimeError("llama-server did not start; log: " + self.log.name)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
 
 
 def serve_workloads(url, args):

