@@ -1,5 +1,7 @@
 #include "kernels/backend.h"
 
+#include <string>
+
 #include "kernels/dot.h"
 #include "kernels/ops.h"
 #include "kernels/rope.h"
@@ -14,25 +16,12 @@ std::unique_ptr<PackedWeights> PrepareCpuWeights(WeightMatrix* w, ThreadPool* po
   return packed;
 }
 
-const char* CpuName() {
-  switch (ActiveIsa()) {
-    case Isa::kScalar:
-      return "cpu-scalar";
-    case Isa::kAvx2:
-      return "cpu-avx2";
-    case Isa::kAvx512:
-      return "cpu-avx512";
-    case Isa::kAmx:
-      return "cpu-amx";
-  }
-  return "cpu";
-}
-
 }  // namespace
 
 const KernelBackend& CpuBackend() {
+  static const std::string name = std::string("cpu-") + IsaName(ActiveIsa());
   static const KernelBackend backend{
-      .name = CpuName(),
+      .name = name.c_str(),
       .prepare_weights = PrepareCpuWeights,
       .matmul = MatMulMulti,
       .embed = GetRows,

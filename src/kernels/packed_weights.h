@@ -1,5 +1,6 @@
 // Quantized weights repacked once at load for the int8 GEMM that prefill, batched decode and
-// decode all run (u8 weights x s8 activations, vpdpbusd on AVX-512 VNNI).
+// decode all run (u8 weights x s8 activations: vpdpbusd on AVX-512 VNNI, and 16-token tdpbsud
+// tiles where the CPU has AMX-INT8).
 //
 // Every 32-element block type (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) and every K-quant (Q4_K, Q5_K,
 // Q6_K) is rewritten exactly as unsigned integers u with float scales per block of `sub`
