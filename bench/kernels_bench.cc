@@ -7,7 +7,7 @@
 //                                                the matmul cost of one decode step
 //   kernels_bench --benchmark_filter=PeakInt8    the core's int8 multiply-add ceiling (no
 //                                                loads, no scales: the bound for any Q8 GEMM)
-// Environment: RADIXLM_ISA=scalar|avx2 caps the dispatch level.
+// Environment: RADIXLM_ISA=scalar|avx2|avx_vnni|avx512|amx caps the dispatch level.
 #include <benchmark/benchmark.h>
 
 #if defined(__x86_64__)

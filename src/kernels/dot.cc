@@ -15,6 +15,9 @@ Isa DetectIsa() {
   Isa isa = Isa::kScalar;
 #if defined(RADIXLM_KERNELS_X86)
   if (cpu::CpuHasAvx2()) isa = Isa::kAvx2;
+#if defined(RADIXLM_KERNELS_AVX_VNNI)
+  if (cpu::CpuHasAvxVnni()) isa = Isa::kAvxVnni;
+#endif
 #if defined(RADIXLM_KERNELS_AVX512)
   if (cpu::CpuHasAvx512()) isa = Isa::kAvx512;
 #if defined(RADIXLM_KERNELS_AMX)
@@ -26,6 +29,7 @@ Isa DetectIsa() {
     Isa limit = Isa::kAmx;
     if (std::strcmp(cap, "scalar") == 0) limit = Isa::kScalar;
     if (std::strcmp(cap, "avx2") == 0) limit = Isa::kAvx2;
+    if (std::strcmp(cap, "avx_vnni") == 0) limit = Isa::kAvxVnni;
     if (std::strcmp(cap, "avx512") == 0) limit = Isa::kAvx512;
     if (static_cast<int>(limit) < static_cast<int>(isa)) isa = limit;
   }
@@ -179,6 +183,8 @@ const char* IsaName(Isa isa) {
       return "scalar";
     case Isa::kAvx2:
       return "avx2";
+    case Isa::kAvxVnni:
+      return "avx_vnni";
     case Isa::kAvx512:
       return "avx512";
     case Isa::kAmx:
@@ -199,6 +205,12 @@ bool IsaAvailable(Isa isa) {
     case Isa::kAvx2:
 #if defined(RADIXLM_KERNELS_X86)
       return cpu::CpuHasAvx2();
+#else
+      return false;
+#endif
+    case Isa::kAvxVnni:
+#if defined(RADIXLM_KERNELS_AVX_VNNI)
+      return cpu::CpuHasAvxVnni();
 #else
       return false;
 #endif
@@ -312,6 +324,7 @@ VecDotFn GetVecDotFnForIsa(GgmlType weight_type, Isa isa) {
     case Isa::kScalar:
       return ScalarFn(weight_type);
     case Isa::kAvx2:
+    case Isa::kAvxVnni:  // AVX-VNNI has no dot kernels of its own
       return Avx2Fn(weight_type);
     case Isa::kAvx512:
     case Isa::kAmx:  // AMX has no dot kernels of its own

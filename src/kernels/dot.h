@@ -11,8 +11,8 @@
 // weight type (AVX-512 for the float types, whose AVX2 code has no multi-row kernel; else
 // AVX2+FMA+F16C; else scalar). The scalar code is the reference; SIMD paths agree with it up
 // to float summation order (tests check this). Environment variable
-// RADIXLM_ISA=scalar|avx2|avx512|amx caps the level (for benchmarking and debugging). Where the CPU
-// has AVX-512 VNNI, quantized model weights bypass these kernels (packed_weights.h).
+// RADIXLM_ISA=scalar|avx2|avx_vnni|avx512|amx caps the level (for benchmarking and debugging).
+// From the avx2 level up, quantized model weights bypass these kernels (packed_weights.h).
 #pragma once
 
 #include <cstddef>
@@ -65,8 +65,10 @@ void SplitQ8_0x8(int64_t n, const void* x, size_t x_stride, int8_t* qs, size_t q
 // Convenience: GetVecDotFn(weight_type)(n, weight_row, x).
 float VecDot(GgmlType weight_type, int64_t n, const void* weight_row, const void* x);
 
-// kAmx: AVX-512 plus AMX-INT8 tiles (used by the packed GEMM for 16-token tiles).
-enum class Isa { kScalar = 0, kAvx2 = 1, kAvx512 = 2, kAmx = 3 };
+// kAvxVnni: AVX2 plus AVX-VNNI (ymm vpdpbusd, used by the packed GEMM; the dot kernels are
+// AVX2's). kAmx: AVX-512 plus AMX-INT8 tiles (used by the packed GEMM for 16-token tiles).
+// An AVX-512 CPU is at kAvx512 or above whether or not it has AVX-VNNI.
+enum class Isa { kScalar = 0, kAvx2 = 1, kAvxVnni = 2, kAvx512 = 3, kAmx = 4 };
 const char* IsaName(Isa isa);
 // The highest level compiled in and supported by this CPU (after the RADIXLM_ISA cap).
 Isa ActiveIsa();

@@ -170,14 +170,43 @@ bool IsPackableType(GgmlType type) {
   }
 }
 
-bool PackedGemmAvailable() {
+PackedGemmPath ActivePackedGemmPath() {
+  static const PackedGemmPath path = [] {
+    const Isa isa = ActiveIsa();
 #if defined(RADIXLM_KERNELS_AVX512_VNNI)
-  static const bool available = ActiveIsa() >= Isa::kAvx512 && cpu::CpuHasAvx512Vnni();
-  return available;
-#else
-  return false;
+    if (isa >= Isa::kAvx512 && cpu::CpuHasAvx512Vnni()) {
+      return isa == Isa::kAmx ? PackedGemmPath::kAmx : PackedGemmPath::kAvx512Vnni;
+    }
 #endif
+#if defined(RADIXLM_KERNELS_X86)
+#if defined(RADIXLM_KERNELS_AVX_VNNI)
+    if (isa >= Isa::kAvxVnni && cpu::CpuHasAvxVnni()) return PackedGemmPath::kAvxVnni;
+#endif
+    if (isa >= Isa::kAvx2) return PackedGemmPath::kAvx2;
+#endif
+    (void)isa;
+    return PackedGemmPath::kNone;
+  }();
+  return path;
 }
+
+const char* PackedGemmPathName(PackedGemmPath path) {
+  switch (path) {
+    case PackedGemmPath::kNone:
+      return "none";
+    case PackedGemmPath::kAvx2:
+      return "avx2";
+    case PackedGemmPath::kAvxVnni:
+      return "avx_vnni";
+    case PackedGemmPath::kAvx512Vnni:
+      return "avx512_vnni";
+    case PackedGemmPath::kAmx:
+      return "amx+avx512_vnni";
+  }
+  return "?";
+}
+
+bool PackedGemmAvailable() { return ActivePackedGemmPath() != PackedGemmPath::kNone; }
 
 std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* pool) {
   const TypeTraits tr = Traits(w.type);
@@ -258,11 +287,18 @@ PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, in
   auto* qs = reinterpret_cast<int8_t*>((reinterpret_cast<uintptr_t>(s.qs.data()) + 63) &
                                        ~static_cast<uintptr_t>(63));
   PackedActivations a{qs, stride, nb, s.dx.data(), s.sum16.data(), s.dxs.data()};
-  const auto QuantizeRow =
+  const PackedGemmPath path = ActivePackedGemmPath();
+  auto QuantizeRow = cpu::QuantizeActivationRowScalar;
 #if defined(RADIXLM_KERNELS_AVX512_VNNI)
-      PackedGemmAvailable() ? cpu::avx512vnni::QuantizeActivationRow :
+  if (path == PackedGemmPath::kAvx512Vnni || path == PackedGemmPath::kAmx) {
+    QuantizeRow = cpu::avx512vnni::QuantizeActivationRow;
+  }
 #endif
-                            cpu::QuantizeActivationRowScalar;
+#if defined(RADIXLM_KERNELS_X86)
+  if (path == PackedGemmPath::kAvx2 || path == PackedGemmPath::kAvxVnni) {
+    QuantizeRow = cpu::avx2::QuantizeActivationRow;
+  }
+#endif
   auto quantize = [&](int64_t t0, int64_t t1, int) {
     for (int64_t t = t0; t < t1; ++t) {
       QuantizeRow(x + t * cols, cols, act_block, qs + t * stride, s.dx.data() + t * nb,
@@ -279,14 +315,28 @@ PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, in
 
 void PackedGemmGroups(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens,
                       int64_t g0, int64_t g1, float* y, int64_t y_stride) {
+  switch (ActivePackedGemmPath()) {
 #if defined(RADIXLM_KERNELS_AVX512_VNNI)
-  if (PackedGemmAvailable()) {
-    static const bool amx = ActiveIsa() == Isa::kAmx;
-    cpu::avx512vnni::PackedGemm(w, a, n_tokens, g0, g1, y, y_stride, amx && cpu::amx::Supports(w));
-    return;
-  }
+    case PackedGemmPath::kAvx512Vnni:
+    case PackedGemmPath::kAmx: {
+      const bool amx = ActivePackedGemmPath() == PackedGemmPath::kAmx && cpu::amx::Supports(w);
+      cpu::avx512vnni::PackedGemm(w, a, n_tokens, g0, g1, y, y_stride, amx);
+      return;
+    }
 #endif
-  ReferenceGroups(w, a, n_tokens, g0, g1, y, y_stride);
+#if defined(RADIXLM_KERNELS_AVX_VNNI)
+    case PackedGemmPath::kAvxVnni:
+      cpu::avxvnni::PackedGemm(w, a, n_tokens, g0, g1, y, y_stride);
+      return;
+#endif
+#if defined(RADIXLM_KERNELS_X86)
+    case PackedGemmPath::kAvx2:
+      cpu::avx2::PackedGemm(w, a, n_tokens, g0, g1, y, y_stride);
+      return;
+#endif
+    default:
+      ReferenceGroups(w, a, n_tokens, g0, g1, y, y_stride);
+  }
 }
 
 void PackedGemmReference(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens,

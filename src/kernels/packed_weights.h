@@ -1,6 +1,6 @@
 // Quantized weights repacked once at load for the int8 GEMM that prefill, batched decode and
-// decode all run (u8 weights x s8 activations: vpdpbusd on AVX-512 VNNI, and 16-token tdpbsud
-// tiles where the CPU has AMX-INT8).
+// decode all run (u8 weights x s8 activations: vpmaddubsw on AVX2, vpdpbusd on AVX-VNNI and
+// AVX-512 VNNI, and 16-token tdpbsud tiles where the CPU has AMX-INT8).
 //
 // Every 32-element block type (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) and every K-quant (Q4_K, Q5_K,
 // Q6_K) is rewritten exactly as unsigned integers u with float scales per block of `sub`
@@ -66,9 +66,15 @@ inline int PackedQuant(const PackedWeights& w, const uint8_t* blk, int lane, int
   return u;
 }
 
-// True if the packed GEMM runs on this CPU at the dispatched ISA level (AVX-512 VNNI, not
-// capped by RADIXLM_ISA). When false, nothing is packed and MatMul uses the dot kernels.
-bool PackedGemmAvailable();
+// The SIMD code the packed GEMM runs on this CPU at the dispatched ISA level (ActiveIsa, so
+// after the RADIXLM_ISA cap): AVX2 (vpmaddubsw) at avx2; AVX-VNNI at avx_vnni; at avx512,
+// AVX-512 VNNI where the CPU has it (else AVX-VNNI, else AVX2); AMX-INT8 16-token tiles with
+// AVX-512 VNNI for the rest at amx. kNone (scalar level, or not x86): nothing
+// is packed and MatMul uses the dot kernels.
+enum class PackedGemmPath { kNone, kAvx2, kAvxVnni, kAvx512Vnni, kAmx };
+PackedGemmPath ActivePackedGemmPath();
+const char* PackedGemmPathName(PackedGemmPath path);
+bool PackedGemmAvailable();  // ActivePackedGemmPath() != kNone
 
 // True for the weight types PackWeights accepts.
 bool IsPackableType(gguf::GgmlType type);

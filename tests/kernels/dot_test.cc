@@ -157,7 +157,7 @@ TEST(DotDispatch, ActivationTypes) {
   EXPECT_TRUE(IsaAvailable(ActiveIsa()));
   // Names the SIMD paths the parity tests above exercised on this machine.
   std::printf("dot kernels: active %s; available:", IsaName(ActiveIsa()));
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512, Isa::kAmx}) {
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512, Isa::kAmx}) {
     if (IsaAvailable(isa)) std::printf(" %s", IsaName(isa));
   }
   std::printf("\n");

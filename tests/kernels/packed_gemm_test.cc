@@ -1,12 +1,16 @@
 // The int8 GEMM over repacked weights (kernels/packed_weights.h): exact repacking of every
 // packable type, the dispatched SIMD path bit for bit against the scalar reference, batch
 // invariance over token counts, and closeness to the float product of the dequantized weights.
+// Every SIMD path the CPU runs (AVX2, AVX-VNNI, AVX-512 VNNI, AMX) is compared, not only the
+// dispatched one; the first test prints which.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/gemm_packed.h"
@@ -64,13 +68,45 @@ std::vector<float> RandomActivations(int64_t n_tokens, int64_t cols, uint32_t se
   return x;
 }
 
+// Every SIMD implementation this binary has and this CPU runs, whatever the dispatch picks.
+struct SimdPath {
+  const char* name;
+  void (*gemm)(const PackedWeights&, const PackedActivations&, int64_t, int64_t, int64_t, float*,
+               int64_t);
+};
+
+std::vector<SimdPath> SimdPathsOnThisCpu() {
+  std::vector<SimdPath> paths;
+#if defined(RADIXLM_KERNELS_X86)
+  if (cpu::CpuHasAvx2()) paths.push_back({"avx2", cpu::avx2::PackedGemm});
+#endif
+#if defined(RADIXLM_KERNELS_AVX_VNNI)
+  if (cpu::CpuHasAvxVnni()) paths.push_back({"avx_vnni", cpu::avxvnni::PackedGemm});
+#endif
+#if defined(RADIXLM_KERNELS_AVX512_VNNI)
+  if (cpu::CpuHasAvx512Vnni()) {
+    paths.push_back({"avx512_vnni", [](const PackedWeights& w, const PackedActivations& a,
+                                       int64_t n, int64_t g0, int64_t g1, float* y, int64_t ys) {
+                       cpu::avx512vnni::PackedGemm(w, a, n, g0, g1, y, ys, false);
+                     }});
+  }
+#endif
+#if defined(RADIXLM_KERNELS_AMX)
+  if (cpu::CpuHasAvx512Vnni() && cpu::CpuHasAmxInt8()) {
+    paths.push_back({"amx", [](const PackedWeights& w, const PackedActivations& a, int64_t n,
+                               int64_t g0, int64_t g1, float* y, int64_t ys) {
+                       cpu::avx512vnni::PackedGemm(w, a, n, g0, g1, y, ys, cpu::amx::Supports(w));
+                     }});
+  }
+#endif
+  return paths;
+}
+
 TEST(PackedGemmTest, ReportsTheIsaItExercises) {
-  // With AMX, tests below with >= 16 tokens run 16-token AMX tiles and VNNI tiles for the rest.
-  std::printf("packed GEMM: %s (AVX-512 VNNI in this CPU: %s, AMX-INT8: %s)\n",
-              !PackedGemmAvailable()     ? "scalar reference only"
-              : ActiveIsa() == Isa::kAmx ? "amx + avx512_vnni"
-                                         : "avx512_vnni",
-              cpu::CpuHasAvx512Vnni() ? "yes" : "no", cpu::CpuHasAmxInt8() ? "yes" : "no");
+  std::string names;
+  for (const SimdPath& p : SimdPathsOnThisCpu()) names += std::string(" ") + p.name;
+  std::printf("packed GEMM: dispatched %s; SIMD paths tested against the reference:%s\n",
+              PackedGemmPathName(ActivePackedGemmPath()), names.empty() ? " none" : names.c_str());
 }
 
 TEST(PackedGemmTest, RepackingIsExactForEveryType) {
@@ -96,33 +132,67 @@ TEST(PackedGemmTest, RepackingIsExactForEveryType) {
 }
 
 TEST(PackedGemmTest, ScalarAndSimdActivationQuantizersAgreeBitForBit) {
-  if (!PackedGemmAvailable()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  using QuantizeFn = void (*)(const float*, int64_t, int, int8_t*, float*, int32_t*, float*);
+  std::vector<std::pair<const char*, QuantizeFn>> simd;
+#if defined(RADIXLM_KERNELS_X86)
+  if (cpu::CpuHasAvx2()) simd.push_back({"avx2", cpu::avx2::QuantizeActivationRow});
+#endif
 #if defined(RADIXLM_KERNELS_AVX512_VNNI)
-  const int64_t n = 512;
-  const std::vector<float> x = RandomActivations(1, n, 3);
-  for (int act_block : {32, 256}) {
-    std::vector<int8_t> q1(n), q2(n);
-    std::vector<float> d1(n / 32), d2(n / 32), s1(n / 32), s2(n / 32);
-    std::vector<int32_t> h1(n / 16), h2(n / 16);
-    cpu::QuantizeActivationRowScalar(x.data(), n, act_block, q1.data(), d1.data(), h1.data(),
-                                     s1.data());
-    cpu::avx512vnni::QuantizeActivationRow(x.data(), n, act_block, q2.data(), d2.data(), h2.data(),
-                                           s2.data());
-    EXPECT_EQ(q1, q2) << act_block;
-    EXPECT_EQ(0, std::memcmp(d1.data(), d2.data(), d1.size() * sizeof(float))) << act_block;
-    EXPECT_EQ(h1, h2) << act_block;
-    EXPECT_EQ(0, std::memcmp(s1.data(), s2.data(), s1.size() * sizeof(float))) << act_block;
-    // The same quants as the dot kernels' activation format for that block size.
-    const GgmlType act = act_block == 32 ? GgmlType::kQ8_0 : GgmlType::kQ8_K;
-    std::vector<uint8_t> ref(RowBytes(act, n));
-    QuantizeRow(act, x.data(), ref.data(), n);
-    std::vector<float> deq(n);
-    DequantizeRow(act, ref.data(), deq.data(), n);
-    for (int64_t k = 0; k < n; ++k) {
-      ASSERT_EQ(deq[k], d1[k / 32] * static_cast<float>(q1[k])) << act_block << " " << k;
-    }
+  if (cpu::CpuHasAvx512Vnni()) {
+    simd.push_back({"avx512_vnni", cpu::avx512vnni::QuantizeActivationRow});
   }
 #endif
+  if (simd.empty()) GTEST_SKIP() << "no SIMD activation quantizer on this CPU";
+  const int64_t n = 512;
+  const std::vector<float> x = RandomActivations(1, n, 3);
+  for (const auto& [name, quantize] : simd) {
+    for (int act_block : {32, 256}) {
+      SCOPED_TRACE(std::string(name) + " act_block " + std::to_string(act_block));
+      std::vector<int8_t> q1(n), q2(n);
+      std::vector<float> d1(n / 32), d2(n / 32), s1(n / 32), s2(n / 32);
+      std::vector<int32_t> h1(n / 16), h2(n / 16);
+      cpu::QuantizeActivationRowScalar(x.data(), n, act_block, q1.data(), d1.data(), h1.data(),
+                                       s1.data());
+      quantize(x.data(), n, act_block, q2.data(), d2.data(), h2.data(), s2.data());
+      EXPECT_EQ(q1, q2);
+      EXPECT_EQ(0, std::memcmp(d1.data(), d2.data(), d1.size() * sizeof(float)));
+      EXPECT_EQ(h1, h2);
+      EXPECT_EQ(0, std::memcmp(s1.data(), s2.data(), s1.size() * sizeof(float)));
+      // The same quants as the dot kernels' activation format for that block size.
+      const GgmlType act = act_block == 32 ? GgmlType::kQ8_0 : GgmlType::kQ8_K;
+      std::vector<uint8_t> ref(RowBytes(act, n));
+      QuantizeRow(act, x.data(), ref.data(), n);
+      std::vector<float> deq(n);
+      DequantizeRow(act, ref.data(), deq.data(), n);
+      for (int64_t k = 0; k < n; ++k) {
+        ASSERT_EQ(deq[k], d1[k / 32] * static_cast<float>(q1[k])) << k;
+      }
+    }
+  }
+}
+
+TEST(PackedGemmTest, EverySimdPathMatchesReferenceBitForBit) {
+  const std::vector<SimdPath> paths = SimdPathsOnThisCpu();
+  if (paths.empty()) GTEST_SKIP() << "no SIMD packed GEMM on this CPU";
+  for (const Case& c : kCases) {
+    // 45 rows: a full group and a partial one (13 rows: one full half, one of 5).
+    const Fixture f = MakeWeights(c.type, 45, 512, 21);
+    const auto p = PackWeights(f.w, nullptr);
+    // Token counts around every tile size (4, 8, 16) and a longer run.
+    for (int64_t n_tokens : {1, 3, 4, 7, 8, 15, 16, 17, 37}) {
+      const std::vector<float> x = RandomActivations(n_tokens, f.cols, 9);
+      const PackedActivations a =
+          QuantizePackedActivations(x.data(), n_tokens, f.cols, p->act_block, nullptr);
+      std::vector<float> ref(n_tokens * f.rows);
+      PackedGemmReference(*p, a, n_tokens, ref.data(), f.rows);
+      for (const SimdPath& path : paths) {
+        SCOPED_TRACE(std::string(c.name) + " " + path.name + " tokens " + std::to_string(n_tokens));
+        std::vector<float> got(n_tokens * f.rows, -1.0f);
+        path.gemm(*p, a, n_tokens, 0, p->groups, got.data(), f.rows);
+        ASSERT_EQ(0, std::memcmp(ref.data(), got.data(), ref.size() * sizeof(float)));
+      }
+    }
+  }
 }
 
 TEST(PackedGemmTest, DispatchedPathMatchesReferenceAndIsBatchInvariant) {

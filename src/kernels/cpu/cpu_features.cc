@@ -38,6 +38,19 @@ bool CpuHasAvx512Vnni() {
 #endif
 }
 
+bool CpuHasAvxVnni() {
+#if defined(__x86_64__)
+  static const bool has = [] {
+    unsigned eax, ebx, ecx, edx;
+    if (!CpuHasAvx2() || !__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) return false;
+    return ((eax >> 4) & 1) != 0;  // CPUID.(EAX=7,ECX=1):EAX[4] AVX-VNNI
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
+
 bool CpuHasAmxInt8() {
 #if defined(__x86_64__) && defined(__linux__)
   static const bool has = [] {

@@ -1,6 +1,9 @@
-// ISA implementations behind kernels/packed_weights.h. The avx512vnni namespace is compiled with
-// -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni and exists only where
-// RADIXLM_KERNELS_AVX512_VNNI is defined; call it only if CpuHasAvx512Vnni().
+// ISA implementations behind kernels/packed_weights.h. The avx2 namespace is compiled with
+// -mavx2 -mfma -mf16c where RADIXLM_KERNELS_X86 is defined (call only if CpuHasAvx2()); avxvnni
+// adds -mavxvnni where RADIXLM_KERNELS_AVX_VNNI is defined (call only if CpuHasAvxVnni()); the
+// avx512vnni namespace is compiled with -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512vnni
+// and exists only where RADIXLM_KERNELS_AVX512_VNNI is defined; call it only if
+// CpuHasAvx512Vnni().
 #pragma once
 
 #include <cstdint>
@@ -16,6 +19,20 @@ namespace radixlm::kernels::cpu {
 // quant sums per 16, dxs[n / 32] = dx * (sum of the 32-block's quants).
 void QuantizeActivationRowScalar(const float* x, int64_t n, int act_block, int8_t* qs, float* dx,
                                  int32_t* sum16, float* dxs);
+
+namespace avx2 {
+void QuantizeActivationRow(const float* x, int64_t n, int act_block, int8_t* qs, float* dx,
+                           int32_t* sum16, float* dxs);
+// vpmaddubsw: 8 rows x up to 4 tokens per tile.
+void PackedGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
+                int64_t g1, float* y, int64_t y_stride);
+}  // namespace avx2
+
+namespace avxvnni {
+// vpdpbusd on ymm: 8 rows x up to 4 tokens per tile.
+void PackedGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
+                int64_t g1, float* y, int64_t y_stride);
+}  // namespace avxvnni
 
 namespace avx512vnni {
 void QuantizeActivationRow(const float* x, int64_t n, int act_block, int8_t* qs, float* dx,

@@ -18,6 +18,7 @@ namespace radixlm::kernels::cpu {
 bool CpuHasAvx2();        // AVX2 + FMA + F16C (and OS support, via __builtin_cpu_supports)
 bool CpuHasAvx512();      // AVX-512 F + BW + VL + DQ
 bool CpuHasAvx512Vnni();  // CpuHasAvx512() and AVX512_VNNI (vpdpbusd)
+bool CpuHasAvxVnni();     // CpuHasAvx2() and AVX-VNNI (VEX-encoded vpdpbusd on ymm)
 // AMX-TILE + AMX-INT8 in CPUID and the tile data state granted to this process by the kernel
 // (Linux arch_prctl ARCH_REQ_XCOMP_PERM, requested on the first call).
 bool CpuHasAmxInt8();

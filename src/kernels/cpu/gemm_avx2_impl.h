@@ -1,0 +1,178 @@
+// 256-bit int8 GEMM over PackedWeights (kernels/packed_weights.h), included by gemm_avx2.cc
+// (AVX2: vpmaddubsw + vpmaddwd) and gemm_avxvnni.cc (AVX-VNNI: vpdpbusd on ymm). Everything
+// here has internal linkage, so the two translation units, compiled with different flags,
+// never share a function body.
+//
+// A 16-row group is handled as two halves of 8 rows (one row per 32-bit lane); a tile is one
+// half against up to kMaxTile tokens, so each weight block is unpacked once per tile. Integer
+// sums are exact, and per element the float operations are those of PackedGemmReference in
+// the same order, so results are bit-identical to it whatever the tile (batch invariance).
+//
+// Without VNNI, vpmaddubsw (u8 x s8 pairs, saturating int16) takes sums of several chunks
+// before widening: |x| <= 127, so a pair is at most 2 * 127 * u_max: 3810 for 4-bit u (8 chunks
+// fit in int16), 7874 for 5-bit (4 chunks), 16002 for Q6_K's 6 bits (2 chunks). Q8_0 (u up to
+// 255) uses the sign trick instead: |q| (<= 128) times x carrying q's sign, one chunk at a time
+// (2 * 128 * 127 = 32512), with q = u - 128 recovered as u ^ 0x80, so no offset correction.
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/packed_weights.h"
+
+namespace radixlm::kernels::cpu {
+namespace {
+
+constexpr int kMaxTile = 4;
+
+inline __m256i Broadcast4(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm256_set1_epi32(v);
+}
+
+// Weight chunk c (0..7) of half h of the block at blk, as 8 rows x 4 bytes of u.
+template <bool kNib, bool kHigh>
+inline __m256i Chunk(const uint8_t* blk, int h, int c) {
+  if constexpr (!kNib) {
+    return _mm256_load_si256(reinterpret_cast<const __m256i*>(blk + 64 * c + 32 * h));
+  } else {
+    const __m256i v =
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(blk + 64 * (c % 4) + 32 * h));
+    const __m256i low4 = _mm256_set1_epi8(15);
+    __m256i u = c < 4 ? _mm256_and_si256(v, low4) : _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
+    if constexpr (kHigh) {
+      // Bit c of the plane byte becomes bit 4 (16-bit shifts: bit 4 of a byte only receives
+      // bits of that byte for shifts up to 4).
+      const __m256i hb = _mm256_load_si256(reinterpret_cast<const __m256i*>(blk + 256 + 32 * h));
+      const __m256i sh = c <= 4 ? _mm256_slli_epi16(hb, 4 - c) : _mm256_srli_epi16(hb, c - 4);
+      u = _mm256_or_si256(u, _mm256_and_si256(sh, _mm256_set1_epi8(0x10)));
+    }
+    return u;
+  }
+}
+
+// Per-type integer step: chunks wq[c0 .. c1) of a block against token t's quants x (at the
+// block's first column), added to s. kChunksPer16: chunks summed in int16 before widening
+// (0: the Q8_0 sign trick).
+template <bool kVnni, int kChunksPer16>
+inline __m256i DotChunks(const __m256i* wq, int c0, int c1, const int8_t* x, __m256i s) {
+  if constexpr (kVnni) {
+    for (int c = c0; c < c1; ++c) {
+      s = _mm256_dpbusd_avx_epi32(s, wq[c], Broadcast4(x + 4 * c));
+    }
+    return s;
+  } else {
+    const __m256i ones = _mm256_set1_epi16(1);
+    if constexpr (kChunksPer16 == 0) {
+      const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+      for (int c = c0; c < c1; ++c) {
+        const __m256i q = _mm256_xor_si256(wq[c], flip);
+        const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(q, q),
+                                               _mm256_sign_epi8(Broadcast4(x + 4 * c), q));
+        s = _mm256_add_epi32(s, _mm256_madd_epi16(p, ones));
+      }
+    } else {
+      for (int c = c0; c < c1; c += kChunksPer16) {
+        __m256i p = _mm256_setzero_si256();
+        for (int k = c; k < std::min(c1, c + kChunksPer16); ++k) {
+          p = _mm256_add_epi16(p, _mm256_maddubs_epi16(wq[k], Broadcast4(x + 4 * k)));
+        }
+        s = _mm256_add_epi32(s, _mm256_madd_epi16(p, ones));
+      }
+    }
+    return s;
+  }
+}
+
+// y[t0 + t, 16 g + 8 h + lane] for t < T; valid: the rows of the half to store (1..8).
+template <int T, bool kVnni, bool kNib, bool kHigh, bool kMin, bool kSub16, int kChunksPer16>
+void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h, int64_t t0,
+          float* y, int64_t y_stride, int valid) {
+  // The Q8_0 sign trick computes sum q * x directly: no offset term.
+  const int32_t off = (!kVnni && kChunksPer16 == 0) ? 0 : w.offset;
+  const int64_t nb = a.nb;
+  __m256 acc[T];
+  for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* blk = w.Block(g, b);
+    __m256i wq[8];  // unpacked once per block for all T tokens
+    for (int c = 0; c < 8; ++c) wq[c] = Chunk<kNib, kHigh>(blk, h, c);
+    const auto* dptr = reinterpret_cast<const float*>(blk + w.quant_bytes) + 8 * h;
+    constexpr int kScales = kSub16 ? 2 : 1;
+    for (int sc = 0; sc < kScales; ++sc) {
+      const int c0 = kSub16 ? 4 * sc : 0, c1 = kSub16 ? c0 + 4 : 8;
+      const __m256 d = _mm256_load_ps(dptr + 16 * sc);
+      for (int t = 0; t < T; ++t) {
+        const int64_t tb = (t0 + t) * nb + b;
+        const int32_t xsum = kSub16 ? a.sum16[2 * tb + sc] : a.sum16[2 * tb] + a.sum16[2 * tb + 1];
+        const __m256i s = DotChunks<kVnni, kChunksPer16>(
+            wq, c0, c1, a.qs + (t0 + t) * a.stride + 32 * b, _mm256_set1_epi32(-off * xsum));
+        const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(a.dx[tb]));
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), scale, acc[t]);
+        if constexpr (kMin) {
+          acc[t] = _mm256_fmadd_ps(_mm256_load_ps(dptr + 16), _mm256_set1_ps(a.dxs[tb]), acc[t]);
+        }
+      }
+    }
+  }
+  for (int t = 0; t < T; ++t) {
+    float* out = y + (t0 + t) * y_stride + 16 * g + 8 * h;
+    if (valid == 8) {
+      _mm256_storeu_ps(out, acc[t]);
+    } else {
+      alignas(32) float tmp[8];
+      _mm256_store_ps(tmp, acc[t]);
+      std::memcpy(out, tmp, sizeof(float) * valid);
+    }
+  }
+}
+
+using TileFn = void (*)(const PackedWeights&, const PackedActivations&, int64_t, int, int64_t,
+                        float*, int64_t, int);
+
+template <bool kVnni, bool kNib, bool kHigh, bool kMin, bool kSub16, int kChunksPer16>
+struct Tiles {
+  static constexpr TileFn fns[kMaxTile + 1] = {
+      nullptr, Tile<1, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16>,
+      Tile<2, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16>,
+      Tile<3, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16>,
+      Tile<4, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16>};
+};
+
+template <bool kVnni>
+const TileFn* TilesFor(const PackedWeights& w) {
+  if (w.sub == 16) return Tiles<kVnni, false, false, false, true, 2>::fns;  // Q6_K
+  if (w.nibbles && w.high_bits) {
+    return w.has_min ? Tiles<kVnni, true, true, true, false, 4>::fns
+                     : Tiles<kVnni, true, true, false, false, 4>::fns;
+  }
+  if (w.nibbles) {
+    return w.has_min ? Tiles<kVnni, true, false, true, false, 8>::fns
+                     : Tiles<kVnni, true, false, false, false, 8>::fns;
+  }
+  return Tiles<kVnni, false, false, false, false, 0>::fns;  // Q8_0
+}
+
+template <bool kVnni>
+void PackedGemm256(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
+                   int64_t g1, float* y, int64_t y_stride) {
+  const TileFn* fns = TilesFor<kVnni>(w);
+  for (int64_t g = g0; g < g1; ++g) {
+    for (int h = 0; h < 2; ++h) {
+      const int valid = static_cast<int>(std::min<int64_t>(8, w.rows - 16 * g - 8 * h));
+      if (valid <= 0) break;
+      int64_t t = 0;
+      for (; t + kMaxTile <= n_tokens; t += kMaxTile) {
+        fns[kMaxTile](w, a, g, h, t, y, y_stride, valid);
+      }
+      if (t < n_tokens) fns[n_tokens - t](w, a, g, h, t, y, y_stride, valid);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace radixlm::kernels::cpu
