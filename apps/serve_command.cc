@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -17,10 +18,7 @@
 
 #include "apps/commands.h"
 #include "engine/engine.h"
-#include "engine/tokenizer_codec.h"
-#include "server/chat_renderer.h"
 #include "server/http_server.h"
-#include "server/model_info.h"
 #include "server/server_log.h"
 #include "util/model_path.h"
 
@@ -99,13 +97,14 @@ Status RunServe(ServeOptions opt) {
   server::SetLogLevel(level);
   RaiseFileLimit();
   RADIXLM_ASSIGN_OR_RETURN(std::string path, ResolveModelPath(opt.engine.model_path));
-  RADIXLM_ASSIGN_OR_RETURN(server::ModelInfo info,
-                           server::LoadModelInfo(path, opt.server.served_model_name));
+  std::error_code size_error;
+  const auto file_bytes = static_cast<int64_t>(std::filesystem::file_size(path, size_error));
+  if (size_error) return IoError("cannot read the size of " + path + ": " + size_error.message());
   if (opt.mem_fraction_static > 0) {
     if (opt.mem_fraction_static >= 1) return InvalidArgument("--mem-fraction-static must be < 1");
     const int64_t kv_bytes =
         static_cast<int64_t>(opt.mem_fraction_static * static_cast<double>(MemTotalBytes())) -
-        info.file_bytes;
+        file_bytes;
     if (kv_bytes < (int64_t{16} << 20)) {
       return InvalidArgument("--mem-fraction-static leaves no memory for the KV cache");
     }
@@ -115,29 +114,15 @@ Status RunServe(ServeOptions opt) {
 
   std::unique_ptr<Engine> engine;
   {
-    LoadingIndicator loading("loading " + info.name + " (" + FormatBytes(info.file_bytes) + ")");
+    LoadingIndicator loading("loading " + std::filesystem::path(path).filename().string() + " (" +
+                             FormatBytes(file_bytes) + ")");
     RADIXLM_ASSIGN_OR_RETURN(engine, Engine::Create(opt.engine));
   }
+  const ModelInfo& info = engine->assets().info();
+  const Status& chat_status = engine->assets().chat_status();
 
-  std::unique_ptr<server::ChatRenderer> chat;
-  Status chat_status;
-  std::string bos, eos;
-  if (auto* codec = dynamic_cast<const TokenizerCodec*>(&engine->codec())) {
-    const auto& tok = codec->tokenizer();
-    if (tok.bos_id() >= 0) bos = tok.TokenText(tok.bos_id());
-    if (tok.eos_id() >= 0) eos = tok.TokenText(tok.eos_id());
-  }
-  StatusOr<std::unique_ptr<server::ChatRenderer>> renderer =
-      server::MakeChatRenderer(info, bos, eos);
-  if (renderer.ok()) {
-    chat = std::move(*renderer);
-  } else {
-    chat_status = renderer.status();
-  }
-
-  RADIXLM_ASSIGN_OR_RETURN(
-      std::unique_ptr<server::HttpServer> http,
-      server::HttpServer::Create(opt.server, engine.get(), info, std::move(chat), chat_status));
+  RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<server::HttpServer> http,
+                           server::HttpServer::Create(opt.server, engine.get()));
   RADIXLM_RETURN_IF_ERROR(http->Start());
 
   const SchedulerConfig& sc = engine->scheduler_config();

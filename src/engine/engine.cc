@@ -6,7 +6,6 @@
 #include <random>
 
 #include "engine/request_validation.h"
-#include "engine/tokenizer_codec.h"
 #include "sampling/sampler.h"
 
 namespace radixlm {
@@ -25,8 +24,15 @@ std::string NewRid(uint64_t counter) {
 StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config,
                                                  std::unique_ptr<ModelRunner> runner,
                                                  std::unique_ptr<TokenTextCodec> codec) {
-  if (runner == nullptr || codec == nullptr) {
-    return InvalidArgument("Engine needs a model runner and a tokenizer codec");
+  if (codec == nullptr) return InvalidArgument("Engine needs a tokenizer codec");
+  return Create(config, std::move(runner), ModelAssets::FromParts(std::move(codec), ModelInfo{}));
+}
+
+StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config,
+                                                 std::unique_ptr<ModelRunner> runner,
+                                                 std::unique_ptr<ModelAssets> assets) {
+  if (runner == nullptr || assets == nullptr) {
+    return InvalidArgument("Engine needs a model runner and the model's assets");
   }
   if (config.max_total_tokens <= 0) {
     return InvalidArgument("max_total_tokens must be set when the engine is given a runner");
@@ -35,21 +41,21 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config,
   if (config.context_length > 0) context = std::min(context, config.context_length);
   RADIXLM_ASSIGN_OR_RETURN(SchedulerConfig sc,
                            config.ToSchedulerConfig(config.max_total_tokens, context));
-  std::unique_ptr<Engine> engine(new Engine(config, sc, std::move(runner), std::move(codec)));
+  std::unique_ptr<Engine> engine(new Engine(config, sc, std::move(runner), std::move(assets)));
   RADIXLM_RETURN_IF_ERROR(engine->Start());
   return engine;
 }
 
 Engine::Engine(const EngineConfig& config, const SchedulerConfig& scheduler_config,
-               std::unique_ptr<ModelRunner> runner, std::unique_ptr<TokenTextCodec> codec)
+               std::unique_ptr<ModelRunner> runner, std::unique_ptr<ModelAssets> assets)
     : config_(config),
       scheduler_config_(scheduler_config),
       runner_(std::move(runner)),
-      codec_(std::move(codec)) {}
+      assets_(std::move(assets)) {}
 
 Status Engine::Start() {
   RADIXLM_ASSIGN_OR_RETURN(
-      scheduler_, Scheduler::Create(scheduler_config_, runner_.get(), codec_.get(),
+      scheduler_, Scheduler::Create(scheduler_config_, runner_.get(), &assets_->codec(),
                                     [this](RequestOutput&& out) { OnOutput(std::move(out)); }));
   context_length_ = scheduler_->context_length();
   thread_ = std::thread([this] { Loop(); });
@@ -77,7 +83,7 @@ StatusOr<std::shared_ptr<GenerateStream>> Engine::Submit(GenerateRequest request
                                 .context_length = context_length_,
                                 .pool_tokens = scheduler_config_.max_total_tokens};
   RADIXLM_ASSIGN_OR_RETURN(std::vector<int32_t> ids,
-                           ValidateGenerateRequest(request, *codec_, limits));
+                           ValidateGenerateRequest(request, assets_->codec(), limits));
   RADIXLM_ASSIGN_OR_RETURN(PreparedGrammar grammar, PrepareGrammar(request.sampling_params));
   if (request.rid.empty()) request.rid = NewRid(next_rid_++);
   const int32_t n = request.sampling_params.n;
@@ -136,23 +142,18 @@ StatusOr<Engine::PreparedGrammar> Engine::PrepareGrammar(const SamplingParams& p
     return prepared;
   }
   std::call_once(grammar_once_, [this] {
-    std::shared_ptr<const grammar::TokenVocab> vocab;
-    if (const auto* real = dynamic_cast<const TokenizerCodec*>(codec_.get())) {
-      vocab = grammar::TokenVocab::FromTokenizer(real->tokenizer(), codec_->eog_token_ids());
-    } else {  // a test codec: a token's text is its bytes
-      std::vector<std::string> bytes(runner_->vocab_size());
-      for (int32_t t = 0; t < runner_->vocab_size(); ++t) {
-        if (!codec_->IsControlToken(t)) bytes[t] = codec_->TokenText(t);
-      }
-      vocab = grammar::TokenVocab::Create(std::move(bytes), codec_->eog_token_ids());
-    }
+    const TokenTextCodec& codec = assets_->codec();
+    std::vector<std::string> bytes(runner_->vocab_size());
+    for (int32_t t = 0; t < runner_->vocab_size(); ++t) bytes[t] = codec.TokenBytes(t);
+    std::shared_ptr<const grammar::TokenVocab> vocab =
+        grammar::TokenVocab::Create(std::move(bytes), codec.eog_token_ids());
     grammar_options_.json.whitespace_pattern = config_.constrained_json_whitespace_pattern;
     grammar_cache_ = std::make_unique<grammar::GrammarCache>(std::move(vocab), grammar_options_);
     grammar_cache_ready_.store(grammar_cache_.get(), std::memory_order_release);
     // A finished compilation wakes the scheduler thread (it waits on cv_ for a ready grammar);
     // taking mu_ orders the wake-up after the loop's check of the queue.
-    grammar_pool_ = std::make_unique<grammar::GrammarCompilerPool>(
-        config_.grammar_compile_threads, [this] {
+    grammar_pool_ =
+        std::make_unique<grammar::GrammarCompilerPool>(config_.grammar_compile_threads, [this] {
           { std::lock_guard<std::mutex> lock(mu_); }
           cv_.notify_all();
         });

@@ -1,6 +1,7 @@
 // Engine: the in-process serving API (what the HTTP server, the frontend language, benchmarks
-// and tests use). It owns the model runner, the tokenizer codec and ONE scheduler thread that
-// owns the Scheduler and everything under it (pool, tree, requests).
+// and tests use). It owns the model runner, the model's assets (tokenizer, chat template,
+// metadata: ModelAssets) and ONE scheduler thread that owns the Scheduler and everything under
+// it (pool, tree, requests).
 //
 //   auto engine = Engine::Create(config);               // loads model + tokenizer
 //   auto stream = (*engine)->Submit({.text = "Hello", ...});
@@ -28,19 +29,20 @@
 #include <vector>
 
 #include "engine/engine_config.h"
-#include "grammar/grammar_cache.h"
-#include "grammar/grammar_compiler_pool.h"
 #include "engine/generate_request.h"
 #include "engine/generate_stream.h"
+#include "engine/model_assets.h"
+#include "grammar/grammar_cache.h"
+#include "grammar/grammar_compiler_pool.h"
 #include "scheduler/model_runner.h"
 #include "scheduler/scheduler.h"
-#include "scheduler/token_text.h"
+#include "tokenizer/text_codec.h"
 
 namespace radixlm {
 
 struct EngineStats {
   SchedulerStats scheduler;
-  int64_t live_requests = 0;  // submitted and not yet ended (all samples)
+  int64_t live_requests = 0;           // submitted and not yet ended (all samples)
   grammar::GrammarCacheStats grammar;  // constrained decoding: compiles, lookups, compile time
   // Share of prefill tokens served by the radix cache: hit / (hit + computed).
   double cache_hit_rate() const {
@@ -51,11 +53,15 @@ struct EngineStats {
 
 class Engine {
  public:
-  // Loads the model (config.model_path) and its tokenizer, sizes the KV pool, starts the
+  // Loads the model (config.model_path) and its assets, sizes the KV pool, starts the
   // scheduler thread.
   static StatusOr<std::unique_ptr<Engine>> Create(const EngineConfig& config);
-  // With a given runner and codec (tests, fakes). config.max_total_tokens must be > 0 and fit
+  // With a given runner and assets (tests, fakes). config.max_total_tokens must be > 0 and fit
   // the runner's KV storage; config.model_path is ignored.
+  static StatusOr<std::unique_ptr<Engine>> Create(const EngineConfig& config,
+                                                  std::unique_ptr<ModelRunner> runner,
+                                                  std::unique_ptr<ModelAssets> assets);
+  // As above, the assets being `codec` and an empty ModelInfo (no chat template).
   static StatusOr<std::unique_ptr<Engine>> Create(const EngineConfig& config,
                                                   std::unique_ptr<ModelRunner> runner,
                                                   std::unique_ptr<TokenTextCodec> codec);
@@ -94,7 +100,7 @@ class Engine {
 
   const EngineConfig& config() const { return config_; }
   const SchedulerConfig& scheduler_config() const { return scheduler_config_; }
-  const TokenTextCodec& codec() const { return *codec_; }
+  const ModelAssets& assets() const { return *assets_; }
   int32_t vocab_size() const { return runner_->vocab_size(); }
   int64_t context_length() const { return context_length_; }
   int64_t max_total_tokens() const { return scheduler_config_.max_total_tokens; }
@@ -119,7 +125,7 @@ class Engine {
   };
 
   Engine(const EngineConfig& config, const SchedulerConfig& scheduler_config,
-         std::unique_ptr<ModelRunner> runner, std::unique_ptr<TokenTextCodec> codec);
+         std::unique_ptr<ModelRunner> runner, std::unique_ptr<ModelAssets> assets);
   Status Start();
   void Post(Command command);
   // Posts a command and blocks until the scheduler thread has handled it.
@@ -132,7 +138,7 @@ class Engine {
   const EngineConfig config_;
   const SchedulerConfig scheduler_config_;
   std::unique_ptr<ModelRunner> runner_;
-  std::unique_ptr<TokenTextCodec> codec_;
+  std::unique_ptr<ModelAssets> assets_;
   int64_t context_length_ = 0;
 
   // Constrained decoding: grammars compile once per (kind, text) against the codec's
@@ -140,7 +146,7 @@ class Engine {
   // parses the grammar (errors: InvalidArgument); the automata are built on grammar_pool_ and
   // the request waits in the scheduler's grammar queue meanwhile (a cache hit skips both).
   struct PreparedGrammar {
-    std::shared_ptr<const grammar::CompiledGrammar> ready;  // compiled (or no grammar)
+    std::shared_ptr<const grammar::CompiledGrammar> ready;    // compiled (or no grammar)
     std::shared_future<RequestInput::GrammarResult> pending;  // valid() while compiling
     grammar::GrammarKind kind = grammar::GrammarKind::kRegex;
   };

@@ -1,7 +1,7 @@
-// Engine::Create(config): load the GGUF, its tokenizer and the model; size the KV pool.
+// Engine::Create(config): open the GGUF once; load its assets (tokenizer, chat template,
+// metadata) and the model; size the KV pool.
 #include "engine/engine.h"
 #include "engine/model_backed_runner.h"
-#include "engine/tokenizer_codec.h"
 #include "gguf/gguf_file.h"
 #include "model/model.h"
 #include "util/model_path.h"
@@ -12,8 +12,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   RADIXLM_ASSIGN_OR_RETURN(std::string path, ResolveModelPath(config.model_path));
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<gguf::GgufFile> file, gguf::GgufFile::Open(path));
   RADIXLM_ASSIGN_OR_RETURN(model::ModelConfig mc, model::ModelConfig::FromGguf(*file));
-  RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<tokenizer::Tokenizer> tok,
-                           tokenizer::Tokenizer::FromGguf(*file));
+  RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<ModelAssets> assets, ModelAssets::FromGguf(*file, path));
 
   int64_t context = mc.context_length;
   if (config.context_length > 0) context = std::min(context, config.context_length);
@@ -41,8 +40,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   const int64_t kv_slots = (pool_tokens / page + 1) * page;
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<ModelBackedRunner> runner,
                            ModelBackedRunner::Create(std::move(model), kv_slots));
-  auto codec = std::make_unique<TokenizerCodec>(std::move(tok));
-  std::unique_ptr<Engine> engine(new Engine(config, sc, std::move(runner), std::move(codec)));
+  std::unique_ptr<Engine> engine(new Engine(config, sc, std::move(runner), std::move(assets)));
   RADIXLM_RETURN_IF_ERROR(engine->Start());
   return engine;
 }

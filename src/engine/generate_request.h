@@ -21,7 +21,7 @@
 #include "sampling/sampling_params.h"
 #include "scheduler/finish_reason.h"
 #include "scheduler/request_output.h"
-#include "scheduler/token_text.h"
+#include "tokenizer/text_codec.h"
 
 namespace radixlm {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "engine/generate_request.h"
-#include "scheduler/token_text.h"
+#include "tokenizer/text_codec.h"
 #include "util/status.h"
 
 namespace radixlm {

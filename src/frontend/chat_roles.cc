@@ -3,8 +3,6 @@
 #include <nlohmann/json.hpp>
 
 #include "chat/builtin_templates.h"
-#include "chat/chat_template.h"
-#include "gguf/gguf_file.h"
 
 namespace radixlm::frontend {
 namespace {
@@ -12,10 +10,6 @@ namespace {
 constexpr const char* kSystemMark = "RADIXLMSYSTEMMARK";
 constexpr const char* kUserMark = "RADIXLMUSERMARK";
 constexpr const char* kAssistantMark = "RADIXLMASSISTANTMARK";
-
-StatusOr<std::string> Render(const chat::ChatTemplate& t, const nlohmann::json& messages) {
-  return chat::RenderChat(t, messages, /*add_generation_prompt=*/false, "", "");
-}
 
 nlohmann::json Message(const char* role, const char* content) {
   return nlohmann::json{{"role", role}, {"content", content}};
@@ -54,13 +48,18 @@ StatusOr<std::string> ChatRoles::Suffix(const std::string& role) const {
 }
 
 StatusOr<ChatRoles> ChatRoles::FromTemplate(std::string_view jinja_source) {
-  StatusOr<chat::ChatTemplate> parsed = chat::ChatTemplate::Parse(jinja_source);
-  if (!parsed.ok()) {
-    return InvalidArgument("the chat template does not parse: " + parsed.status().message());
+  StatusOr<chat::ChatRenderer> renderer = chat::ChatRenderer::FromSource(jinja_source, "", "");
+  if (!renderer.ok()) {
+    return InvalidArgument("the chat template does not parse: " + renderer.status().message());
   }
+  return FromRenderer(*renderer);
+}
+
+StatusOr<ChatRoles> ChatRoles::FromRenderer(const chat::ChatRenderer& renderer) {
+  auto render = [&](const nlohmann::json& messages) { return renderer.RenderTurns(messages); };
   ChatRoles roles;
   // user: [user]
-  StatusOr<std::string> u = Render(*parsed, nlohmann::json::array({Message("user", kUserMark)}));
+  StatusOr<std::string> u = render(nlohmann::json::array({Message("user", kUserMark)}));
   if (!u.ok())
     return InvalidArgument("the chat template renders no user turn: " + u.status().message());
   RoleText user;
@@ -69,8 +68,7 @@ StatusOr<ChatRoles> ChatRoles::FromTemplate(std::string_view jinja_source) {
   }
   roles.roles["user"] = user;
   // assistant: [user, assistant] minus [user]
-  StatusOr<std::string> ua = Render(
-      *parsed,
+  StatusOr<std::string> ua = render(
       nlohmann::json::array({Message("user", kUserMark), Message("assistant", kAssistantMark)}));
   if (!ua.ok()) {
     return InvalidArgument("the chat template renders no assistant turn: " + ua.status().message());
@@ -85,8 +83,8 @@ StatusOr<ChatRoles> ChatRoles::FromTemplate(std::string_view jinja_source) {
   }
   roles.roles["assistant"] = assistant;
   // system: [system, user]; optional (some templates reject system messages).
-  StatusOr<std::string> su = Render(
-      *parsed, nlohmann::json::array({Message("system", kSystemMark), Message("user", kUserMark)}));
+  StatusOr<std::string> su =
+      render(nlohmann::json::array({Message("system", kSystemMark), Message("user", kUserMark)}));
   RoleText system;
   std::string rest;
   if (su.ok() && SplitAround(*su, kSystemMark, &system.prefix, &rest)) {
@@ -121,14 +119,6 @@ StatusOr<ChatRoles> ChatRolesForArchitecture(const std::string& arch) {
                            "'; give the roles explicitly");
   }
   return ChatRoles::FromTemplate(source);
-}
-
-StatusOr<ChatRoles> ChatRolesForModel(const std::string& gguf_path) {
-  RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<gguf::GgufFile> file, gguf::GgufFile::Open(gguf_path));
-  RADIXLM_ASSIGN_OR_RETURN(std::string source, file->GetStringOr("tokenizer.chat_template", ""));
-  if (!source.empty()) return ChatRoles::FromTemplate(source);
-  RADIXLM_ASSIGN_OR_RETURN(std::string arch, file->GetStringOr("general.architecture", ""));
-  return ChatRolesForArchitecture(arch);
 }
 
 }  // namespace radixlm::frontend

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "chat/chat_renderer.h"
 #include "util/status.h"
 
 namespace radixlm::frontend {
@@ -31,16 +32,15 @@ struct ChatRoles {
   StatusOr<std::string> Prefix(const std::string& role, const std::string& previous) const;
   StatusOr<std::string> Suffix(const std::string& role) const;
 
-  // From a Jinja chat template (see above). InvalidArgument if it does not parse or does not
-  // render a user turn and a user + assistant conversation.
+  // From a model's chat template renderer (see above). InvalidArgument if it does not render a
+  // user turn and a user + assistant conversation.
+  static StatusOr<ChatRoles> FromRenderer(const chat::ChatRenderer& renderer);
+  // From a Jinja chat template's source; InvalidArgument also if it does not parse.
   static StatusOr<ChatRoles> FromTemplate(std::string_view jinja_source);
   // Roles as "<role>\n" ... "\n" (models without a template, tests).
   static ChatRoles Plain();
 };
 
-// The roles of a GGUF model: its tokenizer.chat_template, or radixlm's built-in template for
-// its architecture (as the server's chat route does), else an InvalidArgument.
-StatusOr<ChatRoles> ChatRolesForModel(const std::string& gguf_path);
 // The roles for a model architecture's built-in template (e.g. "gemma3"), for clients that
 // only know the served model's type.
 StatusOr<ChatRoles> ChatRolesForArchitecture(const std::string& arch);

@@ -1,7 +1,5 @@
 #include "frontend/engine_backend.h"
 
-#include "util/model_path.h"
-
 namespace radixlm::frontend {
 namespace {
 
@@ -42,8 +40,9 @@ StatusOr<std::unique_ptr<EngineBackend>> EngineBackend::Create(Engine* engine,
   if (options.chat_roles.has_value()) {
     roles = std::move(*options.chat_roles);
   } else {
-    RADIXLM_ASSIGN_OR_RETURN(std::string path, ResolveModelPath(engine->config().model_path));
-    RADIXLM_ASSIGN_OR_RETURN(roles, ChatRolesForModel(path));
+    const chat::ChatRenderer* renderer = engine->assets().chat();
+    if (renderer == nullptr) return engine->assets().chat_status();
+    RADIXLM_ASSIGN_OR_RETURN(roles, ChatRoles::FromRenderer(*renderer));
   }
   return std::unique_ptr<EngineBackend>(new EngineBackend(engine, std::move(roles)));
 }
@@ -117,7 +116,7 @@ StatusOr<PrefixCommit> EngineBackend::CommitPrefix(const std::string& text, bool
   commit.prompt_tokens = results[0].meta.prompt_tokens;
   commit.cached_tokens = results[0].meta.cached_tokens;
   if (pin) {
-    RADIXLM_ASSIGN_OR_RETURN(std::vector<int32_t> ids, engine_->codec().Encode(text));
+    RADIXLM_ASSIGN_OR_RETURN(std::vector<int32_t> ids, engine_->assets().codec().Encode(text));
     RADIXLM_ASSIGN_OR_RETURN(Engine::PrefixPin p, engine_->PinPrefix(std::move(ids)));
     commit.pin = p.id;
   }
@@ -125,7 +124,7 @@ StatusOr<PrefixCommit> EngineBackend::CommitPrefix(const std::string& text, bool
 }
 
 StatusOr<int64_t> EngineBackend::CountPromptTokens(const std::string& text) {
-  RADIXLM_ASSIGN_OR_RETURN(std::vector<int32_t> ids, engine_->codec().Encode(text));
+  RADIXLM_ASSIGN_OR_RETURN(std::vector<int32_t> ids, engine_->assets().codec().Encode(text));
   return static_cast<int64_t>(ids.size());
 }
 

@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "engine/model_assets.h"
+
 namespace radixlm::frontend {
 namespace {
 
@@ -59,7 +61,12 @@ StatusOr<std::unique_ptr<RemoteBackend>> RemoteBackend::Create(RemoteBackendOpti
     const std::string path = info.value("model_path", "");
     std::error_code ec;
     if (!path.empty() && std::filesystem::is_regular_file(path, ec)) {
-      RADIXLM_ASSIGN_OR_RETURN(roles, ChatRolesForModel(path));
+      // The server's model file is readable here: its own template, as the server renders it.
+      RADIXLM_ASSIGN_OR_RETURN(ModelInfo model, ReadModelInfo(path));
+      RADIXLM_ASSIGN_OR_RETURN(
+          chat::ChatRenderer renderer,
+          chat::ChatRenderer::ForModel(model.chat_template, model.arch, model.name, "", ""));
+      RADIXLM_ASSIGN_OR_RETURN(roles, ChatRoles::FromRenderer(renderer));
     } else {
       RADIXLM_ASSIGN_OR_RETURN(
           roles, ChatRolesForArchitecture(ArchOfModelType(info.value("model_type", ""))));

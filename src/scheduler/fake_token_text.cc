@@ -86,9 +86,8 @@ StatusOr<std::vector<int32_t>> FakeTokenTextCodec::EncodeContinuation(std::strin
   return ids;
 }
 
-std::unique_ptr<TokenTextDecoder> FakeTokenTextCodec::NewDecoder(
-    const SamplingParams& params) const {
-  return std::make_unique<FakeDecoder>(params.skip_special_tokens);
+std::unique_ptr<TokenTextDecoder> FakeTokenTextCodec::NewDecoder(bool skip_special_tokens) const {
+  return std::make_unique<FakeDecoder>(skip_special_tokens);
 }
 
 std::string FakeTokenTextCodec::TokenText(int32_t token) const { return Piece(token); }

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "scheduler/token_text.h"
+#include "tokenizer/text_codec.h"
 
 namespace radixlm {
 
@@ -25,7 +25,7 @@ class FakeTokenTextCodec : public TokenTextCodec {
   static constexpr int32_t kBos = 2;
 
   StatusOr<std::vector<int32_t>> Encode(std::string_view text) const override;
-  std::unique_ptr<TokenTextDecoder> NewDecoder(const SamplingParams& params) const override;
+  std::unique_ptr<TokenTextDecoder> NewDecoder(bool skip_special_tokens) const override;
   std::vector<int32_t> eog_token_ids() const override { return {kEos}; }
   std::string TokenText(int32_t token) const override;
   bool IsControlToken(int32_t token) const override { return IsSpecial(token); }

@@ -119,8 +119,9 @@ Status Scheduler::AddRequest(RequestInput input) {
   Request* req = owned.get();
   req->arrival_seq = next_arrival_++;
   req->arrival_time = clock_();
-  req->stop = StopChecker(req->in.params, req->max_new_tokens, eog_token_ids_,
-                          codec_ != nullptr ? codec_->NewDecoder(req->in.params) : nullptr);
+  req->stop = StopChecker(
+      req->in.params, req->max_new_tokens, eog_token_ids_,
+      codec_ != nullptr ? codec_->NewDecoder(req->in.params.skip_special_tokens) : nullptr);
   requests_.emplace(req->in.id, std::move(owned));
   if (std::string why = CheckRunnable(*req); !why.empty()) {
     FinishRequest(req, FinishReason::Abort(std::move(why)));
@@ -311,8 +312,7 @@ Status Scheduler::FlushCache() {
                    " requests are waiting or running.");
   }
   if (!pins_.empty()) {
-    return Aborted("Cache not flushed: " + std::to_string(pins_.size()) +
-                   " prefixes are pinned.");
+    return Aborted("Cache not flushed: " + std::to_string(pins_.size()) + " prefixes are pinned.");
   }
   cache_->Reset();
   pool_.Reset();

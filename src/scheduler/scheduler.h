@@ -39,7 +39,7 @@
 #include "scheduler/request_output.h"
 #include "scheduler/schedule_policy.h"
 #include "scheduler/scheduler_config.h"
-#include "scheduler/token_text.h"
+#include "tokenizer/text_codec.h"
 
 namespace radixlm {
 
@@ -48,7 +48,7 @@ struct SchedulerStats {
   int64_t prefilling_requests = 0;  // mid chunked prefill
   int64_t waiting_requests = 0;
   int64_t grammar_queue_requests = 0;  // waiting for their grammar to compile
-  int64_t pool_size = 0;  // usable KV token slots
+  int64_t pool_size = 0;               // usable KV token slots
   int64_t pool_free = 0;
   int64_t pool_used = 0;
   int64_t evictable_tokens = 0;
@@ -239,8 +239,8 @@ class Scheduler {
   std::unordered_map<uint64_t, std::unique_ptr<Request>> requests_;  // every live request
   std::vector<Request*> waiting_;
   std::vector<Request*> grammar_queue_;  // kWaiting, grammar still compiling, in arrival order
-  std::vector<Request*> running_;  // decoding
-  Request* chunked_ = nullptr;     // the one request mid chunked prefill, if any
+  std::vector<Request*> running_;        // decoding
+  Request* chunked_ = nullptr;           // the one request mid chunked prefill, if any
   uint64_t next_arrival_ = 0;
   std::mt19937_64 rng_;
   double new_token_ratio_;

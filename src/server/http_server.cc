@@ -16,28 +16,19 @@ namespace radixlm::server {
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
-StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const ServerConfig& config, Engine* engine,
-                                                         ModelInfo model_info,
-                                                         std::unique_ptr<ChatRenderer> chat,
-                                                         Status chat_status) {
+StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const ServerConfig& config,
+                                                         Engine* engine) {
   if (engine == nullptr) return InvalidArgument("HttpServer needs an engine");
   if (config.io_threads < 1) return InvalidArgument("--io-threads must be at least 1");
   if (config.port < 0 || config.port > 65535) {
     return InvalidArgument("--port must be in [0, 65535], got " + std::to_string(config.port));
   }
-  if (chat == nullptr && chat_status.ok()) {
-    chat_status = Unimplemented("chat templates are not available");
-  }
-  return std::unique_ptr<HttpServer>(new HttpServer(config, engine, std::move(model_info),
-                                                    std::move(chat), std::move(chat_status)));
+  return std::unique_ptr<HttpServer>(new HttpServer(config, engine));
 }
 
-HttpServer::HttpServer(const ServerConfig& config, Engine* engine, ModelInfo model_info,
-                       std::unique_ptr<ChatRenderer> chat, Status chat_status)
+HttpServer::HttpServer(const ServerConfig& config, Engine* engine)
     : config_(config),
       engine_(engine),
-      model_info_(std::move(model_info)),
-      chat_(std::move(chat)),
       router_(config.api_key),
       accept_strand_(net::make_strand(ioc_)),
       acceptor_(accept_strand_),
@@ -45,9 +36,15 @@ HttpServer::HttpServer(const ServerConfig& config, Engine* engine, ModelInfo mod
   context_.engine = engine_;
   context_.metrics = &metrics_;
   context_.config = &config_;
-  context_.model_info = &model_info_;
-  context_.chat = chat_.get();
-  context_.chat_status = std::move(chat_status);
+  const ModelAssets& assets = engine_->assets();
+  context_.model_info = &assets.info();
+  context_.served_model_name =
+      config_.served_model_name.empty() ? assets.info().model_path : config_.served_model_name;
+  context_.created_unix_s = std::chrono::duration_cast<std::chrono::seconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
+  context_.chat = assets.chat();
+  context_.chat_status = assets.chat_status();
   context_.shutting_down = &stopping_;
   context_.live = &live_requests_;
   AddNativeGenerateRoutes(context_, &router_);

@@ -1,6 +1,6 @@
 // HttpServer: radixlm's HTTP front end (SGLang-native and OpenAI routes, SSE, metrics).
 //
-//   auto server = HttpServer::Create(config, engine.get(), model_info, chat, chat_status);
+//   auto server = HttpServer::Create(config, engine.get());
 //   (*server)->Start();              // bind, listen, start the IO threads
 //   (*server)->WaitForShutdown();    // until SIGINT / SIGTERM / RequestStop()
 //
@@ -28,10 +28,8 @@
 #include <vector>
 
 #include "engine/engine.h"
-#include "server/chat_renderer.h"
 #include "server/http_session.h"
 #include "server/metrics.h"
-#include "server/model_info.h"
 #include "server/router.h"
 #include "server/server_config.h"
 #include "server/server_context.h"
@@ -40,12 +38,9 @@ namespace radixlm::server {
 
 class HttpServer {
  public:
-  // `engine` must outlive the server. `chat` may be null; chat_status then says why (it is the
-  // error chat requests get).
-  static StatusOr<std::unique_ptr<HttpServer>> Create(const ServerConfig& config, Engine* engine,
-                                                      ModelInfo model_info,
-                                                      std::unique_ptr<ChatRenderer> chat,
-                                                      Status chat_status);
+  // `engine` must outlive the server. The model's metadata and chat template are the engine's
+  // (Engine::assets()); without a chat template, chat requests get its chat_status.
+  static StatusOr<std::unique_ptr<HttpServer>> Create(const ServerConfig& config, Engine* engine);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -62,15 +57,12 @@ class HttpServer {
   void RequestStop();
 
  private:
-  HttpServer(const ServerConfig& config, Engine* engine, ModelInfo model_info,
-             std::unique_ptr<ChatRenderer> chat, Status chat_status);
+  HttpServer(const ServerConfig& config, Engine* engine);
   void Accept();
   void Shutdown();
 
   const ServerConfig config_;
   Engine* const engine_;
-  const ModelInfo model_info_;
-  const std::unique_ptr<ChatRenderer> chat_;
   ServerMetrics metrics_;
   std::atomic<bool> stopping_{false};
   std::atomic<int64_t> open_sessions_{0};

@@ -70,7 +70,7 @@ HandlerResult HandleGenerate(const ServerContext& ctx, const HttpRequest& reques
   StatusOr<NativeGenerateCall> parsed = ParseNativeGenerate(*body, *ctx.config);
   if (!parsed.ok()) return HandlerResult::Error(ApiErrorFromStatus(parsed.status()));
   auto formatter = std::make_unique<NativeFormatter>(
-      *parsed, ctx.config->incremental_streaming_output, &ctx.engine->codec());
+      *parsed, ctx.config->incremental_streaming_output, &ctx.engine->assets().codec());
   auto call = std::make_shared<GenerationCall>(ctx.engine, ctx.metrics, ctx.live,
                                                std::move(formatter), parsed->stream);
   Status status = call->Submit(std::move(parsed->requests));

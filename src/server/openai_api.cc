@@ -5,8 +5,6 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "engine/tokenizer_codec.h"
-#include "server/chat_renderer.h"
 #include "server/generation_call.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
@@ -31,9 +29,7 @@ int64_t NowUnix() {
 }
 
 std::string DecodeIds(const TokenTextCodec& codec, const std::vector<int32_t>& ids) {
-  SamplingParams params;
-  params.skip_special_tokens = false;
-  std::unique_ptr<TokenTextDecoder> decoder = codec.NewDecoder(params);
+  std::unique_ptr<TokenTextDecoder> decoder = codec.NewDecoder(/*skip_special_tokens=*/false);
   std::string text;
   for (int32_t id : ids) text += decoder->Append(id);
   return text + decoder->Flush();
@@ -41,14 +37,9 @@ std::string DecodeIds(const TokenTextCodec& codec, const std::vector<int32_t>& i
 
 // The chat prompt as ids: the template already writes BOS, so the tokenizer must not add
 // another one (as Hugging Face's apply_chat_template(tokenize=True) does).
-GenerateRequest ChatPrompt(const ServerContext& ctx, const std::string& text) {
+StatusOr<GenerateRequest> ChatPrompt(const ServerContext& ctx, const std::string& text) {
   GenerateRequest request;
-  if (auto* codec = dynamic_cast<const TokenizerCodec*>(&ctx.engine->codec())) {
-    request.input_ids = codec->tokenizer().Encode(text, /*add_special=*/false,
-                                                  /*parse_special=*/true);
-  } else {
-    request.text = text;
-  }
+  RADIXLM_ASSIGN_OR_RETURN(request.input_ids, ctx.engine->assets().codec().EncodeVerbatim(text));
   return request;
 }
 
@@ -56,7 +47,7 @@ HandlerResult Submit(const ServerContext& ctx, OpenAiRequest& parsed,
                      std::vector<GenerateRequest> prompts, OpenAiResponseOptions options) {
   const std::string rid = parsed.rid.empty() ? RandomHex() : parsed.rid;
   options.id = (parsed.chat ? "chatcmpl-" : "cmpl-") + rid;
-  options.model = parsed.model.empty() ? ctx.model_info->served_model_name : parsed.model;
+  options.model = parsed.model.empty() ? ctx.served_model_name : parsed.model;
   options.created = NowUnix();
   options.n = parsed.sampling.n;
   options.logprobs = parsed.logprobs;
@@ -72,7 +63,7 @@ HandlerResult Submit(const ServerContext& ctx, OpenAiRequest& parsed,
   }
   auto call = std::make_shared<GenerationCall>(
       ctx.engine, ctx.metrics, ctx.live,
-      MakeOpenAiFormatter(std::move(options), &ctx.engine->codec()), parsed.stream);
+      MakeOpenAiFormatter(std::move(options), &ctx.engine->assets().codec()), parsed.stream);
   Status status = call->Submit(std::move(prompts));
   if (!status.ok()) return HandlerResult::Error(ApiErrorFromStatus(status));
   return HandlerResult::Generate(std::move(call));
@@ -87,9 +78,9 @@ HandlerResult HandleCompletions(const ServerContext& ctx, const HttpRequest& req
   OpenAiResponseOptions options;
   if (parsed->echo) {
     for (const GenerateRequest& prompt : parsed->prompts) {
-      options.echo_prefixes.push_back(prompt.text.has_value()
-                                          ? *prompt.text
-                                          : DecodeIds(ctx.engine->codec(), *prompt.input_ids));
+      options.echo_prefixes.push_back(
+          prompt.text.has_value() ? *prompt.text
+                                  : DecodeIds(ctx.engine->assets().codec(), *prompt.input_ids));
     }
   }
   std::vector<GenerateRequest> prompts = std::move(parsed->prompts);
@@ -103,14 +94,16 @@ HandlerResult HandleChat(const ServerContext& ctx, const HttpRequest& request) {
   StatusOr<OpenAiRequest> parsed = ParseChatRequest(*body, *ctx.config);
   if (!parsed.ok()) return HandlerResult::Error(ApiErrorFromStatus(parsed.status()));
   if (ctx.chat == nullptr) return HandlerResult::Error(ApiErrorFromStatus(ctx.chat_status));
-  StatusOr<std::string> prompt = ctx.chat->Render(parsed->raw_messages);
+  StatusOr<std::string> prompt = ctx.chat->RenderPrompt(parsed->raw_messages);
   if (!prompt.ok()) {
     ApiError render_error = ApiErrorFromStatus(prompt.status());
     render_error.message = "chat template: " + render_error.message;
     return HandlerResult::Error(render_error);
   }
+  StatusOr<GenerateRequest> chat_prompt = ChatPrompt(ctx, *prompt);
+  if (!chat_prompt.ok()) return HandlerResult::Error(ApiErrorFromStatus(chat_prompt.status()));
   std::vector<GenerateRequest> prompts;
-  prompts.push_back(ChatPrompt(ctx, *prompt));
+  prompts.push_back(std::move(*chat_prompt));
   OpenAiResponseOptions options;
   options.chat = true;
   return Submit(ctx, *parsed, std::move(prompts), std::move(options));
@@ -118,9 +111,9 @@ HandlerResult HandleChat(const ServerContext& ctx, const HttpRequest& request) {
 
 json ModelCard(const ServerContext& ctx) {
   return json{
-      {"id", ctx.model_info->served_model_name},   {"object", "model"},
-      {"created", ctx.model_info->created_unix_s}, {"owned_by", "radixlm"},
-      {"root", ctx.model_info->model_path},        {"max_model_len", ctx.engine->context_length()}};
+      {"id", ctx.served_model_name},        {"object", "model"},
+      {"created", ctx.created_unix_s},      {"owned_by", "radixlm"},
+      {"root", ctx.model_info->model_path}, {"max_model_len", ctx.engine->context_length()}};
 }
 
 }  // namespace
@@ -135,7 +128,7 @@ void AddOpenAiRoutes(const ServerContext& context, Router* router) {
     return HandlerResult::Respond(
         HttpResponse::Json(200, json{{"object", "list"}, {"data", json::array({ModelCard(ctx)})}}));
   });
-  router->Add("GET", "/v1/models/" + ctx.model_info->served_model_name, [ctx](const HttpRequest&) {
+  router->Add("GET", "/v1/models/" + ctx.served_model_name, [ctx](const HttpRequest&) {
     return HandlerResult::Respond(HttpResponse::Json(200, ModelCard(ctx)));
   });
 }

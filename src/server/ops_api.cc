@@ -77,6 +77,23 @@ HandlerResult AbortRequest(const ServerContext& ctx, const HttpRequest& request)
   return HandlerResult::Respond(HttpResponse::Json(200, json{{"success", found}, {"rid", rid}}));
 }
 
+// SGLang's /get_model_info object.
+json ModelInfoJson(const ServerContext& ctx) {
+  const ModelInfo& model = *ctx.model_info;
+  return json{
+      {"model_path", model.model_path},
+      {"tokenizer_path", model.model_path},
+      {"is_generation", true},
+      {"preferred_sampling_params", nullptr},
+      {"weight_version", "default"},
+      {"has_image_understanding", false},
+      {"has_audio_understanding", false},
+      {"model_type", model.model_type},
+      {"architectures", model.architectures},
+      {"served_model_name", ctx.served_model_name},
+  };
+}
+
 }  // namespace
 
 json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
@@ -118,7 +135,7 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"version", "0.1.0"},
       {"model_path", ctx.model_info->model_path},
       {"tokenizer_path", ctx.model_info->model_path},
-      {"served_model_name", ctx.model_info->served_model_name},
+      {"served_model_name", ctx.served_model_name},
       {"host", ctx.config->host},
       {"port", ctx.config->port},
       {"schedule_policy", SchedulePolicyName(sc.schedule_policy)},
@@ -128,9 +145,9 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"page_size", sc.page_size},
       {"disable_radix_cache", sc.disable_radix_cache},
       {"disable_jump_forward", !sc.enable_jump_forward},
-      {"constrained_json_whitespace_pattern",
-       ec.constrained_json_whitespace_pattern ? json(*ec.constrained_json_whitespace_pattern)
-                                              : json(nullptr)},
+      {"constrained_json_whitespace_pattern", ec.constrained_json_whitespace_pattern
+                                                  ? json(*ec.constrained_json_whitespace_pattern)
+                                                  : json(nullptr)},
       {"radix_eviction_policy", EvictionPolicyName(sc.radix_eviction_policy)},
       {"context_length", ctx.engine->context_length()},
       {"max_total_num_tokens", ctx.engine->max_total_tokens()},
@@ -158,7 +175,7 @@ void AddOpsRoutes(const ServerContext& context, Router* router) {
       "GET", "/health_generate", [ctx](const HttpRequest&) { return HealthGenerate(ctx); },
       /*open=*/true);
   auto model_info = [ctx](const HttpRequest&) {
-    return HandlerResult::Respond(HttpResponse::Json(200, ctx.model_info->ToModelInfoJson()));
+    return HandlerResult::Respond(HttpResponse::Json(200, ModelInfoJson(ctx)));
   };
   router->Add("GET", "/model_info", model_info);
   router->Add("GET", "/get_model_info", model_info);
@@ -186,7 +203,7 @@ void AddOpsRoutes(const ServerContext& context, Router* router) {
       [ctx](const HttpRequest&) {
         return HandlerResult::Blocking([ctx] {
           return HttpResponse::Text(
-              200, ctx.metrics->Render(ctx.engine->GetStats(), ctx.model_info->served_model_name),
+              200, ctx.metrics->Render(ctx.engine->GetStats(), ctx.served_model_name),
               "text/plain; version=0.0.4; charset=utf-8");
         });
       },

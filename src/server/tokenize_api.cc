@@ -2,9 +2,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/tokenizer_codec.h"
-#include "server/chat_renderer.h"
-
 namespace radixlm::server {
 namespace {
 
@@ -18,10 +15,8 @@ HandlerResult Fail(const std::string& message, const std::string& param) {
 // path's (the template writes BOS itself: add_special false).
 StatusOr<std::vector<int32_t>> Encode(const ServerContext& ctx, const std::string& text,
                                       bool add_special) {
-  if (auto* codec = dynamic_cast<const TokenizerCodec*>(&ctx.engine->codec())) {
-    return codec->tokenizer().Encode(text, add_special, /*parse_special=*/true);
-  }
-  return ctx.engine->codec().Encode(text);  // test codecs: one encoding
+  const TokenTextCodec& codec = ctx.engine->assets().codec();
+  return add_special ? codec.Encode(text) : codec.EncodeVerbatim(text);
 }
 
 HandlerResult HandleTokenize(const ServerContext& ctx, const HttpRequest& request) {
@@ -48,7 +43,7 @@ HandlerResult HandleTokenize(const ServerContext& ctx, const HttpRequest& reques
   if (has_messages) {
     if (!(*body)["messages"].is_array()) return Fail("'messages' must be a list", "messages");
     if (ctx.chat == nullptr) return HandlerResult::Error(ApiErrorFromStatus(ctx.chat_status));
-    StatusOr<std::string> rendered = ctx.chat->Render((*body)["messages"]);
+    StatusOr<std::string> rendered = ctx.chat->RenderPrompt((*body)["messages"]);
     if (!rendered.ok()) {
       ApiError render_error = ApiErrorFromStatus(rendered.status());
       render_error.message = "chat template: " + render_error.message;
@@ -85,13 +80,12 @@ HandlerResult HandleDetokenize(const ServerContext& ctx, const HttpRequest& requ
   if (!body->is_object() || !body->contains("tokens") || !(*body)["tokens"].is_array()) {
     return Fail("'tokens' must be a list of token ids or a list of such lists", "tokens");
   }
-  SamplingParams params;
-  params.skip_special_tokens = true;
+  bool skip_special_tokens = true;
   if (body->contains("skip_special_tokens")) {
     if (!(*body)["skip_special_tokens"].is_boolean()) {
       return Fail("'skip_special_tokens' must be a boolean", "skip_special_tokens");
     }
-    params.skip_special_tokens = (*body)["skip_special_tokens"].get<bool>();
+    skip_special_tokens = (*body)["skip_special_tokens"].get<bool>();
   }
   const json& tokens = (*body)["tokens"];
   const bool batch = !tokens.empty() && tokens[0].is_array();
@@ -99,7 +93,8 @@ HandlerResult HandleDetokenize(const ServerContext& ctx, const HttpRequest& requ
   json texts = json::array();
   for (const json& seq : batch ? tokens : json::array({tokens})) {
     if (!seq.is_array()) return Fail("'tokens' must not mix ids and lists", "tokens");
-    std::unique_ptr<TokenTextDecoder> decoder = ctx.engine->codec().NewDecoder(params);
+    std::unique_ptr<TokenTextDecoder> decoder =
+        ctx.engine->assets().codec().NewDecoder(skip_special_tokens);
     std::string text;
     for (const json& id : seq) {
       if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= vocab) {
@@ -111,8 +106,7 @@ HandlerResult HandleDetokenize(const ServerContext& ctx, const HttpRequest& requ
     }
     texts.push_back(text + decoder->Flush());
   }
-  return HandlerResult::Respond(
-      HttpResponse::Json(200, json{{"text", batch ? texts : texts[0]}}));
+  return HandlerResult::Respond(HttpResponse::Json(200, json{{"text", batch ? texts : texts[0]}}));
 }
 
 }  // namespace

@@ -156,8 +156,8 @@ TEST_F(RealModelEngineTest, CachedTokensIsTheSharedPrefix) {
     c.page_size = page;
     auto engine = Make(c);
     ASSERT_NE(engine, nullptr);
-    const auto first = engine->codec().Encode(Prompts()[0]);
-    const auto second = engine->codec().Encode(Prompts()[1]);
+    const auto first = engine->assets().codec().Encode(Prompts()[0]);
+    const auto second = engine->assets().codec().Encode(Prompts()[1]);
     ASSERT_TRUE(first.ok() && second.ok());
     size_t shared = 0;
     while (shared < first->size() && shared < second->size() &&

@@ -13,7 +13,8 @@ constexpr int32_t kA = 3, kB = 4, kC = 5, kSpace = 29, kAb = 43, kThe = 44, kE1 
 class StopCheckerTest : public ::testing::Test {
  protected:
   StopChecker Make(const SamplingParams& p, int64_t max_new = 100) {
-    return StopChecker(p, max_new, codec_.eog_token_ids(), codec_.NewDecoder(p));
+    return StopChecker(p, max_new, codec_.eog_token_ids(),
+                       codec_.NewDecoder(p.skip_special_tokens));
   }
   // Feeds tokens; returns the finish reason (if any) and the concatenated TakeText output.
   std::optional<FinishReason> Feed(StopChecker& s, const std::vector<int32_t>& tokens,

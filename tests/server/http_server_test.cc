@@ -48,18 +48,18 @@ class HttpServerTest : public ::testing::Test {
     fm.vocab_size = FakeTokenTextCodec::kVocabSize;
     fm.context_length = 1024;
     fm.kv_slots = ec.max_total_tokens + 1;
-    auto engine = Engine::Create(ec, std::make_unique<FakeModelRunner>(fm),
-                                 std::make_unique<FakeTokenTextCodec>());
+    ModelInfo info;
+    info.model_path = "/models/fake.gguf";
+    info.arch = "fake";  // no chat template: chat requests are refused
+    auto engine =
+        Engine::Create(ec, std::make_unique<FakeModelRunner>(fm),
+                       ModelAssets::FromParts(std::make_unique<FakeTokenTextCodec>(), info));
     ASSERT_TRUE(engine.ok()) << engine.status().ToString();
     engine_ = std::move(*engine);
     config.port = 0;
     config.io_threads = 2;
-    ModelInfo info;
-    info.model_path = "/models/fake.gguf";
-    info.served_model_name = "fake";
-    info.arch = "fake";
-    auto server = HttpServer::Create(config, engine_.get(), info, nullptr,
-                                     InvalidArgument("the fake model has no chat template"));
+    if (config.served_model_name.empty()) config.served_model_name = "fake";
+    auto server = HttpServer::Create(config, engine_.get());
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     server_ = std::move(*server);
     ASSERT_TRUE(server_->Start().ok());
@@ -258,8 +258,7 @@ TEST_F(HttpServerTest, TokenizeCountsWhatGenerateComputes) {
   Reply detok = Send("POST", "/v1/detokenize", json{{"tokens", t["tokens"]}}.dump());
   ASSERT_EQ(detok.status, 200) << detok.body;
   EXPECT_EQ(detok.Json()["text"], text);
-  Reply detok_batch =
-      Send("POST", "/detokenize", json{{"tokens", batch.Json()["tokens"]}}.dump());
+  Reply detok_batch = Send("POST", "/detokenize", json{{"tokens", batch.Json()["tokens"]}}.dump());
   ASSERT_EQ(detok_batch.status, 200) << detok_batch.body;
   EXPECT_EQ(detok_batch.Json()["text"], json::array({text, "ab"}));
 }
@@ -344,9 +343,8 @@ TEST_F(HttpServerTest, AbortAllEndsEveryLiveRequest) {
   std::vector<tcp::socket> sockets;
   for (int i = 0; i < 3; ++i) {
     sockets.push_back(Connect());
-    net::write(sockets.back(),
-               net::buffer(RawRequest("POST", "/generate",
-                                      R"({"input_ids": [2, 3], "sampling_params":
+    net::write(sockets.back(), net::buffer(RawRequest("POST", "/generate",
+                                                      R"({"input_ids": [2, 3], "sampling_params":
                                           {"max_new_tokens": 1000, "ignore_eos": true}})")));
   }
   for (int i = 0; i < 200 && engine_->GetStats().live_requests < 3; ++i) {

@@ -1,13 +1,12 @@
-// TokenizerCodec: the scheduler's TokenTextCodec over the real tokenizer module.
+// TokenizerCodec: the TokenTextCodec of the real tokenizer (SPM / BPE from the GGUF).
 //
 // Encode adds BOS as the model wants and parses special tokens in the text (as SGLang's HF
-// tokenizer does, so chat-formatted prompts work). Decoders are StreamingDetokenizers, skipping
-// special tokens when the request says so.
+// tokenizer does, so chat-formatted prompts work). Decoders are StreamingDetokenizers.
 #pragma once
 
 #include <memory>
 
-#include "scheduler/token_text.h"
+#include "tokenizer/text_codec.h"
 #include "tokenizer/tokenizer.h"
 
 namespace radixlm {
@@ -18,13 +17,16 @@ class TokenizerCodec : public TokenTextCodec {
       : tokenizer_(std::move(tokenizer)) {}
 
   StatusOr<std::vector<int32_t>> Encode(std::string_view text) const override;
-  std::unique_ptr<TokenTextDecoder> NewDecoder(const SamplingParams& params) const override;
+  StatusOr<std::vector<int32_t>> EncodeVerbatim(std::string_view text) const override;
+  std::unique_ptr<TokenTextDecoder> NewDecoder(bool skip_special_tokens) const override;
   std::vector<int32_t> eog_token_ids() const override { return tokenizer_->eog_ids(); }
   std::string TokenText(int32_t token) const override;
+  bool IsControlToken(int32_t token) const override { return tokenizer_->IsSpecial(token); }
+  std::string TokenBytes(int32_t token) const override;
+  std::string bos_text() const override;
+  std::string eos_text() const override;
   // Tokenizer::EncodeContinuation: no BOS, no special tokens, no SPM prefix space.
   StatusOr<std::vector<int32_t>> EncodeContinuation(std::string_view text) const override;
-
-  const tokenizer::Tokenizer& tokenizer() const { return *tokenizer_; }
 
  private:
   std::unique_ptr<tokenizer::Tokenizer> tokenizer_;
