@@ -50,16 +50,16 @@ StatusOr<std::vector<int32_t>> ValidateGenerateRequest(const GenerateRequest& re
                            " KV cache tokens (input plus max_new_tokens) but the KV cache holds " +
                            std::to_string(limits.pool_tokens) + " tokens.");
   }
-  if (request.return_logprob) {
-    if (request.logprob_start_len < -1 || request.logprob_start_len >= n) {
-      return InvalidArgument("logprob_start_len must be in [-1, " + std::to_string(n) +
-                             ") for this input, got " + std::to_string(request.logprob_start_len));
-    }
-    if (request.top_logprobs_num < 0 || request.top_logprobs_num > limits.vocab_size) {
-      return InvalidArgument("top_logprobs_num must be in [0, " +
-                             std::to_string(limits.vocab_size) + "], got " +
-                             std::to_string(request.top_logprobs_num));
-    }
+  if (request.return_logprob &&
+      (request.logprob_start_len < -1 || request.logprob_start_len >= n)) {
+    return InvalidArgument("logprob_start_len must be in [-1, " + std::to_string(n) +
+                           ") for this input, got " + std::to_string(request.logprob_start_len));
+  }
+  // Negative never makes sense; the bound matters only when logprobs are returned.
+  if (request.top_logprobs_num < 0 ||
+      (request.return_logprob && request.top_logprobs_num > limits.vocab_size)) {
+    return InvalidArgument("top_logprobs_num must be in [0, " + std::to_string(limits.vocab_size) +
+                           "], got " + std::to_string(request.top_logprobs_num));
   }
   return ids;
 }

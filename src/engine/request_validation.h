@@ -1,6 +1,8 @@
 // Validation of a GenerateRequest at Submit time, with SGLang's wording where SGLang has one:
 // every problem a user can cause is an InvalidArgument (or Unimplemented for features this
-// build lacks) naming the field, before anything reaches the scheduler.
+// build lacks) naming the field, before anything reaches the scheduler. This is the one place
+// a request's fit is checked: Scheduler::AddRequest takes it as a precondition, and only
+// decides when the memory to run a request is there.
 #pragma once
 
 #include <cstdint>

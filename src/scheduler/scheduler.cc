@@ -71,42 +71,6 @@ Scheduler::Scheduler(const SchedulerConfig& config, ModelRunner* runner,
 
 Scheduler::~Scheduler() = default;
 
-std::string Scheduler::CheckRunnable(const Request& req) const {
-  const int64_t n = req.prompt_len;
-  if (n == 0) return "The input is empty.";
-  const int32_t vocab = runner_->vocab_size();
-  for (int64_t i = 0; i < n; ++i) {
-    if (req.token_ids[i] < 0 || req.token_ids[i] >= vocab) {
-      return "input_ids[" + std::to_string(i) + "] = " + std::to_string(req.token_ids[i]) +
-             " is outside the vocabulary [0, " + std::to_string(vocab) + ")";
-    }
-  }
-  if (req.in.return_logprob && (req.in.logprob_start_len < -1 || req.in.logprob_start_len >= n)) {
-    return "logprob_start_len must be in [-1, " + std::to_string(n) + "), got " +
-           std::to_string(req.in.logprob_start_len);
-  }
-  if (req.in.top_logprobs_num < 0) return "top_logprobs_num must be at least 0";
-  if (n >= context_length_) {
-    return "The input (" + std::to_string(n) + " tokens) is longer than the model's context " +
-           "length (" + std::to_string(context_length_) + " tokens).";
-  }
-  const std::optional<int32_t>& max_new = req.in.params.max_new_tokens;
-  if (max_new.has_value() && n + *max_new > context_length_) {
-    return "Requested token count exceeds the model's maximum context length of " +
-           std::to_string(context_length_) + " tokens. You requested a total of " +
-           std::to_string(n + *max_new) + " tokens: " + std::to_string(n) +
-           " tokens from the input messages and " + std::to_string(*max_new) +
-           " tokens for the completion.";
-  }
-  const int64_t needed = n + std::max<int64_t>(max_new.value_or(1), 1);
-  if (needed > pool_.size()) {
-    return "The request needs " + std::to_string(needed) + " KV cache slots (" + std::to_string(n) +
-           " prompt tokens + " + std::to_string(std::max<int64_t>(max_new.value_or(1), 1)) +
-           " new tokens) but the KV pool holds only " + std::to_string(pool_.size()) + ".";
-  }
-  return "";
-}
-
 Status Scheduler::AddRequest(RequestInput input) {
   if (requests_.count(input.id) != 0) {
     return InvalidArgument("request id " + std::to_string(input.id) + " is already live");
@@ -123,10 +87,6 @@ Status Scheduler::AddRequest(RequestInput input) {
       req->in.params, req->max_new_tokens, eog_token_ids_,
       codec_ != nullptr ? codec_->NewDecoder(req->in.params.skip_special_tokens) : nullptr);
   requests_.emplace(req->in.id, std::move(owned));
-  if (std::string why = CheckRunnable(*req); !why.empty()) {
-    FinishRequest(req, FinishReason::Abort(std::move(why)));
-    return Status::Ok();
-  }
   if (req->in.pending_grammar.valid()) {
     // A cached grammar is ready at once; otherwise the request waits in the grammar queue.
     if (req->in.pending_grammar.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {

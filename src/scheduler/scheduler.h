@@ -88,9 +88,12 @@ class Scheduler {
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
-  // Queues a request. InvalidArgument if its id is live already. A request that can never run
-  // (empty prompt, token out of range, longer than the context, or needing more KV than the
-  // pool has) is finished at once with an abort reason sent to the sink.
+  // Queues a request. InvalidArgument if its id is live already.
+  // Precondition: the caller validated the request (the engine's request validator,
+  // engine/request_validation.h): a non-empty prompt of in-vocabulary ids that, with its
+  // max_new_tokens, fits the context length and the pool, and logprob options in range. The
+  // scheduler only decides when the memory to run it is there (a full pool is a scheduling
+  // decision: the request waits, or is retracted and resumed).
   Status AddRequest(RequestInput input);
 
   // Aborts a live request at any stage, frees what it holds and sends its final output.
@@ -141,7 +144,6 @@ class Scheduler {
             OutputSink sink, KvPool pool, ReqToTokenTable table, int64_t context_length);
 
   // --- lifecycle (scheduler.cc) ---
-  std::string CheckRunnable(const Request& req) const;  // "" or the abort message
   void FinishRequest(Request* req, FinishReason reason);
   void ReleaseKv(Request* req);  // KV to the tree (CacheFinishedRequest), row freed
   void EmitOutput(Request* req);

@@ -1,5 +1,5 @@
-// Request lifecycle through the scheduler: chunking, retraction, aborts, requests that can
-// never fit, forward failures, flush, cached_tokens.
+// Request lifecycle through the scheduler: chunking, retraction, aborts, forward failures,
+// flush, cached_tokens.
 #include <gtest/gtest.h>
 
 #include "scheduler_harness.h"
@@ -141,27 +141,17 @@ TEST(SchedulerLifecycleTest, AbortsInterleavedWithWorkLeaveNoLeaks) {
   }
 }
 
-TEST(SchedulerLifecycleTest, RequestsThatCanNeverFitAreAbortedAndOthersGoOn) {
+// Requests that can never run are refused before they reach the scheduler (the engine's
+// validator, tests/engine); a request with no max_new_tokens can still outgrow the pool.
+TEST(SchedulerLifecycleTest, UnlimitedRequestEndsWhenThePoolIsExhausted) {
   HarnessOptions opt{.config = SmallConfig()};
   opt.config.max_total_tokens = 200;
   opt.context_length = 256;
   SchedulerHarness h(opt);
   PromptGen gen(8);
-  h.Add(SchedulerHarness::Greedy(1, gen.Tokens(150), 100));  // beyond the pool
-  h.Add(SchedulerHarness::Greedy(2, gen.Tokens(300), 1));    // beyond the context
-  h.Add(SchedulerHarness::Greedy(3, gen.Tokens(200), 100));  // prompt + max_new > context
-  h.Add(SchedulerHarness::Greedy(4, {}, 5));                 // empty
-  h.Add(SchedulerHarness::Greedy(5, {3, 99}, 5));            // out of vocabulary
   const auto ok_prompt = gen.Tokens(20);
   h.Add(SchedulerHarness::Greedy(6, ok_prompt, 5));
   h.RunUntilIdle();
-  for (uint64_t id : {1, 2, 3, 4, 5}) {
-    ASSERT_TRUE(h.finished(id));
-    EXPECT_TRUE(h.result(id).finish->is_abort()) << id;
-  }
-  EXPECT_NE(h.result(1).finish->matched_text.find("KV pool"), std::string::npos);
-  EXPECT_NE(h.result(2).finish->matched_text.find("context length"), std::string::npos);
-  EXPECT_NE(h.result(3).finish->matched_text.find("maximum context length"), std::string::npos);
   EXPECT_EQ(h.result(6).ids, h.runner().ReferenceGreedy(ok_prompt, 5));
   // Unlimited max_new_tokens in a pool smaller than the context: it runs until the pool is
   // exhausted, then ends with an abort that says so (keeping what it generated).
