@@ -29,6 +29,7 @@
 #include "apps/commands.h"
 #include "engine/engine.h"
 #include "engine/model_backed_runner.h"
+#include "engine/scheduler_bridge.h"
 #include "gguf/gguf_file.h"
 #include "model/model.h"
 #include "scheduler/fake_model_runner.h"
@@ -224,7 +225,7 @@ StatusOr<RealModel> LoadRealModel(const CommonFlags& flags, int64_t pool_tokens)
   EngineConfig ec;
   ec.threads = flags.threads;
   RADIXLM_ASSIGN_OR_RETURN(SchedulerConfig sc,
-                           ec.ToSchedulerConfig(pool_tokens, mc.context_length));
+                           ToSchedulerConfig(ec, pool_tokens, mc.context_length));
   model::ModelOptions mo;
   mo.n_threads = flags.threads;
   mo.max_batch_tokens = sc.chunked_prefill_size + sc.max_running_requests + sc.page_size;
@@ -451,7 +452,7 @@ Status RunLpmVsFcfs(const CommonFlags& common, const LpmFlags& f) {
   for (const std::string& name : f.policies) {
     EngineConfig ec;
     ec.schedule_policy = name;
-    RADIXLM_ASSIGN_OR_RETURN(SchedulerConfig c, ec.ToSchedulerConfig(f.max_total_tokens, 4096));
+    RADIXLM_ASSIGN_OR_RETURN(SchedulerConfig c, ToSchedulerConfig(ec, f.max_total_tokens, 4096));
     if (f.lpm_rematch_max_requests > 0) c.lpm_rematch_max_requests = f.lpm_rematch_max_requests;
     FakeModelConfig fm;
     fm.vocab_size = kVocab;

@@ -125,7 +125,7 @@ Status RunServe(ServeOptions opt) {
                            server::HttpServer::Create(opt.server, engine.get()));
   RADIXLM_RETURN_IF_ERROR(http->Start());
 
-  const SchedulerConfig& sc = engine->scheduler_config();
+  const EngineSettings& sc = engine->settings();
   const int threads = opt.engine.threads > 0
                           ? opt.engine.threads
                           : static_cast<int>(std::thread::hardware_concurrency());
@@ -142,10 +142,9 @@ Status RunServe(ServeOptions opt) {
                info.arch.c_str(), static_cast<long long>(engine->context_length()),
                engine->vocab_size(), threads, opt.server.io_threads,
                static_cast<long long>(engine->max_total_tokens()), sc.page_size,
-               sc.disable_radix_cache ? "off" : "on", EvictionPolicyName(sc.radix_eviction_policy),
-               SchedulePolicyName(sc.schedule_policy),
-               static_cast<long long>(sc.chunked_prefill_size), sc.max_running_requests,
-               static_cast<long long>(sc.max_prefill_tokens),
+               sc.disable_radix_cache ? "off" : "on", sc.radix_eviction_policy.c_str(),
+               sc.schedule_policy.c_str(), static_cast<long long>(sc.chunked_prefill_size),
+               sc.max_running_requests, static_cast<long long>(sc.max_prefill_tokens),
                chat_status.ok() ? "template loaded" : chat_status.message().c_str(),
                http->url().c_str(), opt.server.api_key.empty() ? "" : " (API key required)");
   std::fprintf(stderr,

@@ -1,25 +1,12 @@
-// Engine: submission, the scheduler thread's loop, output routing, shutdown.
+// Engine: the public face; everything is EngineCore's (engine_core.h).
 #include "engine/engine.h"
 
-#include <cstdio>
-#include <future>
-#include <random>
+#include <algorithm>
 
-#include "engine/request_validation.h"
-#include "sampling/sampler.h"
+#include "engine/engine_core.h"
+#include "engine/scheduler_bridge.h"
 
 namespace radixlm {
-namespace {
-
-std::string NewRid(uint64_t counter) {
-  static const uint64_t salt = std::random_device{}() * 0x9E3779B97F4A7C15ULL;
-  char buf[33];
-  std::snprintf(buf, sizeof(buf), "%016llx%016llx", static_cast<unsigned long long>(salt),
-                static_cast<unsigned long long>(counter));
-  return buf;
-}
-
-}  // namespace
 
 StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config,
                                                  std::unique_ptr<ModelRunner> runner,
@@ -40,341 +27,38 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config,
   int64_t context = runner->context_length();
   if (config.context_length > 0) context = std::min(context, config.context_length);
   RADIXLM_ASSIGN_OR_RETURN(SchedulerConfig sc,
-                           config.ToSchedulerConfig(config.max_total_tokens, context));
-  std::unique_ptr<Engine> engine(new Engine(config, sc, std::move(runner), std::move(assets)));
-  RADIXLM_RETURN_IF_ERROR(engine->Start());
-  return engine;
+                           ToSchedulerConfig(config, config.max_total_tokens, context));
+  RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<EngineCore> core,
+                           EngineCore::Create(config, sc, std::move(runner), std::move(assets)));
+  return std::unique_ptr<Engine>(new Engine(std::move(core)));
 }
 
-Engine::Engine(const EngineConfig& config, const SchedulerConfig& scheduler_config,
-               std::unique_ptr<ModelRunner> runner, std::unique_ptr<ModelAssets> assets)
-    : config_(config),
-      scheduler_config_(scheduler_config),
-      runner_(std::move(runner)),
-      assets_(std::move(assets)) {}
+Engine::Engine(std::unique_ptr<EngineCore> core) : core_(std::move(core)) {}
 
-Status Engine::Start() {
-  RADIXLM_ASSIGN_OR_RETURN(
-      scheduler_, Scheduler::Create(scheduler_config_, runner_.get(), &assets_->codec(),
-                                    [this](RequestOutput&& out) { OnOutput(std::move(out)); }));
-  context_length_ = scheduler_->context_length();
-  thread_ = std::thread([this] { Loop(); });
-  return Status::Ok();
-}
-
-Engine::~Engine() {
-  Shutdown();
-  grammar_pool_.reset();  // joins compilations in flight; drops the queued ones
-}
-
-void Engine::Shutdown() {
-  std::call_once(shutdown_once_, [this] {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stopping_ = true;
-    }
-    cv_.notify_all();
-    if (thread_.joinable()) thread_.join();
-  });
-}
+Engine::~Engine() = default;
 
 StatusOr<std::shared_ptr<GenerateStream>> Engine::Submit(GenerateRequest request) {
-  const ValidationLimits limits{.vocab_size = runner_->vocab_size(),
-                                .context_length = context_length_,
-                                .pool_tokens = scheduler_config_.max_total_tokens};
-  RADIXLM_ASSIGN_OR_RETURN(std::vector<int32_t> ids,
-                           ValidateGenerateRequest(request, assets_->codec(), limits));
-  RADIXLM_ASSIGN_OR_RETURN(PreparedGrammar grammar, PrepareGrammar(request.sampling_params));
-  if (request.rid.empty()) request.rid = NewRid(next_rid_++);
-  const int32_t n = request.sampling_params.n;
-  auto stream = std::make_shared<GenerateStream>(request.rid, n, request.return_logprob);
-
-  Command cmd;
-  cmd.kind = Command::Kind::kSubmit;
-  cmd.stream = stream;
-  std::vector<uint64_t> ids_of_samples;
-  for (int32_t i = 0; i < n; ++i) {
-    RequestInput in;
-    in.id = next_id_++;
-    in.input_ids = ids;
-    in.params = request.sampling_params;
-    in.return_logprob = request.return_logprob;
-    in.logprob_start_len = request.logprob_start_len;
-    in.top_logprobs_num = request.top_logprobs_num;
-    in.priority = request.priority;
-    in.grammar = grammar.ready;
-    in.pending_grammar = grammar.pending;
-    in.grammar_kind = grammar.kind;
-    if (request.sampling_params.sampling_seed.has_value()) {
-      in.seed = static_cast<uint64_t>(*request.sampling_params.sampling_seed) + i;
-    }
-    // Samples 1..n-1 wait until sample 0 has put the prompt in the tree.
-    if (i > 0) in.prefill_after = cmd.inputs.front().id;
-    ids_of_samples.push_back(in.id);
-    cmd.inputs.push_back(std::move(in));
-  }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return Aborted("the engine is shutting down");
-    if (live_.count(request.rid) != 0) {
-      return InvalidArgument("Duplicate request ID: " + request.rid);
-    }
-    live_.emplace(request.rid, std::move(ids_of_samples));
-    inbox_.push_back(std::move(cmd));
-  }
-  cv_.notify_all();
-  return stream;
+  return core_->Submit(std::move(request));
 }
 
-StatusOr<Engine::PreparedGrammar> Engine::PrepareGrammar(const SamplingParams& params) {
-  PreparedGrammar prepared;
-  const std::string* text;
-  if (params.regex.has_value()) {
-    prepared.kind = grammar::GrammarKind::kRegex;
-    text = &*params.regex;
-  } else if (params.json_schema.has_value()) {
-    prepared.kind = grammar::GrammarKind::kJsonSchema;
-    text = &*params.json_schema;
-  } else if (params.ebnf.has_value()) {
-    prepared.kind = grammar::GrammarKind::kEbnf;
-    text = &*params.ebnf;
-  } else {
-    return prepared;
-  }
-  std::call_once(grammar_once_, [this] {
-    const TokenTextCodec& codec = assets_->codec();
-    std::vector<std::string> bytes(runner_->vocab_size());
-    for (int32_t t = 0; t < runner_->vocab_size(); ++t) bytes[t] = codec.TokenBytes(t);
-    std::shared_ptr<const grammar::TokenVocab> vocab =
-        grammar::TokenVocab::Create(std::move(bytes), codec.eog_token_ids());
-    grammar_options_.json.whitespace_pattern = config_.constrained_json_whitespace_pattern;
-    grammar_cache_ = std::make_unique<grammar::GrammarCache>(std::move(vocab), grammar_options_);
-    grammar_cache_ready_.store(grammar_cache_.get(), std::memory_order_release);
-    // A finished compilation wakes the scheduler thread (it waits on cv_ for a ready grammar);
-    // taking mu_ orders the wake-up after the loop's check of the queue.
-    grammar_pool_ =
-        std::make_unique<grammar::GrammarCompilerPool>(config_.grammar_compile_threads, [this] {
-          { std::lock_guard<std::mutex> lock(mu_); }
-          cv_.notify_all();
-        });
-  });
-  const char* field = grammar::GrammarKindName(prepared.kind);
-  std::shared_future<RequestInput::GrammarResult> future = grammar_cache_->GetFuture(
-      prepared.kind, *text,
-      [this](std::function<void()> task) { grammar_pool_->Post(std::move(task)); });
-  if (future.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-    // A cache hit (or a compilation already over): no queueing; a cached error is a bad request.
-    const RequestInput::GrammarResult& compiled = future.get();
-    if (!compiled.ok()) {
-      return InvalidArgument(std::string("invalid ") + field + ": " + compiled.status().message());
-    }
-    prepared.ready = *compiled;
-    return prepared;
-  }
-  // Compiling: parse errors (the common bad request) are still answered here, at parse cost;
-  // the automata are built on the pool and the request waits in the grammar queue.
-  if (Status parsed = grammar::CompiledGrammar::Validate(prepared.kind, *text, grammar_options_);
-      !parsed.ok()) {
-    return InvalidArgument(std::string("invalid ") + field + ": " + parsed.message());
-  }
-  prepared.pending = std::move(future);
-  return prepared;
+bool Engine::Abort(const std::string& rid) { return core_->Abort(rid); }
+
+Status Engine::FlushCache() { return core_->FlushCache(); }
+
+EngineStats Engine::GetStats() { return core_->GetStats(); }
+
+StatusOr<PrefixPin> Engine::PinPrefix(std::vector<int32_t> input_ids) {
+  return core_->PinPrefix(std::move(input_ids));
 }
 
-bool Engine::Abort(const std::string& rid) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_ || live_.count(rid) == 0) return false;
-    Command cmd;
-    cmd.kind = Command::Kind::kAbort;
-    cmd.rid = rid;
-    inbox_.push_back(std::move(cmd));
-  }
-  cv_.notify_all();
-  return true;
-}
+void Engine::UnpinPrefix(uint64_t pin_id) { core_->UnpinPrefix(pin_id); }
 
-void Engine::PostAndWait(Command command) {
-  auto done = std::make_shared<std::promise<void>>();
-  std::future<void> finished = done->get_future();
-  command.done = [done] { done->set_value(); };
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return;
-    inbox_.push_back(std::move(command));
-  }
-  cv_.notify_all();
-  finished.wait();
-}
+void Engine::Shutdown() { core_->Shutdown(); }
 
-Status Engine::FlushCache() {
-  Status status = Aborted("the engine is shutting down");
-  Command cmd;
-  cmd.kind = Command::Kind::kFlush;
-  cmd.status_out = &status;
-  PostAndWait(std::move(cmd));
-  return status;
-}
-
-EngineStats Engine::GetStats() {
-  EngineStats stats;
-  Command cmd;
-  cmd.kind = Command::Kind::kStats;
-  cmd.stats_out = &stats;
-  PostAndWait(std::move(cmd));
-  if (const grammar::GrammarCache* cache = grammar_cache_ready_.load(std::memory_order_acquire)) {
-    stats.grammar = cache->stats();
-  }
-  return stats;
-}
-
-StatusOr<Engine::PrefixPin> Engine::PinPrefix(std::vector<int32_t> input_ids) {
-  StatusOr<int64_t> tokens = Aborted("the engine is shutting down");
-  Command cmd;
-  cmd.kind = Command::Kind::kPin;
-  cmd.pin_id = next_pin_++;
-  cmd.pin_ids = std::move(input_ids);
-  cmd.pin_out = &tokens;
-  const uint64_t id = cmd.pin_id;
-  PostAndWait(std::move(cmd));
-  if (!tokens.ok()) return tokens.status();
-  return PrefixPin{.id = id, .tokens = *tokens};
-}
-
-void Engine::Post(Command command) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return;
-    inbox_.push_back(std::move(command));
-  }
-  cv_.notify_all();
-}
-
-void Engine::UnpinPrefix(uint64_t pin_id) {
-  Command cmd;
-  cmd.kind = Command::Kind::kUnpin;
-  cmd.pin_id = pin_id;
-  Post(std::move(cmd));
-}
-
-void Engine::Loop() {
-  for (;;) {
-    std::deque<Command> commands;
-    bool stopping = false;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      // Requests whose grammar is compiling do not count as work until a compilation is done
-      // (the pool's hook notifies cv_), so the loop sleeps rather than polls; the timeout is
-      // only a safety net.
-      auto ready = [&] {
-        return stopping_ || !inbox_.empty() || scheduler_->HasRunnableWork() ||
-               scheduler_->HasReadyGrammar();
-      };
-      if (scheduler_->grammar_queue_size() > 0) {
-        cv_.wait_for(lock, std::chrono::milliseconds(50), ready);
-      } else {
-        cv_.wait(lock, ready);
-      }
-      commands.swap(inbox_);
-      stopping = stopping_;
-    }
-    for (Command& cmd : commands) Apply(cmd);
-    if (stopping) {
-      AbortAllLive("The engine was shut down.");
-      return;
-    }
-    if (scheduler_->HasWork()) {
-      Status status = scheduler_->Step();
-      if (!status.ok())
-        std::fprintf(stderr, "radixlm: step failed: %s\n", status.ToString().c_str());
-    }
-  }
-}
-
-void Engine::Apply(Command& cmd) {
-  switch (cmd.kind) {
-    case Command::Kind::kSubmit:
-      for (size_t i = 0; i < cmd.inputs.size(); ++i) {
-        routes_[cmd.inputs[i].id] = Route{cmd.stream, static_cast<int32_t>(i)};
-      }
-      for (RequestInput& in : cmd.inputs) {
-        const uint64_t id = in.id;
-        Status status = scheduler_->AddRequest(std::move(in));
-        if (!status.ok()) {  // ids are unique, so this does not happen; never lose a stream
-          RequestOutput out;
-          out.id = id;
-          out.finish = FinishReason::Abort(status.message());
-          OnOutput(std::move(out));
-        }
-      }
-      break;
-    case Command::Kind::kAbort: {
-      std::vector<uint64_t> ids;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        auto it = live_.find(cmd.rid);
-        if (it != live_.end()) ids = it->second;
-      }
-      for (uint64_t id : ids) scheduler_->Abort(id);
-      break;
-    }
-    case Command::Kind::kFlush:
-      *cmd.status_out = scheduler_->FlushCache();
-      cmd.done();
-      break;
-    case Command::Kind::kStats:
-      cmd.stats_out->scheduler = scheduler_->GetStats();
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        cmd.stats_out->live_requests = static_cast<int64_t>(live_.size());
-      }
-      cmd.done();
-      break;
-    case Command::Kind::kPin:
-      *cmd.pin_out = scheduler_->PinPrefix(cmd.pin_id, cmd.pin_ids);
-      cmd.done();
-      break;
-    case Command::Kind::kUnpin:
-      scheduler_->UnpinPrefix(cmd.pin_id);
-      break;
-  }
-}
-
-void Engine::OnOutput(RequestOutput&& out) {
-  auto it = routes_.find(out.id);
-  if (it == routes_.end()) return;
-  const Route route = it->second;
-  GenerateOutput chunk;
-  chunk.index = route.index;
-  chunk.text = std::move(out.text);
-  chunk.output_ids = std::move(out.new_token_ids);
-  chunk.output_token_logprobs = std::move(out.output_logprobs);
-  chunk.input_token_logprobs = std::move(out.input_logprobs);
-  chunk.finish_reason = std::move(out.finish);
-  chunk.meta.id = route.stream->rid();
-  chunk.meta.prompt_tokens = out.prompt_tokens;
-  chunk.meta.completion_tokens = out.completion_tokens;
-  chunk.meta.cached_tokens = out.cached_tokens;
-  chunk.meta.jump_forward_tokens = out.jump_forward_tokens;
-  chunk.meta.forward_passes_saved = out.forward_passes_saved;
-  chunk.meta.forward_passes = out.forward_passes;
-  if (chunk.finish_reason.has_value()) {
-    routes_.erase(it);
-    // Forget the rid before the stream can end, so the caller may reuse it at once.
-    std::lock_guard<std::mutex> lock(mu_);
-    auto live = live_.find(route.stream->rid());
-    if (live != live_.end()) {
-      std::erase(live->second, out.id);
-      if (live->second.empty()) live_.erase(live);
-    }
-  }
-  route.stream->Push(std::move(chunk));
-}
-
-void Engine::AbortAllLive(const std::string& message) {
-  std::vector<uint64_t> ids;
-  for (const auto& [id, route] : routes_) ids.push_back(id);
-  for (uint64_t id : ids) scheduler_->Abort(id, message);
-}
+const EngineConfig& Engine::config() const { return core_->config(); }
+const EngineSettings& Engine::settings() const { return core_->settings(); }
+const ModelAssets& Engine::assets() const { return core_->assets(); }
+int32_t Engine::vocab_size() const { return core_->vocab_size(); }
+int64_t Engine::context_length() const { return core_->context_length(); }
 
 }  // namespace radixlm

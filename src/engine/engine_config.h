@@ -1,12 +1,10 @@
-// EngineConfig: how to build an Engine, with SGLang's server flag names.
+// EngineConfig: how to build an Engine, with SGLang's server flag names (checked when the
+// engine is created; scheduler_bridge.h turns them into the scheduler's config).
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
-
-#include "scheduler/scheduler_config.h"
-#include "util/status.h"
 
 namespace radixlm {
 
@@ -44,10 +42,6 @@ struct EngineConfig {
   std::optional<std::string> constrained_json_whitespace_pattern;
   // Threads that compile grammars (automata, masks) off the submitting and scheduler threads.
   int grammar_compile_threads = 2;
-
-  // The scheduler config for a pool of `pool_tokens` and a model context of `context`.
-  // InvalidArgument naming the flag when a value is out of range or unknown.
-  StatusOr<SchedulerConfig> ToSchedulerConfig(int64_t pool_tokens, int64_t context) const;
 };
 
 }  // namespace radixlm

@@ -1,7 +1,9 @@
 // Engine::Create(config): open the GGUF once; load its assets (tokenizer, chat template,
 // metadata) and the model; size the KV pool.
 #include "engine/engine.h"
+#include "engine/engine_core.h"
 #include "engine/model_backed_runner.h"
+#include "engine/scheduler_bridge.h"
 #include "gguf/gguf_file.h"
 #include "model/model.h"
 #include "util/model_path.h"
@@ -25,7 +27,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
     }
     pool_tokens = config.kv_cache_memory_mb * (int64_t{1} << 20) / bytes_per_token;
   }
-  RADIXLM_ASSIGN_OR_RETURN(SchedulerConfig sc, config.ToSchedulerConfig(pool_tokens, context));
+  RADIXLM_ASSIGN_OR_RETURN(SchedulerConfig sc, ToSchedulerConfig(config, pool_tokens, context));
 
   model::ModelOptions mo;
   mo.n_threads = config.threads;
@@ -40,9 +42,9 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   const int64_t kv_slots = (pool_tokens / page + 1) * page;
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<ModelBackedRunner> runner,
                            ModelBackedRunner::Create(std::move(model), kv_slots));
-  std::unique_ptr<Engine> engine(new Engine(config, sc, std::move(runner), std::move(assets)));
-  RADIXLM_RETURN_IF_ERROR(engine->Start());
-  return engine;
+  RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<EngineCore> core,
+                           EngineCore::Create(config, sc, std::move(runner), std::move(assets)));
+  return std::unique_ptr<Engine>(new Engine(std::move(core)));
 }
 
 }  // namespace radixlm

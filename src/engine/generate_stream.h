@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/generate_request.h"
+#include "engine/api.h"
 
 namespace radixlm {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/generate_request.h"
+#include "engine/api.h"
 #include "tokenizer/text_codec.h"
 #include "util/status.h"
 

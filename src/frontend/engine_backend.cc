@@ -117,7 +117,7 @@ StatusOr<PrefixCommit> EngineBackend::CommitPrefix(const std::string& text, bool
   commit.cached_tokens = results[0].meta.cached_tokens;
   if (pin) {
     RADIXLM_ASSIGN_OR_RETURN(std::vector<int32_t> ids, engine_->assets().codec().Encode(text));
-    RADIXLM_ASSIGN_OR_RETURN(Engine::PrefixPin p, engine_->PinPrefix(std::move(ids)));
+    RADIXLM_ASSIGN_OR_RETURN(PrefixPin p, engine_->PinPrefix(std::move(ids)));
     commit.pin = p.id;
   }
   return commit;

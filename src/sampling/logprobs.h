@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -36,6 +37,15 @@ enum class LogprobMode {
 struct TokenLogprob {
   int32_t token;
   float logprob;
+};
+
+// One position's logprob, as a request's output reports it: the token there and its logprob
+// (nullopt for the first prompt token, which nothing predicts), plus the top alternatives when
+// top_logprobs_num > 0.
+struct LogprobEntry {
+  int32_t token = -1;
+  std::optional<float> logprob;
+  std::vector<TokenLogprob> top;  // best first; empty unless top_logprobs_num > 0
 };
 
 // log_softmax(logits * inv_temperature)[t] == (logits[t] - max) * inv_temperature - log_sum.

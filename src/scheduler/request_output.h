@@ -11,18 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "sampling/finish_reason.h"
 #include "sampling/logprobs.h"
-#include "scheduler/finish_reason.h"
 
 namespace radixlm {
-
-// One position's logprob: the token there and its logprob (nullopt for the first prompt token,
-// which nothing predicts), plus the top alternatives when top_logprobs_num > 0.
-struct LogprobEntry {
-  int32_t token = -1;
-  std::optional<float> logprob;
-  std::vector<TokenLogprob> top;  // best first; empty unless top_logprobs_num > 0
-};
 
 struct RequestOutput {
   uint64_t id = 0;                            // the scheduler-level request id

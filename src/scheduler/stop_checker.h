@@ -25,8 +25,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sampling/finish_reason.h"
 #include "sampling/sampling_params.h"
-#include "scheduler/finish_reason.h"
 #include "tokenizer/text_codec.h"
 
 namespace radixlm {

@@ -124,7 +124,7 @@ void ServerMetrics::OnHttpResponse(int status) {
 }
 
 std::string ServerMetrics::Render(const EngineStats& stats, const std::string& model_name) const {
-  const SchedulerStats& s = stats.scheduler;
+  const SchedulerCounters& s = stats.scheduler;
   Writer w(model_name);
   auto load = [](const std::atomic<int64_t>& v) { return v.load(std::memory_order_relaxed); };
   w.Counter("prompt_tokens_total", "Prompt tokens of finished requests.", load(prompt_tokens_));

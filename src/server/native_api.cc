@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/result_json.h"
 #include "server/generation_call.h"
 #include "server/native_request.h"
 #include "server/sse.h"

@@ -12,7 +12,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <vector>
 
-#include "engine/generate_request.h"
+#include "engine/api.h"
 #include "server/server_config.h"
 #include "util/status.h"
 

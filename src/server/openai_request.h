@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/generate_request.h"
+#include "engine/api.h"
 #include "server/server_config.h"
 #include "util/status.h"
 

@@ -98,8 +98,8 @@ json ModelInfoJson(const ServerContext& ctx) {
 
 json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
   const EngineConfig& ec = ctx.engine->config();
-  const SchedulerConfig& sc = ctx.engine->scheduler_config();
-  const SchedulerStats& s = stats.scheduler;
+  const EngineSettings& sc = ctx.engine->settings();
+  const SchedulerCounters& s = stats.scheduler;
   const int64_t tree_tokens = s.evictable_tokens + s.protected_tokens;
   json internal = {
       {"pool_size", s.pool_size},
@@ -138,7 +138,7 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"served_model_name", ctx.served_model_name},
       {"host", ctx.config->host},
       {"port", ctx.config->port},
-      {"schedule_policy", SchedulePolicyName(sc.schedule_policy)},
+      {"schedule_policy", sc.schedule_policy},
       {"chunked_prefill_size", sc.chunked_prefill_size},
       {"max_prefill_tokens", sc.max_prefill_tokens},
       {"max_running_requests", sc.max_running_requests},
@@ -148,7 +148,7 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"constrained_json_whitespace_pattern", ec.constrained_json_whitespace_pattern
                                                   ? json(*ec.constrained_json_whitespace_pattern)
                                                   : json(nullptr)},
-      {"radix_eviction_policy", EvictionPolicyName(sc.radix_eviction_policy)},
+      {"radix_eviction_policy", sc.radix_eviction_policy},
       {"context_length", ctx.engine->context_length()},
       {"max_total_num_tokens", ctx.engine->max_total_tokens()},
       {"threads", ec.threads},

@@ -4,11 +4,12 @@
 
 #include <gtest/gtest.h>
 
-#include <regex>
-
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <thread>
 
+#include "engine/result_json.h"
+#include "engine/scheduler_bridge.h"
 #include "scheduler/fake_model_runner.h"
 #include "scheduler/fake_token_text.h"
 
@@ -259,8 +260,8 @@ TEST(EngineTest, AbortAndShutdownWhileAGrammarCompiles) {
   ASSERT_EQ(ended.size(), 1u);
   ASSERT_TRUE(ended[0].finish_reason.has_value());
   EXPECT_TRUE(ended[0].finish_reason->is_abort())
-      << static_cast<int>(ended[0].finish_reason->kind) << " " << ended[0].finish_reason->matched_text
-      << " " << ended[0].text;
+      << static_cast<int>(ended[0].finish_reason->kind) << " "
+      << ended[0].finish_reason->matched_text << " " << ended[0].text;
 }
 
 // Jump-forward is on by default and --disable-jump-forward turns it off; meta reports it.
@@ -270,7 +271,7 @@ TEST(EngineTest, JumpForwardFlagAndMeta) {
     EngineConfig config;
     config.disable_jump_forward = disable;
     FakeEngine fe = MakeEngine(config);
-    EXPECT_EQ(fe.engine->scheduler_config().enable_jump_forward, !disable);
+    EXPECT_EQ(fe.engine->settings().enable_jump_forward, !disable);
     GenerateRequest req = Greedy(Prompt(4), 40);
     req.sampling_params.regex = regex;
     auto stream = fe.engine->Submit(req);
@@ -466,13 +467,13 @@ TEST(EngineConfigTest, FlagsMapToTheSchedulerConfig) {
   c.schedule_policy = "dfs-weight";
   c.radix_eviction_policy = "lfu";
   c.page_size = 4;
-  auto sc = c.ToSchedulerConfig(1 << 14, 2048);
+  auto sc = ToSchedulerConfig(c, 1 << 14, 2048);
   ASSERT_TRUE(sc.ok());
   EXPECT_EQ(sc->schedule_policy, SchedulePolicyKind::kDfsWeight);
   EXPECT_EQ(sc->radix_eviction_policy, EvictionPolicy::kLfu);
   EXPECT_EQ(sc->max_running_requests, 256);
   c.schedule_policy = "shortest";
-  EXPECT_NE(c.ToSchedulerConfig(1 << 14, 2048).status().message().find("fcfs, lpm"),
+  EXPECT_NE(ToSchedulerConfig(c, 1 << 14, 2048).status().message().find("fcfs, lpm"),
             std::string::npos);
 }
 

@@ -1,4 +1,4 @@
-#include "scheduler/finish_reason.h"
+#include "sampling/finish_reason.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,4 @@
-#include "engine/generate_request.h"
+#include "engine/result_json.h"
 
 #include <nlohmann/json.hpp>
 
@@ -35,18 +35,6 @@ void AddLogprobs(const std::vector<LogprobEntry>& entries, const char* name, con
 }
 
 }  // namespace
-
-void GenerateResult::Append(GenerateOutput&& chunk) {
-  index = chunk.index;
-  text += chunk.text;
-  output_ids.insert(output_ids.end(), chunk.output_ids.begin(), chunk.output_ids.end());
-  for (LogprobEntry& e : chunk.output_token_logprobs) {
-    output_token_logprobs.push_back(std::move(e));
-  }
-  for (LogprobEntry& e : chunk.input_token_logprobs) input_token_logprobs.push_back(std::move(e));
-  if (chunk.finish_reason.has_value()) finish_reason = std::move(chunk.finish_reason);
-  meta = std::move(chunk.meta);
-}
 
 nlohmann::json ResultToJson(const GenerateResult& r, bool return_logprob,
                             const TokenTextCodec* codec) {

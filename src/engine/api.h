@@ -1,0 +1,147 @@
+// The engine's public surface, in its own small types: what the HTTP server, the frontend
+// language, benchmarks and tests exchange with an Engine (engine.h), and nothing of the
+// scheduler, the cache or the model file behind it.
+//
+//   GenerateRequest  a request, mapping one-to-one onto SGLang's native POST /generate JSON:
+//                    {"rid", "text" | "input_ids", "sampling_params", "return_logprob",
+//                     "logprob_start_len", "top_logprobs_num", "stream", "priority"}
+//   GenerateOutput   one streamed chunk of one sample: deltas since the previous chunk
+//   GenerateResult   one sample's chunks concatenated (result_json.h writes SGLang's JSON)
+//   EngineStats      a snapshot of the engine's counters (/get_server_info, /metrics)
+//   EngineSettings   the scheduling settings the engine resolved from its EngineConfig
+//   PrefixPin        a cached prefix kept from eviction (Engine::PinPrefix)
+// Abort and flush are Engine methods (by rid; no argument).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sampling/finish_reason.h"
+#include "sampling/logprobs.h"
+#include "sampling/sampling_params.h"
+
+namespace radixlm {
+
+struct GenerateRequest {
+  std::string rid;  // "" : the engine makes one up; must be unique among live requests
+  std::optional<std::string> text;  // exactly one of text / input_ids
+  std::optional<std::vector<int32_t>> input_ids;
+  SamplingParams sampling_params;  // .n > 1: n samples sharing one prefill of the prompt
+  bool return_logprob = false;
+  int32_t logprob_start_len = -1;  // first prompt position with an input logprob; -1: none
+  int32_t top_logprobs_num = 0;
+  bool stream = false;  // informational: outputs always arrive as chunks (see GenerateStream)
+  int32_t priority = 0;
+};
+
+// SGLang's meta_info counters of one sample (running totals).
+struct GenerateMeta {
+  std::string id;  // the rid
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  int64_t cached_tokens = 0;  // prompt tokens whose KV came from the radix cache
+  // Constrained decoding with jump-forward: output tokens it placed, output tokens no forward
+  // pass sampled (the decode steps saved), and the forward passes the sample took part in.
+  int64_t jump_forward_tokens = 0;
+  int64_t forward_passes_saved = 0;
+  int64_t forward_passes = 0;
+};
+
+// One chunk of sample `index`: what it produced since its previous chunk.
+struct GenerateOutput {
+  int32_t index = 0;                // which sample, in [0, n)
+  std::string text;                 // new text (UTF-8 complete; stop strings trimmed)
+  std::vector<int32_t> output_ids;  // new output ids
+  std::vector<LogprobEntry> output_token_logprobs;  // one per new id, when return_logprob
+  std::vector<LogprobEntry> input_token_logprobs;   // in the first chunk only
+  std::optional<FinishReason> finish_reason;        // set on the sample's last chunk
+  GenerateMeta meta;                                // running totals
+};
+
+// A sample's chunks concatenated.
+struct GenerateResult {
+  int32_t index = 0;
+  std::string text;
+  std::vector<int32_t> output_ids;
+  std::vector<LogprobEntry> output_token_logprobs;
+  std::vector<LogprobEntry> input_token_logprobs;
+  std::optional<FinishReason> finish_reason;
+  GenerateMeta meta;
+
+  void Append(GenerateOutput&& chunk);
+};
+
+// The scheduler's counters, as of the snapshot.
+struct SchedulerCounters {
+  int64_t running_requests = 0;     // decoding
+  int64_t prefilling_requests = 0;  // mid chunked prefill
+  int64_t waiting_requests = 0;
+  int64_t grammar_queue_requests = 0;  // waiting for their grammar to compile
+  int64_t pool_size = 0;               // usable KV token slots
+  int64_t pool_free = 0;
+  int64_t pool_used = 0;
+  int64_t evictable_tokens = 0;  // in the radix tree, unlocked
+  int64_t protected_tokens = 0;  // in the radix tree, locked by requests or pins
+  // Cumulative.
+  int64_t cache_hit_tokens = 0;  // tokens supplied by the tree at admissions
+  int64_t prefill_tokens = 0;    // tokens computed by prefill chunks
+  int64_t decode_tokens = 0;     // tokens computed by decode steps
+  int64_t retractions = 0;
+  int64_t forward_passes = 0;
+  int64_t finished_requests = 0;
+  int64_t aborted_requests = 0;
+  double new_token_ratio = 0;
+  double cache_op_seconds = 0;  // wall time inside radix-cache operations
+  int64_t cache_ops = 0;
+  int64_t jump_forwards = 0;
+  int64_t jump_forward_tokens = 0;
+  int64_t grammar_masks = 0;  // grammar masks built (one per constrained row sampled)
+  double grammar_mask_seconds = 0;
+  double forward_seconds = 0;  // inside the model's forward passes
+};
+
+// The grammar cache's counters (constrained decoding).
+struct GrammarCounters {
+  int64_t lookups = 0;         // requests with a grammar
+  int64_t compiles = 0;        // cache misses: compilations started
+  double compile_seconds = 0;  // wall time of the compilations finished
+  double hit_rate() const {
+    return lookups > 0 ? static_cast<double>(lookups - compiles) / static_cast<double>(lookups)
+                       : 0.0;
+  }
+};
+
+struct EngineStats {
+  SchedulerCounters scheduler;
+  int64_t live_requests = 0;  // submitted and not yet ended (all samples)
+  GrammarCounters grammar;
+  // Share of prefill tokens served by the radix cache: hit / (hit + computed).
+  double cache_hit_rate() const {
+    const double total = static_cast<double>(scheduler.cache_hit_tokens + scheduler.prefill_tokens);
+    return total > 0 ? static_cast<double>(scheduler.cache_hit_tokens) / total : 0.0;
+  }
+};
+
+// The scheduling settings in force: EngineConfig's flags with the defaults resolved.
+struct EngineSettings {
+  std::string schedule_policy;        // "lpm", "fcfs", ...
+  std::string radix_eviction_policy;  // "lru", "lfu", ...
+  int64_t max_total_tokens = 0;       // KV pool size in tokens
+  int64_t context_length = 0;
+  int64_t chunked_prefill_size = 0;  // <= 0: no chunking
+  int64_t max_prefill_tokens = 0;
+  int32_t max_running_requests = 0;
+  int32_t page_size = 1;
+  bool disable_radix_cache = false;
+  bool enable_jump_forward = true;
+};
+
+// A pinned prefix: `tokens` of it were cached (0 with the radix cache disabled).
+struct PrefixPin {
+  uint64_t id = 0;
+  int64_t tokens = 0;
+};
+
+}  // namespace radixlm

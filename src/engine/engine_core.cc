@@ -1,0 +1,338 @@
+// EngineCore: submission, the scheduler thread's loop, output routing, shutdown.
+#include "engine/engine_core.h"
+
+#include <cstdio>
+#include <random>
+
+#include "engine/request_validation.h"
+#include "engine/scheduler_bridge.h"
+
+namespace radixlm {
+namespace {
+
+std::string NewRid(uint64_t counter) {
+  static const uint64_t salt = std::random_device{}() * 0x9E3779B97F4A7C15ULL;
+  char buf[33];
+  std::snprintf(buf, sizeof(buf), "%016llx%016llx", static_cast<unsigned long long>(salt),
+                static_cast<unsigned long long>(counter));
+  return buf;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<EngineCore>> EngineCore::Create(const EngineConfig& config,
+                                                         const SchedulerConfig& sc,
+                                                         std::unique_ptr<ModelRunner> runner,
+                                                         std::unique_ptr<ModelAssets> assets) {
+  std::unique_ptr<EngineCore> core(
+      new EngineCore(config, sc, std::move(runner), std::move(assets)));
+  RADIXLM_RETURN_IF_ERROR(core->Start());
+  return core;
+}
+
+EngineCore::EngineCore(const EngineConfig& config, const SchedulerConfig& scheduler_config,
+                       std::unique_ptr<ModelRunner> runner, std::unique_ptr<ModelAssets> assets)
+    : config_(config),
+      scheduler_config_(scheduler_config),
+      settings_(ToEngineSettings(scheduler_config)),
+      runner_(std::move(runner)),
+      assets_(std::move(assets)) {}
+
+Status EngineCore::Start() {
+  RADIXLM_ASSIGN_OR_RETURN(
+      scheduler_, Scheduler::Create(scheduler_config_, runner_.get(), &assets_->codec(),
+                                    [this](RequestOutput&& out) { OnOutput(std::move(out)); }));
+  context_length_ = scheduler_->context_length();
+  thread_ = std::thread([this] { Loop(); });
+  return Status::Ok();
+}
+
+EngineCore::~EngineCore() {
+  Shutdown();
+  grammar_pool_.reset();  // joins compilations in flight; drops the queued ones
+}
+
+void EngineCore::Shutdown() {
+  std::call_once(shutdown_once_, [this] {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  });
+}
+
+StatusOr<std::shared_ptr<GenerateStream>> EngineCore::Submit(GenerateRequest request) {
+  const ValidationLimits limits{.vocab_size = runner_->vocab_size(),
+                                .context_length = context_length_,
+                                .pool_tokens = scheduler_config_.max_total_tokens};
+  RADIXLM_ASSIGN_OR_RETURN(std::vector<int32_t> ids,
+                           ValidateGenerateRequest(request, assets_->codec(), limits));
+  RADIXLM_ASSIGN_OR_RETURN(PreparedGrammar grammar, PrepareGrammar(request.sampling_params));
+  if (request.rid.empty()) request.rid = NewRid(next_rid_++);
+  const int32_t n = request.sampling_params.n;
+  auto stream = std::make_shared<GenerateStream>(request.rid, n, request.return_logprob);
+
+  SubmitCommand cmd{.stream = stream, .inputs = {}};
+  std::vector<uint64_t> ids_of_samples;
+  for (int32_t i = 0; i < n; ++i) {
+    RequestInput in;
+    in.id = next_id_++;
+    in.input_ids = ids;
+    in.params = request.sampling_params;
+    in.return_logprob = request.return_logprob;
+    in.logprob_start_len = request.logprob_start_len;
+    in.top_logprobs_num = request.top_logprobs_num;
+    in.priority = request.priority;
+    in.grammar = grammar.ready;
+    in.pending_grammar = grammar.pending;
+    in.grammar_kind = grammar.kind;
+    if (request.sampling_params.sampling_seed.has_value()) {
+      in.seed = static_cast<uint64_t>(*request.sampling_params.sampling_seed) + i;
+    }
+    // Samples 1..n-1 wait until sample 0 has put the prompt in the tree.
+    if (i > 0) in.prefill_after = cmd.inputs.front().id;
+    ids_of_samples.push_back(in.id);
+    cmd.inputs.push_back(std::move(in));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return Aborted("the engine is shutting down");
+    if (live_.count(request.rid) != 0) {
+      return InvalidArgument("Duplicate request ID: " + request.rid);
+    }
+    live_.emplace(request.rid, std::move(ids_of_samples));
+    inbox_.emplace_back(std::move(cmd));
+  }
+  cv_.notify_all();
+  return stream;
+}
+
+StatusOr<EngineCore::PreparedGrammar> EngineCore::PrepareGrammar(const SamplingParams& params) {
+  PreparedGrammar prepared;
+  const std::string* text;
+  if (params.regex.has_value()) {
+    prepared.kind = grammar::GrammarKind::kRegex;
+    text = &*params.regex;
+  } else if (params.json_schema.has_value()) {
+    prepared.kind = grammar::GrammarKind::kJsonSchema;
+    text = &*params.json_schema;
+  } else if (params.ebnf.has_value()) {
+    prepared.kind = grammar::GrammarKind::kEbnf;
+    text = &*params.ebnf;
+  } else {
+    return prepared;
+  }
+  std::call_once(grammar_once_, [this] {
+    const TokenTextCodec& codec = assets_->codec();
+    std::vector<std::string> bytes(runner_->vocab_size());
+    for (int32_t t = 0; t < runner_->vocab_size(); ++t) bytes[t] = codec.TokenBytes(t);
+    std::shared_ptr<const grammar::TokenVocab> vocab =
+        grammar::TokenVocab::Create(std::move(bytes), codec.eog_token_ids());
+    grammar_options_.json.whitespace_pattern = config_.constrained_json_whitespace_pattern;
+    grammar_cache_ = std::make_unique<grammar::GrammarCache>(std::move(vocab), grammar_options_);
+    grammar_cache_ready_.store(grammar_cache_.get(), std::memory_order_release);
+    // A finished compilation wakes the scheduler thread (it waits on cv_ for a ready grammar);
+    // taking mu_ orders the wake-up after the loop's check of the queue.
+    grammar_pool_ =
+        std::make_unique<grammar::GrammarCompilerPool>(config_.grammar_compile_threads, [this] {
+          { std::lock_guard<std::mutex> lock(mu_); }
+          cv_.notify_all();
+        });
+  });
+  const char* field = grammar::GrammarKindName(prepared.kind);
+  std::shared_future<RequestInput::GrammarResult> future = grammar_cache_->GetFuture(
+      prepared.kind, *text,
+      [this](std::function<void()> task) { grammar_pool_->Post(std::move(task)); });
+  if (future.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+    // A cache hit (or a compilation already over): no queueing; a cached error is a bad request.
+    const RequestInput::GrammarResult& compiled = future.get();
+    if (!compiled.ok()) {
+      return InvalidArgument(std::string("invalid ") + field + ": " + compiled.status().message());
+    }
+    prepared.ready = *compiled;
+    return prepared;
+  }
+  // Compiling: parse errors (the common bad request) are still answered here, at parse cost;
+  // the automata are built on the pool and the request waits in the grammar queue.
+  if (Status parsed = grammar::CompiledGrammar::Validate(prepared.kind, *text, grammar_options_);
+      !parsed.ok()) {
+    return InvalidArgument(std::string("invalid ") + field + ": " + parsed.message());
+  }
+  prepared.pending = std::move(future);
+  return prepared;
+}
+
+bool EngineCore::Abort(const std::string& rid) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ || live_.count(rid) == 0) return false;
+    inbox_.emplace_back(AbortCommand{.rid = rid});
+  }
+  cv_.notify_all();
+  return true;
+}
+
+bool EngineCore::Post(Command command) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return false;
+    inbox_.push_back(std::move(command));
+  }
+  cv_.notify_all();
+  return true;
+}
+
+template <typename Answer, typename C>
+Answer EngineCore::Ask(C command, Answer if_stopped) {
+  std::future<Answer> answer = command.answer.get_future();
+  // Every posted command is applied (the loop drains its inbox before it stops).
+  if (!Post(std::move(command))) return if_stopped;
+  return answer.get();
+}
+
+Status EngineCore::FlushCache() {
+  return Ask(FlushCommand{}, Aborted("the engine is shutting down"));
+}
+
+EngineStats EngineCore::GetStats() {
+  EngineStats stats = Ask(StatsCommand{}, EngineStats{});
+  if (const grammar::GrammarCache* cache = grammar_cache_ready_.load(std::memory_order_acquire)) {
+    const grammar::GrammarCacheStats grammar = cache->stats();
+    stats.grammar = GrammarCounters{.lookups = grammar.lookups,
+                                    .compiles = grammar.compiles,
+                                    .compile_seconds = grammar.compile_seconds};
+  }
+  return stats;
+}
+
+StatusOr<PrefixPin> EngineCore::PinPrefix(std::vector<int32_t> input_ids) {
+  const uint64_t id = next_pin_++;
+  StatusOr<int64_t> tokens =
+      Ask(PinCommand{.pin_id = id, .input_ids = std::move(input_ids), .answer = {}},
+          StatusOr<int64_t>(Aborted("the engine is shutting down")));
+  if (!tokens.ok()) return tokens.status();
+  return PrefixPin{.id = id, .tokens = *tokens};
+}
+
+void EngineCore::UnpinPrefix(uint64_t pin_id) { Post(UnpinCommand{.pin_id = pin_id}); }
+
+void EngineCore::Loop() {
+  for (;;) {
+    std::deque<Command> commands;
+    bool stopping = false;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      // Requests whose grammar is compiling do not count as work until a compilation is done
+      // (the pool's hook notifies cv_), so the loop sleeps rather than polls; the timeout is
+      // only a safety net.
+      auto ready = [&] {
+        return stopping_ || !inbox_.empty() || scheduler_->HasRunnableWork() ||
+               scheduler_->HasReadyGrammar();
+      };
+      if (scheduler_->grammar_queue_size() > 0) {
+        cv_.wait_for(lock, std::chrono::milliseconds(50), ready);
+      } else {
+        cv_.wait(lock, ready);
+      }
+      commands.swap(inbox_);
+      stopping = stopping_;
+    }
+    for (Command& cmd : commands) {
+      std::visit([this](auto& command) { Apply(command); }, cmd);
+    }
+    if (stopping) {
+      AbortAllLive("The engine was shut down.");
+      return;
+    }
+    if (scheduler_->HasWork()) {
+      Status status = scheduler_->Step();
+      if (!status.ok())
+        std::fprintf(stderr, "radixlm: step failed: %s\n", status.ToString().c_str());
+    }
+  }
+}
+
+void EngineCore::Apply(SubmitCommand& cmd) {
+  for (size_t i = 0; i < cmd.inputs.size(); ++i) {
+    routes_[cmd.inputs[i].id] = Route{cmd.stream, static_cast<int32_t>(i)};
+  }
+  for (RequestInput& in : cmd.inputs) {
+    const uint64_t id = in.id;
+    Status status = scheduler_->AddRequest(std::move(in));
+    if (!status.ok()) {  // ids are unique, so this does not happen; never lose a stream
+      RequestOutput out;
+      out.id = id;
+      out.finish = FinishReason::Abort(status.message());
+      OnOutput(std::move(out));
+    }
+  }
+}
+
+void EngineCore::Apply(AbortCommand& cmd) {
+  std::vector<uint64_t> ids;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = live_.find(cmd.rid);
+    if (it != live_.end()) ids = it->second;
+  }
+  for (uint64_t id : ids) scheduler_->Abort(id);
+}
+
+void EngineCore::Apply(FlushCommand& cmd) { cmd.answer.set_value(scheduler_->FlushCache()); }
+
+void EngineCore::Apply(StatsCommand& cmd) {
+  EngineStats stats;
+  stats.scheduler = ToSchedulerCounters(scheduler_->GetStats());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats.live_requests = static_cast<int64_t>(live_.size());
+  }
+  cmd.answer.set_value(std::move(stats));
+}
+
+void EngineCore::Apply(PinCommand& cmd) {
+  cmd.answer.set_value(scheduler_->PinPrefix(cmd.pin_id, cmd.input_ids));
+}
+
+void EngineCore::Apply(UnpinCommand& cmd) { scheduler_->UnpinPrefix(cmd.pin_id); }
+
+void EngineCore::OnOutput(RequestOutput&& out) {
+  auto it = routes_.find(out.id);
+  if (it == routes_.end()) return;
+  const Route route = it->second;
+  GenerateOutput chunk;
+  chunk.index = route.index;
+  chunk.text = std::move(out.text);
+  chunk.output_ids = std::move(out.new_token_ids);
+  chunk.output_token_logprobs = std::move(out.output_logprobs);
+  chunk.input_token_logprobs = std::move(out.input_logprobs);
+  chunk.finish_reason = std::move(out.finish);
+  chunk.meta.id = route.stream->rid();
+  chunk.meta.prompt_tokens = out.prompt_tokens;
+  chunk.meta.completion_tokens = out.completion_tokens;
+  chunk.meta.cached_tokens = out.cached_tokens;
+  chunk.meta.jump_forward_tokens = out.jump_forward_tokens;
+  chunk.meta.forward_passes_saved = out.forward_passes_saved;
+  chunk.meta.forward_passes = out.forward_passes;
+  if (chunk.finish_reason.has_value()) {
+    routes_.erase(it);
+    // Forget the rid before the stream can end, so the caller may reuse it at once.
+    std::lock_guard<std::mutex> lock(mu_);
+    auto live = live_.find(route.stream->rid());
+    if (live != live_.end()) {
+      std::erase(live->second, out.id);
+      if (live->second.empty()) live_.erase(live);
+    }
+  }
+  route.stream->Push(std::move(chunk));
+}
+
+void EngineCore::AbortAllLive(const std::string& message) {
+  std::vector<uint64_t> ids;
+  for (const auto& [id, route] : routes_) ids.push_back(id);
+  for (uint64_t id : ids) scheduler_->Abort(id, message);
+}
+
+}  // namespace radixlm

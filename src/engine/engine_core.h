@@ -1,0 +1,155 @@
+// EngineCore: the machinery behind Engine (engine.h), internal to src/engine. It owns the model
+// runner, the model's assets, the grammar compiler pool and ONE scheduler thread that owns the
+// Scheduler and everything under it (pool, tree, requests).
+//
+// Threading: every public method is thread-safe. Submit validates on the caller's thread
+// (request_validation.h; a grammar is only parsed there, or taken from the grammar cache: its
+// compilation runs on the grammar compiler pool while the request waits in the scheduler's
+// grammar queue), then posts a command to the scheduler thread's inbox; outputs come back
+// through the request's GenerateStream. Abort / FlushCache / GetStats / PinPrefix / UnpinPrefix
+// are commands too (the three with an answer wait for it: at most one scheduler step).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include "engine/api.h"
+#include "engine/engine_config.h"
+#include "engine/generate_stream.h"
+#include "engine/model_assets.h"
+#include "grammar/grammar_cache.h"
+#include "grammar/grammar_compiler_pool.h"
+#include "scheduler/model_runner.h"
+#include "scheduler/scheduler.h"
+
+namespace radixlm {
+
+class EngineCore {
+ public:
+  // Starts the scheduler thread. `sc` is the scheduler config the engine config resolved to.
+  static StatusOr<std::unique_ptr<EngineCore>> Create(const EngineConfig& config,
+                                                      const SchedulerConfig& sc,
+                                                      std::unique_ptr<ModelRunner> runner,
+                                                      std::unique_ptr<ModelAssets> assets);
+  // Shutdown(), then frees everything.
+  ~EngineCore();
+  EngineCore(const EngineCore&) = delete;
+  EngineCore& operator=(const EngineCore&) = delete;
+
+  // As the Engine methods of the same names.
+  StatusOr<std::shared_ptr<GenerateStream>> Submit(GenerateRequest request);
+  bool Abort(const std::string& rid);
+  Status FlushCache();
+  EngineStats GetStats();
+  StatusOr<PrefixPin> PinPrefix(std::vector<int32_t> input_ids);
+  void UnpinPrefix(uint64_t pin_id);
+  void Shutdown();
+
+  const EngineConfig& config() const { return config_; }
+  const EngineSettings& settings() const { return settings_; }
+  const ModelAssets& assets() const { return *assets_; }
+  int32_t vocab_size() const { return runner_->vocab_size(); }
+  int64_t context_length() const { return context_length_; }
+
+ private:
+  struct Route {
+    std::shared_ptr<GenerateStream> stream;
+    int32_t index = 0;
+  };
+  // The scheduler thread's commands. Those with an answer carry the promise it is set on.
+  struct SubmitCommand {
+    std::shared_ptr<GenerateStream> stream;
+    std::vector<RequestInput> inputs;  // one per sample
+  };
+  struct AbortCommand {
+    std::string rid;
+  };
+  struct FlushCommand {
+    std::promise<Status> answer;
+  };
+  struct StatsCommand {
+    std::promise<EngineStats> answer;
+  };
+  struct PinCommand {
+    uint64_t pin_id = 0;
+    std::vector<int32_t> input_ids;  // the prefix
+    std::promise<StatusOr<int64_t>> answer;
+  };
+  struct UnpinCommand {
+    uint64_t pin_id = 0;
+  };
+  using Command = std::variant<SubmitCommand, AbortCommand, FlushCommand, StatsCommand, PinCommand,
+                               UnpinCommand>;
+
+  EngineCore(const EngineConfig& config, const SchedulerConfig& scheduler_config,
+             std::unique_ptr<ModelRunner> runner, std::unique_ptr<ModelAssets> assets);
+  Status Start();
+  // Queues a command for the scheduler thread; false (command dropped) after Shutdown.
+  bool Post(Command command);
+  // Posts a command with an answer and waits for it; `if_stopped` after Shutdown.
+  template <typename Answer, typename C>
+  Answer Ask(C command, Answer if_stopped);
+  void Loop();
+  // Scheduler thread.
+  void Apply(SubmitCommand& command);
+  void Apply(AbortCommand& command);
+  void Apply(FlushCommand& command);
+  void Apply(StatsCommand& command);
+  void Apply(PinCommand& command);
+  void Apply(UnpinCommand& command);
+  void OnOutput(RequestOutput&& output);
+  void AbortAllLive(const std::string& message);
+
+  const EngineConfig config_;
+  const SchedulerConfig scheduler_config_;
+  const EngineSettings settings_;
+  std::unique_ptr<ModelRunner> runner_;
+  std::unique_ptr<ModelAssets> assets_;
+  int64_t context_length_ = 0;
+
+  // Constrained decoding: grammars compile once per (kind, text) against the codec's
+  // vocabulary (built on first use) and are shared by every request using them. Submit only
+  // parses the grammar (errors: InvalidArgument); the automata are built on grammar_pool_ and
+  // the request waits in the scheduler's grammar queue meanwhile (a cache hit skips both).
+  struct PreparedGrammar {
+    std::shared_ptr<const grammar::CompiledGrammar> ready;    // compiled (or no grammar)
+    std::shared_future<RequestInput::GrammarResult> pending;  // valid() while compiling
+    grammar::GrammarKind kind = grammar::GrammarKind::kRegex;
+  };
+  StatusOr<PreparedGrammar> PrepareGrammar(const SamplingParams& params);
+  std::once_flag grammar_once_;
+  grammar::CompileOptions grammar_options_;               // set once under grammar_once_
+  std::unique_ptr<grammar::GrammarCache> grammar_cache_;  // set once under grammar_once_
+  std::atomic<const grammar::GrammarCache*> grammar_cache_ready_{nullptr};  // for GetStats
+  // Set once under grammar_once_; reset in ~EngineCore after the scheduler thread is joined
+  // and before the cache (its tasks use it) and mu_ / cv_ (its completion hook wakes the loop).
+  std::unique_ptr<grammar::GrammarCompilerPool> grammar_pool_;
+
+  // Caller side.
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Command> inbox_;                                    // guarded by mu_
+  std::unordered_map<std::string, std::vector<uint64_t>> live_;  // rid → ids; guarded by mu_
+  bool stopping_ = false;                                        // guarded by mu_
+  std::atomic<uint64_t> next_id_{1};
+  std::atomic<uint64_t> next_rid_{1};
+  std::atomic<uint64_t> next_pin_{1};
+  std::once_flag shutdown_once_;
+
+  // Scheduler thread only.
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unordered_map<uint64_t, Route> routes_;
+  std::thread thread_;
+};
+
+}  // namespace radixlm

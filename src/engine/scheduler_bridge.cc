@@ -1,0 +1,78 @@
+#include "engine/scheduler_bridge.h"
+
+#include <algorithm>
+
+namespace radixlm {
+
+StatusOr<SchedulerConfig> ToSchedulerConfig(const EngineConfig& config, int64_t pool_tokens,
+                                            int64_t context) {
+  SchedulerConfig c;
+  RADIXLM_ASSIGN_OR_RETURN(c.schedule_policy, ParseSchedulePolicy(config.schedule_policy));
+  RADIXLM_ASSIGN_OR_RETURN(c.radix_eviction_policy,
+                           ParseEvictionPolicy(config.radix_eviction_policy));
+  if (config.page_size < 1) return InvalidArgument("--page-size must be at least 1");
+  if (!(config.schedule_conservativeness > 0)) {
+    return InvalidArgument("--schedule-conservativeness must be positive");
+  }
+  c.max_total_tokens = pool_tokens;
+  c.page_size = config.page_size;
+  c.disable_radix_cache = config.disable_radix_cache;
+  c.context_length = context;
+  c.chunked_prefill_size = config.chunked_prefill_size;
+  c.max_prefill_tokens = config.max_prefill_tokens;
+  c.max_running_requests =
+      config.max_running_requests > 0
+          ? config.max_running_requests
+          : static_cast<int32_t>(std::clamp<int64_t>(pool_tokens / 32, 1, 256));
+  c.init_new_token_ratio = std::min(1.0, 0.7 * config.schedule_conservativeness);
+  c.random_seed = config.random_seed;
+  c.enable_jump_forward = !config.disable_jump_forward;
+  RADIXLM_RETURN_IF_ERROR(c.Validate());
+  return c;
+}
+
+EngineSettings ToEngineSettings(const SchedulerConfig& config) {
+  return EngineSettings{
+      .schedule_policy = SchedulePolicyName(config.schedule_policy),
+      .radix_eviction_policy = EvictionPolicyName(config.radix_eviction_policy),
+      .max_total_tokens = config.max_total_tokens,
+      .context_length = config.context_length,
+      .chunked_prefill_size = config.chunked_prefill_size,
+      .max_prefill_tokens = config.max_prefill_tokens,
+      .max_running_requests = config.max_running_requests,
+      .page_size = config.page_size,
+      .disable_radix_cache = config.disable_radix_cache,
+      .enable_jump_forward = config.enable_jump_forward,
+  };
+}
+
+SchedulerCounters ToSchedulerCounters(const SchedulerStats& s) {
+  return SchedulerCounters{
+      .running_requests = s.running_requests,
+      .prefilling_requests = s.prefilling_requests,
+      .waiting_requests = s.waiting_requests,
+      .grammar_queue_requests = s.grammar_queue_requests,
+      .pool_size = s.pool_size,
+      .pool_free = s.pool_free,
+      .pool_used = s.pool_used,
+      .evictable_tokens = s.evictable_tokens,
+      .protected_tokens = s.protected_tokens,
+      .cache_hit_tokens = s.cache_hit_tokens,
+      .prefill_tokens = s.prefill_tokens,
+      .decode_tokens = s.decode_tokens,
+      .retractions = s.retractions,
+      .forward_passes = s.forward_passes,
+      .finished_requests = s.finished_requests,
+      .aborted_requests = s.aborted_requests,
+      .new_token_ratio = s.new_token_ratio,
+      .cache_op_seconds = s.cache_op_seconds,
+      .cache_ops = s.cache_ops,
+      .jump_forwards = s.jump_forwards,
+      .jump_forward_tokens = s.jump_forward_tokens,
+      .grammar_masks = s.grammar_masks,
+      .grammar_mask_seconds = s.grammar_mask_seconds,
+      .forward_seconds = s.forward_seconds,
+  };
+}
+
+}  // namespace radixlm

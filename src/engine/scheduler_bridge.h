@@ -1,0 +1,24 @@
+// The bridge between the engine's public types (engine_config.h, api.h) and the scheduler's:
+// internal to the engine (and to tools that drive a Scheduler directly, such as the bench
+// command). Nothing that includes only engine.h sees a scheduler type.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/api.h"
+#include "engine/engine_config.h"
+#include "scheduler/scheduler.h"
+#include "scheduler/scheduler_config.h"
+#include "util/status.h"
+
+namespace radixlm {
+
+// The scheduler config for a pool of `pool_tokens` and a model context of `context`.
+// InvalidArgument naming the flag when a value is out of range or unknown.
+StatusOr<SchedulerConfig> ToSchedulerConfig(const EngineConfig& config, int64_t pool_tokens,
+                                            int64_t context);
+
+EngineSettings ToEngineSettings(const SchedulerConfig& config);
+SchedulerCounters ToSchedulerCounters(const SchedulerStats& stats);
+
+}  // namespace radixlm
