@@ -4,7 +4,7 @@
 
 namespace radixlm {
 
-void GenerateResult::Append(GenerateOutput&& chunk) {
+void GenerateOutput::Append(GenerateOutput&& chunk) {
   index = chunk.index;
   text += chunk.text;
   output_ids.insert(output_ids.end(), chunk.output_ids.begin(), chunk.output_ids.end());

@@ -6,7 +6,8 @@
 //                    {"rid", "text" | "input_ids", "sampling_params", "return_logprob",
 //                     "logprob_start_len", "top_logprobs_num", "stream", "priority"}
 //   GenerateOutput   one streamed chunk of one sample: deltas since the previous chunk
-//   GenerateResult   one sample's chunks concatenated (result_json.h writes SGLang's JSON)
+//   GenerateResult   the same type: one sample's chunks concatenated (result_json.h writes
+//                    SGLang's JSON of it)
 //   EngineStats      a snapshot of the engine's counters (/get_server_info, /metrics)
 //   EngineSettings   the scheduling settings the engine resolved from its EngineConfig
 //   PrefixPin        a cached prefix kept from eviction (Engine::PinPrefix)
@@ -49,7 +50,8 @@ struct GenerateMeta {
   int64_t forward_passes = 0;
 };
 
-// One chunk of sample `index`: what it produced since its previous chunk.
+// What sample `index` produced: as a streamed chunk, what it produced since its previous chunk
+// (meta: running totals); as a GenerateResult, every chunk so far concatenated (Append).
 struct GenerateOutput {
   int32_t index = 0;                // which sample, in [0, n)
   std::string text;                 // new text (UTF-8 complete; stop strings trimmed)
@@ -58,20 +60,13 @@ struct GenerateOutput {
   std::vector<LogprobEntry> input_token_logprobs;   // in the first chunk only
   std::optional<FinishReason> finish_reason;        // set on the sample's last chunk
   GenerateMeta meta;                                // running totals
-};
 
-// A sample's chunks concatenated.
-struct GenerateResult {
-  int32_t index = 0;
-  std::string text;
-  std::vector<int32_t> output_ids;
-  std::vector<LogprobEntry> output_token_logprobs;
-  std::vector<LogprobEntry> input_token_logprobs;
-  std::optional<FinishReason> finish_reason;
-  GenerateMeta meta;
-
+  // Adds the next chunk of the same sample.
   void Append(GenerateOutput&& chunk);
 };
+
+// A sample's chunks concatenated (the same fields, whole rather than deltas).
+using GenerateResult = GenerateOutput;
 
 // The scheduler's counters, as of the snapshot.
 struct SchedulerCounters {
