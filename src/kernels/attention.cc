@@ -70,11 +70,15 @@ double ExpSum(float* s, int n, int lane0, float max) {
   return sum;
 }
 
-void AccumulateBlock(const float* p, const float* v, int n, int width, int lane0, float* acc) {
-  for (int j = 0; j < n; ++j) {
-    float* a = acc + static_cast<int64_t>((lane0 + j) % kLanes) * width;
-    const float* vj = v + static_cast<int64_t>(j) * width;
-    for (int d = 0; d < width; ++d) a[d] = std::fma(vj[d], p[j], a[d]);
+void AccumulateTile(const float* p, int64_t p_stride, int n_rows, const float* v, int n, int width,
+                    float* acc, int64_t acc_stride) {
+  for (int r = 0; r < n_rows; ++r) {
+    float* a = acc + r * acc_stride;
+    for (int j = 0; j < n; ++j) {
+      const float pj = p[r * p_stride + j];
+      const float* vj = v + static_cast<int64_t>(j) * width;
+      for (int d = 0; d < width; ++d) a[d] = std::fma(vj[d], pj, a[d]);
+    }
   }
 }
 
@@ -89,15 +93,15 @@ cpu::AttentionKernels SelectKernels() {
 #if defined(RADIXLM_KERNELS_X86) && defined(RADIXLM_KERNELS_AVX512)
   if (ActiveIsa() >= Isa::kAvx512) {
     return {cpu::avx2::ScoreBlock, cpu::avx512::ScoreTile, cpu::avx2::ExpSum,
-            cpu::avx512::AccumulateBlock};
+            cpu::avx512::AccumulateTile};
   }
 #endif
 #if defined(RADIXLM_KERNELS_X86)
   if (static_cast<int>(ActiveIsa()) >= static_cast<int>(Isa::kAvx2)) {
-    return {cpu::avx2::ScoreBlock, nullptr, cpu::avx2::ExpSum, cpu::avx2::AccumulateBlock};
+    return {cpu::avx2::ScoreBlock, nullptr, cpu::avx2::ExpSum, cpu::avx2::AccumulateTile};
   }
 #endif
-  return {cpu::scalar::ScoreBlock, nullptr, cpu::scalar::ExpSum, cpu::scalar::AccumulateBlock};
+  return {cpu::scalar::ScoreBlock, nullptr, cpu::scalar::ExpSum, cpu::scalar::AccumulateTile};
 }
 
 // One unit of parallel work: a tile of queries of one sequence x one kv head. Its score rows
@@ -151,7 +155,7 @@ struct AttentionScratch {
   std::vector<float> kvbuf;   // [kKeyBlock, head_dim]: one block of K or V rows as float
   std::vector<float> q16;     // [pairs, head_dim]: the tile's queries rounded to F16
   std::vector<float> scores;  // [pairs, span]: an unsplit item's score / probability rows
-  std::vector<float> lanes;   // [pairs, kLanes, d1 - d0]: P·V lane accumulators
+  std::vector<float> out;     // [pairs, d1 - d0]: P·V accumulators
 };
 
 void Grow(std::vector<float>& v, int64_t n) {
@@ -231,8 +235,9 @@ void ComputeScores(const AttentionParams& p, const KvLayerView& kv, const Attent
 
 // Phase 2: turns each pair's scores (its visible part of [span0, span1)) into probabilities
 // the way ggml's soft_max does (max-subtracted exp, sum in double, scaled by the float
-// reciprocal), then rounds them to the cache's half type as ggml's P·V product does. Key
-// position j is lane j % 8 of ggml's row (llama.cpp's cache cell j for a fresh sequence).
+// reciprocal), then rounds them to the cache's half type as ggml's P·V product does; the rest
+// of the row becomes 0. Key position j is lane j % 8 of ggml's row (llama.cpp's cache cell j
+// for a fresh sequence).
 void NormalizeRows(const AttentionParams& p, const KvLayerView& kv, const AttentionSequence& sq,
                    const WorkItem& it, const cpu::AttentionKernels& kern, float* rows) {
   const int group = p.n_heads / p.n_kv_heads;
@@ -242,9 +247,13 @@ void NormalizeRows(const AttentionParams& p, const KvLayerView& kv, const Attent
     VisibleKeys(p, sq.q_pos[qi], &lo, &hi);
     lo = std::clamp<int64_t>(lo, it.span0, it.span1);
     hi = std::clamp<int64_t>(hi, it.span0, it.span1);
-    if (lo >= hi) continue;
     for (int hh = 0; hh < group; ++hh) {
-      float* s = rows + ((qi - it.q0) * group + hh) * span + (lo - it.span0);
+      float* row = rows + ((qi - it.q0) * group + hh) * span;
+      // P·V runs over the whole span: keys this query does not see weigh exactly 0.
+      std::fill(row, row + (lo - it.span0), 0.0f);
+      std::fill(row + (std::max(lo, hi) - it.span0), row + span, 0.0f);
+      if (lo >= hi) continue;
+      float* s = row + (lo - it.span0);
       const int n = static_cast<int>(hi - lo);
       float max = -INFINITY;
       for (int j = 0; j < n; ++j) max = std::max(max, s[j]);
@@ -263,9 +272,8 @@ float* OutputRow(const AttentionParams& p, const AttentionSequence& sq, int kv_h
          static_cast<int64_t>(kv_head * group + hh) * p.head_dim;
 }
 
-// Phase 3: output columns [d0, d1) of every pair: sum over its visible keys of p * v, as
-// tinyBLAS sums over the (padded) key dimension: lane accumulators over keys j == l (mod 8),
-// then ggml's lane tree.
+// Phase 3: output columns [d0, d1) of every pair: sum over the tile's key span of p * v, one
+// accumulator per output element, keys ascending (rows carry p = 0 outside their visible keys).
 void AccumulateValues(const AttentionParams& p, const KvLayerView& kv, const AttentionSequence& sq,
                       const WorkItem& it, const cpu::AttentionKernels& kern, AttentionScratch& sc,
                       const float* rows) {
@@ -274,37 +282,20 @@ void AccumulateValues(const AttentionParams& p, const KvLayerView& kv, const Att
   const int group = p.n_heads / p.n_kv_heads;
   const int64_t span = it.span1 - it.span0;
   const int64_t head_off = static_cast<int64_t>(it.kv_head) * p.head_dim + it.d0;
-  const int64_t lane_floats = static_cast<int64_t>(cpu::kLanes) * width;
-  const int64_t n_pairs = static_cast<int64_t>(it.q1 - it.q0) * group;
-  Grow(sc.lanes, n_pairs * lane_floats);
-  std::fill(sc.lanes.begin(), sc.lanes.begin() + n_pairs * lane_floats, 0.0f);
+  const int n_pairs = (it.q1 - it.q0) * group;
+  Grow(sc.out, static_cast<int64_t>(n_pairs) * width);
+  std::fill(sc.out.begin(), sc.out.begin() + static_cast<int64_t>(n_pairs) * width, 0.0f);
   Grow(sc.kvbuf, static_cast<int64_t>(kKeyBlock) * width);
   for (int kb = it.span0; kb < it.span1; kb += kKeyBlock) {
     const int ke = std::min(it.span1, kb + kKeyBlock);
     LoadKeyBlock(kv, kv.v, sq, head_off, width, kb, ke - kb, sc.kvbuf.data());
-    for (int qi = it.q0; qi < it.q1; ++qi) {
-      int64_t lo, hi;
-      VisibleKeys(p, sq.q_pos[qi], &lo, &hi);
-      const int blo = static_cast<int>(std::clamp<int64_t>(lo, kb, ke));
-      const int bhi = static_cast<int>(std::clamp<int64_t>(hi, kb, ke));
-      if (blo >= bhi) continue;
-      for (int hh = 0; hh < group; ++hh) {
-        const int pair = (qi - it.q0) * group + hh;
-        kern.accumulate(rows + pair * span + (blo - it.span0),
-                        sc.kvbuf.data() + static_cast<int64_t>(blo - kb) * width, bhi - blo, width,
-                        blo % cpu::kLanes, sc.lanes.data() + pair * lane_floats);
-      }
-    }
+    kern.accumulate(rows + (kb - it.span0), span, n_pairs, sc.kvbuf.data(), ke - kb, width,
+                    sc.out.data(), width);
   }
   for (int qi = it.q0; qi < it.q1; ++qi) {
     for (int hh = 0; hh < group; ++hh) {
-      const float* acc = sc.lanes.data() + ((qi - it.q0) * group + hh) * lane_floats;
-      float* o = OutputRow(p, sq, it.kv_head, qi, hh) + it.d0;
-      for (int d = 0; d < width; ++d) {
-        float lanes[cpu::kLanes];
-        for (int l = 0; l < cpu::kLanes; ++l) lanes[l] = acc[l * width + d];
-        o[d] = cpu::LaneSum(lanes);
-      }
+      const float* acc = sc.out.data() + static_cast<int64_t>((qi - it.q0) * group + hh) * width;
+      std::copy(acc, acc + width, OutputRow(p, sq, it.kv_head, qi, hh) + it.d0);
     }
   }
 }

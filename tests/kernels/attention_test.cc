@@ -195,20 +195,22 @@ TEST(AttentionKernels, GgmlExpIsAccurate) {
 }
 
 #if defined(RADIXLM_KERNELS_X86)
-// fn (a SIMD AccumulateBlock) gives the scalar kernel's accumulators bit for bit.
-void ExpectAccumulateMatchesScalar(cpu::AccumulateBlockFn fn, std::initializer_list<int> widths,
+// fn (a SIMD AccumulateTile) gives the scalar kernel's accumulators bit for bit.
+void ExpectAccumulateMatchesScalar(cpu::AccumulateTileFn fn, std::initializer_list<int> widths,
                                    std::mt19937& rng) {
   for (const int width : widths) {
-    for (int lane0 = 0; lane0 < cpu::kLanes; ++lane0) {
+    for (const int n_rows : {1, 3, 4, 6, 9}) {
       for (const int n : {1, 6, 8, 17, 64}) {
-        const auto pr = RandomFloats(rng, n, 0.0f, 1.0f);
+        const int64_t p_stride = n + 3, acc_stride = width + 5;
+        const auto pr = RandomFloats(rng, n_rows * p_stride, 0.0f, 1.0f);
         const auto v = RandomFloats(rng, static_cast<int64_t>(n) * width, -2.0f, 2.0f);
-        auto acc_a = RandomFloats(rng, static_cast<int64_t>(cpu::kLanes) * width);
+        auto acc_a = RandomFloats(rng, n_rows * acc_stride);
         auto acc_b = acc_a;
-        fn(pr.data(), v.data(), n, width, lane0, acc_a.data());
-        cpu::scalar::AccumulateBlock(pr.data(), v.data(), n, width, lane0, acc_b.data());
+        fn(pr.data(), p_stride, n_rows, v.data(), n, width, acc_a.data(), acc_stride);
+        cpu::scalar::AccumulateTile(pr.data(), p_stride, n_rows, v.data(), n, width, acc_b.data(),
+                                    acc_stride);
         for (size_t i = 0; i < acc_a.size(); ++i) {
-          ASSERT_EQ(acc_a[i], acc_b[i]) << "width=" << width << " lane0=" << lane0 << " n=" << n;
+          ASSERT_EQ(acc_a[i], acc_b[i]) << "width=" << width << " rows=" << n_rows << " n=" << n;
         }
       }
     }
@@ -243,7 +245,7 @@ TEST(AttentionKernels, Avx2MatchesScalarBitForBit) {
       for (int j = 0; j < n; ++j) ASSERT_EQ(sa[j], sb[j]) << "lane0=" << lane0 << " j=" << j;
     }
   }
-  ExpectAccumulateMatchesScalar(cpu::avx2::AccumulateBlock, {8, 24, 256}, rng);
+  ExpectAccumulateMatchesScalar(cpu::avx2::AccumulateTile, {5, 8, 24, 256}, rng);
 }
 #endif
 
@@ -267,7 +269,7 @@ TEST(AttentionKernels, Avx512MatchesScalarBitForBit) {
       }
     }
   }
-  ExpectAccumulateMatchesScalar(cpu::avx512::AccumulateBlock, {8, 32, 256}, rng);
+  ExpectAccumulateMatchesScalar(cpu::avx512::AccumulateTile, {5, 8, 24, 72, 256}, rng);
 }
 #endif
 
