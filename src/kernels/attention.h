@@ -12,25 +12,24 @@
 // n_kv = prefix + new) and decode (n_q = 1). Every query must see at least one key
 // (q_pos[i] < n_kv). GQA: query head h uses kv head h / (n_heads / n_kv_heads).
 //
-// Numerics follow llama.cpp's CPU graph without flash attention (ggml mul_mat with the F16
-// cache, soft_max, mul_mat with the F16 cache) in its roundings, and are the same on every ISA:
+// Numerics (the same on every ISA, and for every batch, chunking, tiling and pool size):
 //   q16   = F16(q * scale) if scale_query (Gemma graphs scale Q), else F16(q)
 //   s_j   = dot(q16, k_j) (* scale unless scale_query); if logit_softcap > 0,
 //           s_j = softcap * tanh(s_j / softcap)
-//   e_j   = ggml_v_expf(s_j - max) over the visible keys
-//   p16_j = F16(e_j * float(1 / sum_j e_j))
-//   out   = sum_j p16_j * v_j
-// The Q·K dot products and the sum of e_j run in ggml's AVX2 order: 8 float lanes, lane l taking
+// then a flash-style softmax over fixed chunks of kChunk = 256 key positions (chunk c covers
+// positions [256 c, 256 c + 256), whatever the query): per chunk, over the keys the query sees,
+//   m_c = max s_j,  l_c = sum_j ggml_v_expf(s_j - m_c),  o_c = sum_j ggml_v_expf(s_j - m_c) v_j
+// and the chunk states are folded in chunk order (the first copied; then m = max(M, m_c),
+// O = O e^(M - m) + o_c e^(m_c - m), L alike); out = O / L.
+// The Q·K dot products and the sums l_c run in ggml's AVX2 order: 8 float lanes, lane l taking
 // the terms whose index (head dim d, or key position j) is l mod 8, in ascending order with
-// fused multiply-adds (dots) or in float per aligned group of 8 then in double (the e_j sum),
-// and the lanes reduced as ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)) (kernels/cpu/attention_impl.h).
-// P·V keeps one fused multiply-add accumulator per output element over the keys in ascending
-// order (register-blocked over query heads and columns, every V row loaded once per tile).
+// fused multiply-adds (dots) or in float per aligned group of 8 then in double (l_c), and the
+// lanes reduced as ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)) (kernels/cpu/attention_impl.h). o_c
+// keeps one fused multiply-add accumulator per output element over the keys in ascending order.
 // (With a BF16 cache, BF16 takes F16's place.)
 // Work is split across the pool over (sequence, kv head, query tile) and, for long contexts
-// with few queries (decode), also over key ranges for the scores and over output columns for
-// P·V (the softmax over the whole row in between). Results do not depend on the split or on
-// the pool. pool may be null.
+// with few queries (decode), also over ranges of whole chunks, whose states are then folded in
+// the same order. pool may be null.
 #pragma once
 
 #include <cstdint>

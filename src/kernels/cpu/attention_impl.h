@@ -1,8 +1,8 @@
 // Per-ISA inner kernels of attention (internal; dispatched by kernels/attention.cc).
 //
-// Attention runs as llama.cpp's CPU (non flash-attention) graph does: scores of a whole row of
-// keys, then a softmax normalized before P·V, so every step below works on plain arrays. The
-// float operation order is fixed (not just the math), the same on every ISA:
+// Attention (kernels/attention.h) works on chunks of keys: scores of the chunk, their exponentials
+// and sum, then P·V, so every step below works on plain arrays. The float operation order is
+// fixed (not just the math), the same on every ISA:
 //   * Q·K dot products as tinyBLAS's F16 GEMM computes them: 8 float lanes, lane l accumulating
 //     the terms d == l (mod 8) in ascending d with fused multiply-adds, then the lane tree
 //     LaneSum below;
