@@ -5,8 +5,10 @@ run, one machine, same GGUF model, same thread count.
   a. llama-bench -p 512 -n 128 (pp512, tg128)  vs  `radixlm speed` prefill / batch-1 decode
   b. llama-batched-bench -npp 32 -ntg 128 -npl 1,4,8,16 (S_TG)  vs  `radixlm speed --batch
      1,4,8,16` decode tok/s (radixlm prefills each sequence with 32 tokens too)
-  c. `radixlm speed` under RADIXLM_ISA=avx2 and RADIXLM_ISA=scalar next to the default dispatch
-     (scalar: a short run, compared with a default-dispatch run of the same length)
+  c. `radixlm speed` under every narrower RADIXLM_ISA level this CPU has (avx512, avx_vnni,
+     avx2) and scalar next to the default dispatch (scalar: a short run, compared with a
+     default-dispatch run of the same length); with --avx2-peer, RADIXLM_ISA=avx2 against
+     llama.cpp built with its AVX2 code only (an AVX2-only CPU's view of both)
   d. the CPU's model name and SIMD flags, one Markdown table, --json OUT with every number
   e. --serving: `radixlm serve` vs `llama-server` on five SGLang-paper-shaped workloads over
      /v1/completions at concurrency C (temperature 0, fixed max_tokens, ignore_eos): output
@@ -14,7 +16,7 @@ run, one machine, same GGUF model, same thread count.
 
 Usage:
   python bench/compare_llama.py [--radixlm build/apps/radixlm] [--model GGUF] [--threads 2]
-      [--reps 3] [--skip-scalar] [--serving [--concurrency 8]] [--json OUT]
+      [--reps 3] [--skip-scalar] [--avx2-peer] [--serving [--concurrency 8]] [--json OUT]
 
 The llama.cpp tools are built on first use (minutes; see bench/llama_peer.py) and reused after.
 """
@@ -64,7 +66,7 @@ def model_path(arg):
 
 def cpu_info():
     flags = subprocess.run(
-        "grep -o 'avx512[a-z_]*\\|avx_vnni\\|amx[a-z_]*\\|avx2\\|fma' /proc/cpuinfo | sort -u",
+        "grep -o 'avx512[a-z_0-9]*\\|avx_vnni\\|amx[a-z_0-9]*\\|avx2\\|fma' /proc/cpuinfo | sort -u",
         shell=True, capture_output=True, text=True).stdout.split()
     name = platform.processor() or "unknown"
     try:
@@ -156,10 +158,24 @@ def radixlm_speed(binary, model, threads, prompt, decode, batches, isa=None, rep
     }
 
 
+def isa_levels(flags):
+    """radixlm's RADIXLM_ISA levels this CPU runs, narrowest first (scalar excluded)."""
+    f = set(flags)
+    levels = []
+    if {"avx2", "fma"} <= f:
+        levels.append("avx2")
+        if "avx_vnni" in f:
+            levels.append("avx_vnni")
+        if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= f:
+            levels.append("avx512")
+            if "amx_int8" in f:
+                levels.append("amx")
+    return levels
+
+
 def default_isa_name(flags):
-    if "amx_int8" in open("/proc/cpuinfo").read():
-        return "amx"
-    return "avx512" if "avx512f" in flags else ("avx2" if "avx2" in flags else "scalar")
+    levels = isa_levels(flags)
+    return levels[-1] if levels else "scalar"
 
 
 # ---------------------------------------------------------------- serving (e)
@@ -350,7 +366,7 @@ def report(r):
               "| RADIXLM_ISA | prompt | prefill tok/s | decode tok/s, batch 1 | "
               f"decode tok/s, batch {max(r['batches'])} | prefill / default | decode b1 / default |",
               "|---|---|---|---|---|---|---|"]
-    for key in ("default", "avx512", "avx2", "scalar"):
+    for key in ("default", "avx512", "avx_vnni", "avx2", "scalar"):
         x = r["speed"].get(key)
         if not x:
             continue
@@ -364,6 +380,20 @@ def report(r):
         x = r["speed"]["default_short"]
         lines.append(f"| default (short, scalar's baseline) | {x['prompt_tokens']} | "
                      f"{fmt(x['prefill'])} | {fmt(x['decode'].get(1))} | — | 1.00x | 1.00x |")
+    if r.get("avx2_peer"):
+        a2, x = r["avx2_peer"], r["speed"].get("avx2")
+        lines += ["", "AVX2 level, as an AVX2-only CPU runs both: radixlm RADIXLM_ISA=avx2 vs "
+                  "llama.cpp built with ggml's AVX2 code only (bench/llama_peer.py --variant avx2; "
+                  f"llama-bench flash_attn={a2['llama_bench']['build'].get('flash_attn')}):", "",
+                  "| measure | radixlm avx2 | llama.cpp avx2 | ratio |", "|---|---|---|---|"]
+        lb, bb = a2["llama_bench"], a2["batched_bench"]
+        lines.append(f"| prefill pp{r['prompt_tokens']} tok/s | {fmt(x['prefill'])} | "
+                     f"{fmt(lb.get('pp'))} | {ratio(x['prefill'], lb.get('pp'))} |")
+        lines.append(f"| decode tg{r['decode_tokens']} tok/s, 1 sequence | {fmt(x['decode'][1])} | "
+                     f"{fmt(lb.get('tg'))} | {ratio(x['decode'][1], lb.get('tg'))} |")
+        for b in r["batches"]:
+            lines.append(f"| decode tok/s, {b} parallel sequences | {fmt(x['decode'][b])} | "
+                         f"{fmt(bb['s_tg'][b])} | {ratio(x['decode'][b], bb['s_tg'][b])} |")
     if r.get("serving"):
         sv = r["serving"]
         lines += ["", f"Serving, /v1/completions at concurrency {r['concurrency']}, temperature 0, "
@@ -393,6 +423,9 @@ def main():
     ap.add_argument("--reps", type=int, default=3,
                     help="llama-bench -r and `radixlm speed` runs (median) (default 3)")
     ap.add_argument("--skip-scalar", action="store_true")
+    ap.add_argument("--avx2-peer", action="store_true",
+                    help="also build llama.cpp with AVX2 code only and compare it with "
+                         "RADIXLM_ISA=avx2 (what an AVX2-only CPU runs)")
     ap.add_argument("--scalar-prompt-tokens", type=int, default=64)
     ap.add_argument("--scalar-decode-tokens", type=int, default=16)
     ap.add_argument("--serving", action="store_true", help="also run part e (server workloads)")
@@ -433,11 +466,22 @@ def main():
                                              DECODE_PREFIX, args.decode_tokens, batches)
     # a + b + c: radixlm
     r["speed"] = {}
-    narrower = ["avx512", "avx2"] if "amx_int8" in open("/proc/cpuinfo").read() else ["avx2"]
+    narrower = list(reversed(isa_levels(cpu["flags"])[:-1]))
     for isa in (None, *narrower):
         r["speed"][isa or "default"] = radixlm_speed(
             args.radixlm, model, args.threads, args.prompt_tokens, args.decode_tokens, batches,
             isa, args.reps)
+    if args.avx2_peer and "avx2" in isa_levels(cpu["flags"]):
+        if "avx2" not in r["speed"]:
+            r["speed"]["avx2"] = radixlm_speed(args.radixlm, model, args.threads, args.prompt_tokens,
+                                               args.decode_tokens, batches, "avx2", args.reps)
+        tools2 = llama_peer.ensure(args.peer_version, variant="avx2")
+        r["avx2_peer"] = {
+            "llama_bench": llama_bench(tools2["llama-bench"], model, args.threads,
+                                       args.prompt_tokens, args.decode_tokens, args.reps),
+            "batched_bench": llama_batched_bench(tools2["llama-batched-bench"], model,
+                                                 args.threads, DECODE_PREFIX, args.decode_tokens,
+                                                 batches)}
     if not args.skip_scalar:
         for isa, key in ((None, "default_short"), ("scalar", "scalar")):
             r["speed"][key] = radixlm_speed(args.radixlm, model, args.threads,

@@ -10,6 +10,8 @@ Cache folder: $RADIXLM_PEER_CACHE, else ~/.cache/radixlm/llama-peer/<version>. A
 
     python bench/llama_peer.py                 # download + build (or reuse), print tool paths
     python bench/llama_peer.py --version 0.3.36 --jobs 2
+    python bench/llama_peer.py --variant avx2  # a second build: AVX2+FMA+F16C only (no AVX-512,
+                                               # no VNNI), llama.cpp as an AVX2-only CPU runs it
 
 As a module:
 
@@ -33,6 +35,17 @@ DEFAULT_VERSION = "0.3.36"
 PACKAGE = "llama-cpp-python"
 TARGETS = ("llama-bench", "llama-batched-bench", "llama-server")
 STAMP = ".built"
+# Build variants: "native" (-march=native; AMX off, see cmake_options) and "avx2" (ggml's
+# AVX2 code only, whatever this CPU has beyond it).
+VARIANTS = ("native", "avx2")
+AVX2_ONLY = ["-DGGML_NATIVE=OFF", "-DGGML_AVX=ON", "-DGGML_AVX2=ON", "-DGGML_FMA=ON",
+             "-DGGML_F16C=ON", "-DGGML_BMI2=ON", "-DGGML_AVX_VNNI=OFF", "-DGGML_AVX512=OFF",
+             "-DGGML_AVX512_VBMI=OFF", "-DGGML_AVX512_VNNI=OFF", "-DGGML_AVX512_BF16=OFF",
+             "-DGGML_AMX_TILE=OFF", "-DGGML_AMX_INT8=OFF", "-DGGML_AMX_BF16=OFF"]
+
+
+def build_name(variant: str) -> str:
+    return "build" if variant == "native" else f"build-{variant}"
 
 
 def log(msg: str) -> None:
@@ -137,8 +150,8 @@ def _cmake_targets(build: Path) -> set[str]:
     return names
 
 
-def tool_paths(dest: Path) -> dict[str, Path]:
-    bindir = dest / "build" / "bin"
+def tool_paths(dest: Path, variant: str = "native") -> dict[str, Path]:
+    bindir = dest / build_name(variant) / "bin"
     return {t: bindir / t for t in TARGETS}
 
 
@@ -150,8 +163,10 @@ def _cpu_has_amx() -> bool:
         return False
 
 
-def cmake_options(allow_amx: bool = False) -> list[str]:
+def cmake_options(allow_amx: bool = False, variant: str = "native") -> list[str]:
     """The -D options of the build (recorded in the stamp: a change means a rebuild)."""
+    if variant == "avx2":
+        return list(AVX2_ONLY)
     opts = []
     if _cpu_has_amx() and not allow_amx:
         # GGML_NATIVE's -march=native turns on ggml's AMX matmul on AMX CPUs. On this project's
@@ -162,15 +177,16 @@ def cmake_options(allow_amx: bool = False) -> list[str]:
     return opts
 
 
-def build(llama: Path, dest: Path, jobs: int, extra: list[str]) -> dict[str, Path]:
+def build(llama: Path, dest: Path, jobs: int, extra: list[str],
+          variant: str = "native") -> dict[str, Path]:
     _ensure_system_tools()
-    bdir = dest / "build"
+    bdir = dest / build_name(variant)
     gen = ["-G", "Ninja"] if shutil.which("ninja") else []
     if extra:
         log("extra cmake options: " + " ".join(extra))
     cfg = ["cmake", "-S", str(llama), "-B", str(bdir), *gen, *extra,
            "-DCMAKE_BUILD_TYPE=Release",
-           "-DGGML_NATIVE=ON",
+           *(["-DGGML_NATIVE=ON"] if variant == "native" else []),
            "-DLLAMA_CURL=OFF",
            "-DBUILD_SHARED_LIBS=OFF",
            "-DLLAMA_BUILD_TESTS=OFF",
@@ -188,7 +204,7 @@ def build(llama: Path, dest: Path, jobs: int, extra: list[str]) -> dict[str, Pat
     cmd = ["cmake", "--build", str(bdir), "-j", str(jobs), "--target", *TARGETS]
     log("building: " + " ".join(cmd))
     subprocess.run(cmd, check=True)
-    tools = tool_paths(dest)
+    tools = tool_paths(dest, variant)
     for name, path in tools.items():
         if not path.exists():
             raise SystemExit(f"build finished but {path} is missing")
@@ -196,14 +212,16 @@ def build(llama: Path, dest: Path, jobs: int, extra: list[str]) -> dict[str, Pat
 
 
 def ensure(version: str = DEFAULT_VERSION, jobs: int = 2, rebuild: bool = False,
-           allow_amx: bool = False) -> dict[str, Path]:
+           allow_amx: bool = False, variant: str = "native") -> dict[str, Path]:
     """Download, unpack and build once; return {target: binary path}."""
+    if variant not in VARIANTS:
+        raise SystemExit(f"unknown build variant {variant!r}; one of {VARIANTS}")
     dest = cache_dir(version)
     dest.mkdir(parents=True, exist_ok=True)
-    stamp = dest / STAMP
-    extra = cmake_options(allow_amx)
+    stamp = dest / (STAMP if variant == "native" else f"{STAMP}-{variant}")
+    extra = cmake_options(allow_amx, variant)
     if stamp.exists() and not rebuild:
-        tools = tool_paths(dest)
+        tools = tool_paths(dest, variant)
         info = json.loads(stamp.read_text())
         if all(p.exists() for p in tools.values()) and info.get("cmake_extra", []) == extra:
             log(f"reusing build of {PACKAGE} {info.get('version')} in {dest}")
@@ -211,10 +229,10 @@ def ensure(version: str = DEFAULT_VERSION, jobs: int = 2, rebuild: bool = False,
         log("build options changed (or binaries missing): building again")
     tar, got = download(version, dest / "sdist")
     llama = unpack(tar, dest)
-    tools = build(llama, dest, jobs, extra)
+    tools = build(llama, dest, jobs, extra, variant)
     stamp.write_text(json.dumps({"package": PACKAGE, "version": got, "sdist": tar.name,
                                  "targets": list(TARGETS), "cmake_extra": extra}) + "\n")
-    log(f"built {PACKAGE} {got}'s llama.cpp in {dest / 'build'}")
+    log(f"built {PACKAGE} {got}'s llama.cpp in {dest / build_name(variant)}")
     return tools
 
 
@@ -232,8 +250,10 @@ def main() -> int:
     ap.add_argument("--rebuild", action="store_true", help="ignore the stamp file and build again")
     ap.add_argument("--allow-amx", action="store_true",
                     help="keep ggml's AMX kernels on AMX CPUs (off by default, see cmake_options)")
+    ap.add_argument("--variant", choices=VARIANTS, default="native",
+                    help="native: -march=native (default); avx2: ggml's AVX2 code only")
     args = ap.parse_args()
-    tools = ensure(args.version, args.jobs, args.rebuild, args.allow_amx)
+    tools = ensure(args.version, args.jobs, args.rebuild, args.allow_amx, args.variant)
     for name, path in tools.items():
         print(f"{name}\t{path}")
     return 0

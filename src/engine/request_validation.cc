@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "grammar/stop_regex.h"
+
 namespace radixlm {
 
 StatusOr<std::vector<int32_t>> ValidateGenerateRequest(const GenerateRequest& request,
@@ -15,6 +17,13 @@ StatusOr<std::vector<int32_t>> ValidateGenerateRequest(const GenerateRequest& re
   }
   const SamplingParams& params = request.sampling_params;
   RADIXLM_RETURN_IF_ERROR(params.Validate(limits.vocab_size));
+  for (size_t i = 0; i < params.stop_regex.size(); ++i) {
+    if (Status s = grammar::CompileStopRegex(params.stop_regex[i]).status(); !s.ok()) {
+      return Status(
+          s.code() == StatusCode::kResourceExhausted ? StatusCode::kInvalidArgument : s.code(),
+          "stop_regex[" + std::to_string(i) + "] is not a usable pattern: " + s.message());
+    }
+  }
   std::vector<int32_t> ids;
   if (request.text.has_value()) {
     RADIXLM_ASSIGN_OR_RETURN(ids, codec.Encode(*request.text));

@@ -70,11 +70,15 @@ double ExpSum(float* s, int n, int lane0, float max) {
   return sum;
 }
 
-void AccumulateBlock(const float* p, const float* v, int n, int width, int lane0, float* acc) {
-  for (int j = 0; j < n; ++j) {
-    float* a = acc + static_cast<int64_t>((lane0 + j) % kLanes) * width;
-    const float* vj = v + static_cast<int64_t>(j) * width;
-    for (int d = 0; d < width; ++d) a[d] = std::fma(vj[d], p[j], a[d]);
+void AccumulateTile(const float* p, int64_t p_stride, int n_rows, const float* v, int n, int width,
+                    float* acc, int64_t acc_stride) {
+  for (int r = 0; r < n_rows; ++r) {
+    float* a = acc + r * acc_stride;
+    for (int j = 0; j < n; ++j) {
+      const float pj = p[r * p_stride + j];
+      const float* vj = v + static_cast<int64_t>(j) * width;
+      for (int d = 0; d < width; ++d) a[d] = std::fma(vj[d], pj, a[d]);
+    }
   }
 }
 
@@ -83,37 +87,41 @@ void AccumulateBlock(const float* p, const float* v, int n, int width, int lane0
 namespace {
 constexpr int kQueryTile = 8;                    // queries per work item
 constexpr int kKeyBlock = cpu::kAttendBlockMax;  // keys converted to float at a time
-constexpr int kMinKeysPerSplit = 256;            // don't split key ranges finer than this
+constexpr int kChunk = 256;                      // keys per softmax chunk (see attention.h)
+static_assert(kChunk % kKeyBlock == 0);
 
 cpu::AttentionKernels SelectKernels() {
 #if defined(RADIXLM_KERNELS_X86) && defined(RADIXLM_KERNELS_AVX512)
   if (ActiveIsa() >= Isa::kAvx512) {
     return {cpu::avx2::ScoreBlock, cpu::avx512::ScoreTile, cpu::avx2::ExpSum,
-            cpu::avx512::AccumulateBlock};
+            cpu::avx512::AccumulateTile};
   }
 #endif
 #if defined(RADIXLM_KERNELS_X86)
   if (static_cast<int>(ActiveIsa()) >= static_cast<int>(Isa::kAvx2)) {
-    return {cpu::avx2::ScoreBlock, nullptr, cpu::avx2::ExpSum, cpu::avx2::AccumulateBlock};
+    return {cpu::avx2::ScoreBlock, nullptr, cpu::avx2::ExpSum, cpu::avx2::AccumulateTile};
   }
 #endif
-  return {cpu::scalar::ScoreBlock, nullptr, cpu::scalar::ExpSum, cpu::scalar::AccumulateBlock};
+  return {cpu::scalar::ScoreBlock, nullptr, cpu::scalar::ExpSum, cpu::scalar::AccumulateTile};
 }
 
-// One unit of parallel work: a tile of queries of one sequence x one kv head. Its score rows
-// ([pairs, span1 - span0], pair = (query - q0) * group + head in group) cover the keys
-// [span0, span1). An unsplit item does everything; the items of a split tile (decode with a long
-// context) each compute the scores of keys [k0, k1) and, after the softmax, the output columns
-// [d0, d1) of P·V over all keys (P·V is split by columns, not keys, so that every output keeps
-// ggml's summation order over the keys).
+// One unit of parallel work: a tile of queries of one sequence x one kv head, over the softmax
+// chunks [c0, c1) of the tile's keys. An unsplit item covers all the tile's chunks and writes the
+// output; a split one (decode with a long context) stores its chunks' states for the fold.
 struct WorkItem {
   int seq;
   int kv_head;
   int q0, q1;           // query rows [q0, q1)
-  int k0, k1;           // key positions [k0, k1) whose scores this item computes
-  int span0, span1;     // key positions of the tile's score rows
-  int d0, d1;           // output columns [d0, d1) of P·V
-  int64_t scores = -1;  // split only: offset of the tile's rows in the shared score buffer
+  int k0, k1;           // the tile's key positions [k0, k1) (union of its queries' views)
+  int c0, c1;           // chunks [c0, c1): keys [max(k0, c * kChunk), min(k1, (c + 1) * kChunk))
+  int64_t states = -1;  // split only: index of chunk c0's first state in the shared buffer
+};
+
+// Softmax state of one (query, head) pair over some keys: max score m, sum of exp(s - m) l, and
+// o = sum of exp(s - m) * v (head_dim floats, kept apart). Empty: no visible key (m = -inf).
+struct RowState {
+  float m;
+  double l;
 };
 
 // Rounds x[0, n) in place to the nearest value of the cache's half type (round to nearest
@@ -140,68 +148,89 @@ inline void ConvertRow(KvDtype dtype, const uint16_t* src, float* dst, int n) {
   }
 }
 
-// Visible key positions [lo, hi) of a query at position pos.
-inline void VisibleKeys(const AttentionParams& p, int64_t pos, int64_t* lo, int64_t* hi) {
+// The key range [lo, hi) query qi may see: causal and window rule; a tree query (attention.h)
+// ranges over the whole draft, whose keys KeyMasked then filters.
+inline void VisibleKeys(const AttentionParams& p, const AttentionSequence& sq, int qi, int64_t* lo,
+                        int64_t* hi) {
+  const int64_t pos = sq.q_pos[qi];
   *lo = p.sliding_window > 0 ? std::max<int64_t>(0, pos - p.sliding_window + 1) : 0;
-  *hi = pos + 1;
+  *hi = sq.tree_mask != nullptr ? sq.n_kv : pos + 1;
+}
+
+// For a tree query: true if key j (within VisibleKeys) is a draft token that query qi does not
+// see (not an ancestor or itself, or outside the window).
+inline bool KeyMasked(const AttentionParams& p, const AttentionSequence& sq, int qi, int64_t j) {
+  const int64_t base = sq.n_kv - sq.n_q;
+  if (j < base) return false;
+  const int64_t node = j - base;
+  if (((sq.tree_mask[qi] >> node) & 1) == 0) return true;
+  return p.sliding_window > 0 && sq.q_pos[qi] - sq.q_pos[node] >= p.sliding_window;
 }
 
 // Per-thread buffers (grown on demand).
 struct AttentionScratch {
-  std::vector<float> kvbuf;   // [kKeyBlock, head_dim]: one block of K or V rows as float
-  std::vector<float> q16;     // [pairs, head_dim]: the tile's queries rounded to F16
-  std::vector<float> scores;  // [pairs, span]: an unsplit item's score / probability rows
-  std::vector<float> lanes;   // [pairs, kLanes, d1 - d0]: P·V lane accumulators
+  std::vector<float> kvbuf;    // [kKeyBlock, head_dim]: one block of K or V rows as float
+  std::vector<float> q16;      // [pairs, head_dim]: the tile's queries rounded to F16
+  std::vector<float> scores;   // [pairs, kChunk]: one chunk's scores, then probabilities
+  std::vector<float> chunk_o;  // [pairs, head_dim]: one chunk's P·V
+  std::vector<float> run_o;    // [pairs, head_dim]: the fold so far (unsplit items)
+  std::vector<RowState> chunk_state, run_state;  // [pairs]
 };
 
 void Grow(std::vector<float>& v, int64_t n) {
   if (v.size() < static_cast<size_t>(n)) v.resize(n);
 }
 
-// Converts `n` rows of kv head `head_off` (K or V plane `base`) for key positions
-// [kb, kb + n) into dst: [n, head_dim].
+// Converts `n` rows of kv head columns [head_off, head_off + width) (K or V plane `base`) for
+// key positions [kb, kb + n) into dst: [n, width].
 void LoadKeyBlock(const KvLayerView& kv, const void* base, const AttentionSequence& sq,
-                  int64_t head_off, int head_dim, int kb, int n, float* dst) {
+                  int64_t head_off, int width, int kb, int n, float* dst) {
   const auto* plane = static_cast<const uint16_t*>(base);
   for (int j = 0; j < n; ++j) {
     const int64_t row = static_cast<int64_t>(sq.kv_slots[kb + j]) * kv.row_elems + head_off;
-    ConvertRow(kv.dtype, plane + row, dst + static_cast<int64_t>(j) * head_dim, head_dim);
+    ConvertRow(kv.dtype, plane + row, dst + static_cast<int64_t>(j) * width, width);
   }
 }
 
-// Phase 1: scores of the item's keys [k0, k1) for every (query, head) pair of the tile, written
-// into rows (row stride span1 - span0). Only visible keys are written.
-void ComputeScores(const AttentionParams& p, const KvLayerView& kv, const AttentionSequence& sq,
-                   const WorkItem& it, const cpu::AttentionKernels& kern, AttentionScratch& sc,
-                   float* rows) {
+// The tile's queries as llama.cpp multiplies them with the cache: rounded to its half type
+// (after the scale when the model scales Q itself), into sc.q16.
+void PrepareQueries(const AttentionParams& p, const KvLayerView& kv, const AttentionSequence& sq,
+                    const WorkItem& it, AttentionScratch& sc) {
   const int hd = p.head_dim;
   const int group = p.n_heads / p.n_kv_heads;
   const int n_pairs = (it.q1 - it.q0) * group;
-  const int64_t span = it.span1 - it.span0;
   const int64_t q_stride = static_cast<int64_t>(p.n_heads) * hd;
-  const int64_t head_off = static_cast<int64_t>(it.kv_head) * hd;
-
-  // Queries as llama.cpp multiplies them with the cache: rounded to its half type (after the
-  // scale when the model scales Q itself).
   Grow(sc.q16, static_cast<int64_t>(n_pairs) * hd);
+  const float s = p.scale_query ? p.scale : 1.0f;
   for (int qi = it.q0; qi < it.q1; ++qi) {
     for (int hh = 0; hh < group; ++hh) {
       const float* src = sq.q + qi * q_stride + (it.kv_head * group + hh) * hd;
       float* dst = sc.q16.data() + static_cast<int64_t>((qi - it.q0) * group + hh) * hd;
-      const float s = p.scale_query ? p.scale : 1.0f;
       for (int d = 0; d < hd; ++d) dst[d] = src[d] * s;
     }
   }
   RoundThroughHalf(kv.dtype, sc.q16.data(), static_cast<int64_t>(n_pairs) * hd);
-  const float score_scale = p.scale_query ? 1.0f : p.scale;
+}
 
-  Grow(sc.kvbuf, static_cast<int64_t>(kKeyBlock) * hd);
-  for (int kb = it.k0; kb < it.k1; kb += kKeyBlock) {
-    const int ke = std::min(it.k1, kb + kKeyBlock);
+// One softmax chunk of the tile: keys [a, b). Leaves per pair its state in sc.chunk_state and
+// its P·V in sc.chunk_o (zero for pairs that see none of these keys).
+void RunChunk(const AttentionParams& p, const KvLayerView& kv, const AttentionSequence& sq,
+              const WorkItem& it, const cpu::AttentionKernels& kern, int a, int b,
+              AttentionScratch& sc) {
+  const int hd = p.head_dim;
+  const int group = p.n_heads / p.n_kv_heads;
+  const int n_pairs = (it.q1 - it.q0) * group;
+  const int64_t head_off = static_cast<int64_t>(it.kv_head) * hd;
+  const float score_scale = p.scale_query ? 1.0f : p.scale;
+  float* rows = sc.scores.data();  // row stride kChunk
+
+  // Scores of the visible keys.
+  for (int kb = a; kb < b; kb += kKeyBlock) {
+    const int ke = std::min(b, kb + kKeyBlock);
     LoadKeyBlock(kv, kv.k, sq, head_off, hd, kb, ke - kb, sc.kvbuf.data());
     for (int qi = it.q0; qi < it.q1; ++qi) {
       int64_t lo, hi;
-      VisibleKeys(p, sq.q_pos[qi], &lo, &hi);
+      VisibleKeys(p, sq, qi, &lo, &hi);
       const int blo = static_cast<int>(std::clamp<int64_t>(lo, kb, ke));
       const int bhi = static_cast<int>(std::clamp<int64_t>(hi, kb, ke));
       if (blo >= bhi) continue;
@@ -209,11 +238,11 @@ void ComputeScores(const AttentionParams& p, const KvLayerView& kv, const Attent
       const float* kblk = sc.kvbuf.data() + static_cast<int64_t>(blo - kb) * hd;
       if (kern.score_tile != nullptr) {  // the query's heads together: each key loaded once
         kern.score_tile(sc.q16.data() + static_cast<int64_t>(pair0) * hd, group, kblk, bhi - blo,
-                        hd, rows + pair0 * span + (blo - it.span0), span);
+                        hd, rows + pair0 * kChunk + (blo - a), kChunk);
       }
       for (int hh = 0; hh < group; ++hh) {
         const int pair = pair0 + hh;
-        float* s = rows + pair * span + (blo - it.span0);
+        float* s = rows + pair * kChunk + (blo - a);
         if (kern.score_tile == nullptr) {
           kern.score(sc.q16.data() + static_cast<int64_t>(pair) * hd, kblk, bhi - blo, hd, s);
         }
@@ -224,36 +253,78 @@ void ComputeScores(const AttentionParams& p, const KvLayerView& kv, const Attent
           for (int j = 0; j < bhi - blo; ++j)
             s[j] = p.logit_softcap * std::tanh(s[j] / p.logit_softcap);
         }
+        if (sq.tree_mask != nullptr) {
+          for (int j = 0; j < bhi - blo; ++j) {
+            if (KeyMasked(p, sq, qi, blo + j)) s[j] = -INFINITY;
+          }
+        }
       }
     }
   }
-}
 
-// Phase 2: turns each pair's scores (its visible part of [span0, span1)) into probabilities
-// the way ggml's soft_max does (max-subtracted exp, sum in double, scaled by the float
-// reciprocal), then rounds them to the cache's half type as ggml's P·V product does. Key
-// position j is lane j % 8 of ggml's row (llama.cpp's cache cell j for a fresh sequence).
-void NormalizeRows(const AttentionParams& p, const KvLayerView& kv, const AttentionSequence& sq,
-                   const WorkItem& it, const cpu::AttentionKernels& kern, float* rows) {
-  const int group = p.n_heads / p.n_kv_heads;
-  const int64_t span = it.span1 - it.span0;
+  // Per pair: max, exp(s - max) summed, invisible keys weigh 0.
   for (int qi = it.q0; qi < it.q1; ++qi) {
     int64_t lo, hi;
-    VisibleKeys(p, sq.q_pos[qi], &lo, &hi);
-    lo = std::clamp<int64_t>(lo, it.span0, it.span1);
-    hi = std::clamp<int64_t>(hi, it.span0, it.span1);
-    if (lo >= hi) continue;
+    VisibleKeys(p, sq, qi, &lo, &hi);
+    lo = std::clamp<int64_t>(lo, a, b);
+    hi = std::clamp<int64_t>(hi, a, b);
     for (int hh = 0; hh < group; ++hh) {
-      float* s = rows + ((qi - it.q0) * group + hh) * span + (lo - it.span0);
+      const int pair = (qi - it.q0) * group + hh;
+      float* row = rows + pair * kChunk;
+      std::fill(row, row + (lo - a), 0.0f);
+      std::fill(row + (std::max(lo, hi) - a), row + (b - a), 0.0f);
+      RowState& st = sc.chunk_state[pair];
+      if (lo >= hi) {
+        st = {-INFINITY, 0.0};
+        continue;
+      }
+      float* s = row + (lo - a);
       const int n = static_cast<int>(hi - lo);
       float max = -INFINITY;
       for (int j = 0; j < n; ++j) max = std::max(max, s[j]);
-      const double sum = kern.exp_sum(s, n, static_cast<int>(lo % cpu::kLanes), max);
-      const float inv = static_cast<float>(1.0 / sum);
-      for (int j = 0; j < n; ++j) s[j] *= inv;
-      RoundThroughHalf(kv.dtype, s, n);
+      if (max == -INFINITY) {  // every key of the chunk masked (tree queries)
+        std::fill(s, s + n, 0.0f);
+        st = {-INFINITY, 0.0};
+        continue;
+      }
+      st = {max, kern.exp_sum(s, n, static_cast<int>(lo % cpu::kLanes), max)};
     }
   }
+
+  // P·V over the chunk's keys.
+  std::fill(sc.chunk_o.begin(), sc.chunk_o.begin() + static_cast<int64_t>(n_pairs) * hd, 0.0f);
+  for (int kb = a; kb < b; kb += kKeyBlock) {
+    const int ke = std::min(b, kb + kKeyBlock);
+    LoadKeyBlock(kv, kv.v, sq, head_off, hd, kb, ke - kb, sc.kvbuf.data());
+    kern.accumulate(rows + (kb - a), kChunk, n_pairs, sc.kvbuf.data(), ke - kb, hd,
+                    sc.chunk_o.data(), hd);
+  }
+}
+
+// Folds a chunk's state (m, l, o) into the running one (M, L, O), in place. The first non-empty
+// chunk is copied; after that m' = max(M, m), O = O * e^(M - m') + o * e^(m - m'), and L alike.
+void Fold(RowState* run, float* run_o, const RowState& c, const float* o, int hd) {
+  if (c.m == -INFINITY) return;
+  if (run->m == -INFINITY) {
+    *run = c;
+    std::copy(o, o + hd, run_o);
+    return;
+  }
+  const float m = std::max(run->m, c.m);
+  const float ea = cpu::scalar::GgmlExp(run->m - m), eb = cpu::scalar::GgmlExp(c.m - m);
+  run->l = run->l * static_cast<double>(ea) + c.l * static_cast<double>(eb);
+  run->m = m;
+  for (int d = 0; d < hd; ++d) {
+    const float x = run_o[d] * ea;
+    const float y = o[d] * eb;
+    run_o[d] = x + y;
+  }
+}
+
+// Output row = O / L.
+void WriteOutput(const RowState& st, const float* o, int hd, float* out) {
+  const float inv = st.l > 0.0 ? static_cast<float>(1.0 / st.l) : 0.0f;
+  for (int d = 0; d < hd; ++d) out[d] = o[d] * inv;
 }
 
 float* OutputRow(const AttentionParams& p, const AttentionSequence& sq, int kv_head, int qi,
@@ -263,62 +334,60 @@ float* OutputRow(const AttentionParams& p, const AttentionSequence& sq, int kv_h
          static_cast<int64_t>(kv_head * group + hh) * p.head_dim;
 }
 
-// Phase 3: output columns [d0, d1) of every pair: sum over its visible keys of p * v, as
-// tinyBLAS sums over the (padded) key dimension: lane accumulators over keys j == l (mod 8),
-// then ggml's lane tree.
-void AccumulateValues(const AttentionParams& p, const KvLayerView& kv, const AttentionSequence& sq,
-                      const WorkItem& it, const cpu::AttentionKernels& kern, AttentionScratch& sc,
-                      const float* rows) {
-  const int width = it.d1 - it.d0;
-  if (width <= 0) return;
-  const int group = p.n_heads / p.n_kv_heads;
-  const int64_t span = it.span1 - it.span0;
-  const int64_t head_off = static_cast<int64_t>(it.kv_head) * p.head_dim + it.d0;
-  const int64_t lane_floats = static_cast<int64_t>(cpu::kLanes) * width;
-  const int64_t n_pairs = static_cast<int64_t>(it.q1 - it.q0) * group;
-  Grow(sc.lanes, n_pairs * lane_floats);
-  std::fill(sc.lanes.begin(), sc.lanes.begin() + n_pairs * lane_floats, 0.0f);
-  Grow(sc.kvbuf, static_cast<int64_t>(kKeyBlock) * width);
-  for (int kb = it.span0; kb < it.span1; kb += kKeyBlock) {
-    const int ke = std::min(it.span1, kb + kKeyBlock);
-    LoadKeyBlock(kv, kv.v, sq, head_off, width, kb, ke - kb, sc.kvbuf.data());
-    for (int qi = it.q0; qi < it.q1; ++qi) {
-      int64_t lo, hi;
-      VisibleKeys(p, sq.q_pos[qi], &lo, &hi);
-      const int blo = static_cast<int>(std::clamp<int64_t>(lo, kb, ke));
-      const int bhi = static_cast<int>(std::clamp<int64_t>(hi, kb, ke));
-      if (blo >= bhi) continue;
-      for (int hh = 0; hh < group; ++hh) {
-        const int pair = (qi - it.q0) * group + hh;
-        kern.accumulate(rows + pair * span + (blo - it.span0),
-                        sc.kvbuf.data() + static_cast<int64_t>(blo - kb) * width, bhi - blo, width,
-                        blo % cpu::kLanes, sc.lanes.data() + pair * lane_floats);
-      }
-    }
-  }
-  for (int qi = it.q0; qi < it.q1; ++qi) {
-    for (int hh = 0; hh < group; ++hh) {
-      const float* acc = sc.lanes.data() + ((qi - it.q0) * group + hh) * lane_floats;
-      float* o = OutputRow(p, sq, it.kv_head, qi, hh) + it.d0;
-      for (int d = 0; d < width; ++d) {
-        float lanes[cpu::kLanes];
-        for (int l = 0; l < cpu::kLanes; ++l) lanes[l] = acc[l * width + d];
-        o[d] = cpu::LaneSum(lanes);
-      }
-    }
+inline int ChunkBegin(const WorkItem& it, int c) { return std::max(it.k0, c * kChunk); }
+inline int ChunkEnd(const WorkItem& it, int c) { return std::min(it.k1, (c + 1) * kChunk); }
+
+void GrowScratch(const AttentionParams& p, const WorkItem& it, AttentionScratch& sc) {
+  const int n_pairs = (it.q1 - it.q0) * (p.n_heads / p.n_kv_heads);
+  Grow(sc.kvbuf, static_cast<int64_t>(kKeyBlock) * p.head_dim);
+  Grow(sc.scores, static_cast<int64_t>(n_pairs) * kChunk);
+  Grow(sc.chunk_o, static_cast<int64_t>(n_pairs) * p.head_dim);
+  Grow(sc.run_o, static_cast<int64_t>(n_pairs) * p.head_dim);
+  if (sc.chunk_state.size() < static_cast<size_t>(n_pairs)) {
+    sc.chunk_state.resize(n_pairs);
+    sc.run_state.resize(n_pairs);
   }
 }
 
-// An unsplit item: all three phases, writing the output rows.
-void RunWholeItem(const AttentionParams& p, const KvLayerView& kv, const AttentionSequence& sq,
-                  const WorkItem& it, const cpu::AttentionKernels& kern) {
+// Shared buffers of split items: per (tile chunk, pair) its state and P·V.
+struct SplitStates {
+  RowState* state;
+  float* o;  // [.., head_dim]
+};
+
+// Runs the item's chunks; an unsplit item folds them and writes the output, a split one stores
+// each chunk's state at states.
+void RunItem(const AttentionParams& p, const KvLayerView& kv, const AttentionSequence& sq,
+             const WorkItem& it, const cpu::AttentionKernels& kern, SplitStates split) {
   thread_local AttentionScratch sc;
+  GrowScratch(p, it, sc);
+  const int hd = p.head_dim;
   const int group = p.n_heads / p.n_kv_heads;
-  const int64_t n_pairs = static_cast<int64_t>(it.q1 - it.q0) * group;
-  Grow(sc.scores, n_pairs * (it.span1 - it.span0));
-  ComputeScores(p, kv, sq, it, kern, sc, sc.scores.data());
-  NormalizeRows(p, kv, sq, it, kern, sc.scores.data());
-  AccumulateValues(p, kv, sq, it, kern, sc, sc.scores.data());
+  const int n_pairs = (it.q1 - it.q0) * group;
+  PrepareQueries(p, kv, sq, it, sc);
+  for (int i = 0; i < n_pairs; ++i) sc.run_state[i] = {-INFINITY, 0.0};
+  for (int c = it.c0; c < it.c1; ++c) {
+    RunChunk(p, kv, sq, it, kern, ChunkBegin(it, c), ChunkEnd(it, c), sc);
+    for (int i = 0; i < n_pairs; ++i) {
+      const float* o = sc.chunk_o.data() + static_cast<int64_t>(i) * hd;
+      if (it.states >= 0) {
+        const int64_t at = it.states + static_cast<int64_t>(c - it.c0) * n_pairs + i;
+        split.state[at] = sc.chunk_state[i];
+        std::copy(o, o + hd, split.o + at * hd);
+      } else {
+        Fold(&sc.run_state[i], sc.run_o.data() + static_cast<int64_t>(i) * hd, sc.chunk_state[i], o,
+             hd);
+      }
+    }
+  }
+  if (it.states >= 0) return;
+  for (int qi = it.q0; qi < it.q1; ++qi) {
+    for (int hh = 0; hh < group; ++hh) {
+      const int i = (qi - it.q0) * group + hh;
+      WriteOutput(sc.run_state[i], sc.run_o.data() + static_cast<int64_t>(i) * hd, hd,
+                  OutputRow(p, sq, it.kv_head, qi, hh));
+    }
+  }
 }
 
 // Runs fn(i) for i in [0, n) on the pool, one item at a time (items differ in cost).
@@ -375,7 +444,7 @@ void AttentionForBatch(const AttentionParams& params, const KvLayerView& kv,
   const int hd = params.head_dim;
   const int n_threads = pool != nullptr ? pool->size() : 1;
 
-  // Count tiles to decide whether to split key ranges (few queries, long context: decode).
+  // Count tiles to decide whether to split chunk ranges (few queries, long context: decode).
   int64_t base_items = 0;
   for (const auto& s : seqs) {
     base_items += static_cast<int64_t>(params.n_kv_heads) * ((s.n_q + kQueryTile - 1) / kQueryTile);
@@ -384,84 +453,91 @@ void AttentionForBatch(const AttentionParams& params, const KvLayerView& kv,
 
   thread_local std::vector<WorkItem> items;
   thread_local std::vector<int64_t> split_tiles;  // index of the first item of each split tile
-  thread_local std::vector<float> shared_scores;
+  thread_local std::vector<RowState> shared_state;
+  thread_local std::vector<float> shared_o;
   items.clear();
   split_tiles.clear();
-  int64_t score_floats = 0;
+  int64_t n_states = 0;
   for (int si = 0; si < static_cast<int>(seqs.size()); ++si) {
     const AttentionSequence& s = seqs[si];
     for (int q0 = 0; q0 < s.n_q; q0 += kQueryTile) {
       const int q1 = std::min(s.n_q, q0 + kQueryTile);
       int64_t pmin = s.q_pos[q0], pmax = s.q_pos[q0];
       for (int i = q0; i < q1; ++i) {
-        assert(s.q_pos[i] >= 0 && s.q_pos[i] < s.n_kv);
+        assert(s.q_pos[i] >= 0 && (s.tree_mask != nullptr || s.q_pos[i] < s.n_kv));
         pmin = std::min(pmin, s.q_pos[i]);
         pmax = std::max(pmax, s.q_pos[i]);
       }
+      if (s.tree_mask != nullptr) pmax = s.n_kv - 1;  // the whole draft
       int k0 = 0;
       if (params.sliding_window > 0) {
         k0 = static_cast<int>(std::max<int64_t>(0, pmin - params.sliding_window + 1));
       }
       const int k1 = static_cast<int>(std::min<int64_t>(s.n_kv, pmax + 1));
-      const int64_t span = std::max(0, k1 - k0);
+      const int c0 = k0 / kChunk, c1 = k1 > k0 ? (k1 - 1) / kChunk + 1 : c0;
+      const int n_chunks = c1 - c0;
       int64_t splits = 1;
-      if (base_items < want) {
-        splits = std::min<int64_t>((want + base_items - 1) / base_items,
-                                   std::max<int64_t>(1, span / kMinKeysPerSplit));
+      if (base_items < want && n_chunks > 1) {
+        splits = std::min<int64_t>((want + base_items - 1) / base_items, n_chunks);
       }
       const int64_t pairs = static_cast<int64_t>(q1 - q0) * group;
       for (int h = 0; h < params.n_kv_heads; ++h) {
         if (splits == 1) {
-          items.push_back(WorkItem{si, h, q0, q1, k0, k1, k0, k1, 0, hd});
+          items.push_back(WorkItem{si, h, q0, q1, k0, k1, c0, c1, -1});
           continue;
         }
         split_tiles.push_back(static_cast<int64_t>(items.size()));
-        const int64_t rows = score_floats;
-        score_floats += pairs * span;
-        const int64_t per = (span + splits - 1) / splits;
-        // Column ranges in whole SIMD lanes.
-        const int dper =
-            ((hd + static_cast<int>(splits) - 1) / static_cast<int>(splits) + cpu::kLanes - 1) /
-            cpu::kLanes * cpu::kLanes;
+        const int64_t per = (n_chunks + splits - 1) / splits;
         for (int64_t sp = 0; sp < splits; ++sp) {
-          const int a = static_cast<int>(std::min<int64_t>(k1, k0 + sp * per));
-          const int b = static_cast<int>(std::min<int64_t>(k1, k0 + (sp + 1) * per));
-          const int d0 = std::min<int>(hd, static_cast<int>(sp) * dper);
-          const int d1 = std::min<int>(hd, static_cast<int>(sp + 1) * dper);
-          items.push_back(WorkItem{si, h, q0, q1, a, std::max(a, b), k0, k1, d0, d1, rows});
+          const int a = static_cast<int>(std::min<int64_t>(c1, c0 + sp * per));
+          const int b = static_cast<int>(std::min<int64_t>(c1, c0 + (sp + 1) * per));
+          if (a >= b) continue;
+          items.push_back(WorkItem{si, h, q0, q1, k0, k1, a, b, n_states + (a - c0) * pairs});
         }
+        n_states += n_chunks * pairs;
       }
     }
   }
-  if (shared_scores.size() < static_cast<size_t>(score_floats)) shared_scores.resize(score_floats);
+  if (shared_state.size() < static_cast<size_t>(n_states)) {
+    shared_state.resize(n_states);
+    shared_o.resize(n_states * hd);
+  }
 
   const cpu::AttentionKernels kern = SelectKernels();
   const WorkItem* item_data = items.data();
-  float* score_data = shared_scores.data();
   // (The buffers are thread_local: workers must reach them through these pointers.)
+  const SplitStates split{shared_state.data(), shared_o.data()};
   const int64_t* tile_data = split_tiles.data();
-  // Unsplit items run whole; split items compute their share of the tile's score rows.
-  ForEachItem(pool, static_cast<int64_t>(items.size()), [&](int64_t i) {
-    const WorkItem& it = item_data[i];
-    if (it.scores < 0) {
-      RunWholeItem(params, kv, seqs[it.seq], it, kern);
-    } else {
-      thread_local AttentionScratch sc;
-      ComputeScores(params, kv, seqs[it.seq], it, kern, sc, score_data + it.scores);
-    }
+  const int64_t n_items = static_cast<int64_t>(items.size());
+  ForEachItem(pool, n_items, [&](int64_t i) {
+    RunItem(params, kv, seqs[item_data[i].seq], item_data[i], kern, split);
   });
   if (split_tiles.empty()) return;
 
-  // Split tiles: softmax over whole rows, then each split's output columns of P·V.
+  // Split tiles: fold the stored chunk states in chunk order, as an unsplit item does.
   ForEachItem(pool, static_cast<int64_t>(split_tiles.size()), [&](int64_t t) {
-    const WorkItem& it = item_data[tile_data[t]];
-    NormalizeRows(params, kv, seqs[it.seq], it, kern, score_data + it.scores);
-  });
-  ForEachItem(pool, static_cast<int64_t>(items.size()), [&](int64_t i) {
-    const WorkItem& it = item_data[i];
-    if (it.scores < 0) return;
-    thread_local AttentionScratch sc;
-    AccumulateValues(params, kv, seqs[it.seq], it, kern, sc, score_data + it.scores);
+    const WorkItem& first = item_data[tile_data[t]];
+    const AttentionSequence& sq = seqs[first.seq];
+    const int n_pairs = (first.q1 - first.q0) * group;
+    // The tile's items are consecutive and cover its chunks in order from first.c0.
+    int c1 = first.c1;
+    for (int64_t j = tile_data[t] + 1;
+         j < n_items && item_data[j].states >= 0 && item_data[j].seq == first.seq &&
+         item_data[j].kv_head == first.kv_head && item_data[j].q0 == first.q0;
+         ++j) {
+      c1 = item_data[j].c1;
+    }
+    thread_local std::vector<float> run_o;
+    if (run_o.size() < static_cast<size_t>(hd)) run_o.resize(hd);
+    for (int i = 0; i < n_pairs; ++i) {
+      RowState run{-INFINITY, 0.0};
+      for (int c = first.c0; c < c1; ++c) {
+        const int64_t at = first.states + static_cast<int64_t>(c - first.c0) * n_pairs + i;
+        Fold(&run, run_o.data(), split.state[at], split.o + at * hd, hd);
+      }
+      const int qi = first.q0 + i / group, hh = i % group;
+      WriteOutput(run, run_o.data(), hd, OutputRow(params, sq, first.kv_head, qi, hh));
+    }
   });
 }
 

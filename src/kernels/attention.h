@@ -12,25 +12,24 @@
 // n_kv = prefix + new) and decode (n_q = 1). Every query must see at least one key
 // (q_pos[i] < n_kv). GQA: query head h uses kv head h / (n_heads / n_kv_heads).
 //
-// Numerics follow llama.cpp's CPU graph without flash attention on AVX2 (ggml mul_mat with the
-// F16 cache through tinyBLAS, soft_max, mul_mat with the F16 cache), operation for operation, so
-// greedy tokens match llama.cpp's:
+// Numerics (the same on every ISA, and for every batch, chunking, tiling and pool size):
 //   q16   = F16(q * scale) if scale_query (Gemma graphs scale Q), else F16(q)
 //   s_j   = dot(q16, k_j) (* scale unless scale_query); if logit_softcap > 0,
 //           s_j = softcap * tanh(s_j / softcap)
-//   e_j   = ggml_v_expf(s_j - max) over the visible keys
-//   p16_j = F16(e_j * float(1 / sum_j e_j))
-//   out   = sum_j p16_j * v_j
-// where both dot products and the sum of e_j run in ggml's order: 8 float lanes, lane l taking
+// then a flash-style softmax over fixed chunks of kChunk = 256 key positions (chunk c covers
+// positions [256 c, 256 c + 256), whatever the query): per chunk, over the keys the query sees,
+//   m_c = max s_j,  l_c = sum_j ggml_v_expf(s_j - m_c),  o_c = sum_j ggml_v_expf(s_j - m_c) v_j
+// and the chunk states are folded in chunk order (the first copied; then m = max(M, m_c),
+// O = O e^(M - m) + o_c e^(m_c - m), L alike); out = O / L.
+// The Q·K dot products and the sums l_c run in ggml's AVX2 order: 8 float lanes, lane l taking
 // the terms whose index (head dim d, or key position j) is l mod 8, in ascending order with
-// fused multiply-adds (dots) or in float per aligned group of 8 then in double (the e_j sum),
-// and the lanes reduced as ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)) (kernels/cpu/attention_impl.h).
-// Key position j stands for llama.cpp's cache cell j, which it is for a sequence decoded from
-// an empty cache. (With a BF16 cache, BF16 takes F16's place.)
+// fused multiply-adds (dots) or in float per aligned group of 8 then in double (l_c), and the
+// lanes reduced as ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)) (kernels/cpu/attention_impl.h). o_c
+// keeps one fused multiply-add accumulator per output element over the keys in ascending order.
+// (With a BF16 cache, BF16 takes F16's place.)
 // Work is split across the pool over (sequence, kv head, query tile) and, for long contexts
-// with few queries (decode), also over key ranges for the scores and over output columns for
-// P·V (the softmax over the whole row in between). Results do not depend on the split or on
-// the pool. pool may be null.
+// with few queries (decode), also over ranges of whole chunks, whose states are then folded in
+// the same order. pool may be null.
 #pragma once
 
 #include <cstdint>
@@ -79,6 +78,12 @@ struct AttentionSequence {
   const int32_t* kv_slots = nullptr;  // [n_kv]
   int n_kv = 0;
   float* out = nullptr;  // [n_q, n_heads * head_dim]
+  // Tree verification (speculative decoding), or nullptr: the last n_q keys are this call's
+  // queries' own tokens (query i's K/V at key n_kv - n_q + i) laid out as a tree, n_q <= 64.
+  // Query i sees a draft key n_kv - n_q + j iff bit j of tree_mask[i] is set (its ancestors and
+  // itself) and q_pos[i] - q_pos[j] < window; earlier keys by the rules above. q_pos[i] is the
+  // query's position: n_kv - n_q + its depth in the tree.
+  const uint64_t* tree_mask = nullptr;
 };
 void AttentionForBatch(const AttentionParams& params, const KvLayerView& kv,
                        std::span<const AttentionSequence> seqs, ThreadPool* pool);

@@ -151,19 +151,21 @@ void ComputeRows(const WeightMatrix& w, VecDotFn dot, VecDot4Fn dot4, VecDot8Fn 
 // Row groups (16 rows) per scheduling grain of the packed GEMM.
 constexpr int64_t kGroupGrain = 2;
 
+int ActSlot(const PackedWeights& p) { return p.act_block == 32 ? 0 : p.act_block == 256 ? 1 : 2; }
+
 // MatMulMulti for outputs that all have packed weights (the input quantized once per
 // activation format in use).
 void PackedMatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t n_tokens,
                        ThreadPool* pool) {
   const int n_out = static_cast<int>(outputs.size());
   const int64_t cols = outputs[0].w->cols;
-  PackedActivations acts[2];  // act_block 32, 256
-  bool have[2] = {false, false};
+  PackedActivations acts[3];  // act_block 32, 256, 0 (float weights)
+  bool have[3] = {false, false, false};
   int64_t group_offset[kMaxMatMulOutputs + 1];
   group_offset[0] = 0;
   for (int k = 0; k < n_out; ++k) {
     const PackedWeights& p = *outputs[k].w->packed;
-    const int slot = p.act_block == 32 ? 0 : 1;
+    const int slot = ActSlot(p);
     if (!have[slot]) {
       acts[slot] = QuantizePackedActivations(x, n_tokens, cols, p.act_block, pool);
       have[slot] = true;
@@ -177,8 +179,7 @@ void PackedMatMulMulti(std::span<const MatMulOutput> outputs, const float* x, in
       const int64_t g0 = std::max(begin, group_offset[k]) - group_offset[k];
       const int64_t g1 = std::min({end - group_offset[k], p.groups});
       if (g0 < g1) {
-        PackedGemmGroups(p, acts[p.act_block == 32 ? 0 : 1], n_tokens, g0, g1, outputs[k].y,
-                         p.rows);
+        PackedGemmGroups(p, acts[ActSlot(p)], n_tokens, g0, g1, outputs[k].y, p.rows);
       }
     }
   });

@@ -152,6 +152,38 @@ thread_local ActScratch t_act[2];  // act_block 32, 256
 void ReferenceGroups(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens,
                      int64_t g0, int64_t g1, float* y, int64_t y_stride);
 
+// Float weights in the k-major layout of packed_weights.h, values kept in their own type.
+std::unique_ptr<PackedWeights> PackFloatWeights(const WeightMatrix& w, ThreadPool* pool) {
+  auto p = std::make_unique<PackedWeights>();
+  p->source_type = w.type;
+  p->rows = w.rows;
+  p->cols = w.cols;
+  p->groups = (w.rows + 15) / 16;
+  p->act_block = 0;
+  p->float_bytes = w.type == GgmlType::kF32 ? 4 : 2;
+  p->block_bytes = static_cast<size_t>(32 * 16 * p->float_bytes);
+  p->quant_bytes = p->block_bytes;
+  const int64_t nb = w.cols / 32;
+  const size_t total = p->block_bytes * static_cast<size_t>(nb * p->groups);
+  p->data = {static_cast<uint8_t*>(std::aligned_alloc(64, (total + 63) / 64 * 64)), std::free};
+  std::memset(p->data.get(), 0, total);  // padding rows of the last group
+  const auto* src = static_cast<const uint8_t*>(w.data);
+  const int fb = p->float_bytes;
+  ParallelFor(pool, p->groups, 16, [&](int64_t g0, int64_t g1, int) {
+    for (int64_t g = g0; g < g1; ++g) {
+      for (int r = 0; r < 16 && g * 16 + r < w.rows; ++r) {
+        const uint8_t* row = src + (g * 16 + r) * w.row_bytes;
+        for (int64_t k = 0; k < w.cols; ++k) {
+          uint8_t* dst = p->data.get() + (g * nb + k / 32) * p->block_bytes +
+                         static_cast<size_t>((k % 32) * 16 + r) * fb;
+          std::memcpy(dst, row + k * fb, fb);
+        }
+      }
+    }
+  });
+  return p;
+}
+
 }  // namespace
 
 bool IsPackableType(GgmlType type) {
@@ -164,10 +196,25 @@ bool IsPackableType(GgmlType type) {
     case GgmlType::kQ4_K:
     case GgmlType::kQ5_K:
     case GgmlType::kQ6_K:
+    case GgmlType::kF32:
+    case GgmlType::kF16:
+    case GgmlType::kBF16:
       return true;
     default:
       return false;
   }
+}
+
+float PackedFloat(const PackedWeights& w, const uint8_t* blk, int lane, int k) {
+  const size_t i = static_cast<size_t>(k) * 16 + lane;
+  if (w.float_bytes == 4) {
+    float v;
+    std::memcpy(&v, blk + 4 * i, 4);
+    return v;
+  }
+  uint16_t h;
+  std::memcpy(&h, blk + 2 * i, 2);
+  return w.source_type == GgmlType::kF16 ? F16ToF32(h) : Bf16ToF32(h);
 }
 
 PackedGemmPath ActivePackedGemmPath() {
@@ -209,6 +256,9 @@ const char* PackedGemmPathName(PackedGemmPath path) {
 bool PackedGemmAvailable() { return ActivePackedGemmPath() != PackedGemmPath::kNone; }
 
 std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* pool) {
+  if (w.type == GgmlType::kF32 || w.type == GgmlType::kF16 || w.type == GgmlType::kBF16) {
+    return PackFloatWeights(w, pool);
+  }
   const TypeTraits tr = Traits(w.type);
   auto p = std::make_unique<PackedWeights>();
   p->source_type = w.type;
@@ -275,6 +325,13 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
 PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, int64_t cols,
                                             int act_block, ThreadPool* pool) {
   const int64_t nb = cols / 32;
+  if (act_block == 0) {
+    PackedActivations a;
+    a.xf = x;
+    a.xf_stride = cols;
+    a.nb = nb;
+    return a;
+  }
   const size_t stride = static_cast<size_t>((cols + 63) / 64 * 64);
   ActScratch& s = t_act[act_block == 32 ? 0 : 1];
   const size_t need = stride * static_cast<size_t>(n_tokens) + 64;
@@ -286,7 +343,13 @@ PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, in
   }
   auto* qs = reinterpret_cast<int8_t*>((reinterpret_cast<uintptr_t>(s.qs.data()) + 63) &
                                        ~static_cast<uintptr_t>(63));
-  PackedActivations a{qs, stride, nb, s.dx.data(), s.sum16.data(), s.dxs.data()};
+  PackedActivations a;
+  a.qs = qs;
+  a.stride = stride;
+  a.nb = nb;
+  a.dx = s.dx.data();
+  a.sum16 = s.sum16.data();
+  a.dxs = s.dxs.data();
   const PackedGemmPath path = ActivePackedGemmPath();
   auto QuantizeRow = cpu::QuantizeActivationRowScalar;
 #if defined(RADIXLM_KERNELS_AVX512_VNNI)
@@ -315,6 +378,16 @@ PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, in
 
 void PackedGemmGroups(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens,
                       int64_t g0, int64_t g1, float* y, int64_t y_stride) {
+  if (w.float_bytes != 0) {
+#if defined(RADIXLM_KERNELS_AVX512)
+    if (ActiveIsa() >= Isa::kAvx512)
+      return cpu::avx512::FloatGemm(w, a, n_tokens, g0, g1, y, y_stride);
+#endif
+#if defined(RADIXLM_KERNELS_X86)
+    if (ActiveIsa() >= Isa::kAvx2) return cpu::avx2::FloatGemm(w, a, n_tokens, g0, g1, y, y_stride);
+#endif
+    return ReferenceGroups(w, a, n_tokens, g0, g1, y, y_stride);
+  }
   switch (ActivePackedGemmPath()) {
 #if defined(RADIXLM_KERNELS_AVX512_VNNI)
     case PackedGemmPath::kAvx512Vnni:
@@ -376,6 +449,20 @@ namespace {
 
 void ReferenceGroups(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens,
                      int64_t g0, int64_t g1, float* y, int64_t y_stride) {
+  if (w.float_bytes != 0) {
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      for (int64_t r = g0 * 16; r < std::min(w.rows, g1 * 16); ++r) {
+        float acc = 0.0f;
+        for (int64_t k = 0; k < w.cols; ++k) {
+          const float wv = PackedFloat(w, w.Block(r / 16, k / 32), static_cast<int>(r % 16),
+                                       static_cast<int>(k % 32));
+          acc = std::fma(wv, a.xf[t * a.xf_stride + k], acc);
+        }
+        y[t * y_stride + r] = acc;
+      }
+    }
+    return;
+  }
   const int n_scales = 32 / w.sub;
   for (int64_t t = 0; t < n_tokens; ++t) {
     for (int64_t r = g0 * 16; r < std::min(w.rows, g1 * 16); ++r) {

@@ -20,6 +20,12 @@
 // format: 32-element blocks with a half-precision scale (Q8_0) for the 32-element block
 // types, 256-element blocks with a float scale (Q8_K) for the K-quants; see PackedActivations.
 //
+// Float weights (F32, F16, BF16) are repacked too, unquantized, for a register-tiled float GEMM:
+// per group, per block of 32 columns, column k's 16 row values are contiguous (k-major), in the
+// source's own type (float_bytes 4 or 2; F16 and BF16 widen to float exactly). Their activations
+// stay float (act_block 0), and each output is fma(w, x, acc) over the columns in ascending
+// order.
+//
 // Numerics: each output element is accumulated block after block in the same float
 // operations whatever the number of tokens, rows or threads (batch invariance), and the same
 // on every ISA that implements it (the scalar reference here defines it).
@@ -47,7 +53,8 @@ struct PackedWeights {
   bool has_min = false;    // w = d * u + m
   bool nibbles = false;    // low 4 bits of u two chunks per byte
   bool high_bits = false;  // with nibbles: u < 32, 5th bits in a plane after the nibbles
-  int act_block = 32;      // activation scale block: 32 (Q8_0-like) or 256 (Q8_K-like)
+  int act_block = 32;      // activation scale block: 32 (Q8_0-like), 256 (Q8_K-like), 0 (float)
+  int float_bytes = 0;     // float weights: bytes per stored value (4 or 2); 0 for quants
   size_t block_bytes = 0;  // bytes per (group, 32-column block)
   size_t quant_bytes = 0;  // of which quants: 512 bytes, 256 with nibbles, 320 with a plane
   std::unique_ptr<uint8_t[], void (*)(void*)> data{nullptr, nullptr};  // 64-byte aligned
@@ -66,6 +73,9 @@ inline int PackedQuant(const PackedWeights& w, const uint8_t* blk, int lane, int
   return u;
 }
 
+// Weight value of column k (0..31) of row `lane` in a packed block of float weights.
+float PackedFloat(const PackedWeights& w, const uint8_t* blk, int lane, int k);
+
 // The SIMD code the packed GEMM runs on this CPU at the dispatched ISA level (ActiveIsa, so
 // after the RADIXLM_ISA cap): AVX2 (vpmaddubsw) at avx2; AVX-VNNI at avx_vnni; at avx512,
 // AVX-512 VNNI where the CPU has it (else AVX-VNNI, else AVX2); AMX-INT8 16-token tiles with
@@ -76,7 +86,7 @@ PackedGemmPath ActivePackedGemmPath();
 const char* PackedGemmPathName(PackedGemmPath path);
 bool PackedGemmAvailable();  // ActivePackedGemmPath() != kNone
 
-// True for the weight types PackWeights accepts.
+// True for the weight types PackWeights accepts (the quant types above, F32, F16, BF16).
 bool IsPackableType(gguf::GgmlType type);
 
 // Repacks w (whose rows are GGUF blocks) into the layout above; pool may be null. Requires
@@ -87,7 +97,10 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
 // of 64), and for block b (32 columns) its float scale dx[t * nb + b] (shared by the 8 blocks
 // of a 256-element scale block); for sub-block s of 16, the quant sum
 // sum16[(t * nb + b) * 2 + s]; and dx * (sum of the block) as dxs[t * nb + b].
+// For float weights (act_block 0): token t's floats at xf + t * xf_stride, and nb only.
 struct PackedActivations {
+  const float* xf = nullptr;
+  int64_t xf_stride = 0;
   const int8_t* qs = nullptr;
   size_t stride = 0;
   int64_t nb = 0;
@@ -98,6 +111,7 @@ struct PackedActivations {
 
 // Quantizes x: [n_tokens, cols] with scale blocks of act_block (32 or 256; cols a multiple)
 // into the calling thread's scratch for that act_block (valid until its next call with it).
+// act_block 0 (float weights): x itself, nothing copied.
 PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, int64_t cols,
                                             int act_block, ThreadPool* pool);
 

@@ -38,6 +38,7 @@ struct SamplingParams {
 
   // --- stopping ---
   std::vector<std::string> stop;        // stop strings (matched by the detokenizer)
+  std::vector<std::string> stop_regex;  // stop patterns, searched in the output text
   std::vector<int32_t> stop_token_ids;  // extra stop tokens besides the tokenizer's EOS
   bool ignore_eos = false;              // EOS does not finish the request
 
@@ -83,11 +84,11 @@ struct SamplingParams {
   Status Validate(int32_t vocab_size) const;
 
   // Parses SGLang's `sampling_params` JSON object. Null (the whole value or any field) means the
-  // default, except max_new_tokens where null means "no cap" as in SGLang. `stop` may be a string
-  // or a list of strings; `logit_bias` is an object whose keys are token ids as strings;
-  // `json_schema` may be a string or a JSON value (serialized). Unknown fields are ignored, as
-  // SGLang does. A field of the wrong type is an InvalidArgument naming it. Does not call
-  // Validate (ranges need the vocabulary size).
+  // default, except max_new_tokens where null means "no cap" as in SGLang. `stop` and `stop_regex`
+  // may each be a string or a list of strings ("" entries are dropped: unset); `logit_bias` is an
+  // object whose keys are token ids as strings; `json_schema` may be a string or a JSON value
+  // (serialized). Unknown fields are ignored, as SGLang does. A field of the wrong type is an
+  // InvalidArgument naming it. Does not call Validate (ranges need the vocabulary size).
   static StatusOr<SamplingParams> FromJson(const nlohmann::json& json);
 
   // The inverse of FromJson (every field written; optional fields absent as null).

@@ -98,17 +98,17 @@ Status ReadString(const json& obj, const char* field, std::optional<std::string>
   return Status::Ok();
 }
 
-// `stop`: a string or a list of strings.
-Status ReadStop(const json& obj, std::vector<std::string>* out) {
-  const json* value = Find(obj, "stop");
+// `stop` / `stop_regex`: a string or a list of strings.
+Status ReadStringList(const json& obj, const char* field, std::vector<std::string>* out) {
+  const json* value = Find(obj, field);
   if (value == nullptr) return Status::Ok();
   if (value->is_string()) {
     out->push_back(value->get<std::string>());
     return Status::Ok();
   }
-  if (!value->is_array()) return WrongType("stop", "a string or a list of strings", *value);
+  if (!value->is_array()) return WrongType(field, "a string or a list of strings", *value);
   for (const json& item : *value) {
-    if (!item.is_string()) return WrongType("stop", "a string or a list of strings", item);
+    if (!item.is_string()) return WrongType(field, "a string or a list of strings", item);
     out->push_back(item.get<std::string>());
   }
   return Status::Ok();
@@ -186,7 +186,10 @@ StatusOr<SamplingParams> SamplingParams::FromJson(const json& obj) {
     }
   }
   RADIXLM_RETURN_IF_ERROR(ReadInt32(obj, "min_new_tokens", &p.min_new_tokens));
-  RADIXLM_RETURN_IF_ERROR(ReadStop(obj, &p.stop));
+  RADIXLM_RETURN_IF_ERROR(ReadStringList(obj, "stop", &p.stop));
+  RADIXLM_RETURN_IF_ERROR(ReadStringList(obj, "stop_regex", &p.stop_regex));
+  // An empty pattern would match at once; SGLang clients send "" to mean "none".
+  std::erase(p.stop_regex, std::string());
   RADIXLM_RETURN_IF_ERROR(ReadStopTokenIds(obj, &p.stop_token_ids));
   RADIXLM_RETURN_IF_ERROR(ReadBool(obj, "ignore_eos", &p.ignore_eos));
   RADIXLM_RETURN_IF_ERROR(ReadFloat(obj, "temperature", &p.temperature));
@@ -223,6 +226,7 @@ json SamplingParams::ToJson() const {
   j["max_new_tokens"] = max_new_tokens.has_value() ? json(*max_new_tokens) : json(nullptr);
   j["min_new_tokens"] = min_new_tokens;
   j["stop"] = stop;
+  j["stop_regex"] = stop_regex;
   j["stop_token_ids"] = stop_token_ids;
   j["ignore_eos"] = ignore_eos;
   j["temperature"] = temperature;

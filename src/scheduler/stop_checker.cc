@@ -23,6 +23,12 @@ StopChecker::StopChecker(const SamplingParams& params, int64_t max_new_tokens,
       stop_strings_.push_back(s);
       max_stop_len_ = std::max(max_stop_len_, s.size());
     }
+    for (const std::string& pattern : params.stop_regex) {
+      if (pattern.empty()) continue;
+      if (auto dfa = grammar::CompileStopRegex(pattern); dfa.ok()) {
+        stop_regexes_.push_back({pattern, grammar::StopRegexSearch(std::move(*dfa))});
+      }
+    }
   }
 }
 
@@ -44,7 +50,7 @@ std::optional<FinishReason> StopChecker::OnToken(int32_t token, int64_t output_c
     finish = FinishReason::StopToken(token);
   } else {
     AppendTokenText(token);
-    if (std::optional<std::string> matched = FindStopString(old_size)) {
+    if (std::optional<std::string> matched = FindStop(old_size)) {
       finished_ = true;
       return FinishReason::StopString(std::move(*matched));
     }
@@ -65,11 +71,38 @@ std::optional<FinishReason> StopChecker::OnForcedText(std::string_view text, int
     finished_ = true;
     return FinishReason::Length(output_count);
   }
-  if (std::optional<std::string> matched = FindStopString(old_size)) {
+  if (std::optional<std::string> matched = FindStop(old_size)) {
     finished_ = true;
     return FinishReason::StopString(std::move(*matched));
   }
   return std::nullopt;
+}
+
+std::optional<std::string> StopChecker::FindStop(size_t old_size) {
+  if (std::optional<std::string> matched = FindStopString(old_size)) return matched;
+  return FindStopRegex();
+}
+
+std::optional<std::string> StopChecker::FindStopRegex() {
+  // The earliest match start over the patterns (the first listed on a tie).
+  const StopRegex* best = nullptr;
+  size_t best_start = 0, best_end = 0;
+  for (StopRegex& r : stop_regexes_) {
+    const size_t fed = r.search.size();
+    if (fed >= text_.size()) continue;
+    if (std::optional<size_t> start = r.search.Feed(std::string_view(text_).substr(fed))) {
+      if (best == nullptr || *start < best_start) {
+        best = &r;
+        best_start = *start;
+        best_end = r.search.size();
+      }
+    }
+  }
+  if (best == nullptr) return std::nullopt;
+  // The held-back tail covers every live match start, so nothing handed out is cut here.
+  assert(best_start >= emitted_);
+  text_.resize(no_stop_trim_ ? best_end : best_start);
+  return best->pattern;
 }
 
 std::optional<std::string> StopChecker::FindStopString(size_t old_size) {
@@ -98,6 +131,11 @@ std::optional<std::string> StopChecker::FindStopString(size_t old_size) {
 size_t StopChecker::HeldBackTail() const {
   const std::string_view pending = std::string_view(text_).substr(emitted_);
   size_t hold = 0;
+  for (const StopRegex& r : stop_regexes_) {
+    // Text from the earliest start of a match still alive may yet be cut.
+    const size_t live = std::max(r.search.EarliestLiveStart(), emitted_);
+    if (live < text_.size()) hold = std::max(hold, text_.size() - live);
+  }
   for (const std::string& s : stop_strings_) {
     // Longest proper prefix of s that the text ends with.
     for (size_t k = std::min(s.size() - 1, pending.size()); k > hold; --k) {

@@ -4,16 +4,20 @@
 // (Req.check_finished): nothing is checked before min_new_tokens; then max_new_tokens
 // (finish "length"); then the token itself — an EOG id (unless ignore_eos) or one of
 // stop_token_ids (finish "stop", matched = the id); then the stop strings, searched in the
-// decoded text across token boundaries (finish "stop", matched = the string).
+// decoded text across token boundaries (finish "stop", matched = the string); then the stop
+// regexes, searched incrementally in the same text (grammar/stop_regex.h; finish "stop",
+// matched = the pattern).
 //
 // Text. Tokens are decoded incrementally (UTF-8 safe, by the codec's decoder). A matched stop
 // string and everything after it is cut from the text, and so is a matched stop token's own
-// text, unless no_stop_trim. While streaming, TakeText holds back the longest tail of the text
-// that could still turn out to be the start of a stop string, so text once handed out is never
-// taken back.
+// text, unless no_stop_trim; a stop regex cuts the text at the start of its match (keeping the
+// match with no_stop_trim). While streaming, TakeText holds back the longest tail of the text
+// that could still turn out to be the start of a stop string or of a stop regex's match, so
+// text once handed out is never taken back.
 //
-// Without a decoder (no codec) there is no text and stop strings are not checked; the engine
-// rejects stop strings in that configuration.
+// Without a decoder (no codec) there is no text and stop strings and regexes are not checked;
+// the engine rejects them in that configuration. Stop regexes must compile (the engine
+// validates them first); one that does not is ignored.
 #pragma once
 
 #include <algorithm>
@@ -25,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "grammar/stop_regex.h"
 #include "sampling/finish_reason.h"
 #include "sampling/sampling_params.h"
 #include "tokenizer/text_codec.h"
@@ -66,10 +71,20 @@ class StopChecker {
   // Searches for a stop string ending after byte `old_size`; on a match cuts the text and
   // returns the matched string.
   std::optional<std::string> FindStopString(size_t old_size);
+  // Feeds the text added since the last call to the stop regexes; on a match cuts the text and
+  // returns the pattern.
+  std::optional<std::string> FindStopRegex();
+  // Both searches, strings first (SGLang's order).
+  std::optional<std::string> FindStop(size_t old_size);
   size_t HeldBackTail() const;
 
   std::vector<int32_t> stop_ids_;  // EOG ids (unless ignore_eos) and stop_token_ids, sorted
   std::vector<std::string> stop_strings_;
+  struct StopRegex {
+    std::string pattern;
+    grammar::StopRegexSearch search;
+  };
+  std::vector<StopRegex> stop_regexes_;
   size_t max_stop_len_ = 0;
   int64_t min_new_tokens_ = 0;
   int64_t max_new_tokens_ = 0;

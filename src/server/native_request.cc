@@ -123,9 +123,6 @@ Status ReadPromptOptions(const json& body, bool batch, size_t i, size_t size,
   if (!params.is_null() && !params.is_object()) {
     return WrongType("sampling_params", "an object (or a list of objects for a batch)", params);
   }
-  if (params.is_object() && IsFieldSet(params, "stop_regex")) {
-    return Unimplemented("stop_regex is not supported by radixlm; use stop strings");
-  }
   RADIXLM_ASSIGN_OR_RETURN(request->sampling_params, SamplingParams::FromJson(params));
   RADIXLM_RETURN_IF_ERROR(ApplyServerLimits(FindField(params, "max_new_tokens") != nullptr, limits,
                                             &request->sampling_params));

@@ -19,6 +19,7 @@ constexpr const char* kSharedSamplingFields[] = {"temperature",
                                                  "min_p",
                                                  "n",
                                                  "stop",
+                                                 "stop_regex",
                                                  "presence_penalty",
                                                  "frequency_penalty",
                                                  "repetition_penalty",
@@ -104,10 +105,6 @@ Status ReadCommon(const json& body, bool chat, const ServerConfig& limits, OpenA
   }
   if (IsFieldSet(body, "functions")) {
     return Unimplemented("functions: function calling is not supported by radixlm");
-  }
-  // Refused rather than ignored (as /generate does), until stop_regex is built.
-  if (IsFieldSet(body, "stop_regex")) {
-    return Unimplemented("stop_regex is not supported by radixlm; use stop strings");
   }
   return Status::Ok();
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kernels/dot.h"
@@ -29,18 +30,22 @@ TEST(KernelBackendTest, CpuTableIsCompleteAndNamedForTheIsa) {
   EXPECT_NE(k.attention, nullptr);
 }
 
-TEST(KernelBackendTest, PreparesQuantizedWeightsOnlyWhereThePackedGemmRuns) {
-  const int64_t rows = 20, cols = 64;
-  std::vector<float> src(rows * cols, 0.25f);
-  for (GgmlType t : {GgmlType::kQ8_0, GgmlType::kF32}) {
+TEST(KernelBackendTest, PreparesWeightsOnlyWhereThePackedGemmRuns) {
+  const int64_t rows = 20;
+  // Quantized and float weights are packed where the packed GEMM runs; a width that is not a
+  // multiple of 32 never is.
+  for (const auto& [t, cols, packable] :
+       {std::tuple{GgmlType::kQ8_0, 64, true}, std::tuple{GgmlType::kF32, 64, true},
+        std::tuple{GgmlType::kF16, 64, true}, std::tuple{GgmlType::kF32, 40, false}}) {
+    std::vector<float> src(rows * cols, 0.25f);
     std::vector<uint8_t> raw(RowBytes(t, cols) * rows);
     for (int64_t r = 0; r < rows; ++r) {
       QuantizeRow(t, src.data() + r * cols, raw.data() + r * RowBytes(t, cols), cols);
     }
     WeightMatrix w = MakeWeightMatrix(t, raw.data(), rows, cols);
     auto owned = CpuBackend().prepare_weights(&w, nullptr);
-    const bool expect_packed = PackedGemmAvailable() && t == GgmlType::kQ8_0;
-    EXPECT_EQ(owned != nullptr, expect_packed) << static_cast<int>(t);
+    const bool expect_packed = PackedGemmAvailable() && packable;
+    EXPECT_EQ(owned != nullptr, expect_packed) << static_cast<int>(t) << " cols " << cols;
     EXPECT_EQ(w.packed, owned.get());
   }
 }

@@ -32,8 +32,13 @@ struct Case {
 const Case kCases[] = {
     {GgmlType::kQ4_0, "Q4_0"}, {GgmlType::kQ4_1, "Q4_1"}, {GgmlType::kQ5_0, "Q5_0"},
     {GgmlType::kQ5_1, "Q5_1"}, {GgmlType::kQ8_0, "Q8_0"}, {GgmlType::kQ4_K, "Q4_K"},
-    {GgmlType::kQ5_K, "Q5_K"}, {GgmlType::kQ6_K, "Q6_K"},
+    {GgmlType::kQ5_K, "Q5_K"}, {GgmlType::kQ6_K, "Q6_K"}, {GgmlType::kF32, "F32"},
+    {GgmlType::kF16, "F16"},   {GgmlType::kBF16, "BF16"},
 };
+
+bool IsFloat(GgmlType t) {
+  return t == GgmlType::kF32 || t == GgmlType::kF16 || t == GgmlType::kBF16;
+}
 
 struct Fixture {
   int64_t rows, cols;
@@ -75,6 +80,18 @@ struct SimdPath {
                int64_t);
 };
 
+// The float-weight kernels (F32, F16, BF16) this CPU runs.
+std::vector<SimdPath> FloatPathsOnThisCpu() {
+  std::vector<SimdPath> paths;
+#if defined(RADIXLM_KERNELS_X86)
+  if (cpu::CpuHasAvx2()) paths.push_back({"avx2-float", cpu::avx2::FloatGemm});
+#endif
+#if defined(RADIXLM_KERNELS_AVX512)
+  if (cpu::CpuHasAvx512()) paths.push_back({"avx512-float", cpu::avx512::FloatGemm});
+#endif
+  return paths;
+}
+
 std::vector<SimdPath> SimdPathsOnThisCpu() {
   std::vector<SimdPath> paths;
 #if defined(RADIXLM_KERNELS_X86)
@@ -105,6 +122,7 @@ std::vector<SimdPath> SimdPathsOnThisCpu() {
 TEST(PackedGemmTest, ReportsTheIsaItExercises) {
   std::string names;
   for (const SimdPath& p : SimdPathsOnThisCpu()) names += std::string(" ") + p.name;
+  for (const SimdPath& p : FloatPathsOnThisCpu()) names += std::string(" ") + p.name;
   std::printf("packed GEMM: dispatched %s; SIMD paths tested against the reference:%s\n",
               PackedGemmPathName(ActivePackedGemmPath()), names.empty() ? " none" : names.c_str());
 }
@@ -119,6 +137,10 @@ TEST(PackedGemmTest, RepackingIsExactForEveryType) {
       for (int64_t k = 0; k < f.cols; ++k) {
         const uint8_t* blk = p->Block(r / 16, k / 32);
         const int kk = static_cast<int>(k % 32), lane = static_cast<int>(r % 16);
+        if (IsFloat(c.type)) {
+          ASSERT_EQ(PackedFloat(*p, blk, lane, kk), f.dense[r * f.cols + k]) << r << " " << k;
+          continue;
+        }
         const int u = PackedQuant(*p, blk, lane, kk);
         const auto* d = reinterpret_cast<const float*>(blk + p->quant_bytes);
         const int s = kk * n_scales / 32;
@@ -172,9 +194,11 @@ TEST(PackedGemmTest, ScalarAndSimdActivationQuantizersAgreeBitForBit) {
 }
 
 TEST(PackedGemmTest, EverySimdPathMatchesReferenceBitForBit) {
-  const std::vector<SimdPath> paths = SimdPathsOnThisCpu();
-  if (paths.empty()) GTEST_SKIP() << "no SIMD packed GEMM on this CPU";
+  const std::vector<SimdPath> quant_paths = SimdPathsOnThisCpu();
+  const std::vector<SimdPath> float_paths = FloatPathsOnThisCpu();
+  if (quant_paths.empty() && float_paths.empty()) GTEST_SKIP() << "no SIMD packed GEMM here";
   for (const Case& c : kCases) {
+    const std::vector<SimdPath>& paths = IsFloat(c.type) ? float_paths : quant_paths;
     // 45 rows: a full group and a partial one (13 rows: one full half, one of 5).
     const Fixture f = MakeWeights(c.type, 45, 512, 21);
     const auto p = PackWeights(f.w, nullptr);

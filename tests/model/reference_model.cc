@@ -200,7 +200,7 @@ std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_
       for (int64_t head = 0; head < c.n_heads; ++head) {
         const int64_t kvh = head / group;
         // As the kernels (kernels/attention.h) and llama.cpp do: Q is rounded to the cache's
-        // half type (after the scale when the graph scales Q), probabilities too.
+        // half type (after the scale when the graph scales Q); probabilities stay exact.
         const float q_scale = c.scale_query ? c.attention_scale : 1.0f;
         const double s_scale = c.scale_query ? 1.0 : c.attention_scale;
         std::vector<float> qh(d);
@@ -219,9 +219,9 @@ std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_
         double sum = 0.0;
         for (double& s : scores) sum += (s = std::exp(s - max_s));
         for (size_t i = 0; i < keys.size(); ++i) {
-          const float p = RoundKv(static_cast<float>(scores[i] / sum));
+          const double p = scores[i] / sum;
           for (int64_t e = 0; e < d; ++e) {
-            attn[head * d + e] += p * v[keys[i]][kvh * d + e];
+            attn[head * d + e] += static_cast<float>(p * v[keys[i]][kvh * d + e]);
           }
         }
       }

@@ -3,8 +3,8 @@
 // Every weight is dequantized to float up front; each call recomputes the whole sequence from
 // scratch with naive loops (no KV cache, no batching, no threads). Two numeric details follow
 // the optimized path on purpose, so that the comparison can be tight:
-//   * K and V are rounded through the KV cache's half-precision format, and so are Q and
-//     the attention probabilities (llama.cpp's F16 mul_mats, mirrored by kernels/attention.h);
+//   * K and V are rounded through the KV cache's half-precision format, and so is Q (as
+//     llama.cpp's F16 mul_mat does, mirrored by kernels/attention.h);
 //   * a matmul input is rounded through the activation format the weight type is dotted
 //     with (Q8_0 / Q8_K for quantized weights, see kernels/dot.h), as the kernels do.
 #pragma once

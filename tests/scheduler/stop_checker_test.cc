@@ -119,5 +119,58 @@ TEST_F(StopCheckerTest, EarliestStopStringWinsAndUtf8IsHeldWhole) {
   EXPECT_EQ(u.TakeText(), "\xC3\xA9");
 }
 
+TEST_F(StopCheckerTest, StopRegexCutsAtTheMatchAndNeverEmitsWhatItCuts) {
+  SamplingParams p;
+  p.stop_regex = {"b+c", "x"};
+  StopChecker s = Make(p);
+  int64_t n = 0;
+  EXPECT_FALSE(s.OnToken(kA, ++n).has_value());
+  EXPECT_EQ(s.TakeText(), "a");
+  EXPECT_FALSE(s.OnToken(kB, ++n).has_value());
+  EXPECT_EQ(s.TakeText(), "");  // "b" may start a match: held back
+  EXPECT_FALSE(s.OnToken(kB, ++n).has_value());
+  EXPECT_EQ(s.TakeText(), "");
+  auto f = s.OnToken(kC, ++n);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(*f, FinishReason::StopString("b+c"));
+  EXPECT_EQ(s.TakeText(), "");
+  EXPECT_EQ(s.text(), "a");
+
+  p.no_stop_trim = true;
+  StopChecker k = Make(p);
+  std::string text;
+  f = Feed(k, {kA, kB, kC, kA}, &text);
+  EXPECT_EQ(*f, FinishReason::StopString("b+c"));
+  EXPECT_EQ(text, "abc");
+}
+
+TEST_F(StopCheckerTest, StopRegexAcrossTokensAfterStopStrings) {
+  SamplingParams p;
+  p.stop_regex = {"t?he a"};
+  StopChecker s = Make(p);
+  std::string text;
+  // "ab the ab": the match "the a" starts inside the token "the" and ends inside "ab".
+  auto f = Feed(s, {kAb, kSpace, kThe, kSpace, kAb, kC}, &text);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(*f, FinishReason::StopString("t?he a"));
+  EXPECT_EQ(text, "ab ");
+  // A stop string that matches with the same token wins (strings are checked first).
+  p.stop = {"he"};
+  StopChecker both = Make(p);
+  text.clear();
+  f = Feed(both, {kAb, kSpace, kThe, kSpace, kAb}, &text);
+  EXPECT_EQ(*f, FinishReason::StopString("he"));
+  EXPECT_EQ(text, "ab t");
+  // Without a match the whole text comes out, the held-back tail at the end.
+  SamplingParams q;
+  q.stop_regex = {"c+z"};
+  q.max_new_tokens = 3;
+  StopChecker none = Make(q, 3);
+  text.clear();
+  f = Feed(none, {kA, kC, kC}, &text);
+  EXPECT_EQ(*f, FinishReason::Length(3));
+  EXPECT_EQ(text, "acc");
+}
+
 }  // namespace
 }  // namespace radixlm

@@ -114,13 +114,15 @@ TEST(NativeRequestTest, BadInputNamesTheProblem) {
 TEST(NativeRequestTest, UnsupportedFeaturesAreUnimplemented) {
   for (const char* body :
        {R"({"text": "a", "image_data": "x.png"})", R"({"text": "a", "lora_path": "l"})",
-        R"({"text": "a", "return_hidden_states": true})",
-        R"({"text": "a", "sampling_params": {"stop_regex": "x+"}})"}) {
+        R"({"text": "a", "return_hidden_states": true})"}) {
     auto call = Parse(body);
     ASSERT_FALSE(call.ok()) << body;
     EXPECT_EQ(call.status().code(), StatusCode::kUnimplemented) << body;
   }
   EXPECT_TRUE(Parse(R"({"text": "a", "image_data": null, "lora_path": null})").ok());
+  auto regex = Parse(R"({"text": "a", "sampling_params": {"stop_regex": ["x+", ""]}})");
+  ASSERT_TRUE(regex.ok());
+  EXPECT_EQ(regex->requests[0].sampling_params.stop_regex, std::vector<std::string>{"x+"});
   // null, "", [], {} and false mean "not set" (SGLang's clients send "lora_path": "").
   for (const char* body :
        {R"({"text": "a", "lora_path": ""})", R"({"text": "a", "image_data": []})",

@@ -64,22 +64,28 @@ TEST(OpenAiRequestTest, CompletionBadFields) {
   for (const char* body : bad) {
     EXPECT_EQ(Completion(body).status().code(), StatusCode::kInvalidArgument) << body;
   }
-  for (const char* body :
-       {R"({"prompt": "a", "suffix": "z"})", R"({"prompt": "a", "best_of": 3})",
-        R"({"prompt": "a", "echo": true, "logprobs": 1})", R"({"prompt": "a", "stop_regex": "x+"})",
-        R"({"prompt": "a", "stop_regex": ["x+"]})"}) {
+  for (const char* body : {R"({"prompt": "a", "suffix": "z"})", R"({"prompt": "a", "best_of": 3})",
+                           R"({"prompt": "a", "echo": true, "logprobs": 1})"}) {
     EXPECT_EQ(Completion(body).status().code(), StatusCode::kUnimplemented) << body;
   }
+  // stop_regex is read (SGLang's extension), as a string or a list; "" entries mean none.
+  auto one = Completion(R"({"prompt": "a", "stop_regex": "x+"})");
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->sampling.stop_regex, std::vector<std::string>{"x+"});
+  auto two = Completion(R"({"prompt": "a", "stop_regex": ["x+", "", "y"]})");
+  ASSERT_TRUE(two.ok());
+  EXPECT_EQ(two->sampling.stop_regex, (std::vector<std::string>{"x+", "y"}));
+  EXPECT_EQ(Completion(R"({"prompt": "a", "stop_regex": 3})").status().code(),
+            StatusCode::kInvalidArgument);
   // Unset values are not requests for a feature.
   for (const char* body :
        {R"({"prompt": "a", "suffix": ""})", R"({"prompt": "a", "stop_regex": ""})",
         R"({"prompt": "a", "stop_regex": null})", R"({"prompt": "a", "tools": []})"}) {
     EXPECT_TRUE(Completion(body).ok()) << body;
   }
-  EXPECT_EQ(Chat(R"({"messages": [{"role": "user", "content": "hi"}], "stop_regex": "x"})")
-                .status()
-                .code(),
-            StatusCode::kUnimplemented);
+  auto chat = Chat(R"({"messages": [{"role": "user", "content": "hi"}], "stop_regex": "x"})");
+  ASSERT_TRUE(chat.ok());
+  EXPECT_EQ(chat->sampling.stop_regex, std::vector<std::string>{"x"});
 }
 
 TEST(OpenAiRequestTest, ChatMessagesAndTokens) {

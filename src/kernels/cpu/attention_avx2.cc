@@ -107,62 +107,71 @@ double ExpSum(float* s, int n, int lane0, float max) {
   return sum;
 }
 
-void AccumulateBlock(const float* p, const float* v, int n, int width, int lane0, float* acc) {
-  if (width % kLanes != 0) return scalar::AccumulateBlock(p, v, n, width, lane0, acc);
-  // One key straight into its lane's accumulator row (the partial groups at the ends).
-  auto one_key = [&](int j) {
-    float* a = acc + static_cast<int64_t>((lane0 + j) % kLanes) * width;
-    const float* vj = v + static_cast<int64_t>(j) * width;
-    const __m256 pj = _mm256_set1_ps(p[j]);
-    for (int d = 0; d < width; d += kLanes) {
-      _mm256_storeu_ps(a + d, _mm256_fmadd_ps(_mm256_loadu_ps(vj + d), pj, _mm256_loadu_ps(a + d)));
-    }
-  };
-  int j = 0;
-  const int head = std::min(n, (kLanes - lane0 % kLanes) % kLanes);
-  for (; j < head; ++j) one_key(j);
-  // Whole groups: key j + l goes to lane l.
-  const int full_end = j + (n - j) / kLanes * kLanes;
-  if (full_end > j && width % 16 == 0) {
-    // 16 columns (a 64-byte line of each V row) at a time, lanes 0-3 then 4-7: 8 accumulators
-    // in registers, and every line of V is read once.
-    for (int d = 0; d < width; d += 16) {
-      for (int h = 0; h < kLanes; h += 4) {
-        __m256 a[4][2];
-        for (int l = 0; l < 4; ++l) {
-          a[l][0] = _mm256_loadu_ps(acc + (h + l) * width + d);
-          a[l][1] = _mm256_loadu_ps(acc + (h + l) * width + d + 8);
-        }
-        for (int g = j; g < full_end; g += kLanes) {
-          for (int l = 0; l < 4; ++l) {
-            const float* vk = v + static_cast<int64_t>(g + h + l) * width + d;
-            const __m256 pk = _mm256_set1_ps(p[g + h + l]);
-            a[l][0] = _mm256_fmadd_ps(_mm256_loadu_ps(vk), pk, a[l][0]);
-            a[l][1] = _mm256_fmadd_ps(_mm256_loadu_ps(vk + 8), pk, a[l][1]);
-          }
-        }
-        for (int l = 0; l < 4; ++l) {
-          _mm256_storeu_ps(acc + (h + l) * width + d, a[l][0]);
-          _mm256_storeu_ps(acc + (h + l) * width + d + 8, a[l][1]);
-        }
-      }
-    }
-  } else if (full_end > j) {
-    // 8 lane accumulators of one 8-column chunk in registers.
-    for (int d = 0; d < width; d += kLanes) {
-      __m256 a[kLanes];
-      for (int l = 0; l < kLanes; ++l) a[l] = _mm256_loadu_ps(acc + l * width + d);
-      for (int g = j; g < full_end; g += kLanes) {
-        const float* vg = v + static_cast<int64_t>(g) * width + d;
-        for (int l = 0; l < kLanes; ++l) {
-          a[l] = _mm256_fmadd_ps(_mm256_loadu_ps(vg + static_cast<int64_t>(l) * width),
-                                 _mm256_set1_ps(p[g + l]), a[l]);
-        }
-      }
-      for (int l = 0; l < kLanes; ++l) _mm256_storeu_ps(acc + l * width + d, a[l]);
+namespace {
+
+// Rows [0, R) x columns [d, d + 8 * C) of AccumulateTile, accumulators in registers.
+template <int R, int C>
+void AccumulateMicro(const float* p, int64_t p_stride, const float* v, int n, int width, int d,
+                     float* acc, int64_t acc_stride) {
+  __m256 a[R][C];
+  for (int r = 0; r < R; ++r) {
+    for (int c = 0; c < C; ++c) a[r][c] = _mm256_loadu_ps(acc + r * acc_stride + d + 8 * c);
+  }
+  for (int j = 0; j < n; ++j) {
+    const float* vj = v + static_cast<int64_t>(j) * width + d;
+    __m256 vv[C];
+    for (int c = 0; c < C; ++c) vv[c] = _mm256_loadu_ps(vj + 8 * c);
+    for (int r = 0; r < R; ++r) {
+      const __m256 pr = _mm256_set1_ps(p[r * p_stride + j]);
+      for (int c = 0; c < C; ++c) a[r][c] = _mm256_fmadd_ps(vv[c], pr, a[r][c]);
     }
   }
-  for (j = full_end; j < n; ++j) one_key(j);
+  for (int r = 0; r < R; ++r) {
+    for (int c = 0; c < C; ++c) _mm256_storeu_ps(acc + r * acc_stride + d + 8 * c, a[r][c]);
+  }
+}
+
+template <int R>
+void AccumulateRows(const float* p, int64_t p_stride, const float* v, int n, int width, float* acc,
+                    int64_t acc_stride) {
+  int d = 0;
+  for (; d + 16 <= width; d += 16)
+    AccumulateMicro<R, 2>(p, p_stride, v, n, width, d, acc, acc_stride);
+  for (; d + 8 <= width; d += 8)
+    AccumulateMicro<R, 1>(p, p_stride, v, n, width, d, acc, acc_stride);
+  if (d < width) {  // the last width % 8 columns
+    for (int r = 0; r < R; ++r) {
+      float* a = acc + r * acc_stride;
+      for (int j = 0; j < n; ++j) {
+        const float pj = p[r * p_stride + j];
+        const float* vj = v + static_cast<int64_t>(j) * width;
+        for (int e = d; e < width; ++e) a[e] = std::fma(vj[e], pj, a[e]);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void AccumulateTile(const float* p, int64_t p_stride, int n_rows, const float* v, int n, int width,
+                    float* acc, int64_t acc_stride) {
+  int r = 0;
+  for (; r + 4 <= n_rows; r += 4) {
+    AccumulateRows<4>(p + r * p_stride, p_stride, v, n, width, acc + r * acc_stride, acc_stride);
+  }
+  switch (n_rows - r) {
+    case 3:
+      AccumulateRows<3>(p + r * p_stride, p_stride, v, n, width, acc + r * acc_stride, acc_stride);
+      break;
+    case 2:
+      AccumulateRows<2>(p + r * p_stride, p_stride, v, n, width, acc + r * acc_stride, acc_stride);
+      break;
+    case 1:
+      AccumulateRows<1>(p + r * p_stride, p_stride, v, n, width, acc + r * acc_stride, acc_stride);
+      break;
+    default:
+      break;
+  }
 }
 
 }  // namespace radixlm::kernels::cpu::avx2

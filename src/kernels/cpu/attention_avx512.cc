@@ -1,5 +1,5 @@
-// AVX-512 P·V accumulation for attention: the same per-element operations as the scalar and
-// AVX2 AccumulateBlock (attention_impl.h), 16 output columns per instruction.
+// AVX-512 attention kernels: Q·K score tiles and P·V accumulation with the same per-element
+// operations as the scalar and AVX2 kernels (attention_impl.h), 16 columns per instruction.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -51,6 +51,49 @@ void ScoreTileM(const float* q, const float* k, int n, int hd, float* scores,
   }
 }
 
+// Rows [0, R) x columns [d, d + 16 * C) of AccumulateTile (mask: the valid lanes of the last
+// vector), accumulators in registers.
+template <int R, int C>
+void AccumulateMicro(const float* p, int64_t p_stride, const float* v, int n, int width, int d,
+                     __mmask16 mask, float* acc, int64_t acc_stride) {
+  __m512 a[R][C];
+  for (int r = 0; r < R; ++r) {
+    for (int c = 0; c < C; ++c) {
+      a[r][c] =
+          _mm512_maskz_loadu_ps(c == C - 1 ? mask : 0xffff, acc + r * acc_stride + d + 16 * c);
+    }
+  }
+  for (int j = 0; j < n; ++j) {
+    const float* vj = v + static_cast<int64_t>(j) * width + d;
+    __m512 vv[C];
+    for (int c = 0; c < C; ++c)
+      vv[c] = _mm512_maskz_loadu_ps(c == C - 1 ? mask : 0xffff, vj + 16 * c);
+    for (int r = 0; r < R; ++r) {
+      const __m512 pr = _mm512_set1_ps(p[r * p_stride + j]);
+      for (int c = 0; c < C; ++c) a[r][c] = _mm512_fmadd_ps(vv[c], pr, a[r][c]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int c = 0; c < C; ++c) {
+      _mm512_mask_storeu_ps(acc + r * acc_stride + d + 16 * c, c == C - 1 ? mask : 0xffff, a[r][c]);
+    }
+  }
+}
+
+template <int R>
+void AccumulateRows(const float* p, int64_t p_stride, const float* v, int n, int width, float* acc,
+                    int64_t acc_stride) {
+  int d = 0;
+  for (; d + 64 <= width; d += 64) {
+    AccumulateMicro<R, 4>(p, p_stride, v, n, width, d, 0xffff, acc, acc_stride);
+  }
+  for (; d < width; d += 16) {
+    const int m = std::min(16, width - d);
+    AccumulateMicro<R, 1>(p, p_stride, v, n, width, d, static_cast<__mmask16>((1u << m) - 1), acc,
+                          acc_stride);
+  }
+}
+
 }  // namespace
 
 void ScoreTile(const float* q, int n_q, const float* k, int n, int head_dim, float* scores,
@@ -80,45 +123,25 @@ void ScoreTile(const float* q, int n_q, const float* k, int n, int head_dim, flo
   }
 }
 
-void AccumulateBlock(const float* p, const float* v, int n, int width, int lane0, float* acc) {
-  if (width % 32 != 0) return avx2::AccumulateBlock(p, v, n, width, lane0, acc);
-  // One key straight into its lane's accumulator row (the partial groups at the ends).
-  auto one_key = [&](int j) {
-    float* a = acc + static_cast<int64_t>((lane0 + j) % kLanes) * width;
-    const float* vj = v + static_cast<int64_t>(j) * width;
-    const __m512 pj = _mm512_set1_ps(p[j]);
-    for (int d = 0; d < width; d += 16) {
-      _mm512_storeu_ps(a + d, _mm512_fmadd_ps(_mm512_loadu_ps(vj + d), pj, _mm512_loadu_ps(a + d)));
-    }
-  };
-  int j = 0;
-  const int head = std::min(n, (kLanes - lane0 % kLanes) % kLanes);
-  for (; j < head; ++j) one_key(j);
-  // Whole groups: key g + l goes to lane l. 32 columns x 8 lanes in 16 registers, so every
-  // line of V is read once.
-  const int full_end = j + (n - j) / kLanes * kLanes;
-  if (full_end > j) {
-    for (int d = 0; d < width; d += 32) {
-      __m512 a[kLanes][2];
-      for (int l = 0; l < kLanes; ++l) {
-        a[l][0] = _mm512_loadu_ps(acc + l * width + d);
-        a[l][1] = _mm512_loadu_ps(acc + l * width + d + 16);
-      }
-      for (int g = j; g < full_end; g += kLanes) {
-        for (int l = 0; l < kLanes; ++l) {
-          const float* vk = v + static_cast<int64_t>(g + l) * width + d;
-          const __m512 pk = _mm512_set1_ps(p[g + l]);
-          a[l][0] = _mm512_fmadd_ps(_mm512_loadu_ps(vk), pk, a[l][0]);
-          a[l][1] = _mm512_fmadd_ps(_mm512_loadu_ps(vk + 16), pk, a[l][1]);
-        }
-      }
-      for (int l = 0; l < kLanes; ++l) {
-        _mm512_storeu_ps(acc + l * width + d, a[l][0]);
-        _mm512_storeu_ps(acc + l * width + d + 16, a[l][1]);
-      }
-    }
+void AccumulateTile(const float* p, int64_t p_stride, int n_rows, const float* v, int n, int width,
+                    float* acc, int64_t acc_stride) {
+  int r = 0;
+  for (; r + 4 <= n_rows; r += 4) {
+    AccumulateRows<4>(p + r * p_stride, p_stride, v, n, width, acc + r * acc_stride, acc_stride);
   }
-  for (j = full_end; j < n; ++j) one_key(j);
+  switch (n_rows - r) {
+    case 3:
+      AccumulateRows<3>(p + r * p_stride, p_stride, v, n, width, acc + r * acc_stride, acc_stride);
+      break;
+    case 2:
+      AccumulateRows<2>(p + r * p_stride, p_stride, v, n, width, acc + r * acc_stride, acc_stride);
+      break;
+    case 1:
+      AccumulateRows<1>(p + r * p_stride, p_stride, v, n, width, acc + r * acc_stride, acc_stride);
+      break;
+    default:
+      break;
+  }
 }
 
 }  // namespace radixlm::kernels::cpu::avx512

@@ -1,14 +1,15 @@
 // Per-ISA inner kernels of attention (internal; dispatched by kernels/attention.cc).
 //
-// Attention runs as llama.cpp's CPU (non flash-attention) graph does on AVX2: scores of a whole
-// row of keys, then a softmax normalized before P·V, so every step below works on plain arrays.
-// Every kernel reproduces ggml's float operation order exactly (not just its math), because
-// greedy decoding of small models flips on last-bit differences:
-//   * dot products (Q·K over head_dim, P·V over keys) as tinyBLAS's F16 GEMM computes them:
-//     8 float lanes, lane l accumulating the terms i == l (mod 8) in ascending i with fused
-//     multiply-adds, then the lane tree LaneSum below;
+// Attention (kernels/attention.h) works on chunks of keys: scores of the chunk, their exponentials
+// and sum, then P·V, so every step below works on plain arrays. The float operation order is
+// fixed (not just the math), the same on every ISA:
+//   * Q·K dot products as tinyBLAS's F16 GEMM computes them: 8 float lanes, lane l accumulating
+//     the terms d == l (mod 8) in ascending d with fused multiply-adds, then the lane tree
+//     LaneSum below;
 //   * exponentials with ggml's ggml_v_expf polynomial, summed per aligned group of 8 keys with
-//     the same lane tree, the groups in double.
+//     the same lane tree, the groups in double;
+//   * P·V with one fused multiply-add accumulator per output element over the keys in
+//     ascending order (register-blocked over rows and columns; not ggml's 8 key lanes).
 // The scalar versions compute the same values (std::fma), so all ISAs agree bit for bit.
 // No allocation; keys come in blocks of at most kAttendBlockMax (already converted to float).
 #pragma once
@@ -32,10 +33,12 @@ using ScoreBlockFn = void (*)(const float* q, const float* k, int n, int head_di
 // p[j] = ggml_v_expf(s[j] - max) in place for j in [0, n); s[j] belongs to lane
 // (lane0 + j) % 8. Returns the sum of the lane sums of each group of 8 lanes, in double.
 using ExpSumFn = double (*)(float* s, int n, int lane0, float max);
-// acc[(lane0 + j) % 8][d] = fma(p[j], v_j[d], acc[...][d]) for j ascending in [0, n), d in
-// [0, width); v: [n, width], acc: [kLanes, width] lane accumulators.
-using AccumulateBlockFn = void (*)(const float* p, const float* v, int n, int width, int lane0,
-                                   float* acc);
+// P·V for a tile of rows: acc[r * acc_stride + d] = fma(v_j[d], p[r * p_stride + j], acc[...])
+// for r in [0, n_rows), j ascending in [0, n), d in [0, width); v: [n, width]. One accumulator per
+// output element, keys in ascending order (rows whose keys are not visible carry p = 0, which
+// adds exact zeros), so each output is independent of the tile it was computed in.
+using AccumulateTileFn = void (*)(const float* p, int64_t p_stride, int n_rows, const float* v,
+                                  int n, int width, float* acc, int64_t acc_stride);
 
 // ScoreBlockFn for n_q query rows at once (q: [n_q, head_dim]; scores of query i at
 // scores + i * score_stride): each value bit-identical to ScoreBlockFn's, with each key row
@@ -47,7 +50,7 @@ struct AttentionKernels {
   ScoreBlockFn score;
   ScoreTileFn score_tile;
   ExpSumFn exp_sum;
-  AccumulateBlockFn accumulate;
+  AccumulateTileFn accumulate;
 };
 
 namespace scalar {
@@ -56,17 +59,20 @@ namespace scalar {
 float GgmlExp(float x);
 void ScoreBlock(const float* q, const float* k, int n, int head_dim, float* scores);
 double ExpSum(float* s, int n, int lane0, float max);
-void AccumulateBlock(const float* p, const float* v, int n, int width, int lane0, float* acc);
+void AccumulateTile(const float* p, int64_t p_stride, int n_rows, const float* v, int n, int width,
+                    float* acc, int64_t acc_stride);
 }  // namespace scalar
 namespace avx2 {
 void ScoreBlock(const float* q, const float* k, int n, int head_dim, float* scores);
 double ExpSum(float* s, int n, int lane0, float max);
-void AccumulateBlock(const float* p, const float* v, int n, int width, int lane0, float* acc);
+void AccumulateTile(const float* p, int64_t p_stride, int n_rows, const float* v, int n, int width,
+                    float* acc, int64_t acc_stride);
 }  // namespace avx2
 namespace avx512 {  // only with RADIXLM_KERNELS_AVX512 and CpuHasAvx512()
 void ScoreTile(const float* q, int n_q, const float* k, int n, int head_dim, float* scores,
                int64_t score_stride);
-void AccumulateBlock(const float* p, const float* v, int n, int width, int lane0, float* acc);
+void AccumulateTile(const float* p, int64_t p_stride, int n_rows, const float* v, int n, int width,
+                    float* acc, int64_t acc_stride);
 }  // namespace avx512
 
 }  // namespace radixlm::kernels::cpu

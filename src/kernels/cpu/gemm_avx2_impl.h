@@ -55,36 +55,41 @@ inline __m256i Chunk(const uint8_t* blk, int h, int c) {
   }
 }
 
-// Per-type integer step: chunks wq[c0 .. c1) of a block against token t's quants x (at the
-// block's first column), added to s. kChunksPer16: chunks summed in int16 before widening
+// Integer sums of chunks wq[c0 .. c1) of a block against the T tokens' quants x[t] (at the
+// block's first column), added to s[t]. The chunk loop is outside the token loop, so the T
+// accumulations are independent chains. kChunksPer16: chunks summed in int16 before widening
 // (0: the Q8_0 sign trick).
-template <bool kVnni, int kChunksPer16>
-inline __m256i DotChunks(const __m256i* wq, int c0, int c1, const int8_t* x, __m256i s) {
+template <int T, bool kVnni, int kChunksPer16>
+inline void DotChunks(const __m256i* wq, int c0, int c1, const int8_t* const* x, __m256i* s) {
   if constexpr (kVnni) {
     for (int c = c0; c < c1; ++c) {
-      s = _mm256_dpbusd_avx_epi32(s, wq[c], Broadcast4(x + 4 * c));
+      for (int t = 0; t < T; ++t) {
+        s[t] = _mm256_dpbusd_avx_epi32(s[t], wq[c], Broadcast4(x[t] + 4 * c));
+      }
     }
-    return s;
+  } else if constexpr (kChunksPer16 == 0) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+    for (int c = c0; c < c1; ++c) {
+      const __m256i q = _mm256_xor_si256(wq[c], flip);
+      const __m256i aq = _mm256_sign_epi8(q, q);
+      for (int t = 0; t < T; ++t) {
+        const __m256i p = _mm256_maddubs_epi16(aq, _mm256_sign_epi8(Broadcast4(x[t] + 4 * c), q));
+        s[t] = _mm256_add_epi32(s[t], _mm256_madd_epi16(p, ones));
+      }
+    }
   } else {
     const __m256i ones = _mm256_set1_epi16(1);
-    if constexpr (kChunksPer16 == 0) {
-      const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
-      for (int c = c0; c < c1; ++c) {
-        const __m256i q = _mm256_xor_si256(wq[c], flip);
-        const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(q, q),
-                                               _mm256_sign_epi8(Broadcast4(x + 4 * c), q));
-        s = _mm256_add_epi32(s, _mm256_madd_epi16(p, ones));
-      }
-    } else {
-      for (int c = c0; c < c1; c += kChunksPer16) {
-        __m256i p = _mm256_setzero_si256();
-        for (int k = c; k < std::min(c1, c + kChunksPer16); ++k) {
-          p = _mm256_add_epi16(p, _mm256_maddubs_epi16(wq[k], Broadcast4(x + 4 * k)));
+    for (int c = c0; c < c1; c += kChunksPer16) {
+      __m256i p[T];
+      for (int t = 0; t < T; ++t) p[t] = _mm256_setzero_si256();
+      for (int k = c; k < std::min(c1, c + kChunksPer16); ++k) {
+        for (int t = 0; t < T; ++t) {
+          p[t] = _mm256_add_epi16(p[t], _mm256_maddubs_epi16(wq[k], Broadcast4(x[t] + 4 * k)));
         }
-        s = _mm256_add_epi32(s, _mm256_madd_epi16(p, ones));
       }
+      for (int t = 0; t < T; ++t) s[t] = _mm256_add_epi32(s[t], _mm256_madd_epi16(p[t], ones));
     }
-    return s;
   }
 }
 
@@ -102,17 +107,23 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h, 
     __m256i wq[8];  // unpacked once per block for all T tokens
     for (int c = 0; c < 8; ++c) wq[c] = Chunk<kNib, kHigh>(blk, h, c);
     const auto* dptr = reinterpret_cast<const float*>(blk + w.quant_bytes) + 8 * h;
+    const int8_t* x[T];
+    for (int t = 0; t < T; ++t) x[t] = a.qs + (t0 + t) * a.stride + 32 * b;
     constexpr int kScales = kSub16 ? 2 : 1;
     for (int sc = 0; sc < kScales; ++sc) {
       const int c0 = kSub16 ? 4 * sc : 0, c1 = kSub16 ? c0 + 4 : 8;
-      const __m256 d = _mm256_load_ps(dptr + 16 * sc);
+      __m256i s[T];
       for (int t = 0; t < T; ++t) {
         const int64_t tb = (t0 + t) * nb + b;
         const int32_t xsum = kSub16 ? a.sum16[2 * tb + sc] : a.sum16[2 * tb] + a.sum16[2 * tb + 1];
-        const __m256i s = DotChunks<kVnni, kChunksPer16>(
-            wq, c0, c1, a.qs + (t0 + t) * a.stride + 32 * b, _mm256_set1_epi32(-off * xsum));
+        s[t] = _mm256_set1_epi32(-off * xsum);
+      }
+      DotChunks<T, kVnni, kChunksPer16>(wq, c0, c1, x, s);
+      const __m256 d = _mm256_load_ps(dptr + 16 * sc);
+      for (int t = 0; t < T; ++t) {
+        const int64_t tb = (t0 + t) * nb + b;
         const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(a.dx[tb]));
-        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), scale, acc[t]);
+        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[t]), scale, acc[t]);
         if constexpr (kMin) {
           acc[t] = _mm256_fmadd_ps(_mm256_load_ps(dptr + 16), _mm256_set1_ps(a.dxs[tb]), acc[t]);
         }

@@ -26,7 +26,16 @@ void QuantizeActivationRow(const float* x, int64_t n, int act_block, int8_t* qs,
 // vpmaddubsw: 8 rows x up to 4 tokens per tile.
 void PackedGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
                 int64_t g1, float* y, int64_t y_stride);
+// Float weights (float_bytes 4 or 2): y = w x in float, 16 rows x up to 6 tokens per tile.
+void FloatGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
+               int64_t g1, float* y, int64_t y_stride);
 }  // namespace avx2
+
+namespace avx512 {  // with RADIXLM_KERNELS_AVX512 (AVX-512 F/BW/VL/DQ flags); CpuHasAvx512()
+// Float weights: 16 rows per zmm x up to 8 tokens per tile.
+void FloatGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
+               int64_t g1, float* y, int64_t y_stride);
+}  // namespace avx512
 
 namespace avxvnni {
 // vpdpbusd on ymm: 8 rows x up to 4 tokens per tile.
