@@ -44,11 +44,6 @@ StatusOr<ModelInfo> ReadModelInfo(const gguf::GgufFile& file, const std::string&
   return info;
 }
 
-StatusOr<ModelInfo> ReadModelInfo(const std::string& path) {
-  RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<gguf::GgufFile> file, gguf::GgufFile::Open(path));
-  return ReadModelInfo(*file, path);
-}
-
 StatusOr<std::unique_ptr<ModelAssets>> ModelAssets::FromGguf(const gguf::GgufFile& file,
                                                              const std::string& path) {
   RADIXLM_ASSIGN_OR_RETURN(ModelInfo info, ReadModelInfo(file, path));

@@ -36,9 +36,6 @@ struct ModelInfo {
 
 // The metadata of an open GGUF at `path`.
 StatusOr<ModelInfo> ReadModelInfo(const gguf::GgufFile& file, const std::string& path);
-// Opens the GGUF at `path` for its metadata only (for clients of a server running that model,
-// such as the frontend's remote backend).
-StatusOr<ModelInfo> ReadModelInfo(const std::string& path);
 
 class ModelAssets {
  public:

@@ -1,10 +1,9 @@
 #include "frontend/remote_backend.h"
 
-#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "engine/model_assets.h"
+#include "chat/chat_renderer.h"
 
 namespace radixlm::frontend {
 namespace {
@@ -58,16 +57,14 @@ StatusOr<std::unique_ptr<RemoteBackend>> RemoteBackend::Create(RemoteBackendOpti
     roles = std::move(*options.chat_roles);
   } else {
     RADIXLM_ASSIGN_OR_RETURN(json info, probe->Call("GET", "/get_model_info", ""));
-    const std::string path = info.value("model_path", "");
-    std::error_code ec;
-    if (!path.empty() && std::filesystem::is_regular_file(path, ec)) {
-      // The server's model file is readable here: its own template, as the server renders it.
-      RADIXLM_ASSIGN_OR_RETURN(ModelInfo model, ReadModelInfo(path));
+    if (info.contains("chat_template") && info.contains("arch")) {
+      // A radixlm server: its own template, as it renders chats.
       RADIXLM_ASSIGN_OR_RETURN(
           chat::ChatRenderer renderer,
-          chat::ChatRenderer::ForModel(model.chat_template, model.arch, model.name, "", ""));
+          chat::ChatRenderer::ForModel(info.value("chat_template", ""), info.value("arch", ""),
+                                       info.value("model_name", ""), "", ""));
       RADIXLM_ASSIGN_OR_RETURN(roles, ChatRoles::FromRenderer(renderer));
-    } else {
+    } else {  // another server (SGLang): the built-in template of its architecture
       RADIXLM_ASSIGN_OR_RETURN(
           roles, ChatRolesForArchitecture(ArchOfModelType(info.value("model_type", ""))));
     }

@@ -91,6 +91,11 @@ json ModelInfoJson(const ServerContext& ctx) {
       {"model_type", model.model_type},
       {"architectures", model.architectures},
       {"served_model_name", ctx.served_model_name},
+      // radixlm's addition: the GGUF's chat template ("" when it has none) and architecture,
+      // so a remote client renders chats as this server does without the model file.
+      {"chat_template", model.chat_template},
+      {"arch", model.arch},
+      {"model_name", model.name},
   };
 }
 

@@ -119,6 +119,8 @@ def test_ops_routes(server):
         assert info["is_generation"] is True
         assert info["model_path"].endswith(".gguf")
         assert info["architectures"] == ["Gemma3ForCausalLM"]
+        # radixlm's additions: what a remote client needs to render chats like the server.
+        assert info["arch"] == "gemma3" and isinstance(info["chat_template"], str)
     for path in ("/server_info", "/get_server_info"):
         info = server.get(path).json()
         assert info["pool_size"] > 0 and "tree_tokens" in info
