@@ -453,7 +453,10 @@ TEST(EngineTest, RetractionThroughTheEngineKeepsOutputs) {
   EngineConfig config;
   config.max_total_tokens = 256;
   config.schedule_conservativeness = 0.05;
-  FakeEngine fe = MakeEngine(config);
+  // A slow forward pass keeps the 8 requests in flight together even when the submitting
+  // thread is descheduled between submissions (on a loaded machine an instant fake model
+  // could finish each request before the next arrives, and nothing would need retracting).
+  FakeEngine fe = MakeEngine(config, std::chrono::microseconds(2000));
   std::vector<std::shared_ptr<GenerateStream>> streams;
   for (int i = 0; i < 8; ++i) streams.push_back(*fe.engine->Submit(Greedy(Prompt(20, i), 60)));
   for (int i = 0; i < 8; ++i) {
