@@ -4,13 +4,12 @@
 
 #include <gtest/gtest.h>
 
-#include <regex>
-
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <thread>
 
-#include "scheduler/fake_model_runner.h"
-#include "scheduler/fake_token_text.h"
+#include "testing/fake_model_runner.h"
+#include "testing/fake_token_text.h"
 
 namespace radixlm {
 namespace {
@@ -259,8 +258,8 @@ TEST(EngineTest, AbortAndShutdownWhileAGrammarCompiles) {
   ASSERT_EQ(ended.size(), 1u);
   ASSERT_TRUE(ended[0].finish_reason.has_value());
   EXPECT_TRUE(ended[0].finish_reason->is_abort())
-      << static_cast<int>(ended[0].finish_reason->kind) << " " << ended[0].finish_reason->matched_text
-      << " " << ended[0].text;
+      << static_cast<int>(ended[0].finish_reason->kind) << " "
+      << ended[0].finish_reason->matched_text << " " << ended[0].text;
 }
 
 // Jump-forward is on by default and --disable-jump-forward turns it off; meta reports it.

@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "scheduler/fake_model_runner.h"
-#include "scheduler/fake_token_text.h"
+#include "testing/fake_model_runner.h"
+#include "testing/fake_token_text.h"
 
 namespace radixlm::server {
 namespace {
@@ -258,8 +258,7 @@ TEST_F(HttpServerTest, TokenizeCountsWhatGenerateComputes) {
   Reply detok = Send("POST", "/v1/detokenize", json{{"tokens", t["tokens"]}}.dump());
   ASSERT_EQ(detok.status, 200) << detok.body;
   EXPECT_EQ(detok.Json()["text"], text);
-  Reply detok_batch =
-      Send("POST", "/detokenize", json{{"tokens", batch.Json()["tokens"]}}.dump());
+  Reply detok_batch = Send("POST", "/detokenize", json{{"tokens", batch.Json()["tokens"]}}.dump());
   ASSERT_EQ(detok_batch.status, 200) << detok_batch.body;
   EXPECT_EQ(detok_batch.Json()["text"], json::array({text, "ab"}));
 }
@@ -344,9 +343,8 @@ TEST_F(HttpServerTest, AbortAllEndsEveryLiveRequest) {
   std::vector<tcp::socket> sockets;
   for (int i = 0; i < 3; ++i) {
     sockets.push_back(Connect());
-    net::write(sockets.back(),
-               net::buffer(RawRequest("POST", "/generate",
-                                      R"({"input_ids": [2, 3], "sampling_params":
+    net::write(sockets.back(), net::buffer(RawRequest("POST", "/generate",
+                                                      R"({"input_ids": [2, 3], "sampling_params":
                                           {"max_new_tokens": 1000, "ignore_eos": true}})")));
   }
   for (int i = 0; i < 200 && engine_->GetStats().live_requests < 3; ++i) {
