@@ -1,12 +1,12 @@
 // RadixCache debugging: pretty-printing and invariant checks (tests call CheckInvariants after
 // every operation; it is O(tree size)).
+#include "cache/radix_cache.h"
+
 #include <algorithm>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include "cache/radix_cache.h"
 
 namespace radixlm {
 
