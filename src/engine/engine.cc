@@ -64,7 +64,7 @@ Engine::~Engine() {
 void Engine::Shutdown() {
   std::call_once(shutdown_once_, [this] {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       stopping_ = true;
     }
     cv_.notify_all();
@@ -108,7 +108,7 @@ StatusOr<std::shared_ptr<GenerateStream>> Engine::Submit(GenerateRequest request
     cmd.inputs.push_back(std::move(in));
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_) return Aborted("the engine is shutting down");
     if (live_.count(request.rid) != 0) {
       return InvalidArgument("Duplicate request ID: " + request.rid);
@@ -151,9 +151,9 @@ StatusOr<Engine::PreparedGrammar> Engine::PrepareGrammar(const SamplingParams& p
     grammar_cache_ready_.store(grammar_cache_.get(), std::memory_order_release);
     // A finished compilation wakes the scheduler thread (it waits on cv_ for a ready grammar);
     // taking mu_ orders the wake-up after the loop's check of the queue.
-    grammar_pool_ = std::make_unique<grammar::GrammarCompilerPool>(
-        config_.grammar_compile_threads, [this] {
-          { std::lock_guard<std::mutex> lock(mu_); }
+    grammar_pool_ =
+        std::make_unique<grammar::GrammarCompilerPool>(config_.grammar_compile_threads, [this] {
+          { MutexLock lock(&mu_); }
           cv_.notify_all();
         });
   });
@@ -182,7 +182,7 @@ StatusOr<Engine::PreparedGrammar> Engine::PrepareGrammar(const SamplingParams& p
 
 bool Engine::Abort(const std::string& rid) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_ || live_.count(rid) == 0) return false;
     Command cmd;
     cmd.kind = Command::Kind::kAbort;
@@ -198,7 +198,7 @@ void Engine::PostAndWait(Command command) {
   std::future<void> finished = done->get_future();
   command.done = [done] { done->set_value(); };
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_) return;
     inbox_.push_back(std::move(command));
   }
@@ -242,7 +242,7 @@ StatusOr<Engine::PrefixPin> Engine::PinPrefix(std::vector<int32_t> input_ids) {
 
 void Engine::Post(Command command) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_) return;
     inbox_.push_back(std::move(command));
   }
@@ -261,18 +261,20 @@ void Engine::Loop() {
     std::deque<Command> commands;
     bool stopping = false;
     {
-      std::unique_lock<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       // Requests whose grammar is compiling do not count as work until a compilation is done
       // (the pool's hook notifies cv_), so the loop sleeps rather than polls; the timeout is
       // only a safety net.
-      auto ready = [&] {
+      auto ready = [&]() REQUIRES(mu_) {
         return stopping_ || !inbox_.empty() || scheduler_->HasRunnableWork() ||
                scheduler_->HasReadyGrammar();
       };
       if (scheduler_->grammar_queue_size() > 0) {
-        cv_.wait_for(lock, std::chrono::milliseconds(50), ready);
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+        while (!ready() && lock.WaitUntil(cv_, deadline)) {
+        }
       } else {
-        cv_.wait(lock, ready);
+        while (!ready()) lock.Wait(cv_);
       }
       commands.swap(inbox_);
       stopping = stopping_;
@@ -310,7 +312,7 @@ void Engine::Apply(Command& cmd) {
     case Command::Kind::kAbort: {
       std::vector<uint64_t> ids;
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         auto it = live_.find(cmd.rid);
         if (it != live_.end()) ids = it->second;
       }
@@ -324,7 +326,7 @@ void Engine::Apply(Command& cmd) {
     case Command::Kind::kStats:
       cmd.stats_out->scheduler = scheduler_->GetStats();
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         cmd.stats_out->live_requests = static_cast<int64_t>(live_.size());
       }
       cmd.done();
@@ -360,7 +362,7 @@ void Engine::OnOutput(RequestOutput&& out) {
   if (chunk.finish_reason.has_value()) {
     routes_.erase(it);
     // Forget the rid before the stream can end, so the caller may reuse it at once.
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto live = live_.find(route.stream->rid());
     if (live != live_.end()) {
       std::erase(live->second, out.id);

@@ -35,6 +35,7 @@
 #include "scheduler/model_runner.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/token_text.h"
+#include "util/mutex.h"
 
 namespace radixlm {
 
@@ -154,11 +155,11 @@ class Engine {
   std::unique_ptr<grammar::GrammarCompilerPool> grammar_pool_;
 
   // Caller side.
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  std::deque<Command> inbox_;                                    // guarded by mu_
-  std::unordered_map<std::string, std::vector<uint64_t>> live_;  // rid → ids; guarded by mu_
-  bool stopping_ = false;                                        // guarded by mu_
+  std::deque<Command> inbox_ GUARDED_BY(mu_);
+  std::unordered_map<std::string, std::vector<uint64_t>> live_ GUARDED_BY(mu_);  // rid → ids
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::atomic<uint64_t> next_id_{1};
   std::atomic<uint64_t> next_rid_{1};
   std::atomic<uint64_t> next_pin_{1};
