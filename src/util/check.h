@@ -3,7 +3,8 @@
 //   2. Internal invariants whose failure would corrupt state (a KV slot freed twice, a radix
 //      node unlocked below zero): RADIXLM_CHECK, always on, also in Release builds.
 //   3. Invariants too expensive to check on every call (a walk over the whole tree):
-//      RADIXLM_DCHECK, on in builds without NDEBUG or with RADIXLM_DCHECK_ALWAYS_ON defined.
+//      RADIXLM_DCHECK, on in builds without NDEBUG or with RADIXLM_DCHECK_ALWAYS_ON defined
+//      (cmake -DRADIXLM_DCHECK=ON; the sanitizer build of scripts/test.sh has it).
 //
 //   RADIXLM_CHECK(slot < size) << "slot " << slot;  // message optional, evaluated on failure only
 //   RADIXLM_CHECK_EQ(a, b);  // also _NE _LT _LE _GT _GE: prints both values
