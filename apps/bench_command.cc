@@ -11,7 +11,6 @@
 #include <iostream>
 #include <limits>
 #include <memory>
-
 #include <nlohmann/json.hpp>
 
 #include "apps/commands.h"
@@ -19,6 +18,7 @@
 #include "benchclient/bench_stats.h"
 #include "benchclient/workload.h"
 #include "gguf/gguf_file.h"
+#include "net/http_client.h"
 #include "tokenizer/tokenizer.h"
 #include "util/model_path.h"
 
@@ -47,15 +47,15 @@ struct BenchFlags {
 };
 
 // The first model id of GET /v1/models, or "default".
-std::string DiscoverModel(const benchclient::HttpTarget& target, const std::string& api_key) {
-  benchclient::HttpCall call;
+std::string DiscoverModel(const net::HttpTarget& target, const std::string& api_key) {
+  net::HttpCall call;
   call.method = "GET";
   call.path = "/v1/models";
   call.api_key = api_key;
   call.timeout_s = 30;
+  call.user_agent = "radixlm-bench";
   std::string body;
-  StatusOr<int> status =
-      benchclient::Fetch(target, call, [&](std::string_view d) { body.append(d); });
+  StatusOr<int> status = net::Fetch(target, call, [&](std::string_view d) { body.append(d); });
   if (status.ok() && *status == 200) {
     const json j = json::parse(body, nullptr, false);
     if (j.is_object() && j.contains("data") && j["data"].is_array() && !j["data"].empty() &&
@@ -68,7 +68,7 @@ std::string DiscoverModel(const benchclient::HttpTarget& target, const std::stri
 
 Status RunBenchCommand(const BenchFlags& f) {
   benchclient::DriverOptions o;
-  RADIXLM_ASSIGN_OR_RETURN(o.target, benchclient::ParseBaseUrl(f.base_url));
+  RADIXLM_ASSIGN_OR_RETURN(o.target, net::ParseBaseUrl(f.base_url));
   if (!benchclient::ParseBackend(f.backend, &o.backend)) {
     return InvalidArgument("--backend must be radixlm, openai or openai-chat");
   }
@@ -103,10 +103,11 @@ Status RunBenchCommand(const BenchFlags& f) {
   o.model = f.model.empty() ? DiscoverModel(o.target, o.api_key) : f.model;
 
   if (f.flush_cache) {
-    benchclient::HttpCall call;
+    net::HttpCall call;
     call.path = "/flush_cache";
     call.api_key = o.api_key;
-    StatusOr<int> st = benchclient::Fetch(o.target, call, [](std::string_view) {});
+    call.user_agent = "radixlm-bench";
+    StatusOr<int> st = net::Fetch(o.target, call, [](std::string_view) {});
     if (!st.ok() || *st != 200) std::cerr << "radixlm bench: warning: /flush_cache failed\n";
   }
   // Warm-up: short requests that do not share the workload's prefixes.

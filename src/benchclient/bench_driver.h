@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "benchclient/http_client.h"
 #include "benchclient/workload.h"
+#include "net/http_client.h"
 
 namespace radixlm::benchclient {
 
@@ -28,12 +28,12 @@ enum class Backend { kRadixlm, kOpenAI, kOpenAIChat };
 bool ParseBackend(const std::string& name, Backend* backend);
 
 struct DriverOptions {
-  HttpTarget target;
+  net::HttpTarget target;
   Backend backend = Backend::kRadixlm;
-  std::string model;    // the OpenAI "model" field
-  std::string api_key;  // Bearer token, if any
+  std::string model;                                              // the OpenAI "model" field
+  std::string api_key;                                            // Bearer token, if any
   double request_rate = std::numeric_limits<double>::infinity();  // requests/s (Poisson)
-  int max_concurrency = 0;                                         // 0 = no cap
+  int max_concurrency = 0;                                        // 0 = no cap
   uint64_t seed = 1;
   bool ignore_eos = true;
   double request_timeout_s = 1800;
@@ -42,9 +42,9 @@ struct DriverOptions {
 struct RequestResult {
   bool ok = false;
   std::string error;
-  double start_s = 0;      // since the run began
-  double ttft_s = 0;       // to the first streamed token
-  double e2e_s = 0;        // to the end of the response
+  double start_s = 0;         // since the run began
+  double ttft_s = 0;          // to the first streamed token
+  double e2e_s = 0;           // to the end of the response
   std::vector<double> itl_s;  // gaps between later token arrivals
   int64_t prompt_tokens = 0;  // as the server reports (0 if it does not)
   int64_t output_tokens = 0;

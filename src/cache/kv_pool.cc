@@ -1,9 +1,10 @@
 #include "cache/kv_pool.h"
 
 #include <algorithm>
-#include <cassert>
 #include <limits>
 #include <string>
+
+#include "util/check.h"
 
 namespace radixlm {
 
@@ -35,11 +36,10 @@ void KvPool::Reset() {
   for (int64_t i = 0; i < num_pages_; ++i) free_pages_[i] = static_cast<int32_t>(num_pages_ - i);
   page_is_free_.assign(num_pages_ + 1, 1);
   page_is_free_[0] = 0;
-  invalid_frees_ = 0;
 }
 
 int32_t KvPool::TakePage() {
-  assert(!free_pages_.empty());
+  RADIXLM_CHECK(!free_pages_.empty()) << "KvPool: no free page to take";
   const int32_t page = free_pages_.back();
   free_pages_.pop_back();
   page_is_free_[page] = 0;
@@ -52,7 +52,7 @@ void KvPool::AppendPageSlots(int32_t page, int64_t count, std::vector<int32_t>* 
 }
 
 std::optional<std::vector<int32_t>> KvPool::Allocate(int64_t n_tokens) {
-  assert(n_tokens >= 0);
+  RADIXLM_CHECK_GE(n_tokens, 0);
   const int64_t pages = (n_tokens + page_size_ - 1) / page_size_;
   if (pages > available_pages()) return std::nullopt;
   std::vector<int32_t> slots;
@@ -74,9 +74,13 @@ int64_t KvPool::PagesNeededForExtend(int32_t last_slot, int64_t n_tokens) const 
 }
 
 std::optional<std::vector<int32_t>> KvPool::AllocateExtend(int32_t last_slot, int64_t n_tokens) {
-  assert(n_tokens >= 0);
-  assert(last_slot < 0 || (last_slot >= page_size_ && last_slot < storage_slots()));
-  assert(last_slot < 0 || !page_is_free_[last_slot / page_size_]);
+  RADIXLM_CHECK_GE(n_tokens, 0);
+  if (last_slot >= 0) {
+    RADIXLM_CHECK(last_slot >= page_size_ && last_slot < storage_slots())
+        << "KvPool::AllocateExtend: slot " << last_slot << " out of range";
+    RADIXLM_CHECK(!page_is_free_[last_slot / page_size_])
+        << "KvPool::AllocateExtend: slot " << last_slot << " is on a free page";
+  }
   if (PagesNeededForExtend(last_slot, n_tokens) > available_pages()) return std::nullopt;
   std::vector<int32_t> slots;
   slots.reserve(n_tokens);
@@ -99,11 +103,8 @@ void KvPool::Free(std::span<const int32_t> slots) {
     const int32_t page = slot / page_size_;
     if (page_size_ > 1 && page == previous_page) continue;  // rest of a page freed just now
     previous_page = page;
-    if (slot < page_size_ || slot >= storage_slots() || page_is_free_[page]) {
-      assert(false && "KvPool::Free: padding, out-of-range or already-free slot");
-      ++invalid_frees_;
-      continue;
-    }
+    RADIXLM_CHECK(slot >= page_size_ && slot < storage_slots() && !page_is_free_[page])
+        << "KvPool::Free: padding, out-of-range or already-free slot " << slot;
     page_is_free_[page] = 1;
     free_pages_.push_back(page);
   }
@@ -115,10 +116,6 @@ bool KvPool::IsSlotFree(int32_t slot) const {
 }
 
 Status KvPool::CheckInvariants() const {
-  if (invalid_frees_ != 0) {
-    return Internal("KvPool: " + std::to_string(invalid_frees_) +
-                    " invalid frees (double free, padding or out of range)");
-  }
   if (page_is_free_[0]) return Internal("KvPool: padding page marked free");
   std::vector<uint8_t> listed(num_pages_ + 1, 0);
   for (const int32_t page : free_pages_) {

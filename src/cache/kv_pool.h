@@ -58,8 +58,9 @@ class KvPool {
   int64_t PagesNeededForExtend(int32_t last_slot, int64_t n_tokens) const;
 
   // Returns to the pool every page holding one of `slots`. Slots of one page must appear
-  // consecutively (as they do in a request row or a tree node). Freeing the padding page or an
-  // already-free page is a caller bug: asserted, counted in invalid_frees(), otherwise ignored.
+  // consecutively (as they do in a request row or a tree node). Freeing the padding page, a slot
+  // out of range or an already-free page is a caller bug that would hand one page to two owners:
+  // it aborts (RADIXLM_CHECK), in every build.
   void Free(std::span<const int32_t> slots);
 
   // Everything free again (SGLang's clear(), used by flush_cache).
@@ -73,9 +74,8 @@ class KvPool {
   // Slots the KV storage must have (usable slots plus the padding page).
   int64_t storage_slots() const { return (num_pages_ + 1) * page_size_; }
   bool IsSlotFree(int32_t slot) const;
-  int64_t invalid_frees() const { return invalid_frees_; }
 
-  // Free list and free bitmap agree, no page is listed twice, no invalid free happened.
+  // Free list and free bitmap agree, no page is listed twice.
   Status CheckInvariants() const;
 
  private:
@@ -88,7 +88,6 @@ class KvPool {
   int32_t page_size_;
   std::vector<int32_t> free_pages_;    // stack; back() is handed out next
   std::vector<uint8_t> page_is_free_;  // [num_pages + 1]; page 0 (padding) is never free
-  int64_t invalid_frees_ = 0;
 };
 
 }  // namespace radixlm

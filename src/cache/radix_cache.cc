@@ -3,10 +3,11 @@
 #include "cache/radix_cache.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cstring>
 #include <queue>
 #include <utility>
+
+#include "util/check.h"
 
 namespace radixlm {
 
@@ -31,7 +32,7 @@ RadixCache::RadixCache(RadixCacheConfig config)
       disable_(config.disable),
       policy_(config.eviction_policy),
       clock_(std::move(config.clock)) {
-  assert(page_size_ >= 1);
+  RADIXLM_CHECK_GE(page_size_, 1);
   Reset();
 }
 
@@ -89,7 +90,7 @@ RadixCache::MatchResult RadixCache::MatchPrefix(std::span<const int32_t> key) {
     if (it == node->children.end()) break;
     Node* child = it->second.get();
     const int64_t len = MatchLength(child->key, key);
-    assert(len >= page_size_);  // the first page matched through the map
+    RADIXLM_DCHECK_GE(len, page_size_);  // the first page matched through the map
     // Only the matched part is stamped: the unmatched lower half of a split keeps its age.
     node = len < child->size() ? SplitNode(it, len) : child;
     node->last_access_time = now;
@@ -104,7 +105,8 @@ RadixCache::MatchResult RadixCache::MatchPrefix(std::span<const int32_t> key) {
 
 RadixCache::Node* RadixCache::SplitNode(RadixChildMap::iterator it, int64_t split_len) {
   Node* child = it->second.get();
-  assert(split_len > 0 && split_len < child->size() && split_len % page_size_ == 0);
+  RADIXLM_CHECK(split_len > 0 && split_len < child->size() && split_len % page_size_ == 0)
+      << "split at " << split_len << " of a node of " << child->size();
   auto upper = std::make_unique<Node>();
   upper->id = next_node_id_++;
   upper->parent = child->parent;
@@ -153,7 +155,7 @@ RadixCache::Node* RadixCache::AddLeaf(Node* parent, std::span<const int32_t> key
 
 size_t RadixCache::Insert(std::span<const int32_t> key, std::span<const int32_t> slots,
                           int32_t priority) {
-  assert(key.size() == slots.size());
+  RADIXLM_CHECK_EQ(key.size(), slots.size());
   const int64_t aligned = AlignDown(static_cast<int64_t>(key.size()));
   if (disable_) return static_cast<size_t>(aligned);
   key = key.first(aligned);
@@ -184,7 +186,7 @@ size_t RadixCache::Insert(std::span<const int32_t> key, std::span<const int32_t>
 
 int64_t RadixCache::IncLockRef(Node* node) {
   if (disable_) return 0;
-  assert(node != nullptr);
+  RADIXLM_CHECK(node != nullptr);
   int64_t delta = 0;
   for (; node != root_.get(); node = node->parent) {
     if (node->lock_ref == 0) {
@@ -199,10 +201,10 @@ int64_t RadixCache::IncLockRef(Node* node) {
 
 int64_t RadixCache::DecLockRef(Node* node) {
   if (disable_) return 0;
-  assert(node != nullptr);
+  RADIXLM_CHECK(node != nullptr);
   int64_t delta = 0;
   for (; node != root_.get(); node = node->parent) {
-    assert(node->lock_ref > 0 && "DecLockRef without a matching IncLockRef");
+    RADIXLM_CHECK_GT(node->lock_ref, 0) << "DecLockRef without a matching IncLockRef";
     if (node->lock_ref == 1) {
       evictable_size_ += node->size();
       protected_size_ -= node->size();
@@ -214,13 +216,14 @@ int64_t RadixCache::DecLockRef(Node* node) {
 }
 
 void RadixCache::LeafListAdd(Node* node) {
-  assert(node->leaf_index < 0);
+  RADIXLM_CHECK_LT(node->leaf_index, 0) << "a node listed twice as a leaf";
   node->leaf_index = static_cast<int64_t>(leaves_.size());
   leaves_.push_back(node);
 }
 
 void RadixCache::LeafListRemove(Node* node) {
-  assert(node->leaf_index >= 0 && leaves_[node->leaf_index] == node);
+  RADIXLM_CHECK(node->leaf_index >= 0 && leaves_[node->leaf_index] == node)
+      << "a leaf missing from the leaf list";
   Node* last = leaves_.back();
   leaves_[node->leaf_index] = last;
   last->leaf_index = node->leaf_index;
@@ -229,13 +232,15 @@ void RadixCache::LeafListRemove(Node* node) {
 }
 
 void RadixCache::DeleteLeaf(Node* leaf) {
-  assert(leaf != root_.get() && leaf->is_leaf() && leaf->lock_ref == 0);
+  RADIXLM_CHECK(leaf != root_.get() && leaf->is_leaf() && leaf->lock_ref == 0)
+      << "deleting the root, an inner node or a locked leaf";
   Node* parent = leaf->parent;
   LeafListRemove(leaf);
   evictable_size_ -= leaf->size();
   --num_nodes_;
   auto it = parent->children.find(FirstPage(leaf->key));
-  assert(it != parent->children.end() && it->second.get() == leaf);
+  RADIXLM_CHECK(it != parent->children.end() && it->second.get() == leaf)
+      << "a leaf missing from its parent's children";
   parent->children.erase(it);  // destroys leaf
   if (parent != root_.get() && parent->is_leaf()) LeafListAdd(parent);
 }
@@ -260,7 +265,7 @@ int64_t RadixCache::Evict(int64_t n_tokens, const FreeFn& free_fn) {
     Node* node = heap.top().node;
     heap.pop();
     // Nothing but deletions happens here, so a candidate is still an unlocked leaf.
-    assert(node->is_leaf() && node->lock_ref == 0);
+    RADIXLM_CHECK(node->is_leaf() && node->lock_ref == 0) << "evicting a locked or inner node";
     free_fn(node->value);
     evicted += node->size();
     Node* parent = node->parent;

@@ -5,28 +5,28 @@
 // by the lock on last_node) followed by slots it allocated itself. Inserting the row hands the
 // request's own slots of the aligned part to the tree, except where the tree already had those
 // tokens (another request inserted them meanwhile): those are duplicates, freed here.
-#include "cache/radix_cache.h"
-
-#include <cassert>
 #include <utility>
+
+#include "cache/radix_cache.h"
+#include "util/check.h"
 
 namespace radixlm {
 
 void RadixCache::CacheFinishedRequest(CacheRequest& req, std::span<const int32_t> token_ids,
                                       ReqToTokenTable& table, KvPool& pool) {
   const int64_t n = static_cast<int64_t>(token_ids.size());
-  assert(n <= table.max_context_len());
+  RADIXLM_CHECK_LE(n, table.max_context_len());
   const std::span<const int32_t> kv = std::as_const(table).Row(req.req_pool_index).first(n);
   if (disable_) {
     pool.Free(kv);
   } else {
     const int64_t aligned = AlignDown(n);
     const int64_t prefix_len = static_cast<int64_t>(req.prefix_slots.size());
-    assert(prefix_len <= aligned);
+    RADIXLM_CHECK_LE(prefix_len, aligned);
     const auto present =
         static_cast<int64_t>(Insert(token_ids.first(aligned), kv.first(aligned), req.priority));
     // The locked prefix cannot have been evicted, so the tree has at least that much.
-    assert(present >= prefix_len);
+    RADIXLM_CHECK_GE(present, prefix_len) << "a locked prefix was evicted";
     if (present > prefix_len) pool.Free(kv.subspan(prefix_len, present - prefix_len));
     if (aligned < n) pool.Free(kv.subspan(aligned));
     if (req.last_node != nullptr) DecLockRef(req.last_node);
@@ -41,20 +41,20 @@ void RadixCache::CacheUnfinishedRequest(CacheRequest& req, std::span<const int32
                                         ReqToTokenTable& table, KvPool& pool) {
   if (disable_) return;
   const int64_t n = static_cast<int64_t>(token_ids.size());
-  assert(n <= table.max_context_len());
+  RADIXLM_CHECK_LE(n, table.max_context_len());
   const int64_t aligned = AlignDown(n);
   const int64_t prefix_len = static_cast<int64_t>(req.prefix_slots.size());
-  assert(prefix_len <= aligned);
+  RADIXLM_CHECK_LE(prefix_len, aligned);
   const std::span<const int32_t> kv = std::as_const(table).Row(req.req_pool_index).first(n);
   const std::span<const int32_t> aligned_ids = token_ids.first(aligned);
 
   const auto present = static_cast<int64_t>(Insert(aligned_ids, kv.first(aligned), req.priority));
-  assert(present >= prefix_len);
+  RADIXLM_CHECK_GE(present, prefix_len) << "a locked prefix was evicted";
   if (present > prefix_len) pool.Free(kv.subspan(prefix_len, present - prefix_len));
 
   // Re-match: the whole aligned part is in the tree now, possibly under other slots.
   MatchResult match = MatchPrefix(aligned_ids);
-  assert(static_cast<int64_t>(match.slots.size()) == aligned);
+  RADIXLM_CHECK_EQ(static_cast<int64_t>(match.slots.size()), aligned);
   table.Write(req.req_pool_index, prefix_len,
               std::span<const int32_t>(match.slots).subspan(prefix_len));
   // Lock the new path before unlocking the old one: the shared part stays protected.

@@ -1,10 +1,10 @@
 #include "cache/req_to_token.h"
 
 #include <algorithm>
-#include <cassert>
 #include <string>
 
 #include "cache/kv_pool.h"
+#include "util/check.h"
 
 namespace radixlm {
 
@@ -54,29 +54,28 @@ std::optional<std::vector<int32_t>> ReqToTokenTable::Allocate(int32_t n) {
 }
 
 void ReqToTokenTable::Free(int32_t row) {
-  assert(row >= 0 && row < max_requests_);
-  if (row < 0 || row >= max_requests_ || row_is_free_[row]) {
-    assert(false && "ReqToTokenTable::Free: bad or already-free row");
-    return;
-  }
+  RADIXLM_CHECK(row >= 0 && row < max_requests_ && !row_is_free_[row])
+      << "ReqToTokenTable::Free: bad or already-free row " << row;
   row_is_free_[row] = 1;
   free_rows_.push_back(row);
 }
 
 std::span<int32_t> ReqToTokenTable::Row(int32_t row) {
-  assert(row >= 0 && row < max_requests_);
+  RADIXLM_CHECK(row >= 0 && row < max_requests_) << "ReqToTokenTable: bad row " << row;
   return {table_.data() + static_cast<size_t>(row) * max_context_len_,
           static_cast<size_t>(max_context_len_)};
 }
 
 std::span<const int32_t> ReqToTokenTable::Row(int32_t row) const {
-  assert(row >= 0 && row < max_requests_);
+  RADIXLM_CHECK(row >= 0 && row < max_requests_) << "ReqToTokenTable: bad row " << row;
   return {table_.data() + static_cast<size_t>(row) * max_context_len_,
           static_cast<size_t>(max_context_len_)};
 }
 
 void ReqToTokenTable::Write(int32_t row, int64_t start, std::span<const int32_t> slots) {
-  assert(start >= 0 && start + static_cast<int64_t>(slots.size()) <= max_context_len_);
+  RADIXLM_CHECK(start >= 0 && start + static_cast<int64_t>(slots.size()) <= max_context_len_)
+      << "ReqToTokenTable::Write: [" << start << ", " << start + static_cast<int64_t>(slots.size())
+      << ") outside a row of " << max_context_len_;
   std::copy(slots.begin(), slots.end(), Row(row).begin() + start);
 }
 

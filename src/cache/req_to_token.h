@@ -30,7 +30,8 @@ class ReqToTokenTable {
   std::optional<int32_t> Allocate();
   // n free rows at once, or nullopt (table unchanged) when fewer than n are free.
   std::optional<std::vector<int32_t>> Allocate(int32_t n);
-  // Returns a row taken by Allocate. Freeing a free row is a caller bug (asserted, ignored).
+  // Returns a row taken by Allocate. Freeing a free or out-of-range row is a caller bug that
+  // would hand one row to two requests: it aborts (RADIXLM_CHECK), in every build.
   void Free(int32_t row);
   // All rows free again, contents reset to the padding slot.
   void Reset();

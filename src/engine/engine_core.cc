@@ -55,7 +55,7 @@ EngineCore::~EngineCore() {
 void EngineCore::Shutdown() {
   std::call_once(shutdown_once_, [this] {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       stopping_ = true;
     }
     cv_.notify_all();
@@ -97,7 +97,7 @@ StatusOr<std::shared_ptr<GenerateStream>> EngineCore::Submit(GenerateRequest req
     cmd.inputs.push_back(std::move(in));
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_) return Aborted("the engine is shutting down");
     if (live_.count(request.rid) != 0) {
       return InvalidArgument("Duplicate request ID: " + request.rid);
@@ -137,7 +137,7 @@ StatusOr<EngineCore::PreparedGrammar> EngineCore::PrepareGrammar(const SamplingP
     // taking mu_ orders the wake-up after the loop's check of the queue.
     grammar_pool_ =
         std::make_unique<grammar::GrammarCompilerPool>(config_.grammar_compile_threads, [this] {
-          { std::lock_guard<std::mutex> lock(mu_); }
+          { MutexLock lock(&mu_); }
           cv_.notify_all();
         });
   });
@@ -166,7 +166,7 @@ StatusOr<EngineCore::PreparedGrammar> EngineCore::PrepareGrammar(const SamplingP
 
 bool EngineCore::Abort(const std::string& rid) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_ || live_.count(rid) == 0) return false;
     inbox_.emplace_back(AbortCommand{.rid = rid});
   }
@@ -176,7 +176,7 @@ bool EngineCore::Abort(const std::string& rid) {
 
 bool EngineCore::Post(Command command) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_) return false;
     inbox_.push_back(std::move(command));
   }
@@ -223,18 +223,20 @@ void EngineCore::Loop() {
     std::deque<Command> commands;
     bool stopping = false;
     {
-      std::unique_lock<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       // Requests whose grammar is compiling do not count as work until a compilation is done
       // (the pool's hook notifies cv_), so the loop sleeps rather than polls; the timeout is
       // only a safety net.
-      auto ready = [&] {
+      auto ready = [&]() REQUIRES(mu_) {
         return stopping_ || !inbox_.empty() || scheduler_->HasRunnableWork() ||
                scheduler_->HasReadyGrammar();
       };
       if (scheduler_->grammar_queue_size() > 0) {
-        cv_.wait_for(lock, std::chrono::milliseconds(50), ready);
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+        while (!ready() && lock.WaitUntil(cv_, deadline)) {
+        }
       } else {
-        cv_.wait(lock, ready);
+        while (!ready()) lock.Wait(cv_);
       }
       commands.swap(inbox_);
       stopping = stopping_;
@@ -273,7 +275,7 @@ void EngineCore::Apply(SubmitCommand& cmd) {
 void EngineCore::Apply(AbortCommand& cmd) {
   std::vector<uint64_t> ids;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = live_.find(cmd.rid);
     if (it != live_.end()) ids = it->second;
   }
@@ -286,7 +288,7 @@ void EngineCore::Apply(StatsCommand& cmd) {
   EngineStats stats;
   stats.scheduler = ToSchedulerCounters(scheduler_->GetStats());
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stats.live_requests = static_cast<int64_t>(live_.size());
   }
   cmd.answer.set_value(std::move(stats));
@@ -319,7 +321,7 @@ void EngineCore::OnOutput(RequestOutput&& out) {
   if (chunk.finish_reason.has_value()) {
     routes_.erase(it);
     // Forget the rid before the stream can end, so the caller may reuse it at once.
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto live = live_.find(route.stream->rid());
     if (live != live_.end()) {
       std::erase(live->second, out.id);

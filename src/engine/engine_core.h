@@ -31,6 +31,7 @@
 #include "grammar/grammar_compiler_pool.h"
 #include "scheduler/model_runner.h"
 #include "scheduler/scheduler.h"
+#include "util/mutex.h"
 
 namespace radixlm {
 
@@ -136,11 +137,11 @@ class EngineCore {
   std::unique_ptr<grammar::GrammarCompilerPool> grammar_pool_;
 
   // Caller side.
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  std::deque<Command> inbox_;                                    // guarded by mu_
-  std::unordered_map<std::string, std::vector<uint64_t>> live_;  // rid → ids; guarded by mu_
-  bool stopping_ = false;                                        // guarded by mu_
+  std::deque<Command> inbox_ GUARDED_BY(mu_);
+  std::unordered_map<std::string, std::vector<uint64_t>> live_ GUARDED_BY(mu_);  // rid → ids
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::atomic<uint64_t> next_id_{1};
   std::atomic<uint64_t> next_rid_{1};
   std::atomic<uint64_t> next_pin_{1};

@@ -10,7 +10,7 @@ GenerateStream::GenerateStream(std::string rid, int32_t n, bool return_logprob)
 void GenerateStream::Push(GenerateOutput output) {
   std::function<void()> notify;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     assert(finished_samples_ < n_);
     if (output.finish_reason.has_value()) ++finished_samples_;
     queue_.push_back(std::move(output));
@@ -21,8 +21,8 @@ void GenerateStream::Push(GenerateOutput output) {
 }
 
 std::optional<GenerateOutput> GenerateStream::Next() {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return !queue_.empty() || finished_samples_ == n_; });
+  MutexLock lock(&mu_);
+  while (queue_.empty() && finished_samples_ != n_) lock.Wait(cv_);
   if (queue_.empty()) return std::nullopt;
   GenerateOutput out = std::move(queue_.front());
   queue_.pop_front();
@@ -31,10 +31,11 @@ std::optional<GenerateOutput> GenerateStream::Next() {
 
 std::optional<GenerateOutput> GenerateStream::NextFor(std::chrono::milliseconds timeout,
                                                       bool* timed_out) {
-  std::unique_lock<std::mutex> lock(mu_);
-  const bool ready =
-      cv_.wait_for(lock, timeout, [&] { return !queue_.empty() || finished_samples_ == n_; });
-  *timed_out = !ready;
+  MutexLock lock(&mu_);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (queue_.empty() && finished_samples_ != n_ && lock.WaitUntil(cv_, deadline)) {
+  }
+  *timed_out = queue_.empty() && finished_samples_ != n_;
   if (queue_.empty()) return std::nullopt;
   GenerateOutput out = std::move(queue_.front());
   queue_.pop_front();
@@ -42,7 +43,7 @@ std::optional<GenerateOutput> GenerateStream::NextFor(std::chrono::milliseconds 
 }
 
 std::optional<GenerateOutput> GenerateStream::TryNext() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (queue_.empty()) return std::nullopt;
   GenerateOutput out = std::move(queue_.front());
   queue_.pop_front();
@@ -60,12 +61,12 @@ std::vector<GenerateResult> GenerateStream::Collect() {
 }
 
 bool GenerateStream::ended() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return finished_samples_ == n_;
 }
 
 void GenerateStream::SetNotifier(std::function<void()> notifier) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   notifier_ = std::move(notifier);
 }
 

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "engine/api.h"
+#include "util/mutex.h"
 
 namespace radixlm {
 
@@ -50,11 +51,11 @@ class GenerateStream {
   const std::string rid_;
   const int32_t n_;
   const bool return_logprob_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable cv_;
-  std::deque<GenerateOutput> queue_;  // guarded by mu_
-  int32_t finished_samples_ = 0;      // guarded by mu_
-  std::function<void()> notifier_;    // guarded by mu_
+  std::deque<GenerateOutput> queue_ GUARDED_BY(mu_);
+  int32_t finished_samples_ GUARDED_BY(mu_) = 0;
+  std::function<void()> notifier_ GUARDED_BY(mu_);
 };
 
 }  // namespace radixlm

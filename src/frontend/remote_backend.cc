@@ -49,8 +49,7 @@ std::string ArchOfModelType(std::string model_type) {
 }  // namespace
 
 StatusOr<std::unique_ptr<RemoteBackend>> RemoteBackend::Create(RemoteBackendOptions options) {
-  RADIXLM_ASSIGN_OR_RETURN(benchclient::HttpTarget target,
-                           benchclient::ParseBaseUrl(options.base_url));
+  RADIXLM_ASSIGN_OR_RETURN(net::HttpTarget target, net::ParseBaseUrl(options.base_url));
   std::unique_ptr<RemoteBackend> probe(new RemoteBackend(options, target, ChatRoles::Plain()));
   ChatRoles roles;
   if (options.chat_roles.has_value()) {
@@ -79,16 +78,15 @@ StatusOr<std::unique_ptr<RemoteBackend>> RemoteBackend::Create(RemoteBackendOpti
 
 StatusOr<json> RemoteBackend::Call(const std::string& method, const std::string& path,
                                    const std::string& body) const {
-  benchclient::HttpCall call;
+  net::HttpCall call;
   call.method = method;
   call.path = path;
   call.body = body;
   call.api_key = options_.api_key;
   call.timeout_s = options_.timeout_s;
   std::string response;
-  RADIXLM_ASSIGN_OR_RETURN(int status, benchclient::Fetch(target_, call, [&](std::string_view d) {
-                             response.append(d);
-                           }));
+  RADIXLM_ASSIGN_OR_RETURN(
+      int status, net::Fetch(target_, call, [&](std::string_view d) { response.append(d); }));
   json parsed = json::parse(response, nullptr, /*allow_exceptions=*/false);
   if (status != 200) {
     std::string message = response;

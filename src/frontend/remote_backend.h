@@ -12,8 +12,8 @@
 #include <optional>
 #include <string>
 
-#include "benchclient/http_client.h"
 #include "frontend/backend.h"
+#include "net/http_client.h"
 
 namespace radixlm::frontend {
 
@@ -44,7 +44,7 @@ class RemoteBackend : public Backend {
   BackendCounters counters() const override;
 
  private:
-  RemoteBackend(RemoteBackendOptions options, benchclient::HttpTarget target, ChatRoles roles)
+  RemoteBackend(RemoteBackendOptions options, net::HttpTarget target, ChatRoles roles)
       : options_(std::move(options)), target_(std::move(target)), roles_(std::move(roles)) {}
   // POST `path` with a JSON body; the parsed JSON response of a 200, else an error carrying
   // the server's message.
@@ -57,7 +57,7 @@ class RemoteBackend : public Backend {
   void Count(const nlohmann::json& response, int64_t BackendCounters::*call);
 
   const RemoteBackendOptions options_;
-  const benchclient::HttpTarget target_;
+  const net::HttpTarget target_;
   const ChatRoles roles_;
   bool caches_prefixes_ = true;  // from /get_server_info's disable_radix_cache
   mutable std::mutex mu_;

@@ -98,13 +98,16 @@ StatusOr<std::shared_ptr<const CompiledGrammar>> CompiledGrammar::Compile(
       break;
     }
   }
-  if (g->dfa_) g->masks_.resize(g->dfa_->num_states());
+  if (g->dfa_) {
+    MutexLock lock(&g->mask_mutex_);  // not shared yet, but masks_ is guarded
+    g->masks_.resize(g->dfa_->num_states());
+  }
   return std::shared_ptr<const CompiledGrammar>(std::move(g));
 }
 
 const std::vector<int32_t>& CompiledGrammar::DfaStateMask(int32_t state) const {
   {
-    std::lock_guard<std::mutex> lock(mask_mutex_);
+    MutexLock lock(&mask_mutex_);
     if (masks_[state]) return *masks_[state];
   }
   // Computed outside the lock: two threads may both compute the same mask; the first one
@@ -117,7 +120,7 @@ const std::vector<int32_t>& CompiledGrammar::DfaStateMask(int32_t state) const {
       if (id >= 0 && id < vocab_->size()) SetTokenAllowed(*mask, id, true);
     }
   }
-  std::lock_guard<std::mutex> lock(mask_mutex_);
+  MutexLock lock(&mask_mutex_);
   if (!masks_[state]) masks_[state] = std::move(mask);
   return *masks_[state];
 }
@@ -135,7 +138,7 @@ void CompiledGrammar::PrecomputeMasks(ThreadPool* pool) const {
 }
 
 int32_t CompiledGrammar::InternEarleyState(const std::vector<int32_t>& key) const {
-  std::lock_guard<std::mutex> lock(mask_mutex_);
+  MutexLock lock(&mask_mutex_);
   auto it = earley_ids_.find(key);
   if (it != earley_ids_.end()) return it->second;
   if (earley_ids_.size() >= kMaxEarleyStates) return -1;
@@ -145,19 +148,19 @@ int32_t CompiledGrammar::InternEarleyState(const std::vector<int32_t>& key) cons
 }
 
 const std::vector<int32_t>* CompiledGrammar::EarleyMask(int32_t id) const {
-  std::lock_guard<std::mutex> lock(mask_mutex_);
+  MutexLock lock(&mask_mutex_);
   auto it = earley_masks_.find(id);
   return it == earley_masks_.end() ? nullptr : it->second.get();
 }
 
 void CompiledGrammar::StoreEarleyMask(int32_t id, std::span<const int32_t> mask) const {
-  std::lock_guard<std::mutex> lock(mask_mutex_);
+  MutexLock lock(&mask_mutex_);
   if (earley_masks_.size() >= kMaxEarleyMasks || earley_masks_.count(id)) return;
   earley_masks_.emplace(id, std::make_unique<const std::vector<int32_t>>(mask.begin(), mask.end()));
 }
 
 size_t CompiledGrammar::earley_masks_cached() const {
-  std::lock_guard<std::mutex> lock(mask_mutex_);
+  MutexLock lock(&mask_mutex_);
   return earley_masks_.size();
 }
 

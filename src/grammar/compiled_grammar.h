@@ -16,18 +16,18 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <unordered_map>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "grammar/cfg.h"
 #include "grammar/dfa.h"
 #include "grammar/json_schema.h"
 #include "grammar/token_vocab.h"
+#include "util/mutex.h"
 #include "util/status.h"
 
 namespace radixlm {
@@ -97,13 +97,13 @@ class CompiledGrammar {
   std::shared_ptr<const Cfg> cfg_;
   std::string regex_;
 
-  mutable std::mutex mask_mutex_;
-  // [dfa states]; a slot is filled once and never replaced. Guarded by mask_mutex_.
-  mutable std::vector<std::unique_ptr<const std::vector<int32_t>>> masks_;
+  mutable Mutex mask_mutex_;
+  // [dfa states]; a slot is filled once and never replaced.
+  mutable std::vector<std::unique_ptr<const std::vector<int32_t>>> masks_ GUARDED_BY(mask_mutex_);
   // EBNF: canonical parse-state keys → ids, and masks by id; entries are never replaced.
-  // Guarded by mask_mutex_.
-  mutable std::map<std::vector<int32_t>, int32_t> earley_ids_;
-  mutable std::unordered_map<int32_t, std::unique_ptr<const std::vector<int32_t>>> earley_masks_;
+  mutable std::map<std::vector<int32_t>, int32_t> earley_ids_ GUARDED_BY(mask_mutex_);
+  mutable std::unordered_map<int32_t, std::unique_ptr<const std::vector<int32_t>>> earley_masks_
+      GUARDED_BY(mask_mutex_);
 };
 
 }  // namespace radixlm::grammar

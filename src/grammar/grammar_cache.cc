@@ -7,7 +7,7 @@ namespace radixlm::grammar {
 
 std::pair<std::shared_future<GrammarCache::Result>, std::function<void()>> GrammarCache::Lookup(
     GrammarKind kind, std::string_view text) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   Key key(kind, std::string(text));
   ++lookups_;
   auto it = entries_.find(key);
@@ -20,7 +20,7 @@ std::pair<std::shared_future<GrammarCache::Result>, std::function<void()>> Gramm
     const auto start = std::chrono::steady_clock::now();
     Result result = CompiledGrammar::Compile(kind, text, vocab_, options_);
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      MutexLock lock(&mutex_);
       compile_seconds_ +=
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
@@ -36,17 +36,17 @@ GrammarCache::Result GrammarCache::Get(GrammarKind kind, std::string_view text) 
 }
 
 size_t GrammarCache::size() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   return entries_.size();
 }
 
 size_t GrammarCache::num_compiles() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   return num_compiles_;
 }
 
 GrammarCacheStats GrammarCache::stats() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(&mutex_);
   return {.lookups = lookups_,
           .compiles = static_cast<int64_t>(num_compiles_),
           .compile_seconds = compile_seconds_};

@@ -12,12 +12,12 @@
 #include <future>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include "grammar/compiled_grammar.h"
+#include "util/mutex.h"
 #include "util/status.h"
 
 namespace radixlm::grammar {
@@ -68,11 +68,11 @@ class GrammarCache {
 
   const std::shared_ptr<const TokenVocab> vocab_;
   const CompileOptions options_;
-  mutable std::mutex mutex_;
-  std::map<Key, std::shared_future<Result>> entries_;  // guarded by mutex_
-  size_t num_compiles_ = 0;                            // guarded by mutex_
-  int64_t lookups_ = 0;                                // guarded by mutex_
-  double compile_seconds_ = 0;                         // guarded by mutex_
+  mutable Mutex mutex_;
+  std::map<Key, std::shared_future<Result>> entries_ GUARDED_BY(mutex_);
+  size_t num_compiles_ GUARDED_BY(mutex_) = 0;
+  int64_t lookups_ GUARDED_BY(mutex_) = 0;
+  double compile_seconds_ GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace radixlm::grammar

@@ -14,7 +14,7 @@ GrammarCompilerPool::GrammarCompilerPool(int n_threads, std::function<void()> on
 GrammarCompilerPool::~GrammarCompilerPool() {
   std::deque<std::function<void()>> dropped;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
     dropped.swap(tasks_);
   }
@@ -25,7 +25,7 @@ GrammarCompilerPool::~GrammarCompilerPool() {
 
 void GrammarCompilerPool::Post(std::function<void()> task) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (stopping_) return;  // dropped: its promise breaks
     tasks_.push_back(std::move(task));
   }
@@ -33,7 +33,7 @@ void GrammarCompilerPool::Post(std::function<void()> task) {
 }
 
 size_t GrammarCompilerPool::queued() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return tasks_.size();
 }
 
@@ -41,8 +41,8 @@ void GrammarCompilerPool::Work() {
   for (;;) {
     std::function<void()> task;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+      MutexLock lock(&mu_);
+      while (!stopping_ && tasks_.empty()) lock.Wait(cv_);
       if (stopping_) return;
       task = std::move(tasks_.front());
       tasks_.pop_front();

@@ -1,6 +1,6 @@
 #include "scheduler/batch_builder.h"
 
-#include <cassert>
+#include "util/check.h"
 
 namespace radixlm {
 
@@ -19,8 +19,8 @@ void BuildForwardBatch(std::span<Request* const> decodes, std::span<const Prefil
   batch->sequences.clear();
   batch->sequences.reserve(decodes.size() + chunks.size());
   for (const Request* req : decodes) {
-    assert(req->state == RequestState::kDecoding);
-    assert(req->kv_len + 1 == static_cast<int64_t>(req->token_ids.size()));
+    RADIXLM_CHECK(req->state == RequestState::kDecoding);
+    RADIXLM_CHECK_EQ(req->kv_len + 1, static_cast<int64_t>(req->token_ids.size()));
     const std::span<const int32_t> row = table.Row(req->cache.req_pool_index);
     model::SequenceInput seq;
     seq.tokens = std::span<const int32_t>(req->token_ids).subspan(req->kv_len, 1);
@@ -31,8 +31,11 @@ void BuildForwardBatch(std::span<Request* const> decodes, std::span<const Prefil
   }
   for (const PrefillChunk& chunk : chunks) {
     const Request* req = chunk.req;
-    assert(req->state == RequestState::kPrefilling);
-    assert(chunk.begin == req->kv_len && chunk.end > chunk.begin && chunk.end <= req->fill_len);
+    RADIXLM_CHECK(req->state == RequestState::kPrefilling);
+    RADIXLM_CHECK(chunk.begin == req->kv_len && chunk.end > chunk.begin &&
+                  chunk.end <= req->fill_len)
+        << "chunk [" << chunk.begin << ", " << chunk.end << ") of a request with kv_len "
+        << req->kv_len << ", fill_len " << req->fill_len;
     const std::span<const int32_t> row = table.Row(req->cache.req_pool_index);
     const auto n = static_cast<size_t>(chunk.end - chunk.begin);
     model::SequenceInput seq;

@@ -1,7 +1,7 @@
 // ModelRunner: the forward pass as the scheduler sees it. One virtual call per batch.
 //
 // Implementations: ModelBackedRunner (the real Model plus its KvCache, model_backed_runner.h)
-// and FakeModelRunner (a deterministic stand-in for tests, fake_model_runner.h).
+// and FakeModelRunner (a deterministic stand-in for tests, testing/fake_model_runner.h).
 //
 // Contract: Forward() runs every sequence of the batch one step, writing the K/V of the new
 // tokens into the slots the batch names (which the scheduler took from its KvPool) and filling

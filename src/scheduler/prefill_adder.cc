@@ -1,14 +1,15 @@
 #include "scheduler/prefill_adder.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cmath>
 #include <limits>
+
+#include "util/check.h"
 
 namespace radixlm {
 
 PrefillAdder::PrefillAdder(const PrefillBudgets& budgets) : budgets_(budgets) {
-  assert(budgets_.page_size >= 1);
+  RADIXLM_CHECK_GE(budgets_.page_size, 1);
 }
 
 int64_t PrefillAdder::CeilPage(int64_t n) const {
@@ -56,7 +57,7 @@ PrefillAdder::Result PrefillAdder::State() const {
 }
 
 std::optional<int64_t> PrefillAdder::AddChunked(const PrefillCandidate& c) {
-  assert(!has_partial_ && c.extend_len > 0);
+  RADIXLM_DCHECK(!has_partial_ && c.extend_len > 0);
   int64_t extend = std::min(c.extend_len, ChunkLimit(c.needs_logprob_rows));
   if (extend <= 0) return std::nullopt;
   const bool cut = extend < c.extend_len;
@@ -68,7 +69,7 @@ std::optional<int64_t> PrefillAdder::AddChunked(const PrefillCandidate& c) {
 }
 
 PrefillAdder::Result PrefillAdder::AddOne(const PrefillCandidate& c, int64_t* extend_len) {
-  assert(c.extend_len > 0);
+  RADIXLM_DCHECK_GT(c.extend_len, 0);
   *extend_len = 0;
   if (has_partial_ || budgets_.request_slots <= 0) return Result::kOther;
   const int64_t reserve = std::min<int64_t>(c.max_new_tokens, budgets_.clip_max_new_tokens);

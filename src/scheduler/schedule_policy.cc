@@ -1,7 +1,6 @@
 #include "scheduler/schedule_policy.h"
 
 #include <algorithm>
-#include <cassert>
 #include <unordered_map>
 
 namespace radixlm {

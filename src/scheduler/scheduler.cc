@@ -3,11 +3,11 @@
 #include "scheduler/scheduler.h"
 
 #include <algorithm>
-#include <cassert>
 #include <chrono>
 #include <future>
 
 #include "sampling/sampler.h"
+#include "util/check.h"
 
 namespace radixlm {
 namespace {
@@ -184,7 +184,8 @@ void Scheduler::RemoveFromQueues(Request* req) {
 }
 
 void Scheduler::FinishRequest(Request* req, FinishReason reason) {
-  assert(req->state != RequestState::kFinished);
+  RADIXLM_CHECK(req->state != RequestState::kFinished)
+      << "request " << req->in.id << " finished twice";
   RemoveFromQueues(req);
   ReleaseKv(req);
   req->state = RequestState::kFinished;
@@ -263,6 +264,8 @@ Status Scheduler::Step() {
         (config_.init_new_token_ratio - min_ratio) / config_.new_token_ratio_decay_steps;
     new_token_ratio_ = std::max(new_token_ratio_ - decay, min_ratio);
   }
+  // The whole pool / table / tree accounting: a walk over every request and node, so debug only.
+  RADIXLM_DCHECK_OK(CheckInvariants()) << "after a scheduler step";
   return Status::Ok();
 }
 

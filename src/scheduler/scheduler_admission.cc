@@ -1,11 +1,11 @@
 // Scheduler: admission of prefill work — prefix matching (incremental for LPM), policy order,
 // in-batch prefix dedup, the PrefillAdder budgets, locking and slot allocation.
 #include <algorithm>
-#include <cassert>
 #include <vector>
 
 #include "scheduler/prefill_adder.h"
 #include "scheduler/scheduler.h"
+#include "util/check.h"
 
 namespace radixlm {
 namespace {
@@ -127,8 +127,8 @@ void Scheduler::SchedulePrefills() {
   budgets.request_slots = config_.max_running_requests - holding;
   PrefillAdder adder(budgets);
   InBatchSharing in_batch(IsCacheAware(config_.schedule_policy) && !cache_->disabled()
-                                ? config_.in_batch_prefix_threshold
-                                : 0);
+                              ? config_.in_batch_prefix_threshold
+                              : 0);
 
   // 1. The chunked request continues first (SGLang: add_chunked_req).
   if (Request* req = chunked_; req != nullptr) {
@@ -189,7 +189,7 @@ void Scheduler::SchedulePrefills() {
     }
     // Admit: row, prefix, slots for the first chunk.
     const std::optional<int32_t> row = table_.Allocate();
-    assert(row.has_value() && "max_running_requests bounds the rows in use");
+    RADIXLM_CHECK(row.has_value()) << "max_running_requests bounds the rows in use";
     req->cache.req_pool_index = *row;
     req->cache.prefix_slots = std::move(m.slots);
     req->cache.last_node = m.last_node;

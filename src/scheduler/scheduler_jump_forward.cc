@@ -22,12 +22,12 @@
 // the forced text; a retokenization that would contain a stop token, or that the grammar rejects,
 // is not taken.
 #include <algorithm>
-#include <cassert>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "scheduler/scheduler.h"
+#include "util/check.h"
 #include "util/utf8_chars.h"
 
 namespace radixlm {
@@ -88,7 +88,8 @@ std::optional<Scheduler::JumpPlan> Scheduler::PlanJump(const Request& req, int32
   std::string head;
   if (replaced == 1) {
     head = vocab.bytes(req.token_ids.back());
-    if (head.empty() || IsUtf8ContinuationByte(head[0]) || WholeUtf8CharsPrefix(head) != head.size()) {
+    if (head.empty() || IsUtf8ContinuationByte(head[0]) ||
+        WholeUtf8CharsPrefix(head) != head.size()) {
       return std::nullopt;
     }
   }
@@ -177,7 +178,7 @@ bool Scheduler::ApplyJump(Request* req, int32_t replaced, JumpPlan plan) {
 
 bool Scheduler::TryJumpForward(Request* req) {
   if (!JumpForwardEnabled(*req)) return false;
-  assert(req->state == RequestState::kDecoding);
+  RADIXLM_CHECK(req->state == RequestState::kDecoding);
   if (req->matcher->MustTerminate()) return AppendUnsampledEos(req);
   std::optional<JumpPlan> plan = PlanJump(*req, /*replaced=*/1);
   if (!plan.has_value()) return false;

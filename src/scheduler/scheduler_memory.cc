@@ -1,9 +1,9 @@
 // Scheduler: KV memory for the decode step — eviction, retraction, slot allocation.
 #include <algorithm>
-#include <cassert>
 
 #include "scheduler/retraction.h"
 #include "scheduler/scheduler.h"
+#include "util/check.h"
 
 namespace radixlm {
 
@@ -35,7 +35,7 @@ int64_t Scheduler::DecodePagesNeeded() const {
 }
 
 void Scheduler::Retract(Request* req) {
-  assert(req->state == RequestState::kDecoding || req->state == RequestState::kPrefilling);
+  RADIXLM_CHECK(req->state == RequestState::kDecoding || req->state == RequestState::kPrefilling);
   RemoveFromQueues(req);
   ReleaseKv(req);
   req->state = RequestState::kWaiting;
@@ -74,9 +74,8 @@ void Scheduler::PrepareDecodes() {
     }
   }
   for (Request* req : running_) {
-    const bool ok = AllocateExtend(req, 1);
-    assert(ok && "decode pages were ensured above");
-    (void)ok;
+    const bool extended = AllocateExtend(req, 1);
+    RADIXLM_CHECK(extended) << "decode pages were ensured above";
   }
   decodes_.assign(running_.begin(), running_.end());
 }

@@ -1,18 +1,18 @@
 // Scheduler: what happens after the forward — input logprobs, sampling, stop checks, caching
 // of completed prefills, outputs; and cleanup when the forward fails.
 #include <algorithm>
-#include <cassert>
 #include <chrono>
 
 #include "sampling/logprobs.h"
 #include "sampling/token_bitmask.h"
 #include "scheduler/scheduler.h"
+#include "util/check.h"
 
 namespace radixlm {
 
 void Scheduler::ComputeInputLogprobs(Request* req, const PrefillChunk& chunk, size_t seq) {
   const int64_t start = req->in.logprob_start_len;
-  assert(start >= 0 && start < req->prompt_len);
+  RADIXLM_CHECK(start >= 0 && start < req->prompt_len) << "logprob_start_len " << start;
   if (start == 0 && chunk.begin == 0) {
     req->input_logprobs.push_back({req->token_ids[0], std::nullopt, {}});  // nothing predicts it
   }
@@ -22,7 +22,7 @@ void Scheduler::ComputeInputLogprobs(Request* req, const PrefillChunk& chunk, si
   if (q_lo >= q_hi) return;
   const int64_t n = q_hi - q_lo;
   const int64_t vocab = forward_out_.vocab_size;
-  assert(forward_out_.row_count[seq] == chunk.end - chunk.begin);
+  RADIXLM_CHECK_EQ(forward_out_.row_count[seq], chunk.end - chunk.begin);
   const std::span<const float> logits(forward_out_.Row(seq, q_lo - chunk.begin),
                                       static_cast<size_t>(n * vocab));
   const std::span<const int32_t> next =
@@ -49,7 +49,7 @@ void Scheduler::SampleRows() {
     const Request* req = sample_reqs_[i];
     const size_t seq = sample_seqs_[i];
     BatchSamplingRow& row = sample_rows_[i];
-    assert(forward_out_.row_count[seq] >= 1);
+    RADIXLM_CHECK_GE(forward_out_.row_count[seq], 1);
     row.logits = forward_out_.logits.data() +
                  (forward_out_.row_offset[seq] + forward_out_.row_count[seq] - 1) * vocab;
     row.params = &req->in.params;
@@ -146,7 +146,7 @@ void Scheduler::ProcessResults() {
     if (chunk.logits == model::LogitsMode::kAll) ComputeInputLogprobs(req, chunk, seq);
     req->kv_len = chunk.end;
     if (!chunk.is_final()) {
-      assert(partial == nullptr && "at most one request is left mid-prefill per round");
+      RADIXLM_CHECK(partial == nullptr) << "at most one request is left mid-prefill per round";
       partial = req;
       {
         const CacheOpTimer timer(stats_);

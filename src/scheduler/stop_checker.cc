@@ -1,8 +1,9 @@
 #include "scheduler/stop_checker.h"
 
 #include <algorithm>
-#include <cassert>
 #include <string_view>
+
+#include "util/check.h"
 
 namespace radixlm {
 
@@ -37,7 +38,7 @@ void StopChecker::AppendTokenText(int32_t token) {
 }
 
 std::optional<FinishReason> StopChecker::OnToken(int32_t token, int64_t output_count) {
-  assert(!finished_);
+  RADIXLM_DCHECK(!finished_);
   std::optional<FinishReason> finish;
   const size_t old_size = text_.size();
   if (output_count < min_new_tokens_) {
@@ -63,7 +64,7 @@ std::optional<FinishReason> StopChecker::OnToken(int32_t token, int64_t output_c
 }
 
 std::optional<FinishReason> StopChecker::OnForcedText(std::string_view text, int64_t output_count) {
-  assert(!finished_);
+  RADIXLM_DCHECK(!finished_);
   const size_t old_size = text_.size();
   if (decoder_ != nullptr) text_ += text;
   if (output_count < min_new_tokens_) return std::nullopt;
@@ -100,7 +101,7 @@ std::optional<std::string> StopChecker::FindStopRegex() {
   }
   if (best == nullptr) return std::nullopt;
   // The held-back tail covers every live match start, so nothing handed out is cut here.
-  assert(best_start >= emitted_);
+  RADIXLM_DCHECK_GE(best_start, emitted_);
   text_.resize(no_stop_trim_ ? best_end : best_start);
   return best->pattern;
 }
@@ -123,7 +124,7 @@ std::optional<std::string> StopChecker::FindStopString(size_t old_size) {
   const size_t start = from + best_pos;
   // The held-back tail always covers a possible stop string's start, so nothing handed out is
   // cut here.
-  assert(start >= emitted_);
+  RADIXLM_DCHECK_GE(start, emitted_);
   text_.resize(no_stop_trim_ ? start + best->size() : start);
   return *best;
 }

@@ -120,7 +120,7 @@ void HttpServer::Accept() {
 
 void HttpServer::RequestStop() {
   {
-    std::lock_guard<std::mutex> lock(stop_mu_);
+    MutexLock lock(&stop_mu_);
     stop_requested_ = true;
   }
   stop_cv_.notify_all();
@@ -128,15 +128,15 @@ void HttpServer::RequestStop() {
 
 void HttpServer::WaitForShutdown() {
   {
-    std::unique_lock<std::mutex> lock(stop_mu_);
-    stop_cv_.wait(lock, [this] { return stop_requested_; });
+    MutexLock lock(&stop_mu_);
+    while (!stop_requested_) lock.Wait(stop_cv_);
   }
   Shutdown();
 }
 
 void HttpServer::Shutdown() {
   {
-    std::lock_guard<std::mutex> lock(stop_mu_);
+    MutexLock lock(&stop_mu_);
     if (shut_down_) return;
     shut_down_ = true;
   }

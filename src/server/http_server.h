@@ -22,7 +22,6 @@
 #include <boost/asio/thread_pool.hpp>
 #include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,6 +32,7 @@
 #include "server/router.h"
 #include "server/server_config.h"
 #include "server/server_context.h"
+#include "util/mutex.h"
 
 namespace radixlm::server {
 
@@ -80,10 +80,10 @@ class HttpServer {
   std::vector<std::thread> threads_;
   int bound_port_ = 0;
 
-  std::mutex stop_mu_;
+  Mutex stop_mu_;
   std::condition_variable stop_cv_;
-  bool stop_requested_ = false;  // guarded by stop_mu_
-  bool shut_down_ = false;       // guarded by stop_mu_
+  bool stop_requested_ GUARDED_BY(stop_mu_) = false;
+  bool shut_down_ GUARDED_BY(stop_mu_) = false;
 };
 
 }  // namespace radixlm::server

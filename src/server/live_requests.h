@@ -2,10 +2,11 @@
 // POST /abort_request {"abort_all": true} can abort them all. Thread-safe.
 #pragma once
 
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include "util/mutex.h"
 
 namespace radixlm::server {
 
@@ -16,8 +17,8 @@ class LiveRequests {
   std::vector<std::string> Snapshot() const;
 
  private:
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, int> counts_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::unordered_map<std::string, int> counts_ GUARDED_BY(mu_);
 };
 
 }  // namespace radixlm::server

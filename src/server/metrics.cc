@@ -77,7 +77,7 @@ Histogram::Histogram(std::vector<double> upper_bounds)
 
 void Histogram::Observe(double value, uint64_t times) {
   const size_t bucket = std::lower_bound(bounds_.begin(), bounds_.end(), value) - bounds_.begin();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   buckets_[bucket] += times;
   sum_ += value * static_cast<double>(times);
   count_ += times;
@@ -86,7 +86,7 @@ void Histogram::Observe(double value, uint64_t times) {
 Histogram::Snapshot Histogram::Read() const {
   Snapshot s;
   s.upper_bounds = bounds_;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   uint64_t running = 0;
   for (uint64_t c : buckets_) {
     running += c;

@@ -8,11 +8,11 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "engine/engine.h"
+#include "util/mutex.h"
 
 namespace radixlm::server {
 
@@ -33,10 +33,10 @@ class Histogram {
 
  private:
   const std::vector<double> bounds_;
-  mutable std::mutex mu_;
-  std::vector<uint64_t> buckets_;  // guarded by mu_; bounds_.size() + 1 (last: +Inf)
-  double sum_ = 0;                 // guarded by mu_
-  uint64_t count_ = 0;             // guarded by mu_
+  mutable Mutex mu_;
+  std::vector<uint64_t> buckets_ GUARDED_BY(mu_);  // bounds_.size() + 1 (last: +Inf)
+  double sum_ GUARDED_BY(mu_) = 0;
+  uint64_t count_ GUARDED_BY(mu_) = 0;
 };
 
 class ServerMetrics {

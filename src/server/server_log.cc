@@ -4,13 +4,14 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <mutex>
+
+#include "util/mutex.h"
 
 namespace radixlm::server {
 namespace {
 
 std::atomic<int> g_level{static_cast<int>(LogLevel::kInfo)};
-std::mutex g_mu;
+Mutex g_mu;  // one log line at a time on stderr
 
 const char* LevelName(LogLevel level) {
   switch (level) {
@@ -54,7 +55,7 @@ void Log(LogLevel level, const std::string& message) {
   localtime_r(&now, &tm);
   char stamp[32];
   std::strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &tm);
-  std::lock_guard<std::mutex> lock(g_mu);
+  MutexLock lock(&g_mu);
   std::fprintf(stderr, "[%s] %s %s\n", stamp, LevelName(level), message.c_str());
   std::fflush(stderr);
 }

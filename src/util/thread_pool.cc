@@ -81,7 +81,7 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain, const RangeFn& fn) {
     fn(0, n, 0);
     return;
   }
-  std::lock_guard<std::mutex> lock(submit_mutex_);
+  MutexLock lock(&submit_mutex_);
   uint32_t id = generation_.load(std::memory_order_relaxed) + 1;
   if (id == 0) id = 1;  // 0 marks a retired slot; skip it when the counter wraps
   Job& job = jobs_[id & 1];
@@ -112,7 +112,7 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain, const RangeFn& fn) {
 }
 
 ThreadPool::Stats ThreadPool::stats() {
-  std::lock_guard<std::mutex> lock(submit_mutex_);
+  MutexLock lock(&submit_mutex_);
   return stats_;
 }
 

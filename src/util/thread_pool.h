@@ -20,9 +20,10 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "util/mutex.h"
 
 namespace radixlm {
 
@@ -45,7 +46,7 @@ class ThreadPool {
   // Runs fn over [0, n) split into min(size() * kChunksPerThread, ceil(n / grain)) contiguous
   // chunks whose boundaries are multiples of grain (except the end, n); each chunk runs exactly
   // once. With one chunk (or size() == 1) fn(0, n, 0) runs inline. grain >= 1. n <= 0: no-op.
-  void ParallelFor(int64_t n, int64_t grain, const RangeFn& fn);
+  void ParallelFor(int64_t n, int64_t grain, const RangeFn& fn) EXCLUDES(submit_mutex_);
   void ParallelFor(int64_t n, const RangeFn& fn) { ParallelFor(n, 1, fn); }
 
   // Totals since construction, for overhead reports: parallel regions run (calls that ran
@@ -55,7 +56,7 @@ class ThreadPool {
     uint64_t regions = 0;
     uint64_t barrier_ns = 0;
   };
-  Stats stats();
+  Stats stats() EXCLUDES(submit_mutex_);
 
   // The range of chunk t of n_chunks over [0, n), grain-aligned (the partition used above).
   static void ChunkRange(int64_t n, int64_t grain, int n_chunks, int t, int64_t* begin,
@@ -82,8 +83,10 @@ class ThreadPool {
 
   int n_threads_ = 1;
   std::vector<std::thread> workers_;
-  std::mutex submit_mutex_;  // serializes concurrent ParallelFor callers (not the hot path)
-  Stats stats_;              // guarded by submit_mutex_
+  // Serializes concurrent ParallelFor callers (not the hot path). jobs_ is written under it
+  // but read by the workers through the atomic protocol above, so it is not GUARDED_BY.
+  Mutex submit_mutex_;
+  Stats stats_ GUARDED_BY(submit_mutex_);
   Job jobs_[2];
 
   alignas(64) std::atomic<uint32_t> generation_{0};  // id of the latest job; workers wait on it

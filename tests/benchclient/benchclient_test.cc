@@ -1,5 +1,5 @@
-// radixlm bench's pieces that need no server: URL parsing, SSE splitting, workloads and the
-// statistics. (The whole command runs against the real server in tests/e2e/test_bench.py.)
+// radixlm bench's pieces that need no server: workloads and the statistics. (The whole command
+// runs against the real server in tests/e2e/test_bench.py.)
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,40 +9,10 @@
 #include <vector>
 
 #include "benchclient/bench_stats.h"
-#include "benchclient/http_client.h"
 #include "benchclient/workload.h"
 
 namespace radixlm::benchclient {
 namespace {
-
-TEST(ParseBaseUrl, HostPortAndPrefix) {
-  auto t = ParseBaseUrl("http://127.0.0.1:30000");
-  ASSERT_TRUE(t.ok());
-  EXPECT_EQ(t->host, "127.0.0.1");
-  EXPECT_EQ(t->port, "30000");
-  EXPECT_EQ(t->path_prefix, "");
-  t = ParseBaseUrl("localhost/api/");
-  ASSERT_TRUE(t.ok());
-  EXPECT_EQ(t->host, "localhost");
-  EXPECT_EQ(t->port, "80");
-  EXPECT_EQ(t->path_prefix, "/api");
-  EXPECT_FALSE(ParseBaseUrl("https://example.com").ok());
-  EXPECT_FALSE(ParseBaseUrl("http://").ok());
-  EXPECT_FALSE(ParseBaseUrl("http://host:").ok());
-}
-
-TEST(SseSplitter, EventsSplitAnywhereAcrossFragments) {
-  const std::string stream =
-      "data: {\"a\":1}\n\n: comment\r\ndata:{\"b\":2}\r\n\r\nevent: x\ndata: [DONE]\n\n";
-  for (size_t cut = 0; cut <= stream.size(); ++cut) {
-    SseSplitter sse;
-    std::vector<std::string> events;
-    auto on = [&](std::string_view e) { events.emplace_back(e); };
-    sse.Feed(std::string_view(stream).substr(0, cut), on);
-    sse.Feed(std::string_view(stream).substr(cut), on);
-    ASSERT_EQ(events, (std::vector<std::string>{"{\"a\":1}", "{\"b\":2}", "[DONE]"})) << cut;
-  }
-}
 
 TEST(Workload, RandomLengthsWithinRange) {
   RandomWorkloadOptions o;

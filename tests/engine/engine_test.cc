@@ -10,8 +10,8 @@
 
 #include "engine/result_json.h"
 #include "engine/scheduler_bridge.h"
-#include "scheduler/fake_model_runner.h"
-#include "scheduler/fake_token_text.h"
+#include "testing/fake_model_runner.h"
+#include "testing/fake_token_text.h"
 
 namespace radixlm {
 namespace {

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gguf/gguf_file.h"
-#include "scheduler/fake_token_text.h"
+#include "testing/fake_token_text.h"
 #include "support/real_model.h"
 
 namespace radixlm {

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "scheduler/fake_token_text.h"
+#include "testing/fake_token_text.h"
 
 namespace radixlm::frontend::testing {
 

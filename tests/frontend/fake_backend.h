@@ -9,7 +9,7 @@
 
 #include "engine/engine.h"
 #include "frontend/engine_backend.h"
-#include "scheduler/fake_model_runner.h"
+#include "testing/fake_model_runner.h"
 
 namespace radixlm::frontend::testing {
 

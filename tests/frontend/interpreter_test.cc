@@ -4,7 +4,7 @@
 
 #include "fake_backend.h"
 #include "frontend/frontend.h"
-#include "scheduler/fake_token_text.h"
+#include "testing/fake_token_text.h"
 
 namespace radixlm::frontend {
 namespace {

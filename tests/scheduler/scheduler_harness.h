@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "scheduler/fake_model_runner.h"
-#include "scheduler/fake_token_text.h"
 #include "scheduler/scheduler.h"
+#include "testing/fake_model_runner.h"
+#include "testing/fake_token_text.h"
 
 namespace radixlm::testing {
 

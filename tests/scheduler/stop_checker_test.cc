@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "scheduler/fake_token_text.h"
+#include "testing/fake_token_text.h"
 
 namespace radixlm {
 namespace {

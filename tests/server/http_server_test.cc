@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "scheduler/fake_model_runner.h"
-#include "scheduler/fake_token_text.h"
+#include "testing/fake_model_runner.h"
+#include "testing/fake_token_text.h"
 
 namespace radixlm::server {
 namespace {

@@ -1,4 +1,4 @@
-#include "scheduler/fake_token_text.h"
+#include "testing/fake_token_text.h"
 
 #include <utility>
 

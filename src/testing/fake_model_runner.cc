@@ -1,9 +1,8 @@
-#include "scheduler/fake_model_runner.h"
-
-#include <thread>
+#include "testing/fake_model_runner.h"
 
 #include <algorithm>
 #include <string>
+#include <thread>
 
 namespace radixlm {
 namespace {

@@ -1,4 +1,4 @@
-#include "benchclient/http_client.h"
+#include "net/http_client.h"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -7,7 +7,7 @@
 #include <chrono>
 #include <limits>
 
-namespace radixlm::benchclient {
+namespace radixlm::net {
 
 namespace beast = boost::beast;
 namespace http = beast::http;
@@ -51,7 +51,7 @@ StatusOr<int> Fetch(const HttpTarget& target, const HttpCall& call,
   http::request<http::string_body> req(call.method == "GET" ? http::verb::get : http::verb::post,
                                        target.path_prefix + call.path, 11);
   req.set(http::field::host, target.host);
-  req.set(http::field::user_agent, "radixlm-bench");
+  req.set(http::field::user_agent, call.user_agent);
   if (!call.api_key.empty()) req.set(http::field::authorization, "Bearer " + call.api_key);
   if (call.method != "GET") {
     req.set(http::field::content_type, "application/json");
@@ -100,4 +100,4 @@ void SseSplitter::Feed(std::string_view bytes,
   pending_.erase(0, start);
 }
 
-}  // namespace radixlm::benchclient
+}  // namespace radixlm::net

@@ -1,6 +1,7 @@
-// A small blocking HTTP/1.1 client for `radixlm bench` (Boost.Beast): one connection per
-// request, the response body handed over fragment by fragment as it arrives (so streamed SSE
-// tokens are timed when they arrive, not when the response ends). Plain http only.
+// A small blocking HTTP/1.1 client (Boost.Beast), shared by the frontend's remote backend and
+// `radixlm bench`: one connection per request, the response body handed over fragment by
+// fragment as it arrives (so streamed SSE tokens are timed when they arrive, not when the
+// response ends). Plain http only.
 // Thread-safe: every call uses its own io_context and socket.
 #pragma once
 
@@ -10,7 +11,7 @@
 
 #include "util/status.h"
 
-namespace radixlm::benchclient {
+namespace radixlm::net {
 
 struct HttpTarget {
   std::string host;
@@ -26,7 +27,8 @@ struct HttpCall {
   std::string path;             // appended to the target's path_prefix
   std::string body;             // JSON (POST)
   std::string api_key;          // sent as "Authorization: Bearer ..." when not empty
-  double timeout_s = 600;       // whole call
+  std::string user_agent = "radixlm";
+  double timeout_s = 600;  // whole call
 };
 
 // Performs the call; on_data receives body fragments in order. Returns the HTTP status, or an
@@ -44,4 +46,4 @@ class SseSplitter {
   std::string pending_;  // an incomplete line
 };
 
-}  // namespace radixlm::benchclient
+}  // namespace radixlm::net

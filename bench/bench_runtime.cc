@@ -1,6 +1,9 @@
-// `radixlm bench-runtime <scenario>`: runtime benchmarks of the radix cache and the scheduler
-// (issue 4). Every run prints one JSON object per line on stdout; the last line of a scenario is
-// its summary (the ratio it is judged by). bench/bench_runtime.py runs all four.
+// `bench_runtime <scenario>` (built to <build>/bench/bench_runtime): runtime benchmarks of the
+// radix cache and the scheduler (issue 4). Every run prints one JSON object per line on stdout;
+// the last line of a scenario is its summary (the ratio it is judged by).
+// bench/bench_runtime.py runs all four. A tool of its own, not a radixlm subcommand, because
+// lpm-vs-fcfs runs on the test double FakeModelRunner (radixlm_testing), which the radixlm
+// binary does not link.
 //
 //   nested-sharing  instruction + one of D documents + one of Q questions per request: prefill
 //                   tokens and wall time with the tree vs --disable-radix-cache (real model;
@@ -15,6 +18,7 @@
 //                   operations, SchedulerStats::cache_op_seconds / wall (real model).
 //
 // Prompts are random token ids (seeded), so token counts are exact.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -26,17 +30,16 @@
 #include <string>
 #include <vector>
 
-#include "apps/commands.h"
 #include "engine/engine.h"
 #include "engine/model_backed_runner.h"
 #include "engine/scheduler_bridge.h"
 #include "gguf/gguf_file.h"
 #include "model/model.h"
-#include "scheduler/fake_model_runner.h"
 #include "scheduler/scheduler.h"
+#include "testing/fake_model_runner.h"
 #include "util/model_path.h"
 
-namespace radixlm::apps {
+namespace radixlm::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -535,16 +538,18 @@ void AddCommon(CLI::App* cmd, CommonFlags* flags) {
   cmd->add_flag("--human", flags->human, "Pretty-print the JSON");
 }
 
+int exit_code = 0;
+
 void OnDone(const Status& status) {
   if (!status.ok()) {
-    std::cerr << "radixlm bench-runtime: " << status.ToString() << "\n";
-    SetExitCode(1);
+    std::cerr << "bench_runtime: " << status.ToString() << "\n";
+    exit_code = 1;
   }
 }
 
-const bool kRegistered = RegisterCommand("bench-runtime", [](CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand(
-      "bench-runtime", "Runtime benchmarks of the radix cache and the scheduler (JSON lines)");
+int Main(int argc, char** argv) {
+  CLI::App app{"Runtime benchmarks of the radix cache and the scheduler (JSON lines)"};
+  CLI::App* cmd = &app;
   cmd->require_subcommand(1);
   auto common = std::make_shared<CommonFlags>();
 
@@ -595,7 +600,12 @@ const bool kRegistered = RegisterCommand("bench-runtime", [](CLI::App& app) {
   o->add_option("--compare-disabled", overhead->compare_disabled,
                 "Also run with --disable-radix-cache");
   o->callback([common, overhead]() { OnDone(RunOverhead(*common, *overhead)); });
-});
+
+  CLI11_PARSE(app, argc, argv);
+  return exit_code;
+}
 
 }  // namespace
-}  // namespace radixlm::apps
+}  // namespace radixlm::bench
+
+int main(int argc, char** argv) { return radixlm::bench::Main(argc, argv); }

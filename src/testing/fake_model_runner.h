@@ -13,7 +13,6 @@
 #pragma once
 
 #include <chrono>
-
 #include <cstdint>
 #include <span>
 #include <vector>
