@@ -144,8 +144,9 @@ StatusOr<SchedulerRun> RunOnScheduler(const SchedulerConfig& config, ModelRunner
   TimedRunner timed(runner);
   SchedulerRun run;
   auto sink = [&run](RequestOutput&& out) {
-    run.output_tokens += static_cast<int64_t>(out.new_token_ids.size());
-    if (out.finish.has_value() && out.finish->kind == FinishReason::Kind::kAbort) ++run.aborted;
+    run.output_tokens += static_cast<int64_t>(out.chunk.output_ids.size());
+    const std::optional<FinishReason>& finish = out.chunk.finish_reason;
+    if (finish.has_value() && finish->kind == FinishReason::Kind::kAbort) ++run.aborted;
   };
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<Scheduler> scheduler,
                            Scheduler::Create(config, &timed, nullptr, sink));

@@ -6,6 +6,7 @@
 //                    {"rid", "text" | "input_ids", "sampling_params", "return_logprob",
 //                     "logprob_start_len", "top_logprobs_num", "stream", "priority"}
 //   GenerateOutput   one streamed chunk of one sample: deltas since the previous chunk
+//                    (sampling/generate_output.h: the scheduler emits this type itself)
 //   GenerateResult   the same type: one sample's chunks concatenated (result_json.h writes
 //                    SGLang's JSON of it)
 //   EngineStats      a snapshot of the engine's counters (/get_server_info, /metrics)
@@ -19,8 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "sampling/finish_reason.h"
-#include "sampling/logprobs.h"
+#include "sampling/generate_output.h"
 #include "sampling/sampling_params.h"
 
 namespace radixlm {
@@ -36,37 +36,6 @@ struct GenerateRequest {
   bool stream = false;  // informational: outputs always arrive as chunks (see GenerateStream)
   int32_t priority = 0;
 };
-
-// SGLang's meta_info counters of one sample (running totals).
-struct GenerateMeta {
-  std::string id;  // the rid
-  int64_t prompt_tokens = 0;
-  int64_t completion_tokens = 0;
-  int64_t cached_tokens = 0;  // prompt tokens whose KV came from the radix cache
-  // Constrained decoding with jump-forward: output tokens it placed, output tokens no forward
-  // pass sampled (the decode steps saved), and the forward passes the sample took part in.
-  int64_t jump_forward_tokens = 0;
-  int64_t forward_passes_saved = 0;
-  int64_t forward_passes = 0;
-};
-
-// What sample `index` produced: as a streamed chunk, what it produced since its previous chunk
-// (meta: running totals); as a GenerateResult, every chunk so far concatenated (Append).
-struct GenerateOutput {
-  int32_t index = 0;                // which sample, in [0, n)
-  std::string text;                 // new text (UTF-8 complete; stop strings trimmed)
-  std::vector<int32_t> output_ids;  // new output ids
-  std::vector<LogprobEntry> output_token_logprobs;  // one per new id, when return_logprob
-  std::vector<LogprobEntry> input_token_logprobs;   // in the first chunk only
-  std::optional<FinishReason> finish_reason;        // set on the sample's last chunk
-  GenerateMeta meta;                                // running totals
-
-  // Adds the next chunk of the same sample.
-  void Append(GenerateOutput&& chunk);
-};
-
-// A sample's chunks concatenated (the same fields, whole rather than deltas).
-using GenerateResult = GenerateOutput;
 
 // The scheduler's counters, as of the snapshot.
 struct SchedulerCounters {

@@ -266,7 +266,7 @@ void EngineCore::Apply(SubmitCommand& cmd) {
     if (!status.ok()) {  // ids are unique, so this does not happen; never lose a stream
       RequestOutput out;
       out.id = id;
-      out.finish = FinishReason::Abort(status.message());
+      out.chunk.finish_reason = FinishReason::Abort(status.message());
       OnOutput(std::move(out));
     }
   }
@@ -304,20 +304,9 @@ void EngineCore::OnOutput(RequestOutput&& out) {
   auto it = routes_.find(out.id);
   if (it == routes_.end()) return;
   const Route route = it->second;
-  GenerateOutput chunk;
+  GenerateOutput chunk = std::move(out.chunk);  // the scheduler's chunk, as the API types it
   chunk.index = route.index;
-  chunk.text = std::move(out.text);
-  chunk.output_ids = std::move(out.new_token_ids);
-  chunk.output_token_logprobs = std::move(out.output_logprobs);
-  chunk.input_token_logprobs = std::move(out.input_logprobs);
-  chunk.finish_reason = std::move(out.finish);
   chunk.meta.id = route.stream->rid();
-  chunk.meta.prompt_tokens = out.prompt_tokens;
-  chunk.meta.completion_tokens = out.completion_tokens;
-  chunk.meta.cached_tokens = out.cached_tokens;
-  chunk.meta.jump_forward_tokens = out.jump_forward_tokens;
-  chunk.meta.forward_passes_saved = out.forward_passes_saved;
-  chunk.meta.forward_passes = out.forward_passes;
   if (chunk.finish_reason.has_value()) {
     routes_.erase(it);
     // Forget the rid before the stream can end, so the caller may reuse it at once.

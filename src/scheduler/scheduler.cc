@@ -202,26 +202,26 @@ void Scheduler::FinishRequest(Request* req, FinishReason reason) {
 void Scheduler::EmitOutput(Request* req) {
   RequestOutput out;
   out.id = req->in.id;
+  GenerateOutput& c = out.chunk;
   const std::span<const int32_t> outputs = req->output_ids();
-  out.new_token_ids.assign(outputs.begin() + static_cast<int64_t>(req->reported_tokens),
-                           outputs.end());
+  c.output_ids.assign(outputs.begin() + static_cast<int64_t>(req->reported_tokens), outputs.end());
   req->reported_tokens = outputs.size();
-  out.text = req->stop.TakeText();
-  out.output_logprobs = std::move(req->output_logprobs);
+  c.text = req->stop.TakeText();
+  c.output_token_logprobs = std::move(req->output_logprobs);
   req->output_logprobs.clear();
   const bool final = req->finish.has_value();
-  if (!req->input_logprobs_reported && (final || !out.new_token_ids.empty())) {
-    out.input_logprobs = std::move(req->input_logprobs);
+  if (!req->input_logprobs_reported && (final || !c.output_ids.empty())) {
+    c.input_token_logprobs = std::move(req->input_logprobs);
     req->input_logprobs_reported = true;
   }
-  if (!final && out.new_token_ids.empty() && out.text.empty()) return;
-  out.finish = req->finish;
-  out.prompt_tokens = req->prompt_len;
-  out.completion_tokens = req->output_len();
-  out.cached_tokens = req->cached_tokens;
-  out.jump_forward_tokens = req->jump_forward_tokens;
-  out.forward_passes_saved = req->output_len() - req->sampled_tokens;
-  out.forward_passes = req->forward_passes;
+  if (!final && c.output_ids.empty() && c.text.empty()) return;
+  c.finish_reason = req->finish;
+  c.meta.prompt_tokens = req->prompt_len;
+  c.meta.completion_tokens = req->output_len();
+  c.meta.cached_tokens = req->cached_tokens;
+  c.meta.jump_forward_tokens = req->jump_forward_tokens;
+  c.meta.forward_passes_saved = req->output_len() - req->sampled_tokens;
+  c.meta.forward_passes = req->forward_passes;
   if (sink_) sink_(std::move(out));
 }
 

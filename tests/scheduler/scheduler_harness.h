@@ -123,19 +123,20 @@ class SchedulerHarness {
  private:
   void OnOutput(RequestOutput&& out) {
     Collected& c = results_[out.id];
+    GenerateOutput& o = out.chunk;
     EXPECT_FALSE(c.finish.has_value()) << "output after the final one for " << out.id;
-    c.ids.insert(c.ids.end(), out.new_token_ids.begin(), out.new_token_ids.end());
-    c.text += out.text;
-    for (auto& e : out.output_logprobs) c.output_logprobs.push_back(std::move(e));
-    for (auto& e : out.input_logprobs) c.input_logprobs.push_back(std::move(e));
-    c.finish = out.finish;
+    c.ids.insert(c.ids.end(), o.output_ids.begin(), o.output_ids.end());
+    c.text += o.text;
+    for (auto& e : o.output_token_logprobs) c.output_logprobs.push_back(std::move(e));
+    for (auto& e : o.input_token_logprobs) c.input_logprobs.push_back(std::move(e));
+    c.finish = o.finish_reason;
     ++c.outputs;
-    c.prompt_tokens = out.prompt_tokens;
-    c.completion_tokens = out.completion_tokens;
-    c.cached_tokens = out.cached_tokens;
-    c.jump_forward_tokens = out.jump_forward_tokens;
-    c.forward_passes_saved = out.forward_passes_saved;
-    c.forward_passes = out.forward_passes;
+    c.prompt_tokens = o.meta.prompt_tokens;
+    c.completion_tokens = o.meta.completion_tokens;
+    c.cached_tokens = o.meta.cached_tokens;
+    c.jump_forward_tokens = o.meta.jump_forward_tokens;
+    c.forward_passes_saved = o.meta.forward_passes_saved;
+    c.forward_passes = o.meta.forward_passes;
     EXPECT_EQ(c.completion_tokens, static_cast<int64_t>(c.ids.size()));
   }
 

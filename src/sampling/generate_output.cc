@@ -1,4 +1,4 @@
-#include "engine/api.h"
+#include "sampling/generate_output.h"
 
 #include <utility>
 
