@@ -63,12 +63,8 @@ class TokenTextCodec {
   virtual std::string bos_text() const { return ""; }
   virtual std::string eos_text() const { return ""; }
   // The ids of `text` as a continuation of output text: no BOS, special tokens not parsed, no
-  // space prefix — what jump-forward retokenizes. Unimplemented where the codec cannot promise
-  // that (jump-forward is then skipped).
-  virtual StatusOr<std::vector<int32_t>> EncodeContinuation(std::string_view text) const {
-    (void)text;
-    return Unimplemented("this tokenizer cannot encode a continuation");
-  }
+  // space prefix — what jump-forward retokenizes (an error skips that jump).
+  virtual StatusOr<std::vector<int32_t>> EncodeContinuation(std::string_view text) const = 0;
 };
 
 }  // namespace radixlm

@@ -155,23 +155,10 @@ void AccumulateRows(const float* p, int64_t p_stride, const float* v, int n, int
 
 void AccumulateTile(const float* p, int64_t p_stride, int n_rows, const float* v, int n, int width,
                     float* acc, int64_t acc_stride) {
-  int r = 0;
-  for (; r + 4 <= n_rows; r += 4) {
-    AccumulateRows<4>(p + r * p_stride, p_stride, v, n, width, acc + r * acc_stride, acc_stride);
-  }
-  switch (n_rows - r) {
-    case 3:
-      AccumulateRows<3>(p + r * p_stride, p_stride, v, n, width, acc + r * acc_stride, acc_stride);
-      break;
-    case 2:
-      AccumulateRows<2>(p + r * p_stride, p_stride, v, n, width, acc + r * acc_stride, acc_stride);
-      break;
-    case 1:
-      AccumulateRows<1>(p + r * p_stride, p_stride, v, n, width, acc + r * acc_stride, acc_stride);
-      break;
-    default:
-      break;
-  }
+  ForRowBlocksOf4(n_rows, [&](int r, auto rows) {
+    AccumulateRows<decltype(rows)::value>(p + r * p_stride, p_stride, v, n, width,
+                                          acc + r * acc_stride, acc_stride);
+  });
 }
 
 }  // namespace radixlm::kernels::cpu::avx2

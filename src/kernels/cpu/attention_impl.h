@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 namespace radixlm::kernels::cpu {
 
@@ -45,6 +46,24 @@ using AccumulateTileFn = void (*)(const float* p, int64_t p_stride, int n_rows, 
 // loaded once for all the queries (the query heads that share a kv head).
 using ScoreTileFn = void (*)(const float* q, int n_q, const float* k, int n, int head_dim,
                              float* scores, int64_t score_stride);
+
+// Runs block(r0, std::integral_constant<int, R>) over rows [0, n_rows) in blocks of 4 rows,
+// the last block of 1-3 (the register-blocked P·V kernels' row loop, shared by every ISA).
+template <typename Block>
+inline void ForRowBlocksOf4(int n_rows, Block&& block) {
+  int r = 0;
+  for (; r + 4 <= n_rows; r += 4) block(r, std::integral_constant<int, 4>{});
+  switch (n_rows - r) {
+    case 3:
+      return block(r, std::integral_constant<int, 3>{});
+    case 2:
+      return block(r, std::integral_constant<int, 2>{});
+    case 1:
+      return block(r, std::integral_constant<int, 1>{});
+    default:
+      return;
+  }
+}
 
 struct AttentionKernels {
   ScoreBlockFn score;
