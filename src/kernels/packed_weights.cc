@@ -12,6 +12,7 @@
 #include "kernels/fp16.h"
 #include "kernels/matmul.h"
 #include "kernels/quant_blocks.h"
+#include "util/check.h"
 
 namespace radixlm::kernels {
 namespace {
@@ -161,10 +162,10 @@ std::unique_ptr<PackedWeights> PackFloatWeights(const WeightMatrix& w, ThreadPoo
   p->groups = (w.rows + 15) / 16;
   p->act_block = 0;
   p->float_bytes = w.type == GgmlType::kF32 ? 4 : 2;
-  p->block_bytes = static_cast<size_t>(32 * 16 * p->float_bytes);
-  p->quant_bytes = p->block_bytes;
+  p->quant_bytes = static_cast<size_t>(32 * 16 * p->float_bytes);
   const int64_t nb = w.cols / 32;
-  const size_t total = p->block_bytes * static_cast<size_t>(nb * p->groups);
+  p->group_bytes = (p->quant_bytes * nb + 63) / 64 * 64;
+  const size_t total = p->group_bytes * static_cast<size_t>(p->groups);
   p->data = {static_cast<uint8_t*>(std::aligned_alloc(64, (total + 63) / 64 * 64)), std::free};
   std::memset(p->data.get(), 0, total);  // padding rows of the last group
   const auto* src = static_cast<const uint8_t*>(w.data);
@@ -174,7 +175,7 @@ std::unique_ptr<PackedWeights> PackFloatWeights(const WeightMatrix& w, ThreadPoo
       for (int r = 0; r < 16 && g * 16 + r < w.rows; ++r) {
         const uint8_t* row = src + (g * 16 + r) * w.row_bytes;
         for (int64_t k = 0; k < w.cols; ++k) {
-          uint8_t* dst = p->data.get() + (g * nb + k / 32) * p->block_bytes +
+          uint8_t* dst = const_cast<uint8_t*>(p->Block(g, k / 32)) +
                          static_cast<size_t>((k % 32) * 16 + r) * fb;
           std::memcpy(dst, row + k * fb, fb);
         }
@@ -203,6 +204,17 @@ bool IsPackableType(GgmlType type) {
     default:
       return false;
   }
+}
+
+float PackedWeights::Scale(const uint8_t* scales, int i) const {
+  if (half_scales) {
+    uint16_t h;
+    std::memcpy(&h, scales + 2 * i, 2);
+    return F16ToF32(h);
+  }
+  float v;
+  std::memcpy(&v, scales + 4 * i, 4);
+  return v;
 }
 
 float PackedFloat(const PackedWeights& w, const uint8_t* blk, int lane, int k) {
@@ -273,24 +285,31 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
   p->act_block = ActivationType(w.type) == GgmlType::kQ8_K ? 256 : 32;
   p->quant_bytes = tr.nibbles ? (tr.high_bits ? 320 : 256) : 512;
   const int n_scales = 32 / tr.sub;
-  p->block_bytes = p->quant_bytes + sizeof(float) * 16 * n_scales * (tr.has_min ? 2 : 1);
+  p->half_scales = p->act_block == 32;  // the 32-element block types
+  const int n_values = 16 * n_scales * (tr.has_min ? 2 : 1);
+  p->scale_bytes = static_cast<size_t>(n_values) * (p->half_scales ? 2 : 4);
   const int64_t nb = w.cols / 32;
-  const size_t total = p->block_bytes * static_cast<size_t>(nb * p->groups);
-  p->data = {static_cast<uint8_t*>(std::aligned_alloc(64, (total + 63) / 64 * 64)), std::free};
+  p->group_bytes = ((p->quant_bytes + p->scale_bytes) * nb + 63) / 64 * 64;
+  const size_t total = p->group_bytes * static_cast<size_t>(p->groups);
+  p->data = {static_cast<uint8_t*>(std::aligned_alloc(64, total)), std::free};
+  // Zero padding rows and alignment padding; the plane of 5th bits is or-ed in.
+  std::memset(p->data.get(), 0, total);
   const auto* src = static_cast<const uint8_t*>(w.data);
   auto pack_groups = [&](int64_t g0, int64_t g1, int) {
     UnpackedBlock ub;
     for (int64_t g = g0; g < g1; ++g) {
       for (int64_t b = 0; b < nb; ++b) {
-        uint8_t* dst = p->data.get() + (g * nb + b) * p->block_bytes;
-        // Zero padding rows; the plane of 5th bits is or-ed in.
-        if (g * 16 + 16 > w.rows) {
-          std::memset(dst, 0, p->block_bytes);
-        } else if (tr.high_bits) {
-          std::memset(dst + 256, 0, 64);
-        }
-        auto* d = reinterpret_cast<float*>(dst + p->quant_bytes);
-        float* m = d + 16 * n_scales;
+        auto* dst = const_cast<uint8_t*>(p->Block(g, b));
+        auto* scales = const_cast<uint8_t*>(p->Scales(g, b));
+        auto put_scale = [&](int i, float v) {
+          if (p->half_scales) {
+            const uint16_t h = F32ToF16(v);
+            RADIXLM_DCHECK(F16ToF32(h) == v);  // v is one of the GGUF's halves
+            std::memcpy(scales + 2 * i, &h, 2);
+          } else {
+            std::memcpy(scales + 4 * i, &v, 4);
+          }
+        };
         for (int r = 0; r < 16; ++r) {
           const int64_t row = g * 16 + r;
           if (row >= w.rows) break;
@@ -311,8 +330,8 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
             for (int c = 0; c < 8; ++c) std::memcpy(dst + c * 64 + 4 * r, ub.u + 4 * c, 4);
           }
           for (int s = 0; s < n_scales; ++s) {
-            d[s * 16 + r] = ub.d[s];
-            if (tr.has_min) m[s * 16 + r] = ub.m[s];
+            put_scale(s * 16 + r, ub.d[s]);
+            if (tr.has_min) put_scale(16 * n_scales + s * 16 + r, ub.m[s]);
           }
         }
       }
@@ -470,8 +489,8 @@ void ReferenceGroups(const PackedWeights& w, const PackedActivations& a, int64_t
       float acc = 0.0f;
       for (int64_t b = 0; b < a.nb; ++b) {
         const uint8_t* blk = w.Block(g, b);
-        const auto* d = reinterpret_cast<const float*>(blk + w.quant_bytes);
-        const float* m = d + 16 * n_scales;
+        const uint8_t* sc = w.Scales(g, b);
+        auto d = [&](int i) { return w.Scale(sc, i); };
         const int8_t* xq = a.qs + t * a.stride + b * 32;
         const int64_t tb = t * a.nb + b;
         int32_t isum[2] = {0, 0};
@@ -481,12 +500,12 @@ void ReferenceGroups(const PackedWeights& w, const PackedActivations& a, int64_t
         }
         if (n_scales == 1) {
           const int32_t s = isum[0] - w.offset * (a.sum16[2 * tb] + a.sum16[2 * tb + 1]);
-          acc = std::fma(static_cast<float>(s), d[lane] * a.dx[tb], acc);
-          if (w.has_min) acc = std::fma(m[lane], a.dxs[tb], acc);
+          acc = std::fma(static_cast<float>(s), d(lane) * a.dx[tb], acc);
+          if (w.has_min) acc = std::fma(d(16 + lane), a.dxs[tb], acc);
         } else {
           for (int h = 0; h < 2; ++h) {
             const int32_t s = isum[h] - w.offset * a.sum16[2 * tb + h];
-            acc = std::fma(static_cast<float>(s), d[h * 16 + lane] * a.dx[tb], acc);
+            acc = std::fma(static_cast<float>(s), d(h * 16 + lane) * a.dx[tb], acc);
           }
         }
       }

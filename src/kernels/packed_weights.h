@@ -8,9 +8,13 @@
 //   w = d * (u - offset)   "symmetric" types: Q4_0 (offset 8), Q5_0 (16), Q8_0 (128), Q6_K (32)
 //   w = d * u + m          the others (Q4_1, Q5_1; Q4_K / Q5_K with d = d*sc, m = -dmin*mn)
 // (all products of a half and a 6- or 8-bit integer: exact in float).
-// Layout: rows in groups of 16 (the last group padded with zero rows); per group, per block of
-// 32 columns: the quants in VNNI order — chunk c (columns 4c..4c+3) of the 16 rows is 64 bytes,
-// row r's 4 bytes at c * 64 + 4 * r — then d[sub-block][16] and (asymmetric types) m[..][16].
+// Layout: rows in groups of 16 (the last group padded with zero rows); per group, first the
+// quants of every block of 32 columns in VNNI order — chunk c (columns 4c..4c+3) of the 16 rows
+// is 64 bytes, row r's 4 bytes at c * 64 + 4 * r — then the scales of every block:
+// d[sub-block][16] and (asymmetric types) m[..][16]. The 32-element block types keep their
+// scales as the GGUF's own halves (half_scales: 2 bytes each, widened exactly when used); the
+// K-quants' d * sc and dmin * mn need floats. Decode reads every weight once per token, so the
+// bytes per weight are its speed: Q8_0 packs to 1.0625 bytes per weight as in the GGUF.
 // Types whose u fit 4 bits keep two chunks per byte (chunk c low nibble, chunk c + 4 high);
 // 5-bit types (Q5_*) keep their low 4 bits so and add a 64-byte plane of 5th bits (bit c of
 // plane byte 4 * r + j: chunk c's column j of row r).
@@ -46,22 +50,30 @@ struct WeightMatrix;
 struct PackedWeights {
   gguf::GgmlType source_type = gguf::GgmlType::kF32;
   int64_t rows = 0;
-  int64_t cols = 0;        // multiple of 32
-  int64_t groups = 0;      // ceil(rows / 16)
-  int sub = 32;            // elements per scale: 32, or 16 (Q6_K)
-  int offset = 0;          // symmetric types: w = d * (u - offset); 0 with a min
-  bool has_min = false;    // w = d * u + m
-  bool nibbles = false;    // low 4 bits of u two chunks per byte
-  bool high_bits = false;  // with nibbles: u < 32, 5th bits in a plane after the nibbles
-  int act_block = 32;      // activation scale block: 32 (Q8_0-like), 256 (Q8_K-like), 0 (float)
-  int float_bytes = 0;     // float weights: bytes per stored value (4 or 2); 0 for quants
-  size_t block_bytes = 0;  // bytes per (group, 32-column block)
-  size_t quant_bytes = 0;  // of which quants: 512 bytes, 256 with nibbles, 320 with a plane
+  int64_t cols = 0;          // multiple of 32
+  int64_t groups = 0;        // ceil(rows / 16)
+  int sub = 32;              // elements per scale: 32, or 16 (Q6_K)
+  int offset = 0;            // symmetric types: w = d * (u - offset); 0 with a min
+  bool has_min = false;      // w = d * u + m
+  bool nibbles = false;      // low 4 bits of u two chunks per byte
+  bool high_bits = false;    // with nibbles: u < 32, 5th bits in a plane after the nibbles
+  int act_block = 32;        // activation scale block: 32 (Q8_0-like), 256 (Q8_K-like), 0 (float)
+  int float_bytes = 0;       // float weights: bytes per stored value (4 or 2); 0 for quants
+  bool half_scales = false;  // scales stored as IEEE halves (else floats)
+  size_t quant_bytes = 0;    // per (group, block): 512, 256 with nibbles, 320 with a plane;
+                             // float weights: 32 * 16 * float_bytes
+  size_t scale_bytes = 0;    // per (group, block): d and m of the 16 rows (0 for floats)
+  size_t group_bytes = 0;    // a multiple of 64
   std::unique_ptr<uint8_t[], void (*)(void*)> data{nullptr, nullptr};  // 64-byte aligned
 
   const uint8_t* Block(int64_t group, int64_t block) const {
-    return data.get() + (group * (cols / 32) + block) * block_bytes;
+    return data.get() + group * group_bytes + block * quant_bytes;
   }
+  const uint8_t* Scales(int64_t group, int64_t block) const {
+    return data.get() + group * group_bytes + (cols / 32) * quant_bytes + block * scale_bytes;
+  }
+  // Scale i (d[s][lane] at 16 s + lane, then m) of a block's scales.
+  float Scale(const uint8_t* scales, int i) const;
 };
 
 // u of column k (0..31) of row `lane` (0..15) in a packed block (the layout above).

@@ -54,8 +54,8 @@ void Tile16(const PackedWeights& w, const PackedActivations& a, int64_t g, int64
   alignas(64) uint8_t unpacked1[512];
   // The float epilogue of block b from its int32 products in c.
   auto epilogue = [&](int64_t b) {
-    const auto* dptr = reinterpret_cast<const float*>(w.Block(g, b) + w.quant_bytes);
-    const __m512 d = _mm512_load_ps(dptr);
+    const uint8_t* sp = w.Scales(g, b);
+    const __m512 d = LoadScales16(sp, w.half_scales);
     for (int t = 0; t < 16; ++t) {
       const int64_t tb = (t0 + t) * nb + b;
       const __m512i s =
@@ -64,7 +64,8 @@ void Tile16(const PackedWeights& w, const PackedActivations& a, int64_t g, int64
       const __m512 scale = _mm512_mul_ps(d, _mm512_set1_ps(a.dx[tb]));
       acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), scale, acc[t]);
       if constexpr (kMin) {
-        acc[t] = _mm512_fmadd_ps(_mm512_load_ps(dptr + 16), _mm512_set1_ps(a.dxs[tb]), acc[t]);
+        acc[t] = _mm512_fmadd_ps(LoadScales16(sp + (w.half_scales ? 32 : 64), w.half_scales),
+                                 _mm512_set1_ps(a.dxs[tb]), acc[t]);
       }
     }
   };

@@ -34,6 +34,12 @@ inline __m256i Broadcast4(const int8_t* p) {
   return _mm256_set1_epi32(v);
 }
 
+// 8 scales at p: IEEE halves (widened exactly) or floats (PackedWeights::half_scales).
+inline __m256 LoadScales8(const uint8_t* p, bool half) {
+  return half ? _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(p)))
+              : _mm256_load_ps(reinterpret_cast<const float*>(p));
+}
+
 // Weight chunk c (0..7) of half h of the block at blk, as 8 rows x 4 bytes of u.
 template <bool kNib, bool kHigh>
 inline __m256i Chunk(const uint8_t* blk, int h, int c) {
@@ -100,13 +106,15 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h, 
   // The Q8_0 sign trick computes sum q * x directly: no offset term.
   const int32_t off = (!kVnni && kChunksPer16 == 0) ? 0 : w.offset;
   const int64_t nb = a.nb;
+  const bool half = w.half_scales;
+  const int es = half ? 2 : 4;  // bytes per scale
   __m256 acc[T];
   for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = w.Block(g, b);
     __m256i wq[8];  // unpacked once per block for all T tokens
     for (int c = 0; c < 8; ++c) wq[c] = Chunk<kNib, kHigh>(blk, h, c);
-    const auto* dptr = reinterpret_cast<const float*>(blk + w.quant_bytes) + 8 * h;
+    const uint8_t* sp = w.Scales(g, b) + es * 8 * h;
     const int8_t* x[T];
     for (int t = 0; t < T; ++t) x[t] = a.qs + (t0 + t) * a.stride + 32 * b;
     constexpr int kScales = kSub16 ? 2 : 1;
@@ -119,13 +127,14 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h, 
         s[t] = _mm256_set1_epi32(-off * xsum);
       }
       DotChunks<T, kVnni, kChunksPer16>(wq, c0, c1, x, s);
-      const __m256 d = _mm256_load_ps(dptr + 16 * sc);
+      const __m256 d = LoadScales8(sp + es * 16 * sc, half);
       for (int t = 0; t < T; ++t) {
         const int64_t tb = (t0 + t) * nb + b;
         const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(a.dx[tb]));
         acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[t]), scale, acc[t]);
         if constexpr (kMin) {
-          acc[t] = _mm256_fmadd_ps(_mm256_load_ps(dptr + 16), _mm256_set1_ps(a.dxs[tb]), acc[t]);
+          acc[t] =
+              _mm256_fmadd_ps(LoadScales8(sp + es * 16, half), _mm256_set1_ps(a.dxs[tb]), acc[t]);
         }
       }
     }

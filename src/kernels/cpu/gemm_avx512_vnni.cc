@@ -29,6 +29,8 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t
   for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
   const int64_t nb = a.nb;
   const int32_t off = w.offset;
+  const bool half = w.half_scales;
+  const int es = half ? 2 : 4;  // bytes per scale
   const int8_t* xrow[T];
   for (int t = 0; t < T; ++t) xrow[t] = a.qs + (t0 + t) * a.stride;
   for (int64_t b = 0; b < nb; ++b) {
@@ -39,7 +41,7 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t
     } else {
       for (int c = 0; c < 8; ++c) wq[c] = _mm512_load_si512(blk + 64 * c);
     }
-    const auto* dptr = reinterpret_cast<const float*>(blk + w.quant_bytes);
+    const uint8_t* sp = w.Scales(g, b);
     if constexpr (!kSub16) {
       __m512i s[T];
       for (int t = 0; t < T; ++t) {
@@ -51,13 +53,14 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t
           s[t] = _mm512_dpbusd_epi32(s[t], wq[c], Broadcast4(xrow[t] + 32 * b + 4 * c));
         }
       }
-      const __m512 d = _mm512_load_ps(dptr);
+      const __m512 d = LoadScales16(sp, half);
       for (int t = 0; t < T; ++t) {
         const int64_t tb = (t0 + t) * nb + b;
         const __m512 scale = _mm512_mul_ps(d, _mm512_set1_ps(a.dx[tb]));
         acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[t]), scale, acc[t]);
         if constexpr (kMin) {
-          acc[t] = _mm512_fmadd_ps(_mm512_load_ps(dptr + 16), _mm512_set1_ps(a.dxs[tb]), acc[t]);
+          acc[t] =
+              _mm512_fmadd_ps(LoadScales16(sp + es * 16, half), _mm512_set1_ps(a.dxs[tb]), acc[t]);
         }
       }
     } else {
@@ -72,7 +75,7 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t
             s[t] = _mm512_dpbusd_epi32(s[t], wq[c], Broadcast4(xrow[t] + 32 * b + 4 * c));
           }
         }
-        const __m512 d = _mm512_load_ps(dptr + 16 * h);
+        const __m512 d = LoadScales16(sp + es * 16 * h, half);
         for (int t = 0; t < T; ++t) {
           const int64_t tb = (t0 + t) * nb + b;
           const __m512 scale = _mm512_mul_ps(d, _mm512_set1_ps(a.dx[tb]));

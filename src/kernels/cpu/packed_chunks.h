@@ -9,6 +9,12 @@
 
 namespace radixlm::kernels::cpu {
 
+// 16 scales at p: IEEE halves (widened exactly) or floats (PackedWeights::half_scales).
+inline __m512 LoadScales16(const uint8_t* p, bool half) {
+  return half ? _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(p)))
+              : _mm512_load_ps(p);
+}
+
 // wq[c] = chunk c of the block at blk (64-byte aligned): low nibbles of bytes 64c.. for c < 4,
 // high nibbles of 64(c-4).. for c >= 4; with kHigh, bit c of the plane at blk + 256 becomes
 // bit 4 of chunk c (16-bit shifts are safe: bit 4 of a byte only receives bits of that byte).
