@@ -1,5 +1,6 @@
 #include "model/batch_plan.h"
 
+#include <bit>
 #include <string>
 
 namespace radixlm::model {
@@ -13,6 +14,30 @@ bool SlotsInRange(std::span<const int32_t> slots, int64_t n_slots) {
   return true;
 }
 
+// A draft tree: node 0 the root (depth 0, mask bit 0); node i's mask is its parent's (an
+// earlier node, the highest other bit) plus bit i, and its depth is the parent's plus one.
+Status CheckTree(const SequenceInput& in, const std::string& where) {
+  const size_t n = in.tokens.size();
+  if (in.tree_depth.size() != n || in.tree_mask.size() != n) {
+    return InvalidArgument(where + "tree_depth and tree_mask must both have one entry per token");
+  }
+  if (n > 64) return InvalidArgument(where + "a draft tree has at most 64 nodes");
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t self = uint64_t{1} << i;
+    const uint64_t mask = in.tree_mask[i];
+    const uint64_t ancestors = mask & ~self;
+    bool ok = (mask & self) != 0 && (mask >> i) == 1;  // itself, and no later node
+    if (ok && i == 0) ok = ancestors == 0 && in.tree_depth[0] == 0;
+    if (ok && i > 0) {
+      const int parent = 63 - std::countl_zero(ancestors | 1);
+      ok = ancestors != 0 && in.tree_mask[parent] == ancestors &&
+           in.tree_depth[i] == in.tree_depth[parent] + 1;
+    }
+    if (!ok) return InvalidArgument(where + "tree node " + std::to_string(i) + " is malformed");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status BatchPlan::Build(const ForwardBatch& batch, int64_t vocab_size, int64_t n_slots,
@@ -22,6 +47,7 @@ Status BatchPlan::Build(const ForwardBatch& batch, int64_t vocab_size, int64_t n
   new_slots.clear();
   kv_slots.clear();
   sequences.clear();
+  attention.clear();
   logit_rows.clear();
   n_tokens = 0;
   if (batch.sequences.empty()) return InvalidArgument("forward batch has no sequences");
@@ -44,6 +70,9 @@ Status BatchPlan::Build(const ForwardBatch& batch, int64_t vocab_size, int64_t n
     if (!SlotsInRange(in.new_slots, n_slots) || !SlotsInRange(in.prefix_slots, n_slots)) {
       return InvalidArgument(where + "KV slot outside [0, " + std::to_string(n_slots) + ")");
     }
+    if (!in.tree_depth.empty() || !in.tree_mask.empty()) {
+      RADIXLM_RETURN_IF_ERROR(CheckTree(in, where));
+    }
     const int64_t n_kv = static_cast<int64_t>(in.prefix_slots.size() + in.tokens.size());
     if (n_kv > max_positions) {
       return InvalidArgument(where + "sequence length " + std::to_string(n_kv) +
@@ -61,14 +90,27 @@ Status BatchPlan::Build(const ForwardBatch& batch, int64_t vocab_size, int64_t n
     Sequence seq;
     seq.first_token = n_tokens;
     seq.n_new = static_cast<int64_t>(in.tokens.size());
-    seq.kv_offset = static_cast<int64_t>(kv_slots.size());
     const int64_t n_prefix = static_cast<int64_t>(in.prefix_slots.size());
-    seq.n_kv = n_prefix + seq.n_new;
-    kv_slots.insert(kv_slots.end(), in.prefix_slots.begin(), in.prefix_slots.end());
-    kv_slots.insert(kv_slots.end(), in.new_slots.begin(), in.new_slots.end());
     tokens.insert(tokens.end(), in.tokens.begin(), in.tokens.end());
     new_slots.insert(new_slots.end(), in.new_slots.begin(), in.new_slots.end());
-    for (int64_t i = 0; i < seq.n_new; ++i) positions.push_back(n_prefix + i);
+    if (in.tree_depth.empty()) {
+      const auto offset = static_cast<int64_t>(kv_slots.size());
+      kv_slots.insert(kv_slots.end(), in.prefix_slots.begin(), in.prefix_slots.end());
+      kv_slots.insert(kv_slots.end(), in.new_slots.begin(), in.new_slots.end());
+      for (int64_t i = 0; i < seq.n_new; ++i) positions.push_back(n_prefix + i);
+      attention.push_back({seq.first_token, seq.n_new, offset, n_prefix + seq.n_new});
+    } else {
+      for (int64_t i = 0; i < seq.n_new; ++i) {
+        const int64_t depth = in.tree_depth[i];
+        positions.push_back(n_prefix + depth);
+        const auto offset = static_cast<int64_t>(kv_slots.size());
+        kv_slots.insert(kv_slots.end(), in.prefix_slots.begin(), in.prefix_slots.end());
+        for (int j = 0; j <= i; ++j) {  // ancestors in index order are in depth order
+          if ((in.tree_mask[i] >> j) & 1) kv_slots.push_back(in.new_slots[j]);
+        }
+        attention.push_back({seq.first_token + i, 1, offset, n_prefix + depth + 1});
+      }
+    }
 
     seq.first_logit = static_cast<int64_t>(logit_rows.size());
     switch (in.logits) {

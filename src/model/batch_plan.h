@@ -2,7 +2,8 @@
 //
 // The batch's new tokens are laid out back to back (sequence order), so every matmul sees one
 // [n_tokens, cols] activation block; per sequence, the slots its attention reads (prefix then
-// new tokens, i.e. slot of position j at j) are concatenated into kv_slots. Buffers keep their
+// new tokens, i.e. slot of position j at j) are concatenated into kv_slots (per node for a
+// draft tree: its prefix then its ancestors). Buffers keep their
 // capacity between calls, so a warm plan allocates nothing.
 #pragma once
 
@@ -18,10 +19,18 @@ struct BatchPlan {
   struct Sequence {
     int64_t first_token = 0;  // row of its first new token in the token arrays
     int64_t n_new = 0;
-    int64_t kv_offset = 0;    // start of its slot list in kv_slots
-    int64_t n_kv = 0;         // n_prefix + n_new
     int64_t first_logit = 0;  // first output row
     int64_t n_logits = 0;
+  };
+  // What one attention call covers: queries [first_token, first_token + n_q) over the slots
+  // kv_slots[kv_offset, kv_offset + n_kv) (positions 0..n_kv-1). A chain sequence is one
+  // entry; a draft tree is one entry per node, whose keys are the prefix and the node's
+  // ancestors in depth order, so each node's attention is exactly that of decoding its path.
+  struct AttentionEntry {
+    int64_t first_token = 0;
+    int64_t n_q = 0;
+    int64_t kv_offset = 0;
+    int64_t n_kv = 0;
   };
 
   int64_t n_tokens = 0;
@@ -30,11 +39,14 @@ struct BatchPlan {
   std::vector<int32_t> new_slots;  // [n_tokens]
   std::vector<int32_t> kv_slots;   // [sum of n_kv]
   std::vector<Sequence> sequences;
+  std::vector<AttentionEntry> attention;
   std::vector<int32_t> logit_rows;  // token rows whose logits are returned, output order
 
   // Validates and flattens. InvalidArgument (naming the sequence) for: an empty batch or
   // sequence, mismatched span sizes, token ids outside [0, vocab_size), slots outside
-  // [0, n_slots), more than max_tokens new tokens, or positions beyond max_positions.
+  // [0, n_slots), more than max_tokens new tokens, positions beyond max_positions, or a draft
+  // tree that is not one (more than 64 nodes, a node whose mask is not its parent's plus
+  // itself, depths that do not follow the masks).
   Status Build(const ForwardBatch& batch, int64_t vocab_size, int64_t n_slots, int64_t max_tokens,
                int64_t max_positions);
 };

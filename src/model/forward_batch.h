@@ -7,6 +7,11 @@
 // The prefix's K/V are only read, never recomputed. Prefill chunks and decode tokens of
 // different sequences mix freely in one batch; all their rows go through each matmul together.
 // The spans are views: the caller keeps the data alive for the duration of Forward().
+//
+// Tree verification (speculative decoding): with tree_depth and tree_mask set, the new tokens
+// are a draft tree instead of a chain (spec/draft_tree.h): new token i is at position
+// prefix_slots.size() + tree_depth[i] and attends to the prefix and to the new tokens j whose
+// bit is set in tree_mask[i] (its ancestors and itself); at most 64 new tokens.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +31,8 @@ struct SequenceInput {
   std::span<const int32_t> new_slots;     // [n_new] KV slots written for the new tokens
   std::span<const int32_t> prefix_slots;  // [n_prefix] slots of positions 0..n_prefix-1
   LogitsMode logits = LogitsMode::kLast;
+  std::span<const int32_t> tree_depth = {};  // [n_new] or empty (a chain)
+  std::span<const uint64_t> tree_mask = {};  // [n_new] or empty
 };
 
 struct ForwardBatch {

@@ -68,14 +68,14 @@ void Model::PrepareAttentionSequences() {
   ForwardScratch& s = *scratch_;
   const int64_t qs = config_.q_size();
   s.attn_seqs.clear();
-  for (const BatchPlan::Sequence& seq : plan_.sequences) {
+  for (const BatchPlan::AttentionEntry& e : plan_.attention) {
     kernels::AttentionSequence a;
-    a.q = s.q.data() + seq.first_token * qs;
-    a.q_pos = plan_.positions.data() + seq.first_token;
-    a.n_q = static_cast<int>(seq.n_new);
-    a.kv_slots = plan_.kv_slots.data() + seq.kv_offset;
-    a.n_kv = static_cast<int>(seq.n_kv);
-    a.out = s.attn.data() + seq.first_token * qs;
+    a.q = s.q.data() + e.first_token * qs;
+    a.q_pos = plan_.positions.data() + e.first_token;
+    a.n_q = static_cast<int>(e.n_q);
+    a.kv_slots = plan_.kv_slots.data() + e.kv_offset;
+    a.n_kv = static_cast<int>(e.n_kv);
+    a.out = s.attn.data() + e.first_token * qs;
     s.attn_seqs.push_back(a);
   }
 }

@@ -333,6 +333,56 @@ TEST_P(ModelForwardTest, PrefixReuseEqualsFullPrefill) {
   ExpectClose(Rows(out, 1)[0], reference_->Forward(Concat(a, b2)).back(), "A+B2 vs reference");
 }
 
+TEST_P(ModelForwardTest, DraftTreeRowsEqualTheirPathsDecodedOneByOne) {
+  // A cached prefix, then a draft tree verified in one forward beside an ordinary decode:
+  //   r -> x -> z,  r -> y -> w -> v  (BFS order r x y z w v; the sliding window of 4 is
+  // crossed). Every node's logits must be exactly those of decoding its path token by token,
+  // which is what makes greedy speculative decoding produce the same text as plain decoding.
+  const auto prefix = RandomTokens(8), other = RandomTokens(6);
+  const auto prefix_slots = TakeSlots(prefix.size()), other_slots = TakeSlots(5);
+  RunOne(prefix, prefix_slots, {}, LogitsMode::kNone);
+  RunOne({other.begin(), other.begin() + 5}, other_slots, {}, LogitsMode::kNone);
+  const auto t = RandomTokens(6);  // r x y z w v
+  const std::vector<int32_t> parent = {-1, 0, 0, 1, 2, 4};
+  std::vector<int32_t> depth(6, 0);
+  std::vector<uint64_t> mask(6, 1);
+  for (int i = 1; i < 6; ++i) {
+    depth[i] = depth[parent[i]] + 1;
+    mask[i] = mask[parent[i]] | (uint64_t{1} << i);
+  }
+  const auto tree_slots = TakeSlots(6), other_new = TakeSlots(1);
+  const std::vector<int32_t> other_last = {other[5]};
+  ForwardBatch batch;
+  batch.sequences.push_back({other_last, other_new, other_slots, LogitsMode::kLast});
+  SequenceInput tree{t, tree_slots, prefix_slots, LogitsMode::kAll};
+  tree.tree_depth = depth;
+  tree.tree_mask = mask;
+  batch.sequences.push_back(tree);
+  ForwardOutput out;
+  const Status st = model_->Forward(batch, *cache_, &out);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  const auto rows = Rows(out, 1);
+  ASSERT_EQ(rows.size(), 6u);
+
+  for (int node = 0; node < 6; ++node) {
+    std::vector<int32_t> path;
+    for (int i = node; i >= 0; i = parent[i]) path.insert(path.begin(), t[i]);
+    auto fresh = NewCache();
+    std::vector<int32_t> slots = TakeSlots(prefix.size());
+    RunOne(prefix, slots, {}, LogitsMode::kNone, fresh.get());
+    std::vector<float> want;
+    for (int32_t tok : path) {
+      const auto slot = TakeSlots(1);
+      want = RunOne({tok}, slot, slots, LogitsMode::kLast, fresh.get())[0];
+      slots.push_back(slot[0]);
+    }
+    EXPECT_EQ(rows[node], want) << "tree node " << node;
+    ExpectClose(rows[node], reference_->Forward(Concat(prefix, path)).back(),
+                "tree node " + std::to_string(node) + " vs reference");
+  }
+  ExpectClose(Rows(out, 0)[0], reference_->Forward(other).back(), "the decode beside the tree");
+}
+
 TEST_P(ModelForwardTest, LongContextBatchedDecode) {
   // Longer prefixes than the other tests (kernels switch strategies with context length and
   // batch size), decoded together for a few steps, each step checked against the reference.
@@ -405,6 +455,27 @@ TEST_F(ModelForwardErrorsTest, RejectsMalformedBatches) {
   ForwardBatch empty;
   ForwardOutput out;
   EXPECT_EQ(model_->Forward(empty, *cache_, &out).code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(ModelForwardErrorsTest, RejectsMalformedDraftTrees) {
+  auto run_tree = [&](std::vector<int32_t> depth, std::vector<uint64_t> mask) {
+    const std::vector<int32_t> tokens(depth.size(), 1), slots = {1, 2, 3};
+    ForwardBatch batch;
+    SequenceInput seq{
+        tokens, std::span<const int32_t>(slots).first(tokens.size()), {}, LogitsMode::kAll};
+    seq.tree_depth = depth;
+    seq.tree_mask = mask;
+    batch.sequences.push_back(seq);
+    ForwardOutput out;
+    return model_->Forward(batch, *cache_, &out);
+  };
+  EXPECT_TRUE(run_tree({0, 1, 1}, {0b1, 0b11, 0b101}).ok());
+  EXPECT_TRUE(run_tree({0, 1, 2}, {0b1, 0b11, 0b111}).ok());
+  EXPECT_EQ(run_tree({0, 1, 2}, {0b1, 0b11, 0b101}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(run_tree({0, 1, 1}, {0b1, 0b11, 0b100}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(run_tree({0, 1, 1}, {0b1, 0b111, 0b101}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(run_tree({1, 2, 2}, {0b1, 0b11, 0b101}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(run_tree({0, 1}, {0b1, 0b11, 0b101}).code(), StatusCode::kInvalidArgument);
 }
 
 TEST_F(ModelForwardErrorsTest, RejectsACacheOfAnotherShape) {
