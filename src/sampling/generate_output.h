@@ -25,6 +25,11 @@ struct GenerateMeta {
   int64_t jump_forward_tokens = 0;
   int64_t forward_passes_saved = 0;
   int64_t forward_passes = 0;
+  // Speculative decoding: decode steps taken while it was on (SGLang's spec_verify_ct), and the
+  // drafted tokens verified / kept in them.
+  int64_t spec_verify_ct = 0;
+  int64_t spec_drafted_tokens = 0;
+  int64_t spec_accepted_tokens = 0;
 };
 
 // What sample `index` produced: as a streamed chunk, what it produced since its previous chunk

@@ -23,10 +23,19 @@ void BuildForwardBatch(std::span<Request* const> decodes, std::span<const Prefil
     RADIXLM_CHECK_EQ(req->kv_len + 1, static_cast<int64_t>(req->token_ids.size()));
     const std::span<const int32_t> row = table.Row(req->cache.req_pool_index);
     model::SequenceInput seq;
-    seq.tokens = std::span<const int32_t>(req->token_ids).subspan(req->kv_len, 1);
-    seq.new_slots = row.subspan(req->kv_len, 1);
     seq.prefix_slots = row.first(req->kv_len);
-    seq.logits = model::LogitsMode::kLast;
+    if (req->draft.size() > 1) {  // the root and its draft tree, every node's logits
+      RADIXLM_CHECK_EQ(req->draft.token(0), req->token_ids.back());
+      seq.tokens = req->draft.tokens();
+      seq.new_slots = row.subspan(req->kv_len, req->draft.size());
+      seq.logits = model::LogitsMode::kAll;
+      seq.tree_depth = req->draft.depths();
+      seq.tree_mask = req->draft.masks();
+    } else {
+      seq.tokens = std::span<const int32_t>(req->token_ids).subspan(req->kv_len, 1);
+      seq.new_slots = row.subspan(req->kv_len, 1);
+      seq.logits = model::LogitsMode::kLast;
+    }
     batch->sequences.push_back(seq);
   }
   for (const PrefillChunk& chunk : chunks) {

@@ -31,7 +31,9 @@ model::LogitsMode ChunkLogitsMode(const Request& req, int64_t begin, int64_t end
 
 // Fills *batch (cleared first). Spans point into the requests' token_ids and the table, which
 // must not change until the forward is done. A decode's input is its newest output token
-// (token_ids[kv_len], kv_len == token_ids.size() - 1), written to row slot kv_len.
+// (token_ids[kv_len], kv_len == token_ids.size() - 1), written to row slot kv_len; a decode
+// with a draft (Request::draft) sends the whole tree, node i to row slot kv_len + i, and asks
+// for every node's logits.
 void BuildForwardBatch(std::span<Request* const> decodes, std::span<const PrefillChunk> chunks,
                        const ReqToTokenTable& table, model::ForwardBatch* batch);
 

@@ -22,12 +22,13 @@
 #include <string>
 #include <vector>
 
-#include "grammar/matcher.h"
 #include "cache/radix_cache.h"
+#include "grammar/matcher.h"
 #include "sampling/penalty_state.h"
 #include "sampling/sampling_params.h"
 #include "scheduler/request_output.h"
 #include "scheduler/stop_checker.h"
+#include "spec/draft_tree.h"
 
 namespace radixlm {
 
@@ -92,6 +93,17 @@ struct Request {
   int64_t match_len = -1;           // cached MatchPrefix length; -1: never matched
   uint64_t match_version = 0;       // tree version when match_len was computed
   RadixNode* match_node = nullptr;  // valid only within the pass that set it (dfs-weight)
+
+  // --- speculative decoding (scheduler_speculative.cc) ---
+  // This round's draft: the root (token_ids[kv_len]) and drafted nodes, whose slots are row
+  // positions kv_len .. kv_len + draft.size() - 1; size() <= 1 outside a drafted round.
+  spec::DraftTree draft;
+  size_t ngram_added = 0;       // token_ids already added to the n-gram cache
+  int32_t draft_budget = 0;     // nodes the next draft may have (adapts to acceptance)
+  int64_t spec_verify_ct = 0;   // decode forwards while speculation was on
+  int64_t spec_tokens = 0;      // output tokens those forwards produced
+  int64_t drafted_tokens = 0;   // drafted nodes verified
+  int64_t accepted_tokens = 0;  // of which kept
 
   // --- outputs ---
   PenaltyState penalties;

@@ -67,6 +67,7 @@ Scheduler::Scheduler(const SchedulerConfig& config, ModelRunner* runner,
       .disable = config.disable_radix_cache,
       .eviction_policy = config.radix_eviction_policy,
   });
+  if (config.speculative_ngram) ngram_ = std::make_unique<spec::NgramCache>(config.ngram);
 }
 
 Scheduler::~Scheduler() = default;
@@ -222,6 +223,9 @@ void Scheduler::EmitOutput(Request* req) {
   c.meta.jump_forward_tokens = req->jump_forward_tokens;
   c.meta.forward_passes_saved = req->output_len() - req->sampled_tokens;
   c.meta.forward_passes = req->forward_passes;
+  c.meta.spec_verify_ct = req->spec_verify_ct;
+  c.meta.spec_accepted_tokens = req->accepted_tokens;
+  c.meta.spec_drafted_tokens = req->drafted_tokens;
   if (sink_) sink_(std::move(out));
 }
 
@@ -233,6 +237,7 @@ Status Scheduler::Step() {
   chunks_.clear();
   PrepareDecodes();
   SchedulePrefills();
+  PrepareDrafts();
   if (decodes_.empty() && chunks_.empty()) {
     // Nothing runs, nothing could be admitted although nothing holds KV: the head request can
     // never run (admission guarantees progress otherwise). Do not spin on it.

@@ -39,6 +39,7 @@
 #include "scheduler/request_output.h"
 #include "scheduler/schedule_policy.h"
 #include "scheduler/scheduler_config.h"
+#include "spec/ngram_cache.h"
 #include "tokenizer/text_codec.h"
 
 namespace radixlm {
@@ -73,6 +74,11 @@ struct SchedulerStats {
   int64_t grammar_masks = 0;
   double grammar_mask_seconds = 0;
   double forward_seconds = 0;
+  // Speculative decoding (cumulative): decode rounds of requests that could speculate, the
+  // draft tokens verified and those kept.
+  int64_t spec_verify_steps = 0;
+  int64_t spec_drafted_tokens = 0;
+  int64_t spec_accepted_tokens = 0;
 };
 
 using OutputSink = std::function<void(RequestOutput&&)>;
@@ -196,7 +202,17 @@ class Scheduler {
   void ProcessResults();
   void ComputeInputLogprobs(Request* req, const PrefillChunk& chunk, size_t seq);
   void SampleRows();
-  void OnTokenSampled(Request* req, size_t row);
+  // The sampling row of req over `logits` ([vocab], edited in place by the sampler).
+  void FillSampleRow(Request* req, float* logits, BatchSamplingRow& row);
+  void OnTokenSampled(Request* req, BatchSamplingRow& row);
+
+  // --- speculative decoding (scheduler_speculative.cc) ---
+  bool MaySpeculate(const Request& req) const;
+  // After admission: n-gram drafts for the decodes that may speculate, their slots allocated.
+  void PrepareDrafts();
+  // After the forward: keeps the draft nodes req's sampler picks (row group `seq`), frees the
+  // other nodes' slots.
+  void VerifyDraft(Request* req, size_t seq);
 
   // --- jump-forward (scheduler_jump_forward.cc) ---
   // After req (decoding) sampled a token its grammar accepted: if the grammar now forces
@@ -256,7 +272,11 @@ class Scheduler {
   std::vector<BatchSamplingRow> sample_rows_;
   std::vector<Request*> sample_reqs_;
   std::vector<size_t> sample_seqs_;  // sequence (output row group) of each sampled request
+  std::vector<size_t> verify_reqs_;  // sequences (decodes_ indices) carrying a draft
   std::vector<Request*> order_scratch_;
+
+  std::unique_ptr<spec::NgramCache> ngram_;  // null: speculation off
+  BatchSamplingRow spec_row_;
 
   SchedulerStats stats_;
   std::unordered_map<uint64_t, RadixNode*> pins_;  // pin id -> the node whose path it locks

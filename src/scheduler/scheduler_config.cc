@@ -67,6 +67,19 @@ Status SchedulerConfig::Validate() const {
   if (max_logprob_rows_per_batch < 1) {
     return bad("max_logprob_rows_per_batch", "at least 1", max_logprob_rows_per_batch);
   }
+  if (speculative_ngram) {
+    RADIXLM_RETURN_IF_ERROR(ngram.Validate());
+    // Accepted draft nodes keep the slots they were computed in, reordered in the request's
+    // row: each slot must be its own page.
+    if (page_size != 1) {
+      return InvalidArgument("speculative decoding needs --page-size 1, got " +
+                             std::to_string(page_size));
+    }
+    if (speculative_max_draft_tokens_per_batch < 1) {
+      return bad("speculative_max_draft_tokens_per_batch", "at least 1",
+                 speculative_max_draft_tokens_per_batch);
+    }
+  }
   return Status::Ok();
 }
 

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "cache/eviction_policy.h"
+#include "spec/ngram_cache.h"
 #include "util/status.h"
 
 namespace radixlm {
@@ -71,6 +72,17 @@ struct SchedulerConfig {
   // cached prefix. Needs the radix cache (off when it is disabled) and a codec that can
   // encode a continuation. See scheduler_jump_forward.cc.
   bool enable_jump_forward = true;
+
+  // --- speculative decoding (--speculative-algorithm NGRAM) ---
+  // Decoding requests (except grammar-constrained ones) get n-gram draft trees verified in the
+  // decode forward; each drafted token is kept only if the request's own sampler, run on that
+  // node's logits, picks it, so outputs are exactly those without speculation (greedy or
+  // seeded) and follow the model's distribution otherwise. See scheduler_speculative.cc.
+  bool speculative_ngram = false;
+  spec::NgramConfig ngram;
+  // Most drafted tokens (roots excluded) one forward carries over all requests: past the
+  // weight-bound regime of small batches, every drafted token costs real compute.
+  int32_t speculative_max_draft_tokens_per_batch = 32;
 
   // InvalidArgument naming the field when a value is out of range.
   Status Validate() const;

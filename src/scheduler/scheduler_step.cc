@@ -41,38 +41,42 @@ void Scheduler::ComputeInputLogprobs(Request* req, const PrefillChunk& chunk, si
   }
 }
 
+void Scheduler::FillSampleRow(Request* req, float* logits, BatchSamplingRow& row) {
+  const int64_t vocab = forward_out_.vocab_size;
+  row.logits = logits;
+  row.params = &req->in.params;
+  row.processor.history = &req->penalties;
+  row.processor.eos_token_ids = eog_token_ids_;
+  row.processor.allowed_token_bitmask = nullptr;
+  if (req->matcher.has_value()) {
+    // The mask covers the model's logits; tokens past the grammar's vocabulary stay clear.
+    const auto start = std::chrono::steady_clock::now();
+    req->grammar_mask.assign(BitmaskWords(static_cast<int32_t>(
+                                 std::max<int64_t>(vocab, req->matcher->grammar().vocab().size()))),
+                             0);
+    req->matcher->FillTokenMask(req->grammar_mask);
+    row.processor.allowed_token_bitmask = req->grammar_mask.data();
+    stats_.grammar_mask_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ++stats_.grammar_masks;
+  }
+  row.options.seed = req->seed;
+  row.options.step = static_cast<uint64_t>(req->output_len());
+  row.options.return_logprob = req->in.return_logprob;
+  row.options.top_logprobs_num = req->in.return_logprob ? req->in.top_logprobs_num : 0;
+}
+
 void Scheduler::SampleRows() {
   const size_t n = sample_reqs_.size();
   sample_rows_.resize(n);
   const int64_t vocab = forward_out_.vocab_size;
   for (size_t i = 0; i < n; ++i) {
-    const Request* req = sample_reqs_[i];
     const size_t seq = sample_seqs_[i];
-    BatchSamplingRow& row = sample_rows_[i];
     RADIXLM_CHECK_GE(forward_out_.row_count[seq], 1);
-    row.logits = forward_out_.logits.data() +
-                 (forward_out_.row_offset[seq] + forward_out_.row_count[seq] - 1) * vocab;
-    row.params = &req->in.params;
-    row.processor.history = &req->penalties;
-    row.processor.eos_token_ids = eog_token_ids_;
-    row.processor.allowed_token_bitmask = nullptr;
-    if (req->matcher.has_value()) {
-      // The mask covers the model's logits; tokens past the grammar's vocabulary stay clear.
-      const auto start = std::chrono::steady_clock::now();
-      Request* mut = sample_reqs_[i];
-      mut->grammar_mask.assign(BitmaskWords(static_cast<int32_t>(std::max<int64_t>(
-                                   vocab, mut->matcher->grammar().vocab().size()))),
-                               0);
-      mut->matcher->FillTokenMask(mut->grammar_mask);
-      row.processor.allowed_token_bitmask = mut->grammar_mask.data();
-      stats_.grammar_mask_seconds +=
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      ++stats_.grammar_masks;
-    }
-    row.options.seed = req->seed;
-    row.options.step = static_cast<uint64_t>(req->output_len());
-    row.options.return_logprob = req->in.return_logprob;
-    row.options.top_logprobs_num = req->in.return_logprob ? req->in.top_logprobs_num : 0;
+    FillSampleRow(sample_reqs_[i],
+                  forward_out_.logits.data() +
+                      (forward_out_.row_offset[seq] + forward_out_.row_count[seq] - 1) * vocab,
+                  sample_rows_[i]);
   }
   std::span<BatchSamplingRow> rows(sample_rows_);
   ThreadPool* pool = runner_->thread_pool();
@@ -85,8 +89,7 @@ void Scheduler::SampleRows() {
   }
 }
 
-void Scheduler::OnTokenSampled(Request* req, size_t i) {
-  BatchSamplingRow& row = sample_rows_[i];
+void Scheduler::OnTokenSampled(Request* req, BatchSamplingRow& row) {
   const int32_t token = row.result.token;
   if (req->matcher.has_value() && !req->matcher->AcceptToken(token)) {
     // Only when the mask allowed nothing (e.g. the grammar cannot continue with this
@@ -128,11 +131,16 @@ void Scheduler::OnTokenSampled(Request* req, size_t i) {
 void Scheduler::ProcessResults() {
   sample_reqs_.clear();
   sample_seqs_.clear();
+  verify_reqs_.clear();
   for (size_t s = 0; s < decodes_.size(); ++s) {
     Request* req = decodes_[s];
     ++req->kv_len;
     ++req->forward_passes;
     ++stats_.decode_tokens;
+    if (req->draft.size() > 1) {
+      verify_reqs_.push_back(s);  // sampled node by node after the batch (VerifyDraft)
+      continue;
+    }
     sample_reqs_.push_back(req);
     sample_seqs_.push_back(s);
   }
@@ -168,7 +176,8 @@ void Scheduler::ProcessResults() {
   }
   chunked_ = partial;
   SampleRows();
-  for (size_t i = 0; i < sample_reqs_.size(); ++i) OnTokenSampled(sample_reqs_[i], i);
+  for (size_t i = 0; i < sample_reqs_.size(); ++i) OnTokenSampled(sample_reqs_[i], sample_rows_[i]);
+  for (size_t s : verify_reqs_) VerifyDraft(decodes_[s], s);
 }
 
 void Scheduler::AbortBatch(const std::string& message) {
@@ -182,7 +191,11 @@ void Scheduler::AbortBatch(const std::string& message) {
           table_.Row(req->cache.req_pool_index).subspan(first_new_page, end - first_new_page));
     }
   };
-  for (Request* req : decodes_) free_uncommitted(req, req->kv_len + 1);
+  for (Request* req : decodes_) {
+    free_uncommitted(req,
+                     req->kv_len + static_cast<int64_t>(std::max<size_t>(1, req->draft.size())));
+    req->draft.Reset(req->token_ids.back());
+  }
   for (const PrefillChunk& chunk : chunks_) free_uncommitted(chunk.req, chunk.end);
   std::vector<Request*> victims(decodes_.begin(), decodes_.end());
   for (const PrefillChunk& chunk : chunks_) victims.push_back(chunk.req);

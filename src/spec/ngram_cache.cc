@@ -124,9 +124,9 @@ void NgramCache::Add(std::span<const int32_t> tokens, size_t old_len) {
   }
 }
 
-int32_t NgramCache::MatchSuffix(std::span<const int32_t> context, int* length) {
+int32_t NgramCache::MatchSuffix(std::span<const int32_t> context, int longest, int* length) {
   const auto n = static_cast<int64_t>(context.size());
-  for (int64_t len = std::min<int64_t>(n, config_.max_trie_depth - 1); len >= 1; --len) {
+  for (int64_t len = std::min<int64_t>({n, longest, config_.max_trie_depth - 1}); len >= 1; --len) {
     int32_t node = kRoot;
     for (int64_t k = n - len; k < n && node >= 0; ++k) node = FindChild(node, context[k]);
     if (node >= 0 && !nodes_[node].children.empty()) {
@@ -144,8 +144,11 @@ void NgramCache::Draft(std::span<const int32_t> tokens, int max_nodes, DraftTree
   out->Reset(tokens.back());
   max_nodes = std::min({max_nodes, config_.num_draft_tokens, DraftTree::kMaxNodes});
   if (max_nodes < 2) return;
+  // A trie path holds at most max_trie_depth tokens, so a match of length L leaves at most
+  // max_trie_depth - L tokens to draft: the match is kept short enough for the whole budget.
+  const int longest = std::max(1, config_.max_trie_depth - (max_nodes - 1));
   int match_len = 0;
-  const int32_t from = MatchSuffix(tokens, &match_len);
+  const int32_t from = MatchSuffix(tokens, longest, &match_len);
   if (from < 0) return;
   if (config_.match_type == NgramMatchType::kProb) {
     DraftProb(from, max_nodes, out);

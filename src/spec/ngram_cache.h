@@ -9,7 +9,9 @@
 // children, so the least recent node is a leaf).
 //
 // Drafting for a request ending with tokens [..., t_n] (t_n is the root of the draft): the
-// longest suffix of its last max_trie_depth - 1 tokens that is a path in the trie is found, and
+// longest suffix that is a path in the trie with continuations is found — at most
+// max_trie_depth - (num_draft_tokens - 1) tokens long, so the path leaves room for a draft as
+// deep as the budget — and
 // the continuations below that path are laid out as a DraftTree of at most num_draft_tokens
 // nodes (root included):
 //   BFS:  level by level, each node's children in decreasing count; the first level takes up to
@@ -78,8 +80,9 @@ class NgramCache {
   void Touch(int32_t node);  // most recent
   void Unlink(int32_t node);
   void EvictToCapacity();
-  // The deepest trie node matching a suffix of `context`, and the suffix's length (0: none).
-  int32_t MatchSuffix(std::span<const int32_t> context, int* length);
+  // The trie node of the longest suffix of `context` (at most `longest` tokens) that has
+  // continuations, and the suffix's length (0 and -1: none).
+  int32_t MatchSuffix(std::span<const int32_t> context, int longest, int* length);
   void DraftBfs(int32_t from, int match_len, int max_nodes, DraftTree* out);
   void DraftProb(int32_t from, int max_nodes, DraftTree* out);
 

@@ -109,11 +109,26 @@ Status FakeModelRunner::Forward(const model::ForwardBatch& batch, model::Forward
     }
     out->row_offset[s] = row;
     const int64_t n_new = static_cast<int64_t>(seq.tokens.size());
+    const bool tree = !seq.tree_depth.empty();
+    if (tree && (seq.tree_depth.size() != seq.tokens.size() ||
+                 seq.tree_mask.size() != seq.tokens.size() || n_new > 64)) {
+      return InvalidArgument(where + "malformed draft tree");
+    }
+    std::vector<uint64_t> node_hash(tree ? n_new : 0);
+    const uint64_t prefix_hash = h;
+    const int64_t prefix_len = pos;
     for (int64_t i = 0; i < n_new; ++i) {
       const int32_t slot = seq.new_slots[i];
       if (slot <= 0 || slot >= config_.kv_slots) return Internal(where + "bad new slot");
+      if (tree) {  // continue the parent's sequence (the highest other bit of the mask)
+        const uint64_t ancestors = seq.tree_mask[i] & ~(uint64_t{1} << i);
+        const int parent = ancestors == 0 ? -1 : 63 - __builtin_clzll(ancestors);
+        h = parent < 0 ? prefix_hash : node_hash[parent];
+        pos = prefix_len + seq.tree_depth[i];
+      }
       h = ExtendHash(h, seq.tokens[i], pos);
       kv_[slot] = SlotKv{seq.tokens[i], pos, h};
+      if (tree) node_hash[i] = h;
       ++pos;
       const bool want = seq.logits == model::LogitsMode::kAll ||
                         (seq.logits == model::LogitsMode::kLast && i == n_new - 1);

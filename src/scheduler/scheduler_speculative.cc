@@ -1,0 +1,120 @@
+// Scheduler: speculative decoding with n-gram drafts (SGLang's NGRAM algorithm).
+//
+// Each round, after admission, every decoding request that may speculate (not constrained by
+// a grammar, at least two tokens left) adds its new tokens to the global n-gram trie and gets
+// a draft tree from it; the draft's nodes take extra KV slots (only free ones: drafts never
+// evict) and ride in the decode forward as one tree-masked sequence whose every node returns
+// logits (model/forward_batch.h). Verification then walks the tree with the request's own
+// sampler: the root's row is sampled exactly as a plain decode step would be; if the token
+// drawn is a child of the node, that child's KV and logits are already computed, so it is
+// kept and its row sampled next; the first token that is not a child ends the walk (it is the
+// "bonus" token, the input of the next round). Every kept token was drawn by the request's
+// sampler from the target model's logits after exactly the tokens before it, with the same
+// seed and step as without speculation, so outputs are identical to plain decoding — greedy,
+// seeded, penalties, logit bias, logprobs, stop conditions all included — and the token
+// distribution is the model's (a drafted token is kept with the probability the model gives
+// it, which is exact speculative sampling for a deterministic draft).
+//
+// Kept nodes keep the slots they were computed in: the request's row is rewritten so position
+// kv_len + d holds the slot of the kept node at depth d (page size 1, checked at startup), and
+// the other draft slots go back to the pool. The radix tree only ever sees kept tokens.
+//
+// Adaptivity: a request's next draft has at most 2 * (kept + 1) nodes (between 2 and
+// --speculative-num-draft-tokens), so a request whose drafts keep failing probes with one
+// drafted token per round; and one forward carries at most
+// speculative_max_draft_tokens_per_batch drafted tokens over all requests.
+#include <algorithm>
+#include <array>
+
+#include "scheduler/scheduler.h"
+#include "util/check.h"
+
+namespace radixlm {
+
+bool Scheduler::MaySpeculate(const Request& req) const {
+  return ngram_ != nullptr && req.state == RequestState::kDecoding && !req.matcher.has_value() &&
+         req.remaining_new_tokens() >= 2;
+}
+
+void Scheduler::PrepareDrafts() {
+  if (ngram_ == nullptr) return;
+  int64_t batch_tokens = static_cast<int64_t>(decodes_.size());
+  for (const PrefillChunk& chunk : chunks_) batch_tokens += chunk.end - chunk.begin;
+  int64_t budget = std::min<int64_t>(config_.speculative_max_draft_tokens_per_batch,
+                                     runner_->max_batch_tokens() - batch_tokens);
+  for (Request* req : decodes_) {
+    req->draft.Reset(req->token_ids.back());
+    ngram_->Add(req->token_ids, req->ngram_added);
+    req->ngram_added = req->token_ids.size();
+    if (!MaySpeculate(*req)) continue;
+    ++req->spec_verify_ct;
+    ++stats_.spec_verify_steps;
+    if (req->draft_budget == 0) req->draft_budget = config_.ngram.num_draft_tokens;
+    const int64_t max_nodes =
+        std::min({static_cast<int64_t>(req->draft_budget), req->remaining_new_tokens(), budget + 1,
+                  context_length_ - req->kv_len});
+    if (max_nodes < 2) continue;
+    ngram_->Draft(req->token_ids, static_cast<int>(max_nodes), &req->draft);
+    const auto drafted = static_cast<int64_t>(req->draft.size()) - 1;
+    if (drafted == 0) continue;
+    const int32_t root_slot = table_.Row(req->cache.req_pool_index)[req->kv_len];
+    std::optional<std::vector<int32_t>> slots;
+    if (pool_.available() >= drafted) slots = pool_.AllocateExtend(root_slot, drafted);
+    if (!slots.has_value()) {  // no free slots: this round decodes plainly
+      req->draft.Reset(req->token_ids.back());
+      continue;
+    }
+    table_.Write(req->cache.req_pool_index, req->kv_len + 1, *slots);
+    budget -= drafted;
+  }
+}
+
+void Scheduler::VerifyDraft(Request* req, size_t seq) {
+  // A copy: finishing the request (a stop inside the draft) destroys it and its draft.
+  const spec::DraftTree draft = req->draft;
+  const uint64_t id = req->in.id;
+  const auto n = static_cast<int32_t>(draft.size());
+  RADIXLM_CHECK_EQ(forward_out_.row_count[seq], n);
+  const int64_t root_pos = req->kv_len - 1;  // ProcessResults counted the root's KV
+  const int32_t row_index = req->cache.req_pool_index;
+  std::array<int32_t, spec::DraftTree::kMaxNodes> node_slot;
+  for (int32_t i = 0; i < n; ++i) node_slot[i] = table_.Row(row_index)[root_pos + i];
+  uint64_t kept = 1;
+  int32_t node = 0, accepted = 0;
+  bool live = true;
+  while (true) {
+    FillSampleRow(req,
+                  forward_out_.logits.data() +
+                      (forward_out_.row_offset[seq] + node) * forward_out_.vocab_size,
+                  spec_row_);
+    sampler_.SampleAll(std::span<BatchSamplingRow>(&spec_row_, 1));
+    const int32_t token = spec_row_.result.token;
+    OnTokenSampled(req, spec_row_);
+    live = requests_.count(id) != 0;
+    if (!live || req->state != RequestState::kDecoding) break;
+    const int32_t child = draft.Child(node, token);
+    if (child < 0) break;
+    // The child's KV is computed: it becomes the KV of position kv_len.
+    table_.Write(row_index, req->kv_len, std::span<const int32_t>(&node_slot[child], 1));
+    ++req->kv_len;
+    kept |= uint64_t{1} << child;
+    node = child;
+    ++accepted;
+  }
+  // The other nodes' slots: not in the row's first kv_len positions, nor in the tree.
+  std::vector<int32_t> rejected;
+  for (int32_t i = 1; i < n; ++i) {
+    if (((kept >> i) & 1) == 0) rejected.push_back(node_slot[i]);
+  }
+  if (!rejected.empty()) pool_.Free(rejected);
+  stats_.spec_drafted_tokens += n - 1;
+  stats_.spec_accepted_tokens += accepted;
+  stats_.decode_tokens += accepted;
+  if (!live) return;
+  req->drafted_tokens += n - 1;
+  req->accepted_tokens += accepted;
+  req->draft_budget = std::clamp(2 * (accepted + 1), 2, config_.ngram.num_draft_tokens);
+  req->draft.Reset(req->token_ids.back());
+}
+
+}  // namespace radixlm

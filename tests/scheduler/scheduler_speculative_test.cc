@@ -1,0 +1,152 @@
+// Speculative decoding in the scheduler (n-gram drafts verified by the request's own sampler):
+// outputs must equal those of the same workload without speculation — greedy, seeded sampling,
+// penalties, logprobs, stop tokens, n > 1 style repeats, retraction — while repeated text is
+// decoded in fewer forward passes.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "scheduler_harness.h"
+
+namespace radixlm::testing {
+namespace {
+
+HarnessOptions Options(bool speculate, int64_t pool_tokens = 4096) {
+  HarnessOptions o{.config = SmallConfig()};
+  o.config.max_total_tokens = pool_tokens;
+  o.config.speculative_ngram = speculate;
+  if (pool_tokens < 1000) o.config.init_new_token_ratio = 0.05;  // admit optimistically
+  return o;
+}
+
+// A workload with much repetition: each prompt is asked twice (the second time its answer is
+// in the n-gram trie), plus a prompt that repeats one phrase.
+std::vector<RequestInput> Workload(bool sampled) {
+  PromptGen gen(7);
+  std::vector<RequestInput> reqs;
+  uint64_t id = 1;
+  for (int p = 0; p < 4; ++p) {
+    const auto prompt = gen.Tokens(20 + 7 * p);
+    for (int rep = 0; rep < 2; ++rep) {
+      RequestInput in = SchedulerHarness::Greedy(id++, prompt, 40 + 5 * p);
+      if (sampled) {
+        in.params.temperature = 0.9f;
+        in.params.top_k = 20;
+        in.params.top_p = 0.95f;
+        in.params.frequency_penalty = 0.3f;
+        in.seed = 1000 + p;  // the same seed both times: same sampled answer
+        in.return_logprob = true;
+        in.top_logprobs_num = 2;
+      }
+      reqs.push_back(std::move(in));
+    }
+  }
+  std::vector<int32_t> phrase = gen.Tokens(6), periodic;
+  for (int i = 0; i < 8; ++i) periodic.insert(periodic.end(), phrase.begin(), phrase.end());
+  reqs.push_back(SchedulerHarness::Greedy(id++, periodic, 60));
+  return reqs;
+}
+
+// Runs the workload in waves (the second copy of each prompt after the first finished), so the
+// n-gram trie has seen the first answer.
+std::map<uint64_t, Collected> RunWorkload(SchedulerHarness& h,
+                                          const std::vector<RequestInput>& reqs, bool waves) {
+  if (!waves) {
+    for (const auto& r : reqs) h.Add(r);
+    h.RunUntilIdle();
+    return h.results();
+  }
+  for (size_t i = 0; i < reqs.size(); i += 2) h.Add(reqs[i]);
+  h.RunUntilIdle();
+  for (size_t i = 1; i < reqs.size(); i += 2) h.Add(reqs[i]);
+  h.RunUntilIdle();
+  return h.results();
+}
+
+void ExpectSameOutputs(std::map<uint64_t, Collected>& a, std::map<uint64_t, Collected>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (auto& [id, ca] : a) {
+    const Collected& cb = b[id];
+    EXPECT_EQ(ca.ids, cb.ids) << "request " << id;
+    EXPECT_EQ(ca.text, cb.text) << "request " << id;
+    ASSERT_TRUE(ca.finish.has_value() && cb.finish.has_value());
+    EXPECT_EQ(ca.finish->ToJson().dump(), cb.finish->ToJson().dump()) << "request " << id;
+    ASSERT_EQ(ca.output_logprobs.size(), cb.output_logprobs.size()) << "request " << id;
+    for (size_t i = 0; i < ca.output_logprobs.size(); ++i) {
+      EXPECT_EQ(ca.output_logprobs[i].token, cb.output_logprobs[i].token);
+      EXPECT_EQ(ca.output_logprobs[i].logprob, cb.output_logprobs[i].logprob);
+      EXPECT_EQ(ca.output_logprobs[i].top.size(), cb.output_logprobs[i].top.size());
+    }
+  }
+}
+
+TEST(SchedulerSpeculativeTest, GreedyOutputsEqualPlainDecodingInFewerForwards) {
+  const auto reqs = Workload(false);
+  SchedulerHarness plain(Options(false)), spec(Options(true));
+  auto want = RunWorkload(plain, reqs, true);
+  auto got = RunWorkload(spec, reqs, true);
+  ExpectSameOutputs(got, want);
+  for (const auto& r : reqs) {
+    EXPECT_EQ(got[r.id].ids, plain.runner().ReferenceGreedy(r.input_ids, *r.params.max_new_tokens))
+        << "request " << r.id;
+  }
+  const SchedulerStats stats = spec.scheduler().GetStats();
+  EXPECT_GT(stats.spec_accepted_tokens, 100);
+  EXPECT_GT(stats.spec_drafted_tokens, stats.spec_accepted_tokens);
+  // A repeated prompt's answer comes in far fewer forward passes than tokens.
+  EXPECT_LT(got[2].forward_passes * 2, static_cast<int64_t>(got[2].ids.size()));
+  EXPECT_EQ(plain.scheduler().GetStats().spec_drafted_tokens, 0);
+}
+
+TEST(SchedulerSpeculativeTest, SeededSamplingPenaltiesAndLogprobsAreUnchanged) {
+  const auto reqs = Workload(true);
+  SchedulerHarness plain(Options(false)), spec(Options(true));
+  auto want = RunWorkload(plain, reqs, true);
+  auto got = RunWorkload(spec, reqs, true);
+  ExpectSameOutputs(got, want);
+  EXPECT_GT(spec.scheduler().GetStats().spec_accepted_tokens, 20);
+}
+
+TEST(SchedulerSpeculativeTest, StopTokensInsideAnAcceptedDraftEndTheOutputThere) {
+  PromptGen gen(3);
+  const auto prompt = gen.Tokens(30);
+  SchedulerHarness probe(Options(false));
+  const auto answer = probe.runner().ReferenceGreedy(prompt, 50);
+  std::vector<RequestInput> reqs;
+  for (uint64_t id = 1; id <= 2; ++id) {
+    RequestInput in = SchedulerHarness::Greedy(id, prompt, 50);
+    in.params.stop_token_ids = {answer[30]};  // reached inside the second run's drafts
+    reqs.push_back(in);
+  }
+  SchedulerHarness plain(Options(false)), spec(Options(true));
+  // Without the stop the second run would accept long drafts past answer[30].
+  auto want = RunWorkload(plain, reqs, true);
+  auto got = RunWorkload(spec, reqs, true);
+  ExpectSameOutputs(got, want);
+  EXPECT_LE(got[2].ids.size(), 31u);
+}
+
+TEST(SchedulerSpeculativeTest, ConcurrentRequestsUnderRetractionStayExact) {
+  // A pool too small for everyone: requests are retracted and resumed while drafting.
+  const auto reqs = Workload(false);
+  SchedulerHarness plain(Options(false, 320)), spec(Options(true, 320));
+  auto want = RunWorkload(plain, reqs, false);
+  auto got = RunWorkload(spec, reqs, false);
+  ExpectSameOutputs(got, want);
+  EXPECT_GT(spec.scheduler().GetStats().retractions, 0);
+}
+
+TEST(SchedulerSpeculativeTest, RefusesPagedPools) {
+  SchedulerConfig c = SmallConfig();
+  c.speculative_ngram = true;
+  c.page_size = 4;
+  EXPECT_FALSE(c.Validate().ok());
+  c.page_size = 1;
+  EXPECT_TRUE(c.Validate().ok());
+  c.ngram.num_draft_tokens = 100;
+  EXPECT_FALSE(c.Validate().ok());
+}
+
+}  // namespace
+}  // namespace radixlm::testing
