@@ -191,6 +191,23 @@ const bool kRegistered = RegisterCommand("serve", [](CLI::App& app) {
                   "Regex for whitespace between JSON tokens in json_schema outputs (\"[ ]?\": "
                   "outlines' default, \"\": compact JSON; default: json.dumps's \", \" and "
                   "\": \" separators)");
+  cmd->add_option("--speculative-algorithm", e.speculative_algorithm,
+                  "NGRAM: draft from an n-gram trie of every request's tokens, verify in the "
+                  "decode forward (outputs unchanged)");
+  cmd->add_option("--speculative-num-draft-tokens", e.speculative_num_draft_tokens,
+                  "Draft tree size per request and step, root included")
+      ->capture_default_str();
+  cmd->add_option("--speculative-ngram-min-bfs-breadth", e.speculative_ngram_min_bfs_breadth)
+      ->capture_default_str();
+  cmd->add_option("--speculative-ngram-max-bfs-breadth", e.speculative_ngram_max_bfs_breadth)
+      ->capture_default_str();
+  cmd->add_option("--speculative-ngram-max-trie-depth", e.speculative_ngram_max_trie_depth)
+      ->capture_default_str();
+  cmd->add_option("--speculative-ngram-capacity", e.speculative_ngram_capacity,
+                  "Trie nodes kept (least recently used dropped)")
+      ->capture_default_str();
+  cmd->add_option("--speculative-ngram-match-type", e.speculative_ngram_match_type, "BFS | PROB")
+      ->capture_default_str();
   cmd->add_option("--radix-eviction-policy", e.radix_eviction_policy, "lru | lfu | fifo | priority")
       ->capture_default_str();
   cmd->add_option("--schedule-policy", e.schedule_policy,

@@ -64,6 +64,17 @@ struct SchedulerCounters {
   int64_t grammar_masks = 0;  // grammar masks built (one per constrained row sampled)
   double grammar_mask_seconds = 0;
   double forward_seconds = 0;  // inside the model's forward passes
+  // Speculative decoding: decode steps of requests that could speculate, drafted tokens
+  // verified, and those kept.
+  int64_t spec_verify_steps = 0;
+  int64_t spec_drafted_tokens = 0;
+  int64_t spec_accepted_tokens = 0;
+  // Mean tokens per speculative decode step (kept drafts + the sampled token); 0 when none.
+  double spec_accept_length() const {
+    return spec_verify_steps > 0
+               ? 1.0 + static_cast<double>(spec_accepted_tokens) / spec_verify_steps
+               : 0.0;
+  }
 };
 
 // The grammar cache's counters (constrained decoding).
@@ -100,6 +111,8 @@ struct EngineSettings {
   int32_t page_size = 1;
   bool disable_radix_cache = false;
   bool enable_jump_forward = true;
+  std::string speculative_algorithm;  // "" (off) or "NGRAM"
+  int32_t speculative_num_draft_tokens = 0;
 };
 
 // A pinned prefix: `tokens` of it were cached (0 with the radix cache disabled).

@@ -42,6 +42,15 @@ struct EngineConfig {
   std::optional<std::string> constrained_json_whitespace_pattern;
   // Threads that compile grammars (automata, masks) off the submitting and scheduler threads.
   int grammar_compile_threads = 2;
+
+  // --- speculative decoding (SGLang's flag names) ---
+  std::string speculative_algorithm;      // --speculative-algorithm: "" (off) or "NGRAM"
+  int speculative_num_draft_tokens = 12;  // draft tree size, root included
+  int speculative_ngram_min_bfs_breadth = 1;
+  int speculative_ngram_max_bfs_breadth = 10;
+  int speculative_ngram_max_trie_depth = 18;
+  int64_t speculative_ngram_capacity = 1'000'000;    // trie nodes
+  std::string speculative_ngram_match_type = "BFS";  // BFS | PROB
 };
 
 }  // namespace radixlm

@@ -48,6 +48,13 @@ nlohmann::json ResultToJson(const GenerateResult& r, bool return_logprob,
   meta["jump_forward_tokens"] = r.meta.jump_forward_tokens;
   meta["forward_passes_saved"] = r.meta.forward_passes_saved;
   meta["forward_passes"] = r.meta.forward_passes;
+  if (r.meta.spec_verify_ct > 0) {  // speculative decoding on (SGLang's names)
+    meta["spec_verify_ct"] = r.meta.spec_verify_ct;
+    meta["spec_accept_length"] =
+        1.0 + static_cast<double>(r.meta.spec_accepted_tokens) / r.meta.spec_verify_ct;
+    meta["spec_draft_tokens"] = r.meta.spec_drafted_tokens;
+    meta["spec_accepted_tokens"] = r.meta.spec_accepted_tokens;
+  }
   if (return_logprob) {
     AddLogprobs(r.input_token_logprobs, "input_token_logprobs", "input_top_logprobs", codec, &meta);
     AddLogprobs(r.output_token_logprobs, "output_token_logprobs", "output_top_logprobs", codec,

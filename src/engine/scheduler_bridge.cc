@@ -3,6 +3,28 @@
 #include <algorithm>
 
 namespace radixlm {
+namespace {
+
+Status ApplySpeculativeFlags(const EngineConfig& config, SchedulerConfig* c) {
+  const std::string& algo = config.speculative_algorithm;
+  if (algo.empty()) return Status::Ok();
+  if (algo != "NGRAM") {
+    return InvalidArgument("--speculative-algorithm " + algo +
+                           " is not supported; radixlm implements NGRAM (draft models and "
+                           "EAGLE-style heads are not built)");
+  }
+  c->speculative_ngram = true;
+  c->ngram.num_draft_tokens = config.speculative_num_draft_tokens;
+  c->ngram.min_bfs_breadth = config.speculative_ngram_min_bfs_breadth;
+  c->ngram.max_bfs_breadth = config.speculative_ngram_max_bfs_breadth;
+  c->ngram.max_trie_depth = config.speculative_ngram_max_trie_depth;
+  c->ngram.capacity = config.speculative_ngram_capacity;
+  RADIXLM_ASSIGN_OR_RETURN(c->ngram.match_type,
+                           spec::ParseNgramMatchType(config.speculative_ngram_match_type));
+  return Status::Ok();
+}
+
+}  // namespace
 
 StatusOr<SchedulerConfig> ToSchedulerConfig(const EngineConfig& config, int64_t pool_tokens,
                                             int64_t context) {
@@ -27,6 +49,7 @@ StatusOr<SchedulerConfig> ToSchedulerConfig(const EngineConfig& config, int64_t 
   c.init_new_token_ratio = std::min(1.0, 0.7 * config.schedule_conservativeness);
   c.random_seed = config.random_seed;
   c.enable_jump_forward = !config.disable_jump_forward;
+  RADIXLM_RETURN_IF_ERROR(ApplySpeculativeFlags(config, &c));
   RADIXLM_RETURN_IF_ERROR(c.Validate());
   return c;
 }
@@ -43,6 +66,8 @@ EngineSettings ToEngineSettings(const SchedulerConfig& config) {
       .page_size = config.page_size,
       .disable_radix_cache = config.disable_radix_cache,
       .enable_jump_forward = config.enable_jump_forward,
+      .speculative_algorithm = config.speculative_ngram ? "NGRAM" : "",
+      .speculative_num_draft_tokens = config.speculative_ngram ? config.ngram.num_draft_tokens : 0,
   };
 }
 
@@ -72,6 +97,9 @@ SchedulerCounters ToSchedulerCounters(const SchedulerStats& s) {
       .grammar_masks = s.grammar_masks,
       .grammar_mask_seconds = s.grammar_mask_seconds,
       .forward_seconds = s.forward_seconds,
+      .spec_verify_steps = s.spec_verify_steps,
+      .spec_drafted_tokens = s.spec_drafted_tokens,
+      .spec_accepted_tokens = s.spec_accepted_tokens,
   };
 }
 

@@ -161,6 +161,10 @@ std::string ServerMetrics::Render(const EngineStats& stats, const std::string& m
           static_cast<double>(s.evictable_tokens + s.protected_tokens));
   w.Gauge("evictable_tokens", "Radix tree tokens no request holds.",
           static_cast<double>(s.evictable_tokens));
+  w.Counter("spec_draft_tokens_total", "Speculative draft tokens verified.", s.spec_drafted_tokens);
+  w.Counter("spec_accepted_tokens_total", "Speculative draft tokens kept.", s.spec_accepted_tokens);
+  w.Gauge("spec_accept_length", "Mean tokens per speculative decode step (0: none).",
+          s.spec_accept_length());
   w.Histo("time_to_first_token_seconds", "Time to first token.", ttft_.Read());
   w.Histo("inter_token_latency_seconds", "Time between output tokens.", itl_.Read());
   w.Histo("e2e_request_latency_seconds", "End-to-end latency of a sample.", e2e_.Read());

@@ -135,6 +135,10 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"grammar_compile_seconds", stats.grammar.compile_seconds},
       {"grammar_cache_hit_rate", stats.grammar.hit_rate()},
       {"grammar_queue_requests", s.grammar_queue_requests},
+      {"spec_verify_steps", s.spec_verify_steps},
+      {"spec_draft_tokens", s.spec_drafted_tokens},
+      {"spec_accepted_tokens", s.spec_accepted_tokens},
+      {"avg_spec_accept_length", s.spec_accept_length()},
   };
   json info = {
       {"version", "0.1.0"},
@@ -150,6 +154,9 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"page_size", sc.page_size},
       {"disable_radix_cache", sc.disable_radix_cache},
       {"disable_jump_forward", !sc.enable_jump_forward},
+      {"speculative_algorithm",
+       sc.speculative_algorithm.empty() ? json(nullptr) : json(sc.speculative_algorithm)},
+      {"speculative_num_draft_tokens", sc.speculative_num_draft_tokens},
       {"constrained_json_whitespace_pattern", ec.constrained_json_whitespace_pattern
                                                   ? json(*ec.constrained_json_whitespace_pattern)
                                                   : json(nullptr)},

@@ -1,0 +1,120 @@
+"""Speculative decoding (--speculative-algorithm NGRAM) against the shared server without it:
+the same requests give the same outputs (greedy, constrained, stop strings, sampled with a
+seed, n > 1, 8 concurrent, streaming), and text that repeats earlier text is decoded in fewer
+steps (meta_info's spec_verify_ct / spec_accept_length)."""
+
+import concurrent.futures
+import subprocess
+
+import pytest
+
+from conftest import Server, _binary, _model, sse_events
+
+PASSAGE = ("The quick brown fox jumps over the lazy dog. Pack my box with five dozen liquor "
+           "jugs. How vexingly quick daft zebras jump. ")
+CODE = ("def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n\n\n"
+        "def mul(a, b):\n    return a * b\n")
+
+COPY_PROMPTS = [
+    f"Repeat the text exactly.\nText: {PASSAGE}\nRepeated: {PASSAGE}\nText: {PASSAGE}\nRepeated:",
+    f"Copy this code:\n{CODE}\nCopy:\n{CODE}\nCopy again:\n",
+    "1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,",
+    "Monday, Tuesday, Wednesday, Thursday, Friday, Saturday, Sunday, Monday, Tuesday,",
+    f"Quote the first sentence of this passage: \"{PASSAGE}\" The first sentence is \"",
+    "A B C D E F G H I J K L M N O P Q R S T U V W X Y Z A B C D E F G",
+]
+OTHER_PROMPTS = [f"Question {i}: name a {t} and describe it in one sentence.\nAnswer:"
+                 for i, t in enumerate(["river", "bird", "color", "planet", "tree", "city",
+                                        "metal", "fruit", "language", "instrument", "sport",
+                                        "mountain", "ocean", "tool", "flower", "animal",
+                                        "country", "game", "dance", "fabric", "gem", "spice",
+                                        "cloud", "machine"])]
+
+
+@pytest.fixture(scope="module")
+def spec_server():
+    s = Server(extra_args=["--speculative-algorithm", "NGRAM"])
+    yield s
+    assert s.stop() == 0, s.log_tail()
+
+
+def generate(srv, text, **params):
+    params.setdefault("temperature", 0)
+    params.setdefault("max_new_tokens", 40)
+    r = srv.post("/generate", {"text": text, "sampling_params": params})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_greedy_outputs_are_unchanged_and_copies_take_fewer_steps(server, spec_server):
+    accepted = 0
+    for prompt in COPY_PROMPTS + OTHER_PROMPTS:
+        want = generate(server, prompt)
+        got = generate(spec_server, prompt)
+        assert got["output_ids"] == want["output_ids"], prompt
+        assert got["text"] == want["text"]
+        meta = got["meta_info"]
+        assert meta["spec_verify_ct"] >= 1
+        assert "spec_verify_ct" not in want["meta_info"]
+        if prompt in COPY_PROMPTS:
+            accepted += meta["spec_accepted_tokens"]
+    # Copy-heavy prompts are decoded in far fewer steps than tokens.
+    assert accepted >= 60
+    info = spec_server.server_info()
+    assert info["speculative_algorithm"] == "NGRAM"
+    assert info["internal_states"][0]["avg_spec_accept_length"] > 1.0
+
+
+def test_constrained_and_stop_requests_are_unchanged(server, spec_server):
+    cases = [
+        dict(regex=r"(yes|no), because [a-z ]{5,30}\."),
+        dict(json_schema='{"type":"object","properties":{"name":{"type":"string"},'
+                         '"age":{"type":"integer"}},"required":["name","age"]}'),
+        dict(stop=["."]),
+        dict(stop=[" Tuesday"]),
+        dict(max_new_tokens=7),
+    ]
+    for params in cases:
+        for prompt in COPY_PROMPTS[:4]:
+            want = generate(server, prompt, **params)
+            got = generate(spec_server, prompt, **params)
+            assert got["text"] == want["text"], (params, prompt)
+            assert got["meta_info"]["finish_reason"] == want["meta_info"]["finish_reason"]
+
+
+def test_seeded_sampling_and_n_are_unchanged(server, spec_server):
+    for prompt in COPY_PROMPTS[:3]:
+        params = dict(temperature=0.8, top_p=0.9, sampling_seed=11, n=2, max_new_tokens=30)
+        want = server.post("/generate", {"text": prompt, "sampling_params": params}).json()
+        got = spec_server.post("/generate", {"text": prompt, "sampling_params": params}).json()
+        assert [g["text"] for g in got] == [w["text"] for w in want], prompt
+
+
+def test_concurrent_requests_are_unchanged(server, spec_server):
+    prompts = COPY_PROMPTS + OTHER_PROMPTS[:2]
+    want = [generate(server, p)["text"] for p in prompts]
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda p: generate(spec_server, p)["text"], prompts))
+    assert got == want
+
+
+def test_streaming_sends_the_same_text(server, spec_server):
+    prompt = COPY_PROMPTS[1]
+    want = generate(server, prompt)["text"]
+    r = spec_server.post("/generate", {"text": prompt, "stream": True,
+                                       "sampling_params": {"temperature": 0,
+                                                           "max_new_tokens": 40}},
+                         stream=True)
+    assert r.status_code == 200
+    events = [e for e in sse_events(r)]
+    assert len(events) >= 2
+    assert events[-1]["text"] == want
+
+
+def test_unsupported_algorithms_are_refused_at_startup():
+    for algo in ["EAGLE", "STANDALONE", "ngram"]:
+        p = subprocess.run([_binary(), "serve", "--model-path", _model(), "--port", "0",
+                            "--speculative-algorithm", algo],
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode != 0, algo
+        assert "--speculative-algorithm" in p.stderr, p.stderr
