@@ -71,6 +71,13 @@ class Engine {
   // Aborted after Shutdown. FlushCache is refused while a pin is held. Unknown ids are ignored.
   StatusOr<PrefixPin> PinPrefix(std::vector<int32_t> input_ids);
   void UnpinPrefix(uint64_t pin_id);
+  // SGLang's pause_generation / continue_generation (api.h's PauseMode says what happens to
+  // the live requests). While paused no forward pass runs and no timeout fires; Submit still
+  // accepts requests, which queue. Pausing again applies the new mode; continuing when not
+  // paused does nothing. OK once the scheduler thread has applied it (an abort-mode pause has
+  // then ended every live stream); Aborted after Shutdown.
+  Status PauseGeneration(PauseMode mode);
+  Status ContinueGeneration();
 
   // Stops accepting requests, aborts the live ones (their streams end) and joins the
   // scheduler thread. Idempotent.

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "grammar/matcher.h"
 #include "cache/radix_cache.h"
+#include "grammar/matcher.h"
 #include "sampling/penalty_state.h"
 #include "sampling/sampling_params.h"
 #include "scheduler/request_output.h"
@@ -87,7 +87,8 @@ struct Request {
 
   // --- scheduling ---
   uint64_t arrival_seq = 0;
-  double arrival_time = 0;  // seconds, scheduler clock
+  double arrival_time = 0;          // seconds, scheduler clock
+  double first_admission_time = 0;  // seconds, scheduler clock; set with admitted_once
   int32_t skipped_passes = 0;
   int64_t match_len = -1;           // cached MatchPrefix length; -1: never matched
   uint64_t match_version = 0;       // tree version when match_len was computed

@@ -227,6 +227,8 @@ void Scheduler::EmitOutput(Request* req) {
 
 Status Scheduler::Step() {
   PollGrammarQueue();
+  if (paused_) return Status::Ok();
+  AbortTimedOut();
   if (!HasRunnableWork()) return Status::Ok();
   if (running_.empty() && chunked_ == nullptr) new_token_ratio_ = config_.init_new_token_ratio;
   decodes_.clear();
@@ -290,6 +292,7 @@ SchedulerStats Scheduler::GetStats() const {
   s.prefilling_requests = chunked_ != nullptr ? 1 : 0;
   s.waiting_requests = static_cast<int64_t>(waiting_.size());
   s.grammar_queue_requests = static_cast<int64_t>(grammar_queue_.size());
+  s.paused = paused_;
   s.pool_size = pool_.size();
   s.pool_free = pool_.available();
   s.pool_used = pool_.size() - pool_.available();

@@ -72,6 +72,14 @@ struct SchedulerConfig {
   // encode a continuation. See scheduler_jump_forward.cc.
   bool enable_jump_forward = true;
 
+  // --- timeouts (SGLang's SGLANG_REQ_WAITING_TIMEOUT / SGLANG_REQ_RUNNING_TIMEOUT) ---
+  // Seconds on the scheduler's clock; 0: none (negative or NaN: InvalidArgument). Checked once per
+  // Step (scheduler_timeouts.cc) and not while generation is paused. waiting: since AddRequest, for
+  // a request never admitted (it finishes with an abort carrying status 503). running: since its
+  // first admission, for a request holding KV (prefilling or decoding).
+  double waiting_timeout_s = 0;
+  double running_timeout_s = 0;
+
   // InvalidArgument naming the field when a value is out of range.
   Status Validate() const;
 };

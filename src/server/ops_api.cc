@@ -135,6 +135,7 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"grammar_compile_seconds", stats.grammar.compile_seconds},
       {"grammar_cache_hit_rate", stats.grammar.hit_rate()},
       {"grammar_queue_requests", s.grammar_queue_requests},
+      {"paused", s.paused},
   };
   json info = {
       {"version", "0.1.0"},
@@ -150,6 +151,8 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"page_size", sc.page_size},
       {"disable_radix_cache", sc.disable_radix_cache},
       {"disable_jump_forward", !sc.enable_jump_forward},
+      {"waiting_timeout", sc.waiting_timeout_s},
+      {"running_timeout", sc.running_timeout_s},
       {"constrained_json_whitespace_pattern", ec.constrained_json_whitespace_pattern
                                                   ? json(*ec.constrained_json_whitespace_pattern)
                                                   : json(nullptr)},
