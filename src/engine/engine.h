@@ -61,7 +61,8 @@ class Engine {
   // finish_reason abort. False if no live request has that rid.
   bool Abort(const std::string& rid);
 
-  // Drops the radix cache; only when no request is live (else Aborted, nothing changed).
+  // Drops the radix cache; only when no request is live, or while paused with none holding KV
+  // (after a retract-mode pause); else Aborted, nothing changed.
   Status FlushCache();
 
   EngineStats GetStats();

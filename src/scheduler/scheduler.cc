@@ -272,7 +272,10 @@ Status Scheduler::Step() {
 }
 
 Status Scheduler::FlushCache() {
-  if (!requests_.empty()) {
+  // Waiting requests hold no KV, rows or locks, so a paused scheduler with nothing running may
+  // drop the tree under them (SGLang allows it after a retract-mode pause).
+  const bool only_waiting = running_.empty() && chunked_ == nullptr;
+  if (!requests_.empty() && !(paused_ && only_waiting)) {
     return Aborted("Cache not flushed: " + std::to_string(requests_.size()) +
                    " requests are waiting or running.");
   }

@@ -135,7 +135,9 @@ class Scheduler {
   bool HasReadyGrammar() const;
 
   // Drops every cached prefix and resets the pool. Only when no request is live (as SGLang's
-  // flush_cache); otherwise Aborted with the reason, nothing changed.
+  // flush_cache), or while paused with no request holding KV (after a retract pause: the
+  // waiting requests recompute their prefixes after Continue); otherwise Aborted with the
+  // reason, nothing changed.
   Status FlushCache();
 
   // Pins (the frontend's fork, scheduler_pins.cc): keeps the longest cached prefix of `ids`

@@ -130,6 +130,7 @@ def test_in_place_pause_freezes_32_streams_and_continue_matches_an_unpaused_run(
         state = internal(srv)
         assert state["num_running_reqs"] > 0  # still running: KV kept
         assert state["retractions"] == 0
+        assert srv.post("/flush_cache").status_code == 400  # running requests hold KV
         # A request sent while paused is accepted and queues.
         late = Client(srv, 0, False)
         late.start()
@@ -147,7 +148,7 @@ def test_in_place_pause_freezes_32_streams_and_continue_matches_an_unpaused_run(
     assert late.final["text"] == expected[0]
 
 
-def test_retract_pause_releases_running_requests_and_continue_matches(srv):
+def test_retract_pause_releases_running_requests_flushes_and_continue_matches(srv):
     expected = reference(srv)
     retractions = internal(srv)["retractions"]
     clients = start_clients(srv, lambda i: i % 2 == 0)  # half streaming, half not
@@ -163,6 +164,10 @@ def test_retract_pause_releases_running_requests_and_continue_matches(srv):
         assert state["protected_tokens"] == 0  # no request holds KV; it is all in the tree
         assert_frozen(srv, clients)
         assert unfinished > 0
+        # As SGLang: the cache may be flushed now; the requests recompute their KV later.
+        r = srv.post("/flush_cache")
+        assert r.status_code == 200, r.text
+        assert internal(srv)["tree_tokens"] == 0
     finally:
         resume(srv)
     for c in clients:

@@ -99,6 +99,36 @@ TEST(SchedulerPauseTest, RetractPauseReleasesKvAndContinueResumesWithUnchangedOu
   ExpectReferenceOutputs(h, w);
 }
 
+TEST(SchedulerPauseTest, CacheFlushesAfterARetractPauseButNotAnInPlaceOne) {
+  SchedulerHarness h;
+  const Workload w = AddRequests(h, 4, 6);
+  for (int i = 0; i < 4; ++i) h.Step();
+  h.scheduler().Pause(PauseMode::kInPlace);
+  Status refused = h.scheduler().FlushCache();
+  EXPECT_EQ(refused.code(), StatusCode::kAborted);
+  EXPECT_NE(refused.message().find("requests are waiting or running"), std::string::npos);
+
+  h.scheduler().Pause(PauseMode::kRetract);
+  ASSERT_GT(h.scheduler().cache().TotalSize(), 0);
+  const int64_t prefilled = h.scheduler().GetStats().prefill_tokens;
+  ASSERT_TRUE(h.scheduler().FlushCache().ok());
+  EXPECT_EQ(h.scheduler().cache().TotalSize(), 0);
+  EXPECT_EQ(h.scheduler().pool().available(), h.scheduler().pool().size());
+  h.scheduler().Continue();
+  h.RunUntilIdle();
+  ExpectReferenceOutputs(h, w);
+  // Every request recomputed its prompt and its outputs so far.
+  EXPECT_GT(h.scheduler().GetStats().prefill_tokens, prefilled);
+}
+
+TEST(SchedulerPauseTest, NoFlushWhileUnpausedRequestsWait) {
+  HarnessOptions opt{.config = SmallConfig()};
+  opt.config.max_running_requests = 1;
+  SchedulerHarness h(opt);
+  AddRequests(h, 2, 8);
+  EXPECT_FALSE(h.scheduler().FlushCache().ok());  // live, not paused
+}
+
 TEST(SchedulerPauseTest, AbortPauseFinishesEveryLiveRequestAndKeepsNewOnesQueued) {
   SchedulerHarness h;
   const Workload w = AddRequests(h, 5, 3);
