@@ -223,6 +223,14 @@ const bool kRegistered = RegisterCommand("serve", [](CLI::App& app) {
   cmd->add_option("--max-running-requests", e.max_running_requests,
                   "Requests holding KV at once (0: from the pool size)");
   cmd->add_option("--random-seed", e.random_seed, "Seed of the random policy");
+  cmd->add_option("--waiting-timeout", e.waiting_timeout_s,
+                  "Seconds a request may wait in the queue before it fails with 503 (0: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--running-timeout", e.running_timeout_s,
+                  "Seconds a request may run before it is aborted (0: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--log-level", s.log_level, "debug | info | warning | error")
       ->capture_default_str();
   cmd->add_flag("--incremental-streaming-output", s.incremental_streaming_output,

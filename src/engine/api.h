@@ -12,6 +12,7 @@
 //   EngineStats      a snapshot of the engine's counters (/get_server_info, /metrics)
 //   EngineSettings   the scheduling settings the engine resolved from its EngineConfig
 //   PrefixPin        a cached prefix kept from eviction (Engine::PinPrefix)
+//   PauseMode        how Engine::PauseGeneration treats the requests in flight
 // Abort and flush are Engine methods (by rid; no argument).
 #pragma once
 
@@ -37,12 +38,22 @@ struct GenerateRequest {
   int32_t priority = 0;
 };
 
+// SGLang's POST /pause_generation {"mode": ...}: what happens to the live requests when
+// generation pauses. New requests are accepted while paused; they queue and do not run.
+enum class PauseMode {
+  kAbort,    // "abort": every live request finishes with finish_reason abort
+  kRetract,  // "retract": running requests go back to the waiting queue (their KV to the
+             // radix tree) and are re-prefilled after continue, output unchanged
+  kInPlace,  // "in_place": running requests stop where they are, KV kept
+};
+
 // The scheduler's counters, as of the snapshot.
 struct SchedulerCounters {
   int64_t running_requests = 0;     // decoding
   int64_t prefilling_requests = 0;  // mid chunked prefill
   int64_t waiting_requests = 0;
   int64_t grammar_queue_requests = 0;  // waiting for their grammar to compile
+  bool paused = false;                 // PauseGeneration without ContinueGeneration since
   int64_t pool_size = 0;               // usable KV token slots
   int64_t pool_free = 0;
   int64_t pool_used = 0;
@@ -113,6 +124,8 @@ struct EngineSettings {
   bool enable_jump_forward = true;
   std::string speculative_algorithm;  // "" (off) or "NGRAM"
   int32_t speculative_num_draft_tokens = 0;
+  double waiting_timeout_s = 0;  // 0: none
+  double running_timeout_s = 0;  // 0: none
 };
 
 // A pinned prefix: `tokens` of it were cached (0 with the radix cache disabled).

@@ -53,6 +53,10 @@ StatusOr<PrefixPin> Engine::PinPrefix(std::vector<int32_t> input_ids) {
 
 void Engine::UnpinPrefix(uint64_t pin_id) { core_->UnpinPrefix(pin_id); }
 
+Status Engine::PauseGeneration(PauseMode mode) { return core_->PauseGeneration(mode); }
+
+Status Engine::ContinueGeneration() { return core_->ContinueGeneration(); }
+
 void Engine::Shutdown() { core_->Shutdown(); }
 
 const EngineConfig& Engine::config() const { return core_->config(); }

@@ -61,7 +61,8 @@ class Engine {
   // finish_reason abort. False if no live request has that rid.
   bool Abort(const std::string& rid);
 
-  // Drops the radix cache; only when no request is live (else Aborted, nothing changed).
+  // Drops the radix cache; only when no request is live, or while paused with none holding KV
+  // (after a retract-mode pause); else Aborted, nothing changed.
   Status FlushCache();
 
   EngineStats GetStats();
@@ -71,6 +72,13 @@ class Engine {
   // Aborted after Shutdown. FlushCache is refused while a pin is held. Unknown ids are ignored.
   StatusOr<PrefixPin> PinPrefix(std::vector<int32_t> input_ids);
   void UnpinPrefix(uint64_t pin_id);
+  // SGLang's pause_generation / continue_generation (api.h's PauseMode says what happens to
+  // the live requests). While paused no forward pass runs and no timeout fires; Submit still
+  // accepts requests, which queue. Pausing again applies the new mode; continuing when not
+  // paused does nothing. OK once the scheduler thread has applied it (an abort-mode pause has
+  // then ended every live stream); Aborted after Shutdown.
+  Status PauseGeneration(PauseMode mode);
+  Status ContinueGeneration();
 
   // Stops accepting requests, aborts the live ones (their streams end) and joins the
   // scheduler thread. Idempotent.

@@ -32,6 +32,11 @@ struct EngineConfig {
   // retracts more).
   double schedule_conservativeness = 1.0;
   uint64_t random_seed = 0;  // --random-seed (the random policy)
+  // --waiting-timeout / --running-timeout, seconds (0: none; negative: InvalidArgument at
+  // Create): a request still queued, never run, after this long finishes with an abort the
+  // server answers with 503; a request running (since its first admission) longer is aborted.
+  double waiting_timeout_s = 0;
+  double running_timeout_s = 0;
 
   // --- constrained decoding ---
   bool disable_jump_forward = false;  // --disable-jump-forward

@@ -218,6 +218,14 @@ StatusOr<PrefixPin> EngineCore::PinPrefix(std::vector<int32_t> input_ids) {
 
 void EngineCore::UnpinPrefix(uint64_t pin_id) { Post(UnpinCommand{.pin_id = pin_id}); }
 
+Status EngineCore::PauseGeneration(PauseMode mode) {
+  return Ask(PauseCommand{.mode = mode, .answer = {}}, Aborted("the engine is shutting down"));
+}
+
+Status EngineCore::ContinueGeneration() {
+  return Ask(ContinueCommand{}, Aborted("the engine is shutting down"));
+}
+
 void EngineCore::Loop() {
   for (;;) {
     std::deque<Command> commands;
@@ -299,6 +307,18 @@ void EngineCore::Apply(PinCommand& cmd) {
 }
 
 void EngineCore::Apply(UnpinCommand& cmd) { scheduler_->UnpinPrefix(cmd.pin_id); }
+
+void EngineCore::Apply(PauseCommand& cmd) {
+  // An abort-mode pause finishes every live request here, before the answer: when the caller
+  // hears back, each of their streams has its final chunk.
+  scheduler_->Pause(ToSchedulerPauseMode(cmd.mode));
+  cmd.answer.set_value(Status::Ok());
+}
+
+void EngineCore::Apply(ContinueCommand& cmd) {
+  scheduler_->Continue();
+  cmd.answer.set_value(Status::Ok());
+}
 
 void EngineCore::OnOutput(RequestOutput&& out) {
   auto it = routes_.find(out.id);

@@ -7,7 +7,8 @@
 // compilation runs on the grammar compiler pool while the request waits in the scheduler's
 // grammar queue), then posts a command to the scheduler thread's inbox; outputs come back
 // through the request's GenerateStream. Abort / FlushCache / GetStats / PinPrefix / UnpinPrefix
-// are commands too (the three with an answer wait for it: at most one scheduler step).
+// / PauseGeneration / ContinueGeneration are commands too (those with an answer wait for it:
+// at most one scheduler step).
 #pragma once
 
 #include <atomic>
@@ -54,6 +55,8 @@ class EngineCore {
   EngineStats GetStats();
   StatusOr<PrefixPin> PinPrefix(std::vector<int32_t> input_ids);
   void UnpinPrefix(uint64_t pin_id);
+  Status PauseGeneration(PauseMode mode);
+  Status ContinueGeneration();
   void Shutdown();
 
   const EngineConfig& config() const { return config_; }
@@ -89,8 +92,15 @@ class EngineCore {
   struct UnpinCommand {
     uint64_t pin_id = 0;
   };
+  struct PauseCommand {
+    PauseMode mode = PauseMode::kAbort;
+    std::promise<Status> answer;
+  };
+  struct ContinueCommand {
+    std::promise<Status> answer;
+  };
   using Command = std::variant<SubmitCommand, AbortCommand, FlushCommand, StatsCommand, PinCommand,
-                               UnpinCommand>;
+                               UnpinCommand, PauseCommand, ContinueCommand>;
 
   EngineCore(const EngineConfig& config, const SchedulerConfig& scheduler_config,
              std::unique_ptr<ModelRunner> runner, std::unique_ptr<ModelAssets> assets);
@@ -108,6 +118,8 @@ class EngineCore {
   void Apply(StatsCommand& command);
   void Apply(PinCommand& command);
   void Apply(UnpinCommand& command);
+  void Apply(PauseCommand& command);
+  void Apply(ContinueCommand& command);
   void OnOutput(RequestOutput&& output);
   void AbortAllLive(const std::string& message);
 

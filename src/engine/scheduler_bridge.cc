@@ -50,6 +50,16 @@ StatusOr<SchedulerConfig> ToSchedulerConfig(const EngineConfig& config, int64_t 
   c.random_seed = config.random_seed;
   c.enable_jump_forward = !config.disable_jump_forward;
   RADIXLM_RETURN_IF_ERROR(ApplySpeculativeFlags(config, &c));
+  if (!(config.waiting_timeout_s >= 0)) {
+    return InvalidArgument("--waiting-timeout must be at least 0 seconds, got " +
+                           std::to_string(config.waiting_timeout_s));
+  }
+  if (!(config.running_timeout_s >= 0)) {
+    return InvalidArgument("--running-timeout must be at least 0 seconds, got " +
+                           std::to_string(config.running_timeout_s));
+  }
+  c.waiting_timeout_s = config.waiting_timeout_s;
+  c.running_timeout_s = config.running_timeout_s;
   RADIXLM_RETURN_IF_ERROR(c.Validate());
   return c;
 }
@@ -68,7 +78,21 @@ EngineSettings ToEngineSettings(const SchedulerConfig& config) {
       .enable_jump_forward = config.enable_jump_forward,
       .speculative_algorithm = config.speculative_ngram ? "NGRAM" : "",
       .speculative_num_draft_tokens = config.speculative_ngram ? config.ngram.num_draft_tokens : 0,
+      .waiting_timeout_s = config.waiting_timeout_s,
+      .running_timeout_s = config.running_timeout_s,
   };
+}
+
+Scheduler::PauseMode ToSchedulerPauseMode(PauseMode mode) {
+  switch (mode) {
+    case PauseMode::kAbort:
+      return Scheduler::PauseMode::kAbort;
+    case PauseMode::kRetract:
+      return Scheduler::PauseMode::kRetract;
+    case PauseMode::kInPlace:
+      return Scheduler::PauseMode::kInPlace;
+  }
+  return Scheduler::PauseMode::kAbort;
 }
 
 SchedulerCounters ToSchedulerCounters(const SchedulerStats& s) {
@@ -77,6 +101,7 @@ SchedulerCounters ToSchedulerCounters(const SchedulerStats& s) {
       .prefilling_requests = s.prefilling_requests,
       .waiting_requests = s.waiting_requests,
       .grammar_queue_requests = s.grammar_queue_requests,
+      .paused = s.paused,
       .pool_size = s.pool_size,
       .pool_free = s.pool_free,
       .pool_used = s.pool_used,

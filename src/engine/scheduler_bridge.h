@@ -20,5 +20,6 @@ StatusOr<SchedulerConfig> ToSchedulerConfig(const EngineConfig& config, int64_t 
 
 EngineSettings ToEngineSettings(const SchedulerConfig& config);
 SchedulerCounters ToSchedulerCounters(const SchedulerStats& stats);
+Scheduler::PauseMode ToSchedulerPauseMode(PauseMode mode);
 
 }  // namespace radixlm

@@ -32,6 +32,7 @@ nlohmann::json FinishReason::ToJson() const {
       break;
     case Kind::kAbort:
       j["message"] = matched_text;
+      if (status_code != 0) j["status_code"] = status_code;
       break;
   }
   return j;

@@ -88,7 +88,8 @@ struct Request {
 
   // --- scheduling ---
   uint64_t arrival_seq = 0;
-  double arrival_time = 0;  // seconds, scheduler clock
+  double arrival_time = 0;          // seconds, scheduler clock
+  double first_admission_time = 0;  // seconds, scheduler clock; set with admitted_once
   int32_t skipped_passes = 0;
   int64_t match_len = -1;           // cached MatchPrefix length; -1: never matched
   uint64_t match_version = 0;       // tree version when match_len was computed

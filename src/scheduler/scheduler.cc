@@ -231,6 +231,8 @@ void Scheduler::EmitOutput(Request* req) {
 
 Status Scheduler::Step() {
   PollGrammarQueue();
+  if (paused_) return Status::Ok();
+  AbortTimedOut();
   if (!HasRunnableWork()) return Status::Ok();
   if (running_.empty() && chunked_ == nullptr) new_token_ratio_ = config_.init_new_token_ratio;
   decodes_.clear();
@@ -275,7 +277,10 @@ Status Scheduler::Step() {
 }
 
 Status Scheduler::FlushCache() {
-  if (!requests_.empty()) {
+  // Waiting requests hold no KV, rows or locks, so a paused scheduler with nothing running may
+  // drop the tree under them (SGLang allows it after a retract-mode pause).
+  const bool only_waiting = running_.empty() && chunked_ == nullptr;
+  if (!requests_.empty() && !(paused_ && only_waiting)) {
     return Aborted("Cache not flushed: " + std::to_string(requests_.size()) +
                    " requests are waiting or running.");
   }
@@ -295,6 +300,7 @@ SchedulerStats Scheduler::GetStats() const {
   s.prefilling_requests = chunked_ != nullptr ? 1 : 0;
   s.waiting_requests = static_cast<int64_t>(waiting_.size());
   s.grammar_queue_requests = static_cast<int64_t>(grammar_queue_.size());
+  s.paused = paused_;
   s.pool_size = pool_.size();
   s.pool_free = pool_.available();
   s.pool_used = pool_.size() - pool_.available();

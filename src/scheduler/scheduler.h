@@ -49,6 +49,7 @@ struct SchedulerStats {
   int64_t prefilling_requests = 0;  // mid chunked prefill
   int64_t waiting_requests = 0;
   int64_t grammar_queue_requests = 0;  // waiting for their grammar to compile
+  bool paused = false;                 // Pause without Continue since
   int64_t pool_size = 0;               // usable KV token slots
   int64_t pool_free = 0;
   int64_t pool_used = 0;
@@ -85,6 +86,13 @@ using OutputSink = std::function<void(RequestOutput&&)>;
 
 class Scheduler {
  public:
+  // How Pause treats the requests in flight (SGLang's PauseGenerationReqInput.mode).
+  enum class PauseMode {
+    kAbort,    // every live request finishes with an abort
+    kRetract,  // requests holding KV go back to waiting (KV to the tree); re-prefilled later
+    kInPlace,  // requests stay where they are, KV kept; nothing runs until Continue
+  };
+
   // runner must outlive the scheduler; codec may be null (no text, no stop strings).
   // InvalidArgument for a bad config or a runner whose KV storage is smaller than the pool.
   static StatusOr<std::unique_ptr<Scheduler>> Create(const SchedulerConfig& config,
@@ -110,11 +118,21 @@ class Scheduler {
   // the requests of that batch (their KV freed) and is returned; the scheduler goes on.
   Status Step();
 
+  // Pausing (scheduler_pause.cc, SGLang's pause_generation / continue_generation). While
+  // paused, Step runs no forward pass and checks no timeout; AddRequest still queues, and a
+  // compiled grammar still moves its request to waiting. Pause while paused applies the new
+  // mode to what is live (an in-place pause can be turned into an abort). Continue resumes;
+  // an in-place-paused request then goes on exactly where it stopped.
+  void Pause(PauseMode mode);
+  void Continue();
+  bool paused() const { return paused_; }
+
   // Any live request, including those whose grammar is still compiling (Step polls them).
   bool HasWork() const { return HasRunnableWork() || !grammar_queue_.empty(); }
-  // Requests Step can make progress on now, without waiting for a grammar compilation.
+  // Requests Step can make progress on now, without waiting for a grammar compilation (none
+  // while paused).
   bool HasRunnableWork() const {
-    return !waiting_.empty() || !running_.empty() || chunked_ != nullptr;
+    return !paused_ && (!waiting_.empty() || !running_.empty() || chunked_ != nullptr);
   }
   // Requests in the grammar queue (their grammar compiling), and whether one of them is ready
   // to leave it (a compilation finished). A driver with only pending grammars should wait for
@@ -123,7 +141,9 @@ class Scheduler {
   bool HasReadyGrammar() const;
 
   // Drops every cached prefix and resets the pool. Only when no request is live (as SGLang's
-  // flush_cache); otherwise Aborted with the reason, nothing changed.
+  // flush_cache), or while paused with no request holding KV (after a retract pause: the
+  // waiting requests recompute their prefixes after Continue); otherwise Aborted with the
+  // reason, nothing changed.
   Status FlushCache();
 
   // Pins (the frontend's fork, scheduler_pins.cc): keeps the longest cached prefix of `ids`
@@ -172,6 +192,11 @@ class Scheduler {
   void EvictTokens(int64_t tokens);
   // Allocates slots for tokens [kv_len, kv_len + n) of req and writes them to its row.
   bool AllocateExtend(Request* req, int64_t n);
+
+  // --- timeouts (scheduler_pause.cc) ---
+  // Finishes the waiting and running requests past config_.waiting_timeout_s /
+  // running_timeout_s (no-op when both are 0). Once per Step.
+  void AbortTimedOut();
 
   // --- admission (scheduler_admission.cc) ---
   void SchedulePrefills();
@@ -260,6 +285,7 @@ class Scheduler {
   std::vector<Request*> running_;        // decoding
   Request* chunked_ = nullptr;           // the one request mid chunked prefill, if any
   uint64_t next_arrival_ = 0;
+  bool paused_ = false;
   std::mt19937_64 rng_;
   double new_token_ratio_;
 

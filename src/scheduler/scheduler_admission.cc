@@ -210,6 +210,7 @@ void Scheduler::SchedulePrefills() {
     }
     if (!req->admitted_once) {
       req->admitted_once = true;
+      req->first_admission_time = clock_();
       req->cached_tokens = std::min(prefix, req->prompt_len);
     }
     stats_.cache_hit_tokens += prefix;

@@ -61,6 +61,8 @@ Status SchedulerConfig::Validate() const {
   if (retract_decode_steps < 1) {
     return bad("retract_decode_steps", "at least 1", retract_decode_steps);
   }
+  if (!(waiting_timeout_s >= 0)) return bad("waiting_timeout_s", "at least 0", waiting_timeout_s);
+  if (!(running_timeout_s >= 0)) return bad("running_timeout_s", "at least 0", running_timeout_s);
   if (lpm_rematch_max_requests < 1) {
     return bad("lpm_rematch_max_requests", "at least 1", lpm_rematch_max_requests);
   }

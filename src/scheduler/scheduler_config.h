@@ -83,6 +83,13 @@ struct SchedulerConfig {
   // Most drafted tokens (roots excluded) one forward carries over all requests: past the
   // weight-bound regime of small batches, every drafted token costs real compute.
   int32_t speculative_max_draft_tokens_per_batch = 32;
+  // --- timeouts (SGLang's SGLANG_REQ_WAITING_TIMEOUT / SGLANG_REQ_RUNNING_TIMEOUT) ---
+  // Seconds on the scheduler's clock; 0: none (negative or NaN: InvalidArgument). Checked once per
+  // Step (scheduler_timeouts.cc) and not while generation is paused. waiting: since AddRequest, for
+  // a request never admitted (it finishes with an abort carrying status 503). running: since its
+  // first admission, for a request holding KV (prefilling or decoding).
+  double waiting_timeout_s = 0;
+  double running_timeout_s = 0;
 
   // InvalidArgument naming the field when a value is out of range.
   Status Validate() const;

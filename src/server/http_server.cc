@@ -8,6 +8,7 @@
 #include "server/native_api.h"
 #include "server/openai_api.h"
 #include "server/ops_api.h"
+#include "server/pause_api.h"
 #include "server/server_log.h"
 #include "server/tokenize_api.h"
 
@@ -49,6 +50,7 @@ HttpServer::HttpServer(const ServerConfig& config, Engine* engine)
   context_.live = &live_requests_;
   AddNativeGenerateRoutes(context_, &router_);
   AddOpsRoutes(context_, &router_);
+  AddPauseRoutes(context_, &router_);
   AddOpenAiRoutes(context_, &router_);
   AddTokenizeRoutes(context_, &router_);
   env_.router = &router_;

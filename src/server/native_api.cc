@@ -47,6 +47,12 @@ class NativeFormatter : public GenerationFormatter {
     json list = json::array();
     for (size_t p = 0; p < results.size(); ++p) {
       for (const GenerateResult& result : results[p]) {
+        // An abort the engine gave an HTTP status (a waiting timeout: 503) is answered with it,
+        // as SGLang does; other aborts are a 200 with finish_reason abort.
+        const std::optional<FinishReason>& finish = result.finish_reason;
+        if (finish.has_value() && finish->is_abort() && finish->status_code != 0) {
+          return ErrorResponse(ApiError{finish->status_code, finish->matched_text, ""});
+        }
         json item = ResultToJson(result, return_logprob_[p], codec_);
         item["meta_info"]["e2e_latency"] = elapsed_s;
         list.push_back(std::move(item));

@@ -139,6 +139,7 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"spec_draft_tokens", s.spec_drafted_tokens},
       {"spec_accepted_tokens", s.spec_accepted_tokens},
       {"avg_spec_accept_length", s.spec_accept_length()},
+      {"paused", s.paused},
   };
   json info = {
       {"version", "0.1.0"},
@@ -157,6 +158,8 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"speculative_algorithm",
        sc.speculative_algorithm.empty() ? json(nullptr) : json(sc.speculative_algorithm)},
       {"speculative_num_draft_tokens", sc.speculative_num_draft_tokens},
+      {"waiting_timeout", sc.waiting_timeout_s},
+      {"running_timeout", sc.running_timeout_s},
       {"constrained_json_whitespace_pattern", ec.constrained_json_whitespace_pattern
                                                   ? json(*ec.constrained_json_whitespace_pattern)
                                                   : json(nullptr)},

@@ -73,7 +73,7 @@ void TokenPieces::Build(const ResolvedVocab& vocab) {
 std::string_view Tokenizer::DecodePiece(int32_t id, bool first, bool skip_special) const {
   const uint32_t a = Attributes(id);
   if (id < 0 || id >= vocab_size()) return {};
-  if (skip_special && (a & (attr::kControl | attr::kUnknown))) return {};
+  if (skip_special && (a & attr::kSkippedWhenSkippingSpecial)) return {};
   std::string_view piece = pieces_.Get(id);
   if (first && vocab_.add_space_prefix && !piece.empty() && piece.front() == ' ') {
     piece.remove_prefix(1);

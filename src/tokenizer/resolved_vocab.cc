@@ -255,6 +255,20 @@ void ApplyNameQuirks(const Vocab& v, ResolvedVocab* r) {
 
 }  // namespace
 
+bool LooksLikeSpecialMarker(std::string_view text) {
+  if (text.size() < 3 || text.front() != '<' || text.back() != '>') return false;
+  if (text.find_first_of(" \t\n\r") != std::string_view::npos) return false;
+  const std::string_view inside = text.substr(1, text.size() - 2);
+  auto enclosed_by = [&](std::string_view bar) {
+    return inside.size() > 2 * bar.size() && inside.starts_with(bar) && inside.ends_with(bar);
+  };
+  if (enclosed_by("|") || enclosed_by("\xEF\xBD\x9C")) return true;  // U+FF5C
+  for (std::string_view prefix : {"start_of_", "end_of_", "unused"}) {
+    if (inside.size() > prefix.size() && inside.starts_with(prefix)) return true;
+  }
+  return false;
+}
+
 StatusOr<ResolvedVocab> ResolveVocab(Vocab v) {
   ResolvedVocab r;
   RADIXLM_RETURN_IF_ERROR(CheckModelType(v.model, &r.kind));
@@ -282,6 +296,11 @@ StatusOr<ResolvedVocab> ResolveVocab(Vocab v) {
   RADIXLM_RETURN_IF_ERROR(ApplyIdsAndFlags(v, &r));
   DetectControlTokens(&r);
   CollectEndOfGeneration(&r);
+  for (size_t id = 0; id < n; ++id) {
+    if ((r.attrs[id] & attr::kUserDefined) && LooksLikeSpecialMarker(r.tokens[id])) {
+      r.attrs[id] |= attr::kSpecialMarker;
+    }
+  }
 
   // llama.cpp's special-token cache order: ids ascending, then std::sort by text length
   // (descending). Same input, same comparator, same std::sort: same order for equal lengths.

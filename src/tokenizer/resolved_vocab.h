@@ -5,11 +5,14 @@
 // Mirrors llama_vocab::impl::load: defaults by model type ("llama" = SPM, "gpt2" = BPE) and
 // pre-tokenizer, metadata overrides, control-looking tokens (<|eot_id|>, <end_of_turn>, FIM
 // tokens, ...) promoted to control, "unused" control tokens marked unused, and the Phi-3 /
-// Jina / ModernBERT strip attributes keyed on the model name.
+// Jina / ModernBERT strip attributes keyed on the model name. radixlm adds one bit llama.cpp
+// does not have: kSpecialMarker on user-defined tokens shaped like special markers (see
+// LooksLikeSpecialMarker and src/tokenizer/README.md), which skip_special_tokens omits.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tokenizer/pretokenizer.h"
@@ -29,7 +32,19 @@ inline constexpr uint32_t kUserDefined = 1u << 4;
 inline constexpr uint32_t kByte = 1u << 5;
 inline constexpr uint32_t kLstrip = 1u << 7;
 inline constexpr uint32_t kRstrip = 1u << 8;
+// radixlm's: a user-defined token that is a special marker (<start_of_image>, <|...|>), which
+// the model's Hugging Face tokenizer registers as special; no output text when skipping
+// special tokens.
+inline constexpr uint32_t kSpecialMarker = 1u << 9;
+// What skip_special_tokens omits from decoded text.
+inline constexpr uint32_t kSkippedWhenSkippingSpecial = kControl | kUnknown | kSpecialMarker;
 }  // namespace attr
+
+// A user-defined token's text is a special marker when it is `<...>` without white space and
+// the inside is `|...|` (`<|image|>`), `｜...｜` (DeepSeek's full-width bars), or starts with
+// "start_of_", "end_of_" or "unused" (Gemma's `<start_of_image>`, `<end_of_image>`,
+// `<unused12>`). Tags such as `<table>` or `<think>` are text, as their tokenizers say.
+bool LooksLikeSpecialMarker(std::string_view text);
 
 enum class ModelKind { kSpm, kBpe };
 

@@ -15,8 +15,9 @@
 //
 // Decode: concatenates token pieces (U+2581 -> space, <0xXX> -> the byte, GPT-2 unicode ->
 // bytes); with add_space_prefix the first token's leading space is dropped, as llama.cpp
-// does. skip_special omits control and unknown tokens. The output is raw bytes and may be
-// invalid UTF-8 when the ids split a character; StreamingDetokenizer handles streams.
+// does. skip_special omits control and unknown tokens and user-defined special markers. The output
+// is raw bytes and may be invalid UTF-8 when the ids split a character; StreamingDetokenizer
+// handles streams.
 //
 // Immutable after creation: every method is const and safe to call from many threads.
 #pragma once
@@ -91,8 +92,9 @@ class Tokenizer {
   bool IsControl(int32_t id) const { return Attributes(id) & attr::kControl; }
   bool IsUserDefined(int32_t id) const { return Attributes(id) & attr::kUserDefined; }
   bool IsByte(int32_t id) const { return Attributes(id) & attr::kByte; }
-  // Control or unknown: what skip_special omits from Decode.
-  bool IsSpecial(int32_t id) const { return Attributes(id) & (attr::kControl | attr::kUnknown); }
+  // Control, unknown, or a user-defined special marker (<start_of_image>): what skip_special
+  // omits from Decode (see README.md).
+  bool IsSpecial(int32_t id) const { return Attributes(id) & attr::kSkippedWhenSkippingSpecial; }
   // Ends generation: EOS, EOT (<end_of_turn>, <|eot_id|>, <|im_end|>, ...), EOM, FIM pad/sep.
   bool IsEog(int32_t id) const;
   const std::vector<int32_t>& eog_ids() const { return vocab_.eog_ids; }

@@ -138,6 +138,45 @@ TEST(SpecialTokensTest, ControlOnlyWithParseSpecialUserDefinedAlways) {
   EXPECT_EQ(t->Decode(Ids{ctl, ud}, /*skip_special=*/true), "<ud>");
 }
 
+TEST(SpecialTokensTest, UserDefinedSpecialMarkersAreSkippedOtherUserTokensAreText) {
+  Vocab v = SpmVocab({{"<start_of_image>", 0, TokenType::kUserDefined},
+                      {"<|vision_pad|>", 0, TokenType::kUserDefined},
+                      {"<table>", 0, TokenType::kUserDefined},
+                      {"<think>", 0, TokenType::kUserDefined},
+                      {"x", -1}});
+  v.add_space_prefix = false;
+  auto t = Make(std::move(v));
+  const Ids ids = {Id(*t, "<start_of_image>"), Id(*t, "x"), Id(*t, "<|vision_pad|>"),
+                   Id(*t, "<table>"), Id(*t, "<think>")};
+  EXPECT_EQ(t->Decode(ids), "<start_of_image>x<|vision_pad|><table><think>");
+  EXPECT_EQ(t->Decode(ids, /*skip_special=*/true), "x<table><think>");
+  StreamingDetokenizer stream(*t, /*skip_special=*/true);
+  std::string joined;
+  for (int32_t id : ids) joined += stream.Feed(id);
+  EXPECT_EQ(joined + stream.Flush(), "x<table><think>");
+  EXPECT_TRUE(t->IsSpecial(Id(*t, "<start_of_image>")));
+  EXPECT_FALSE(t->IsSpecial(Id(*t, "<table>")));
+  // Encoding is unchanged: user-defined tokens are always matched in raw text.
+  EXPECT_EQ(t->Encode("<start_of_image>x", false, false), (Ids{ids[0], ids[1]}));
+}
+
+TEST(SpecialTokensTest, SpecialMarkerShapes) {
+  for (const char* yes : {"<start_of_image>", "<end_of_audio>", "<unused12>", "<|im_sep|>",
+                          "<\xEF\xBD\x9C"
+                          "end"
+                          "\xE2\x96\x81"
+                          "of"
+                          "\xE2\x96\x81"
+                          "sentence"
+                          "\xEF\xBD\x9C>"}) {
+    EXPECT_TRUE(LooksLikeSpecialMarker(yes)) << yes;
+  }
+  for (const char* no : {"<table>", "</td>", "<think>", "<tool_call>", "<start_of_ image>", "<||>",
+                         "<start_of_>", "start_of_image", "<|x", "\n\n", "[multimodal]"}) {
+    EXPECT_FALSE(LooksLikeSpecialMarker(no)) << no;
+  }
+}
+
 TEST(SpecialTokensTest, LongerTokensTakePriorityOverEarlierOnes) {
   // As llama.cpp: longest special token first over the whole text, not leftmost-longest.
   Vocab v = SpmVocab(
