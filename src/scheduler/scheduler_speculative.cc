@@ -19,9 +19,11 @@
 // kv_len + d holds the slot of the kept node at depth d (page size 1, checked at startup), and
 // the other draft slots go back to the pool. The radix tree only ever sees kept tokens.
 //
-// Adaptivity: a request's next draft has at most 2 * (kept + 1) nodes (between 2 and
-// --speculative-num-draft-tokens), so a request whose drafts keep failing probes with one
-// drafted token per round; and one forward carries at most
+// Adaptivity (so that speculation costs little where text does not repeat): a request's next
+// draft has at most 2 * (kept + 1) nodes (between 2 and --speculative-num-draft-tokens); after
+// a draft that kept nothing the request skips drafting for 1, 2, 4, ... up to 16 rounds
+// (reset by a draft that keeps a token), so on text that never repeats it drafts one token
+// about every 17th round; and one forward carries at most
 // speculative_max_draft_tokens_per_batch drafted tokens over all requests.
 #include <algorithm>
 #include <array>
@@ -30,6 +32,11 @@
 #include "util/check.h"
 
 namespace radixlm {
+namespace {
+
+constexpr int32_t kMaxBackoffRounds = 16;
+
+}  // namespace
 
 bool Scheduler::MaySpeculate(const Request& req) const {
   return ngram_ != nullptr && req.state == RequestState::kDecoding && !req.matcher.has_value() &&
@@ -49,6 +56,10 @@ void Scheduler::PrepareDrafts() {
     if (!MaySpeculate(*req)) continue;
     ++req->spec_verify_ct;
     ++stats_.spec_verify_steps;
+    if (req->spec_skip_rounds > 0) {  // backing off after drafts that kept nothing
+      --req->spec_skip_rounds;
+      continue;
+    }
     if (req->draft_budget == 0) req->draft_budget = config_.ngram.num_draft_tokens;
     const int64_t max_nodes =
         std::min({static_cast<int64_t>(req->draft_budget), req->remaining_new_tokens(), budget + 1,
@@ -114,6 +125,12 @@ void Scheduler::VerifyDraft(Request* req, size_t seq) {
   req->drafted_tokens += n - 1;
   req->accepted_tokens += accepted;
   req->draft_budget = std::clamp(2 * (accepted + 1), 2, config_.ngram.num_draft_tokens);
+  if (accepted == 0) {
+    req->spec_backoff = std::min(kMaxBackoffRounds, std::max(1, 2 * req->spec_backoff));
+    req->spec_skip_rounds = req->spec_backoff;
+  } else {
+    req->spec_backoff = 0;
+  }
   req->draft.Reset(req->token_ids.back());
 }
 

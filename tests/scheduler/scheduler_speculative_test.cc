@@ -137,6 +137,19 @@ TEST(SchedulerSpeculativeTest, ConcurrentRequestsUnderRetractionStayExact) {
   EXPECT_GT(spec.scheduler().GetStats().retractions, 0);
 }
 
+TEST(SchedulerSpeculativeTest, DraftsThatKeepNothingBackOff) {
+  // Fresh prompts whose answers never repeat: drafts (from chance n-gram matches) keep
+  // nothing, so requests stop drafting for longer and longer and few tokens are drafted.
+  PromptGen gen(11);
+  SchedulerHarness spec(Options(true));
+  for (uint64_t id = 1; id <= 8; ++id) spec.Add(SchedulerHarness::Greedy(id, gen.Tokens(40), 120));
+  spec.RunUntilIdle();
+  const SchedulerStats stats = spec.scheduler().GetStats();
+  EXPECT_GT(stats.spec_verify_steps, 800);
+  EXPECT_GT(stats.spec_drafted_tokens, 0);
+  EXPECT_LT(stats.spec_drafted_tokens * 4, stats.spec_verify_steps);
+}
+
 TEST(SchedulerSpeculativeTest, RefusesPagedPools) {
   SchedulerConfig c = SmallConfig();
   c.speculative_ngram = true;
