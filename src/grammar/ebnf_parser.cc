@@ -255,7 +255,11 @@ class Parser {
     const char c = text_[pos_];
     if (c == '(') {
       ++pos_;
+      if (++depth_ > kMaxEbnfNesting) {
+        Fail("groups nested deeper than " + std::to_string(kMaxEbnfNesting));
+      }
       std::vector<Sequence> alts = ParseAlternatives(/*nested=*/true);
+      --depth_;
       SkipSpace();
       if (!Peek(')')) Fail("missing ')'");
       ++pos_;
@@ -306,6 +310,7 @@ class Parser {
 
   std::string_view text_;
   size_t pos_ = 0;
+  int32_t depth_ = 0;  // groups open at pos_
   Cfg cfg_;
   std::map<std::string, int32_t> names_;
   std::map<int32_t, bool> defined_;
