@@ -18,6 +18,10 @@
 //
 // An empty schema {} (or an object / array without properties / items) allows any JSON value,
 // nested up to JsonSchemaOptions::max_any_depth levels (a regex cannot count brackets).
+//
+// A schema document nested deeper than kMaxSchemaDepth (arrays and objects), or with schemas
+// inside schemas deeper than that (through properties, items, anyOf, $ref chains, ...), is
+// InvalidArgument: the conversion recurses once per level.
 #pragma once
 
 #include <optional>
@@ -27,6 +31,8 @@
 #include "util/status.h"
 
 namespace radixlm::grammar {
+
+inline constexpr int kMaxSchemaDepth = 64;
 
 struct JsonSchemaOptions {
   // Regex for the whitespace allowed between JSON tokens (around ',' and ':' and inside
