@@ -27,6 +27,10 @@ namespace jp = json_patterns;
 struct SchemaError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// The regex outgrew kMaxSchemaRegexBytes (ResourceExhausted, not a schema mistake).
+struct RegexTooLarge : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 const std::set<std::string>& SupportedKeywords() {
   static const std::set<std::string> kKeywords = {
@@ -96,6 +100,13 @@ class Converter {
     ++visit_depth_;
     std::string regex = VisitSchema(schema);
     --visit_depth_;
+    // Checked per schema, and summed over all of them: a level whose parts are each under the
+    // cap (a thousand properties with one large $ref) must not build a huge string either.
+    regex_bytes_ += regex.size();
+    if (regex.size() > kMaxSchemaRegexBytes || regex_bytes_ > 16 * kMaxSchemaRegexBytes) {
+      throw RegexTooLarge("the regex exceeds " + std::to_string(kMaxSchemaRegexBytes) +
+                          " bytes (nested arrays or repeated $refs multiply it)");
+    }
     return regex;
   }
 
@@ -429,7 +440,8 @@ class Converter {
   const std::string key_sep_;   // between a key and its value
   const int any_depth_;
   std::vector<std::string> ref_stack_;
-  int visit_depth_ = 0;  // Visit calls in progress
+  int visit_depth_ = 0;     // Visit calls in progress
+  size_t regex_bytes_ = 0;  // sum of the sizes of the regexes Visit returned
 };
 
 }  // namespace
@@ -446,6 +458,8 @@ StatusOr<std::string> JsonSchemaToRegex(std::string_view schema_json,
     return Converter(root, options).Visit(root);
   } catch (const SchemaError& e) {
     return InvalidArgument(std::string("JSON schema: ") + e.what());
+  } catch (const RegexTooLarge& e) {
+    return ResourceExhausted(std::string("JSON schema: ") + e.what());
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(std::string("JSON schema: malformed value: ") + e.what());
   }

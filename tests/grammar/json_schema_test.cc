@@ -281,6 +281,28 @@ TEST(JsonSchemaTest, DeepNestingIsAnErrorNotAStackOverflow) {
       << regex.status().message();
 }
 
+// Found by fuzz/json_schema_fuzzer.cc: each array level repeats its item's regex twice, so 63
+// nested arrays asked for a 2^63-byte regex (out of memory). The regex size is capped.
+TEST(JsonSchemaTest, ExponentialRegexIsResourceExhausted) {
+  std::string arrays = R"({"type": "integer"})";
+  for (int i = 0; i < 63; ++i) arrays = R"({"type": "array", "items": )" + arrays + "}";
+  // Two $refs per level to the level below: 2^25 copies of the innermost schema.
+  std::string refs = R"({"$defs": {"d0": {"type": "boolean"}, )";
+  for (int i = 1; i <= 25; ++i) {
+    const std::string below = R"({"$ref": "#/$defs/d)" + std::to_string(i - 1) + "\"}";
+    refs += "\"d" + std::to_string(i) + R"(": {"type": "array", "prefixItems": [)" + below + ", " +
+            below + "]}" + (i < 25 ? ", " : "");
+  }
+  refs += R"(}, "$ref": "#/$defs/d25"})";
+  for (const std::string& schema : {arrays, refs}) {
+    auto regex = JsonSchemaToRegex(schema);
+    ASSERT_FALSE(regex.ok());
+    EXPECT_EQ(regex.status().code(), StatusCode::kResourceExhausted);
+    EXPECT_NE(regex.status().message().find("the regex exceeds 1048576 bytes"), std::string::npos)
+        << regex.status().message();
+  }
+}
+
 TEST(JsonSchemaTest, NestingUpToTheCapCompiles) {
   // kMaxSchemaDepth / 2 object levels: each level is a schema object and its "properties".
   std::string schema = R"({"type": "integer"})";
