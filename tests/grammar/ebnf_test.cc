@@ -159,6 +159,27 @@ TEST(EbnfTest, DeepNestingIsAnErrorNotAStackOverflow) {
   EXPECT_TRUE(FullMatch(*ok, "b"));
 }
 
+// Found by fuzz/ebnf_fuzzer.cc: {m,n} copies its body, so nested bounded repetitions multiply
+// (10^9 symbols here, out of memory). The copies are capped.
+TEST(EbnfTest, NestedRepetitionBlowupIsAnError) {
+  for (const char* grammar : {R"(root ::= (("ab"{1000}){1000}){1000})",
+                              R"(root ::= ((("ab"{500,1000}){1000,}){1000})+)"}) {
+    auto compiled =
+        CompiledGrammar::Compile(GrammarKind::kEbnf, grammar, testing::SyntheticVocab());
+    ASSERT_FALSE(compiled.ok()) << grammar;
+    EXPECT_EQ(compiled.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(compiled.status().message().find("expand the grammar beyond 1048576 symbols"),
+              std::string::npos)
+        << compiled.status().message();
+  }
+  // Large but reasonable repetitions still compile.
+  auto ok = MustCompile(GrammarKind::kEbnf, R"(root ::= ("ab"{1000}){100})");
+  ASSERT_NE(ok, nullptr);
+  std::string text;
+  for (int i = 0; i < 100000; ++i) text += "ab";
+  EXPECT_TRUE(FullMatch(*ok, text));
+}
+
 TEST(EbnfTest, LongRepetitionStaysLinear) {
   // Left-recursive lowering of `*`: each byte adds a bounded number of Earley items.
   auto grammar = MustCompile(GrammarKind::kEbnf, R"(root ::= "\"" [a-z ]* "\"")");
