@@ -56,10 +56,11 @@ for target in "${targets[@]}"; do
   mkdir -p "$corpus" "$artifacts"
   cp -r "fuzz/corpus/$target/." "$corpus/"
   log="$work/$target.log"
+  # One in-process fuzzer (no -jobs: libFuzzer would fork and write fuzz-<n>.log in the cwd).
   echo "== $target (${seconds}s, $(find "$corpus" -type f | wc -l) seeds) =="
   set +e
   "$dir/fuzz/$target" "$corpus" -max_total_time="$seconds" -max_len="$(max_len "$target")" \
-    -timeout=10 -rss_limit_mb=2048 -jobs=1 -workers=1 -print_final_stats=1 \
+    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$artifacts/" >"$log" 2>&1
   rc=$?
   set -e
