@@ -13,3 +13,16 @@ if(RADIXLM_SANITIZE)
   add_compile_options(-Wno-maybe-uninitialized)
   add_link_options(-fsanitize=address,undefined)
 endif()
+if(RADIXLM_FUZZ)
+  # libFuzzer needs clang. Every library gets the coverage instrumentation and the sanitizers;
+  # only the fuzz targets (fuzz/CMakeLists.txt) link libFuzzer's main with -fsanitize=fuzzer.
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "RADIXLM_FUZZ needs clang (e.g. -DCMAKE_CXX_COMPILER=clang++-14)")
+  endif()
+  if(RADIXLM_SANITIZE)
+    message(FATAL_ERROR "RADIXLM_FUZZ already builds with ASan and UBSan: drop RADIXLM_SANITIZE")
+  endif()
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+                      -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()

@@ -6,7 +6,10 @@
 #   3. An ASan+UBSan build, with the debug-only RADIXLM_DCHECKs on, and the unit tests under it
 #      (tests labelled `realmodel` are skipped there: they are slow under the sanitizers and
 #      exercise the same code).
-# RADIXLM_SKIP_SANITIZE=1 skips step 3 (for quick local runs; CI always runs it).
+#   4. Fuzzing (scripts/fuzz.sh): every libFuzzer target in fuzz/, built with clang++-14 and
+#      ASan+UBSan, run for a bounded time on its seed corpus (about 7 minutes in all).
+# RADIXLM_SKIP_SANITIZE=1 skips step 3 and RADIXLM_SKIP_FUZZ=1 step 4 (for quick local runs; CI
+# always runs both).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 jobs="$(nproc)"
@@ -35,4 +38,9 @@ if [ "${RADIXLM_SKIP_SANITIZE:-0}" != "1" ]; then
   env -u RADIXLM_DEFAULT_MODEL ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
     UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir "$san_dir" --output-on-failure -j "$jobs" -LE realmodel
+fi
+
+if [ "${RADIXLM_SKIP_FUZZ:-0}" != "1" ]; then
+  echo "== fuzzing (libFuzzer, ASan + UBSan) =="
+  bash scripts/fuzz.sh
 fi

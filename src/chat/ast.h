@@ -56,7 +56,35 @@ struct Expr {
   std::vector<ExprPtr> operands;
   std::vector<ExprPtr> args;  // call / filter / test positional arguments
   std::vector<std::pair<std::string, ExprPtr>> kwargs;
+
+  Expr() = default;
+  Expr(const Expr&) = delete;
+  Expr& operator=(const Expr&) = delete;
+  // Iterative: a chain like a + b + ... of 10^5 terms is a tree that deep, and destroying it one
+  // recursive call per level would overflow the stack.
+  ~Expr();
 };
+
+inline Expr::~Expr() {
+  std::vector<ExprPtr> pending;
+  auto take_children = [&pending](Expr& expr) {
+    for (ExprPtr& child : expr.operands) {
+      if (child) pending.push_back(std::move(child));
+    }
+    for (ExprPtr& child : expr.args) {
+      if (child) pending.push_back(std::move(child));
+    }
+    for (auto& [name, child] : expr.kwargs) {
+      if (child) pending.push_back(std::move(child));
+    }
+  };
+  take_children(*this);
+  while (!pending.empty()) {
+    ExprPtr expr = std::move(pending.back());
+    pending.pop_back();
+    take_children(*expr);
+  }  // each node is destroyed with no children left
+}
 
 enum class StmtKind {
   kText,      // text

@@ -57,8 +57,33 @@ std::vector<size_t> SliceIndices(int64_t n, const Value& start_v, const Value& s
 
 }  // namespace
 
+namespace {
+
+// Counts one level of expression evaluation in `*depth` while it lives.
+class EvalDepth {
+ public:
+  EvalDepth(int* depth, const Expr& at) : depth_(depth) {
+    if (*depth_ >= Renderer::kMaxEvalDepth) {
+      throw TemplateError(
+          ErrorKind::kLimit,
+          "expression nested deeper than " + std::to_string(Renderer::kMaxEvalDepth) + " levels",
+          at.line, at.column);
+    }
+    ++*depth_;
+  }
+  ~EvalDepth() { --*depth_; }
+  EvalDepth(const EvalDepth&) = delete;
+  EvalDepth& operator=(const EvalDepth&) = delete;
+
+ private:
+  int* depth_;
+};
+
+}  // namespace
+
 Value Renderer::Eval(const Expr& expr, Frame& frame) {
   Step();
+  EvalDepth depth(&eval_depth_, expr);
   try {
     return EvalNode(expr, frame);
   } catch (TemplateError& e) {
@@ -162,6 +187,7 @@ Value Renderer::EvalNode(const Expr& expr, Frame& frame) {
 }
 
 Value Renderer::EvalFilter(const Expr& expr, Frame& frame, const Value* block_input) {
+  EvalDepth depth(&eval_depth_, expr);
   Value input;
   const Expr* inner = expr.operands[0].get();
   if (inner != nullptr && inner->kind == ExprKind::kFilter && block_input != nullptr) {

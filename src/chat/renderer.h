@@ -33,6 +33,10 @@ class Frame {
 
 class Renderer {
  public:
+  // Expressions nested deeper than this (a + b + ... with thousands of terms, long filter
+  // chains) are a kLimit error: evaluation recurses once per level.
+  static constexpr int kMaxEvalDepth = 1000;
+
   Renderer(const TemplateAst& ast, const RenderLimits& limits) : ast_(ast), limits_(limits) {}
   ~Renderer();
 
@@ -82,6 +86,7 @@ class Renderer {
   uint64_t steps_ = 0;
   size_t output_bytes_ = 0;
   int call_depth_ = 0;
+  int eval_depth_ = 0;  // Eval / EvalFilter calls in progress
   std::vector<std::shared_ptr<NamespaceData>> namespaces_;
 };
 

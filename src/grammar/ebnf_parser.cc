@@ -166,6 +166,14 @@ class Parser {
     } else {
       return;
     }
+    // {m,n} copies the body m + (n - m) times, so nested bounded repetitions multiply:
+    // "((x{1000}){1000}){1000}" would be 10^9 symbols. Count what the copies add.
+    const int64_t copies = max < 0 ? min + 1 : max;
+    copied_symbols_ += static_cast<int64_t>(item->size()) * copies;
+    if (copied_symbols_ > kMaxEbnfCopiedSymbols) {
+      Fail("repetitions expand the grammar beyond " + std::to_string(kMaxEbnfCopiedSymbols) +
+           " symbols");
+    }
     Sequence body = std::move(*item);
     item->clear();
     for (int64_t i = 0; i < min; ++i) item->insert(item->end(), body.begin(), body.end());
@@ -255,7 +263,11 @@ class Parser {
     const char c = text_[pos_];
     if (c == '(') {
       ++pos_;
+      if (++depth_ > kMaxEbnfNesting) {
+        Fail("groups nested deeper than " + std::to_string(kMaxEbnfNesting));
+      }
       std::vector<Sequence> alts = ParseAlternatives(/*nested=*/true);
+      --depth_;
       SkipSpace();
       if (!Peek(')')) Fail("missing ')'");
       ++pos_;
@@ -306,6 +318,8 @@ class Parser {
 
   std::string_view text_;
   size_t pos_ = 0;
+  int32_t depth_ = 0;           // groups open at pos_
+  int64_t copied_symbols_ = 0;  // symbols the {m,n} expansions have copied so far
   Cfg cfg_;
   std::map<std::string, int32_t> names_;
   std::map<int32_t, bool> defined_;

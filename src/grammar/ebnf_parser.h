@@ -15,12 +15,20 @@
 // recognizer handles in constant work per byte, unlike right recursion.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "grammar/cfg.h"
 #include "util/status.h"
 
 namespace radixlm::grammar {
+
+// Groups "( ... )" nested deeper than this are InvalidArgument: the parser recurses once per
+// level, so an unbounded depth would overflow the stack.
+inline constexpr int32_t kMaxEbnfNesting = 256;
+// Repetitions are lowered by copying their body ({m,n}: n copies), so nested ones multiply;
+// a grammar whose copies add up to more symbols than this is InvalidArgument.
+inline constexpr int64_t kMaxEbnfCopiedSymbols = 1 << 20;
 
 StatusOr<Cfg> ParseEbnf(std::string_view text);
 

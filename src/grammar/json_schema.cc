@@ -5,6 +5,8 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "grammar/json_patterns.h"
@@ -25,6 +27,10 @@ namespace jp = json_patterns;
 struct SchemaError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// The regex outgrew kMaxSchemaRegexBytes (ResourceExhausted, not a schema mistake).
+struct RegexTooLarge : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 const std::set<std::string>& SupportedKeywords() {
   static const std::set<std::string> kKeywords = {
@@ -36,6 +42,20 @@ const std::set<std::string>& SupportedKeywords() {
       "title", "description", "default", "examples", "$schema", "$id", "$comment", "deprecated",
       "readOnly", "writeOnly"};
   return kKeywords;
+}
+
+// True when `value` nests arrays / objects more than `limit` deep. Iterative: the point is to
+// reject documents whose depth would overflow the stack of a recursive walk.
+bool NestsDeeperThan(const Json& value, int limit) {
+  std::vector<std::pair<const Json*, int>> stack = {{&value, 0}};
+  while (!stack.empty()) {
+    const auto [node, depth] = stack.back();
+    stack.pop_back();
+    if (!node->is_structured()) continue;
+    if (depth + 1 > limit) return true;
+    for (const Json& child : *node) stack.push_back({&child, depth + 1});
+  }
+  return false;
 }
 
 std::string Group(const std::string& regex) { return "(?:" + regex + ")"; }
@@ -72,6 +92,26 @@ class Converter {
         any_depth_(options.max_any_depth) {}
 
   std::string Visit(const Json& schema) {
+    // Bounds the recursion where the document's own depth does not: $ref chains.
+    if (visit_depth_ >= kMaxSchemaDepth) {
+      throw SchemaError("schemas nested deeper than " + std::to_string(kMaxSchemaDepth) +
+                        " levels (through properties, items, anyOf, $ref, ...)");
+    }
+    ++visit_depth_;
+    std::string regex = VisitSchema(schema);
+    --visit_depth_;
+    // Checked per schema, and summed over all of them: a level whose parts are each under the
+    // cap (a thousand properties with one large $ref) must not build a huge string either.
+    regex_bytes_ += regex.size();
+    if (regex.size() > kMaxSchemaRegexBytes || regex_bytes_ > 16 * kMaxSchemaRegexBytes) {
+      throw RegexTooLarge("the regex exceeds " + std::to_string(kMaxSchemaRegexBytes) +
+                          " bytes (nested arrays or repeated $refs multiply it)");
+    }
+    return regex;
+  }
+
+ private:
+  std::string VisitSchema(const Json& schema) {
     if (schema.is_boolean()) {
       if (schema.get<bool>()) return Any(any_depth_);
       throw SchemaError("the schema 'false' matches nothing");
@@ -126,7 +166,6 @@ class Converter {
     return Any(any_depth_);
   }
 
- private:
   const Json& Resolve(const std::string& ref) {
     for (const char* prefix : {"#/$defs/", "#/definitions/"}) {
       const std::string p(prefix);
@@ -388,9 +427,8 @@ class Converter {
                                       jp::kBoolean, jp::kNull};
     if (depth > 0) {
       const std::string inner = Any(depth - 1);
-      parts.push_back("\\[" + ws_ +
-                      Group(Group(inner) + Group(item_sep_ + Group(inner)) + "*") + "?" +
-                      ws_ + "\\]");
+      parts.push_back("\\[" + ws_ + Group(Group(inner) + Group(item_sep_ + Group(inner)) + "*") +
+                      "?" + ws_ + "\\]");
       parts.push_back(GenericObject(inner));
     }
     return Alternation(parts);
@@ -402,6 +440,8 @@ class Converter {
   const std::string key_sep_;   // between a key and its value
   const int any_depth_;
   std::vector<std::string> ref_stack_;
+  int visit_depth_ = 0;     // Visit calls in progress
+  size_t regex_bytes_ = 0;  // sum of the sizes of the regexes Visit returned
 };
 
 }  // namespace
@@ -410,10 +450,16 @@ StatusOr<std::string> JsonSchemaToRegex(std::string_view schema_json,
                                         const JsonSchemaOptions& options) {
   Json root = Json::parse(schema_json, nullptr, /*allow_exceptions=*/false);
   if (root.is_discarded()) return InvalidArgument("JSON schema: not valid JSON");
+  if (NestsDeeperThan(root, kMaxSchemaDepth)) {
+    return InvalidArgument("JSON schema: the document nests deeper than " +
+                           std::to_string(kMaxSchemaDepth) + " levels");
+  }
   try {
     return Converter(root, options).Visit(root);
   } catch (const SchemaError& e) {
     return InvalidArgument(std::string("JSON schema: ") + e.what());
+  } catch (const RegexTooLarge& e) {
+    return ResourceExhausted(std::string("JSON schema: ") + e.what());
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(std::string("JSON schema: malformed value: ") + e.what());
   }

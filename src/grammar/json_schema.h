@@ -18,8 +18,16 @@
 //
 // An empty schema {} (or an object / array without properties / items) allows any JSON value,
 // nested up to JsonSchemaOptions::max_any_depth levels (a regex cannot count brackets).
+//
+// A schema document nested deeper than kMaxSchemaDepth (arrays and objects), or with schemas
+// inside schemas deeper than that (through properties, items, anyOf, $ref chains, ...), is
+// InvalidArgument: the conversion recurses once per level. A regex longer than
+// kMaxSchemaRegexBytes is ResourceExhausted: nesting can double it per level (an array repeats
+// its item's regex; two $refs to one definition copy it twice), and the NFA would be over its
+// cap long before that size anyway.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +35,9 @@
 #include "util/status.h"
 
 namespace radixlm::grammar {
+
+inline constexpr int kMaxSchemaDepth = 64;
+inline constexpr size_t kMaxSchemaRegexBytes = 1u << 20;
 
 struct JsonSchemaOptions {
   // Regex for the whitespace allowed between JSON tokens (around ',' and ':' and inside

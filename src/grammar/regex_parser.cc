@@ -111,31 +111,41 @@ class Parser {
     return true;
   }
 
+  // Parses one quantifier (* + ? {m} {m,} {m,n}) at pos_; false (pos_ unchanged) if none.
+  bool ParseQuantifier(int32_t* min, int32_t* max) {
+    if (AtEnd()) return false;
+    const char c = text_[pos_];
+    if (c == '*') {
+      *min = 0, *max = RegexNode::kUnbounded, ++pos_;
+    } else if (c == '+') {
+      *min = 1, *max = RegexNode::kUnbounded, ++pos_;
+    } else if (c == '?') {
+      *min = 0, *max = 1, ++pos_;
+    } else if (c != '{' || !ParseBraces(min, max)) {
+      return false;
+    }
+    return true;
+  }
+
   RegexNode ParseRepeat() {
     RegexNode atom = ParseAtom();
-    while (!AtEnd()) {
-      int32_t min, max;
-      const char c = text_[pos_];
-      if (c == '*') {
-        min = 0, max = RegexNode::kUnbounded, ++pos_;
-      } else if (c == '+') {
-        min = 1, max = RegexNode::kUnbounded, ++pos_;
-      } else if (c == '?') {
-        min = 0, max = 1, ++pos_;
-      } else if (c == '{' && ParseBraces(&min, &max)) {
-      } else {
-        break;
-      }
-      if (Peek('?')) ++pos_;  // lazy: same language
-      if (Peek('+')) Fail("possessive quantifiers are not supported");
-      RegexNode rep;
-      rep.kind = RegexNode::Kind::kRepeat;
-      rep.min = min;
-      rep.max = max;
-      rep.children.push_back(std::move(atom));
-      atom = std::move(rep);
+    int32_t min, max;
+    if (!ParseQuantifier(&min, &max)) return atom;
+    if (Peek('?')) ++pos_;  // lazy: same language
+    if (Peek('+')) Fail("possessive quantifiers are not supported");
+    // A quantifier on a quantifier ("a**", "a{2}{3}") is Python's "multiple repeat" error; it
+    // also keeps the tree no deeper than the groups (see kMaxRegexNesting).
+    const size_t second = pos_;
+    if (int32_t unused_min, unused_max; ParseQuantifier(&unused_min, &unused_max)) {
+      pos_ = second;
+      Fail("multiple repeat");
     }
-    return atom;
+    RegexNode rep;
+    rep.kind = RegexNode::Kind::kRepeat;
+    rep.min = min;
+    rep.max = max;
+    rep.children.push_back(std::move(atom));
+    return rep;
   }
 
   RegexNode ParseAtom() {
@@ -150,7 +160,11 @@ class Parser {
             Fail("unsupported group syntax '(?' (lookaround, named groups and flags)");
           }
         }
+        if (++depth_ > kMaxRegexNesting) {
+          Fail("groups nested deeper than " + std::to_string(kMaxRegexNesting));
+        }
         RegexNode inner = ParseAlternation();
+        --depth_;
         if (!Peek(')')) Fail("missing ')'");
         ++pos_;
         return inner;
@@ -290,6 +304,7 @@ class Parser {
 
   std::string_view text_;
   size_t pos_ = 0;
+  int32_t depth_ = 0;  // groups open at pos_
 };
 
 }  // namespace

@@ -22,6 +22,15 @@ constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 // Bytes a pipelined client may send while a generation runs before we stop reading them.
 constexpr size_t kMaxBufferedInput = 1u << 20;
 
+bool IsDisconnect(beast::error_code ec) {
+  return ec == net::error::eof || ec == net::error::connection_reset ||
+         ec == net::error::broken_pipe || ec == net::error::operation_aborted ||
+         ec == beast::error::timeout || ec == net::error::not_connected ||
+         ec == http::error::end_of_stream;
+}
+
+}  // namespace
+
 HttpRequest ToHttpRequest(const http::request<http::string_body>& req) {
   HttpRequest out;
   out.method = std::string(req.method_string());
@@ -36,15 +45,6 @@ HttpRequest ToHttpRequest(const http::request<http::string_body>& req) {
   out.content_type = std::string(req[http::field::content_type]);
   return out;
 }
-
-bool IsDisconnect(beast::error_code ec) {
-  return ec == net::error::eof || ec == net::error::connection_reset ||
-         ec == net::error::broken_pipe || ec == net::error::operation_aborted ||
-         ec == beast::error::timeout || ec == net::error::not_connected ||
-         ec == http::error::end_of_stream;
-}
-
-}  // namespace
 
 HttpSession::HttpSession(net::ip::tcp::socket socket, const SessionEnv& env)
     : stream_(std::move(socket)), env_(env) {

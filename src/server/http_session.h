@@ -29,6 +29,11 @@ namespace radixlm::server {
 class GenerationCall;
 class ServerMetrics;
 
+// The server's HttpRequest for a request Beast has parsed: the target split at '?' (one
+// trailing '/' of the path dropped), the body, and the Authorization and Content-Type headers.
+HttpRequest ToHttpRequest(
+    const boost::beast::http::request<boost::beast::http::string_body>& request);
+
 // What sessions share (owned by HttpServer, outlives every session).
 struct SessionEnv {
   const Router* router = nullptr;

@@ -1,5 +1,8 @@
 #include "tokenizer/vocab.h"
 
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string_view>
 
 #include "gguf/gguf_file.h"
@@ -84,11 +87,22 @@ StatusOr<Vocab> LoadVocab(const gguf::GgufFile& file) {
 
   std::vector<double> numbers;
   RADIXLM_RETURN_IF_ERROR(ReadNumbers(file, "tokenizer.ggml.scores", n, true, &numbers));
+  // Converting a finite double beyond float's range (an f64 array) is undefined behaviour.
+  for (double d : numbers) {
+    if (std::isfinite(d) && std::fabs(d) > std::numeric_limits<float>::max()) {
+      return WrongArray("tokenizer.ggml.scores", "a score is outside the float range");
+    }
+  }
   v.scores.assign(numbers.begin(), numbers.end());
   numbers.clear();
   RADIXLM_RETURN_IF_ERROR(ReadNumbers(file, "tokenizer.ggml.token_type", n, false, &numbers));
   v.token_types.reserve(numbers.size());
-  for (double d : numbers) v.token_types.push_back(static_cast<int32_t>(d));
+  for (double d : numbers) {
+    if (d < std::numeric_limits<int32_t>::min() || d > std::numeric_limits<int32_t>::max()) {
+      return WrongArray("tokenizer.ggml.token_type", "a token type is outside the int32 range");
+    }
+    v.token_types.push_back(static_cast<int32_t>(d));
+  }
   RADIXLM_RETURN_IF_ERROR(ReadStrings(file, "tokenizer.ggml.merges", &v.merges));
 
   struct IdKey {

@@ -132,6 +132,38 @@ TEST(LimitTest, HugeValuesAndDeepNesting) {
   EXPECT_EQ(RenderStatus("{{ x }}", {{"x", deep}}).code(), StatusCode::kResourceExhausted);
 }
 
+// Found by fuzz/chat_template_fuzzer.cc: "{{ 1 + 1 + ... }}" with 10^5 terms (likewise x.a.a...,
+// x|f|f..., x and x and ...) parses to a tree 10^5 deep, which overflowed the stack when it
+// was evaluated, and when it was destroyed even if never evaluated.
+TEST(LimitTest, LongOperatorChainsNeitherOverflowNorFailToParse) {
+  const int n = 100000;
+  std::string plus = "{{ 1", attrs = "{{ x", filters = "{{ 'a'", ands = "{{ x";
+  for (int i = 0; i < n; ++i) {
+    plus += " + 1";
+    attrs += ".a";
+    filters += "|upper";
+    ands += " and x";
+  }
+  for (std::string* source : {&plus, &attrs, &filters, &ands}) {
+    *source += " }}";
+    const Status status = RenderStatus(*source);
+    EXPECT_EQ(status.code(), StatusCode::kResourceExhausted) << status.ToString();
+    EXPECT_TRUE(Contains(status.message(), "expression nested deeper than 1000 levels"))
+        << status.message();
+  }
+  // Parsed but never evaluated: only the tree's destructor runs.
+  EXPECT_EQ(Render("{% if false %}" + plus + "{% endif %}"), "");
+  // {% filter %} chains recurse without Eval.
+  std::string block_filters = "{% filter trim";
+  for (int i = 0; i < n; ++i) block_filters += "|trim";
+  EXPECT_EQ(RenderStatus(block_filters + " %}x{% endfilter %}").code(),
+            StatusCode::kResourceExhausted);
+  // Long but reasonable chains still render.
+  std::string sum = "{{ 0";
+  for (int i = 0; i < 500; ++i) sum += " + 1";
+  EXPECT_EQ(Render(sum + " }}"), "500");
+}
+
 TEST(LimitTest, SelfReferencingNamespaceNeitherLeaksNorCrashes) {
   EXPECT_EQ(Render("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns.me.me is defined }}"),
             "True");

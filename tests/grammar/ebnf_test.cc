@@ -2,6 +2,7 @@
 // and parse errors.
 #include <gtest/gtest.h>
 
+#include "grammar/ebnf_parser.h"
 #include "test_util.h"
 
 namespace radixlm::grammar {
@@ -138,6 +139,45 @@ TEST(EbnfTest, ErrorsNameTheProblem) {
     EXPECT_NE(compiled.status().message().find(c.message_part), std::string::npos)
         << c.grammar << ": " << compiled.status().message();
   }
+}
+
+// Found by fuzz/ebnf_fuzzer.cc: 100000 nested groups overflowed the stack in the recursive
+// parser. Nesting is capped at kMaxEbnfNesting.
+TEST(EbnfTest, DeepNestingIsAnErrorNotAStackOverflow) {
+  const int n = 100000;
+  const std::string grammar = "root ::= " + std::string(n, '(') + "\"a\"" + std::string(n, ')');
+  auto compiled = CompiledGrammar::Compile(GrammarKind::kEbnf, grammar, testing::SyntheticVocab());
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_EQ(compiled.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(compiled.status().message().find("groups nested deeper than 256"), std::string::npos)
+      << compiled.status().message();
+
+  const std::string at_cap = "root ::= " + std::string(kMaxEbnfNesting, '(') + "\"a\" | \"b\"" +
+                             std::string(kMaxEbnfNesting, ')');
+  auto ok = MustCompile(GrammarKind::kEbnf, at_cap);
+  ASSERT_NE(ok, nullptr);
+  EXPECT_TRUE(FullMatch(*ok, "b"));
+}
+
+// Found by fuzz/ebnf_fuzzer.cc: {m,n} copies its body, so nested bounded repetitions multiply
+// (10^9 symbols here, out of memory). The copies are capped.
+TEST(EbnfTest, NestedRepetitionBlowupIsAnError) {
+  for (const char* grammar : {R"(root ::= (("ab"{1000}){1000}){1000})",
+                              R"(root ::= ((("ab"{500,1000}){1000,}){1000})+)"}) {
+    auto compiled =
+        CompiledGrammar::Compile(GrammarKind::kEbnf, grammar, testing::SyntheticVocab());
+    ASSERT_FALSE(compiled.ok()) << grammar;
+    EXPECT_EQ(compiled.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(compiled.status().message().find("expand the grammar beyond 1048576 symbols"),
+              std::string::npos)
+        << compiled.status().message();
+  }
+  // Large but reasonable repetitions still compile.
+  auto ok = MustCompile(GrammarKind::kEbnf, R"(root ::= ("ab"{1000}){100})");
+  ASSERT_NE(ok, nullptr);
+  std::string text;
+  for (int i = 0; i < 100000; ++i) text += "ab";
+  EXPECT_TRUE(FullMatch(*ok, text));
 }
 
 TEST(EbnfTest, LongRepetitionStaysLinear) {

@@ -250,6 +250,72 @@ TEST(JsonSchemaTest, UnsupportedOrBrokenSchemasAreInvalidArgument) {
 namespace radixlm::grammar {
 namespace {
 
+// Found by fuzz/json_schema_fuzzer.cc: {"items": {"items": ...}} 100000 deep overflowed the stack
+// in the recursive conversion. Document depth and schema nesting ($ref chains included) are
+// capped at kMaxSchemaDepth.
+TEST(JsonSchemaTest, DeepNestingIsAnErrorNotAStackOverflow) {
+  const int n = 100000;
+  std::string deep;
+  for (int i = 0; i < n; ++i) deep += R"({"items": )";
+  deep += "{}" + std::string(n, '}');
+  auto regex = JsonSchemaToRegex(deep);
+  ASSERT_FALSE(regex.ok());
+  EXPECT_EQ(regex.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(regex.status().message().find("nests deeper than 64"), std::string::npos)
+      << regex.status().message();
+
+  // A deep const value is the document's depth too (serializing it recurses).
+  const std::string deep_const = R"({"const": )" + std::string(n, '[') + std::string(n, ']') + "}";
+  EXPECT_FALSE(JsonSchemaToRegex(deep_const).ok());
+
+  // A chain of $refs nests schemas without nesting the document.
+  std::string chain = R"({"$defs": {)";
+  for (int i = 0; i < 1000; ++i) {
+    chain +=
+        "\"d" + std::to_string(i) + R"(": {"$ref": "#/$defs/d)" + std::to_string(i + 1) + "\"}, ";
+  }
+  chain += R"("d1000": {"type": "integer"}}, "$ref": "#/$defs/d0"})";
+  regex = JsonSchemaToRegex(chain);
+  ASSERT_FALSE(regex.ok());
+  EXPECT_NE(regex.status().message().find("schemas nested deeper than 64"), std::string::npos)
+      << regex.status().message();
+}
+
+// Found by fuzz/json_schema_fuzzer.cc: each array level repeats its item's regex twice, so 63
+// nested arrays asked for a 2^63-byte regex (out of memory). The regex size is capped.
+TEST(JsonSchemaTest, ExponentialRegexIsResourceExhausted) {
+  std::string arrays = R"({"type": "integer"})";
+  for (int i = 0; i < 63; ++i) arrays = R"({"type": "array", "items": )" + arrays + "}";
+  // Two $refs per level to the level below: 2^25 copies of the innermost schema.
+  std::string refs = R"({"$defs": {"d0": {"type": "boolean"}, )";
+  for (int i = 1; i <= 25; ++i) {
+    const std::string below = R"({"$ref": "#/$defs/d)" + std::to_string(i - 1) + "\"}";
+    refs += "\"d" + std::to_string(i) + R"(": {"type": "array", "prefixItems": [)" + below + ", " +
+            below + "]}" + (i < 25 ? ", " : "");
+  }
+  refs += R"(}, "$ref": "#/$defs/d25"})";
+  for (const std::string& schema : {arrays, refs}) {
+    auto regex = JsonSchemaToRegex(schema);
+    ASSERT_FALSE(regex.ok());
+    EXPECT_EQ(regex.status().code(), StatusCode::kResourceExhausted);
+    EXPECT_NE(regex.status().message().find("the regex exceeds 1048576 bytes"), std::string::npos)
+        << regex.status().message();
+  }
+}
+
+TEST(JsonSchemaTest, NestingUpToTheCapCompiles) {
+  // kMaxSchemaDepth / 2 object levels: each level is a schema object and its "properties".
+  std::string schema = R"({"type": "integer"})";
+  for (int i = 0; i < kMaxSchemaDepth / 2 - 1; ++i) {
+    schema = R"({"type": "object", "properties": {"a": )" + schema + R"(}, "required": ["a"]})";
+  }
+  auto compiled = MustCompile(GrammarKind::kJsonSchema, schema);
+  ASSERT_NE(compiled, nullptr);
+  std::string doc = "1";
+  for (int i = 0; i < kMaxSchemaDepth / 2 - 1; ++i) doc = R"({"a": )" + doc + "}";
+  EXPECT_TRUE(FullMatch(*compiled, doc));
+}
+
 TEST(JsonSchemaTest, DfaCapIsReportedAsResourceExhausted) {
   CompileOptions options;
   options.max_dfa_states = 50;

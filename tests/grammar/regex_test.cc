@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "grammar/compiled_grammar.h"
+#include "grammar/regex_parser.h"
+#include "grammar/stop_regex.h"
 #include "test_util.h"
 
 namespace radixlm::grammar {
@@ -135,6 +137,10 @@ const ErrorCase kRegexErrors[] = {
     {"[^\\x00-\\U0010FFFF]", StatusCode::kInvalidArgument, "matches no string"},
     // The n-th-from-last-symbol language needs 2^n DFA states: the cap must stop it.
     {"(a|b)*a(a|b){20}", StatusCode::kResourceExhausted, "DFA exceeds"},
+    // A quantifier on a quantifier is Python's "multiple repeat" (a lazy '?' is not one).
+    {"a**", StatusCode::kInvalidArgument, "multiple repeat at offset 2"},
+    {"a{2}{3}", StatusCode::kInvalidArgument, "multiple repeat at offset 4"},
+    {"a*??", StatusCode::kInvalidArgument, "multiple repeat"},
 };
 
 TEST(RegexTest, ErrorsAreClear) {
@@ -146,6 +152,36 @@ TEST(RegexTest, ErrorsAreClear) {
         << c.pattern << ": " << compiled.status().ToString();
     EXPECT_NE(compiled.status().message().find(c.message_part), std::string::npos)
         << c.pattern << ": " << compiled.status().message();
+  }
+}
+
+// Found by fuzz/regex_fuzzer.cc: 100000 nested groups overflowed the stack in the recursive
+// parser (and would have in NFA construction and the tree's destructor). Nesting is capped.
+TEST(RegexTest, DeepNestingIsAnErrorNotAStackOverflow) {
+  const int n = 100000;
+  const std::string deep = std::string(n, '(') + "a" + std::string(n, ')');
+  for (const std::string& pattern : {deep, "x" + deep + "|y"}) {
+    auto compiled =
+        CompiledGrammar::Compile(GrammarKind::kRegex, pattern, testing::SyntheticVocab());
+    ASSERT_FALSE(compiled.ok());
+    EXPECT_EQ(compiled.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(compiled.status().message().find("groups nested deeper than 256"), std::string::npos)
+        << compiled.status().message();
+    EXPECT_FALSE(CompileStopRegex(pattern).ok());
+  }
+  // At the cap it still compiles.
+  const std::string at_cap =
+      std::string(kMaxRegexNesting, '(') + "a" + std::string(kMaxRegexNesting, ')') + "b*";
+  auto compiled = MustCompile(GrammarKind::kRegex, at_cap);
+  ASSERT_NE(compiled, nullptr);
+  EXPECT_TRUE(FullMatch(*compiled, "abb"));
+}
+
+TEST(RegexTest, LazyQuantifiersAreStillOneRepeat) {
+  for (const char* pattern : {"a*?b", "a+?b", "a??b", "a{1,3}?b"}) {
+    auto compiled = MustCompile(GrammarKind::kRegex, pattern);
+    ASSERT_NE(compiled, nullptr) << pattern;
+    EXPECT_TRUE(FullMatch(*compiled, "ab")) << pattern;
   }
 }
 

@@ -2,11 +2,15 @@
 // special-token splitting, BOS/EOS, decoding, end-of-generation tokens and load errors.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
+#include "gguf/gguf_file.h"
+#include "gguf/gguf_writer.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode.h"
+#include "tokenizer/vocab.h"
 
 namespace radixlm::tokenizer {
 namespace {
@@ -324,6 +328,47 @@ TEST(LoadErrorsTest, BadVocabularies) {
   Vocab empty;
   empty.model = "llama";
   EXPECT_FALSE(Tokenizer::FromVocab(std::move(empty)).ok());
+}
+
+// Found by fuzz/gguf_fuzzer.cc: a u32 token type of 4294901761 (the BPE seed GGUF with one
+// value changed) was converted to int32_t, and an f64 score beyond float's range to float,
+// both undefined behaviour. Both are now load errors naming the key.
+TEST(LoadErrorsTest, OutOfRangeNumbersInGguf) {
+  auto load = [](gguf::Value scores, gguf::Value token_types) {
+    gguf::GgufWriter writer;
+    writer.AddMetadata("tokenizer.ggml.model", gguf::Value::Str("llama"));
+    writer.AddMetadata("tokenizer.ggml.tokens", gguf::Value::StrArr({"<unk>", "a"}));
+    writer.AddMetadata("tokenizer.ggml.scores", std::move(scores));
+    writer.AddMetadata("tokenizer.ggml.token_type", std::move(token_types));
+    const std::vector<uint8_t> bytes = writer.Serialize();
+    auto file = gguf::GgufFile::FromBuffer(bytes.data(), bytes.size());
+    EXPECT_TRUE(file.ok()) << file.status().ToString();
+    return LoadVocab(**file).status();
+  };
+  const gguf::Value good_scores = gguf::Value::F32Arr({0.0f, -1.0f});
+  const gguf::Value good_types = gguf::Value::I32Arr({2, 1});
+  EXPECT_TRUE(load(good_scores, good_types).ok());
+
+  Status status =
+      load(good_scores, gguf::Value::Arr(gguf::ValueType::kUint32,
+                                         {gguf::Value::U32(2), gguf::Value::U32(4294901761u)}));
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("'tokenizer.ggml.token_type': a token type is outside the int32"),
+            std::string::npos)
+      << status.ToString();
+
+  status = load(
+      gguf::Value::Arr(gguf::ValueType::kFloat64, {gguf::Value::F64(0.0), gguf::Value::F64(1e300)}),
+      good_types);
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("'tokenizer.ggml.scores': a score is outside the float range"),
+            std::string::npos)
+      << status.ToString();
+  // Infinite scores are representable as float and stay accepted.
+  EXPECT_TRUE(load(gguf::Value::Arr(gguf::ValueType::kFloat64,
+                                    {gguf::Value::F64(-INFINITY), gguf::Value::F64(0.0)}),
+                   good_types)
+                  .ok());
 }
 
 }  // namespace

@@ -1,17 +1,29 @@
 #include "kernels/cpu/isa.h"
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#endif
+#if defined(__x86_64__)
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
 
 namespace radixlm::kernels::cpu {
 
+#if defined(__x86_64__) || defined(__i386__)
+namespace {
+// CPUID leaf 1, ECX bit 29; clang 14's __builtin_cpu_supports does not know "f16c".
+bool CpuHasF16c() {
+  unsigned eax, ebx, ecx, edx;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+}
+}  // namespace
+#endif
+
 bool CpuHasAvx2() {
 #if defined(__x86_64__) || defined(__i386__)
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                          __builtin_cpu_supports("f16c");
+  static const bool has =
+      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && CpuHasF16c();
   return has;
 #else
   return false;
