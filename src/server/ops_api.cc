@@ -211,6 +211,13 @@ void AddOpsRoutes(const ServerContext& context, Router* router) {
   };
   router->Add("POST", "/flush_cache", flush);
   router->Add("GET", "/flush_cache", flush);
+  // SGLang's streaming sessions are not built: say so instead of "no route".
+  for (const char* path : {"/open_session", "/close_session"}) {
+    router->Add("POST", path, [](const HttpRequest&) {
+      return HandlerResult::Error(ApiError{
+          501, "sessions (/open_session, /close_session) are not supported by radixlm", ""});
+    });
+  }
   router->Add("POST", "/abort_request",
               [ctx](const HttpRequest& request) { return AbortRequest(ctx, request); });
   router->Add(
