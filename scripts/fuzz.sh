@@ -44,7 +44,7 @@ max_len() {
   esac
 }
 
-work="$(mktemp -d -t radixlm-fuzz.XXXXXX)"
+work="$(mktemp -d)"  # its path is printed when inputs are kept
 keep=0
 trap '[ "$keep" = 1 ] || rm -rf "$work"' EXIT
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1}"

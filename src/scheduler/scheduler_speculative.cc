@@ -113,11 +113,12 @@ void Scheduler::VerifyDraft(Request* req, size_t seq) {
     ++accepted;
   }
   // The other nodes' slots: not in the row's first kv_len positions, nor in the tree.
-  std::vector<int32_t> rejected;
+  std::array<int32_t, spec::DraftTree::kMaxNodes> rejected;
+  size_t n_rejected = 0;
   for (int32_t i = 1; i < n; ++i) {
-    if (((kept >> i) & 1) == 0) rejected.push_back(node_slot[i]);
+    if (((kept >> i) & 1) == 0) rejected[n_rejected++] = node_slot[i];
   }
-  if (!rejected.empty()) pool_.Free(rejected);
+  if (n_rejected > 0) pool_.Free(std::span<const int32_t>(rejected.data(), n_rejected));
   stats_.spec_drafted_tokens += n - 1;
   stats_.spec_accepted_tokens += accepted;
   stats_.decode_tokens += accepted;

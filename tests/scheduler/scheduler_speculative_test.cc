@@ -81,31 +81,41 @@ void ExpectSameOutputs(std::map<uint64_t, Collected>& a, std::map<uint64_t, Coll
   }
 }
 
+// The workload run without and then with speculation (same pool); expects equal outputs.
+struct SpeculativeRun {
+  std::map<uint64_t, Collected> outputs;  // with speculation
+  SchedulerStats stats, plain_stats;      // with / without
+};
+
+SpeculativeRun RunWithAndWithout(const std::vector<RequestInput>& reqs, bool waves,
+                                 int64_t pool_tokens = 4096) {
+  SchedulerHarness plain(Options(false, pool_tokens)), spec(Options(true, pool_tokens));
+  auto want = RunWorkload(plain, reqs, waves);
+  SpeculativeRun run{RunWorkload(spec, reqs, waves), spec.scheduler().GetStats(),
+                     plain.scheduler().GetStats()};
+  ExpectSameOutputs(run.outputs, want);
+  return run;
+}
+
 TEST(SchedulerSpeculativeTest, GreedyOutputsEqualPlainDecodingInFewerForwards) {
   const auto reqs = Workload(false);
-  SchedulerHarness plain(Options(false)), spec(Options(true));
-  auto want = RunWorkload(plain, reqs, true);
-  auto got = RunWorkload(spec, reqs, true);
-  ExpectSameOutputs(got, want);
+  SpeculativeRun run = RunWithAndWithout(reqs, true);
+  auto& got = run.outputs;
+  SchedulerHarness probe(Options(false));
   for (const auto& r : reqs) {
-    EXPECT_EQ(got[r.id].ids, plain.runner().ReferenceGreedy(r.input_ids, *r.params.max_new_tokens))
+    EXPECT_EQ(got[r.id].ids, probe.runner().ReferenceGreedy(r.input_ids, *r.params.max_new_tokens))
         << "request " << r.id;
   }
-  const SchedulerStats stats = spec.scheduler().GetStats();
+  const SchedulerStats& stats = run.stats;
   EXPECT_GT(stats.spec_accepted_tokens, 100);
   EXPECT_GT(stats.spec_drafted_tokens, stats.spec_accepted_tokens);
   // A repeated prompt's answer comes in far fewer forward passes than tokens.
   EXPECT_LT(got[2].forward_passes * 2, static_cast<int64_t>(got[2].ids.size()));
-  EXPECT_EQ(plain.scheduler().GetStats().spec_drafted_tokens, 0);
+  EXPECT_EQ(run.plain_stats.spec_drafted_tokens, 0);
 }
 
 TEST(SchedulerSpeculativeTest, SeededSamplingPenaltiesAndLogprobsAreUnchanged) {
-  const auto reqs = Workload(true);
-  SchedulerHarness plain(Options(false)), spec(Options(true));
-  auto want = RunWorkload(plain, reqs, true);
-  auto got = RunWorkload(spec, reqs, true);
-  ExpectSameOutputs(got, want);
-  EXPECT_GT(spec.scheduler().GetStats().spec_accepted_tokens, 20);
+  EXPECT_GT(RunWithAndWithout(Workload(true), true).stats.spec_accepted_tokens, 20);
 }
 
 TEST(SchedulerSpeculativeTest, StopTokensInsideAnAcceptedDraftEndTheOutputThere) {
@@ -119,22 +129,14 @@ TEST(SchedulerSpeculativeTest, StopTokensInsideAnAcceptedDraftEndTheOutputThere)
     in.params.stop_token_ids = {answer[30]};  // reached inside the second run's drafts
     reqs.push_back(in);
   }
-  SchedulerHarness plain(Options(false)), spec(Options(true));
   // Without the stop the second run would accept long drafts past answer[30].
-  auto want = RunWorkload(plain, reqs, true);
-  auto got = RunWorkload(spec, reqs, true);
-  ExpectSameOutputs(got, want);
-  EXPECT_LE(got[2].ids.size(), 31u);
+  SpeculativeRun run = RunWithAndWithout(reqs, true);
+  EXPECT_LE(run.outputs[2].ids.size(), 31u);
 }
 
 TEST(SchedulerSpeculativeTest, ConcurrentRequestsUnderRetractionStayExact) {
   // A pool too small for everyone: requests are retracted and resumed while drafting.
-  const auto reqs = Workload(false);
-  SchedulerHarness plain(Options(false, 320)), spec(Options(true, 320));
-  auto want = RunWorkload(plain, reqs, false);
-  auto got = RunWorkload(spec, reqs, false);
-  ExpectSameOutputs(got, want);
-  EXPECT_GT(spec.scheduler().GetStats().retractions, 0);
+  EXPECT_GT(RunWithAndWithout(Workload(false), false, 320).stats.retractions, 0);
 }
 
 TEST(SchedulerSpeculativeTest, DraftsThatKeepNothingBackOff) {
