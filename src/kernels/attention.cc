@@ -148,23 +148,12 @@ inline void ConvertRow(KvDtype dtype, const uint16_t* src, float* dst, int n) {
   }
 }
 
-// The key range [lo, hi) query qi may see: causal and window rule; a tree query (attention.h)
-// ranges over the whole draft, whose keys KeyMasked then filters.
+// The key range [lo, hi) query qi may see: causal and window rule.
 inline void VisibleKeys(const AttentionParams& p, const AttentionSequence& sq, int qi, int64_t* lo,
                         int64_t* hi) {
   const int64_t pos = sq.q_pos[qi];
   *lo = p.sliding_window > 0 ? std::max<int64_t>(0, pos - p.sliding_window + 1) : 0;
-  *hi = sq.tree_mask != nullptr ? sq.n_kv : pos + 1;
-}
-
-// For a tree query: true if key j (within VisibleKeys) is a draft token that query qi does not
-// see (not an ancestor or itself, or outside the window).
-inline bool KeyMasked(const AttentionParams& p, const AttentionSequence& sq, int qi, int64_t j) {
-  const int64_t base = sq.n_kv - sq.n_q;
-  if (j < base) return false;
-  const int64_t node = j - base;
-  if (((sq.tree_mask[qi] >> node) & 1) == 0) return true;
-  return p.sliding_window > 0 && sq.q_pos[qi] - sq.q_pos[node] >= p.sliding_window;
+  *hi = pos + 1;
 }
 
 // Per-thread buffers (grown on demand).
@@ -253,11 +242,6 @@ void RunChunk(const AttentionParams& p, const KvLayerView& kv, const AttentionSe
           for (int j = 0; j < bhi - blo; ++j)
             s[j] = p.logit_softcap * std::tanh(s[j] / p.logit_softcap);
         }
-        if (sq.tree_mask != nullptr) {
-          for (int j = 0; j < bhi - blo; ++j) {
-            if (KeyMasked(p, sq, qi, blo + j)) s[j] = -INFINITY;
-          }
-        }
       }
     }
   }
@@ -282,11 +266,6 @@ void RunChunk(const AttentionParams& p, const KvLayerView& kv, const AttentionSe
       const int n = static_cast<int>(hi - lo);
       float max = -INFINITY;
       for (int j = 0; j < n; ++j) max = std::max(max, s[j]);
-      if (max == -INFINITY) {  // every key of the chunk masked (tree queries)
-        std::fill(s, s + n, 0.0f);
-        st = {-INFINITY, 0.0};
-        continue;
-      }
       st = {max, kern.exp_sum(s, n, static_cast<int>(lo % cpu::kLanes), max)};
     }
   }
@@ -464,11 +443,10 @@ void AttentionForBatch(const AttentionParams& params, const KvLayerView& kv,
       const int q1 = std::min(s.n_q, q0 + kQueryTile);
       int64_t pmin = s.q_pos[q0], pmax = s.q_pos[q0];
       for (int i = q0; i < q1; ++i) {
-        assert(s.q_pos[i] >= 0 && (s.tree_mask != nullptr || s.q_pos[i] < s.n_kv));
+        assert(s.q_pos[i] >= 0 && s.q_pos[i] < s.n_kv);
         pmin = std::min(pmin, s.q_pos[i]);
         pmax = std::max(pmax, s.q_pos[i]);
       }
-      if (s.tree_mask != nullptr) pmax = s.n_kv - 1;  // the whole draft
       int k0 = 0;
       if (params.sliding_window > 0) {
         k0 = static_cast<int>(std::max<int64_t>(0, pmin - params.sliding_window + 1));

@@ -78,12 +78,6 @@ struct AttentionSequence {
   const int32_t* kv_slots = nullptr;  // [n_kv]
   int n_kv = 0;
   float* out = nullptr;  // [n_q, n_heads * head_dim]
-  // Tree verification (speculative decoding), or nullptr: the last n_q keys are this call's
-  // queries' own tokens (query i's K/V at key n_kv - n_q + i) laid out as a tree, n_q <= 64.
-  // Query i sees a draft key n_kv - n_q + j iff bit j of tree_mask[i] is set (its ancestors and
-  // itself) and q_pos[i] - q_pos[j] < window; earlier keys by the rules above. q_pos[i] is the
-  // query's position: n_kv - n_q + its depth in the tree.
-  const uint64_t* tree_mask = nullptr;
 };
 void AttentionForBatch(const AttentionParams& params, const KvLayerView& kv,
                        std::span<const AttentionSequence> seqs, ThreadPool* pool);

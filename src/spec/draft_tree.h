@@ -5,7 +5,7 @@
 // plain decode would. Every other node is a drafted continuation of its parent and comes after
 // it (parent(i) < i). A node's position in the sequence is (tokens before the root) +
 // depth(i). mask(i) has bit j set iff node j is node i or one of its ancestors: the attention
-// mask of the verify forward (kernels::AttentionSequence::tree_mask), which is why a tree holds
+// mask of the verify forward (model::SequenceInput::tree_mask), which is why a tree holds
 // at most kMaxNodes nodes.
 #pragma once
 

@@ -212,59 +212,6 @@ TEST(Attention, RowsDoNotDependOnTheirTile) {
   }
 }
 
-// Tree verification: a draft tree's nodes attend to the prefix and their own ancestors; each
-// node's output equals a plain causal call over the prefix plus its root-to-node path.
-TEST(Attention, TreeMaskEqualsEveryRootToLeafPath) {
-  std::mt19937 rng(31);
-  // parent[i] < i (BFS order); -1 for the root. Depths 0..3, several branches.
-  const std::vector<int> parent = {-1, 0, 0, 0, 1, 1, 2, 4, 4, 6, 3};
-  const int n_nodes = static_cast<int>(parent.size());
-  for (const int window : {0, 300}) {
-    for (const int prefix : {5, 290, 600}) {
-      AttentionParams p{4, 2, 32, 0.17f, window, 0.0f, false};
-      const int64_t row = 2 * 32;
-      const int n_kv = prefix + n_nodes;
-      Cache c = MakeCache(KvDtype::kF16, n_kv, row);
-      const auto k = RandomFloats(rng, n_kv * row), v = RandomFloats(rng, n_kv * row);
-      std::vector<int32_t> slots(n_kv);
-      std::iota(slots.begin(), slots.end(), 0);
-      StoreKvRows(c.view, slots.data(), n_kv, k.data(), v.data());
-      const int64_t width = 4 * 32;
-      const auto q = RandomFloats(rng, n_nodes * width, -3.0f, 3.0f);
-      std::vector<int64_t> q_pos(n_nodes);
-      std::vector<uint64_t> mask(n_nodes);
-      for (int i = 0; i < n_nodes; ++i) {
-        int depth = 0;
-        mask[i] = uint64_t{1} << i;
-        for (int a = parent[i]; a >= 0; a = parent[a]) {
-          mask[i] |= uint64_t{1} << a;
-          ++depth;
-        }
-        q_pos[i] = prefix + depth;
-      }
-      std::vector<float> tree(q.size(), NAN);
-      AttentionSequence seq{q.data(), q_pos.data(), n_nodes,    slots.data(),
-                            n_kv,     tree.data(),  mask.data()};
-      ThreadPool pool(2);
-      AttentionForBatch(p, c.view, std::span<const AttentionSequence>(&seq, 1), &pool);
-      for (int i = 0; i < n_nodes; ++i) {
-        // The path's slots: the prefix, then root .. node.
-        std::vector<int32_t> path;
-        for (int a = i; a >= 0; a = parent[a]) path.insert(path.begin(), prefix + a);
-        std::vector<int32_t> path_slots(slots.begin(), slots.begin() + prefix);
-        path_slots.insert(path_slots.end(), path.begin(), path.end());
-        std::vector<float> one(width);
-        AttentionForSequence(p, q.data() + i * width, &q_pos[i], 1, c.view, path_slots.data(),
-                             static_cast<int>(path_slots.size()), one.data(), nullptr);
-        for (int64_t d = 0; d < width; ++d) {
-          ASSERT_NEAR(tree[i * width + d], one[d], 1e-5)
-              << "node " << i << " prefix " << prefix << " window " << window;
-        }
-      }
-    }
-  }
-}
-
 TEST(AttentionKernels, GgmlExpIsAccurate) {
   EXPECT_EQ(cpu::scalar::GgmlExp(0.0f), 1.0f);
   EXPECT_EQ(cpu::scalar::GgmlExp(-INFINITY), 0.0f);
