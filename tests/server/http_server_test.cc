@@ -437,7 +437,7 @@ TEST_F(HttpServerTest, ShutdownFinishesInFlightRequestsAndRefusesNewOnes) {
   tcp::socket running = Connect();
   net::write(running, net::buffer(RawRequest("POST", "/generate",
                                              R"({"input_ids": [2, 3], "sampling_params":
-                                         {"max_new_tokens": 300, "ignore_eos": true}})")));
+                                         {"max_new_tokens": 600, "ignore_eos": true}})")));
   WaitForLiveRequests(1);
   std::thread stopper([this] {
     server_->RequestStop();
@@ -451,7 +451,7 @@ TEST_F(HttpServerTest, ShutdownFinishesInFlightRequestsAndRefusesNewOnes) {
   const Reply reply = ReadReply(running, buffer);
   ASSERT_EQ(reply.status, 200) << reply.body;
   EXPECT_EQ(reply.Json()["meta_info"]["finish_reason"]["type"], "length");
-  EXPECT_EQ(reply.Json()["meta_info"]["completion_tokens"], 300);
+  EXPECT_EQ(reply.Json()["meta_info"]["completion_tokens"], 600);
   stopper.join();
 }
 
