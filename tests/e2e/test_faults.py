@@ -321,10 +321,10 @@ def test_sigterm_drains_in_flight_requests_refuses_new_ones_and_exits_0():
 
         def plain():
             body = {"text": "Plain: a story",
-                    "sampling_params": {"max_new_tokens": 24, "ignore_eos": True}}
+                    "sampling_params": {"max_new_tokens": 40, "ignore_eos": True}}
             results["plain"] = requests.post(s.url + "/generate", json=body, timeout=300)
 
-        threads = [threading.Thread(target=stream, args=("short", 24)),
+        threads = [threading.Thread(target=stream, args=("short", 40)),
                    threading.Thread(target=plain),
                    threading.Thread(target=stream, args=("long", 20000))]
         for t in threads:
@@ -343,7 +343,7 @@ def test_sigterm_drains_in_flight_requests_refuses_new_ones_and_exits_0():
         threads[0].join(timeout=300)
         threads[1].join(timeout=300)
         assert results["short"][-1]["meta_info"]["finish_reason"]["type"] == "length"
-        assert results["short"][-1]["meta_info"]["completion_tokens"] == 24
+        assert results["short"][-1]["meta_info"]["completion_tokens"] == 40
         assert results["plain"].status_code == 200
         assert results["plain"].json()["meta_info"]["finish_reason"]["type"] == "length"
         # The long one is still running; a second signal aborts it and the server exits 0.
