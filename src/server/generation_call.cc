@@ -71,7 +71,7 @@ void GenerationCall::Record(size_t prompt, const GenerateOutput& chunk, Clock::t
   }
 }
 
-bool GenerationCall::Drain(std::string* out) {
+bool GenerationCall::Drain(std::string* out, size_t max_out_bytes) {
   if (done_) return true;
   const Clock::time_point now = Clock::now();
   bool all_consumed = true;
@@ -80,7 +80,14 @@ bool GenerationCall::Drain(std::string* out) {
     GenerateStream& stream = *streams_[p];
     // Read ended() first: if it was already true, the loop below takes the last chunk.
     const bool ended = stream.ended();
-    while (std::optional<GenerateOutput> chunk = stream.TryNext()) {
+    bool emptied = true;
+    while (true) {
+      if (streaming_ && out->size() > max_out_bytes) {
+        emptied = false;
+        break;
+      }
+      std::optional<GenerateOutput> chunk = stream.TryNext();
+      if (!chunk.has_value()) break;
       const int32_t index = chunk->index;
       if (index < 0 || static_cast<size_t>(index) >= results_[p].size()) continue;
       Record(p, *chunk, now);
@@ -93,8 +100,8 @@ bool GenerationCall::Drain(std::string* out) {
         result.Append(std::move(*chunk));
       }
     }
-    consumed_[p] = ended;
-    all_consumed = all_consumed && ended;
+    consumed_[p] = ended && emptied;
+    all_consumed = all_consumed && consumed_[p];
   }
   if (all_consumed) {
     done_ = true;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -55,8 +56,10 @@ class GenerationCall {
   void SetWaker(const std::function<void()>& wake);
 
   // Takes every ready chunk. Streaming: appends SSE bytes to *out (the closing events too, once
-  // everything ended). Returns true once every sample has finished.
-  bool Drain(std::string* out);
+  // everything ended), but stops taking chunks once *out holds more than max_out_bytes; the
+  // rest stay in their streams for a later Drain (a client that cannot keep up is not
+  // formatted for without bound). Returns true once every sample has finished and been taken.
+  bool Drain(std::string* out, size_t max_out_bytes = SIZE_MAX);
 
   // Non-streaming: the response, after Drain returned true.
   HttpResponse TakeResponse();

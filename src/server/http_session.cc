@@ -3,6 +3,7 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
+#include <cstdint>
 
 #include "server/api_error.h"
 #include "server/generation_call.h"
@@ -185,8 +186,13 @@ void HttpSession::StartCall(std::shared_ptr<GenerationCall> call) {
 
 void HttpSession::OnWake() {
   if (call_ == nullptr || call_->done()) return;
+  // A stream formats no more than its buffer has room for; past that (the check below) the
+  // client is too slow and the call is aborted, so chunks left in the engine's stream are moot.
+  const size_t limit = env_.config->max_stream_buffer_bytes;
+  size_t room = SIZE_MAX;
+  if (call_->streaming()) room = pending_.size() < limit ? limit - pending_.size() : 0;
   std::string out;
-  const bool done = call_->Drain(&out);
+  const bool done = call_->Drain(&out, room);
   if (client_gone_ || closed_) return;
   if (call_->streaming()) {
     if (!out.empty()) Enqueue(HttpChunk(out));
