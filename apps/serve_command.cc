@@ -241,6 +241,28 @@ const bool kRegistered = RegisterCommand("serve", [](CLI::App& app) {
                   "Largest max_new_tokens a request may ask (0: the context bounds it)");
   cmd->add_option("--max-batch-samples", s.max_batch_samples, "Most prompts x n in one request")
       ->capture_default_str();
+  cmd->add_option("--keep-alive-timeout", s.keep_alive_timeout_s,
+                  "Seconds an idle connection may take to send its next request header")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
+  cmd->add_option("--read-timeout", s.read_timeout_s,
+                  "Seconds a request body may take to arrive after its header")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
+  cmd->add_option("--write-timeout", s.write_timeout_s,
+                  "Seconds one write to a client may take before the connection is dropped (and "
+                  "its request aborted)")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
+  cmd->add_option("--max-stream-buffer-bytes", s.max_stream_buffer_bytes,
+                  "Unsent bytes a stream may queue for a slow client before it is aborted")
+      ->check(CLI::Range(size_t{1} << 10, size_t{1} << 40))
+      ->capture_default_str();
+  cmd->add_option("--graceful-shutdown-timeout", s.graceful_shutdown_timeout_s,
+                  "Seconds in-flight requests get to finish after SIGTERM / SIGINT (0: abort "
+                  "them at once)")
+      ->check(CLI::Range(0, 86400))
+      ->capture_default_str();
   cmd->callback([opt] {
     Status status = RunServe(*opt);
     if (!status.ok()) {

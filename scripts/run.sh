@@ -4,8 +4,10 @@
 # prints a curl example and answers it once; the server then runs until Ctrl-C / SIGTERM.
 # Extra arguments go to `radixlm serve` (e.g. --port 8080 --api-key KEY).
 set -euo pipefail
-# Serving needs only the radixlm binary; the test command builds tests and benchmarks.
+# Serving needs only the radixlm binary and the model package; the test command builds tests
+# and benchmarks and installs the test clients.
 export RADIXLM_NINJA_TARGETS="${RADIXLM_NINJA_TARGETS:-radixlm}"
+export RADIXLM_SERVE_ONLY="${RADIXLM_SERVE_ONLY:-1}"
 . "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 
 port=30000
@@ -22,9 +24,14 @@ url="http://127.0.0.1:${port}"
 "$RADIXLM_BIN" serve --model-path default --host 127.0.0.1 "${port_flag[@]}" "$@" &
 server=$!
 trap 'kill -TERM "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' INT TERM EXIT
+echo "[run] started radixlm serve (pid $server); waiting for $url/health while it loads" >&2
 
+started=$SECONDS
 for _ in $(seq 1 600); do
-  if curl -sf "$url/health" >/dev/null 2>&1; then break; fi
+  if curl -sf "$url/health" >/dev/null 2>&1; then
+    echo "[run] healthy after $((SECONDS - started)) s" >&2
+    break
+  fi
   if ! kill -0 "$server" 2>/dev/null; then
     echo "radixlm serve exited before becoming healthy" >&2
     exit 1

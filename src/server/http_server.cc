@@ -1,5 +1,6 @@
 #include "server/http_server.h"
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
@@ -63,7 +64,7 @@ HttpServer::HttpServer(const ServerConfig& config, Engine* engine)
 }
 
 HttpServer::~HttpServer() {
-  RequestStop();
+  RequestStop(/*drain=*/false);
   Shutdown();
 }
 
@@ -91,12 +92,7 @@ Status HttpServer::Start() {
 
   signals_.add(SIGINT);
   signals_.add(SIGTERM);
-  signals_.async_wait([this](const boost::system::error_code& error, int signal) {
-    if (error) return;
-    Log(LogLevel::kInfo,
-        std::string("received ") + (signal == SIGINT ? "SIGINT" : "SIGTERM") + "; shutting down");
-    RequestStop();
-  });
+  WaitForSignal();
   net::post(accept_strand_, [this] { Accept(); });
   for (int i = 0; i < config_.io_threads; ++i) {
     threads_.emplace_back([this] { ioc_.run(); });
@@ -120,12 +116,50 @@ void HttpServer::Accept() {
       });
 }
 
-void HttpServer::RequestStop() {
+// The first signal starts a drain; a second one aborts what is still running.
+void HttpServer::WaitForSignal() {
+  signals_.async_wait([this](const boost::system::error_code& error, int signal) {
+    if (error) return;
+    const std::string name = signal == SIGINT ? "SIGINT" : "SIGTERM";
+    bool first = false;
+    {
+      MutexLock lock(&stop_mu_);
+      first = !stop_requested_;
+    }
+    if (first) {
+      Log(LogLevel::kInfo, "received " + name + "; finishing in-flight requests (up to " +
+                               std::to_string(config_.graceful_shutdown_timeout_s) +
+                               " s; another signal aborts them), refusing new ones");
+    } else {
+      Log(LogLevel::kInfo, "received " + name + " again; aborting in-flight requests");
+    }
+    RequestStop(/*drain=*/first);
+    if (first) WaitForSignal();
+  });
+}
+
+void HttpServer::RequestStop(bool drain) {
   {
     MutexLock lock(&stop_mu_);
     stop_requested_ = true;
+    if (!drain) force_stop_ = true;
   }
   stop_cv_.notify_all();
+}
+
+void HttpServer::Drain() {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(config_.graceful_shutdown_timeout_s);
+  MutexLock lock(&stop_mu_);
+  // active_calls_ is not guarded by stop_mu_, so poll it.
+  while (active_calls_.load() > 0 && !force_stop_ && std::chrono::steady_clock::now() < deadline) {
+    lock.WaitUntil(stop_cv_, std::min(deadline, std::chrono::steady_clock::now() +
+                                                    std::chrono::milliseconds(20)));
+  }
+  if (active_calls_.load() > 0) {
+    Log(LogLevel::kInfo,
+        "aborting " + std::to_string(active_calls_.load()) + " in-flight request(s)");
+  }
 }
 
 void HttpServer::WaitForShutdown() {
@@ -143,6 +177,7 @@ void HttpServer::Shutdown() {
     shut_down_ = true;
   }
   stopping_.store(true);
+  if (!threads_.empty()) Drain();
   if (!threads_.empty()) {
     net::post(accept_strand_, [this] {
       boost::system::error_code ignored;

@@ -9,9 +9,12 @@
 // small separate pool. No server thread touches engine state; they use Engine's thread-safe
 // API, and generation output arrives through stream notifiers.
 //
-// Shutdown (WaitForShutdown after a signal): stop accepting, answer new requests with 503 and
-// close, Engine::Shutdown() (in-flight generations end aborted and their responses are
-// finished), wait up to a few seconds for those responses to be written, stop the threads.
+// Shutdown (WaitForShutdown after SIGTERM / SIGINT) drains: new requests, on new or kept-alive
+// connections, are answered 503 and their connections closed, while in-flight generations run
+// to their normal end for up to config.graceful_shutdown_timeout_s (a second signal cuts this
+// short). Then the listener closes, Engine::Shutdown() aborts whatever is still running (those
+// responses end with finish_reason abort), the server waits up to a few seconds for the last
+// bytes to be written, and stops its threads.
 #pragma once
 
 #include <atomic>
@@ -54,12 +57,16 @@ class HttpServer {
   // Blocks until SIGINT or SIGTERM arrives (or RequestStop is called), then shuts down as
   // described above. Idempotent.
   void WaitForShutdown();
-  void RequestStop();
+  // drain = false (the destructor's, and a second signal's): abort in-flight work at once.
+  void RequestStop(bool drain = true);
 
  private:
   HttpServer(const ServerConfig& config, Engine* engine);
   void Accept();
+  void WaitForSignal();
   void Shutdown();
+  // Waits until no generation is in flight, the drain deadline passes, or a forced stop.
+  void Drain();
 
   const ServerConfig config_;
   Engine* const engine_;
@@ -83,6 +90,7 @@ class HttpServer {
   Mutex stop_mu_;
   std::condition_variable stop_cv_;
   bool stop_requested_ GUARDED_BY(stop_mu_) = false;
+  bool force_stop_ GUARDED_BY(stop_mu_) = false;
   bool shut_down_ GUARDED_BY(stop_mu_) = false;
 };
 

@@ -67,7 +67,6 @@ void HttpSession::Start() {
 
 void HttpSession::ReadRequest() {
   if (closed_) return;
-  if (env_.stopping->load()) return Close();
   parser_.emplace();
   parser_->header_limit(static_cast<uint32_t>(env_.config->max_header_bytes));
   parser_->body_limit(env_.config->max_body_bytes);
@@ -131,6 +130,10 @@ void HttpSession::Dispatch() {
   HttpRequest request = ToHttpRequest(req);
   parser_.reset();
   if (LogEnabled(LogLevel::kDebug)) Log(LogLevel::kDebug, request.method + " " + request.path);
+  if (env_.stopping->load()) {  // draining: in-flight requests finish, new ones are refused
+    keep_alive_ = false;
+    return SendResponse(ErrorResponse(ApiError{503, "the server is shutting down", ""}));
+  }
   HandlerResult result = env_.router->Handle(request);
   if (result.call != nullptr) return StartCall(std::move(result.call));
   if (result.blocking) return RunBlocking(std::move(result.blocking));
@@ -150,7 +153,6 @@ void HttpSession::SendResponse(const HttpResponse& response) {
   if (closed_) return;
   env_.metrics->OnHttpResponse(response.status);
   if (env_.stopping->load()) keep_alive_ = false;
-  stream_.expires_after(std::chrono::seconds(env_.config->read_timeout_s));
   Enqueue(SerializeResponse(response, keep_alive_));
   exchange_complete_ = true;
   Flush();
@@ -188,6 +190,13 @@ void HttpSession::OnWake() {
   if (client_gone_ || closed_) return;
   if (call_->streaming()) {
     if (!out.empty()) Enqueue(HttpChunk(out));
+    if (pending_.size() > env_.config->max_stream_buffer_bytes) {
+      // The client reads slower than the stream is produced (or not at all): stop buffering.
+      Log(LogLevel::kWarning, "a streaming client is not reading (" +
+                                  std::to_string(pending_.size()) +
+                                  " bytes unsent); aborting its request");
+      return OnClientGone();
+    }
     if (done) {
       Enqueue(std::string(kHttpLastChunk));
       exchange_complete_ = true;
@@ -201,6 +210,8 @@ void HttpSession::OnWake() {
 void HttpSession::WatchForDisconnect() {
   if (watching_ || closed_) return;
   watching_ = true;
+  // Only the read timer is idle here (a write may be in flight with its own deadline).
+  stream_.expires_never();
   stream_.async_read_some(buffer_.prepare(4096),
                           [self = shared_from_this()](beast::error_code ec, size_t bytes) {
                             self->OnWatch(ec, bytes);
@@ -247,6 +258,9 @@ void HttpSession::Flush() {
   writing_.swap(pending_);
   pending_.clear();
   write_in_flight_ = true;
+  // Sets the write timer (and the read timer when no read is pending; every read sets its own
+  // before it starts): a client that stops reading fails this write with a timeout.
+  stream_.expires_after(std::chrono::seconds(env_.config->write_timeout_s));
   net::async_write(
       stream_, net::buffer(writing_),
       [self = shared_from_this()](beast::error_code ec, size_t) { self->OnWrite(ec); });

@@ -11,6 +11,12 @@
 // client that disconnects (before or during streaming) is noticed at once and its requests are
 // aborted in the engine, freeing their KV. Writes are queued and coalesced: at most one
 // async_write is in flight, carrying everything produced since the previous one.
+//
+// Bounds on slow peers (ServerConfig): the request header must arrive within the keep-alive
+// timeout and the body within the read timeout, else the connection closes; a write that does
+// not finish within the write timeout, or a stream with more than max_stream_buffer_bytes
+// queued behind the write in flight, aborts the request and closes the connection. While the
+// server is stopping, each new request is answered 503 and its connection closed.
 #pragma once
 
 #include <atomic>

@@ -26,7 +26,16 @@ struct ServerConfig {
 
   // --- connections ---
   int keep_alive_timeout_s = 75;  // idle keep-alive connections are closed after this
-  int read_timeout_s = 60;        // a request's header and body must arrive within this
+  int read_timeout_s = 60;        // a request's body must arrive within this of its header
+  int write_timeout_s = 60;       // one write of queued response bytes must finish within this
+  // A stream whose client reads slower than it is produced is aborted (and its connection
+  // closed) once this many bytes wait to be written.
+  size_t max_stream_buffer_bytes = 4u << 20;
+
+  // --- shutdown ---
+  // SIGTERM / SIGINT: in-flight requests get this long to finish (new ones are 503) before
+  // the rest are aborted. A second signal aborts them at once.
+  int graceful_shutdown_timeout_s = 20;
 
   std::string log_level = "info";  // debug | info | warning | error
 };

@@ -1,4 +1,5 @@
-"""A second server with --api-key: authentication, then SIGTERM while a stream is running."""
+"""A second server with --api-key: authentication, then SIGTERM while a stream is running
+(test_faults.py checks the drain itself)."""
 
 import threading
 
@@ -10,7 +11,9 @@ from conftest import Server
 
 @pytest.fixture(scope="module")
 def keyed_server():
-    s = Server(extra_args=["--max-total-tokens", "8192", "--schedule-policy", "fcfs"],
+    # A 1 s drain, so the SIGTERM test below sees what happens to requests still running then.
+    s = Server(extra_args=["--max-total-tokens", "8192", "--schedule-policy", "fcfs",
+                           "--graceful-shutdown-timeout", "1"],
                api_key="sekrit")
     yield s
     s.stop()
@@ -34,7 +37,7 @@ def test_api_key(keyed_server):
     assert info["max_total_num_tokens"] == 8192 and info["schedule_policy"] == "fcfs"
 
 
-def test_sigterm_finishes_in_flight_streams_and_exits_0(keyed_server):
+def test_sigterm_aborts_streams_still_running_at_the_drain_deadline_and_exits_0(keyed_server):
     events = []
     started = threading.Event()
 

@@ -100,3 +100,14 @@ def test_negative_timeouts_are_rejected_at_start_up(flag):
                        capture_output=True, text=True, timeout=120)
     assert p.returncode != 0
     assert flag in p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("flag,value", [("--keep-alive-timeout", "0"), ("--read-timeout", "-1"),
+                                        ("--write-timeout", "0"),
+                                        ("--max-stream-buffer-bytes", "10"),
+                                        ("--graceful-shutdown-timeout", "-1")])
+def test_connection_limits_out_of_range_are_rejected_at_start_up(flag, value):
+    p = subprocess.run([_binary(), "serve", "--model-path", _model(), "--port", "0", flag, value],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode != 0
+    assert flag in p.stdout + p.stderr and "not in range" in p.stdout + p.stderr

@@ -4,6 +4,8 @@
 #include "server/http_server.h"
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -38,7 +40,7 @@ class HttpServerTest : public ::testing::Test {
  protected:
   void SetUp() override { StartServer(ServerConfig()); }
 
-  void StartServer(ServerConfig config) {
+  void StartServer(ServerConfig config, std::chrono::microseconds forward_delay = {}) {
     server_.reset();
     engine_.reset();
     EngineConfig ec;
@@ -48,6 +50,7 @@ class HttpServerTest : public ::testing::Test {
     fm.vocab_size = FakeTokenTextCodec::kVocabSize;
     fm.context_length = 1024;
     fm.kv_slots = ec.max_total_tokens + 1;
+    fm.forward_delay = forward_delay;
     ModelInfo info;
     info.model_path = "/models/fake.gguf";
     info.arch = "fake";  // no chat template: chat requests are refused
@@ -70,10 +73,41 @@ class HttpServerTest : public ::testing::Test {
     engine_.reset();
   }
 
-  tcp::socket Connect() {
+  // receive_buffer > 0: a small receive window, set before connecting (a client that reads
+  // slowly or not at all).
+  tcp::socket Connect(int receive_buffer = 0) {
     tcp::socket socket(ioc_);
+    socket.open(tcp::v4());
+    if (receive_buffer > 0) {
+      socket.set_option(net::socket_base::receive_buffer_size(receive_buffer));
+    }
     socket.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), server_->port()));
     return socket;
+  }
+
+  // Everything the server sends until it closes the connection; fails the test if it is still
+  // open after 60 s without sending anything.
+  static std::string ReadUntilClosed(tcp::socket& socket) {
+    timeval timeout{60, 0};
+    setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+    std::string data;
+    char chunk[65536];
+    beast::error_code ec;
+    while (true) {
+      const size_t n = socket.read_some(net::buffer(chunk), ec);
+      if (ec) {
+        EXPECT_TRUE(ec == net::error::eof || ec == net::error::connection_reset) << ec.message();
+        return data;
+      }
+      data.append(chunk, n);
+    }
+  }
+
+  void WaitForLiveRequests(int64_t n) {
+    for (int i = 0; i < 2000 && engine_->GetStats().live_requests < n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ASSERT_GE(engine_->GetStats().live_requests, n);
   }
 
   static std::string RawRequest(const std::string& method, const std::string& path,
@@ -103,7 +137,7 @@ class HttpServerTest : public ::testing::Test {
   }
 
   int64_t LiveRequestsAfterSettling() {
-    for (int i = 0; i < 200; ++i) {
+    for (int i = 0; i < 3000; ++i) {
       if (engine_->GetStats().live_requests == 0) return 0;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
@@ -360,6 +394,86 @@ TEST_F(HttpServerTest, AbortAllEndsEveryLiveRequest) {
     EXPECT_TRUE(type == "abort" || type == "length");
   }
   EXPECT_EQ(LiveRequestsAfterSettling(), 0);
+}
+
+// Cumulative native events with 20 top logprobs per token grow by about 1 KB a token: a client
+// that never reads fills the socket buffers within a few hundred tokens.
+const char* kHeavyStream =
+    R"({"input_ids": [2, 3], "stream": true, "return_logprob": true, "top_logprobs_num": 20,
+        "return_text_in_logprobs": true,
+        "sampling_params": {"max_new_tokens": 1000, "ignore_eos": true}})";
+
+TEST_F(HttpServerTest, AStreamWhoseClientDoesNotReadIsAbortedOnceItsBufferIsFull) {
+  ServerConfig config;
+  config.max_stream_buffer_bytes = 64 << 10;
+  StartServer(config, std::chrono::microseconds(500));
+  tcp::socket socket = Connect(/*receive_buffer=*/4096);
+  net::write(socket, net::buffer(RawRequest("POST", "/generate", kHeavyStream)));
+  EXPECT_EQ(LiveRequestsAfterSettling(), 0);  // aborted while this client reads nothing
+  const std::string received = ReadUntilClosed(socket);
+  EXPECT_EQ(received.rfind("HTTP/1.1 200", 0), 0u);
+  EXPECT_EQ(received.find("data: [DONE]"), std::string::npos);  // cut off, not finished
+  EXPECT_EQ(Send("POST", "/generate", kGreedy).status, 200);
+}
+
+TEST_F(HttpServerTest, AWriteThatMakesNoProgressTimesOut) {
+  ServerConfig config;
+  config.max_stream_buffer_bytes = size_t{1} << 30;  // only the write timeout can stop it
+  config.write_timeout_s = 1;
+  // Slow enough that the socket buffers fill long before the 1000 tokens are done.
+  StartServer(config, std::chrono::milliseconds(10));
+  tcp::socket socket = Connect(/*receive_buffer=*/4096);
+  net::write(socket, net::buffer(RawRequest("POST", "/generate", kHeavyStream)));
+  WaitForLiveRequests(1);
+  EXPECT_EQ(LiveRequestsAfterSettling(), 0);
+  const std::string received = ReadUntilClosed(socket);
+  EXPECT_EQ(received.find("data: [DONE]"), std::string::npos);
+}
+
+TEST_F(HttpServerTest, ShutdownFinishesInFlightRequestsAndRefusesNewOnes) {
+  ServerConfig config;
+  config.graceful_shutdown_timeout_s = 600;
+  StartServer(config, std::chrono::milliseconds(2));
+  tcp::socket running = Connect();
+  net::write(running, net::buffer(RawRequest("POST", "/generate",
+                                             R"({"input_ids": [2, 3], "sampling_params":
+                                         {"max_new_tokens": 600, "ignore_eos": true}})")));
+  WaitForLiveRequests(1);
+  std::thread stopper([this] {
+    server_->RequestStop();
+    server_->WaitForShutdown();
+  });
+  Reply refused;
+  for (int i = 0; i < 1000 && refused.status != 503; ++i) refused = Send("GET", "/health");
+  EXPECT_EQ(refused.status, 503);
+  EXPECT_NE(refused.body.find("shutting down"), std::string::npos);
+  beast::flat_buffer buffer;
+  const Reply reply = ReadReply(running, buffer);
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  EXPECT_EQ(reply.Json()["meta_info"]["finish_reason"]["type"], "length");
+  EXPECT_EQ(reply.Json()["meta_info"]["completion_tokens"], 600);
+  stopper.join();
+}
+
+TEST_F(HttpServerTest, AForcedStopAbortsInFlightRequests) {
+  ServerConfig config;
+  config.graceful_shutdown_timeout_s = 600;
+  StartServer(config, std::chrono::milliseconds(2));
+  tcp::socket running = Connect();
+  net::write(running, net::buffer(RawRequest("POST", "/generate",
+                                             R"({"input_ids": [2, 3], "sampling_params":
+                                         {"max_new_tokens": 1000, "ignore_eos": true}})")));
+  WaitForLiveRequests(1);
+  std::thread stopper([this] {
+    server_->RequestStop();
+    server_->WaitForShutdown();
+  });
+  server_->RequestStop(/*drain=*/false);  // a second signal
+  beast::flat_buffer buffer;
+  const Reply reply = ReadReply(running, buffer);
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  EXPECT_EQ(reply.Json()["meta_info"]["finish_reason"]["type"], "abort");
+  stopper.join();
 }
 
 }  // namespace
