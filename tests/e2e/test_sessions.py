@@ -192,7 +192,8 @@ def test_streaming_turn_and_abort_rollback(server):
         events = sse_events(resp)
     meta = events[-1]["meta_info"]
     assert meta["prompt_tokens"] == total + len(own)
-    assert meta["cached_tokens"] == total - 1
+    # (The aborted turn's KV of the same prompt is in the tree too, unpinned.)
+    assert meta["cached_tokens"] >= total - 1
     close_session(server, sid)
 
 
