@@ -18,6 +18,13 @@ SessionParams Params(std::string id, std::optional<std::string> rid = std::nullo
   return p;
 }
 
+OpenSessionRequest Options(bool streaming, std::optional<std::string> id = std::nullopt) {
+  OpenSessionRequest r;
+  r.streaming = streaming;
+  r.session_id = std::move(id);
+  return r;
+}
+
 // Plans, commits, outputs and completes one turn; returns its prompt.
 Ids RunTurn(SessionTable& table, const SessionParams& params, const std::string& rid, Ids own,
             Ids output, uint64_t pin, std::vector<uint64_t>* unpinned = nullptr) {
@@ -34,22 +41,22 @@ Ids RunTurn(SessionTable& table, const SessionParams& params, const std::string&
 
 TEST(SessionTableTest, OpenRefusesDuplicatesAndTooMany) {
   SessionTable table(2);
-  EXPECT_EQ(*table.Open({.capacity_of_str_len = 10}, "fresh"), "fresh");
-  OpenSessionRequest named{.capacity_of_str_len = 0, .session_id = "mine"};
+  EXPECT_EQ(*table.Open(Options(false), "fresh"), "fresh");
+  const OpenSessionRequest named = Options(false, "mine");
   EXPECT_EQ(*table.Open(named, "unused"), "mine");
   StatusOr<std::string> again = table.Open(named, "x");
   EXPECT_EQ(again.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(again.status().message().find("already open"), std::string::npos);
-  StatusOr<std::string> full = table.Open({}, "third");
+  StatusOr<std::string> full = table.Open(Options(false), "third");
   EXPECT_NE(full.status().message().find("at most 2 open sessions"), std::string::npos);
   EXPECT_TRUE(table.Close("mine").ok());
   EXPECT_EQ(table.Close("mine").status().code(), StatusCode::kNotFound);
-  EXPECT_TRUE(table.Open({}, "third").ok());
+  EXPECT_TRUE(table.Open(Options(false), "third").ok());
 }
 
 TEST(SessionTableTest, TurnsAppendToTheTurnTheyName) {
   SessionTable table(4);
-  ASSERT_TRUE(table.Open({}, "s").ok());
+  ASSERT_TRUE(table.Open(Options(false), "s").ok());
   EXPECT_EQ(RunTurn(table, Params("s"), "t0", {kBos, 10, 11}, {20, 21}, 1), (Ids{kBos, 10, 11}));
   // The named turn's prompt + output, then the own ids with their BOS dropped.
   EXPECT_EQ(RunTurn(table, Params("s", "t0"), "t1", {kBos, 12}, {22}, 2),
@@ -69,8 +76,7 @@ TEST(SessionTableTest, TurnsAppendToTheTurnTheyName) {
 
 TEST(SessionTableTest, StreamingSessionsContinueTheLastTurnAndKeepOnlyIt) {
   SessionTable table(4);
-  ASSERT_TRUE(
-      table.Open({.capacity_of_str_len = 0, .session_id = "s", .streaming = true}, "").ok());
+  ASSERT_TRUE(table.Open(Options(true, "s"), "").ok());
   std::vector<uint64_t> unpinned;
   EXPECT_EQ(RunTurn(table, Params("s"), "a", {kBos, 10}, {20}, 1, &unpinned), (Ids{kBos, 10}));
   EXPECT_TRUE(unpinned.empty());
@@ -87,8 +93,7 @@ TEST(SessionTableTest, StreamingSessionsContinueTheLastTurnAndKeepOnlyIt) {
 
 TEST(SessionTableTest, AnAbortedTurnIsRolledBack) {
   SessionTable table(4);
-  ASSERT_TRUE(
-      table.Open({.capacity_of_str_len = 0, .session_id = "s", .streaming = true}, "").ok());
+  ASSERT_TRUE(table.Open(Options(true, "s"), "").ok());
   RunTurn(table, Params("s"), "a", {10}, {20}, 1);
   StatusOr<SessionTable::Plan> plan = table.PlanTurn(Params("s"), "b", Ids{11}, kBos);
   ASSERT_TRUE(plan.ok());
@@ -107,7 +112,7 @@ TEST(SessionTableTest, AnAbortedTurnIsRolledBack) {
 
 TEST(SessionTableTest, ReplaceAbortsTheNamedTurnAndDropsWhatFollows) {
   SessionTable table(4);
-  ASSERT_TRUE(table.Open({}, "s").ok());
+  ASSERT_TRUE(table.Open(Options(false), "s").ok());
   RunTurn(table, Params("s"), "a", {10}, {20}, 1);
   RunTurn(table, Params("s", "a"), "b", {11}, {21}, 2);
   RunTurn(table, Params("s", "b"), "c", {12}, {22}, 3);
@@ -145,7 +150,7 @@ TEST(SessionTableTest, ErrorsNameTheSessionAndTheTurn) {
   SessionTable table(4);
   StatusOr<SessionTable::Plan> none = table.PlanTurn(Params("nope"), "r", Ids{1}, kBos);
   EXPECT_NE(none.status().message().find("session nope is not open"), std::string::npos);
-  ASSERT_TRUE(table.Open({}, "s").ok());
+  ASSERT_TRUE(table.Open(Options(false), "s").ok());
   StatusOr<SessionTable::Plan> unknown = table.PlanTurn(Params("s", "ghost"), "r", Ids{1}, kBos);
   EXPECT_NE(unknown.status().message().find("ghost is not a turn of session s"), std::string::npos);
   RunTurn(table, Params("s"), "a", {10}, {20}, 1);
@@ -155,7 +160,7 @@ TEST(SessionTableTest, ErrorsNameTheSessionAndTheTurn) {
 
 TEST(SessionTableTest, TurnsEndingAfterTheirSessionClosedHandBackTheirPins) {
   SessionTable table(4);
-  ASSERT_TRUE(table.Open({}, "s").ok());
+  ASSERT_TRUE(table.Open(Options(false), "s").ok());
   StatusOr<SessionTable::Plan> plan = table.PlanTurn(Params("s"), "a", Ids{10}, kBos);
   ASSERT_TRUE(plan.ok());
   table.CommitTurn(Params("s"), "a", std::move(*plan), 7);
