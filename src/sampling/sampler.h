@@ -53,7 +53,7 @@ struct SampleOptions {
   int32_t top_logprobs_num = 0;  // > 0: also fill the top-N list
   // With return_logprob: the ids whose logprobs to report (token_ids_logprob), each in
   // [0, vocab); borrowed for the call.
-  std::span<const int32_t> token_ids_logprob;
+  std::span<const int32_t> token_ids_logprob = {};
   LogprobMode logprob_mode = LogprobMode::kAfterTemperature;
 };
 

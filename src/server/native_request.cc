@@ -175,38 +175,6 @@ Status ReadPromptOptions(const json& body, bool batch, size_t i, size_t size,
   return Status::Ok();
 }
 
-// SGLang's session_params {"id", "rid", "offset", "replace", "drop_previous_output"}.
-StatusOr<std::optional<SessionParams>> ReadSessionParams(const json& body, bool batch) {
-  const json* value = FindField(body, "session_params");
-  if (value == nullptr || IsUnsetValue(*value)) return std::optional<SessionParams>();
-  if (!value->is_object()) return WrongType("session_params", "an object", *value);
-  if (batch) return InvalidArgument("session_params takes a single prompt, not a batch");
-  SessionParams params;
-  const json* id = FindField(*value, "id");
-  if (id == nullptr) return InvalidArgument("session_params.id is required");
-  if (!id->is_string()) return WrongType("session_params.id", "a string", *id);
-  params.id = id->get<std::string>();
-  if (const json* rid = FindField(*value, "rid"); rid != nullptr) {
-    if (!rid->is_string()) return WrongType("session_params.rid", "a string", *rid);
-    if (!rid->get<std::string>().empty()) params.rid = rid->get<std::string>();
-  }
-  if (FindField(*value, "offset") != nullptr) {
-    int64_t offset = 0;
-    RADIXLM_RETURN_IF_ERROR(ParseInt(value->at("offset"), "session_params.offset",
-                                     std::numeric_limits<int64_t>::min() / 2,
-                                     std::numeric_limits<int64_t>::max() / 2, &offset));
-    params.offset = offset;
-  }
-  json flags = json::object();
-  for (const char* name : {"replace", "drop_previous_output"}) {
-    if (auto it = value->find(name); it != value->end()) flags[name] = *it;
-  }
-  Status status = ReadBool(flags, "replace", &params.replace);
-  if (status.ok()) status = ReadBool(flags, "drop_previous_output", &params.drop_previous_output);
-  if (!status.ok()) return InvalidArgument("session_params." + status.message());
-  return std::optional<SessionParams>(std::move(params));
-}
-
 }  // namespace
 
 bool NativeGenerateCall::ReturnsList() const {
@@ -236,6 +204,37 @@ Status ApplyServerLimits(bool max_new_tokens_given, const ServerConfig& limits,
                            "], got " + std::to_string(params->n));
   }
   return Status::Ok();
+}
+
+StatusOr<std::optional<SessionParams>> ReadSessionParams(const json& body, bool batch) {
+  const json* value = FindField(body, "session_params");
+  if (value == nullptr || IsUnsetValue(*value)) return std::optional<SessionParams>();
+  if (!value->is_object()) return WrongType("session_params", "an object", *value);
+  if (batch) return InvalidArgument("session_params takes a single prompt, not a batch");
+  SessionParams params;
+  const json* id = FindField(*value, "id");
+  if (id == nullptr) return InvalidArgument("session_params.id is required");
+  if (!id->is_string()) return WrongType("session_params.id", "a string", *id);
+  params.id = id->get<std::string>();
+  if (const json* rid = FindField(*value, "rid"); rid != nullptr) {
+    if (!rid->is_string()) return WrongType("session_params.rid", "a string", *rid);
+    if (!rid->get<std::string>().empty()) params.rid = rid->get<std::string>();
+  }
+  if (FindField(*value, "offset") != nullptr) {
+    int64_t offset = 0;
+    RADIXLM_RETURN_IF_ERROR(ParseInt(value->at("offset"), "session_params.offset",
+                                     std::numeric_limits<int64_t>::min() / 2,
+                                     std::numeric_limits<int64_t>::max() / 2, &offset));
+    params.offset = offset;
+  }
+  json flags = json::object();
+  for (const char* name : {"replace", "drop_previous_output"}) {
+    if (auto it = value->find(name); it != value->end()) flags[name] = *it;
+  }
+  Status status = ReadBool(flags, "replace", &params.replace);
+  if (status.ok()) status = ReadBool(flags, "drop_previous_output", &params.drop_previous_output);
+  if (!status.ok()) return InvalidArgument("session_params." + status.message());
+  return std::optional<SessionParams>(std::move(params));
 }
 
 StatusOr<NativeGenerateCall> ParseNativeGenerate(const json& body, const ServerConfig& limits) {

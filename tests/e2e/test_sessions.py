@@ -246,3 +246,29 @@ def test_session_errors_are_4xx_json():
         assert results == [200] * 4
     finally:
         assert s.stop() == 0
+
+
+def test_openai_routes_take_session_params(server):
+    """SGLang's OpenAI requests carry session_params too: a completion continues the session."""
+    sid = open_session(server, streaming=True)
+    tag = uuid.uuid4().hex[:8]
+    first = server.post("/v1/completions", {"model": "default", "prompt": f"Log {tag}: it rained",
+                                            "max_tokens": 5, "temperature": 0,
+                                            "session_params": {"id": sid}})
+    assert first.status_code == 200, first.text
+    usage = first.json()["usage"]
+    total = usage["prompt_tokens"] + usage["completion_tokens"]
+    own = tokens(server, " and then", bos=False)
+    second = server.post("/v1/completions", {"model": "default", "prompt": own, "max_tokens": 5,
+                                             "temperature": 0, "session_params": {"id": sid}})
+    assert second.status_code == 200, second.text
+    assert second.json()["usage"]["prompt_tokens"] == total + len(own)
+    for path, body in [("/v1/completions", {"prompt": "x"}),
+                       ("/v1/chat/completions", {"messages": [{"role": "user", "content": "x"}]})]:
+        r = server.post(path, {"model": "default", "max_tokens": 2,
+                               "session_params": {"id": "no-such-session"}, **body})
+        assert r.status_code == 400 and "is not open" in r.json()["error"]["message"], r.text
+    r = server.post("/v1/completions", {"model": "default", "prompt": ["a", "b"], "max_tokens": 2,
+                                        "session_params": {"id": sid}})
+    assert r.status_code == 400 and "single prompt" in r.json()["error"]["message"]
+    close_session(server, sid)

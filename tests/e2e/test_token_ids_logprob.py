@@ -8,7 +8,7 @@ from conftest import sse_events
 
 G = "/generate"
 PROMPT = "The quick brown fox jumps over the lazy"
-TOL = 2e-2  # decode and prefill compute the same rows in different batch shapes
+TOL = 1e-3  # decode and prefill compute the same rows in different batch shapes (CPU: equal)
 
 
 def prompt_ids(server, text=PROMPT):
