@@ -91,13 +91,4 @@ Status ValidatePromptFit(std::span<const int32_t> ids, const GenerateRequest& re
   return Status::Ok();
 }
 
-StatusOr<std::vector<int32_t>> ValidateGenerateRequest(const GenerateRequest& request,
-                                                       const TokenTextCodec& codec,
-                                                       const ValidationLimits& limits) {
-  RADIXLM_ASSIGN_OR_RETURN(std::vector<int32_t> ids,
-                           PrepareGenerateRequest(request, codec, limits));
-  RADIXLM_RETURN_IF_ERROR(ValidatePromptFit(ids, request, limits));
-  return ids;
-}
-
 }  // namespace radixlm

@@ -33,9 +33,4 @@ StatusOr<std::vector<int32_t>> PrepareGenerateRequest(const GenerateRequest& req
 Status ValidatePromptFit(std::span<const int32_t> ids, const GenerateRequest& request,
                          const ValidationLimits& limits);
 
-// Both: checks `request` and returns its prompt ids.
-StatusOr<std::vector<int32_t>> ValidateGenerateRequest(const GenerateRequest& request,
-                                                       const TokenTextCodec& codec,
-                                                       const ValidationLimits& limits);
-
 }  // namespace radixlm
