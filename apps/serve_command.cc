@@ -231,6 +231,10 @@ const bool kRegistered = RegisterCommand("serve", [](CLI::App& app) {
                   "Seconds a request may run before it is aborted (0: none)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_option("--max-open-sessions", e.max_open_sessions,
+                  "Sessions (/open_session) open at once; each pins its KV while open")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_option("--log-level", s.log_level, "debug | info | warning | error")
       ->capture_default_str();
   cmd->add_flag("--incremental-streaming-output", s.incremental_streaming_output,

@@ -57,6 +57,14 @@ Status Engine::PauseGeneration(PauseMode mode) { return core_->PauseGeneration(m
 
 Status Engine::ContinueGeneration() { return core_->ContinueGeneration(); }
 
+StatusOr<std::string> Engine::OpenSession(OpenSessionRequest request) {
+  return core_->OpenSession(std::move(request));
+}
+
+Status Engine::CloseSession(const std::string& session_id) {
+  return core_->CloseSession(session_id);
+}
+
 void Engine::Shutdown() { core_->Shutdown(); }
 
 const EngineConfig& Engine::config() const { return core_->config(); }

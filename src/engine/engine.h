@@ -80,6 +80,16 @@ class Engine {
   Status PauseGeneration(PauseMode mode);
   Status ContinueGeneration();
 
+  // SGLang's streaming sessions (session_table.h): OpenSession returns the session's id
+  // (InvalidArgument when that id is open or --max-open-sessions are open); CloseSession
+  // releases its pinned KV (NotFound for an unknown id). A request with session_params runs
+  // as a turn of an open session; one the scheduler thread refuses (an unknown session or
+  // turn, a turn continued from that still runs, a prompt the history makes too long) ends
+  // its stream with finish_reason abort, status_code 400, and the reason. Aborted after
+  // Shutdown.
+  StatusOr<std::string> OpenSession(OpenSessionRequest request);
+  Status CloseSession(const std::string& session_id);
+
   // Stops accepting requests, aborts the live ones (their streams end) and joins the
   // scheduler thread. Idempotent.
   void Shutdown();

@@ -38,6 +38,10 @@ struct EngineConfig {
   double waiting_timeout_s = 0;
   double running_timeout_s = 0;
 
+  // --max-open-sessions: sessions (/open_session) open at once; each pins its turns' KV while
+  // open, so this bounds the protected share of the pool. Opening one more is refused.
+  int32_t max_open_sessions = 64;
+
   // --- constrained decoding ---
   bool disable_jump_forward = false;  // --disable-jump-forward
   // --constrained-json-whitespace-pattern: the regex for whitespace between JSON tokens of

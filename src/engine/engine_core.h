@@ -7,8 +7,10 @@
 // compilation runs on the grammar compiler pool while the request waits in the scheduler's
 // grammar queue), then posts a command to the scheduler thread's inbox; outputs come back
 // through the request's GenerateStream. Abort / FlushCache / GetStats / PinPrefix / UnpinPrefix
-// / PauseGeneration / ContinueGeneration are commands too (those with an answer wait for it:
-// at most one scheduler step).
+// / PauseGeneration / ContinueGeneration / OpenSession / CloseSession are commands too (those
+// with an answer wait for it: at most one scheduler step). A session turn's Submit returns at once
+// (its prompt depends on the session's turns, which the scheduler thread owns: a refused turn ends
+// its stream with an abort carrying status 400).
 #pragma once
 
 #include <atomic>
@@ -28,6 +30,7 @@
 #include "engine/engine_config.h"
 #include "engine/generate_stream.h"
 #include "engine/model_assets.h"
+#include "engine/session_table.h"
 #include "grammar/grammar_cache.h"
 #include "grammar/grammar_compiler_pool.h"
 #include "scheduler/model_runner.h"
@@ -57,6 +60,8 @@ class EngineCore {
   void UnpinPrefix(uint64_t pin_id);
   Status PauseGeneration(PauseMode mode);
   Status ContinueGeneration();
+  StatusOr<std::string> OpenSession(OpenSessionRequest request);
+  Status CloseSession(const std::string& session_id);
   void Shutdown();
 
   const EngineConfig& config() const { return config_; }
@@ -69,11 +74,29 @@ class EngineCore {
   struct Route {
     std::shared_ptr<GenerateStream> stream;
     int32_t index = 0;
+    std::string session_id;  // a session turn: its session ("" for none)
+    uint64_t pin = 0;        // and the pin its KV takes when it completes
+  };
+  // A session turn's part of a SubmitCommand: the scheduler thread composes its prompt
+  // (SessionTable) and checks that it fits; a refused turn ends its stream with an abort
+  // carrying status 400.
+  struct SessionTurn {
+    GenerateRequest request;  // what was submitted (text already tokenized into own_ids)
+    std::vector<int32_t> own_ids;
   };
   // The scheduler thread's commands. Those with an answer carry the promise it is set on.
   struct SubmitCommand {
     std::shared_ptr<GenerateStream> stream;
-    std::vector<RequestInput> inputs;  // one per sample
+    std::vector<RequestInput> inputs;      // one per sample
+    std::unique_ptr<SessionTurn> session;  // null: not a session turn
+  };
+  struct OpenSessionCommand {
+    OpenSessionRequest request;
+    std::promise<StatusOr<std::string>> answer;
+  };
+  struct CloseSessionCommand {
+    std::string session_id;
+    std::promise<Status> answer;
   };
   struct AbortCommand {
     std::string rid;
@@ -100,7 +123,8 @@ class EngineCore {
     std::promise<Status> answer;
   };
   using Command = std::variant<SubmitCommand, AbortCommand, FlushCommand, StatsCommand, PinCommand,
-                               UnpinCommand, PauseCommand, ContinueCommand>;
+                               UnpinCommand, PauseCommand, ContinueCommand, OpenSessionCommand,
+                               CloseSessionCommand>;
 
   EngineCore(const EngineConfig& config, const SchedulerConfig& scheduler_config,
              std::unique_ptr<ModelRunner> runner, std::unique_ptr<ModelAssets> assets);
@@ -120,6 +144,14 @@ class EngineCore {
   void Apply(UnpinCommand& command);
   void Apply(PauseCommand& command);
   void Apply(ContinueCommand& command);
+  void Apply(OpenSessionCommand& command);
+  void Apply(CloseSessionCommand& command);
+  // A session turn's prompt (into command.inputs) and bookkeeping; an error when refused.
+  Status StartSessionTurn(SubmitCommand& command);
+  void AbortRid(const std::string& rid, const std::string& message);
+  // Releases the pins session bookkeeping handed back (after each command and step, never from
+  // inside a scheduler call).
+  void ReleaseSessionPins();
   void OnOutput(RequestOutput&& output);
   void AbortAllLive(const std::string& message);
 
@@ -162,6 +194,9 @@ class EngineCore {
   // Scheduler thread only.
   std::unique_ptr<Scheduler> scheduler_;
   std::unordered_map<uint64_t, Route> routes_;
+  SessionTable sessions_;
+  std::vector<uint64_t> session_unpins_;
+  int32_t bos_id_ = -1;  // trimmed from the front of a session turn that continues another
   std::thread thread_;
 };
 

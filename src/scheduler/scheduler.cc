@@ -188,7 +188,13 @@ void Scheduler::FinishRequest(Request* req, FinishReason reason) {
   RADIXLM_CHECK(req->state != RequestState::kFinished)
       << "request " << req->in.id << " finished twice";
   RemoveFromQueues(req);
+  const int64_t kv_len = req->kv_len;
   ReleaseKv(req);
+  if (req->in.pin_on_finish.has_value() && !reason.is_abort()) {
+    // The tokens with KV are in the tree now; the pin keeps them there (a pin id in use keeps
+    // its old prefix: the caller's mistake, not worth failing the request over).
+    (void)PinPrefix(*req->in.pin_on_finish, std::span<const int32_t>(req->token_ids).first(kv_len));
+  }
   req->state = RequestState::kFinished;
   if (reason.is_abort()) {
     ++stats_.aborted_requests;

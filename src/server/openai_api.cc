@@ -60,6 +60,7 @@ HandlerResult Submit(const ServerContext& ctx, OpenAiRequest& parsed,
     r.return_logprob = parsed.logprobs;
     r.top_logprobs_num = parsed.logprobs ? parsed.top_logprobs : 0;
     r.stream = parsed.stream;
+    r.session_params = parsed.session;
   }
   auto call = std::make_shared<GenerationCall>(
       ctx.engine, ctx.metrics, ctx.live,

@@ -263,6 +263,7 @@ StatusOr<OpenAiRequest> ParseCompletionRequest(const json& body, const ServerCon
   RADIXLM_RETURN_IF_ERROR(ReadPrompts(body, &r.prompts));
   RADIXLM_RETURN_IF_ERROR(ReadCompletionLogprobs(body, &r));
   RADIXLM_RETURN_IF_ERROR(ReadBool(body, "echo", &r.echo));
+  RADIXLM_ASSIGN_OR_RETURN(r.session, ReadSessionParams(body, r.prompts.size() > 1));
   if (IsFieldSet(body, "suffix")) {
     return Unimplemented("suffix is not supported by radixlm");
   }
@@ -282,6 +283,7 @@ StatusOr<OpenAiRequest> ParseChatRequest(const json& body, const ServerConfig& l
   OpenAiRequest r;
   RADIXLM_RETURN_IF_ERROR(ReadCommon(body, /*chat=*/true, limits, &r));
   RADIXLM_RETURN_IF_ERROR(ReadMessages(body, &r));
+  RADIXLM_ASSIGN_OR_RETURN(r.session, ReadSessionParams(body, /*batch=*/false));
   RADIXLM_RETURN_IF_ERROR(ReadBool(body, "logprobs", &r.logprobs));
   RADIXLM_RETURN_IF_ERROR(ReadInt32(body, "top_logprobs", 0, kMaxTopLogprobs, &r.top_logprobs));
   if (!IsUnset(body, "top_logprobs") && r.top_logprobs > 0 && !r.logprobs) {

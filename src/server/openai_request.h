@@ -11,6 +11,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,10 +37,11 @@ struct OpenAiRequest {
   SamplingParams sampling;            // shared by every prompt
   bool stream = false;
   bool include_usage = false;
-  bool echo = false;         // completions
-  bool logprobs = false;     // return logprobs at all
-  int32_t top_logprobs = 0;  // alternatives per position
-  std::string rid;           // SGLang extra; "" lets the engine choose
+  bool echo = false;                     // completions
+  bool logprobs = false;                 // return logprobs at all
+  int32_t top_logprobs = 0;              // alternatives per position
+  std::string rid;                       // SGLang extra; "" lets the engine choose
+  std::optional<SessionParams> session;  // SGLang extra: a session turn (one prompt)
 };
 
 // InvalidArgument / Unimplemented naming the field.

@@ -30,6 +30,13 @@ json Bytes(const std::string& text) {
 
 float LogprobOf(const LogprobEntry& e) { return e.logprob.value_or(0.0f); }
 
+// An aborted request: the status the engine gave the abort (400 for a refused session turn,
+// 503 for a waiting timeout), else 503.
+ApiError AbortError(const FinishReason& finish) {
+  return ApiError{finish.status_code != 0 ? finish.status_code : 503,
+                  "the request was aborted: " + finish.matched_text, ""};
+}
+
 class OpenAiFormatter : public GenerationFormatter {
  public:
   OpenAiFormatter(OpenAiResponseOptions options, const TokenTextCodec* codec)
@@ -39,8 +46,7 @@ class OpenAiFormatter : public GenerationFormatter {
                std::string* out) override {
     if (chunk.finish_reason.has_value() && chunk.finish_reason->is_abort()) {
       if (!error_sent_) {
-        *out += SseEvent(ErrorJson(
-            ApiError{503, "the request was aborted: " + chunk.finish_reason->matched_text, ""}));
+        *out += SseEvent(ErrorJson(AbortError(*chunk.finish_reason)));
         error_sent_ = true;
       }
       return;
@@ -86,8 +92,7 @@ class OpenAiFormatter : public GenerationFormatter {
     for (size_t p = 0; p < results.size(); ++p) {
       for (const GenerateResult& r : results[p]) {
         if (r.finish_reason.has_value() && r.finish_reason->is_abort()) {
-          return ErrorResponse(
-              ApiError{503, "the request was aborted: " + r.finish_reason->matched_text, ""});
+          return ErrorResponse(AbortError(*r.finish_reason));
         }
         json choice = {{"index", static_cast<int32_t>(p) * o_.n + r.index}};
         if (o_.chat) {
