@@ -80,6 +80,8 @@ struct SchedulerStats {
   int64_t spec_verify_steps = 0;
   int64_t spec_drafted_tokens = 0;
   int64_t spec_accepted_tokens = 0;
+  // Drafted tokens cut before verification because the request's grammar forbids them.
+  int64_t spec_grammar_pruned_tokens = 0;
 };
 
 using OutputSink = std::function<void(RequestOutput&&)>;

@@ -74,8 +74,8 @@ struct SchedulerConfig {
   bool enable_jump_forward = true;
 
   // --- speculative decoding (--speculative-algorithm NGRAM) ---
-  // Decoding requests (except grammar-constrained ones) get n-gram draft trees verified in the
-  // decode forward; each drafted token is kept only if the request's own sampler, run on that
+  // Decoding requests get n-gram draft trees (cut to what their grammar allows, if they have
+  // one) verified in the decode forward; each drafted token is kept only if the request's own sampler, run on that
   // node's logits, picks it, so outputs are exactly those without speculation (greedy or
   // seeded) and follow the model's distribution otherwise. See scheduler_speculative.cc.
   bool speculative_ngram = false;

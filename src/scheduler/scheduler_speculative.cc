@@ -1,7 +1,7 @@
 // Scheduler: speculative decoding with n-gram drafts (SGLang's NGRAM algorithm).
 //
-// Each round, after admission, every decoding request that may speculate (not constrained by
-// a grammar, at least two tokens left) adds its new tokens to the global n-gram trie and gets
+// Each round, after admission, every decoding request that may speculate (at least two tokens
+// left) adds its new tokens to the global n-gram trie and gets
 // a draft tree from it; the draft's nodes take extra KV slots (only free ones: drafts never
 // evict) and ride in the decode forward as one tree-masked sequence whose every node returns
 // logits (model/forward_batch.h). Verification then walks the tree with the request's own
@@ -14,6 +14,15 @@
 // seeded, penalties, logit bias, logprobs, stop conditions all included — and the token
 // distribution is the model's (a drafted token is kept with the probability the model gives
 // it, which is exact speculative sampling for a deterministic draft).
+//
+// Grammars (regex / JSON schema / EBNF): a constrained request's draft is walked with its
+// matcher before verification (depth first, each node's token accepted and rolled back after
+// its subtree), and nodes the grammar forbids are cut with their subtrees, so no slot or
+// compute goes to them. Verification then samples each row under the grammar mask of the
+// matcher as it stands after the tokens kept so far, and the matcher advances only over tokens
+// the sampler picked (OnTokenSampled), never over drafted ones it did not: nothing to roll
+// back. A sampled token that opens a jump-forward ends the walk (the request leaves decoding
+// for its extend), and the nodes after it are freed with the rest.
 //
 // Kept nodes keep the slots they were computed in: the request's row is rewritten so position
 // kv_len + d holds the slot of the kept node at depth d (page size 1, checked at startup), and
@@ -36,11 +45,32 @@ namespace {
 
 constexpr int32_t kMaxBackoffRounds = 16;
 
+
+// Cuts the draft nodes whose path from the root the grammar rejects (with their subtrees).
+// The matcher stands after the root; it walks the tree depth first, accepting each node's token
+// and rolling it back after its subtree, so it is unchanged on return.
+int32_t PruneDraftForGrammar(grammar::Matcher& matcher, spec::DraftTree& draft) {
+  const auto n = static_cast<int32_t>(draft.size());
+  std::array<bool, spec::DraftTree::kMaxNodes> allowed{};
+  allowed[0] = true;
+  auto visit = [&](auto& self, int32_t node) -> void {
+    for (int32_t child = node + 1; child < n; ++child) {
+      if (draft.parent(child) != node || !matcher.AcceptToken(draft.token(child))) continue;
+      allowed[child] = true;
+      self(self, child);
+      RADIXLM_CHECK_OK(matcher.Rollback(1));
+    }
+  };
+  visit(visit, 0);
+  return draft.Prune(std::span<const bool>(allowed.data(), draft.size()));
+}
+
 }  // namespace
 
 bool Scheduler::MaySpeculate(const Request& req) const {
-  return ngram_ != nullptr && req.state == RequestState::kDecoding && !req.matcher.has_value() &&
-         req.remaining_new_tokens() >= 2;
+  return ngram_ != nullptr && req.state == RequestState::kDecoding &&
+         req.remaining_new_tokens() >= 2 &&
+         (!req.matcher.has_value() || !req.matcher->IsTerminated());
 }
 
 void Scheduler::PrepareDrafts() {
@@ -66,6 +96,9 @@ void Scheduler::PrepareDrafts() {
                   context_length_ - req->kv_len});
     if (max_nodes < 2) continue;
     ngram_->Draft(req->token_ids, static_cast<int>(max_nodes), &req->draft);
+    if (req->matcher.has_value() && req->draft.size() > 1) {
+      stats_.spec_grammar_pruned_tokens += PruneDraftForGrammar(*req->matcher, req->draft);
+    }
     const auto drafted = static_cast<int64_t>(req->draft.size()) - 1;
     if (drafted == 0) continue;
     const int32_t root_slot = table_.Row(req->cache.req_pool_index)[req->kv_len];

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "grammar/compiled_grammar.h"
+#include "grammar/token_vocab.h"
 #include "scheduler/scheduler.h"
 #include "testing/fake_model_runner.h"
 #include "testing/fake_token_text.h"
@@ -27,6 +29,7 @@ struct Collected {
   int64_t outputs = 0;
   int64_t prompt_tokens = 0, completion_tokens = 0, cached_tokens = 0;
   int64_t jump_forward_tokens = 0, forward_passes_saved = 0, forward_passes = 0;
+  int64_t spec_verify_ct = 0, spec_drafted_tokens = 0, spec_accepted_tokens = 0;
 };
 
 struct HarnessOptions {
@@ -137,6 +140,9 @@ class SchedulerHarness {
     c.jump_forward_tokens = o.meta.jump_forward_tokens;
     c.forward_passes_saved = o.meta.forward_passes_saved;
     c.forward_passes = o.meta.forward_passes;
+    c.spec_verify_ct = o.meta.spec_verify_ct;
+    c.spec_drafted_tokens = o.meta.spec_drafted_tokens;
+    c.spec_accepted_tokens = o.meta.spec_accepted_tokens;
     EXPECT_EQ(c.completion_tokens, static_cast<int64_t>(c.ids.size()));
   }
 
@@ -169,6 +175,20 @@ class PromptGen {
  private:
   uint64_t state_;
 };
+
+// A grammar compiled against the fake codec's vocabulary (asserts it compiles).
+inline std::shared_ptr<const grammar::CompiledGrammar> CompileForFakeVocab(
+    grammar::GrammarKind kind, const std::string& text) {
+  FakeTokenTextCodec codec;
+  std::vector<std::string> bytes(FakeTokenTextCodec::kVocabSize);
+  for (int32_t t = 0; t < FakeTokenTextCodec::kVocabSize; ++t) {
+    if (!codec.IsControlToken(t)) bytes[t] = codec.TokenText(t);
+  }
+  auto vocab = grammar::TokenVocab::Create(std::move(bytes), codec.eog_token_ids());
+  auto compiled = grammar::CompiledGrammar::Compile(kind, text, vocab);
+  EXPECT_TRUE(compiled.ok()) << compiled.status().ToString();
+  return compiled.ok() ? *compiled : nullptr;
+}
 
 inline std::vector<int32_t> Concat(std::vector<int32_t> a, const std::vector<int32_t>& b) {
   a.insert(a.end(), b.begin(), b.end());
