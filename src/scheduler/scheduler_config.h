@@ -80,6 +80,11 @@ struct SchedulerConfig {
   // seeded) and follow the model's distribution otherwise. See scheduler_speculative.cc.
   bool speculative_ngram = false;
   spec::NgramConfig ngram;
+  // --speculative-algorithm STANDALONE: drafts are chains of up to speculative_num_steps
+  // tokens from a draft model (the draft runner given to Scheduler::Create), verified the same
+  // way. See scheduler_draft_model.cc.
+  bool speculative_draft_model = false;
+  int32_t speculative_num_steps = 3;
   // Most drafted tokens (roots excluded) one forward carries over all requests: past the
   // weight-bound regime of small batches, every drafted token costs real compute.
   int32_t speculative_max_draft_tokens_per_batch = 32;

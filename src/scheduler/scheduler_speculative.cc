@@ -1,4 +1,6 @@
-// Scheduler: speculative decoding with n-gram drafts (SGLang's NGRAM algorithm).
+// Scheduler: speculative decoding with n-gram drafts (SGLang's NGRAM algorithm), and the
+// verification that draft-model chains share (STANDALONE, scheduler_draft_model.cc: there the
+// draft comes from DraftChains instead of the trie; everything below applies alike).
 //
 // Each round, after admission, every decoding request that may speculate (at least two tokens
 // left) adds its new tokens to the global n-gram trie and gets
@@ -68,21 +70,28 @@ int32_t PruneDraftForGrammar(grammar::Matcher& matcher, spec::DraftTree& draft) 
 }  // namespace
 
 bool Scheduler::MaySpeculate(const Request& req) const {
-  return ngram_ != nullptr && req.state == RequestState::kDecoding &&
+  return (ngram_ != nullptr || draft_runner_ != nullptr) && req.state == RequestState::kDecoding &&
          req.remaining_new_tokens() >= 2 &&
          (!req.matcher.has_value() || !req.matcher->IsTerminated());
 }
 
-void Scheduler::PrepareDrafts() {
-  if (ngram_ == nullptr) return;
+int32_t Scheduler::MaxDraftNodes() const {
+  return draft_runner_ != nullptr ? config_.speculative_num_steps + 1
+                                  : config_.ngram.num_draft_tokens;
+}
+
+Status Scheduler::PrepareDrafts() {
+  if (ngram_ == nullptr && draft_runner_ == nullptr) return Status::Ok();
   int64_t batch_tokens = static_cast<int64_t>(decodes_.size());
   for (const PrefillChunk& chunk : chunks_) batch_tokens += chunk.end - chunk.begin;
   int64_t budget = std::min<int64_t>(config_.speculative_max_draft_tokens_per_batch,
                                      runner_->max_batch_tokens() - batch_tokens);
   for (Request* req : decodes_) {
     req->draft.Reset(req->token_ids.back());
-    ngram_->Add(req->token_ids, req->ngram_added);
-    req->ngram_added = req->token_ids.size();
+    if (ngram_ != nullptr) {
+      ngram_->Add(req->token_ids, req->ngram_added);
+      req->ngram_added = req->token_ids.size();
+    }
     if (!MaySpeculate(*req)) continue;
     ++req->spec_verify_ct;
     ++stats_.spec_verify_steps;
@@ -90,11 +99,17 @@ void Scheduler::PrepareDrafts() {
       --req->spec_skip_rounds;
       continue;
     }
-    if (req->draft_budget == 0) req->draft_budget = config_.ngram.num_draft_tokens;
+    if (req->draft_budget == 0) req->draft_budget = MaxDraftNodes();
     const int64_t max_nodes =
         std::min({static_cast<int64_t>(req->draft_budget), req->remaining_new_tokens(), budget + 1,
                   context_length_ - req->kv_len});
     if (max_nodes < 2) continue;
+    if (draft_runner_ != nullptr) {  // chains grown below, a slot per node as it is drafted
+      draft_reqs_.push_back(req);
+      draft_limits_.push_back(static_cast<int32_t>(max_nodes));
+      budget -= max_nodes - 1;
+      continue;
+    }
     ngram_->Draft(req->token_ids, static_cast<int>(max_nodes), &req->draft);
     if (req->matcher.has_value() && req->draft.size() > 1) {
       stats_.spec_grammar_pruned_tokens += PruneDraftForGrammar(*req->matcher, req->draft);
@@ -111,6 +126,7 @@ void Scheduler::PrepareDrafts() {
     table_.Write(req->cache.req_pool_index, req->kv_len + 1, *slots);
     budget -= drafted;
   }
+  return draft_reqs_.empty() ? Status::Ok() : DraftChains();
 }
 
 void Scheduler::VerifyDraft(Request* req, size_t seq) {
@@ -158,7 +174,7 @@ void Scheduler::VerifyDraft(Request* req, size_t seq) {
   if (!live) return;
   req->drafted_tokens += n - 1;
   req->accepted_tokens += accepted;
-  req->draft_budget = std::clamp(2 * (accepted + 1), 2, config_.ngram.num_draft_tokens);
+  req->draft_budget = std::clamp(2 * (accepted + 1), 2, MaxDraftNodes());
   if (accepted == 0) {
     req->spec_backoff = std::min(kMaxBackoffRounds, std::max(1, 2 * req->spec_backoff));
     req->spec_skip_rounds = req->spec_backoff;

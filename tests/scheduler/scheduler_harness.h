@@ -38,6 +38,9 @@ struct HarnessOptions {
   int64_t context_length = 4096;
   int64_t max_batch_tokens = 1 << 20;
   bool with_codec = true;
+  // With config.speculative_draft_model: the draft model, a second fake runner over the same
+  // vocabulary (the same model when the salt is 0; see FakeModelConfig::logits_salt).
+  uint64_t draft_logits_salt = 0;
 };
 
 inline SchedulerConfig SmallConfig() {
@@ -59,15 +62,20 @@ class SchedulerHarness {
     fm.kv_slots =
         (options.config.max_total_tokens / options.config.page_size + 1) * options.config.page_size;
     runner_ = std::make_unique<FakeModelRunner>(fm);
-    auto sched =
-        Scheduler::Create(options.config, runner_.get(), options.with_codec ? &codec_ : nullptr,
-                          [this](RequestOutput&& out) { OnOutput(std::move(out)); });
+    if (options.config.speculative_draft_model) {
+      fm.logits_salt = options.draft_logits_salt;
+      draft_runner_ = std::make_unique<FakeModelRunner>(fm);
+    }
+    auto sched = Scheduler::Create(
+        options.config, runner_.get(), options.with_codec ? &codec_ : nullptr,
+        [this](RequestOutput&& out) { OnOutput(std::move(out)); }, draft_runner_.get());
     EXPECT_TRUE(sched.ok()) << sched.status().ToString();
     scheduler_ = std::move(sched).value();
   }
 
   Scheduler& scheduler() { return *scheduler_; }
   FakeModelRunner& runner() { return *runner_; }
+  FakeModelRunner* draft_runner() { return draft_runner_.get(); }
   const FakeTokenTextCodec& codec() const { return codec_; }
   std::map<uint64_t, Collected>& results() { return results_; }
   Collected& result(uint64_t id) { return results_[id]; }
@@ -148,6 +156,7 @@ class SchedulerHarness {
 
   FakeTokenTextCodec codec_;
   std::unique_ptr<FakeModelRunner> runner_;
+  std::unique_ptr<FakeModelRunner> draft_runner_;
   std::unique_ptr<Scheduler> scheduler_;
   std::map<uint64_t, Collected> results_;
   int64_t steps_ = 0;
