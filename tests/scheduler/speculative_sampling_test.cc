@@ -19,6 +19,7 @@
 
 #include "engine/draft_model.h"
 #include "engine/model_backed_runner.h"
+#include "engine/scheduler_bridge.h"
 #include "model/model.h"
 #include "model/reference_model.h"
 #include "model/tiny_model.h"
@@ -261,6 +262,32 @@ TEST(DraftModelVocabularyTest, SizeAndTokensMustMatch) {
   EXPECT_NE(size.message().find("48 tokens"), std::string::npos) << size.message();
   EXPECT_FALSE(CheckSameVocabulary(*t, *ParseTinyModel(untokenized)).ok());
   EXPECT_TRUE(CheckSameVocabulary(*ParseTinyModel(untokenized), *ParseTinyModel(untokenized)).ok());
+}
+
+TEST(DraftModelVocabularyTest, SpeculativeFlagsResolve) {
+  auto resolve = [](EngineConfig c) { return ToSchedulerConfig(c, 1 << 14, 2048); };
+  EngineConfig c;
+  c.speculative_algorithm = "STANDALONE";
+  auto missing = resolve(c);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("--speculative-draft-model-path"), std::string::npos);
+  c.speculative_draft_model_path = "draft.gguf";
+  c.speculative_num_steps = 5;
+  auto ok = resolve(c);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_TRUE(ok->speculative_draft_model);
+  EXPECT_FALSE(ok->speculative_ngram);
+  EXPECT_EQ(ok->speculative_num_steps, 5);
+  c.speculative_eagle_topk = 4;  // draft-model trees are not built
+  EXPECT_NE(resolve(c).status().message().find("--speculative-eagle-topk"), std::string::npos);
+  c.speculative_eagle_topk = 1;
+  c.speculative_algorithm = "NGRAM";  // a draft model path without STANDALONE
+  EXPECT_FALSE(resolve(c).ok());
+  c.speculative_algorithm = "";
+  EXPECT_FALSE(resolve(c).ok());
+  c.speculative_draft_model_path = "";
+  c.speculative_algorithm = "EAGLE";
+  EXPECT_FALSE(resolve(c).ok());
 }
 
 }  // namespace
