@@ -20,13 +20,11 @@ std::string NewRid(uint64_t counter) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<EngineCore>> EngineCore::Create(const EngineConfig& config,
-                                                         const SchedulerConfig& sc,
-                                                         std::unique_ptr<ModelRunner> runner,
-                                                         std::unique_ptr<ModelAssets> assets,
-                                                         std::unique_ptr<ModelRunner> draft_runner) {
-  std::unique_ptr<EngineCore> core(new EngineCore(config, sc, std::move(runner), std::move(assets),
-                                                  std::move(draft_runner)));
+StatusOr<std::unique_ptr<EngineCore>> EngineCore::Create(
+    const EngineConfig& config, const SchedulerConfig& sc, std::unique_ptr<ModelRunner> runner,
+    std::unique_ptr<ModelAssets> assets, std::unique_ptr<ModelRunner> draft_runner) {
+  std::unique_ptr<EngineCore> core(
+      new EngineCore(config, sc, std::move(runner), std::move(assets), std::move(draft_runner)));
   RADIXLM_RETURN_IF_ERROR(core->Start());
   return core;
 }
@@ -43,10 +41,10 @@ EngineCore::EngineCore(const EngineConfig& config, const SchedulerConfig& schedu
 
 Status EngineCore::Start() {
   RADIXLM_ASSIGN_OR_RETURN(
-      scheduler_, Scheduler::Create(
-                      scheduler_config_, runner_.get(), &assets_->codec(),
-                      [this](RequestOutput&& out) { OnOutput(std::move(out)); },
-                      draft_runner_.get()));
+      scheduler_,
+      Scheduler::Create(
+          scheduler_config_, runner_.get(), &assets_->codec(),
+          [this](RequestOutput&& out) { OnOutput(std::move(out)); }, draft_runner_.get()));
   context_length_ = scheduler_->context_length();
   thread_ = std::thread([this] { Loop(); });
   return Status::Ok();

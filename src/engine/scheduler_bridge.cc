@@ -20,9 +20,10 @@ Status ApplySpeculativeFlags(const EngineConfig& config, SchedulerConfig* c) {
           "--speculative-algorithm STANDALONE needs --speculative-draft-model-path");
     }
     if (config.speculative_eagle_topk != 1) {
-      return InvalidArgument("--speculative-eagle-topk must be 1 with STANDALONE (the draft "
-                             "model drafts chains; draft-model trees are not built), got " +
-                             std::to_string(config.speculative_eagle_topk));
+      return InvalidArgument(
+          "--speculative-eagle-topk must be 1 with STANDALONE (the draft "
+          "model drafts chains; draft-model trees are not built), got " +
+          std::to_string(config.speculative_eagle_topk));
     }
     c->speculative_draft_model = true;
     c->speculative_num_steps = config.speculative_num_steps;
@@ -34,8 +35,9 @@ Status ApplySpeculativeFlags(const EngineConfig& config, SchedulerConfig* c) {
                            "(EAGLE-style heads are not built)");
   }
   if (!config.speculative_draft_model_path.empty()) {
-    return InvalidArgument("--speculative-draft-model-path needs --speculative-algorithm "
-                           "STANDALONE, not NGRAM");
+    return InvalidArgument(
+        "--speculative-draft-model-path needs --speculative-algorithm "
+        "STANDALONE, not NGRAM");
   }
   c->speculative_ngram = true;
   c->ngram.num_draft_tokens = config.speculative_num_draft_tokens;
@@ -100,7 +102,7 @@ EngineSettings ToEngineSettings(const SchedulerConfig& config) {
       .page_size = config.page_size,
       .disable_radix_cache = config.disable_radix_cache,
       .enable_jump_forward = config.enable_jump_forward,
-      .speculative_algorithm = config.speculative_ngram           ? "NGRAM"
+      .speculative_algorithm = config.speculative_ngram         ? "NGRAM"
                                : config.speculative_draft_model ? "STANDALONE"
                                                                 : "",
       .speculative_num_draft_tokens = config.speculative_ngram ? config.ngram.num_draft_tokens

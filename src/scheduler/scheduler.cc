@@ -20,8 +20,7 @@ double SteadySeconds() {
 
 StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerConfig& config,
                                                        ModelRunner* runner,
-                                                       const TokenTextCodec* codec,
-                                                       OutputSink sink,
+                                                       const TokenTextCodec* codec, OutputSink sink,
                                                        ModelRunner* draft_runner) {
   if (runner == nullptr) return InvalidArgument("scheduler needs a model runner");
   RADIXLM_RETURN_IF_ERROR(config.Validate());
@@ -36,8 +35,8 @@ StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerConfig& co
     if (draft_runner->vocab_size() != runner->vocab_size()) {
       return InvalidArgument("the draft model's vocabulary has " +
                              std::to_string(draft_runner->vocab_size()) +
-                             " tokens, the target model's " +
-                             std::to_string(runner->vocab_size()) + "; they must be the same");
+                             " tokens, the target model's " + std::to_string(runner->vocab_size()) +
+                             "; they must be the same");
     }
     if (draft_runner->kv_slots() < runner->kv_slots() ||
         draft_runner->max_batch_tokens() < runner->max_batch_tokens() ||
@@ -68,9 +67,9 @@ StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerConfig& co
                                                   std::move(table), context));
 }
 
-Scheduler::Scheduler(const SchedulerConfig& config, ModelRunner* runner,
-                     ModelRunner* draft_runner, const TokenTextCodec* codec, OutputSink sink,
-                     KvPool pool, ReqToTokenTable table, int64_t context_length)
+Scheduler::Scheduler(const SchedulerConfig& config, ModelRunner* runner, ModelRunner* draft_runner,
+                     const TokenTextCodec* codec, OutputSink sink, KvPool pool,
+                     ReqToTokenTable table, int64_t context_length)
     : config_(config),
       runner_(runner),
       codec_(codec),

@@ -75,9 +75,9 @@ struct SchedulerConfig {
 
   // --- speculative decoding (--speculative-algorithm NGRAM) ---
   // Decoding requests get n-gram draft trees (cut to what their grammar allows, if they have
-  // one) verified in the decode forward; each drafted token is kept only if the request's own sampler, run on that
-  // node's logits, picks it, so outputs are exactly those without speculation (greedy or
-  // seeded) and follow the model's distribution otherwise. See scheduler_speculative.cc.
+  // one) verified in the decode forward; each drafted token is kept only if the request's own
+  // sampler, run on that node's logits, picks it, so outputs are exactly those without speculation
+  // (greedy or seeded) and follow the model's distribution otherwise. See scheduler_speculative.cc.
   bool speculative_ngram = false;
   spec::NgramConfig ngram;
   // --speculative-algorithm STANDALONE: drafts are chains of up to speculative_num_steps

@@ -3,10 +3,10 @@
 // draft comes from DraftChains instead of the trie; everything below applies alike).
 //
 // Each round, after admission, every decoding request that may speculate (at least two tokens
-// left) adds its new tokens to the global n-gram trie and gets
-// a draft tree from it; the draft's nodes take extra KV slots (only free ones: drafts never
-// evict) and ride in the decode forward as one tree-masked sequence whose every node returns
-// logits (model/forward_batch.h). Verification then walks the tree with the request's own
+// left) adds its new tokens to the global n-gram trie and gets a draft tree from it; the
+// draft's nodes take extra KV slots (only free ones: drafts never evict) and ride in the
+// decode forward as one tree-masked sequence whose every node returns logits
+// (model/forward_batch.h). Verification then walks the tree with the request's own
 // sampler: the root's row is sampled exactly as a plain decode step would be; if the token
 // drawn is a child of the node, that child's KV and logits are already computed, so it is
 // kept and its row sampled next; the first token that is not a child ends the walk (it is the
@@ -46,7 +46,6 @@ namespace radixlm {
 namespace {
 
 constexpr int32_t kMaxBackoffRounds = 16;
-
 
 // Cuts the draft nodes whose path from the root the grammar rejects (with their subtrees).
 // The matcher stands after the root; it walks the tree depth first, accepting each node's token

@@ -65,7 +65,7 @@ std::unique_ptr<ModelBackedRunner> MakeRunner(const std::vector<uint8_t>& gguf, 
 }
 
 struct Draws {
-  std::vector<std::vector<int32_t>> outputs;  // per request
+  std::vector<std::vector<int32_t>> outputs;       // per request
   std::map<std::vector<int32_t>, int64_t> counts;  // of the first kCounted tokens
   SchedulerStats stats;
 };
@@ -75,7 +75,7 @@ enum class Drafts { kNone, kNgramBfs, kNgramProb, kDraftModel };
 
 // draft_gguf: the draft model of kDraftModel.
 Draws DrawMany(const std::vector<uint8_t>& gguf, Drafts drafts,
-          const std::vector<uint8_t>& draft_gguf = {}) {
+               const std::vector<uint8_t>& draft_gguf = {}) {
   SchedulerConfig c;
   c.max_total_tokens = 8192;
   c.max_running_requests = 256;
@@ -218,8 +218,8 @@ class SpeculativeSamplingTest : public ::testing::TestWithParam<Drafts> {};
 
 TEST_P(SpeculativeSamplingTest, TokenDistributionIsTheModels) {
   static const std::vector<uint8_t> gguf = BuildTinyModel(Spec(3));
-  static const auto exact = ExactDistribution(ReferenceModel(*ParseTinyModel(gguf),
-                                                             kernels::KvDtype::kF16));
+  static const auto exact =
+      ExactDistribution(ReferenceModel(*ParseTinyModel(gguf), kernels::KvDtype::kF16));
   static const Draws plain = DrawMany(gguf, Drafts::kNone);  // shared by the parameters
   // The draft model is the target itself: its greedy chain is fixed for a given context, and
   // the target's sampler draws it only sometimes (with the probability of its top token).
@@ -238,6 +238,55 @@ TEST_P(SpeculativeSamplingTest, TokenDistributionIsTheModels) {
 INSTANTIATE_TEST_SUITE_P(DraftSources, SpeculativeSamplingTest,
                          ::testing::Values(Drafts::kNgramBfs, Drafts::kNgramProb,
                                            Drafts::kDraftModel));
+
+// Greedy requests on tiny GGUFs with a draft model: the target as its own draft has every
+// draft kept; another tiny model's drafts are mostly rejected; outputs equal plain decoding.
+TEST(DraftModelGreedyTest, OutputsEqualPlainDecoding) {
+  const std::vector<uint8_t> target = BuildTinyModel(Spec(3)), other = BuildTinyModel(Spec(4));
+  auto run = [&](const std::vector<uint8_t>* draft, SchedulerStats* stats) {
+    SchedulerConfig c;
+    c.max_total_tokens = 4096;
+    c.max_running_requests = 16;
+    c.speculative_draft_model = draft != nullptr;
+    c.speculative_num_steps = 4;
+    auto runner = MakeRunner(target, c.max_total_tokens + 1);
+    std::unique_ptr<ModelBackedRunner> draft_runner;
+    if (draft != nullptr) draft_runner = MakeRunner(*draft, c.max_total_tokens + 1);
+    std::vector<std::vector<int32_t>> outputs(16);
+    auto sched = Scheduler::Create(
+        c, runner.get(), nullptr,
+        [&](RequestOutput&& out) {
+          auto& ids = outputs[out.id];
+          ids.insert(ids.end(), out.chunk.output_ids.begin(), out.chunk.output_ids.end());
+        },
+        draft_runner.get());
+    EXPECT_TRUE(sched.ok()) << sched.status().ToString();
+    for (uint64_t id = 0; id < outputs.size(); ++id) {
+      RequestInput in;
+      in.id = id;
+      for (uint64_t i = 0; i < 6 + id; ++i) in.input_ids.push_back((7 * i + 3 * id) % 60 + 2);
+      in.params.temperature = 0;
+      in.params.max_new_tokens = 24;
+      in.params.ignore_eos = true;
+      EXPECT_TRUE((*sched)->AddRequest(std::move(in)).ok());
+    }
+    while ((*sched)->HasWork()) {
+      const Status s = (*sched)->Step();
+      EXPECT_TRUE(s.ok()) << s.ToString();
+      if (!s.ok()) break;
+    }
+    *stats = (*sched)->GetStats();
+    return outputs;
+  };
+  SchedulerStats plain_stats, same_stats, other_stats;
+  const auto plain = run(nullptr, &plain_stats);
+  EXPECT_EQ(run(&target, &same_stats), plain);
+  EXPECT_GT(same_stats.spec_drafted_tokens, 100);
+  EXPECT_EQ(same_stats.spec_accepted_tokens, same_stats.spec_drafted_tokens);
+  EXPECT_LT(same_stats.forward_passes * 2, plain_stats.forward_passes);
+  EXPECT_EQ(run(&other, &other_stats), plain);
+  EXPECT_LT(other_stats.spec_accepted_tokens * 2, other_stats.spec_drafted_tokens);
+}
 
 // The draft model of --speculative-algorithm STANDALONE must have the target's vocabulary.
 TEST(DraftModelVocabularyTest, SizeAndTokensMustMatch) {

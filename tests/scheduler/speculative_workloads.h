@@ -18,8 +18,7 @@ enum class Drafts { kNone, kNgram, kDraftModel };
 
 // SmallConfig with speculation from `drafts`; with kDraftModel the draft is a second fake
 // model, the target itself when draft_salt is 0 (FakeModelConfig::logits_salt).
-inline HarnessOptions Options(Drafts drafts, int64_t pool_tokens = 4096,
-                              uint64_t draft_salt = 0) {
+inline HarnessOptions Options(Drafts drafts, int64_t pool_tokens = 4096, uint64_t draft_salt = 0) {
   HarnessOptions o{.config = SmallConfig()};
   o.config.max_total_tokens = pool_tokens;
   o.config.speculative_ngram = drafts == Drafts::kNgram;
@@ -59,8 +58,8 @@ inline std::vector<RequestInput> Workload(bool sampled) {
 
 // Runs each wave to completion before adding the next (so the n-gram trie has seen the
 // earlier answers).
-inline std::map<uint64_t, Collected> RunWaves(
-    SchedulerHarness& h, const std::vector<std::vector<RequestInput>>& waves) {
+inline std::map<uint64_t, Collected> RunWaves(SchedulerHarness& h,
+                                              const std::vector<std::vector<RequestInput>>& waves) {
   for (const auto& wave : waves) {
     for (const auto& r : wave) h.Add(r);
     h.RunUntilIdle();
@@ -101,8 +100,8 @@ struct SpeculativeRun {
 };
 
 inline SpeculativeRun RunWithAndWithout(const std::vector<std::vector<RequestInput>>& waves,
-                                        int64_t pool_tokens = 4096,
-                                        Drafts drafts = Drafts::kNgram, uint64_t draft_salt = 0) {
+                                        int64_t pool_tokens = 4096, Drafts drafts = Drafts::kNgram,
+                                        uint64_t draft_salt = 0) {
   SchedulerHarness plain(Options(Drafts::kNone, pool_tokens)),
       spec(Options(drafts, pool_tokens, draft_salt));
   auto want = RunWaves(plain, waves);
@@ -113,8 +112,8 @@ inline SpeculativeRun RunWithAndWithout(const std::vector<std::vector<RequestInp
 }
 
 inline SpeculativeRun RunWithAndWithout(const std::vector<RequestInput>& reqs, bool waves,
-                                        int64_t pool_tokens = 4096,
-                                        Drafts drafts = Drafts::kNgram, uint64_t draft_salt = 0) {
+                                        int64_t pool_tokens = 4096, Drafts drafts = Drafts::kNgram,
+                                        uint64_t draft_salt = 0) {
   return RunWithAndWithout(Waves(reqs, waves), pool_tokens, drafts, draft_salt);
 }
 
