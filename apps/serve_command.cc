@@ -192,10 +192,19 @@ const bool kRegistered = RegisterCommand("serve", [](CLI::App& app) {
                   "outlines' default, \"\": compact JSON; default: json.dumps's \", \" and "
                   "\": \" separators)");
   cmd->add_option("--speculative-algorithm", e.speculative_algorithm,
-                  "NGRAM: draft from an n-gram trie of every request's tokens, verify in the "
-                  "decode forward (outputs unchanged)");
+                  "NGRAM: draft from an n-gram trie of every request's tokens; STANDALONE: "
+                  "draft with a smaller model of the same vocabulary; drafts are verified in "
+                  "the decode forward (outputs unchanged)");
   cmd->add_option("--speculative-num-draft-tokens", e.speculative_num_draft_tokens,
-                  "Draft tree size per request and step, root included")
+                  "NGRAM: draft tree size per request and step, root included")
+      ->capture_default_str();
+  cmd->add_option("--speculative-draft-model-path", e.speculative_draft_model_path,
+                  "STANDALONE: the draft model's GGUF (same vocabulary as the model)");
+  cmd->add_option("--speculative-num-steps", e.speculative_num_steps,
+                  "STANDALONE: tokens the draft model drafts per request and step")
+      ->capture_default_str();
+  cmd->add_option("--speculative-eagle-topk", e.speculative_eagle_topk,
+                  "STANDALONE: draft branching; only 1 (chains) is supported")
       ->capture_default_str();
   cmd->add_option("--speculative-ngram-min-bfs-breadth", e.speculative_ngram_min_bfs_breadth)
       ->capture_default_str();

@@ -20,29 +20,32 @@ std::string NewRid(uint64_t counter) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<EngineCore>> EngineCore::Create(const EngineConfig& config,
-                                                         const SchedulerConfig& sc,
-                                                         std::unique_ptr<ModelRunner> runner,
-                                                         std::unique_ptr<ModelAssets> assets) {
+StatusOr<std::unique_ptr<EngineCore>> EngineCore::Create(
+    const EngineConfig& config, const SchedulerConfig& sc, std::unique_ptr<ModelRunner> runner,
+    std::unique_ptr<ModelAssets> assets, std::unique_ptr<ModelRunner> draft_runner) {
   std::unique_ptr<EngineCore> core(
-      new EngineCore(config, sc, std::move(runner), std::move(assets)));
+      new EngineCore(config, sc, std::move(runner), std::move(assets), std::move(draft_runner)));
   RADIXLM_RETURN_IF_ERROR(core->Start());
   return core;
 }
 
 EngineCore::EngineCore(const EngineConfig& config, const SchedulerConfig& scheduler_config,
-                       std::unique_ptr<ModelRunner> runner, std::unique_ptr<ModelAssets> assets)
+                       std::unique_ptr<ModelRunner> runner, std::unique_ptr<ModelAssets> assets,
+                       std::unique_ptr<ModelRunner> draft_runner)
     : config_(config),
       scheduler_config_(scheduler_config),
       settings_(ToEngineSettings(scheduler_config)),
       runner_(std::move(runner)),
+      draft_runner_(std::move(draft_runner)),
       assets_(std::move(assets)),
       sessions_(config.max_open_sessions) {}
 
 Status EngineCore::Start() {
   RADIXLM_ASSIGN_OR_RETURN(
-      scheduler_, Scheduler::Create(scheduler_config_, runner_.get(), &assets_->codec(),
-                                    [this](RequestOutput&& out) { OnOutput(std::move(out)); }));
+      scheduler_,
+      Scheduler::Create(
+          scheduler_config_, runner_.get(), &assets_->codec(),
+          [this](RequestOutput&& out) { OnOutput(std::move(out)); }, draft_runner_.get()));
   context_length_ = scheduler_->context_length();
   if (const std::string bos = assets_->codec().bos_text(); !bos.empty()) {
     StatusOr<std::vector<int32_t>> ids = assets_->codec().EncodeVerbatim(bos);

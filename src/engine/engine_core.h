@@ -42,10 +42,10 @@ namespace radixlm {
 class EngineCore {
  public:
   // Starts the scheduler thread. `sc` is the scheduler config the engine config resolved to.
-  static StatusOr<std::unique_ptr<EngineCore>> Create(const EngineConfig& config,
-                                                      const SchedulerConfig& sc,
-                                                      std::unique_ptr<ModelRunner> runner,
-                                                      std::unique_ptr<ModelAssets> assets);
+  // draft_runner: the draft model when sc.speculative_draft_model (else null).
+  static StatusOr<std::unique_ptr<EngineCore>> Create(
+      const EngineConfig& config, const SchedulerConfig& sc, std::unique_ptr<ModelRunner> runner,
+      std::unique_ptr<ModelAssets> assets, std::unique_ptr<ModelRunner> draft_runner = nullptr);
   // Shutdown(), then frees everything.
   ~EngineCore();
   EngineCore(const EngineCore&) = delete;
@@ -127,7 +127,8 @@ class EngineCore {
                                CloseSessionCommand>;
 
   EngineCore(const EngineConfig& config, const SchedulerConfig& scheduler_config,
-             std::unique_ptr<ModelRunner> runner, std::unique_ptr<ModelAssets> assets);
+             std::unique_ptr<ModelRunner> runner, std::unique_ptr<ModelAssets> assets,
+             std::unique_ptr<ModelRunner> draft_runner);
   Status Start();
   // Queues a command for the scheduler thread; false (command dropped) after Shutdown.
   bool Post(Command command);
@@ -159,6 +160,7 @@ class EngineCore {
   const SchedulerConfig scheduler_config_;
   const EngineSettings settings_;
   std::unique_ptr<ModelRunner> runner_;
+  std::unique_ptr<ModelRunner> draft_runner_;  // null: no draft model
   std::unique_ptr<ModelAssets> assets_;
   int64_t context_length_ = 0;
 
