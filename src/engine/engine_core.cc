@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <random>
 
+#include "engine/radix_tree_snapshot.h"
 #include "engine/request_validation.h"
 #include "engine/scheduler_bridge.h"
 
@@ -207,6 +208,11 @@ EngineStats EngineCore::GetStats() {
   return stats;
 }
 
+StatusOr<RadixTreeSnapshot> EngineCore::GetRadixTree(const RadixTreeQuery& query) {
+  return Ask(TreeCommand{.query = query, .answer = {}},
+             StatusOr<RadixTreeSnapshot>(Aborted("the engine is shutting down")));
+}
+
 StatusOr<PrefixPin> EngineCore::PinPrefix(std::vector<int32_t> input_ids) {
   const uint64_t id = next_pin_++;
   StatusOr<int64_t> tokens =
@@ -300,6 +306,18 @@ void EngineCore::Apply(StatsCommand& cmd) {
     stats.live_requests = static_cast<int64_t>(live_.size());
   }
   cmd.answer.set_value(std::move(stats));
+}
+
+// O(1) when the tree is unchanged since query.if_version_not; else one walk of the tree (see
+// radix_tree_snapshot.h). Pollers ask at a bounded rate (the server: ~5 per second at most).
+void EngineCore::Apply(TreeCommand& cmd) {
+  RadixTreeSnapshot snap = SnapshotRadixTree(scheduler_->cache(), cmd.query);
+  const SchedulerStats stats = scheduler_->GetStats();
+  snap.pool_size = stats.pool_size;
+  snap.pool_free = stats.pool_free;
+  snap.cache_hit_tokens = stats.cache_hit_tokens;
+  snap.prefill_tokens = stats.prefill_tokens;
+  cmd.answer.set_value(std::move(snap));
 }
 
 void EngineCore::Apply(PinCommand& cmd) {

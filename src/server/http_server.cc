@@ -9,8 +9,10 @@
 #include "server/openai_api.h"
 #include "server/ops_api.h"
 #include "server/pause_api.h"
+#include "server/radix_tree_api.h"
 #include "server/server_log.h"
 #include "server/tokenize_api.h"
+#include "server/web_ui.h"
 
 namespace radixlm::server {
 
@@ -30,6 +32,7 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const ServerConfig& con
 HttpServer::HttpServer(const ServerConfig& config, Engine* engine)
     : config_(config),
       engine_(engine),
+      tree_feed_(engine, std::chrono::milliseconds(config.radix_tree_event_interval_ms)),
       router_(config.api_key),
       accept_strand_(net::make_strand(ioc_)),
       acceptor_(accept_strand_),
@@ -53,6 +56,8 @@ HttpServer::HttpServer(const ServerConfig& config, Engine* engine)
   AddPauseRoutes(context_, &router_);
   AddOpenAiRoutes(context_, &router_);
   AddTokenizeRoutes(context_, &router_);
+  AddRadixTreeRoutes(context_, &tree_feed_, &router_);
+  if (!config_.disable_web_ui) AddWebUiRoutes(&router_);
   env_.router = &router_;
   env_.config = &config_;
   env_.metrics = &metrics_;
@@ -150,6 +155,7 @@ void HttpServer::Shutdown() {
       signals_.cancel(ignored);
     });
   }
+  tree_feed_.Stop();  // ends the event streams
   // Ends every in-flight generation (aborted); sessions write what remains and close.
   engine_->Shutdown();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);

@@ -10,7 +10,7 @@
 // API, and generation output arrives through stream notifiers.
 //
 // Shutdown (WaitForShutdown after a signal): stop accepting, answer new requests with 503 and
-// close, Engine::Shutdown() (in-flight generations end aborted and their responses are
+// close, end the tree event streams, Engine::Shutdown() (in-flight generations end aborted and their responses are
 // finished), wait up to a few seconds for those responses to be written, stop the threads.
 #pragma once
 
@@ -29,6 +29,7 @@
 #include "engine/engine.h"
 #include "server/http_session.h"
 #include "server/metrics.h"
+#include "server/radix_tree_feed.h"
 #include "server/router.h"
 #include "server/server_config.h"
 #include "server/server_context.h"
@@ -68,6 +69,7 @@ class HttpServer {
   std::atomic<int64_t> open_sessions_{0};
   std::atomic<int64_t> active_calls_{0};
   LiveRequests live_requests_;
+  RadixTreeFeed tree_feed_;  // /radix_tree/events
   ServerContext context_;
   Router router_;
   SessionEnv env_;

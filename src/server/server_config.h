@@ -14,6 +14,8 @@ struct ServerConfig {
   std::string api_key;             // --api-key; "" disables authentication
   std::string served_model_name;   // --served-model-name; "": the model path
   int io_threads = 2;              // --io-threads: threads running sockets and handlers
+  bool disable_web_ui = false;     // --disable-web-ui: no page at / (the JSON routes stay)
+  int radix_tree_event_interval_ms = 200;  // /radix_tree/events: at most one event per this
 
   // --- limits on what one request may ask for ---
   size_t max_body_bytes = 16u << 20;  // larger bodies are 413
