@@ -5,7 +5,7 @@
 RL.tree = (function () {
   const $ = (id) => document.getElementById(id);
   const ROW = 20;            // px per row (matches style.css)
-  const FLASH_MS = 2500;     // how long a hit / new node stays highlighted
+  const FLASH_MS = 4000;     // how long a hit / new node stays highlighted
   const HISTORY = 240;       // chart points kept
   let snapshot = null;       // last "tree" event
   let rows = [];             // [{entry, depth}] in display (depth-first) order
@@ -14,6 +14,7 @@ RL.tree = (function () {
   let lastEvictionSeq = null;
   const freshEvictions = new Map();  // seq → until
   const history = [];
+  let colors = null;
   let controller = null;
   let retryTimer = null;
   const view = { lastRenderMs: 0, updates: 0 };
@@ -171,9 +172,11 @@ RL.tree = (function () {
 
   function drawCharts() {
     const pool = $("pool-chart"), hit = $("hit-chart");
-    const css = getComputedStyle(document.documentElement);
-    const colors = { locked: css.getPropertyValue("--lock"), evictable: css.getPropertyValue("--hit"),
-                     inflight: css.getPropertyValue("--accent"), dim: css.getPropertyValue("--dim") };
+    if (!colors) {  // read once: getComputedStyle forces a style pass
+      const css = getComputedStyle(document.documentElement);
+      colors = { locked: css.getPropertyValue("--lock"), evictable: css.getPropertyValue("--hit"),
+                 inflight: css.getPropertyValue("--accent"), dim: css.getPropertyValue("--dim") };
+    }
     const g = pool.getContext("2d");
     g.clearRect(0, 0, pool.width, pool.height);
     const w = pool.width / HISTORY;

@@ -1,6 +1,7 @@
 // EngineCore: submission, the scheduler thread's loop, output routing, shutdown.
 #include "engine/engine_core.h"
 
+#include <chrono>
 #include <cstdio>
 #include <random>
 
@@ -308,15 +309,20 @@ void EngineCore::Apply(StatsCommand& cmd) {
   cmd.answer.set_value(std::move(stats));
 }
 
-// O(1) when the tree is unchanged since query.if_version_not; else one walk of the tree (see
-// radix_tree_snapshot.h). Pollers ask at a bounded rate (the server: ~5 per second at most).
+// O(1) when the tree is unchanged since query.if_version_not (or only counters are asked for);
+// else one walk of the tree (radix_tree_snapshot.h). The server's feed asks for a full
+// snapshot at most once per max(200 ms, 100 × the last one's build_seconds), so snapshots take
+// at most 1 % of this thread's time (server/radix_tree_feed.h).
 void EngineCore::Apply(TreeCommand& cmd) {
+  const auto start = std::chrono::steady_clock::now();
   RadixTreeSnapshot snap = SnapshotRadixTree(scheduler_->cache(), cmd.query);
   const SchedulerStats stats = scheduler_->GetStats();
   snap.pool_size = stats.pool_size;
   snap.pool_free = stats.pool_free;
   snap.cache_hit_tokens = stats.cache_hit_tokens;
   snap.prefill_tokens = stats.prefill_tokens;
+  snap.build_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   cmd.answer.set_value(std::move(snap));
 }
 

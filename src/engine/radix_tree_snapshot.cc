@@ -19,8 +19,9 @@ struct Visited {
   int32_t subtree_max_lock = 0;
 };
 
-std::vector<Visited> VisitBreadthFirst(const RadixNode* root) {
+std::vector<Visited> VisitBreadthFirst(const RadixNode* root, int64_t num_nodes) {
   std::vector<Visited> order;
+  order.reserve(static_cast<size_t>(num_nodes) + 1);
   order.push_back({.node = root});
   for (size_t i = 0; i < order.size(); ++i) {
     order[i].first_child = static_cast<int32_t>(order.size());
@@ -88,6 +89,10 @@ RadixTreeSnapshot SnapshotRadixTree(const RadixCache& cache, const RadixTreeQuer
     snap.unchanged = true;
     return snap;
   }
+  if (query.counters_only) {
+    snap.counters_only = true;
+    return snap;
+  }
   for (const RadixEviction& ev : cache.recent_evictions()) {
     snap.evictions.push_back({.seq = ev.seq,
                               .node_id = ev.node_id,
@@ -98,7 +103,7 @@ RadixTreeSnapshot SnapshotRadixTree(const RadixCache& cache, const RadixTreeQuer
                                   ev.head.begin(), ev.head.begin() + ev.head_size)});
   }
 
-  const std::vector<Visited> order = VisitBreadthFirst(cache.root());
+  const std::vector<Visited> order = VisitBreadthFirst(cache.root(), cache.num_nodes());
   const size_t budget = static_cast<size_t>(std::max(query.max_nodes, 1));
   snap.entries.reserve(std::min(budget, order.size()));
   snap.entries.push_back(MakeEntry(order[0], -1, /*is_root=*/true, query.snippet_tokens));

@@ -19,6 +19,8 @@ struct RadixTreeQuery {
   // Non-zero: when the tree's version is still this, answer `unchanged` with the counters
   // only (no entries, no evictions): an O(1) answer for pollers.
   uint64_t if_version_not = 0;
+  // Only the O(1) counters, whatever the version (pollers between their full snapshots).
+  bool counters_only = false;
 };
 
 struct RadixTreeEntry {
@@ -54,6 +56,8 @@ struct RadixTreeEvictionEntry {
 
 struct RadixTreeSnapshot {
   bool unchanged = false;  // the query's if_version_not matched: entries, evictions empty
+  bool counters_only = false;  // as asked: entries, evictions empty
+  double build_seconds = 0;    // scheduler-thread time this snapshot took
   uint64_t version = 0;    // changes whenever the tree or its counters change
   uint64_t clock = 0;      // the cache's logical clock now (compare last_access)
   bool disabled = false;   // --disable-radix-cache

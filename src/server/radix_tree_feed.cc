@@ -10,6 +10,8 @@ namespace radixlm::server {
 namespace {
 
 constexpr auto kKeepAlive = std::chrono::seconds(15);
+// A full snapshot may take at most 1 / kSnapshotSpacing of the scheduler's time.
+constexpr double kSnapshotSpacing = 100;
 
 std::string NamedEvent(const char* name, const nlohmann::json& data) {
   return std::string("event: ") + name + "\n" + SseEvent(data);
@@ -129,14 +131,21 @@ bool RadixTreeFeed::Poll(const std::vector<std::shared_ptr<RadixTreeEventsCall>>
     Group& group = groups_[max_nodes];
     const bool any_fresh = std::any_of(members.begin(), members.end(),
                                        [](const RadixTreeEventsCall* c) { return c->fresh; });
+    const auto asked = std::chrono::steady_clock::now();
     StatusOr<RadixTreeSnapshot> snap = engine_->GetRadixTree(RadixTreeQuery{
         .max_nodes = max_nodes,
         .if_version_not = any_fresh ? 0 : group.version,
+        .counters_only = !any_fresh && asked < group.next_full,
     });
     if (!snap.ok()) return false;
     const nlohmann::json counters = RadixTreeCountersJson(*snap);
     std::string counters_text = counters.dump();
-    if (!snap->unchanged) {
+    if (!snap->unchanged && !snap->counters_only) {
+      group.next_full =
+          asked + std::max<std::chrono::steady_clock::duration>(
+                      interval_, std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                     std::chrono::duration<double>(kSnapshotSpacing *
+                                                                   snap->build_seconds)));
       const std::string bytes =
           NamedEvent("tree", RadixTreeJson(*snap, engine_->assets().codec()));
       // A fresh stream with an unchanged tree still needs the first snapshot; the others

@@ -6,7 +6,10 @@
 // if_version_not = the version it last sent (an O(1) answer for the scheduler when nothing
 // changed), serializes each snapshot once (JSON, decoded snippets) and queues the bytes on
 // every stream. So a stream gets at most one event per interval however busy the tree is,
-// and N viewers cost the scheduler what one does (per distinct max_nodes).
+// and N viewers cost the scheduler what one does (per distinct max_nodes). Full snapshots are
+// further spaced to at least 100 × the scheduler time the last one took (its build_seconds),
+// so they never take more than 1 % of the scheduler thread; between them, polls ask for the
+// counters only.
 //
 // Events (SSE): "event: tree" with the whole snapshot when the tree changed (and first, on
 // subscribing); "event: stats" with the counters only when just they changed (KV pool use,
@@ -76,6 +79,7 @@ class RadixTreeFeed {
   struct Group {  // the streams of one max_nodes (feed thread only)
     uint64_t version = 0;  // of the last tree sent
     std::string counters;  // the last counters sent (JSON)
+    std::chrono::steady_clock::time_point next_full;  // no full snapshot asked before this
   };
   void Run();
   // One poll: false when the engine is gone (every stream then ends).

@@ -68,6 +68,7 @@ nlohmann::json RadixTreeCountersJson(const RadixTreeSnapshot& snap) {
 nlohmann::json RadixTreeJson(const RadixTreeSnapshot& snap, const TokenTextCodec& codec) {
   nlohmann::json out = RadixTreeCountersJson(snap);
   out["truncated"] = snap.truncated;
+  out["build_ms"] = 1e3 * snap.build_seconds;  // scheduler-thread time of this snapshot
   nlohmann::json nodes = nlohmann::json::array();
   for (const RadixTreeEntry& e : snap.entries) {
     const bool others = e.kind == RadixTreeEntry::Kind::kOthers;

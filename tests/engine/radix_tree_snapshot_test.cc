@@ -118,6 +118,13 @@ TEST(RadixTreeSnapshotTest, UnchangedVersionAnswersCountersOnly) {
       SnapshotRadixTree(cache, RadixTreeQuery{.if_version_not = first.version});
   EXPECT_FALSE(changed.unchanged);
   EXPECT_EQ(changed.entries.size(), 3u);
+  // Counters only: no walk, whatever the version.
+  const RadixTreeSnapshot counters = SnapshotRadixTree(cache, RadixTreeQuery{.counters_only = true});
+  EXPECT_TRUE(counters.counters_only);
+  EXPECT_FALSE(counters.unchanged);
+  EXPECT_TRUE(counters.entries.empty());
+  EXPECT_EQ(counters.num_nodes, 2);
+  EXPECT_EQ(counters.version, changed.version);
 }
 
 TEST(RadixTreeSnapshotTest, EvictionsAreCountedAndLogged) {

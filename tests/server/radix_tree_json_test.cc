@@ -21,7 +21,7 @@ TEST(RadixTreeJsonTest, MaxNodesParameter) {
                           "max_nodes=", "max_nodes=5x", "max_nodes=99999999999999999999"}) {
     SCOPED_TRACE(bad);
     EXPECT_FALSE(ParseMaxNodes(bad, &n, &error));
-    EXPECT_EQ(error.status, 400);
+    EXPECT_EQ(error.http_status, 400);
     EXPECT_NE(error.message.find("max_nodes"), std::string::npos);
   }
 }
@@ -47,7 +47,11 @@ TEST(RadixTreeJsonTest, SnapshotShape) {
   others.parent = 0;
   others.merged_subtrees = 3;
   snap.entries = {root, node, others};
-  snap.evictions.push_back({.seq = 1, .node_id = 2, .parent_id = 0, .tokens = 5});
+  RadixTreeEvictionEntry ev;
+  ev.seq = 1;
+  ev.node_id = 2;
+  ev.tokens = 5;
+  snap.evictions.push_back(ev);
   const nlohmann::json j = RadixTreeJson(snap, FakeTokenTextCodec());
   EXPECT_EQ(j["version"], 9);
   EXPECT_EQ(j["pool"]["used"], 40);
