@@ -595,11 +595,11 @@ Status RunTreeView(const CommonFlags& common, const TreeViewFlags& f) {
   summary["step_ms"] = 1e3 * step_s;
   summary["batch"] = f.requests;
   // Worst case: the tree changes all the time, so the feed takes a full snapshot (default
-  // max_nodes 500) as often as it may, every max(200 ms, 100 × its cost), and a counters-only
+  // max_nodes 500) as often as it may, every max(200 ms, 200 × its cost), and a counters-only
   // poll every 200 ms in between; the share of the scheduler's time (so of each step, on
   // average). Unchanged: an idle tree, one O(1) poll per 200 ms.
   const double snap_s = summary["snapshot_ms_max_nodes_500"].get<double>() / 1e3;
-  const double full_interval_s = std::max(f.poll_interval_s, 100 * snap_s);
+  const double full_interval_s = std::max(f.poll_interval_s, 200 * snap_s);
   summary["full_snapshot_interval_s"] = full_interval_s;
   summary["added_share_pct_worst"] =
       100.0 * (snap_s / full_interval_s + unchanged / f.poll_interval_s);

@@ -311,8 +311,8 @@ void EngineCore::Apply(StatsCommand& cmd) {
 
 // O(1) when the tree is unchanged since query.if_version_not (or only counters are asked for);
 // else one walk of the tree (radix_tree_snapshot.h). The server's feed asks for a full
-// snapshot at most once per max(200 ms, 100 × the last one's build_seconds), so snapshots take
-// at most 1 % of this thread's time (server/radix_tree_feed.h).
+// snapshot at most once per max(200 ms, 200 × the last one's build_seconds), so snapshots take
+// at most 0.5 % of this thread's time (server/radix_tree_feed.h).
 void EngineCore::Apply(TreeCommand& cmd) {
   const auto start = std::chrono::steady_clock::now();
   RadixTreeSnapshot snap = SnapshotRadixTree(scheduler_->cache(), cmd.query);

@@ -11,7 +11,7 @@ namespace {
 
 constexpr auto kKeepAlive = std::chrono::seconds(15);
 // A full snapshot may take at most 1 / kSnapshotSpacing of the scheduler's time.
-constexpr double kSnapshotSpacing = 100;
+constexpr double kSnapshotSpacing = 200;
 
 std::string NamedEvent(const char* name, const nlohmann::json& data) {
   return std::string("event: ") + name + "\n" + SseEvent(data);

@@ -7,8 +7,8 @@
 // changed), serializes each snapshot once (JSON, decoded snippets) and queues the bytes on
 // every stream. So a stream gets at most one event per interval however busy the tree is,
 // and N viewers cost the scheduler what one does (per distinct max_nodes). Full snapshots are
-// further spaced to at least 100 × the scheduler time the last one took (its build_seconds),
-// so they never take more than 1 % of the scheduler thread; between them, polls ask for the
+// further spaced to at least 200 × the scheduler time the last one took (its build_seconds),
+// so they never take more than 0.5 % of the scheduler thread; between them, polls ask for the
 // counters only.
 //
 // Events (SSE): "event: tree" with the whole snapshot when the tree changed (and first, on
