@@ -52,8 +52,9 @@ def send_prompt(browser, text, max_new_tokens=24):
     browser.eval(f"document.getElementById('max-new-tokens').value = '{max_new_tokens}'")
     browser.eval("document.getElementById('prompt').value = ''")
     browser.type_into("#prompt", text)
+    browser.eval("document.getElementById('output').dataset.state = 'idle'")
     browser.click("#send")
-    browser.wait_for("document.getElementById('output').dataset.state === 'streaming'", 30)
+    browser.wait_for("document.getElementById('output').dataset.state !== 'idle'", 30)
     lengths = []
     deadline = time.time() + 180
     while time.time() < deadline:
@@ -131,6 +132,22 @@ def test_page_in_a_browser(small_server, browser):
     assert browser.eval("document.querySelectorAll('#evictions li.fresh').length") > 0
     shot(browser, "04_eviction")
 
+    # A constraint from the page: the output matches the regex.
+    browser.eval("document.getElementById('constraint-kind').value = 'regex'")
+    browser.eval("document.getElementById('constraint-text').value = '(yes|no)'")
+    send_prompt(browser, "Is the sea wet? Answer yes or no:", max_new_tokens=8)
+    assert browser.eval("document.getElementById('output').textContent") in ("yes", "no")
+    browser.eval("document.getElementById('constraint-kind').value = ''")
+
+    # Chat mode: the reply streams and both turns land in the chat log.
+    browser.click("#mode-chat")
+    send_prompt(browser, "Say hello in one short sentence.", max_new_tokens=16)
+    assert browser.eval("document.getElementById('output').textContent").strip()
+    assert browser.eval("document.querySelectorAll('#chat-log .msg').length") == 2
+    assert "completion tokens" in browser.eval(
+        "document.getElementById('response-stats').textContent")
+    shot(browser, "05_chat")
+
     # How long an update of a 10,000-node tree takes to render here (reported, not asserted:
     # this machine is shared; RESULTS.md has the number for a quiet machine).
     times = browser.eval("""(() => {
@@ -160,6 +177,6 @@ def test_page_in_a_browser(small_server, browser):
         }
         return times; })()""")
     assert len(times) == 5
-    shot(browser, "05_ten_thousand_nodes")
+    shot(browser, "06_ten_thousand_nodes")
     (ARTIFACTS / "render_10k.json").write_text(json.dumps({"update_ms": times}))
     print(f"10,000-node update render times (ms, this machine): {times}")
