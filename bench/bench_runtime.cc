@@ -539,10 +539,10 @@ Status RunOverhead(const CommonFlags& common, const OverheadFlags& f) {
 // --- 5. the tree view's cost to the scheduler ---
 
 struct TreeViewFlags {
-  int64_t prefixes = 10;      // shared prefixes under the root
-  int64_t leaves = 999;       // leaves under each (10 × (1 + 999) = 10,000 nodes)
-  int32_t reps = 200;         // snapshots timed
-  int64_t requests = 8;       // real-model decode workload for the step time
+  int64_t prefixes = 10;  // shared prefixes under the root
+  int64_t leaves = 999;   // leaves under each (10 × (1 + 999) = 10,000 nodes)
+  int32_t reps = 200;     // snapshots timed
+  int64_t requests = 8;   // real-model decode workload for the step time
   int32_t output_tokens = 32;
   double poll_interval_s = 0.2;  // server/radix_tree_feed.h
 };

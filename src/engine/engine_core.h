@@ -6,9 +6,9 @@
 // (request_validation.h; a grammar is only parsed there, or taken from the grammar cache: its
 // compilation runs on the grammar compiler pool while the request waits in the scheduler's
 // grammar queue), then posts a command to the scheduler thread's inbox; outputs come back
-// through the request's GenerateStream. Abort / FlushCache / GetStats / GetRadixTree / PinPrefix / UnpinPrefix
-// / PauseGeneration / ContinueGeneration are commands too (those with an answer wait for it:
-// at most one scheduler step).
+// through the request's GenerateStream. Abort / FlushCache / GetStats / GetRadixTree / PinPrefix /
+// UnpinPrefix / PauseGeneration / ContinueGeneration are commands too (those with an answer wait
+// for it: at most one scheduler step).
 #pragma once
 
 #include <atomic>

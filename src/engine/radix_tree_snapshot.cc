@@ -56,7 +56,8 @@ RadixTreeEntry MakeEntry(const Visited& v, int32_t parent, bool is_root, int32_t
   e.parent = parent;
   e.tokens = node.size();
   e.prefix_tokens = v.prefix_tokens;
-  e.lock_ref = is_root ? 0 : node.lock_ref;  // the root's permanent lock is an implementation detail
+  e.lock_ref =
+      is_root ? 0 : node.lock_ref;  // the root's permanent lock is an implementation detail
   e.hit_count = node.hit_count;
   e.last_access = node.last_access_time;
   e.priority = node.priority;
@@ -66,7 +67,8 @@ RadixTreeEntry MakeEntry(const Visited& v, int32_t parent, bool is_root, int32_t
   e.subtree_tokens = v.subtree_tokens;
   e.subtree_hits = v.subtree_hits;
   e.subtree_max_lock = is_root ? 0 : v.subtree_max_lock;
-  const size_t n = std::min<size_t>(node.key.size(), static_cast<size_t>(std::max(snippet_tokens, 0)));
+  const size_t n =
+      std::min<size_t>(node.key.size(), static_cast<size_t>(std::max(snippet_tokens, 0)));
   e.snippet_ids.assign(node.key.begin(), node.key.begin() + static_cast<ptrdiff_t>(n));
   return e;
 }
@@ -94,13 +96,13 @@ RadixTreeSnapshot SnapshotRadixTree(const RadixCache& cache, const RadixTreeQuer
     return snap;
   }
   for (const RadixEviction& ev : cache.recent_evictions()) {
-    snap.evictions.push_back({.seq = ev.seq,
-                              .node_id = ev.node_id,
-                              .parent_id = ev.parent_id,
-                              .tokens = ev.tokens,
-                              .hit_count = ev.hit_count,
-                              .snippet_ids = std::vector<int32_t>(
-                                  ev.head.begin(), ev.head.begin() + ev.head_size)});
+    snap.evictions.push_back(
+        {.seq = ev.seq,
+         .node_id = ev.node_id,
+         .parent_id = ev.parent_id,
+         .tokens = ev.tokens,
+         .hit_count = ev.hit_count,
+         .snippet_ids = std::vector<int32_t>(ev.head.begin(), ev.head.begin() + ev.head_size)});
   }
 
   const std::vector<Visited> order = VisitBreadthFirst(cache.root(), cache.num_nodes());

@@ -34,7 +34,7 @@ struct RadixTreeEntry {
   uint64_t hit_count = 0;     // matches that walked through it
   uint64_t last_access = 0;   // the cache's access stamp (logical clock)
   int32_t priority = 0;
-  int64_t children = 0;  // its children in the tree (shown or not)
+  int64_t children = 0;    // its children in the tree (shown or not)
   bool collapsed = false;  // stands for its whole subtree (children not shown)
   // The subtree (this node and everything below; kOthers: the merged siblings' subtrees).
   int64_t subtree_nodes = 0;
@@ -55,12 +55,12 @@ struct RadixTreeEvictionEntry {
 };
 
 struct RadixTreeSnapshot {
-  bool unchanged = false;  // the query's if_version_not matched: entries, evictions empty
+  bool unchanged = false;      // the query's if_version_not matched: entries, evictions empty
   bool counters_only = false;  // as asked: entries, evictions empty
   double build_seconds = 0;    // scheduler-thread time this snapshot took
-  uint64_t version = 0;    // changes whenever the tree or its counters change
-  uint64_t clock = 0;      // the cache's logical clock now (compare last_access)
-  bool disabled = false;   // --disable-radix-cache
+  uint64_t version = 0;        // changes whenever the tree or its counters change
+  uint64_t clock = 0;          // the cache's logical clock now (compare last_access)
+  bool disabled = false;       // --disable-radix-cache
   int32_t page_size = 1;
   int64_t num_nodes = 0;  // in the tree, root excluded
   int64_t total_tokens = 0;
@@ -72,8 +72,8 @@ struct RadixTreeSnapshot {
   int64_t prefill_tokens = 0;    // cumulative
   uint64_t evictions_total = 0;  // nodes evicted since start
   int64_t evicted_tokens_total = 0;
-  bool truncated = false;                // some nodes are collapsed or merged
-  std::vector<RadixTreeEntry> entries;   // [0] is the root; parents before children
+  bool truncated = false;                         // some nodes are collapsed or merged
+  std::vector<RadixTreeEntry> entries;            // [0] is the root; parents before children
   std::vector<RadixTreeEvictionEntry> evictions;  // the most recent, oldest first
 };
 

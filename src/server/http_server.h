@@ -10,8 +10,9 @@
 // API, and generation output arrives through stream notifiers.
 //
 // Shutdown (WaitForShutdown after a signal): stop accepting, answer new requests with 503 and
-// close, end the tree event streams, Engine::Shutdown() (in-flight generations end aborted and their responses are
-// finished), wait up to a few seconds for those responses to be written, stop the threads.
+// close, end the tree event streams, Engine::Shutdown() (in-flight generations end aborted and
+// their responses are finished), wait up to a few seconds for those responses to be written, stop
+// the threads.
 #pragma once
 
 #include <atomic>

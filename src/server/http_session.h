@@ -4,8 +4,8 @@
 // "Expect: 100-continue" answered), converts it to an HttpRequest and asks the Router. An
 // immediate response is written at once; blocking work runs on the server's blocking pool and
 // its response comes back to the strand; a ServerCall (a GenerationCall, or an event stream)
-// is driven by events: each notifier posts one coalesced wake-up to the strand, which drains the call and queues
-// bytes (SSE chunks, or the whole response at the end).
+// is driven by events: each notifier posts one coalesced wake-up to the strand, which drains the
+// call and queues bytes (SSE chunks, or the whole response at the end).
 //
 // While a generation is in flight the session also keeps a read pending on the socket, so a
 // client that disconnects (before or during streaming) is noticed at once and its requests are

@@ -143,11 +143,10 @@ bool RadixTreeFeed::Poll(const std::vector<std::shared_ptr<RadixTreeEventsCall>>
     if (!snap->unchanged && !snap->counters_only) {
       group.next_full =
           asked + std::max<std::chrono::steady_clock::duration>(
-                      interval_, std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                     std::chrono::duration<double>(kSnapshotSpacing *
-                                                                   snap->build_seconds)));
-      const std::string bytes =
-          NamedEvent("tree", RadixTreeJson(*snap, engine_->assets().codec()));
+                      interval_,
+                      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                          std::chrono::duration<double>(kSnapshotSpacing * snap->build_seconds)));
+      const std::string bytes = NamedEvent("tree", RadixTreeJson(*snap, engine_->assets().codec()));
       // A fresh stream with an unchanged tree still needs the first snapshot; the others
       // only need what changed.
       for (RadixTreeEventsCall* call : members) {

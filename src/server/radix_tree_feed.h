@@ -76,7 +76,7 @@ class RadixTreeFeed {
   void Stop();
 
  private:
-  struct Group {  // the streams of one max_nodes (feed thread only)
+  struct Group {           // the streams of one max_nodes (feed thread only)
     uint64_t version = 0;  // of the last tree sent
     std::string counters;  // the last counters sent (JSON)
     std::chrono::steady_clock::time_point next_full;  // no full snapshot asked before this

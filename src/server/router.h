@@ -20,7 +20,8 @@ namespace radixlm::server {
 class ServerCall;
 
 // What a handler produced: exactly one of an immediate response, a call in flight (a
-// generation or an event stream: the session drives it), or work that may block on the engine (run off the IO threads).
+// generation or an event stream: the session drives it), or work that may block on the engine (run
+// off the IO threads).
 struct HandlerResult {
   std::optional<HttpResponse> response;
   std::shared_ptr<ServerCall> call;

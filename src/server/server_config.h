@@ -14,7 +14,9 @@ struct ServerConfig {
   std::string api_key;             // --api-key; "" disables authentication
   std::string served_model_name;   // --served-model-name; "": the model path
   int io_threads = 2;              // --io-threads: threads running sockets and handlers
-  bool disable_web_ui = false;     // --disable-web-ui: no page at / (the JSON routes stay)
+
+  // --- the web page and the radix-tree routes ---
+  bool disable_web_ui = false;  // --disable-web-ui: no page at / (the /radix_tree routes stay)
   int radix_tree_event_interval_ms = 200;  // /radix_tree/events: at most one event per this
 
   // --- limits on what one request may ask for ---

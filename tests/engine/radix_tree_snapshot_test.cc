@@ -119,7 +119,8 @@ TEST(RadixTreeSnapshotTest, UnchangedVersionAnswersCountersOnly) {
   EXPECT_FALSE(changed.unchanged);
   EXPECT_EQ(changed.entries.size(), 3u);
   // Counters only: no walk, whatever the version.
-  const RadixTreeSnapshot counters = SnapshotRadixTree(cache, RadixTreeQuery{.counters_only = true});
+  const RadixTreeSnapshot counters =
+      SnapshotRadixTree(cache, RadixTreeQuery{.counters_only = true});
   EXPECT_TRUE(counters.counters_only);
   EXPECT_FALSE(counters.unchanged);
   EXPECT_TRUE(counters.entries.empty());
@@ -133,10 +134,10 @@ TEST(RadixTreeSnapshotTest, EvictionsAreCountedAndLogged) {
   cache.Insert(Range(1, 8), Slots(8, &next));
   cache.Insert(Range(100, 5), Slots(5, &next));
   std::vector<int32_t> freed;
-  EXPECT_EQ(cache.Evict(13, [&](std::span<const int32_t> s) {
-    freed.insert(freed.end(), s.begin(), s.end());
-  }),
-            13);
+  EXPECT_EQ(
+      cache.Evict(
+          13, [&](std::span<const int32_t> s) { freed.insert(freed.end(), s.begin(), s.end()); }),
+      13);
   const RadixTreeSnapshot snap = SnapshotRadixTree(cache, {});
   EXPECT_EQ(snap.evictions_total, 2u);
   EXPECT_EQ(snap.evicted_tokens_total, 13);
@@ -162,7 +163,8 @@ TEST(RadixTreeSnapshotTest, EvictionLogKeepsTheMostRecent) {
   const RadixTreeSnapshot snap = SnapshotRadixTree(cache, {});
   EXPECT_EQ(snap.evictions_total, static_cast<uint64_t>(n));
   ASSERT_EQ(snap.evictions.size(), RadixCache::kEvictionLogSize);
-  EXPECT_EQ(snap.evictions.front().seq, static_cast<uint64_t>(n) - RadixCache::kEvictionLogSize + 1);
+  EXPECT_EQ(snap.evictions.front().seq,
+            static_cast<uint64_t>(n) - RadixCache::kEvictionLogSize + 1);
   EXPECT_EQ(snap.evictions.back().seq, static_cast<uint64_t>(n));
 }
 
@@ -229,7 +231,8 @@ TEST(EngineRadixTreeTest, SharedPrefixShowsAHitAndPoolCounters) {
   EXPECT_GT(before->num_nodes, 0);
   EXPECT_GT(before->pool_size, 0);
   EXPECT_LE(before->pool_free, before->pool_size);
-  EXPECT_GE(before->pool_size - before->pool_free, before->total_tokens);  // the tree is in the pool
+  EXPECT_GE(before->pool_size - before->pool_free,
+            before->total_tokens);  // the tree is in the pool
   uint64_t hits_before = before->entries[0].subtree_hits;
 
   Ids second_prompt = prompt;
