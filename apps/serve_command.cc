@@ -174,6 +174,8 @@ const bool kRegistered = RegisterCommand("serve", [](CLI::App& app) {
                   "Model name for the OpenAI routes (default: the model path)");
   cmd->add_option("--threads", e.threads, "Compute threads (0: all cores)");
   cmd->add_option("--io-threads", s.io_threads, "HTTP threads")->capture_default_str();
+  cmd->add_flag("--disable-web-ui", s.disable_web_ui,
+                "Serve no web page at / (the /radix_tree routes stay)");
   cmd->add_option("--context-length", e.context_length, "Context length (default: the model's)");
   cmd->add_option("--max-total-tokens", e.max_total_tokens, "KV pool size in tokens");
   cmd->add_option("--mem-fraction-static", opt->mem_fraction_static,

@@ -47,6 +47,10 @@ Status Engine::FlushCache() { return core_->FlushCache(); }
 
 EngineStats Engine::GetStats() { return core_->GetStats(); }
 
+StatusOr<RadixTreeSnapshot> Engine::GetRadixTree(const RadixTreeQuery& query) {
+  return core_->GetRadixTree(query);
+}
+
 StatusOr<PrefixPin> Engine::PinPrefix(std::vector<int32_t> input_ids) {
   return core_->PinPrefix(std::move(input_ids));
 }

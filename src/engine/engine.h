@@ -25,6 +25,7 @@
 #include "engine/engine_config.h"
 #include "engine/generate_stream.h"
 #include "engine/model_assets.h"
+#include "engine/radix_tree_view.h"
 #include "tokenizer/text_codec.h"
 #include "util/status.h"
 
@@ -66,6 +67,11 @@ class Engine {
   Status FlushCache();
 
   EngineStats GetStats();
+
+  // A size-limited view of the radix tree and its counters (radix_tree_view.h), taken on the
+  // scheduler thread between steps (so it waits at most one step). O(1) for the scheduler when
+  // query.if_version_not still matches; else one walk of the tree. Aborted after Shutdown.
+  StatusOr<RadixTreeSnapshot> GetRadixTree(const RadixTreeQuery& query);
 
   // Prefix pins (the frontend language's fork locks its shared prefix while the branches run):
   // keeps the longest cached prefix of `input_ids` from eviction until UnpinPrefix(pin.id).

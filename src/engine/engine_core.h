@@ -6,11 +6,11 @@
 // (request_validation.h; a grammar is only parsed there, or taken from the grammar cache: its
 // compilation runs on the grammar compiler pool while the request waits in the scheduler's
 // grammar queue), then posts a command to the scheduler thread's inbox; outputs come back
-// through the request's GenerateStream. Abort / FlushCache / GetStats / PinPrefix / UnpinPrefix
-// / PauseGeneration / ContinueGeneration / OpenSession / CloseSession are commands too (those
-// with an answer wait for it: at most one scheduler step). A session turn's Submit returns at once
-// (its prompt depends on the session's turns, which the scheduler thread owns: a refused turn ends
-// its stream with an abort carrying status 400).
+// through the request's GenerateStream. Abort / FlushCache / GetStats / GetRadixTree / PinPrefix /
+// UnpinPrefix / PauseGeneration / ContinueGeneration / OpenSession / CloseSession are commands
+// too (those with an answer wait for it: at most one scheduler step). A session turn's Submit
+// returns at once (its prompt depends on the session's turns, which the scheduler thread owns: a
+// refused turn ends its stream with an abort carrying status 400).
 #pragma once
 
 #include <atomic>
@@ -30,6 +30,7 @@
 #include "engine/engine_config.h"
 #include "engine/generate_stream.h"
 #include "engine/model_assets.h"
+#include "engine/radix_tree_view.h"
 #include "engine/session_table.h"
 #include "grammar/grammar_cache.h"
 #include "grammar/grammar_compiler_pool.h"
@@ -56,6 +57,7 @@ class EngineCore {
   bool Abort(const std::string& rid);
   Status FlushCache();
   EngineStats GetStats();
+  StatusOr<RadixTreeSnapshot> GetRadixTree(const RadixTreeQuery& query);
   StatusOr<PrefixPin> PinPrefix(std::vector<int32_t> input_ids);
   void UnpinPrefix(uint64_t pin_id);
   Status PauseGeneration(PauseMode mode);
@@ -107,6 +109,10 @@ class EngineCore {
   struct StatsCommand {
     std::promise<EngineStats> answer;
   };
+  struct TreeCommand {
+    RadixTreeQuery query;
+    std::promise<StatusOr<RadixTreeSnapshot>> answer;
+  };
   struct PinCommand {
     uint64_t pin_id = 0;
     std::vector<int32_t> input_ids;  // the prefix
@@ -122,9 +128,10 @@ class EngineCore {
   struct ContinueCommand {
     std::promise<Status> answer;
   };
-  using Command = std::variant<SubmitCommand, AbortCommand, FlushCommand, StatsCommand, PinCommand,
-                               UnpinCommand, PauseCommand, ContinueCommand, OpenSessionCommand,
-                               CloseSessionCommand>;
+  using Command =
+      std::variant<SubmitCommand, AbortCommand, FlushCommand, StatsCommand, TreeCommand,
+                   PinCommand, UnpinCommand, PauseCommand, ContinueCommand, OpenSessionCommand,
+                   CloseSessionCommand>;
 
   EngineCore(const EngineConfig& config, const SchedulerConfig& scheduler_config,
              std::unique_ptr<ModelRunner> runner, std::unique_ptr<ModelAssets> assets,
@@ -141,6 +148,7 @@ class EngineCore {
   void Apply(AbortCommand& command);
   void Apply(FlushCommand& command);
   void Apply(StatsCommand& command);
+  void Apply(TreeCommand& command);
   void Apply(PinCommand& command);
   void Apply(UnpinCommand& command);
   void Apply(PauseCommand& command);
