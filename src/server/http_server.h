@@ -13,9 +13,9 @@
 // requests, on new or kept-alive connections, are answered 503 and their connections closed,
 // while in-flight generations run to their normal end for up to
 // config.graceful_shutdown_timeout_s (a second signal cuts this short). Then the listener
-// closes, Engine::Shutdown() aborts
-// whatever is still running (those responses end with finish_reason abort), the server waits up
-// to a few seconds for the last bytes to be written, and stops its threads.
+// closes, Engine::Shutdown() aborts whatever is still running (those responses end with
+// finish_reason abort), the server waits up to a few seconds for the last bytes to be written,
+// and stops its threads.
 #pragma once
 
 #include <atomic>
