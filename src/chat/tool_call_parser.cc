@@ -156,6 +156,9 @@ class ToolOutputScanner {
     if (i >= text_.size()) return Unfinished(pos);
     const bool in_list = list && text_[i] == '[';
     if (in_list) i = SkipJsonSpace(text_, i + 1);
+    // json and llama3 accept objects written back to back ("{...}{...}" or "{...}\n{...}").
+    const bool adjacent =
+        parser_.format_ == ToolCallFormat::kJson || parser_.format_ == ToolCallFormat::kLlama3;
     while (true) {
       const CallScan call = ScanCall(i);
       if (call.status == Scan::kInvalid) return Malformed(pos);
@@ -166,19 +169,28 @@ class ToolOutputScanner {
       pending_.push_back(call.call);
       size_t j = SkipJsonSpace(text_, call.end);
       if (j >= text_.size()) {
-        if (!final_ && (in_list || separator != '\0')) return Unfinished(pos);
+        if (!final_ && (in_list || separator != '\0' || adjacent)) return Unfinished(pos);
         if (in_list) return Malformed(pos);
         return Commit(j);
       }
       if (in_list) {
         if (text_[j] == ']') return Commit(j + 1);
+        if (text_[j] == '{') {  // a missing comma
+          i = j;
+          continue;
+        }
         if (text_[j] != ',') return Malformed(pos);
         i = SkipJsonSpace(text_, j + 1);
+        if (i < text_.size() && text_[i] == ']') return Commit(i + 1);  // a trailing comma
         continue;
       }
       if (separator != '\0' && text_[j] == separator) {
         i = SkipJsonSpace(text_, j + 1);
         if (i >= text_.size()) return final_ ? Commit(j + 1) : Unfinished(pos);
+        continue;
+      }
+      if (adjacent && text_[j] == '{') {
+        i = j;
         continue;
       }
       return Commit(call.end);
@@ -390,13 +402,13 @@ std::string FormatToolCalls(ToolCallFormat format, const std::vector<ToolCall>& 
     case ToolCallFormat::kLlama3:
       for (size_t i = 0; i < calls.size(); ++i) out += (i > 0 ? "; " : "") + object(calls[i]);
       return out;
+    case ToolCallFormat::kJson:
+      for (size_t i = 0; i < calls.size(); ++i) out += (i > 0 ? "\n" : "") + object(calls[i]);
+      return out;
     case ToolCallFormat::kMistral:
-    case ToolCallFormat::kJson: {
-      if (format == ToolCallFormat::kJson && calls.size() == 1) return object(calls[0]);
-      out = format == ToolCallFormat::kMistral ? std::string(kMistralMarker) + " [" : "[";
+      out = std::string(kMistralMarker) + " [";
       for (size_t i = 0; i < calls.size(); ++i) out += (i > 0 ? ", " : "") + object(calls[i]);
       return out + "]";
-    }
   }
   return out;
 }

@@ -4,9 +4,13 @@
 //   qwen25 (alias hermes, qwen)  <tool_call>\n{"name": "f", "arguments": {...}}\n</tool_call>
 //   llama3                       [<|python_tag|>]{"name": "f", "parameters": {...}}; {...}
 //   mistral                      [TOOL_CALLS] [{"name": "f", "arguments": {...}}, ...]
-//   json                         the whole reply is {"name": "f", "arguments": {...}} or a
-//                                list of such objects (templates without tool syntax, e.g.
-//                                Gemma-3's: the tools are described in the system turn)
+//   json                         the whole reply is {"name": "f", "arguments": {...}}, such
+//                                objects one after another, or a list of them (templates
+//                                without tool syntax, e.g. Gemma-3's: the tools are described
+//                                in the system turn)
+//
+// Lenient where constrained decoding needs it: json and llama3 accept call objects written back
+// to back, lists accept a missing or trailing comma, llama3 a trailing ';'.
 //
 // A call's arguments are returned as the raw JSON text the model wrote ("{}" when absent), so
 // streamed pieces concatenate to exactly the non-streamed value. A call whose JSON is malformed

@@ -130,21 +130,17 @@ StatusOr<std::string> ForcedToolCallRegex(const ToolRequest& request, chat::Tool
     one += CallRegex(f, format, params);
   }
   one = "(?:" + one + ")";
-  const int extra = request.choice == ToolChoice::kRequired && request.parallel ? kMaxForcedCalls - 1 : 0;
-  const std::string more = "{0," + std::to_string(extra) + "}";
+  // One call. A small model offered "one or more" keeps adding calls until max_tokens, and a
+  // bounded count would copy the alternation once per call (large tool lists then overflow
+  // the DFA's cap), so forced decoding makes exactly one call.
   switch (format) {
-    case chat::ToolCallFormat::kQwen25: {
-      const std::string call = "<tool_call>\\n" + one + "\\n</tool_call>";
-      return extra == 0 ? call : call + "(?:\\n" + call + ")" + more;
-    }
+    case chat::ToolCallFormat::kQwen25:
+      return "<tool_call>\\n" + one + "\\n</tool_call>";
     case chat::ToolCallFormat::kLlama3:
-      return extra == 0 ? one : one + "(?:; " + one + ")" + more;
-    case chat::ToolCallFormat::kMistral:
-      return "\\[TOOL_CALLS\\] \\[" + one + (extra == 0 ? "" : "(?:, " + one + ")" + more) + "\\]";
     case chat::ToolCallFormat::kJson:
-      if (extra == 0) return one;
-      return "(?:" + one + "|\\[" + one + "(?:, " + one + "){1," + std::to_string(extra) +
-             "}\\])";
+      return one;
+    case chat::ToolCallFormat::kMistral:
+      return "\\[TOOL_CALLS\\] \\[" + one + "\\]";
   }
   return one;
 }

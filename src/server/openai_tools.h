@@ -4,9 +4,10 @@
 // tool_choice "required" or {"type": "function", "function": {"name": ...}} constrains decoding
 // with a regex built from the functions' JSON schemas in the parser's format (json-schema ->
 // regex from src/grammar), so the reply always parses as calls whose arguments match their
-// schemas: a named function is called exactly once; "required" makes one call, or up to
-// kMaxForcedCalls when parallel_tool_calls is true. "auto" leaves decoding free and parses
-// what the model writes; "none" ignores the tools.
+// schemas. Both make exactly one call (a small model offered "one or more" keeps adding calls
+// until max_tokens); parallel calls come from "auto", where the parsers read as many as the
+// model writes. "auto" leaves decoding free and parses what the model writes; "none" ignores
+// the tools.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -18,8 +19,6 @@
 #include "util/status.h"
 
 namespace radixlm::server {
-
-inline constexpr int kMaxForcedCalls = 4;
 
 enum class ToolChoice { kNone, kAuto, kRequired, kNamed };
 
@@ -33,7 +32,7 @@ struct ToolRequest {
   std::vector<ToolFunction> functions;
   ToolChoice choice = ToolChoice::kAuto;
   std::string named;  // kNamed: the function
-  bool parallel = true;
+  bool parallel = true;  // read and reported; forced decoding makes one call either way
 
   std::vector<std::string> names() const;
   bool active() const { return choice != ToolChoice::kNone && !functions.empty(); }

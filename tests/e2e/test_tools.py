@@ -120,7 +120,7 @@ def test_required_tool_choice_calls_offered_functions(client, model, prompt, tem
     choice = r.choices[0]
     assert choice.finish_reason == "tool_calls", choice
     calls = check_calls(choice.message, set(SCHEMAS))
-    assert 1 <= len(calls) <= 4
+    assert len(calls) == 1
 
 
 def test_without_parallel_calls_required_makes_exactly_one(client, model):
@@ -196,7 +196,10 @@ def test_round_trip_call_result_answer(client, model):
     # The tool result and the earlier call are in the prompt the template rendered.
     again = client.chat.completions.create(model=model, messages=messages, temperature=0,
                                            max_tokens=1)
-    assert again.usage.prompt_tokens > first.usage.prompt_tokens
+    alone = client.chat.completions.create(model=model, messages=messages[:1], temperature=0,
+                                           max_tokens=1)
+    # The call's JSON and the result add their tokens (the template does not drop them).
+    assert again.usage.prompt_tokens >= alone.usage.prompt_tokens + 20
 
 
 def test_auto_tool_choice_answers_with_text_or_valid_calls(client, model):
