@@ -34,7 +34,6 @@ struct CallScan {
   bool name_known = false;
 };
 
-
 }  // namespace
 
 // Walks one reply; shared by every format.
@@ -395,8 +394,8 @@ std::string FormatToolCalls(ToolCallFormat format, const std::vector<ToolCall>& 
     case ToolCallFormat::kQwen25:
       for (size_t i = 0; i < calls.size(); ++i) {
         if (i > 0) out += "\n";
-        out += std::string(kHermesOpen) + "\n" + object(calls[i]) + "\n" +
-               std::string(kHermesClose);
+        out +=
+            std::string(kHermesOpen) + "\n" + object(calls[i]) + "\n" + std::string(kHermesClose);
       }
       return out;
     case ToolCallFormat::kLlama3:

@@ -19,7 +19,8 @@ std::string ToolInstructions(const json& tools, ToolCallFormat format) {
     const json& fn = tool.contains("function") ? tool["function"] : tool;
     text += fn.dump() + "\n";
   }
-  text += "\nTo call a function, reply with only this, and nothing else:\n" + FormatExample(format) +
+  text += "\nTo call a function, reply with only this, and nothing else:\n" +
+          FormatExample(format) +
           "\nwith the function's name and its arguments as JSON. Otherwise, answer normally.";
   return text;
 }
@@ -115,9 +116,9 @@ StatusOr<ToolPrompt> Rewritten(const json& messages, const json& tools, ToolCall
         auto it = names_by_id.find(m["tool_call_id"].get<std::string>());
         if (it != names_by_id.end()) fn_name = it->second;
       }
-      const std::string text =
-          "Result of " + (fn_name.empty() ? std::string("the function") : fn_name) + ": " +
-          ContentText(m);
+      const std::string text = "Result of " +
+                               (fn_name.empty() ? std::string("the function") : fn_name) + ": " +
+                               ContentText(m);
       if (last_was_tool) {
         json& prev = out.messages.back();
         prev["content"] = prev["content"].get<std::string>() + "\n" + text;

@@ -9,8 +9,7 @@ const char* const kStringChar = R"((?:[^"\\\x00-\x1F]|\\["\\/bfnrt]|\\u[0-9a-fA-
 // Bounded as llama.cpp's json-schema-to-grammar bounds them (16 integer digits, 16 fraction
 // digits, 3 exponent digits), so a model cannot loop inside a number until max_tokens.
 const char* const kInteger = "-?(?:0|[1-9][0-9]{0,15})";
-const char* const kNumber =
-    R"(-?(?:0|[1-9][0-9]{0,15})(?:\.[0-9]{1,16})?(?:[eE][+-]?[0-9]{1,3})?)";
+const char* const kNumber = R"(-?(?:0|[1-9][0-9]{0,15})(?:\.[0-9]{1,16})?(?:[eE][+-]?[0-9]{1,3})?)";
 const char* const kBoolean = "(?:true|false)";
 const char* const kNull = "null";
 

@@ -16,8 +16,8 @@ extern const char* const kStringChar;
 // and 3 exponent digits (llama.cpp's bounds), so a small model cannot loop inside a number.
 inline constexpr int kMaxIntegerDigits = 16;
 inline constexpr int64_t kMaxBoundedInteger = 9999999999999999;  // kMaxIntegerDigits nines
-extern const char* const kInteger;  // -?(0|[1-9][0-9]{0,15})
-extern const char* const kNumber;   // integer, optional fraction and exponent
+extern const char* const kInteger;                               // -?(0|[1-9][0-9]{0,15})
+extern const char* const kNumber;  // integer, optional fraction and exponent
 extern const char* const kBoolean;
 extern const char* const kNull;
 

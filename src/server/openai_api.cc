@@ -92,7 +92,8 @@ HandlerResult HandleCompletions(const ServerContext& ctx, const HttpRequest& req
 // --tool-call-parser, or the format the chat template's tool syntax shows.
 chat::ToolCallFormat ToolFormat(const ServerContext& ctx) {
   if (!ctx.config->tool_call_parser.empty()) {
-    StatusOr<chat::ToolCallFormat> format = chat::ToolCallFormatFromName(ctx.config->tool_call_parser);
+    StatusOr<chat::ToolCallFormat> format =
+        chat::ToolCallFormatFromName(ctx.config->tool_call_parser);
     if (format.ok()) return *format;  // HttpServer::Create validated the name
   }
   return chat::DetectToolCallFormat(ctx.chat->template_source());
@@ -122,9 +123,9 @@ HandlerResult HandleChat(const ServerContext& ctx, const HttpRequest& request) {
   json messages = parsed->raw_messages;
   json extra_vars = json::object();
   if (tools.active() || HasToolHistory(messages)) {
-    StatusOr<chat::ToolPrompt> prepared = chat::PrepareToolPrompt(
-        messages, tools.active() ? tools.tools : json(nullptr), format,
-        chat::TemplateHandlesTools(ctx.chat->template_source()));
+    StatusOr<chat::ToolPrompt> prepared =
+        chat::PrepareToolPrompt(messages, tools.active() ? tools.tools : json(nullptr), format,
+                                chat::TemplateHandlesTools(ctx.chat->template_source()));
     if (!prepared.ok()) return HandlerResult::Error(ApiErrorFromStatus(prepared.status()));
     messages = std::move(prepared->messages);
     extra_vars = std::move(prepared->extra_vars);

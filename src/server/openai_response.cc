@@ -147,7 +147,9 @@ class OpenAiFormatter : public GenerationFormatter {
  private:
   // The non-streamed message: reasoning split off, then tool calls parsed out of the rest.
   json ChatMessageJson(const std::string& text, bool* made_calls) const {
-    json message = {{"role", "assistant"}, {"content", text}, {"reasoning_content", nullptr},
+    json message = {{"role", "assistant"},
+                    {"content", text},
+                    {"reasoning_content", nullptr},
                     {"tool_calls", nullptr}};
     std::string content = text;
     if (o_.reasoning.has_value()) {
@@ -216,20 +218,20 @@ class OpenAiFormatter : public GenerationFormatter {
     if (!first.empty()) deltas.push_back(std::move(first));
     for (const chat::ToolCallDelta& d : tools.calls) {
       if (d.name.has_value()) {
-        deltas.push_back({{"tool_calls", json::array({{{"index", d.index},
-                                                       {"id", NewCallId()},
-                                                       {"type", "function"},
-                                                       {"function", {{"name", *d.name},
-                                                                     {"arguments", ""}}}}})}});
+        deltas.push_back({{"tool_calls",
+                           json::array({{{"index", d.index},
+                                         {"id", NewCallId()},
+                                         {"type", "function"},
+                                         {"function", {{"name", *d.name}, {"arguments", ""}}}}})}});
       }
       if (!d.arguments.empty()) {
-        deltas.push_back({{"tool_calls", json::array({{{"index", d.index},
-                                                       {"function", {{"arguments", d.arguments}}}}})}});
+        deltas.push_back(
+            {{"tool_calls",
+              json::array({{{"index", d.index}, {"function", {{"arguments", d.arguments}}}}})}});
       }
     }
     for (const LogprobEntry& e : chunk.output_token_logprobs) p.pending_logprobs.push_back(e);
-    const bool role_pending =
-        static_cast<size_t>(index) >= role_sent_.size() || !role_sent_[index];
+    const bool role_pending = static_cast<size_t>(index) >= role_sent_.size() || !role_sent_[index];
     if (deltas.empty() && (finished || role_pending)) {
       deltas.push_back(json::object());
     }
@@ -239,8 +241,7 @@ class OpenAiFormatter : public GenerationFormatter {
     for (size_t k = 0; k < deltas.size(); ++k) {
       const bool last = k + 1 == deltas.size();
       json choice = {{"index", index}, {"delta", std::move(deltas[k])}};
-      choice["logprobs"] =
-          last && o_.logprobs ? ChatLogprobs(p.pending_logprobs) : json(nullptr);
+      choice["logprobs"] = last && o_.logprobs ? ChatLogprobs(p.pending_logprobs) : json(nullptr);
       choice["finish_reason"] =
           last ? ChatFinishReason(chunk.finish_reason, made_calls) : json(nullptr);
       choice["matched_stop"] = last ? MatchedStop(chunk.finish_reason) : json(nullptr);

@@ -14,8 +14,8 @@ namespace jp = grammar::json_patterns;
 bool ValidName(const std::string& name) {
   if (name.empty() || name.size() > 64) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
   });
 }
 
@@ -35,8 +35,7 @@ Status ReadTools(const json& tools, ToolRequest* r) {
     }
     const json* name = FindField(*fn, "name");
     if (name == nullptr || !name->is_string() || !ValidName(name->get<std::string>())) {
-      return InvalidArgument(field +
-                             ".function.name must be 1 to 64 letters, digits, '_' or '-'");
+      return InvalidArgument(field + ".function.name must be 1 to 64 letters, digits, '_' or '-'");
     }
     ToolFunction f;
     f.name = name->get<std::string>();
@@ -44,7 +43,8 @@ Status ReadTools(const json& tools, ToolRequest* r) {
       if (other.name == f.name) return InvalidArgument(field + ": duplicate function " + f.name);
     }
     if (const json* params = FindField(*fn, "parameters"); params != nullptr) {
-      if (!params->is_object()) return WrongType(field + ".function.parameters", "a JSON schema object", *params);
+      if (!params->is_object())
+        return WrongType(field + ".function.parameters", "a JSON schema object", *params);
       f.parameters = *params;
     }
     r->functions.push_back(std::move(f));
@@ -56,17 +56,23 @@ Status ReadTools(const json& tools, ToolRequest* r) {
 Status ReadToolChoice(const json& choice, ToolRequest* r) {
   if (choice.is_string()) {
     const std::string s = choice.get<std::string>();
-    if (s == "none") r->choice = ToolChoice::kNone;
-    else if (s == "auto") r->choice = ToolChoice::kAuto;
-    else if (s == "required") r->choice = ToolChoice::kRequired;
-    else return InvalidArgument("tool_choice must be none, auto, required or a function, got \"" + s + "\"");
+    if (s == "none")
+      r->choice = ToolChoice::kNone;
+    else if (s == "auto")
+      r->choice = ToolChoice::kAuto;
+    else if (s == "required")
+      r->choice = ToolChoice::kRequired;
+    else
+      return InvalidArgument("tool_choice must be none, auto, required or a function, got \"" + s +
+                             "\"");
     return Status::Ok();
   }
   if (!choice.is_object()) return WrongType("tool_choice", "a string or an object", choice);
   const json* fn = FindField(choice, "function");
   const json* name = fn != nullptr && fn->is_object() ? FindField(*fn, "name") : nullptr;
   if (name == nullptr || !name->is_string()) {
-    return InvalidArgument("tool_choice must be {\"type\": \"function\", \"function\": {\"name\": ...}}");
+    return InvalidArgument(
+        "tool_choice must be {\"type\": \"function\", \"function\": {\"name\": ...}}");
   }
   r->choice = ToolChoice::kNamed;
   r->named = name->get<std::string>();
@@ -76,8 +82,8 @@ Status ReadToolChoice(const json& choice, ToolRequest* r) {
 std::string CallRegex(const ToolFunction& f, chat::ToolCallFormat format,
                       const std::string& params_regex) {
   const char* key = format == chat::ToolCallFormat::kLlama3 ? "parameters" : "arguments";
-  return jp::EscapeRegex("{\"name\": " + json(f.name).dump() + ", \"" + key + "\": ") + "(?:" +
-         params_regex + ")\\}";
+  return jp::EscapeRegex("{\"name\": " + json(f.name).dump() + ", \"" + key + "\": ") +
+         "(?:" + params_regex + ")\\}";
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ struct ToolRequest {
   nlohmann::json tools;  // as sent (the chat template receives them)
   std::vector<ToolFunction> functions;
   ToolChoice choice = ToolChoice::kAuto;
-  std::string named;  // kNamed: the function
+  std::string named;     // kNamed: the function
   bool parallel = true;  // read and reported; forced decoding makes one call either way
 
   std::vector<std::string> names() const;

@@ -21,7 +21,7 @@ using json = nlohmann::json;
 struct Case {
   ToolCallFormat format;
   std::string text;
-  std::string content;                                      // expected
+  std::string content;                                     // expected
   std::vector<std::pair<std::string, std::string>> calls;  // expected (name, arguments)
 };
 
@@ -32,7 +32,8 @@ std::vector<Case> Cases() {
   return {
       // qwen25 / hermes
       {F::kQwen25,
-       "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
+       "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": "
+       "\"Paris\"}}\n</tool_call>",
        "",
        {{"get_weather", R"({"city": "Paris"})"}}},
       {F::kQwen25,
@@ -41,18 +42,29 @@ std::vector<Case> Cases() {
        "\"N\\\"Y\"}}\n</tool_call>",
        "Let me check.\n",
        {{"add", R"({"a": 1, "b": 22})"}, {"get_weather", R"({"city": "N\"Y"})"}}},
-      {F::kQwen25, "No tools needed: 1 < 2 and <tool is not a tag.", "No tools needed: 1 < 2 and <tool is not a tag.", {}},
+      {F::kQwen25,
+       "No tools needed: 1 < 2 and <tool is not a tag.",
+       "No tools needed: 1 < 2 and <tool is not a tag.",
+       {}},
       // Malformed JSON, unknown name, cut short: all text.
-      {F::kQwen25, "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1,,}}\n</tool_call>",
-       "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1,,}}\n</tool_call>", {}},
-      {F::kQwen25, "<tool_call>\n{\"name\": \"rm_rf\", \"arguments\": {}}\n</tool_call>",
-       "<tool_call>\n{\"name\": \"rm_rf\", \"arguments\": {}}\n</tool_call>", {}},
-      {F::kQwen25, "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1",
-       "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1", {}},
+      {F::kQwen25,
+       "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1,,}}\n</tool_call>",
+       "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1,,}}\n</tool_call>",
+       {}},
+      {F::kQwen25,
+       "<tool_call>\n{\"name\": \"rm_rf\", \"arguments\": {}}\n</tool_call>",
+       "<tool_call>\n{\"name\": \"rm_rf\", \"arguments\": {}}\n</tool_call>",
+       {}},
+      {F::kQwen25,
+       "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1",
+       "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1",
+       {}},
       // No arguments key: "{}"; a missing closing tag at the end still counts.
       {F::kQwen25, "<tool_call>{\"name\": \"add\"}", "", {{"add", "{}"}}},
       // llama3
-      {F::kLlama3, "{\"name\": \"add\", \"parameters\": {\"a\": 1, \"b\": 2}}", "",
+      {F::kLlama3,
+       "{\"name\": \"add\", \"parameters\": {\"a\": 1, \"b\": 2}}",
+       "",
        {{"add", R"({"a": 1, "b": 2})"}}},
       {F::kLlama3,
        "<|python_tag|>{\"name\": \"add\", \"parameters\": {\"a\": 1}}; {\"name\": "
@@ -67,26 +79,42 @@ std::vector<Case> Cases() {
        "\"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}]",
        "",
        {{"add", R"({"a": -1.5e3})"}, {"get_weather", R"({"city": "Oslo"})"}}},
-      {F::kMistral, "Sure. [TOOL_CALLS] [{\"name\": \"add\", \"arguments\": {}}", "Sure. [TOOL_CALLS] [{\"name\": \"add\", \"arguments\": {}}", {}},
+      {F::kMistral,
+       "Sure. [TOOL_CALLS] [{\"name\": \"add\", \"arguments\": {}}",
+       "Sure. [TOOL_CALLS] [{\"name\": \"add\", \"arguments\": {}}",
+       {}},
       {F::kMistral, "[TOOL_CALL] is not the marker", "[TOOL_CALL] is not the marker", {}},
       // json (templates without tool syntax)
-      {F::kJson, "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\", \"days\": [1, 2]}}",
+      {F::kJson,
+       "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\", \"days\": [1, 2]}}",
        "",
        {{"get_weather", R"({"city": "Rome", "days": [1, 2]})"}}},
-      {F::kJson, " [{\"name\": \"add\", \"arguments\": {\"a\": 1}}, {\"name\": \"add\", \"arguments\": {\"a\": 2}}]",
+      {F::kJson,
+       " [{\"name\": \"add\", \"arguments\": {\"a\": 1}}, {\"name\": \"add\", \"arguments\": "
+       "{\"a\": 2}}]",
        "",
        {{"add", R"({"a": 1})"}, {"add", R"({"a": 2})"}}},
-      {F::kJson, "{\"name\": \"add\", \"arguments\": {\"a\": 1}}\n{\"name\": \"add\", \"arguments\": {}}{\"name\": \"get_weather\"}\n",
+      {F::kJson,
+       "{\"name\": \"add\", \"arguments\": {\"a\": 1}}\n{\"name\": \"add\", \"arguments\": "
+       "{}}{\"name\": \"get_weather\"}\n",
        "",
        {{"add", R"({"a": 1})"}, {"add", "{}"}, {"get_weather", "{}"}}},
-      {F::kMistral, "[TOOL_CALLS] [{\"name\": \"add\", \"arguments\": {}}{\"name\": \"add\", \"arguments\": {}}, ]",
+      {F::kMistral,
+       "[TOOL_CALLS] [{\"name\": \"add\", \"arguments\": {}}{\"name\": \"add\", \"arguments\": "
+       "{}}, ]",
        "",
        {{"add", "{}"}, {"add", "{}"}}},
       {F::kLlama3, "{\"name\": \"add\", \"parameters\": {}}; ", "", {{"add", "{}"}}},
       {F::kJson, "It is sunny in Rome.", "It is sunny in Rome.", {}},
       {F::kJson, "{\"name\": \"Bob\", \"age\": 3}", "{\"name\": \"Bob\", \"age\": 3}", {}},
-      {F::kJson, "{\"name\": \"add\", \"arguments\": {\"a\": tru}}", "{\"name\": \"add\", \"arguments\": {\"a\": tru}}", {}},
-      {F::kJson, "{\"name\": \"add\", \"arguments\": {\"a\": [1, {\"b\": \"}\"}]", "{\"name\": \"add\", \"arguments\": {\"a\": [1, {\"b\": \"}\"}]", {}},
+      {F::kJson,
+       "{\"name\": \"add\", \"arguments\": {\"a\": tru}}",
+       "{\"name\": \"add\", \"arguments\": {\"a\": tru}}",
+       {}},
+      {F::kJson,
+       "{\"name\": \"add\", \"arguments\": {\"a\": [1, {\"b\": \"}\"}]",
+       "{\"name\": \"add\", \"arguments\": {\"a\": [1, {\"b\": \"}\"}]",
+       {}},
       {F::kJson, "", "", {}},
   };
 }
@@ -104,7 +132,8 @@ void ExpectParsed(const ParsedToolOutput& out, const Case& c, const std::string&
 TEST(ToolCallParserTest, CannedOutputsOfEveryFormat) {
   for (const Case& c : Cases()) {
     ToolCallParser parser(c.format, kNames);
-    ExpectParsed(parser.Parse(c.text), c, std::string(ToolCallFormatName(c.format)) + ": " + c.text);
+    ExpectParsed(parser.Parse(c.text), c,
+                 std::string(ToolCallFormatName(c.format)) + ": " + c.text);
   }
 }
 
@@ -140,8 +169,7 @@ TEST(ToolCallParserTest, StreamingSplitAtEveryByteAssemblesToTheParse) {
     }
     for (size_t split = 0; split <= c.text.size(); ++split) {
       const std::string where = c.text + " split at " + std::to_string(split);
-      ParsedToolOutput out =
-          Stream(parser, {c.text.substr(0, split), c.text.substr(split)});
+      ParsedToolOutput out = Stream(parser, {c.text.substr(0, split), c.text.substr(split)});
       if (!cut_short || out.calls.size() == c.calls.size()) {
         ExpectParsed(out, c, where);
       } else {

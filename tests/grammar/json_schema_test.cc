@@ -391,8 +391,8 @@ TEST(JsonSchemaTest, NumbersAreBoundedInLength) {
   EXPECT_FALSE(testing::FullMatch(*number, "1.12345678901234567"));
   EXPECT_FALSE(testing::FullMatch(*number, "1e1234"));
   // Half-open ranges close at the same length; a bound beyond it is the schema's to keep.
-  auto at_least = testing::MustCompile(GrammarKind::kJsonSchema,
-                                       R"({"type":"integer","minimum":5})");
+  auto at_least =
+      testing::MustCompile(GrammarKind::kJsonSchema, R"({"type":"integer","minimum":5})");
   EXPECT_TRUE(testing::FullMatch(*at_least, "9999999999999999"));
   EXPECT_FALSE(testing::FullMatch(*at_least, "99999999999999999"));
   auto huge = testing::MustCompile(GrammarKind::kJsonSchema,

@@ -181,20 +181,21 @@ TEST(OpenAiToolsTest, ToolsAndToolChoiceAreRead) {
   EXPECT_FALSE(named->tools.parallel);
   EXPECT_EQ(ToolChat(R"(, "tool_choice": "required")")->tools.choice, ToolChoice::kRequired);
   EXPECT_FALSE(ToolChat(R"(, "tool_choice": "none")")->tools.active());
-  for (const char* bad : {R"(, "tool_choice": "always")",
-                          R"(, "tool_choice": {"type": "function", "function": {"name": "x"}})",
-                          R"(, "tool_choice": "required", "response_format": {"type": "json_object"})",
-                          R"(, "parallel_tool_calls": 1)"}) {
+  for (const char* bad :
+       {R"(, "tool_choice": "always")",
+        R"(, "tool_choice": {"type": "function", "function": {"name": "x"}})",
+        R"(, "tool_choice": "required", "response_format": {"type": "json_object"})",
+        R"(, "parallel_tool_calls": 1)"}) {
     EXPECT_EQ(ToolChat(bad).status().code(), StatusCode::kInvalidArgument) << bad;
   }
   ServerConfig limits;
-  for (const char* bad : {
-           R"({"messages": [{"role": "user", "content": "x"}], "tools": {}})",
-           R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function",
+  for (const char* bad :
+       {R"({"messages": [{"role": "user", "content": "x"}], "tools": {}})",
+        R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function",
                "function": {"name": "has space"}}]})",
-           R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function",
+        R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function",
                "function": {"name": "f", "parameters": 3}}]})",
-           R"({"messages": [{"role": "user", "content": "x"}], "tool_choice": "required"})"}) {
+        R"({"messages": [{"role": "user", "content": "x"}], "tool_choice": "required"})"}) {
     EXPECT_EQ(ParseChatRequest(nlohmann::json::parse(bad), limits).status().code(),
               StatusCode::kInvalidArgument)
         << bad;
