@@ -6,6 +6,8 @@
 #include <chrono>
 #include <csignal>
 
+#include "chat/reasoning_parser.h"
+#include "chat/tool_call_parser.h"
 #include "server/native_api.h"
 #include "server/openai_api.h"
 #include "server/ops_api.h"
@@ -26,6 +28,12 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const ServerConfig& con
   if (config.io_threads < 1) return InvalidArgument("--io-threads must be at least 1");
   if (config.port < 0 || config.port > 65535) {
     return InvalidArgument("--port must be in [0, 65535], got " + std::to_string(config.port));
+  }
+  if (!config.tool_call_parser.empty()) {
+    RADIXLM_RETURN_IF_ERROR(chat::ToolCallFormatFromName(config.tool_call_parser).status());
+  }
+  if (!config.reasoning_parser.empty()) {
+    RADIXLM_RETURN_IF_ERROR(chat::ReasoningFormatFromName(config.reasoning_parser).status());
   }
   return std::unique_ptr<HttpServer>(new HttpServer(config, engine));
 }

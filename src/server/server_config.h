@@ -42,6 +42,13 @@ struct ServerConfig {
   int graceful_shutdown_timeout_s = 20;
 
   std::string log_level = "info";  // debug | info | warning | error
+
+  // --- chat output parsing ---
+  // --tool-call-parser: qwen25 (hermes), llama3, mistral or json; "": detected from the chat
+  // template's tool syntax (chat/tool_call_parser.h).
+  std::string tool_call_parser;
+  // --reasoning-parser: deepseek-r1 or qwen3; "": replies are all content.
+  std::string reasoning_parser;
 };
 
 }  // namespace radixlm::server
