@@ -174,6 +174,8 @@ const bool kRegistered = RegisterCommand("serve", [](CLI::App& app) {
                   "Model name for the OpenAI routes (default: the model path)");
   cmd->add_option("--threads", e.threads, "Compute threads (0: all cores)");
   cmd->add_option("--io-threads", s.io_threads, "HTTP threads")->capture_default_str();
+  cmd->add_flag("--disable-web-ui", s.disable_web_ui,
+                "Serve no web page at / (the /radix_tree routes stay)");
   cmd->add_option("--context-length", e.context_length, "Context length (default: the model's)");
   cmd->add_option("--max-total-tokens", e.max_total_tokens, "KV pool size in tokens");
   cmd->add_option("--mem-fraction-static", opt->mem_fraction_static,
@@ -192,10 +194,19 @@ const bool kRegistered = RegisterCommand("serve", [](CLI::App& app) {
                   "outlines' default, \"\": compact JSON; default: json.dumps's \", \" and "
                   "\": \" separators)");
   cmd->add_option("--speculative-algorithm", e.speculative_algorithm,
-                  "NGRAM: draft from an n-gram trie of every request's tokens, verify in the "
-                  "decode forward (outputs unchanged)");
+                  "NGRAM: draft from an n-gram trie of every request's tokens; STANDALONE: "
+                  "draft with a smaller model of the same vocabulary; drafts are verified in "
+                  "the decode forward (outputs unchanged)");
   cmd->add_option("--speculative-num-draft-tokens", e.speculative_num_draft_tokens,
-                  "Draft tree size per request and step, root included")
+                  "NGRAM: draft tree size per request and step, root included")
+      ->capture_default_str();
+  cmd->add_option("--speculative-draft-model-path", e.speculative_draft_model_path,
+                  "STANDALONE: the draft model's GGUF (same vocabulary as the model)");
+  cmd->add_option("--speculative-num-steps", e.speculative_num_steps,
+                  "STANDALONE: tokens the draft model drafts per request and step")
+      ->capture_default_str();
+  cmd->add_option("--speculative-eagle-topk", e.speculative_eagle_topk,
+                  "STANDALONE: draft branching; only 1 (chains) is supported")
       ->capture_default_str();
   cmd->add_option("--speculative-ngram-min-bfs-breadth", e.speculative_ngram_min_bfs_breadth)
       ->capture_default_str();
@@ -231,10 +242,18 @@ const bool kRegistered = RegisterCommand("serve", [](CLI::App& app) {
                   "Seconds a request may run before it is aborted (0: none)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_option("--max-open-sessions", e.max_open_sessions,
+                  "Sessions (/open_session) open at once; each pins its KV while open")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_option("--log-level", s.log_level, "debug | info | warning | error")
       ->capture_default_str();
   cmd->add_flag("--incremental-streaming-output", s.incremental_streaming_output,
                 "Native streams send text deltas instead of cumulative text");
+  cmd->add_option("--tool-call-parser", s.tool_call_parser,
+                  "qwen25 (hermes) | llama3 | mistral | json (default: from the chat template)");
+  cmd->add_option("--reasoning-parser", s.reasoning_parser,
+                  "deepseek-r1 | qwen3: reasoning_content apart from content");
   cmd->add_option("--max-request-bytes", s.max_body_bytes, "Largest request body (413 above)")
       ->capture_default_str();
   cmd->add_option("--max-new-tokens-cap", s.max_new_tokens_cap,

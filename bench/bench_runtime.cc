@@ -16,6 +16,11 @@
 //                   lpm vs fcfs (fake model runner: this is a scheduling metric).
 //   radix-overhead  unique prompts (no sharing): share of wall time spent in radix-cache
 //                   operations, SchedulerStats::cache_op_seconds / wall (real model).
+//   tree-view       what the web page's tree view costs the scheduler thread: the time of one
+//                   snapshot of a 10,000-node tree (SnapshotRadixTree, as the engine answers
+//                   GET /radix_tree and each /radix_tree/events poll) and of an unchanged
+//                   poll, against the real model's mean step time; the share assumes the
+//                   feed's worst case, a changed tree at every 200 ms poll.
 //
 // Prompts are random token ids (seeded), so token counts are exact.
 #include <CLI/CLI.hpp>
@@ -32,6 +37,7 @@
 
 #include "engine/engine.h"
 #include "engine/model_backed_runner.h"
+#include "engine/radix_tree_snapshot.h"
 #include "engine/scheduler_bridge.h"
 #include "gguf/gguf_file.h"
 #include "model/model.h"
@@ -530,6 +536,79 @@ Status RunOverhead(const CommonFlags& common, const OverheadFlags& f) {
   return Status::Ok();
 }
 
+// --- 5. the tree view's cost to the scheduler ---
+
+struct TreeViewFlags {
+  int64_t prefixes = 10;  // shared prefixes under the root
+  int64_t leaves = 999;   // leaves under each (10 × (1 + 999) = 10,000 nodes)
+  int32_t reps = 200;     // snapshots timed
+  int64_t requests = 8;   // real-model decode workload for the step time
+  int32_t output_tokens = 32;
+  double poll_interval_s = 0.2;  // server/radix_tree_feed.h
+};
+
+// Mean seconds per call of fn over `reps` calls.
+template <typename Fn>
+double MeanSeconds(int32_t reps, Fn&& fn) {
+  const auto start = Clock::now();
+  for (int32_t i = 0; i < reps; ++i) fn();
+  return SecondsSince(start) / reps;
+}
+
+Status RunTreeView(const CommonFlags& common, const TreeViewFlags& f) {
+  RadixCache cache({});
+  int32_t next_slot = 0;
+  for (int64_t p = 0; p < f.prefixes; ++p) {
+    for (int64_t i = 0; i < f.leaves; ++i) {
+      std::vector<int32_t> key(64);
+      std::iota(key.begin(), key.end(), static_cast<int32_t>(100000 * (p + 1)));
+      key.push_back(static_cast<int32_t>(i + 1));
+      key.push_back(7);
+      std::vector<int32_t> slots(key.size());
+      std::iota(slots.begin(), slots.end(), next_slot);
+      next_slot += static_cast<int32_t>(key.size());
+      cache.Insert(key, slots);
+    }
+  }
+  Json summary = {{"scenario", "tree-view"}, {"summary", true}, {"tree_nodes", cache.num_nodes()}};
+  size_t sink = 0;
+  for (int32_t max_nodes : {500, 10000}) {
+    const double s = MeanSeconds(f.reps, [&] {
+      sink += SnapshotRadixTree(cache, RadixTreeQuery{.max_nodes = max_nodes}).entries.size();
+    });
+    summary["snapshot_ms_max_nodes_" + std::to_string(max_nodes)] = 1e3 * s;
+  }
+  const uint64_t version = cache.version();
+  const double unchanged = MeanSeconds(f.reps * 100, [&] {
+    sink += SnapshotRadixTree(cache, RadixTreeQuery{.if_version_not = version}).unchanged;
+  });
+  summary["unchanged_poll_us"] = 1e6 * unchanged;
+
+  TokenGen gen(common.seed, 1000, 200000);
+  std::vector<Prompt> prompts;
+  for (int64_t i = 0; i < f.requests; ++i) prompts.push_back({gen.Tokens(64), f.output_tokens});
+  RADIXLM_ASSIGN_OR_RETURN(RealModel real, LoadRealModel(common, 8192));
+  RADIXLM_RETURN_IF_ERROR(WarmUp(real, real.runner.get(), gen));
+  RADIXLM_ASSIGN_OR_RETURN(SchedulerRun run, RunOnScheduler(real.config, real.runner.get(), prompts,
+                                                            Submission::kAllAtOnce));
+  const double step_s = run.passes > 0 ? run.wall_s / static_cast<double>(run.passes) : 0;
+  summary["step_ms"] = 1e3 * step_s;
+  summary["batch"] = f.requests;
+  // Worst case: the tree changes all the time, so the feed takes a full snapshot (default
+  // max_nodes 500) as often as it may, every max(200 ms, 200 × its cost), and a counters-only
+  // poll every 200 ms in between; the share of the scheduler's time (so of each step, on
+  // average). Unchanged: an idle tree, one O(1) poll per 200 ms.
+  const double snap_s = summary["snapshot_ms_max_nodes_500"].get<double>() / 1e3;
+  const double full_interval_s = std::max(f.poll_interval_s, 200 * snap_s);
+  summary["full_snapshot_interval_s"] = full_interval_s;
+  summary["added_share_pct_worst"] =
+      100.0 * (snap_s / full_interval_s + unchanged / f.poll_interval_s);
+  summary["added_share_pct_unchanged"] = 100.0 * unchanged / f.poll_interval_s;
+  summary["checksum"] = sink;
+  Print(summary, common.human);
+  return Status::Ok();
+}
+
 // --- CLI ---
 
 void AddCommon(CLI::App* cmd, CommonFlags* flags) {
@@ -601,6 +680,16 @@ int Main(int argc, char** argv) {
   o->add_option("--compare-disabled", overhead->compare_disabled,
                 "Also run with --disable-radix-cache");
   o->callback([common, overhead]() { OnDone(RunOverhead(*common, *overhead)); });
+
+  auto tree_view = std::make_shared<TreeViewFlags>();
+  CLI::App* t = cmd->add_subcommand("tree-view", "The tree view's cost to the scheduler");
+  AddCommon(t, common.get());
+  t->add_option("--prefixes", tree_view->prefixes);
+  t->add_option("--leaves", tree_view->leaves);
+  t->add_option("--reps", tree_view->reps);
+  t->add_option("--requests", tree_view->requests);
+  t->add_option("--output-tokens", tree_view->output_tokens);
+  t->callback([common, tree_view]() { OnDone(RunTreeView(*common, *tree_view)); });
 
   CLI11_PARSE(app, argc, argv);
   return exit_code;

@@ -23,6 +23,7 @@
 #include "kernels/attention.h"
 #include "kernels/dot.h"
 #include "kernels/matmul.h"
+#include "kernels/packed_weights.h"
 #include "kernels/quant.h"
 #include "util/model_path.h"
 #include "util/thread_pool.h"
@@ -73,7 +74,11 @@ void BM_MatMul(benchmark::State& state) {
   for (int64_t r = 0; r < rows; ++r) {
     QuantizeRow(t, row.data(), w.data() + r * RowBytes(t, cols), cols);
   }
-  const WeightMatrix wm = MakeWeightMatrix(t, w.data(), rows, cols);
+  WeightMatrix wm = MakeWeightMatrix(t, w.data(), rows, cols);
+  // As the model loads them: repacked for the int8 GEMM (kernels/packed_weights.h).
+  const std::unique_ptr<PackedWeights> packed =
+      IsPackableType(t) ? PackWeights(wm, &pool) : nullptr;
+  wm.packed = packed.get();
   const auto x = Random(cols * n_tok, 4);
   std::vector<float> y(rows * n_tok);
   for (auto _ : state) MatMul(wm, x.data(), n_tok, y.data(), &pool);
@@ -91,7 +96,12 @@ BENCHMARK(BM_MatMul)
     ->Args({static_cast<int>(GgmlType::kQ8_0), 16384, 640, 1, 1})
     ->Args({static_cast<int>(GgmlType::kQ8_0), 262144, 640, 1, 1})
     ->Args({static_cast<int>(GgmlType::kQ8_0), 262144, 640, 1, 2})
-    // Batched decode (16 tokens, 2 threads): the shapes of gemma-3-270m's matmuls.
+    // Batched decode (4 / 8 / 16 tokens): the shapes of gemma-3-270m's matmuls.
+    ->Args({static_cast<int>(GgmlType::kQ8_0), 32768, 640, 4, 1})
+    ->Args({static_cast<int>(GgmlType::kQ5_0), 2048, 640, 4, 1})
+    ->Args({static_cast<int>(GgmlType::kQ8_0), 32768, 640, 8, 1})
+    ->Args({static_cast<int>(GgmlType::kQ5_0), 2048, 640, 8, 1})
+    ->Args({static_cast<int>(GgmlType::kQ4_K), 640, 1024, 8, 1})
     ->Args({static_cast<int>(GgmlType::kQ8_0), 32768, 640, 16, 1})
     ->Args({static_cast<int>(GgmlType::kQ5_0), 2048, 640, 16, 1})
     ->Args({static_cast<int>(GgmlType::kQ4_K), 640, 1024, 16, 1})

@@ -25,6 +25,7 @@ APT_PACKAGES=(
   nlohmann-json3-dev libcli11-dev libpcre2-dev libboost-dev
   clang-14
   python3 python3-venv python3-pip curl
+  chromium
 )
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do

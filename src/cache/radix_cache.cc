@@ -58,6 +58,7 @@ void RadixCache::Reset() {
       for (auto& [page, child] : node->children) pending.push_back(std::move(child));
     }
   }
+  ++version_;
   root_ = std::make_unique<Node>();
   root_->id = next_node_id_++;
   root_->lock_ref = 1;  // never evicted; lock walks stop below it
@@ -81,6 +82,7 @@ RadixCache::MatchResult RadixCache::MatchPrefix(std::span<const int32_t> key) {
   key = key.first(AlignDown(static_cast<int64_t>(key.size())));
   if (key.empty()) return result;
 
+  ++version_;
   const uint64_t now = Now();
   Node* node = root_.get();
   node->last_access_time = now;
@@ -162,6 +164,7 @@ size_t RadixCache::Insert(std::span<const int32_t> key, std::span<const int32_t>
   slots = slots.first(aligned);
   if (key.empty()) return 0;
 
+  ++version_;
   const uint64_t now = Now();
   Node* node = root_.get();
   node->last_access_time = now;
@@ -187,6 +190,7 @@ size_t RadixCache::Insert(std::span<const int32_t> key, std::span<const int32_t>
 int64_t RadixCache::IncLockRef(Node* node) {
   if (disable_) return 0;
   RADIXLM_CHECK(node != nullptr);
+  ++version_;
   int64_t delta = 0;
   for (; node != root_.get(); node = node->parent) {
     if (node->lock_ref == 0) {
@@ -202,6 +206,7 @@ int64_t RadixCache::IncLockRef(Node* node) {
 int64_t RadixCache::DecLockRef(Node* node) {
   if (disable_) return 0;
   RADIXLM_CHECK(node != nullptr);
+  ++version_;
   int64_t delta = 0;
   for (; node != root_.get(); node = node->parent) {
     RADIXLM_CHECK_GT(node->lock_ref, 0) << "DecLockRef without a matching IncLockRef";
@@ -267,6 +272,7 @@ int64_t RadixCache::Evict(int64_t n_tokens, const FreeFn& free_fn) {
     // Nothing but deletions happens here, so a candidate is still an unlocked leaf.
     RADIXLM_CHECK(node->is_leaf() && node->lock_ref == 0) << "evicting a locked or inner node";
     free_fn(node->value);
+    RecordEviction(*node);
     evicted += node->size();
     Node* parent = node->parent;
     DeleteLeaf(node);
@@ -275,6 +281,30 @@ int64_t RadixCache::Evict(int64_t n_tokens, const FreeFn& free_fn) {
     }
   }
   return evicted;
+}
+
+void RadixCache::RecordEviction(const Node& node) {
+  ++version_;
+  evicted_tokens_total_ += node.size();
+  RadixEviction& record = eviction_log_[eviction_seq_ % kEvictionLogSize];
+  record.seq = ++eviction_seq_;
+  record.node_id = node.id;
+  record.parent_id = node.parent != nullptr ? node.parent->id : 0;
+  record.tokens = node.size();
+  record.hit_count = node.hit_count;
+  record.head_size =
+      static_cast<int32_t>(std::min<size_t>(node.key.size(), RadixEviction::kHeadTokens));
+  std::copy_n(node.key.begin(), record.head_size, record.head.begin());
+}
+
+std::vector<RadixEviction> RadixCache::recent_evictions() const {
+  std::vector<RadixEviction> out;
+  const uint64_t kept = std::min<uint64_t>(eviction_seq_, kEvictionLogSize);
+  out.reserve(kept);
+  for (uint64_t seq = eviction_seq_ - kept; seq < eviction_seq_; ++seq) {
+    out.push_back(eviction_log_[seq % kEvictionLogSize]);
+  }
+  return out;
 }
 
 int64_t RadixCache::Evict(int64_t n_tokens, KvPool& pool) {

@@ -21,6 +21,7 @@
 // Not thread-safe: only the scheduler thread touches the cache (see DESIGN.md).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -55,9 +56,23 @@ struct CacheRequest {
   int32_t priority = 0;               // passed to Insert (for the priority eviction policy)
 };
 
+// One evicted node, kept in a small ring (RadixCache::recent_evictions) for observers such as
+// the web page's tree view. `seq` counts evictions since the cache was built (1, 2, ...).
+struct RadixEviction {
+  static constexpr size_t kHeadTokens = 16;
+  uint64_t seq = 0;
+  uint64_t node_id = 0;
+  uint64_t parent_id = 0;
+  int64_t tokens = 0;
+  uint64_t hit_count = 0;
+  int32_t head_size = 0;                       // ids kept in head (≤ kHeadTokens)
+  std::array<int32_t, kHeadTokens> head = {};  // the first ids of the evicted run
+};
+
 class RadixCache {
  public:
   using Node = RadixNode;
+  static constexpr size_t kEvictionLogSize = 64;
   // Called with the slots of each evicted node (one call per node).
   using FreeFn = std::function<void(std::span<const int32_t>)>;
 
@@ -121,6 +136,16 @@ class RadixCache {
   Node* root() { return root_.get(); }
   const Node* root() const { return root_.get(); }
 
+  // Observation (read-only; for the tree view). version() changes whenever anything a viewer
+  // shows may have changed (match stamps and hit counts, inserts, splits, locks, evictions,
+  // Reset); logical_time() is the internal clock the access stamps use when no clock is
+  // injected. Evictions are counted, and the last kEvictionLogSize are kept (oldest first).
+  uint64_t version() const { return version_; }
+  uint64_t logical_time() const { return logical_clock_; }
+  int64_t evicted_tokens_total() const { return evicted_tokens_total_; }
+  uint64_t evictions_total() const { return eviction_seq_; }
+  std::vector<RadixEviction> recent_evictions() const;
+
   // The tree, one node per line, indented by depth (long runs abbreviated).
   std::string DebugString() const;
 
@@ -162,6 +187,13 @@ class RadixCache {
   int64_t evictable_size_ = 0;
   int64_t protected_size_ = 0;
   int64_t num_nodes_ = 0;
+
+  // Observation state (see version()): a counter bump per mutation, a fixed ring per eviction.
+  void RecordEviction(const Node& node);
+  uint64_t version_ = 0;
+  int64_t evicted_tokens_total_ = 0;
+  uint64_t eviction_seq_ = 0;
+  std::array<RadixEviction, kEvictionLogSize> eviction_log_ = {};
 };
 
 }  // namespace radixlm

@@ -35,6 +35,11 @@ StatusOr<std::string> ChatRenderer::RenderPrompt(const nlohmann::json& messages)
   return RenderChat(template_, messages, /*add_generation_prompt=*/true, bos_, eos_);
 }
 
+StatusOr<std::string> ChatRenderer::RenderPrompt(const nlohmann::json& messages,
+                                                 const nlohmann::json& extra_vars) const {
+  return RenderChat(template_, messages, /*add_generation_prompt=*/true, bos_, eos_, extra_vars);
+}
+
 StatusOr<std::string> ChatRenderer::RenderTurns(const nlohmann::json& messages) const {
   return RenderChat(template_, messages, /*add_generation_prompt=*/false, "", "");
 }

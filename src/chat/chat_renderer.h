@@ -29,9 +29,15 @@ class ChatRenderer {
   // The prompt for `messages` (a chat request's list, as sent), ending with the opening of the
   // assistant's turn (add_generation_prompt), BOS / EOS written as the model's.
   StatusOr<std::string> RenderPrompt(const nlohmann::json& messages) const;
+  // The same with more template variables (e.g. {"tools": [...]}).
+  StatusOr<std::string> RenderPrompt(const nlohmann::json& messages,
+                                     const nlohmann::json& extra_vars) const;
   // The turns alone: no generation prompt, BOS / EOS empty (the tokenizer adds BOS itself).
   // What the frontend derives each role's prefix and suffix from.
   StatusOr<std::string> RenderTurns(const nlohmann::json& messages) const;
+
+  // The template's text (for detecting its tool-call syntax).
+  const std::string& template_source() const { return template_.source(); }
 
  private:
   ChatRenderer(ChatTemplate chat_template, std::string bos, std::string eos)

@@ -4,7 +4,8 @@
 //
 //   GenerateRequest  a request, mapping one-to-one onto SGLang's native POST /generate JSON:
 //                    {"rid", "text" | "input_ids", "sampling_params", "return_logprob",
-//                     "logprob_start_len", "top_logprobs_num", "stream", "priority"}
+//                     "logprob_start_len", "top_logprobs_num", "token_ids_logprob", "stream",
+//                     "priority", "session_params"}
 //   GenerateOutput   one streamed chunk of one sample: deltas since the previous chunk
 //                    (sampling/generate_output.h: the scheduler emits this type itself)
 //   GenerateResult   the same type: one sample's chunks concatenated (result_json.h writes
@@ -13,6 +14,7 @@
 //   EngineSettings   the scheduling settings the engine resolved from its EngineConfig
 //   PrefixPin        a cached prefix kept from eviction (Engine::PinPrefix)
 //   PauseMode        how Engine::PauseGeneration treats the requests in flight
+//   SessionParams, OpenSessionRequest   sessions (Engine::OpenSession, session_table.h)
 // Abort and flush are Engine methods (by rid; no argument).
 #pragma once
 
@@ -26,6 +28,23 @@
 
 namespace radixlm {
 
+// SGLang's session_params on /generate: run this request as a turn of an open session
+// (engine/session_table.h says how its prompt is composed).
+struct SessionParams {
+  std::string id;                     // the session
+  std::optional<std::string> rid;     // the turn to continue from
+  std::optional<int64_t> offset;      // cut the continued turn's tokens here (a Python slice end)
+  bool replace = false;               // drop the turns after `rid` (abort it if it still runs)
+  bool drop_previous_output = false;  // continue from the turn's prompt, not its output
+};
+
+// SGLang's POST /open_session body.
+struct OpenSessionRequest {
+  int64_t capacity_of_str_len = 0;        // accepted and reported, not enforced (as SGLang)
+  std::optional<std::string> session_id;  // unset: the engine makes one up
+  bool streaming = false;  // turns without a rid continue from the last complete turn
+};
+
 struct GenerateRequest {
   std::string rid;  // "" : the engine makes one up; must be unique among live requests
   std::optional<std::string> text;  // exactly one of text / input_ids
@@ -34,6 +53,11 @@ struct GenerateRequest {
   bool return_logprob = false;
   int32_t logprob_start_len = -1;  // first prompt position with an input logprob; -1: none
   int32_t top_logprobs_num = 0;
+  // With return_logprob: ids whose logprobs every scored position also reports (SGLang's
+  // token_ids_logprob: meta_info input_token_ids_logprobs / output_token_ids_logprobs); each
+  // in [0, vocab); empty: none.
+  std::vector<int32_t> token_ids_logprob;
+  std::optional<SessionParams> session_params;  // a session turn (n must be 1)
   bool stream = false;  // informational: outputs always arrive as chunks (see GenerateStream)
   int32_t priority = 0;
 };
@@ -122,10 +146,10 @@ struct EngineSettings {
   int32_t page_size = 1;
   bool disable_radix_cache = false;
   bool enable_jump_forward = true;
-  std::string speculative_algorithm;  // "" (off) or "NGRAM"
-  int32_t speculative_num_draft_tokens = 0;
-  double waiting_timeout_s = 0;  // 0: none
-  double running_timeout_s = 0;  // 0: none
+  std::string speculative_algorithm;         // "" (off), "NGRAM" or "STANDALONE"
+  int32_t speculative_num_draft_tokens = 0;  // most draft nodes per request, root included
+  double waiting_timeout_s = 0;              // 0: none
+  double running_timeout_s = 0;              // 0: none
 };
 
 // A pinned prefix: `tokens` of it were cached (0 with the radix cache disabled).

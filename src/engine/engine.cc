@@ -47,6 +47,10 @@ Status Engine::FlushCache() { return core_->FlushCache(); }
 
 EngineStats Engine::GetStats() { return core_->GetStats(); }
 
+StatusOr<RadixTreeSnapshot> Engine::GetRadixTree(const RadixTreeQuery& query) {
+  return core_->GetRadixTree(query);
+}
+
 StatusOr<PrefixPin> Engine::PinPrefix(std::vector<int32_t> input_ids) {
   return core_->PinPrefix(std::move(input_ids));
 }
@@ -56,6 +60,14 @@ void Engine::UnpinPrefix(uint64_t pin_id) { core_->UnpinPrefix(pin_id); }
 Status Engine::PauseGeneration(PauseMode mode) { return core_->PauseGeneration(mode); }
 
 Status Engine::ContinueGeneration() { return core_->ContinueGeneration(); }
+
+StatusOr<std::string> Engine::OpenSession(OpenSessionRequest request) {
+  return core_->OpenSession(std::move(request));
+}
+
+Status Engine::CloseSession(const std::string& session_id) {
+  return core_->CloseSession(session_id);
+}
 
 void Engine::Shutdown() { core_->Shutdown(); }
 

@@ -25,6 +25,7 @@
 #include "engine/engine_config.h"
 #include "engine/generate_stream.h"
 #include "engine/model_assets.h"
+#include "engine/radix_tree_view.h"
 #include "tokenizer/text_codec.h"
 #include "util/status.h"
 
@@ -67,6 +68,11 @@ class Engine {
 
   EngineStats GetStats();
 
+  // A size-limited view of the radix tree and its counters (radix_tree_view.h), taken on the
+  // scheduler thread between steps (so it waits at most one step). O(1) for the scheduler when
+  // query.if_version_not still matches; else one walk of the tree. Aborted after Shutdown.
+  StatusOr<RadixTreeSnapshot> GetRadixTree(const RadixTreeQuery& query);
+
   // Prefix pins (the frontend language's fork locks its shared prefix while the branches run):
   // keeps the longest cached prefix of `input_ids` from eviction until UnpinPrefix(pin.id).
   // Aborted after Shutdown. FlushCache is refused while a pin is held. Unknown ids are ignored.
@@ -79,6 +85,16 @@ class Engine {
   // then ended every live stream); Aborted after Shutdown.
   Status PauseGeneration(PauseMode mode);
   Status ContinueGeneration();
+
+  // SGLang's streaming sessions (session_table.h): OpenSession returns the session's id
+  // (InvalidArgument when that id is open or --max-open-sessions are open); CloseSession
+  // releases its pinned KV (NotFound for an unknown id). A request with session_params runs
+  // as a turn of an open session; one the scheduler thread refuses (an unknown session or
+  // turn, a turn continued from that still runs, a prompt the history makes too long) ends
+  // its stream with finish_reason abort, status_code 400, and the reason. Aborted after
+  // Shutdown.
+  StatusOr<std::string> OpenSession(OpenSessionRequest request);
+  Status CloseSession(const std::string& session_id);
 
   // Stops accepting requests, aborts the live ones (their streams end) and joins the
   // scheduler thread. Idempotent.

@@ -38,6 +38,10 @@ struct EngineConfig {
   double waiting_timeout_s = 0;
   double running_timeout_s = 0;
 
+  // --max-open-sessions: sessions (/open_session) open at once; each pins its turns' KV while
+  // open, so this bounds the protected share of the pool. Opening one more is refused.
+  int32_t max_open_sessions = 64;
+
   // --- constrained decoding ---
   bool disable_jump_forward = false;  // --disable-jump-forward
   // --constrained-json-whitespace-pattern: the regex for whitespace between JSON tokens of
@@ -49,8 +53,14 @@ struct EngineConfig {
   int grammar_compile_threads = 2;
 
   // --- speculative decoding (SGLang's flag names) ---
-  std::string speculative_algorithm;      // --speculative-algorithm: "" (off) or "NGRAM"
-  int speculative_num_draft_tokens = 12;  // draft tree size, root included
+  // --speculative-algorithm: "" (off), "NGRAM" or "STANDALONE" (a draft model).
+  std::string speculative_algorithm;
+  int speculative_num_draft_tokens = 12;  // NGRAM: draft tree size, root included
+  // STANDALONE: the draft model's GGUF (same vocabulary as the target), the chain length it
+  // drafts, and the drafts' branching (1: chains; trees from a draft model are not built).
+  std::string speculative_draft_model_path;
+  int speculative_num_steps = 3;
+  int speculative_eagle_topk = 1;
   int speculative_ngram_min_bfs_breadth = 1;
   int speculative_ngram_max_bfs_breadth = 10;
   int speculative_ngram_max_trie_depth = 18;

@@ -1,9 +1,11 @@
 // EngineCore: submission, the scheduler thread's loop, output routing, shutdown.
 #include "engine/engine_core.h"
 
+#include <chrono>
 #include <cstdio>
 #include <random>
 
+#include "engine/radix_tree_snapshot.h"
 #include "engine/request_validation.h"
 #include "engine/scheduler_bridge.h"
 
@@ -20,29 +22,37 @@ std::string NewRid(uint64_t counter) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<EngineCore>> EngineCore::Create(const EngineConfig& config,
-                                                         const SchedulerConfig& sc,
-                                                         std::unique_ptr<ModelRunner> runner,
-                                                         std::unique_ptr<ModelAssets> assets) {
+StatusOr<std::unique_ptr<EngineCore>> EngineCore::Create(
+    const EngineConfig& config, const SchedulerConfig& sc, std::unique_ptr<ModelRunner> runner,
+    std::unique_ptr<ModelAssets> assets, std::unique_ptr<ModelRunner> draft_runner) {
   std::unique_ptr<EngineCore> core(
-      new EngineCore(config, sc, std::move(runner), std::move(assets)));
+      new EngineCore(config, sc, std::move(runner), std::move(assets), std::move(draft_runner)));
   RADIXLM_RETURN_IF_ERROR(core->Start());
   return core;
 }
 
 EngineCore::EngineCore(const EngineConfig& config, const SchedulerConfig& scheduler_config,
-                       std::unique_ptr<ModelRunner> runner, std::unique_ptr<ModelAssets> assets)
+                       std::unique_ptr<ModelRunner> runner, std::unique_ptr<ModelAssets> assets,
+                       std::unique_ptr<ModelRunner> draft_runner)
     : config_(config),
       scheduler_config_(scheduler_config),
       settings_(ToEngineSettings(scheduler_config)),
       runner_(std::move(runner)),
-      assets_(std::move(assets)) {}
+      draft_runner_(std::move(draft_runner)),
+      assets_(std::move(assets)),
+      sessions_(config.max_open_sessions) {}
 
 Status EngineCore::Start() {
   RADIXLM_ASSIGN_OR_RETURN(
-      scheduler_, Scheduler::Create(scheduler_config_, runner_.get(), &assets_->codec(),
-                                    [this](RequestOutput&& out) { OnOutput(std::move(out)); }));
+      scheduler_,
+      Scheduler::Create(
+          scheduler_config_, runner_.get(), &assets_->codec(),
+          [this](RequestOutput&& out) { OnOutput(std::move(out)); }, draft_runner_.get()));
   context_length_ = scheduler_->context_length();
+  if (const std::string bos = assets_->codec().bos_text(); !bos.empty()) {
+    StatusOr<std::vector<int32_t>> ids = assets_->codec().EncodeVerbatim(bos);
+    if (ids.ok() && ids->size() == 1) bos_id_ = ids->front();
+  }
   thread_ = std::thread([this] { Loop(); });
   return Status::Ok();
 }
@@ -67,14 +77,17 @@ StatusOr<std::shared_ptr<GenerateStream>> EngineCore::Submit(GenerateRequest req
   const ValidationLimits limits{.vocab_size = runner_->vocab_size(),
                                 .context_length = context_length_,
                                 .pool_tokens = scheduler_config_.max_total_tokens};
+  const bool session = request.session_params.has_value();
   RADIXLM_ASSIGN_OR_RETURN(std::vector<int32_t> ids,
-                           ValidateGenerateRequest(request, assets_->codec(), limits));
+                           PrepareGenerateRequest(request, assets_->codec(), limits));
+  // A session turn's whole prompt is known on the scheduler thread only; it checks the fit.
+  if (!session) RADIXLM_RETURN_IF_ERROR(ValidatePromptFit(ids, request, limits));
   RADIXLM_ASSIGN_OR_RETURN(PreparedGrammar grammar, PrepareGrammar(request.sampling_params));
   if (request.rid.empty()) request.rid = NewRid(next_rid_++);
   const int32_t n = request.sampling_params.n;
   auto stream = std::make_shared<GenerateStream>(request.rid, n, request.return_logprob);
 
-  SubmitCommand cmd{.stream = stream, .inputs = {}};
+  SubmitCommand cmd{.stream = stream, .inputs = {}, .session = nullptr};
   std::vector<uint64_t> ids_of_samples;
   for (int32_t i = 0; i < n; ++i) {
     RequestInput in;
@@ -84,6 +97,7 @@ StatusOr<std::shared_ptr<GenerateStream>> EngineCore::Submit(GenerateRequest req
     in.return_logprob = request.return_logprob;
     in.logprob_start_len = request.logprob_start_len;
     in.top_logprobs_num = request.top_logprobs_num;
+    if (request.return_logprob) in.token_ids_logprob = request.token_ids_logprob;
     in.priority = request.priority;
     in.grammar = grammar.ready;
     in.pending_grammar = grammar.pending;
@@ -96,13 +110,17 @@ StatusOr<std::shared_ptr<GenerateStream>> EngineCore::Submit(GenerateRequest req
     ids_of_samples.push_back(in.id);
     cmd.inputs.push_back(std::move(in));
   }
+  if (session) {
+    cmd.session = std::make_unique<SessionTurn>();
+    cmd.session->own_ids = std::move(cmd.inputs.front().input_ids);
+    cmd.session->request = std::move(request);
+  }
+  const std::string rid = stream->rid();
   {
     MutexLock lock(&mu_);
     if (stopping_) return Aborted("the engine is shutting down");
-    if (live_.count(request.rid) != 0) {
-      return InvalidArgument("Duplicate request ID: " + request.rid);
-    }
-    live_.emplace(request.rid, std::move(ids_of_samples));
+    if (live_.count(rid) != 0) return InvalidArgument("Duplicate request ID: " + rid);
+    live_.emplace(rid, std::move(ids_of_samples));
     inbox_.emplace_back(std::move(cmd));
   }
   cv_.notify_all();
@@ -207,6 +225,11 @@ EngineStats EngineCore::GetStats() {
   return stats;
 }
 
+StatusOr<RadixTreeSnapshot> EngineCore::GetRadixTree(const RadixTreeQuery& query) {
+  return Ask(TreeCommand{.query = query, .answer = {}},
+             StatusOr<RadixTreeSnapshot>(Aborted("the engine is shutting down")));
+}
+
 StatusOr<PrefixPin> EngineCore::PinPrefix(std::vector<int32_t> input_ids) {
   const uint64_t id = next_pin_++;
   StatusOr<int64_t> tokens =
@@ -224,6 +247,21 @@ Status EngineCore::PauseGeneration(PauseMode mode) {
 
 Status EngineCore::ContinueGeneration() {
   return Ask(ContinueCommand{}, Aborted("the engine is shutting down"));
+}
+
+StatusOr<std::string> EngineCore::OpenSession(OpenSessionRequest request) {
+  if (request.capacity_of_str_len < 0) {
+    return InvalidArgument("capacity_of_str_len must be at least 0, got " +
+                           std::to_string(request.capacity_of_str_len));
+  }
+  if (request.session_id.has_value() && request.session_id->empty()) request.session_id.reset();
+  return Ask(OpenSessionCommand{.request = std::move(request), .answer = {}},
+             StatusOr<std::string>(Aborted("the engine is shutting down")));
+}
+
+Status EngineCore::CloseSession(const std::string& session_id) {
+  return Ask(CloseSessionCommand{.session_id = session_id, .answer = {}},
+             Aborted("the engine is shutting down"));
 }
 
 void EngineCore::Loop() {
@@ -252,21 +290,39 @@ void EngineCore::Loop() {
     for (Command& cmd : commands) {
       std::visit([this](auto& command) { Apply(command); }, cmd);
     }
+    ReleaseSessionPins();
     if (stopping) {
       AbortAllLive("The engine was shut down.");
+      session_unpins_ = sessions_.ReleaseAll();
+      ReleaseSessionPins();
       return;
     }
     if (scheduler_->HasWork()) {
       Status status = scheduler_->Step();
       if (!status.ok())
         std::fprintf(stderr, "radixlm: step failed: %s\n", status.ToString().c_str());
+      ReleaseSessionPins();
     }
   }
 }
 
 void EngineCore::Apply(SubmitCommand& cmd) {
   for (size_t i = 0; i < cmd.inputs.size(); ++i) {
-    routes_[cmd.inputs[i].id] = Route{cmd.stream, static_cast<int32_t>(i)};
+    routes_[cmd.inputs[i].id] = Route{cmd.stream, static_cast<int32_t>(i), "", 0};
+  }
+  if (cmd.session != nullptr) {
+    Status status = StartSessionTurn(cmd);
+    if (!status.ok()) {
+      // As SGLang: the turn ends with an abort the server answers with a 400.
+      RequestOutput out;
+      out.id = cmd.inputs.front().id;
+      out.chunk.finish_reason = FinishReason::Abort(status.message(), 400);
+      OnOutput(std::move(out));
+      return;
+    }
+    Route& route = routes_[cmd.inputs.front().id];
+    route.session_id = cmd.session->request.session_params->id;
+    route.pin = *cmd.inputs.front().pin_on_finish;
   }
   for (RequestInput& in : cmd.inputs) {
     const uint64_t id = in.id;
@@ -280,14 +336,56 @@ void EngineCore::Apply(SubmitCommand& cmd) {
   }
 }
 
-void EngineCore::Apply(AbortCommand& cmd) {
+void EngineCore::Apply(AbortCommand& cmd) { AbortRid(cmd.rid, "Aborted by the user"); }
+
+void EngineCore::AbortRid(const std::string& rid, const std::string& message) {
   std::vector<uint64_t> ids;
   {
     MutexLock lock(&mu_);
-    auto it = live_.find(cmd.rid);
+    auto it = live_.find(rid);
     if (it != live_.end()) ids = it->second;
   }
-  for (uint64_t id : ids) scheduler_->Abort(id);
+  for (uint64_t id : ids) scheduler_->Abort(id, message);
+}
+
+Status EngineCore::StartSessionTurn(SubmitCommand& cmd) {
+  SessionTurn& turn = *cmd.session;
+  const SessionParams& params = *turn.request.session_params;
+  const std::string& rid = cmd.stream->rid();
+  StatusOr<SessionTable::Plan> plan = sessions_.PlanTurn(params, rid, turn.own_ids, bos_id_);
+  Status status = plan.status();
+  if (status.ok()) {
+    const ValidationLimits limits{.vocab_size = runner_->vocab_size(),
+                                  .context_length = context_length_,
+                                  .pool_tokens = scheduler_config_.max_total_tokens};
+    status = ValidatePromptFit(plan->input_ids, turn.request, limits);
+  }
+  if (!status.ok()) return status;
+  RequestInput& in = cmd.inputs.front();  // a session turn has n == 1
+  in.input_ids = plan->input_ids;
+  in.pin_on_finish = next_pin_++;
+  SessionTable::Commit commit =
+      sessions_.CommitTurn(params, rid, std::move(*plan), *in.pin_on_finish);
+  for (const std::string& replaced : commit.abort_rids) {
+    AbortRid(replaced, "replaced by turn " + rid + " of session " + params.id);
+  }
+  session_unpins_.insert(session_unpins_.end(), commit.unpin.begin(), commit.unpin.end());
+  return Status::Ok();
+}
+
+void EngineCore::Apply(OpenSessionCommand& cmd) {
+  cmd.answer.set_value(sessions_.Open(cmd.request, NewRid(next_rid_++)));
+}
+
+void EngineCore::Apply(CloseSessionCommand& cmd) {
+  StatusOr<std::vector<uint64_t>> unpin = sessions_.Close(cmd.session_id);
+  if (unpin.ok()) session_unpins_.insert(session_unpins_.end(), unpin->begin(), unpin->end());
+  cmd.answer.set_value(unpin.status());
+}
+
+void EngineCore::ReleaseSessionPins() {
+  for (uint64_t pin : session_unpins_) scheduler_->UnpinPrefix(pin);
+  session_unpins_.clear();
 }
 
 void EngineCore::Apply(FlushCommand& cmd) { cmd.answer.set_value(scheduler_->FlushCache()); }
@@ -300,6 +398,23 @@ void EngineCore::Apply(StatsCommand& cmd) {
     stats.live_requests = static_cast<int64_t>(live_.size());
   }
   cmd.answer.set_value(std::move(stats));
+}
+
+// O(1) when the tree is unchanged since query.if_version_not (or only counters are asked for);
+// else one walk of the tree (radix_tree_snapshot.h). The server's feed asks for a full
+// snapshot at most once per max(200 ms, 200 × the last one's build_seconds), so snapshots take
+// at most 0.5 % of this thread's time (server/radix_tree_feed.h).
+void EngineCore::Apply(TreeCommand& cmd) {
+  const auto start = std::chrono::steady_clock::now();
+  RadixTreeSnapshot snap = SnapshotRadixTree(scheduler_->cache(), cmd.query);
+  const SchedulerStats stats = scheduler_->GetStats();
+  snap.pool_size = stats.pool_size;
+  snap.pool_free = stats.pool_free;
+  snap.cache_hit_tokens = stats.cache_hit_tokens;
+  snap.prefill_tokens = stats.prefill_tokens;
+  snap.build_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  cmd.answer.set_value(std::move(snap));
 }
 
 void EngineCore::Apply(PinCommand& cmd) {
@@ -327,6 +442,14 @@ void EngineCore::OnOutput(RequestOutput&& out) {
   GenerateOutput chunk = std::move(out.chunk);  // the scheduler's chunk, as the API types it
   chunk.index = route.index;
   chunk.meta.id = route.stream->rid();
+  if (!route.session_id.empty()) {
+    sessions_.AddOutput(route.session_id, route.stream->rid(), chunk.output_ids);
+    if (chunk.finish_reason.has_value()) {
+      std::vector<uint64_t> unpin = sessions_.EndTurn(route.session_id, route.stream->rid(),
+                                                      route.pin, !chunk.finish_reason->is_abort());
+      session_unpins_.insert(session_unpins_.end(), unpin.begin(), unpin.end());
+    }
+  }
   if (chunk.finish_reason.has_value()) {
     routes_.erase(it);
     // Forget the rid before the stream can end, so the caller may reuse it at once.

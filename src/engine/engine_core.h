@@ -6,9 +6,11 @@
 // (request_validation.h; a grammar is only parsed there, or taken from the grammar cache: its
 // compilation runs on the grammar compiler pool while the request waits in the scheduler's
 // grammar queue), then posts a command to the scheduler thread's inbox; outputs come back
-// through the request's GenerateStream. Abort / FlushCache / GetStats / PinPrefix / UnpinPrefix
-// / PauseGeneration / ContinueGeneration are commands too (those with an answer wait for it:
-// at most one scheduler step).
+// through the request's GenerateStream. Abort / FlushCache / GetStats / GetRadixTree / PinPrefix /
+// UnpinPrefix / PauseGeneration / ContinueGeneration / OpenSession / CloseSession are commands
+// too (those with an answer wait for it: at most one scheduler step). A session turn's Submit
+// returns at once (its prompt depends on the session's turns, which the scheduler thread owns: a
+// refused turn ends its stream with an abort carrying status 400).
 #pragma once
 
 #include <atomic>
@@ -28,6 +30,8 @@
 #include "engine/engine_config.h"
 #include "engine/generate_stream.h"
 #include "engine/model_assets.h"
+#include "engine/radix_tree_view.h"
+#include "engine/session_table.h"
 #include "grammar/grammar_cache.h"
 #include "grammar/grammar_compiler_pool.h"
 #include "scheduler/model_runner.h"
@@ -39,10 +43,10 @@ namespace radixlm {
 class EngineCore {
  public:
   // Starts the scheduler thread. `sc` is the scheduler config the engine config resolved to.
-  static StatusOr<std::unique_ptr<EngineCore>> Create(const EngineConfig& config,
-                                                      const SchedulerConfig& sc,
-                                                      std::unique_ptr<ModelRunner> runner,
-                                                      std::unique_ptr<ModelAssets> assets);
+  // draft_runner: the draft model when sc.speculative_draft_model (else null).
+  static StatusOr<std::unique_ptr<EngineCore>> Create(
+      const EngineConfig& config, const SchedulerConfig& sc, std::unique_ptr<ModelRunner> runner,
+      std::unique_ptr<ModelAssets> assets, std::unique_ptr<ModelRunner> draft_runner = nullptr);
   // Shutdown(), then frees everything.
   ~EngineCore();
   EngineCore(const EngineCore&) = delete;
@@ -53,10 +57,13 @@ class EngineCore {
   bool Abort(const std::string& rid);
   Status FlushCache();
   EngineStats GetStats();
+  StatusOr<RadixTreeSnapshot> GetRadixTree(const RadixTreeQuery& query);
   StatusOr<PrefixPin> PinPrefix(std::vector<int32_t> input_ids);
   void UnpinPrefix(uint64_t pin_id);
   Status PauseGeneration(PauseMode mode);
   Status ContinueGeneration();
+  StatusOr<std::string> OpenSession(OpenSessionRequest request);
+  Status CloseSession(const std::string& session_id);
   void Shutdown();
 
   const EngineConfig& config() const { return config_; }
@@ -69,11 +76,29 @@ class EngineCore {
   struct Route {
     std::shared_ptr<GenerateStream> stream;
     int32_t index = 0;
+    std::string session_id;  // a session turn: its session ("" for none)
+    uint64_t pin = 0;        // and the pin its KV takes when it completes
+  };
+  // A session turn's part of a SubmitCommand: the scheduler thread composes its prompt
+  // (SessionTable) and checks that it fits; a refused turn ends its stream with an abort
+  // carrying status 400.
+  struct SessionTurn {
+    GenerateRequest request;  // what was submitted (text already tokenized into own_ids)
+    std::vector<int32_t> own_ids;
   };
   // The scheduler thread's commands. Those with an answer carry the promise it is set on.
   struct SubmitCommand {
     std::shared_ptr<GenerateStream> stream;
-    std::vector<RequestInput> inputs;  // one per sample
+    std::vector<RequestInput> inputs;      // one per sample
+    std::unique_ptr<SessionTurn> session;  // null: not a session turn
+  };
+  struct OpenSessionCommand {
+    OpenSessionRequest request;
+    std::promise<StatusOr<std::string>> answer;
+  };
+  struct CloseSessionCommand {
+    std::string session_id;
+    std::promise<Status> answer;
   };
   struct AbortCommand {
     std::string rid;
@@ -83,6 +108,10 @@ class EngineCore {
   };
   struct StatsCommand {
     std::promise<EngineStats> answer;
+  };
+  struct TreeCommand {
+    RadixTreeQuery query;
+    std::promise<StatusOr<RadixTreeSnapshot>> answer;
   };
   struct PinCommand {
     uint64_t pin_id = 0;
@@ -99,11 +128,14 @@ class EngineCore {
   struct ContinueCommand {
     std::promise<Status> answer;
   };
-  using Command = std::variant<SubmitCommand, AbortCommand, FlushCommand, StatsCommand, PinCommand,
-                               UnpinCommand, PauseCommand, ContinueCommand>;
+  using Command =
+      std::variant<SubmitCommand, AbortCommand, FlushCommand, StatsCommand, TreeCommand,
+                   PinCommand, UnpinCommand, PauseCommand, ContinueCommand, OpenSessionCommand,
+                   CloseSessionCommand>;
 
   EngineCore(const EngineConfig& config, const SchedulerConfig& scheduler_config,
-             std::unique_ptr<ModelRunner> runner, std::unique_ptr<ModelAssets> assets);
+             std::unique_ptr<ModelRunner> runner, std::unique_ptr<ModelAssets> assets,
+             std::unique_ptr<ModelRunner> draft_runner);
   Status Start();
   // Queues a command for the scheduler thread; false (command dropped) after Shutdown.
   bool Post(Command command);
@@ -116,10 +148,19 @@ class EngineCore {
   void Apply(AbortCommand& command);
   void Apply(FlushCommand& command);
   void Apply(StatsCommand& command);
+  void Apply(TreeCommand& command);
   void Apply(PinCommand& command);
   void Apply(UnpinCommand& command);
   void Apply(PauseCommand& command);
   void Apply(ContinueCommand& command);
+  void Apply(OpenSessionCommand& command);
+  void Apply(CloseSessionCommand& command);
+  // A session turn's prompt (into command.inputs) and bookkeeping; an error when refused.
+  Status StartSessionTurn(SubmitCommand& command);
+  void AbortRid(const std::string& rid, const std::string& message);
+  // Releases the pins session bookkeeping handed back (after each command and step, never from
+  // inside a scheduler call).
+  void ReleaseSessionPins();
   void OnOutput(RequestOutput&& output);
   void AbortAllLive(const std::string& message);
 
@@ -127,6 +168,7 @@ class EngineCore {
   const SchedulerConfig scheduler_config_;
   const EngineSettings settings_;
   std::unique_ptr<ModelRunner> runner_;
+  std::unique_ptr<ModelRunner> draft_runner_;  // null: no draft model
   std::unique_ptr<ModelAssets> assets_;
   int64_t context_length_ = 0;
 
@@ -162,6 +204,9 @@ class EngineCore {
   // Scheduler thread only.
   std::unique_ptr<Scheduler> scheduler_;
   std::unordered_map<uint64_t, Route> routes_;
+  SessionTable sessions_;
+  std::vector<uint64_t> session_unpins_;
+  int32_t bos_id_ = -1;  // trimmed from the front of a session turn that continues another
   std::thread thread_;
 };
 

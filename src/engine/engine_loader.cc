@@ -1,5 +1,6 @@
 // Engine::Create(config): open the GGUF once; load its assets (tokenizer, chat template,
 // metadata) and the model; size the KV pool.
+#include "engine/draft_model.h"
 #include "engine/engine.h"
 #include "engine/engine_core.h"
 #include "engine/model_backed_runner.h"
@@ -36,14 +37,20 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
       (sc.chunked_prefill_size > 0 ? sc.chunked_prefill_size : sc.max_prefill_tokens) +
       sc.max_running_requests + sc.page_size;
   mo.max_context = context;
-  RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<model::Model> model,
-                           model::Model::FromGguf(std::move(file), mo));
   const int64_t page = sc.page_size;
   const int64_t kv_slots = (pool_tokens / page + 1) * page;
+  std::unique_ptr<ModelBackedRunner> draft_runner;
+  if (sc.speculative_draft_model) {  // its KV cache mirrors the target's slot for slot
+    RADIXLM_ASSIGN_OR_RETURN(
+        draft_runner, LoadDraftRunner(config.speculative_draft_model_path, *file, mo, kv_slots));
+  }
+  RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<model::Model> model,
+                           model::Model::FromGguf(std::move(file), mo));
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<ModelBackedRunner> runner,
                            ModelBackedRunner::Create(std::move(model), kv_slots));
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<EngineCore> core,
-                           EngineCore::Create(config, sc, std::move(runner), std::move(assets)));
+                           EngineCore::Create(config, sc, std::move(runner), std::move(assets),
+                                              std::move(draft_runner)));
   return std::unique_ptr<Engine>(new Engine(std::move(core)));
 }
 

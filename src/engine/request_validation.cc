@@ -7,9 +7,9 @@
 
 namespace radixlm {
 
-StatusOr<std::vector<int32_t>> ValidateGenerateRequest(const GenerateRequest& request,
-                                                       const TokenTextCodec& codec,
-                                                       const ValidationLimits& limits) {
+StatusOr<std::vector<int32_t>> PrepareGenerateRequest(const GenerateRequest& request,
+                                                      const TokenTextCodec& codec,
+                                                      const ValidationLimits& limits) {
   if (request.text.has_value() == request.input_ids.has_value()) {
     return InvalidArgument(request.text.has_value()
                                ? "Only one of text and input_ids may be provided."
@@ -30,15 +30,39 @@ StatusOr<std::vector<int32_t>> ValidateGenerateRequest(const GenerateRequest& re
   } else {
     ids = *request.input_ids;
   }
-  const auto n = static_cast<int64_t>(ids.size());
-  if (n == 0) return InvalidArgument("The input is empty.");
-  for (int64_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < ids.size(); ++i) {
     if (ids[i] < 0 || ids[i] >= limits.vocab_size) {
       return InvalidArgument("input_ids[" + std::to_string(i) + "] = " + std::to_string(ids[i]) +
                              " is outside the vocabulary [0, " + std::to_string(limits.vocab_size) +
                              ")");
     }
   }
+  // Negative never makes sense; the bound matters only when logprobs are returned.
+  if (request.top_logprobs_num < 0 ||
+      (request.return_logprob && request.top_logprobs_num > limits.vocab_size)) {
+    return InvalidArgument("top_logprobs_num must be in [0, " + std::to_string(limits.vocab_size) +
+                           "], got " + std::to_string(request.top_logprobs_num));
+  }
+  for (size_t i = 0; i < request.token_ids_logprob.size(); ++i) {
+    const int32_t id = request.token_ids_logprob[i];
+    if (id < 0 || id >= limits.vocab_size) {
+      return InvalidArgument("token_ids_logprob[" + std::to_string(i) +
+                             "] = " + std::to_string(id) + " is outside the vocabulary [0, " +
+                             std::to_string(limits.vocab_size) + ")");
+    }
+  }
+  if (request.session_params.has_value() && params.n != 1) {
+    return InvalidArgument("a session turn (session_params) takes n = 1, got n = " +
+                           std::to_string(params.n));
+  }
+  return ids;
+}
+
+Status ValidatePromptFit(std::span<const int32_t> ids, const GenerateRequest& request,
+                         const ValidationLimits& limits) {
+  const SamplingParams& params = request.sampling_params;
+  const auto n = static_cast<int64_t>(ids.size());
+  if (n == 0) return InvalidArgument("The input is empty.");
   if (n >= limits.context_length) {
     return InvalidArgument("The input (" + std::to_string(n) +
                            " tokens) is longer than the model's context length (" +
@@ -64,13 +88,7 @@ StatusOr<std::vector<int32_t>> ValidateGenerateRequest(const GenerateRequest& re
     return InvalidArgument("logprob_start_len must be in [-1, " + std::to_string(n) +
                            ") for this input, got " + std::to_string(request.logprob_start_len));
   }
-  // Negative never makes sense; the bound matters only when logprobs are returned.
-  if (request.top_logprobs_num < 0 ||
-      (request.return_logprob && request.top_logprobs_num > limits.vocab_size)) {
-    return InvalidArgument("top_logprobs_num must be in [0, " + std::to_string(limits.vocab_size) +
-                           "], got " + std::to_string(request.top_logprobs_num));
-  }
-  return ids;
+  return Status::Ok();
 }
 
 }  // namespace radixlm

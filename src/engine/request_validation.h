@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "engine/api.h"
@@ -20,9 +21,16 @@ struct ValidationLimits {
   int64_t pool_tokens = 0;  // KV pool capacity
 };
 
-// Checks `request` and returns its prompt ids (tokenizing `text` with codec).
-StatusOr<std::vector<int32_t>> ValidateGenerateRequest(const GenerateRequest& request,
-                                                       const TokenTextCodec& codec,
-                                                       const ValidationLimits& limits);
+// Checks `request`'s own fields and returns its own ids (tokenizing `text` with codec), all
+// in the vocabulary. Not checked: whether the prompt fits (ValidatePromptFit), which for a
+// session turn depends on the session's earlier turns.
+StatusOr<std::vector<int32_t>> PrepareGenerateRequest(const GenerateRequest& request,
+                                                      const TokenTextCodec& codec,
+                                                      const ValidationLimits& limits);
+
+// Checks that `ids`, the whole prompt of `request`, is not empty and fits the context length
+// and the pool with its max_new_tokens, and that logprob_start_len is within it.
+Status ValidatePromptFit(std::span<const int32_t> ids, const GenerateRequest& request,
+                         const ValidationLimits& limits);
 
 }  // namespace radixlm

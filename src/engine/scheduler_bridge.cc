@@ -7,11 +7,37 @@ namespace {
 
 Status ApplySpeculativeFlags(const EngineConfig& config, SchedulerConfig* c) {
   const std::string& algo = config.speculative_algorithm;
-  if (algo.empty()) return Status::Ok();
+  if (algo.empty()) {
+    if (!config.speculative_draft_model_path.empty()) {
+      return InvalidArgument(
+          "--speculative-draft-model-path needs --speculative-algorithm STANDALONE");
+    }
+    return Status::Ok();
+  }
+  if (algo == "STANDALONE") {
+    if (config.speculative_draft_model_path.empty()) {
+      return InvalidArgument(
+          "--speculative-algorithm STANDALONE needs --speculative-draft-model-path");
+    }
+    if (config.speculative_eagle_topk != 1) {
+      return InvalidArgument(
+          "--speculative-eagle-topk must be 1 with STANDALONE (the draft "
+          "model drafts chains; draft-model trees are not built), got " +
+          std::to_string(config.speculative_eagle_topk));
+    }
+    c->speculative_draft_model = true;
+    c->speculative_num_steps = config.speculative_num_steps;
+    return Status::Ok();
+  }
   if (algo != "NGRAM") {
     return InvalidArgument("--speculative-algorithm " + algo +
-                           " is not supported; radixlm implements NGRAM (draft models and "
-                           "EAGLE-style heads are not built)");
+                           " is not supported; radixlm implements NGRAM and STANDALONE "
+                           "(EAGLE-style heads are not built)");
+  }
+  if (!config.speculative_draft_model_path.empty()) {
+    return InvalidArgument(
+        "--speculative-draft-model-path needs --speculative-algorithm "
+        "STANDALONE, not NGRAM");
   }
   c->speculative_ngram = true;
   c->ngram.num_draft_tokens = config.speculative_num_draft_tokens;
@@ -76,8 +102,13 @@ EngineSettings ToEngineSettings(const SchedulerConfig& config) {
       .page_size = config.page_size,
       .disable_radix_cache = config.disable_radix_cache,
       .enable_jump_forward = config.enable_jump_forward,
-      .speculative_algorithm = config.speculative_ngram ? "NGRAM" : "",
-      .speculative_num_draft_tokens = config.speculative_ngram ? config.ngram.num_draft_tokens : 0,
+      .speculative_algorithm = config.speculative_ngram         ? "NGRAM"
+                               : config.speculative_draft_model ? "STANDALONE"
+                                                                : "",
+      .speculative_num_draft_tokens = config.speculative_ngram ? config.ngram.num_draft_tokens
+                                      : config.speculative_draft_model
+                                          ? config.speculative_num_steps + 1
+                                          : 0,
       .waiting_timeout_s = config.waiting_timeout_s,
       .running_timeout_s = config.running_timeout_s,
   };

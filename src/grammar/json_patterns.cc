@@ -6,8 +6,10 @@
 namespace radixlm::grammar::json_patterns {
 
 const char* const kStringChar = R"((?:[^"\\\x00-\x1F]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4}))";
-const char* const kInteger = "-?(?:0|[1-9][0-9]*)";
-const char* const kNumber = R"(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)";
+// Bounded as llama.cpp's json-schema-to-grammar bounds them (16 integer digits, 16 fraction
+// digits, 3 exponent digits), so a model cannot loop inside a number until max_tokens.
+const char* const kInteger = "-?(?:0|[1-9][0-9]{0,15})";
+const char* const kNumber = R"(-?(?:0|[1-9][0-9]{0,15})(?:\.[0-9]{1,16})?(?:[eE][+-]?[0-9]{1,3})?)";
 const char* const kBoolean = "(?:true|false)";
 const char* const kNull = "null";
 
@@ -116,6 +118,10 @@ std::string EscapeRegex(std::string_view literal) {
 
 std::string IntegerRange(std::optional<int64_t> lo, std::optional<int64_t> hi) {
   if (!lo && !hi) return kInteger;
+  // A half-open range is closed at kMaxIntegerDigits digits on its open side (as kInteger is),
+  // unless the schema's own bound already lies beyond that.
+  if (!hi && (!lo || *lo <= kMaxBoundedInteger)) hi = kMaxBoundedInteger;
+  if (!lo && *hi >= -kMaxBoundedInteger) lo = -kMaxBoundedInteger;
   // Magnitude of a negative int64 without overflow for INT64_MIN.
   auto magnitude = [](int64_t v) { return static_cast<uint64_t>(-(v + 1)) + 1; };
   std::vector<std::string> parts;

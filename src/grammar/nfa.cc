@@ -86,16 +86,20 @@ class Builder {
   Fragment EmitRepeat(const RegexNode& body, int32_t min, int32_t max) {
     const int32_t in = NewState();
     int32_t cur = in;
-    for (int32_t i = 0; i < min && !overflow_; ++i) {  // mandatory copies
+    // X{m,} is X^(m-1) X+: the last mandatory copy loops back on itself, so X+ holds one copy
+    // of X (a second one would double the states of a large X in the DFA too).
+    const bool unbounded = max == RegexNode::kUnbounded;
+    const int32_t mandatory = unbounded && min > 0 ? min - 1 : min;
+    for (int32_t i = 0; i < mandatory && !overflow_; ++i) {  // mandatory copies
       const Fragment g = Emit(body);
       Epsilon(cur, g.in);
       cur = g.out;
     }
-    if (max == RegexNode::kUnbounded) {  // a Kleene loop after the mandatory copies
+    if (unbounded) {  // a Kleene loop (entered at least once when min > 0)
       const Fragment g = Emit(body);
       const int32_t out = NewState();
       Epsilon(cur, g.in);
-      Epsilon(cur, out);
+      if (min == 0) Epsilon(cur, out);
       Epsilon(g.out, g.in);
       Epsilon(g.out, out);
       return {in, out};

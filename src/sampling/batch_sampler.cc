@@ -21,7 +21,8 @@ void BatchSampler::SampleRange(std::span<BatchSamplingRow> rows, int64_t begin, 
     assert(row.logits != nullptr && row.params != nullptr);
     const std::span<float> logits(row.logits, static_cast<size_t>(vocab_size_));
     ProcessLogits(logits, *row.params, row.processor);
-    row.result = sampler.Sample(logits, *row.params, row.options, &row.top_logprobs);
+    row.result = sampler.Sample(logits, *row.params, row.options, &row.top_logprobs,
+                                &row.token_ids_logprobs);
   }
 }
 

@@ -37,6 +37,8 @@ struct BatchSamplingRow {
   // --- outputs ---
   SampleResult result;
   std::vector<TokenLogprob> top_logprobs;  // filled when options.top_logprobs_num > 0
+  // Filled when options.return_logprob and options.token_ids_logprob is not empty.
+  std::vector<TokenLogprob> token_ids_logprobs;
 };
 
 class BatchSampler {

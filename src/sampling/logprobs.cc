@@ -94,15 +94,29 @@ void TopLogprobs(std::span<const float> logits, int32_t n, float temperature,
   TopLogprobs(logits, n, ComputeLogSoftmaxNormalizer(logits, temperature), out);
 }
 
+void TokenIdsLogprobs(std::span<const float> logits, std::span<const int32_t> ids,
+                      const LogSoftmaxNormalizer& norm, std::vector<TokenLogprob>* out) {
+  out->clear();
+  out->reserve(ids.size());
+  for (const int32_t id : ids) {
+    assert(id >= 0 && static_cast<size_t>(id) < logits.size());
+    out->push_back({id, norm.Logprob(logits[static_cast<size_t>(id)])});
+  }
+}
+
 void InputTokenLogprobs(std::span<const float> logits, int32_t vocab_size,
                         std::span<const int32_t> next_tokens, float temperature,
                         std::span<float> out_logprobs, int32_t top_n,
-                        std::vector<std::vector<TokenLogprob>>* out_top) {
+                        std::vector<std::vector<TokenLogprob>>* out_top,
+                        std::span<const int32_t> ids,
+                        std::vector<std::vector<TokenLogprob>>* out_ids) {
   const size_t n_rows = next_tokens.size();
   assert(logits.size() == n_rows * static_cast<size_t>(vocab_size));
   assert(out_logprobs.size() == n_rows);
   const bool want_top = top_n > 0 && out_top != nullptr;
   if (want_top) out_top->resize(n_rows);
+  const bool want_ids = !ids.empty() && out_ids != nullptr;
+  if (want_ids) out_ids->resize(n_rows);
   for (size_t i = 0; i < n_rows; ++i) {
     const std::span<const float> row = logits.subspan(i * vocab_size, vocab_size);
     const LogSoftmaxNormalizer norm = ComputeLogSoftmaxNormalizer(row, temperature);
@@ -110,6 +124,7 @@ void InputTokenLogprobs(std::span<const float> logits, int32_t vocab_size,
     assert(token >= 0 && token < vocab_size);
     out_logprobs[i] = norm.Logprob(row[token]);
     if (want_top) TopLogprobs(row, top_n, norm, &(*out_top)[i]);
+    if (want_ids) TokenIdsLogprobs(row, ids, norm, &(*out_ids)[i]);
   }
 }
 

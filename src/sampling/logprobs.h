@@ -41,11 +41,14 @@ struct TokenLogprob {
 
 // One position's logprob, as a request's output reports it: the token there and its logprob
 // (nullopt for the first prompt token, which nothing predicts), plus the top alternatives when
-// top_logprobs_num > 0.
+// top_logprobs_num > 0, and the logprobs of the request's token_ids_logprob ids.
 struct LogprobEntry {
   int32_t token = -1;
   std::optional<float> logprob;
   std::vector<TokenLogprob> top;  // best first; empty unless top_logprobs_num > 0
+  // One per id of the request's token_ids_logprob, in its order (ids may repeat); empty when
+  // it has none, or when logprob is nullopt (nothing scored this position).
+  std::vector<TokenLogprob> token_ids;
 };
 
 // log_softmax(logits * inv_temperature)[t] == (logits[t] - max) * inv_temperature - log_sum.
@@ -76,14 +79,23 @@ void TopLogprobs(std::span<const float> logits, int32_t n, const LogSoftmaxNorma
 void TopLogprobs(std::span<const float> logits, int32_t n, float temperature,
                  std::vector<TokenLogprob>* out);
 
+// The logprobs of `ids` (each in [0, logits.size())), in their order, under `norm`: SGLang's
+// token_ids_logprob. *out is cleared first; allocates only if its capacity < ids.size().
+void TokenIdsLogprobs(std::span<const float> logits, std::span<const int32_t> ids,
+                      const LogSoftmaxNormalizer& norm, std::vector<TokenLogprob>* out);
+
 // Prompt scoring. logits is [n_rows, vocab] row-major: row i is the model's output at prompt
 // position i, predicting next_tokens[i] (so next_tokens.size() == n_rows). Writes
 // out_logprobs[i] = logprob of next_tokens[i] under row i. When top_n > 0 and out_top is not
 // null, (*out_top)[i] receives row i's top_n entries (out_top is resized to n_rows).
+// When `ids` is not empty and out_ids is not null, (*out_ids)[i] receives row i's logprobs of
+// `ids` (TokenIdsLogprobs; out_ids is resized to n_rows).
 // temperature scales every row (1 = the model's own distribution).
 void InputTokenLogprobs(std::span<const float> logits, int32_t vocab_size,
                         std::span<const int32_t> next_tokens, float temperature,
                         std::span<float> out_logprobs, int32_t top_n = 0,
-                        std::vector<std::vector<TokenLogprob>>* out_top = nullptr);
+                        std::vector<std::vector<TokenLogprob>>* out_top = nullptr,
+                        std::span<const int32_t> ids = {},
+                        std::vector<std::vector<TokenLogprob>>* out_ids = nullptr);
 
 }  // namespace radixlm

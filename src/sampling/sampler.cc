@@ -118,8 +118,8 @@ Sampler::Sampler(int32_t vocab_size)
 }
 
 SampleResult Sampler::Sample(std::span<const float> logits, const SamplingParams& params,
-                             const SampleOptions& options,
-                             std::vector<TokenLogprob>* top_logprobs) {
+                             const SampleOptions& options, std::vector<TokenLogprob>* top_logprobs,
+                             std::vector<TokenLogprob>* token_ids_logprobs) {
   assert(logits.size() == static_cast<size_t>(vocab_size_));
   bool has_nan = false;
   const float max_logit = softmax_math::MaxIgnoringNan(logits, &has_nan);
@@ -149,7 +149,13 @@ SampleResult Sampler::Sample(std::span<const float> logits, const SamplingParams
   if (!have_norm || !tempered) {
     norm = ComputeLogSoftmaxNormalizer(logits, tempered ? params.temperature : 1.0f);
   }
-  if (options.return_logprob) result.logprob = norm.Logprob(logits[result.token]);
+  if (options.return_logprob) {
+    result.logprob = norm.Logprob(logits[result.token]);
+    if (!options.token_ids_logprob.empty()) {
+      assert(token_ids_logprobs != nullptr);
+      TokenIdsLogprobs(logits, options.token_ids_logprob, norm, token_ids_logprobs);
+    }
+  }
   if (want_top) {
     assert(top_logprobs != nullptr);
     TopLogprobs(logits, options.top_logprobs_num, norm, top_logprobs);

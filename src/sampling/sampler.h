@@ -26,7 +26,8 @@
 //
 // Thread-safety: a Sampler owns scratch buffers ([V] each, allocated once in the constructor)
 // and is not thread-safe; use one per thread (BatchSampler does). Sample never allocates, except
-// that *top_logprobs grows once to top_logprobs_num if its capacity is smaller.
+// that *top_logprobs (*token_ids_logprobs) grows once to top_logprobs_num (the number of
+// token_ids_logprob ids) if its capacity is smaller.
 #pragma once
 
 #include <cstdint>
@@ -50,6 +51,9 @@ struct SampleOptions {
   uint64_t step = 0;  // tokens this request has already generated
   bool return_logprob = false;
   int32_t top_logprobs_num = 0;  // > 0: also fill the top-N list
+  // With return_logprob: the ids whose logprobs to report (token_ids_logprob), each in
+  // [0, vocab); borrowed for the call.
+  std::span<const int32_t> token_ids_logprob = {};
   LogprobMode logprob_mode = LogprobMode::kAfterTemperature;
 };
 
@@ -68,9 +72,13 @@ class Sampler {
   // NaN logits count as -inf. A row with no finite logit (everything masked) falls back to the
   // argmax (token 0), as SGLang does; a +inf logit is taken greedily.
   // top_logprobs: required when options.top_logprobs_num > 0; cleared and filled, best first.
+  // token_ids_logprobs: required when return_logprob and options.token_ids_logprob is not
+  // empty; cleared and filled in the order of those ids, from the same distribution as
+  // result.logprob.
   SampleResult Sample(std::span<const float> logits, const SamplingParams& params,
                       const SampleOptions& options,
-                      std::vector<TokenLogprob>* top_logprobs = nullptr);
+                      std::vector<TokenLogprob>* top_logprobs = nullptr,
+                      std::vector<TokenLogprob>* token_ids_logprobs = nullptr);
 
  private:
   // Draws from the filtered distribution; returns the token. Sets *norm_out (at the request's

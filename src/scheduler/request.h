@@ -40,6 +40,13 @@ struct RequestInput {
   bool return_logprob = false;
   int32_t logprob_start_len = -1;  // first prompt position with an input logprob; -1: none
   int32_t top_logprobs_num = 0;
+  // With return_logprob: ids whose logprobs every scored position reports (SGLang's
+  // token_ids_logprob), each in [0, vocab); empty: none.
+  std::vector<int32_t> token_ids_logprob;
+  // A session turn: when the request finishes (not aborted), its KV, handed to the tree, is
+  // pinned under this id (PinPrefix) in the same step, so nothing evicts it before the next
+  // turn; the caller unpins it. Must not be a pin in use.
+  std::optional<uint64_t> pin_on_finish;
   int32_t priority = 0;  // higher first under --schedule-policy priority; also eviction priority
   std::optional<uint64_t> seed;  // nullopt: ResolveSeed(params)
   // n > 1: do not admit this request before request `prefill_after` has prefilled its prompt

@@ -20,12 +20,32 @@ double SteadySeconds() {
 
 StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerConfig& config,
                                                        ModelRunner* runner,
-                                                       const TokenTextCodec* codec,
-                                                       OutputSink sink) {
+                                                       const TokenTextCodec* codec, OutputSink sink,
+                                                       ModelRunner* draft_runner) {
   if (runner == nullptr) return InvalidArgument("scheduler needs a model runner");
   RADIXLM_RETURN_IF_ERROR(config.Validate());
   int64_t context = runner->context_length();
   if (config.context_length > 0) context = std::min(context, config.context_length);
+  if (config.speculative_draft_model != (draft_runner != nullptr)) {
+    return InvalidArgument(draft_runner == nullptr
+                               ? "draft-model speculation needs a draft model"
+                               : "a draft model was given but speculative_draft_model is off");
+  }
+  if (draft_runner != nullptr) {
+    if (draft_runner->vocab_size() != runner->vocab_size()) {
+      return InvalidArgument("the draft model's vocabulary has " +
+                             std::to_string(draft_runner->vocab_size()) +
+                             " tokens, the target model's " + std::to_string(runner->vocab_size()) +
+                             "; they must be the same");
+    }
+    if (draft_runner->kv_slots() < runner->kv_slots() ||
+        draft_runner->max_batch_tokens() < runner->max_batch_tokens() ||
+        draft_runner->context_length() < context) {
+      return InvalidArgument(
+          "the draft model's runner needs at least the target's KV slots, batch tokens and "
+          "context length");
+    }
+  }
   if (context < 2) return InvalidArgument("context length must be at least 2");
   if (runner->max_batch_tokens() < config.max_running_requests + config.page_size) {
     return InvalidArgument("the runner's max batch tokens (" +
@@ -42,11 +62,12 @@ StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerConfig& co
       ReqToTokenTable table,
       ReqToTokenTable::Create({.max_requests = config.max_running_requests,
                                .max_context_len = static_cast<int32_t>(context)}));
-  return std::unique_ptr<Scheduler>(new Scheduler(config, runner, codec, std::move(sink),
-                                                  std::move(pool), std::move(table), context));
+  return std::unique_ptr<Scheduler>(new Scheduler(config, runner, draft_runner, codec,
+                                                  std::move(sink), std::move(pool),
+                                                  std::move(table), context));
 }
 
-Scheduler::Scheduler(const SchedulerConfig& config, ModelRunner* runner,
+Scheduler::Scheduler(const SchedulerConfig& config, ModelRunner* runner, ModelRunner* draft_runner,
                      const TokenTextCodec* codec, OutputSink sink, KvPool pool,
                      ReqToTokenTable table, int64_t context_length)
     : config_(config),
@@ -68,6 +89,7 @@ Scheduler::Scheduler(const SchedulerConfig& config, ModelRunner* runner,
       .eviction_policy = config.radix_eviction_policy,
   });
   if (config.speculative_ngram) ngram_ = std::make_unique<spec::NgramCache>(config.ngram);
+  draft_runner_ = draft_runner;
 }
 
 Scheduler::~Scheduler() = default;
@@ -188,7 +210,13 @@ void Scheduler::FinishRequest(Request* req, FinishReason reason) {
   RADIXLM_CHECK(req->state != RequestState::kFinished)
       << "request " << req->in.id << " finished twice";
   RemoveFromQueues(req);
+  const int64_t kv_len = req->kv_len;
   ReleaseKv(req);
+  if (req->in.pin_on_finish.has_value() && !reason.is_abort()) {
+    // The tokens with KV are in the tree now; the pin keeps them there (a pin id in use keeps
+    // its old prefix: the caller's mistake, not worth failing the request over).
+    (void)PinPrefix(*req->in.pin_on_finish, std::span<const int32_t>(req->token_ids).first(kv_len));
+  }
   req->state = RequestState::kFinished;
   if (reason.is_abort()) {
     ++stats_.aborted_requests;
@@ -239,7 +267,10 @@ Status Scheduler::Step() {
   chunks_.clear();
   PrepareDecodes();
   SchedulePrefills();
-  PrepareDrafts();
+  if (Status drafted = PrepareDrafts(); !drafted.ok()) {
+    AbortBatch("The draft model's forward pass failed: " + drafted.ToString());
+    return drafted;
+  }
   if (decodes_.empty() && chunks_.empty()) {
     // Nothing runs, nothing could be admitted although nothing holds KV: the head request can
     // never run (admission guarantees progress otherwise). Do not spin on it.
@@ -263,6 +294,12 @@ Status Scheduler::Step() {
   if (!status.ok()) {
     AbortBatch("The model forward pass failed: " + status.ToString());
     return status;
+  }
+  if (draft_runner_ != nullptr) {
+    if (status = MirrorOnDraftModel(); !status.ok()) {
+      AbortBatch("The draft model's forward pass failed: " + status.ToString());
+      return status;
+    }
   }
   ProcessResults();
   if (!decodes_.empty()) {

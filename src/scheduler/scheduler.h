@@ -80,6 +80,8 @@ struct SchedulerStats {
   int64_t spec_verify_steps = 0;
   int64_t spec_drafted_tokens = 0;
   int64_t spec_accepted_tokens = 0;
+  // Drafted tokens cut before verification because the request's grammar forbids them.
+  int64_t spec_grammar_pruned_tokens = 0;
 };
 
 using OutputSink = std::function<void(RequestOutput&&)>;
@@ -94,10 +96,14 @@ class Scheduler {
   };
 
   // runner must outlive the scheduler; codec may be null (no text, no stop strings).
+  // draft_runner: the draft model, required with config.speculative_draft_model (else null);
+  // it must outlive the scheduler, have the runner's vocabulary size (the caller checks that
+  // the tokens are the same), at least as many KV slots, the same batch size and context.
   // InvalidArgument for a bad config or a runner whose KV storage is smaller than the pool.
   static StatusOr<std::unique_ptr<Scheduler>> Create(const SchedulerConfig& config,
                                                      ModelRunner* runner,
-                                                     const TokenTextCodec* codec, OutputSink sink);
+                                                     const TokenTextCodec* codec, OutputSink sink,
+                                                     ModelRunner* draft_runner = nullptr);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -166,8 +172,9 @@ class Scheduler {
   void set_clock(std::function<double()> clock) { clock_ = std::move(clock); }
 
  private:
-  Scheduler(const SchedulerConfig& config, ModelRunner* runner, const TokenTextCodec* codec,
-            OutputSink sink, KvPool pool, ReqToTokenTable table, int64_t context_length);
+  Scheduler(const SchedulerConfig& config, ModelRunner* runner, ModelRunner* draft_runner,
+            const TokenTextCodec* codec, OutputSink sink, KvPool pool, ReqToTokenTable table,
+            int64_t context_length);
 
   // --- lifecycle (scheduler.cc) ---
   void FinishRequest(Request* req, FinishReason reason);
@@ -233,11 +240,21 @@ class Scheduler {
 
   // --- speculative decoding (scheduler_speculative.cc) ---
   bool MaySpeculate(const Request& req) const;
-  // After admission: n-gram drafts for the decodes that may speculate, their slots allocated.
-  void PrepareDrafts();
+  // Nodes (root included) a draft may have at most.
+  int32_t MaxDraftNodes() const;
+  // After admission: drafts for the decodes that may speculate (n-gram trees, or draft-model
+  // chains), their slots allocated. Fails only when the draft model's forward fails.
+  Status PrepareDrafts();
   // After the forward: keeps the draft nodes req's sampler picks (row group `seq`), frees the
   // other nodes' slots.
   void VerifyDraft(Request* req, size_t seq);
+  // --- draft-model speculation (scheduler_draft_model.cc) ---
+  // Grows the chains of draft_reqs_ (each up to its draft_limits_ nodes) with the draft
+  // model's greedy tokens, one draft forward per step; clears draft_reqs_.
+  Status DraftChains();
+  // Runs batch_ (the target's forward of this round) on the draft model, without logits, so
+  // its KV cache holds every token the target's does, in the same slots.
+  Status MirrorOnDraftModel();
 
   // --- jump-forward (scheduler_jump_forward.cc) ---
   // After req (decoding) sampled a token its grammar accepted: if the grammar now forces
@@ -301,8 +318,14 @@ class Scheduler {
   std::vector<size_t> verify_reqs_;  // sequences (decodes_ indices) carrying a draft
   std::vector<Request*> order_scratch_;
 
-  std::unique_ptr<spec::NgramCache> ngram_;  // null: speculation off
+  std::unique_ptr<spec::NgramCache> ngram_;  // null: no n-gram speculation
   BatchSamplingRow spec_row_;
+  ModelRunner* draft_runner_ = nullptr;  // null: no draft-model speculation
+  std::vector<Request*> draft_reqs_;     // drafting with the draft model this round
+  std::vector<int32_t> draft_limits_;    // their most draft nodes, root included
+  std::vector<size_t> draft_active_;     // draft_reqs_ indices in this draft step's batch
+  model::ForwardBatch draft_batch_;
+  model::ForwardOutput draft_out_;
 
   SchedulerStats stats_;
   std::unordered_map<uint64_t, RadixNode*> pins_;  // pin id -> the node whose path it locks

@@ -69,8 +69,17 @@ Status SchedulerConfig::Validate() const {
   if (max_logprob_rows_per_batch < 1) {
     return bad("max_logprob_rows_per_batch", "at least 1", max_logprob_rows_per_batch);
   }
-  if (speculative_ngram) {
-    RADIXLM_RETURN_IF_ERROR(ngram.Validate());
+  if (speculative_ngram && speculative_draft_model) {
+    return InvalidArgument("speculative decoding takes one draft source: NGRAM or a draft model");
+  }
+  if (speculative_draft_model &&
+      (speculative_num_steps < 1 || speculative_num_steps >= spec::DraftTree::kMaxNodes)) {
+    return InvalidArgument("--speculative-num-steps must be in [1, " +
+                           std::to_string(spec::DraftTree::kMaxNodes - 1) + "], got " +
+                           std::to_string(speculative_num_steps));
+  }
+  if (speculative_ngram || speculative_draft_model) {
+    if (speculative_ngram) RADIXLM_RETURN_IF_ERROR(ngram.Validate());
     // Accepted draft nodes keep the slots they were computed in, reordered in the request's
     // row: each slot must be its own page.
     if (page_size != 1) {

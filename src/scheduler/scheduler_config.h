@@ -74,12 +74,17 @@ struct SchedulerConfig {
   bool enable_jump_forward = true;
 
   // --- speculative decoding (--speculative-algorithm NGRAM) ---
-  // Decoding requests (except grammar-constrained ones) get n-gram draft trees verified in the
-  // decode forward; each drafted token is kept only if the request's own sampler, run on that
-  // node's logits, picks it, so outputs are exactly those without speculation (greedy or
-  // seeded) and follow the model's distribution otherwise. See scheduler_speculative.cc.
+  // Decoding requests get n-gram draft trees (cut to what their grammar allows, if they have
+  // one) verified in the decode forward; each drafted token is kept only if the request's own
+  // sampler, run on that node's logits, picks it, so outputs are exactly those without speculation
+  // (greedy or seeded) and follow the model's distribution otherwise. See scheduler_speculative.cc.
   bool speculative_ngram = false;
   spec::NgramConfig ngram;
+  // --speculative-algorithm STANDALONE: drafts are chains of up to speculative_num_steps
+  // tokens from a draft model (the draft runner given to Scheduler::Create), verified the same
+  // way. See scheduler_draft_model.cc.
+  bool speculative_draft_model = false;
+  int32_t speculative_num_steps = 3;
   // Most drafted tokens (roots excluded) one forward carries over all requests: past the
   // weight-bound regime of small batches, every drafted token costs real compute.
   int32_t speculative_max_draft_tokens_per_batch = 32;

@@ -59,7 +59,7 @@ bool Scheduler::AppendUnsampledEos(Request* req) {
     if (eos < 0 || eos >= runner_->vocab_size() || !matcher.AcceptToken(eos)) continue;
     req->token_ids.push_back(eos);
     req->penalties.AddOutputToken(eos);
-    if (req->in.return_logprob) req->output_logprobs.push_back({eos, std::nullopt, {}});
+    if (req->in.return_logprob) req->output_logprobs.push_back({eos, std::nullopt, {}, {}});
     ++req->jump_forward_tokens;
     ++stats_.jump_forward_tokens;
     std::optional<FinishReason> finish = req->stop.OnToken(eos, req->output_len());
@@ -160,7 +160,7 @@ bool Scheduler::ApplyJump(Request* req, int32_t replaced, JumpPlan plan) {
     req->output_logprobs.resize(req->output_logprobs.size() -
                                 (static_cast<size_t>(replaced) - plan.kept));
     for (size_t i = plan.kept; i < plan.tokens.size(); ++i) {
-      req->output_logprobs.push_back({plan.tokens[i], std::nullopt, {}});
+      req->output_logprobs.push_back({plan.tokens[i], std::nullopt, {}, {}});
     }
   }
   const auto placed = static_cast<int64_t>(plan.tokens.size() - plan.kept);

@@ -1,10 +1,12 @@
-// Scheduler: speculative decoding with n-gram drafts (SGLang's NGRAM algorithm).
+// Scheduler: speculative decoding with n-gram drafts (SGLang's NGRAM algorithm), and the
+// verification that draft-model chains share (STANDALONE, scheduler_draft_model.cc: there the
+// draft comes from DraftChains instead of the trie; everything below applies alike).
 //
-// Each round, after admission, every decoding request that may speculate (not constrained by
-// a grammar, at least two tokens left) adds its new tokens to the global n-gram trie and gets
-// a draft tree from it; the draft's nodes take extra KV slots (only free ones: drafts never
-// evict) and ride in the decode forward as one tree-masked sequence whose every node returns
-// logits (model/forward_batch.h). Verification then walks the tree with the request's own
+// Each round, after admission, every decoding request that may speculate (at least two tokens
+// left) adds its new tokens to the global n-gram trie and gets a draft tree from it; the
+// draft's nodes take extra KV slots (only free ones: drafts never evict) and ride in the
+// decode forward as one tree-masked sequence whose every node returns logits
+// (model/forward_batch.h). Verification then walks the tree with the request's own
 // sampler: the root's row is sampled exactly as a plain decode step would be; if the token
 // drawn is a child of the node, that child's KV and logits are already computed, so it is
 // kept and its row sampled next; the first token that is not a child ends the walk (it is the
@@ -14,6 +16,15 @@
 // seeded, penalties, logit bias, logprobs, stop conditions all included — and the token
 // distribution is the model's (a drafted token is kept with the probability the model gives
 // it, which is exact speculative sampling for a deterministic draft).
+//
+// Grammars (regex / JSON schema / EBNF): a constrained request's draft is walked with its
+// matcher before verification (depth first, each node's token accepted and rolled back after
+// its subtree), and nodes the grammar forbids are cut with their subtrees, so no slot or
+// compute goes to them. Verification then samples each row under the grammar mask of the
+// matcher as it stands after the tokens kept so far, and the matcher advances only over tokens
+// the sampler picked (OnTokenSampled), never over drafted ones it did not: nothing to roll
+// back. A sampled token that opens a jump-forward ends the walk (the request leaves decoding
+// for its extend), and the nodes after it are freed with the rest.
 //
 // Kept nodes keep the slots they were computed in: the request's row is rewritten so position
 // kv_len + d holds the slot of the kept node at depth d (page size 1, checked at startup), and
@@ -36,23 +47,50 @@ namespace {
 
 constexpr int32_t kMaxBackoffRounds = 16;
 
+// Cuts the draft nodes whose path from the root the grammar rejects (with their subtrees).
+// The matcher stands after the root; it walks the tree depth first, accepting each node's token
+// and rolling it back after its subtree, so it is unchanged on return.
+int32_t PruneDraftForGrammar(grammar::Matcher& matcher, spec::DraftTree& draft) {
+  const auto n = static_cast<int32_t>(draft.size());
+  std::array<bool, spec::DraftTree::kMaxNodes> allowed{};
+  allowed[0] = true;
+  auto visit = [&](auto& self, int32_t node) -> void {
+    for (int32_t child = node + 1; child < n; ++child) {
+      if (draft.parent(child) != node || !matcher.AcceptToken(draft.token(child))) continue;
+      allowed[child] = true;
+      self(self, child);
+      RADIXLM_CHECK_OK(matcher.Rollback(1));
+    }
+  };
+  visit(visit, 0);
+  return draft.Prune(std::span<const bool>(allowed.data(), draft.size()));
+}
+
 }  // namespace
 
 bool Scheduler::MaySpeculate(const Request& req) const {
-  return ngram_ != nullptr && req.state == RequestState::kDecoding && !req.matcher.has_value() &&
-         req.remaining_new_tokens() >= 2;
+  return (ngram_ != nullptr || draft_runner_ != nullptr) && req.state == RequestState::kDecoding &&
+         req.remaining_new_tokens() >= 2 &&
+         (!req.matcher.has_value() || !req.matcher->IsTerminated());
 }
 
-void Scheduler::PrepareDrafts() {
-  if (ngram_ == nullptr) return;
+int32_t Scheduler::MaxDraftNodes() const {
+  return draft_runner_ != nullptr ? config_.speculative_num_steps + 1
+                                  : config_.ngram.num_draft_tokens;
+}
+
+Status Scheduler::PrepareDrafts() {
+  if (ngram_ == nullptr && draft_runner_ == nullptr) return Status::Ok();
   int64_t batch_tokens = static_cast<int64_t>(decodes_.size());
   for (const PrefillChunk& chunk : chunks_) batch_tokens += chunk.end - chunk.begin;
   int64_t budget = std::min<int64_t>(config_.speculative_max_draft_tokens_per_batch,
                                      runner_->max_batch_tokens() - batch_tokens);
   for (Request* req : decodes_) {
     req->draft.Reset(req->token_ids.back());
-    ngram_->Add(req->token_ids, req->ngram_added);
-    req->ngram_added = req->token_ids.size();
+    if (ngram_ != nullptr) {
+      ngram_->Add(req->token_ids, req->ngram_added);
+      req->ngram_added = req->token_ids.size();
+    }
     if (!MaySpeculate(*req)) continue;
     ++req->spec_verify_ct;
     ++stats_.spec_verify_steps;
@@ -60,12 +98,21 @@ void Scheduler::PrepareDrafts() {
       --req->spec_skip_rounds;
       continue;
     }
-    if (req->draft_budget == 0) req->draft_budget = config_.ngram.num_draft_tokens;
+    if (req->draft_budget == 0) req->draft_budget = MaxDraftNodes();
     const int64_t max_nodes =
         std::min({static_cast<int64_t>(req->draft_budget), req->remaining_new_tokens(), budget + 1,
                   context_length_ - req->kv_len});
     if (max_nodes < 2) continue;
+    if (draft_runner_ != nullptr) {  // chains grown below, a slot per node as it is drafted
+      draft_reqs_.push_back(req);
+      draft_limits_.push_back(static_cast<int32_t>(max_nodes));
+      budget -= max_nodes - 1;
+      continue;
+    }
     ngram_->Draft(req->token_ids, static_cast<int>(max_nodes), &req->draft);
+    if (req->matcher.has_value() && req->draft.size() > 1) {
+      stats_.spec_grammar_pruned_tokens += PruneDraftForGrammar(*req->matcher, req->draft);
+    }
     const auto drafted = static_cast<int64_t>(req->draft.size()) - 1;
     if (drafted == 0) continue;
     const int32_t root_slot = table_.Row(req->cache.req_pool_index)[req->kv_len];
@@ -78,6 +125,7 @@ void Scheduler::PrepareDrafts() {
     table_.Write(req->cache.req_pool_index, req->kv_len + 1, *slots);
     budget -= drafted;
   }
+  return draft_reqs_.empty() ? Status::Ok() : DraftChains();
 }
 
 void Scheduler::VerifyDraft(Request* req, size_t seq) {
@@ -125,7 +173,7 @@ void Scheduler::VerifyDraft(Request* req, size_t seq) {
   if (!live) return;
   req->drafted_tokens += n - 1;
   req->accepted_tokens += accepted;
-  req->draft_budget = std::clamp(2 * (accepted + 1), 2, config_.ngram.num_draft_tokens);
+  req->draft_budget = std::clamp(2 * (accepted + 1), 2, MaxDraftNodes());
   if (accepted == 0) {
     req->spec_backoff = std::min(kMaxBackoffRounds, std::max(1, 2 * req->spec_backoff));
     req->spec_skip_rounds = req->spec_backoff;

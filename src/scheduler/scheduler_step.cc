@@ -14,7 +14,8 @@ void Scheduler::ComputeInputLogprobs(Request* req, const PrefillChunk& chunk, si
   const int64_t start = req->in.logprob_start_len;
   RADIXLM_CHECK(start >= 0 && start < req->prompt_len) << "logprob_start_len " << start;
   if (start == 0 && chunk.begin == 0) {
-    req->input_logprobs.push_back({req->token_ids[0], std::nullopt, {}});  // nothing predicts it
+    req->input_logprobs.push_back(
+        {req->token_ids[0], std::nullopt, {}, {}});  // nothing predicts it
   }
   // Row q (position q) scores token q + 1, for prompt tokens [max(start, 1), prompt_len).
   const int64_t q_lo = std::max(chunk.begin, std::max<int64_t>(start, 1) - 1);
@@ -31,12 +32,15 @@ void Scheduler::ComputeInputLogprobs(Request* req, const PrefillChunk& chunk, si
   const float temperature = params.IsGreedy() ? 1.0f : params.temperature;
   std::vector<float> logprobs(n);
   std::vector<std::vector<TokenLogprob>> top;
+  std::vector<std::vector<TokenLogprob>> by_id;
   const int32_t top_n = req->in.top_logprobs_num;
+  const std::span<const int32_t> ids = req->in.token_ids_logprob;
   InputTokenLogprobs(logits, static_cast<int32_t>(vocab), next, temperature, logprobs, top_n,
-                     top_n > 0 ? &top : nullptr);
+                     top_n > 0 ? &top : nullptr, ids, ids.empty() ? nullptr : &by_id);
   for (int64_t i = 0; i < n; ++i) {
-    LogprobEntry e{next[i], logprobs[i], {}};
+    LogprobEntry e{next[i], logprobs[i], {}, {}};
     if (top_n > 0) e.top = std::move(top[i]);
+    if (!ids.empty()) e.token_ids = std::move(by_id[i]);
     req->input_logprobs.push_back(std::move(e));
   }
 }
@@ -64,6 +68,9 @@ void Scheduler::FillSampleRow(Request* req, float* logits, BatchSamplingRow& row
   row.options.step = static_cast<uint64_t>(req->output_len());
   row.options.return_logprob = req->in.return_logprob;
   row.options.top_logprobs_num = req->in.return_logprob ? req->in.top_logprobs_num : 0;
+  row.options.token_ids_logprob = req->in.return_logprob
+                                      ? std::span<const int32_t>(req->in.token_ids_logprob)
+                                      : std::span<const int32_t>();
 }
 
 void Scheduler::SampleRows() {
@@ -101,8 +108,9 @@ void Scheduler::OnTokenSampled(Request* req, BatchSamplingRow& row) {
   ++req->sampled_tokens;
   req->penalties.AddOutputToken(token);
   if (req->in.return_logprob) {
-    LogprobEntry e{token, row.result.logprob, {}};
+    LogprobEntry e{token, row.result.logprob, {}, {}};
     if (req->in.top_logprobs_num > 0) e.top = row.top_logprobs;
+    if (!req->in.token_ids_logprob.empty()) e.token_ids = row.token_ids_logprobs;
     req->output_logprobs.push_back(std::move(e));
   }
   std::optional<FinishReason> finish = req->stop.OnToken(token, req->output_len());

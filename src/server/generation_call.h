@@ -22,6 +22,7 @@
 #include "server/http_message.h"
 #include "server/live_requests.h"
 #include "server/metrics.h"
+#include "server/server_call.h"
 
 namespace radixlm::server {
 
@@ -41,34 +42,34 @@ class GenerationFormatter {
   virtual HttpResponse OnComplete(const ResultGrid& results, double elapsed_s) = 0;
 };
 
-class GenerationCall {
+class GenerationCall : public ServerCall {
  public:
   // metrics and live may be null.
   GenerationCall(Engine* engine, ServerMetrics* metrics, LiveRequests* live,
                  std::unique_ptr<GenerationFormatter> formatter, bool streaming);
-  ~GenerationCall();
+  ~GenerationCall() override;
 
   // Submits the requests in order. On the first refusal, aborts those already submitted and
   // returns the engine's error (InvalidArgument for bad input).
   Status Submit(std::vector<GenerateRequest> requests);
 
   // Installs `wake` as every stream's notifier, then calls it once (output may already wait).
-  void SetWaker(const std::function<void()>& wake);
+  void SetWaker(const std::function<void()>& wake) override;
 
   // Takes every ready chunk. Streaming: appends SSE bytes to *out (the closing events too, once
   // everything ended), but stops taking chunks once *out holds more than max_out_bytes; the
   // rest stay in their streams for a later Drain (a client that cannot keep up is not
   // formatted for without bound). Returns true once every sample has finished and been taken.
-  bool Drain(std::string* out, size_t max_out_bytes = SIZE_MAX);
+  bool Drain(std::string* out, size_t max_out_bytes) override;
 
   // Non-streaming: the response, after Drain returned true.
-  HttpResponse TakeResponse();
+  HttpResponse TakeResponse() override;
 
   // The client went away: aborts every unfinished request so its KV is freed.
-  void Abort();
+  void Abort() override;
 
-  bool streaming() const { return streaming_; }
-  bool done() const { return done_; }
+  bool streaming() const override { return streaming_; }
+  bool done() const override { return done_; }
   const std::vector<std::shared_ptr<GenerateStream>>& streams() const { return streams_; }
 
  private:

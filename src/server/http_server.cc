@@ -6,12 +6,16 @@
 #include <chrono>
 #include <csignal>
 
+#include "chat/reasoning_parser.h"
+#include "chat/tool_call_parser.h"
 #include "server/native_api.h"
 #include "server/openai_api.h"
 #include "server/ops_api.h"
 #include "server/pause_api.h"
+#include "server/radix_tree_api.h"
 #include "server/server_log.h"
 #include "server/tokenize_api.h"
+#include "server/web_ui.h"
 
 namespace radixlm::server {
 
@@ -25,12 +29,19 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const ServerConfig& con
   if (config.port < 0 || config.port > 65535) {
     return InvalidArgument("--port must be in [0, 65535], got " + std::to_string(config.port));
   }
+  if (!config.tool_call_parser.empty()) {
+    RADIXLM_RETURN_IF_ERROR(chat::ToolCallFormatFromName(config.tool_call_parser).status());
+  }
+  if (!config.reasoning_parser.empty()) {
+    RADIXLM_RETURN_IF_ERROR(chat::ReasoningFormatFromName(config.reasoning_parser).status());
+  }
   return std::unique_ptr<HttpServer>(new HttpServer(config, engine));
 }
 
 HttpServer::HttpServer(const ServerConfig& config, Engine* engine)
     : config_(config),
       engine_(engine),
+      tree_feed_(engine, std::chrono::milliseconds(config.radix_tree_event_interval_ms)),
       router_(config.api_key),
       accept_strand_(net::make_strand(ioc_)),
       acceptor_(accept_strand_),
@@ -54,6 +65,8 @@ HttpServer::HttpServer(const ServerConfig& config, Engine* engine)
   AddPauseRoutes(context_, &router_);
   AddOpenAiRoutes(context_, &router_);
   AddTokenizeRoutes(context_, &router_);
+  AddRadixTreeRoutes(context_, &tree_feed_, &router_);
+  if (!config_.disable_web_ui) AddWebUiRoutes(&router_);
   env_.router = &router_;
   env_.config = &config_;
   env_.metrics = &metrics_;
@@ -177,6 +190,9 @@ void HttpServer::Shutdown() {
     shut_down_ = true;
   }
   stopping_.store(true);
+  // The tree event streams never end on their own: end them first, so the drain waits only for
+  // generations.
+  tree_feed_.Stop();
   if (!threads_.empty()) Drain();
   if (!threads_.empty()) {
     net::post(accept_strand_, [this] {

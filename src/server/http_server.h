@@ -9,12 +9,13 @@
 // small separate pool. No server thread touches engine state; they use Engine's thread-safe
 // API, and generation output arrives through stream notifiers.
 //
-// Shutdown (WaitForShutdown after SIGTERM / SIGINT) drains: new requests, on new or kept-alive
-// connections, are answered 503 and their connections closed, while in-flight generations run
-// to their normal end for up to config.graceful_shutdown_timeout_s (a second signal cuts this
-// short). Then the listener closes, Engine::Shutdown() aborts whatever is still running (those
-// responses end with finish_reason abort), the server waits up to a few seconds for the last
-// bytes to be written, and stops its threads.
+// Shutdown (WaitForShutdown after SIGTERM / SIGINT) ends the tree event streams and drains: new
+// requests, on new or kept-alive connections, are answered 503 and their connections closed,
+// while in-flight generations run to their normal end for up to
+// config.graceful_shutdown_timeout_s (a second signal cuts this short). Then the listener
+// closes, Engine::Shutdown() aborts whatever is still running (those responses end with
+// finish_reason abort), the server waits up to a few seconds for the last bytes to be written,
+// and stops its threads.
 #pragma once
 
 #include <atomic>
@@ -32,6 +33,7 @@
 #include "engine/engine.h"
 #include "server/http_session.h"
 #include "server/metrics.h"
+#include "server/radix_tree_feed.h"
 #include "server/router.h"
 #include "server/server_config.h"
 #include "server/server_context.h"
@@ -75,6 +77,7 @@ class HttpServer {
   std::atomic<int64_t> open_sessions_{0};
   std::atomic<int64_t> active_calls_{0};
   LiveRequests live_requests_;
+  RadixTreeFeed tree_feed_;  // /radix_tree/events
   ServerContext context_;
   Router router_;
   SessionEnv env_;

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "server/api_error.h"
-#include "server/generation_call.h"
+#include "server/server_call.h"
 #include "server/metrics.h"
 #include "server/server_log.h"
 #include "server/sse.h"
@@ -161,7 +161,7 @@ void HttpSession::SendResponse(const HttpResponse& response) {
 
 // ---- generation calls ----------------------------------------------------------------------
 
-void HttpSession::StartCall(std::shared_ptr<GenerationCall> call) {
+void HttpSession::StartCall(std::shared_ptr<ServerCall> call) {
   call_ = std::move(call);
   call_counted_ = true;
   env_.active_calls->fetch_add(1);

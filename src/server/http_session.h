@@ -3,9 +3,9 @@
 // Reads a request with Beast's parser (header and body limits → 431 / 413, malformed → 400,
 // "Expect: 100-continue" answered), converts it to an HttpRequest and asks the Router. An
 // immediate response is written at once; blocking work runs on the server's blocking pool and
-// its response comes back to the strand; a GenerationCall is driven by engine events: each
-// stream notifier posts one coalesced wake-up to the strand, which drains the call and queues
-// bytes (SSE chunks, or the whole response at the end).
+// its response comes back to the strand; a ServerCall (a GenerationCall, or an event stream)
+// is driven by events: each notifier posts one coalesced wake-up to the strand, which drains the
+// call and queues bytes (SSE chunks, or the whole response at the end).
 //
 // While a generation is in flight the session also keeps a read pending on the socket, so a
 // client that disconnects (before or during streaming) is noticed at once and its requests are
@@ -32,7 +32,7 @@
 
 namespace radixlm::server {
 
-class GenerationCall;
+class ServerCall;
 class ServerMetrics;
 
 // The server's HttpRequest for a request Beast has parsed: the target split at '?' (one
@@ -72,7 +72,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void RunBlocking(std::function<HttpResponse()> work);
   void SendResponse(const HttpResponse& response);
 
-  void StartCall(std::shared_ptr<GenerationCall> call);
+  void StartCall(std::shared_ptr<ServerCall> call);
   void OnWake();
   void WatchForDisconnect();
   void OnWatch(boost::beast::error_code ec, size_t bytes);
@@ -100,7 +100,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   bool exchange_complete_ = false;  // the current response is fully queued
   bool close_after_ = false;        // close once the queued bytes are written
 
-  std::shared_ptr<GenerationCall> call_;
+  std::shared_ptr<ServerCall> call_;
   bool call_counted_ = false;
   bool watching_ = false;
   bool resume_after_watch_ = false;

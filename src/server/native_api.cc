@@ -21,6 +21,7 @@ class NativeFormatter : public GenerationFormatter {
     int32_t offset = 0;
     for (const GenerateRequest& request : call.requests) {
       return_logprob_.push_back(request.return_logprob);
+      token_ids_logprob_.push_back(!request.token_ids_logprob.empty());
       offsets_.push_back(offset);
       offset += request.sampling_params.n;
     }
@@ -32,9 +33,9 @@ class NativeFormatter : public GenerationFormatter {
     if (incremental_) {
       GenerateResult delta;
       delta.Append(GenerateOutput(chunk));
-      item = ResultToJson(delta, return_logprob_[prompt], codec_);
+      item = ResultToJson(delta, return_logprob_[prompt], codec_, token_ids_logprob_[prompt]);
     } else {
-      item = ResultToJson(result, return_logprob_[prompt], codec_);
+      item = ResultToJson(result, return_logprob_[prompt], codec_, token_ids_logprob_[prompt]);
     }
     if (chunk.finish_reason.has_value()) item["meta_info"]["e2e_latency"] = elapsed_s;
     if (returns_list_) item["index"] = offsets_[prompt] + chunk.index;
@@ -53,7 +54,7 @@ class NativeFormatter : public GenerationFormatter {
         if (finish.has_value() && finish->is_abort() && finish->status_code != 0) {
           return ErrorResponse(ApiError{finish->status_code, finish->matched_text, ""});
         }
-        json item = ResultToJson(result, return_logprob_[p], codec_);
+        json item = ResultToJson(result, return_logprob_[p], codec_, token_ids_logprob_[p]);
         item["meta_info"]["e2e_latency"] = elapsed_s;
         list.push_back(std::move(item));
       }
@@ -67,6 +68,7 @@ class NativeFormatter : public GenerationFormatter {
   const bool incremental_;
   const TokenTextCodec* const codec_;
   std::vector<bool> return_logprob_;
+  std::vector<bool> token_ids_logprob_;
   std::vector<int32_t> offsets_;
 };
 

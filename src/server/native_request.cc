@@ -24,9 +24,7 @@ constexpr UnsupportedField kUnsupported[] = {
     {"audio_data", "audio inputs (this server runs text-only models)"},
     {"video_data", "video inputs (this server runs text-only models)"},
     {"lora_path", "LoRA adapters"},
-    {"session_params", "sessions"},
     {"custom_logit_processor", "custom logit processors"},
-    {"token_ids_logprob", "token_ids_logprob"},
 };
 
 Status RejectUnsupported(const json& body) {
@@ -117,6 +115,30 @@ Status ReadInputs(const json& body, std::vector<GenerateRequest>* requests, bool
   return Status::Ok();
 }
 
+// token_ids_logprob: a list of ids (every prompt of a batch asks for the same ids), or in a
+// batch a list with one entry per prompt, each a list of ids or null (ragged across prompts).
+Status ReadTokenIdsLogprob(const json& body, bool batch, size_t batch_size, size_t i,
+                           std::vector<int32_t>* out) {
+  const json* value = FindField(body, "token_ids_logprob");
+  if (value == nullptr) return Status::Ok();
+  if (!value->is_array()) return WrongType("token_ids_logprob", "a list of token ids", *value);
+  const bool per_prompt = !value->empty() && ((*value)[0].is_array() || (*value)[0].is_null());
+  if (!per_prompt) return ReadIdList(*value, "token_ids_logprob", out);
+  if (!batch) {
+    return InvalidArgument(
+        "token_ids_logprob is a list of lists, but the input is a single prompt (give one list "
+        "of token ids)");
+  }
+  if (value->size() != batch_size) {
+    return InvalidArgument("token_ids_logprob has " + std::to_string(value->size()) +
+                           " entries, but the batch has " + std::to_string(batch_size) +
+                           " prompts");
+  }
+  const json& entry = (*value)[i];
+  if (entry.is_null()) return Status::Ok();
+  return ReadIdList(entry, "token_ids_logprob[" + std::to_string(i) + "]", out);
+}
+
 Status ReadPromptOptions(const json& body, bool batch, size_t i, size_t size,
                          const ServerConfig& limits, GenerateRequest* request) {
   RADIXLM_ASSIGN_OR_RETURN(json params, PerPrompt(body, "sampling_params", batch, size, i));
@@ -147,6 +169,7 @@ Status ReadPromptOptions(const json& body, bool batch, size_t i, size_t size,
       ReadInt32(holder, "logprob_start_len", -1, kInt32Max, &request->logprob_start_len));
   RADIXLM_RETURN_IF_ERROR(
       ReadInt32(holder, "top_logprobs_num", 0, kInt32Max, &request->top_logprobs_num));
+  RADIXLM_RETURN_IF_ERROR(ReadTokenIdsLogprob(body, batch, size, i, &request->token_ids_logprob));
   RADIXLM_RETURN_IF_ERROR(ReadInt32(body, "priority", std::numeric_limits<int32_t>::min(),
                                     kInt32Max, &request->priority));
   return Status::Ok();
@@ -183,6 +206,37 @@ Status ApplyServerLimits(bool max_new_tokens_given, const ServerConfig& limits,
   return Status::Ok();
 }
 
+StatusOr<std::optional<SessionParams>> ReadSessionParams(const json& body, bool batch) {
+  const json* value = FindField(body, "session_params");
+  if (value == nullptr || IsUnsetValue(*value)) return std::optional<SessionParams>();
+  if (!value->is_object()) return WrongType("session_params", "an object", *value);
+  if (batch) return InvalidArgument("session_params takes a single prompt, not a batch");
+  SessionParams params;
+  const json* id = FindField(*value, "id");
+  if (id == nullptr) return InvalidArgument("session_params.id is required");
+  if (!id->is_string()) return WrongType("session_params.id", "a string", *id);
+  params.id = id->get<std::string>();
+  if (const json* rid = FindField(*value, "rid"); rid != nullptr) {
+    if (!rid->is_string()) return WrongType("session_params.rid", "a string", *rid);
+    if (!rid->get<std::string>().empty()) params.rid = rid->get<std::string>();
+  }
+  if (FindField(*value, "offset") != nullptr) {
+    int64_t offset = 0;
+    RADIXLM_RETURN_IF_ERROR(ParseInt(value->at("offset"), "session_params.offset",
+                                     std::numeric_limits<int64_t>::min() / 2,
+                                     std::numeric_limits<int64_t>::max() / 2, &offset));
+    params.offset = offset;
+  }
+  json flags = json::object();
+  for (const char* name : {"replace", "drop_previous_output"}) {
+    if (auto it = value->find(name); it != value->end()) flags[name] = *it;
+  }
+  Status status = ReadBool(flags, "replace", &params.replace);
+  if (status.ok()) status = ReadBool(flags, "drop_previous_output", &params.drop_previous_output);
+  if (!status.ok()) return InvalidArgument("session_params." + status.message());
+  return std::optional<SessionParams>(std::move(params));
+}
+
 StatusOr<NativeGenerateCall> ParseNativeGenerate(const json& body, const ServerConfig& limits) {
   if (!body.is_object()) return WrongType("the request body", "a JSON object", body);
   RADIXLM_RETURN_IF_ERROR(RejectUnsupported(body));
@@ -190,12 +244,15 @@ StatusOr<NativeGenerateCall> ParseNativeGenerate(const json& body, const ServerC
   RADIXLM_RETURN_IF_ERROR(ReadInputs(body, &call.requests, &call.batch));
   RADIXLM_RETURN_IF_ERROR(ReadBool(body, "stream", &call.stream));
   RADIXLM_RETURN_IF_ERROR(ReadBool(body, "return_text_in_logprobs", &call.return_text_in_logprobs));
+  RADIXLM_ASSIGN_OR_RETURN(std::optional<SessionParams> session,
+                           ReadSessionParams(body, call.batch));
   const size_t size = call.requests.size();
   int64_t samples = 0;
   for (size_t i = 0; i < size; ++i) {
     GenerateRequest& request = call.requests[i];
     RADIXLM_RETURN_IF_ERROR(ReadPromptOptions(body, call.batch, i, size, limits, &request));
     request.stream = call.stream;
+    request.session_params = session;
     samples += request.sampling_params.n;
   }
   if (samples > limits.max_batch_samples) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <vector>
 
 #include "engine/api.h"
@@ -39,5 +40,10 @@ StatusOr<NativeGenerateCall> ParseNativeGenerate(const nlohmann::json& body,
 // must be in [1, max_batch_samples].
 Status ApplyServerLimits(bool max_new_tokens_given, const ServerConfig& limits,
                          SamplingParams* params);
+
+// SGLang's session_params {"id", "rid", "offset", "replace", "drop_previous_output"} of a
+// request body (/generate and the OpenAI routes): nullopt when absent or unset ({}, null);
+// InvalidArgument naming the field when malformed or when `batch` (a turn is one prompt).
+StatusOr<std::optional<SessionParams>> ReadSessionParams(const nlohmann::json& body, bool batch);
 
 }  // namespace radixlm::server

@@ -100,11 +100,8 @@ Status ReadCommon(const json& body, bool chat, const ServerConfig& limits, OpenA
     RADIXLM_RETURN_IF_ERROR(ReadBool(*options, "include_usage", &r->include_usage));
   }
   RADIXLM_RETURN_IF_ERROR(ReadSampling(body, chat, limits, &r->sampling));
-  if (IsFieldSet(body, "tools")) {
-    return Unimplemented("tools: tool calling is not supported by radixlm");
-  }
-  if (IsFieldSet(body, "functions")) {
-    return Unimplemented("functions: function calling is not supported by radixlm");
+  if (!chat && IsFieldSet(body, "tools")) {
+    return InvalidArgument("tools is a /v1/chat/completions field");
   }
   return Status::Ok();
 }
@@ -263,6 +260,7 @@ StatusOr<OpenAiRequest> ParseCompletionRequest(const json& body, const ServerCon
   RADIXLM_RETURN_IF_ERROR(ReadPrompts(body, &r.prompts));
   RADIXLM_RETURN_IF_ERROR(ReadCompletionLogprobs(body, &r));
   RADIXLM_RETURN_IF_ERROR(ReadBool(body, "echo", &r.echo));
+  RADIXLM_ASSIGN_OR_RETURN(r.session, ReadSessionParams(body, r.prompts.size() > 1));
   if (IsFieldSet(body, "suffix")) {
     return Unimplemented("suffix is not supported by radixlm");
   }
@@ -282,16 +280,20 @@ StatusOr<OpenAiRequest> ParseChatRequest(const json& body, const ServerConfig& l
   OpenAiRequest r;
   RADIXLM_RETURN_IF_ERROR(ReadCommon(body, /*chat=*/true, limits, &r));
   RADIXLM_RETURN_IF_ERROR(ReadMessages(body, &r));
+  RADIXLM_ASSIGN_OR_RETURN(r.session, ReadSessionParams(body, /*batch=*/false));
   RADIXLM_RETURN_IF_ERROR(ReadBool(body, "logprobs", &r.logprobs));
   RADIXLM_RETURN_IF_ERROR(ReadInt32(body, "top_logprobs", 0, kMaxTopLogprobs, &r.top_logprobs));
   if (!IsUnset(body, "top_logprobs") && r.top_logprobs > 0 && !r.logprobs) {
     return InvalidArgument("top_logprobs requires logprobs to be true");
   }
   RADIXLM_RETURN_IF_ERROR(ReadResponseFormat(body, &r.sampling));
-  if (const json* choice = FindField(body, "tool_choice"); choice != nullptr) {
-    if (!(choice->is_string() && (*choice == "none" || *choice == "auto"))) {
-      return Unimplemented("tool_choice: tool calling is not supported by radixlm");
-    }
+  RADIXLM_ASSIGN_OR_RETURN(r.tools, ParseToolRequest(body));
+  const SamplingParams& p = r.sampling;
+  if (r.tools.active() && r.tools.forced() &&
+      (p.regex.has_value() || p.json_schema.has_value() || p.ebnf.has_value())) {
+    return InvalidArgument(
+        "tool_choice required or a named function constrains the reply itself; it cannot be "
+        "combined with response_format, regex, json_schema or ebnf");
   }
   return r;
 }

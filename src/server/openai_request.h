@@ -6,15 +6,18 @@
 // response_format (chat: text | json_object | json_schema), user. SGLang's extras: top_k, min_p,
 // min_tokens, repetition_penalty, stop_token_ids, ignore_eos, skip_special_tokens,
 // no_stop_trim, spaces_between_special_tokens, regex, json_schema, ebnf, rid. Unknown fields are
-// ignored; fields for features radixlm lacks (tools, suffix, best_of != n, images) are refused
-// with a message naming them.
+// ignored; fields for features radixlm lacks (suffix, best_of != n, images, the deprecated
+// `functions`) are refused with a message naming them. Chat: tools, tool_choice and
+// parallel_tool_calls (openai_tools.h).
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/api.h"
+#include "server/openai_tools.h"
 #include "server/server_config.h"
 #include "util/status.h"
 
@@ -36,10 +39,12 @@ struct OpenAiRequest {
   SamplingParams sampling;            // shared by every prompt
   bool stream = false;
   bool include_usage = false;
-  bool echo = false;         // completions
-  bool logprobs = false;     // return logprobs at all
-  int32_t top_logprobs = 0;  // alternatives per position
-  std::string rid;           // SGLang extra; "" lets the engine choose
+  bool echo = false;                     // completions
+  bool logprobs = false;                 // return logprobs at all
+  int32_t top_logprobs = 0;              // alternatives per position
+  std::string rid;                       // SGLang extra; "" lets the engine choose
+  std::optional<SessionParams> session;  // SGLang extra: a session turn (one prompt)
+  ToolRequest tools;                     // chat only
 };
 
 // InvalidArgument / Unimplemented naming the field.

@@ -1,6 +1,8 @@
 #include "server/openai_response.h"
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "server/api_error.h"
 #include "server/sse.h"
@@ -30,6 +32,36 @@ json Bytes(const std::string& text) {
 
 float LogprobOf(const LogprobEntry& e) { return e.logprob.value_or(0.0f); }
 
+// An aborted request: the status the engine gave the abort (400 for a refused session turn,
+// 503 for a waiting timeout), else 503.
+ApiError AbortError(const FinishReason& finish) {
+  return ApiError{finish.status_code != 0 ? finish.status_code : 503,
+                  "the request was aborted: " + finish.matched_text, ""};
+}
+
+std::string NewCallId() {
+  thread_local std::mt19937_64 rng(std::random_device{}());
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "call_%012llx%012llx",
+                static_cast<unsigned long long>(rng() & 0xffffffffffffULL),
+                static_cast<unsigned long long>(rng() & 0xffffffffffffULL));
+  return buf;
+}
+
+// "stop" becomes "tool_calls" when the reply made calls.
+json ChatFinishReason(const std::optional<FinishReason>& reason, bool made_calls) {
+  json out = FinishReasonJson(reason);
+  if (made_calls && out == "stop") return "tool_calls";
+  return out;
+}
+
+// Per choice: the parsers a streamed chat reply runs through.
+struct ChoiceParsers {
+  std::optional<chat::ReasoningStreamParser> reasoning;
+  std::optional<chat::ToolCallStreamParser> tools;
+  std::vector<LogprobEntry> pending_logprobs;  // tokens whose text is still held back
+};
+
 class OpenAiFormatter : public GenerationFormatter {
  public:
   OpenAiFormatter(OpenAiResponseOptions options, const TokenTextCodec* codec)
@@ -39,13 +71,16 @@ class OpenAiFormatter : public GenerationFormatter {
                std::string* out) override {
     if (chunk.finish_reason.has_value() && chunk.finish_reason->is_abort()) {
       if (!error_sent_) {
-        *out += SseEvent(ErrorJson(
-            ApiError{503, "the request was aborted: " + chunk.finish_reason->matched_text, ""}));
+        *out += SseEvent(ErrorJson(AbortError(*chunk.finish_reason)));
         error_sent_ = true;
       }
       return;
     }
     const int32_t index = static_cast<int32_t>(prompt) * o_.n + chunk.index;
+    if (o_.chat && (o_.tool_parser.has_value() || o_.reasoning.has_value())) {
+      ParsedChatChunk(index, chunk, out);
+      return;
+    }
     json choice = {{"index", index}};
     if (o_.chat) {
       json delta = json::object();
@@ -86,16 +121,17 @@ class OpenAiFormatter : public GenerationFormatter {
     for (size_t p = 0; p < results.size(); ++p) {
       for (const GenerateResult& r : results[p]) {
         if (r.finish_reason.has_value() && r.finish_reason->is_abort()) {
-          return ErrorResponse(
-              ApiError{503, "the request was aborted: " + r.finish_reason->matched_text, ""});
+          return ErrorResponse(AbortError(*r.finish_reason));
         }
         json choice = {{"index", static_cast<int32_t>(p) * o_.n + r.index}};
         if (o_.chat) {
-          choice["message"] = {{"role", "assistant"},
-                               {"content", r.text},
-                               {"reasoning_content", nullptr},
-                               {"tool_calls", nullptr}};
+          bool made_calls = false;
+          choice["message"] = ChatMessageJson(r.text, &made_calls);
           choice["logprobs"] = o_.logprobs ? ChatLogprobs(r.output_token_logprobs) : json(nullptr);
+          choice["finish_reason"] = ChatFinishReason(r.finish_reason, made_calls);
+          choice["matched_stop"] = MatchedStop(r.finish_reason);
+          choices.push_back(std::move(choice));
+          continue;
         } else {
           const std::string prefix = o_.echo_prefixes.empty() ? "" : o_.echo_prefixes[p];
           choice["text"] = prefix + r.text;
@@ -114,6 +150,114 @@ class OpenAiFormatter : public GenerationFormatter {
   }
 
  private:
+  // The non-streamed message: reasoning split off, then tool calls parsed out of the rest.
+  json ChatMessageJson(const std::string& text, bool* made_calls) const {
+    json message = {{"role", "assistant"},
+                    {"content", text},
+                    {"reasoning_content", nullptr},
+                    {"tool_calls", nullptr}};
+    std::string content = text;
+    if (o_.reasoning.has_value()) {
+      chat::ReasoningSplit split = chat::SplitReasoning(*o_.reasoning, text);
+      if (!split.reasoning.empty()) message["reasoning_content"] = split.reasoning;
+      content = std::move(split.content);
+    }
+    if (o_.tool_parser.has_value()) {
+      chat::ParsedToolOutput parsed = o_.tool_parser->Parse(content);
+      content = std::move(parsed.content);
+      if (!parsed.calls.empty()) {
+        json calls = json::array();
+        for (chat::ToolCall& call : parsed.calls) {
+          calls.push_back({{"id", NewCallId()},
+                           {"type", "function"},
+                           {"function", {{"name", call.name}, {"arguments", call.arguments}}}});
+        }
+        message["tool_calls"] = std::move(calls);
+        *made_calls = true;
+      }
+    }
+    message["content"] = *made_calls && content.empty() ? json(nullptr) : json(content);
+    return message;
+  }
+
+  ChoiceParsers& ParsersOf(int32_t index) {
+    if (parsers_.size() <= static_cast<size_t>(index)) parsers_.resize(index + 1);
+    std::unique_ptr<ChoiceParsers>& p = parsers_[index];
+    if (p == nullptr) {
+      p = std::make_unique<ChoiceParsers>();
+      if (o_.reasoning.has_value()) p->reasoning.emplace(*o_.reasoning);
+      if (o_.tool_parser.has_value()) p->tools.emplace(*o_.tool_parser);
+    }
+    return *p;
+  }
+
+  // A streamed chat chunk through the reasoning and tool-call parsers: zero or more events.
+  void ParsedChatChunk(int32_t index, const GenerateOutput& chunk, std::string* out) {
+    ChoiceParsers& p = ParsersOf(index);
+    const bool finished = chunk.finish_reason.has_value();
+    std::string reasoning, content = chunk.text;
+    if (p.reasoning.has_value()) {
+      chat::ReasoningSplit split = p.reasoning->Feed(chunk.text);
+      if (finished) {
+        chat::ReasoningSplit rest = p.reasoning->Finish();
+        split.reasoning += rest.reasoning;
+        split.content += rest.content;
+      }
+      reasoning = std::move(split.reasoning);
+      content = std::move(split.content);
+    }
+    chat::ToolStreamDelta tools;
+    if (p.tools.has_value()) {
+      tools = p.tools->Feed(content);
+      if (finished) {
+        chat::ToolStreamDelta rest = p.tools->Finish();
+        tools.content += rest.content;
+        for (chat::ToolCallDelta& d : rest.calls) tools.calls.push_back(std::move(d));
+      }
+      content = std::move(tools.content);
+    }
+    std::vector<json> deltas;
+    json first = json::object();
+    if (!content.empty()) first["content"] = content;
+    if (!reasoning.empty()) first["reasoning_content"] = reasoning;
+    if (!first.empty()) deltas.push_back(std::move(first));
+    for (const chat::ToolCallDelta& d : tools.calls) {
+      if (d.name.has_value()) {
+        deltas.push_back({{"tool_calls",
+                           json::array({{{"index", d.index},
+                                         {"id", NewCallId()},
+                                         {"type", "function"},
+                                         {"function", {{"name", *d.name}, {"arguments", ""}}}}})}});
+      }
+      if (!d.arguments.empty()) {
+        deltas.push_back(
+            {{"tool_calls",
+              json::array({{{"index", d.index}, {"function", {{"arguments", d.arguments}}}}})}});
+      }
+    }
+    for (const LogprobEntry& e : chunk.output_token_logprobs) p.pending_logprobs.push_back(e);
+    const bool role_pending = static_cast<size_t>(index) >= role_sent_.size() || !role_sent_[index];
+    if (deltas.empty() && (finished || role_pending)) {
+      deltas.push_back(json::object());
+    }
+    if (deltas.empty()) return;
+    if (!Mark(&role_sent_, index)) deltas.front()["role"] = "assistant";
+    const bool made_calls = p.tools.has_value() && p.tools->calls_started() > 0;
+    for (size_t k = 0; k < deltas.size(); ++k) {
+      const bool last = k + 1 == deltas.size();
+      json choice = {{"index", index}, {"delta", std::move(deltas[k])}};
+      choice["logprobs"] = last && o_.logprobs ? ChatLogprobs(p.pending_logprobs) : json(nullptr);
+      choice["finish_reason"] =
+          last ? ChatFinishReason(chunk.finish_reason, made_calls) : json(nullptr);
+      choice["matched_stop"] = last ? MatchedStop(chunk.finish_reason) : json(nullptr);
+      json event = Envelope("chat.completion.chunk");
+      event["choices"] = json::array({std::move(choice)});
+      event["usage"] = nullptr;
+      *out += SseEvent(event);
+    }
+    p.pending_logprobs.clear();
+  }
+
   // Sets flags[index]; returns its previous value.
   static bool Mark(std::vector<bool>* flags, int32_t index) {
     if (flags->size() <= static_cast<size_t>(index)) flags->resize(index + 1, false);
@@ -176,6 +320,7 @@ class OpenAiFormatter : public GenerationFormatter {
   const TokenTextCodec* const codec_;
   std::vector<bool> role_sent_;  // per choice: the first chunk went out
   std::vector<bool> echo_sent_;
+  std::vector<std::unique_ptr<ChoiceParsers>> parsers_;  // per choice, streamed chat
   bool error_sent_ = false;
 };
 

@@ -4,12 +4,22 @@
 // text_offset; chat: content[{token, logprob, bytes, top_logprobs}]), and usage with
 // prompt_tokens_details.cached_tokens. Streams are "chat.completion.chunk" /
 // "text_completion" events, an optional usage event, then "data: [DONE]".
+//
+// Chat with a tool parser: message.tool_calls ([{id: "call_...", type: "function", function:
+// {name, arguments}}]) and finish_reason "tool_calls"; streamed as delta.tool_calls events (a
+// call's id, type and name first with arguments "", then its arguments in pieces). With a
+// reasoning parser: message.reasoning_content apart from content, streamed as its own deltas.
+// Text the parsers hold back (a possible marker) is sent once decided; the logprobs of its
+// tokens ride on the next event.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "chat/reasoning_parser.h"
+#include "chat/tool_call_parser.h"
 #include "server/generation_call.h"
 #include "server/openai_request.h"
 
@@ -25,6 +35,8 @@ struct OpenAiResponseOptions {
   int32_t top_logprobs = 0;
   bool include_usage = false;
   std::vector<std::string> echo_prefixes;  // completions with echo: per prompt, else empty
+  std::optional<chat::ToolCallParser> tool_parser;  // chat with tools
+  std::optional<chat::ReasoningFormat> reasoning;   // chat with --reasoning-parser
 };
 
 std::unique_ptr<GenerationFormatter> MakeOpenAiFormatter(OpenAiResponseOptions options,

@@ -1,6 +1,7 @@
 #include "server/ops_api.h"
 
 #include <atomic>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "server/generation_call.h"
@@ -75,6 +76,51 @@ HandlerResult AbortRequest(const ServerContext& ctx, const HttpRequest& request)
   if (rid.empty()) return HandlerResult::Error(BadRequest("rid is required", "rid"));
   const bool found = ctx.engine->Abort(rid);
   return HandlerResult::Respond(HttpResponse::Json(200, json{{"success", found}, {"rid", rid}}));
+}
+
+// SGLang's /open_session {"capacity_of_str_len", "session_id", "streaming"}: answers the
+// session id as a JSON string, as SGLang does.
+HandlerResult OpenSession(const ServerContext& ctx, const HttpRequest& request) {
+  ApiError error;
+  std::optional<json> body = ParseJsonBody(request, &error);
+  if (!body.has_value()) return HandlerResult::Error(error);
+  if (!body->is_object()) {
+    return HandlerResult::Error(BadRequest("the request body must be a JSON object"));
+  }
+  OpenSessionRequest open;
+  std::string id;
+  Status status = ReadInt(*body, "capacity_of_str_len", 0, std::numeric_limits<int64_t>::max(),
+                          &open.capacity_of_str_len);
+  if (status.ok()) status = ReadString(*body, "session_id", &id);
+  if (status.ok()) status = ReadBool(*body, "streaming", &open.streaming);
+  if (!status.ok()) return HandlerResult::Error(ApiErrorFromStatus(status));
+  if (!id.empty()) open.session_id = id;
+  if (ShuttingDown(ctx)) return HandlerResult::Respond(Unavailable());
+  return HandlerResult::Blocking([ctx, open] {
+    StatusOr<std::string> opened = ctx.engine->OpenSession(open);
+    if (!opened.ok()) return ErrorResponse(ApiErrorFromStatus(opened.status()));
+    return HttpResponse::Json(200, json(*opened));
+  });
+}
+
+// SGLang's /close_session {"session_id"}: 200 with an empty body; 404 for a session not open.
+HandlerResult CloseSession(const ServerContext& ctx, const HttpRequest& request) {
+  ApiError error;
+  std::optional<json> body = ParseJsonBody(request, &error);
+  if (!body.has_value()) return HandlerResult::Error(error);
+  if (!body->is_object()) {
+    return HandlerResult::Error(BadRequest("the request body must be a JSON object"));
+  }
+  std::string id;
+  if (Status status = ReadString(*body, "session_id", &id); !status.ok()) {
+    return HandlerResult::Error(ApiErrorFromStatus(status));
+  }
+  if (id.empty()) return HandlerResult::Error(BadRequest("session_id is required", "session_id"));
+  return HandlerResult::Blocking([ctx, id] {
+    Status status = ctx.engine->CloseSession(id);
+    if (!status.ok()) return ErrorResponse(ApiErrorFromStatus(status));
+    return HttpResponse::Text(200, "", "text/plain");
+  });
 }
 
 // SGLang's /get_model_info object.
@@ -211,13 +257,10 @@ void AddOpsRoutes(const ServerContext& context, Router* router) {
   };
   router->Add("POST", "/flush_cache", flush);
   router->Add("GET", "/flush_cache", flush);
-  // SGLang's streaming sessions are not built: say so instead of "no route".
-  for (const char* path : {"/open_session", "/close_session"}) {
-    router->Add("POST", path, [](const HttpRequest&) {
-      return HandlerResult::Error(ApiError{
-          501, "sessions (/open_session, /close_session) are not supported by radixlm", ""});
-    });
-  }
+  router->Add("POST", "/open_session",
+              [ctx](const HttpRequest& request) { return OpenSession(ctx, request); });
+  router->Add("POST", "/close_session",
+              [ctx](const HttpRequest& request) { return CloseSession(ctx, request); });
   router->Add("POST", "/abort_request",
               [ctx](const HttpRequest& request) { return AbortRequest(ctx, request); });
   router->Add(

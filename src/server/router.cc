@@ -64,7 +64,7 @@ HandlerResult HandlerResult::Respond(HttpResponse response) {
 
 HandlerResult HandlerResult::Error(const ApiError& error) { return Respond(ErrorResponse(error)); }
 
-HandlerResult HandlerResult::Generate(std::shared_ptr<GenerationCall> call) {
+HandlerResult HandlerResult::Generate(std::shared_ptr<ServerCall> call) {
   HandlerResult r;
   r.call = std::move(call);
   return r;

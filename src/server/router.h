@@ -17,18 +17,19 @@
 
 namespace radixlm::server {
 
-class GenerationCall;
+class ServerCall;
 
-// What a handler produced: exactly one of an immediate response, a generation in flight (the
-// session drives it), or work that may block on the engine (run off the IO threads).
+// What a handler produced: exactly one of an immediate response, a call in flight (a
+// generation or an event stream: the session drives it), or work that may block on the engine (run
+// off the IO threads).
 struct HandlerResult {
   std::optional<HttpResponse> response;
-  std::shared_ptr<GenerationCall> call;
+  std::shared_ptr<ServerCall> call;
   std::function<HttpResponse()> blocking;
 
   static HandlerResult Respond(HttpResponse response);
   static HandlerResult Error(const ApiError& error);
-  static HandlerResult Generate(std::shared_ptr<GenerationCall> call);
+  static HandlerResult Generate(std::shared_ptr<ServerCall> call);
   static HandlerResult Blocking(std::function<HttpResponse()> work);
 };
 

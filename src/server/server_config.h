@@ -15,6 +15,10 @@ struct ServerConfig {
   std::string served_model_name;   // --served-model-name; "": the model path
   int io_threads = 2;              // --io-threads: threads running sockets and handlers
 
+  // --- the web page and the radix-tree routes ---
+  bool disable_web_ui = false;  // --disable-web-ui: no page at / (the /radix_tree routes stay)
+  int radix_tree_event_interval_ms = 200;  // /radix_tree/events: at most one event per this
+
   // --- limits on what one request may ask for ---
   size_t max_body_bytes = 16u << 20;  // larger bodies are 413
   size_t max_header_bytes = 64u << 10;
@@ -38,6 +42,13 @@ struct ServerConfig {
   int graceful_shutdown_timeout_s = 20;
 
   std::string log_level = "info";  // debug | info | warning | error
+
+  // --- chat output parsing ---
+  // --tool-call-parser: qwen25 (hermes), llama3, mistral or json; "": detected from the chat
+  // template's tool syntax (chat/tool_call_parser.h).
+  std::string tool_call_parser;
+  // --reasoning-parser: deepseek-r1 or qwen3; "": replies are all content.
+  std::string reasoning_parser;
 };
 
 }  // namespace radixlm::server

@@ -1,5 +1,7 @@
 #include "spec/draft_tree.h"
 
+#include <array>
+
 #include "util/check.h"
 
 namespace radixlm::spec {
@@ -28,6 +30,34 @@ int32_t DraftTree::Child(int32_t node, int32_t token) const {
     if (parents_[i] == node && tokens_[i] == token) return static_cast<int32_t>(i);
   }
   return -1;
+}
+
+int32_t DraftTree::Prune(std::span<const bool> keep) {
+  RADIXLM_CHECK_EQ(keep.size(), tokens_.size());
+  // new_index[i]: node i's index after pruning, -1 when dropped. Parents come first, so one
+  // pass in order sees every parent's fate before its children.
+  std::array<int32_t, kMaxNodes> new_index;
+  new_index[0] = 0;
+  size_t kept = 1;
+  for (size_t i = 1; i < tokens_.size(); ++i) {
+    const int32_t parent = new_index[parents_[i]];
+    if (!keep[i] || parent < 0) {
+      new_index[i] = -1;
+      continue;
+    }
+    const auto j = static_cast<int32_t>(kept++);
+    new_index[i] = j;
+    tokens_[j] = tokens_[i];
+    parents_[j] = parent;
+    depths_[j] = depths_[i];
+    masks_[j] = masks_[parent] | (uint64_t{1} << j);
+  }
+  const auto dropped = static_cast<int32_t>(tokens_.size() - kept);
+  tokens_.resize(kept);
+  parents_.resize(kept);
+  depths_.resize(kept);
+  masks_.resize(kept);
+  return dropped;
 }
 
 }  // namespace radixlm::spec

@@ -31,6 +31,10 @@ class DraftTree {
   int32_t depth(int32_t i) const { return depths_[i]; }
   // The child of `node` carrying `token`, or -1.
   int32_t Child(int32_t node, int32_t token) const;
+  // Keeps the nodes i with keep[i] set whose ancestors are all kept (the root always stays),
+  // in their order, renumbered; a dropped node takes its whole subtree with it. Returns the
+  // number of nodes dropped. keep.size() == size().
+  int32_t Prune(std::span<const bool> keep);
 
   std::span<const int32_t> tokens() const { return tokens_; }
   std::span<const int32_t> depths() const { return depths_; }

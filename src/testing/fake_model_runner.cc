@@ -27,6 +27,7 @@ uint64_t FakeModelRunner::ExtendHash(uint64_t hash, int32_t token, int64_t posit
 }
 
 void FakeModelRunner::FillLogits(uint64_t hash, float* logits) const {
+  if (config_.logits_salt != 0 && SplitMix64(hash) % 3 == 0) hash ^= config_.logits_salt;
   for (int32_t t = 0; t < config_.vocab_size; ++t) {
     const uint64_t r = SplitMix64(hash + 0x1234567ULL * static_cast<uint64_t>(t + 1));
     logits[t] = static_cast<float>(r >> 40) * (8.0f / static_cast<float>(1 << 24));

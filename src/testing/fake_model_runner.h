@@ -28,6 +28,10 @@ struct FakeModelConfig {
   int64_t kv_slots = 0;  // >= the pool's storage_slots()
   // Wall time each Forward() takes at least (tests that must act while a request runs).
   std::chrono::microseconds forward_delay{0};
+  // Non-zero: after one sequence in three (by its hash) the logits are another pseudo-random
+  // function, so this runner is a second model that agrees with the default one on most
+  // contexts (a draft model for speculative decoding tests).
+  uint64_t logits_salt = 0;
 };
 
 class FakeModelRunner : public ModelRunner {

@@ -1,7 +1,8 @@
-"""Speculative decoding (--speculative-algorithm NGRAM) against the shared server without it:
-the same requests give the same outputs (greedy, constrained, stop strings, sampled with a
-seed, n > 1, 8 concurrent, streaming), and text that repeats earlier text is decoded in fewer
-steps (meta_info's spec_verify_ct / spec_accept_length)."""
+"""Speculative decoding (--speculative-algorithm NGRAM, and STANDALONE with a draft model)
+against the shared server without it: the same requests give the same outputs (greedy,
+regex / JSON-schema constrained, stop strings, sampled with a seed, n > 1, 8 concurrent,
+streaming, retraction under a tiny KV pool), and text that repeats earlier text is decoded in
+fewer steps (meta_info's spec_verify_ct / spec_accept_length)."""
 
 import concurrent.futures
 import subprocess
@@ -82,6 +83,32 @@ def test_constrained_and_stop_requests_are_unchanged(server, spec_server):
             assert got["meta_info"]["finish_reason"] == want["meta_info"]["finish_reason"]
 
 
+# Constrained prompts whose answers copy the prompt: their drafts are kept.
+SCHEMA = ('{"type":"object","properties":{"name":{"type":"string"},"city":{"type":"string"}},'
+          '"required":["name","city"]}')
+CONSTRAINED_COPIES = [
+    (COPY_PROMPTS[3], dict(regex=r"[A-Za-z, ]{10,120}")),
+    ("A B C D E F G H I J K L M N O P Q R S T U V W X Y Z A B C D E F G",
+     dict(regex=r"( [A-Z]){5,30}")),
+    ('Copy the record.\nRecord: {"name": "Ada Lovelace", "city": "London"}\n'
+     'Copy: {"name": "Ada Lovelace", "city": "London"}\nRecord: {"name": "Alan Turing", '
+     '"city": "Manchester"}\nCopy:', dict(json_schema=SCHEMA)),
+]
+
+
+def test_constrained_requests_draft_and_stay_unchanged(server, spec_server):
+    drafted = accepted = 0
+    for prompt, params in CONSTRAINED_COPIES:
+        want = generate(server, prompt, max_new_tokens=48, **params)
+        got = generate(spec_server, prompt, max_new_tokens=48, **params)
+        assert got["output_ids"] == want["output_ids"], (params, prompt)
+        assert got["text"] == want["text"]
+        drafted += got["meta_info"]["spec_draft_tokens"]
+        accepted += got["meta_info"]["spec_accepted_tokens"]
+    assert drafted > 0
+    assert accepted >= 10, (drafted, accepted)
+
+
 def test_seeded_sampling_and_n_are_unchanged(server, spec_server):
     for prompt in COPY_PROMPTS[:3]:
         params = dict(temperature=0.8, top_p=0.9, sampling_seed=11, n=2, max_new_tokens=30)
@@ -111,10 +138,56 @@ def test_streaming_sends_the_same_text(server, spec_server):
     assert events[-1]["text"] == want
 
 
+def test_retraction_under_a_tiny_pool_is_unchanged(server):
+    # 8 requests in one batch, in a pool that holds about three of them, admitted
+    # optimistically (a tiny decode reserve): requests are retracted and resumed while they
+    # draft.
+    tiny = Server(extra_args=["--speculative-algorithm", "NGRAM", "--max-total-tokens", "400",
+                              "--max-running-requests", "8", "--schedule-conservativeness",
+                              "0.01"])
+    try:
+        prompts = COPY_PROMPTS + OTHER_PROMPTS[:2]
+        params = {"temperature": 0, "max_new_tokens": 80}
+        want = [generate(server, p, max_new_tokens=80)["text"] for p in prompts]
+        r = tiny.post("/generate", {"text": prompts, "sampling_params": params})
+        assert r.status_code == 200, r.text
+        assert [g["text"] for g in r.json()] == want
+        metrics = tiny.get("/metrics").text
+        retractions = [line for line in metrics.splitlines()
+                       if "retract" in line and not line.startswith("#")]
+        assert retractions and float(retractions[0].split()[-1]) > 0, metrics
+    finally:
+        assert tiny.stop() == 0, tiny.log_tail()
+
+
+def test_draft_model_speculation_is_unchanged(server):
+    # The model as its own draft model (no smaller model of its vocabulary is at hand): outputs
+    # are unchanged and most drafts are kept.
+    srv = Server(extra_args=["--speculative-algorithm", "STANDALONE",
+                             "--speculative-draft-model-path", _model(),
+                             "--speculative-num-steps", "4"])
+    try:
+        accepted = drafted = 0
+        cases = [(p, {}) for p in COPY_PROMPTS[:3] + OTHER_PROMPTS[:3]] + CONSTRAINED_COPIES[:2]
+        for prompt, params in cases:
+            want = generate(server, prompt, max_new_tokens=32, **params)
+            got = generate(srv, prompt, max_new_tokens=32, **params)
+            assert got["text"] == want["text"], (params, prompt)
+            drafted += got["meta_info"]["spec_draft_tokens"]
+            accepted += got["meta_info"]["spec_accepted_tokens"]
+        assert accepted > 0.8 * drafted > 0, (accepted, drafted)
+        assert srv.server_info()["speculative_algorithm"] == "STANDALONE"
+    finally:
+        assert srv.stop() == 0, srv.log_tail()
+
+
 def test_unsupported_algorithms_are_refused_at_startup():
-    for algo in ["EAGLE", "STANDALONE", "ngram"]:
-        p = subprocess.run([_binary(), "serve", "--model-path", _model(), "--port", "0",
-                            "--speculative-algorithm", algo],
+    for args in [["--speculative-algorithm", "EAGLE"], ["--speculative-algorithm", "ngram"],
+                 ["--speculative-algorithm", "STANDALONE"],
+                 ["--speculative-algorithm", "STANDALONE", "--speculative-draft-model-path",
+                  _model(), "--speculative-eagle-topk", "4"],
+                 ["--speculative-draft-model-path", _model()]]:
+        p = subprocess.run([_binary(), "serve", "--model-path", _model(), "--port", "0", *args],
                            capture_output=True, text=True, timeout=120)
-        assert p.returncode != 0, algo
-        assert "--speculative-algorithm" in p.stderr, p.stderr
+        assert p.returncode != 0, args
+        assert "--speculative-" in p.stderr, p.stderr

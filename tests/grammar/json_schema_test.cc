@@ -374,3 +374,35 @@ TEST(JsonSchemaTest, HalfOpenIntegerRangesAgreeWithArithmetic) {
 
 }  // namespace
 }  // namespace radixlm::grammar
+
+namespace radixlm::grammar {
+namespace {
+
+// Numbers end: a schema without bounds allows at most 16 integer digits, 16 fraction digits
+// and 3 exponent digits (llama.cpp's bounds), so a model cannot loop inside one.
+TEST(JsonSchemaTest, NumbersAreBoundedInLength) {
+  auto integer = testing::MustCompile(GrammarKind::kJsonSchema, R"({"type":"integer"})");
+  EXPECT_TRUE(testing::FullMatch(*integer, "9999999999999999"));
+  EXPECT_TRUE(testing::FullMatch(*integer, "-9999999999999999"));
+  EXPECT_FALSE(testing::FullMatch(*integer, "10000000000000000"));
+  auto number = testing::MustCompile(GrammarKind::kJsonSchema, R"({"type":"number"})");
+  EXPECT_TRUE(testing::FullMatch(*number, "-1234567890123456.1234567890123456e+123"));
+  EXPECT_FALSE(testing::FullMatch(*number, "12345678901234567"));
+  EXPECT_FALSE(testing::FullMatch(*number, "1.12345678901234567"));
+  EXPECT_FALSE(testing::FullMatch(*number, "1e1234"));
+  // Half-open ranges close at the same length; a bound beyond it is the schema's to keep.
+  auto at_least =
+      testing::MustCompile(GrammarKind::kJsonSchema, R"({"type":"integer","minimum":5})");
+  EXPECT_TRUE(testing::FullMatch(*at_least, "9999999999999999"));
+  EXPECT_FALSE(testing::FullMatch(*at_least, "99999999999999999"));
+  auto huge = testing::MustCompile(GrammarKind::kJsonSchema,
+                                   R"({"type":"integer","minimum":100000000000000000})");
+  EXPECT_TRUE(testing::FullMatch(*huge, "1000000000000000000"));
+  // Inside "any JSON" values too.
+  auto any = testing::MustCompile(GrammarKind::kJsonSchema, R"({"type":"object"})");
+  EXPECT_TRUE(testing::FullMatch(*any, R"({"a": 12})"));
+  EXPECT_FALSE(testing::FullMatch(*any, R"({"a": 123456789012345678})"));
+}
+
+}  // namespace
+}  // namespace radixlm::grammar

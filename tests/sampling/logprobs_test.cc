@@ -123,6 +123,19 @@ TEST(LogprobsTest, InputTokenLogprobsScorePrompt) {
       EXPECT_FLOAT_EQ(top[i][j].logprob, expected[j].logprob);
     }
   }
+  // token_ids_logprob: each row's logprobs of the requested ids, in their order.
+  const std::vector<int32_t> ids = {49, 3, 3};
+  std::vector<std::vector<TokenLogprob>> by_id;
+  InputTokenLogprobs(logits, kVocab, next, 1.0f, out, 0, nullptr, ids, &by_id);
+  ASSERT_EQ(by_id.size(), static_cast<size_t>(kRows));
+  for (int i = 0; i < kRows; ++i) {
+    const std::span<const float> row(logits.data() + i * kVocab, kVocab);
+    ASSERT_EQ(by_id[i].size(), ids.size());
+    for (size_t j = 0; j < ids.size(); ++j) {
+      EXPECT_EQ(by_id[i][j].token, ids[j]);
+      EXPECT_FLOAT_EQ(by_id[i][j].logprob, TokenLogprobOf(row, ids[j]));
+    }
+  }
   // Temperature applies to every row; no top lists requested.
   std::vector<float> scaled(kRows);
   InputTokenLogprobs(logits, kVocab, next, 2.0f, scaled);

@@ -398,5 +398,34 @@ TEST(SamplerTest, LogprobsFollowSglang) {
   EXPECT_NEAR(r.logprob, log_softmax(r.token, 0.8), 1e-5);
 }
 
+TEST(SamplerTest, TokenIdsLogprobsShareTheTokensDistribution) {
+  const std::vector<float> logits = RandomLogits(40, 17);
+  const std::vector<int32_t> ids = {5, 0, 39, 5};  // order kept, repeats allowed
+  Sampler sampler(40);
+  std::vector<TokenLogprob> by_id;
+  for (const float temperature : {0.0f, 0.7f}) {
+    SamplingParams p;
+    p.temperature = temperature;
+    for (uint64_t step = 0; step < 10; ++step) {
+      const SampleResult r = sampler.Sample(
+          logits, p, {.seed = 2, .step = step, .return_logprob = true, .token_ids_logprob = ids},
+          nullptr, &by_id);
+      ASSERT_EQ(by_id.size(), ids.size());
+      const float t = temperature > 0 ? temperature : 1.0f;  // greedy: temperature 1
+      for (size_t i = 0; i < ids.size(); ++i) {
+        EXPECT_EQ(by_id[i].token, ids[i]);
+        EXPECT_NEAR(by_id[i].logprob, TokenLogprobOf(logits, ids[i], t), 1e-5);
+      }
+      EXPECT_NEAR(r.logprob, TokenLogprobOf(logits, r.token, t), 1e-5);
+    }
+  }
+  // Not asked for without return_logprob: the list is left alone.
+  by_id.clear();
+  SamplingParams greedy;
+  greedy.temperature = 0.0f;
+  sampler.Sample(logits, greedy, {.token_ids_logprob = ids}, nullptr, &by_id);
+  EXPECT_TRUE(by_id.empty());
+}
+
 }  // namespace
 }  // namespace radixlm

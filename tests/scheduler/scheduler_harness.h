@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "grammar/compiled_grammar.h"
+#include "grammar/token_vocab.h"
 #include "scheduler/scheduler.h"
 #include "testing/fake_model_runner.h"
 #include "testing/fake_token_text.h"
@@ -27,6 +29,7 @@ struct Collected {
   int64_t outputs = 0;
   int64_t prompt_tokens = 0, completion_tokens = 0, cached_tokens = 0;
   int64_t jump_forward_tokens = 0, forward_passes_saved = 0, forward_passes = 0;
+  int64_t spec_verify_ct = 0, spec_drafted_tokens = 0, spec_accepted_tokens = 0;
 };
 
 struct HarnessOptions {
@@ -35,6 +38,9 @@ struct HarnessOptions {
   int64_t context_length = 4096;
   int64_t max_batch_tokens = 1 << 20;
   bool with_codec = true;
+  // With config.speculative_draft_model: the draft model, a second fake runner over the same
+  // vocabulary (the same model when the salt is 0; see FakeModelConfig::logits_salt).
+  uint64_t draft_logits_salt = 0;
 };
 
 inline SchedulerConfig SmallConfig() {
@@ -56,15 +62,20 @@ class SchedulerHarness {
     fm.kv_slots =
         (options.config.max_total_tokens / options.config.page_size + 1) * options.config.page_size;
     runner_ = std::make_unique<FakeModelRunner>(fm);
-    auto sched =
-        Scheduler::Create(options.config, runner_.get(), options.with_codec ? &codec_ : nullptr,
-                          [this](RequestOutput&& out) { OnOutput(std::move(out)); });
+    if (options.config.speculative_draft_model) {
+      fm.logits_salt = options.draft_logits_salt;
+      draft_runner_ = std::make_unique<FakeModelRunner>(fm);
+    }
+    auto sched = Scheduler::Create(
+        options.config, runner_.get(), options.with_codec ? &codec_ : nullptr,
+        [this](RequestOutput&& out) { OnOutput(std::move(out)); }, draft_runner_.get());
     EXPECT_TRUE(sched.ok()) << sched.status().ToString();
     scheduler_ = std::move(sched).value();
   }
 
   Scheduler& scheduler() { return *scheduler_; }
   FakeModelRunner& runner() { return *runner_; }
+  FakeModelRunner* draft_runner() { return draft_runner_.get(); }
   const FakeTokenTextCodec& codec() const { return codec_; }
   std::map<uint64_t, Collected>& results() { return results_; }
   Collected& result(uint64_t id) { return results_[id]; }
@@ -137,11 +148,15 @@ class SchedulerHarness {
     c.jump_forward_tokens = o.meta.jump_forward_tokens;
     c.forward_passes_saved = o.meta.forward_passes_saved;
     c.forward_passes = o.meta.forward_passes;
+    c.spec_verify_ct = o.meta.spec_verify_ct;
+    c.spec_drafted_tokens = o.meta.spec_drafted_tokens;
+    c.spec_accepted_tokens = o.meta.spec_accepted_tokens;
     EXPECT_EQ(c.completion_tokens, static_cast<int64_t>(c.ids.size()));
   }
 
   FakeTokenTextCodec codec_;
   std::unique_ptr<FakeModelRunner> runner_;
+  std::unique_ptr<FakeModelRunner> draft_runner_;
   std::unique_ptr<Scheduler> scheduler_;
   std::map<uint64_t, Collected> results_;
   int64_t steps_ = 0;
@@ -169,6 +184,20 @@ class PromptGen {
  private:
   uint64_t state_;
 };
+
+// A grammar compiled against the fake codec's vocabulary (asserts it compiles).
+inline std::shared_ptr<const grammar::CompiledGrammar> CompileForFakeVocab(
+    grammar::GrammarKind kind, const std::string& text) {
+  FakeTokenTextCodec codec;
+  std::vector<std::string> bytes(FakeTokenTextCodec::kVocabSize);
+  for (int32_t t = 0; t < FakeTokenTextCodec::kVocabSize; ++t) {
+    if (!codec.IsControlToken(t)) bytes[t] = codec.TokenText(t);
+  }
+  auto vocab = grammar::TokenVocab::Create(std::move(bytes), codec.eog_token_ids());
+  auto compiled = grammar::CompiledGrammar::Compile(kind, text, vocab);
+  EXPECT_TRUE(compiled.ok()) << compiled.status().ToString();
+  return compiled.ok() ? *compiled : nullptr;
+}
 
 inline std::vector<int32_t> Concat(std::vector<int32_t> a, const std::vector<int32_t>& b) {
   a.insert(a.end(), b.begin(), b.end());

@@ -11,23 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "grammar/compiled_grammar.h"
-#include "grammar/token_vocab.h"
 #include "scheduler_harness.h"
 
 namespace radixlm::testing {
 namespace {
 
 std::shared_ptr<const grammar::CompiledGrammar> CompileRegex(const std::string& regex) {
-  FakeTokenTextCodec codec;
-  std::vector<std::string> bytes(FakeTokenTextCodec::kVocabSize);
-  for (int32_t t = 0; t < FakeTokenTextCodec::kVocabSize; ++t) {
-    if (!codec.IsControlToken(t)) bytes[t] = codec.TokenText(t);
-  }
-  auto vocab = grammar::TokenVocab::Create(std::move(bytes), codec.eog_token_ids());
-  auto compiled = grammar::CompiledGrammar::Compile(grammar::GrammarKind::kRegex, regex, vocab);
-  EXPECT_TRUE(compiled.ok()) << compiled.status().ToString();
-  return *compiled;
+  return CompileForFakeVocab(grammar::GrammarKind::kRegex, regex);
 }
 
 SchedulerConfig JumpConfig(bool enable) {

@@ -133,6 +133,57 @@ TEST(NativeRequestTest, UnsupportedFeaturesAreUnimplemented) {
   }
 }
 
+TEST(NativeRequestTest, TokenIdsLogprobIsPerPromptAndMayBeRagged) {
+  auto single = Parse(R"({"text": "a", "return_logprob": true, "token_ids_logprob": [5, 9, 5]})");
+  ASSERT_TRUE(single.ok()) << single.status().ToString();
+  EXPECT_EQ(single->requests[0].token_ids_logprob, (std::vector<int32_t>{5, 9, 5}));
+  auto ragged = Parse(
+      R"({"text": ["a", "b", "c"], "return_logprob": true, "token_ids_logprob": [[1, 2], null, [3]]})");
+  ASSERT_TRUE(ragged.ok()) << ragged.status().ToString();
+  EXPECT_EQ(ragged->requests[0].token_ids_logprob, (std::vector<int32_t>{1, 2}));
+  EXPECT_TRUE(ragged->requests[1].token_ids_logprob.empty());
+  EXPECT_EQ(ragged->requests[2].token_ids_logprob, (std::vector<int32_t>{3}));
+  auto flat = Parse(R"({"text": ["a", "b"], "token_ids_logprob": [4]})");
+  ASSERT_TRUE(flat.ok());
+  EXPECT_EQ(flat->requests[1].token_ids_logprob, (std::vector<int32_t>{4}));
+  EXPECT_TRUE(
+      Parse(R"({"text": "a", "token_ids_logprob": []})")->requests[0].token_ids_logprob.empty());
+  EXPECT_NE(ErrorOf(R"({"text": "a", "token_ids_logprob": [[1]]})").find("single prompt"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"text": ["a", "b"], "token_ids_logprob": [[1]]})").find("2 prompts"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"text": "a", "token_ids_logprob": [1, "x"]})").find("token_ids_logprob[1]"),
+            std::string::npos);
+}
+
+TEST(NativeRequestTest, SessionParams) {
+  auto call = Parse(
+      R"({"text": "a", "session_params": {"id": "s", "rid": "r1", "offset": -1,
+          "replace": true, "drop_previous_output": false}})");
+  ASSERT_TRUE(call.ok()) << call.status().ToString();
+  const std::optional<SessionParams>& p = call->requests[0].session_params;
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->id, "s");
+  EXPECT_EQ(p->rid, "r1");
+  EXPECT_EQ(p->offset, -1);
+  EXPECT_TRUE(p->replace);
+  EXPECT_FALSE(p->drop_previous_output);
+  auto minimal = Parse(R"({"text": "a", "session_params": {"id": "s", "rid": null}})");
+  ASSERT_TRUE(minimal.ok());
+  EXPECT_FALSE(minimal->requests[0].session_params->rid.has_value());
+  EXPECT_FALSE(minimal->requests[0].session_params->offset.has_value());
+  EXPECT_NE(ErrorOf(R"({"text": "a", "session_params": {"rid": "r"}})").find("id is required"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"text": ["a", "b"], "session_params": {"id": "s"}})").find("single prompt"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"text": "a", "session_params": {"id": "s", "offset": "x"}})")
+                .find("session_params.offset"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"text": "a", "session_params": {"id": "s", "replace": 1}})")
+                .find("session_params.replace"),
+            std::string::npos);
+}
+
 TEST(NativeRequestTest, ServerLimits) {
   ServerConfig limits;
   limits.max_new_tokens_cap = 10;

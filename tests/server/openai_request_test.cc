@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include "chat/tool_call_parser.h"
+#include "grammar/test_util.h"
+
 namespace radixlm::server {
 namespace {
 
@@ -128,7 +131,7 @@ TEST(OpenAiRequestTest, ChatBadMessages) {
       "tools": [{"type": "function"}]})")
                 .status()
                 .code(),
-            StatusCode::kUnimplemented);
+            StatusCode::kInvalidArgument);
   EXPECT_TRUE(Chat(R"({"messages": [{"role": "assistant", "content": null}]})").ok());
 }
 
@@ -145,6 +148,86 @@ TEST(OpenAiRequestTest, ResponseFormatMapsToGrammarFields) {
   auto regex = Chat(R"({"messages": [{"role": "user", "content": "x"}], "regex": "[0-9]+"})");
   ASSERT_TRUE(regex.ok());
   EXPECT_EQ(regex->sampling.regex, "[0-9]+");
+}
+
+}  // namespace
+}  // namespace radixlm::server
+
+namespace radixlm::server {
+namespace {
+
+StatusOr<OpenAiRequest> ToolChat(const std::string& extra) {
+  ServerConfig limits;
+  return ParseChatRequest(nlohmann::json::parse(
+                              R"({"messages": [{"role": "user", "content": "x"}],
+      "tools": [{"type": "function", "function": {"name": "get_weather", "parameters":
+        {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}},
+        {"type": "function", "function": {"name": "now"}}])" +
+                              extra + "}"),
+                          limits);
+}
+
+TEST(OpenAiToolsTest, ToolsAndToolChoiceAreRead) {
+  auto automatic = ToolChat("");
+  ASSERT_TRUE(automatic.ok()) << automatic.status().ToString();
+  EXPECT_EQ(automatic->tools.choice, ToolChoice::kAuto);
+  EXPECT_EQ(automatic->tools.names(), (std::vector<std::string>{"get_weather", "now"}));
+  EXPECT_TRUE(automatic->tools.parallel);
+  auto named = ToolChat(R"(, "tool_choice": {"type": "function", "function": {"name": "now"}},
+      "parallel_tool_calls": false)");
+  ASSERT_TRUE(named.ok());
+  EXPECT_EQ(named->tools.choice, ToolChoice::kNamed);
+  EXPECT_EQ(named->tools.named, "now");
+  EXPECT_FALSE(named->tools.parallel);
+  EXPECT_EQ(ToolChat(R"(, "tool_choice": "required")")->tools.choice, ToolChoice::kRequired);
+  EXPECT_FALSE(ToolChat(R"(, "tool_choice": "none")")->tools.active());
+  for (const char* bad :
+       {R"(, "tool_choice": "always")",
+        R"(, "tool_choice": {"type": "function", "function": {"name": "x"}})",
+        R"(, "tool_choice": "required", "response_format": {"type": "json_object"})",
+        R"(, "parallel_tool_calls": 1)"}) {
+    EXPECT_EQ(ToolChat(bad).status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+  ServerConfig limits;
+  for (const char* bad :
+       {R"({"messages": [{"role": "user", "content": "x"}], "tools": {}})",
+        R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function",
+               "function": {"name": "has space"}}]})",
+        R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function",
+               "function": {"name": "f", "parameters": 3}}]})",
+        R"({"messages": [{"role": "user", "content": "x"}], "tool_choice": "required"})"}) {
+    EXPECT_EQ(ParseChatRequest(nlohmann::json::parse(bad), limits).status().code(),
+              StatusCode::kInvalidArgument)
+        << bad;
+  }
+}
+
+// Every reply a forced regex admits parses back as calls to the allowed functions.
+TEST(OpenAiToolsTest, ForcedRegexMatchesItsOwnFormat) {
+  auto request = ToolChat(R"(, "tool_choice": "required")");
+  ASSERT_TRUE(request.ok());
+  for (chat::ToolCallFormat format :
+       {chat::ToolCallFormat::kQwen25, chat::ToolCallFormat::kLlama3,
+        chat::ToolCallFormat::kMistral, chat::ToolCallFormat::kJson}) {
+    auto regex = ForcedToolCallRegex(request->tools, format, {});
+    ASSERT_TRUE(regex.ok()) << regex.status().ToString();
+    auto grammar = grammar::testing::MustCompile(grammar::GrammarKind::kRegex, *regex);
+    ASSERT_NE(grammar, nullptr) << *regex;
+    const std::vector<chat::ToolCall> calls = {{"get_weather", R"({"city": "Oslo"})"},
+                                               {"now", "{}"}};
+    for (size_t n : {1}) {
+      const std::vector<chat::ToolCall> some(calls.begin(), calls.begin() + n);
+      const std::string text = chat::FormatToolCalls(format, some);
+      EXPECT_TRUE(grammar::testing::FullMatch(*grammar, text)) << text << "\n" << *regex;
+      chat::ParsedToolOutput parsed =
+          chat::ToolCallParser(format, request->tools.names()).Parse(text);
+      EXPECT_EQ(parsed.calls.size(), n);
+    }
+    // Two calls, or arguments that break the schema, do not match.
+    EXPECT_FALSE(grammar::testing::FullMatch(*grammar, chat::FormatToolCalls(format, calls)));
+    EXPECT_FALSE(grammar::testing::FullMatch(
+        *grammar, chat::FormatToolCalls(format, {{"get_weather", R"({"town": "Oslo"})"}})));
+  }
 }
 
 }  // namespace

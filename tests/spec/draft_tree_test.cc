@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace radixlm::spec {
 namespace {
 
@@ -34,6 +36,29 @@ TEST(DraftTreeTest, HoldsAtMostSixtyFourNodes) {
   EXPECT_EQ(t.Add(last, 99), -1);
   EXPECT_EQ(t.depth(last), DraftTree::kMaxNodes - 1);
   EXPECT_EQ(t.masks()[last], ~uint64_t{0});
+}
+
+TEST(DraftTreeTest, PruneDropsSubtreesAndRenumbersTheRest) {
+  DraftTree t;
+  t.Reset(7);
+  const int32_t a = t.Add(0, 10);  // 1
+  const int32_t b = t.Add(0, 11);  // 2
+  t.Add(a, 12);                    // 3: under a, dropped with it
+  const int32_t e = t.Add(b, 14);  // 4
+  t.Add(e, 15);                    // 5: dropped itself
+  t.Add(e, 16);                    // 6
+  const bool keep[] = {false, false, true, true, true, false, true};
+  EXPECT_EQ(t.Prune(keep), 3);
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_EQ(std::vector<int32_t>(t.tokens().begin(), t.tokens().end()),
+            (std::vector<int32_t>{7, 11, 14, 16}));  // the root stays whatever keep[0] says
+  EXPECT_EQ(t.parent(1), 0);
+  EXPECT_EQ(t.parent(2), 1);
+  EXPECT_EQ(t.parent(3), 2);
+  EXPECT_EQ(t.depth(3), 3);
+  EXPECT_EQ(t.masks()[3], 0b1111u);
+  EXPECT_EQ(t.Child(1, 14), 2);
+  EXPECT_EQ(t.Child(0, 10), -1);
 }
 
 }  // namespace

@@ -1,0 +1,50 @@
+// Reasoning parsers (`--reasoning-parser`): split a reply's thinking block from its answer.
+//
+//   deepseek-r1  the reply starts inside the thinking (the template's generation prompt opened
+//                "<think>"): everything before "</think>" is reasoning; a leading "<think>" is
+//                dropped. A reply without "</think>" is all reasoning.
+//   qwen3        the reply may open "<think>" itself; reasoning is what lies between
+//                "<think>" and "</think>". A reply that does not start with "<think>" is all
+//                content.
+//
+// The streaming parser holds back text that may be the start of a tag, so no tag text ever
+// reaches either field.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "util/status.h"
+
+namespace radixlm::chat {
+
+enum class ReasoningFormat { kDeepSeekR1, kQwen3 };
+
+// "deepseek-r1" | "qwen3"; InvalidArgument otherwise.
+StatusOr<ReasoningFormat> ReasoningFormatFromName(std::string_view name);
+
+struct ReasoningSplit {
+  std::string reasoning;
+  std::string content;
+};
+
+// The whole reply at once.
+ReasoningSplit SplitReasoning(ReasoningFormat format, std::string_view text);
+
+class ReasoningStreamParser {
+ public:
+  explicit ReasoningStreamParser(ReasoningFormat format) : format_(format) {}
+  // The new pieces of each field.
+  ReasoningSplit Feed(std::string_view text);
+  ReasoningSplit Finish();
+
+ private:
+  ReasoningSplit Emit(const ReasoningSplit& settled);
+
+  ReasoningFormat format_;
+  std::string text_;
+  size_t reasoning_sent_ = 0;
+  size_t content_sent_ = 0;
+};
+
+}  // namespace radixlm::chat

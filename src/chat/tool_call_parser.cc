@@ -1,0 +1,415 @@
+#include "chat/tool_call_parser.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "chat/json_scan.h"
+
+namespace radixlm::chat {
+namespace {
+
+constexpr std::string_view kHermesOpen = "<tool_call>";
+constexpr std::string_view kHermesClose = "</tool_call>";
+constexpr std::string_view kMistralMarker = "[TOOL_CALLS]";
+constexpr std::string_view kPythonTag = "<|python_tag|>";
+
+bool AllSpace(std::string_view text) { return SkipJsonSpace(text, 0) == text.size(); }
+
+// Length of the longest suffix of `text` that is a proper prefix of `marker` (text that may
+// still become the marker once more arrives).
+size_t HeldMarkerPrefix(std::string_view text, std::string_view marker) {
+  for (size_t n = std::min(text.size(), marker.size() - 1); n > 0; --n) {
+    if (text.substr(text.size() - n) == marker.substr(0, n)) return n;
+  }
+  return 0;
+}
+
+enum class Scan { kComplete, kIncomplete, kInvalid };
+
+// One call object {"name": ..., "arguments" | "parameters": ...} at text[pos].
+struct CallScan {
+  Scan status = Scan::kInvalid;
+  size_t end = 0;  // kComplete: one past '}'
+  PartialToolCall call;
+  bool name_known = false;
+};
+
+}  // namespace
+
+// Walks one reply; shared by every format.
+class ToolOutputScanner {
+ public:
+  ToolOutputScanner(const ToolCallParser& parser, std::string_view text, bool final)
+      : parser_(parser), text_(text), final_(final) {}
+
+  ToolParseSnapshot Run() {
+    switch (parser_.format_) {
+      case ToolCallFormat::kQwen25:
+        RunTagged(kHermesOpen, /*list=*/false);
+        break;
+      case ToolCallFormat::kMistral:
+        RunTagged(kMistralMarker, /*list=*/true);
+        break;
+      case ToolCallFormat::kLlama3:
+        RunLlama3();
+        break;
+      case ToolCallFormat::kJson:
+        RunLeading(0, /*list=*/true, /*separator=*/'\0');
+        break;
+    }
+    return std::move(out_);
+  }
+
+ private:
+  CallScan ScanCall(size_t pos) const {
+    CallScan r;
+    if (pos >= text_.size()) return {Scan::kIncomplete, pos, {}, false};
+    if (text_[pos] != '{') return r;
+    bool has_args = false;
+    size_t i = pos + 1;
+    bool first = true;
+    while (true) {
+      i = SkipJsonSpace(text_, i);
+      if (i >= text_.size()) return Partial(r, has_args);
+      if (text_[i] == '}' && first) break;
+      if (!first) {
+        if (text_[i] == '}') break;
+        if (text_[i] != ',') return r;
+        i = SkipJsonSpace(text_, i + 1);
+        if (i >= text_.size()) return Partial(r, has_args);
+      }
+      first = false;
+      const JsonScanResult key = ScanJsonValue(text_, i);
+      if (key.status != JsonScan::kComplete) {
+        return key.status == JsonScan::kIncomplete ? Partial(r, has_args) : r;
+      }
+      std::string key_text;
+      if (!DecodeJsonString(text_.substr(i, key.end - i), &key_text)) return r;
+      i = SkipJsonSpace(text_, key.end);
+      if (i >= text_.size()) return Partial(r, has_args);
+      if (text_[i] != ':') return r;
+      i = SkipJsonSpace(text_, i + 1);
+      if (i >= text_.size()) return Partial(r, has_args);
+      const JsonScanResult value = ScanJsonValue(text_, i);
+      if (value.status == JsonScan::kInvalid) return r;
+      const bool is_args = key_text == "arguments" || key_text == "parameters";
+      if (value.status == JsonScan::kIncomplete) {
+        if (is_args) {
+          has_args = true;
+          r.call.arguments = std::string(text_.substr(i));
+        }
+        return Partial(r, has_args);
+      }
+      if (key_text == "name") {
+        if (!DecodeJsonString(text_.substr(i, value.end - i), &r.call.name)) return r;
+        if (!parser_.KnownName(r.call.name)) return r;
+        r.name_known = true;
+      } else if (is_args) {
+        has_args = true;
+        r.call.arguments = std::string(text_.substr(i, value.end - i));
+      }
+      i = value.end;
+    }
+    if (!r.name_known) return r;
+    if (!has_args) r.call.arguments = "{}";
+    r.call.complete = true;
+    r.status = Scan::kComplete;
+    r.end = i + 1;
+    return r;
+  }
+
+  // An unfinished call: its arguments are only shown while they are the last thing written
+  // after a known name (before that, nothing of the call is settled).
+  static CallScan Partial(CallScan r, bool args_in_progress) {
+    r.status = Scan::kIncomplete;
+    if (!r.name_known) r.call = {};
+    if (r.name_known && !args_in_progress) r.call.arguments.clear();
+    return r;
+  }
+
+  // Content outside calls. After a call, leading whitespace is dropped (the newline before the
+  // next marker is layout, not content).
+  void AddContent(std::string_view text) {
+    if (!out_.calls.empty() || calls_seen_) {
+      const size_t start = SkipJsonSpace(text, 0);
+      text = text.substr(start);
+    }
+    out_.content.append(text);
+  }
+
+  // Content at the end of the settled text: on a partial parse, a tail that may still grow
+  // into `marker` is held back, and whitespace after a call is held until something follows.
+  void AddTail(std::string_view tail, std::string_view marker) {
+    if (!final_) {
+      if (!marker.empty()) tail.remove_suffix(HeldMarkerPrefix(tail, marker));
+      if (calls_seen_ && AllSpace(tail)) return;
+    }
+    AddContent(tail);
+  }
+
+  // Calls from text_[pos]: one object, a '[' list of objects (list), or objects separated by
+  // `separator`. Returns where the calls end, or nullopt when the text ends inside them (the
+  // parse is then over). On a malformed call, the text from it on is content.
+  std::optional<size_t> ScanCalls(size_t pos, bool list, char separator) {
+    size_t i = SkipJsonSpace(text_, pos);
+    if (i >= text_.size()) return Unfinished(pos);
+    const bool in_list = list && text_[i] == '[';
+    if (in_list) i = SkipJsonSpace(text_, i + 1);
+    // json and llama3 accept objects written back to back ("{...}{...}" or "{...}\n{...}").
+    const bool adjacent =
+        parser_.format_ == ToolCallFormat::kJson || parser_.format_ == ToolCallFormat::kLlama3;
+    while (true) {
+      const CallScan call = ScanCall(i);
+      if (call.status == Scan::kInvalid) return Malformed(pos);
+      if (call.status == Scan::kIncomplete) {
+        if (call.name_known) pending_.push_back(call.call);
+        return Unfinished(pos);
+      }
+      pending_.push_back(call.call);
+      size_t j = SkipJsonSpace(text_, call.end);
+      if (j >= text_.size()) {
+        if (!final_ && (in_list || separator != '\0' || adjacent)) return Unfinished(pos);
+        if (in_list) return Malformed(pos);
+        return Commit(j);
+      }
+      if (in_list) {
+        if (text_[j] == ']') return Commit(j + 1);
+        if (text_[j] == '{') {  // a missing comma
+          i = j;
+          continue;
+        }
+        if (text_[j] != ',') return Malformed(pos);
+        i = SkipJsonSpace(text_, j + 1);
+        if (i < text_.size() && text_[i] == ']') return Commit(i + 1);  // a trailing comma
+        continue;
+      }
+      if (separator != '\0' && text_[j] == separator) {
+        i = SkipJsonSpace(text_, j + 1);
+        if (i >= text_.size()) return final_ ? Commit(j + 1) : Unfinished(pos);
+        continue;
+      }
+      if (adjacent && text_[j] == '{') {
+        i = j;
+        continue;
+      }
+      return Commit(call.end);
+    }
+  }
+
+  std::optional<size_t> Commit(size_t end) {
+    for (PartialToolCall& c : pending_) out_.calls.push_back(std::move(c));
+    pending_.clear();
+    calls_seen_ = true;
+    return end;
+  }
+  // The text ends inside the calls: a partial parse shows the calls whose names are known;
+  // a final one gives the unfinished calls back as text.
+  std::optional<size_t> Unfinished(size_t pos) {
+    if (final_) {
+      pending_.clear();
+      AddContent(text_.substr(region_start_));
+    } else {
+      for (PartialToolCall& c : pending_) out_.calls.push_back(std::move(c));
+      pending_.clear();
+    }
+    (void)pos;
+    return std::nullopt;
+  }
+  std::optional<size_t> Malformed(size_t) {
+    pending_.clear();
+    AddContent(text_.substr(region_start_));
+    return std::nullopt;
+  }
+
+  // Formats whose calls follow a marker anywhere in the text (qwen25's repeat; mistral's once).
+  void RunTagged(std::string_view marker, bool list) {
+    size_t pos = 0;
+    while (true) {
+      const size_t m = text_.find(marker, pos);
+      if (m == std::string_view::npos) {
+        AddTail(text_.substr(pos), marker);
+        return;
+      }
+      AddContent(text_.substr(pos, m - pos));
+      region_start_ = m;
+      std::optional<size_t> end = ScanCalls(m + marker.size(), list, '\0');
+      if (!end.has_value()) return;
+      pos = *end;
+      if (marker == kHermesOpen) {
+        // The closing tag; a reply cut right after the JSON still counts as a call.
+        const size_t j = SkipJsonSpace(text_, pos);
+        const std::string_view rest = text_.substr(j);
+        if (rest.substr(0, kHermesClose.size()) == kHermesClose) {
+          pos = j + kHermesClose.size();
+        } else if (kHermesClose.substr(0, rest.size()) == rest) {
+          if (!final_) return;  // maybe the closing tag, arriving
+          pos = text_.size();
+        }
+      }
+    }
+  }
+
+  // Calls at the start of the text (after whitespace): json and llama3 without the tag. Text
+  // that does not start like a call is content.
+  void RunLeading(size_t pos, bool list, char separator) {
+    const size_t i = SkipJsonSpace(text_, pos);
+    if (i >= text_.size()) {
+      if (final_) AddContent(text_.substr(pos));
+      return;
+    }
+    if (text_[i] != '{' && !(list && text_[i] == '[')) {
+      AddContent(text_.substr(pos));
+      return;
+    }
+    region_start_ = pos;
+    std::optional<size_t> end = ScanCalls(i, list, separator);
+    if (end.has_value()) AddTail(text_.substr(*end), "");
+  }
+
+  void RunLlama3() {
+    const size_t tag = text_.find(kPythonTag);
+    if (tag != std::string_view::npos) {
+      AddContent(text_.substr(0, tag));
+      region_start_ = tag;
+      std::optional<size_t> end = ScanCalls(tag + kPythonTag.size(), false, ';');
+      if (end.has_value()) AddTail(text_.substr(*end), "");
+      return;
+    }
+    const size_t i = SkipJsonSpace(text_, 0);
+    if (i < text_.size() && text_[i] == '{') {
+      region_start_ = 0;
+      std::optional<size_t> end = ScanCalls(i, false, ';');
+      if (end.has_value()) AddTail(text_.substr(*end), "");
+      return;
+    }
+    if (!final_ && i >= text_.size()) return;  // only whitespace yet
+    AddTail(text_, kPythonTag);
+  }
+
+  const ToolCallParser& parser_;
+  const std::string_view text_;
+  const bool final_;
+  ToolParseSnapshot out_;
+  std::vector<PartialToolCall> pending_;
+  size_t region_start_ = 0;  // where the calls being scanned begin (their text if malformed)
+  bool calls_seen_ = false;
+};
+
+StatusOr<ToolCallFormat> ToolCallFormatFromName(std::string_view name) {
+  if (name == "qwen25" || name == "qwen" || name == "hermes") return ToolCallFormat::kQwen25;
+  if (name == "llama3") return ToolCallFormat::kLlama3;
+  if (name == "mistral") return ToolCallFormat::kMistral;
+  if (name == "json") return ToolCallFormat::kJson;
+  return InvalidArgument("unknown tool-call parser \"" + std::string(name) +
+                         "\"; expected qwen25 (hermes), llama3, mistral or json");
+}
+
+std::string_view ToolCallFormatName(ToolCallFormat format) {
+  switch (format) {
+    case ToolCallFormat::kQwen25:
+      return "qwen25";
+    case ToolCallFormat::kLlama3:
+      return "llama3";
+    case ToolCallFormat::kMistral:
+      return "mistral";
+    case ToolCallFormat::kJson:
+      return "json";
+  }
+  return "json";
+}
+
+ToolCallFormat DetectToolCallFormat(std::string_view source) {
+  if (source.find(kHermesOpen) != std::string_view::npos) return ToolCallFormat::kQwen25;
+  if (source.find(kMistralMarker) != std::string_view::npos) return ToolCallFormat::kMistral;
+  if (source.find(kPythonTag) != std::string_view::npos ||
+      source.find("ipython") != std::string_view::npos) {
+    return ToolCallFormat::kLlama3;
+  }
+  return ToolCallFormat::kJson;
+}
+
+bool ToolCallParser::KnownName(std::string_view name) const {
+  if (tool_names_.empty()) return !name.empty();
+  return std::find(tool_names_.begin(), tool_names_.end(), name) != tool_names_.end();
+}
+
+ToolParseSnapshot ToolCallParser::Snapshot(std::string_view text, bool final) const {
+  return ToolOutputScanner(*this, text, final).Run();
+}
+
+ParsedToolOutput ToolCallParser::Parse(std::string_view text) const {
+  ToolParseSnapshot snapshot = Snapshot(text, /*final=*/true);
+  ParsedToolOutput out;
+  out.content = std::move(snapshot.content);
+  for (PartialToolCall& c : snapshot.calls) {
+    out.calls.push_back({std::move(c.name), std::move(c.arguments)});
+  }
+  return out;
+}
+
+ToolStreamDelta ToolCallStreamParser::Diff(const ToolParseSnapshot& snapshot) {
+  ToolStreamDelta delta;
+  // A call already streamed turned out malformed or cut short: the parse now reads its text
+  // as content, which must not be streamed; nothing more is.
+  if (snapshot.calls.size() < sent_.size()) return delta;
+  // The settled content only grows.
+  if (snapshot.content.size() > content_sent_) {
+    delta.content = snapshot.content.substr(content_sent_);
+    content_sent_ = snapshot.content.size();
+  }
+  for (size_t i = 0; i < snapshot.calls.size(); ++i) {
+    const PartialToolCall& call = snapshot.calls[i];
+    ToolCallDelta d;
+    d.index = static_cast<int>(i);
+    if (i >= sent_.size()) {
+      sent_.push_back(0);
+      d.name = call.name;
+    }
+    if (call.arguments.size() > sent_[i]) {
+      d.arguments = call.arguments.substr(sent_[i]);
+      sent_[i] = call.arguments.size();
+    }
+    if (d.name.has_value() || !d.arguments.empty()) delta.calls.push_back(std::move(d));
+  }
+  return delta;
+}
+
+ToolStreamDelta ToolCallStreamParser::Feed(std::string_view text) {
+  text_.append(text);
+  return Diff(parser_.Snapshot(text_, /*final=*/false));
+}
+
+ToolStreamDelta ToolCallStreamParser::Finish() {
+  return Diff(parser_.Snapshot(text_, /*final=*/true));
+}
+
+std::string FormatToolCalls(ToolCallFormat format, const std::vector<ToolCall>& calls) {
+  auto object = [&](const ToolCall& c) {
+    const char* args_key = format == ToolCallFormat::kLlama3 ? "parameters" : "arguments";
+    return "{\"name\": " + nlohmann::json(c.name).dump() + ", \"" + args_key +
+           "\": " + (c.arguments.empty() ? std::string("{}") : c.arguments) + "}";
+  };
+  std::string out;
+  switch (format) {
+    case ToolCallFormat::kQwen25:
+      for (size_t i = 0; i < calls.size(); ++i) {
+        if (i > 0) out += "\n";
+        out +=
+            std::string(kHermesOpen) + "\n" + object(calls[i]) + "\n" + std::string(kHermesClose);
+      }
+      return out;
+    case ToolCallFormat::kLlama3:
+      for (size_t i = 0; i < calls.size(); ++i) out += (i > 0 ? "; " : "") + object(calls[i]);
+      return out;
+    case ToolCallFormat::kJson:
+      for (size_t i = 0; i < calls.size(); ++i) out += (i > 0 ? "\n" : "") + object(calls[i]);
+      return out;
+    case ToolCallFormat::kMistral:
+      out = std::string(kMistralMarker) + " [";
+      for (size_t i = 0; i < calls.size(); ++i) out += (i > 0 ? ", " : "") + object(calls[i]);
+      return out + "]";
+  }
+  return out;
+}
+
+}  // namespace radixlm::chat

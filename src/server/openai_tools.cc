@@ -1,0 +1,154 @@
+#include "server/openai_tools.h"
+
+#include <algorithm>
+
+#include "grammar/json_patterns.h"
+#include "server/json_fields.h"
+
+namespace radixlm::server {
+namespace {
+
+using json = nlohmann::json;
+namespace jp = grammar::json_patterns;
+
+bool ValidName(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
+  });
+}
+
+Status ReadTools(const json& tools, ToolRequest* r) {
+  if (!tools.is_array()) return WrongType("tools", "a list of tools", tools);
+  for (size_t i = 0; i < tools.size(); ++i) {
+    const std::string field = "tools[" + std::to_string(i) + "]";
+    const json& tool = tools[i];
+    if (!tool.is_object()) return WrongType(field, "an object", tool);
+    const json* type = FindField(tool, "type");
+    if (type == nullptr || *type != "function") {
+      return InvalidArgument(field + ".type must be \"function\"");
+    }
+    const json* fn = FindField(tool, "function");
+    if (fn == nullptr || !fn->is_object()) {
+      return InvalidArgument(field + ".function must be an object");
+    }
+    const json* name = FindField(*fn, "name");
+    if (name == nullptr || !name->is_string() || !ValidName(name->get<std::string>())) {
+      return InvalidArgument(field + ".function.name must be 1 to 64 letters, digits, '_' or '-'");
+    }
+    ToolFunction f;
+    f.name = name->get<std::string>();
+    for (const ToolFunction& other : r->functions) {
+      if (other.name == f.name) return InvalidArgument(field + ": duplicate function " + f.name);
+    }
+    if (const json* params = FindField(*fn, "parameters"); params != nullptr) {
+      if (!params->is_object())
+        return WrongType(field + ".function.parameters", "a JSON schema object", *params);
+      f.parameters = *params;
+    }
+    r->functions.push_back(std::move(f));
+  }
+  r->tools = tools;
+  return Status::Ok();
+}
+
+Status ReadToolChoice(const json& choice, ToolRequest* r) {
+  if (choice.is_string()) {
+    const std::string s = choice.get<std::string>();
+    if (s == "none")
+      r->choice = ToolChoice::kNone;
+    else if (s == "auto")
+      r->choice = ToolChoice::kAuto;
+    else if (s == "required")
+      r->choice = ToolChoice::kRequired;
+    else
+      return InvalidArgument("tool_choice must be none, auto, required or a function, got \"" + s +
+                             "\"");
+    return Status::Ok();
+  }
+  if (!choice.is_object()) return WrongType("tool_choice", "a string or an object", choice);
+  const json* fn = FindField(choice, "function");
+  const json* name = fn != nullptr && fn->is_object() ? FindField(*fn, "name") : nullptr;
+  if (name == nullptr || !name->is_string()) {
+    return InvalidArgument(
+        "tool_choice must be {\"type\": \"function\", \"function\": {\"name\": ...}}");
+  }
+  r->choice = ToolChoice::kNamed;
+  r->named = name->get<std::string>();
+  return Status::Ok();
+}
+
+std::string CallRegex(const ToolFunction& f, chat::ToolCallFormat format,
+                      const std::string& params_regex) {
+  const char* key = format == chat::ToolCallFormat::kLlama3 ? "parameters" : "arguments";
+  return jp::EscapeRegex("{\"name\": " + json(f.name).dump() + ", \"" + key + "\": ") +
+         "(?:" + params_regex + ")\\}";
+}
+
+}  // namespace
+
+std::vector<std::string> ToolRequest::names() const {
+  std::vector<std::string> out;
+  for (const ToolFunction& f : functions) out.push_back(f.name);
+  return out;
+}
+
+StatusOr<ToolRequest> ParseToolRequest(const json& body) {
+  ToolRequest r;
+  const json* tools = FindField(body, "tools");
+  if (tools != nullptr) RADIXLM_RETURN_IF_ERROR(ReadTools(*tools, &r));
+  if (IsFieldSet(body, "functions")) {
+    return Unimplemented("functions (the deprecated form of tools) is not supported; use tools");
+  }
+  if (const json* choice = FindField(body, "tool_choice"); choice != nullptr) {
+    RADIXLM_RETURN_IF_ERROR(ReadToolChoice(*choice, &r));
+    if (r.forced() && r.functions.empty()) {
+      return InvalidArgument("tool_choice requires tools");
+    }
+  }
+  if (r.choice == ToolChoice::kNamed) {
+    const std::vector<std::string> names = r.names();
+    if (std::find(names.begin(), names.end(), r.named) == names.end()) {
+      return InvalidArgument("tool_choice names function \"" + r.named +
+                             "\", which is not among the tools");
+    }
+  }
+  RADIXLM_RETURN_IF_ERROR(ReadBool(body, "parallel_tool_calls", &r.parallel));
+  return r;
+}
+
+StatusOr<std::string> ForcedToolCallRegex(const ToolRequest& request, chat::ToolCallFormat format,
+                                          const grammar::JsonSchemaOptions& options) {
+  std::string one;  // any one allowed call
+  for (const ToolFunction& f : request.functions) {
+    if (request.choice == ToolChoice::kNamed && f.name != request.named) continue;
+    std::string params = "\\{\\}";
+    if (!f.parameters.is_null()) {
+      StatusOr<std::string> regex = grammar::JsonSchemaToRegex(f.parameters.dump(), options);
+      if (!regex.ok()) {
+        return InvalidArgument("tools: the parameters of function " + f.name + ": " +
+                               regex.status().message());
+      }
+      params = *regex;
+    }
+    if (!one.empty()) one += "|";
+    one += CallRegex(f, format, params);
+  }
+  one = "(?:" + one + ")";
+  // One call. A small model offered "one or more" keeps adding calls until max_tokens, and a
+  // bounded count would copy the alternation once per call (large tool lists then overflow
+  // the DFA's cap), so forced decoding makes exactly one call.
+  switch (format) {
+    case chat::ToolCallFormat::kQwen25:
+      return "<tool_call>\\n" + one + "\\n</tool_call>";
+    case chat::ToolCallFormat::kLlama3:
+    case chat::ToolCallFormat::kJson:
+      return one;
+    case chat::ToolCallFormat::kMistral:
+      return "\\[TOOL_CALLS\\] \\[" + one + "\\]";
+  }
+  return one;
+}
+
+}  // namespace radixlm::server

@@ -1,0 +1,51 @@
+// OpenAI function calling on /v1/chat/completions: the request's `tools`, `tool_choice` and
+// `parallel_tool_calls`, and the grammar that constrains a forced call.
+//
+// tool_choice "required" or {"type": "function", "function": {"name": ...}} constrains decoding
+// with a regex built from the functions' JSON schemas in the parser's format (json-schema ->
+// regex from src/grammar), so the reply always parses as calls whose arguments match their
+// schemas. Both make exactly one call (a small model offered "one or more" keeps adding calls
+// until max_tokens); parallel calls come from "auto", where the parsers read as many as the
+// model writes. "auto" leaves decoding free and parses what the model writes; "none" ignores
+// the tools.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "chat/tool_call_parser.h"
+#include "grammar/json_schema.h"
+#include "util/status.h"
+
+namespace radixlm::server {
+
+enum class ToolChoice { kNone, kAuto, kRequired, kNamed };
+
+struct ToolFunction {
+  std::string name;
+  nlohmann::json parameters;  // a JSON schema; null when the function takes none
+};
+
+struct ToolRequest {
+  nlohmann::json tools;  // as sent (the chat template receives them)
+  std::vector<ToolFunction> functions;
+  ToolChoice choice = ToolChoice::kAuto;
+  std::string named;     // kNamed: the function
+  bool parallel = true;  // read and reported; forced decoding makes one call either way
+
+  std::vector<std::string> names() const;
+  bool active() const { return choice != ToolChoice::kNone && !functions.empty(); }
+  bool forced() const { return choice == ToolChoice::kRequired || choice == ToolChoice::kNamed; }
+};
+
+// Reads tools / tool_choice / parallel_tool_calls from a chat request body. InvalidArgument
+// naming the field for malformed tools, names, schemas, or a named choice not among them.
+StatusOr<ToolRequest> ParseToolRequest(const nlohmann::json& body);
+
+// The regex a forced reply must match (ToolRequest::forced()). InvalidArgument when a
+// function's parameters are not a schema radixlm can compile.
+StatusOr<std::string> ForcedToolCallRegex(const ToolRequest& request, chat::ToolCallFormat format,
+                                          const grammar::JsonSchemaOptions& options);
+
+}  // namespace radixlm::server

@@ -1,0 +1,42 @@
+"""serve --reasoning-parser: the thinking block goes to reasoning_content, streamed as its own
+deltas; unknown parser names stop the server with a message."""
+
+import subprocess
+
+import openai
+import pytest
+
+from conftest import Server, _binary, _model
+
+
+@pytest.fixture(scope="module")
+def r1_server():
+    s = Server(extra_args=["--reasoning-parser", "deepseek-r1"])
+    yield s
+    assert s.stop() == 0
+
+
+def test_deepseek_r1_reply_without_end_tag_is_all_reasoning(r1_server):
+    client = openai.OpenAI(base_url=r1_server.url + "/v1", api_key="x", max_retries=0)
+    kwargs = dict(model="m", messages=[{"role": "user", "content": "Count to five."}],
+                  temperature=0, max_tokens=16, stop=["</think>"])
+    full = client.chat.completions.create(**kwargs).choices[0].message
+    # Gemma-3 never writes </think> (it is a stop string here), so the whole reply is thinking.
+    assert full.reasoning_content
+    assert full.content == ""
+    reasoning, content = "", ""
+    for chunk in client.chat.completions.create(stream=True, **kwargs):
+        if chunk.choices:
+            delta = chunk.choices[0].delta
+            reasoning += getattr(delta, "reasoning_content", None) or ""
+            content += delta.content or ""
+    assert reasoning == full.reasoning_content
+    assert content == ""
+
+
+def test_unknown_parser_names_are_refused():
+    for flag, name in [("--reasoning-parser", "r2"), ("--tool-call-parser", "gemma")]:
+        out = subprocess.run([_binary(), "serve", "--port", "0", "--model-path", _model(), flag,
+                              name], capture_output=True, text=True, timeout=300)
+        assert out.returncode != 0
+        assert name in out.stderr

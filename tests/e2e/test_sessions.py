@@ -1,0 +1,274 @@
+"""SGLang's streaming sessions against the real server: /open_session, session_params on
+/generate, /close_session; KV reuse turn by turn, replace / backtrack, abort rollback, limits."""
+
+import json
+import threading
+import uuid
+
+from conftest import Server, sse_events
+
+G = "/generate"
+GREEDY = {"temperature": 0, "max_new_tokens": 8}
+
+
+def tokens(server, text, bos):
+    r = server.post("/tokenize", {"prompt": text, "add_special_tokens": bos})
+    assert r.status_code == 200, r.text
+    return r.json()["tokens"]
+
+
+def open_session(server, **body):
+    r = server.post("/open_session", {"capacity_of_str_len": 1000, **body})
+    assert r.status_code == 200, r.text
+    session_id = r.json()
+    assert isinstance(session_id, str) and session_id
+    return session_id
+
+
+def close_session(server, session_id):
+    r = server.post("/close_session", {"session_id": session_id})
+    assert r.status_code == 200, r.text
+
+
+def test_five_turns_reuse_the_session_kv(server):
+    sid = open_session(server, streaming=True)
+    tag = uuid.uuid4().hex[:8]  # no other test shares this history
+    texts = [f"Session {tag}: let me tell you about France.", " The capital of France is",
+             " The population of the city is", " A brief history of that city:",
+             " Its most famous museum is"]
+    turns = []  # (own ids, prompt_tokens, output ids)
+    total = 0
+    for i, text in enumerate(texts):
+        own = tokens(server, text, bos=(i == 0))
+        r = server.post(G, {"input_ids": own, "session_params": {"id": sid},
+                            "sampling_params": GREEDY})
+        assert r.status_code == 200, r.text
+        out = r.json()
+        meta = out["meta_info"]
+        assert meta["finish_reason"]["type"] in ("length", "stop")
+        # The prompt is every earlier turn's prompt and completion, then this turn's ids.
+        assert meta["prompt_tokens"] == total + len(own), (i, meta)
+        if i == 0:
+            assert meta["cached_tokens"] == 0
+        else:
+            # The history's KV came from the tree: all of it but the newest output token,
+            # which was sampled, never fed back.
+            assert meta["cached_tokens"] == total - 1, (i, meta)
+        turns.append((own, meta["prompt_tokens"], out["output_ids"]))
+        total = meta["prompt_tokens"] + meta["completion_tokens"]
+    # The session's KV is protected from eviction while it is open.
+    assert server.server_info()["internal_states"][0]["protected_tokens"] >= total - 1
+    close_session(server, sid)
+    assert server.post("/close_session", {"session_id": sid}).status_code == 404
+
+    # The same outputs as plain requests whose prompt is the whole history.
+    assert server.post("/flush_cache").status_code == 200
+    history = []
+    for own, prompt_tokens, output_ids in turns:
+        history += own
+        assert len(history) == prompt_tokens
+        r = server.post(G, {"input_ids": history, "sampling_params": GREEDY})
+        assert r.json()["output_ids"] == output_ids
+        history += output_ids
+
+
+def test_sglang_replace_and_backtrack(server):
+    """SGLang's test_session_control flow: rid + offset -1 + replace, then a backtrack."""
+    chunks = ["Let me tell you something about Spain.", " The capital of Spain is",
+              " The population of the city is", " A brief history about that city is"]
+    ids = [tokens(server, c, bos=(i == 0)) for i, c in enumerate(chunks)]
+    params = {"temperature": 0, "no_stop_trim": True, "skip_special_tokens": False}
+    sid = open_session(server)
+    r = server.post("/open_session", {"capacity_of_str_len": 1000, "session_id": sid})
+    assert r.status_code == 400 and "already open" in r.json()["error"]["message"]
+
+    rid, first_rid = None, None
+    outputs = []
+    total = 0  # the previous turn's prompt + completion
+    for i, chunk in enumerate(ids):
+        max_new = 12 if i > 0 else 1
+        r = server.post(G, {"input_ids": chunk,
+                            "session_params": {"id": sid, "rid": rid, "offset": -1,
+                                               "replace": True},
+                            "sampling_params": {**params, "max_new_tokens": max_new},
+                            "return_logprob": True, "logprob_start_len": total - 1})
+        assert r.status_code == 200, r.text
+        out = r.json()
+        meta = out["meta_info"]
+        rid = meta["id"]
+        first_rid = first_rid or rid
+        # offset -1 drops the previous turn's newest token, then this chunk follows.
+        assert meta["prompt_tokens"] == max(total - 1, 0) + len(chunk)
+        if i > 0:
+            outputs.append(out["output_ids"])
+            # All of the history came from the tree, but the rows input logprobs need
+            # (from logprob_start_len - 1 on), which are recomputed.
+            assert meta["cached_tokens"] == total - 2, meta
+            assert len(meta["input_token_logprobs"]) == meta["prompt_tokens"] - (total - 1)
+        total = meta["prompt_tokens"] + meta["completion_tokens"]
+    start = total
+
+    # logprob_start_len past the composed prompt: refused.
+    r = server.post(G, {"input_ids": ids[-1],
+                        "session_params": {"id": sid, "rid": rid, "offset": -1, "replace": True},
+                        "sampling_params": {**params, "max_new_tokens": 4},
+                        "return_logprob": True, "logprob_start_len": start + len(ids[-1])})
+    assert r.status_code == 400, r.text
+    assert "logprob_start_len" in r.json()["error"]["message"]
+
+    # Backtrack to the first turn; the later turns are dropped.
+    r = server.post(G, {"input_ids": ids[-1],
+                        "session_params": {"id": sid, "rid": first_rid, "offset": -1,
+                                           "replace": True},
+                        "sampling_params": {**params, "max_new_tokens": 12}})
+    assert r.status_code == 200, r.text
+    outputs.append(r.json()["output_ids"])
+    r = server.post(G, {"input_ids": ids[-1],
+                        "session_params": {"id": sid, "rid": rid, "offset": -1, "replace": True},
+                        "sampling_params": {**params, "max_new_tokens": 12}})
+    assert r.status_code == 400 and "not a turn of session" in r.json()["error"]["message"]
+
+    close_session(server, sid)
+    r = server.post(G, {"input_ids": ids[-1],
+                        "session_params": {"id": sid, "rid": first_rid, "offset": -1,
+                                           "replace": True},
+                        "sampling_params": {**params, "max_new_tokens": 12}})
+    assert r.status_code == 400 and "is not open" in r.json()["error"]["message"]
+
+    # Without a session: the same prompts built by hand give the same outputs.
+    plain = []
+    input_ids = []
+    first_prompt = None
+    for i, chunk in enumerate(ids):
+        input_ids += chunk
+        out = server.post(G, {"input_ids": input_ids,
+                              "sampling_params": {**params,
+                                                  "max_new_tokens": 12 if i > 0 else 1}}).json()
+        if i > 0:
+            plain.append(out["output_ids"])
+        input_ids += out["output_ids"][:-1]
+        if i == 0:
+            first_prompt = list(input_ids)
+    out = server.post(G, {"input_ids": first_prompt + ids[-1],
+                          "sampling_params": {**params, "max_new_tokens": 12}}).json()
+    plain.append(out["output_ids"])
+    assert outputs == plain
+
+
+def test_streaming_turn_and_abort_rollback(server):
+    sid = open_session(server, streaming=True)
+    tag = uuid.uuid4().hex[:8]
+    first = tokens(server, f"Notes {tag}: the river flows", bos=True)
+    r = server.post(G, {"input_ids": first, "session_params": {"id": sid},
+                        "sampling_params": GREEDY})
+    meta = r.json()["meta_info"]
+    total = meta["prompt_tokens"] + meta["completion_tokens"]
+
+    # A streamed turn, aborted while it runs: the session rolls back to the first turn.
+    own = tokens(server, " and then", bos=False)
+    body = {"input_ids": own, "rid": f"long-{tag}", "stream": True,
+            "session_params": {"id": sid},
+            "sampling_params": {"temperature": 0, "max_new_tokens": 400, "ignore_eos": True}}
+    events = []
+    with server.post(G, body, stream=True) as resp:
+        assert resp.status_code == 200
+        for line in resp.iter_lines():
+            if not line:
+                continue
+            payload = line.decode("utf-8")[len("data: "):]
+            if payload == "[DONE]":
+                break
+            events.append(json.loads(payload))
+            if len(events) == 1:  # it runs: abort it
+                abort = server.post("/abort_request", {"rid": f"long-{tag}"})
+                assert abort.json()["success"] is True
+    assert events[-1]["meta_info"]["finish_reason"]["type"] == "abort"
+    assert events[-1]["meta_info"]["completion_tokens"] < 400
+
+    # A streamed turn that completes continues from the first turn only.
+    body = {"input_ids": own, "stream": True, "session_params": {"id": sid},
+            "sampling_params": GREEDY}
+    with server.post(G, body, stream=True) as resp:
+        events = sse_events(resp)
+    meta = events[-1]["meta_info"]
+    assert meta["prompt_tokens"] == total + len(own)
+    # (The aborted turn's KV of the same prompt is in the tree too, unpinned.)
+    assert meta["cached_tokens"] >= total - 1
+    close_session(server, sid)
+
+
+def test_session_errors_are_4xx_json():
+    s = Server(extra_args=["--max-open-sessions", "2"])
+    try:
+        a = open_session(s)
+        open_session(s, session_id="named")
+        r = s.post("/open_session", {"capacity_of_str_len": 10})
+        assert r.status_code == 400
+        assert "--max-open-sessions" in r.json()["error"]["message"]
+        close_session(s, "named")
+        open_session(s)
+
+        for body, needle in [
+            ({"text": "a", "session_params": {"id": "nope"}}, "is not open"),
+            ({"text": "a", "session_params": {"rid": "x"}}, "session_params.id is required"),
+            ({"text": "a", "session_params": "s"}, "session_params"),
+            ({"text": ["a", "b"], "session_params": {"id": a}}, "single prompt"),
+            ({"text": "a", "session_params": {"id": a, "replace": "yes"}}, "replace"),
+            ({"text": "a", "session_params": {"id": a},
+              "sampling_params": {"n": 2, "temperature": 0.5}}, "n = 1"),
+        ]:
+            r = s.post(G, body)
+            assert r.status_code == 400, (body, r.text)
+            assert needle in r.json()["error"]["message"], (body, r.text)
+        r = s.post("/close_session", {"session_id": "nope"})
+        assert r.status_code == 404 and "not open" in r.json()["error"]["message"]
+        assert s.post("/close_session", {}).status_code == 400
+        assert s.post("/open_session", {"capacity_of_str_len": -1}).status_code == 400
+        # A streamed refusal ends with an abort carrying the reason.
+        with s.post(G, {"text": "a", "stream": True, "session_params": {"id": "nope"}},
+                    stream=True) as resp:
+            events = sse_events(resp)
+        finish = events[-1]["meta_info"]["finish_reason"]
+        assert finish["type"] == "abort" and finish["status_code"] == 400
+        # Concurrent turns of one session that name no earlier turn all run.
+        results = []
+
+        def turn(i):
+            r = s.post(G, {"text": f"turn {i}", "session_params": {"id": a},
+                           "sampling_params": {"max_new_tokens": 2, "temperature": 0}})
+            results.append(r.status_code)
+
+        threads = [threading.Thread(target=turn, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert results == [200] * 4
+    finally:
+        assert s.stop() == 0
+
+
+def test_openai_routes_take_session_params(server):
+    """SGLang's OpenAI requests carry session_params too: a completion continues the session."""
+    sid = open_session(server, streaming=True)
+    tag = uuid.uuid4().hex[:8]
+    first = server.post("/v1/completions", {"model": "default", "prompt": f"Log {tag}: it rained",
+                                            "max_tokens": 5, "temperature": 0,
+                                            "session_params": {"id": sid}})
+    assert first.status_code == 200, first.text
+    usage = first.json()["usage"]
+    total = usage["prompt_tokens"] + usage["completion_tokens"]
+    own = tokens(server, " and then", bos=False)
+    second = server.post("/v1/completions", {"model": "default", "prompt": own, "max_tokens": 5,
+                                             "temperature": 0, "session_params": {"id": sid}})
+    assert second.status_code == 200, second.text
+    assert second.json()["usage"]["prompt_tokens"] == total + len(own)
+    for path, body in [("/v1/completions", {"prompt": "x"}),
+                       ("/v1/chat/completions", {"messages": [{"role": "user", "content": "x"}]})]:
+        r = server.post(path, {"model": "default", "max_tokens": 2,
+                               "session_params": {"id": "no-such-session"}, **body})
+        assert r.status_code == 400 and "is not open" in r.json()["error"]["message"], r.text
+    r = server.post("/v1/completions", {"model": "default", "prompt": ["a", "b"], "max_tokens": 2,
+                                        "session_params": {"id": sid}})
+    assert r.status_code == 400 and "single prompt" in r.json()["error"]["message"]
+    close_session(server, sid)

@@ -1,0 +1,72 @@
+// The /radix_tree query parameter and the JSON shape of a snapshot.
+#include "server/radix_tree_json.h"
+
+#include <gtest/gtest.h>
+
+#include "testing/fake_token_text.h"
+
+namespace radixlm::server {
+namespace {
+
+TEST(RadixTreeJsonTest, MaxNodesParameter) {
+  int32_t n = 0;
+  ApiError error;
+  EXPECT_TRUE(ParseMaxNodes("", &n, &error));
+  EXPECT_EQ(n, kDefaultTreeNodes);
+  EXPECT_TRUE(ParseMaxNodes("max_nodes=7", &n, &error));
+  EXPECT_EQ(n, 7);
+  EXPECT_TRUE(ParseMaxNodes("x=1&max_nodes=20000&y", &n, &error));
+  EXPECT_EQ(n, 20000);
+  for (const char* bad : {"max_nodes=0", "max_nodes=-3", "max_nodes=abc", "max_nodes=20001",
+                          "max_nodes=", "max_nodes=5x", "max_nodes=99999999999999999999"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_FALSE(ParseMaxNodes(bad, &n, &error));
+    EXPECT_EQ(error.http_status, 400);
+    EXPECT_NE(error.message.find("max_nodes"), std::string::npos);
+  }
+}
+
+TEST(RadixTreeJsonTest, SnapshotShape) {
+  RadixTreeSnapshot snap;
+  snap.version = 9;
+  snap.pool_size = 100;
+  snap.pool_free = 60;
+  snap.cache_hit_tokens = 30;
+  snap.prefill_tokens = 90;
+  snap.total_tokens = 12;
+  RadixTreeEntry root;
+  root.subtree_tokens = 12;
+  RadixTreeEntry node;
+  node.id = 4;
+  node.parent = 0;
+  node.tokens = 12;
+  node.hit_count = 2;
+  node.snippet_ids = {3 + ('h' - 'a'), 3 + ('i' - 'a')};  // the fake codec's 'h' 'i'
+  RadixTreeEntry others;
+  others.kind = RadixTreeEntry::Kind::kOthers;
+  others.parent = 0;
+  others.merged_subtrees = 3;
+  snap.entries = {root, node, others};
+  RadixTreeEvictionEntry ev;
+  ev.seq = 1;
+  ev.node_id = 2;
+  ev.tokens = 5;
+  snap.evictions.push_back(ev);
+  const nlohmann::json j = RadixTreeJson(snap, FakeTokenTextCodec());
+  EXPECT_EQ(j["version"], 9);
+  EXPECT_EQ(j["pool"]["used"], 40);
+  EXPECT_DOUBLE_EQ(j["cache_hit_rate"].get<double>(), 0.25);
+  ASSERT_EQ(j["nodes"].size(), 3u);
+  EXPECT_EQ(j["nodes"][0]["parent"], -1);
+  EXPECT_EQ(j["nodes"][1]["id"], 4);
+  EXPECT_EQ(j["nodes"][1]["hit_count"], 2);
+  EXPECT_EQ(j["nodes"][1]["text"], "hi");
+  EXPECT_EQ(j["nodes"][2]["kind"], "others");
+  EXPECT_TRUE(j["nodes"][2]["id"].is_null());
+  EXPECT_EQ(j["nodes"][2]["merged_subtrees"], 3);
+  EXPECT_EQ(j["evictions"][0]["tokens"], 5);
+  EXPECT_FALSE(RadixTreeCountersJson(snap).contains("nodes"));
+}
+
+}  // namespace
+}  // namespace radixlm::server
