@@ -6,8 +6,8 @@
 #include <cstdint>
 
 #include "server/api_error.h"
-#include "server/server_call.h"
 #include "server/metrics.h"
+#include "server/server_call.h"
 #include "server/server_log.h"
 #include "server/sse.h"
 
