@@ -1,5 +1,7 @@
 // Engine::Create(config): open the GGUF once; load its assets (tokenizer, chat template,
 // metadata) and the model; size the KV pool.
+#include <algorithm>
+
 #include "engine/engine.h"
 #include "engine/engine_core.h"
 #include "engine/model_backed_runner.h"
@@ -9,6 +11,53 @@
 #include "util/model_path.h"
 
 namespace radixlm {
+namespace {
+
+struct KvSizing {
+  int64_t pool_tokens = 0;      // full-attention layers (every layer without hybrid memory)
+  int64_t swa_pool_tokens = 0;  // sliding-window layers; 0: no pool of their own
+  int64_t sliding_window = 0;
+};
+
+// Token budgets of the KV pools. One F16 K and V row per layer per token; with hybrid SWA
+// memory, M bytes hold F full-layer tokens and r·F windowed-layer tokens where
+//   F = M / (row_bytes · (n_full + r · n_windowed)),  r = --swa-full-tokens-ratio.
+StatusOr<KvSizing> SizeKv(const EngineConfig& config, const model::ModelConfig& mc) {
+  int64_t n_windowed = 0;
+  int64_t window = 0;
+  for (int64_t l = 0; l < mc.n_layers; ++l) {
+    const int64_t w = mc.LayerAttention(l).sliding_window;
+    if (w > 0) ++n_windowed;
+    window = std::max(window, w);
+  }
+  const int64_t n_full = mc.n_layers - n_windowed;
+  const bool hybrid = !config.disable_hybrid_swa_memory && n_windowed > 0 && n_full > 0;
+  const double ratio = config.swa_full_tokens_ratio;
+  if (hybrid && !(ratio > 0 && ratio <= 1)) {
+    return InvalidArgument("--swa-full-tokens-ratio must be in (0, 1], got " +
+                           std::to_string(ratio));
+  }
+  const int64_t row_bytes = 2 * mc.kv_size() * 2;  // F16 K and V of one layer
+  KvSizing out;
+  out.pool_tokens = config.max_total_tokens;
+  if (out.pool_tokens <= 0) {
+    if (config.kv_cache_memory_mb <= 0) {
+      return InvalidArgument("set max_total_tokens or kv_cache_memory_mb");
+    }
+    const double bytes = static_cast<double>(config.kv_cache_memory_mb) * (int64_t{1} << 20);
+    const double layers_per_token =
+        hybrid ? static_cast<double>(n_full) + ratio * static_cast<double>(n_windowed)
+               : static_cast<double>(mc.n_layers);
+    out.pool_tokens = static_cast<int64_t>(bytes / (static_cast<double>(row_bytes) * layers_per_token));
+  }
+  if (hybrid) {
+    out.swa_pool_tokens = static_cast<int64_t>(ratio * static_cast<double>(out.pool_tokens));
+    out.sliding_window = window;
+  }
+  return out;
+}
+
+}  // namespace
 
 StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   RADIXLM_ASSIGN_OR_RETURN(std::string path, ResolveModelPath(config.model_path));
@@ -18,16 +67,10 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
 
   int64_t context = mc.context_length;
   if (config.context_length > 0) context = std::min(context, config.context_length);
-  // F16 K and V per layer per token.
-  const int64_t bytes_per_token = mc.n_layers * 2 * mc.kv_size() * 2;
-  int64_t pool_tokens = config.max_total_tokens;
-  if (pool_tokens <= 0) {
-    if (config.kv_cache_memory_mb <= 0) {
-      return InvalidArgument("set max_total_tokens or kv_cache_memory_mb");
-    }
-    pool_tokens = config.kv_cache_memory_mb * (int64_t{1} << 20) / bytes_per_token;
-  }
-  RADIXLM_ASSIGN_OR_RETURN(SchedulerConfig sc, ToSchedulerConfig(config, pool_tokens, context));
+  RADIXLM_ASSIGN_OR_RETURN(const KvSizing kv, SizeKv(config, mc));
+  RADIXLM_ASSIGN_OR_RETURN(
+      SchedulerConfig sc,
+      ToSchedulerConfig(config, kv.pool_tokens, context, kv.swa_pool_tokens, kv.sliding_window));
 
   model::ModelOptions mo;
   mo.n_threads = config.threads;
@@ -39,9 +82,10 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<model::Model> model,
                            model::Model::FromGguf(std::move(file), mo));
   const int64_t page = sc.page_size;
-  const int64_t kv_slots = (pool_tokens / page + 1) * page;
+  const int64_t kv_slots = (kv.pool_tokens / page + 1) * page;
+  const int64_t swa_kv_slots = kv.swa_pool_tokens > 0 ? (kv.swa_pool_tokens / page + 1) * page : 0;
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<ModelBackedRunner> runner,
-                           ModelBackedRunner::Create(std::move(model), kv_slots));
+                           ModelBackedRunner::Create(std::move(model), kv_slots, swa_kv_slots));
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<EngineCore> core,
                            EngineCore::Create(config, sc, std::move(runner), std::move(assets)));
   return std::unique_ptr<Engine>(new Engine(std::move(core)));
