@@ -20,8 +20,10 @@ struct KvSizing {
 };
 
 // Token budgets of the KV pools. One F16 K and V row per layer per token; with hybrid SWA
-// memory, M bytes hold F full-layer tokens and r·F windowed-layer tokens where
-//   F = M / (row_bytes · (n_full + r · n_windowed)),  r = --swa-full-tokens-ratio.
+// memory, M bytes hold F full-layer tokens and S = r·F windowed-layer tokens where
+//   F = M / (row_bytes · (n_full + r · n_windowed)),  r = --swa-full-tokens-ratio,
+// except that S is at least twice the window plus two pages (what one request needs; F is
+// then what the rest of M holds) and never more than F (--max-total-tokens sets F itself).
 StatusOr<KvSizing> SizeKv(const EngineConfig& config, const model::ModelConfig& mc) {
   int64_t n_windowed = 0;
   int64_t window = 0;
@@ -50,10 +52,17 @@ StatusOr<KvSizing> SizeKv(const EngineConfig& config, const model::ModelConfig& 
                : static_cast<double>(mc.n_layers);
     out.pool_tokens = static_cast<int64_t>(bytes / (static_cast<double>(row_bytes) * layers_per_token));
   }
-  if (hybrid) {
-    out.swa_pool_tokens = static_cast<int64_t>(ratio * static_cast<double>(out.pool_tokens));
-    out.sliding_window = window;
+  if (!hybrid) return out;
+  out.sliding_window = window;
+  out.swa_pool_tokens = static_cast<int64_t>(ratio * static_cast<double>(out.pool_tokens));
+  const int64_t least = 2 * (window + 2 * static_cast<int64_t>(config.page_size));
+  if (out.swa_pool_tokens < least && config.max_total_tokens <= 0) {
+    const int64_t units = config.kv_cache_memory_mb * (int64_t{1} << 20) / row_bytes;
+    out.swa_pool_tokens = least;
+    out.pool_tokens = (units - n_windowed * least) / n_full;
+    if (out.pool_tokens < least) out.pool_tokens = units / mc.n_layers;  // one pool's worth
   }
+  out.swa_pool_tokens = std::min(std::max(out.swa_pool_tokens, least), out.pool_tokens);
   return out;
 }
 

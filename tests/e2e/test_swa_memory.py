@@ -116,7 +116,7 @@ def test_long_prompts_give_the_same_outputs_and_continuations_hit(servers):
 
 def test_bad_swa_flags_are_refused_at_startup():
     for args in (["--swa-full-tokens-ratio", "0"], ["--swa-full-tokens-ratio", "1.5"],
-                 ["--kv-cache-memory-mb", "8", "--swa-full-tokens-ratio", "0.05"]):
+                 ["--swa-full-tokens-ratio", "-0.5"]):
         p = subprocess.run([_binary(), "serve", "--model-path", _model(), "--port", "0", *args],
                            capture_output=True, text=True, timeout=120)
         assert p.returncode != 0, args
