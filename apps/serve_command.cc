@@ -129,11 +129,11 @@ Status RunServe(ServeOptions opt) {
   const int threads = opt.engine.threads > 0
                           ? opt.engine.threads
                           : static_cast<int>(std::thread::hardware_concurrency());
-  const std::string swa_note =
-      sc.swa_max_total_tokens > 0
-          ? " + " + std::to_string(sc.swa_max_total_tokens) + " sliding-window tokens (window " +
-                std::to_string(sc.sliding_window) + ")"
-          : "";
+  const std::string swa_note = sc.swa_max_total_tokens > 0
+                                   ? " + " + std::to_string(sc.swa_max_total_tokens) +
+                                         " sliding-window tokens (window " +
+                                         std::to_string(sc.sliding_window) + ")"
+                                   : "";
   std::fprintf(stderr,
                "radixlm serve\n"
                "  model    %s (%s, %s)\n"
@@ -146,8 +146,7 @@ Status RunServe(ServeOptions opt) {
                info.model_path.c_str(), info.name.c_str(), FormatBytes(info.file_bytes).c_str(),
                info.arch.c_str(), static_cast<long long>(engine->context_length()),
                engine->vocab_size(), threads, opt.server.io_threads,
-               static_cast<long long>(engine->max_total_tokens()), sc.page_size,
-               swa_note.c_str(),
+               static_cast<long long>(engine->max_total_tokens()), sc.page_size, swa_note.c_str(),
                sc.disable_radix_cache ? "off" : "on", sc.radix_eviction_policy.c_str(),
                sc.schedule_policy.c_str(), static_cast<long long>(sc.chunked_prefill_size),
                sc.max_running_requests, static_cast<long long>(sc.max_prefill_tokens),

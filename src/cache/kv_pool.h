@@ -104,7 +104,9 @@ class KvPool {
   bool IsSlotFree(int32_t slot) const;
 
   bool has_swa() const { return swa_num_pages_ > 0; }
-  int64_t swa_available() const { return static_cast<int64_t>(swa_free_pages_.size()) * page_size_; }
+  int64_t swa_available() const {
+    return static_cast<int64_t>(swa_free_pages_.size()) * page_size_;
+  }
   int64_t swa_available_pages() const { return static_cast<int64_t>(swa_free_pages_.size()); }
   int64_t swa_size() const { return swa_num_pages_ * page_size_; }
   // Rows the SWA layers' storage must have (0 without an SWA pool).
@@ -118,7 +120,7 @@ class KvPool {
  private:
   KvPool(int64_t num_pages, int32_t page_size, int64_t swa_num_pages);
 
-  int32_t TakePage();  // requires a free page (and a free SWA page with an SWA pool)
+  int32_t TakePage();                 // requires a free page (and a free SWA page with an SWA pool)
   void ReleaseSwaPage(int32_t page);  // page's SWA page back to the free list, if it has one
   void AppendPageSlots(int32_t page, int64_t count, std::vector<int32_t>* out) const;
 

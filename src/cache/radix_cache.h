@@ -122,8 +122,8 @@ class RadixCache {
   // outside every lock's window, in policy order (ancestors first among equals). First what no
   // match end point needs: every token but the last window before each leaf end and each
   // branch point (split off as tombstones), so those matches stay valid; then whole nodes: an
-  // unlocked leaf is deleted (freeing its full KV too), any other node becomes a tombstone. Returns the tokens whose windowed KV
-  // was released. 0 when not SWA-aware.
+  // unlocked leaf is deleted (freeing its full KV too), any other node becomes a tombstone. Returns
+  // the tokens whose windowed KV was released. 0 when not SWA-aware.
   int64_t EvictSwa(int64_t n_tokens, KvPool& pool);
 
   // Stores a finished request's KV in the tree and releases the request: inserts

@@ -181,7 +181,8 @@ Status RadixCache::CheckInvariants(const KvPool& pool, int64_t in_flight_tokens)
                         std::to_string(slot));
       }
       if (swa_aware() && pool.has_swa() && pool.HasSwa(slot) == node->swa_tombstone) {
-        return Internal("RadixCache: " + NodeName(*node) + (node->swa_tombstone ? " (tombstone)" : "") +
+        return Internal("RadixCache: " + NodeName(*node) +
+                        (node->swa_tombstone ? " (tombstone)" : "") +
                         " disagrees with the pool on windowed KV of slot " + std::to_string(slot));
       }
     }

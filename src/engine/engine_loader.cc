@@ -50,7 +50,8 @@ StatusOr<KvSizing> SizeKv(const EngineConfig& config, const model::ModelConfig& 
     const double layers_per_token =
         hybrid ? static_cast<double>(n_full) + ratio * static_cast<double>(n_windowed)
                : static_cast<double>(mc.n_layers);
-    out.pool_tokens = static_cast<int64_t>(bytes / (static_cast<double>(row_bytes) * layers_per_token));
+    out.pool_tokens =
+        static_cast<int64_t>(bytes / (static_cast<double>(row_bytes) * layers_per_token));
   }
   if (!hybrid) return out;
   out.sliding_window = window;

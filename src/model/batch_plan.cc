@@ -141,8 +141,9 @@ Status BatchPlan::TranslateSwa(std::span<const int32_t> map, int64_t n_swa_slots
                                int64_t swa_window) {
   constexpr int32_t kReleased = 0;  // the padding row: no windowed KV (KvPool::kPaddingSlot)
   if (map.empty()) {
-    return InvalidArgument("the KV cache keeps sliding-window layers apart but the batch has no "
-                           "swa_slot_map");
+    return InvalidArgument(
+        "the KV cache keeps sliding-window layers apart but the batch has no "
+        "swa_slot_map");
   }
   auto translate = [&](const std::vector<int32_t>& from, std::vector<int32_t>& to) -> Status {
     to.resize(from.size());

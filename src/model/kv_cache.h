@@ -50,9 +50,9 @@ class KvCache {
   int64_t n_layers_ = 0;
   int64_t n_slots_ = 0;
   int64_t n_swa_slots_ = 0;
-  std::vector<uint8_t> swa_layer_;      // [n_layers]
-  std::vector<size_t> layer_offset_;    // [n_layers]: first element of the layer's K plane
-  std::vector<int64_t> layer_rows_;     // [n_layers]
+  std::vector<uint8_t> swa_layer_;    // [n_layers]
+  std::vector<size_t> layer_offset_;  // [n_layers]: first element of the layer's K plane
+  std::vector<int64_t> layer_rows_;   // [n_layers]
   int64_t row_elems_ = 0;
   size_t total_elems_ = 0;
   kernels::KvDtype dtype_ = kernels::KvDtype::kF16;

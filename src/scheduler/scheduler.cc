@@ -47,8 +47,9 @@ StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerConfig& co
                            std::to_string(pool.swa_storage_slots()));
   }
   if (runner->swa_kv_slots() > 0 && !pool.has_swa()) {
-    return InvalidArgument("the runner keeps sliding-window KV apart but the scheduler has no "
-                           "SWA pool");
+    return InvalidArgument(
+        "the runner keeps sliding-window KV apart but the scheduler has no "
+        "SWA pool");
   }
   RADIXLM_ASSIGN_OR_RETURN(
       ReqToTokenTable table,

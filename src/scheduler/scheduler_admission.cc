@@ -211,7 +211,8 @@ void Scheduler::SchedulePrefills() {
     const PrefillAdder::Result result = adder.AddOne(c, &extend);
     if (extend == 0) {
       const CacheOpTimer timer(stats_);
-      adder.OnEvictableChange(LockForAdmission(m.last_node, &req->cache.swa_lock_id, false, &budget));
+      adder.OnEvictableChange(
+          LockForAdmission(m.last_node, &req->cache.swa_lock_id, false, &budget));
       break;
     }
     // Admit: row, prefix, slots for the first chunk.

@@ -118,10 +118,9 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"swa_evictable_tokens", s.swa_evictable_tokens},
       {"swa_protected_tokens", s.swa_protected_tokens},
       // Tree tokens whose windowed-layer KV was released (full-attention KV only).
-      {"swa_tombstone_tokens",
-       sc.swa_max_total_tokens > 0
-           ? tree_tokens - s.swa_evictable_tokens - s.swa_protected_tokens
-           : 0},
+      {"swa_tombstone_tokens", sc.swa_max_total_tokens > 0
+                                   ? tree_tokens - s.swa_evictable_tokens - s.swa_protected_tokens
+                                   : 0},
       {"num_running_reqs", s.running_requests + s.prefilling_requests},
       {"num_waiting_reqs", s.waiting_requests},
       {"live_requests", stats.live_requests},

@@ -96,8 +96,7 @@ class SwaCacheTest : public ::testing::TestWithParam<int32_t> {
   void Check() {
     const Status st = cache_->CheckInvariants(*pool_, 0);
     ASSERT_TRUE(st.ok()) << st.ToString() << "\n" << cache_->DebugString();
-    EXPECT_EQ(pool_->swa_available() + cache_->swa_evictable_size() +
-                  cache_->swa_protected_size(),
+    EXPECT_EQ(pool_->swa_available() + cache_->swa_evictable_size() + cache_->swa_protected_size(),
               pool_->swa_size());
   }
 
@@ -110,9 +109,9 @@ TEST_P(SwaCacheTest, MatchRunsThroughATombstoneOnlyToAnIntactWindow) {
   const Ids t = Range(100, 112);
   InsertFresh(t, /*released=*/6);  // tombstone [0, 6), windowed KV for [6, 12)
   EXPECT_EQ(cache_->swa_evictable_size(), 6);
-  EXPECT_EQ(MatchLen(t), 12);                             // 6 intact tokens before the end
+  EXPECT_EQ(MatchLen(t), 12);                               // 6 intact tokens before the end
   EXPECT_EQ(MatchLen(Ids(t.begin(), t.begin() + 10)), 10);  // 4 == window: still enough
-  EXPECT_EQ(MatchLen(Ids(t.begin(), t.begin() + 8)), 0);  // 2 < window: back to before it
+  EXPECT_EQ(MatchLen(Ids(t.begin(), t.begin() + 8)), 0);    // 2 < window: back to before it
   Check();
 }
 
@@ -263,7 +262,8 @@ TEST_P(SwaCacheTest, RandomOperationsKeepEveryMatchedWindowIntact) {
     Ids key;
     const int len = 2 * (1 + static_cast<int>(rng() % 10));
     const int32_t base = static_cast<int32_t>(rng() % 3);
-    for (int i = 0; i < len; ++i) key.push_back(base * 10 + (i < 6 ? i : static_cast<int32_t>(rng() % 3)));
+    for (int i = 0; i < len; ++i)
+      key.push_back(base * 10 + (i < 6 ? i : static_cast<int32_t>(rng() % 3)));
     const int op = static_cast<int>(rng() % 6);
     if (op <= 1) {
       const int64_t need = len;

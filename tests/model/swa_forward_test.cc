@@ -64,7 +64,8 @@ TEST_F(SwaForwardTest, LogitsEqualTheOnePoolLayoutWhileWindowRowsAreReused) {
 
   std::mt19937 rng(3);
   const int64_t vocab = model_->config().vocab_size;
-  const std::vector<int64_t> steps = {5, 3, 1, 1, 4, 1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  const std::vector<int64_t> steps = {5, 3, 1, 1, 4, 1, 1, 1, 2, 1, 1,
+                                      1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
   std::vector<int32_t> tokens(std::accumulate(steps.begin(), steps.end(), int64_t{0}));
   for (int32_t& t : tokens) t = static_cast<int32_t>(rng() % vocab);
   // Full slots in a scrambled order; windowed rows from a free list.

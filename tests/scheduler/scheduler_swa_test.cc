@@ -16,9 +16,9 @@ constexpr int64_t kWindow = 16;
 
 struct SwaParams {
   int32_t page_size;
-  int64_t chunk;         // chunked_prefill_size
-  int64_t pool_tokens;   // full-attention pool
-  int64_t swa_tokens;    // windowed pool
+  int64_t chunk;        // chunked_prefill_size
+  int64_t pool_tokens;  // full-attention pool
+  int64_t swa_tokens;   // windowed pool
   bool disable_radix;
   bool speculative;
 };
@@ -71,8 +71,8 @@ TEST_P(SwaWorkloadTest, GreedyOutputsMatchReference) {
           Concat(systems[gen.Uniform(0, 2)], gen.Tokens(gen.Uniform(1, 40)));
       if (gen.Uniform(0, 4) == 0) prompt = gen.Tokens(gen.Uniform(1, 120));
       // Some outputs run well past the window, so decodes release windowed KV.
-      const auto max_new = static_cast<int32_t>(gen.Uniform(1, 3) == 1 ? gen.Uniform(30, 70)
-                                                                       : gen.Uniform(1, 20));
+      const auto max_new =
+          static_cast<int32_t>(gen.Uniform(1, 3) == 1 ? gen.Uniform(30, 70) : gen.Uniform(1, 20));
       expected[next_id] = {prompt, max_new};
       h.Add(SchedulerHarness::Greedy(next_id, prompt, max_new));
       ++next_id;
@@ -83,10 +83,11 @@ TEST_P(SwaWorkloadTest, GreedyOutputsMatchReference) {
       h.Step();
       if (HasFatalFailure()) return;
       const SchedulerStats s = h.scheduler().GetStats();
-      tombstoned_max = std::max(tombstoned_max, s.evictable_tokens + s.protected_tokens -
-                                                    s.swa_evictable_tokens -
-                                                    s.swa_protected_tokens);
-      released_by_decode = std::max(released_by_decode, s.pool_used - (s.swa_pool_size - s.swa_pool_free));
+      tombstoned_max =
+          std::max(tombstoned_max, s.evictable_tokens + s.protected_tokens -
+                                       s.swa_evictable_tokens - s.swa_protected_tokens);
+      released_by_decode =
+          std::max(released_by_decode, s.pool_used - (s.swa_pool_size - s.swa_pool_free));
     }
     while (static_cast<int>(next_id) < n_requests) add_one();
     h.RunUntilIdle();
@@ -108,16 +109,15 @@ TEST_P(SwaWorkloadTest, GreedyOutputsMatchReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Layouts, SwaWorkloadTest,
-    ::testing::Values(SwaParams{1, 64, 4096, 160, false, false},
-                      SwaParams{4, 64, 4096, 160, false, false},
-                      SwaParams{1, -1, 4096, 400, false, false},
-                      SwaParams{1, 32, 300, 120, false, false},
-                      SwaParams{4, 48, 320, 120, false, false},
-                      SwaParams{1, 64, 4096, 160, true, false},
-                      SwaParams{1, 64, 4096, 160, false, true}),
-    Name);
+INSTANTIATE_TEST_SUITE_P(Layouts, SwaWorkloadTest,
+                         ::testing::Values(SwaParams{1, 64, 4096, 160, false, false},
+                                           SwaParams{4, 64, 4096, 160, false, false},
+                                           SwaParams{1, -1, 4096, 400, false, false},
+                                           SwaParams{1, 32, 300, 120, false, false},
+                                           SwaParams{4, 48, 320, 120, false, false},
+                                           SwaParams{1, 64, 4096, 160, true, false},
+                                           SwaParams{1, 64, 4096, 160, false, true}),
+                         Name);
 
 // Same memory, two layouts. A Gemma-3-like model has 3 full-attention and 15 windowed layers:
 // U layer-token units hold U / 18 tokens in one pool, or F full-layer tokens and S windowed
