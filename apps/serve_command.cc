@@ -129,19 +129,24 @@ Status RunServe(ServeOptions opt) {
   const int threads = opt.engine.threads > 0
                           ? opt.engine.threads
                           : static_cast<int>(std::thread::hardware_concurrency());
+  const std::string swa_note = sc.swa_max_total_tokens > 0
+                                   ? " + " + std::to_string(sc.swa_max_total_tokens) +
+                                         " sliding-window tokens (window " +
+                                         std::to_string(sc.sliding_window) + ")"
+                                   : "";
   std::fprintf(stderr,
                "radixlm serve\n"
                "  model    %s (%s, %s)\n"
                "  arch     %s, context %lld tokens, vocab %d\n"
                "  threads  %d compute, %d http\n"
-               "  KV pool  %lld tokens (page size %d), radix cache %s (%s eviction)\n"
+               "  KV pool  %lld tokens (page size %d)%s, radix cache %s (%s eviction)\n"
                "  policy   %s, chunked prefill %lld, max running %d, max prefill %lld\n"
                "  chat     %s\n"
                "  URL      %s%s\n",
                info.model_path.c_str(), info.name.c_str(), FormatBytes(info.file_bytes).c_str(),
                info.arch.c_str(), static_cast<long long>(engine->context_length()),
                engine->vocab_size(), threads, opt.server.io_threads,
-               static_cast<long long>(engine->max_total_tokens()), sc.page_size,
+               static_cast<long long>(engine->max_total_tokens()), sc.page_size, swa_note.c_str(),
                sc.disable_radix_cache ? "off" : "on", sc.radix_eviction_policy.c_str(),
                sc.schedule_policy.c_str(), static_cast<long long>(sc.chunked_prefill_size),
                sc.max_running_requests, static_cast<long long>(sc.max_prefill_tokens),
@@ -186,6 +191,12 @@ const bool kRegistered = RegisterCommand("serve", [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--page-size", e.page_size, "Tokens per KV page")->capture_default_str();
   cmd->add_flag("--disable-radix-cache", e.disable_radix_cache, "Do not reuse prefixes");
+  cmd->add_option("--swa-full-tokens-ratio", e.swa_full_tokens_ratio,
+                  "Sliding-window models: KV tokens of a windowed layer per token of a "
+                  "full-attention layer, in (0, 1] (sizes the two KV pools)")
+      ->capture_default_str();
+  cmd->add_flag("--disable-hybrid-swa-memory", e.disable_hybrid_swa_memory,
+                "Sliding-window models: keep every layer's KV for every token (one pool)");
   cmd->add_flag("--disable-jump-forward", e.disable_jump_forward,
                 "Constrained decoding: sample forced grammar text token by token instead of "
                 "appending it without forward passes");

@@ -22,11 +22,20 @@ StatusOr<KvPool> KvPool::Create(const KvPoolConfig& config) {
     return InvalidArgument("KvPool: size " + std::to_string(config.size) +
                            " exceeds int32 slot indices");
   }
-  return KvPool(num_pages, config.page_size);
+  const int64_t swa_num_pages = config.swa_size / config.page_size;
+  if (config.swa_size < 0 || (config.swa_size > 0 && swa_num_pages < 1)) {
+    return InvalidArgument("KvPool: swa_size " + std::to_string(config.swa_size) +
+                           " holds no page of size " + std::to_string(config.page_size));
+  }
+  if ((swa_num_pages + 1) * config.page_size > std::numeric_limits<int32_t>::max()) {
+    return InvalidArgument("KvPool: swa_size " + std::to_string(config.swa_size) +
+                           " exceeds int32 slot indices");
+  }
+  return KvPool(num_pages, config.page_size, swa_num_pages);
 }
 
-KvPool::KvPool(int64_t num_pages, int32_t page_size)
-    : num_pages_(num_pages), page_size_(page_size) {
+KvPool::KvPool(int64_t num_pages, int32_t page_size, int64_t swa_num_pages)
+    : num_pages_(num_pages), page_size_(page_size), swa_num_pages_(swa_num_pages) {
   Reset();
 }
 
@@ -36,6 +45,13 @@ void KvPool::Reset() {
   for (int64_t i = 0; i < num_pages_; ++i) free_pages_[i] = static_cast<int32_t>(num_pages_ - i);
   page_is_free_.assign(num_pages_ + 1, 1);
   page_is_free_[0] = 0;
+  if (!has_swa()) return;
+  swa_free_pages_.resize(swa_num_pages_);
+  for (int64_t i = 0; i < swa_num_pages_; ++i) {
+    swa_free_pages_[i] = static_cast<int32_t>(swa_num_pages_ - i);
+  }
+  swa_page_of_.assign(num_pages_ + 1, 0);
+  swa_slot_map_.assign(storage_slots(), kPaddingSlot);
 }
 
 int32_t KvPool::TakePage() {
@@ -43,7 +59,24 @@ int32_t KvPool::TakePage() {
   const int32_t page = free_pages_.back();
   free_pages_.pop_back();
   page_is_free_[page] = 0;
+  if (has_swa()) {
+    RADIXLM_CHECK(!swa_free_pages_.empty()) << "KvPool: no free SWA page to take";
+    const int32_t swa_page = swa_free_pages_.back();
+    swa_free_pages_.pop_back();
+    swa_page_of_[page] = swa_page;
+    for (int32_t i = 0; i < page_size_; ++i) {
+      swa_slot_map_[page * page_size_ + i] = swa_page * page_size_ + i;
+    }
+  }
   return page;
+}
+
+void KvPool::ReleaseSwaPage(int32_t page) {
+  const int32_t swa_page = swa_page_of_[page];
+  if (swa_page == 0) return;
+  swa_free_pages_.push_back(swa_page);
+  swa_page_of_[page] = 0;
+  for (int32_t i = 0; i < page_size_; ++i) swa_slot_map_[page * page_size_ + i] = kPaddingSlot;
 }
 
 void KvPool::AppendPageSlots(int32_t page, int64_t count, std::vector<int32_t>* out) const {
@@ -54,7 +87,9 @@ void KvPool::AppendPageSlots(int32_t page, int64_t count, std::vector<int32_t>* 
 std::optional<std::vector<int32_t>> KvPool::Allocate(int64_t n_tokens) {
   RADIXLM_CHECK_GE(n_tokens, 0);
   const int64_t pages = (n_tokens + page_size_ - 1) / page_size_;
-  if (pages > available_pages()) return std::nullopt;
+  if (pages > available_pages() || (has_swa() && pages > swa_available_pages())) {
+    return std::nullopt;
+  }
   std::vector<int32_t> slots;
   slots.reserve(n_tokens);
   int64_t remaining = n_tokens;
@@ -80,8 +115,13 @@ std::optional<std::vector<int32_t>> KvPool::AllocateExtend(int32_t last_slot, in
         << "KvPool::AllocateExtend: slot " << last_slot << " out of range";
     RADIXLM_CHECK(!page_is_free_[last_slot / page_size_])
         << "KvPool::AllocateExtend: slot " << last_slot << " is on a free page";
+    RADIXLM_CHECK(HasSwa(last_slot))
+        << "KvPool::AllocateExtend: slot " << last_slot << " has released its SWA page";
   }
-  if (PagesNeededForExtend(last_slot, n_tokens) > available_pages()) return std::nullopt;
+  const int64_t pages = PagesNeededForExtend(last_slot, n_tokens);
+  if (pages > available_pages() || (has_swa() && pages > swa_available_pages())) {
+    return std::nullopt;
+  }
   std::vector<int32_t> slots;
   slots.reserve(n_tokens);
   int32_t next = last_slot + 1;
@@ -107,7 +147,45 @@ void KvPool::Free(std::span<const int32_t> slots) {
         << "KvPool::Free: padding, out-of-range or already-free slot " << slot;
     page_is_free_[page] = 1;
     free_pages_.push_back(page);
+    if (has_swa()) ReleaseSwaPage(page);
   }
+}
+
+void KvPool::FreeSwa(std::span<const int32_t> slots) {
+  if (!has_swa()) return;
+  int32_t previous_page = -1;
+  for (const int32_t slot : slots) {
+    const int32_t page = slot / page_size_;
+    if (page == previous_page) continue;
+    previous_page = page;
+    RADIXLM_CHECK(slot >= page_size_ && slot < storage_slots() && !page_is_free_[page])
+        << "KvPool::FreeSwa: padding, out-of-range or free slot " << slot;
+    ReleaseSwaPage(page);
+  }
+}
+
+void KvPool::MoveSwa(int32_t from, int32_t to) {
+  if (!has_swa()) return;
+  const int32_t from_page = from / page_size_;
+  const int32_t to_page = to / page_size_;
+  RADIXLM_CHECK(from >= page_size_ && from < storage_slots() && !page_is_free_[from_page] &&
+                to >= page_size_ && to < storage_slots() && !page_is_free_[to_page])
+      << "KvPool::MoveSwa: slots " << from << " -> " << to << " not both allocated";
+  RADIXLM_CHECK(swa_page_of_[from_page] != 0 && swa_page_of_[to_page] == 0)
+      << "KvPool::MoveSwa: needs an SWA page at " << from << " and none at " << to;
+  const int32_t swa_page = swa_page_of_[from_page];
+  swa_page_of_[from_page] = 0;
+  swa_page_of_[to_page] = swa_page;
+  for (int32_t i = 0; i < page_size_; ++i) {
+    swa_slot_map_[from_page * page_size_ + i] = kPaddingSlot;
+    swa_slot_map_[to_page * page_size_ + i] = swa_page * page_size_ + i;
+  }
+}
+
+bool KvPool::HasSwa(int32_t slot) const {
+  if (slot < page_size_ || slot >= storage_slots()) return false;
+  if (!has_swa()) return page_is_free_[slot / page_size_] == 0;
+  return swa_page_of_[slot / page_size_] != 0;
 }
 
 bool KvPool::IsSlotFree(int32_t slot) const {
@@ -133,6 +211,29 @@ Status KvPool::CheckInvariants() const {
   if (marked != available_pages()) {
     return Internal("KvPool: " + std::to_string(marked) + " pages marked free but " +
                     std::to_string(available_pages()) + " listed");
+  }
+  if (!has_swa()) return Status::Ok();
+  // Every SWA page is either free (listed once) or held by exactly one allocated full page.
+  std::vector<uint8_t> swa_seen(swa_num_pages_ + 1, 0);
+  for (const int32_t sp : swa_free_pages_) {
+    if (sp < 1 || sp > swa_num_pages_ || swa_seen[sp]) {
+      return Internal("KvPool: SWA free list holds bad or repeated page " + std::to_string(sp));
+    }
+    swa_seen[sp] = 1;
+  }
+  for (int64_t page = 1; page <= num_pages_; ++page) {
+    const int32_t sp = swa_page_of_[page];
+    if (sp == 0) continue;
+    if (page_is_free_[page]) {
+      return Internal("KvPool: free page " + std::to_string(page) + " holds an SWA page");
+    }
+    if (sp > swa_num_pages_ || swa_seen[sp]) {
+      return Internal("KvPool: SWA page " + std::to_string(sp) + " owned twice or also free");
+    }
+    swa_seen[sp] = 1;
+  }
+  for (int64_t sp = 1; sp <= swa_num_pages_; ++sp) {
+    if (!swa_seen[sp]) return Internal("KvPool: SWA page " + std::to_string(sp) + " leaked");
   }
   return Status::Ok();
 }

@@ -31,8 +31,10 @@ RadixCache::RadixCache(RadixCacheConfig config)
     : page_size_(config.page_size),
       disable_(config.disable),
       policy_(config.eviction_policy),
-      clock_(std::move(config.clock)) {
+      clock_(std::move(config.clock)),
+      sliding_window_(config.sliding_window) {
   RADIXLM_CHECK_GE(page_size_, 1);
+  RADIXLM_CHECK_GE(sliding_window_, 0);
   Reset();
 }
 
@@ -65,6 +67,8 @@ void RadixCache::Reset() {
   leaves_.clear();
   evictable_size_ = 0;
   protected_size_ = 0;
+  swa_evictable_size_ = 0;
+  swa_protected_size_ = 0;
   num_nodes_ = 0;
 }
 
@@ -87,10 +91,23 @@ RadixCache::MatchResult RadixCache::MatchPrefix(std::span<const int32_t> key) {
   Node* node = root_.get();
   node->last_access_time = now;
   result.slots.reserve(key.size());
+  // SWA-aware: tokens with windowed KV since the last tombstone (unbounded from the root), and
+  // the deepest node boundary whose preceding window is intact.
+  constexpr int64_t kFromRoot = INT64_MAX;
+  int64_t live_run = kFromRoot;
+  size_t best_len = 0;
+  Node* best = node;
   while (!key.empty()) {
     auto it = node->children.find(FirstPage(key));
     if (it == node->children.end()) break;
     Node* child = it->second.get();
+    if (swa_aware() && child->swa_tombstone) {
+      if (live_run >= sliding_window_) {
+        best_len = result.slots.size();
+        best = node;
+      }
+      live_run = 0;
+    }
     const int64_t len = MatchLength(child->key, key);
     RADIXLM_DCHECK_GE(len, page_size_);  // the first page matched through the map
     // Only the matched part is stamped: the unmatched lower half of a split keeps its age.
@@ -98,10 +115,16 @@ RadixCache::MatchResult RadixCache::MatchPrefix(std::span<const int32_t> key) {
     node->last_access_time = now;
     ++node->hit_count;
     result.slots.insert(result.slots.end(), node->value.begin(), node->value.end());
+    if (!node->swa_tombstone && live_run != kFromRoot) live_run += node->size();
     if (node != child) break;
     key = key.subspan(len);
   }
-  result.last_node = node;
+  if (!swa_aware() || live_run >= sliding_window_) {
+    best_len = result.slots.size();
+    best = node;
+  }
+  result.slots.resize(best_len);
+  result.last_node = best;
   return result;
 }
 
@@ -117,6 +140,11 @@ RadixCache::Node* RadixCache::SplitNode(RadixChildMap::iterator it, int64_t spli
   upper->creation_time = child->creation_time;
   upper->hit_count = child->hit_count;
   upper->priority = child->priority;
+  upper->swa_tombstone = child->swa_tombstone;
+  upper->swa_lock_ref = child->swa_lock_ref;
+  // The top of a lock's window moves to the upper half, which every such lock also holds.
+  upper->swa_lock_id = child->swa_lock_id;
+  child->swa_lock_id = 0;
   upper->key.assign(child->key.begin(), child->key.begin() + split_len);
   upper->value.assign(child->value.begin(), child->value.begin() + split_len);
   child->key.erase(child->key.begin(), child->key.begin() + split_len);
@@ -136,7 +164,7 @@ RadixCache::Node* RadixCache::SplitNode(RadixChildMap::iterator it, int64_t spli
 
 RadixCache::Node* RadixCache::AddLeaf(Node* parent, std::span<const int32_t> key,
                                       std::span<const int32_t> slots, int32_t priority,
-                                      uint64_t now) {
+                                      uint64_t now, bool swa_tombstone) {
   auto leaf = std::make_unique<Node>();
   leaf->id = next_node_id_++;
   leaf->parent = parent;
@@ -145,18 +173,20 @@ RadixCache::Node* RadixCache::AddLeaf(Node* parent, std::span<const int32_t> key
   leaf->last_access_time = now;
   leaf->creation_time = now;
   leaf->priority = priority;
+  leaf->swa_tombstone = swa_tombstone;
   Node* raw = leaf.get();
   if (parent != root_.get() && parent->is_leaf()) LeafListRemove(parent);
   const std::span<const int32_t> page = FirstPage(key);
   parent->children.emplace(std::vector<int32_t>(page.begin(), page.end()), std::move(leaf));
   LeafListAdd(raw);
   evictable_size_ += raw->size();
+  if (swa_aware() && !swa_tombstone) swa_evictable_size_ += raw->size();
   ++num_nodes_;
   return raw;
 }
 
 size_t RadixCache::Insert(std::span<const int32_t> key, std::span<const int32_t> slots,
-                          int32_t priority) {
+                          int32_t priority, KvPool* pool) {
   RADIXLM_CHECK_EQ(key.size(), slots.size());
   const int64_t aligned = AlignDown(static_cast<int64_t>(key.size()));
   if (disable_) return static_cast<size_t>(aligned);
@@ -174,6 +204,7 @@ size_t RadixCache::Insert(std::span<const int32_t> key, std::span<const int32_t>
     if (it == node->children.end()) break;
     Node* child = it->second.get();
     const int64_t len = MatchLength(child->key, key);
+    const std::span<const int32_t> mine = slots.first(len);
     present += len;
     key = key.subspan(len);
     slots = slots.subspan(len);
@@ -182,32 +213,74 @@ size_t RadixCache::Insert(std::span<const int32_t> key, std::span<const int32_t>
     node = len < child->size() ? SplitNode(it, len) : child;
     node->last_access_time = now;
     node->priority = std::max(node->priority, priority);
+    if (swa_aware() && pool != nullptr && node->swa_tombstone) node = ReviveSwa(node, mine, *pool);
   }
-  if (!key.empty()) AddLeaf(node, key, slots, priority, now);
+  // The new tail, as alternating runs with and without windowed KV (SWA-aware with a pool).
+  while (!key.empty()) {
+    int64_t run = static_cast<int64_t>(key.size());
+    bool tombstone = false;
+    if (swa_aware() && pool != nullptr) {
+      tombstone = !pool->HasSwa(slots[0]);
+      run = page_size_;
+      while (run < static_cast<int64_t>(key.size()) && pool->HasSwa(slots[run]) != tombstone) {
+        run += page_size_;
+      }
+    }
+    node = AddLeaf(node, key.first(run), slots.first(run), priority, now, tombstone);
+    key = key.subspan(run);
+    slots = slots.subspan(run);
+  }
   return static_cast<size_t>(present);
 }
 
-int64_t RadixCache::IncLockRef(Node* node) {
+int64_t RadixCache::IncLockRef(Node* node, uint64_t* swa_lock_id) {
+  if (swa_lock_id != nullptr) *swa_lock_id = 0;
   if (disable_) return 0;
   RADIXLM_CHECK(node != nullptr);
   ++version_;
   int64_t delta = 0;
+  int64_t window_covered = swa_aware() ? 0 : INT64_MAX;
   for (; node != root_.get(); node = node->parent) {
+    if (window_covered < sliding_window_) {
+      // The window starts inside this node: split there so only its tail is window-locked
+      // (the deeper half keeps this node's identity and the locks already on it).
+      const int64_t need =
+          (sliding_window_ - window_covered + page_size_ - 1) / page_size_ * page_size_;
+      if (node->size() > need) {
+        auto it = node->parent->children.find(FirstPage(node->key));
+        RADIXLM_CHECK(it != node->parent->children.end() && it->second.get() == node);
+        SplitNode(it, node->size() - need);
+      }
+    }
     if (node->lock_ref == 0) {
       evictable_size_ -= node->size();
       protected_size_ += node->size();
       delta -= node->size();
     }
     ++node->lock_ref;
+    if (window_covered >= sliding_window_) continue;
+    // Matches end only where the window before them is intact (MatchPrefix).
+    RADIXLM_CHECK(!node->swa_tombstone) << "locking a window whose windowed KV was released";
+    if (node->swa_lock_ref == 0) {
+      swa_evictable_size_ -= node->size();
+      swa_protected_size_ += node->size();
+    }
+    ++node->swa_lock_ref;
+    window_covered += node->size();
+    if (window_covered >= sliding_window_) {
+      if (node->swa_lock_id == 0) node->swa_lock_id = ++next_swa_lock_id_;
+      if (swa_lock_id != nullptr) *swa_lock_id = node->swa_lock_id;
+    }
   }
   return delta;
 }
 
-int64_t RadixCache::DecLockRef(Node* node) {
+int64_t RadixCache::DecLockRef(Node* node, uint64_t swa_lock_id) {
   if (disable_) return 0;
   RADIXLM_CHECK(node != nullptr);
   ++version_;
   int64_t delta = 0;
+  bool in_window = swa_aware();
   for (; node != root_.get(); node = node->parent) {
     RADIXLM_CHECK_GT(node->lock_ref, 0) << "DecLockRef without a matching IncLockRef";
     if (node->lock_ref == 1) {
@@ -216,6 +289,14 @@ int64_t RadixCache::DecLockRef(Node* node) {
       delta += node->size();
     }
     --node->lock_ref;
+    if (!in_window) continue;
+    RADIXLM_CHECK_GT(node->swa_lock_ref, 0) << "DecLockRef with a wrong swa_lock_id";
+    if (node->swa_lock_ref == 1) {
+      swa_evictable_size_ += node->size();
+      swa_protected_size_ -= node->size();
+    }
+    --node->swa_lock_ref;
+    if (swa_lock_id != 0 && node->swa_lock_id == swa_lock_id) in_window = false;
   }
   return delta;
 }
@@ -242,6 +323,7 @@ void RadixCache::DeleteLeaf(Node* leaf) {
   Node* parent = leaf->parent;
   LeafListRemove(leaf);
   evictable_size_ -= leaf->size();
+  if (swa_aware() && !leaf->swa_tombstone) swa_evictable_size_ -= leaf->size();
   --num_nodes_;
   auto it = parent->children.find(FirstPage(leaf->key));
   RADIXLM_CHECK(it != parent->children.end() && it->second.get() == leaf)

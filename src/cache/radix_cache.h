@@ -14,6 +14,18 @@
 // it. Every token in the tree is either evictable (its node's lock_ref == 0) or protected, and
 // evictable_size() + protected_size() == TotalSize() always.
 //
+// Sliding-window awareness (sliding_window > 0, paired with a KvPool that has an SWA pool;
+// SGLang's SWARadixCache). A node whose windowed-layer KV was released is a tombstone: its
+// full-layer KV stays and a match may run through it, but a match may end at a point only when
+// the `sliding_window` tokens before it still have their windowed KV (or the path from the root
+// has no tombstone), so every window a new token attends to is intact; otherwise the match ends
+// at the last point that satisfies this and the rest is recomputed. A lock protects the full KV
+// of its whole path but the windowed KV only of the nodes covering its last sliding_window
+// tokens. EvictSwa releases windowed KV of unprotected nodes: an unlocked leaf is deleted
+// outright, an inner node becomes a tombstone. Insert (given the pool) stores pages whose
+// windowed KV the caller released as tombstones, and revives a tombstone with the caller's
+// windowed KV where the caller still has it.
+//
 // Disabled mode (--disable-radix-cache): nothing is ever stored or shared. MatchPrefix returns
 // an empty prefix at the root, Insert stores nothing and reports the whole key as "already
 // present" so the caller frees all of it, lock calls do nothing.
@@ -44,6 +56,8 @@ struct RadixCacheConfig {
   // Logical time for access / creation stamps, read once per MatchPrefix / Insert. Null: an
   // internal counter that ticks once per operation. Tests inject their own.
   std::function<uint64_t()> clock = nullptr;
+  // > 0: SWA-aware (see above), the sliding window of the model's windowed layers in tokens.
+  int64_t sliding_window = 0;
 };
 
 // The request side of CacheFinishedRequest / CacheUnfinishedRequest: what the scheduler keeps
@@ -54,6 +68,10 @@ struct CacheRequest {
                                       // the row holds these first, then the request's own slots
   RadixNode* last_node = nullptr;     // end of that prefix; the request holds a lock on it
   int32_t priority = 0;               // passed to Insert (for the priority eviction policy)
+  uint64_t swa_lock_id = 0;           // from IncLockRef(last_node); passed to DecLockRef
+  // Tokens [prefix_slots.size(), swa_evicted_len) of the row have had their windowed KV
+  // released by the request (they fell out of its window); 0: none.
+  int64_t swa_evicted_len = 0;
 };
 
 // One evicted node, kept in a small ring (RadixCache::recent_evictions) for observers such as
@@ -95,18 +113,33 @@ class RadixCache {
   // tokens were already in the tree. The tree takes ownership of slots[returned, aligned len);
   // the caller still owns — and usually frees — slots[0, returned), duplicates of what the tree
   // has, and any unaligned tail. Raises the priority of the walked nodes to `priority`.
-  size_t Insert(std::span<const int32_t> key, std::span<const int32_t> slots, int32_t priority = 0);
+  // SWA-aware with a pool: new pages without windowed KV become tombstones, and a tombstone the
+  // key walks through takes the caller's windowed KV (KvPool::MoveSwa) where the caller's
+  // slots have it for the rest of that node.
+  size_t Insert(std::span<const int32_t> key, std::span<const int32_t> slots, int32_t priority = 0,
+                KvPool* pool = nullptr);
 
   // Lock / unlock the path root→node. Return the change in evictable_size() (≤ 0 / ≥ 0).
-  // DecLockRef requires a matching earlier IncLockRef on the same node.
-  int64_t IncLockRef(Node* node);
-  int64_t DecLockRef(Node* node);
+  // SWA-aware, IncLockRef splits the node where the lock's window begins (page-aligned), so
+  // the window lock covers about sliding_window tokens however long the nodes are.
+  // DecLockRef requires a matching earlier IncLockRef on the same node, and (SWA-aware) the
+  // swa_lock_id that IncLockRef stored (0 when the window reached the root).
+  int64_t IncLockRef(Node* node, uint64_t* swa_lock_id = nullptr);
+  int64_t DecLockRef(Node* node, uint64_t swa_lock_id = 0);
 
   // Evicts unlocked leaves, in policy order, until at least n_tokens are freed or nothing
   // evictable is left; a parent left childless and unlocked becomes a candidate in turn.
   // Returns the tokens freed.
   int64_t Evict(int64_t n_tokens, const FreeFn& free_fn);
   int64_t Evict(int64_t n_tokens, KvPool& pool);
+
+  // SWA-aware: releases the windowed KV of at least n_tokens tokens (or all it can) from nodes
+  // outside every lock's window, in policy order (ancestors first among equals). First what no
+  // match end point needs: every token but the last window before each leaf end and each
+  // branch point (split off as tombstones), so those matches stay valid; then whole nodes: an
+  // unlocked leaf is deleted (freeing its full KV too), any other node becomes a tombstone. Returns
+  // the tokens whose windowed KV was released. 0 when not SWA-aware.
+  int64_t EvictSwa(int64_t n_tokens, KvPool& pool);
 
   // Stores a finished request's KV in the tree and releases the request: inserts
   // token_ids[0, aligned) with the row's slots, frees the duplicates and the unaligned tail,
@@ -130,6 +163,11 @@ class RadixCache {
   int64_t evictable_size() const { return evictable_size_; }
   int64_t protected_size() const { return protected_size_; }
   int64_t num_nodes() const { return num_nodes_; }  // excluding the root
+  // Tokens in the tree that still hold windowed KV, outside / inside some lock's window.
+  int64_t swa_evictable_size() const { return swa_evictable_size_; }
+  int64_t swa_protected_size() const { return swa_protected_size_; }
+  int64_t sliding_window() const { return sliding_window_; }
+  bool swa_aware() const { return sliding_window_ > 0; }
   int32_t page_size() const { return page_size_; }
   bool disabled() const { return disable_; }
   EvictionPolicy eviction_policy() const { return policy_; }
@@ -153,7 +191,8 @@ class RadixCache {
   // ≥ 0 and ≥ each child's, keys page-aligned with matching values, children keyed by their
   // first page, parent links and leaf list consistent.
   Status CheckInvariants() const;
-  // Also against the pool: tree slots distinct and allocated, and
+  // Also against the pool: tree slots distinct and allocated, tombstones exactly the nodes
+  // whose pages lack windowed KV, and
   // pool.available() + TotalSize() + in_flight_tokens == pool.size(), where in_flight_tokens
   // are slots held by requests outside the tree (whole pages in paged mode).
   Status CheckInvariants(const KvPool& pool, int64_t in_flight_tokens) const;
@@ -170,8 +209,22 @@ class RadixCache {
   // upper node, which keeps the child's lock state and stamps.
   Node* SplitNode(RadixChildMap::iterator it, int64_t split_len);
   Node* AddLeaf(Node* parent, std::span<const int32_t> key, std::span<const int32_t> slots,
-                int32_t priority, uint64_t now);
+                int32_t priority, uint64_t now, bool swa_tombstone = false);
   void DeleteLeaf(Node* leaf);
+  // Gives a tombstone matched by Insert the caller's windowed KV (`mine`: the caller's slots
+  // for node's run) for the part where the caller has it; returns the deepest node for that run.
+  Node* ReviveSwa(Node* node, std::span<const int32_t> mine, KvPool& pool);
+  // Releases node's windowed KV (node unlocked in its window); then deletes the chain of
+  // unlocked tombstone leaves it may leave behind.
+  void Tombstone(Node* node, KvPool& pool);
+  void DeleteTombstoneLeaves(Node* node, KvPool& pool);
+  // Nodes holding windowed KV outside every lock's window, in eviction order, each with how
+  // many of its last tokens the nearest match end point below it needs (EvictSwa's pass 1).
+  struct SwaCandidate {
+    Node* node;
+    int64_t keep;
+  };
+  std::vector<SwaCandidate> SwaEvictionOrder();
   void LeafListAdd(Node* node);
   void LeafListRemove(Node* node);
 
@@ -194,6 +247,11 @@ class RadixCache {
   int64_t evicted_tokens_total_ = 0;
   uint64_t eviction_seq_ = 0;
   std::array<RadixEviction, kEvictionLogSize> eviction_log_ = {};
+
+  int64_t sliding_window_ = 0;
+  int64_t swa_evictable_size_ = 0;
+  int64_t swa_protected_size_ = 0;
+  uint64_t next_swa_lock_id_ = 0;
 };
 
 }  // namespace radixlm

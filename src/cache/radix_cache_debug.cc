@@ -45,6 +45,10 @@ std::string RadixCache::DebugString() const {
       PrintRun(out, node->value);
       out << " lock=" << node->lock_ref << " t=" << node->last_access_time
           << " hits=" << node->hit_count << " prio=" << node->priority;
+      if (swa_aware()) {
+        out << (node->swa_tombstone ? " swa=tombstone" : " swa=held")
+            << " swa_lock=" << node->swa_lock_ref;
+      }
     }
     out << '\n';
     std::vector<const Node*> children;
@@ -62,6 +66,8 @@ Status RadixCache::CheckInvariants() const {
   }
   int64_t evictable = 0;
   int64_t protected_tokens = 0;
+  int64_t swa_evictable = 0;
+  int64_t swa_protected = 0;
   int64_t nodes = 0;
   int64_t leaves = 0;
   std::vector<const Node*> stack = {root_.get()};
@@ -113,6 +119,15 @@ Status RadixCache::CheckInvariants() const {
       }
       leaves += should_list ? 1 : 0;
       (child->lock_ref == 0 ? evictable : protected_tokens) += child->size();
+      if (child->swa_lock_ref < 0 || child->swa_lock_ref > child->lock_ref ||
+          (child->swa_tombstone && child->swa_lock_ref > 0)) {
+        return Internal("RadixCache: " + name + " swa_lock_ref " +
+                        std::to_string(child->swa_lock_ref) + " is negative, above lock_ref or " +
+                        "on a tombstone");
+      }
+      if (swa_aware() && !child->swa_tombstone) {
+        (child->swa_lock_ref == 0 ? swa_evictable : swa_protected) += child->size();
+      }
       ++nodes;
       stack.push_back(child);
     }
@@ -129,6 +144,12 @@ Status RadixCache::CheckInvariants() const {
     return Internal("RadixCache: evictable/protected recorded " + std::to_string(evictable_size_) +
                     "/" + std::to_string(protected_size_) + " but the tree holds " +
                     std::to_string(evictable) + "/" + std::to_string(protected_tokens));
+  }
+  if (swa_evictable != swa_evictable_size_ || swa_protected != swa_protected_size_) {
+    return Internal("RadixCache: SWA evictable/protected recorded " +
+                    std::to_string(swa_evictable_size_) + "/" +
+                    std::to_string(swa_protected_size_) + " but the tree holds " +
+                    std::to_string(swa_evictable) + "/" + std::to_string(swa_protected));
   }
   return Status::Ok();
 }
@@ -158,6 +179,11 @@ Status RadixCache::CheckInvariants(const KvPool& pool, int64_t in_flight_tokens)
       if (pool.IsSlotFree(slot)) {
         return Internal("RadixCache: " + NodeName(*node) + " holds free slot " +
                         std::to_string(slot));
+      }
+      if (swa_aware() && pool.has_swa() && pool.HasSwa(slot) == node->swa_tombstone) {
+        return Internal("RadixCache: " + NodeName(*node) +
+                        (node->swa_tombstone ? " (tombstone)" : "") +
+                        " disagrees with the pool on windowed KV of slot " + std::to_string(slot));
       }
     }
     for (const auto& [page, child] : node->children) stack.push_back(child.get());

@@ -5,6 +5,7 @@
 // by the lock on last_node) followed by slots it allocated itself. Inserting the row hands the
 // request's own slots of the aligned part to the tree, except where the tree already had those
 // tokens (another request inserted them meanwhile): those are duplicates, freed here.
+#include <algorithm>
 #include <utility>
 
 #include "cache/radix_cache.h"
@@ -23,18 +24,20 @@ void RadixCache::CacheFinishedRequest(CacheRequest& req, std::span<const int32_t
     const int64_t aligned = AlignDown(n);
     const int64_t prefix_len = static_cast<int64_t>(req.prefix_slots.size());
     RADIXLM_CHECK_LE(prefix_len, aligned);
-    const auto present =
-        static_cast<int64_t>(Insert(token_ids.first(aligned), kv.first(aligned), req.priority));
+    const auto present = static_cast<int64_t>(
+        Insert(token_ids.first(aligned), kv.first(aligned), req.priority, &pool));
     // The locked prefix cannot have been evicted, so the tree has at least that much.
     RADIXLM_CHECK_GE(present, prefix_len) << "a locked prefix was evicted";
     if (present > prefix_len) pool.Free(kv.subspan(prefix_len, present - prefix_len));
     if (aligned < n) pool.Free(kv.subspan(aligned));
-    if (req.last_node != nullptr) DecLockRef(req.last_node);
+    if (req.last_node != nullptr) DecLockRef(req.last_node, req.swa_lock_id);
   }
   table.Free(req.req_pool_index);
   req.req_pool_index = -1;
   req.prefix_slots.clear();
   req.last_node = nullptr;
+  req.swa_lock_id = 0;
+  req.swa_evicted_len = 0;
 }
 
 void RadixCache::CacheUnfinishedRequest(CacheRequest& req, std::span<const int32_t> token_ids,
@@ -48,20 +51,27 @@ void RadixCache::CacheUnfinishedRequest(CacheRequest& req, std::span<const int32
   const std::span<const int32_t> kv = std::as_const(table).Row(req.req_pool_index).first(n);
   const std::span<const int32_t> aligned_ids = token_ids.first(aligned);
 
-  const auto present = static_cast<int64_t>(Insert(aligned_ids, kv.first(aligned), req.priority));
+  const auto present =
+      static_cast<int64_t>(Insert(aligned_ids, kv.first(aligned), req.priority, &pool));
   RADIXLM_CHECK_GE(present, prefix_len) << "a locked prefix was evicted";
   if (present > prefix_len) pool.Free(kv.subspan(prefix_len, present - prefix_len));
 
-  // Re-match: the whole aligned part is in the tree now, possibly under other slots.
+  // Re-match: the whole aligned part is in the tree now, possibly under other slots. (SWA-aware:
+  // its last window holds windowed KV — the request's own, or revived by Insert — so the match
+  // reaches the end.)
   MatchResult match = MatchPrefix(aligned_ids);
   RADIXLM_CHECK_EQ(static_cast<int64_t>(match.slots.size()), aligned);
   table.Write(req.req_pool_index, prefix_len,
               std::span<const int32_t>(match.slots).subspan(prefix_len));
   // Lock the new path before unlocking the old one: the shared part stays protected.
-  IncLockRef(match.last_node);
-  if (req.last_node != nullptr) DecLockRef(req.last_node);
+  uint64_t swa_lock_id = 0;
+  IncLockRef(match.last_node, &swa_lock_id);
+  if (req.last_node != nullptr) DecLockRef(req.last_node, req.swa_lock_id);
   req.prefix_slots = std::move(match.slots);
   req.last_node = match.last_node;
+  req.swa_lock_id = swa_lock_id;
+  // The tree owns everything up to the new prefix; the request releases only past it.
+  req.swa_evicted_len = std::max<int64_t>(req.swa_evicted_len, aligned);
 }
 
 }  // namespace radixlm

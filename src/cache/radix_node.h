@@ -47,6 +47,14 @@ struct RadixNode {
   int32_t priority = 0;           // max priority of requests that inserted it (higher = keep)
   uint64_t id = 0;                // unique, increasing in creation order; the final tie-break
 
+  // Sliding-window layers (an SWA-aware cache only). swa_tombstone: this run's windowed-layer
+  // KV was released (its full-layer KV is still held). swa_lock_ref counts the locks whose
+  // window covers this node (a subset of lock_ref). swa_lock_id marks the topmost node of such
+  // windows, so an unlock stops where its lock stopped even after splits (SGLang's swa_uuid).
+  bool swa_tombstone = false;
+  int32_t swa_lock_ref = 0;
+  uint64_t swa_lock_id = 0;
+
   int64_t leaf_index = -1;  // position in the cache's leaf list; -1 when not a leaf / root
 
   bool is_leaf() const { return children.empty(); }

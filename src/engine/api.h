@@ -83,6 +83,12 @@ struct SchedulerCounters {
   int64_t pool_used = 0;
   int64_t evictable_tokens = 0;  // in the radix tree, unlocked
   int64_t protected_tokens = 0;  // in the radix tree, locked by requests or pins
+  // Sliding-window pool (hybrid SWA memory; all 0 without it): slots, free slots, and tree
+  // tokens still holding windowed KV outside / inside a lock's window.
+  int64_t swa_pool_size = 0;
+  int64_t swa_pool_free = 0;
+  int64_t swa_evictable_tokens = 0;
+  int64_t swa_protected_tokens = 0;
   // Cumulative.
   int64_t cache_hit_tokens = 0;  // tokens supplied by the tree at admissions
   int64_t prefill_tokens = 0;    // tokens computed by prefill chunks
@@ -138,7 +144,10 @@ struct EngineStats {
 struct EngineSettings {
   std::string schedule_policy;        // "lpm", "fcfs", ...
   std::string radix_eviction_policy;  // "lru", "lfu", ...
-  int64_t max_total_tokens = 0;       // KV pool size in tokens
+  int64_t max_total_tokens = 0;       // KV pool size in tokens (full-attention layers)
+  // Hybrid SWA memory: the sliding-window pool's size and the window (0: one pool).
+  int64_t swa_max_total_tokens = 0;
+  int64_t sliding_window = 0;
   int64_t context_length = 0;
   int64_t chunked_prefill_size = 0;  // <= 0: no chunking
   int64_t max_prefill_tokens = 0;

@@ -19,6 +19,12 @@ struct EngineConfig {
   int64_t max_total_tokens = 0;
   int64_t kv_cache_memory_mb = 1024;
   int32_t page_size = 1;                      // --page-size
+  // Sliding-window models (Gemma-3): windowed layers keep KV only for tokens their window can
+  // still see, in a pool of their own (SGLang's hybrid SWA memory). --swa-full-tokens-ratio:
+  // that pool's tokens per full-attention token, in (0, 1]; --disable-hybrid-swa-memory: every
+  // layer keeps every token (one pool). No effect on models without both kinds of layers.
+  double swa_full_tokens_ratio = 0.8;
+  bool disable_hybrid_swa_memory = false;
   bool disable_radix_cache = false;           // --disable-radix-cache
   std::string radix_eviction_policy = "lru";  // --radix-eviction-policy lru|lfu|fifo|priority
 

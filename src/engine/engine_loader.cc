@@ -1,5 +1,7 @@
 // Engine::Create(config): open the GGUF once; load its assets (tokenizer, chat template,
 // metadata) and the model; size the KV pool.
+#include <algorithm>
+
 #include "engine/draft_model.h"
 #include "engine/engine.h"
 #include "engine/engine_core.h"
@@ -10,6 +12,63 @@
 #include "util/model_path.h"
 
 namespace radixlm {
+namespace {
+
+struct KvSizing {
+  int64_t pool_tokens = 0;      // full-attention layers (every layer without hybrid memory)
+  int64_t swa_pool_tokens = 0;  // sliding-window layers; 0: no pool of their own
+  int64_t sliding_window = 0;
+};
+
+// Token budgets of the KV pools. One F16 K and V row per layer per token; with hybrid SWA
+// memory, M bytes hold F full-layer tokens and S = r·F windowed-layer tokens where
+//   F = M / (row_bytes · (n_full + r · n_windowed)),  r = --swa-full-tokens-ratio,
+// except that S is at least twice the window plus two pages (what one request needs; F is
+// then what the rest of M holds) and never more than F (--max-total-tokens sets F itself).
+StatusOr<KvSizing> SizeKv(const EngineConfig& config, const model::ModelConfig& mc) {
+  int64_t n_windowed = 0;
+  int64_t window = 0;
+  for (int64_t l = 0; l < mc.n_layers; ++l) {
+    const int64_t w = mc.LayerAttention(l).sliding_window;
+    if (w > 0) ++n_windowed;
+    window = std::max(window, w);
+  }
+  const int64_t n_full = mc.n_layers - n_windowed;
+  const bool hybrid = !config.disable_hybrid_swa_memory && n_windowed > 0 && n_full > 0;
+  const double ratio = config.swa_full_tokens_ratio;
+  if (hybrid && !(ratio > 0 && ratio <= 1)) {
+    return InvalidArgument("--swa-full-tokens-ratio must be in (0, 1], got " +
+                           std::to_string(ratio));
+  }
+  const int64_t row_bytes = 2 * mc.kv_size() * 2;  // F16 K and V of one layer
+  KvSizing out;
+  out.pool_tokens = config.max_total_tokens;
+  if (out.pool_tokens <= 0) {
+    if (config.kv_cache_memory_mb <= 0) {
+      return InvalidArgument("set max_total_tokens or kv_cache_memory_mb");
+    }
+    const double bytes = static_cast<double>(config.kv_cache_memory_mb) * (int64_t{1} << 20);
+    const double layers_per_token =
+        hybrid ? static_cast<double>(n_full) + ratio * static_cast<double>(n_windowed)
+               : static_cast<double>(mc.n_layers);
+    out.pool_tokens =
+        static_cast<int64_t>(bytes / (static_cast<double>(row_bytes) * layers_per_token));
+  }
+  if (!hybrid) return out;
+  out.sliding_window = window;
+  out.swa_pool_tokens = static_cast<int64_t>(ratio * static_cast<double>(out.pool_tokens));
+  const int64_t least = 2 * (window + 2 * static_cast<int64_t>(config.page_size));
+  if (out.swa_pool_tokens < least && config.max_total_tokens <= 0) {
+    const int64_t units = config.kv_cache_memory_mb * (int64_t{1} << 20) / row_bytes;
+    out.swa_pool_tokens = least;
+    out.pool_tokens = (units - n_windowed * least) / n_full;
+    if (out.pool_tokens < least) out.pool_tokens = units / mc.n_layers;  // one pool's worth
+  }
+  out.swa_pool_tokens = std::min(std::max(out.swa_pool_tokens, least), out.pool_tokens);
+  return out;
+}
+
+}  // namespace
 
 StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   RADIXLM_ASSIGN_OR_RETURN(std::string path, ResolveModelPath(config.model_path));
@@ -19,16 +78,10 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
 
   int64_t context = mc.context_length;
   if (config.context_length > 0) context = std::min(context, config.context_length);
-  // F16 K and V per layer per token.
-  const int64_t bytes_per_token = mc.n_layers * 2 * mc.kv_size() * 2;
-  int64_t pool_tokens = config.max_total_tokens;
-  if (pool_tokens <= 0) {
-    if (config.kv_cache_memory_mb <= 0) {
-      return InvalidArgument("set max_total_tokens or kv_cache_memory_mb");
-    }
-    pool_tokens = config.kv_cache_memory_mb * (int64_t{1} << 20) / bytes_per_token;
-  }
-  RADIXLM_ASSIGN_OR_RETURN(SchedulerConfig sc, ToSchedulerConfig(config, pool_tokens, context));
+  RADIXLM_ASSIGN_OR_RETURN(const KvSizing kv, SizeKv(config, mc));
+  RADIXLM_ASSIGN_OR_RETURN(
+      SchedulerConfig sc,
+      ToSchedulerConfig(config, kv.pool_tokens, context, kv.swa_pool_tokens, kv.sliding_window));
 
   model::ModelOptions mo;
   mo.n_threads = config.threads;
@@ -38,16 +91,19 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
       sc.max_running_requests + sc.page_size;
   mo.max_context = context;
   const int64_t page = sc.page_size;
-  const int64_t kv_slots = (pool_tokens / page + 1) * page;
+  const int64_t kv_slots = (kv.pool_tokens / page + 1) * page;
+  const int64_t swa_kv_slots = kv.swa_pool_tokens > 0 ? (kv.swa_pool_tokens / page + 1) * page : 0;
   std::unique_ptr<ModelBackedRunner> draft_runner;
-  if (sc.speculative_draft_model) {  // its KV cache mirrors the target's slot for slot
+  // Its KV cache mirrors the target's full-layer slots one for one (every layer, windowed ones
+  // included: the draft keeps KV for every token the target computes).
+  if (sc.speculative_draft_model) {
     RADIXLM_ASSIGN_OR_RETURN(
         draft_runner, LoadDraftRunner(config.speculative_draft_model_path, *file, mo, kv_slots));
   }
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<model::Model> model,
                            model::Model::FromGguf(std::move(file), mo));
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<ModelBackedRunner> runner,
-                           ModelBackedRunner::Create(std::move(model), kv_slots));
+                           ModelBackedRunner::Create(std::move(model), kv_slots, swa_kv_slots));
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<EngineCore> core,
                            EngineCore::Create(config, sc, std::move(runner), std::move(assets),
                                               std::move(draft_runner)));

@@ -12,14 +12,18 @@ namespace radixlm {
 
 class ModelBackedRunner : public ModelRunner {
  public:
-  // Takes the model and allocates a KV cache of kv_slots slots (KvPool::storage_slots()).
+  // Takes the model and allocates a KV cache of kv_slots slots (KvPool::storage_slots()), with
+  // swa_kv_slots rows of their own for sliding-window layers when > 0
+  // (KvPool::swa_storage_slots()).
   static StatusOr<std::unique_ptr<ModelBackedRunner>> Create(std::unique_ptr<model::Model> model,
-                                                             int64_t kv_slots);
+                                                             int64_t kv_slots,
+                                                             int64_t swa_kv_slots = 0);
 
   int32_t vocab_size() const override { return static_cast<int32_t>(model_->config().vocab_size); }
   int64_t context_length() const override { return model_->options().max_context; }
   int64_t max_batch_tokens() const override { return model_->options().max_batch_tokens; }
   int64_t kv_slots() const override { return kv_->n_slots(); }
+  int64_t swa_kv_slots() const override { return kv_->n_swa_slots(); }
   Status Forward(const model::ForwardBatch& batch, model::ForwardOutput* out) override {
     return model_->Forward(batch, *kv_, out);
   }

@@ -53,7 +53,8 @@ Status ApplySpeculativeFlags(const EngineConfig& config, SchedulerConfig* c) {
 }  // namespace
 
 StatusOr<SchedulerConfig> ToSchedulerConfig(const EngineConfig& config, int64_t pool_tokens,
-                                            int64_t context) {
+                                            int64_t context, int64_t swa_pool_tokens,
+                                            int64_t sliding_window) {
   SchedulerConfig c;
   RADIXLM_ASSIGN_OR_RETURN(c.schedule_policy, ParseSchedulePolicy(config.schedule_policy));
   RADIXLM_ASSIGN_OR_RETURN(c.radix_eviction_policy,
@@ -63,6 +64,8 @@ StatusOr<SchedulerConfig> ToSchedulerConfig(const EngineConfig& config, int64_t 
     return InvalidArgument("--schedule-conservativeness must be positive");
   }
   c.max_total_tokens = pool_tokens;
+  c.swa_max_total_tokens = swa_pool_tokens;
+  c.sliding_window = sliding_window;
   c.page_size = config.page_size;
   c.disable_radix_cache = config.disable_radix_cache;
   c.context_length = context;
@@ -95,6 +98,8 @@ EngineSettings ToEngineSettings(const SchedulerConfig& config) {
       .schedule_policy = SchedulePolicyName(config.schedule_policy),
       .radix_eviction_policy = EvictionPolicyName(config.radix_eviction_policy),
       .max_total_tokens = config.max_total_tokens,
+      .swa_max_total_tokens = config.swa_max_total_tokens,
+      .sliding_window = config.swa_max_total_tokens > 0 ? config.sliding_window : 0,
       .context_length = config.context_length,
       .chunked_prefill_size = config.chunked_prefill_size,
       .max_prefill_tokens = config.max_prefill_tokens,
@@ -138,6 +143,10 @@ SchedulerCounters ToSchedulerCounters(const SchedulerStats& s) {
       .pool_used = s.pool_used,
       .evictable_tokens = s.evictable_tokens,
       .protected_tokens = s.protected_tokens,
+      .swa_pool_size = s.swa_pool_size,
+      .swa_pool_free = s.swa_pool_free,
+      .swa_evictable_tokens = s.swa_evictable_tokens,
+      .swa_protected_tokens = s.swa_protected_tokens,
       .cache_hit_tokens = s.cache_hit_tokens,
       .prefill_tokens = s.prefill_tokens,
       .decode_tokens = s.decode_tokens,

@@ -13,10 +13,13 @@
 
 namespace radixlm {
 
-// The scheduler config for a pool of `pool_tokens` and a model context of `context`.
-// InvalidArgument naming the flag when a value is out of range or unknown.
+// The scheduler config for a pool of `pool_tokens` and a model context of `context` (and,
+// for hybrid SWA memory, a sliding-window pool of swa_pool_tokens for a window of
+// sliding_window tokens). InvalidArgument naming the flag when a value is out of range or
+// unknown.
 StatusOr<SchedulerConfig> ToSchedulerConfig(const EngineConfig& config, int64_t pool_tokens,
-                                            int64_t context);
+                                            int64_t context, int64_t swa_pool_tokens = 0,
+                                            int64_t sliding_window = 0);
 
 EngineSettings ToEngineSettings(const SchedulerConfig& config);
 SchedulerCounters ToSchedulerCounters(const SchedulerStats& stats);

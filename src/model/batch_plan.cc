@@ -1,5 +1,6 @@
 #include "model/batch_plan.h"
 
+#include <algorithm>
 #include <bit>
 #include <string>
 
@@ -41,8 +42,11 @@ Status CheckTree(const SequenceInput& in, const std::string& where) {
 }  // namespace
 
 Status BatchPlan::Build(const ForwardBatch& batch, int64_t vocab_size, int64_t n_slots,
-                        int64_t max_tokens, int64_t max_positions) {
+                        int64_t max_tokens, int64_t max_positions, int64_t n_swa_slots,
+                        int64_t swa_window) {
   tokens.clear();
+  swa_new_slots.clear();
+  swa_kv_slots.clear();
   positions.clear();
   new_slots.clear();
   kv_slots.clear();
@@ -128,6 +132,47 @@ Status BatchPlan::Build(const ForwardBatch& batch, int64_t vocab_size, int64_t n
     seq.n_logits = static_cast<int64_t>(logit_rows.size()) - seq.first_logit;
     n_tokens += seq.n_new;
     sequences.push_back(seq);
+  }
+  if (n_swa_slots > 0) return TranslateSwa(batch.swa_slot_map, n_swa_slots, swa_window);
+  return Status::Ok();
+}
+
+Status BatchPlan::TranslateSwa(std::span<const int32_t> map, int64_t n_swa_slots,
+                               int64_t swa_window) {
+  constexpr int32_t kReleased = 0;  // the padding row: no windowed KV (KvPool::kPaddingSlot)
+  if (map.empty()) {
+    return InvalidArgument(
+        "the KV cache keeps sliding-window layers apart but the batch has no "
+        "swa_slot_map");
+  }
+  auto translate = [&](const std::vector<int32_t>& from, std::vector<int32_t>& to) -> Status {
+    to.resize(from.size());
+    for (size_t i = 0; i < from.size(); ++i) {
+      const int32_t slot = from[i];
+      if (slot >= static_cast<int64_t>(map.size()) || map[slot] < 0 || map[slot] >= n_swa_slots) {
+        return InvalidArgument("KV slot " + std::to_string(slot) +
+                               " has no valid sliding-window row in the batch's swa_slot_map");
+      }
+      to[i] = map[slot];
+    }
+    return Status::Ok();
+  };
+  RADIXLM_RETURN_IF_ERROR(translate(new_slots, swa_new_slots));
+  RADIXLM_RETURN_IF_ERROR(translate(kv_slots, swa_kv_slots));
+  for (const int32_t row : swa_new_slots) {
+    if (row == kReleased) return InvalidArgument("a new token has no sliding-window KV row");
+  }
+  // Every key a windowed layer will read must still be there (its first query sees the most).
+  for (const AttentionEntry& e : attention) {
+    const int64_t q0 = positions[e.first_token];
+    const int64_t lo = swa_window > 0 ? std::max<int64_t>(0, q0 - swa_window + 1) : 0;
+    for (int64_t j = lo; j < e.n_kv; ++j) {
+      if (swa_kv_slots[e.kv_offset + j] == kReleased) {
+        return InvalidArgument("sliding-window KV of position " + std::to_string(j) +
+                               " was released but position " + std::to_string(q0) +
+                               " still attends to it");
+      }
+    }
   }
   return Status::Ok();
 }

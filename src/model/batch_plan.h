@@ -38,6 +38,10 @@ struct BatchPlan {
   std::vector<int64_t> positions;  // [n_tokens]
   std::vector<int32_t> new_slots;  // [n_tokens]
   std::vector<int32_t> kv_slots;   // [sum of n_kv]
+  // The same slots as rows of the sliding-window layers (through the batch's swa_slot_map);
+  // filled only when Build is given n_swa_slots > 0.
+  std::vector<int32_t> swa_new_slots;  // [n_tokens]
+  std::vector<int32_t> swa_kv_slots;   // [sum of n_kv]
   std::vector<Sequence> sequences;
   std::vector<AttentionEntry> attention;
   std::vector<int32_t> logit_rows;  // token rows whose logits are returned, output order
@@ -46,9 +50,15 @@ struct BatchPlan {
   // sequence, mismatched span sizes, token ids outside [0, vocab_size), slots outside
   // [0, n_slots), more than max_tokens new tokens, positions beyond max_positions, or a draft
   // tree that is not one (more than 64 nodes, a node whose mask is not its parent's plus
-  // itself, depths that do not follow the masks).
+  // itself, depths that do not follow the masks). With n_swa_slots > 0 (windowed layers keep
+  // their own rows) also: no swa_slot_map, a slot the map does not cover or maps outside
+  // [0, n_swa_slots), a new token without a row, or a key inside some query's window of
+  // swa_window positions whose windowed KV was released (row 0).
   Status Build(const ForwardBatch& batch, int64_t vocab_size, int64_t n_slots, int64_t max_tokens,
-               int64_t max_positions);
+               int64_t max_positions, int64_t n_swa_slots = 0, int64_t swa_window = 0);
+
+ private:
+  Status TranslateSwa(std::span<const int32_t> map, int64_t n_swa_slots, int64_t swa_window);
 };
 
 }  // namespace radixlm::model

@@ -8,6 +8,11 @@
 // different sequences mix freely in one batch; all their rows go through each matmul together.
 // The spans are views: the caller keeps the data alive for the duration of Forward().
 //
+// Sliding-window layers with their own storage (KvCache with n_swa_slots > 0): slots are
+// full-layer slots, and swa_slot_map translates each to the row windowed layers use
+// (KvPool::swa_slot_map(); 0 where that KV was released). Every key a windowed layer can see
+// must still have its row; Forward() refuses the batch otherwise.
+//
 // Tree verification (speculative decoding): with tree_depth and tree_mask set, the new tokens
 // are a draft tree instead of a chain (spec/draft_tree.h): new token i is at position
 // prefix_slots.size() + tree_depth[i] and attends to the prefix and to the new tokens j whose
@@ -37,6 +42,7 @@ struct SequenceInput {
 
 struct ForwardBatch {
   std::vector<SequenceInput> sequences;
+  std::span<const int32_t> swa_slot_map = {};  // [>= every slot used] or empty
 };
 
 // Logits of a batch, rows in sequence order. Buffers are reused across calls (they grow to

@@ -54,7 +54,8 @@ struct ForwardScratch {
   // RoPE tables per variant: [max_tokens, head_dim / 2] each.
   std::vector<FloatBuffer> rope_cos;
   std::vector<FloatBuffer> rope_sin;
-  std::vector<kernels::AttentionSequence> attn_seqs;  // one per sequence
+  std::vector<kernels::AttentionSequence> attn_seqs;      // one per attention entry
+  std::vector<kernels::AttentionSequence> swa_attn_seqs;  // the same over SWA rows (or empty)
 };
 
 }  // namespace radixlm::model

@@ -1,6 +1,8 @@
 // KvCache: the K and V tensors of every layer, one row per token slot.
 //
-// Per layer, K and V are [n_slots, n_kv_heads * head_dim] arrays of F16 or BF16. Which slot
+// Per layer, K and V are [n_slots, n_kv_heads * head_dim] arrays of F16 or BF16; with
+// n_swa_slots > 0, sliding-window layers have [n_swa_slots, ...] arrays of their own instead
+// (rows addressed through ForwardBatch::swa_slot_map). Which slot
 // holds which token of which request is decided outside the model (cache/KvPool hands out
 // slot indices); the forward pass only writes the slots it is given and reads the slots it is
 // told belong to a sequence's prefix. Not thread-safe: one forward at a time.
@@ -8,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "kernels/attention.h"
 #include "model/model_config.h"
@@ -17,18 +20,24 @@ namespace radixlm::model {
 
 struct KvCacheOptions {
   int64_t n_slots = 0;  // token slots per layer (KvPool::storage_slots())
+  // Rows of each sliding-window layer (KvPool::swa_storage_slots()); 0: n_slots like the rest.
+  int64_t n_swa_slots = 0;
   kernels::KvDtype dtype = kernels::KvDtype::kF16;
 };
 
 class KvCache {
  public:
-  // Allocates n_layers * 2 * n_slots * kv_size half-precision values (zero-filled).
-  // InvalidArgument if n_slots < 1; ResourceExhausted if the allocation fails.
+  // Allocates 2 * kv_size half-precision values (zero-filled) per slot of every layer.
+  // InvalidArgument if n_slots < 1, or n_swa_slots > 0 for a model without both sliding-window
+  // and full layers; ResourceExhausted if the allocation fails.
   static StatusOr<std::unique_ptr<KvCache>> Create(const ModelConfig& config,
                                                    const KvCacheOptions& options);
 
   int64_t n_layers() const { return n_layers_; }
   int64_t n_slots() const { return n_slots_; }
+  int64_t n_swa_slots() const { return n_swa_slots_; }  // 0: windowed layers use n_slots rows
+  // Whether `layer` addresses its rows through the SWA slot map.
+  bool IsSwaLayer(int64_t layer) const { return n_swa_slots_ > 0 && swa_layer_[layer]; }
   int64_t row_elems() const { return row_elems_; }  // n_kv_heads * head_dim
   kernels::KvDtype dtype() const { return dtype_; }
   size_t bytes() const;
@@ -40,13 +49,18 @@ class KvCache {
 
   int64_t n_layers_ = 0;
   int64_t n_slots_ = 0;
+  int64_t n_swa_slots_ = 0;
+  std::vector<uint8_t> swa_layer_;    // [n_layers]
+  std::vector<size_t> layer_offset_;  // [n_layers]: first element of the layer's K plane
+  std::vector<int64_t> layer_rows_;   // [n_layers]
   int64_t row_elems_ = 0;
+  size_t total_elems_ = 0;
   kernels::KvDtype dtype_ = kernels::KvDtype::kF16;
   struct FreeDeleter {
     void operator()(uint16_t* p) const;
   };
-  // [n_layers][2 (K, V)][n_slots][row_elems] of uint16_t bits; calloc'ed, so untouched pages
-  // cost no memory until a slot is written.
+  // Per layer [2 (K, V)][rows][row_elems] of uint16_t bits, layers back to back; calloc'ed,
+  // so untouched pages cost no memory until a slot is written.
   std::unique_ptr<uint16_t, FreeDeleter> data_;
 };
 

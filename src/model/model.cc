@@ -1,5 +1,6 @@
 #include "model/model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -68,6 +69,7 @@ void Model::PrepareAttentionSequences() {
   ForwardScratch& s = *scratch_;
   const int64_t qs = config_.q_size();
   s.attn_seqs.clear();
+  s.swa_attn_seqs.clear();
   for (const BatchPlan::AttentionEntry& e : plan_.attention) {
     kernels::AttentionSequence a;
     a.q = s.q.data() + e.first_token * qs;
@@ -77,6 +79,10 @@ void Model::PrepareAttentionSequences() {
     a.n_kv = static_cast<int>(e.n_kv);
     a.out = s.attn.data() + e.first_token * qs;
     s.attn_seqs.push_back(a);
+    if (!plan_.swa_kv_slots.empty()) {
+      a.kv_slots = plan_.swa_kv_slots.data() + e.kv_offset;
+      s.swa_attn_seqs.push_back(a);
+    }
   }
 }
 
@@ -85,8 +91,15 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
   if (cache.n_layers() != c.n_layers || cache.row_elems() != c.kv_size()) {
     return InvalidArgument("KV cache shape does not match the model");
   }
+  int64_t swa_window = 0;
+  for (int64_t layer = 0; layer < c.n_layers; ++layer) {
+    if (cache.IsSwaLayer(layer)) {
+      swa_window = std::max<int64_t>(swa_window, c.LayerAttention(layer).sliding_window);
+    }
+  }
   RADIXLM_RETURN_IF_ERROR(plan_.Build(batch, c.vocab_size, cache.n_slots(),
-                                      options_.max_batch_tokens, options_.max_context));
+                                      options_.max_batch_tokens, options_.max_context,
+                                      cache.n_swa_slots(), swa_window));
   ForwardScratch& s = *scratch_;
   const int64_t n = plan_.n_tokens;
   const int64_t h = c.hidden_size;
@@ -120,6 +133,9 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
     ctx.attention.sliding_window = la.sliding_window;
     ctx.attention.scale_query = c.scale_query;
     ctx.kv = cache.Layer(layer);
+    const bool swa_rows = cache.IsSwaLayer(layer);
+    ctx.new_slots = swa_rows ? plan_.swa_new_slots.data() : plan_.new_slots.data();
+    ctx.attn_seqs = swa_rows ? s.swa_attn_seqs : s.attn_seqs;
     ctx.pool = pool;
 
     RunAttentionBlock(ctx, plan_, s);

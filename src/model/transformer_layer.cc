@@ -73,9 +73,8 @@ void RunAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, ForwardSc
   });
 
   // This step's K/V go into the cache before attention reads them back with the prefix.
-  k.store_kv(ctx.kv, plan.new_slots.data(), n, s.k.data(), s.v.data());
-  k.attention(ctx.attention, ctx.kv, std::span<const kernels::AttentionSequence>(s.attn_seqs),
-              ctx.pool);
+  k.store_kv(ctx.kv, ctx.new_slots, n, s.k.data(), s.v.data());
+  k.attention(ctx.attention, ctx.kv, ctx.attn_seqs, ctx.pool);
 
   // proj = attn · Woᵀ; x += [post_attn_norm](proj)
   MatMul(ctx, w.wo, s.attn.data(), n, s.proj.data());

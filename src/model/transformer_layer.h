@@ -27,12 +27,14 @@ struct LayerContext {
   const float* rope_sin = nullptr;
   kernels::AttentionParams attention;
   kernels::KvLayerView kv;
+  const int32_t* new_slots = nullptr;  // [plan.n_tokens]: rows of kv this step writes
+  std::span<const kernels::AttentionSequence> attn_seqs;  // into scratch.q / scratch.attn
   ThreadPool* pool = nullptr;
 };
 
 // x += [post_attn_norm](Attention(RoPE(QKNorm(QKV(attn_norm(x)))))) for all plan.n_tokens rows;
-// writes this step's K/V into the cache first. scratch.attn_seqs must point into scratch.q /
-// scratch.attn for each sequence.
+// writes this step's K/V into ctx.kv at ctx.new_slots first, then runs ctx.attn_seqs (which
+// point into scratch.q / scratch.attn).
 void RunAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, ForwardScratch& scratch);
 
 // x += [post_ffn_norm](down(act(gate(ffn_norm(x))) * up(ffn_norm(x)))) for the first n_rows

@@ -29,6 +29,9 @@ class ModelRunner {
   virtual int64_t max_batch_tokens() const = 0;
   // KV slots the runner's storage has.
   virtual int64_t kv_slots() const = 0;
+  // Rows its sliding-window layers have of their own (addressed through the batch's
+  // swa_slot_map); 0: those layers use kv_slots() rows like the rest.
+  virtual int64_t swa_kv_slots() const { return 0; }
 
   virtual Status Forward(const model::ForwardBatch& batch, model::ForwardOutput* out) = 0;
 

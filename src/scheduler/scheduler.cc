@@ -53,10 +53,23 @@ StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerConfig& co
                            ") must exceed max_running_requests + page_size");
   }
   RADIXLM_ASSIGN_OR_RETURN(KvPool pool, KvPool::Create({.size = config.max_total_tokens,
-                                                        .page_size = config.page_size}));
+                                                        .page_size = config.page_size,
+                                                        .swa_size = config.swa_max_total_tokens}));
   if (runner->kv_slots() < pool.storage_slots()) {
     return InvalidArgument("the runner's KV storage has " + std::to_string(runner->kv_slots()) +
                            " slots; the pool needs " + std::to_string(pool.storage_slots()));
+  }
+  // A runner without separate sliding-window rows keeps every layer in full rows and ignores
+  // the map; one with them must have room for every SWA slot.
+  if (runner->swa_kv_slots() > 0 && runner->swa_kv_slots() < pool.swa_storage_slots()) {
+    return InvalidArgument("the runner's sliding-window KV storage has " +
+                           std::to_string(runner->swa_kv_slots()) + " rows; the pool needs " +
+                           std::to_string(pool.swa_storage_slots()));
+  }
+  if (runner->swa_kv_slots() > 0 && !pool.has_swa()) {
+    return InvalidArgument(
+        "the runner keeps sliding-window KV apart but the scheduler has no "
+        "SWA pool");
   }
   RADIXLM_ASSIGN_OR_RETURN(
       ReqToTokenTable table,
@@ -87,6 +100,7 @@ Scheduler::Scheduler(const SchedulerConfig& config, ModelRunner* runner, ModelRu
       .page_size = config.page_size,
       .disable = config.disable_radix_cache,
       .eviction_policy = config.radix_eviction_policy,
+      .sliding_window = pool_.has_swa() ? config.sliding_window : 0,
   });
   if (config.speculative_ngram) ngram_ = std::make_unique<spec::NgramCache>(config.ngram);
   draft_runner_ = draft_runner;
@@ -286,6 +300,7 @@ Status Scheduler::Step() {
     return Status::Ok();
   }
   BuildForwardBatch(decodes_, chunks_, table_, &batch_);
+  batch_.swa_slot_map = pool_.swa_slot_map();
   const auto forward_start = std::chrono::steady_clock::now();
   Status status = runner_->Forward(batch_, &forward_out_);
   stats_.forward_seconds +=
@@ -343,6 +358,10 @@ SchedulerStats Scheduler::GetStats() const {
   s.pool_used = pool_.size() - pool_.available();
   s.evictable_tokens = cache_->evictable_size();
   s.protected_tokens = cache_->protected_size();
+  s.swa_pool_size = pool_.swa_size();
+  s.swa_pool_free = pool_.swa_available();
+  s.swa_evictable_tokens = cache_->swa_evictable_size();
+  s.swa_protected_tokens = cache_->swa_protected_size();
   s.new_token_ratio = new_token_ratio_;
   return s;
 }

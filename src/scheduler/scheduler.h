@@ -26,6 +26,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "cache/kv_pool.h"
@@ -55,6 +56,13 @@ struct SchedulerStats {
   int64_t pool_used = 0;
   int64_t evictable_tokens = 0;
   int64_t protected_tokens = 0;
+  // Sliding-window pool (0 without one): its slots, the free ones, and the tree's tokens that
+  // still hold windowed KV outside / inside a lock's window. Tree tokens without windowed KV
+  // (tombstones) are evictable_tokens + protected_tokens - these two.
+  int64_t swa_pool_size = 0;
+  int64_t swa_pool_free = 0;
+  int64_t swa_evictable_tokens = 0;
+  int64_t swa_protected_tokens = 0;
   int64_t cache_hit_tokens = 0;  // tokens supplied by the tree at admissions (cumulative)
   int64_t prefill_tokens = 0;    // tokens computed by prefill chunks (cumulative)
   int64_t decode_tokens = 0;     // tokens computed by decode steps (cumulative)
@@ -197,6 +205,20 @@ class Scheduler {
   bool EnsureFreePages(int64_t pages);  // evicts as needed; true if available now
   void Retract(Request* req);
   void EvictTokens(int64_t tokens);
+  // Sliding-window pool: free plus releasable windowed-KV tokens (INT64_MAX without one).
+  int64_t SwaAvailableTokens() const;
+  // Releases the windowed KV of running requests' own tokens that no window can see again.
+  void ReleaseOutOfWindowKv();
+  // Free plus evictable tokens of each pool during one admission pass (swa == full without
+  // an SWA pool); the prefill budget is the smaller.
+  struct AdmissionBudget {
+    double full = 0;
+    double swa = 0;
+  };
+  // Admission's lock (lock) or its undo on node; updates budget and returns the change to the
+  // prefill budget.
+  double LockForAdmission(RadixNode* node, uint64_t* swa_lock_id, bool lock,
+                          AdmissionBudget* budget);
   // Allocates slots for tokens [kv_len, kv_len + n) of req and writes them to its row.
   bool AllocateExtend(Request* req, int64_t n);
 
@@ -328,7 +350,8 @@ class Scheduler {
   model::ForwardOutput draft_out_;
 
   SchedulerStats stats_;
-  std::unordered_map<uint64_t, RadixNode*> pins_;  // pin id -> the node whose path it locks
+  // pin id -> the node whose path it locks, and the lock's swa_lock_id.
+  std::unordered_map<uint64_t, std::pair<RadixNode*, uint64_t>> pins_;
 };
 
 }  // namespace radixlm

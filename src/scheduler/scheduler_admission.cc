@@ -102,6 +102,25 @@ void Scheduler::RefreshPrefixMatches() {
   }
 }
 
+double Scheduler::LockForAdmission(RadixNode* node, uint64_t* swa_lock_id, bool lock,
+                                   AdmissionBudget* budget) {
+  const CacheOpTimer timer(stats_);
+  const int64_t swa_before = cache_->swa_evictable_size();
+  int64_t delta = 0;
+  if (lock) {
+    delta = cache_->IncLockRef(node, swa_lock_id);
+  } else {
+    delta = cache_->DecLockRef(node, *swa_lock_id);
+    *swa_lock_id = 0;
+  }
+  // The adder's budget is the smaller of the two pools' (SchedulePrefills): move it by what
+  // the smaller one becomes.
+  const double before = std::min(budget->full, budget->swa);
+  budget->full += static_cast<double>(delta);
+  budget->swa += static_cast<double>(cache_->swa_evictable_size() - swa_before);
+  return std::min(budget->full, budget->swa) - before;
+}
+
 void Scheduler::SchedulePrefills() {
   if (waiting_.empty() && chunked_ == nullptr) return;
   const int32_t page = pool_.page_size();
@@ -111,13 +130,24 @@ void Scheduler::SchedulePrefills() {
   PrefillBudgets budgets;
   budgets.page_size = page;
   budgets.clip_max_new_tokens = config_.clip_max_new_tokens;
-  budgets.available_tokens = static_cast<double>(pool_.available() + cache_->evictable_size());
+  AdmissionBudget budget;
+  budget.full = static_cast<double>(pool_.available() + cache_->evictable_size());
+  double swa_reserve = 0;
   for (const Request* req : running_) {
-    budgets.running_reserve +=
-        static_cast<double>(std::min<int64_t>(std::max<int64_t>(req->remaining_new_tokens(), 0),
-                                              config_.clip_max_new_tokens)) *
-        new_token_ratio_;
+    const int64_t remaining = std::min<int64_t>(std::max<int64_t>(req->remaining_new_tokens(), 0),
+                                                config_.clip_max_new_tokens);
+    budgets.running_reserve += static_cast<double>(remaining) * new_token_ratio_;
+    // A decode releases windowed KV as it goes: it never holds more than a window of its own.
+    swa_reserve += static_cast<double>(std::min<int64_t>(
+                       remaining, config_.sliding_window + 2 * static_cast<int64_t>(page))) *
+                   new_token_ratio_;
   }
+  // Both pools bound a prefill (SGLang: the smaller of the two); the adder subtracts the
+  // full-pool reserve, so the windowed side is given its own reserve instead.
+  budget.swa = pool_.has_swa() ? static_cast<double>(SwaAvailableTokens()) +
+                                     budgets.running_reserve - swa_reserve
+                               : budget.full;
+  budgets.available_tokens = std::min(budget.full, budget.swa);
   budgets.input_tokens = config_.max_prefill_tokens - n_decodes;
   if (config_.chunked_prefill_size > 0) {
     budgets.chunk_tokens = config_.chunked_prefill_size - n_decodes;
@@ -172,10 +202,7 @@ void Scheduler::SchedulePrefills() {
         in_batch.SharesBeyondMatch(*req, prefix)) {
       continue;  // a sibling admitted this round fills the tree first
     }
-    adder.OnEvictableChange([&] {
-      const CacheOpTimer timer(stats_);
-      return cache_->IncLockRef(m.last_node);
-    }());
+    adder.OnEvictableChange(LockForAdmission(m.last_node, &req->cache.swa_lock_id, true, &budget));
     const PrefillCandidate c{.extend_len = static_cast<int64_t>(req->token_ids.size()) - prefix,
                              .max_new_tokens = req->remaining_new_tokens(),
                              .needs_logprob_rows = req->wants_input_logprobs(),
@@ -184,7 +211,8 @@ void Scheduler::SchedulePrefills() {
     const PrefillAdder::Result result = adder.AddOne(c, &extend);
     if (extend == 0) {
       const CacheOpTimer timer(stats_);
-      adder.OnEvictableChange(cache_->DecLockRef(m.last_node));
+      adder.OnEvictableChange(
+          LockForAdmission(m.last_node, &req->cache.swa_lock_id, false, &budget));
       break;
     }
     // Admit: row, prefix, slots for the first chunk.
@@ -200,7 +228,7 @@ void Scheduler::SchedulePrefills() {
       table_.Free(*row);
       {
         const CacheOpTimer timer(stats_);
-        cache_->DecLockRef(req->cache.last_node);
+        cache_->DecLockRef(req->cache.last_node, req->cache.swa_lock_id);
       }
       req->cache = CacheRequest();
       req->cache.priority = req->in.priority;

@@ -42,6 +42,21 @@ Status SchedulerConfig::Validate() const {
     return bad("max_total_tokens", "at least two pages", max_total_tokens);
   }
   if (max_prefill_tokens < 1) return bad("max_prefill_tokens", "at least 1", max_prefill_tokens);
+  if (swa_max_total_tokens < 0)
+    return bad("swa_max_total_tokens", "at least 0", swa_max_total_tokens);
+  if (swa_max_total_tokens > 0) {
+    if (sliding_window < 1)
+      return bad("sliding_window", "at least 1 with an SWA pool", sliding_window);
+    // One request must fit: its locked window, a decode page and a prefill page, twice over.
+    const int64_t least = 2 * (sliding_window + 2 * static_cast<int64_t>(page_size));
+    if (swa_max_total_tokens < least && swa_max_total_tokens < max_total_tokens) {
+      return InvalidArgument("the sliding-window KV pool holds " +
+                             std::to_string(swa_max_total_tokens) + " tokens; it needs at least " +
+                             std::to_string(least) +
+                             " (twice the window plus two pages) unless it matches the full "
+                             "pool: raise --swa-full-tokens-ratio or the KV memory");
+    }
+  }
   if (max_running_requests < 1) {
     return bad("max_running_requests", "at least 1", max_running_requests);
   }

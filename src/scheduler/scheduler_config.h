@@ -26,6 +26,13 @@ struct SchedulerConfig {
   bool disable_radix_cache = false;
   EvictionPolicy radix_eviction_policy = EvictionPolicy::kLru;
   int64_t context_length = 0;  // <= 0: the runner's context length; never more than it
+  // Sliding-window memory (SGLang's hybrid SWA pool): with both > 0, the KV of sliding-window
+  // layers lives in a second pool of swa_max_total_tokens slots (max_total_tokens then counts
+  // full-attention slots), tokens a window can no longer see release it, and the radix cache is
+  // SWA-aware (RadixCache, "Sliding-window awareness"). sliding_window: the model's window.
+  // The SWA pool needs at least 2 (sliding_window + 2 page_size) slots, or max_total_tokens.
+  int64_t swa_max_total_tokens = 0;
+  int64_t sliding_window = 0;
 
   // --- batching ---
   SchedulePolicyKind schedule_policy = SchedulePolicyKind::kLpm;

@@ -16,7 +16,36 @@ void Scheduler::EvictTokens(int64_t tokens) {
 bool Scheduler::EnsureFreePages(int64_t pages) {
   const int64_t missing = pages - pool_.available_pages();
   if (missing > 0) EvictTokens(missing * pool_.page_size());
+  if (pool_.has_swa()) {
+    const int64_t swa_missing = pages - pool_.swa_available_pages();
+    if (swa_missing > 0) {
+      const CacheOpTimer timer(stats_);
+      if (cache_->EvictSwa(swa_missing * pool_.page_size(), pool_) > 0) ++tree_version_;
+    }
+    if (pool_.swa_available_pages() < pages) return false;
+  }
   return pool_.available_pages() >= pages;
+}
+
+int64_t Scheduler::SwaAvailableTokens() const {
+  if (!pool_.has_swa()) return INT64_MAX;
+  return pool_.swa_available() + cache_->swa_evictable_size();
+}
+
+void Scheduler::ReleaseOutOfWindowKv() {
+  if (!pool_.has_swa()) return;
+  const int64_t page = pool_.page_size();
+  for (Request* req : running_) {
+    CacheRequest& c = req->cache;
+    // The next query (position kv_len) sees keys from kv_len - window + 1 on; a page of margin
+    // as SGLang. Tokens of the tree-owned prefix are the tree's to release.
+    const int64_t until = (req->kv_len - config_.sliding_window - page) / page * page;
+    const int64_t from =
+        std::max<int64_t>(c.swa_evicted_len, static_cast<int64_t>(c.prefix_slots.size()));
+    if (until <= from) continue;
+    pool_.FreeSwa(table_.Row(c.req_pool_index).subspan(from, until - from));
+    c.swa_evicted_len = until;
+  }
 }
 
 bool Scheduler::AllocateExtend(Request* req, int64_t n) {
@@ -49,13 +78,15 @@ void Scheduler::Retract(Request* req) {
 
 void Scheduler::PrepareDecodes() {
   if (running_.empty()) return;
+  ReleaseOutOfWindowKv();
   if (!EnsureFreePages(DecodePagesNeeded())) {
     // Retract (SGLang's retract_decode) until the rest have room for a few steps each.
     const std::vector<Request*> order = RetractionOrder(running_);
     const int32_t page = pool_.page_size();
     for (Request* victim : order) {
       const auto remaining = static_cast<int64_t>(running_.size());
-      const int64_t have = pool_.available() + cache_->evictable_size();
+      const int64_t have =
+          std::min(pool_.available() + cache_->evictable_size(), SwaAvailableTokens());
       if (remaining <= 1 ||
           have >= RetractionTarget(remaining, config_.retract_decode_steps, page)) {
         break;

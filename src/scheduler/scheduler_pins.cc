@@ -9,8 +9,9 @@ StatusOr<int64_t> Scheduler::PinPrefix(uint64_t pin, std::span<const int32_t> id
   if (pins_.count(pin) != 0) return InvalidArgument("pin " + std::to_string(pin) + " is in use");
   const CacheOpTimer timer(stats_);
   RadixCache::MatchResult m = cache_->MatchPrefix(ids);
-  cache_->IncLockRef(m.last_node);
-  pins_.emplace(pin, m.last_node);
+  uint64_t swa_lock_id = 0;
+  cache_->IncLockRef(m.last_node, &swa_lock_id);
+  pins_.emplace(pin, std::make_pair(m.last_node, swa_lock_id));
   return static_cast<int64_t>(m.slots.size());
 }
 
@@ -18,7 +19,7 @@ bool Scheduler::UnpinPrefix(uint64_t pin) {
   auto it = pins_.find(pin);
   if (it == pins_.end()) return false;
   const CacheOpTimer timer(stats_);
-  cache_->DecLockRef(it->second);
+  cache_->DecLockRef(it->second.first, it->second.second);
   pins_.erase(it);
   return true;
 }

@@ -161,6 +161,12 @@ std::string ServerMetrics::Render(const EngineStats& stats, const std::string& m
           static_cast<double>(s.evictable_tokens + s.protected_tokens));
   w.Gauge("evictable_tokens", "Radix tree tokens no request holds.",
           static_cast<double>(s.evictable_tokens));
+  w.Gauge("swa_pool_size_tokens", "Sliding-window KV pool capacity in tokens (0: none).",
+          static_cast<double>(s.swa_pool_size));
+  w.Gauge("swa_pool_free_tokens", "Free sliding-window KV pool slots.",
+          static_cast<double>(s.swa_pool_free));
+  w.Gauge("swa_tree_tokens", "Radix tree tokens still holding sliding-window KV.",
+          static_cast<double>(s.swa_evictable_tokens + s.swa_protected_tokens));
   w.Counter("spec_draft_tokens_total", "Speculative draft tokens verified.", s.spec_drafted_tokens);
   w.Counter("spec_accepted_tokens_total", "Speculative draft tokens kept.", s.spec_accepted_tokens);
   w.Gauge("spec_accept_length", "Mean tokens per speculative decode step (0: none).",

@@ -159,6 +159,14 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"tree_tokens", tree_tokens},
       {"evictable_tokens", s.evictable_tokens},
       {"protected_tokens", s.protected_tokens},
+      {"swa_pool_size", s.swa_pool_size},
+      {"swa_pool_free_tokens", s.swa_pool_free},
+      {"swa_evictable_tokens", s.swa_evictable_tokens},
+      {"swa_protected_tokens", s.swa_protected_tokens},
+      // Tree tokens whose windowed-layer KV was released (full-attention KV only).
+      {"swa_tombstone_tokens", sc.swa_max_total_tokens > 0
+                                   ? tree_tokens - s.swa_evictable_tokens - s.swa_protected_tokens
+                                   : 0},
       {"num_running_reqs", s.running_requests + s.prefilling_requests},
       {"num_waiting_reqs", s.waiting_requests},
       {"live_requests", stats.live_requests},
@@ -212,6 +220,10 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"radix_eviction_policy", sc.radix_eviction_policy},
       {"context_length", ctx.engine->context_length()},
       {"max_total_num_tokens", ctx.engine->max_total_tokens()},
+      {"disable_hybrid_swa_memory", sc.swa_max_total_tokens == 0},
+      {"swa_max_total_num_tokens", sc.swa_max_total_tokens},
+      {"swa_full_tokens_ratio", ec.swa_full_tokens_ratio},
+      {"sliding_window_size", sc.sliding_window},
       {"threads", ec.threads},
       {"incremental_streaming_output", ctx.config->incremental_streaming_output},
       {"api_key_set", !ctx.config->api_key.empty()},

@@ -17,7 +17,36 @@ uint64_t SplitMix64(uint64_t x) {
 }  // namespace
 
 FakeModelRunner::FakeModelRunner(const FakeModelConfig& config)
-    : config_(config), kv_(static_cast<size_t>(std::max<int64_t>(config.kv_slots, 1))) {}
+    : config_(config),
+      kv_(static_cast<size_t>(std::max<int64_t>(config.kv_slots, 1))),
+      swa_kv_(static_cast<size_t>(std::max<int64_t>(config.swa_kv_slots, 0))) {}
+
+Status FakeModelRunner::CheckWindowRows(const model::ForwardBatch& batch,
+                                        const model::SequenceInput& seq,
+                                        const std::string& where) const {
+  const std::span<const int32_t> map = batch.swa_slot_map;
+  auto row_of = [&](int32_t slot) -> int32_t {
+    if (slot < 0 || static_cast<size_t>(slot) >= map.size()) return 0;
+    const int32_t row = map[slot];
+    return row > 0 && row < config_.swa_kv_slots ? row : 0;
+  };
+  const auto n_prefix = static_cast<int64_t>(seq.prefix_slots.size());
+  const int64_t lo = std::max<int64_t>(0, n_prefix - config_.sliding_window + 1);
+  for (int64_t j = lo; j < n_prefix; ++j) {
+    const int32_t slot = seq.prefix_slots[j];
+    const int32_t row = row_of(slot);
+    const SlotKv& want = kv_[slot];
+    if (row == 0 || swa_kv_[row].position != want.position || swa_kv_[row].hash != want.hash) {
+      return Internal(where + "windowed KV of position " + std::to_string(j) + " (slot " +
+                      std::to_string(slot) + ") is gone while position " +
+                      std::to_string(n_prefix) + " still sees it");
+    }
+  }
+  for (int32_t slot : seq.new_slots) {
+    if (row_of(slot) == 0) return Internal(where + "a new token has no windowed row");
+  }
+  return Status::Ok();
+}
 
 uint64_t FakeModelRunner::InitialHash() { return 0x5eed5eed5eedULL; }
 
@@ -108,6 +137,9 @@ Status FakeModelRunner::Forward(const model::ForwardBatch& batch, model::Forward
       h = kv.hash;
       ++pos;
     }
+    if (config_.swa_kv_slots > 0) {
+      RADIXLM_RETURN_IF_ERROR(CheckWindowRows(batch, seq, where));
+    }
     out->row_offset[s] = row;
     const int64_t n_new = static_cast<int64_t>(seq.tokens.size());
     const bool tree = !seq.tree_depth.empty();
@@ -129,6 +161,7 @@ Status FakeModelRunner::Forward(const model::ForwardBatch& batch, model::Forward
       }
       h = ExtendHash(h, seq.tokens[i], pos);
       kv_[slot] = SlotKv{seq.tokens[i], pos, h};
+      if (config_.swa_kv_slots > 0) swa_kv_[batch.swa_slot_map[slot]] = kv_[slot];
       if (tree) node_hash[i] = h;
       ++pos;
       const bool want = seq.logits == model::LogitsMode::kAll ||

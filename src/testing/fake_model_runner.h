@@ -9,6 +9,12 @@
 // on every prefix token being right, and ReferenceGreedy() gives the expected output of any
 // prompt without batching or caching.
 //
+// Sliding-window rows (swa_kv_slots > 0): like a model whose windowed layers keep rows of
+// their own, it also stores each new token's record in the row batch.swa_slot_map names, and
+// checks, for every key the first query of a sequence can see within sliding_window
+// positions, that its row still holds that very record — so windowed KV released or reused
+// while a window still needs it is an Internal error.
+//
 // It also counts what it computed (forwards, tokens, per-batch maxima) for tests.
 #pragma once
 
@@ -26,6 +32,8 @@ struct FakeModelConfig {
   int64_t context_length = 4096;
   int64_t max_batch_tokens = 1 << 20;
   int64_t kv_slots = 0;  // >= the pool's storage_slots()
+  int64_t swa_kv_slots = 0;    // > 0: sliding-window rows (>= the pool's swa_storage_slots())
+  int64_t sliding_window = 0;  // the window those rows serve
   // Wall time each Forward() takes at least (tests that must act while a request runs).
   std::chrono::microseconds forward_delay{0};
   // Non-zero: after one sequence in three (by its hash) the logits are another pseudo-random
@@ -42,6 +50,7 @@ class FakeModelRunner : public ModelRunner {
   int64_t context_length() const override { return config_.context_length; }
   int64_t max_batch_tokens() const override { return config_.max_batch_tokens; }
   int64_t kv_slots() const override { return config_.kv_slots; }
+  int64_t swa_kv_slots() const override { return config_.swa_kv_slots; }
   Status Forward(const model::ForwardBatch& batch, model::ForwardOutput* out) override;
 
   // The logits after a sequence whose rolling hash is `hash` ([vocab] values in [0, 8)).
@@ -70,7 +79,12 @@ class FakeModelRunner : public ModelRunner {
   };
 
   FakeModelConfig config_;
+  // Sliding-window rows: checks sequence s's windowed keys and stores its new tokens' records.
+  Status CheckWindowRows(const model::ForwardBatch& batch, const model::SequenceInput& seq,
+                         const std::string& where) const;
+
   std::vector<SlotKv> kv_;
+  std::vector<SlotKv> swa_kv_;
   bool fail_next_ = false;
   int64_t forward_calls_ = 0;
   int64_t tokens_computed_ = 0;

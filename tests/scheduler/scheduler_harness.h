@@ -61,6 +61,11 @@ class SchedulerHarness {
     fm.max_batch_tokens = options.max_batch_tokens;
     fm.kv_slots =
         (options.config.max_total_tokens / options.config.page_size + 1) * options.config.page_size;
+    if (options.config.swa_max_total_tokens > 0) {
+      fm.swa_kv_slots = (options.config.swa_max_total_tokens / options.config.page_size + 1) *
+                        options.config.page_size;
+      fm.sliding_window = options.config.sliding_window;
+    }
     runner_ = std::make_unique<FakeModelRunner>(fm);
     if (options.config.speculative_draft_model) {
       fm.logits_salt = options.draft_logits_salt;
