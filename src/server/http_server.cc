@@ -5,12 +5,14 @@
 #include <chrono>
 #include <csignal>
 
+#include "server/loads_api.h"
 #include "server/native_api.h"
 #include "server/openai_api.h"
 #include "server/ops_api.h"
 #include "server/pause_api.h"
 #include "server/server_log.h"
 #include "server/tokenize_api.h"
+#include "util/model_path.h"
 
 namespace radixlm::server {
 
@@ -39,8 +41,9 @@ HttpServer::HttpServer(const ServerConfig& config, Engine* engine)
   context_.config = &config_;
   const ModelAssets& assets = engine_->assets();
   context_.model_info = &assets.info();
-  context_.served_model_name =
-      config_.served_model_name.empty() ? assets.info().model_path : config_.served_model_name;
+  context_.served_model_name = config_.served_model_name.empty()
+                                   ? ShortModelName(assets.info().model_path)
+                                   : config_.served_model_name;
   context_.created_unix_s = std::chrono::duration_cast<std::chrono::seconds>(
                                 std::chrono::system_clock::now().time_since_epoch())
                                 .count();
@@ -48,8 +51,10 @@ HttpServer::HttpServer(const ServerConfig& config, Engine* engine)
   context_.chat_status = assets.chat_status();
   context_.shutting_down = &stopping_;
   context_.live = &live_requests_;
+  context_.load_rates = &load_rates_;
   AddNativeGenerateRoutes(context_, &router_);
   AddOpsRoutes(context_, &router_);
+  AddLoadsRoutes(context_, &router_);
   AddPauseRoutes(context_, &router_);
   AddOpenAiRoutes(context_, &router_);
   AddTokenizeRoutes(context_, &router_);

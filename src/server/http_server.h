@@ -68,6 +68,7 @@ class HttpServer {
   std::atomic<int64_t> open_sessions_{0};
   std::atomic<int64_t> active_calls_{0};
   LiveRequests live_requests_;
+  LoadRateMeter load_rates_;
   ServerContext context_;
   Router router_;
   SessionEnv env_;
