@@ -87,13 +87,17 @@ def workload(prompts, questions, seed):
     return items
 
 
-def metric_sum(servers, name):
+def metric(server, name):
     total = 0.0
-    for s in servers:
-        for line in get_text(s.url + "/metrics").splitlines():
-            if line.startswith(name + "{") or line.startswith(name + " "):
-                total += float(line.rsplit(" ", 1)[1])
+    for line in get_text(server.url + "/metrics").splitlines():
+        if line.startswith(name + "{") or line.startswith(name + " "):
+            total += float(line.rsplit(" ", 1)[1])
     return total
+
+
+def metric_delta(servers, before, name):
+    """Sum over `servers` of the counter's growth since `before` (one value per server)."""
+    return sum(metric(s, name) - b for s, b in zip(servers, before))
 
 
 def finished_per_replica(servers):
@@ -132,8 +136,10 @@ def run_policy(args, servers, items, policy, kill_after=None):
     flush(servers)
     gateway = Gateway([s.url for s in servers], policy=policy, extra_args=args.smg_args)
     try:
-        prefill_before = metric_sum(servers, "radixlm:prefill_computed_tokens_total")
-        hits_before = metric_sum(servers, "radixlm:cache_hit_tokens_total")
+        prefill_name, hits_name = ("radixlm:prefill_computed_tokens_total",
+                                   "radixlm:cache_hit_tokens_total")
+        prefill_before = [metric(s, prefill_name) for s in servers]
+        hits_before = [metric(s, hits_name) for s in servers]
         finished_before = finished_per_replica(servers)
         results = [None] * len(items)
         done = [0]
@@ -141,8 +147,9 @@ def run_policy(args, servers, items, policy, kill_after=None):
         lock = threading.Lock()
 
         def one(i):
+            # (outcome, seconds, prompt tokens, cached tokens, end time)
             outcome = send(gateway.url, items[i][2], args.output_len, args.request_timeout)
-            results[i] = outcome + (time.perf_counter(),)  # (..., end time)
+            results[i] = outcome + (time.perf_counter(),)
             with lock:
                 done[0] += 1
                 if kill_after is not None and not killed and done[0] >= kill_after:
@@ -155,16 +162,15 @@ def run_policy(args, servers, items, policy, kill_after=None):
         with ThreadPoolExecutor(args.concurrency) as pool:
             list(pool.map(one, range(len(items))))
         wall = time.perf_counter() - start
-        alive = servers if kill_after is None else servers[:-1]
+        # After a kill, only the survivors can be asked: their counters alone are summed.
+        alive = len(servers) if kill_after is None else len(servers) - 1
         report = {
             "policy": policy,
             "requests": len(items),
             "wall_s": wall,
             "outcomes": {},
-            "prefill_tokens": metric_sum(alive, "radixlm:prefill_computed_tokens_total")
-            - prefill_before,
-            "cache_hit_tokens": metric_sum(alive, "radixlm:cache_hit_tokens_total")
-            - hits_before,
+            "prefill_tokens": metric_delta(servers[:alive], prefill_before, prefill_name),
+            "cache_hit_tokens": metric_delta(servers[:alive], hits_before, hits_name),
         }
         for r in results:
             report["outcomes"][r[0]] = report["outcomes"].get(r[0], 0) + 1
@@ -178,7 +184,8 @@ def run_policy(args, servers, items, policy, kill_after=None):
                                      zip(finished_per_replica(servers), finished_before)]
         else:
             report["killed"] = killed
-            after = [r for r in results if r[3] > killed.get("at", float("inf"))]
+            report["prefill_tokens_scope"] = "surviving replicas"
+            after = [r for r in results if r[4] > killed.get("at", float("inf"))]
             report["after_kill"] = {"requests": len(after),
                                     "ok": sum(1 for r in after if r[0] == "ok"),
                                     "max_latency_s": max((r[1] for r in after), default=0.0)}
