@@ -8,6 +8,7 @@ prefix a replica holds to that replica (cache_aware) and alternates under round_
 only when the smg binary cannot run on this machine.
 """
 
+import json
 import pathlib
 import subprocess
 import threading
@@ -17,7 +18,7 @@ import openai
 import pytest
 import requests
 
-from conftest import Server, _binary, _model, sse_events
+from conftest import Server, _binary, _model
 from gateway import Gateway, smg_binary
 
 SMG, SMG_MISSING = smg_binary()
@@ -202,9 +203,11 @@ def test_abort_request_fans_out_through_the_rl_control_plane(gateway, replicas):
                 "text": "A very long story:", "stream": True,
                 "sampling_params": {"max_new_tokens": 4000, "ignore_eos": True}}) as r:
             assert r.status_code == 200
-            for event in sse_events(r):
-                events.append(event)
-                started.set()
+            for line in r.iter_lines():
+                payload = line.decode().removeprefix("data: ")
+                if payload and payload != "[DONE]":
+                    events.append(json.loads(payload))
+                    started.set()
 
     t = threading.Thread(target=stream)
     t.start()
