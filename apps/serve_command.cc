@@ -29,7 +29,31 @@ struct ServeOptions {
   EngineConfig engine;
   server::ServerConfig server;
   double mem_fraction_static = 0;  // > 0: KV pool = fraction of RAM minus the weights
+  // SGLang's prefill/decode disaggregation flags, parsed so that asking for it gets a clear
+  // answer: only "null" (no disaggregation) is built.
+  std::string disaggregation_mode = "null";
+  std::string disaggregation_bootstrap_port;
+  std::string disaggregation_transfer_backend;
 };
+
+Status CheckDisaggregation(const ServeOptions& opt) {
+  if (opt.disaggregation_mode != "null") {
+    return Unimplemented("--disaggregation-mode " + opt.disaggregation_mode +
+                         ": prefill/decode disaggregation is not built in radixlm. Serve whole "
+                         "replicas behind SGLang's gateway instead (smg launch --worker-urls "
+                         "URL1 URL2 ...; README, 'Scaling out')");
+  }
+  for (const auto& [flag, value] :
+       {std::pair{"--disaggregation-bootstrap-port", &opt.disaggregation_bootstrap_port},
+        std::pair{"--disaggregation-transfer-backend", &opt.disaggregation_transfer_backend}}) {
+    if (!value->empty()) {
+      return Unimplemented(std::string(flag) +
+                           " applies to prefill/decode disaggregation, which is not built in "
+                           "radixlm");
+    }
+  }
+  return Status::Ok();
+}
 
 // Many concurrent streams need many descriptors: lift the soft limit to the hard one.
 void RaiseFileLimit() {
@@ -95,6 +119,7 @@ Status RunServe(ServeOptions opt) {
     return InvalidArgument("--log-level must be debug, info, warning or error");
   }
   server::SetLogLevel(level);
+  RADIXLM_RETURN_IF_ERROR(CheckDisaggregation(opt));
   RaiseFileLimit();
   RADIXLM_ASSIGN_OR_RETURN(std::string path, ResolveModelPath(opt.engine.model_path));
   std::error_code size_error;
@@ -176,7 +201,8 @@ const bool kRegistered = RegisterCommand("serve", [](CLI::App& app) {
   cmd->add_option("--port", s.port, "Port (0: any free port)")->capture_default_str();
   cmd->add_option("--api-key", s.api_key, "Require 'Authorization: Bearer <key>'");
   cmd->add_option("--served-model-name", s.served_model_name,
-                  "Model name for the OpenAI routes (default: the model path)");
+                  "Model name reported by /v1/models and the info routes (default: the GGUF file "
+                  "name without .gguf)");
   cmd->add_option("--threads", e.threads, "Compute threads (0: all cores)");
   cmd->add_option("--io-threads", s.io_threads, "HTTP threads")->capture_default_str();
   cmd->add_flag("--disable-web-ui", s.disable_web_ui,
@@ -257,6 +283,14 @@ const bool kRegistered = RegisterCommand("serve", [](CLI::App& app) {
                   "Sessions (/open_session) open at once; each pins its KV while open")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  cmd->add_option("--disaggregation-mode", opt->disaggregation_mode,
+                  "SGLang's null | prefill | decode; only null (no disaggregation) is built")
+      ->check(CLI::IsMember({"null", "prefill", "decode"}))
+      ->capture_default_str();
+  cmd->add_option("--disaggregation-bootstrap-port", opt->disaggregation_bootstrap_port,
+                  "Prefill/decode disaggregation only (not built)");
+  cmd->add_option("--disaggregation-transfer-backend", opt->disaggregation_transfer_backend,
+                  "Prefill/decode disaggregation only (not built)");
   cmd->add_option("--log-level", s.log_level, "debug | info | warning | error")
       ->capture_default_str();
   cmd->add_flag("--incremental-streaming-output", s.incremental_streaming_output,

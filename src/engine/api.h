@@ -76,9 +76,11 @@ struct SchedulerCounters {
   int64_t running_requests = 0;     // decoding
   int64_t prefilling_requests = 0;  // mid chunked prefill
   int64_t waiting_requests = 0;
-  int64_t grammar_queue_requests = 0;  // waiting for their grammar to compile
-  bool paused = false;                 // PauseGeneration without ContinueGeneration since
-  int64_t pool_size = 0;               // usable KV token slots
+  int64_t waiting_tokens = 0;           // tokens of the waiting requests
+  int64_t waiting_uncached_tokens = 0;  // of those, not found in the tree at their last match
+  int64_t grammar_queue_requests = 0;   // waiting for their grammar to compile
+  bool paused = false;                  // PauseGeneration without ContinueGeneration since
+  int64_t pool_size = 0;                // usable KV token slots
   int64_t pool_free = 0;
   int64_t pool_used = 0;
   int64_t evictable_tokens = 0;  // in the radix tree, unlocked

@@ -136,6 +136,8 @@ SchedulerCounters ToSchedulerCounters(const SchedulerStats& s) {
       .running_requests = s.running_requests,
       .prefilling_requests = s.prefilling_requests,
       .waiting_requests = s.waiting_requests,
+      .waiting_tokens = s.waiting_tokens,
+      .waiting_uncached_tokens = s.waiting_uncached_tokens,
       .grammar_queue_requests = s.grammar_queue_requests,
       .paused = s.paused,
       .pool_size = s.pool_size,

@@ -351,6 +351,11 @@ SchedulerStats Scheduler::GetStats() const {
   s.running_requests = static_cast<int64_t>(running_.size());
   s.prefilling_requests = chunked_ != nullptr ? 1 : 0;
   s.waiting_requests = static_cast<int64_t>(waiting_.size());
+  for (const Request* req : waiting_) {
+    const auto tokens = static_cast<int64_t>(req->token_ids.size());
+    s.waiting_tokens += tokens;
+    s.waiting_uncached_tokens += tokens - std::clamp<int64_t>(req->match_len, 0, tokens);
+  }
   s.grammar_queue_requests = static_cast<int64_t>(grammar_queue_.size());
   s.paused = paused_;
   s.pool_size = pool_.size();

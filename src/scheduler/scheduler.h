@@ -49,6 +49,10 @@ struct SchedulerStats {
   int64_t running_requests = 0;     // decoding
   int64_t prefilling_requests = 0;  // mid chunked prefill
   int64_t waiting_requests = 0;
+  // Tokens of the waiting requests, and of those the part their last prefix match did not find
+  // in the tree (an estimate: the tree may have changed since; never matched counts as all).
+  int64_t waiting_tokens = 0;
+  int64_t waiting_uncached_tokens = 0;
   int64_t grammar_queue_requests = 0;  // waiting for their grammar to compile
   bool paused = false;                 // Pause without Continue since
   int64_t pool_size = 0;               // usable KV token slots

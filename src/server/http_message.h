@@ -4,6 +4,7 @@
 // handlers and their tests never see a socket or a Beast type.
 #pragma once
 
+#include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <utility>
@@ -33,6 +34,10 @@ struct HttpResponse {
 
 // json.dump() that never throws: invalid UTF-8 (e.g. a partial token text) becomes U+FFFD.
 std::string DumpJson(const nlohmann::json& value);
+
+// The parameters of a query string ("a=1&b=x%2Cy" -> {a: "1", b: "x,y"}): percent escapes and
+// '+' decoded; a name without '=' maps to ""; of a repeated name the last value wins.
+std::map<std::string, std::string> ParseQuery(const std::string& query);
 
 // "OK", "Bad Request", ... for the status line.
 const char* HttpStatusReason(int status);

@@ -8,6 +8,7 @@
 
 #include "chat/reasoning_parser.h"
 #include "chat/tool_call_parser.h"
+#include "server/loads_api.h"
 #include "server/native_api.h"
 #include "server/openai_api.h"
 #include "server/ops_api.h"
@@ -16,6 +17,7 @@
 #include "server/server_log.h"
 #include "server/tokenize_api.h"
 #include "server/web_ui.h"
+#include "util/model_path.h"
 
 namespace radixlm::server {
 
@@ -51,8 +53,9 @@ HttpServer::HttpServer(const ServerConfig& config, Engine* engine)
   context_.config = &config_;
   const ModelAssets& assets = engine_->assets();
   context_.model_info = &assets.info();
-  context_.served_model_name =
-      config_.served_model_name.empty() ? assets.info().model_path : config_.served_model_name;
+  context_.served_model_name = config_.served_model_name.empty()
+                                   ? ShortModelName(assets.info().model_path)
+                                   : config_.served_model_name;
   context_.created_unix_s = std::chrono::duration_cast<std::chrono::seconds>(
                                 std::chrono::system_clock::now().time_since_epoch())
                                 .count();
@@ -60,8 +63,10 @@ HttpServer::HttpServer(const ServerConfig& config, Engine* engine)
   context_.chat_status = assets.chat_status();
   context_.shutting_down = &stopping_;
   context_.live = &live_requests_;
+  context_.load_rates = &load_rates_;
   AddNativeGenerateRoutes(context_, &router_);
   AddOpsRoutes(context_, &router_);
+  AddLoadsRoutes(context_, &router_);
   AddPauseRoutes(context_, &router_);
   AddOpenAiRoutes(context_, &router_);
   AddTokenizeRoutes(context_, &router_);

@@ -78,6 +78,7 @@ class HttpServer {
   std::atomic<int64_t> active_calls_{0};
   LiveRequests live_requests_;
   RadixTreeFeed tree_feed_;  // /radix_tree/events
+  LoadRateMeter load_rates_;
   ServerContext context_;
   Router router_;
   SessionEnv env_;

@@ -137,6 +137,7 @@ json ModelInfoJson(const ServerContext& ctx) {
       {"model_type", model.model_type},
       {"architectures", model.architectures},
       {"served_model_name", ctx.served_model_name},
+      {"disaggregation_mode", "null"},  // prefill/decode disaggregation is not built
       // radixlm's addition: the GGUF's chat template ("" when it has none) and architecture,
       // so a remote client renders chats as this server does without the model file.
       {"chat_template", model.chat_template},
@@ -196,7 +197,7 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"paused", s.paused},
   };
   json info = {
-      {"version", "0.1.0"},
+      {"version", kServerVersion},
       {"model_path", ctx.model_info->model_path},
       {"tokenizer_path", ctx.model_info->model_path},
       {"served_model_name", ctx.served_model_name},
@@ -224,6 +225,14 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"swa_max_total_num_tokens", sc.swa_max_total_tokens},
       {"swa_full_tokens_ratio", ec.swa_full_tokens_ratio},
       {"sliding_window_size", sc.sliding_window},
+      {"max_total_tokens", ec.max_total_tokens > 0 ? json(ec.max_total_tokens) : json(nullptr)},
+      // One process, one rank: what SGLang's gateway reads to size its data-parallel routing.
+      {"tp_size", 1},
+      {"pp_size", 1},
+      {"dp_size", 1},
+      {"disaggregation_mode", "null"},
+      {"is_embedding", false},
+      {"weight_version", "default"},
       {"threads", ec.threads},
       {"incremental_streaming_output", ctx.config->incremental_streaming_output},
       {"api_key_set", !ctx.config->api_key.empty()},

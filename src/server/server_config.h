@@ -12,7 +12,7 @@ struct ServerConfig {
   std::string host = "127.0.0.1";  // --host
   int port = 30000;                // --port
   std::string api_key;             // --api-key; "" disables authentication
-  std::string served_model_name;   // --served-model-name; "": the model path
+  std::string served_model_name;   // --served-model-name; "": ShortModelName(model path)
   int io_threads = 2;              // --io-threads: threads running sockets and handlers
 
   // --- the web page and the radix-tree routes ---

@@ -8,10 +8,14 @@
 
 #include "engine/engine.h"
 #include "server/live_requests.h"
+#include "server/load_report.h"
 #include "server/metrics.h"
 #include "server/server_config.h"
 
 namespace radixlm::server {
+
+// The server's version in /server_info and /v1/loads.
+inline constexpr char kServerVersion[] = "0.1.0";
 
 struct ServerContext {
   Engine* engine = nullptr;
@@ -23,7 +27,8 @@ struct ServerContext {
   const chat::ChatRenderer* chat = nullptr;  // the engine's; null: chat_status says why
   Status chat_status;
   std::atomic<bool>* shutting_down = nullptr;
-  LiveRequests* live = nullptr;  // generation requests in flight (for abort_all)
+  LiveRequests* live = nullptr;         // generation requests in flight (for abort_all)
+  LoadRateMeter* load_rates = nullptr;  // gen_throughput / utilization of /v1/loads
 };
 
 }  // namespace radixlm::server

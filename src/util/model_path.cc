@@ -1,7 +1,9 @@
 #include "util/model_path.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <string_view>
 
 namespace radixlm {
 
@@ -31,6 +33,20 @@ StatusOr<std::string> ResolveModelPath(const std::string& flag_value) {
     return NotFound("model file not found: '" + path + "'");
   }
   return path;
+}
+
+std::string ShortModelName(const std::string& model_path) {
+  std::string name = std::filesystem::path(model_path).filename().string();
+  constexpr std::string_view kExtension = ".gguf";
+  if (name.size() > kExtension.size()) {
+    const std::string_view tail = std::string_view(name).substr(name.size() - kExtension.size());
+    bool gguf = true;
+    for (size_t i = 0; i < tail.size(); ++i) {
+      gguf = gguf && std::tolower(static_cast<unsigned char>(tail[i])) == kExtension[i];
+    }
+    if (gguf) name.resize(name.size() - kExtension.size());
+  }
+  return name.empty() ? model_path : name;
 }
 
 }  // namespace radixlm

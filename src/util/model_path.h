@@ -13,4 +13,9 @@ namespace radixlm {
 // Any other value is a path and must name an existing regular file.
 StatusOr<std::string> ResolveModelPath(const std::string& flag_value);
 
+// The name a server reports for a model file when --served-model-name is not given: the file
+// name without its directory and its ".gguf" extension ("/m/gemma-3-270m-q4_k_m.gguf" ->
+// "gemma-3-270m-q4_k_m"). A path with no file name part is returned unchanged.
+std::string ShortModelName(const std::string& model_path);
+
 }  // namespace radixlm

@@ -1,5 +1,6 @@
 """The official `openai` client against radixlm's /v1 routes."""
 
+import pathlib
 import uuid
 
 import openai
@@ -18,8 +19,21 @@ def model(client):
 
 
 def test_models(client, server):
+    """The served name defaults to the GGUF's file name without .gguf, as the info routes say."""
     models = client.models.list().data
-    assert len(models) == 1 and models[0].id.endswith(".gguf")
+    info = server.get("/get_model_info").json()
+    assert len(models) == 1
+    assert models[0].id == info["served_model_name"]
+    assert models[0].id == pathlib.Path(info["model_path"]).name.removesuffix(".gguf")
+    assert server.get("/v1/models/" + models[0].id).json()["id"] == models[0].id
+
+
+def test_default_the_served_name_and_the_path_name_the_same_model(client, server, model):
+    path = server.get("/get_model_info").json()["model_path"]
+    texts = {name: client.completions.create(model=name, prompt="2 + 2 =", max_tokens=4,
+                                             temperature=0).choices[0].text
+             for name in ("default", model, path)}
+    assert len(set(texts.values())) == 1, texts
 
 
 def test_completion(client, model):

@@ -98,6 +98,8 @@ TEST(SchedulerLifecycleTest, AbortAtEveryStageFreesEverything) {
   const SchedulerStats s = h.scheduler().GetStats();
   EXPECT_EQ(s.prefilling_requests + s.running_requests, 2);
   EXPECT_EQ(s.waiting_requests, 1);
+  EXPECT_EQ(s.waiting_tokens, 10);
+  EXPECT_EQ(s.waiting_uncached_tokens, 10);  // nothing of request 3 is in the tree
   EXPECT_TRUE(h.scheduler().Abort(3, "user gave up"));
   EXPECT_TRUE(h.scheduler().Abort(1));
   ASSERT_TRUE(h.scheduler().CheckInvariants().ok());
@@ -114,6 +116,27 @@ TEST(SchedulerLifecycleTest, AbortAtEveryStageFreesEverything) {
   EXPECT_FALSE(h.scheduler().HasWork());
   h.CheckIdle();
   EXPECT_EQ(h.scheduler().GetStats().aborted_requests, 3);
+}
+
+TEST(SchedulerLifecycleTest, WaitingUncachedTokensDiscountTheCachedPrefix) {
+  HarnessOptions opt{.config = SmallConfig()};
+  opt.config.schedule_policy = SchedulePolicyKind::kLpm;
+  opt.config.max_running_requests = 1;
+  SchedulerHarness h(opt);
+  PromptGen gen(8);
+  const auto shared = gen.Tokens(40);
+  h.Add(SchedulerHarness::Greedy(1, Concat(shared, gen.Tokens(3)), 2));
+  h.RunUntilIdle();                                        // the tree now holds `shared`
+  h.Add(SchedulerHarness::Greedy(2, gen.Tokens(10), 50));  // runs, and holds the only slot
+  h.Step();
+  h.Add(SchedulerHarness::Greedy(3, Concat(shared, gen.Tokens(5)), 4));  // must wait
+  h.Step();
+  const SchedulerStats s = h.scheduler().GetStats();
+  ASSERT_EQ(s.waiting_requests, 1);
+  EXPECT_EQ(s.waiting_tokens, 45);
+  EXPECT_EQ(s.waiting_uncached_tokens, 5);
+  h.RunUntilIdle();
+  EXPECT_EQ(h.scheduler().GetStats().waiting_tokens, 0);
 }
 
 TEST(SchedulerLifecycleTest, AbortsInterleavedWithWorkLeaveNoLeaks) {

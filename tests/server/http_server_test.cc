@@ -62,7 +62,6 @@ class HttpServerTest : public ::testing::Test {
     engine_ = std::move(*engine);
     config.port = 0;
     config.io_threads = 2;
-    if (config.served_model_name.empty()) config.served_model_name = "fake";
     auto server = HttpServer::Create(config, engine_.get());
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     server_ = std::move(*server);
@@ -337,6 +336,39 @@ TEST_F(HttpServerTest, InfoMetricsAndFlush) {
   EXPECT_NE(metrics.body.find("radixlm:num_queue_reqs"), std::string::npos);
   EXPECT_EQ(Send("POST", "/flush_cache").status, 200);
   EXPECT_EQ(Send("GET", "/v1/models").Json()["data"][0]["id"], "fake");
+}
+
+TEST_F(HttpServerTest, ServedNameDefaultsToTheFileNameWithoutGguf) {
+  EXPECT_EQ(Send("GET", "/get_model_info").Json()["served_model_name"], "fake");
+  EXPECT_EQ(Send("GET", "/server_info").Json()["served_model_name"], "fake");
+  EXPECT_EQ(Send("GET", "/v1/models/fake").status, 200);
+  ServerConfig named;
+  named.served_model_name = "org/model";
+  StartServer(named);
+  EXPECT_EQ(Send("GET", "/v1/models").Json()["data"][0]["id"], "org/model");
+}
+
+TEST_F(HttpServerTest, LoadsReportAndItsQueryErrors) {
+  Reply reply = Send("GET", "/v1/loads?include=core,disagg,queues,memory");
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  const json report = reply.Json();
+  ASSERT_EQ(report["loads"].size(), 1u);
+  EXPECT_EQ(report["loads"][0]["max_total_num_tokens"], 4096);
+  EXPECT_EQ(report["loads"][0]["num_running_reqs"], 0);
+  EXPECT_EQ(report["loads"][0]["token_usage"], 0.0);
+  EXPECT_TRUE(report["timestamp"].is_string());
+  EXPECT_EQ(Send("GET", "/v1/loads?dp_rank=0").status, 200);
+  Reply prometheus = Send("GET", "/v1/loads?format=prometheus");
+  ASSERT_EQ(prometheus.status, 200);
+  EXPECT_NE(prometheus.body.find("sglang_max_total_num_tokens{dp_rank=\"0\"} 4096"),
+            std::string::npos)
+      << prometheus.body;
+  for (const auto& [query, param] : std::vector<std::pair<std::string, std::string>>{
+           {"include=core,gpu", "include"}, {"dp_rank=1", "dp_rank"}, {"format=xml", "format"}}) {
+    Reply bad = Send("GET", "/v1/loads?" + query);
+    EXPECT_EQ(bad.status, 400) << query;
+    EXPECT_EQ(bad.Json()["error"]["param"], param) << bad.body;
+  }
 }
 
 TEST_F(HttpServerTest, DisconnectMidStreamAbortsTheRequest) {
