@@ -173,10 +173,11 @@ void Scheduler::SchedulePrefills() {
     in_batch.Add(*req);
     if (adder.has_partial()) return;
   }
-  if (waiting_.empty() || budgets.request_slots <= 0) return;
-
-  // 2. Waiting requests in policy order.
+  if (waiting_.empty()) return;
+  // 2. Waiting requests in policy order. Their matches are refreshed even when no request can
+  // be admitted this round: the load report's waiting uncached tokens come from them.
   RefreshPrefixMatches();
+  if (budgets.request_slots <= 0) return;
   std::vector<Request*>& order = order_scratch_;
   order.assign(waiting_.begin(), waiting_.end());
   const SchedulePolicyKind kind = cache_->disabled() && IsCacheAware(config_.schedule_policy)
