@@ -144,10 +144,30 @@ TypeTraits Traits(GgmlType t) {
 
 // Scratch for QuantizePackedActivations, per calling thread and activation format.
 struct ActScratch {
-  std::vector<int8_t> qs;  // + 64 for alignment
-  std::vector<float> dx, dxs;
-  std::vector<int32_t> sum16;
+  std::vector<int8_t> qs, tq;  // + 64 for alignment
+  std::vector<float> dx, dxs, tdx, tdxs;
+  std::vector<int32_t> sum16, txsum, tsum16;
 };
+
+int8_t* Align64(int8_t* p) {
+  return reinterpret_cast<int8_t*>((reinterpret_cast<uintptr_t>(p) + 63) &
+                                   ~static_cast<uintptr_t>(63));
+}
+
+// Token t's quants and scales (row layout) into the tiled copy of PackedActivations.
+void TileToken(PackedActivations& a, int64_t t, int8_t* tq, float* tdx, float* tdxs,
+               int32_t* txsum, int32_t* tsum16) {
+  const int64_t k = t / kActTile, i = t % kActTile;
+  for (int64_t b = 0; b < a.nb; ++b) {
+    const int64_t kb = k * a.nb + b, tb = t * a.nb + b;
+    std::memcpy(tq + (kb * kActTile + i) * 32, a.qs + t * a.stride + 32 * b, 32);
+    tdx[kb * kActTile + i] = a.dx[tb];
+    tdxs[kb * kActTile + i] = a.dxs[tb];
+    txsum[kb * kActTile + i] = a.sum16[2 * tb] + a.sum16[2 * tb + 1];
+    tsum16[(kb * 2) * kActTile + i] = a.sum16[2 * tb];
+    tsum16[(kb * 2 + 1) * kActTile + i] = a.sum16[2 * tb + 1];
+  }
+}
 thread_local ActScratch t_act[2];  // act_block 32, 256
 
 void ReferenceGroups(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens,
@@ -354,14 +374,23 @@ PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, in
   const size_t stride = static_cast<size_t>((cols + 63) / 64 * 64);
   ActScratch& s = t_act[act_block == 32 ? 0 : 1];
   const size_t need = stride * static_cast<size_t>(n_tokens) + 64;
+  const int64_t tiled = (n_tokens + kActTile - 1) / kActTile * kActTile;  // tokens, padded
+  const auto tiled_blocks = static_cast<size_t>(tiled * nb);
   if (s.qs.size() < need) s.qs.resize(need);
+  if (s.tq.size() < 32 * tiled_blocks + 64) s.tq.resize(32 * tiled_blocks + 64);
   if (s.dx.size() < static_cast<size_t>(nb * n_tokens)) {
     s.dx.resize(nb * n_tokens);
     s.dxs.resize(nb * n_tokens);
     s.sum16.resize(2 * nb * n_tokens);
   }
-  auto* qs = reinterpret_cast<int8_t*>((reinterpret_cast<uintptr_t>(s.qs.data()) + 63) &
-                                       ~static_cast<uintptr_t>(63));
+  if (s.tdx.size() < tiled_blocks) {
+    s.tdx.resize(tiled_blocks);
+    s.tdxs.resize(tiled_blocks);
+    s.txsum.resize(tiled_blocks);
+    s.tsum16.resize(2 * tiled_blocks);
+  }
+  int8_t* qs = Align64(s.qs.data());
+  int8_t* tq = Align64(s.tq.data());
   PackedActivations a;
   a.qs = qs;
   a.stride = stride;
@@ -369,6 +398,11 @@ PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, in
   a.dx = s.dx.data();
   a.sum16 = s.sum16.data();
   a.dxs = s.dxs.data();
+  a.tq = tq;
+  a.tdx = s.tdx.data();
+  a.tdxs = s.tdxs.data();
+  a.txsum = s.txsum.data();
+  a.tsum16 = s.tsum16.data();
   const PackedGemmPath path = ActivePackedGemmPath();
   auto QuantizeRow = cpu::QuantizeActivationRowScalar;
 #if defined(RADIXLM_KERNELS_AVX512_VNNI)
@@ -385,12 +419,24 @@ PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, in
     for (int64_t t = t0; t < t1; ++t) {
       QuantizeRow(x + t * cols, cols, act_block, qs + t * stride, s.dx.data() + t * nb,
                   s.sum16.data() + 2 * t * nb, s.dxs.data() + t * nb);
+      TileToken(a, t, tq, s.tdx.data(), s.tdxs.data(), s.txsum.data(), s.tsum16.data());
     }
   };
   if (n_tokens >= 16) {
     ParallelFor(pool, n_tokens, 1, quantize);
   } else {
     quantize(0, n_tokens, 0);
+  }
+  // The last tile's padding tokens: zero quants and scales (kernels may read, never store, them).
+  for (int64_t t = n_tokens; t < tiled; ++t) {
+    const int64_t k = t / kActTile, i = t % kActTile;
+    for (int64_t b = 0; b < nb; ++b) {
+      const int64_t kb = k * nb + b;
+      std::memset(tq + (kb * kActTile + i) * 32, 0, 32);
+      s.tdx[kb * kActTile + i] = s.tdxs[kb * kActTile + i] = 0.0f;
+      s.txsum[kb * kActTile + i] = 0;
+      s.tsum16[kb * 2 * kActTile + i] = s.tsum16[(kb * 2 + 1) * kActTile + i] = 0;
+    }
   }
   return a;
 }

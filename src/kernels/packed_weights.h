@@ -109,7 +109,14 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
 // of 64), and for block b (32 columns) its float scale dx[t * nb + b] (shared by the 8 blocks
 // of a 256-element scale block); for sub-block s of 16, the quant sum
 // sum16[(t * nb + b) * 2 + s]; and dx * (sum of the block) as dxs[t * nb + b].
+// The same values are also regrouped in tiles of kActTile tokens, block-major, so a kernel
+// finds everything a tile needs at fixed offsets from one pointer per block: for token t (tile
+// k = t / kActTile, i = t % kActTile) and block b, with kb = k * nb + b, its 32 quants at
+// tq + (kb * kActTile + i) * 32, and tdx / tdxs / txsum (the block's quant sum) /
+// tsum16 (sub-block s) at [kb * kActTile + i] / [(kb * 2 + s) * kActTile + i]. Tokens past
+// n_tokens in the last tile are zeros.
 // For float weights (act_block 0): token t's floats at xf + t * xf_stride, and nb only.
+inline constexpr int kActTile = 16;
 struct PackedActivations {
   const float* xf = nullptr;
   int64_t xf_stride = 0;
@@ -119,6 +126,11 @@ struct PackedActivations {
   const float* dx = nullptr;
   const int32_t* sum16 = nullptr;
   const float* dxs = nullptr;
+  const int8_t* tq = nullptr;  // 64-byte aligned
+  const float* tdx = nullptr;
+  const float* tdxs = nullptr;
+  const int32_t* txsum = nullptr;
+  const int32_t* tsum16 = nullptr;
 };
 
 // Quantizes x: [n_tokens, cols] with scale blocks of act_block (32 or 256; cols a multiple)

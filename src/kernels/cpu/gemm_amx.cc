@@ -15,7 +15,7 @@ namespace radixlm::kernels::cpu::amx {
 namespace {
 
 // Tile registers (the intrinsics take literal numbers): C [16 tokens][16 rows] int32,
-// A [16 tokens][32 bytes] s8 activations, B [8 chunks][16 rows x 4 bytes] u8; two sets.
+// A [16 tokens][32 bytes] s8 activations (the tiled layout: 512 contiguous bytes), B [8 chunks][16 rows x 4 bytes] u8; two sets.
 
 struct alignas(64) TileConfig {
   uint8_t palette = 1;
@@ -37,7 +37,7 @@ struct alignas(64) TileConfig {
       src = unpacked;                                                                     \
     }                                                                                     \
     _tile_zero(C);                                                                        \
-    _tile_loadd(A, a.qs + t0 * a.stride + 32 * (blk_index), static_cast<long>(a.stride)); \
+    _tile_loadd(A, a.tq + (kb0 + (blk_index)) * kActTile * 32, 32);                      \
     _tile_loadd(B, src, 64);                                                              \
     _tile_dpbsud(C, A, B);                                                                \
   } while (0)
@@ -53,19 +53,23 @@ void Tile16(const PackedWeights& w, const PackedActivations& a, int64_t g, int64
   alignas(64) uint8_t unpacked0[512];
   alignas(64) uint8_t unpacked1[512];
   // The float epilogue of block b from its int32 products in c.
+  // The tokens' tiled scalars (packed_weights.h; t0 is a multiple of kActTile = 16).
+  const int64_t kb0 = t0 / kActTile * nb;
   auto epilogue = [&](int64_t b) {
     const uint8_t* sp = w.Scales(g, b);
     const __m512 d = LoadScales16(sp, w.half_scales);
+    const int64_t kb = kb0 + b;
+    const int32_t* xsum = a.txsum + kb * kActTile;
+    const float* dx = a.tdx + kb * kActTile;
+    const float* dxs = a.tdxs + kb * kActTile;
     for (int t = 0; t < 16; ++t) {
-      const int64_t tb = (t0 + t) * nb + b;
       const __m512i s =
-          _mm512_add_epi32(_mm512_set1_epi32(-off * (a.sum16[2 * tb] + a.sum16[2 * tb + 1])),
-                           _mm512_load_si512(c[t]));
-      const __m512 scale = _mm512_mul_ps(d, _mm512_set1_ps(a.dx[tb]));
+          _mm512_add_epi32(_mm512_set1_epi32(-off * xsum[t]), _mm512_load_si512(c[t]));
+      const __m512 scale = _mm512_mul_ps(d, _mm512_set1_ps(dx[t]));
       acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), scale, acc[t]);
       if constexpr (kMin) {
         acc[t] = _mm512_fmadd_ps(LoadScales16(sp + (w.half_scales ? 32 : 64), w.half_scales),
-                                 _mm512_set1_ps(a.dxs[tb]), acc[t]);
+                                 _mm512_set1_ps(dxs[t]), acc[t]);
       }
     }
   };

@@ -61,16 +61,16 @@ inline __m256i Chunk(const uint8_t* blk, int h, int c) {
   }
 }
 
-// Integer sums of chunks wq[c0 .. c1) of a block against the T tokens' quants x[t] (at the
-// block's first column), added to s[t]. The chunk loop is outside the token loop, so the T
+// Integer sums of chunks wq[c0 .. c1) of a block against the T tokens' quants (token t's 32 at
+// x + 32 t, the tiled layout of packed_weights.h), added to s[t]. The chunk loop is outside the token loop, so the T
 // accumulations are independent chains. kChunksPer16: chunks summed in int16 before widening
 // (0: the Q8_0 sign trick).
 template <int T, bool kVnni, int kChunksPer16>
-inline void DotChunks(const __m256i* wq, int c0, int c1, const int8_t* const* x, __m256i* s) {
+inline void DotChunks(const __m256i* wq, int c0, int c1, const int8_t* x, __m256i* s) {
   if constexpr (kVnni) {
     for (int c = c0; c < c1; ++c) {
       for (int t = 0; t < T; ++t) {
-        s[t] = _mm256_dpbusd_avx_epi32(s[t], wq[c], Broadcast4(x[t] + 4 * c));
+        s[t] = _mm256_dpbusd_avx_epi32(s[t], wq[c], Broadcast4(x + 32 * t + 4 * c));
       }
     }
   } else if constexpr (kChunksPer16 == 0) {
@@ -80,7 +80,7 @@ inline void DotChunks(const __m256i* wq, int c0, int c1, const int8_t* const* x,
       const __m256i q = _mm256_xor_si256(wq[c], flip);
       const __m256i aq = _mm256_sign_epi8(q, q);
       for (int t = 0; t < T; ++t) {
-        const __m256i p = _mm256_maddubs_epi16(aq, _mm256_sign_epi8(Broadcast4(x[t] + 4 * c), q));
+        const __m256i p = _mm256_maddubs_epi16(aq, _mm256_sign_epi8(Broadcast4(x + 32 * t + 4 * c), q));
         s[t] = _mm256_add_epi32(s[t], _mm256_madd_epi16(p, ones));
       }
     }
@@ -91,7 +91,7 @@ inline void DotChunks(const __m256i* wq, int c0, int c1, const int8_t* const* x,
       for (int t = 0; t < T; ++t) p[t] = _mm256_setzero_si256();
       for (int k = c; k < std::min(c1, c + kChunksPer16); ++k) {
         for (int t = 0; t < T; ++t) {
-          p[t] = _mm256_add_epi16(p[t], _mm256_maddubs_epi16(wq[k], Broadcast4(x[t] + 4 * k)));
+          p[t] = _mm256_add_epi16(p[t], _mm256_maddubs_epi16(wq[k], Broadcast4(x + 32 * t + 4 * k)));
         }
       }
       for (int t = 0; t < T; ++t) s[t] = _mm256_add_epi32(s[t], _mm256_madd_epi16(p[t], ones));
@@ -108,6 +108,10 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h, 
   const int64_t nb = a.nb;
   const bool half = w.half_scales;
   const int es = half ? 2 : 4;  // bytes per scale
+  // The tokens' tiled activations (packed_weights.h): per block, one pointer each for the
+  // quants and the scalars, token t at a fixed offset from it.
+  const int64_t i0 = t0 % kActTile;
+  const int64_t kb0 = t0 / kActTile * nb;
   __m256 acc[T];
   for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
@@ -115,26 +119,24 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h, 
     __m256i wq[8];  // unpacked once per block for all T tokens
     for (int c = 0; c < 8; ++c) wq[c] = Chunk<kNib, kHigh>(blk, h, c);
     const uint8_t* sp = w.Scales(g, b) + es * 8 * h;
-    const int8_t* x[T];
-    for (int t = 0; t < T; ++t) x[t] = a.qs + (t0 + t) * a.stride + 32 * b;
+    const int64_t kb = kb0 + b;
+    const int8_t* xq = a.tq + (kb * kActTile + i0) * 32;
+    const float* dx = a.tdx + kb * kActTile + i0;
+    const float* dxs = a.tdxs + kb * kActTile + i0;
     constexpr int kScales = kSub16 ? 2 : 1;
     for (int sc = 0; sc < kScales; ++sc) {
       const int c0 = kSub16 ? 4 * sc : 0, c1 = kSub16 ? c0 + 4 : 8;
+      const int32_t* xsum =
+          kSub16 ? a.tsum16 + (kb * 2 + sc) * kActTile + i0 : a.txsum + kb * kActTile + i0;
       __m256i s[T];
-      for (int t = 0; t < T; ++t) {
-        const int64_t tb = (t0 + t) * nb + b;
-        const int32_t xsum = kSub16 ? a.sum16[2 * tb + sc] : a.sum16[2 * tb] + a.sum16[2 * tb + 1];
-        s[t] = _mm256_set1_epi32(-off * xsum);
-      }
-      DotChunks<T, kVnni, kChunksPer16>(wq, c0, c1, x, s);
+      for (int t = 0; t < T; ++t) s[t] = _mm256_set1_epi32(-off * xsum[t]);
+      DotChunks<T, kVnni, kChunksPer16>(wq, c0, c1, xq, s);
       const __m256 d = LoadScales8(sp + es * 16 * sc, half);
       for (int t = 0; t < T; ++t) {
-        const int64_t tb = (t0 + t) * nb + b;
-        const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(a.dx[tb]));
+        const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(dx[t]));
         acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[t]), scale, acc[t]);
         if constexpr (kMin) {
-          acc[t] =
-              _mm256_fmadd_ps(LoadScales8(sp + es * 16, half), _mm256_set1_ps(a.dxs[tb]), acc[t]);
+          acc[t] = _mm256_fmadd_ps(LoadScales8(sp + es * 16, half), _mm256_set1_ps(dxs[t]), acc[t]);
         }
       }
     }

@@ -31,8 +31,10 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t
   const int32_t off = w.offset;
   const bool half = w.half_scales;
   const int es = half ? 2 : 4;  // bytes per scale
-  const int8_t* xrow[T];
-  for (int t = 0; t < T; ++t) xrow[t] = a.qs + (t0 + t) * a.stride;
+  // The tokens' tiled activations (packed_weights.h): per block, one pointer each for the
+  // quants and the scalars, token t at a fixed offset from it.
+  const int64_t i0 = t0 % kActTile;
+  const int64_t kb0 = t0 / kActTile * nb;
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = w.Block(g, b);
     __m512i wq[8];
@@ -42,43 +44,41 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t
       for (int c = 0; c < 8; ++c) wq[c] = _mm512_load_si512(blk + 64 * c);
     }
     const uint8_t* sp = w.Scales(g, b);
+    const int64_t kb = kb0 + b;
+    const int8_t* xq = a.tq + (kb * kActTile + i0) * 32;
+    const float* dx = a.tdx + kb * kActTile + i0;
     if constexpr (!kSub16) {
+      const int32_t* xsum = a.txsum + kb * kActTile + i0;
       __m512i s[T];
-      for (int t = 0; t < T; ++t) {
-        const int64_t tb = (t0 + t) * nb + b;
-        s[t] = _mm512_set1_epi32(-off * (a.sum16[2 * tb] + a.sum16[2 * tb + 1]));
-      }
+      for (int t = 0; t < T; ++t) s[t] = _mm512_set1_epi32(-off * xsum[t]);
       for (int c = 0; c < 8; ++c) {
         for (int t = 0; t < T; ++t) {
-          s[t] = _mm512_dpbusd_epi32(s[t], wq[c], Broadcast4(xrow[t] + 32 * b + 4 * c));
+          s[t] = _mm512_dpbusd_epi32(s[t], wq[c], Broadcast4(xq + 32 * t + 4 * c));
         }
       }
       const __m512 d = LoadScales16(sp, half);
+      const float* dxs = a.tdxs + kb * kActTile + i0;
       for (int t = 0; t < T; ++t) {
-        const int64_t tb = (t0 + t) * nb + b;
-        const __m512 scale = _mm512_mul_ps(d, _mm512_set1_ps(a.dx[tb]));
+        const __m512 scale = _mm512_mul_ps(d, _mm512_set1_ps(dx[t]));
         acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[t]), scale, acc[t]);
         if constexpr (kMin) {
           acc[t] =
-              _mm512_fmadd_ps(LoadScales16(sp + es * 16, half), _mm512_set1_ps(a.dxs[tb]), acc[t]);
+              _mm512_fmadd_ps(LoadScales16(sp + es * 16, half), _mm512_set1_ps(dxs[t]), acc[t]);
         }
       }
     } else {
       for (int h = 0; h < 2; ++h) {
+        const int32_t* sum16 = a.tsum16 + (kb * 2 + h) * kActTile + i0;
         __m512i s[T];
-        for (int t = 0; t < T; ++t) {
-          const int64_t tb = (t0 + t) * nb + b;
-          s[t] = _mm512_set1_epi32(-off * a.sum16[2 * tb + h]);
-        }
+        for (int t = 0; t < T; ++t) s[t] = _mm512_set1_epi32(-off * sum16[t]);
         for (int c = 4 * h; c < 4 * h + 4; ++c) {
           for (int t = 0; t < T; ++t) {
-            s[t] = _mm512_dpbusd_epi32(s[t], wq[c], Broadcast4(xrow[t] + 32 * b + 4 * c));
+            s[t] = _mm512_dpbusd_epi32(s[t], wq[c], Broadcast4(xq + 32 * t + 4 * c));
           }
         }
         const __m512 d = LoadScales16(sp + es * 16 * h, half);
         for (int t = 0; t < T; ++t) {
-          const int64_t tb = (t0 + t) * nb + b;
-          const __m512 scale = _mm512_mul_ps(d, _mm512_set1_ps(a.dx[tb]));
+          const __m512 scale = _mm512_mul_ps(d, _mm512_set1_ps(dx[t]));
           acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[t]), scale, acc[t]);
         }
       }
