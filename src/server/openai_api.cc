@@ -131,12 +131,18 @@ HandlerResult HandleChat(const ServerContext& ctx, const HttpRequest& request) {
     messages = std::move(prepared->messages);
     extra_vars = std::move(prepared->extra_vars);
   }
+  grammar::JsonSchemaOptions schema_options;
+  schema_options.whitespace_pattern = ctx.engine->config().constrained_json_whitespace_pattern;
   if (tools.active() && tools.forced()) {
-    grammar::JsonSchemaOptions schema_options;
-    schema_options.whitespace_pattern = ctx.engine->config().constrained_json_whitespace_pattern;
     StatusOr<std::string> regex = ForcedToolCallRegex(tools, format, schema_options);
     if (!regex.ok()) return HandlerResult::Error(ApiErrorFromStatus(regex.status()));
     parsed->sampling.regex = std::move(*regex);
+  }
+  const SamplingParams& sampling = parsed->sampling;
+  if (tools.active() && !tools.forced() && !sampling.regex && !sampling.json_schema &&
+      !sampling.ebnf && !sampling.structural_tag &&
+      AutoToolCallsConstrainable(tools, schema_options)) {
+    parsed->sampling.structural_tag = AutoToolCallStructuralTag(tools, format);
   }
   StatusOr<std::string> prompt = ctx.chat->RenderPrompt(messages, extra_vars);
   if (!prompt.ok()) {
