@@ -165,25 +165,35 @@ bool AutoToolCallsConstrainable(const ToolRequest& request,
                      });
 }
 
+std::string AutoToolCallTrigger(chat::ToolCallFormat format) {
+  switch (format) {
+    case chat::ToolCallFormat::kQwen25:
+      return "<tool_call>";
+    case chat::ToolCallFormat::kLlama3:
+    case chat::ToolCallFormat::kJson:
+      return "{\"name\":";
+    case chat::ToolCallFormat::kMistral:
+      return "[TOOL_CALLS]";
+  }
+  return "";
+}
+
 std::string AutoToolCallStructuralTag(const ToolRequest& request, chat::ToolCallFormat format) {
   // Each call is written as in ForcedToolCallRegex; the trigger is where the parser sees a
   // call begin.
-  std::string trigger;
+  const std::string trigger = AutoToolCallTrigger(format);
   std::string before;  // the begin text up to the call object
   std::string after;   // the end text after the call object's closing brace
   switch (format) {
     case chat::ToolCallFormat::kQwen25:
-      trigger = "<tool_call>";
       before = "<tool_call>\n";
       after = "}\n</tool_call>";
       break;
     case chat::ToolCallFormat::kLlama3:
     case chat::ToolCallFormat::kJson:
-      trigger = "{\"name\":";
       after = "}";
       break;
     case chat::ToolCallFormat::kMistral:
-      trigger = "[TOOL_CALLS]";
       before = "[TOOL_CALLS] [";
       after = "}]";
       break;

@@ -12,8 +12,9 @@
 // llama3 and json), and the rest of the call is then constrained to a known function's name and
 // arguments matching its schema (a structural tag, grammar/structural_tag.h); free text may
 // follow, and further calls, unless parallel_tool_calls is false (then the reply ends after the
-// first call). Where a function's parameters are a schema radixlm cannot compile, "auto"
-// stays unconstrained (the call is parsed as written), as it was before structural tags.
+// first call). Where a function's parameters are a schema radixlm cannot compile, or the
+// vocabulary has the marker as a control token (grammars never allow those: e.g. Mistral's
+// [TOOL_CALLS]), "auto" stays unconstrained (the call is parsed as written).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -59,6 +60,8 @@ StatusOr<std::string> ForcedToolCallRegex(const ToolRequest& request, chat::Tool
 // Whether every function's parameters lower to a regex (JsonSchemaToRegex with these options).
 bool AutoToolCallsConstrainable(const ToolRequest& request,
                                 const grammar::JsonSchemaOptions& options);
+// The text that opens a call in `format` (the structural tag's trigger).
+std::string AutoToolCallTrigger(chat::ToolCallFormat format);
 std::string AutoToolCallStructuralTag(const ToolRequest& request, chat::ToolCallFormat format);
 
 }  // namespace radixlm::server
