@@ -148,7 +148,8 @@ def test_auto_tool_calls_are_constrained_once_opened(server):
                                 SCHEMAS[call.function.name])
             calls += 1
         if choice.message.tool_calls:
-            assert choice.finish_reason == "tool_calls"
+            # Free text or more calls may follow a call, up to max_tokens.
+            assert choice.finish_reason in ("tool_calls", "length")
         # A call opened after text stays text (the json format reads calls at the start
         # only), but it was constrained all the same: it is a valid call.
         content = choice.message.content or ""
