@@ -139,6 +139,9 @@ StatusOr<EngineCore::PreparedGrammar> EngineCore::PrepareGrammar(const SamplingP
   } else if (params.ebnf.has_value()) {
     prepared.kind = grammar::GrammarKind::kEbnf;
     text = &*params.ebnf;
+  } else if (params.structural_tag.has_value()) {
+    prepared.kind = grammar::GrammarKind::kStructuralTag;
+    text = &*params.structural_tag;
   } else {
     return prepared;
   }

@@ -3,6 +3,7 @@
 #include "grammar/ebnf_parser.h"
 #include "grammar/nfa.h"
 #include "grammar/regex_parser.h"
+#include "grammar/structural_tag.h"
 #include "grammar/token_walk.h"
 #include "sampling/token_bitmask.h"
 #include "util/thread_pool.h"
@@ -46,6 +47,8 @@ const char* GrammarKindName(GrammarKind kind) {
       return "json_schema";
     case GrammarKind::kEbnf:
       return "ebnf";
+    case GrammarKind::kStructuralTag:
+      return "structural_tag";
   }
   return "?";
 }
@@ -66,6 +69,8 @@ Status CompiledGrammar::Validate(GrammarKind kind, std::string_view text,
     }
     case GrammarKind::kEbnf:
       return ParseEbnf(text).status();
+    case GrammarKind::kStructuralTag:
+      return ParseStructuralTag(text, options).status();
   }
   return Status::Ok();
 }
@@ -95,6 +100,12 @@ StatusOr<std::shared_ptr<const CompiledGrammar>> CompiledGrammar::Compile(
     case GrammarKind::kEbnf: {
       RADIXLM_ASSIGN_OR_RETURN(Cfg cfg, ParseEbnf(text));
       g->cfg_ = std::make_shared<const Cfg>(std::move(cfg));
+      break;
+    }
+    case GrammarKind::kStructuralTag: {
+      RADIXLM_ASSIGN_OR_RETURN(StructuralTagSpec spec, ParseStructuralTag(text, options));
+      RADIXLM_ASSIGN_OR_RETURN(Dfa dfa, BuildStructuralTagDfa(spec, options));
+      g->dfa_ = std::move(dfa);
       break;
     }
   }

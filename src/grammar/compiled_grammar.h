@@ -36,7 +36,8 @@ class ThreadPool;
 
 namespace radixlm::grammar {
 
-enum class GrammarKind { kRegex, kJsonSchema, kEbnf };
+// kStructuralTag: structural_tag.h (free text with triggered, schema-constrained structures).
+enum class GrammarKind { kRegex, kJsonSchema, kEbnf, kStructuralTag };
 
 const char* GrammarKindName(GrammarKind kind);
 
@@ -61,7 +62,7 @@ class CompiledGrammar {
 
   GrammarKind kind() const { return kind_; }
   const TokenVocab& vocab() const { return *vocab_; }
-  // Set for regex and JSON schema (nullptr for EBNF).
+  // Set for regex, JSON schema and structural tags (nullptr for EBNF).
   const Dfa* dfa() const { return dfa_ ? &*dfa_ : nullptr; }
   // Set for EBNF (nullptr otherwise).
   const std::shared_ptr<const Cfg>& cfg() const { return cfg_; }

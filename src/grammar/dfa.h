@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "grammar/nfa.h"
@@ -18,6 +19,17 @@ namespace radixlm::grammar {
 class Dfa {
  public:
   static constexpr int32_t kDead = -1;
+
+  // A DFA from a transition table (`next`: [num_states * 256], kDead or a state index;
+  // `accepting`: [num_states]), for automata assembled from parts (structural_tag.h). Pass it
+  // through TrimDfa (and MinimizeDfa) before use: the liveness promise above is not checked.
+  static Dfa FromTable(int32_t start, std::vector<int32_t> next, std::vector<uint8_t> accepting) {
+    Dfa dfa;
+    dfa.start_ = start;
+    dfa.next_ = std::move(next);
+    dfa.accepting_ = std::move(accepting);
+    return dfa;
+  }
 
   int32_t num_states() const { return static_cast<int32_t>(accepting_.size()); }
   int32_t start() const { return start_; }

@@ -81,6 +81,9 @@ Status SamplingParams::Validate(int32_t vocab_size) const {
   if (grammars > 1) {
     return InvalidArgument("Only one of regex, json_schema, or ebnf can be set");
   }
+  if (structural_tag.has_value() && grammars > 0) {
+    return InvalidArgument("structural_tag cannot be combined with regex, json_schema or ebnf");
+  }
   return Status::Ok();
 }
 

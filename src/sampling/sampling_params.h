@@ -12,7 +12,8 @@
 //     by the context length. This matches SGLang, where `max_new_tokens: null` means "no limit".
 //   * stop strings, stop_token_ids and skip_special_tokens etc. are carried here for the
 //     detokenizer / scheduler; this module only uses stop_token_ids (min_new_tokens masking).
-//   * regex / json_schema / ebnf are reserved for the grammar module; at most one may be set.
+//   * regex / json_schema / ebnf / structural_tag are reserved for the grammar module; at most
+//     one may be set.
 #pragma once
 
 #include <cstdint>
@@ -68,6 +69,8 @@ struct SamplingParams {
   std::optional<std::string> regex;
   std::optional<std::string> json_schema;
   std::optional<std::string> ebnf;
+  // SGLang's structural tag, as JSON text (grammar/structural_tag.h).
+  std::optional<std::string> structural_tag;
 
   // True when the sampler takes the argmax (temperature below kSamplingEps, or top_k == 1).
   bool IsGreedy() const { return temperature < kSamplingEps || top_k == 1; }
@@ -87,8 +90,9 @@ struct SamplingParams {
   // default, except max_new_tokens where null means "no cap" as in SGLang. `stop` and `stop_regex`
   // may each be a string or a list of strings ("" entries are dropped: unset); `logit_bias` is an
   // object whose keys are token ids as strings; `json_schema` may be a string or a JSON value
-  // (serialized). Unknown fields are ignored, as SGLang does. A field of the wrong type is an
-  // InvalidArgument naming it. Does not call Validate (ranges need the vocabulary size).
+  // (serialized), and so may `structural_tag`. Unknown fields are ignored, as SGLang does. A field
+  // of the wrong type is an InvalidArgument naming it. Does not call Validate (ranges need the
+  // vocabulary size).
   static StatusOr<SamplingParams> FromJson(const nlohmann::json& json);
 
   // The inverse of FromJson (every field written; optional fields absent as null).

@@ -218,6 +218,16 @@ StatusOr<SamplingParams> SamplingParams::FromJson(const json& obj) {
       return WrongType("json_schema", "a string or a JSON schema object", *schema);
     }
   }
+  // structural_tag: likewise a JSON string in SGLang; an object is serialized.
+  if (const json* tag = Find(obj, "structural_tag"); tag != nullptr) {
+    if (tag->is_string()) {
+      p.structural_tag = tag->get<std::string>();
+    } else if (tag->is_object()) {
+      p.structural_tag = tag->dump();
+    } else {
+      return WrongType("structural_tag", "a string or a JSON object", *tag);
+    }
+  }
   return p;
 }
 
@@ -247,6 +257,7 @@ json SamplingParams::ToJson() const {
   j["regex"] = regex.has_value() ? json(*regex) : json(nullptr);
   j["json_schema"] = json_schema.has_value() ? json(*json_schema) : json(nullptr);
   j["ebnf"] = ebnf.has_value() ? json(*ebnf) : json(nullptr);
+  j["structural_tag"] = structural_tag.has_value() ? json(*structural_tag) : json(nullptr);
   return j;
 }
 

@@ -1,5 +1,6 @@
 #include "server/openai_api.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -112,6 +113,15 @@ bool HasToolHistory(const json& messages) {
   return false;
 }
 
+// Whether `text` holds a control token of the vocabulary (a call marker that is one cannot be
+// written under a grammar: control tokens add no output bytes).
+bool HasControlToken(const TokenTextCodec& codec, std::string_view text) {
+  StatusOr<std::vector<int32_t>> ids = codec.EncodeVerbatim(text);
+  if (!ids.ok()) return true;
+  return std::any_of(ids->begin(), ids->end(),
+                     [&](int32_t id) { return codec.IsControlToken(id); });
+}
+
 HandlerResult HandleChat(const ServerContext& ctx, const HttpRequest& request) {
   ApiError error;
   std::optional<json> body = ParseJsonBody(request, &error);
@@ -131,12 +141,19 @@ HandlerResult HandleChat(const ServerContext& ctx, const HttpRequest& request) {
     messages = std::move(prepared->messages);
     extra_vars = std::move(prepared->extra_vars);
   }
+  grammar::JsonSchemaOptions schema_options;
+  schema_options.whitespace_pattern = ctx.engine->config().constrained_json_whitespace_pattern;
   if (tools.active() && tools.forced()) {
-    grammar::JsonSchemaOptions schema_options;
-    schema_options.whitespace_pattern = ctx.engine->config().constrained_json_whitespace_pattern;
     StatusOr<std::string> regex = ForcedToolCallRegex(tools, format, schema_options);
     if (!regex.ok()) return HandlerResult::Error(ApiErrorFromStatus(regex.status()));
     parsed->sampling.regex = std::move(*regex);
+  }
+  const SamplingParams& sampling = parsed->sampling;
+  if (tools.active() && !tools.forced() && !sampling.regex && !sampling.json_schema &&
+      !sampling.ebnf && !sampling.structural_tag &&
+      AutoToolCallsConstrainable(tools, schema_options) &&
+      !HasControlToken(ctx.engine->assets().codec(), AutoToolCallTrigger(format))) {
+    parsed->sampling.structural_tag = AutoToolCallStructuralTag(tools, format);
   }
   StatusOr<std::string> prompt = ctx.chat->RenderPrompt(messages, extra_vars);
   if (!prompt.ok()) {

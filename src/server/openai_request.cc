@@ -246,10 +246,13 @@ Status ReadResponseFormat(const json& body, SamplingParams* p) {
     return Status::Ok();
   }
   if (type == "structural_tag") {
-    return Unimplemented("response_format type structural_tag is not supported by radixlm");
+    // SGLang's shape: the whole object is the tag (checked when the grammar is compiled).
+    p->structural_tag = format->dump();
+    return Status::Ok();
   }
-  return InvalidArgument("response_format.type must be text, json_object or json_schema, got \"" +
-                         type + "\"");
+  return InvalidArgument(
+      "response_format.type must be text, json_object, json_schema or structural_tag, got \"" +
+      type + "\"");
 }
 
 }  // namespace
@@ -290,7 +293,8 @@ StatusOr<OpenAiRequest> ParseChatRequest(const json& body, const ServerConfig& l
   RADIXLM_ASSIGN_OR_RETURN(r.tools, ParseToolRequest(body));
   const SamplingParams& p = r.sampling;
   if (r.tools.active() && r.tools.forced() &&
-      (p.regex.has_value() || p.json_schema.has_value() || p.ebnf.has_value())) {
+      (p.regex.has_value() || p.json_schema.has_value() || p.ebnf.has_value() ||
+       p.structural_tag.has_value())) {
     return InvalidArgument(
         "tool_choice required or a named function constrains the reply itself; it cannot be "
         "combined with response_format, regex, json_schema or ebnf");

@@ -98,8 +98,13 @@ StatusOr<ToolRequest> ParseToolRequest(const json& body) {
   ToolRequest r;
   const json* tools = FindField(body, "tools");
   if (tools != nullptr) RADIXLM_RETURN_IF_ERROR(ReadTools(*tools, &r));
+  // The legacy fields answer with message.function_call, which radixlm does not write.
   if (IsFieldSet(body, "functions")) {
     return Unimplemented("functions (the deprecated form of tools) is not supported; use tools");
+  }
+  if (IsFieldSet(body, "function_call")) {
+    return Unimplemented(
+        "function_call (the deprecated form of tool_choice) is not supported; use tool_choice");
   }
   if (const json* choice = FindField(body, "tool_choice"); choice != nullptr) {
     RADIXLM_RETURN_IF_ERROR(ReadToolChoice(*choice, &r));
@@ -149,6 +154,69 @@ StatusOr<std::string> ForcedToolCallRegex(const ToolRequest& request, chat::Tool
       return "\\[TOOL_CALLS\\] \\[" + one + "\\]";
   }
   return one;
+}
+
+bool AutoToolCallsConstrainable(const ToolRequest& request,
+                                const grammar::JsonSchemaOptions& options) {
+  return std::all_of(request.functions.begin(), request.functions.end(),
+                     [&](const ToolFunction& f) {
+                       return f.parameters.is_null() ||
+                              grammar::JsonSchemaToRegex(f.parameters.dump(), options).ok();
+                     });
+}
+
+std::string AutoToolCallTrigger(chat::ToolCallFormat format) {
+  switch (format) {
+    case chat::ToolCallFormat::kQwen25:
+      return "<tool_call>";
+    case chat::ToolCallFormat::kLlama3:
+    case chat::ToolCallFormat::kJson:
+      return "{\"name\":";
+    case chat::ToolCallFormat::kMistral:
+      return "[TOOL_CALLS]";
+  }
+  return "";
+}
+
+std::string AutoToolCallStructuralTag(const ToolRequest& request, chat::ToolCallFormat format) {
+  // Each call is written as in ForcedToolCallRegex; the trigger is where the parser sees a
+  // call begin.
+  const std::string trigger = AutoToolCallTrigger(format);
+  std::string before;  // the begin text up to the call object
+  std::string after;   // the end text after the call object's closing brace
+  switch (format) {
+    case chat::ToolCallFormat::kQwen25:
+      before = "<tool_call>\n";
+      after = "}\n</tool_call>";
+      break;
+    case chat::ToolCallFormat::kLlama3:
+    case chat::ToolCallFormat::kJson:
+      after = "}";
+      break;
+    case chat::ToolCallFormat::kMistral:
+      before = "[TOOL_CALLS] [";
+      after = "}]";
+      break;
+  }
+  const char* key = format == chat::ToolCallFormat::kLlama3 ? "parameters" : "arguments";
+  json tags = json::array();
+  for (const ToolFunction& f : request.functions) {
+    json content = f.parameters.is_null()
+                       ? json{{"type", "const_string"}, {"value", "{}"}}
+                       : json{{"type", "json_schema"}, {"json_schema", f.parameters}};
+    tags.push_back({{"type", "tag"},
+                    {"begin", before + "{\"name\": " + json(f.name).dump() + ", \"" + key + "\": "},
+                    {"content", std::move(content)},
+                    {"end", after}});
+  }
+  json tag = {{"type", "structural_tag"},
+              {"format",
+               {{"type", "triggered_tags"},
+                {"triggers", json::array({trigger})},
+                {"tags", std::move(tags)},
+                {"at_least_one", false},
+                {"stop_after_first", !request.parallel}}}};
+  return tag.dump();
 }
 
 }  // namespace radixlm::server

@@ -7,7 +7,14 @@
 // schemas. Both make exactly one call (a small model offered "one or more" keeps adding calls
 // until max_tokens); parallel calls come from "auto", where the parsers read as many as the
 // model writes. "auto" leaves decoding free and parses what the model writes; "none" ignores
-// the tools.
+// the tools. With "auto" and no other constraint on the reply, decoding is free until the
+// model opens a call (the format's marker: `<tool_call>`, `[TOOL_CALLS]`, or `{"name":` for
+// llama3 and json), and the rest of the call is then constrained to a known function's name and
+// arguments matching its schema (a structural tag, grammar/structural_tag.h); free text may
+// follow, and further calls, unless parallel_tool_calls is false (then the reply ends after the
+// first call). Where a function's parameters are a schema radixlm cannot compile, or the
+// vocabulary has the marker as a control token (grammars never allow those: e.g. Mistral's
+// [TOOL_CALLS]), "auto" stays unconstrained (the call is parsed as written).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -47,5 +54,14 @@ StatusOr<ToolRequest> ParseToolRequest(const nlohmann::json& body);
 // function's parameters are not a schema radixlm can compile.
 StatusOr<std::string> ForcedToolCallRegex(const ToolRequest& request, chat::ToolCallFormat format,
                                           const grammar::JsonSchemaOptions& options);
+
+// The structural tag (SGLang's `format` shape, as JSON text) for tool_choice "auto". Functions
+// without parameters take "{}".
+// Whether every function's parameters lower to a regex (JsonSchemaToRegex with these options).
+bool AutoToolCallsConstrainable(const ToolRequest& request,
+                                const grammar::JsonSchemaOptions& options);
+// The text that opens a call in `format` (the structural tag's trigger).
+std::string AutoToolCallTrigger(chat::ToolCallFormat format);
+std::string AutoToolCallStructuralTag(const ToolRequest& request, chat::ToolCallFormat format);
 
 }  // namespace radixlm::server

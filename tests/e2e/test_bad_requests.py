@@ -173,6 +173,8 @@ def test_unsupported_features_are_501_with_a_reason(server):
     assert r.status_code == 501 and "image" in r.json()["error"]["message"]
     r = server.post(CHAT, {"messages": USER, "functions": [{"name": "f"}]})
     assert r.status_code == 501 and "tools" in r.json()["error"]["message"]
+    r = server.post(CHAT, {"messages": USER, "function_call": "auto"})
+    assert r.status_code == 501 and "tool_choice" in r.json()["error"]["message"]
 
 
 def test_server_still_generates_after_bad_input(server):

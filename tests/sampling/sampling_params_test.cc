@@ -162,6 +162,12 @@ TEST(SamplingParamsTest, ValidateTokenIdsAndGrammars) {
             }),
             "Only one of regex, json_schema, or ebnf can be set");
   EXPECT_EQ(ValidateMessage([](SamplingParams& p) { p.json_schema = "{}"; }), "");
+  EXPECT_EQ(ValidateMessage([](SamplingParams& p) {
+              p.structural_tag = "{}";
+              p.regex = "a";
+            }),
+            "structural_tag cannot be combined with regex, json_schema or ebnf");
+  EXPECT_EQ(ValidateMessage([](SamplingParams& p) { p.structural_tag = "{}"; }), "");
 }
 
 TEST(SamplingParamsJsonTest, NullAndEmptyGiveDefaults) {
@@ -235,6 +241,17 @@ TEST(SamplingParamsJsonTest, JsonSchemaStringOrObject) {
   EXPECT_EQ(json::parse(*p.json_schema), json::parse(R"({"type": "object"})"));
   EXPECT_EQ(ParseError(R"({"json_schema": 5})"),
             "json_schema must be a string or a JSON schema object, got 5");
+}
+
+TEST(SamplingParamsJsonTest, StructuralTagStringOrObject) {
+  EXPECT_EQ(Parse(R"({"structural_tag": "{\"triggers\": []}"})").structural_tag,
+            R"({"triggers": []})");
+  SamplingParams p = Parse(R"({"structural_tag": {"triggers": ["<a>"]}})");
+  ASSERT_TRUE(p.structural_tag.has_value());
+  EXPECT_EQ(json::parse(*p.structural_tag), json::parse(R"({"triggers": ["<a>"]})"));
+  EXPECT_EQ(json::parse(p.ToJson().dump())["structural_tag"], *p.structural_tag);
+  EXPECT_EQ(ParseError(R"({"structural_tag": 5})"),
+            "structural_tag must be a string or a JSON object, got 5");
 }
 
 TEST(SamplingParamsJsonTest, WrongTypesNameTheField) {

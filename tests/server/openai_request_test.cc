@@ -145,6 +145,12 @@ TEST(OpenAiRequestTest, ResponseFormatMapsToGrammarFields) {
       "schema": {"type": "integer"}}}})");
   ASSERT_TRUE(schema.ok());
   EXPECT_EQ(json::parse(*schema->sampling.json_schema), json({{"type", "integer"}}));
+  auto tag = Chat(R"({"messages": [{"role": "user", "content": "x"}],
+      "response_format": {"type": "structural_tag", "triggers": ["<f>"],
+      "structures": [{"begin": "<f>", "schema": {"type": "integer"}, "end": "</f>"}]}})");
+  ASSERT_TRUE(tag.ok()) << tag.status().ToString();
+  ASSERT_TRUE(tag->sampling.structural_tag.has_value());
+  EXPECT_EQ(json::parse(*tag->sampling.structural_tag)["triggers"], json({"<f>"}));
   auto regex = Chat(R"({"messages": [{"role": "user", "content": "x"}], "regex": "[0-9]+"})");
   ASSERT_TRUE(regex.ok());
   EXPECT_EQ(regex->sampling.regex, "[0-9]+");
@@ -200,6 +206,51 @@ TEST(OpenAiToolsTest, ToolsAndToolChoiceAreRead) {
               StatusCode::kInvalidArgument)
         << bad;
   }
+}
+
+// tool_choice auto: the structural tag admits each format's calls among free text, with
+// arguments that match the schema, and the parser reads them back.
+TEST(OpenAiToolsTest, AutoStructuralTagConstrainsCallsInEveryFormat) {
+  auto request = ToolChat("");
+  ASSERT_TRUE(request.ok());
+  EXPECT_TRUE(AutoToolCallsConstrainable(request->tools, {}));
+  for (chat::ToolCallFormat format :
+       {chat::ToolCallFormat::kQwen25, chat::ToolCallFormat::kLlama3,
+        chat::ToolCallFormat::kMistral, chat::ToolCallFormat::kJson}) {
+    const std::string tag = AutoToolCallStructuralTag(request->tools, format);
+    auto grammar = grammar::testing::MustCompile(grammar::GrammarKind::kStructuralTag, tag);
+    ASSERT_NE(grammar, nullptr) << tag;
+    const std::string call =
+        chat::FormatToolCalls(format, {{"get_weather", R"({"city": "Oslo"})"}});
+    EXPECT_TRUE(grammar::testing::FullMatch(*grammar, "Let me see. " + call)) << call;
+    EXPECT_TRUE(grammar::testing::FullMatch(*grammar, call));
+    EXPECT_TRUE(
+        grammar::testing::FullMatch(*grammar, chat::FormatToolCalls(format, {{"now", ""}})));
+    EXPECT_TRUE(grammar::testing::FullMatch(*grammar, "no call at all"));
+    const std::string bad_args =
+        chat::FormatToolCalls(format, {{"get_weather", R"({"town": "Oslo"})"}});
+    EXPECT_FALSE(grammar::testing::FullMatch(*grammar, bad_args)) << bad_args;
+    const std::string unknown = chat::FormatToolCalls(format, {{"launch", "{}"}});
+    EXPECT_FALSE(grammar::testing::FullMatch(*grammar, unknown)) << unknown;
+    chat::ParsedToolOutput parsed =
+        chat::ToolCallParser(format, request->tools.names()).Parse(call);
+    ASSERT_EQ(parsed.calls.size(), 1u);
+    EXPECT_EQ(parsed.calls[0].arguments, R"({"city": "Oslo"})");
+  }
+  // parallel_tool_calls false: nothing after the first call.
+  auto single = ToolChat(R"(, "parallel_tool_calls": false)");
+  ASSERT_TRUE(single.ok());
+  auto grammar = grammar::testing::MustCompile(
+      grammar::GrammarKind::kStructuralTag,
+      AutoToolCallStructuralTag(single->tools, chat::ToolCallFormat::kQwen25));
+  const std::string call = chat::FormatToolCalls(chat::ToolCallFormat::kQwen25, {{"now", "{}"}});
+  EXPECT_TRUE(grammar::testing::FullMatch(*grammar, call));
+  EXPECT_FALSE(grammar::testing::FullMatch(*grammar, call + "\n" + call));
+  // A schema radixlm cannot compile leaves auto unconstrained.
+  auto odd = ParseToolRequest(json::parse(R"({"tools": [{"type": "function", "function":
+      {"name": "f", "parameters": {"type": "object", "bogusKeyword": 1}}}]})"));
+  ASSERT_TRUE(odd.ok());
+  EXPECT_FALSE(AutoToolCallsConstrainable(*odd, {}));
 }
 
 // Every reply a forced regex admits parses back as calls to the allowed functions.
