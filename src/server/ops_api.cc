@@ -1,5 +1,6 @@
 #include "server/ops_api.h"
 
+#include <algorithm>
 #include <atomic>
 #include <limits>
 #include <nlohmann/json.hpp>
