@@ -158,14 +158,23 @@ TEST_F(DiskStoreTest, UnwritableOrRemovedDirectorySkipsWrites) {
   EXPECT_FALSE(LoadsRight(*store, 1));
   Put(*store, 2);
   EXPECT_TRUE(LoadsRight(*store, 2));
+  // The directory replaced by a file: nothing can be written there, even by root.
+  fs::remove_all(dir_);
+  std::ofstream(dir_) << "not a directory";
+  ASSERT_TRUE(store->EnqueueWrite(Key(3), Tokens(3), Payload(3)));
+  store->Flush();
+  EXPECT_FALSE(store->Contains(Key(3)));
+  EXPECT_EQ(store->stats().write_failures, 1);
+  fs::remove(dir_);
   if (::geteuid() != 0) {  // root writes anywhere
+    fs::create_directories(dir_);
     fs::permissions(dir_, fs::perms::owner_read | fs::perms::owner_exec);
-    ASSERT_TRUE(store->EnqueueWrite(Key(3), Tokens(3), Payload(3)));
+    ASSERT_TRUE(store->EnqueueWrite(Key(4), Tokens(4), Payload(4)));
     store->Flush();
-    EXPECT_FALSE(store->Contains(Key(3)));
-    EXPECT_EQ(store->stats().write_failures, 1);
+    EXPECT_FALSE(store->Contains(Key(4)));
+    EXPECT_EQ(store->stats().write_failures, 2);
   }
-  EXPECT_GE(warnings(), 1u);
+  EXPECT_GE(warnings(), 2u);
 }
 
 TEST_F(DiskStoreTest, QueuedBlocksLoadBeforeTheyAreWritten) {

@@ -2,11 +2,12 @@
 model: with a KV pool too small to keep more than one document, a prefix evicted from RAM comes
 back from disk (cached_tokens and the hicache stats show the disk hit) with the same greedy
 output as a server without the tier; a restarted server with the same directory hits the
-stored prefixes; corrupt block files are recomputed with a logged warning; bad flags are
-refused at start-up."""
+stored prefixes; corrupt block files are recomputed with a logged warning, and removing the
+directory while serving changes no output; bad flags are refused at start-up."""
 
 import pathlib
 import random
+import shutil
 import subprocess
 
 import pytest
@@ -123,6 +124,10 @@ def test_corrupt_blocks_are_recomputed_with_a_warning(store_dir, expected):
         assert stats["load_failures"] >= 1
         assert stats["disk_hit_tokens"] == 0
         assert "unusable" in srv.log_tail(200)
+        # The directory removed while serving: writes skip or make it again, outputs stay.
+        shutil.rmtree(store_dir)
+        assert generate(srv, document(1))["text"] == expected[1]
+        assert generate(srv, document(0))["text"] == expected[0]
     finally:
         assert srv.stop() == 0, srv.log_tail()
 
