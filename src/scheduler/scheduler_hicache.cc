@@ -54,11 +54,11 @@ Status Scheduler::OpenDiskTier() {
   if (runner_->kv_token_bytes() <= 0) {
     return InvalidArgument("--enable-hierarchical-cache: this model runner cannot move KV");
   }
-  RADIXLM_ASSIGN_OR_RETURN(disk_, DiskStore::Open(DiskStoreConfig{
-                                      .dir = h.dir,
-                                      .capacity_bytes = h.capacity_bytes,
-                                      .model_id = h.model_id,
-                                  }));
+  DiskStoreConfig store;
+  store.dir = h.dir;
+  store.capacity_bytes = h.capacity_bytes;
+  store.model_id = h.model_id;
+  RADIXLM_ASSIGN_OR_RETURN(disk_, DiskStore::Open(std::move(store)));
   cache_->set_release_observer([this](const RadixNode& node) { WriteNodeToDisk(node); });
   return Status::Ok();
 }

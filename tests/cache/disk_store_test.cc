@@ -178,8 +178,12 @@ TEST_F(DiskStoreTest, UnwritableOrRemovedDirectorySkipsWrites) {
 }
 
 TEST_F(DiskStoreTest, QueuedBlocksLoadBeforeTheyAreWritten) {
-  auto store = DiskStore::Open(DiskStoreConfig{
-      .dir = dir_.string(), .capacity_bytes = 1 << 20, .model_id = 7, .max_queued_bytes = 150});
+  DiskStoreConfig config;
+  config.dir = dir_.string();
+  config.capacity_bytes = 1 << 20;
+  config.model_id = 7;
+  config.max_queued_bytes = 150;
+  auto store = DiskStore::Open(config);
   ASSERT_TRUE(store.ok());
   DiskStore& s = **store;
   // The queue holds 116 bytes of one block; a second does not fit and is dropped, not waited
@@ -194,11 +198,14 @@ TEST_F(DiskStoreTest, QueuedBlocksLoadBeforeTheyAreWritten) {
 TEST_F(DiskStoreTest, OpenFailsClearlyWhenTheDirectoryCannotBeMade) {
   fs::create_directories(dir_);
   std::ofstream(dir_ / "file") << "x";
-  auto store = DiskStore::Open(
-      DiskStoreConfig{.dir = (dir_ / "file" / "sub").string(), .capacity_bytes = 1, .model_id = 1});
-  EXPECT_FALSE(store.ok());
-  auto zero = DiskStore::Open(DiskStoreConfig{.dir = dir_.string(), .capacity_bytes = 0});
-  EXPECT_FALSE(zero.ok());
+  DiskStoreConfig config;
+  config.dir = (dir_ / "file" / "sub").string();
+  config.capacity_bytes = 1;
+  config.model_id = 1;
+  EXPECT_FALSE(DiskStore::Open(config).ok());
+  config.dir = dir_.string();
+  config.capacity_bytes = 0;
+  EXPECT_FALSE(DiskStore::Open(config).ok());
 }
 
 }  // namespace
