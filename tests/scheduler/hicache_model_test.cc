@@ -146,6 +146,7 @@ TEST_P(HiCacheModelTest, EvictedAndRestartedPrefixesGiveTheSameGreedyOutput) {
     std::tie(cold_output, cold_cost) = tier.Run(1, doc);
     ASSERT_EQ(cold_output.size(), 6u);
     for (uint32_t i = 0; i < 3; ++i) tier.Run(10 + i, Prompt(100 + i, 70));  // evicts doc
+    tier.scheduler().disk_store_for_testing()->Flush();
     ASSERT_GT(tier.scheduler().GetStats().disk.blocks_stored, 0);
     const auto [warm_output, warm_cost] = tier.Run(2, doc);
     EXPECT_EQ(warm_output, cold_output);
