@@ -223,6 +223,19 @@ const bool kRegistered = RegisterCommand("serve", [](CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--disable-hybrid-swa-memory", e.disable_hybrid_swa_memory,
                 "Sliding-window models: keep every layer's KV for every token (one pool)");
+  cmd->add_flag("--enable-hierarchical-cache", e.enable_hierarchical_cache,
+                "Keep KV prefixes evicted from RAM in a disk tier and load them back "
+                "(needs --hicache-storage-backend file and --hicache-storage-dir)");
+  cmd->add_option("--hicache-storage-backend", e.hicache_storage_backend,
+                  "Second KV tier: file (the only backend built)");
+  cmd->add_option("--hicache-write-policy", e.hicache_write_policy,
+                  "write_through: store prefixes when cached; write_back: when evicted")
+      ->capture_default_str();
+  cmd->add_option("--hicache-storage-dir", e.hicache_storage_dir,
+                  "Directory of the disk KV tier's block files");
+  cmd->add_option("--hicache-storage-size", e.hicache_storage_size_gb,
+                  "Size cap of the disk KV tier in GB (oldest blocks deleted beyond it)")
+      ->capture_default_str();
   cmd->add_flag("--disable-jump-forward", e.disable_jump_forward,
                 "Constrained decoding: sample forced grammar text token by token instead of "
                 "appending it without forward passes");

@@ -353,6 +353,7 @@ int64_t RadixCache::Evict(int64_t n_tokens, const FreeFn& free_fn) {
     heap.pop();
     // Nothing but deletions happens here, so a candidate is still an unlocked leaf.
     RADIXLM_CHECK(node->is_leaf() && node->lock_ref == 0) << "evicting a locked or inner node";
+    if (release_observer_) release_observer_(*node);
     free_fn(node->value);
     RecordEviction(*node);
     evicted += node->size();

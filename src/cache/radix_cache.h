@@ -39,6 +39,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cache/eviction_policy.h"
@@ -156,6 +157,12 @@ class RadixCache {
   void CacheUnfinishedRequest(CacheRequest& req, std::span<const int32_t> token_ids,
                               ReqToTokenTable& table, KvPool& pool);
 
+  // Called with a node just before its KV is released: evicted (Evict, EvictSwa), or its
+  // windowed KV released (tombstoned). The node's whole path is intact during the call and the
+  // observer must not change the tree. The disk tier's write-back hook; null: none.
+  using ReleaseObserver = std::function<void(const Node&)>;
+  void set_release_observer(ReleaseObserver observer) { release_observer_ = std::move(observer); }
+
   // Drops every node without freeing slots (see Ownership above).
   void Reset();
 
@@ -247,6 +254,8 @@ class RadixCache {
   int64_t evicted_tokens_total_ = 0;
   uint64_t eviction_seq_ = 0;
   std::array<RadixEviction, kEvictionLogSize> eviction_log_ = {};
+
+  ReleaseObserver release_observer_;
 
   int64_t sliding_window_ = 0;
   int64_t swa_evictable_size_ = 0;

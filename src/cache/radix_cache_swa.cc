@@ -40,6 +40,7 @@ RadixCache::Node* RadixCache::ReviveSwa(Node* node, std::span<const int32_t> min
 void RadixCache::Tombstone(Node* node, KvPool& pool) {
   RADIXLM_CHECK(!node->swa_tombstone && node->swa_lock_ref == 0)
       << "releasing windowed KV of a tombstone or of a node inside a lock's window";
+  if (release_observer_) release_observer_(*node);
   pool.FreeSwa(node->value);
   node->swa_tombstone = true;
   swa_evictable_size_ -= node->size();
@@ -124,6 +125,7 @@ int64_t RadixCache::EvictSwa(int64_t n_tokens, KvPool& pool) {
     released += node->size();
     if (node->is_leaf() && node->lock_ref == 0) {
       Node* parent = node->parent;
+      if (release_observer_) release_observer_(*node);
       pool.Free(node->value);
       DeleteLeaf(node);
       DeleteTombstoneLeaves(parent, pool);

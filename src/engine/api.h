@@ -71,6 +71,30 @@ enum class PauseMode {
   kInPlace,  // "in_place": running requests stop where they are, KV kept
 };
 
+// The disk tier's counters (--enable-hierarchical-cache; all zero without it).
+struct HiCacheCounters {
+  bool enabled = false;
+  int64_t disk_tokens = 0;      // tokens held on disk (whole blocks, stored or queued)
+  int64_t disk_bytes = 0;       // bytes of this model's block files
+  int64_t disk_hit_tokens = 0;  // tokens matches gained from disk (cumulative)
+  int64_t blocks_loaded = 0;
+  int64_t bytes_loaded = 0;
+  double load_seconds = 0;  // time reading and checking blocks
+  int64_t blocks_stored = 0;
+  int64_t bytes_stored = 0;
+  double store_seconds = 0;    // writer thread time writing blocks
+  int64_t load_failures = 0;   // truncated / corrupt / foreign / vanished files (recomputed)
+  int64_t write_failures = 0;  // full disk, unwritable or removed directory (skipped)
+  int64_t writes_dropped = 0;  // write queue full (skipped)
+  int64_t files_evicted = 0;   // deleted for the size cap
+  double load_bandwidth() const {
+    return load_seconds > 0 ? static_cast<double>(bytes_loaded) / load_seconds : 0;
+  }
+  double store_bandwidth() const {
+    return store_seconds > 0 ? static_cast<double>(bytes_stored) / store_seconds : 0;
+  }
+};
+
 // The scheduler's counters, as of the snapshot.
 struct SchedulerCounters {
   int64_t running_requests = 0;     // decoding
@@ -112,6 +136,7 @@ struct SchedulerCounters {
   int64_t spec_verify_steps = 0;
   int64_t spec_drafted_tokens = 0;
   int64_t spec_accepted_tokens = 0;
+  HiCacheCounters hicache;
   // Mean tokens per speculative decode step (kept drafts + the sampled token); 0 when none.
   double spec_accept_length() const {
     return spec_verify_steps > 0
@@ -161,6 +186,11 @@ struct EngineSettings {
   int32_t speculative_num_draft_tokens = 0;  // most draft nodes per request, root included
   double waiting_timeout_s = 0;              // 0: none
   double running_timeout_s = 0;              // 0: none
+  // Disk tier: "" (off), "write_through" or "write_back"; its directory, size cap, block size.
+  std::string hicache_write_policy;
+  std::string hicache_storage_dir;
+  uint64_t hicache_storage_bytes = 0;
+  int32_t hicache_block_tokens = 0;
 };
 
 // A pinned prefix: `tokens` of it were cached (0 with the radix cache disabled).

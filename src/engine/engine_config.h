@@ -27,6 +27,15 @@ struct EngineConfig {
   bool disable_hybrid_swa_memory = false;
   bool disable_radix_cache = false;           // --disable-radix-cache
   std::string radix_eviction_policy = "lru";  // --radix-eviction-policy lru|lfu|fifo|priority
+  // Disk tier of the KV cache (SGLang's HiCache; RAM is the first tier, disk the second):
+  // --enable-hierarchical-cache with --hicache-storage-backend file (the only backend built),
+  // --hicache-write-policy write_through|write_back, --hicache-storage-dir (required) and
+  // --hicache-storage-size in GB.
+  bool enable_hierarchical_cache = false;
+  std::string hicache_storage_backend;  // "" (none) or "file"
+  std::string hicache_write_policy = "write_through";
+  std::string hicache_storage_dir;
+  double hicache_storage_size_gb = 16;
 
   // --- scheduling ---
   std::string schedule_policy = "lpm";  // --schedule-policy

@@ -27,6 +27,15 @@ class ModelBackedRunner : public ModelRunner {
   Status Forward(const model::ForwardBatch& batch, model::ForwardOutput* out) override {
     return model_->Forward(batch, *kv_, out);
   }
+  int64_t kv_token_bytes() const override { return kv_->token_bytes(); }
+  Status ReadKv(std::span<const int32_t> slots, std::span<const int32_t> swa_slots,
+                std::span<uint8_t> out) override {
+    return kv_->CopyOut(slots, swa_slots, out);
+  }
+  Status WriteKv(std::span<const int32_t> slots, std::span<const int32_t> swa_slots,
+                 std::span<const uint8_t> in) override {
+    return kv_->CopyIn(slots, swa_slots, in);
+  }
   ThreadPool* thread_pool() override { return model_->pool(); }
 
   const model::Model& model() const { return *model_; }

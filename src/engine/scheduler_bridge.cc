@@ -50,6 +50,45 @@ Status ApplySpeculativeFlags(const EngineConfig& config, SchedulerConfig* c) {
   return Status::Ok();
 }
 
+Status ApplyHiCacheFlags(const EngineConfig& config, SchedulerConfig* c) {
+  const std::string& backend = config.hicache_storage_backend;
+  if (!config.enable_hierarchical_cache) {
+    if (!backend.empty()) {
+      return InvalidArgument("--hicache-storage-backend needs --enable-hierarchical-cache");
+    }
+    return Status::Ok();
+  }
+  if (backend.empty()) {
+    return InvalidArgument(
+        "--enable-hierarchical-cache needs --hicache-storage-backend file (RAM is the first "
+        "tier; a disk directory is the only second tier built)");
+  }
+  if (backend != "file") {
+    return InvalidArgument("--hicache-storage-backend " + backend +
+                           " is not supported; radixlm implements only \"file\"");
+  }
+  const std::string& policy = config.hicache_write_policy;
+  if (policy != "write_through" && policy != "write_back") {
+    return InvalidArgument("--hicache-write-policy must be write_through or write_back, got " +
+                           policy);
+  }
+  if (config.hicache_storage_dir.empty()) {
+    return InvalidArgument("--enable-hierarchical-cache needs --hicache-storage-dir DIR");
+  }
+  if (!(config.hicache_storage_size_gb > 0) || config.hicache_storage_size_gb > 1e6) {
+    return InvalidArgument("--hicache-storage-size must be a positive number of GB, got " +
+                           std::to_string(config.hicache_storage_size_gb));
+  }
+  c->hicache.enable = true;
+  c->hicache.write_through = policy == "write_through";
+  c->hicache.dir = config.hicache_storage_dir;
+  c->hicache.capacity_bytes =
+      static_cast<uint64_t>(config.hicache_storage_size_gb * static_cast<double>(1ull << 30));
+  // Blocks of at least 64 tokens (a whole number of pages): one file per block.
+  c->hicache.block_tokens = (64 + config.page_size - 1) / config.page_size * config.page_size;
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<SchedulerConfig> ToSchedulerConfig(const EngineConfig& config, int64_t pool_tokens,
@@ -87,6 +126,7 @@ StatusOr<SchedulerConfig> ToSchedulerConfig(const EngineConfig& config, int64_t 
     return InvalidArgument("--running-timeout must be at least 0 seconds, got " +
                            std::to_string(config.running_timeout_s));
   }
+  RADIXLM_RETURN_IF_ERROR(ApplyHiCacheFlags(config, &c));
   c.waiting_timeout_s = config.waiting_timeout_s;
   c.running_timeout_s = config.running_timeout_s;
   RADIXLM_RETURN_IF_ERROR(c.Validate());
@@ -116,6 +156,12 @@ EngineSettings ToEngineSettings(const SchedulerConfig& config) {
                                           : 0,
       .waiting_timeout_s = config.waiting_timeout_s,
       .running_timeout_s = config.running_timeout_s,
+      .hicache_write_policy = !config.hicache.enable         ? ""
+                              : config.hicache.write_through ? "write_through"
+                                                             : "write_back",
+      .hicache_storage_dir = config.hicache.dir,
+      .hicache_storage_bytes = config.hicache.capacity_bytes,
+      .hicache_block_tokens = config.hicache.enable ? config.hicache.block_tokens : 0,
   };
 }
 
@@ -167,6 +213,23 @@ SchedulerCounters ToSchedulerCounters(const SchedulerStats& s) {
       .spec_verify_steps = s.spec_verify_steps,
       .spec_drafted_tokens = s.spec_drafted_tokens,
       .spec_accepted_tokens = s.spec_accepted_tokens,
+      .hicache =
+          HiCacheCounters{
+              .enabled = s.hicache_enabled,
+              .disk_tokens = s.disk.blocks * s.disk_block_tokens,
+              .disk_bytes = s.disk.bytes_on_disk,
+              .disk_hit_tokens = s.disk_hit_tokens,
+              .blocks_loaded = s.disk.blocks_loaded,
+              .bytes_loaded = s.disk.bytes_loaded,
+              .load_seconds = s.disk.load_seconds,
+              .blocks_stored = s.disk.blocks_stored,
+              .bytes_stored = s.disk.bytes_stored,
+              .store_seconds = s.disk.store_seconds,
+              .load_failures = s.disk.load_failures,
+              .write_failures = s.disk.write_failures,
+              .writes_dropped = s.disk.writes_dropped,
+              .files_evicted = s.disk.files_evicted,
+          },
   };
 }
 

@@ -1,6 +1,7 @@
 #include "model/kv_cache.h"
 
 #include <cstdlib>
+#include <cstring>
 
 namespace radixlm::model {
 
@@ -57,6 +58,60 @@ kernels::KvLayerView KvCache::Layer(int64_t layer) {
   view.v = base + plane;
   view.row_elems = row_elems_;
   return view;
+}
+
+Status KvCache::CheckCopy(std::span<const int32_t> slots, std::span<const int32_t> swa_slots,
+                          size_t bytes) const {
+  if (bytes != slots.size() * static_cast<size_t>(token_bytes())) {
+    return InvalidArgument("KV copy of " + std::to_string(bytes) + " bytes for " +
+                           std::to_string(slots.size()) + " tokens");
+  }
+  if (n_swa_slots_ > 0 && swa_slots.size() != slots.size()) {
+    return InvalidArgument("KV copy needs a sliding-window row per slot");
+  }
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (slots[i] <= 0 || slots[i] >= n_slots_) return InvalidArgument("KV copy: slot out of range");
+    if (n_swa_slots_ > 0 && (swa_slots[i] <= 0 || swa_slots[i] >= n_swa_slots_)) {
+      return InvalidArgument("KV copy: sliding-window row out of range or released");
+    }
+  }
+  return Status::Ok();
+}
+
+Status KvCache::CopyOut(std::span<const int32_t> slots, std::span<const int32_t> swa_slots,
+                        std::span<uint8_t> out) const {
+  RADIXLM_RETURN_IF_ERROR(CheckCopy(slots, swa_slots, out.size()));
+  const size_t row_bytes = static_cast<size_t>(row_elems_) * sizeof(uint16_t);
+  uint8_t* dst = out.data();
+  for (size_t i = 0; i < slots.size(); ++i) {
+    for (int64_t l = 0; l < n_layers_; ++l) {
+      const size_t row = static_cast<size_t>(IsSwaLayer(l) ? swa_slots[i] : slots[i]);
+      const size_t plane = static_cast<size_t>(layer_rows_[l]) * row_elems_;
+      const uint16_t* k = data_.get() + layer_offset_[l] + row * row_elems_;
+      std::memcpy(dst, k, row_bytes);
+      std::memcpy(dst + row_bytes, k + plane, row_bytes);
+      dst += 2 * row_bytes;
+    }
+  }
+  return Status::Ok();
+}
+
+Status KvCache::CopyIn(std::span<const int32_t> slots, std::span<const int32_t> swa_slots,
+                       std::span<const uint8_t> in) {
+  RADIXLM_RETURN_IF_ERROR(CheckCopy(slots, swa_slots, in.size()));
+  const size_t row_bytes = static_cast<size_t>(row_elems_) * sizeof(uint16_t);
+  const uint8_t* src = in.data();
+  for (size_t i = 0; i < slots.size(); ++i) {
+    for (int64_t l = 0; l < n_layers_; ++l) {
+      const size_t row = static_cast<size_t>(IsSwaLayer(l) ? swa_slots[i] : slots[i]);
+      const size_t plane = static_cast<size_t>(layer_rows_[l]) * row_elems_;
+      uint16_t* k = data_.get() + layer_offset_[l] + row * row_elems_;
+      std::memcpy(k, src, row_bytes);
+      std::memcpy(k + plane, src + row_bytes, row_bytes);
+      src += 2 * row_bytes;
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace radixlm::model

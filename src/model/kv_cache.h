@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "kernels/attention.h"
@@ -44,8 +45,21 @@ class KvCache {
 
   kernels::KvLayerView Layer(int64_t layer);
 
+  // Bytes of one token's K and V over every layer (the unit of CopyOut / CopyIn).
+  int64_t token_bytes() const { return n_layers_ * 2 * row_elems_ * 2; }
+  // Token-major copies of the KV of `slots` ([slots.size()][token_bytes()]: per token, per
+  // layer, the K row then the V row). Windowed layers with rows of their own use swa_slots
+  // (same length as slots). InvalidArgument on a size mismatch or a row out of range.
+  Status CopyOut(std::span<const int32_t> slots, std::span<const int32_t> swa_slots,
+                 std::span<uint8_t> out) const;
+  Status CopyIn(std::span<const int32_t> slots, std::span<const int32_t> swa_slots,
+                std::span<const uint8_t> in);
+
  private:
   KvCache() = default;
+  // Checks the arguments of CopyOut / CopyIn.
+  Status CheckCopy(std::span<const int32_t> slots, std::span<const int32_t> swa_slots,
+                   size_t bytes) const;
 
   int64_t n_layers_ = 0;
   int64_t n_slots_ = 0;

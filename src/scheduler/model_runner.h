@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "model/forward_batch.h"
 #include "util/status.h"
@@ -34,6 +35,22 @@ class ModelRunner {
   virtual int64_t swa_kv_slots() const { return 0; }
 
   virtual Status Forward(const model::ForwardBatch& batch, model::ForwardOutput* out) = 0;
+
+  // KV export and import, for the disk tier (cache/disk_store.h). kv_token_bytes(): bytes of
+  // one token's KV over every layer; 0 when the runner cannot move KV (no disk tier then).
+  // ReadKv copies the KV of `slots` into out ([slots.size()][kv_token_bytes()], token-major);
+  // WriteKv stores such bytes into `slots`. swa_slots names, per slot, the row its
+  // sliding-window layers use when the runner keeps them apart (swa_kv_slots() > 0; then
+  // every entry must be a held row), else it is ignored. InvalidArgument on a size mismatch.
+  virtual int64_t kv_token_bytes() const { return 0; }
+  virtual Status ReadKv(std::span<const int32_t> /*slots*/, std::span<const int32_t> /*swa_slots*/,
+                        std::span<uint8_t> /*out*/) {
+    return Unimplemented("this model runner cannot export KV");
+  }
+  virtual Status WriteKv(std::span<const int32_t> /*slots*/, std::span<const int32_t> /*swa_slots*/,
+                         std::span<const uint8_t> /*in*/) {
+    return Unimplemented("this model runner cannot import KV");
+  }
 
   // Worker threads the scheduler may borrow between forwards (for sampling); null: none.
   virtual ThreadPool* thread_pool() { return nullptr; }

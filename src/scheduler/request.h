@@ -80,8 +80,12 @@ struct Request {
 
   // --- KV (valid while prefilling or decoding) ---
   CacheRequest cache;
-  int64_t kv_len = 0;    // token_ids[0, kv_len) have KV in the row
-  int64_t fill_len = 0;  // prefill target: prompt + outputs at admission
+  int64_t kv_len = 0;              // token_ids[0, kv_len) have KV in the row
+  int64_t fill_len = 0;            // prefill target: prompt + outputs at admission
+  int64_t disk_written_len = 0;    // write_through: tokens [0, this) were offered to the disk tier
+  bool disk_load_pending = false;  // in the disk tier's load queue (not admitted meanwhile)
+  uint64_t disk_load_ticket = 0;
+  int32_t disk_load_attempts = 0;
 
   // --- accounting ---
   bool prompt_prefilled = false;  // the whole prompt had KV once (n > 1 siblings wait for it)

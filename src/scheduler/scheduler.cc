@@ -75,9 +75,11 @@ StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerConfig& co
       ReqToTokenTable table,
       ReqToTokenTable::Create({.max_requests = config.max_running_requests,
                                .max_context_len = static_cast<int32_t>(context)}));
-  return std::unique_ptr<Scheduler>(new Scheduler(config, runner, draft_runner, codec,
-                                                  std::move(sink), std::move(pool),
-                                                  std::move(table), context));
+  std::unique_ptr<Scheduler> scheduler(new Scheduler(config, runner, draft_runner, codec,
+                                                     std::move(sink), std::move(pool),
+                                                     std::move(table), context));
+  RADIXLM_RETURN_IF_ERROR(scheduler->OpenDiskTier());
+  return scheduler;
 }
 
 Scheduler::Scheduler(const SchedulerConfig& config, ModelRunner* runner, ModelRunner* draft_runner,
@@ -190,6 +192,7 @@ int32_t Scheduler::LastSlot(const Request& req) const {
 
 void Scheduler::ReleaseKv(Request* req) {
   if (req->cache.req_pool_index < 0) return;
+  WriteThroughToDisk(req);
   {
     const CacheOpTimer timer(stats_);
     cache_->CacheFinishedRequest(
@@ -224,6 +227,7 @@ void Scheduler::FinishRequest(Request* req, FinishReason reason) {
   RADIXLM_CHECK(req->state != RequestState::kFinished)
       << "request " << req->in.id << " finished twice";
   RemoveFromQueues(req);
+  DropDiskLoad(req);
   const int64_t kv_len = req->kv_len;
   ReleaseKv(req);
   if (req->in.pin_on_finish.has_value() && !reason.is_abort()) {
@@ -286,6 +290,7 @@ Status Scheduler::Step() {
     return drafted;
   }
   if (decodes_.empty() && chunks_.empty()) {
+    if (WaitForDiskLoads()) return Status::Ok();  // a request waits for its disk blocks
     // Nothing runs, nothing could be admitted although nothing holds KV: the head request can
     // never run (admission guarantees progress otherwise). Do not spin on it.
     if (running_.empty() && chunked_ == nullptr && !waiting_.empty()) {
@@ -368,6 +373,11 @@ SchedulerStats Scheduler::GetStats() const {
   s.swa_evictable_tokens = cache_->swa_evictable_size();
   s.swa_protected_tokens = cache_->swa_protected_size();
   s.new_token_ratio = new_token_ratio_;
+  if (disk_ != nullptr) {
+    s.hicache_enabled = true;
+    s.disk_block_tokens = config_.hicache.block_tokens;
+    s.disk = disk_->stats();
+  }
   return s;
 }
 

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -29,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "cache/disk_store.h"
 #include "cache/kv_pool.h"
 #include "cache/radix_cache.h"
 #include "cache/req_to_token.h"
@@ -87,6 +89,13 @@ struct SchedulerStats {
   int64_t grammar_masks = 0;
   double grammar_mask_seconds = 0;
   double forward_seconds = 0;
+  // Disk tier (--enable-hierarchical-cache; all zero without it). disk_hit_tokens: tokens a
+  // match gained from blocks loaded off disk (cumulative; also counted in cache_hit_tokens once
+  // admitted); disk: the store's counters; disk_block_tokens: tokens per block.
+  bool hicache_enabled = false;
+  int64_t disk_hit_tokens = 0;
+  int64_t disk_block_tokens = 0;
+  DiskStoreStats disk;
   // Speculative decoding (cumulative): decode rounds of requests that could speculate, the
   // draft tokens verified and those kept.
   int64_t spec_verify_steps = 0;
@@ -180,6 +189,7 @@ class Scheduler {
   int64_t context_length() const { return context_length_; }
   const RadixCache& cache() const { return *cache_; }
   const KvPool& pool() const { return pool_; }
+  DiskStore* disk_store_for_testing() { return disk_.get(); }  // null without a disk tier
   // Seconds on the scheduler's clock (steady clock by default; tests may replace it).
   void set_clock(std::function<double()> clock) { clock_ = std::move(clock); }
 
@@ -193,6 +203,35 @@ class Scheduler {
   void ReleaseKv(Request* req);  // KV to the tree (CacheFinishedRequest), row freed
   void EmitOutput(Request* req);
   void RemoveFromQueues(Request* req);
+  // --- disk tier (scheduler_hicache.cc) ---
+  Status OpenDiskTier();  // with config_.hicache.enable; called once by Create
+  // Queues for writing every block of tokens / slots (a prefix from position 0, with KV held
+  // for all of it) that ends after position `from` and is not on disk yet.
+  void WriteBlocksToDisk(std::span<const int32_t> tokens, std::span<const int32_t> slots,
+                         int64_t from);
+  void WriteNodeToDisk(const RadixNode& node);  // the radix cache's release observer
+  void WriteThroughToDisk(Request* req);        // write_through: req's KV so far
+  // The disk blocks that would extend a match of `matched` tokens (at least one block beyond
+  // it), or nullopt.
+  struct DiskLoadPlan {
+    int64_t start = 0;  // block-aligned position of the first block
+    std::vector<BlockKey> keys;
+  };
+  std::optional<DiskLoadPlan> PlanDiskLoad(const Request& req, int64_t matched) const;
+  // Puts n_blocks loaded blocks of req's tokens from `start` (their KV bytes) into the tree
+  // where they extend what it holds now; returns the tokens gained.
+  int64_t InsertLoadedBlocks(Request* req, int64_t start, std::span<const uint8_t> bytes,
+                             int64_t n_blocks);
+  // Synchronous load: extends `match` (req's fresh match) with blocks read from disk now.
+  void LoadFromDisk(Request* req, RadixCache::MatchResult* match);
+  // Asynchronous load: sends req to the load queue if disk blocks extend its match; true if so.
+  bool SubmitDiskLoad(Request* req, int64_t matched);
+  void PollDiskLoads();             // inserts finished loads (each round, before admission)
+  void DropDiskLoad(Request* req);  // req ends while its load runs: the result is dropped
+  // With loads in flight: waits briefly for one (a round with nothing else to do); true then.
+  bool WaitForDiskLoads();
+  static constexpr int32_t kMaxDiskLoadAttempts = 4;
+
   // Grammar queue: moves requests whose grammar has compiled to waiting_ (or finishes them
   // with the compile error).
   void PollGrammarQueue();
@@ -354,6 +393,14 @@ class Scheduler {
   model::ForwardOutput draft_out_;
 
   SchedulerStats stats_;
+  std::unique_ptr<DiskStore> disk_;   // null: no disk tier
+  std::vector<uint8_t> disk_buffer_;  // synchronous loads' KV bytes, reused
+  struct PendingDiskLoad {
+    Request* req = nullptr;
+    int64_t start = 0;
+  };
+  std::unordered_map<uint64_t, PendingDiskLoad> disk_loads_;  // ticket -> load in flight
+  uint64_t next_disk_ticket_ = 1;
   // pin id -> the node whose path it locks, and the lock's swa_lock_id.
   std::unordered_map<uint64_t, std::pair<RadixNode*, uint64_t>> pins_;
 };

@@ -122,6 +122,7 @@ double Scheduler::LockForAdmission(RadixNode* node, uint64_t* swa_lock_id, bool 
 }
 
 void Scheduler::SchedulePrefills() {
+  PollDiskLoads();
   if (waiting_.empty() && chunked_ == nullptr) return;
   const int32_t page = pool_.page_size();
   const auto n_decodes = static_cast<int64_t>(decodes_.size());
@@ -190,12 +191,17 @@ void Scheduler::SchedulePrefills() {
   const bool nothing_holds_kv = running_.empty() && chunked_ == nullptr && chunks_.empty();
   size_t admitted = 0;
   for (Request* req : order) {
-    if (IsHeldForSibling(*req)) continue;
+    if (IsHeldForSibling(*req) || req->disk_load_pending) continue;
     RadixCache::MatchResult m = [&] {
       const CacheOpTimer timer(stats_);
       return cache_->MatchPrefix(
           std::span<const int32_t>(req->token_ids).first(req->MaxPrefixLen()));
     }();
+    if (config_.hicache.async_load) {
+      if (SubmitDiskLoad(req, static_cast<int64_t>(m.slots.size()))) continue;
+    } else {
+      LoadFromDisk(req, &m);
+    }
     const auto prefix = static_cast<int64_t>(m.slots.size());
     req->match_len = prefix;
     req->match_version = tree_version_;

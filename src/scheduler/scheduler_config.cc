@@ -106,6 +106,17 @@ Status SchedulerConfig::Validate() const {
                  speculative_max_draft_tokens_per_batch);
     }
   }
+  if (hicache.enable) {
+    if (hicache.dir.empty()) {
+      return InvalidArgument("--enable-hierarchical-cache needs --hicache-storage-dir");
+    }
+    if (hicache.capacity_bytes == 0) {
+      return InvalidArgument("--hicache-storage-size must be more than 0 GB");
+    }
+    if (hicache.block_tokens < 1 || hicache.block_tokens % page_size != 0) {
+      return bad("hicache block tokens", "a positive multiple of page_size", hicache.block_tokens);
+    }
+  }
   return Status::Ok();
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "cache/eviction_policy.h"
@@ -102,6 +103,21 @@ struct SchedulerConfig {
   // first admission, for a request holding KV (prefilling or decoding).
   double waiting_timeout_s = 0;
   double running_timeout_s = 0;
+
+  // --- disk tier (--enable-hierarchical-cache; scheduler_hicache.cc) ---
+  struct HiCache {
+    bool enable = false;
+    bool write_through = false;   // --hicache-write-policy write_through (else write_back)
+    std::string dir;              // --hicache-storage-dir
+    uint64_t capacity_bytes = 0;  // --hicache-storage-size, in bytes
+    // Identity of the model, its KV layout and the flags that change KV (see
+    // engine_loader.cc); blocks of another identity are never used.
+    uint64_t model_id = 0;
+    int32_t block_tokens = 64;  // tokens per disk block; a multiple of page_size
+    // Loads on the store's loader thread while the request waits in a load queue (else
+    // synchronously at admission).
+    bool async_load = true;
+  } hicache;
 
   // InvalidArgument naming the field when a value is out of range.
   Status Validate() const;

@@ -120,6 +120,7 @@ void Scheduler::OnTokenSampled(Request* req, BatchSamplingRow& row) {
   }
   if (req->state == RequestState::kPrefilling && !finish.has_value()) {
     // Prefill done: share the prompt through the tree at once, then decode.
+    WriteThroughToDisk(req);
     {
       const CacheOpTimer timer(stats_);
       cache_->CacheUnfinishedRequest(
@@ -164,6 +165,7 @@ void Scheduler::ProcessResults() {
     if (!chunk.is_final()) {
       RADIXLM_CHECK(partial == nullptr) << "at most one request is left mid-prefill per round";
       partial = req;
+      WriteThroughToDisk(req);
       {
         const CacheOpTimer timer(stats_);
         cache_->CacheUnfinishedRequest(

@@ -167,6 +167,26 @@ std::string ServerMetrics::Render(const EngineStats& stats, const std::string& m
           static_cast<double>(s.swa_pool_free));
   w.Gauge("swa_tree_tokens", "Radix tree tokens still holding sliding-window KV.",
           static_cast<double>(s.swa_evictable_tokens + s.swa_protected_tokens));
+  const HiCacheCounters& h = s.hicache;
+  w.Gauge("hicache_disk_tokens", "Tokens held by the disk KV tier.",
+          static_cast<double>(h.disk_tokens));
+  w.Gauge("hicache_disk_bytes", "Bytes of the disk KV tier's block files.",
+          static_cast<double>(h.disk_bytes));
+  w.Counter("hicache_disk_hit_tokens_total", "Prompt tokens matches gained from the disk tier.",
+            h.disk_hit_tokens);
+  w.Counter("hicache_ram_hit_tokens_total", "Prompt tokens supplied by the RAM radix tree.",
+            std::max<int64_t>(0, s.cache_hit_tokens - h.disk_hit_tokens));
+  w.Counter("hicache_loaded_bytes_total", "Bytes loaded from the disk tier.", h.bytes_loaded);
+  w.Counter("hicache_stored_bytes_total", "Bytes written to the disk tier.", h.bytes_stored);
+  w.Gauge("hicache_load_bandwidth_bytes_per_second", "Mean disk tier load bandwidth.",
+          h.load_bandwidth());
+  w.Gauge("hicache_store_bandwidth_bytes_per_second", "Mean disk tier store bandwidth.",
+          h.store_bandwidth());
+  w.Counter("hicache_load_failures_total",
+            "Disk blocks found unusable (truncated, corrupt, foreign) and recomputed.",
+            h.load_failures);
+  w.Counter("hicache_write_failures_total", "Disk block writes that failed and were skipped.",
+            h.write_failures);
   w.Counter("spec_draft_tokens_total", "Speculative draft tokens verified.", s.spec_drafted_tokens);
   w.Counter("spec_accepted_tokens_total", "Speculative draft tokens kept.", s.spec_accepted_tokens);
   w.Gauge("spec_accept_length", "Mean tokens per speculative decode step (0: none).",

@@ -1,5 +1,6 @@
 #include "server/ops_api.h"
 
+#include <algorithm>
 #include <atomic>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -196,6 +197,28 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"avg_spec_accept_length", s.spec_accept_length()},
       {"paused", s.paused},
   };
+  // The disk tier (HiCache): tokens per tier, hits per tier, bytes and bandwidth both ways.
+  const HiCacheCounters& h = s.hicache;
+  internal["hicache"] = {
+      {"enabled", h.enabled},
+      {"ram_tokens", tree_tokens},
+      {"disk_tokens", h.disk_tokens},
+      {"disk_bytes", h.disk_bytes},
+      {"ram_hit_tokens", std::max<int64_t>(0, s.cache_hit_tokens - h.disk_hit_tokens)},
+      {"disk_hit_tokens", h.disk_hit_tokens},
+      {"blocks_loaded", h.blocks_loaded},
+      {"bytes_loaded", h.bytes_loaded},
+      {"load_seconds", h.load_seconds},
+      {"load_bandwidth_bytes_per_s", h.load_bandwidth()},
+      {"blocks_stored", h.blocks_stored},
+      {"bytes_stored", h.bytes_stored},
+      {"store_seconds", h.store_seconds},
+      {"store_bandwidth_bytes_per_s", h.store_bandwidth()},
+      {"load_failures", h.load_failures},
+      {"write_failures", h.write_failures},
+      {"writes_dropped", h.writes_dropped},
+      {"files_evicted", h.files_evicted},
+  };
   json info = {
       {"version", kServerVersion},
       {"model_path", ctx.model_info->model_path},
@@ -225,6 +248,14 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"swa_max_total_num_tokens", sc.swa_max_total_tokens},
       {"swa_full_tokens_ratio", ec.swa_full_tokens_ratio},
       {"sliding_window_size", sc.sliding_window},
+      {"enable_hierarchical_cache", !sc.hicache_write_policy.empty()},
+      {"hicache_storage_backend", sc.hicache_write_policy.empty() ? json(nullptr) : json("file")},
+      {"hicache_write_policy",
+       sc.hicache_write_policy.empty() ? json(nullptr) : json(sc.hicache_write_policy)},
+      {"hicache_storage_dir",
+       sc.hicache_write_policy.empty() ? json(nullptr) : json(sc.hicache_storage_dir)},
+      {"hicache_storage_size_bytes", sc.hicache_storage_bytes},
+      {"hicache_block_tokens", sc.hicache_block_tokens},
       {"max_total_tokens", ec.max_total_tokens > 0 ? json(ec.max_total_tokens) : json(nullptr)},
       // One process, one rank: what SGLang's gateway reads to size its data-parallel routing.
       {"tp_size", 1},

@@ -1,6 +1,7 @@
 #include "testing/fake_model_runner.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <thread>
 
@@ -44,6 +45,74 @@ Status FakeModelRunner::CheckWindowRows(const model::ForwardBatch& batch,
   }
   for (int32_t slot : seq.new_slots) {
     if (row_of(slot) == 0) return Internal(where + "a new token has no windowed row");
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+constexpr size_t kRecordBytes = sizeof(int32_t) + 2 * sizeof(uint64_t);
+
+}  // namespace
+
+int64_t FakeModelRunner::kv_token_bytes() const {
+  return static_cast<int64_t>(kRecordBytes) * (config_.swa_kv_slots > 0 ? 2 : 1);
+}
+
+Status FakeModelRunner::ReadKv(std::span<const int32_t> slots, std::span<const int32_t> swa_slots,
+                               std::span<uint8_t> out) {
+  const bool swa = config_.swa_kv_slots > 0;
+  if (out.size() != slots.size() * static_cast<size_t>(kv_token_bytes()) ||
+      (swa && swa_slots.size() != slots.size())) {
+    return InvalidArgument("fake KV read: size mismatch");
+  }
+  uint8_t* p = out.data();
+  auto put = [&p](const SlotKv& r) {
+    std::memcpy(p, &r.token, sizeof(int32_t));
+    std::memcpy(p + 4, &r.position, sizeof(int64_t));
+    std::memcpy(p + 12, &r.hash, sizeof(uint64_t));
+    p += kRecordBytes;
+  };
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (slots[i] <= 0 || static_cast<size_t>(slots[i]) >= kv_.size()) {
+      return InvalidArgument("fake KV read: slot out of range");
+    }
+    put(kv_[slots[i]]);
+    if (swa) {
+      if (swa_slots[i] <= 0 || swa_slots[i] >= config_.swa_kv_slots) {
+        return InvalidArgument("fake KV read: windowed row released");
+      }
+      put(swa_kv_[swa_slots[i]]);
+    }
+  }
+  return Status::Ok();
+}
+
+Status FakeModelRunner::WriteKv(std::span<const int32_t> slots, std::span<const int32_t> swa_slots,
+                                std::span<const uint8_t> in) {
+  const bool swa = config_.swa_kv_slots > 0;
+  if (in.size() != slots.size() * static_cast<size_t>(kv_token_bytes()) ||
+      (swa && swa_slots.size() != slots.size())) {
+    return InvalidArgument("fake KV write: size mismatch");
+  }
+  const uint8_t* p = in.data();
+  auto get = [&p](SlotKv& r) {
+    std::memcpy(&r.token, p, sizeof(int32_t));
+    std::memcpy(&r.position, p + 4, sizeof(int64_t));
+    std::memcpy(&r.hash, p + 12, sizeof(uint64_t));
+    p += kRecordBytes;
+  };
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (slots[i] <= 0 || static_cast<size_t>(slots[i]) >= kv_.size()) {
+      return InvalidArgument("fake KV write: slot out of range");
+    }
+    get(kv_[slots[i]]);
+    if (swa) {
+      if (swa_slots[i] <= 0 || swa_slots[i] >= config_.swa_kv_slots) {
+        return InvalidArgument("fake KV write: windowed row released");
+      }
+      get(swa_kv_[swa_slots[i]]);
+    }
   }
   return Status::Ok();
 }

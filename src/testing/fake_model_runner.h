@@ -52,6 +52,13 @@ class FakeModelRunner : public ModelRunner {
   int64_t kv_slots() const override { return config_.kv_slots; }
   int64_t swa_kv_slots() const override { return config_.swa_kv_slots; }
   Status Forward(const model::ForwardBatch& batch, model::ForwardOutput* out) override;
+  // KV export / import: a slot's record (token, position, hash; 20 bytes), then, with
+  // sliding-window rows, its windowed row's record.
+  int64_t kv_token_bytes() const override;
+  Status ReadKv(std::span<const int32_t> slots, std::span<const int32_t> swa_slots,
+                std::span<uint8_t> out) override;
+  Status WriteKv(std::span<const int32_t> slots, std::span<const int32_t> swa_slots,
+                 std::span<const uint8_t> in) override;
 
   // The logits after a sequence whose rolling hash is `hash` ([vocab] values in [0, 8)).
   void FillLogits(uint64_t hash, float* logits) const;

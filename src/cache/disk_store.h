@@ -1,0 +1,163 @@
+// DiskStore: the disk tier of the KV cache (SGLang's HiCache storage with the "file" backend).
+// Blocks of KV (kv_block.h) live one per file in a directory, named by the model identity and
+// the block's prefix key, so a restarted server with the same model finds them again.
+//
+// Threads. The scheduler thread calls Contains / EnqueueWrite / Load / SubmitLoad /
+// TakeLoadResults; one writer thread owned by the store encodes and writes queued blocks, so the
+// scheduler only pays for copying KV bytes out, and one loader thread reads the blocks of
+// submitted load jobs. The write queue is bounded (max_queued_bytes): a write that does not fit
+// is dropped and counted, never waited for. Everything shared is guarded by mu_.
+//
+// Failures are misses, never errors for serving: an unwritable directory, a full disk, a file
+// removed under the store, or a truncated / corrupt / foreign file each log a warning (through
+// config.warn) and are counted; a block that fails to load is forgotten (its file deleted), so
+// the KV is recomputed and may be written again.
+//
+// Size cap. The files of this model count against capacity_bytes; before a write would exceed
+// it, the least recently written or loaded files are deleted. Other models' files in the same
+// directory are left alone and not counted.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/kv_block.h"
+#include "util/mutex.h"
+#include "util/status.h"
+#include "util/thread_annotations.h"
+
+namespace radixlm {
+
+struct DiskStoreConfig {
+  std::string dir;              // created if missing
+  uint64_t capacity_bytes = 0;  // > 0
+  uint64_t model_id = 0;        // identity of the model and KV layout (see kv_block.h)
+  uint64_t max_queued_bytes = 256ull << 20;
+  // Where warnings go (thread-safe; called from either thread). Null: stderr.
+  std::function<void(const std::string&)> warn;
+};
+
+struct DiskStoreStats {
+  int64_t blocks = 0;         // blocks held (on disk or queued)
+  int64_t bytes_on_disk = 0;  // file bytes of this model's blocks on disk
+  int64_t blocks_stored = 0;  // written since start
+  int64_t bytes_stored = 0;
+  double store_seconds = 0;  // writer thread time spent writing them
+  int64_t blocks_loaded = 0;
+  int64_t bytes_loaded = 0;
+  double load_seconds = 0;
+  int64_t load_failures = 0;   // truncated / corrupt / foreign / missing files
+  int64_t write_failures = 0;  // full disk, unwritable or removed directory
+  int64_t writes_dropped = 0;  // queue full
+  int64_t files_evicted = 0;   // deleted for the size cap
+};
+
+// A run of consecutive blocks to read (one request's prefix continuation).
+struct DiskLoadJob {
+  uint64_t ticket = 0;          // the caller's, returned with the result
+  std::vector<BlockKey> keys;   // in prefix order
+  std::vector<int32_t> tokens;  // the blocks' tokens, keys.size() equal runs
+  size_t block_bytes = 0;       // payload bytes of one block
+};
+
+struct DiskLoadResult {
+  uint64_t ticket = 0;
+  int64_t blocks_loaded = 0;   // the first blocks_loaded blocks of the job (a failure ends it)
+  std::vector<uint8_t> bytes;  // [blocks_loaded * block_bytes]
+};
+
+class DiskStore {
+ public:
+  // Creates the directory if needed and indexes this model's block files in it (oldest first
+  // by modification time; leftovers of interrupted writes are deleted). IoError when the
+  // directory cannot be created or listed; InvalidArgument for a zero capacity.
+  static StatusOr<std::unique_ptr<DiskStore>> Open(DiskStoreConfig config);
+  // Finishes the queued writes, then stops the writer.
+  ~DiskStore();
+  DiskStore(const DiskStore&) = delete;
+  DiskStore& operator=(const DiskStore&) = delete;
+
+  // Whether the block is on disk or queued for writing.
+  bool Contains(const BlockKey& key) const;
+
+  // Queues a block for writing; takes the buffers. False (nothing queued) when the block is
+  // already held or the queue lacks room (counted as dropped).
+  bool EnqueueWrite(const BlockKey& key, std::vector<int32_t> tokens, std::vector<uint8_t> payload);
+
+  // Reads the block into `payload` (its exact size) after checking its file against the model,
+  // the key, `tokens` and the size (a queued block is copied from the queue). On any failure:
+  // a warning, the block forgotten, and the error returned (the caller recomputes).
+  Status Load(const BlockKey& key, std::span<const int32_t> tokens, std::span<uint8_t> payload);
+
+  // Queues a load job for the loader thread (Load for each block, in order, until one fails).
+  void SubmitLoad(DiskLoadJob job);
+  // Moves the finished jobs' results to *out (appending); never blocks on I/O.
+  void TakeLoadResults(std::vector<DiskLoadResult>* out);
+  // Waits until a result is ready to take or `timeout` passes; true if one is ready.
+  bool WaitForLoadResult(std::chrono::milliseconds timeout);
+
+  // Blocks until every queued write has been attempted (tests, shutdown).
+  void Flush();
+
+  DiskStoreStats stats() const;
+  const std::string& dir() const { return config_.dir; }
+  uint64_t capacity_bytes() const { return config_.capacity_bytes; }
+  // File path of a block of this model.
+  std::string BlockPath(const BlockKey& key) const;
+
+ private:
+  struct Entry {
+    uint64_t bytes = 0;
+    uint64_t seq = 0;  // recency: higher is newer
+  };
+  struct PendingWrite {
+    BlockKey key;
+    std::vector<int32_t> tokens;
+    std::vector<uint8_t> payload;
+  };
+
+  explicit DiskStore(DiskStoreConfig config);
+  Status ScanDirectory();
+  void WriterLoop();
+  void LoaderLoop();
+  // Writes one block to a temporary file and renames it into place; false on failure (warned).
+  bool WriteFile(const PendingWrite& w, uint64_t* file_bytes);
+  // Deletes the oldest files until `incoming` more bytes fit under the cap.
+  void MakeRoom(uint64_t incoming) REQUIRES(mu_);
+  void Forget(const BlockKey& key) REQUIRES(mu_);
+  void Touch(const BlockKey& key) REQUIRES(mu_);
+  void Warn(const std::string& message) const;
+
+  DiskStoreConfig config_;
+  mutable Mutex mu_;
+  std::condition_variable cv_;       // writer: work queued or stopping
+  std::condition_variable drained_;  // Flush: queue empty and nothing in flight
+  std::unordered_map<BlockKey, Entry, BlockKeyHash> index_ GUARDED_BY(mu_);
+  std::map<uint64_t, BlockKey> by_age_ GUARDED_BY(mu_);  // seq -> key, oldest first
+  uint64_t next_seq_ GUARDED_BY(mu_) = 1;
+  uint64_t bytes_on_disk_ GUARDED_BY(mu_) = 0;
+  std::list<PendingWrite> queue_ GUARDED_BY(mu_);
+  std::unordered_map<BlockKey, const PendingWrite*, BlockKeyHash> queued_ GUARDED_BY(mu_);
+  uint64_t queued_bytes_ GUARDED_BY(mu_) = 0;
+  bool writing_ GUARDED_BY(mu_) = false;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  DiskStoreStats stats_ GUARDED_BY(mu_);
+  std::condition_variable load_cv_;    // loader: a job submitted or stopping
+  std::condition_variable loaded_cv_;  // WaitForLoadResult: a result ready
+  std::list<DiskLoadJob> load_jobs_ GUARDED_BY(mu_);
+  std::vector<DiskLoadResult> load_results_ GUARDED_BY(mu_);
+  std::thread writer_;
+  std::thread loader_;
+};
+
+}  // namespace radixlm

@@ -1,0 +1,264 @@
+// Scheduler: the disk tier of the KV cache (SGLang's HiCache with a file storage backend;
+// cache/disk_store.h holds the files).
+//
+// Blocks. The unit on disk is a block of config_.hicache.block_tokens tokens (a multiple of the
+// page size) at a block-aligned position; its key is the hash of the whole token prefix up to
+// the block's end (kv_block.h), so a block is reused only after the very same prefix.
+//
+// Writes. write_back: a node's blocks are written when its KV is about to be released (the
+// radix cache's release observer: eviction, or the release of its windowed KV). write_through:
+// also as soon as a request's KV enters the tree (after each prefill chunk and when it
+// finishes). Either way a block is written only while every layer's KV of all its tokens is
+// held: with the hybrid sliding-window pool, a block containing a token whose windowed KV was
+// already released is not written (its full-layer KV alone could not serve a match). The
+// scheduler thread only copies the KV bytes out (ModelRunner::ReadKv); the store's writer
+// thread encodes and writes them.
+//
+// Loads. When a waiting request's match ends before what its prompt could reuse, the blocks
+// that follow are looked up on disk (an in-memory index), in order, up to the first one
+// missing. They are loaded only when that gives at least one full block of tokens beyond the
+// RAM match (loading less than a block's worth never beats computing it). With
+// config_.hicache.async_load (the default) the request then waits in the load queue
+// (disk_load_pending; admission passes over it) while the store's loader thread reads and
+// checks the blocks and the scheduler keeps stepping the others; each round, finished loads are
+// taken, and their blocks that still extend what RAM holds get slots (evicting as a decode
+// would), their KV is written into the KV storage and they are inserted into the radix tree, so
+// the request's next match (and any later one) takes them from RAM. Without async_load the same
+// happens synchronously inside admission. A block that fails to load ends its run there; the
+// rest is recomputed. A request is sent to the load queue at most kMaxDiskLoadAttempts times.
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "cache/kv_block.h"
+#include "scheduler/scheduler.h"
+#include "util/check.h"
+
+namespace radixlm {
+
+Status Scheduler::OpenDiskTier() {
+  const SchedulerConfig::HiCache& h = config_.hicache;
+  if (!h.enable) return Status::Ok();
+  if (config_.disable_radix_cache) {
+    return InvalidArgument(
+        "--enable-hierarchical-cache needs the radix cache (drop "
+        "--disable-radix-cache)");
+  }
+  if (config_.speculative_draft_model) {
+    return InvalidArgument(
+        "--enable-hierarchical-cache is not built for a draft model "
+        "(its KV cache would miss the loaded prefixes)");
+  }
+  if (runner_->kv_token_bytes() <= 0) {
+    return InvalidArgument("--enable-hierarchical-cache: this model runner cannot move KV");
+  }
+  DiskStoreConfig store;
+  store.dir = h.dir;
+  store.capacity_bytes = h.capacity_bytes;
+  store.model_id = h.model_id;
+  RADIXLM_ASSIGN_OR_RETURN(disk_, DiskStore::Open(std::move(store)));
+  cache_->set_release_observer([this](const RadixNode& node) { WriteNodeToDisk(node); });
+  return Status::Ok();
+}
+
+void Scheduler::WriteBlocksToDisk(std::span<const int32_t> tokens, std::span<const int32_t> slots,
+                                  int64_t from) {
+  const int64_t block = config_.hicache.block_tokens;
+  const int64_t token_bytes = runner_->kv_token_bytes();
+  const auto n = static_cast<int64_t>(tokens.size());
+  PrefixHasher hasher;
+  std::vector<int32_t> swa_rows;
+  for (int64_t end = block; end <= n; end += block) {
+    hasher.Update(tokens.subspan(end - block, block));
+    if (end <= from) continue;
+    const BlockKey key = hasher.key();
+    if (disk_->Contains(key)) continue;
+    const std::span<const int32_t> run = slots.subspan(end - block, block);
+    swa_rows.clear();
+    if (pool_.has_swa()) {
+      bool all_layers = true;
+      for (const int32_t slot : run) {
+        all_layers = all_layers && pool_.HasSwa(slot);
+        swa_rows.push_back(pool_.swa_slot_map()[slot]);
+      }
+      if (!all_layers) continue;  // windowed KV released: not storable (see above)
+    }
+    std::vector<uint8_t> payload(static_cast<size_t>(block * token_bytes));
+    if (!runner_->ReadKv(run, swa_rows, payload).ok()) continue;
+    const std::span<const int32_t> ids = tokens.subspan(end - block, block);
+    disk_->EnqueueWrite(key, std::vector<int32_t>(ids.begin(), ids.end()), std::move(payload));
+  }
+}
+
+void Scheduler::WriteNodeToDisk(const RadixNode& node) {
+  std::vector<const RadixNode*> path;
+  for (const RadixNode* n = &node; n != nullptr && n->parent != nullptr; n = n->parent) {
+    path.push_back(n);
+  }
+  std::vector<int32_t> tokens;
+  std::vector<int32_t> slots;
+  for (auto it = path.rbegin(); it != path.rend(); ++it) {
+    tokens.insert(tokens.end(), (*it)->key.begin(), (*it)->key.end());
+    slots.insert(slots.end(), (*it)->value.begin(), (*it)->value.end());
+  }
+  WriteBlocksToDisk(tokens, slots, static_cast<int64_t>(tokens.size()) - node.size());
+}
+
+void Scheduler::WriteThroughToDisk(Request* req) {
+  if (disk_ == nullptr || !config_.hicache.write_through || req->cache.req_pool_index < 0) return;
+  const int64_t n = req->kv_len / config_.hicache.block_tokens * config_.hicache.block_tokens;
+  if (n <= req->disk_written_len) return;
+  WriteBlocksToDisk(std::span<const int32_t>(req->token_ids).first(n),
+                    std::as_const(table_).Row(req->cache.req_pool_index).first(n),
+                    req->disk_written_len);
+  req->disk_written_len = n;
+}
+
+std::optional<Scheduler::DiskLoadPlan> Scheduler::PlanDiskLoad(const Request& req,
+                                                               int64_t matched) const {
+  if (disk_ == nullptr) return std::nullopt;
+  const int64_t block = config_.hicache.block_tokens;
+  const int64_t limit = req.MaxPrefixLen() / block * block;
+  if (limit - matched < block) return std::nullopt;
+  const std::span<const int32_t> tokens(req.token_ids);
+  DiskLoadPlan plan;
+  plan.start = matched / block * block;
+  PrefixHasher hasher;
+  hasher.Update(tokens.first(plan.start));
+  for (int64_t end = plan.start + block; end <= limit; end += block) {
+    hasher.Update(tokens.subspan(end - block, block));
+    if (!disk_->Contains(hasher.key())) break;
+    plan.keys.push_back(hasher.key());
+  }
+  const int64_t end = plan.start + static_cast<int64_t>(plan.keys.size()) * block;
+  if (end - matched < block) return std::nullopt;  // less than a block beyond RAM: recompute
+  return plan;
+}
+
+int64_t Scheduler::InsertLoadedBlocks(Request* req, int64_t start, std::span<const uint8_t> bytes,
+                                      int64_t n_blocks) {
+  const int64_t block = config_.hicache.block_tokens;
+  const int64_t token_bytes = runner_->kv_token_bytes();
+  const std::span<const int32_t> tokens(req->token_ids);
+  const int64_t end = start + n_blocks * block;
+  RadixCache::MatchResult match = [&] {
+    const CacheOpTimer timer(stats_);
+    return cache_->MatchPrefix(tokens.first(req->MaxPrefixLen()));
+  }();
+  const auto matched = static_cast<int64_t>(match.slots.size());
+  // The tree may have changed while the blocks were read: they extend it only when what RAM
+  // holds now reaches their start (no gap) and stops before their end.
+  if (matched < start || matched >= end) return 0;
+  const int64_t first = matched / block * block;  // the first block not wholly in RAM
+  const int64_t n = end - first;
+  uint64_t swa_lock_id = 0;
+  RadixNode* node = match.last_node;
+  {
+    const CacheOpTimer timer(stats_);
+    cache_->IncLockRef(node, &swa_lock_id);  // kept while slots are made (eviction)
+  }
+  std::optional<std::vector<int32_t>> slots;
+  if (EnsureFreePages(n / pool_.page_size())) slots = pool_.Allocate(n);
+  bool written = false;
+  if (slots.has_value()) {
+    std::vector<int32_t> swa_rows;
+    if (pool_.has_swa()) {
+      for (const int32_t slot : *slots) swa_rows.push_back(pool_.swa_slot_map()[slot]);
+    }
+    written = runner_
+                  ->WriteKv(*slots, swa_rows,
+                            bytes.subspan(static_cast<size_t>((first - start) * token_bytes),
+                                          static_cast<size_t>(n * token_bytes)))
+                  .ok();
+    if (!written) pool_.Free(*slots);
+  }
+  const CacheOpTimer timer(stats_);
+  int64_t gained = 0;
+  if (written) {
+    // The tree's own slots up to `first`, then the loaded ones; the loaded copies of tokens
+    // the tree already has are duplicates, freed.
+    std::vector<int32_t> run(match.slots.begin(), match.slots.begin() + first);
+    run.insert(run.end(), slots->begin(), slots->end());
+    const auto present =
+        static_cast<int64_t>(cache_->Insert(tokens.first(end), run, req->in.priority, &pool_));
+    RADIXLM_CHECK_GE(present, matched) << "a locked prefix was evicted";
+    pool_.Free(std::span<const int32_t>(*slots).first(present - first));
+    ++tree_version_;
+    gained = end - matched;
+    stats_.disk_hit_tokens += gained;
+  }
+  cache_->DecLockRef(node, swa_lock_id);
+  return gained;
+}
+
+void Scheduler::LoadFromDisk(Request* req, RadixCache::MatchResult* match) {
+  std::optional<DiskLoadPlan> plan = PlanDiskLoad(*req, static_cast<int64_t>(match->slots.size()));
+  if (!plan.has_value()) return;
+  const int64_t block = config_.hicache.block_tokens;
+  const auto block_bytes = static_cast<size_t>(block * runner_->kv_token_bytes());
+  disk_buffer_.resize(plan->keys.size() * block_bytes);
+  const std::span<const int32_t> tokens(req->token_ids);
+  int64_t loaded = 0;
+  for (const BlockKey& key : plan->keys) {
+    const std::span<uint8_t> out =
+        std::span<uint8_t>(disk_buffer_)
+            .subspan(static_cast<size_t>(loaded) * block_bytes, block_bytes);
+    if (!disk_->Load(key, tokens.subspan(plan->start + loaded * block, block), out).ok()) break;
+    ++loaded;
+  }
+  if (loaded == 0 || InsertLoadedBlocks(req, plan->start, disk_buffer_, loaded) == 0) return;
+  const CacheOpTimer timer(stats_);
+  *match = cache_->MatchPrefix(tokens.first(req->MaxPrefixLen()));
+}
+
+bool Scheduler::SubmitDiskLoad(Request* req, int64_t matched) {
+  if (disk_ == nullptr || req->disk_load_attempts >= kMaxDiskLoadAttempts) return false;
+  std::optional<DiskLoadPlan> plan = PlanDiskLoad(*req, matched);
+  if (!plan.has_value()) return false;
+  const int64_t block = config_.hicache.block_tokens;
+  DiskLoadJob job;
+  job.ticket = next_disk_ticket_++;
+  job.tokens.assign(
+      req->token_ids.begin() + plan->start,
+      req->token_ids.begin() + plan->start + static_cast<int64_t>(plan->keys.size()) * block);
+  job.keys = std::move(plan->keys);
+  job.block_bytes = static_cast<size_t>(block * runner_->kv_token_bytes());
+  req->disk_load_pending = true;
+  req->disk_load_ticket = job.ticket;
+  ++req->disk_load_attempts;
+  disk_loads_[job.ticket] = PendingDiskLoad{req, plan->start};
+  disk_->SubmitLoad(std::move(job));
+  return true;
+}
+
+void Scheduler::PollDiskLoads() {
+  if (disk_ == nullptr || disk_loads_.empty()) return;
+  std::vector<DiskLoadResult> results;
+  disk_->TakeLoadResults(&results);
+  for (DiskLoadResult& r : results) {
+    auto it = disk_loads_.find(r.ticket);
+    if (it == disk_loads_.end()) continue;  // its request ended meanwhile
+    const PendingDiskLoad pending = it->second;
+    disk_loads_.erase(it);
+    pending.req->disk_load_pending = false;
+    pending.req->match_len = -1;  // re-matched at admission
+    if (r.blocks_loaded > 0)
+      InsertLoadedBlocks(pending.req, pending.start, r.bytes, r.blocks_loaded);
+  }
+}
+
+void Scheduler::DropDiskLoad(Request* req) {
+  if (!req->disk_load_pending) return;
+  disk_loads_.erase(req->disk_load_ticket);
+  req->disk_load_pending = false;
+}
+
+bool Scheduler::WaitForDiskLoads() {
+  if (disk_ == nullptr || disk_loads_.empty()) return false;
+  disk_->WaitForLoadResult(std::chrono::milliseconds(20));
+  return true;
+}
+
+}  // namespace radixlm

@@ -1,0 +1,148 @@
+"""Disk tier of the KV cache (SGLang's HiCache with the file storage backend) on the real
+model: with a KV pool too small to keep more than one document, a prefix evicted from RAM comes
+back from disk (cached_tokens and the hicache stats show the disk hit) with the same greedy
+output as a server without the tier; a restarted server with the same directory hits the
+stored prefixes; corrupt block files are recomputed with a logged warning, and removing the
+directory while serving changes no output; bad flags are refused at start-up."""
+
+import pathlib
+import random
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import Server, _binary, _model
+
+WORDS = ("time year people way day man thing woman life child world school state family "
+         "student group country problem hand part place case week company system program "
+         "question work government number night point home water room mother area money "
+         "story fact month lot right study book eye job word business issue side kind head").split()
+POOL = ["--max-total-tokens", "1024", "--chunked-prefill-size", "512"]
+
+
+def document(i, n_words=420):
+    rng = random.Random(7000 + i)
+    words = " ".join(rng.choice(WORDS) for _ in range(n_words))
+    return f"Document {i}.\n{words}\nQuestion: what is the first word? Answer:"
+
+
+def tier_args(directory, policy="write_back"):
+    return POOL + ["--enable-hierarchical-cache", "--hicache-storage-backend", "file",
+                   "--hicache-write-policy", policy, "--hicache-storage-dir", str(directory),
+                   "--hicache-storage-size", "1"]
+
+
+def generate(srv, text, max_new_tokens=8):
+    r = srv.post("/generate", {"text": text, "sampling_params": {
+        "temperature": 0, "max_new_tokens": max_new_tokens}}, timeout=600)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def hicache(srv):
+    return srv.server_info()["internal_states"][0]["hicache"]
+
+
+@pytest.fixture(scope="module")
+def store_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("hicache")
+
+
+@pytest.fixture(scope="module")
+def reference():
+    srv = Server(extra_args=POOL)
+    yield srv
+    assert srv.stop() == 0, srv.log_tail()
+
+
+@pytest.fixture(scope="module")
+def expected(reference):
+    return {i: generate(reference, document(i))["text"] for i in range(3)}
+
+
+def test_disk_hit_after_eviction_gives_the_same_output(store_dir, expected):
+    srv = Server(extra_args=tier_args(store_dir))
+    try:
+        info = srv.server_info()
+        assert info["enable_hierarchical_cache"] is True
+        assert info["hicache_storage_backend"] == "file"
+        assert info["hicache_write_policy"] == "write_back"
+        first = generate(srv, document(0))
+        assert first["text"] == expected[0]
+        # Two more documents evict the first from the 1024-token pool (write-back stores it).
+        for i in (1, 2):
+            assert generate(srv, document(i))["text"] == expected[i]
+        before = hicache(srv)
+        assert before["enabled"] is True
+        assert before["blocks_stored"] > 0 and before["disk_tokens"] > 0
+        again = generate(srv, document(0))
+        assert again["text"] == expected[0]
+        after = hicache(srv)
+        gained = after["disk_hit_tokens"] - before["disk_hit_tokens"]
+        assert gained >= 64, (before, after)
+        assert again["meta_info"]["cached_tokens"] >= gained
+        assert after["bytes_loaded"] > before["bytes_loaded"]
+        assert after["load_failures"] == 0
+        metrics = srv.get("/metrics").text
+        for name in ("hicache_disk_tokens", "hicache_disk_hit_tokens_total",
+                     "hicache_loaded_bytes_total", "hicache_stored_bytes_total",
+                     "hicache_load_bandwidth_bytes_per_second"):
+            assert name in metrics, name
+    finally:
+        assert srv.stop() == 0, srv.log_tail()
+
+
+def test_restart_with_the_same_directory_hits(store_dir, expected):
+    assert any(store_dir.glob("*.kvb"))
+    srv = Server(extra_args=tier_args(store_dir))
+    try:
+        assert hicache(srv)["disk_tokens"] > 0
+        out = generate(srv, document(0))
+        assert out["text"] == expected[0]
+        assert hicache(srv)["disk_hit_tokens"] >= 64
+        assert out["meta_info"]["cached_tokens"] >= 64
+    finally:
+        assert srv.stop() == 0, srv.log_tail()
+
+
+def test_corrupt_blocks_are_recomputed_with_a_warning(store_dir, expected):
+    files = sorted(store_dir.glob("*.kvb"))
+    assert files
+    for n, path in enumerate(files):
+        data = bytearray(path.read_bytes())
+        if n % 2 == 0:
+            data[len(data) // 2] ^= 0xFF
+            path.write_bytes(bytes(data))
+        else:
+            path.write_bytes(bytes(data[: len(data) - 10]))
+    srv = Server(extra_args=tier_args(store_dir, "write_through"))
+    try:
+        out = generate(srv, document(0))
+        assert out["text"] == expected[0]
+        stats = hicache(srv)
+        assert stats["load_failures"] >= 1
+        assert stats["disk_hit_tokens"] == 0
+        assert "unusable" in srv.log_tail(200)
+        # The directory removed while serving: writes skip or make it again, outputs stay.
+        shutil.rmtree(store_dir)
+        assert generate(srv, document(1))["text"] == expected[1]
+        assert generate(srv, document(0))["text"] == expected[0]
+    finally:
+        assert srv.stop() == 0, srv.log_tail()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--enable-hierarchical-cache", "--hicache-storage-backend", "mooncake",
+      "--hicache-storage-dir", "x"], "not supported"),
+    (["--enable-hierarchical-cache", "--hicache-storage-backend", "file"],
+     "--hicache-storage-dir"),
+    (["--hicache-storage-backend", "file"], "--enable-hierarchical-cache"),
+    (["--enable-hierarchical-cache", "--hicache-storage-backend", "file",
+      "--hicache-storage-dir", "x", "--hicache-write-policy", "sometimes"], "write_through"),
+])
+def test_bad_flags_are_refused_at_startup(args, message):
+    r = subprocess.run([_binary(), "serve", "--model-path", _model(), "--port", "1", *args],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0
+    assert message in r.stdout + r.stderr

@@ -1,0 +1,234 @@
+// The disk tier (HiCache, file backend) in the scheduler, against the fake model: its Forward
+// checks every prefix slot's position and hash chain (and, with the hybrid pool, every
+// windowed row a window sees), so KV loaded from disk into the wrong slots, for the wrong
+// tokens or from a corrupt file fails the step. Greedy outputs must equal the unbatched
+// reference, with fewer tokens computed when a prefix comes back from disk.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "scheduler_harness.h"
+
+namespace radixlm::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct HiParams {
+  int32_t page_size;
+  bool write_through;
+  bool swa;    // hybrid sliding-window pool (window 16)
+  bool async;  // loads on the loader thread (else synchronous at admission)
+};
+
+std::string Name(const ::testing::TestParamInfo<HiParams>& info) {
+  return "page" + std::to_string(info.param.page_size) +
+         (info.param.write_through ? "_through" : "_back") + (info.param.swa ? "_swa" : "") +
+         (info.param.async ? "_async" : "_sync");
+}
+
+class HiCacheTest : public ::testing::TestWithParam<HiParams> {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("radixlm_hicache_test_" + std::to_string(::getpid()) + "_" +
+                                        std::to_string(reinterpret_cast<uintptr_t>(this)));
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  HarnessOptions Options(bool enable = true, uint64_t model_id = 42) const {
+    const HiParams& p = GetParam();
+    HarnessOptions o;
+    o.config = SmallConfig();
+    o.config.page_size = p.page_size;
+    o.config.max_total_tokens = 320;  // about two 150-token prompts
+    o.config.chunked_prefill_size = 64;
+    o.config.max_running_requests = 4;
+    if (p.swa) {
+      o.config.swa_max_total_tokens = 160;
+      o.config.sliding_window = 16;
+    }
+    o.config.hicache.enable = enable;
+    o.config.hicache.write_through = p.write_through;
+    o.config.hicache.dir = dir_.string();
+    o.config.hicache.capacity_bytes = 64 << 20;
+    o.config.hicache.model_id = model_id;
+    o.config.hicache.block_tokens = 16;
+    o.config.hicache.async_load = p.async;
+    return o;
+  }
+
+  // Runs one greedy request alone; returns tokens the model computed for it.
+  int64_t Run(SchedulerHarness& h, uint64_t id, const std::vector<int32_t>& prompt) {
+    const int64_t before = h.runner().tokens_computed();
+    h.Add(SchedulerHarness::Greedy(id, prompt, 4));
+    h.RunUntilIdle();
+    EXPECT_EQ(h.result(id).ids, h.runner().ReferenceGreedy(prompt, 4)) << "request " << id;
+    return h.runner().tokens_computed() - before;
+  }
+
+  // Fills the pool with other prompts so that whatever came before is evicted from RAM.
+  void Flood(SchedulerHarness& h, PromptGen& gen, uint64_t first_id) {
+    for (uint64_t i = 0; i < 4; ++i) Run(h, first_id + i, gen.Tokens(150));
+  }
+
+  fs::path dir_;
+};
+
+TEST_P(HiCacheTest, EvictedPrefixComesBackFromDisk) {
+  SchedulerHarness h(Options());
+  PromptGen gen(1);
+  const std::vector<int32_t> doc = gen.Tokens(150);
+  const int64_t cold = Run(h, 1, doc);
+  Flood(h, gen, 10);
+  h.scheduler().disk_store_for_testing()->Flush();
+  const SchedulerStats before = h.scheduler().GetStats();
+  ASSERT_TRUE(before.hicache_enabled);
+  EXPECT_GT(before.disk.blocks_stored, 0);
+  const int64_t warm = Run(h, 2, doc);
+  const SchedulerStats after = h.scheduler().GetStats();
+  EXPECT_GE(after.disk_hit_tokens - before.disk_hit_tokens, 16);
+  EXPECT_GT(after.disk.blocks_loaded, before.disk.blocks_loaded);
+  EXPECT_GE(h.result(2).cached_tokens, 16);
+  EXPECT_LT(warm, cold - 16) << "the disk hit saves prefill work";
+  // A prompt sharing only part of the document reuses the blocks of that part.
+  std::vector<int32_t> branch(doc.begin(), doc.begin() + 100);
+  const std::vector<int32_t> tail = gen.Tokens(30);
+  branch.insert(branch.end(), tail.begin(), tail.end());
+  Flood(h, gen, 20);
+  Run(h, 3, branch);
+  EXPECT_EQ(h.scheduler().GetStats().disk.load_failures, 0);
+}
+
+TEST_P(HiCacheTest, OutputsEqualWithoutTheTier) {
+  SchedulerHarness with(Options());
+  SchedulerHarness without(Options(/*enable=*/false));
+  PromptGen gen(2);
+  std::vector<std::vector<int32_t>> docs;
+  for (int i = 0; i < 4; ++i) docs.push_back(gen.Tokens(120));
+  // Each document asked twice, concurrently with others, in a shuffled order.
+  uint64_t id = 1;
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < 4; ++i) {
+      std::vector<int32_t> q = docs[(i * 3 + round) % 4];
+      const std::vector<int32_t> tail = gen.Tokens(8);
+      q.insert(q.end(), tail.begin(), tail.end());
+      with.Add(SchedulerHarness::Greedy(id, q, 6));
+      without.Add(SchedulerHarness::Greedy(id, q, 6));
+      ++id;
+    }
+    with.RunUntilIdle();
+    without.RunUntilIdle();
+  }
+  for (uint64_t i = 1; i < id; ++i) EXPECT_EQ(with.result(i).ids, without.result(i).ids) << i;
+}
+
+TEST_P(HiCacheTest, RestartHitsStoredPrefixes) {
+  PromptGen gen(3);
+  const std::vector<int32_t> doc = gen.Tokens(150);
+  int64_t cold = 0;
+  {
+    SchedulerHarness first(Options());
+    cold = Run(first, 1, doc);
+    Flood(first, gen, 10);  // write_back stores on eviction
+  }                         // the store finishes its queued writes
+  SchedulerHarness second(Options());
+  const int64_t warm = Run(second, 1, doc);
+  EXPECT_GE(second.scheduler().GetStats().disk_hit_tokens, 16);
+  EXPECT_LT(warm, cold - 16);
+  // Another model's identity never sees them.
+  SchedulerHarness foreign(Options(true, /*model_id=*/43));
+  const int64_t foreign_cost = Run(foreign, 1, doc);
+  EXPECT_EQ(foreign.scheduler().GetStats().disk_hit_tokens, 0);
+  EXPECT_EQ(foreign_cost, cold);
+}
+
+TEST_P(HiCacheTest, CorruptOrTruncatedBlocksAreRecomputed) {
+  PromptGen gen(4);
+  const std::vector<int32_t> doc = gen.Tokens(150);
+  int64_t cold = 0;
+  {
+    SchedulerHarness first(Options());
+    cold = Run(first, 1, doc);
+    Flood(first, gen, 10);
+  }
+  int n = 0;
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    if (n++ % 2 == 0) {
+      std::fstream f(entry.path(), std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(70);
+      f.put('\x01');
+    } else {
+      fs::resize_file(entry.path(), fs::file_size(entry.path()) - 3);
+    }
+  }
+  ASSERT_GT(n, 0);
+  SchedulerHarness second(Options());
+  const int64_t cost = Run(second, 1, doc);  // checks the output against the reference
+  EXPECT_EQ(second.scheduler().GetStats().disk_hit_tokens, 0);
+  EXPECT_GT(second.scheduler().GetStats().disk.load_failures, 0);
+  EXPECT_EQ(cost, cold);
+}
+
+TEST_P(HiCacheTest, RemovedDirectoryOnlySkipsWrites) {
+  SchedulerHarness h(Options());
+  PromptGen gen(5);
+  const std::vector<int32_t> doc = gen.Tokens(150);
+  Run(h, 1, doc);
+  Flood(h, gen, 10);
+  h.scheduler().disk_store_for_testing()->Flush();
+  fs::remove_all(dir_);
+  Run(h, 2, doc);  // the blocks vanished: recomputed, still right
+  Flood(h, gen, 20);
+  Run(h, 3, doc);
+}
+
+TEST_P(HiCacheTest, RequestEndingWhileItsBlocksLoadEndsCleanly) {
+  SchedulerHarness h(Options());
+  PromptGen gen(6);
+  const std::vector<int32_t> doc = gen.Tokens(150);
+  Run(h, 1, doc);
+  Flood(h, gen, 10);
+  h.scheduler().disk_store_for_testing()->Flush();
+  // Another request decodes meanwhile; the one that needs the disk blocks is aborted right
+  // after its first round (in the load queue when loads are asynchronous).
+  h.Add(SchedulerHarness::Greedy(2, gen.Tokens(40), 30));
+  h.Step();
+  h.Add(SchedulerHarness::Greedy(3, doc, 4));
+  h.Step();
+  EXPECT_TRUE(h.scheduler().Abort(3));
+  ASSERT_TRUE(h.finished(3));
+  EXPECT_TRUE(h.result(3).finish->is_abort());
+  h.RunUntilIdle();
+  // Its blocks stay usable.
+  Run(h, 4, doc);
+  EXPECT_GE(h.scheduler().GetStats().disk_hit_tokens, 16);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, HiCacheTest,
+    ::testing::Values(HiParams{1, false, false, true}, HiParams{1, true, false, false},
+                      HiParams{4, false, false, true}, HiParams{1, false, true, true},
+                      HiParams{4, true, true, false}, HiParams{1, true, true, true}),
+    Name);
+
+TEST(HiCacheConfigTest, BadSettingsAreClearErrors) {
+  SchedulerConfig c = SmallConfig();
+  c.hicache.enable = true;
+  EXPECT_FALSE(c.Validate().ok());  // no directory
+  c.hicache.dir = "x";
+  c.hicache.capacity_bytes = 1 << 20;
+  c.page_size = 4;
+  c.hicache.block_tokens = 6;
+  EXPECT_FALSE(c.Validate().ok());  // not a page multiple
+  c.hicache.block_tokens = 8;
+  EXPECT_TRUE(c.Validate().ok());
+}
+
+}  // namespace
+}  // namespace radixlm::testing
