@@ -102,7 +102,10 @@ Scheduler::Scheduler(const SchedulerConfig& config, ModelRunner* runner, ModelRu
       .eviction_policy = config.radix_eviction_policy,
       .sliding_window = pool_.has_swa() ? config.sliding_window : 0,
   });
-  if (config.speculative_ngram) ngram_ = std::make_unique<spec::NgramCache>(config.ngram);
+  if (config.speculative_ngram) {
+    ngram_ = std::make_unique<spec::NgramFiller>(
+        config.ngram, static_cast<size_t>(config.speculative_ngram_fill_queue_tokens));
+  }
   draft_runner_ = draft_runner;
 }
 
@@ -224,6 +227,8 @@ void Scheduler::FinishRequest(Request* req, FinishReason reason) {
   RADIXLM_CHECK(req->state != RequestState::kFinished)
       << "request " << req->in.id << " finished twice";
   RemoveFromQueues(req);
+  // Its last tokens (the final verify's) still go to the trie; a prompt never run does not.
+  if (req->prompt_prefilled) QueueNgramWindows(req);
   const int64_t kv_len = req->kv_len;
   ReleaseKv(req);
   if (req->in.pin_on_finish.has_value() && !reason.is_abort()) {
@@ -368,6 +373,7 @@ SchedulerStats Scheduler::GetStats() const {
   s.swa_evictable_tokens = cache_->swa_evictable_size();
   s.swa_protected_tokens = cache_->swa_protected_size();
   s.new_token_ratio = new_token_ratio_;
+  if (ngram_ != nullptr) s.spec_ngram_dropped_tokens = ngram_->stats().dropped_tokens;
   return s;
 }
 
