@@ -103,6 +103,21 @@ TEST(SchedulerSpeculativeTest, GrammarRequestsUnderRetractionStayExact) {
   EXPECT_GT(RunWithAndWithout(all, false, 400).stats.retractions, 0);
 }
 
+TEST(SchedulerSpeculativeTest, AFillerQueueThatDropsWindowsLeavesOutputsUnchanged) {
+  // A queue of one token: nearly every round's windows are dropped (how many depends on the
+  // filler thread's timing), so drafts come from whatever reached the trie.
+  HarnessOptions options = Options(Drafts::kNgram);
+  options.config.speculative_ngram_fill_queue_tokens = 1;
+  SchedulerHarness plain(Options(Drafts::kNone)), spec(options);
+  const auto waves = Waves(Workload(false), true);
+  auto want = RunWaves(plain, waves);
+  auto got = RunWaves(spec, waves);
+  ExpectSameOutputs(got, want);
+  EXPECT_EQ(plain.scheduler().GetStats().spec_ngram_dropped_tokens, 0);
+  options.config.speculative_ngram_fill_queue_tokens = 0;
+  EXPECT_FALSE(options.config.Validate().ok());
+}
+
 TEST(SchedulerSpeculativeTest, RefusesPagedPools) {
   SchedulerConfig c = SmallConfig();
   c.speculative_ngram = true;
