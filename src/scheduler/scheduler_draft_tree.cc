@@ -149,7 +149,9 @@ Status Scheduler::ExpandTreeFrontiers() {
           req->matcher->FillTokenMask(req->grammar_mask);
           mask = req->grammar_mask.data();
         }
-        if (walked > 0) RADIXLM_CHECK_OK(req->matcher->Rollback(walked));
+        if (walked > 0) {
+          RADIXLM_CHECK_OK(req->matcher->Rollback(walked));
+        }
         if (!whole_path) continue;  // cannot happen: every node was drafted under its mask
       }
       tree_builders_[i].Expand(node, draft_out_.LastRow(k), vocab, mask);
