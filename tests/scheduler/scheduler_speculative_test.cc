@@ -55,6 +55,19 @@ TEST(SchedulerSpeculativeTest, ConcurrentRequestsUnderRetractionStayExact) {
   EXPECT_GT(RunWithAndWithout(Workload(false), false, 320).stats.retractions, 0);
 }
 
+TEST(SchedulerSpeculativeTest, AFreelyRunningFillerLeavesOutputsUnchanged) {
+  // The trie's filler not waited for (as when serving): drafts depend on how far it got.
+  for (const bool grammars : {false, true}) {
+    HarnessOptions options = Options(Drafts::kNgram, grammars ? 400 : 320);
+    options.sync_ngram_fills = false;
+    SchedulerHarness plain(Options(Drafts::kNone, grammars ? 400 : 320)), spec(options);
+    const auto waves = grammars ? GrammarWaves() : Waves(Workload(false), true);
+    auto want = RunWaves(plain, waves);
+    auto got = RunWaves(spec, waves);
+    ExpectSameOutputs(got, want);
+  }
+}
+
 TEST(SchedulerSpeculativeTest, DraftsThatKeepNothingBackOff) {
   // Fresh prompts whose answers never repeat: drafts (from chance n-gram matches) keep
   // nothing, so requests stop drafting for longer and longer and few tokens are drafted.
@@ -108,6 +121,7 @@ TEST(SchedulerSpeculativeTest, AFillerQueueThatDropsWindowsLeavesOutputsUnchange
   // filler thread's timing), so drafts come from whatever reached the trie.
   HarnessOptions options = Options(Drafts::kNgram);
   options.config.speculative_ngram_fill_queue_tokens = 1;
+  options.sync_ngram_fills = false;
   SchedulerHarness plain(Options(Drafts::kNone)), spec(options);
   const auto waves = Waves(Workload(false), true);
   auto want = RunWaves(plain, waves);
