@@ -248,15 +248,17 @@ const bool kRegistered = RegisterCommand("serve", [](CLI::App& app) {
                   "draft with a smaller model of the same vocabulary; drafts are verified in "
                   "the decode forward (outputs unchanged)");
   cmd->add_option("--speculative-num-draft-tokens", e.speculative_num_draft_tokens,
-                  "NGRAM: draft tree size per request and step, root included")
+                  "NGRAM, and STANDALONE with --speculative-eagle-topk > 1: draft tree size per "
+                  "request and step, root included")
       ->capture_default_str();
   cmd->add_option("--speculative-draft-model-path", e.speculative_draft_model_path,
                   "STANDALONE: the draft model's GGUF (same vocabulary as the model)");
   cmd->add_option("--speculative-num-steps", e.speculative_num_steps,
-                  "STANDALONE: tokens the draft model drafts per request and step")
+                  "STANDALONE: draft depth (draft model steps) per request and step")
       ->capture_default_str();
   cmd->add_option("--speculative-eagle-topk", e.speculative_eagle_topk,
-                  "STANDALONE: draft branching; only 1 (chains) is supported")
+                  "STANDALONE: draft branching; 1 drafts chains, K > 1 trees that expand each "
+                  "node into the draft model's K likeliest tokens")
       ->capture_default_str();
   cmd->add_option("--speculative-ngram-min-bfs-breadth", e.speculative_ngram_min_bfs_breadth)
       ->capture_default_str();

@@ -137,6 +137,8 @@ struct SchedulerCounters {
   int64_t spec_drafted_tokens = 0;
   int64_t spec_accepted_tokens = 0;
   HiCacheCounters hicache;
+  // NGRAM: new tokens whose windows the trie's background filler dropped (its queue was full).
+  int64_t spec_ngram_dropped_tokens = 0;
   // Mean tokens per speculative decode step (kept drafts + the sampled token); 0 when none.
   double spec_accept_length() const {
     return spec_verify_steps > 0

@@ -18,7 +18,7 @@ struct EngineConfig {
   // --max-total-tokens: KV pool size in tokens. <= 0: as many as kv_cache_memory_mb holds.
   int64_t max_total_tokens = 0;
   int64_t kv_cache_memory_mb = 1024;
-  int32_t page_size = 1;                      // --page-size
+  int32_t page_size = 1;  // --page-size
   // Sliding-window models (Gemma-3): windowed layers keep KV only for tokens their window can
   // still see, in a pool of their own (SGLang's hybrid SWA memory). --swa-full-tokens-ratio:
   // that pool's tokens per full-attention token, in (0, 1]; --disable-hybrid-swa-memory: every
@@ -70,9 +70,10 @@ struct EngineConfig {
   // --- speculative decoding (SGLang's flag names) ---
   // --speculative-algorithm: "" (off), "NGRAM" or "STANDALONE" (a draft model).
   std::string speculative_algorithm;
-  int speculative_num_draft_tokens = 12;  // NGRAM: draft tree size, root included
-  // STANDALONE: the draft model's GGUF (same vocabulary as the target), the chain length it
-  // drafts, and the drafts' branching (1: chains; trees from a draft model are not built).
+  // NGRAM, and STANDALONE with eagle_topk > 1: draft tree size, root included.
+  int speculative_num_draft_tokens = 12;
+  // STANDALONE: the draft model's GGUF (same vocabulary as the target), the draft's depth
+  // (draft model steps), and its branching (1: chains; K > 1: top-K trees).
   std::string speculative_draft_model_path;
   int speculative_num_steps = 3;
   int speculative_eagle_topk = 1;

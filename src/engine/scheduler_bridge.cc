@@ -19,14 +19,10 @@ Status ApplySpeculativeFlags(const EngineConfig& config, SchedulerConfig* c) {
       return InvalidArgument(
           "--speculative-algorithm STANDALONE needs --speculative-draft-model-path");
     }
-    if (config.speculative_eagle_topk != 1) {
-      return InvalidArgument(
-          "--speculative-eagle-topk must be 1 with STANDALONE (the draft "
-          "model drafts chains; draft-model trees are not built), got " +
-          std::to_string(config.speculative_eagle_topk));
-    }
     c->speculative_draft_model = true;
     c->speculative_num_steps = config.speculative_num_steps;
+    c->speculative_eagle_topk = config.speculative_eagle_topk;
+    c->speculative_num_draft_tokens = config.speculative_num_draft_tokens;
     return Status::Ok();
   }
   if (algo != "NGRAM") {
@@ -150,10 +146,12 @@ EngineSettings ToEngineSettings(const SchedulerConfig& config) {
       .speculative_algorithm = config.speculative_ngram         ? "NGRAM"
                                : config.speculative_draft_model ? "STANDALONE"
                                                                 : "",
-      .speculative_num_draft_tokens = config.speculative_ngram ? config.ngram.num_draft_tokens
-                                      : config.speculative_draft_model
-                                          ? config.speculative_num_steps + 1
-                                          : 0,
+      .speculative_num_draft_tokens =
+          config.speculative_ngram ? config.ngram.num_draft_tokens
+          : config.speculative_draft_model
+              ? (config.speculative_eagle_topk > 1 ? config.speculative_num_draft_tokens
+                                                   : config.speculative_num_steps + 1)
+              : 0,
       .waiting_timeout_s = config.waiting_timeout_s,
       .running_timeout_s = config.running_timeout_s,
       .hicache_write_policy = !config.hicache.enable         ? ""
@@ -230,6 +228,7 @@ SchedulerCounters ToSchedulerCounters(const SchedulerStats& s) {
               .writes_dropped = s.disk.writes_dropped,
               .files_evicted = s.disk.files_evicted,
           },
+      .spec_ngram_dropped_tokens = s.spec_ngram_dropped_tokens,
   };
 }
 

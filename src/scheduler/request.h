@@ -110,7 +110,7 @@ struct Request {
   // This round's draft: the root (token_ids[kv_len]) and drafted nodes, whose slots are row
   // positions kv_len .. kv_len + draft.size() - 1; size() <= 1 outside a drafted round.
   spec::DraftTree draft;
-  size_t ngram_added = 0;        // token_ids already added to the n-gram cache
+  size_t ngram_added = 0;        // token_ids already handed to the n-gram trie's filler
   int32_t draft_budget = 0;      // nodes the next draft may have (adapts to acceptance)
   int32_t spec_backoff = 0;      // rounds to skip after the next draft that keeps nothing
   int32_t spec_skip_rounds = 0;  // rounds left without a draft

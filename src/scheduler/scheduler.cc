@@ -104,7 +104,10 @@ Scheduler::Scheduler(const SchedulerConfig& config, ModelRunner* runner, ModelRu
       .eviction_policy = config.radix_eviction_policy,
       .sliding_window = pool_.has_swa() ? config.sliding_window : 0,
   });
-  if (config.speculative_ngram) ngram_ = std::make_unique<spec::NgramCache>(config.ngram);
+  if (config.speculative_ngram) {
+    ngram_ = std::make_unique<spec::NgramFiller>(
+        config.ngram, static_cast<size_t>(config.speculative_ngram_fill_queue_tokens));
+  }
   draft_runner_ = draft_runner;
 }
 
@@ -228,6 +231,8 @@ void Scheduler::FinishRequest(Request* req, FinishReason reason) {
       << "request " << req->in.id << " finished twice";
   RemoveFromQueues(req);
   DropDiskLoad(req);
+  // Its last tokens (the final verify's) still go to the trie; a prompt never run does not.
+  if (req->prompt_prefilled) QueueNgramWindows(req);
   const int64_t kv_len = req->kv_len;
   ReleaseKv(req);
   if (req->in.pin_on_finish.has_value() && !reason.is_abort()) {
@@ -378,6 +383,7 @@ SchedulerStats Scheduler::GetStats() const {
     s.disk_block_tokens = config_.hicache.block_tokens;
     s.disk = disk_->stats();
   }
+  if (ngram_ != nullptr) s.spec_ngram_dropped_tokens = ngram_->stats().dropped_tokens;
   return s;
 }
 

@@ -42,7 +42,8 @@
 #include "scheduler/request_output.h"
 #include "scheduler/schedule_policy.h"
 #include "scheduler/scheduler_config.h"
-#include "spec/ngram_cache.h"
+#include "spec/ngram_filler.h"
+#include "spec/topk_tree_builder.h"
 #include "tokenizer/text_codec.h"
 
 namespace radixlm {
@@ -103,6 +104,9 @@ struct SchedulerStats {
   int64_t spec_accepted_tokens = 0;
   // Drafted tokens cut before verification because the request's grammar forbids them.
   int64_t spec_grammar_pruned_tokens = 0;
+  // NGRAM: new tokens whose windows were dropped unseen by the trie because the background
+  // filler's queue was full (spec/ngram_filler.h).
+  int64_t spec_ngram_dropped_tokens = 0;
 };
 
 using OutputSink = std::function<void(RequestOutput&&)>;
@@ -180,6 +184,11 @@ class Scheduler {
   StatusOr<int64_t> PinPrefix(uint64_t pin, std::span<const int32_t> ids);
   bool UnpinPrefix(uint64_t pin);  // false if no such pin
   size_t pinned_prefixes() const { return pins_.size(); }
+
+  // NGRAM: returns once every token window handed to the background trie filler is in the
+  // trie (or was dropped), so the next drafts see them. Drafts never need it for correctness;
+  // tests call it between waves for deterministic acceptance. No-op without NGRAM.
+  void FlushNgramFills();
 
   SchedulerStats GetStats() const;
   // Pool / tree / table consistency, including request ownership of slots (see above).
@@ -313,10 +322,20 @@ class Scheduler {
   // After the forward: keeps the draft nodes req's sampler picks (row group `seq`), frees the
   // other nodes' slots.
   void VerifyDraft(Request* req, size_t seq);
+  // Adds req's tokens not yet handed to the n-gram filler to this round's windows.
+  void QueueNgramWindows(Request* req);
+  // After a round's results: hands the round's windows to the filler (SubmitNgramWindows).
+  void SubmitNgramWindows();
   // --- draft-model speculation (scheduler_draft_model.cc) ---
   // Grows the chains of draft_reqs_ (each up to its draft_limits_ nodes) with the draft
   // model's greedy tokens, one draft forward per step; clears draft_reqs_.
   Status DraftChains();
+  // With speculative_eagle_topk > 1 (scheduler_draft_tree.cc): grows top-k trees instead,
+  // each up to its draft_limits_ nodes and speculative_num_steps levels; clears draft_reqs_.
+  Status DraftTrees();
+  // One draft step of DraftTrees: runs the nodes of draft_nodes_ on the draft model (in
+  // batches of its max_batch_tokens) and expands each with its logits.
+  Status ExpandTreeFrontiers();
   // Runs batch_ (the target's forward of this round) on the draft model, without logits, so
   // its KV cache holds every token the target's does, in the same slots.
   Status MirrorOnDraftModel();
@@ -383,7 +402,8 @@ class Scheduler {
   std::vector<size_t> verify_reqs_;  // sequences (decodes_ indices) carrying a draft
   std::vector<Request*> order_scratch_;
 
-  std::unique_ptr<spec::NgramCache> ngram_;  // null: no n-gram speculation
+  std::unique_ptr<spec::NgramFiller> ngram_;  // null: no n-gram speculation
+  spec::NgramWindows ngram_windows_;          // collected this round, submitted at its end
   BatchSamplingRow spec_row_;
   ModelRunner* draft_runner_ = nullptr;  // null: no draft-model speculation
   std::vector<Request*> draft_reqs_;     // drafting with the draft model this round
@@ -391,6 +411,15 @@ class Scheduler {
   std::vector<size_t> draft_active_;     // draft_reqs_ indices in this draft step's batch
   model::ForwardBatch draft_batch_;
   model::ForwardOutput draft_out_;
+  // Top-k draft trees (DraftTrees): per draft_reqs_ entry, its builder and the scratch slot
+  // of each candidate expanded (-1: none); per draft step sequence, its (draft_reqs_ index,
+  // node), token and prefix slots.
+  std::vector<spec::TopKTreeBuilder> tree_builders_;
+  std::vector<std::vector<int32_t>> tree_slots_;
+  std::vector<std::pair<size_t, int32_t>> draft_nodes_;
+  std::vector<int32_t> draft_step_tokens_;
+  std::vector<std::vector<int32_t>> draft_prefixes_;
+  std::vector<int32_t> path_scratch_;
 
   SchedulerStats stats_;
   std::unique_ptr<DiskStore> disk_;   // null: no disk tier

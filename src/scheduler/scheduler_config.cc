@@ -93,8 +93,26 @@ Status SchedulerConfig::Validate() const {
                            std::to_string(spec::DraftTree::kMaxNodes - 1) + "], got " +
                            std::to_string(speculative_num_steps));
   }
+  if (speculative_draft_model && (speculative_eagle_topk < 1 || speculative_eagle_topk > 16)) {
+    return InvalidArgument("--speculative-eagle-topk must be in [1, 16], got " +
+                           std::to_string(speculative_eagle_topk));
+  }
+  if (speculative_draft_model && speculative_eagle_topk > 1 &&
+      (speculative_num_draft_tokens < 2 ||
+       speculative_num_draft_tokens > spec::DraftTree::kMaxNodes)) {
+    return InvalidArgument("--speculative-num-draft-tokens must be in [2, " +
+                           std::to_string(spec::DraftTree::kMaxNodes) +
+                           "] with --speculative-eagle-topk > 1, got " +
+                           std::to_string(speculative_num_draft_tokens));
+  }
   if (speculative_ngram || speculative_draft_model) {
-    if (speculative_ngram) RADIXLM_RETURN_IF_ERROR(ngram.Validate());
+    if (speculative_ngram) {
+      RADIXLM_RETURN_IF_ERROR(ngram.Validate());
+      if (speculative_ngram_fill_queue_tokens < 1) {
+        return bad("speculative_ngram_fill_queue_tokens", "at least 1",
+                   speculative_ngram_fill_queue_tokens);
+      }
+    }
     // Accepted draft nodes keep the slots they were computed in, reordered in the request's
     // row: each slot must be its own page.
     if (page_size != 1) {

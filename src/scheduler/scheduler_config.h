@@ -88,11 +88,19 @@ struct SchedulerConfig {
   // (greedy or seeded) and follow the model's distribution otherwise. See scheduler_speculative.cc.
   bool speculative_ngram = false;
   spec::NgramConfig ngram;
+  // The trie is filled on a background thread (spec/ngram_filler.h); at most this many new
+  // tokens wait for it, the oldest batches dropped past that (the scheduler never waits).
+  int64_t speculative_ngram_fill_queue_tokens = 1 << 20;
   // --speculative-algorithm STANDALONE: drafts are chains of up to speculative_num_steps
-  // tokens from a draft model (the draft runner given to Scheduler::Create), verified the same
-  // way. See scheduler_draft_model.cc.
+  // tokens (or top-k trees, below) from a draft model (the draft runner given to
+  // Scheduler::Create), verified the same way. See scheduler_draft_model.cc.
   bool speculative_draft_model = false;
   int32_t speculative_num_steps = 3;
+  // --speculative-eagle-topk: 1 drafts chains; K > 1 drafts trees, each node expanded into its
+  // K likeliest tokens, of at most speculative_num_draft_tokens nodes (root included) and
+  // speculative_num_steps levels (spec/topk_tree_builder.h, scheduler_draft_tree.cc).
+  int32_t speculative_eagle_topk = 1;
+  int32_t speculative_num_draft_tokens = 12;
   // Most drafted tokens (roots excluded) one forward carries over all requests: past the
   // weight-bound regime of small batches, every drafted token costs real compute.
   int32_t speculative_max_draft_tokens_per_batch = 32;

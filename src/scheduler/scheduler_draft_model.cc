@@ -2,7 +2,8 @@
 //
 // A second, smaller model with the target's vocabulary (Scheduler::Create's draft_runner)
 // proposes a chain of up to speculative_num_steps tokens per drafting request: its greedy
-// argmax at each step, under the request's grammar mask when it has one. The chain is a
+// argmax at each step, under the request's grammar mask when it has one (with
+// --speculative-eagle-topk > 1, a top-k tree instead: scheduler_draft_tree.cc). The chain is a
 // DraftTree whose nodes each have one child, verified exactly as n-gram drafts are
 // (scheduler_speculative.cc): outputs do not change, only the number of forward passes.
 //

@@ -2,11 +2,17 @@
 // verification that draft-model chains share (STANDALONE, scheduler_draft_model.cc: there the
 // draft comes from DraftChains instead of the trie; everything below applies alike).
 //
+// The global n-gram trie is filled off the scheduler's critical path (spec/ngram_filler.h):
+// at the end of each round (after verification) the scheduler copies each running request's
+// new tokens, with the few before them that the new windows span, into one batch for the
+// filler's thread, and a finishing request's last tokens go with it; a draft reads the trie
+// under its mutex as it stands (it may lag the newest windows by a round or so: drafts depend
+// on timing, outputs do not).
+//
 // Each round, after admission, every decoding request that may speculate (at least two tokens
-// left) adds its new tokens to the global n-gram trie and gets a draft tree from it; the
-// draft's nodes take extra KV slots (only free ones: drafts never evict) and ride in the
-// decode forward as one tree-masked sequence whose every node returns logits
-// (model/forward_batch.h). Verification then walks the tree with the request's own
+// left) gets a draft tree from the trie; the draft's nodes take extra KV slots (only free ones:
+// drafts never evict) and ride in the decode forward as one tree-masked sequence whose every node
+// returns logits (model/forward_batch.h). Verification then walks the tree with the request's own
 // sampler: the root's row is sampled exactly as a plain decode step would be; if the token
 // drawn is a child of the node, that child's KV and logits are already computed, so it is
 // kept and its row sampled next; the first token that is not a child ends the walk (it is the
@@ -75,8 +81,9 @@ bool Scheduler::MaySpeculate(const Request& req) const {
 }
 
 int32_t Scheduler::MaxDraftNodes() const {
-  return draft_runner_ != nullptr ? config_.speculative_num_steps + 1
-                                  : config_.ngram.num_draft_tokens;
+  if (draft_runner_ == nullptr) return config_.ngram.num_draft_tokens;
+  return config_.speculative_eagle_topk > 1 ? config_.speculative_num_draft_tokens
+                                            : config_.speculative_num_steps + 1;
 }
 
 Status Scheduler::PrepareDrafts() {
@@ -87,10 +94,6 @@ Status Scheduler::PrepareDrafts() {
                                      runner_->max_batch_tokens() - batch_tokens);
   for (Request* req : decodes_) {
     req->draft.Reset(req->token_ids.back());
-    if (ngram_ != nullptr) {
-      ngram_->Add(req->token_ids, req->ngram_added);
-      req->ngram_added = req->token_ids.size();
-    }
     if (!MaySpeculate(*req)) continue;
     ++req->spec_verify_ct;
     ++stats_.spec_verify_steps;
@@ -103,7 +106,7 @@ Status Scheduler::PrepareDrafts() {
         std::min({static_cast<int64_t>(req->draft_budget), req->remaining_new_tokens(), budget + 1,
                   context_length_ - req->kv_len});
     if (max_nodes < 2) continue;
-    if (draft_runner_ != nullptr) {  // chains grown below, a slot per node as it is drafted
+    if (draft_runner_ != nullptr) {  // chains or trees grown below, with their slots
       draft_reqs_.push_back(req);
       draft_limits_.push_back(static_cast<int32_t>(max_nodes));
       budget -= max_nodes - 1;
@@ -125,7 +128,28 @@ Status Scheduler::PrepareDrafts() {
     table_.Write(req->cache.req_pool_index, req->kv_len + 1, *slots);
     budget -= drafted;
   }
-  return draft_reqs_.empty() ? Status::Ok() : DraftChains();
+  if (draft_reqs_.empty()) return Status::Ok();
+  return config_.speculative_eagle_topk > 1 ? DraftTrees() : DraftChains();
+}
+
+void Scheduler::QueueNgramWindows(Request* req) {
+  if (ngram_ == nullptr) return;
+  ngram_windows_.Append(req->token_ids, req->ngram_added, config_.ngram.max_trie_depth);
+  req->ngram_added = req->token_ids.size();
+}
+
+void Scheduler::SubmitNgramWindows() {
+  if (ngram_ == nullptr) return;
+  for (Request* req : running_) QueueNgramWindows(req);
+  if (ngram_windows_.empty()) return;
+  ngram_->Submit(std::move(ngram_windows_));
+  ngram_windows_ = spec::NgramWindows();
+}
+
+void Scheduler::FlushNgramFills() {
+  if (ngram_ == nullptr) return;
+  SubmitNgramWindows();
+  ngram_->Flush();
 }
 
 void Scheduler::VerifyDraft(Request* req, size_t seq) {

@@ -188,6 +188,7 @@ void Scheduler::ProcessResults() {
   SampleRows();
   for (size_t i = 0; i < sample_reqs_.size(); ++i) OnTokenSampled(sample_reqs_[i], sample_rows_[i]);
   for (size_t s : verify_reqs_) VerifyDraft(decodes_[s], s);
+  SubmitNgramWindows();
 }
 
 void Scheduler::AbortBatch(const std::string& message) {

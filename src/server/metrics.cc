@@ -189,6 +189,9 @@ std::string ServerMetrics::Render(const EngineStats& stats, const std::string& m
             h.write_failures);
   w.Counter("spec_draft_tokens_total", "Speculative draft tokens verified.", s.spec_drafted_tokens);
   w.Counter("spec_accepted_tokens_total", "Speculative draft tokens kept.", s.spec_accepted_tokens);
+  w.Counter("spec_ngram_dropped_tokens_total",
+            "New tokens whose n-gram windows were dropped from the trie filler's full queue.",
+            s.spec_ngram_dropped_tokens);
   w.Gauge("spec_accept_length", "Mean tokens per speculative decode step (0: none).",
           s.spec_accept_length());
   w.Histo("time_to_first_token_seconds", "Time to first token.", ttft_.Read());

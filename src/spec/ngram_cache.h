@@ -20,7 +20,8 @@
 //         match predicts one continuation; a short one is worth hedging).
 //   PROB: best first by the estimated probability of the whole path (the product of
 //         count(child) / count(parent) along it), so budget goes where acceptance is likeliest.
-// Not thread-safe: the scheduler thread owns it.
+// Not thread-safe: NgramFiller (spec/ngram_filler.h) owns the scheduler's and serializes its
+// background insertions with drafting under one mutex.
 #pragma once
 
 #include <cstdint>

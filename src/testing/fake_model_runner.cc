@@ -151,7 +151,9 @@ std::vector<int32_t> FakeModelRunner::ReferenceGreedy(std::span<const int32_t> p
 
 Status FakeModelRunner::Forward(const model::ForwardBatch& batch, model::ForwardOutput* out) {
   if (config_.forward_delay.count() > 0) std::this_thread::sleep_for(config_.forward_delay);
-  if (fail_next_) {
+  if (fail_next_ && fail_skip_ > 0) {
+    --fail_skip_;
+  } else if (fail_next_) {
     fail_next_ = false;
     return Internal("fake forward failure");
   }

@@ -31,7 +31,7 @@ struct FakeModelConfig {
   int32_t vocab_size = 64;
   int64_t context_length = 4096;
   int64_t max_batch_tokens = 1 << 20;
-  int64_t kv_slots = 0;  // >= the pool's storage_slots()
+  int64_t kv_slots = 0;        // >= the pool's storage_slots()
   int64_t swa_kv_slots = 0;    // > 0: sliding-window rows (>= the pool's swa_storage_slots())
   int64_t sliding_window = 0;  // the window those rows serve
   // Wall time each Forward() takes at least (tests that must act while a request runs).
@@ -68,8 +68,12 @@ class FakeModelRunner : public ModelRunner {
   // directly — what any correct schedule must produce for a greedy request.
   std::vector<int32_t> ReferenceGreedy(std::span<const int32_t> prompt, int64_t n) const;
 
-  // The next Forward() fails with Internal (to test error handling).
-  void FailNextForward() { fail_next_ = true; }
+  // The next Forward() fails with Internal (to test error handling); with skip > 0, the one
+  // after `skip` more successful calls.
+  void FailNextForward(int64_t skip = 0) {
+    fail_next_ = true;
+    fail_skip_ = skip;
+  }
 
   int64_t forward_calls() const { return forward_calls_; }
   int64_t tokens_computed() const { return tokens_computed_; }
@@ -93,6 +97,7 @@ class FakeModelRunner : public ModelRunner {
   std::vector<SlotKv> kv_;
   std::vector<SlotKv> swa_kv_;
   bool fail_next_ = false;
+  int64_t fail_skip_ = 0;
   int64_t forward_calls_ = 0;
   int64_t tokens_computed_ = 0;
   int64_t max_tokens_per_batch_ = 0;

@@ -1,5 +1,5 @@
-"""Speculative decoding (--speculative-algorithm NGRAM, and STANDALONE with a draft model)
-against the shared server without it: the same requests give the same outputs (greedy,
+"""Speculative decoding (--speculative-algorithm NGRAM, and STANDALONE with a draft model,
+drafting chains or top-k trees) against the shared server without it: the same requests give the same outputs (greedy,
 regex / JSON-schema constrained, stop strings, sampled with a seed, n > 1, 8 concurrent,
 streaming, retraction under a tiny KV pool), and text that repeats earlier text is decoded in
 fewer steps (meta_info's spec_verify_ct / spec_accept_length)."""
@@ -181,11 +181,40 @@ def test_draft_model_speculation_is_unchanged(server):
         assert srv.stop() == 0, srv.log_tail()
 
 
+def test_draft_model_tree_speculation_is_unchanged(server):
+    # Top-3 trees of up to 8 nodes, 3 levels, the model as its own draft: outputs are
+    # unchanged, the greedy chain inside each tree is mostly kept, and side branches are
+    # drafted (and rejected) beside it.
+    srv = Server(extra_args=["--speculative-algorithm", "STANDALONE",
+                             "--speculative-draft-model-path", _model(),
+                             "--speculative-num-steps", "3", "--speculative-eagle-topk", "3",
+                             "--speculative-num-draft-tokens", "8"])
+    try:
+        accepted = drafted = steps = 0
+        cases = [(p, {}) for p in COPY_PROMPTS[:2] + OTHER_PROMPTS[:2]] + CONSTRAINED_COPIES[:1]
+        for prompt, params in cases:
+            want = generate(server, prompt, max_new_tokens=32, **params)
+            got = generate(srv, prompt, max_new_tokens=32, **params)
+            assert got["text"] == want["text"], (params, prompt)
+            drafted += got["meta_info"]["spec_draft_tokens"]
+            accepted += got["meta_info"]["spec_accepted_tokens"]
+            steps += got["meta_info"]["spec_verify_ct"]
+        assert drafted > accepted > 1.5 * steps, (drafted, accepted, steps)
+        info = srv.server_info()
+        assert info["speculative_algorithm"] == "STANDALONE"
+        assert info["speculative_num_draft_tokens"] == 8
+    finally:
+        assert srv.stop() == 0, srv.log_tail()
+
+
 def test_unsupported_algorithms_are_refused_at_startup():
     for args in [["--speculative-algorithm", "EAGLE"], ["--speculative-algorithm", "ngram"],
                  ["--speculative-algorithm", "STANDALONE"],
                  ["--speculative-algorithm", "STANDALONE", "--speculative-draft-model-path",
-                  _model(), "--speculative-eagle-topk", "4"],
+                  _model(), "--speculative-eagle-topk", "0"],
+                 ["--speculative-algorithm", "STANDALONE", "--speculative-draft-model-path",
+                  _model(), "--speculative-eagle-topk", "4", "--speculative-num-draft-tokens",
+                  "100"],
                  ["--speculative-draft-model-path", _model()]]:
         p = subprocess.run([_binary(), "serve", "--model-path", _model(), "--port", "0", *args],
                            capture_output=True, text=True, timeout=120)

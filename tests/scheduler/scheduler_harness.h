@@ -41,6 +41,10 @@ struct HarnessOptions {
   // With config.speculative_draft_model: the draft model, a second fake runner over the same
   // vocabulary (the same model when the salt is 0; see FakeModelConfig::logits_salt).
   uint64_t draft_logits_salt = 0;
+  // With config.speculative_ngram: Step() first waits for the n-gram trie's background filler
+  // (Scheduler::FlushNgramFills), so drafts — and the draft counts tests assert — do not depend
+  // on thread timing. false: the filler runs freely, as when serving (outputs must not change).
+  bool sync_ngram_fills = true;
 };
 
 inline SchedulerConfig SmallConfig() {
@@ -76,6 +80,7 @@ class SchedulerHarness {
         [this](RequestOutput&& out) { OnOutput(std::move(out)); }, draft_runner_.get());
     EXPECT_TRUE(sched.ok()) << sched.status().ToString();
     scheduler_ = std::move(sched).value();
+    sync_ngram_fills_ = options.sync_ngram_fills;
   }
 
   Scheduler& scheduler() { return *scheduler_; }
@@ -108,6 +113,7 @@ class SchedulerHarness {
 
   // Runs one step and checks invariants.
   void Step() {
+    if (sync_ngram_fills_) scheduler_->FlushNgramFills();
     Status s = scheduler_->Step();
     ASSERT_TRUE(s.ok()) << s.ToString();
     ++steps_;
@@ -165,6 +171,7 @@ class SchedulerHarness {
   std::unique_ptr<Scheduler> scheduler_;
   std::map<uint64_t, Collected> results_;
   int64_t steps_ = 0;
+  bool sync_ngram_fills_ = true;
 };
 
 // Deterministic pseudo-random prompts over tokens [3, 64) (no specials).

@@ -55,6 +55,19 @@ TEST(SchedulerSpeculativeTest, ConcurrentRequestsUnderRetractionStayExact) {
   EXPECT_GT(RunWithAndWithout(Workload(false), false, 320).stats.retractions, 0);
 }
 
+TEST(SchedulerSpeculativeTest, AFreelyRunningFillerLeavesOutputsUnchanged) {
+  // The trie's filler not waited for (as when serving): drafts depend on how far it got.
+  for (const bool grammars : {false, true}) {
+    HarnessOptions options = Options(Drafts::kNgram, grammars ? 400 : 320);
+    options.sync_ngram_fills = false;
+    SchedulerHarness plain(Options(Drafts::kNone, grammars ? 400 : 320)), spec(options);
+    const auto waves = grammars ? GrammarWaves() : Waves(Workload(false), true);
+    auto want = RunWaves(plain, waves);
+    auto got = RunWaves(spec, waves);
+    ExpectSameOutputs(got, want);
+  }
+}
+
 TEST(SchedulerSpeculativeTest, DraftsThatKeepNothingBackOff) {
   // Fresh prompts whose answers never repeat: drafts (from chance n-gram matches) keep
   // nothing, so requests stop drafting for longer and longer and few tokens are drafted.
@@ -101,6 +114,22 @@ TEST(SchedulerSpeculativeTest, GrammarRequestsUnderRetractionStayExact) {
   std::vector<RequestInput> all;
   for (const auto& wave : GrammarWaves()) all.insert(all.end(), wave.begin(), wave.end());
   EXPECT_GT(RunWithAndWithout(all, false, 400).stats.retractions, 0);
+}
+
+TEST(SchedulerSpeculativeTest, AFillerQueueThatDropsWindowsLeavesOutputsUnchanged) {
+  // A queue of one token: nearly every round's windows are dropped (how many depends on the
+  // filler thread's timing), so drafts come from whatever reached the trie.
+  HarnessOptions options = Options(Drafts::kNgram);
+  options.config.speculative_ngram_fill_queue_tokens = 1;
+  options.sync_ngram_fills = false;
+  SchedulerHarness plain(Options(Drafts::kNone)), spec(options);
+  const auto waves = Waves(Workload(false), true);
+  auto want = RunWaves(plain, waves);
+  auto got = RunWaves(spec, waves);
+  ExpectSameOutputs(got, want);
+  EXPECT_EQ(plain.scheduler().GetStats().spec_ngram_dropped_tokens, 0);
+  options.config.speculative_ngram_fill_queue_tokens = 0;
+  EXPECT_FALSE(options.config.Validate().ok());
 }
 
 TEST(SchedulerSpeculativeTest, RefusesPagedPools) {

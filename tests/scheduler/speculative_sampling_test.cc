@@ -70,8 +70,9 @@ struct Draws {
   SchedulerStats stats;
 };
 
-// Where drafts come from.
-enum class Drafts { kNone, kNgramBfs, kNgramProb, kDraftModel };
+// Where drafts come from. kDraftTree: the draft model drafts one level of its top-3 tokens
+// (the verify step has room for two of them: sibling drafts, one of which may be kept).
+enum class Drafts { kNone, kNgramBfs, kNgramProb, kDraftModel, kDraftTree };
 
 // draft_gguf: the draft model of kDraftModel.
 Draws DrawMany(const std::vector<uint8_t>& gguf, Drafts drafts,
@@ -85,7 +86,12 @@ Draws DrawMany(const std::vector<uint8_t>& gguf, Drafts drafts,
   c.speculative_ngram = drafts == Drafts::kNgramBfs || drafts == Drafts::kNgramProb;
   c.ngram.match_type =
       drafts == Drafts::kNgramProb ? spec::NgramMatchType::kProb : spec::NgramMatchType::kBfs;
-  c.speculative_draft_model = drafts == Drafts::kDraftModel;
+  c.speculative_draft_model = drafts == Drafts::kDraftModel || drafts == Drafts::kDraftTree;
+  if (drafts == Drafts::kDraftTree) {
+    c.speculative_eagle_topk = 3;
+    c.speculative_num_steps = 1;
+    c.speculative_num_draft_tokens = 4;
+  }
   c.speculative_max_draft_tokens_per_batch = 1024;  // every request drafts
   auto runner = MakeRunner(gguf, c.max_total_tokens + 1);
   std::unique_ptr<ModelBackedRunner> draft_runner;
@@ -237,46 +243,58 @@ TEST_P(SpeculativeSamplingTest, TokenDistributionIsTheModels) {
 
 INSTANTIATE_TEST_SUITE_P(DraftSources, SpeculativeSamplingTest,
                          ::testing::Values(Drafts::kNgramBfs, Drafts::kNgramProb,
-                                           Drafts::kDraftModel));
+                                           Drafts::kDraftModel, Drafts::kDraftTree));
+
+// 16 greedy requests on the tiny GGUF `target`, drafted by `draft` (none: plain decoding) with
+// four draft steps and top-`topk` drafts; every request's output ids.
+std::vector<std::vector<int32_t>> RunGreedy(const std::vector<uint8_t>& target,
+                                            const std::vector<uint8_t>* draft, int32_t topk,
+                                            int32_t max_draft_tokens_per_batch,
+                                            SchedulerStats* stats) {
+  SchedulerConfig c;
+  c.max_total_tokens = 4096;
+  c.max_running_requests = 16;
+  c.speculative_draft_model = draft != nullptr;
+  c.speculative_num_steps = 4;
+  c.speculative_eagle_topk = topk;
+  c.speculative_num_draft_tokens = 10;
+  c.speculative_max_draft_tokens_per_batch = max_draft_tokens_per_batch;
+  auto runner = MakeRunner(target, c.max_total_tokens + 1);
+  std::unique_ptr<ModelBackedRunner> draft_runner;
+  if (draft != nullptr) draft_runner = MakeRunner(*draft, c.max_total_tokens + 1);
+  std::vector<std::vector<int32_t>> outputs(16);
+  auto sched = Scheduler::Create(
+      c, runner.get(), nullptr,
+      [&](RequestOutput&& out) {
+        auto& ids = outputs[out.id];
+        ids.insert(ids.end(), out.chunk.output_ids.begin(), out.chunk.output_ids.end());
+      },
+      draft_runner.get());
+  EXPECT_TRUE(sched.ok()) << sched.status().ToString();
+  for (uint64_t id = 0; id < outputs.size(); ++id) {
+    RequestInput in;
+    in.id = id;
+    for (uint64_t i = 0; i < 6 + id; ++i) in.input_ids.push_back((7 * i + 3 * id) % 60 + 2);
+    in.params.temperature = 0;
+    in.params.max_new_tokens = 24;
+    in.params.ignore_eos = true;
+    EXPECT_TRUE((*sched)->AddRequest(std::move(in)).ok());
+  }
+  while ((*sched)->HasWork()) {
+    const Status s = (*sched)->Step();
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    if (!s.ok()) break;
+  }
+  *stats = (*sched)->GetStats();
+  return outputs;
+}
 
 // Greedy requests on tiny GGUFs with a draft model: the target as its own draft has every
 // draft kept; another tiny model's drafts are mostly rejected; outputs equal plain decoding.
 TEST(DraftModelGreedyTest, OutputsEqualPlainDecoding) {
   const std::vector<uint8_t> target = BuildTinyModel(Spec(3)), other = BuildTinyModel(Spec(4));
   auto run = [&](const std::vector<uint8_t>* draft, SchedulerStats* stats) {
-    SchedulerConfig c;
-    c.max_total_tokens = 4096;
-    c.max_running_requests = 16;
-    c.speculative_draft_model = draft != nullptr;
-    c.speculative_num_steps = 4;
-    auto runner = MakeRunner(target, c.max_total_tokens + 1);
-    std::unique_ptr<ModelBackedRunner> draft_runner;
-    if (draft != nullptr) draft_runner = MakeRunner(*draft, c.max_total_tokens + 1);
-    std::vector<std::vector<int32_t>> outputs(16);
-    auto sched = Scheduler::Create(
-        c, runner.get(), nullptr,
-        [&](RequestOutput&& out) {
-          auto& ids = outputs[out.id];
-          ids.insert(ids.end(), out.chunk.output_ids.begin(), out.chunk.output_ids.end());
-        },
-        draft_runner.get());
-    EXPECT_TRUE(sched.ok()) << sched.status().ToString();
-    for (uint64_t id = 0; id < outputs.size(); ++id) {
-      RequestInput in;
-      in.id = id;
-      for (uint64_t i = 0; i < 6 + id; ++i) in.input_ids.push_back((7 * i + 3 * id) % 60 + 2);
-      in.params.temperature = 0;
-      in.params.max_new_tokens = 24;
-      in.params.ignore_eos = true;
-      EXPECT_TRUE((*sched)->AddRequest(std::move(in)).ok());
-    }
-    while ((*sched)->HasWork()) {
-      const Status s = (*sched)->Step();
-      EXPECT_TRUE(s.ok()) << s.ToString();
-      if (!s.ok()) break;
-    }
-    *stats = (*sched)->GetStats();
-    return outputs;
+    return RunGreedy(target, draft, 1, 32, stats);
   };
   SchedulerStats plain_stats, same_stats, other_stats;
   const auto plain = run(nullptr, &plain_stats);
@@ -286,6 +304,24 @@ TEST(DraftModelGreedyTest, OutputsEqualPlainDecoding) {
   EXPECT_LT(same_stats.forward_passes * 2, plain_stats.forward_passes);
   EXPECT_EQ(run(&other, &other_stats), plain);
   EXPECT_LT(other_stats.spec_accepted_tokens * 2, other_stats.spec_drafted_tokens);
+}
+
+// Top-3 draft trees (up to 10 nodes, 4 levels) on tiny GGUFs: outputs equal plain decoding;
+// with the target as its own draft the greedy chain inside each tree is kept whole, so the run
+// takes exactly the forward passes of chain drafting, with side branches drafted besides.
+TEST(DraftModelGreedyTest, TreeDraftsEqualPlainDecoding) {
+  const std::vector<uint8_t> target = BuildTinyModel(Spec(3)), other = BuildTinyModel(Spec(4));
+  SchedulerStats plain_stats, chain_stats, tree_stats, other_stats;
+  const auto plain = RunGreedy(target, nullptr, 1, 4096, &plain_stats);
+  EXPECT_EQ(RunGreedy(target, &target, 1, 4096, &chain_stats), plain);
+  EXPECT_EQ(RunGreedy(target, &target, 3, 4096, &tree_stats), plain);
+  EXPECT_EQ(tree_stats.forward_passes, chain_stats.forward_passes);
+  EXPECT_EQ(tree_stats.spec_accepted_tokens, chain_stats.spec_accepted_tokens);
+  EXPECT_EQ(chain_stats.spec_accepted_tokens, chain_stats.spec_drafted_tokens);
+  EXPECT_GT(tree_stats.spec_drafted_tokens, chain_stats.spec_drafted_tokens + 100);
+  EXPECT_LT(tree_stats.forward_passes * 2, plain_stats.forward_passes);
+  EXPECT_EQ(RunGreedy(target, &other, 3, 4096, &other_stats), plain);
+  EXPECT_GT(other_stats.spec_drafted_tokens, 100);
 }
 
 // The draft model of --speculative-algorithm STANDALONE must have the target's vocabulary.
@@ -327,7 +363,13 @@ TEST(DraftModelVocabularyTest, SpeculativeFlagsResolve) {
   EXPECT_TRUE(ok->speculative_draft_model);
   EXPECT_FALSE(ok->speculative_ngram);
   EXPECT_EQ(ok->speculative_num_steps, 5);
-  c.speculative_eagle_topk = 4;  // draft-model trees are not built
+  c.speculative_eagle_topk = 4;  // trees of up to --speculative-num-draft-tokens nodes
+  c.speculative_num_draft_tokens = 16;
+  auto tree = resolve(c);
+  ASSERT_TRUE(tree.ok()) << tree.status().ToString();
+  EXPECT_EQ(tree->speculative_eagle_topk, 4);
+  EXPECT_EQ(tree->speculative_num_draft_tokens, 16);
+  c.speculative_eagle_topk = 0;
   EXPECT_NE(resolve(c).status().message().find("--speculative-eagle-topk"), std::string::npos);
   c.speculative_eagle_topk = 1;
   c.speculative_algorithm = "NGRAM";  // a draft model path without STANDALONE

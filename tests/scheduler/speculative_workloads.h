@@ -14,15 +14,20 @@
 
 namespace radixlm::testing {
 
-enum class Drafts { kNone, kNgram, kDraftModel };
+// kDraftTree: a draft model drafting top-3 trees of up to 10 nodes (chains otherwise).
+enum class Drafts { kNone, kNgram, kDraftModel, kDraftTree };
 
-// SmallConfig with speculation from `drafts`; with kDraftModel the draft is a second fake
-// model, the target itself when draft_salt is 0 (FakeModelConfig::logits_salt).
+// SmallConfig with speculation from `drafts`; with kDraftModel / kDraftTree the draft is a
+// second fake model, the target itself when draft_salt is 0 (FakeModelConfig::logits_salt).
 inline HarnessOptions Options(Drafts drafts, int64_t pool_tokens = 4096, uint64_t draft_salt = 0) {
   HarnessOptions o{.config = SmallConfig()};
   o.config.max_total_tokens = pool_tokens;
   o.config.speculative_ngram = drafts == Drafts::kNgram;
-  o.config.speculative_draft_model = drafts == Drafts::kDraftModel;
+  o.config.speculative_draft_model = drafts == Drafts::kDraftModel || drafts == Drafts::kDraftTree;
+  if (drafts == Drafts::kDraftTree) {
+    o.config.speculative_eagle_topk = 3;
+    o.config.speculative_num_draft_tokens = 10;
+  }
   o.draft_logits_salt = draft_salt;
   if (pool_tokens < 1000) o.config.init_new_token_ratio = 0.05;  // admit optimistically
   return o;
@@ -56,13 +61,15 @@ inline std::vector<RequestInput> Workload(bool sampled) {
   return reqs;
 }
 
-// Runs each wave to completion before adding the next (so the n-gram trie has seen the
-// earlier answers).
+// Runs each wave to completion before adding the next, then waits for the n-gram trie's
+// background filler (so the next wave's drafts see the earlier answers whatever the timing).
+// Within a wave, drafts depend on how far the filler got; outputs must not.
 inline std::map<uint64_t, Collected> RunWaves(SchedulerHarness& h,
                                               const std::vector<std::vector<RequestInput>>& waves) {
   for (const auto& wave : waves) {
     for (const auto& r : wave) h.Add(r);
     h.RunUntilIdle();
+    h.scheduler().FlushNgramFills();
   }
   return h.results();
 }
