@@ -3,9 +3,12 @@
 #   1. Release build (warnings as errors) and the whole ctest suite, real-model tests included.
 #   2. Clang's thread-safety analysis (scripts/thread_safety.sh): the libraries with annotated
 #      locks compiled by clang++-14 with -Wthread-safety -Werror.
-#   3. An ASan+UBSan build, with the debug-only RADIXLM_DCHECKs on, and the unit tests under it
-#      (tests labelled `realmodel` are skipped there: they are slow under the sanitizers and
-#      exercise the same code).
+#   3. An ASan+UBSan build (g++), with the debug-only RADIXLM_DCHECKs on, of the unit tests and
+#      the radixlm binary (not the benchmarks or examples): the unit tests under it (tests that
+#      need the real model skip themselves there: they are slow under the sanitizers and
+#      exercise the same code), then the real `radixlm serve` with the default model under it
+#      through a few end-to-end files (bad requests, authentication and drains, network
+#      faults), LeakSanitizer on: a server that leaks or trips a sanitizer fails the step.
 #   4. Fuzzing (scripts/fuzz.sh): every libFuzzer target in fuzz/, built with clang++-14 and
 #      ASan+UBSan, run for a bounded time on its seed corpus (about 7 minutes in all).
 # RADIXLM_SKIP_SANITIZE=1 skips step 3 and RADIXLM_SKIP_FUZZ=1 step 4 (for quick local runs; CI
@@ -33,11 +36,21 @@ if [ "${RADIXLM_SKIP_SANITIZE:-0}" != "1" ]; then
     cmake -S . -B "$san_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRADIXLM_WERROR=ON \
       -DRADIXLM_SANITIZE=ON -DRADIXLM_DCHECK=ON -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
   fi
-  ninja -C "$san_dir"
+  ninja -C "$san_dir" radixlm radixlm_tests
   # Real-model tests skip themselves when RADIXLM_DEFAULT_MODEL is unset.
   env -u RADIXLM_DEFAULT_MODEL ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
     UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir "$san_dir" --output-on-failure -j "$jobs" -LE realmodel
+    ctest --test-dir "$san_dir" --output-on-failure -j "$jobs"
+
+  echo "== pytest (end-to-end, radixlm serve under ASan + UBSan) =="
+  # RADIXLM_E2E_SANITIZER=1: every server the tests stop must exit 0 with no sanitizer report
+  # in its log (tests/e2e/conftest.py). About 3 minutes on 2 cores.
+  san_bin="$san_dir/apps/radixlm"
+  [[ "$san_bin" = /* ]] || san_bin="$PWD/$san_bin"
+  RADIXLM_BIN="$san_bin" RADIXLM_E2E_SANITIZER=1 ASAN_OPTIONS=detect_leaks=1 \
+    UBSAN_OPTIONS=print_stacktrace=1 \
+    "$VENV/bin/python" -m pytest -q tests/e2e/test_bad_requests.py tests/e2e/test_lifecycle.py \
+    tests/e2e/test_faults.py
 fi
 
 if [ "${RADIXLM_SKIP_FUZZ:-0}" != "1" ]; then

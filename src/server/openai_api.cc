@@ -7,7 +7,7 @@
 #include <random>
 
 #include "chat/chat_renderer.h"
-#include "chat/tool_prompt.h"
+#include "server/chat_prompt.h"
 #include "server/generation_call.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
@@ -91,28 +91,6 @@ HandlerResult HandleCompletions(const ServerContext& ctx, const HttpRequest& req
   return Submit(ctx, *parsed, std::move(prompts), std::move(options));
 }
 
-// --tool-call-parser, or the format the chat template's tool syntax shows.
-chat::ToolCallFormat ToolFormat(const ServerContext& ctx) {
-  if (!ctx.config->tool_call_parser.empty()) {
-    StatusOr<chat::ToolCallFormat> format =
-        chat::ToolCallFormatFromName(ctx.config->tool_call_parser);
-    if (format.ok()) return *format;  // HttpServer::Create validated the name
-  }
-  return chat::DetectToolCallFormat(ctx.chat->template_source());
-}
-
-// Whether the messages hold tool calls or tool results (they need rewriting for templates
-// without tool syntax even when the request offers no tools).
-bool HasToolHistory(const json& messages) {
-  for (const json& m : messages) {
-    if (!m.is_object()) continue;
-    const std::string role = m.value("role", "");
-    if (role == "tool" || role == "function") return true;
-    if (m.contains("tool_calls") && !m["tool_calls"].is_null()) return true;
-  }
-  return false;
-}
-
 // Whether `text` holds a control token of the vocabulary (a call marker that is one cannot be
 // written under a grammar: control tokens add no output bytes).
 bool HasControlToken(const TokenTextCodec& codec, std::string_view text) {
@@ -131,16 +109,8 @@ HandlerResult HandleChat(const ServerContext& ctx, const HttpRequest& request) {
   if (ctx.chat == nullptr) return HandlerResult::Error(ApiErrorFromStatus(ctx.chat_status));
   const ToolRequest& tools = parsed->tools;
   const chat::ToolCallFormat format = ToolFormat(ctx);
-  json messages = parsed->raw_messages;
-  json extra_vars = json::object();
-  if (tools.active() || HasToolHistory(messages)) {
-    StatusOr<chat::ToolPrompt> prepared =
-        chat::PrepareToolPrompt(messages, tools.active() ? tools.tools : json(nullptr), format,
-                                chat::TemplateHandlesTools(ctx.chat->template_source()));
-    if (!prepared.ok()) return HandlerResult::Error(ApiErrorFromStatus(prepared.status()));
-    messages = std::move(prepared->messages);
-    extra_vars = std::move(prepared->extra_vars);
-  }
+  StatusOr<std::string> prompt = RenderChatPrompt(ctx, parsed->raw_messages, tools);
+  if (!prompt.ok()) return HandlerResult::Error(ApiErrorFromStatus(prompt.status()));
   grammar::JsonSchemaOptions schema_options;
   schema_options.whitespace_pattern = ctx.engine->config().constrained_json_whitespace_pattern;
   if (tools.active() && tools.forced()) {
@@ -154,12 +124,6 @@ HandlerResult HandleChat(const ServerContext& ctx, const HttpRequest& request) {
       AutoToolCallsConstrainable(tools, schema_options) &&
       !HasControlToken(ctx.engine->assets().codec(), AutoToolCallTrigger(format))) {
     parsed->sampling.structural_tag = AutoToolCallStructuralTag(tools, format);
-  }
-  StatusOr<std::string> prompt = ctx.chat->RenderPrompt(messages, extra_vars);
-  if (!prompt.ok()) {
-    ApiError render_error = ApiErrorFromStatus(prompt.status());
-    render_error.message = "chat template: " + render_error.message;
-    return HandlerResult::Error(render_error);
   }
   StatusOr<GenerateRequest> chat_prompt = ChatPrompt(ctx, *prompt);
   if (!chat_prompt.ok()) return HandlerResult::Error(ApiErrorFromStatus(chat_prompt.status()));

@@ -302,4 +302,9 @@ StatusOr<OpenAiRequest> ParseChatRequest(const json& body, const ServerConfig& l
   return r;
 }
 
+Status CheckChatMessages(const json& body) {
+  OpenAiRequest unused;
+  return ReadMessages(body, &unused);
+}
+
 }  // namespace radixlm::server

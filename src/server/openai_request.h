@@ -52,4 +52,9 @@ StatusOr<OpenAiRequest> ParseCompletionRequest(const nlohmann::json& body,
                                                const ServerConfig& limits);
 StatusOr<OpenAiRequest> ParseChatRequest(const nlohmann::json& body, const ServerConfig& limits);
 
+// The checks ParseChatRequest makes of the body's `messages` alone (a non-empty list of
+// objects with a known role and text content), for routes that render messages without
+// running them (/tokenize).
+Status CheckChatMessages(const nlohmann::json& body);
+
 }  // namespace radixlm::server

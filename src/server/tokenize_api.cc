@@ -2,6 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/chat_prompt.h"
+#include "server/openai_request.h"
+#include "server/openai_tools.h"
+
 namespace radixlm::server {
 namespace {
 
@@ -29,6 +33,11 @@ HandlerResult HandleTokenize(const ServerContext& ctx, const HttpRequest& reques
   if (has_prompt == has_messages) {
     return Fail("exactly one of 'prompt' or 'messages' must be given", "prompt");
   }
+  for (const char* field : {"tools", "tool_choice", "parallel_tool_calls"}) {
+    if (has_prompt && body->contains(field) && !(*body)[field].is_null()) {
+      return Fail(std::string("'") + field + "' goes with 'messages', not 'prompt'", field);
+    }
+  }
   // Messages: the chat template writes BOS itself, so no special tokens by default (as the
   // chat completion path encodes them).
   bool add_special = !has_messages;
@@ -41,14 +50,14 @@ HandlerResult HandleTokenize(const ServerContext& ctx, const HttpRequest& reques
   std::vector<std::string> texts;
   const bool batch = has_prompt && (*body)["prompt"].is_array();
   if (has_messages) {
-    if (!(*body)["messages"].is_array()) return Fail("'messages' must be a list", "messages");
+    // The prompt /v1/chat/completions would render for these messages and tools.
+    Status messages_ok = CheckChatMessages(*body);
+    if (!messages_ok.ok()) return HandlerResult::Error(ApiErrorFromStatus(messages_ok));
+    StatusOr<ToolRequest> tools = ParseToolRequest(*body);
+    if (!tools.ok()) return HandlerResult::Error(ApiErrorFromStatus(tools.status()));
     if (ctx.chat == nullptr) return HandlerResult::Error(ApiErrorFromStatus(ctx.chat_status));
-    StatusOr<std::string> rendered = ctx.chat->RenderPrompt((*body)["messages"]);
-    if (!rendered.ok()) {
-      ApiError render_error = ApiErrorFromStatus(rendered.status());
-      render_error.message = "chat template: " + render_error.message;
-      return HandlerResult::Error(render_error);
-    }
+    StatusOr<std::string> rendered = RenderChatPrompt(ctx, (*body)["messages"], *tools);
+    if (!rendered.ok()) return HandlerResult::Error(ApiErrorFromStatus(rendered.status()));
     texts.push_back(std::move(*rendered));
   } else if (batch) {
     for (const json& p : (*body)["prompt"]) {

@@ -3,23 +3,29 @@
 One server is started per test session (model loading dominates start-up) and stopped with
 SIGTERM at the end, which must exit 0. RADIXLM_BIN names the binary (default
 build/apps/radixlm), RADIXLM_DEFAULT_MODEL the model (default: the model package's file).
+
+RADIXLM_E2E_SANITIZER=1 (scripts/test.sh, with a binary built with ASan + UBSan): every
+server stopped must exit 0 with no sanitizer report (LeakSanitizer's among them) in its log,
+and is given four times as long to stop.
 """
 
 import os
 import pathlib
-import signal
-import socket
-import subprocess
+import re
 import sys
-import tempfile
-import time
 import types
 
 import pytest
 import requests
 
+from processes import LoggedProcess, free_port
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 STARTUP_TIMEOUT_S = 180
+SANITIZER = os.environ.get("RADIXLM_E2E_SANITIZER") == "1"
+# The first line of an ASan / LSan / UBSan report.
+SANITIZER_REPORT = re.compile(r"ERROR: (Address|Leak)Sanitizer|: runtime error: |"
+                              r"SUMMARY: (Address|Leak|UndefinedBehavior)Sanitizer")
 
 
 def _binary():
@@ -33,46 +39,25 @@ def _model():
     return os.environ.get("RADIXLM_DEFAULT_MODEL") or "default"
 
 
-def _free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
+class Server(LoggedProcess):
     """A running `radixlm serve` process."""
 
     def __init__(self, extra_args=(), api_key=None):
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.api_key = api_key
-        self.log = tempfile.NamedTemporaryFile(prefix="radixlm-serve-", suffix=".log", delete=False)
         cmd = [_binary(), "serve", "--host", "127.0.0.1", "--port", str(self.port),
                "--model-path", _model(), *extra_args]
         if api_key:
             cmd += ["--api-key", api_key]
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL)
-        self._wait_ready()
+        super().__init__(cmd, "radixlm-serve-")
+        self.wait_until(self._healthy, STARTUP_TIMEOUT_S, "radixlm serve", "become healthy")
 
-    def log_tail(self, n=40):
-        with open(self.log.name, "r", errors="replace") as f:
-            return "".join(f.readlines()[-n:])
-
-    def _wait_ready(self):
-        deadline = time.time() + STARTUP_TIMEOUT_S
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"radixlm serve exited with {self.proc.returncode}:\n"
-                                   + self.log_tail())
-            try:
-                if requests.get(self.url + "/health", timeout=2).status_code == 200:
-                    return
-            except requests.RequestException:
-                pass
-            time.sleep(0.2)
-        self.stop()
-        raise RuntimeError("radixlm serve did not become healthy:\n" + self.log_tail())
+    def _healthy(self):
+        try:
+            return requests.get(self.url + "/health", timeout=2).status_code == 200
+        except requests.RequestException:
+            return False
 
     def headers(self):
         return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
@@ -93,15 +78,24 @@ class Server:
         return r.json()
 
     def stop(self, timeout=30):
-        """SIGTERM, then wait; returns the exit code (SIGKILL after the timeout)."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
+        """SIGTERM, then wait; returns the exit code (SIGKILL after the timeout). Under
+        RADIXLM_E2E_SANITIZER=1, AssertionError when the server did not exit 0 or its log holds
+        a sanitizer report."""
+        code = super().stop(timeout * 4 if SANITIZER else timeout)
+        if SANITIZER:
+            self.check_sanitizers(code)
+        return code
+
+    def check_sanitizers(self, code):
+        text = self.log_text()
+        report = SANITIZER_REPORT.search(text)
+        if report is not None:
+            start = text.rfind("\n", 0, report.start()) + 1
+            raise AssertionError(f"sanitizer report from radixlm serve (exit {code}, log "
+                                 f"{self.log.name}):\n" + text[start:start + 20000])
+        if code != 0:
+            raise AssertionError(f"radixlm serve exited with {code} under the sanitizers:\n"
+                                 + self.log_tail(80))
 
 
 @pytest.fixture(scope="session")

@@ -9,22 +9,14 @@ installs it from scripts/requirements.txt) and says why it cannot run when it ca
 import os
 import pathlib
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import tempfile
-import time
 
 import requests
 
+from processes import LoggedProcess, free_port
+
 READY_TIMEOUT_S = 120
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def smg_binary():
@@ -42,7 +34,7 @@ def smg_binary():
     return path, None
 
 
-class Gateway:
+class Gateway(LoggedProcess):
     """A running `smg launch --worker-urls ...`."""
 
     def __init__(self, worker_urls, policy="cache_aware", extra_args=(), ready=True):
@@ -52,44 +44,26 @@ class Gateway:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.worker_urls = list(worker_urls)
-        self.log = tempfile.NamedTemporaryFile(prefix="smg-", suffix=".log", delete=False)
         cmd = [binary, "launch", "--host", "127.0.0.1", "--port", str(self.port),
                "--prometheus-host", "127.0.0.1", "--prometheus-port", str(free_port()),
                "--worker-urls", *self.worker_urls, "--policy", policy,
                "--shutdown-grace-period-secs", "1", "--log-level", "warn", *extra_args]
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, env=dict(os.environ, NO_COLOR="1"))
+        super().__init__(cmd, "smg-", env=dict(os.environ, NO_COLOR="1"))
         if ready:
             self.wait_ready(len(self.worker_urls))
-
-    def log_tail(self, n=40):
-        with open(self.log.name, "r", errors="replace") as f:
-            return "".join(f.readlines()[-n:])
 
     def workers(self):
         return requests.get(self.url + "/workers", timeout=10).json()["workers"]
 
     def wait_ready(self, n):
-        deadline = time.time() + READY_TIMEOUT_S
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"smg exited with {self.proc.returncode}:\n" + self.log_tail())
+        def registered():
             try:
                 workers = self.workers()
-                if len(workers) == n and all(w["status"] == "ready" for w in workers):
-                    return
             except (requests.RequestException, ValueError, KeyError):
-                pass
-            time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"smg did not register {n} ready workers:\n" + self.log_tail())
+                return False
+            return len(workers) == n and all(w["status"] == "ready" for w in workers)
+
+        self.wait_until(registered, READY_TIMEOUT_S, "smg", f"register {n} ready workers")
 
     def stop(self, timeout=15):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
+        return super().stop(timeout)

@@ -202,6 +202,40 @@ def test_round_trip_call_result_answer(client, model):
     assert again.usage.prompt_tokens >= alone.usage.prompt_tokens + 20
 
 
+def test_tokenize_counts_the_prompt_a_chat_completion_sends(server):
+    # Tool calls and results are rewritten for the template and the tools described, the same
+    # way on both routes: /tokenize's count is the chat completion's prompt_tokens.
+    messages = user("What is the weather like in Paris today?") + [
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function",
+             "function": {"name": "get_weather",
+                          "arguments": json.dumps({"city": "Paris", "unit": "celsius"})}}]},
+        {"role": "tool", "tool_call_id": "call_1",
+         "content": json.dumps({"temperature": 18, "sky": "sunny"})}]
+    counts = {}
+    for name, extra in [("history", {}), ("tools", {"tools": TOOLS}),
+                        ("tools_none", {"tools": TOOLS, "tool_choice": "none"})]:
+        tok = server.post("/v1/tokenize", {"messages": messages, **extra})
+        assert tok.status_code == 200, (name, tok.text)
+        chat = server.post("/v1/chat/completions",
+                           {"model": "default", "messages": messages, "max_tokens": 1,
+                            "temperature": 0, **extra})
+        assert chat.status_code == 200, (name, chat.text)
+        assert tok.json()["count"] == chat.json()["usage"]["prompt_tokens"], name
+        counts[name] = tok.json()["count"]
+    # Offered tools are described in the prompt; tool_choice "none" leaves them out.
+    assert counts["tools"] > counts["history"] + 50
+    assert counts["tools_none"] == counts["history"]
+    # What the chat route refuses, /tokenize refuses too.
+    for body in [{"messages": [{"role": "robot", "content": "hi"}]},
+                 {"messages": []},
+                 {"messages": user("hi"), "tools": {"type": "function"}},
+                 {"prompt": "hi", "tools": TOOLS}]:
+        r = server.post("/v1/tokenize", body)
+        assert r.status_code == 400, (body, r.text)
+        assert r.json()["error"]["message"]
+
+
 def test_auto_tool_choice_answers_with_text_or_valid_calls(client, model):
     for prompt in (PROMPTS["add"], "Tell me a joke."):
         r = client.chat.completions.create(model=model, messages=user(prompt), tools=TOOLS,

@@ -13,7 +13,8 @@ import time
 import pytest
 
 from cdp import Browser, find_chromium
-from conftest import ROOT, Server, _free_port
+from conftest import ROOT, Server
+from processes import free_port
 
 CHROMIUM = find_chromium()
 pytestmark = pytest.mark.skipif(
@@ -35,7 +36,7 @@ def small_server():
 @pytest.fixture(scope="module")
 def browser():
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    b = Browser(CHROMIUM, _free_port())
+    b = Browser(CHROMIUM, free_port())
     yield b
     b.close()
 

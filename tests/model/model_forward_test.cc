@@ -20,6 +20,7 @@ using kernels::KvDtype;
 using testing::BuildTinyModel;
 using testing::ParseTinyModel;
 using testing::ReferenceModel;
+using testing::TinyGemma3Spec;
 using testing::TinyModelSpec;
 
 struct ForwardCase {
@@ -28,31 +29,17 @@ struct ForwardCase {
   KvDtype kv_dtype = KvDtype::kF16;
 };
 
-TinyModelSpec Gemma3Spec() {
-  TinyModelSpec s;
-  s.arch = "gemma3";
-  s.n_layers = 6;  // layer 5 is the global one
-  s.hidden = 64;
-  s.ffn = 128;
-  s.n_heads = 4;
-  s.n_kv_heads = 1;
-  s.head_dim = 32;  // q_size 128 != hidden, as in gemma-3-270m
-  s.sliding_window = 4;
-  s.rope_base = 1e6f;
-  return s;
-}
-
 std::vector<ForwardCase> Cases() {
   std::vector<ForwardCase> cases;
-  cases.push_back({"gemma3_f32", Gemma3Spec()});
+  cases.push_back({"gemma3_f32", TinyGemma3Spec()});
   {
-    ForwardCase c{"gemma3_q8_0_bf16kv", Gemma3Spec(), KvDtype::kBF16};
+    ForwardCase c{"gemma3_q8_0_bf16kv", TinyGemma3Spec(), KvDtype::kBF16};
     c.spec.matrix_type = GgmlType::kQ8_0;
     cases.push_back(c);
   }
   {
     // The real model's mix of types, at a width the K-quants accept.
-    ForwardCase c{"gemma3_mixed_kquants", Gemma3Spec()};
+    ForwardCase c{"gemma3_mixed_kquants", TinyGemma3Spec()};
     c.spec.hidden = 256;
     c.spec.ffn = 512;
     c.spec.head_dim = 64;

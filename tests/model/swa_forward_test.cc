@@ -16,30 +16,18 @@ namespace {
 
 using testing::BuildTinyModel;
 using testing::ParseTinyModel;
+using testing::TinyGemma3Spec;
 using testing::TinyModelSpec;
 
-constexpr int64_t kWindow = 4;
+constexpr int64_t kWindow = 4;  // TinyGemma3Spec's sliding window
 constexpr int64_t kSlots = 64;
 constexpr int64_t kSwaRows = 10;  // row 0 is padding: 9 usable, far fewer than the tokens
-
-TinyModelSpec Gemma3Spec() {
-  TinyModelSpec s;
-  s.arch = "gemma3";
-  s.n_layers = 6;  // layer 5 is the global one
-  s.hidden = 64;
-  s.ffn = 128;
-  s.n_heads = 4;
-  s.n_kv_heads = 1;
-  s.head_dim = 32;
-  s.sliding_window = kWindow;
-  s.rope_base = 1e6f;
-  return s;
-}
 
 class SwaForwardTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    bytes_ = BuildTinyModel(Gemma3Spec());
+    ASSERT_EQ(TinyGemma3Spec().sliding_window, kWindow);
+    bytes_ = BuildTinyModel(TinyGemma3Spec());
     ModelOptions options;
     options.n_threads = 2;
     options.max_batch_tokens = 64;

@@ -148,6 +148,20 @@ class Builder {
 
 }  // namespace
 
+TinyModelSpec TinyGemma3Spec() {
+  TinyModelSpec s;
+  s.arch = "gemma3";
+  s.n_layers = 6;  // layer 5 is the global one
+  s.hidden = 64;
+  s.ffn = 128;
+  s.n_heads = 4;
+  s.n_kv_heads = 1;
+  s.head_dim = 32;
+  s.sliding_window = 4;
+  s.rope_base = 1e6f;
+  return s;
+}
+
 std::vector<uint8_t> BuildTinyModel(const TinyModelSpec& spec) { return Builder(spec).Build(); }
 
 std::unique_ptr<gguf::GgufFile> ParseTinyModel(const std::vector<uint8_t>& bytes) {

@@ -38,6 +38,10 @@ struct TinyModelSpec {
   uint32_t seed = 1;
 };
 
+// A small Gemma-3: six layers, the last one global and the others windowed (4 tokens), one
+// KV head, q_size (128) != hidden (64) as in gemma-3-270m, rope base 1e6.
+TinyModelSpec TinyGemma3Spec();
+
 // The serialized GGUF file.
 std::vector<uint8_t> BuildTinyModel(const TinyModelSpec& spec);
 

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "random_workload.h"
 #include "scheduler_harness.h"
 
 namespace radixlm::testing {
@@ -57,48 +58,28 @@ TEST_P(SwaWorkloadTest, GreedyOutputsMatchReference) {
     opt.config.random_seed = seed;
     SchedulerHarness h(opt);
     PromptGen gen(seed);
-    std::vector<std::vector<int32_t>> systems;
-    for (int i = 0; i < 3; ++i) systems.push_back(gen.Tokens(gen.Uniform(20, 90)));
-    struct Expect {
-      std::vector<int32_t> prompt;
-      int32_t max_new;
+    RandomWorkload workload;
+    workload.min_system_tokens = 20;
+    workload.min_requests = 8;
+    workload.max_arrival_steps = 20000;
+    // Some outputs run well past the window, so decodes release windowed KV.
+    workload.max_new_tokens = [](PromptGen& g) {
+      return static_cast<int32_t>(g.Uniform(1, 3) == 1 ? g.Uniform(30, 70) : g.Uniform(1, 20));
     };
-    std::map<uint64_t, Expect> expected;
-    const int n_requests = static_cast<int>(gen.Uniform(8, 24));
-    uint64_t next_id = 0;
-    auto add_one = [&] {
-      std::vector<int32_t> prompt =
-          Concat(systems[gen.Uniform(0, 2)], gen.Tokens(gen.Uniform(1, 40)));
-      if (gen.Uniform(0, 4) == 0) prompt = gen.Tokens(gen.Uniform(1, 120));
-      // Some outputs run well past the window, so decodes release windowed KV.
-      const auto max_new =
-          static_cast<int32_t>(gen.Uniform(1, 3) == 1 ? gen.Uniform(30, 70) : gen.Uniform(1, 20));
-      expected[next_id] = {prompt, max_new};
-      h.Add(SchedulerHarness::Greedy(next_id, prompt, max_new));
-      ++next_id;
-    };
-    for (int i = 0; i < n_requests / 2; ++i) add_one();
-    for (int step = 0; step < 20000 && h.scheduler().HasWork(); ++step) {
-      if (static_cast<int>(next_id) < n_requests && gen.Uniform(0, 2) == 0) add_one();
-      h.Step();
-      if (HasFatalFailure()) return;
+    workload.after_step = [&] {
       const SchedulerStats s = h.scheduler().GetStats();
       tombstoned_max =
           std::max(tombstoned_max, s.evictable_tokens + s.protected_tokens -
                                        s.swa_evictable_tokens - s.swa_protected_tokens);
       released_by_decode =
           std::max(released_by_decode, s.pool_used - (s.swa_pool_size - s.swa_pool_free));
-    }
-    while (static_cast<int>(next_id) < n_requests) add_one();
-    h.RunUntilIdle();
+    };
+    const std::map<uint64_t, WorkloadRequest> expected = RunRandomWorkload(h, gen, workload);
     if (HasFatalFailure()) return;
-    for (const auto& [id, e] : expected) {
-      const Collected& c = h.result(id);
-      ASSERT_TRUE(c.finish.has_value()) << id;
-      EXPECT_EQ(c.ids, h.runner().ReferenceGreedy(e.prompt, e.max_new)) << "request " << id;
-    }
+    ExpectReferenceOutputs(h, expected);
+    if (HasFatalFailure()) return;
     const SchedulerStats s = h.scheduler().GetStats();
-    EXPECT_EQ(s.finished_requests, n_requests);
+    EXPECT_EQ(s.finished_requests, static_cast<int64_t>(expected.size()));
     hits += s.cache_hit_tokens;
     EXPECT_EQ(s.swa_pool_size, sp.swa_tokens / sp.page_size * sp.page_size);
   }

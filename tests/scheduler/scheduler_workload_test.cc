@@ -1,10 +1,11 @@
-// Randomized workloads against the fake model: whatever the policy, paging, chunking, cache
-// setting or memory pressure, every greedy output equals the unbatched, uncached reference,
-// the invariants hold after every step, and the idle pool is all free or in the tree.
+// Randomized workloads (random_workload.h) against the fake model: whatever the policy, paging,
+// chunking, cache setting or memory pressure, every greedy output equals the unbatched, uncached
+// reference, the invariants hold after every step, and the idle pool is all free or in the tree.
 #include <gtest/gtest.h>
 
 #include <tuple>
 
+#include "random_workload.h"
 #include "scheduler_harness.h"
 
 namespace radixlm::testing {
@@ -48,45 +49,19 @@ TEST_P(WorkloadTest, GreedyOutputsMatchReference) {
     if (wp.pool_tokens <= 400) opt.config.init_new_token_ratio = 0.05;
     SchedulerHarness h(opt);
     PromptGen gen(seed);
-    // A few shared "system prompts"; each request is one of them plus a random tail.
-    std::vector<std::vector<int32_t>> systems;
-    for (int i = 0; i < 3; ++i) systems.push_back(gen.Tokens(gen.Uniform(10, 90)));
-    struct Expect {
-      std::vector<int32_t> prompt;
-      int32_t max_new;
-    };
-    std::map<uint64_t, Expect> expected;
-    const int n_requests = static_cast<int>(gen.Uniform(6, 24));
-    uint64_t next_id = 0;
-    auto add_one = [&] {
-      std::vector<int32_t> prompt =
-          Concat(systems[gen.Uniform(0, 2)], gen.Tokens(gen.Uniform(1, 40)));
-      if (gen.Uniform(0, 4) == 0) prompt = gen.Tokens(gen.Uniform(1, 120));  // cold
-      const auto max_new = static_cast<int32_t>(gen.Uniform(1, 40));
-      expected[next_id] = {prompt, max_new};
-      h.Add(SchedulerHarness::Greedy(next_id, prompt, max_new));
-      ++next_id;
-    };
-    for (int i = 0; i < n_requests / 2; ++i) add_one();
-    // The rest arrive while others run.
-    for (int step = 0; step < 10000 && h.scheduler().HasWork(); ++step) {
-      if (static_cast<int>(next_id) < n_requests && gen.Uniform(0, 2) == 0) add_one();
-      h.Step();
-      if (HasFatalFailure()) return;
-    }
-    while (static_cast<int>(next_id) < n_requests) add_one();
-    h.RunUntilIdle();
+    const std::map<uint64_t, WorkloadRequest> expected =
+        RunRandomWorkload(h, gen, RandomWorkload{});
+    if (HasFatalFailure()) return;
+    ExpectReferenceOutputs(h, expected);
     if (HasFatalFailure()) return;
     for (const auto& [id, e] : expected) {
       const Collected& c = h.result(id);
-      ASSERT_TRUE(c.finish.has_value()) << id;
-      EXPECT_EQ(*c.finish, FinishReason::Length(e.max_new)) << id;
-      EXPECT_EQ(c.ids, h.runner().ReferenceGreedy(e.prompt, e.max_new)) << "request " << id;
+      EXPECT_EQ(*c.finish, FinishReason::Length(e.max_new_tokens)) << id;
       EXPECT_EQ(c.text, h.codec().Decode(c.ids)) << id;
       EXPECT_EQ(c.prompt_tokens, static_cast<int64_t>(e.prompt.size()));
     }
+    EXPECT_EQ(h.scheduler().GetStats().finished_requests, static_cast<int64_t>(expected.size()));
     total_retractions += h.scheduler().GetStats().retractions;
-    EXPECT_EQ(h.scheduler().GetStats().finished_requests, n_requests);
   }
   if (wp.pool_tokens <= 400) {
     EXPECT_GT(total_retractions, 0) << "tiny pool should retract";

@@ -16,6 +16,7 @@
 #include <boost/beast/http.hpp>
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "testing/fake_model_runner.h"
@@ -310,6 +311,10 @@ TEST_F(HttpServerTest, TokenizeRejectsBadInputWith400) {
       {"/tokenize", R"({"prompt": ["a", 1]})", "'prompt' must be a string"},
       {"/tokenize", R"({"prompt": "a", "add_special_tokens": "yes"})", "add_special_tokens"},
       {"/tokenize", R"({"messages": [{"role": "user", "content": "hi"}]})", "chat template"},
+      {"/tokenize", R"({"messages": [{"role": "robot", "content": "hi"}]})", "role must be one of"},
+      {"/tokenize", R"({"messages": []})", "messages must not be empty"},
+      {"/tokenize", R"({"messages": [{"role": "user", "content": "hi"}], "tools": 5})", "tools"},
+      {"/tokenize", R"({"prompt": "a", "tools": []})", "'tools' goes with 'messages'"},
       {"/detokenize", R"({"tokens": "abc"})", "'tokens' must be a list"},
       {"/detokenize", R"({"tokens": [1, -1]})", "token id -1 is not in the vocabulary"},
       {"/detokenize", R"({"tokens": [1, 100000000]})", "not in the vocabulary"},
@@ -474,50 +479,62 @@ TEST_F(HttpServerTest, AWriteThatMakesNoProgressTimesOut) {
   EXPECT_EQ(received.find("data: [DONE]"), std::string::npos);
 }
 
-TEST_F(HttpServerTest, ShutdownFinishesInFlightRequestsAndRefusesNewOnes) {
-  ServerConfig config;
-  config.graceful_shutdown_timeout_s = 600;
-  StartServer(config, std::chrono::milliseconds(2));
-  tcp::socket running = Connect();
-  net::write(running, net::buffer(RawRequest("POST", "/generate",
-                                             R"({"input_ids": [2, 3], "sampling_params":
-                                         {"max_new_tokens": 600, "ignore_eos": true}})")));
-  WaitForLiveRequests(1);
-  std::thread stopper([this] {
-    server_->RequestStop();
-    server_->WaitForShutdown();
-  });
+// A server with a 600 s drain deadline and 2 ms steps, one /generate of `max_new_tokens`
+// running on `running`, and a drain (RequestStop, then WaitForShutdown) begun on a thread the
+// caller joins.
+class HttpServerDrainTest : public HttpServerTest {
+ protected:
+  void StartDrainWithARunningRequest(int max_new_tokens) {
+    ServerConfig config;
+    config.graceful_shutdown_timeout_s = 600;
+    StartServer(config, std::chrono::milliseconds(2));
+    running_.emplace(Connect());
+    const std::string body = R"({"input_ids": [2, 3], "sampling_params": {"max_new_tokens": )" +
+                             std::to_string(max_new_tokens) + R"(, "ignore_eos": true}})";
+    net::write(*running_, net::buffer(RawRequest("POST", "/generate", body)));
+    WaitForLiveRequests(1);
+    stopper_ = std::thread([this] {
+      server_->RequestStop();
+      server_->WaitForShutdown();
+    });
+  }
+
+  void TearDown() override {
+    if (stopper_.joinable()) stopper_.join();
+    HttpServerTest::TearDown();
+  }
+
+  // The running request's reply (it must be a 200 whatever its finish).
+  json RunningReply() {
+    beast::flat_buffer buffer;
+    const Reply reply = ReadReply(*running_, buffer);
+    EXPECT_EQ(reply.status, 200) << reply.body;
+    return reply.status == 200 ? reply.Json() : json();
+  }
+
+  std::optional<tcp::socket> running_;
+  std::thread stopper_;
+};
+
+TEST_F(HttpServerDrainTest, ShutdownFinishesInFlightRequestsAndRefusesNewOnes) {
+  StartDrainWithARunningRequest(600);
+  ASSERT_FALSE(HasFatalFailure());
   Reply refused;
   for (int i = 0; i < 1000 && refused.status != 503; ++i) refused = Send("GET", "/health");
   EXPECT_EQ(refused.status, 503);
   EXPECT_NE(refused.body.find("shutting down"), std::string::npos);
-  beast::flat_buffer buffer;
-  const Reply reply = ReadReply(running, buffer);
-  ASSERT_EQ(reply.status, 200) << reply.body;
-  EXPECT_EQ(reply.Json()["meta_info"]["finish_reason"]["type"], "length");
-  EXPECT_EQ(reply.Json()["meta_info"]["completion_tokens"], 600);
-  stopper.join();
+  const json reply = RunningReply();
+  EXPECT_EQ(reply["meta_info"]["finish_reason"]["type"], "length");
+  EXPECT_EQ(reply["meta_info"]["completion_tokens"], 600);
+  stopper_.join();
 }
 
-TEST_F(HttpServerTest, AForcedStopAbortsInFlightRequests) {
-  ServerConfig config;
-  config.graceful_shutdown_timeout_s = 600;
-  StartServer(config, std::chrono::milliseconds(2));
-  tcp::socket running = Connect();
-  net::write(running, net::buffer(RawRequest("POST", "/generate",
-                                             R"({"input_ids": [2, 3], "sampling_params":
-                                         {"max_new_tokens": 1000, "ignore_eos": true}})")));
-  WaitForLiveRequests(1);
-  std::thread stopper([this] {
-    server_->RequestStop();
-    server_->WaitForShutdown();
-  });
+TEST_F(HttpServerDrainTest, AForcedStopAbortsInFlightRequests) {
+  StartDrainWithARunningRequest(1000);
+  ASSERT_FALSE(HasFatalFailure());
   server_->RequestStop(/*drain=*/false);  // a second signal
-  beast::flat_buffer buffer;
-  const Reply reply = ReadReply(running, buffer);
-  ASSERT_EQ(reply.status, 200) << reply.body;
-  EXPECT_EQ(reply.Json()["meta_info"]["finish_reason"]["type"], "abort");
-  stopper.join();
+  EXPECT_EQ(RunningReply()["meta_info"]["finish_reason"]["type"], "abort");
+  stopper_.join();
 }
 
 }  // namespace
