@@ -18,6 +18,10 @@
 
 namespace radixlm {
 
+namespace model {
+class KvCache;
+}  // namespace model
+
 class ModelRunner {
  public:
   virtual ~ModelRunner() = default;
@@ -34,6 +38,10 @@ class ModelRunner {
   virtual int64_t swa_kv_slots() const { return 0; }
 
   virtual Status Forward(const model::ForwardBatch& batch, model::ForwardOutput* out) = 0;
+
+  // The KV storage itself, for copying a prefix's rows between servers (prefill/decode
+  // disaggregation, engine/prefix_kv.h); null: the runner does not expose it.
+  virtual model::KvCache* kv_cache() { return nullptr; }
 
   // Worker threads the scheduler may borrow between forwards (for sampling); null: none.
   virtual ThreadPool* thread_pool() { return nullptr; }
