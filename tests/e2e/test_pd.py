@@ -42,6 +42,11 @@ PROMPTS = [
     "In 1969, the first humans to walk on the Moon were",
     "def fibonacci(n):\n    ",
     "Explain in one sentence why the sky is blue.",
+    # Longer than Gemma-3's sliding window (512): the record carries the windowed layers' KV
+    # for the last positions only, and the decode server's tree holds the rest as tombstones.
+    "Summarize the following notes in one line.\n" + "".join(
+        f"Note {i}: the shipment of part {i * 7} left warehouse {i % 5} on day {i}.\n"
+        for i in range(60)),
 ]
 MAX_NEW = 24
 
