@@ -17,6 +17,10 @@
 #include <thread>
 
 #include "apps/commands.h"
+#include "disagg/disagg_support.h"
+#ifdef RADIXLM_HAVE_UCX
+#include "disagg/pd_transfer.h"
+#endif
 #include "engine/engine.h"
 #include "server/http_server.h"
 #include "server/server_log.h"
@@ -29,30 +33,91 @@ struct ServeOptions {
   EngineConfig engine;
   server::ServerConfig server;
   double mem_fraction_static = 0;  // > 0: KV pool = fraction of RAM minus the weights
-  // SGLang's prefill/decode disaggregation flags, parsed so that asking for it gets a clear
-  // answer: only "null" (no disaggregation) is built.
+  // SGLang's prefill/decode disaggregation flags (docs/disaggregation.md).
   std::string disaggregation_mode = "null";
-  std::string disaggregation_bootstrap_port;
-  std::string disaggregation_transfer_backend;
+  std::string disaggregation_bootstrap_port;  // "": SGLang's default, 8998
+  std::string disaggregation_transfer_backend;  // "": ucx
+  double disaggregation_timeout_s = 60;  // a decode request waits this long for its KV
 };
 
 Status CheckDisaggregation(const ServeOptions& opt) {
-  if (opt.disaggregation_mode != "null") {
-    return Unimplemented("--disaggregation-mode " + opt.disaggregation_mode +
-                         ": prefill/decode disaggregation is not built in radixlm. Serve whole "
-                         "replicas behind SGLang's gateway instead (smg launch --worker-urls "
-                         "URL1 URL2 ...; README, 'Scaling out')");
+  if (opt.disaggregation_mode == "null") {
+    for (const auto& [flag, value] :
+         {std::pair{"--disaggregation-bootstrap-port", &opt.disaggregation_bootstrap_port},
+          std::pair{"--disaggregation-transfer-backend", &opt.disaggregation_transfer_backend}}) {
+      if (!value->empty()) {
+        return InvalidArgument(std::string(flag) +
+                               " applies to prefill/decode disaggregation: add "
+                               "--disaggregation-mode prefill or decode");
+      }
+    }
+    return Status::Ok();
   }
-  for (const auto& [flag, value] :
-       {std::pair{"--disaggregation-bootstrap-port", &opt.disaggregation_bootstrap_port},
-        std::pair{"--disaggregation-transfer-backend", &opt.disaggregation_transfer_backend}}) {
-    if (!value->empty()) {
-      return Unimplemented(std::string(flag) +
-                           " applies to prefill/decode disaggregation, which is not built in "
-                           "radixlm");
+  RADIXLM_RETURN_IF_ERROR(disagg::CheckTransferBackend(
+      opt.disaggregation_transfer_backend.empty() ? "ucx" : opt.disaggregation_transfer_backend));
+  if (opt.engine.disable_radix_cache) {
+    return InvalidArgument("--disaggregation-mode " + opt.disaggregation_mode +
+                           " needs the radix cache (the transferred KV is a cached prefix): "
+                           "drop --disable-radix-cache");
+  }
+  if (!opt.disaggregation_bootstrap_port.empty()) {
+    const std::string& port = opt.disaggregation_bootstrap_port;
+    if (port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 ||
+        std::stoi(port) < 1 || std::stoi(port) > 65535) {
+      return InvalidArgument("--disaggregation-bootstrap-port must be a port number, got " + port);
     }
   }
+  if (opt.disaggregation_timeout_s <= 0) {
+    return InvalidArgument("--disaggregation-timeout must be > 0 seconds");
+  }
   return Status::Ok();
+}
+
+// The KV transfer ends of a prefill or decode server; both outlive the engine and the server.
+struct DisaggregationEnds {
+#ifdef RADIXLM_HAVE_UCX
+  std::unique_ptr<disagg::PrefillKvExporter> exporter;
+  std::unique_ptr<disagg::DecodeKvImporter> importer;
+#endif
+  std::string summary;  // for the start-up banner; "" in null mode
+};
+
+// Prefill: listens on the bootstrap port and becomes the engine's export sink. Decode: the
+// server's fetch_prefix_kv.
+Status StartDisaggregation(const ServeOptions& opt, Engine* engine, server::ServerConfig* server,
+                           DisaggregationEnds* ends) {
+  server->disaggregation_mode = opt.disaggregation_mode;
+  if (opt.disaggregation_mode == "null") return Status::Ok();
+#ifdef RADIXLM_HAVE_UCX
+  if (opt.disaggregation_mode == "prefill") {
+    constexpr int kDefaultBootstrapPort = 8998;  // SGLang's
+    const int port = opt.disaggregation_bootstrap_port.empty()
+                         ? kDefaultBootstrapPort
+                         : std::stoi(opt.disaggregation_bootstrap_port);
+    const std::string host = server->host == "localhost" ? "127.0.0.1" : server->host;
+    RADIXLM_ASSIGN_OR_RETURN(ends->exporter, disagg::PrefillKvExporter::Listen(host, port));
+    disagg::PrefillKvExporter* exporter = ends->exporter.get();
+    engine->SetKvExportSink([exporter](uint64_t room, StatusOr<PrefixKv> kv) {
+      exporter->Export(room, std::move(kv));
+    });
+    ends->summary = "prefill, KV over UCX from " + host + ":" + std::to_string(exporter->port()) +
+                    " (the gateway's bootstrap port)";
+    return Status::Ok();
+  }
+  const auto timeout = std::chrono::milliseconds(
+      static_cast<int64_t>(opt.disaggregation_timeout_s * 1000));
+  RADIXLM_ASSIGN_OR_RETURN(ends->importer, disagg::DecodeKvImporter::Create(timeout));
+  disagg::DecodeKvImporter* importer = ends->importer.get();
+  server->fetch_prefix_kv = [importer](const std::string& host, int port, uint64_t room) {
+    return importer->Fetch(host, port, room);
+  };
+  ends->summary = "decode, KV over UCX from the prefill server named by each request";
+  return Status::Ok();
+#else
+  (void)engine;
+  (void)ends;
+  return disagg::CheckTransferBackend("ucx");  // says UCX is not built
+#endif
 }
 
 // Many concurrent streams need many descriptors: lift the soft limit to the hard one.
@@ -137,6 +202,7 @@ Status RunServe(ServeOptions opt) {
   }
   opt.engine.model_path = path;
 
+  DisaggregationEnds disaggregation;  // outlives the engine (its export sink)
   std::unique_ptr<Engine> engine;
   {
     LoadingIndicator loading("loading " + std::filesystem::path(path).filename().string() + " (" +
@@ -146,6 +212,8 @@ Status RunServe(ServeOptions opt) {
   const ModelInfo& info = engine->assets().info();
   const Status& chat_status = engine->assets().chat_status();
 
+  RADIXLM_RETURN_IF_ERROR(
+      StartDisaggregation(opt, engine.get(), &opt.server, &disaggregation));
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<server::HttpServer> http,
                            server::HttpServer::Create(opt.server, engine.get()));
   RADIXLM_RETURN_IF_ERROR(http->Start());
@@ -167,7 +235,8 @@ Status RunServe(ServeOptions opt) {
                "  KV pool  %lld tokens (page size %d)%s, radix cache %s (%s eviction)\n"
                "  policy   %s, chunked prefill %lld, max running %d, max prefill %lld\n"
                "  chat     %s\n"
-               "  URL      %s%s\n",
+               "  URL      %s%s\n"
+               "%s",
                info.model_path.c_str(), info.name.c_str(), FormatBytes(info.file_bytes).c_str(),
                info.arch.c_str(), static_cast<long long>(engine->context_length()),
                engine->vocab_size(), threads, opt.server.io_threads,
@@ -176,7 +245,10 @@ Status RunServe(ServeOptions opt) {
                sc.schedule_policy.c_str(), static_cast<long long>(sc.chunked_prefill_size),
                sc.max_running_requests, static_cast<long long>(sc.max_prefill_tokens),
                chat_status.ok() ? "template loaded" : chat_status.message().c_str(),
-               http->url().c_str(), opt.server.api_key.empty() ? "" : " (API key required)");
+               http->url().c_str(), opt.server.api_key.empty() ? "" : " (API key required)",
+               disaggregation.summary.empty()
+                   ? ""
+                   : ("  PD       " + disaggregation.summary + "\n").c_str());
   std::fprintf(stderr,
                "Ready. Try:\n  curl %s/generate -H 'Content-Type: application/json' "
                "-d '{\"text\": \"The capital of France is\", \"sampling_params\": "
@@ -299,13 +371,18 @@ const bool kRegistered = RegisterCommand("serve", [](CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--disaggregation-mode", opt->disaggregation_mode,
-                  "SGLang's null | prefill | decode; only null (no disaggregation) is built")
+                  "null | prefill | decode: serve one side of a prefill/decode pair behind "
+                  "smg --pd-disaggregation (docs/disaggregation.md)")
       ->check(CLI::IsMember({"null", "prefill", "decode"}))
       ->capture_default_str();
   cmd->add_option("--disaggregation-bootstrap-port", opt->disaggregation_bootstrap_port,
-                  "Prefill/decode disaggregation only (not built)");
+                  "Prefill: the port decode servers fetch KV from over UCX (default 8998; give "
+                  "it to the gateway: --prefill URL PORT)");
   cmd->add_option("--disaggregation-transfer-backend", opt->disaggregation_transfer_backend,
-                  "Prefill/decode disaggregation only (not built)");
+                  "ucx (the only backend; default)");
+  cmd->add_option("--disaggregation-timeout", opt->disaggregation_timeout_s,
+                  "Decode: seconds a request waits for its KV before it fails with a 503")
+      ->capture_default_str();
   cmd->add_option("--log-level", s.log_level, "debug | info | warning | error")
       ->capture_default_str();
   cmd->add_flag("--incremental-streaming-output", s.incremental_streaming_output,

@@ -4,6 +4,8 @@ find_package(nlohmann_json 3 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
+# Optional: UCX (Debian's libucx-dev) for prefill/decode KV transfer (src/disagg/).
+pkg_check_modules(UCX QUIET IMPORTED_TARGET GLOBAL ucx)
 if(RADIXLM_BUILD_TESTS)
   find_package(GTest REQUIRED)
   include(GoogleTest)

@@ -23,6 +23,7 @@ APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache git
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libpcre2-dev libboost-dev
+  libucx-dev
   clang-14
   python3 python3-venv python3-pip curl
   chromium

@@ -19,12 +19,15 @@
 #pragma once
 
 #include <cstdint>
+#include <future>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "sampling/generate_output.h"
 #include "sampling/sampling_params.h"
+#include "util/status.h"
 
 namespace radixlm {
 
@@ -45,6 +48,19 @@ struct OpenSessionRequest {
   bool streaming = false;  // turns without a rid continue from the last complete turn
 };
 
+// The KV of a token prefix, every layer, as prefill/decode disaggregation moves it between
+// servers (docs/disaggregation.md; disagg/kv_transfer_record.h has the same layout): for each
+// layer in order, its K rows then its V rows for positions [rows_from[layer], tokens.size()),
+// each row `row_elems` 16-bit values of `dtype` (kernels::KvDtype as an integer). Full-attention
+// layers have every position; sliding-window layers may start later.
+struct PrefixKv {
+  std::vector<int32_t> tokens;
+  int32_t row_elems = 0;
+  int32_t dtype = 0;
+  std::vector<uint32_t> rows_from;  // [n_layers]
+  std::vector<uint8_t> kv;
+};
+
 struct GenerateRequest {
   std::string rid;  // "" : the engine makes one up; must be unique among live requests
   std::optional<std::string> text;  // exactly one of text / input_ids
@@ -60,6 +76,17 @@ struct GenerateRequest {
   std::optional<SessionParams> session_params;  // a session turn (n must be 1)
   bool stream = false;  // informational: outputs always arrive as chunks (see GenerateStream)
   int32_t priority = 0;
+  // Prefill/decode disaggregation (docs/disaggregation.md); n must be 1 with either.
+  // export_kv_room (prefill side): when the request finishes, the KV of its prompt is read from
+  // the tree in that same step and handed to the engine's KV export sink
+  // (Engine::SetKvExportSink) under this room; an aborted request hands it an error.
+  std::optional<uint64_t> export_kv_room;
+  // import_kv (decode side; valid() when set): the prompt's KV, arriving from the prefill
+  // server. The request waits (without a slot) until the future is ready, then the KV is
+  // inserted into the tree, pinned while the request runs, and the request runs as one whose
+  // prompt is cached. A failed future ends the request with finish_reason abort, status 503,
+  // and the future's message. Only the tokens the KV and the prompt share are used.
+  std::shared_future<StatusOr<PrefixKv>> import_kv;
 };
 
 // SGLang's POST /pause_generation {"mode": ...}: what happens to the live requests when

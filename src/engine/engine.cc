@@ -51,6 +51,10 @@ StatusOr<RadixTreeSnapshot> Engine::GetRadixTree(const RadixTreeQuery& query) {
   return core_->GetRadixTree(query);
 }
 
+void Engine::SetKvExportSink(std::function<void(uint64_t room, StatusOr<PrefixKv> kv)> sink) {
+  core_->SetKvExportSink(std::move(sink));
+}
+
 StatusOr<PrefixPin> Engine::PinPrefix(std::vector<int32_t> input_ids) {
   return core_->PinPrefix(std::move(input_ids));
 }

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -95,6 +96,12 @@ class Engine {
   // Shutdown.
   StatusOr<std::string> OpenSession(OpenSessionRequest request);
   Status CloseSession(const std::string& session_id);
+
+  // Prefill/decode disaggregation (docs/disaggregation.md): `sink` receives, on the scheduler
+  // thread, the prompt KV of every request submitted with export_kv_room when it finishes (an
+  // error when it was aborted); it must only hand the KV on, never block. Set it before the
+  // first such request (without it they are refused).
+  void SetKvExportSink(std::function<void(uint64_t room, StatusOr<PrefixKv> kv)> sink);
 
   // Stops accepting requests, aborts the live ones (their streams end) and joins the
   // scheduler thread. Idempotent.

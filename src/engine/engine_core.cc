@@ -83,11 +83,24 @@ StatusOr<std::shared_ptr<GenerateStream>> EngineCore::Submit(GenerateRequest req
   // A session turn's whole prompt is known on the scheduler thread only; it checks the fit.
   if (!session) RADIXLM_RETURN_IF_ERROR(ValidatePromptFit(ids, request, limits));
   RADIXLM_ASSIGN_OR_RETURN(PreparedGrammar grammar, PrepareGrammar(request.sampling_params));
+  const bool disaggregated = request.export_kv_room.has_value() || request.import_kv.valid();
+  if (disaggregated && (session || request.sampling_params.n != 1)) {
+    return Unimplemented(
+        "prefill/decode disaggregation runs one sample per request without sessions (n = 1)");
+  }
+  if (request.export_kv_room.has_value() && !kv_export_sink_) {
+    return Unimplemented("this server is not a prefill server: it exports no KV");
+  }
   if (request.rid.empty()) request.rid = NewRid(next_rid_++);
   const int32_t n = request.sampling_params.n;
   auto stream = std::make_shared<GenerateStream>(request.rid, n, request.return_logprob);
 
-  SubmitCommand cmd{.stream = stream, .inputs = {}, .session = nullptr};
+  SubmitCommand cmd{.stream = stream,
+                    .inputs = {},
+                    .session = nullptr,
+                    .export_room = request.export_kv_room,
+                    .import_kv = request.import_kv,
+                    .import_pin = 0};
   std::vector<uint64_t> ids_of_samples;
   for (int32_t i = 0; i < n; ++i) {
     RequestInput in;
@@ -280,7 +293,7 @@ void EngineCore::Loop() {
         return stopping_ || !inbox_.empty() || scheduler_->HasRunnableWork() ||
                scheduler_->HasReadyGrammar();
       };
-      if (scheduler_->grammar_queue_size() > 0) {
+      if (scheduler_->grammar_queue_size() > 0 || !awaiting_kv_.empty()) {
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
         while (!ready() && lock.WaitUntil(cv_, deadline)) {
         }
@@ -293,6 +306,7 @@ void EngineCore::Loop() {
     for (Command& cmd : commands) {
       std::visit([this](auto& command) { Apply(command); }, cmd);
     }
+    PollKvImports();
     ReleaseSessionPins();
     if (stopping) {
       AbortAllLive("The engine was shut down.");
@@ -311,7 +325,19 @@ void EngineCore::Loop() {
 
 void EngineCore::Apply(SubmitCommand& cmd) {
   for (size_t i = 0; i < cmd.inputs.size(); ++i) {
-    routes_[cmd.inputs[i].id] = Route{cmd.stream, static_cast<int32_t>(i), "", 0};
+    Route route;
+    route.stream = cmd.stream;
+    route.index = static_cast<int32_t>(i);
+    route.export_room = cmd.export_room;
+    if (cmd.export_room.has_value()) {
+      route.export_ids = std::make_shared<const std::vector<int32_t>>(cmd.inputs[i].input_ids);
+    }
+    route.import_pin = cmd.import_pin;
+    routes_[cmd.inputs[i].id] = std::move(route);
+  }
+  if (cmd.import_kv.valid()) {  // imported and submitted by PollKvImports
+    awaiting_kv_.push_back(std::move(cmd));
+    return;
   }
   if (cmd.session != nullptr) {
     Status status = StartSessionTurn(cmd);
@@ -342,6 +368,7 @@ void EngineCore::Apply(SubmitCommand& cmd) {
 void EngineCore::Apply(AbortCommand& cmd) { AbortRid(cmd.rid, "Aborted by the user"); }
 
 void EngineCore::AbortRid(const std::string& rid, const std::string& message) {
+  if (AbortAwaitingKv(rid, message)) return;
   std::vector<uint64_t> ids;
   {
     MutexLock lock(&mu_);
@@ -454,6 +481,8 @@ void EngineCore::OnOutput(RequestOutput&& out) {
     }
   }
   if (chunk.finish_reason.has_value()) {
+    if (route.export_room.has_value()) ExportPrefixKv(route, chunk.finish_reason->is_abort());
+    if (route.import_pin != 0) session_unpins_.push_back(route.import_pin);  // released after
     routes_.erase(it);
     // Forget the rid before the stream can end, so the caller may reuse it at once.
     MutexLock lock(&mu_);
@@ -467,6 +496,8 @@ void EngineCore::OnOutput(RequestOutput&& out) {
 }
 
 void EngineCore::AbortAllLive(const std::string& message) {
+  for (SubmitCommand& cmd : awaiting_kv_) EndUnsubmitted(cmd, FinishReason::Abort(message));
+  awaiting_kv_.clear();
   std::vector<uint64_t> ids;
   for (const auto& [id, route] : routes_) ids.push_back(id);
   for (uint64_t id : ids) scheduler_->Abort(id, message);

@@ -17,9 +17,11 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -65,6 +67,10 @@ class EngineCore {
   StatusOr<std::string> OpenSession(OpenSessionRequest request);
   Status CloseSession(const std::string& session_id);
   void Shutdown();
+  // Prefill/decode disaggregation: where the KV of finished export_kv_room requests goes
+  // (Engine::SetKvExportSink). Set before the first such request.
+  using KvExportSink = std::function<void(uint64_t room, StatusOr<PrefixKv> kv)>;
+  void SetKvExportSink(KvExportSink sink) { kv_export_sink_ = std::move(sink); }
 
   const EngineConfig& config() const { return config_; }
   const EngineSettings& settings() const { return settings_; }
@@ -78,6 +84,11 @@ class EngineCore {
     int32_t index = 0;
     std::string session_id;  // a session turn: its session ("" for none)
     uint64_t pin = 0;        // and the pin its KV takes when it completes
+    // Prefill/decode disaggregation: the room its prompt's KV is exported under when it
+    // finishes (with the prompt), and the pin of an imported prefix (0: none) released then.
+    std::optional<uint64_t> export_room;
+    std::shared_ptr<const std::vector<int32_t>> export_ids;  // shared: routes are copied
+    uint64_t import_pin = 0;
   };
   // A session turn's part of a SubmitCommand: the scheduler thread composes its prompt
   // (SessionTable) and checks that it fits; a refused turn ends its stream with an abort
@@ -91,6 +102,9 @@ class EngineCore {
     std::shared_ptr<GenerateStream> stream;
     std::vector<RequestInput> inputs;      // one per sample
     std::unique_ptr<SessionTurn> session;  // null: not a session turn
+    std::optional<uint64_t> export_room;   // GenerateRequest::export_kv_room
+    std::shared_future<StatusOr<PrefixKv>> import_kv;  // valid(): waits in awaiting_kv_
+    uint64_t import_pin = 0;  // the imported prefix's pin, once imported
   };
   struct OpenSessionCommand {
     OpenSessionRequest request;
@@ -163,6 +177,15 @@ class EngineCore {
   void ReleaseSessionPins();
   void OnOutput(RequestOutput&& output);
   void AbortAllLive(const std::string& message);
+  // Prefill/decode disaggregation (engine_core_prefix_kv.cc). Submits waiting for their
+  // prefix's KV: those whose future is ready are imported and submitted, or ended with the
+  // error. Abort / shutdown of a waiting submit ends its stream.
+  void PollKvImports();
+  bool AbortAwaitingKv(const std::string& rid, const std::string& message);
+  // Ends every sample of a submit that never reached the scheduler.
+  void EndUnsubmitted(SubmitCommand& cmd, FinishReason reason);
+  void ExportPrefixKv(const Route& route, bool aborted);
+  Status ImportPrefixKv(SubmitCommand& cmd, const PrefixKv& kv);
 
   const EngineConfig config_;
   const SchedulerConfig scheduler_config_;
@@ -206,6 +229,8 @@ class EngineCore {
   std::unordered_map<uint64_t, Route> routes_;
   SessionTable sessions_;
   std::vector<uint64_t> session_unpins_;
+  std::vector<SubmitCommand> awaiting_kv_;
+  KvExportSink kv_export_sink_;
   int32_t bos_id_ = -1;  // trimmed from the front of a session turn that continues another
   std::thread thread_;
 };

@@ -40,6 +40,7 @@ class ModelBackedRunner : public ModelRunner {
 
   const model::Model& model() const { return *model_; }
   size_t kv_cache_bytes() const { return kv_->bytes(); }
+  model::KvCache* kv_cache() override { return kv_.get(); }
 
  private:
   ModelBackedRunner(std::unique_ptr<model::Model> model, std::unique_ptr<model::KvCache> kv)

@@ -19,6 +19,10 @@
 
 namespace radixlm {
 
+namespace model {
+class KvCache;
+}  // namespace model
+
 class ModelRunner {
  public:
   virtual ~ModelRunner() = default;
@@ -51,6 +55,9 @@ class ModelRunner {
                          std::span<const uint8_t> /*in*/) {
     return Unimplemented("this model runner cannot import KV");
   }
+  // The KV storage itself, for copying a prefix's rows between servers (prefill/decode
+  // disaggregation, engine/prefix_kv.h); null: the runner does not expose it.
+  virtual model::KvCache* kv_cache() { return nullptr; }
 
   // Worker threads the scheduler may borrow between forwards (for sampling); null: none.
   virtual ThreadPool* thread_pool() { return nullptr; }

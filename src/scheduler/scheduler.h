@@ -189,6 +189,18 @@ class Scheduler {
   // trie (or was dropped), so the next drafts see them. Drafts never need it for correctness;
   // tests call it between waves for deterministic acceptance. No-op without NGRAM.
   void FlushNgramFills();
+  // Prefill/decode disaggregation (scheduler_prefix_kv.cc; the engine copies the KV rows,
+  // engine/prefix_kv.h). CachedPrefixSlots: the slots of the longest cached prefix of `ids`
+  // (lent: read them before the next step). ImportPrefix: takes slots for the page-aligned part
+  // of `ids` (evicting as needed), has `write` fill them with KV, releases their windowed KV
+  // before position `swa_valid_from` (what `write` could not fill), inserts them into the tree
+  // and pins the prefix under `pin` (UnpinPrefix releases it). Returns the pinned token count;
+  // ResourceExhausted when the pool cannot hold the prefix, Unimplemented with the radix cache
+  // disabled, `write`'s error (nothing changed) when it fails.
+  using PrefixWriter = std::function<Status(std::span<const int32_t> slots)>;
+  std::vector<int32_t> CachedPrefixSlots(std::span<const int32_t> ids);
+  StatusOr<int64_t> ImportPrefix(uint64_t pin, std::span<const int32_t> ids,
+                                 int64_t swa_valid_from, const PrefixWriter& write);
 
   SchedulerStats GetStats() const;
   // Pool / tree / table consistency, including request ownership of slots (see above).

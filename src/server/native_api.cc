@@ -1,3 +1,4 @@
+#include "server/bootstrap_fields.h"
 #include "server/native_api.h"
 
 #include <nlohmann/json.hpp>
@@ -78,6 +79,9 @@ HandlerResult HandleGenerate(const ServerContext& ctx, const HttpRequest& reques
   if (!body.has_value()) return HandlerResult::Error(error);
   StatusOr<NativeGenerateCall> parsed = ParseNativeGenerate(*body, *ctx.config);
   if (!parsed.ok()) return HandlerResult::Error(ApiErrorFromStatus(parsed.status()));
+  if (Status pd = ApplyBootstrapFields(*body, *ctx.config, &parsed->requests); !pd.ok()) {
+    return HandlerResult::Error(ApiErrorFromStatus(pd));
+  }
   auto formatter = std::make_unique<NativeFormatter>(
       *parsed, ctx.config->incremental_streaming_output, &ctx.engine->assets().codec());
   auto call = std::make_shared<GenerationCall>(ctx.engine, ctx.metrics, ctx.live,

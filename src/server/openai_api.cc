@@ -1,3 +1,4 @@
+#include "server/bootstrap_fields.h"
 #include "server/openai_api.h"
 
 #include <algorithm>
@@ -46,7 +47,7 @@ StatusOr<GenerateRequest> ChatPrompt(const ServerContext& ctx, const std::string
   return request;
 }
 
-HandlerResult Submit(const ServerContext& ctx, OpenAiRequest& parsed,
+HandlerResult Submit(const ServerContext& ctx, const json& body, OpenAiRequest& parsed,
                      std::vector<GenerateRequest> prompts, OpenAiResponseOptions options) {
   const std::string rid = parsed.rid.empty() ? RandomHex() : parsed.rid;
   options.id = (parsed.chat ? "chatcmpl-" : "cmpl-") + rid;
@@ -64,6 +65,9 @@ HandlerResult Submit(const ServerContext& ctx, OpenAiRequest& parsed,
     r.top_logprobs_num = parsed.logprobs ? parsed.top_logprobs : 0;
     r.stream = parsed.stream;
     r.session_params = parsed.session;
+  }
+  if (Status pd = ApplyBootstrapFields(body, *ctx.config, &prompts); !pd.ok()) {
+    return HandlerResult::Error(ApiErrorFromStatus(pd));
   }
   auto call = std::make_shared<GenerationCall>(
       ctx.engine, ctx.metrics, ctx.live,
@@ -88,7 +92,7 @@ HandlerResult HandleCompletions(const ServerContext& ctx, const HttpRequest& req
     }
   }
   std::vector<GenerateRequest> prompts = std::move(parsed->prompts);
-  return Submit(ctx, *parsed, std::move(prompts), std::move(options));
+  return Submit(ctx, *body, *parsed, std::move(prompts), std::move(options));
 }
 
 // Whether `text` holds a control token of the vocabulary (a call marker that is one cannot be
@@ -137,7 +141,7 @@ HandlerResult HandleChat(const ServerContext& ctx, const HttpRequest& request) {
         chat::ReasoningFormatFromName(ctx.config->reasoning_parser);
     if (reasoning.ok()) options.reasoning = *reasoning;
   }
-  return Submit(ctx, *parsed, std::move(prompts), std::move(options));
+  return Submit(ctx, *body, *parsed, std::move(prompts), std::move(options));
 }
 
 json ModelCard(const ServerContext& ctx) {

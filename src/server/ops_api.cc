@@ -138,7 +138,7 @@ json ModelInfoJson(const ServerContext& ctx) {
       {"model_type", model.model_type},
       {"architectures", model.architectures},
       {"served_model_name", ctx.served_model_name},
-      {"disaggregation_mode", "null"},  // prefill/decode disaggregation is not built
+      {"disaggregation_mode", ctx.config->disaggregation_mode},
       // radixlm's addition: the GGUF's chat template ("" when it has none) and architecture,
       // so a remote client renders chats as this server does without the model file.
       {"chat_template", model.chat_template},
@@ -261,7 +261,7 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"tp_size", 1},
       {"pp_size", 1},
       {"dp_size", 1},
-      {"disaggregation_mode", "null"},
+      {"disaggregation_mode", ctx.config->disaggregation_mode},
       {"is_embedding", false},
       {"weight_version", "default"},
       {"threads", ec.threads},

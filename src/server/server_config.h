@@ -4,7 +4,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <future>
 #include <string>
+
+#include "engine/api.h"
+#include "util/status.h"
 
 namespace radixlm::server {
 
@@ -18,6 +23,15 @@ struct ServerConfig {
   // --- the web page and the radix-tree routes ---
   bool disable_web_ui = false;  // --disable-web-ui: no page at / (the /radix_tree routes stay)
   int radix_tree_event_interval_ms = 200;  // /radix_tree/events: at most one event per this
+
+  // --- prefill/decode disaggregation (docs/disaggregation.md, server/bootstrap_fields.h) ---
+  std::string disaggregation_mode = "null";  // "null" | "prefill" | "decode"
+  // Decode servers: starts fetching the prefix KV of `room` from the prefill server's KV
+  // sender at host:port; the future ends with the KV or the transfer's error, never later than
+  // the transfer timeout. Set by `radixlm serve --disaggregation-mode decode`.
+  std::function<std::shared_future<StatusOr<PrefixKv>>(const std::string& host, int port,
+                                                       uint64_t room)>
+      fetch_prefix_kv;
 
   // --- limits on what one request may ask for ---
   size_t max_body_bytes = 16u << 20;  // larger bodies are 413

@@ -37,7 +37,10 @@ def smg_binary():
 class Gateway(LoggedProcess):
     """A running `smg launch --worker-urls ...`."""
 
-    def __init__(self, worker_urls, policy="cache_aware", extra_args=(), ready=True):
+    def __init__(self, worker_urls, policy="cache_aware", extra_args=(), ready=True,
+                 routing_args=None):
+        """routing_args replaces `--worker-urls URL...` (PD mode: `--pd-disaggregation
+        --prefill URL PORT --decode URL`); worker_urls still counts the workers to wait for."""
         binary, why = smg_binary()
         if binary is None:
             raise RuntimeError(why)
@@ -46,7 +49,8 @@ class Gateway(LoggedProcess):
         self.worker_urls = list(worker_urls)
         cmd = [binary, "launch", "--host", "127.0.0.1", "--port", str(self.port),
                "--prometheus-host", "127.0.0.1", "--prometheus-port", str(free_port()),
-               "--worker-urls", *self.worker_urls, "--policy", policy,
+               *(routing_args if routing_args is not None
+                 else ["--worker-urls", *self.worker_urls]), "--policy", policy,
                "--shutdown-grace-period-secs", "1", "--log-level", "warn", *extra_args]
         super().__init__(cmd, "smg-", env=dict(os.environ, NO_COLOR="1"))
         if ready:

@@ -242,16 +242,22 @@ def test_a_killed_replica_fails_over_without_hanging():
         b.stop()
 
 
-@pytest.mark.parametrize("args", [
-    ["--disaggregation-mode", "prefill"],
-    ["--disaggregation-mode", "decode", "--disaggregation-transfer-backend", "mooncake"],
-    ["--disaggregation-bootstrap-port", "8998"],
+@pytest.mark.parametrize("args,expected", [
+    (["--disaggregation-mode", "decode", "--disaggregation-transfer-backend", "mooncake"],
+     "ucx"),
+    (["--disaggregation-bootstrap-port", "8998"], "--disaggregation-mode prefill or decode"),
+    (["--disaggregation-mode", "prefill", "--disable-radix-cache"], "radix cache"),
+    (["--disaggregation-mode", "prefill", "--disaggregation-bootstrap-port", "99999"],
+     "port number"),
 ])
-def test_disaggregation_is_refused_with_a_clear_error(args):
+def test_bad_disaggregation_flags_are_refused_with_a_clear_error(args, expected):
+    """(docs/disaggregation.md; test_pd.py serves a real pair.)"""
     out = subprocess.run([_binary(), "serve", "--model-path", _model(), "--port", "0", *args],
                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert out.returncode == 1
-    assert "disaggregation" in out.stderr and "not built" in out.stderr, out.stderr
+    assert "disaggregation" in out.stderr or "radix" in out.stderr, out.stderr
+    # A build without UCX says so first, for every PD flag set.
+    assert expected in out.stderr or "built without UCX" in out.stderr, out.stderr
 
 
 def test_gateway_log_has_no_worker_errors(gateway):

@@ -1,0 +1,41 @@
+// KvTransferRecord: what a prefill server hands the decode server for one bootstrap room — the
+// prompt's tokens and the prompt's KV rows of every layer — and its wire form (a flat little-endian
+// byte string; the transport moves it as one opaque message). A record may instead carry an error:
+// the prefill side could not produce the KV (its request failed or was aborted), and the decode
+// side ends its request with that message.
+//
+// KV layout in `kv`: for each layer l in order, its K rows then its V rows for prompt positions
+// [rows_from[l], prompt_ids.size()), each row `row_elems` half-precision values (2 bytes).
+// Full-attention layers send every position (rows_from = 0); sliding-window layers may start
+// later (only the window the decode side still attends to).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "util/status.h"
+
+namespace radixlm::disagg {
+
+struct KvTransferRecord {
+  uint64_t room = 0;
+  std::string error;  // non-empty: no KV follows; the prefill side's reason
+  std::vector<int32_t> prompt_ids;
+  uint32_t row_elems = 0;           // n_kv_heads * head_dim
+  uint32_t dtype = 0;               // kernels::KvDtype as an integer (both sides must agree)
+  std::vector<uint32_t> rows_from;  // [n_layers]
+  std::vector<uint8_t> kv;
+
+  // Bytes `kv` must hold for the fields above.
+  uint64_t ExpectedKvBytes() const;
+};
+
+std::vector<uint8_t> SerializeKvTransferRecord(const KvTransferRecord& record);
+
+// InvalidArgument naming the problem for bytes that are not a well-formed record (a wrong
+// magic or version, a truncated or oversized field, kv of the wrong size).
+StatusOr<KvTransferRecord> ParseKvTransferRecord(std::span<const uint8_t> bytes);
+
+}  // namespace radixlm::disagg

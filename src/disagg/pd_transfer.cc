@@ -1,0 +1,76 @@
+#include "disagg/pd_transfer.h"
+
+#include "disagg/kv_transfer_record.h"
+
+namespace radixlm::disagg {
+
+PrefixKv PrefixKvFromRecord(KvTransferRecord&& record) {
+  PrefixKv kv;
+  kv.tokens = std::move(record.prompt_ids);
+  kv.row_elems = static_cast<int32_t>(record.row_elems);
+  kv.dtype = static_cast<int32_t>(record.dtype);
+  kv.rows_from = std::move(record.rows_from);
+  kv.kv = std::move(record.kv);
+  return kv;
+}
+
+KvTransferRecord RecordFromPrefixKv(uint64_t room, StatusOr<PrefixKv>&& kv) {
+  KvTransferRecord record;
+  record.room = room;
+  if (!kv.ok()) {
+    record.error = kv.status().message();
+    return record;
+  }
+  PrefixKv& prefix = *kv;
+  record.prompt_ids = std::move(prefix.tokens);
+  record.row_elems = static_cast<uint32_t>(prefix.row_elems);
+  record.dtype = static_cast<uint32_t>(prefix.dtype);
+  record.rows_from = std::move(prefix.rows_from);
+  record.kv = std::move(prefix.kv);
+  return record;
+}
+
+StatusOr<std::unique_ptr<PrefillKvExporter>> PrefillKvExporter::Listen(const std::string& host,
+                                                                       int port) {
+  RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<KvSender> sender,
+                           KvSender::Listen({.host = host, .port = port}));
+  return std::unique_ptr<PrefillKvExporter>(new PrefillKvExporter(std::move(sender)));
+}
+
+void PrefillKvExporter::Export(uint64_t room, StatusOr<PrefixKv> kv) {
+  sender_->Publish(room, SerializeKvTransferRecord(RecordFromPrefixKv(room, std::move(kv))));
+}
+
+StatusOr<std::unique_ptr<DecodeKvImporter>> DecodeKvImporter::Create(
+    std::chrono::milliseconds timeout) {
+  RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<KvReceiver> receiver, KvReceiver::Create());
+  return std::unique_ptr<DecodeKvImporter>(new DecodeKvImporter(std::move(receiver), timeout));
+}
+
+std::shared_future<StatusOr<PrefixKv>> DecodeKvImporter::Fetch(const std::string& host, int port,
+                                                               uint64_t room) {
+  auto promise = std::make_shared<std::promise<StatusOr<PrefixKv>>>();
+  std::shared_future<StatusOr<PrefixKv>> future = promise->get_future().share();
+  const std::string peer = host + ":" + std::to_string(port);
+  receiver_->FetchAsync(
+      host, port, room, timeout_, [promise, peer, room](StatusOr<std::vector<uint8_t>> bytes) {
+        if (!bytes.ok()) {
+          promise->set_value(bytes.status());
+          return;
+        }
+        StatusOr<KvTransferRecord> record = ParseKvTransferRecord(*bytes);
+        if (!record.ok()) {
+          promise->set_value(record.status());
+        } else if (!record->error.empty()) {
+          promise->set_value(Aborted("the prefill server " + peer +
+                                     " sent no KV for "
+                                     "bootstrap_room " +
+                                     std::to_string(room) + ": " + record->error));
+        } else {
+          promise->set_value(PrefixKvFromRecord(std::move(*record)));
+        }
+      });
+  return future;
+}
+
+}  // namespace radixlm::disagg

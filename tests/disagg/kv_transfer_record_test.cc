@@ -1,0 +1,77 @@
+#include "disagg/kv_transfer_record.h"
+
+#include <gtest/gtest.h>
+
+namespace radixlm::disagg {
+namespace {
+
+KvTransferRecord SampleRecord() {
+  KvTransferRecord r;
+  r.room = (uint64_t{1} << 62) + 12345;
+  r.prompt_ids = {2, 105, 2364, 107, 9};
+  r.row_elems = 4;
+  r.dtype = 1;
+  r.rows_from = {0, 3, 0};  // the middle layer keeps a window of 2 positions
+  r.kv.resize(r.ExpectedKvBytes());
+  for (size_t i = 0; i < r.kv.size(); ++i) r.kv[i] = static_cast<uint8_t>(i * 7 + 3);
+  return r;
+}
+
+TEST(KvTransferRecordTest, RoundTripsEveryField) {
+  const KvTransferRecord r = SampleRecord();
+  // (5 + 2 + 5 rows) * K,V * 4 values * 2 bytes
+  EXPECT_EQ(r.ExpectedKvBytes(), uint64_t{12 * 2 * 4 * 2});
+  auto parsed = ParseKvTransferRecord(SerializeKvTransferRecord(r));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->room, r.room);
+  EXPECT_EQ(parsed->error, "");
+  EXPECT_EQ(parsed->prompt_ids, r.prompt_ids);
+  EXPECT_EQ(parsed->row_elems, r.row_elems);
+  EXPECT_EQ(parsed->dtype, r.dtype);
+  EXPECT_EQ(parsed->rows_from, r.rows_from);
+  EXPECT_EQ(parsed->kv, r.kv);
+}
+
+TEST(KvTransferRecordTest, AnErrorRecordCarriesItsMessageAndNoKv) {
+  KvTransferRecord r;
+  r.room = 7;
+  r.error = "the prefill request was aborted";
+  auto parsed = ParseKvTransferRecord(SerializeKvTransferRecord(r));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->room, 7u);
+  EXPECT_EQ(parsed->error, r.error);
+  EXPECT_TRUE(parsed->kv.empty());
+}
+
+TEST(KvTransferRecordTest, RejectsEveryTruncationAndTrailingBytes) {
+  const std::vector<uint8_t> bytes = SerializeKvTransferRecord(SampleRecord());
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    auto parsed = ParseKvTransferRecord(std::span(bytes.data(), n));
+    EXPECT_FALSE(parsed.ok()) << "a prefix of " << n << " bytes parsed";
+  }
+  std::vector<uint8_t> longer = bytes;
+  longer.push_back(0);
+  auto parsed = ParseKvTransferRecord(longer);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find("trailing"), std::string::npos);
+}
+
+TEST(KvTransferRecordTest, RejectsKvOfTheWrongSizeForItsLayout) {
+  KvTransferRecord r = SampleRecord();
+  r.rows_from[1] = 0;  // now claims 2 more rows than kv holds
+  auto parsed = ParseKvTransferRecord(SerializeKvTransferRecord(r));
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find("KV bytes"), std::string::npos)
+      << parsed.status().message();
+}
+
+TEST(KvTransferRecordTest, RejectsAForeignMagic) {
+  std::vector<uint8_t> bytes = SerializeKvTransferRecord(SampleRecord());
+  bytes[0] ^= 0xff;
+  auto parsed = ParseKvTransferRecord(bytes);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find("magic"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace radixlm::disagg

@@ -1,0 +1,116 @@
+// engine/prefix_kv.h: a prefix's KV rows read out of one KV storage and written into another
+// with a different slot layout arrive row for row, sliding-window layers through each pool's
+// SWA map and only for the positions that still had windowed KV.
+#include "engine/prefix_kv.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+namespace radixlm {
+namespace {
+
+// 3 layers of 1 KV head of dim 4; layers 0 and 1 slide over a window of 2, layer 2 is global.
+model::ModelConfig TinyConfig() {
+  model::ModelConfig c;
+  c.n_layers = 3;
+  c.n_heads = 1;
+  c.n_kv_heads = 1;
+  c.head_dim = 4;
+  c.sliding_window = 2;
+  c.sliding_window_pattern = 3;
+  return c;
+}
+
+struct Storage {
+  KvPool pool;
+  std::unique_ptr<model::KvCache> kv;
+};
+
+Storage MakeStorage() {
+  KvPool pool = std::move(KvPool::Create({.size = 32, .page_size = 1, .swa_size = 32})).value();
+  auto kv = model::KvCache::Create(
+      TinyConfig(), {.n_slots = pool.storage_slots(), .n_swa_slots = pool.swa_storage_slots()});
+  EXPECT_TRUE(kv.ok()) << kv.status().ToString();
+  return {std::move(pool), std::move(*kv)};
+}
+
+uint16_t* Row(Storage& s, int64_t layer, int plane, int32_t slot) {
+  const kernels::KvLayerView view = s.kv->Layer(layer);
+  const int32_t row = s.kv->IsSwaLayer(layer) ? s.pool.swa_slot_map()[slot] : slot;
+  return static_cast<uint16_t*>(plane == 0 ? view.k : view.v) + row * s.kv->row_elems();
+}
+
+uint16_t Value(int64_t layer, int plane, int64_t position, int64_t elem) {
+  return static_cast<uint16_t>(1000 * layer + 500 * plane + 10 * position + elem + 1);
+}
+
+TEST(PrefixKvTest, RowsSurviveAMoveBetweenDifferentSlotLayouts) {
+  Storage a = MakeStorage();
+  ASSERT_EQ(a.kv->n_layers(), 3);
+  ASSERT_TRUE(a.kv->IsSwaLayer(0) && a.kv->IsSwaLayer(1) && !a.kv->IsSwaLayer(2));
+  const std::vector<int32_t> tokens = {5, 6, 7, 8, 9, 10, 11, 12};
+  std::vector<int32_t> slots = *a.pool.Allocate(8);
+  for (int64_t layer = 0; layer < 3; ++layer) {
+    for (int plane = 0; plane < 2; ++plane) {
+      for (int64_t p = 0; p < 8; ++p) {
+        for (int64_t e = 0; e < 4; ++e)
+          Row(a, layer, plane, slots[p])[e] = Value(layer, plane, p, e);
+      }
+    }
+  }
+  // Out of the window: the first 5 positions lost their windowed KV.
+  a.pool.FreeSwa(std::span<const int32_t>(slots).first(5));
+
+  PrefixKv prefix = ReadPrefixKv(*a.kv, a.pool, tokens, slots);
+  EXPECT_EQ(prefix.tokens, tokens);
+  EXPECT_EQ(prefix.rows_from, (std::vector<uint32_t>{5, 5, 0}));
+  EXPECT_EQ(prefix.kv.size(), size_t{(3 + 3 + 8) * 2 * 4 * 2});
+  EXPECT_EQ(PrefixKvSwaValidFrom(*a.kv, prefix), 5);
+
+  Storage b = MakeStorage();
+  ASSERT_TRUE(b.pool.Allocate(3).has_value());  // shifts b's slots against a's
+  std::vector<int32_t> into = *b.pool.Allocate(8);
+  ASSERT_NE(into, slots);
+  ASSERT_TRUE(WritePrefixKv(*b.kv, b.pool, prefix, into).ok());
+  for (int64_t layer = 0; layer < 3; ++layer) {
+    const int64_t from = layer == 2 ? 0 : 5;
+    for (int plane = 0; plane < 2; ++plane) {
+      for (int64_t p = from; p < 8; ++p) {
+        for (int64_t e = 0; e < 4; ++e) {
+          EXPECT_EQ(Row(b, layer, plane, into[p])[e], Value(layer, plane, p, e))
+              << "layer " << layer << " plane " << plane << " position " << p;
+        }
+      }
+    }
+  }
+}
+
+TEST(PrefixKvTest, AnUnalignedTailIsLeftOut) {
+  Storage a = MakeStorage();
+  std::vector<int32_t> slots = *a.pool.Allocate(4);
+  PrefixKv prefix = ReadPrefixKv(*a.kv, a.pool, std::vector<int32_t>{1, 2, 3, 4}, slots);
+  Storage b = MakeStorage();
+  std::vector<int32_t> into = *b.pool.Allocate(3);  // fewer slots than positions: fine
+  EXPECT_TRUE(WritePrefixKv(*b.kv, b.pool, prefix, into).ok());
+  std::vector<int32_t> more = *b.pool.Allocate(5);  // more: refused
+  EXPECT_FALSE(WritePrefixKv(*b.kv, b.pool, prefix, more).ok());
+}
+
+TEST(PrefixKvTest, AForeignLayoutIsRefusedWithBothShapes) {
+  Storage a = MakeStorage();
+  std::vector<int32_t> slots = *a.pool.Allocate(2);
+  PrefixKv prefix = ReadPrefixKv(*a.kv, a.pool, std::vector<int32_t>{1, 2}, slots);
+  prefix.row_elems = 8;
+  Status status = WritePrefixKv(*a.kv, a.pool, prefix, slots);
+  ASSERT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("same model"), std::string::npos) << status.message();
+  prefix.row_elems = 4;
+  prefix.kv.pop_back();
+  status = WritePrefixKv(*a.kv, a.pool, prefix, slots);
+  ASSERT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("bytes"), std::string::npos) << status.message();
+}
+
+}  // namespace
+}  // namespace radixlm
