@@ -16,9 +16,10 @@ What is not SGLang's code (said here so nothing passes for what it is not):
   the server's `/tokenize` (`add_special_tokens` true, as `tokenizer.encode` does) and finds
   `bos_token_id` as the id `/tokenize` prepends.
 
-`KIT_CLASSES` lists the assembled test classes, each with the server flags it runs under
+`kit_classes()` returns the assembled test classes, each with the server flags it runs under
 (SGLang's fixtures set the same conditions with environment variables or flags: a waiting
-timeout with one running request, a running timeout, a 512-token context).
+timeout with one running request, a running timeout, a 512-token context) and, for two kits,
+a smaller generation length through the kit's own knob (CPU_* below).
 """
 
 import ast
@@ -37,6 +38,9 @@ import requests
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 STARTUP_TIMEOUT_S = 180
+# Knobs the kits expose as class attributes (SGLang's test classes set them per model).
+CPU_PAUSE_MAX_NEW_TOKENS = 128  # kit default 512
+CPU_WAITING_TIMEOUT_MAX_NEW_TOKENS = 128  # kit default 512
 
 
 def _stub(name, **attrs):
@@ -225,11 +229,15 @@ def kit_classes():
         # SGLang's fixture: --context-length 512 so the abort turns exceed the context.
         case("TestAbortLeakRepro", AbortLeakReproKitMixin, ["--context-length", "512"]),
         case("TestAbortAll", AbortAllMixin),
+        # The kits' own length knobs, set for a CPU: their defaults (32 x 512 tokens within the
+        # kit's 180 s; one 512-token request within its 60 s) assume a GPU's decode speed.
         case("TestPauseResumeInPlace", PauseResumeInPlaceMixin,
-             ["--max-total-tokens", "32768", "--max-running-requests", "64"]),
+             ["--max-total-tokens", "32768", "--max-running-requests", "64"],
+             pause_max_new_tokens=CPU_PAUSE_MAX_NEW_TOKENS),
         # SGLang: SGLANG_REQ_WAITING_TIMEOUT and --max-running-requests 1.
         case("TestWaitingTimeout", WaitingTimeoutMixin,
-             ["--max-running-requests", "1", "--waiting-timeout", "2"]),
+             ["--max-running-requests", "1", "--waiting-timeout", "2"],
+             waiting_timeout_max_new_tokens=CPU_WAITING_TIMEOUT_MAX_NEW_TOKENS),
         # SGLang: SGLANG_REQ_RUNNING_TIMEOUT and room for both waves (16 requests).
         case("TestRunningTimeout", RunningTimeoutTwoWaveMixin,
              ["--running-timeout", "5", "--max-running-requests", "16"]),
