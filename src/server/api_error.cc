@@ -1,8 +1,7 @@
 #include "server/api_error.h"
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace radixlm::server {
 

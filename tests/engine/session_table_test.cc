@@ -101,9 +101,9 @@ TEST(SessionTableTest, StreamingSessionsRefuseReplaceDropAndOffsetAndKeepTheirHi
   replace.replace = true;
   SessionParams dropped = Params("s");
   dropped.drop_previous_output = true;
-  for (const auto& [params, field] : {std::pair{offset, "session_params.offset"},
-                                      std::pair{replace, "session_params.replace"},
-                                      std::pair{dropped, "session_params.drop_previous_output"}}) {
+  for (const auto& [params, field] :
+       {std::pair{offset, "session_params.offset"}, std::pair{replace, "session_params.replace"},
+        std::pair{dropped, "session_params.drop_previous_output"}}) {
     StatusOr<SessionTable::Plan> refused = table.PlanTurn(params, "x", Ids{11}, kBos);
     ASSERT_FALSE(refused.ok()) << field;
     EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
