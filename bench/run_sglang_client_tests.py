@@ -100,7 +100,7 @@ def main():
 
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
-    print(f"sglang {sglang.version.__version__}, radixlm {commit}, "
+    print(f"sglang {sglang.version.__version__}, checkout {commit}, "
           f"binary {sglang_kit.radixlm_binary()}, python {platform.python_version()}",
           flush=True)
     started = time.time()
