@@ -12,6 +12,14 @@ size_t SliceEnd(size_t size, int64_t offset) {
   return static_cast<size_t>(std::min<int64_t>(offset, n));
 }
 
+// The session_params field SGLang's streaming sessions refuse, or nullptr.
+const char* FieldStreamingRefuses(const SessionParams& params) {
+  if (params.replace) return "replace";
+  if (params.drop_previous_output) return "drop_previous_output";
+  if (params.offset.value_or(0) != 0) return "offset";
+  return nullptr;
+}
+
 }  // namespace
 
 StatusOr<std::string> SessionTable::Open(const OpenSessionRequest& request, std::string fresh_id) {
@@ -48,6 +56,13 @@ StatusOr<SessionTable::Plan> SessionTable::PlanTurn(const SessionParams& params,
                            " is not open (open one with /open_session)");
   }
   const Session& session = it->second;
+  if (const char* field = FieldStreamingRefuses(params);
+      field != nullptr && session.options.streaming) {
+    return InvalidArgument(std::string("session_params.") + field + ": session " + params.id +
+                           " is streaming, and streaming sessions do not support " + field +
+                           " (SGLang's rule: they only continue their last turn; open the "
+                           "session without \"streaming\" to use it)");
+  }
   if (session.turns.count(rid) != 0) {
     return InvalidArgument("rid " + rid + " is already a turn of session " + params.id);
   }

@@ -49,7 +49,9 @@ class SessionTable {
 
   // What turn `rid` of session params.id would run: its whole prompt and the turn it
   // continues ("" for none). InvalidArgument (naming the session, the rid) when the session is
-  // not open, the rid is taken or unknown, or the turn continued from is still running.
+  // not open, the rid is taken or unknown, the turn continued from is still running, or a
+  // streaming session is asked to replace, drop_previous_output or cut at a non-zero offset
+  // (SGLang refuses those: a streaming session only continues its last turn).
   struct Plan {
     std::vector<int32_t> input_ids;
     std::string base_rid;

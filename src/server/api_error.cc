@@ -1,6 +1,7 @@
 #include "server/api_error.h"
 
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace radixlm::server {
 
@@ -55,6 +56,16 @@ nlohmann::json ErrorJson(const ApiError& error) {
 
 HttpResponse ErrorResponse(const ApiError& error) {
   return HttpResponse::Json(error.http_status, ErrorJson(error));
+}
+
+HttpResponse SglangAbortErrorResponse(const ApiError& error) {
+  nlohmann::json body;
+  body["object"] = "error";
+  body["message"] = error.message;
+  body["type"] = std::to_string(error.http_status);
+  body["param"] = nullptr;
+  body["code"] = error.http_status;
+  return HttpResponse::Json(error.http_status, body);
 }
 
 }  // namespace radixlm::server

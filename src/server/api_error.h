@@ -1,5 +1,5 @@
 // ApiError: every error the server answers with, in one JSON shape (OpenAI's, which SGLang's
-// native routes also use):
+// native routes also use; the one exception, as in SGLang: SglangAbortErrorResponse below):
 //
 //   {"error": {"message": "...", "type": "invalid_request_error", "param": "top_p" | null,
 //              "code": 400}}
@@ -35,5 +35,10 @@ ApiError ApiErrorFromStatus(const Status& status);
 
 nlohmann::json ErrorJson(const ApiError& error);
 HttpResponse ErrorResponse(const ApiError& error);
+
+// SGLang's flat ErrorResponse, which its native /generate answers an abort carrying an HTTP
+// status other than 400 with (a waiting timeout: 503), and which its clients check:
+//   {"object": "error", "message": "...", "type": "503", "param": null, "code": 503}
+HttpResponse SglangAbortErrorResponse(const ApiError& error);
 
 }  // namespace radixlm::server

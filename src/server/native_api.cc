@@ -50,10 +50,13 @@ class NativeFormatter : public GenerationFormatter {
     for (size_t p = 0; p < results.size(); ++p) {
       for (const GenerateResult& result : results[p]) {
         // An abort the engine gave an HTTP status (a waiting timeout: 503) is answered with it,
-        // as SGLang does; other aborts are a 200 with finish_reason abort.
+        // as SGLang does (400 in the usual error shape, others in SGLang's flat one); other
+        // aborts are a 200 with finish_reason abort.
         const std::optional<FinishReason>& finish = result.finish_reason;
         if (finish.has_value() && finish->is_abort() && finish->status_code != 0) {
-          return ErrorResponse(ApiError{finish->status_code, finish->matched_text, ""});
+          const ApiError error{finish->status_code, finish->matched_text, ""};
+          return finish->status_code == 400 ? ErrorResponse(error)
+                                            : SglangAbortErrorResponse(error);
         }
         json item = ResultToJson(result, return_logprob_[p], codec_, token_ids_logprob_[p]);
         item["meta_info"]["e2e_latency"] = elapsed_s;

@@ -197,6 +197,35 @@ def test_streaming_turn_and_abort_rollback(server):
     close_session(server, sid)
 
 
+def test_streaming_sessions_refuse_offset_replace_and_drop_keeping_their_history(server):
+    """SGLang's streaming sessions only continue their last turn: offset, replace and
+    drop_previous_output are refused (SGLang's test_preabort_recovery), and the next plain turn
+    still continues from the last complete one."""
+    sid = open_session(server, streaming=True)
+    tag = uuid.uuid4().hex[:8]
+    r = server.post(G, {"input_ids": tokens(server, f"Story {tag}: a wizard", bos=True),
+                        "session_params": {"id": sid}, "sampling_params": GREEDY})
+    assert r.status_code == 200, r.text
+    meta = r.json()["meta_info"]
+    total = meta["prompt_tokens"] + meta["completion_tokens"]
+    own = tokens(server, " This should be refused.", bos=True)
+    for extra, field in [({"offset": 1}, "offset"), ({"offset": -1}, "offset"),
+                         ({"rid": meta["id"], "replace": True}, "replace"),
+                         ({"drop_previous_output": True}, "drop_previous_output")]:
+        r = server.post(G, {"input_ids": own, "session_params": {"id": sid, **extra},
+                            "sampling_params": GREEDY})
+        assert r.status_code == 400, (extra, r.text)
+        message = r.json()["error"]["message"]
+        assert f"session_params.{field}" in message and "streaming" in message, message
+    # offset 0 keeps everything, as in SGLang.
+    own = tokens(server, " What happens next?", bos=True)
+    r = server.post(G, {"input_ids": own, "session_params": {"id": sid, "offset": 0},
+                        "sampling_params": GREEDY})
+    assert r.status_code == 200, r.text
+    assert r.json()["meta_info"]["prompt_tokens"] == total + len(own) - 1  # BOS dropped
+    close_session(server, sid)
+
+
 def test_session_errors_are_4xx_json():
     s = Server(extra_args=["--max-open-sessions", "2"])
     try:

@@ -91,6 +91,33 @@ TEST(SessionTableTest, StreamingSessionsContinueTheLastTurnAndKeepOnlyIt) {
   EXPECT_EQ(*table.Close("s"), (std::vector<uint64_t>{3}));
 }
 
+TEST(SessionTableTest, StreamingSessionsRefuseReplaceDropAndOffsetAndKeepTheirHistory) {
+  SessionTable table(4);
+  ASSERT_TRUE(table.Open(Options(true, "s"), "").ok());
+  RunTurn(table, Params("s"), "a", {kBos, 10}, {20}, 1);
+  SessionParams offset = Params("s");
+  offset.offset = 1;
+  SessionParams replace = Params("s", "a");
+  replace.replace = true;
+  SessionParams dropped = Params("s");
+  dropped.drop_previous_output = true;
+  for (const auto& [params, field] :
+       {std::pair{offset, "session_params.offset"}, std::pair{replace, "session_params.replace"},
+        std::pair{dropped, "session_params.drop_previous_output"}}) {
+    StatusOr<SessionTable::Plan> refused = table.PlanTurn(params, "x", Ids{11}, kBos);
+    ASSERT_FALSE(refused.ok()) << field;
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(refused.status().message().find(field), std::string::npos)
+        << refused.status().message();
+    EXPECT_NE(refused.status().message().find("streaming"), std::string::npos);
+  }
+  SessionParams zero = Params("s");
+  zero.offset = 0;  // 0 keeps everything: allowed
+  EXPECT_EQ(RunTurn(table, zero, "b", {kBos, 11}, {21}, 2), (Ids{kBos, 10, 20, 11}));
+  EXPECT_EQ(table.turns("s"), 1u);
+  EXPECT_EQ(table.last_complete("s"), "b");
+}
+
 TEST(SessionTableTest, AnAbortedTurnIsRolledBack) {
   SessionTable table(4);
   ASSERT_TRUE(table.Open(Options(true, "s"), "").ok());
