@@ -40,7 +40,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 STARTUP_TIMEOUT_S = 180
 # Knobs the kits expose as class attributes (SGLang's test classes set them per model).
 CPU_PAUSE_MAX_NEW_TOKENS = 128  # kit default 512
-CPU_WAITING_TIMEOUT_MAX_NEW_TOKENS = 128  # kit default 512
+# The running request must outlast the waiting timeout (1 s below) on a fast CPU (384 tokens:
+# about 2.5 s at 150 tok/s) and finish within the kit's 60 s on a slow one.
+CPU_WAITING_TIMEOUT_MAX_NEW_TOKENS = 384  # kit default 512
 
 
 def _stub(name, **attrs):
@@ -236,7 +238,7 @@ def kit_classes():
              pause_max_new_tokens=CPU_PAUSE_MAX_NEW_TOKENS),
         # SGLang: SGLANG_REQ_WAITING_TIMEOUT and --max-running-requests 1.
         case("TestWaitingTimeout", WaitingTimeoutMixin,
-             ["--max-running-requests", "1", "--waiting-timeout", "2"],
+             ["--max-running-requests", "1", "--waiting-timeout", "1"],
              waiting_timeout_max_new_tokens=CPU_WAITING_TIMEOUT_MAX_NEW_TOKENS),
         # SGLang: SGLANG_REQ_RUNNING_TIMEOUT and room for both waves (16 requests).
         case("TestRunningTimeout", RunningTimeoutTwoWaveMixin,
