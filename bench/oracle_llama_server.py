@@ -10,8 +10,11 @@ texts are tokenized by llama-server (/tokenize, BOS first).
 Perplexity: `radixlm score` on the fixed text's ids against llama.cpp's perplexity stored with
 them in tests/oracle/testdata/ppl_reference.json (written by bench/oracle_llamacpp.py).
 
+With --peer-avx2, llama.cpp's AVX2-only build answers the same prefixes and the agreement of
+llama.cpp's two builds with each other is printed too.
+
 Usage: python bench/oracle_llama_server.py [--radixlm build/apps/radixlm] [--model GGUF]
-       [--threads 2]
+       [--threads 2] [--isa avx2] [--peer-avx2]
 """
 import argparse
 import json
@@ -60,24 +63,13 @@ def radixlm_score(binary, model, ids, threads, isa=None):
     return json.loads(out.stdout)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--radixlm", default=os.path.join(ROOT, "build", "apps", "radixlm"))
-    ap.add_argument("--model", default=None)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--isa", action="append", default=[],
-                    help="also compare radixlm under RADIXLM_ISA=ISA (repeatable)")
-    args = ap.parse_args()
-    model = args.model or default_model_path()
-    tools = llama_peer.ensure()
-
-    with open(os.path.join(ROOT, "bench", "data", "oracle_texts.txt"), encoding="utf-8") as f:
-        texts = [t.strip("\n") for t in f.read().split("<<<>>>")]
-
-    with LlamaServer(tools["llama-server"], model,
-                     ["-t", args.threads, "-c", 4096, "-np", 1, "--swa-full"]) as server:
+def llama_greedy_next(server_binary, model, texts, threads):
+    """Tokenizes each text with llama-server and returns (ids per text, its greedy next token
+    after every prefix of each text)."""
+    with LlamaServer(server_binary, model, ["-t", threads, "-c", 4096, "-np", 1,
+                                            "--swa-full"]) as server:
         base = server.url
-        texts_ids, llama_next = [], []
+        texts_ids, next_ids = [], []
         for text in texts:
             ids = post(base + "/tokenize", {"content": text, "add_special": True})["tokens"]
             nxt = []
@@ -87,7 +79,36 @@ def main():
                     "cache_prompt": True, "return_tokens": True, "repeat_penalty": 1.0})
                 nxt.append(r["tokens"][0])
             texts_ids.append(ids)
-            llama_next.append(nxt)
+            next_ids.append(nxt)
+    return texts_ids, next_ids
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--radixlm", default=os.path.join(ROOT, "build", "apps", "radixlm"))
+    ap.add_argument("--model", default=None)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--isa", action="append", default=[],
+                    help="also compare radixlm under RADIXLM_ISA=ISA (repeatable)")
+    ap.add_argument("--peer-avx2", action="store_true",
+                    help="also measure llama.cpp's native build against its AVX2-only build")
+    args = ap.parse_args()
+    model = args.model or default_model_path()
+    tools = llama_peer.ensure()
+
+    with open(os.path.join(ROOT, "bench", "data", "oracle_texts.txt"), encoding="utf-8") as f:
+        texts = [t.strip("\n") for t in f.read().split("<<<>>>")]
+
+    texts_ids, llama_next = llama_greedy_next(tools["llama-server"], model, texts, args.threads)
+    if args.peer_avx2:
+        # llama.cpp against itself: the same texts through its AVX2-only build, to show how much
+        # two builds of one implementation agree when only their summation order differs.
+        avx2 = llama_peer.ensure(variant="avx2")
+        _, avx2_next = llama_greedy_next(avx2["llama-server"], model, texts, args.threads)
+        same = sum(int(a == b) for x, y in zip(llama_next, avx2_next) for a, b in zip(x, y))
+        total = sum(len(x) for x in llama_next)
+        print(f"llama.cpp native vs llama.cpp AVX2 build: {same}/{total} = "
+              f"{100 * same / total:.2f}%", flush=True)
 
     results = {}
     for isa in [None] + args.isa:

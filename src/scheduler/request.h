@@ -28,6 +28,7 @@
 #include "sampling/sampling_params.h"
 #include "scheduler/request_output.h"
 #include "scheduler/stop_checker.h"
+#include "spec/draft_pacing.h"
 #include "spec/draft_tree.h"
 
 namespace radixlm {
@@ -112,8 +113,7 @@ struct Request {
   spec::DraftTree draft;
   size_t ngram_added = 0;        // token_ids already handed to the n-gram trie's filler
   int32_t draft_budget = 0;      // nodes the next draft may have (adapts to acceptance)
-  int32_t spec_backoff = 0;      // rounds to skip after the next draft that keeps nothing
-  int32_t spec_skip_rounds = 0;  // rounds left without a draft
+  spec::DraftPacer spec_pacer;  // when this request drafts (spec/draft_pacing.h)
   int64_t spec_verify_ct = 0;    // decode forwards while speculation was on
   int64_t spec_tokens = 0;       // output tokens those forwards produced
   int64_t drafted_tokens = 0;    // drafted nodes verified

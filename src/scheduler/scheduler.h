@@ -231,6 +231,10 @@ class Scheduler {
   void WriteBlocksToDisk(std::span<const int32_t> tokens, std::span<const int32_t> slots,
                          int64_t from);
   void WriteNodeToDisk(const RadixNode& node);  // the radix cache's release observer
+  // Writes, for every path below `node`, the block that ends at block_end (tokens / slots: the
+  // path from the root to node's end; restored on return).
+  void WriteStraddlingBlocks(const RadixNode& node, int64_t block_end,
+                             std::vector<int32_t>& tokens, std::vector<int32_t>& slots);
   void WriteThroughToDisk(Request* req);        // write_through: req's KV so far
   // The disk blocks that would extend a match of `matched` tokens (at least one block beyond
   // it), or nullopt.
@@ -416,6 +420,7 @@ class Scheduler {
 
   std::unique_ptr<spec::NgramFiller> ngram_;  // null: no n-gram speculation
   spec::NgramWindows ngram_windows_;          // collected this round, submitted at its end
+  int64_t spec_batch_tokens_ = 0;  // this round's batch tokens before drafts (draft pacing)
   BatchSamplingRow spec_row_;
   ModelRunner* draft_runner_ = nullptr;  // null: no draft-model speculation
   std::vector<Request*> draft_reqs_;     // drafting with the draft model this round

@@ -104,6 +104,10 @@ struct SchedulerConfig {
   // Most drafted tokens (roots excluded) one forward carries over all requests: past the
   // weight-bound regime of small batches, every drafted token costs real compute.
   int32_t speculative_max_draft_tokens_per_batch = 32;
+  // Draft pacing by kept share and batch size (spec/draft_pacing.h). Off only in tests that
+  // count the forward passes of whole drafts; the back-off after a draft that kept nothing
+  // stays either way.
+  bool speculative_pacing = true;
   // --- timeouts (SGLang's SGLANG_REQ_WAITING_TIMEOUT / SGLANG_REQ_RUNNING_TIMEOUT) ---
   // Seconds on the scheduler's clock; 0: none (negative or NaN: InvalidArgument). Checked once per
   // Step (scheduler_timeouts.cc) and not while generation is paused. waiting: since AddRequest, for

@@ -104,6 +104,30 @@ void Scheduler::WriteNodeToDisk(const RadixNode& node) {
     slots.insert(slots.end(), (*it)->value.begin(), (*it)->value.end());
   }
   WriteBlocksToDisk(tokens, slots, static_cast<int64_t>(tokens.size()) - node.size());
+  // The block that starts in this node and ends below it: its tokens below keep their windowed
+  // KV (a window is released from the front), this node's is about to go, so it is now or
+  // never. Without it a sliding-window model's stored prefix would stop at the first split
+  // that the window's release made inside a block.
+  const auto total = static_cast<int64_t>(tokens.size());
+  const int64_t block = config_.hicache.block_tokens;
+  if (total % block != 0) WriteStraddlingBlocks(node, (total / block + 1) * block, tokens, slots);
+}
+
+void Scheduler::WriteStraddlingBlocks(const RadixNode& node, int64_t block_end,
+                                      std::vector<int32_t>& tokens, std::vector<int32_t>& slots) {
+  const size_t depth = tokens.size();
+  for (const auto& [page, child] : node.children) {
+    const size_t take = std::min(child->key.size(), static_cast<size_t>(block_end) - depth);
+    tokens.insert(tokens.end(), child->key.begin(), child->key.begin() + take);
+    slots.insert(slots.end(), child->value.begin(), child->value.begin() + take);
+    if (static_cast<int64_t>(tokens.size()) == block_end) {
+      WriteBlocksToDisk(tokens, slots, block_end - config_.hicache.block_tokens + 1);
+    } else {
+      WriteStraddlingBlocks(*child, block_end, tokens, slots);
+    }
+    tokens.resize(depth);
+    slots.resize(depth);
+  }
 }
 
 void Scheduler::WriteThroughToDisk(Request* req) {

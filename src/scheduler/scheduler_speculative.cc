@@ -36,11 +36,13 @@
 // kv_len + d holds the slot of the kept node at depth d (page size 1, checked at startup), and
 // the other draft slots go back to the pool. The radix tree only ever sees kept tokens.
 //
-// Adaptivity (so that speculation costs little where text does not repeat): a request's next
-// draft has at most 2 * (kept + 1) nodes (between 2 and --speculative-num-draft-tokens); after
-// a draft that kept nothing the request skips drafting for 1, 2, 4, ... up to 16 rounds
-// (reset by a draft that keeps a token), so on text that never repeats it drafts one token
-// about every 17th round; and one forward carries at most
+// Adaptivity (so that speculation costs little where text does not repeat, or where the batch
+// is large enough that verification competes with real work): spec/draft_pacing.h. A request
+// backs off (skips drafting for 1, 2, 4, ... up to 16 rounds) after a draft that kept nothing
+// or while the running mean of its drafts' kept share is under c(B) = B / (B + 8) for the
+// round's B batch tokens (about 0.11 for one sequence, 0.5 for eight), then probes with a
+// small draft. A request's next draft has at most 2 * (kept + 1) nodes (between 2 and
+// --speculative-num-draft-tokens); and one forward carries at most
 // speculative_max_draft_tokens_per_batch drafted tokens over all requests.
 #include <algorithm>
 #include <array>
@@ -51,7 +53,6 @@
 namespace radixlm {
 namespace {
 
-constexpr int32_t kMaxBackoffRounds = 16;
 
 // Cuts the draft nodes whose path from the root the grammar rejects (with their subtrees).
 // The matcher stands after the root; it walks the tree depth first, accepting each node's token
@@ -92,15 +93,13 @@ Status Scheduler::PrepareDrafts() {
   for (const PrefillChunk& chunk : chunks_) batch_tokens += chunk.end - chunk.begin;
   int64_t budget = std::min<int64_t>(config_.speculative_max_draft_tokens_per_batch,
                                      runner_->max_batch_tokens() - batch_tokens);
+  spec_batch_tokens_ = config_.speculative_pacing ? batch_tokens : 0;
   for (Request* req : decodes_) {
     req->draft.Reset(req->token_ids.back());
     if (!MaySpeculate(*req)) continue;
     ++req->spec_verify_ct;
     ++stats_.spec_verify_steps;
-    if (req->spec_skip_rounds > 0) {  // backing off after drafts that kept nothing
-      --req->spec_skip_rounds;
-      continue;
-    }
+    if (!req->spec_pacer.MayDraft()) continue;  // backing off after drafts that did not pay
     if (req->draft_budget == 0) req->draft_budget = MaxDraftNodes();
     const int64_t max_nodes =
         std::min({static_cast<int64_t>(req->draft_budget), req->remaining_new_tokens(), budget + 1,
@@ -198,12 +197,7 @@ void Scheduler::VerifyDraft(Request* req, size_t seq) {
   req->drafted_tokens += n - 1;
   req->accepted_tokens += accepted;
   req->draft_budget = std::clamp(2 * (accepted + 1), 2, MaxDraftNodes());
-  if (accepted == 0) {
-    req->spec_backoff = std::min(kMaxBackoffRounds, std::max(1, 2 * req->spec_backoff));
-    req->spec_skip_rounds = req->spec_backoff;
-  } else {
-    req->spec_backoff = 0;
-  }
+  req->spec_pacer.OnVerified(n - 1, accepted, spec_batch_tokens_);
   req->draft.Reset(req->token_ids.back());
 }
 

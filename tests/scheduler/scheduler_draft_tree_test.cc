@@ -22,6 +22,9 @@ TEST(SchedulerDraftTreeTest, TheTargetAsItsOwnDraftKeepsTheWholeGreedyChain) {
                  tree_options = Options(Drafts::kDraftTree);
   chain_options.config.speculative_max_draft_tokens_per_batch = 4096;
   tree_options.config.speculative_max_draft_tokens_per_batch = 4096;
+  // Whole trees every round: no pacing by kept share (side branches lower it).
+  chain_options.config.speculative_pacing = false;
+  tree_options.config.speculative_pacing = false;
   SchedulerHarness chain(chain_options), tree(tree_options), probe(Options(Drafts::kNone));
   auto chain_out = RunWaves(chain, {reqs});
   auto tree_out = RunWaves(tree, {reqs});

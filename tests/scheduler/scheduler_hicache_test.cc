@@ -105,6 +105,20 @@ TEST_P(HiCacheTest, EvictedPrefixComesBackFromDisk) {
   EXPECT_EQ(h.scheduler().GetStats().disk.load_failures, 0);
 }
 
+TEST_P(HiCacheTest, WholeEvictedPromptComesBackFromDisk) {
+  // With the sliding-window pool, releasing a window splits nodes where no block ends; the
+  // block across such a split must still be stored, or the stored prefix stops there.
+  SchedulerHarness h(Options());
+  PromptGen gen(5);
+  const std::vector<int32_t> doc = gen.Tokens(150);
+  Run(h, 1, doc);
+  Flood(h, gen, 10);
+  h.scheduler().disk_store_for_testing()->Flush();
+  Run(h, 2, doc);
+  // Every full block before the prompt's last token: 9 blocks of 16.
+  EXPECT_EQ(h.result(2).cached_tokens, 144);
+}
+
 TEST_P(HiCacheTest, OutputsEqualWithoutTheTier) {
   SchedulerHarness with(Options());
   SchedulerHarness without(Options(/*enable=*/false));
