@@ -24,10 +24,11 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libpcre2-dev libboost-dev
   libucx-dev
-  clang-14
   python3 python3-venv python3-pip curl
-  chromium
 )
+# Only the test command needs these (the sanitizer and fuzzing builds, the browser test); the
+# main command skips them, they are the largest downloads.
+[ "${RADIXLM_SERVE_ONLY:-0}" = "1" ] || APT_PACKAGES+=(clang-14 chromium)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
