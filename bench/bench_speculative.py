@@ -11,7 +11,7 @@ cached on both servers and the timing is decode), then generates --tokens tokens
 (ignore_eos, so every configuration produces the same count); tok/s = tokens / wall time.
 
 Usage: python bench/bench_speculative.py [--radixlm build/apps/radixlm] [--model GGUF]
-       [--threads 2] [--tokens 128] [--llama-version 0.3.36]
+       [--threads 2] [--tokens 128] [--llama-version 0.3.36] [--skip-llama]
 """
 import argparse
 import json
@@ -131,9 +131,11 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--tokens", type=int, default=128)
     ap.add_argument("--llama-version", default=llama_peer.DEFAULT_VERSION)
+    ap.add_argument("--skip-llama", action="store_true",
+                    help="radixlm with and without speculation only (no llama-server rows)")
     args = ap.parse_args()
     model = model_path(args.model)
-    tools = llama_peer.ensure(args.llama_version)
+    tools = None if args.skip_llama else llama_peer.ensure(args.llama_version)
     t = str(args.threads)
     results = {}
     for name, extra in [("radixlm", []), ("radixlm NGRAM", ["--speculative-algorithm", "NGRAM"])]:
@@ -144,7 +146,7 @@ def main():
             results[name][CONC_SAMPLED] = concurrent_throughput(srv.url, args.tokens,
                                                                 SAMPLING[SAMPLED])
     llama_base = ["-t", t, "-tb", t, "-np", "1", "-c", "4096", "--swa-full"]
-    for spec in ["none", *LLAMA_SPEC_TYPES]:
+    for spec in [] if args.skip_llama else ["none", *LLAMA_SPEC_TYPES]:
         name = f"llama-server {spec}"
         print(f"[bench] {name}", file=sys.stderr, flush=True)
         extra = llama_base + ([] if spec == "none" else ["--spec-type", spec])
