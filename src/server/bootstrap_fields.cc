@@ -18,17 +18,11 @@ StatusOr<uint64_t> ReadRoom(const json& value, const std::string& name) {
   return InvalidArgument(name + " must be a non-negative integer");
 }
 
-// Samples the request asks for, all prompts together (what a per-sample list must count).
-size_t SampleCount(const std::vector<GenerateRequest>& requests) {
-  size_t samples = 0;
-  for (const GenerateRequest& r : requests) samples += static_cast<size_t>(r.sampling_params.n);
-  return samples;
-}
-
 // The room each prompt's KV travels under (bootstrap_fields.h). A list holds one room per
 // prompt (a batch) or one per sample (smg sends n rooms for a chat request with n > 1); prompt
-// p uses its entry p either way. One room for several prompts: prompt p uses room + p, as
-// SGLang's servers expand it.
+// p uses its entry p either way, and entries past the prompts are not used (as SGLang's
+// servers index the list). One room for several prompts: prompt p uses room + p, as SGLang's
+// servers expand it.
 StatusOr<std::vector<uint64_t>> PromptRooms(const json& field,
                                             const std::vector<GenerateRequest>& requests) {
   const size_t prompts = requests.size();
@@ -38,11 +32,10 @@ StatusOr<std::vector<uint64_t>> PromptRooms(const json& field,
     for (size_t p = 0; p < prompts; ++p) rooms.push_back(room + p);  // wraps as SGLang's ints do
     return rooms;
   }
-  if (field.size() != prompts && field.size() != SampleCount(requests)) {
+  if (field.size() < prompts) {
     return InvalidArgument("bootstrap_room has " + std::to_string(field.size()) +
-                           " entries; the request has " + std::to_string(prompts) +
-                           " prompt(s) and " + std::to_string(SampleCount(requests)) +
-                           " sample(s): give one room per prompt (or per sample)");
+                           " entries, fewer than the request's " + std::to_string(prompts) +
+                           " prompts: give one room per prompt");
   }
   std::set<uint64_t> seen;
   for (size_t p = 0; p < prompts; ++p) {

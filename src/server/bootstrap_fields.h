@@ -12,12 +12,12 @@
 // Rooms: bootstrap_room is an integer (one prompt; for a batch, prompt p uses room + p, as
 // SGLang's servers expand it) or a list with one room per prompt (a batch: /generate with a list
 // of input_ids, /v1/completions with a list of prompts) or one per sample (smg sends n rooms for
-// /v1/chat/completions with n > 1); prompt p uses entry p. bootstrap_host and bootstrap_port are
-// a value or a list indexed the same way.
+// /v1/chat/completions with n > 1); prompt p uses entry p (later entries are not used).
+// bootstrap_host and bootstrap_port are a value or a list indexed the same way.
 //
 // In prefill and decode mode a request without bootstrap_room is a 400 (it can only come from
-// the gateway in PD mode); a malformed field, a list of the wrong length or a room given to two
-// prompts is a 400, and no fetch starts.
+// the gateway in PD mode); a malformed field, a list shorter than the prompts or a room given to
+// two prompts is a 400, and no fetch starts.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -237,13 +237,13 @@ def test_n_samples_share_one_transfer_and_every_pin_is_released(pair):
     assert free_kv(pair.decode) == pair.baseline["decode"]
 
 
-def test_a_batch_with_a_room_list_of_the_wrong_length_is_a_400(pair):
+def test_a_batch_with_fewer_rooms_than_prompts_is_a_400(pair):
     r = requests.post(pair.decode.url + "/generate", timeout=60, json={
         "input_ids": [[2, 651], [2, 818]], "sampling_params": {"max_new_tokens": 4},
         "bootstrap_host": "127.0.0.1", "bootstrap_port": pair.bootstrap_port,
-        "bootstrap_room": [1, 2, 3]})
+        "bootstrap_room": [1]})
     assert r.status_code == 400, r.text
-    assert "bootstrap_room has 3 entries" in r.text
+    assert "bootstrap_room has 1 entries, fewer than the request's 2 prompts" in r.text
 
 
 @pytest.mark.parametrize("flags, names", [
