@@ -35,9 +35,9 @@ struct ServeOptions {
   double mem_fraction_static = 0;  // > 0: KV pool = fraction of RAM minus the weights
   // SGLang's prefill/decode disaggregation flags (docs/disaggregation.md).
   std::string disaggregation_mode = "null";
-  std::string disaggregation_bootstrap_port;  // "": SGLang's default, 8998
+  std::string disaggregation_bootstrap_port;    // "": SGLang's default, 8998
   std::string disaggregation_transfer_backend;  // "": ucx
-  double disaggregation_timeout_s = 60;  // a decode request waits this long for its KV
+  double disaggregation_timeout_s = 60;         // a decode request waits this long for its KV
 };
 
 Status CheckDisaggregation(const ServeOptions& opt) {
@@ -59,6 +59,19 @@ Status CheckDisaggregation(const ServeOptions& opt) {
     return InvalidArgument("--disaggregation-mode " + opt.disaggregation_mode +
                            " needs the radix cache (the transferred KV is a cached prefix): "
                            "drop --disable-radix-cache");
+  }
+  // Combinations not built: refused at start-up, never half-served (docs/disaggregation.md).
+  if (opt.engine.enable_hierarchical_cache) {
+    return Unimplemented("--disaggregation-mode " + opt.disaggregation_mode +
+                         " with --enable-hierarchical-cache is not built in radixlm: the KV "
+                         "transfer and the disk KV tier do not work together yet; drop one of "
+                         "the two");
+  }
+  if (!opt.engine.speculative_algorithm.empty()) {
+    return Unimplemented("--disaggregation-mode " + opt.disaggregation_mode +
+                         " with --speculative-algorithm " + opt.engine.speculative_algorithm +
+                         " is not built in radixlm: the KV transfer carries the target model's "
+                         "prompt KV only, no draft state; drop one of the two");
   }
   if (!opt.disaggregation_bootstrap_port.empty()) {
     const std::string& port = opt.disaggregation_bootstrap_port;
@@ -104,8 +117,8 @@ Status StartDisaggregation(const ServeOptions& opt, Engine* engine, server::Serv
                     " (the gateway's bootstrap port)";
     return Status::Ok();
   }
-  const auto timeout = std::chrono::milliseconds(
-      static_cast<int64_t>(opt.disaggregation_timeout_s * 1000));
+  const auto timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(opt.disaggregation_timeout_s * 1000));
   RADIXLM_ASSIGN_OR_RETURN(ends->importer, disagg::DecodeKvImporter::Create(timeout));
   disagg::DecodeKvImporter* importer = ends->importer.get();
   server->fetch_prefix_kv = [importer](const std::string& host, int port, uint64_t room) {
@@ -212,8 +225,7 @@ Status RunServe(ServeOptions opt) {
   const ModelInfo& info = engine->assets().info();
   const Status& chat_status = engine->assets().chat_status();
 
-  RADIXLM_RETURN_IF_ERROR(
-      StartDisaggregation(opt, engine.get(), &opt.server, &disaggregation));
+  RADIXLM_RETURN_IF_ERROR(StartDisaggregation(opt, engine.get(), &opt.server, &disaggregation));
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<server::HttpServer> http,
                            server::HttpServer::Create(opt.server, engine.get()));
   RADIXLM_RETURN_IF_ERROR(http->Start());

@@ -66,14 +66,7 @@ class KvReceiver::Impl {
  public:
   Status Init() {
     RADIXLM_ASSIGN_OR_RETURN(loop_, UcxWorkerLoop::Create());
-    ucp_am_handler_param_t handler{};
-    handler.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
-                         UCP_AM_HANDLER_PARAM_FIELD_ARG;
-    handler.id = kAmRecord;
-    handler.cb = &Impl::OnRecord;
-    handler.arg = this;
-    ucs_status_t status = ucp_worker_set_am_recv_handler(loop_->worker(), &handler);
-    if (status != UCS_OK) return UcxError("AM handler registration", status);
+    RADIXLM_RETURN_IF_ERROR(loop_->SetAmHandler(kAmRecord, &Impl::OnRecord, this));
     loop_->Start([this] { FailExpired(); });
     return Status::Ok();
   }
@@ -86,7 +79,7 @@ class KvReceiver::Impl {
         state->Complete(Aborted("KV transfer: the decode server is shutting down"));
       }
       fetches_.clear();
-      for (auto& [peer, ep] : endpoints_) CloseEndpoint(ep);
+      for (auto& [peer, ep] : endpoints_) ForceCloseEndpoint(ep);
       endpoints_.clear();
     });
   }
@@ -180,7 +173,7 @@ class KvReceiver::Impl {
         break;
       }
     }
-    self->CloseEndpoint(ep);
+    ForceCloseEndpoint(ep);
     if (peer.empty()) return;
     std::vector<uint64_t> rooms;
     for (const auto& [room, room_peer] : self->fetch_peer_) {
@@ -272,14 +265,6 @@ class KvReceiver::Impl {
       Fail(room, Aborted("KV transfer timed out: the prefill server " + fetch_peer_[room] +
                          " sent no KV for bootstrap_room " + std::to_string(room)));
     }
-  }
-
-  void CloseEndpoint(ucp_ep_h ep) {
-    ucp_request_param_t param{};
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    param.flags = UCP_EP_CLOSE_FLAG_FORCE;
-    ucs_status_ptr_t request = ucp_ep_close_nbx(ep, &param);
-    if (request != nullptr && !UCS_PTR_IS_ERR(request)) ucp_request_free(request);
   }
 
   std::unique_ptr<UcxWorkerLoop> loop_;

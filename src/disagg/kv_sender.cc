@@ -20,14 +20,7 @@ class KvSender::Impl {
 
   Status Init() {
     RADIXLM_ASSIGN_OR_RETURN(loop_, UcxWorkerLoop::Create());
-    ucp_am_handler_param_t handler{};
-    handler.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
-                         UCP_AM_HANDLER_PARAM_FIELD_ARG;
-    handler.id = kAmWant;
-    handler.cb = &Impl::OnWant;
-    handler.arg = this;
-    ucs_status_t status = ucp_worker_set_am_recv_handler(loop_->worker(), &handler);
-    if (status != UCS_OK) return UcxError("AM handler registration", status);
+    RADIXLM_RETURN_IF_ERROR(loop_->SetAmHandler(kAmWant, &Impl::OnWant, this));
 
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
@@ -41,7 +34,7 @@ class KvSender::Impl {
     params.sockaddr.addrlen = sizeof(addr);
     params.conn_handler.cb = &Impl::OnConnection;
     params.conn_handler.arg = this;
-    status = ucp_listener_create(loop_->worker(), &params, &listener_);
+    ucs_status_t status = ucp_listener_create(loop_->worker(), &params, &listener_);
     if (status != UCS_OK) {
       return UcxError("listening on " + options_.host + ":" + std::to_string(options_.port),
                       status);
@@ -58,7 +51,7 @@ class KvSender::Impl {
   ~Impl() {
     if (loop_ == nullptr) return;
     loop_->Stop([this] {
-      for (ucp_ep_h ep : endpoints_) CloseEndpoint(ep);
+      for (ucp_ep_h ep : endpoints_) ForceCloseEndpoint(ep);
       endpoints_.clear();
       if (listener_ != nullptr) ucp_listener_destroy(listener_);
       listener_ = nullptr;
@@ -117,10 +110,9 @@ class KvSender::Impl {
   // A decode server went away: forget its questions and close its endpoint.
   static void OnEndpointError(void* arg, ucp_ep_h ep, ucs_status_t /*status*/) {
     auto* self = static_cast<Impl*>(arg);
-    for (auto it = self->questions_.begin(); it != self->questions_.end();) {
-      it = it->second.ep == ep ? self->questions_.erase(it) : std::next(it);
-    }
-    if (self->endpoints_.erase(ep) > 0) self->CloseEndpoint(ep);
+    std::erase_if(self->questions_,
+                  [ep](const auto& question) { return question.second.ep == ep; });
+    if (self->endpoints_.erase(ep) > 0) ForceCloseEndpoint(ep);
   }
 
   static ucs_status_t OnWant(void* arg, const void* header, size_t header_length, void* /*data*/,
@@ -175,35 +167,13 @@ class KvSender::Impl {
 
   void ExpireOld() {
     const auto cutoff = Clock::now() - options_.ttl;
-    int64_t expired = 0;
-    for (auto it = records_.begin(); it != records_.end();) {
-      if (it->second.since < cutoff) {
-        it = records_.erase(it);
-        ++expired;
-      } else {
-        ++it;
-      }
-    }
-    for (auto it = questions_.begin(); it != questions_.end();) {
-      if (it->second.since < cutoff) {
-        it = questions_.erase(it);
-        ++expired;
-      } else {
-        ++it;
-      }
-    }
+    const auto expired = [&](const auto& entry) { return entry.second.since < cutoff; };
+    const auto dropped =
+        static_cast<int64_t>(std::erase_if(records_, expired) + std::erase_if(questions_, expired));
     MutexLock lock(&counters_mu_);
-    counters_.expired += expired;
+    counters_.expired += dropped;
     counters_.waiting_records = static_cast<int64_t>(records_.size());
     counters_.waiting_questions = static_cast<int64_t>(questions_.size());
-  }
-
-  void CloseEndpoint(ucp_ep_h ep) {
-    ucp_request_param_t param{};
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    param.flags = UCP_EP_CLOSE_FLAG_FORCE;
-    ucs_status_ptr_t request = ucp_ep_close_nbx(ep, &param);
-    if (request != nullptr && !UCS_PTR_IS_ERR(request)) ucp_request_free(request);
   }
 
   const Options options_;

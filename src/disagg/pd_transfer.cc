@@ -4,13 +4,24 @@
 
 namespace radixlm::disagg {
 
+namespace {
+
+// PrefixKv and KvTransferRecord carry the same KV fields (the tokens apart: tokens /
+// prompt_ids); moves them from one to the other.
+template <typename From, typename To>
+void MoveKvFields(From& from, To* to) {
+  to->row_elems = static_cast<decltype(to->row_elems)>(from.row_elems);
+  to->dtype = static_cast<decltype(to->dtype)>(from.dtype);
+  to->rows_from = std::move(from.rows_from);
+  to->kv = std::move(from.kv);
+}
+
+}  // namespace
+
 PrefixKv PrefixKvFromRecord(KvTransferRecord&& record) {
   PrefixKv kv;
   kv.tokens = std::move(record.prompt_ids);
-  kv.row_elems = static_cast<int32_t>(record.row_elems);
-  kv.dtype = static_cast<int32_t>(record.dtype);
-  kv.rows_from = std::move(record.rows_from);
-  kv.kv = std::move(record.kv);
+  MoveKvFields(record, &kv);
   return kv;
 }
 
@@ -21,12 +32,8 @@ KvTransferRecord RecordFromPrefixKv(uint64_t room, StatusOr<PrefixKv>&& kv) {
     record.error = kv.status().message();
     return record;
   }
-  PrefixKv& prefix = *kv;
-  record.prompt_ids = std::move(prefix.tokens);
-  record.row_elems = static_cast<uint32_t>(prefix.row_elems);
-  record.dtype = static_cast<uint32_t>(prefix.dtype);
-  record.rows_from = std::move(prefix.rows_from);
-  record.kv = std::move(prefix.kv);
+  record.prompt_ids = std::move(kv->tokens);
+  MoveKvFields(*kv, &record);
   return record;
 }
 

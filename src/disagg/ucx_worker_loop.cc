@@ -8,6 +8,26 @@ Status UcxError(const std::string& what, ucs_status_t status) {
   return IoError("UCX " + what + ": " + ucs_status_string(status));
 }
 
+void ForceCloseEndpoint(ucp_ep_h ep) {
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+  ucs_status_ptr_t request = ucp_ep_close_nbx(ep, &param);
+  if (request != nullptr && !UCS_PTR_IS_ERR(request)) ucp_request_free(request);
+}
+
+Status UcxWorkerLoop::SetAmHandler(unsigned am_id, ucp_am_recv_callback_t handler, void* arg) {
+  ucp_am_handler_param_t param{};
+  param.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                     UCP_AM_HANDLER_PARAM_FIELD_ARG;
+  param.id = am_id;
+  param.cb = handler;
+  param.arg = arg;
+  ucs_status_t status = ucp_worker_set_am_recv_handler(worker_, &param);
+  if (status != UCS_OK) return UcxError("AM handler registration", status);
+  return Status::Ok();
+}
+
 StatusOr<std::unique_ptr<UcxWorkerLoop>> UcxWorkerLoop::Create() {
   std::unique_ptr<UcxWorkerLoop> loop(new UcxWorkerLoop());
   ucp_config_t* config = nullptr;

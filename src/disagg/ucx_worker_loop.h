@@ -42,6 +42,10 @@ class UcxWorkerLoop {
   // is dropped and Post returns false.
   bool Post(std::function<void()> task);
 
+  // Registers `handler` (called with `arg`) for the Active Messages with id `am_id`; before
+  // Start(), or on the loop thread.
+  Status SetAmHandler(unsigned am_id, ucp_am_recv_callback_t handler, void* arg);
+
   ucp_worker_h worker() const { return worker_; }
   bool on_loop_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
 
@@ -62,5 +66,9 @@ class UcxWorkerLoop {
 
 // "UCX <what>: <ucs_status_string(status)>".
 Status UcxError(const std::string& what, ucs_status_t status);
+
+// Closes `ep` at once (UCP_EP_CLOSE_FLAG_FORCE: no flush, the peer sees an error); on the loop
+// thread of the endpoint's worker.
+void ForceCloseEndpoint(ucp_ep_h ep);
 
 }  // namespace radixlm::disagg

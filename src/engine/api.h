@@ -76,15 +76,15 @@ struct GenerateRequest {
   std::optional<SessionParams> session_params;  // a session turn (n must be 1)
   bool stream = false;  // informational: outputs always arrive as chunks (see GenerateStream)
   int32_t priority = 0;
-  // Prefill/decode disaggregation (docs/disaggregation.md); n must be 1 with either.
-  // export_kv_room (prefill side): when the request finishes, the KV of its prompt is read from
+  // Prefill/decode disaggregation (docs/disaggregation.md); neither with a session turn.
+  // export_kv_room (prefill side; n must be 1): when it finishes, its prompt's KV is read from
   // the tree in that same step and handed to the engine's KV export sink
   // (Engine::SetKvExportSink) under this room; an aborted request hands it an error.
   std::optional<uint64_t> export_kv_room;
   // import_kv (decode side; valid() when set): the prompt's KV, arriving from the prefill
   // server. The request waits (without a slot) until the future is ready, then the KV is
-  // inserted into the tree, pinned while the request runs, and the request runs as one whose
-  // prompt is cached. A failed future ends the request with finish_reason abort, status 503,
+  // inserted into the tree, pinned while any of its n samples runs, and they run as samples of
+  // a cached prompt do. A failed future ends the request with finish_reason abort, status 503,
   // and the future's message. Only the tokens the KV and the prompt share are used.
   std::shared_future<StatusOr<PrefixKv>> import_kv;
 };

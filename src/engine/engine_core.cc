@@ -1,6 +1,7 @@
 // EngineCore: submission, the scheduler thread's loop, output routing, shutdown.
 #include "engine/engine_core.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -84,9 +85,12 @@ StatusOr<std::shared_ptr<GenerateStream>> EngineCore::Submit(GenerateRequest req
   if (!session) RADIXLM_RETURN_IF_ERROR(ValidatePromptFit(ids, request, limits));
   RADIXLM_ASSIGN_OR_RETURN(PreparedGrammar grammar, PrepareGrammar(request.sampling_params));
   const bool disaggregated = request.export_kv_room.has_value() || request.import_kv.valid();
-  if (disaggregated && (session || request.sampling_params.n != 1)) {
-    return Unimplemented(
-        "prefill/decode disaggregation runs one sample per request without sessions (n = 1)");
+  if (disaggregated && session) {
+    return Unimplemented("prefill/decode disaggregation does not run session turns");
+  }
+  // An imported prompt is shared by the n samples; an exported one is computed once.
+  if (request.export_kv_room.has_value() && request.sampling_params.n != 1) {
+    return Unimplemented("a prefill request (export_kv_room) runs one sample (n = 1)");
   }
   if (request.export_kv_room.has_value() && !kv_export_sink_) {
     return Unimplemented("this server is not a prefill server: it exports no KV");
@@ -482,7 +486,14 @@ void EngineCore::OnOutput(RequestOutput&& out) {
   }
   if (chunk.finish_reason.has_value()) {
     if (route.export_room.has_value()) ExportPrefixKv(route, chunk.finish_reason->is_abort());
-    if (route.import_pin != 0) session_unpins_.push_back(route.import_pin);  // released after
+    // The imported prefix stays pinned until the last of its samples ends (released after
+    // the step).
+    if (route.import_pin != 0 &&
+        std::none_of(routes_.begin(), routes_.end(), [&](const auto& other) {
+          return other.first != out.id && other.second.import_pin == route.import_pin;
+        })) {
+      session_unpins_.push_back(route.import_pin);
+    }
     routes_.erase(it);
     // Forget the rid before the stream can end, so the caller may reuse it at once.
     MutexLock lock(&mu_);

@@ -3,14 +3,21 @@
 // bootstrap_room into the body it sends to both servers of a pair.
 //
 //   --disaggregation-mode null:    the fields are ignored (as SGLang's normal server does).
-//   --disaggregation-mode prefill: the request runs for its first token only and its prompt's
-//                                  KV is exported under bootstrap_room (export_kv_room).
-//   --disaggregation-mode decode:  the prompt's KV is fetched from bootstrap_host:bootstrap_port
-//                                  for bootstrap_room (import_kv) before the request runs.
+//   --disaggregation-mode prefill: each prompt runs once (n = 1) for its first token only, and
+//                                  its KV is exported under its room (export_kv_room).
+//   --disaggregation-mode decode:  each prompt's KV is fetched from bootstrap_host:bootstrap_port
+//                                  for its room (import_kv) before it runs; its n samples share
+//                                  the imported prompt, as samples share a cached one.
+//
+// Rooms: bootstrap_room is an integer (one prompt; for a batch, prompt p uses room + p, as
+// SGLang's servers expand it) or a list with one room per prompt (a batch: /generate with a list
+// of input_ids, /v1/completions with a list of prompts) or one per sample (smg sends n rooms for
+// /v1/chat/completions with n > 1); prompt p uses entry p (later entries are not used).
+// bootstrap_host and bootstrap_port are a value or a list indexed the same way.
 //
 // In prefill and decode mode a request without bootstrap_room is a 400 (it can only come from
-// the gateway in PD mode); a malformed field is a 400; a batch (lists of rooms) or n > 1 is a
-// 501 naming what is not built.
+// the gateway in PD mode); a malformed field, a list shorter than the prompts or a room given to
+// two prompts is a 400, and no fetch starts.
 #pragma once
 
 #include <nlohmann/json.hpp>

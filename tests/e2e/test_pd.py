@@ -16,7 +16,7 @@ import time
 import pytest
 import requests
 
-from conftest import Server, _binary, _model
+from conftest import Server, _binary, _model, sse_events
 from gateway import Gateway, free_port, smg_binary
 
 SMG, SMG_MISSING = smg_binary()
@@ -50,6 +50,79 @@ PROMPTS = [
 ]
 MAX_NEW = 24
 
+# Requests whose outputs through the pair must equal a single plain server's: n > 1 (seeded and
+# greedy; smg sends one room for /generate and /v1/completions, n rooms for a chat request),
+# batches (a list of input_ids or of prompts: one room, one transfer per prompt), streaming and
+# constrained ones. "{model}" is the served model name, "{ids}" the ids of two prompts.
+CASES = {
+    "generate_n3_seeded": ("/generate", {"text": PROMPTS[1], "sampling_params": {
+        "n": 3, "temperature": 0.8, "sampling_seed": 7, "max_new_tokens": 16}}),
+    "generate_n2_greedy": ("/generate", {"text": PROMPTS[6], "sampling_params": {
+        "n": 2, "temperature": 0, "max_new_tokens": 16}}),
+    "generate_batch_ids": ("/generate", {"input_ids": "{ids}", "sampling_params": {
+        "temperature": 0, "max_new_tokens": 16}}),
+    "generate_batch_ids_n2_seeded": ("/generate", {"input_ids": "{ids}", "sampling_params": {
+        "n": 2, "temperature": 0.9, "sampling_seed": 21, "max_new_tokens": 12}}),
+    "generate_stream_n2_seeded": ("/generate", {"text": PROMPTS[3], "stream": True,
+                                                "sampling_params": {
+        "n": 2, "temperature": 0.8, "sampling_seed": 3, "max_new_tokens": 16}}),
+    "generate_regex_n2_seeded": ("/generate", {"text": "My phone number is", "sampling_params": {
+        "n": 2, "regex": r"\(\d{3}\) \d{3}-\d{4}", "temperature": 0.8, "sampling_seed": 5,
+        "max_new_tokens": 24}}),
+    "chat_n2_seeded": ("/v1/chat/completions", {
+        "model": "{model}", "messages": [{"role": "user", "content": "Name a color."}],
+        "n": 2, "temperature": 0.7, "seed": 11, "max_tokens": 16}),
+    "completions_batch_n2_seeded": ("/v1/completions", {
+        "model": "{model}", "prompt": [PROMPTS[0], PROMPTS[2]], "n": 2, "temperature": 0.7,
+        "seed": 13, "max_tokens": 16}),
+    "completions_stream_batch": ("/v1/completions", {
+        "model": "{model}", "prompt": [PROMPTS[4], PROMPTS[5]], "temperature": 0,
+        "max_tokens": 12, "stream": True}),
+}
+
+
+def fill(value, model, ids):
+    if value == "{model}":
+        return model
+    if value == "{ids}":
+        return ids
+    if isinstance(value, dict):
+        return {k: fill(v, model, ids) for k, v in value.items()}
+    return value
+
+
+def run_case(url, route, body):
+    """The case's outputs, one text per sample in index order."""
+    r = requests.post(url + route, json=body, timeout=300, stream=body.get("stream", False))
+    assert r.status_code == 200, (route, r.text)
+    if body.get("stream"):
+        last = {}
+        for event in sse_events(r):
+            if route == "/generate":
+                last[event.get("index", 0)] = event["text"]  # cumulative
+            else:
+                for choice in event["choices"]:
+                    last[choice["index"]] = last.get(choice["index"], "") + choice["text"]
+        return [last[i] for i in sorted(last)]
+    out = r.json()
+    if route == "/generate":
+        items = out if isinstance(out, list) else [out]
+        for item in items:
+            meta = item["meta_info"]
+            assert meta["finish_reason"]["type"] != "abort", meta
+        return [item["text"] for item in items]
+    choices = sorted(out["choices"], key=lambda c: c["index"])
+    if route == "/v1/chat/completions":
+        return [c["message"]["content"] for c in choices]
+    return [c["text"] for c in choices]
+
+
+def case_inputs(server):
+    model = server.get("/get_model_info").json()["served_model_name"]
+    r = server.post("/tokenize", json={"prompt": [PROMPTS[0], PROMPTS[2]]})
+    assert r.status_code == 200, r.text
+    return model, r.json()["tokens"]
+
 
 def greedy(url, text, max_new_tokens=MAX_NEW, timeout=300):
     return requests.post(url + "/generate", timeout=timeout, json={
@@ -65,9 +138,19 @@ def reference():
             r = greedy(s.url, p)
             assert r.status_code == 200, r.text
             outs[p] = r.json()
+        model, ids = case_inputs(s)
+        for name, (route, body) in CASES.items():
+            outs[name] = run_case(s.url, route, fill(body, model, ids))
         yield outs
     finally:
         s.stop()
+
+
+def free_kv(server):
+    """Free tokens of the KV pools (full-attention, sliding-window) after a cache flush."""
+    assert server.post("/flush_cache").status_code == 200
+    internal = server.server_info()["internal_states"][0]
+    return internal["pool_free_tokens"], internal["swa_pool_free_tokens"]
 
 
 class PdPair:
@@ -85,6 +168,8 @@ class PdPair:
             routing_args=["--pd-disaggregation",
                           "--prefill", self.prefill.url, str(self.bootstrap_port),
                           "--decode", self.decode.url])
+
+        self.baseline = {"prefill": free_kv(self.prefill), "decode": free_kv(self.decode)}
 
     def stop(self):
         self.gateway.stop()
@@ -116,6 +201,63 @@ def test_greedy_outputs_through_the_gateway_equal_a_single_server(pair, referenc
         # last prompt position (to sample the first token) of the prompt itself.
         meta = body["meta_info"]
         assert meta["cached_tokens"] >= meta["prompt_tokens"] - 1, meta
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_n_samples_batches_streams_and_grammars_equal_a_single_server(pair, reference, case):
+    route, body = CASES[case]
+    model, ids = case_inputs(pair.decode)
+    outputs = run_case(pair.gateway.url, route, fill(body, model, ids))
+    assert outputs == reference[case], (case, pair.decode.log_tail())
+
+
+def test_n_samples_share_one_transfer_and_every_pin_is_released(pair):
+    # n = 3 for one prompt: the prefill server computes it once (one request, one token); the
+    # decode server imports it once and every sample finds it cached.
+    before = pair.prefill.server_info()["internal_states"][0]["finished_requests"]
+    r = requests.post(pair.gateway.url + "/generate", timeout=300, json={
+        "text": "Count slowly from one to ten:", "sampling_params": {
+            "n": 3, "temperature": 0.9, "sampling_seed": 1, "max_new_tokens": 8}})
+    assert r.status_code == 200, r.text
+    samples = r.json()
+    assert len(samples) == 3
+    for sample in samples:
+        meta = sample["meta_info"]
+        assert meta["cached_tokens"] >= meta["prompt_tokens"] - 1, meta
+    after = pair.prefill.server_info()["internal_states"][0]["finished_requests"]
+    assert after - before == 1
+    # Nothing stays pinned, and both servers' KV pools are back at their baseline once the
+    # (unpinned, evictable) cached prefixes are flushed.
+    # (Pins are released after the step that ends the last sample: poll briefly.)
+    deadline = time.time() + 30
+    while pair.decode.server_info()["internal_states"][0]["protected_tokens"] != 0:
+        assert time.time() < deadline, pair.decode.server_info()["internal_states"][0]
+        time.sleep(0.2)
+    assert free_kv(pair.prefill) == pair.baseline["prefill"]
+    assert free_kv(pair.decode) == pair.baseline["decode"]
+
+
+def test_a_batch_with_fewer_rooms_than_prompts_is_a_400(pair):
+    r = requests.post(pair.decode.url + "/generate", timeout=60, json={
+        "input_ids": [[2, 651], [2, 818]], "sampling_params": {"max_new_tokens": 4},
+        "bootstrap_host": "127.0.0.1", "bootstrap_port": pair.bootstrap_port,
+        "bootstrap_room": [1]})
+    assert r.status_code == 400, r.text
+    assert "bootstrap_room has 1 entries, fewer than the request's 2 prompts" in r.text
+
+
+@pytest.mark.parametrize("flags, names", [
+    (["--enable-hierarchical-cache", "--hicache-storage-backend", "file",
+      "--hicache-storage-dir", "/tmp"], "--enable-hierarchical-cache"),
+    (["--speculative-algorithm", "NGRAM"], "--speculative-algorithm NGRAM"),
+])
+@pytest.mark.parametrize("mode", ["prefill", "decode"])
+def test_pd_with_the_disk_tier_or_speculative_decoding_is_refused_at_start_up(mode, flags, names):
+    out = subprocess.run([_binary(), "serve", "--model-path", _model(), "--port", str(free_port()),
+                          "--disaggregation-mode", mode, *flags],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0
+    assert f"--disaggregation-mode {mode} with {names} is not built" in out.stderr, out.stderr
 
 
 def test_the_prefill_server_computed_the_prompts(pair):
