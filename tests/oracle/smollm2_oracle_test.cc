@@ -54,10 +54,14 @@ TEST_F(SmolLm2OracleTest, EveryMatrixIsQ4_1OrQ8_0AndPacked) {
     for (const kernels::WeightMatrix* m :
          {&layer.wq, &layer.wk, &layer.wv, &layer.wo, &layer.gate, &layer.up, &layer.down}) {
       EXPECT_EQ(m->type, gguf::GgmlType::kQ4_1);
-      if (kernels::PackedGemmAvailable()) EXPECT_NE(m->packed, nullptr);
+      if (kernels::PackedGemmAvailable()) {
+        EXPECT_NE(m->packed, nullptr);
+      }
     }
   }
-  if (kernels::PackedGemmAvailable()) EXPECT_NE(w.output.packed, nullptr);
+  if (kernels::PackedGemmAvailable()) {
+    EXPECT_NE(w.output.packed, nullptr);
+  }
 }
 
 TEST_F(SmolLm2OracleTest, TeacherForcedAgreesWithLlamaCpp) {
