@@ -22,10 +22,13 @@
 namespace radixlm {
 namespace {
 
-// The bounds of bench/oracle_llama_server.py's verdict (agreement) and a bound on the mean
-// log-probability difference where both engines see the same greedy token.
-constexpr double kMinAgreement = 0.97;
-constexpr double kMaxMeanLogprobDiff = 0.05;
+// Measured when the reference was written (bench/RESULTS.md, AVX-512 VNNI + AMX machine): 97.1 %
+// agreement (507 of 522 positions), mean |logprob difference| 0.028 over 276 positions. The
+// bounds leave room for other ISA paths: rounding differences flip near-tied argmaxes (about 5 %
+// of positions on the default model between two llama.cpp builds); a wrong kernel, layout or
+// tokenizer drops both measures far past them.
+constexpr double kMinAgreement = 0.93;
+constexpr double kMaxMeanLogprobDiff = 0.06;
 
 class SmolLm2OracleTest : public ::testing::Test {
  protected:
