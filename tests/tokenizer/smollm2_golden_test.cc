@@ -93,9 +93,9 @@ TEST_F(SmolLm2GoldenTest, EncodesLikeLlamaCpp) {
     const std::vector<int32_t> got = tokenizer_->Encode(c.text, /*add_bos=*/false, c.parse_special);
     if (got != c.ids) {
       ++mismatches;
-      report += "\n  text: \"" + Escape(c.text) + "\" parse_special=" +
-                std::to_string(c.parse_special) + "\n    expected: " + IdsToString(c.ids) +
-                "\n    got:      " + IdsToString(got);
+      report += "\n  text: \"" + Escape(c.text) +
+                "\" parse_special=" + std::to_string(c.parse_special) +
+                "\n    expected: " + IdsToString(c.ids) + "\n    got:      " + IdsToString(got);
     }
   }
   EXPECT_EQ(mismatches, 0) << mismatches << " of " << cases_->size() << " differ:" << report;
