@@ -7,14 +7,24 @@ token after the true prefix (one /completion call per prefix, n_predict 1, top_k
 cache makes each call one new token) against `radixlm score`'s argmax at that position. The
 texts are tokenized by llama-server (/tokenize, BOS first).
 
+Log-probabilities: where llama-server's greedy token is the text's true next token, its
+log-probability (n_probs 1: the log-softmax of the raw logits) against `radixlm score`'s
+logprob of that token (mean and largest absolute difference).
+
 Perplexity: `radixlm score` on the fixed text's ids against llama.cpp's perplexity stored with
-them in tests/oracle/testdata/ppl_reference.json (written by bench/oracle_llamacpp.py).
+them in tests/oracle/testdata/ppl_reference.json (written by bench/oracle_llamacpp.py). Those
+ids are the default model's tokens, so this part runs only for the default model (no --model,
+or --model naming RADIXLM_DEFAULT_MODEL's file).
 
 With --peer-avx2, llama.cpp's AVX2-only build answers the same prefixes and the agreement of
 llama.cpp's two builds with each other is printed too.
 
+--write-reference PATH stores what llama-server computed (each text's ids, its greedy next
+token and that token's log-probability per position) as JSON; tests/oracle/smollm2_oracle_test.cc
+checks radixlm against tests/oracle/testdata/smollm2_llama_server_reference.json, written so.
+
 Usage: python bench/oracle_llama_server.py [--radixlm build/apps/radixlm] [--model GGUF]
-       [--threads 2] [--isa avx2] [--peer-avx2]
+       [--threads 2] [--isa avx2] [--peer-avx2] [--write-reference PATH]
 """
 import argparse
 import json
@@ -65,22 +75,26 @@ def radixlm_score(binary, model, ids, threads, isa=None):
 
 def llama_greedy_next(server_binary, model, texts, threads):
     """Tokenizes each text with llama-server and returns (ids per text, its greedy next token
-    after every prefix of each text)."""
+    after every prefix of each text, that token's log-probability)."""
     with LlamaServer(server_binary, model, ["-t", threads, "-c", 4096, "-np", 1,
                                             "--swa-full"]) as server:
         base = server.url
-        texts_ids, next_ids = [], []
+        texts_ids, next_ids, logprobs = [], [], []
         for text in texts:
             ids = post(base + "/tokenize", {"content": text, "add_special": True})["tokens"]
-            nxt = []
+            nxt, lp = [], []
             for p in range(len(ids) - 1):
                 r = post(base + "/completion", {
                     "prompt": ids[: p + 1], "n_predict": 1, "temperature": 0, "top_k": 1,
-                    "cache_prompt": True, "return_tokens": True, "repeat_penalty": 1.0})
+                    "cache_prompt": True, "return_tokens": True, "repeat_penalty": 1.0,
+                    "n_probs": 1})
                 nxt.append(r["tokens"][0])
+                probs = r.get("completion_probabilities") or [{}]
+                lp.append(probs[0].get("logprob"))
             texts_ids.append(ids)
             next_ids.append(nxt)
-    return texts_ids, next_ids
+            logprobs.append(lp)
+    return texts_ids, next_ids, logprobs
 
 
 def main():
@@ -92,29 +106,52 @@ def main():
                     help="also compare radixlm under RADIXLM_ISA=ISA (repeatable)")
     ap.add_argument("--peer-avx2", action="store_true",
                     help="also measure llama.cpp's native build against its AVX2-only build")
+    ap.add_argument("--write-reference", default=None, metavar="PATH")
     args = ap.parse_args()
     model = args.model or default_model_path()
+    default_env = os.environ.get("RADIXLM_DEFAULT_MODEL")
+    is_default_model = args.model is None or bool(
+        default_env and os.path.realpath(model) == os.path.realpath(default_env))
     tools = llama_peer.ensure()
 
     with open(os.path.join(ROOT, "bench", "data", "oracle_texts.txt"), encoding="utf-8") as f:
         texts = [t.strip("\n") for t in f.read().split("<<<>>>")]
 
-    texts_ids, llama_next = llama_greedy_next(tools["llama-server"], model, texts, args.threads)
+    texts_ids, llama_next, llama_logprob = llama_greedy_next(tools["llama-server"], model, texts,
+                                                             args.threads)
     if args.peer_avx2:
         # llama.cpp against itself: the same texts through its AVX2-only build, to show how much
         # two builds of one implementation agree when only their summation order differs.
         avx2 = llama_peer.ensure(variant="avx2")
-        _, avx2_next = llama_greedy_next(avx2["llama-server"], model, texts, args.threads)
+        _, avx2_next, _ = llama_greedy_next(avx2["llama-server"], model, texts, args.threads)
         same = sum(int(a == b) for x, y in zip(llama_next, avx2_next) for a, b in zip(x, y))
         total = sum(len(x) for x in llama_next)
         print(f"llama.cpp native vs llama.cpp AVX2 build: {same}/{total} = "
               f"{100 * same / total:.2f}%", flush=True)
 
+    if args.write_reference:
+        with open(args.write_reference, "w", encoding="utf-8") as f:
+            json.dump({"generator": "bench/oracle_llama_server.py --write-reference",
+                       "oracle": f"llama-server (llama-cpp-python {llama_peer.DEFAULT_VERSION}'s "
+                                 "llama.cpp), greedy next token after each true prefix, n_probs 1",
+                       "model": os.path.basename(model),
+                       "texts": [{"ids": ids, "llama_next": nxt, "llama_logprob": lp}
+                                 for ids, nxt, lp in zip(texts_ids, llama_next, llama_logprob)]},
+                      f)
+            f.write("\n")
+        print(f"reference -> {args.write_reference}")
+
     results = {}
+    logprob_diffs = []
     for isa in [None] + args.isa:
         agree = total = 0
         for i, (ids, nxt) in enumerate(zip(texts_ids, llama_next)):
-            ours = radixlm_score(args.radixlm, model, ids, args.threads, isa)["argmax"]
+            scored = radixlm_score(args.radixlm, model, ids, args.threads, isa)
+            ours = scored["argmax"]
+            if isa is None:
+                for p, (theirs, lp) in enumerate(zip(nxt, llama_logprob[i])):
+                    if theirs == ids[p + 1] and lp is not None:
+                        logprob_diffs.append(abs(scored["logprob"][p] - lp))
             same = sum(int(a == b) for a, b in zip(nxt, ours))
             agree += same
             total += len(nxt)
@@ -122,16 +159,24 @@ def main():
                   f"{100 * same / len(nxt):.1f}%", flush=True)
         results[isa or "default"] = (agree, total)
 
-    with open(os.path.join(ROOT, "tests", "oracle", "testdata", "ppl_reference.json")) as f:
-        ref = json.load(f)
-    ppl = radixlm_score(args.radixlm, model, ref["ids"], args.threads)["perplexity"]
     print(f"model: {model}")
     for key, (a, t) in results.items():
         print(f"teacher-forced next-token agreement [{key}]: {a}/{t} = {100 * a / t:.2f}%")
     agree, total = results["default"]
-    print(f"perplexity ({len(ref['ids'])} tokens): radixlm {ppl:.4f}  llama.cpp "
-          f"{ref['llamacpp_perplexity']:.4f}  ratio {ppl / ref['llamacpp_perplexity']:.4f}")
-    ok = agree / total >= 0.97 and abs(ppl / ref["llamacpp_perplexity"] - 1) <= 0.005
+    ok = agree / total >= 0.97
+    if logprob_diffs:
+        print(f"logprob of the true token where it is llama.cpp's greedy token "
+              f"({len(logprob_diffs)} positions): mean |radixlm - llama.cpp| "
+              f"{sum(logprob_diffs) / len(logprob_diffs):.4f}, max {max(logprob_diffs):.4f}")
+    if is_default_model:
+        with open(os.path.join(ROOT, "tests", "oracle", "testdata", "ppl_reference.json")) as f:
+            ref = json.load(f)
+        ppl = radixlm_score(args.radixlm, model, ref["ids"], args.threads)["perplexity"]
+        print(f"perplexity ({len(ref['ids'])} tokens): radixlm {ppl:.4f}  llama.cpp "
+              f"{ref['llamacpp_perplexity']:.4f}  ratio {ppl / ref['llamacpp_perplexity']:.4f}")
+        ok = ok and abs(ppl / ref["llamacpp_perplexity"] - 1) <= 0.005
+    else:
+        print("perplexity: skipped (the stored reference is the default model's)")
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 

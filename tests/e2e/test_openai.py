@@ -1,4 +1,5 @@
-"""The official `openai` client against radixlm's /v1 routes."""
+"""The official `openai` client against radixlm's /v1 routes, on both real models (conftest's
+`model_server`: Gemma-3-270M and SmolLM2-135M-Instruct)."""
 
 import pathlib
 import uuid
@@ -8,8 +9,8 @@ import pytest
 
 
 @pytest.fixture(scope="module")
-def client(server):
-    return openai.OpenAI(base_url=server.url + "/v1", api_key="unused", max_retries=0,
+def client(model_server):
+    return openai.OpenAI(base_url=model_server.url + "/v1", api_key="unused", max_retries=0,
                          timeout=120)
 
 
@@ -18,7 +19,8 @@ def model(client):
     return client.models.list().data[0].id
 
 
-def test_models(client, server):
+def test_models(client, model_server):
+    server = model_server
     """The served name defaults to the GGUF's file name without .gguf, as the info routes say."""
     models = client.models.list().data
     info = server.get("/get_model_info").json()
@@ -28,7 +30,8 @@ def test_models(client, server):
     assert server.get("/v1/models/" + models[0].id).json()["id"] == models[0].id
 
 
-def test_default_the_served_name_and_the_path_name_the_same_model(client, server, model):
+def test_default_the_served_name_and_the_path_name_the_same_model(client, model_server, model):
+    server = model_server
     path = server.get("/get_model_info").json()["model_path"]
     texts = {name: client.completions.create(model=name, prompt="2 + 2 =", max_tokens=4,
                                              temperature=0).choices[0].text

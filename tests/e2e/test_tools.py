@@ -1,7 +1,9 @@
 """Function calling with the `openai` client: forced calls (tool_choice required / named) are
 constrained by their functions' JSON schemas, so every call parses and its arguments validate;
 streamed tool-call deltas reassemble to the non-streamed call; tool results round-trip through
-the chat template."""
+the chat template. The calls run on both real models (conftest's `model_server`): Gemma-3
+(no tool syntax in its template: the json format) and SmolLM2-135M-Instruct (ChatML without
+tool syntax: the json format too, detected from the template)."""
 
 import json
 
@@ -11,8 +13,8 @@ import pytest
 
 
 @pytest.fixture(scope="module")
-def client(server):
-    return openai.OpenAI(base_url=server.url + "/v1", api_key="unused", max_retries=0,
+def client(model_server):
+    return openai.OpenAI(base_url=model_server.url + "/v1", api_key="unused", max_retries=0,
                          timeout=300)
 
 
@@ -202,7 +204,8 @@ def test_round_trip_call_result_answer(client, model):
     assert again.usage.prompt_tokens >= alone.usage.prompt_tokens + 20
 
 
-def test_tokenize_counts_the_prompt_a_chat_completion_sends(server):
+def test_tokenize_counts_the_prompt_a_chat_completion_sends(model_server):
+    server = model_server
     # Tool calls and results are rewritten for the template and the tools described, the same
     # way on both routes: /tokenize's count is the chat completion's prompt_tokens.
     messages = user("What is the weather like in Paris today?") + [
