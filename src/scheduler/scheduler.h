@@ -232,6 +232,9 @@ class Scheduler {
                          int64_t from);
   void WriteNodeToDisk(const RadixNode& node);  // the radix cache's release observer
   void WriteThroughToDisk(Request* req);        // write_through: req's KV so far
+  // Before req releases the windowed KV of its own tokens [.., until): offers the blocks that
+  // release reaches into whose KV is all computed (else they could never be stored).
+  void WriteBeforeWindowRelease(Request* req, int64_t until);
   // The disk blocks that would extend a match of `matched` tokens (at least one block beyond
   // it), or nullopt.
   struct DiskLoadPlan {
