@@ -170,6 +170,7 @@ void DiskStore::WriterLoop() {
       if (queue_.empty()) return;  // stopping, and every queued write was attempted
       w = &queue_.front();         // stays in the queue (Load may read it) until written
       paused = WritesPaused();     // a write failed meanwhile: queued blocks are dropped
+      writing_ = !paused;
     }
     const auto start = std::chrono::steady_clock::now();
     uint64_t file_bytes = 0;
@@ -180,6 +181,9 @@ void DiskStore::WriterLoop() {
       MutexLock lock(&mu_);
       if (paused) {
         ++stats_.writes_dropped;
+      } else if (status.ok() && discard_written_) {
+        std::error_code ec;
+        fs::remove(BlockPath(w->key), ec);
       } else if (status.ok()) {
         index_[w->key] = Entry{.bytes = file_bytes, .seq = next_seq_};
         by_age_[next_seq_++] = w->key;
@@ -201,6 +205,8 @@ void DiskStore::WriterLoop() {
       queued_bytes_ -= w->payload.size() + w->tokens.size() * sizeof(int32_t);
       queued_.erase(w->key);
       queue_.pop_front();
+      writing_ = false;
+      discard_written_ = false;
       if (queue_.empty()) drained_.notify_all();
     }
     if (!warning.empty()) Warn(warning);
@@ -375,6 +381,35 @@ bool DiskStore::WaitForLoadResult(std::chrono::milliseconds timeout) {
     if (!lock.WaitUntil(loaded_cv_, deadline)) break;
   }
   return !load_results_.empty();
+}
+
+int64_t DiskStore::Clear() {
+  MutexLock lock(&mu_);
+  int64_t deleted = 0;
+  auto it = queue_.begin();
+  if (writing_ && it != queue_.end()) {  // being written outside the lock: deleted after
+    discard_written_ = true;
+    ++deleted;
+    ++it;
+  }
+  while (it != queue_.end()) {
+    queued_bytes_ -= it->payload.size() + it->tokens.size() * sizeof(int32_t);
+    queued_.erase(it->key);
+    it = queue_.erase(it);
+    ++deleted;
+  }
+  if (queue_.empty()) drained_.notify_all();
+  for (const auto& [key, entry] : index_) {
+    std::error_code ec;
+    fs::remove(BlockPath(key), ec);
+  }
+  deleted += static_cast<int64_t>(index_.size());
+  index_.clear();
+  by_age_.clear();
+  bytes_on_disk_ = 0;
+  writes_paused_until_ = {};
+  next_pause_ = kFirstWritePause;
+  return deleted;
 }
 
 void DiskStore::Flush() {

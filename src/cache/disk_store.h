@@ -128,6 +128,11 @@ class DiskStore {
   // Blocks until every queued write has been attempted (tests, shutdown).
   void Flush();
 
+  // Deletes every block of this model: its files and the queued writes (a write in progress
+  // is deleted when it ends). Other models' files stay. Loads already submitted miss the
+  // blocks gone (recomputed). Ends a write pause (space was freed). Returns the blocks deleted.
+  int64_t Clear();
+
   DiskStoreStats stats() const;
   const std::string& dir() const { return config_.dir; }
   uint64_t capacity_bytes() const { return config_.capacity_bytes; }
@@ -175,6 +180,8 @@ class DiskStore {
   // Writes are paused until this time after a failure; the next failure pauses for next_pause_.
   std::chrono::steady_clock::time_point writes_paused_until_ GUARDED_BY(mu_){};
   std::chrono::steady_clock::duration next_pause_ GUARDED_BY(mu_) = kFirstWritePause;
+  bool writing_ GUARDED_BY(mu_) = false;          // the writer writes queue_.front() (outside mu_)
+  bool discard_written_ GUARDED_BY(mu_) = false;  // Clear ran meanwhile: that block is deleted
   bool stopping_ GUARDED_BY(mu_) = false;
   DiskStoreStats stats_ GUARDED_BY(mu_);
   std::condition_variable load_cv_;    // loader: a job submitted or stopping

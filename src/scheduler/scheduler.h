@@ -176,6 +176,10 @@ class Scheduler {
   // waiting requests recompute their prefixes after Continue); otherwise Aborted with the
   // reason, nothing changed.
   Status FlushCache();
+  // Deletes the disk tier's blocks of this model (SGLang's /clear_hicache_storage_backend;
+  // DiskStore::Clear) and returns how many; the RAM tier is untouched. InvalidArgument without
+  // a disk tier.
+  StatusOr<int64_t> ClearDiskTier();
 
   // Pins (the frontend's fork, scheduler_pins.cc): keeps the longest cached prefix of `ids`
   // from eviction, as a running request's lock does, until UnpinPrefix(pin). Returns the

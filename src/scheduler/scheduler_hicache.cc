@@ -71,6 +71,15 @@ Status Scheduler::OpenDiskTier() {
   return Status::Ok();
 }
 
+StatusOr<int64_t> Scheduler::ClearDiskTier() {
+  if (disk_ == nullptr) {
+    return InvalidArgument(
+        "the hierarchical cache is not enabled (--enable-hierarchical-cache "
+        "--hicache-storage-backend file)");
+  }
+  return disk_->Clear();
+}
+
 void Scheduler::WriteBlocksToDisk(std::span<const int32_t> tokens, std::span<const int32_t> slots,
                                   int64_t from) {
   const int64_t block = config_.hicache.block_tokens;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -17,6 +18,7 @@
 
 #include "support/faulty_block_file_io.h"
 #include "util/mutex.h"
+#include "util/thread_annotations.h"
 
 namespace radixlm {
 namespace {
@@ -422,6 +424,95 @@ TEST(FaultyBlockFileIoTest, FillsUpAfterItsBudget) {
   EXPECT_EQ(io.failed_writes(), 1);
   EXPECT_EQ(io.short_writes(), 1);
   fs::remove(path);
+}
+
+// The real file system, with Create held until the test opens the gate (a write in progress).
+class GatedIo : public BlockFileIo {
+ public:
+  void WaitUntilEntered() {
+    MutexLock lock(&mu_);
+    while (!entered_) lock.Wait(cv_);
+  }
+  void Open() {
+    {
+      MutexLock lock(&mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  StatusOr<std::unique_ptr<WritableBlockFile>> Create(const std::string& path) override {
+    {
+      MutexLock lock(&mu_);
+      entered_ = true;
+      cv_.notify_all();
+      while (!open_) lock.Wait(cv_);
+    }
+    return PosixBlockFileIo().Create(path);
+  }
+  Status Rename(const std::string& from, const std::string& to) override {
+    return PosixBlockFileIo().Rename(from, to);
+  }
+  void Remove(const std::string& path) override { PosixBlockFileIo().Remove(path); }
+  Status CreateDirectories(const std::string& dir) override {
+    return PosixBlockFileIo().CreateDirectories(dir);
+  }
+
+ private:
+  Mutex mu_;
+  std::condition_variable cv_;
+  bool entered_ GUARDED_BY(mu_) = false;
+  bool open_ GUARDED_BY(mu_) = false;
+};
+
+TEST_F(DiskStoreTest, ClearDeletesThisModelsBlocksOnly) {
+  auto other = Open(1 << 20, /*model=*/8);
+  Put(*other, 1);
+  auto store = Open();
+  Put(*store, 1);
+  Put(*store, 2);
+  EXPECT_EQ(store->Clear(), 2);
+  for (int32_t i : {1, 2}) {
+    EXPECT_FALSE(store->Contains(Key(i)));
+    EXPECT_FALSE(fs::exists(store->BlockPath(Key(i))));
+  }
+  EXPECT_EQ(store->stats().blocks, 0);
+  EXPECT_EQ(store->stats().bytes_on_disk, 0);
+  EXPECT_TRUE(other->Contains(Key(1)));
+  EXPECT_TRUE(fs::exists(other->BlockPath(Key(1))));
+  Put(*store, 3);  // writing goes on
+  EXPECT_TRUE(LoadsRight(*store, 3));
+  EXPECT_EQ(warnings(), 0u);
+}
+
+TEST_F(DiskStoreTest, ClearDropsQueuedWritesAndTheOneInProgress) {
+  GatedIo io;
+  io_ = &io;
+  auto store = Open();
+  ASSERT_TRUE(store->EnqueueWrite(Key(1), Tokens(1), Payload(1)));
+  io.WaitUntilEntered();  // the writer is inside the write of block 1
+  ASSERT_TRUE(store->EnqueueWrite(Key(2), Tokens(2), Payload(2)));
+  EXPECT_EQ(store->Clear(), 2);
+  EXPECT_FALSE(store->Contains(Key(2)));
+  io.Open();
+  store->Flush();
+  EXPECT_FALSE(store->Contains(Key(1)));
+  EXPECT_TRUE(Files().empty()) << "the block written during the clear is deleted";
+  EXPECT_EQ(store->stats().blocks, 0);
+  Put(*store, 1);
+  EXPECT_TRUE(LoadsRight(*store, 1));
+}
+
+TEST_F(DiskStoreTest, ClearEndsAWritePause) {
+  testing::FaultyBlockFileIo io(0);
+  io_ = &io;
+  auto store = Open();
+  Put(*store, 1);  // the disk is full: writes pause
+  EXPECT_FALSE(store->AcceptsWrite(Key(2)));
+  io.set_budget(1 << 20);
+  store->Clear();  // frees space
+  EXPECT_TRUE(store->AcceptsWrite(Key(2)));
+  Put(*store, 2);
+  EXPECT_TRUE(LoadsRight(*store, 2));
 }
 
 }  // namespace

@@ -143,6 +143,8 @@ def test_full_disk_skips_writes_with_a_warning_and_changes_no_output(store_dir, 
     with tempfile.TemporaryDirectory(prefix="radixlm-full-disk-") as mount_point:
         # Room for two blocks and half of a third (tmpfs counts whole 4 KiB pages).
         size = (block_bytes * 5 // 2) // 4096 * 4096
+        if shutil.which("unshare") is None:
+            pytest.skip("no unshare(1) here to mount a small tmpfs for the full disk")
         probe = subprocess.run(tmpfs_wrapper(mount_point, size) + ["true"], capture_output=True,
                                text=True, timeout=60)
         if probe.returncode != 0:
@@ -198,6 +200,27 @@ def test_corrupt_blocks_are_recomputed_with_a_warning(store_dir, expected):
         shutil.rmtree(store_dir)
         assert generate(srv, document(1))["text"] == expected[1]
         assert generate(srv, document(0))["text"] == expected[0]
+    finally:
+        assert srv.stop() == 0, srv.log_tail()
+
+
+def test_clear_storage_backend_deletes_the_blocks(store_dir, reference):
+    r = reference.post("/clear_hicache_storage_backend")
+    assert r.status_code == 400, r.text
+    assert "not enabled" in r.text
+    srv = Server(extra_args=tier_args(store_dir))
+    try:
+        assert hicache(srv)["disk_tokens"] > 0
+        assert any(store_dir.glob("*.kvb"))
+        r = srv.post("/clear_hicache_storage_backend")
+        assert r.status_code == 200, r.text
+        assert r.json()["success"] is True
+        assert r.json()["blocks_deleted"] > 0
+        assert hicache(srv)["disk_tokens"] == 0
+        assert not any(store_dir.glob("*.kvb"))
+        # SGLang's other spellings; nothing left to delete.
+        assert srv.get("/clear_hicache_storage_backend").json()["blocks_deleted"] == 0
+        assert srv.post("/hicache/storage-backend/clear").json()["blocks_deleted"] == 0
     finally:
         assert srv.stop() == 0, srv.log_tail()
 

@@ -292,6 +292,25 @@ TEST_P(HiCacheTest, LongOutputIsStoredBeforeItsWindowIsReleased) {
   EXPECT_GE(h.result(2).cached_tokens, 64);
 }
 
+TEST_P(HiCacheTest, ClearDiskTierDeletesTheBlocksOnly) {
+  SchedulerHarness h(Options());
+  PromptGen gen(10);
+  const std::vector<int32_t> doc = gen.Tokens(150);
+  const int64_t cold = RunThenEvict(h, gen, doc);
+  const int64_t ram = h.scheduler().GetStats().evictable_tokens;
+  const StatusOr<int64_t> cleared = h.scheduler().ClearDiskTier();
+  ASSERT_TRUE(cleared.ok()) << cleared.status().ToString();
+  EXPECT_GT(*cleared, 0);
+  const SchedulerStats s = h.scheduler().GetStats();
+  EXPECT_EQ(s.disk.blocks, 0);
+  EXPECT_EQ(s.evictable_tokens, ram) << "the RAM tier stays";
+  EXPECT_EQ(CountFiles(), std::make_pair(0, 0));
+  EXPECT_EQ(Run(h, 2, doc), cold) << "recomputed: nothing on disk";
+  EXPECT_EQ(h.scheduler().GetStats().disk_hit_tokens, s.disk_hit_tokens);
+  SchedulerHarness without(Options(/*enable=*/false));
+  EXPECT_EQ(without.scheduler().ClearDiskTier().status().code(), StatusCode::kInvalidArgument);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Layouts, HiCacheTest,
     ::testing::Values(HiParams{1, false, false, true}, HiParams{1, true, false, false},
