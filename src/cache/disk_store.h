@@ -2,11 +2,12 @@
 // Blocks of KV (kv_block.h) live one per file in a directory, named by the model identity and
 // the block's prefix key, so a restarted server with the same model finds them again.
 //
-// Threads. The scheduler thread calls Contains / AcceptsWrite / EnqueueWrite / Load / SubmitLoad /
-// TakeLoadResults; one writer thread owned by the store encodes and writes queued blocks, so the
-// scheduler only pays for copying KV bytes out, and one loader thread reads the blocks of
-// submitted load jobs. The write queue is bounded (max_queued_bytes): a write that does not fit
-// is dropped and counted, never waited for. Everything shared is guarded by mu_.
+// Threads. The scheduler thread calls Contains / AcceptsWrite / EnqueueWrite / Load /
+// SubmitLoad / TakeLoadResults / Clear; one writer thread owned by the store encodes and writes
+// queued blocks, so the scheduler only pays for copying KV bytes out, and one loader thread
+// reads the blocks of submitted load jobs. The write queue is bounded (max_queued_bytes): a
+// write that does not fit is dropped and counted, never waited for. Everything shared is
+// guarded by mu_.
 //
 // Failures are misses, never errors for serving: an unwritable directory, a full disk, a file
 // removed under the store, or a truncated / corrupt / foreign file each log a warning (through
