@@ -176,7 +176,6 @@ void DiskStore::WriterLoop() {
     uint64_t file_bytes = 0;
     const Status status = paused ? Status::Ok() : WriteFile(*w, &file_bytes);
     const double seconds = SecondsSince(start);
-    std::string warning;
     {
       MutexLock lock(&mu_);
       if (paused) {
@@ -198,9 +197,10 @@ void DiskStore::WriterLoop() {
         const auto pause_s = std::chrono::duration_cast<std::chrono::seconds>(next_pause_).count();
         next_pause_ =
             std::min<std::chrono::steady_clock::duration>(2 * next_pause_, kMaxWritePause);
-        warning = "cannot write KV block " + BlockPath(w->key) + ": " + status.message() +
-                  "; disk writes paused for " + std::to_string(pause_s) +
-                  " s (blocks offered meanwhile are dropped)";
+        // Warned before the block leaves the queue, so Flush returns after the warning.
+        Warn("cannot write KV block " + BlockPath(w->key) + ": " + status.message() +
+             "; disk writes paused for " + std::to_string(pause_s) +
+             " s (blocks offered meanwhile are dropped)");
       }
       queued_bytes_ -= w->payload.size() + w->tokens.size() * sizeof(int32_t);
       queued_.erase(w->key);
@@ -209,7 +209,6 @@ void DiskStore::WriterLoop() {
       discard_written_ = false;
       if (queue_.empty()) drained_.notify_all();
     }
-    if (!warning.empty()) Warn(warning);
   }
 }
 

@@ -52,7 +52,8 @@ struct DiskStoreConfig {
   uint64_t capacity_bytes = 0;  // > 0
   uint64_t model_id = 0;        // identity of the model and KV layout (see kv_block.h)
   uint64_t max_queued_bytes = 256ull << 20;
-  // Where warnings go (thread-safe; called from either thread). Null: stderr.
+  // Where warnings go (thread-safe; called from either thread, with the store's lock held:
+  // it must not call the store). Null: stderr.
   std::function<void(const std::string&)> warn;
   // The writer's file operations; null: the real file system. Not owned: outlives the store.
   BlockFileIo* io = nullptr;
