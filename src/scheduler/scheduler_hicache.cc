@@ -6,7 +6,11 @@
 // the block's end (kv_block.h), so a block is reused only after the very same prefix.
 //
 // Writes. write_back: a node's blocks are written when its KV is about to be released (the
-// radix cache's release observer: eviction, or the release of its windowed KV). write_through:
+// radix cache's release observer: eviction, or the release of its windowed KV), after those of
+// its ancestors not on disk yet: a block is found on disk only after every block before it,
+// and eviction releases leaves first, so writing only the node's own blocks would store a
+// prefix's end before its start (useless while the disk fills up, and after a restart when
+// the start, a prefix still in RAM, was never evicted). write_through:
 // also as soon as a request's KV enters the tree (after each prefill chunk and when it
 // finishes). Either way a block is written only while every layer's KV of all its tokens is
 // held: with the hybrid sliding-window pool, a block containing a token whose windowed KV was
@@ -120,7 +124,8 @@ void Scheduler::WriteNodeToDisk(const RadixNode& node) {
     tokens.insert(tokens.end(), (*it)->key.begin(), (*it)->key.end());
     slots.insert(slots.end(), (*it)->value.begin(), (*it)->value.end());
   }
-  WriteBlocksToDisk(tokens, slots, static_cast<int64_t>(tokens.size()) - node.size());
+  // From position 0: the ancestors' blocks not on disk yet go first (see the top).
+  WriteBlocksToDisk(tokens, slots, 0);
 }
 
 void Scheduler::WriteThroughToDisk(Request* req) {
