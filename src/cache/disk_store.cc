@@ -59,7 +59,14 @@ StatusOr<std::unique_ptr<DiskStore>> DiskStore::Open(DiskStoreConfig config) {
   return store;
 }
 
-DiskStore::DiskStore(DiskStoreConfig config) : config_(std::move(config)) {}
+DiskStore::DiskStore(DiskStoreConfig config)
+    : config_(std::move(config)), io_(config_.io != nullptr ? config_.io : &PosixBlockFileIo()) {}
+
+std::chrono::steady_clock::time_point DiskStore::Now() const {
+  return config_.clock ? config_.clock() : std::chrono::steady_clock::now();
+}
+
+bool DiskStore::WritesPaused() const { return Now() < writes_paused_until_; }
 
 DiskStore::~DiskStore() {
   {
@@ -125,13 +132,23 @@ bool DiskStore::Contains(const BlockKey& key) const {
   return index_.contains(key) || queued_.contains(key);
 }
 
+bool DiskStore::AcceptsWrite(const BlockKey& key) {
+  MutexLock lock(&mu_);
+  if (index_.contains(key) || queued_.contains(key)) return false;
+  if (WritesPaused()) {
+    ++stats_.writes_dropped;
+    return false;
+  }
+  return true;
+}
+
 bool DiskStore::EnqueueWrite(const BlockKey& key, std::vector<int32_t> tokens,
                              std::vector<uint8_t> payload) {
   {
     MutexLock lock(&mu_);
     if (index_.contains(key) || queued_.contains(key)) return false;
     const uint64_t bytes = payload.size() + tokens.size() * sizeof(int32_t);
-    if (queued_bytes_ + bytes > config_.max_queued_bytes) {
+    if (WritesPaused() || queued_bytes_ + bytes > config_.max_queued_bytes) {
       ++stats_.writes_dropped;
       return false;
     }
@@ -146,80 +163,83 @@ bool DiskStore::EnqueueWrite(const BlockKey& key, std::vector<int32_t> tokens,
 void DiskStore::WriterLoop() {
   for (;;) {
     const PendingWrite* w = nullptr;
+    bool paused = false;
     {
       MutexLock lock(&mu_);
       while (queue_.empty() && !stopping_) lock.Wait(cv_);
       if (queue_.empty()) return;  // stopping, and every queued write was attempted
       w = &queue_.front();         // stays in the queue (Load may read it) until written
-      writing_ = true;
+      paused = WritesPaused();     // a write failed meanwhile: queued blocks are dropped
+      writing_ = !paused;
     }
     const auto start = std::chrono::steady_clock::now();
     uint64_t file_bytes = 0;
-    const bool ok = WriteFile(*w, &file_bytes);
+    const Status status = paused ? Status::Ok() : WriteFile(*w, &file_bytes);
     const double seconds = SecondsSince(start);
     {
       MutexLock lock(&mu_);
-      if (ok) {
+      if (paused) {
+        ++stats_.writes_dropped;
+      } else if (status.ok() && discard_written_) {
+        std::error_code ec;
+        fs::remove(BlockPath(w->key), ec);
+      } else if (status.ok()) {
         index_[w->key] = Entry{.bytes = file_bytes, .seq = next_seq_};
         by_age_[next_seq_++] = w->key;
         bytes_on_disk_ += file_bytes;
         ++stats_.blocks_stored;
         stats_.bytes_stored += static_cast<int64_t>(file_bytes);
         stats_.store_seconds += seconds;
+        next_pause_ = kFirstWritePause;
       } else {
         ++stats_.write_failures;
+        writes_paused_until_ = Now() + next_pause_;
+        const auto pause_s = std::chrono::duration_cast<std::chrono::seconds>(next_pause_).count();
+        next_pause_ =
+            std::min<std::chrono::steady_clock::duration>(2 * next_pause_, kMaxWritePause);
+        // Warned before the block leaves the queue, so Flush returns after the warning.
+        Warn("cannot write KV block " + BlockPath(w->key) + ": " + status.message() +
+             "; disk writes paused for " + std::to_string(pause_s) +
+             " s (blocks offered meanwhile are dropped)");
       }
       queued_bytes_ -= w->payload.size() + w->tokens.size() * sizeof(int32_t);
       queued_.erase(w->key);
       queue_.pop_front();
       writing_ = false;
+      discard_written_ = false;
       if (queue_.empty()) drained_.notify_all();
     }
   }
 }
 
-bool DiskStore::WriteFile(const PendingWrite& w, uint64_t* file_bytes) {
+Status DiskStore::WriteFile(const PendingWrite& w, uint64_t* file_bytes) {
   const std::vector<uint8_t> bytes = EncodeKvBlock(config_.model_id, w.key, w.tokens, w.payload);
+  if (bytes.size() > config_.capacity_bytes) {
+    return InvalidArgument("the block's " + std::to_string(bytes.size()) +
+                           " bytes exceed --hicache-storage-size");
+  }
   {
     MutexLock lock(&mu_);
-    if (bytes.size() <= config_.capacity_bytes) MakeRoom(bytes.size());
-  }
-  if (bytes.size() > config_.capacity_bytes) {
-    Warn("a KV block of " + std::to_string(bytes.size()) +
-         " bytes is larger than --hicache-storage-size (write skipped)");
-    return false;
+    MakeRoom(bytes.size());
   }
   const std::string path = BlockPath(w.key);
   const std::string tmp =
       (fs::path(config_.dir) / (".tmp-" + ModelPrefix(config_.model_id) + w.key.Hex())).string();
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr && errno == ENOENT) {  // the directory was removed: make it again
-    std::error_code ec;
-    fs::create_directories(config_.dir, ec);
-    f = std::fopen(tmp.c_str(), "wb");
+  StatusOr<std::unique_ptr<WritableBlockFile>> file = io_->Create(tmp);
+  if (!file.ok() && io_->CreateDirectories(config_.dir).ok()) {
+    file = io_->Create(tmp);  // the directory was removed: made again
   }
-  if (f == nullptr) {
-    Warn("cannot write KV block " + path + ": " + std::strerror(errno) + " (write skipped)");
-    return false;
-  }
-  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  const int write_errno = errno;
-  const bool closed = std::fclose(f) == 0;
-  std::error_code ec;
-  if (!written || !closed) {
-    fs::remove(tmp, ec);
-    Warn("cannot write KV block " + path + ": " + std::strerror(written ? errno : write_errno) +
-         " (write skipped)");
-    return false;
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    Warn("cannot write KV block " + path + ": " + ec.message() + " (write skipped)");
-    return false;
+  if (!file.ok()) return file.status();
+  Status status = WriteAll(**file, bytes);
+  const Status closed = (*file)->Close();
+  if (status.ok()) status = closed;
+  if (status.ok()) status = io_->Rename(tmp, path);
+  if (!status.ok()) {
+    io_->Remove(tmp);  // never a partial block under any name a load reads
+    return status;
   }
   *file_bytes = bytes.size();
-  return true;
+  return Status::Ok();
 }
 
 void DiskStore::MakeRoom(uint64_t incoming) {
@@ -360,6 +380,35 @@ bool DiskStore::WaitForLoadResult(std::chrono::milliseconds timeout) {
     if (!lock.WaitUntil(loaded_cv_, deadline)) break;
   }
   return !load_results_.empty();
+}
+
+int64_t DiskStore::Clear() {
+  MutexLock lock(&mu_);
+  int64_t deleted = 0;
+  auto it = queue_.begin();
+  if (writing_ && it != queue_.end()) {  // being written outside the lock: deleted after
+    discard_written_ = true;
+    ++deleted;
+    ++it;
+  }
+  while (it != queue_.end()) {
+    queued_bytes_ -= it->payload.size() + it->tokens.size() * sizeof(int32_t);
+    queued_.erase(it->key);
+    it = queue_.erase(it);
+    ++deleted;
+  }
+  if (queue_.empty()) drained_.notify_all();
+  for (const auto& [key, entry] : index_) {
+    std::error_code ec;
+    fs::remove(BlockPath(key), ec);
+  }
+  deleted += static_cast<int64_t>(index_.size());
+  index_.clear();
+  by_age_.clear();
+  bytes_on_disk_ = 0;
+  writes_paused_until_ = {};
+  next_pause_ = kFirstWritePause;
+  return deleted;
 }
 
 void DiskStore::Flush() {

@@ -2,16 +2,24 @@
 // Blocks of KV (kv_block.h) live one per file in a directory, named by the model identity and
 // the block's prefix key, so a restarted server with the same model finds them again.
 //
-// Threads. The scheduler thread calls Contains / EnqueueWrite / Load / SubmitLoad /
-// TakeLoadResults; one writer thread owned by the store encodes and writes queued blocks, so the
-// scheduler only pays for copying KV bytes out, and one loader thread reads the blocks of
-// submitted load jobs. The write queue is bounded (max_queued_bytes): a write that does not fit
-// is dropped and counted, never waited for. Everything shared is guarded by mu_.
+// Threads. The scheduler thread calls Contains / AcceptsWrite / EnqueueWrite / Load /
+// SubmitLoad / TakeLoadResults / Clear; one writer thread owned by the store encodes and writes
+// queued blocks, so the scheduler only pays for copying KV bytes out, and one loader thread
+// reads the blocks of submitted load jobs. The write queue is bounded (max_queued_bytes): a
+// write that does not fit is dropped and counted, never waited for. Everything shared is
+// guarded by mu_.
 //
 // Failures are misses, never errors for serving: an unwritable directory, a full disk, a file
 // removed under the store, or a truncated / corrupt / foreign file each log a warning (through
 // config.warn) and are counted; a block that fails to load is forgotten (its file deleted), so
-// the KV is recomputed and may be written again.
+// the KV is recomputed and may be written again. A block is written to a temporary file and
+// renamed into place only once all of it is written and closed, so a failed or short write
+// never leaves a partial file under a block's name (and a file that is partial anyway fails
+// its length and checksum checks). A failed write pauses writing: for kFirstWritePause, then
+// twice as long after each further failure (at most kMaxWritePause), back to kFirstWritePause
+// after a write succeeds; while paused, blocks offered are dropped without an attempt (counted
+// in writes_dropped), so a full disk costs one failed write and one warning per pause, not a
+// retry of every block.
 //
 // Size cap. The files of this model count against capacity_bytes; before a write would exceed
 // it, the least recently written or loaded files are deleted. Other models' files in the same
@@ -31,6 +39,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cache/block_file_io.h"
 #include "cache/kv_block.h"
 #include "util/mutex.h"
 #include "util/status.h"
@@ -43,8 +52,13 @@ struct DiskStoreConfig {
   uint64_t capacity_bytes = 0;  // > 0
   uint64_t model_id = 0;        // identity of the model and KV layout (see kv_block.h)
   uint64_t max_queued_bytes = 256ull << 20;
-  // Where warnings go (thread-safe; called from either thread). Null: stderr.
+  // Where warnings go (thread-safe; called from either thread, with the store's lock held:
+  // it must not call the store). Null: stderr.
   std::function<void(const std::string&)> warn;
+  // The writer's file operations; null: the real file system. Not owned: outlives the store.
+  BlockFileIo* io = nullptr;
+  // The clock of the write pause; null: std::chrono::steady_clock::now (tests step it).
+  std::function<std::chrono::steady_clock::time_point()> clock;
 };
 
 struct DiskStoreStats {
@@ -57,8 +71,8 @@ struct DiskStoreStats {
   int64_t bytes_loaded = 0;
   double load_seconds = 0;
   int64_t load_failures = 0;   // truncated / corrupt / foreign / missing files
-  int64_t write_failures = 0;  // full disk, unwritable or removed directory
-  int64_t writes_dropped = 0;  // queue full
+  int64_t write_failures = 0;  // writes attempted that failed: full disk, unwritable directory
+  int64_t writes_dropped = 0;  // not attempted: the queue full, or writes paused after a failure
   int64_t files_evicted = 0;   // deleted for the size cap
 };
 
@@ -90,8 +104,15 @@ class DiskStore {
   // Whether the block is on disk or queued for writing.
   bool Contains(const BlockKey& key) const;
 
+  static constexpr std::chrono::seconds kFirstWritePause{1};
+  static constexpr std::chrono::seconds kMaxWritePause{64};
+
+  // Whether EnqueueWrite would take the block now (so the caller may skip copying its KV out):
+  // false when it is held, or while writes are paused after a failure (counted as dropped).
+  bool AcceptsWrite(const BlockKey& key);
+
   // Queues a block for writing; takes the buffers. False (nothing queued) when the block is
-  // already held or the queue lacks room (counted as dropped).
+  // already held, writes are paused, or the queue lacks room (the last two counted as dropped).
   bool EnqueueWrite(const BlockKey& key, std::vector<int32_t> tokens, std::vector<uint8_t> payload);
 
   // Reads the block into `payload` (its exact size) after checking its file against the model,
@@ -108,6 +129,11 @@ class DiskStore {
 
   // Blocks until every queued write has been attempted (tests, shutdown).
   void Flush();
+
+  // Deletes every block of this model: its files and the queued writes (a write in progress
+  // is deleted when it ends). Other models' files stay. Loads already submitted miss the
+  // blocks gone (recomputed). Ends a write pause (space was freed). Returns the blocks deleted.
+  int64_t Clear();
 
   DiskStoreStats stats() const;
   const std::string& dir() const { return config_.dir; }
@@ -130,8 +156,11 @@ class DiskStore {
   Status ScanDirectory();
   void WriterLoop();
   void LoaderLoop();
-  // Writes one block to a temporary file and renames it into place; false on failure (warned).
-  bool WriteFile(const PendingWrite& w, uint64_t* file_bytes);
+  // Writes one block to a temporary file and renames it into place; the error on failure (the
+  // temporary file removed).
+  Status WriteFile(const PendingWrite& w, uint64_t* file_bytes);
+  std::chrono::steady_clock::time_point Now() const;
+  bool WritesPaused() const REQUIRES(mu_);
   // Deletes the oldest files until `incoming` more bytes fit under the cap.
   void MakeRoom(uint64_t incoming) REQUIRES(mu_);
   void Forget(const BlockKey& key) REQUIRES(mu_);
@@ -139,6 +168,7 @@ class DiskStore {
   void Warn(const std::string& message) const;
 
   DiskStoreConfig config_;
+  BlockFileIo* const io_;
   mutable Mutex mu_;
   std::condition_variable cv_;       // writer: work queued or stopping
   std::condition_variable drained_;  // Flush: queue empty and nothing in flight
@@ -149,7 +179,11 @@ class DiskStore {
   std::list<PendingWrite> queue_ GUARDED_BY(mu_);
   std::unordered_map<BlockKey, const PendingWrite*, BlockKeyHash> queued_ GUARDED_BY(mu_);
   uint64_t queued_bytes_ GUARDED_BY(mu_) = 0;
-  bool writing_ GUARDED_BY(mu_) = false;
+  // Writes are paused until this time after a failure; the next failure pauses for next_pause_.
+  std::chrono::steady_clock::time_point writes_paused_until_ GUARDED_BY(mu_){};
+  std::chrono::steady_clock::duration next_pause_ GUARDED_BY(mu_) = kFirstWritePause;
+  bool writing_ GUARDED_BY(mu_) = false;          // the writer writes queue_.front() (outside mu_)
+  bool discard_written_ GUARDED_BY(mu_) = false;  // Clear ran meanwhile: that block is deleted
   bool stopping_ GUARDED_BY(mu_) = false;
   DiskStoreStats stats_ GUARDED_BY(mu_);
   std::condition_variable load_cv_;    // loader: a job submitted or stopping

@@ -112,7 +112,7 @@ struct HiCacheCounters {
   double store_seconds = 0;    // writer thread time writing blocks
   int64_t load_failures = 0;   // truncated / corrupt / foreign / vanished files (recomputed)
   int64_t write_failures = 0;  // full disk, unwritable or removed directory (skipped)
-  int64_t writes_dropped = 0;  // write queue full (skipped)
+  int64_t writes_dropped = 0;  // not attempted: write queue full, or writes paused after a failure
   int64_t files_evicted = 0;   // deleted for the size cap
   double load_bandwidth() const {
     return load_seconds > 0 ? static_cast<double>(bytes_loaded) / load_seconds : 0;

@@ -45,6 +45,8 @@ bool Engine::Abort(const std::string& rid) { return core_->Abort(rid); }
 
 Status Engine::FlushCache() { return core_->FlushCache(); }
 
+StatusOr<int64_t> Engine::ClearHiCacheStorage() { return core_->ClearHiCacheStorage(); }
+
 EngineStats Engine::GetStats() { return core_->GetStats(); }
 
 StatusOr<RadixTreeSnapshot> Engine::GetRadixTree(const RadixTreeQuery& query) {

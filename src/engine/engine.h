@@ -67,6 +67,10 @@ class Engine {
   // (after a retract-mode pause); else Aborted, nothing changed.
   Status FlushCache();
 
+  // Deletes the disk tier's blocks of this model (SGLang's clear_hicache_storage; the RAM tier
+  // stays) and returns how many. InvalidArgument without --enable-hierarchical-cache.
+  StatusOr<int64_t> ClearHiCacheStorage();
+
   EngineStats GetStats();
 
   // A size-limited view of the radix tree and its counters (radix_tree_view.h), taken on the

@@ -234,6 +234,10 @@ Status EngineCore::FlushCache() {
   return Ask(FlushCommand{}, Aborted("the engine is shutting down"));
 }
 
+StatusOr<int64_t> EngineCore::ClearHiCacheStorage() {
+  return Ask(ClearStorageCommand{}, StatusOr<int64_t>(Aborted("the engine is shutting down")));
+}
+
 EngineStats EngineCore::GetStats() {
   EngineStats stats = Ask(StatsCommand{}, EngineStats{});
   if (const grammar::GrammarCache* cache = grammar_cache_ready_.load(std::memory_order_acquire)) {
@@ -423,6 +427,10 @@ void EngineCore::ReleaseSessionPins() {
 }
 
 void EngineCore::Apply(FlushCommand& cmd) { cmd.answer.set_value(scheduler_->FlushCache()); }
+
+void EngineCore::Apply(ClearStorageCommand& cmd) {
+  cmd.answer.set_value(scheduler_->ClearDiskTier());
+}
 
 void EngineCore::Apply(StatsCommand& cmd) {
   EngineStats stats;

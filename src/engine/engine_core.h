@@ -58,6 +58,7 @@ class EngineCore {
   StatusOr<std::shared_ptr<GenerateStream>> Submit(GenerateRequest request);
   bool Abort(const std::string& rid);
   Status FlushCache();
+  StatusOr<int64_t> ClearHiCacheStorage();
   EngineStats GetStats();
   StatusOr<RadixTreeSnapshot> GetRadixTree(const RadixTreeQuery& query);
   StatusOr<PrefixPin> PinPrefix(std::vector<int32_t> input_ids);
@@ -120,6 +121,9 @@ class EngineCore {
   struct FlushCommand {
     std::promise<Status> answer;
   };
+  struct ClearStorageCommand {
+    std::promise<StatusOr<int64_t>> answer;
+  };
   struct StatsCommand {
     std::promise<EngineStats> answer;
   };
@@ -145,7 +149,7 @@ class EngineCore {
   using Command =
       std::variant<SubmitCommand, AbortCommand, FlushCommand, StatsCommand, TreeCommand,
                    PinCommand, UnpinCommand, PauseCommand, ContinueCommand, OpenSessionCommand,
-                   CloseSessionCommand>;
+                   CloseSessionCommand, ClearStorageCommand>;
 
   EngineCore(const EngineConfig& config, const SchedulerConfig& scheduler_config,
              std::unique_ptr<ModelRunner> runner, std::unique_ptr<ModelAssets> assets,
@@ -161,6 +165,7 @@ class EngineCore {
   void Apply(SubmitCommand& command);
   void Apply(AbortCommand& command);
   void Apply(FlushCommand& command);
+  void Apply(ClearStorageCommand& command);
   void Apply(StatsCommand& command);
   void Apply(TreeCommand& command);
   void Apply(PinCommand& command);

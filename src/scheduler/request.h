@@ -83,7 +83,8 @@ struct Request {
   CacheRequest cache;
   int64_t kv_len = 0;              // token_ids[0, kv_len) have KV in the row
   int64_t fill_len = 0;            // prefill target: prompt + outputs at admission
-  int64_t disk_written_len = 0;    // write_through: tokens [0, this) were offered to the disk tier
+  int64_t disk_written_len = 0;    // tokens [0, this) were offered to the disk tier (write_through,
+                                   // or before their windowed KV was released)
   bool disk_load_pending = false;  // in the disk tier's load queue (not admitted meanwhile)
   uint64_t disk_load_ticket = 0;
   int32_t disk_load_attempts = 0;

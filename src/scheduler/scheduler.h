@@ -176,6 +176,10 @@ class Scheduler {
   // waiting requests recompute their prefixes after Continue); otherwise Aborted with the
   // reason, nothing changed.
   Status FlushCache();
+  // Deletes the disk tier's blocks of this model (SGLang's /clear_hicache_storage_backend;
+  // DiskStore::Clear) and returns how many; the RAM tier is untouched. InvalidArgument without
+  // a disk tier.
+  StatusOr<int64_t> ClearDiskTier();
 
   // Pins (the frontend's fork, scheduler_pins.cc): keeps the longest cached prefix of `ids`
   // from eviction, as a running request's lock does, until UnpinPrefix(pin). Returns the
@@ -236,6 +240,9 @@ class Scheduler {
   void WriteStraddlingBlocks(const RadixNode& node, int64_t block_end,
                              std::vector<int32_t>& tokens, std::vector<int32_t>& slots);
   void WriteThroughToDisk(Request* req);        // write_through: req's KV so far
+  // Before req releases the windowed KV of its own tokens [.., until): offers the blocks that
+  // release reaches into whose KV is all computed (else they could never be stored).
+  void WriteBeforeWindowRelease(Request* req, int64_t until);
   // The disk blocks that would extend a match of `matched` tokens (at least one block beyond
   // it), or nullopt.
   struct DiskLoadPlan {

@@ -12,6 +12,8 @@
 
 namespace radixlm {
 
+class BlockFileIo;  // cache/block_file_io.h
+
 // --schedule-policy.
 enum class SchedulePolicyKind { kFcfs, kLpm, kDfsWeight, kLof, kRandom, kPriority };
 
@@ -129,6 +131,9 @@ struct SchedulerConfig {
     // Loads on the store's loader thread while the request waits in a load queue (else
     // synchronously at admission).
     bool async_load = true;
+    // The disk store's file operations; null: the real file system. Tests pass one with
+    // faults (a full disk); not owned, outlives the scheduler.
+    BlockFileIo* file_io = nullptr;
   } hicache;
 
   // InvalidArgument naming the field when a value is out of range.

@@ -6,13 +6,24 @@
 // the block's end (kv_block.h), so a block is reused only after the very same prefix.
 //
 // Writes. write_back: a node's blocks are written when its KV is about to be released (the
-// radix cache's release observer: eviction, or the release of its windowed KV). write_through:
+// radix cache's release observer: eviction, or the release of its windowed KV), after those of
+// its ancestors not on disk yet: a block is found on disk only after every block before it,
+// and eviction releases leaves first, so writing only the node's own blocks would store a
+// prefix's end before its start (useless while the disk fills up, and after a restart when
+// the start, a prefix still in RAM, was never evicted). write_through:
 // also as soon as a request's KV enters the tree (after each prefill chunk and when it
 // finishes). Either way a block is written only while every layer's KV of all its tokens is
 // held: with the hybrid sliding-window pool, a block containing a token whose windowed KV was
-// already released is not written (its full-layer KV alone could not serve a match). The
+// already released is not written (its full-layer KV alone could not serve a match). A
+// decoding request's own tokens (its output) lose their windowed KV as its window moves on
+// (ReleaseOutOfWindowKv, before they are in the tree); just before that, under either policy,
+// the blocks the release reaches into whose KV is all computed are offered
+// (WriteBeforeWindowRelease). A block is complete before the release reaches it whenever
+// sliding_window >= block_tokens (Gemma-3: 512 and 64); with a smaller window its first tokens
+// lose their windowed KV before its last one is computed, and it is not stored. The
 // scheduler thread only copies the KV bytes out (ModelRunner::ReadKv); the store's writer
-// thread encodes and writes them.
+// thread encodes and writes them. While the store pauses writes after a failure (a full disk),
+// blocks are not even copied out (DiskStore::AcceptsWrite).
 //
 // Loads. When a waiting request's match ends before what its prompt could reuse, the blocks
 // that follow are looked up on disk (an in-memory index), in order, up to the first one
@@ -58,9 +69,19 @@ Status Scheduler::OpenDiskTier() {
   store.dir = h.dir;
   store.capacity_bytes = h.capacity_bytes;
   store.model_id = h.model_id;
+  store.io = h.file_io;
   RADIXLM_ASSIGN_OR_RETURN(disk_, DiskStore::Open(std::move(store)));
   cache_->set_release_observer([this](const RadixNode& node) { WriteNodeToDisk(node); });
   return Status::Ok();
+}
+
+StatusOr<int64_t> Scheduler::ClearDiskTier() {
+  if (disk_ == nullptr) {
+    return InvalidArgument(
+        "the hierarchical cache is not enabled (--enable-hierarchical-cache "
+        "--hicache-storage-backend file)");
+  }
+  return disk_->Clear();
 }
 
 void Scheduler::WriteBlocksToDisk(std::span<const int32_t> tokens, std::span<const int32_t> slots,
@@ -74,7 +95,7 @@ void Scheduler::WriteBlocksToDisk(std::span<const int32_t> tokens, std::span<con
     hasher.Update(tokens.subspan(end - block, block));
     if (end <= from) continue;
     const BlockKey key = hasher.key();
-    if (disk_->Contains(key)) continue;
+    if (!disk_->AcceptsWrite(key)) continue;  // held, or writes paused after a failure
     const std::span<const int32_t> run = slots.subspan(end - block, block);
     swa_rows.clear();
     if (pool_.has_swa()) {
@@ -103,7 +124,8 @@ void Scheduler::WriteNodeToDisk(const RadixNode& node) {
     tokens.insert(tokens.end(), (*it)->key.begin(), (*it)->key.end());
     slots.insert(slots.end(), (*it)->value.begin(), (*it)->value.end());
   }
-  WriteBlocksToDisk(tokens, slots, static_cast<int64_t>(tokens.size()) - node.size());
+  // From position 0: the ancestors' blocks not on disk yet go first (see the top).
+  WriteBlocksToDisk(tokens, slots, 0);
   // The block that starts in this node and ends below it: its tokens below keep their windowed
   // KV (a window is released from the front), this node's is about to go, so it is now or
   // never. Without it a sliding-window model's stored prefix would stop at the first split
@@ -138,6 +160,20 @@ void Scheduler::WriteThroughToDisk(Request* req) {
                     std::as_const(table_).Row(req->cache.req_pool_index).first(n),
                     req->disk_written_len);
   req->disk_written_len = n;
+}
+
+void Scheduler::WriteBeforeWindowRelease(Request* req, int64_t until) {
+  const int64_t block = config_.hicache.block_tokens;
+  // Blocks starting before `until` (the release reaches into them) and ending within kv_len.
+  const int64_t end = std::min(req->kv_len / block, (until + block - 1) / block) * block;
+  // The tree's blocks are the tree's to write (its release observer); a block straddling the
+  // end of the tree's prefix is offered here.
+  const auto prefix = static_cast<int64_t>(req->cache.prefix_slots.size());
+  const int64_t from = std::max(req->disk_written_len, prefix / block * block);
+  if (end <= from) return;
+  WriteBlocksToDisk(std::span<const int32_t>(req->token_ids).first(end),
+                    std::as_const(table_).Row(req->cache.req_pool_index).first(end), from);
+  req->disk_written_len = end;
 }
 
 std::optional<Scheduler::DiskLoadPlan> Scheduler::PlanDiskLoad(const Request& req,

@@ -43,6 +43,7 @@ void Scheduler::ReleaseOutOfWindowKv() {
     const int64_t from =
         std::max<int64_t>(c.swa_evicted_len, static_cast<int64_t>(c.prefix_slots.size()));
     if (until <= from) continue;
+    if (disk_ != nullptr) WriteBeforeWindowRelease(req, until);
     pool_.FreeSwa(table_.Row(c.req_pool_index).subspan(from, until - from));
     c.swa_evicted_len = until;
   }

@@ -309,6 +309,23 @@ void AddOpsRoutes(const ServerContext& context, Router* router) {
   };
   router->Add("POST", "/flush_cache", flush);
   router->Add("GET", "/flush_cache", flush);
+  auto clear_storage = [ctx](const HttpRequest&) {
+    return HandlerResult::Blocking([ctx] {
+      StatusOr<int64_t> cleared = ctx.engine->ClearHiCacheStorage();
+      if (!cleared.ok()) {
+        return ErrorResponse(ApiError{
+            400, "Hierarchical cache storage backend not cleared: " + cleared.status().message(),
+            ""});
+      }
+      return HttpResponse::Json(200,
+                                json{{"success", true},
+                                     {"message", "Hierarchical cache storage backend cleared."},
+                                     {"blocks_deleted", *cleared}});
+    });
+  };
+  router->Add("POST", "/clear_hicache_storage_backend", clear_storage);
+  router->Add("GET", "/clear_hicache_storage_backend", clear_storage);
+  router->Add("POST", "/hicache/storage-backend/clear", clear_storage);
   router->Add("POST", "/open_session",
               [ctx](const HttpRequest& request) { return OpenSession(ctx, request); });
   router->Add("POST", "/close_session",

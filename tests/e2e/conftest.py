@@ -72,11 +72,12 @@ def chat_model_path():
 class Server(LoggedProcess):
     """A running `radixlm serve` process."""
 
-    def __init__(self, extra_args=(), api_key=None, model=None):
+    def __init__(self, extra_args=(), api_key=None, model=None, wrapper=()):
+        """wrapper: a command line the server runs under (it must exec the rest)."""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.api_key = api_key
-        cmd = [_binary(), "serve", "--host", "127.0.0.1", "--port", str(self.port),
+        cmd = [*wrapper, _binary(), "serve", "--host", "127.0.0.1", "--port", str(self.port),
                "--model-path", model or _model(), *extra_args]
         if api_key:
             cmd += ["--api-key", api_key]

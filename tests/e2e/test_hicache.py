@@ -2,13 +2,17 @@
 model: with a KV pool too small to keep more than one document, a prefix evicted from RAM comes
 back from disk (cached_tokens and the hicache stats show the disk hit) with the same greedy
 output as a server without the tier; a restarted server with the same directory hits the
-stored prefixes; corrupt block files are recomputed with a logged warning, and removing the
+stored prefixes; /flush_cache keeps the disk tier (as SGLang's keeps its storage backend);
+a full disk (a small tmpfs, mounted in a user namespace) skips writes with a warning and
+changes no output; corrupt block files are recomputed with a logged warning, and removing the
 directory while serving changes no output; bad flags are refused at start-up."""
 
 import pathlib
 import random
 import shutil
 import subprocess
+import tempfile
+import time
 
 import pytest
 
@@ -106,6 +110,74 @@ def test_restart_with_the_same_directory_hits(store_dir, expected):
         assert srv.stop() == 0, srv.log_tail()
 
 
+def test_flush_cache_keeps_the_disk_tier(store_dir, expected):
+    srv = Server(extra_args=tier_args(store_dir))
+    try:
+        stored = hicache(srv)["disk_tokens"]
+        assert stored > 0
+        r = srv.post("/flush_cache")
+        assert r.status_code == 200, r.text
+        assert hicache(srv)["disk_tokens"] == stored
+        out = generate(srv, document(0))
+        assert out["text"] == expected[0]
+        assert hicache(srv)["disk_hit_tokens"] >= 64
+    finally:
+        assert srv.stop() == 0, srv.log_tail()
+
+
+# Runs the rest of the command line with a tmpfs of the given size mounted on the given
+# directory, in a user and mount namespace of its own (no privileges needed where unprivileged
+# user namespaces are allowed; the mount vanishes with the process).
+MOUNT_TMPFS = 'mount -t tmpfs -o size="$1" tmpfs "$0" && shift && exec "$@"'
+
+
+def tmpfs_wrapper(directory, size):
+    return ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", MOUNT_TMPFS,
+            str(directory), str(size)]
+
+
+def test_full_disk_skips_writes_with_a_warning_and_changes_no_output(store_dir, expected):
+    blocks = sorted(store_dir.glob("*.kvb"))
+    assert blocks, "needs the block files the tests above stored"
+    block_bytes = blocks[0].stat().st_size
+    with tempfile.TemporaryDirectory(prefix="radixlm-full-disk-") as mount_point:
+        # Room for two blocks and half of a third (tmpfs counts whole 4 KiB pages).
+        size = (block_bytes * 5 // 2) // 4096 * 4096
+        if shutil.which("unshare") is None:
+            pytest.skip("no unshare(1) here to mount a small tmpfs for the full disk")
+        probe = subprocess.run(tmpfs_wrapper(mount_point, size) + ["true"], capture_output=True,
+                               text=True, timeout=60)
+        if probe.returncode != 0:
+            pytest.skip("cannot mount a tmpfs in a user namespace here (needs unprivileged "
+                        f"user namespaces): {probe.stderr.strip()}")
+        srv = Server(extra_args=tier_args(mount_point, "write_through"),
+                     wrapper=tmpfs_wrapper(mount_point, size))
+        try:
+            first = generate(srv, document(0))
+            assert first["text"] == expected[0]
+            stats = hicache(srv)
+            deadline = time.time() + 30  # the writer thread may still be at its queue
+            while stats["write_failures"] == 0 and time.time() < deadline:
+                time.sleep(0.2)
+                stats = hicache(srv)
+            assert stats["blocks_stored"] == 2, stats
+            assert stats["write_failures"] >= 1, stats
+            # A failed write pauses writing: the blocks behind it are dropped, not each tried.
+            assert stats["writes_dropped"] >= 1, stats
+            log = srv.log_text()
+            assert "No space left on device" in log
+            assert log.count("cannot write KV block") == stats["write_failures"]
+            for i in (1, 2):  # evict document 0 from RAM
+                assert generate(srv, document(i))["text"] == expected[i]
+            again = generate(srv, document(0))
+            assert again["text"] == expected[0]
+            after = hicache(srv)
+            assert after["disk_hit_tokens"] >= 64, after
+            assert after["load_failures"] == 0, after
+        finally:
+            assert srv.stop() == 0, srv.log_tail()
+
+
 def test_corrupt_blocks_are_recomputed_with_a_warning(store_dir, expected):
     files = sorted(store_dir.glob("*.kvb"))
     assert files
@@ -128,6 +200,27 @@ def test_corrupt_blocks_are_recomputed_with_a_warning(store_dir, expected):
         shutil.rmtree(store_dir)
         assert generate(srv, document(1))["text"] == expected[1]
         assert generate(srv, document(0))["text"] == expected[0]
+    finally:
+        assert srv.stop() == 0, srv.log_tail()
+
+
+def test_clear_storage_backend_deletes_the_blocks(store_dir, reference):
+    r = reference.post("/clear_hicache_storage_backend")
+    assert r.status_code == 400, r.text
+    assert "not enabled" in r.text
+    srv = Server(extra_args=tier_args(store_dir))
+    try:
+        assert hicache(srv)["disk_tokens"] > 0
+        assert any(store_dir.glob("*.kvb"))
+        r = srv.post("/clear_hicache_storage_backend")
+        assert r.status_code == 200, r.text
+        assert r.json()["success"] is True
+        assert r.json()["blocks_deleted"] > 0
+        assert hicache(srv)["disk_tokens"] == 0
+        assert not any(store_dir.glob("*.kvb"))
+        # SGLang's other spellings; nothing left to delete.
+        assert srv.get("/clear_hicache_storage_backend").json()["blocks_deleted"] == 0
+        assert srv.post("/hicache/storage-backend/clear").json()["blocks_deleted"] == 0
     finally:
         assert srv.stop() == 0, srv.log_tail()
 

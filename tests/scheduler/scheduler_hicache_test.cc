@@ -2,7 +2,8 @@
 // checks every prefix slot's position and hash chain (and, with the hybrid pool, every
 // windowed row a window sees), so KV loaded from disk into the wrong slots, for the wrong
 // tokens or from a corrupt file fails the step. Greedy outputs must equal the unbatched
-// reference, with fewer tokens computed when a prefix comes back from disk.
+// reference, with fewer tokens computed when a prefix comes back from disk. A full disk
+// (FaultyBlockFileIo) and /flush_cache must change no output.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,9 +11,11 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scheduler_harness.h"
+#include "support/faulty_block_file_io.h"
 
 namespace radixlm::testing {
 namespace {
@@ -41,7 +44,8 @@ class HiCacheTest : public ::testing::TestWithParam<HiParams> {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  HarnessOptions Options(bool enable = true, uint64_t model_id = 42) const {
+  HarnessOptions Options(bool enable = true, uint64_t model_id = 42,
+                         BlockFileIo* file_io = nullptr) const {
     const HiParams& p = GetParam();
     HarnessOptions o;
     o.config = SmallConfig();
@@ -60,6 +64,7 @@ class HiCacheTest : public ::testing::TestWithParam<HiParams> {
     o.config.hicache.model_id = model_id;
     o.config.hicache.block_tokens = 16;
     o.config.hicache.async_load = p.async;
+    o.config.hicache.file_io = file_io;
     return o;
   }
 
@@ -77,6 +82,32 @@ class HiCacheTest : public ::testing::TestWithParam<HiParams> {
     for (uint64_t i = 0; i < 4; ++i) Run(h, first_id + i, gen.Tokens(150));
   }
 
+  // Runs doc as request 1, then floods RAM so that write-back stores it; the store's queued
+  // writes are done on return. Returns the tokens computed for doc.
+  int64_t RunThenEvict(SchedulerHarness& h, PromptGen& gen, const std::vector<int32_t>& doc) {
+    const int64_t cold = Run(h, 1, doc);
+    Flood(h, gen, 10);
+    h.scheduler().disk_store_for_testing()->Flush();
+    return cold;
+  }
+
+  // RunThenEvict in a scheduler of its own, shut down on return (an earlier server run).
+  int64_t StoreInEarlierRun(PromptGen& gen, const std::vector<int32_t>& doc) {
+    SchedulerHarness first(Options());
+    return RunThenEvict(first, gen, doc);
+  }
+
+  // Block files (*.kvb) and temporary files in the store's directory.
+  std::pair<int, int> CountFiles() const {
+    std::pair<int, int> n{0, 0};
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      const std::string name = entry.path().filename().string();
+      if (name.ends_with(".kvb")) ++n.first;
+      if (name.starts_with(".tmp-")) ++n.second;
+    }
+    return n;
+  }
+
   fs::path dir_;
 };
 
@@ -84,9 +115,7 @@ TEST_P(HiCacheTest, EvictedPrefixComesBackFromDisk) {
   SchedulerHarness h(Options());
   PromptGen gen(1);
   const std::vector<int32_t> doc = gen.Tokens(150);
-  const int64_t cold = Run(h, 1, doc);
-  Flood(h, gen, 10);
-  h.scheduler().disk_store_for_testing()->Flush();
+  const int64_t cold = RunThenEvict(h, gen, doc);
   const SchedulerStats before = h.scheduler().GetStats();
   ASSERT_TRUE(before.hicache_enabled);
   EXPECT_GT(before.disk.blocks_stored, 0);
@@ -145,12 +174,7 @@ TEST_P(HiCacheTest, OutputsEqualWithoutTheTier) {
 TEST_P(HiCacheTest, RestartHitsStoredPrefixes) {
   PromptGen gen(3);
   const std::vector<int32_t> doc = gen.Tokens(150);
-  int64_t cold = 0;
-  {
-    SchedulerHarness first(Options());
-    cold = Run(first, 1, doc);
-    Flood(first, gen, 10);  // write_back stores on eviction
-  }                         // the store finishes its queued writes
+  const int64_t cold = StoreInEarlierRun(gen, doc);
   SchedulerHarness second(Options());
   const int64_t warm = Run(second, 1, doc);
   EXPECT_GE(second.scheduler().GetStats().disk_hit_tokens, 16);
@@ -165,12 +189,7 @@ TEST_P(HiCacheTest, RestartHitsStoredPrefixes) {
 TEST_P(HiCacheTest, CorruptOrTruncatedBlocksAreRecomputed) {
   PromptGen gen(4);
   const std::vector<int32_t> doc = gen.Tokens(150);
-  int64_t cold = 0;
-  {
-    SchedulerHarness first(Options());
-    cold = Run(first, 1, doc);
-    Flood(first, gen, 10);
-  }
+  const int64_t cold = StoreInEarlierRun(gen, doc);
   int n = 0;
   for (const auto& entry : fs::directory_iterator(dir_)) {
     if (n++ % 2 == 0) {
@@ -193,9 +212,7 @@ TEST_P(HiCacheTest, RemovedDirectoryOnlySkipsWrites) {
   SchedulerHarness h(Options());
   PromptGen gen(5);
   const std::vector<int32_t> doc = gen.Tokens(150);
-  Run(h, 1, doc);
-  Flood(h, gen, 10);
-  h.scheduler().disk_store_for_testing()->Flush();
+  RunThenEvict(h, gen, doc);
   fs::remove_all(dir_);
   Run(h, 2, doc);  // the blocks vanished: recomputed, still right
   Flood(h, gen, 20);
@@ -206,9 +223,7 @@ TEST_P(HiCacheTest, RequestEndingWhileItsBlocksLoadEndsCleanly) {
   SchedulerHarness h(Options());
   PromptGen gen(6);
   const std::vector<int32_t> doc = gen.Tokens(150);
-  Run(h, 1, doc);
-  Flood(h, gen, 10);
-  h.scheduler().disk_store_for_testing()->Flush();
+  RunThenEvict(h, gen, doc);
   // Another request decodes meanwhile; the one that needs the disk blocks is aborted right
   // after its first round (in the load queue when loads are asynchronous).
   h.Add(SchedulerHarness::Greedy(2, gen.Tokens(40), 30));
@@ -222,6 +237,92 @@ TEST_P(HiCacheTest, RequestEndingWhileItsBlocksLoadEndsCleanly) {
   // Its blocks stay usable.
   Run(h, 4, doc);
   EXPECT_GE(h.scheduler().GetStats().disk_hit_tokens, 16);
+}
+
+TEST_P(HiCacheTest, FullDiskSkipsWritesAndServingGoesOn) {
+  FaultyBlockFileIo io;
+  SchedulerHarness h(Options(true, 42, &io));
+  const int64_t block_file_bytes = 48 + 16 * (4 + h.runner().kv_token_bytes()) + 4;
+  io.set_budget(3 * block_file_bytes);  // the disk fills after three blocks
+  PromptGen gen(7);
+  const std::vector<int32_t> doc = gen.Tokens(150);
+  RunThenEvict(h, gen, doc);
+  Flood(h, gen, 20);  // many more blocks offered to the full disk
+  h.scheduler().disk_store_for_testing()->Flush();
+  const SchedulerStats full = h.scheduler().GetStats();
+  EXPECT_EQ(full.disk.blocks_stored, 3);
+  EXPECT_GE(full.disk.write_failures, 1);
+  EXPECT_EQ(full.disk.write_failures, io.failed_writes());
+  // Not a retry of every block: most are dropped without an attempt while writes pause.
+  EXPECT_GT(full.disk.writes_dropped, 4 * full.disk.write_failures);
+  EXPECT_EQ(CountFiles(), std::make_pair(3, 0)) << "whole blocks only, no partial file left";
+  // The blocks that were written serve the document's start; every output stays right.
+  Run(h, 2, doc);
+  const SchedulerStats after = h.scheduler().GetStats();
+  EXPECT_GE(after.disk_hit_tokens - full.disk_hit_tokens, 16);
+  EXPECT_EQ(after.disk.load_failures, 0);
+  Run(h, 3, gen.Tokens(150));
+}
+
+TEST_P(HiCacheTest, FlushCacheKeepsTheDiskTier) {
+  // As SGLang: /flush_cache drops what RAM holds; the storage tier keeps its blocks.
+  SchedulerHarness h(Options());
+  PromptGen gen(8);
+  const std::vector<int32_t> doc = gen.Tokens(150);
+  const int64_t cold = RunThenEvict(h, gen, doc);
+  const int64_t blocks = h.scheduler().GetStats().disk.blocks;
+  ASSERT_GT(blocks, 0);
+  ASSERT_TRUE(h.scheduler().FlushCache().ok());
+  const SchedulerStats flushed = h.scheduler().GetStats();
+  EXPECT_EQ(flushed.evictable_tokens, 0);
+  EXPECT_EQ(flushed.disk.blocks, blocks);
+  const int64_t warm = Run(h, 2, doc);
+  EXPECT_GE(h.scheduler().GetStats().disk_hit_tokens - flushed.disk_hit_tokens, 16);
+  EXPECT_LT(warm, cold - 16);
+}
+
+TEST_P(HiCacheTest, LongOutputIsStoredBeforeItsWindowIsReleased) {
+  // With the hybrid pool (window 16), a decode releases the windowed KV of its own output as
+  // the window moves on, before the output is in the tree; its blocks are written just before.
+  SchedulerHarness h(Options());
+  PromptGen gen(9);
+  const std::vector<int32_t> prompt = gen.Tokens(20);
+  h.Add(SchedulerHarness::Greedy(1, prompt, 70));
+  h.RunUntilIdle();
+  std::vector<int32_t> full = prompt;
+  const std::vector<int32_t>& out = h.result(1).ids;
+  ASSERT_EQ(out, h.runner().ReferenceGreedy(prompt, 70));
+  full.insert(full.end(), out.begin(), out.end());
+  Flood(h, gen, 10);
+  h.scheduler().disk_store_for_testing()->Flush();
+  // A follow-up whose prompt is the first 80 tokens of that conversation: five blocks, four
+  // of them (mostly) output.
+  std::vector<int32_t> follow(full.begin(), full.begin() + 80);
+  const std::vector<int32_t> tail = gen.Tokens(10);
+  follow.insert(follow.end(), tail.begin(), tail.end());
+  const int64_t before = h.scheduler().GetStats().disk_hit_tokens;
+  Run(h, 2, follow);
+  EXPECT_GE(h.scheduler().GetStats().disk_hit_tokens - before, 64);
+  EXPECT_GE(h.result(2).cached_tokens, 64);
+}
+
+TEST_P(HiCacheTest, ClearDiskTierDeletesTheBlocksOnly) {
+  SchedulerHarness h(Options());
+  PromptGen gen(10);
+  const std::vector<int32_t> doc = gen.Tokens(150);
+  const int64_t cold = RunThenEvict(h, gen, doc);
+  const int64_t ram = h.scheduler().GetStats().evictable_tokens;
+  const StatusOr<int64_t> cleared = h.scheduler().ClearDiskTier();
+  ASSERT_TRUE(cleared.ok()) << cleared.status().ToString();
+  EXPECT_GT(*cleared, 0);
+  const SchedulerStats s = h.scheduler().GetStats();
+  EXPECT_EQ(s.disk.blocks, 0);
+  EXPECT_EQ(s.evictable_tokens, ram) << "the RAM tier stays";
+  EXPECT_EQ(CountFiles(), std::make_pair(0, 0));
+  EXPECT_EQ(Run(h, 2, doc), cold) << "recomputed: nothing on disk";
+  EXPECT_EQ(h.scheduler().GetStats().disk_hit_tokens, s.disk_hit_tokens);
+  SchedulerHarness without(Options(/*enable=*/false));
+  EXPECT_EQ(without.scheduler().ClearDiskTier().status().code(), StatusCode::kInvalidArgument);
 }
 
 INSTANTIATE_TEST_SUITE_P(
