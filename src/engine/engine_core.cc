@@ -427,6 +427,7 @@ void EngineCore::Apply(StatsCommand& cmd) {
     MutexLock lock(&mu_);
     stats.live_requests = static_cast<int64_t>(live_.size());
   }
+  stats.open_sessions = static_cast<int64_t>(sessions_.open_sessions());
   cmd.answer.set_value(std::move(stats));
 }
 

@@ -56,6 +56,16 @@ StatusOr<SessionTable::Plan> SessionTable::PlanTurn(const SessionParams& params,
                            " is not open (open one with /open_session)");
   }
   const Session& session = it->second;
+  if (session.options.streaming) {
+    // SGLang's rule, checked first as there: one turn at a time in a streaming session.
+    for (const auto& [turn_rid, turn] : session.turns) {
+      if (turn.state != TurnState::kRunning) continue;
+      return InvalidArgument("session_params.id: Streaming session " + params.id +
+                             " already has an active request (turn " + turn_rid +
+                             " is running; a streaming session runs one turn at a time: send "
+                             "the next once it has finished, or abort it)");
+    }
+  }
   if (const char* field = FieldStreamingRefuses(params);
       field != nullptr && session.options.streaming) {
     return InvalidArgument(std::string("session_params.") + field + ": session " + params.id +
@@ -178,8 +188,10 @@ std::vector<uint64_t> SessionTable::EndTurn(const std::string& session_id, const
   }
   Turn& turn = t->second;
   if (!complete) {
-    if (!turn.children.empty()) {
-      turn.state = TurnState::kAborted;  // later turns continue from its partial output
+    // As SGLang: a tree session keeps an aborted turn (a later turn may continue from its
+    // partial output); a streaming session rolls back to its last complete turn.
+    if (!turn.children.empty() || !session.options.streaming) {
+      turn.state = TurnState::kAborted;  // its KV is in the tree, unpinned
       return unpin;
     }
     if (auto parent = session.turns.find(turn.parent); parent != session.turns.end()) {

@@ -172,6 +172,8 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"num_running_reqs", s.running_requests + s.prefilling_requests},
       {"num_waiting_reqs", s.waiting_requests},
       {"live_requests", stats.live_requests},
+      {"open_sessions", stats.open_sessions},
+      {"reclaimed_session_pins", s.reclaimed_session_pins},
       {"cache_hit_rate", stats.cache_hit_rate()},
       {"cache_hit_tokens", s.cache_hit_tokens},
       {"prefill_tokens", s.prefill_tokens},
