@@ -46,6 +46,9 @@ struct OpenSessionRequest {
   int64_t capacity_of_str_len = 0;        // accepted and reported, not enforced (as SGLang)
   std::optional<std::string> session_id;  // unset: the engine makes one up
   bool streaming = false;  // turns without a rid continue from the last complete turn
+  // SGLang's timeout: seconds after the session's last turn started (or its opening) at which
+  // it closes itself, as /close_session would; unset: never.
+  std::optional<double> timeout;
 };
 
 // The KV of a token prefix, every layer, as prefill/decode disaggregation moves it between

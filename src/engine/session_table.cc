@@ -22,7 +22,8 @@ const char* FieldStreamingRefuses(const SessionParams& params) {
 
 }  // namespace
 
-StatusOr<std::string> SessionTable::Open(const OpenSessionRequest& request, std::string fresh_id) {
+StatusOr<std::string> SessionTable::Open(const OpenSessionRequest& request, std::string fresh_id,
+                                         double now) {
   std::string id = request.session_id.value_or(std::move(fresh_id));
   if (sessions_.count(id) != 0) {
     return InvalidArgument("session " + id + " is already open");
@@ -31,7 +32,9 @@ StatusOr<std::string> SessionTable::Open(const OpenSessionRequest& request, std:
     return InvalidArgument("this server allows at most " + std::to_string(max_sessions_) +
                            " open sessions (--max-open-sessions); close one with /close_session");
   }
-  sessions_[id].options = request;
+  Session& session = sessions_[id];
+  session.options = request;
+  session.last_active = now;
   return id;
 }
 
@@ -230,6 +233,29 @@ std::vector<uint64_t> SessionTable::ReleaseAll() {
   }
   sessions_.clear();
   return unpin;
+}
+
+void SessionTable::Touch(const std::string& id, double now) {
+  if (auto it = sessions_.find(id); it != sessions_.end()) it->second.last_active = now;
+}
+
+std::vector<std::string> SessionTable::TimedOut(double now) const {
+  std::vector<std::string> ids;
+  for (const auto& [id, session] : sessions_) {
+    const std::optional<double>& timeout = session.options.timeout;
+    if (timeout.has_value() && now - session.last_active > *timeout) ids.push_back(id);
+  }
+  return ids;
+}
+
+std::optional<double> SessionTable::NextTimeout() const {
+  std::optional<double> next;
+  for (const auto& [id, session] : sessions_) {
+    if (!session.options.timeout.has_value()) continue;
+    const double at = session.last_active + *session.options.timeout;
+    if (!next.has_value() || at < *next) next = at;
+  }
+  return next;
 }
 
 size_t SessionTable::turns(const std::string& id) const {

@@ -44,9 +44,11 @@ class SessionTable {
  public:
   explicit SessionTable(int32_t max_sessions) : max_sessions_(max_sessions) {}
 
-  // Opens a session named request.session_id, or `fresh_id` when that is unset. Returns its
-  // id. InvalidArgument when the id is open already or max_sessions are open.
-  StatusOr<std::string> Open(const OpenSessionRequest& request, std::string fresh_id);
+  // Opens a session named request.session_id, or `fresh_id` when that is unset, at time `now`
+  // (seconds, the caller's monotonic clock). Returns its id. InvalidArgument when the id is
+  // open already or max_sessions are open.
+  StatusOr<std::string> Open(const OpenSessionRequest& request, std::string fresh_id,
+                             double now = 0);
 
   // Closes a session: its turns are forgotten (running ones run on; their pins are handed back
   // when they end). Returns the pins to release. NotFound for an unknown id.
@@ -88,6 +90,13 @@ class SessionTable {
   // Every pin held (Shutdown).
   std::vector<uint64_t> ReleaseAll();
 
+  // Timeouts (SGLang's open_session timeout): a session with one is active when opened and
+  // when a turn of it starts (Touch, after CommitTurn); TimedOut lists those whose timeout has
+  // passed since (the caller closes them), NextTimeout the earliest time one may.
+  void Touch(const std::string& id, double now);
+  std::vector<std::string> TimedOut(double now) const;
+  std::optional<double> NextTimeout() const;
+
   size_t open_sessions() const { return sessions_.size(); }
   // The turns a session remembers (tests); 0 for an unknown session.
   size_t turns(const std::string& id) const;
@@ -110,6 +119,7 @@ class SessionTable {
     std::map<std::string, Turn> turns;
     std::string last_complete;
     uint64_t completions = 0;
+    double last_active = 0;
   };
 
   // Removes turn `rid` and everything after it: running ones go to *abort, complete ones'

@@ -449,3 +449,28 @@ def test_session_kv_is_bounded_by_a_small_pool():
         assert state["pool_free_tokens"] == state["pool_size"], state
     finally:
         assert s.stop() == 0
+
+
+def test_a_session_with_a_timeout_closes_itself(server):
+    """SGLang's open_session timeout: the session closes itself that long after its last turn
+    started; its KV is released and later turns are refused as for a closed session."""
+    assert server.post("/open_session", {"capacity_of_str_len": 10,
+                                         "timeout": -1}).status_code == 400
+    assert server.post("/open_session", {"capacity_of_str_len": 10,
+                                         "timeout": "soon"}).status_code == 400
+    def open_count():
+        return server.server_info()["internal_states"][0]["open_sessions"]
+
+    before = open_count()
+    sid = open_session(server, timeout=0.5)
+    r = server.post(G, {"text": "A short turn", "session_params": {"id": sid},
+                        "sampling_params": {"max_new_tokens": 2, "temperature": 0}})
+    assert r.status_code == 200, r.text
+    deadline = time.monotonic() + 60
+    while open_count() > before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert open_count() == before, "the session did not time out"
+    assert server.post("/close_session", {"session_id": sid}).status_code == 404
+    r = server.post(G, {"text": "too late", "session_params": {"id": sid},
+                        "sampling_params": {"max_new_tokens": 2}})
+    assert r.status_code == 400 and "is not open" in r.json()["error"]["message"]

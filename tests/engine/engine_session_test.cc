@@ -2,7 +2,9 @@
 // reused and pinned while the session is open, refusals, rollback on abort, eviction pressure.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/engine.h"
@@ -148,6 +150,31 @@ TEST(EngineSessionTest, PinnedSessionKvSurvivesEvictionPressure) {
   for (int i = 0; i < 4; ++i) (*fe.engine->Submit(Greedy(Prompt(400, 20 + i), 4)))->Collect();
   GenerateResult next = RunTurn(*fe.engine, *id, Prompt(5, 5), 3);
   EXPECT_EQ(next.meta.cached_tokens, 100 + 4 - 1);
+}
+
+TEST(EngineSessionTest, ASessionWithATimeoutClosesItselfAndReleasesItsKv) {
+  FakeEngine fe = MakeEngine();
+  OpenSessionRequest bad = Options(false);
+  bad.timeout = -1;
+  EXPECT_EQ(fe.engine->OpenSession(bad).status().code(), StatusCode::kInvalidArgument);
+  OpenSessionRequest timed = Options(true, "timed");
+  timed.timeout = 0.05;
+  ASSERT_TRUE(fe.engine->OpenSession(timed).ok());
+  GenerateResult first = RunTurn(*fe.engine, "timed", Prompt(30, 1), 4);
+  ASSERT_FALSE(first.finish_reason->is_abort());
+  // Closed by the engine (no request wakes it) once the timeout has passed: polled, with a
+  // generous bound, as a client would.
+  EngineStats stats;
+  for (int i = 0; i < 2000; ++i) {
+    stats = fe.engine->GetStats();
+    if (stats.open_sessions == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(stats.open_sessions, 0);
+  EXPECT_EQ(stats.scheduler.protected_tokens, 0);
+  EXPECT_EQ(fe.engine->CloseSession("timed").code(), StatusCode::kNotFound);
+  GenerateResult late = RunTurn(*fe.engine, "timed", Prompt(5, 2), 2);
+  EXPECT_EQ(late.finish_reason->status_code, 400);
 }
 
 TEST(EngineSessionTest, AFlushDropsSessionKvAndTheNextTurnRecomputesIt) {

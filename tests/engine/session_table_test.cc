@@ -213,6 +213,23 @@ TEST(SessionTableTest, ErrorsNameTheSessionAndTheTurn) {
   EXPECT_NE(taken.status().message().find("already a turn"), std::string::npos);
 }
 
+TEST(SessionTableTest, SessionsWithATimeoutTimeOutAfterTheirLastTurnStarted) {
+  SessionTable table(4);
+  OpenSessionRequest timed = Options(false, "timed");
+  timed.timeout = 10;
+  ASSERT_TRUE(table.Open(timed, "", /*now=*/100).ok());
+  ASSERT_TRUE(table.Open(Options(false, "forever"), "", 100).ok());
+  EXPECT_EQ(table.NextTimeout(), std::optional<double>(110));
+  EXPECT_TRUE(table.TimedOut(110).empty());
+  table.Touch("timed", 105);  // a turn started
+  EXPECT_EQ(table.NextTimeout(), std::optional<double>(115));
+  EXPECT_TRUE(table.TimedOut(112).empty());
+  EXPECT_EQ(table.TimedOut(115.5), (std::vector<std::string>{"timed"}));
+  ASSERT_TRUE(table.Close("timed").ok());
+  EXPECT_EQ(table.NextTimeout(), std::nullopt);
+  EXPECT_TRUE(table.TimedOut(1e9).empty());
+}
+
 TEST(SessionTableTest, TurnsEndingAfterTheirSessionClosedHandBackTheirPins) {
   SessionTable table(4);
   ASSERT_TRUE(table.Open(Options(false), "s").ok());
