@@ -293,8 +293,8 @@ class Scheduler {
   bool AllocateExtend(Request* req, int64_t n);
   // --- reclaimable pins (scheduler_pins.cc) ---
   void PinReclaimable(uint64_t pin, std::span<const int32_t> ids);
-  // Releases the oldest reclaimable pin; false if none. With a budget, as LockForAdmission's
-  // undo (*budget_change: the change to the prefill budget).
+  // Releases the oldest reclaimable pin; false if none. With a budget (admission), adds what
+  // became evictable to it (*budget_change: the change to the prefill budget).
   bool ReclaimOldestPin(AdmissionBudget* budget, double* budget_change);
   void ReclaimAllPins();
 

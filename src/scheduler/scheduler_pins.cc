@@ -9,6 +9,8 @@
 // request wait, retract or fail: SGLang keeps a session's KV as ordinary evictable cache
 // (session_controller.py; its --enable-session-radix-cache evicts session-referenced KV after
 // the rest, the same two tiers).
+#include <algorithm>
+
 #include "scheduler/scheduler.h"
 
 namespace radixlm {
@@ -54,11 +56,17 @@ bool Scheduler::ReclaimOldestPin(AdmissionBudget* budget, double* budget_change)
   auto [node, swa_lock_id] = it->second;
   pins_.erase(it);
   ++stats_.reclaimed_pins;
+  const CacheOpTimer timer(stats_);
+  const int64_t swa_before = cache_->swa_evictable_size();
+  const int64_t freed = cache_->DecLockRef(node, swa_lock_id);
   if (budget != nullptr) {
-    *budget_change = LockForAdmission(node, &swa_lock_id, false, budget);
-  } else {
-    const CacheOpTimer timer(stats_);
-    cache_->DecLockRef(node, swa_lock_id);
+    // As LockForAdmission, but the path was not locked in this pass: without a windowed pool
+    // the budget's two sides are the same tokens and both grow.
+    const double before = std::min(budget->full, budget->swa);
+    budget->full += static_cast<double>(freed);
+    budget->swa += static_cast<double>(
+        pool_.has_swa() ? cache_->swa_evictable_size() - swa_before : freed);
+    *budget_change = std::min(budget->full, budget->swa) - before;
   }
   return true;
 }
