@@ -46,6 +46,9 @@ struct OpenSessionRequest {
   int64_t capacity_of_str_len = 0;        // accepted and reported, not enforced (as SGLang)
   std::optional<std::string> session_id;  // unset: the engine makes one up
   bool streaming = false;  // turns without a rid continue from the last complete turn
+  // SGLang's timeout: seconds after the session's last turn started (or its opening) at which
+  // it closes itself, as /close_session would; unset: never.
+  std::optional<double> timeout;
 };
 
 // The KV of a token prefix, every layer, as prefill/decode disaggregation moves it between
@@ -147,6 +150,8 @@ struct SchedulerCounters {
   int64_t prefill_tokens = 0;    // tokens computed by prefill chunks
   int64_t decode_tokens = 0;     // tokens computed by decode steps
   int64_t retractions = 0;
+  // Session KV pins released because the pool needed the memory, or by a cache flush.
+  int64_t reclaimed_session_pins = 0;
   int64_t forward_passes = 0;
   int64_t finished_requests = 0;
   int64_t aborted_requests = 0;
@@ -188,6 +193,7 @@ struct GrammarCounters {
 struct EngineStats {
   SchedulerCounters scheduler;
   int64_t live_requests = 0;  // submitted and not yet ended (all samples)
+  int64_t open_sessions = 0;  // /open_session without /close_session since
   GrammarCounters grammar;
   // Share of prefill tokens served by the radix cache: hit / (hit + computed).
   double cache_hit_rate() const {

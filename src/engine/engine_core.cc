@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <random>
 
@@ -19,6 +20,17 @@ std::string NewRid(uint64_t counter) {
   std::snprintf(buf, sizeof(buf), "%016llx%016llx", static_cast<unsigned long long>(salt),
                 static_cast<unsigned long long>(counter));
   return buf;
+}
+
+// Seconds on the steady clock (session timeouts).
+double MonotonicSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::chrono::steady_clock::time_point SteadyTimePoint(double seconds) {
+  return std::chrono::steady_clock::time_point(
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(seconds)));
 }
 
 }  // namespace
@@ -278,6 +290,10 @@ StatusOr<std::string> EngineCore::OpenSession(OpenSessionRequest request) {
     return InvalidArgument("capacity_of_str_len must be at least 0, got " +
                            std::to_string(request.capacity_of_str_len));
   }
+  if (request.timeout.has_value() && !(*request.timeout > 0 && std::isfinite(*request.timeout))) {
+    return InvalidArgument("timeout must be a positive number of seconds, got " +
+                           std::to_string(*request.timeout));
+  }
   if (request.session_id.has_value() && request.session_id->empty()) request.session_id.reset();
   return Ask(OpenSessionCommand{.request = std::move(request), .answer = {}},
              StatusOr<std::string>(Aborted("the engine is shutting down")));
@@ -305,6 +321,11 @@ void EngineCore::Loop() {
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
         while (!ready() && lock.WaitUntil(cv_, deadline)) {
         }
+      } else if (std::optional<double> timeout = sessions_.NextTimeout()) {
+        // A session times out then: wake for it (CloseTimedOutSessions).
+        const auto deadline = SteadyTimePoint(*timeout) + std::chrono::milliseconds(1);
+        while (!ready() && lock.WaitUntil(cv_, deadline)) {
+        }
       } else {
         while (!ready()) lock.Wait(cv_);
       }
@@ -315,6 +336,7 @@ void EngineCore::Loop() {
       std::visit([this](auto& command) { Apply(command); }, cmd);
     }
     PollKvImports();
+    CloseTimedOutSessions();
     ReleaseSessionPins();
     if (stopping) {
       AbortAllLive("The engine was shut down.");
@@ -404,6 +426,7 @@ Status EngineCore::StartSessionTurn(SubmitCommand& cmd) {
   in.pin_on_finish = next_pin_++;
   SessionTable::Commit commit =
       sessions_.CommitTurn(params, rid, std::move(*plan), *in.pin_on_finish);
+  sessions_.Touch(params.id, MonotonicSeconds());
   for (const std::string& replaced : commit.abort_rids) {
     AbortRid(replaced, "replaced by turn " + rid + " of session " + params.id);
   }
@@ -412,7 +435,14 @@ Status EngineCore::StartSessionTurn(SubmitCommand& cmd) {
 }
 
 void EngineCore::Apply(OpenSessionCommand& cmd) {
-  cmd.answer.set_value(sessions_.Open(cmd.request, NewRid(next_rid_++)));
+  cmd.answer.set_value(sessions_.Open(cmd.request, NewRid(next_rid_++), MonotonicSeconds()));
+}
+
+void EngineCore::CloseTimedOutSessions() {
+  for (const std::string& id : sessions_.TimedOut(MonotonicSeconds())) {
+    StatusOr<std::vector<uint64_t>> unpin = sessions_.Close(id);
+    if (unpin.ok()) session_unpins_.insert(session_unpins_.end(), unpin->begin(), unpin->end());
+  }
 }
 
 void EngineCore::Apply(CloseSessionCommand& cmd) {
@@ -439,6 +469,7 @@ void EngineCore::Apply(StatsCommand& cmd) {
     MutexLock lock(&mu_);
     stats.live_requests = static_cast<int64_t>(live_.size());
   }
+  stats.open_sessions = static_cast<int64_t>(sessions_.open_sessions());
   cmd.answer.set_value(std::move(stats));
 }
 

@@ -180,6 +180,8 @@ class EngineCore {
   // Releases the pins session bookkeeping handed back (after each command and step, never from
   // inside a scheduler call).
   void ReleaseSessionPins();
+  // Closes the sessions whose timeout has passed (their pins to session_unpins_).
+  void CloseTimedOutSessions();
   void OnOutput(RequestOutput&& output);
   void AbortAllLive(const std::string& message);
   // Prefill/decode disaggregation (engine_core_prefix_kv.cc). Submits waiting for their

@@ -197,6 +197,7 @@ SchedulerCounters ToSchedulerCounters(const SchedulerStats& s) {
       .prefill_tokens = s.prefill_tokens,
       .decode_tokens = s.decode_tokens,
       .retractions = s.retractions,
+      .reclaimed_session_pins = s.reclaimed_pins,
       .forward_passes = s.forward_passes,
       .finished_requests = s.finished_requests,
       .aborted_requests = s.aborted_requests,

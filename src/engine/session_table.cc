@@ -22,7 +22,8 @@ const char* FieldStreamingRefuses(const SessionParams& params) {
 
 }  // namespace
 
-StatusOr<std::string> SessionTable::Open(const OpenSessionRequest& request, std::string fresh_id) {
+StatusOr<std::string> SessionTable::Open(const OpenSessionRequest& request, std::string fresh_id,
+                                         double now) {
   std::string id = request.session_id.value_or(std::move(fresh_id));
   if (sessions_.count(id) != 0) {
     return InvalidArgument("session " + id + " is already open");
@@ -31,7 +32,9 @@ StatusOr<std::string> SessionTable::Open(const OpenSessionRequest& request, std:
     return InvalidArgument("this server allows at most " + std::to_string(max_sessions_) +
                            " open sessions (--max-open-sessions); close one with /close_session");
   }
-  sessions_[id].options = request;
+  Session& session = sessions_[id];
+  session.options = request;
+  session.last_active = now;
   return id;
 }
 
@@ -56,6 +59,16 @@ StatusOr<SessionTable::Plan> SessionTable::PlanTurn(const SessionParams& params,
                            " is not open (open one with /open_session)");
   }
   const Session& session = it->second;
+  if (session.options.streaming) {
+    // SGLang's rule, checked first as there: one turn at a time in a streaming session.
+    for (const auto& [turn_rid, turn] : session.turns) {
+      if (turn.state != TurnState::kRunning) continue;
+      return InvalidArgument("session_params.id: Streaming session " + params.id +
+                             " already has an active request (turn " + turn_rid +
+                             " is running; a streaming session runs one turn at a time: send "
+                             "the next once it has finished, or abort it)");
+    }
+  }
   if (const char* field = FieldStreamingRefuses(params);
       field != nullptr && session.options.streaming) {
     return InvalidArgument(std::string("session_params.") + field + ": session " + params.id +
@@ -178,8 +191,10 @@ std::vector<uint64_t> SessionTable::EndTurn(const std::string& session_id, const
   }
   Turn& turn = t->second;
   if (!complete) {
-    if (!turn.children.empty()) {
-      turn.state = TurnState::kAborted;  // later turns continue from its partial output
+    // As SGLang: a tree session keeps an aborted turn (a later turn may continue from its
+    // partial output); a streaming session rolls back to its last complete turn.
+    if (!turn.children.empty() || !session.options.streaming) {
+      turn.state = TurnState::kAborted;  // its KV is in the tree, unpinned
       return unpin;
     }
     if (auto parent = session.turns.find(turn.parent); parent != session.turns.end()) {
@@ -218,6 +233,29 @@ std::vector<uint64_t> SessionTable::ReleaseAll() {
   }
   sessions_.clear();
   return unpin;
+}
+
+void SessionTable::Touch(const std::string& id, double now) {
+  if (auto it = sessions_.find(id); it != sessions_.end()) it->second.last_active = now;
+}
+
+std::vector<std::string> SessionTable::TimedOut(double now) const {
+  std::vector<std::string> ids;
+  for (const auto& [id, session] : sessions_) {
+    const std::optional<double>& timeout = session.options.timeout;
+    if (timeout.has_value() && now - session.last_active > *timeout) ids.push_back(id);
+  }
+  return ids;
+}
+
+std::optional<double> SessionTable::NextTimeout() const {
+  std::optional<double> next;
+  for (const auto& [id, session] : sessions_) {
+    if (!session.options.timeout.has_value()) continue;
+    const double at = session.last_active + *session.options.timeout;
+    if (!next.has_value() || at < *next) next = at;
+  }
+  return next;
 }
 
 size_t SessionTable::turns(const std::string& id) const {

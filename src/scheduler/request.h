@@ -45,8 +45,9 @@ struct RequestInput {
   // token_ids_logprob), each in [0, vocab); empty: none.
   std::vector<int32_t> token_ids_logprob;
   // A session turn: when the request finishes (not aborted), its KV, handed to the tree, is
-  // pinned under this id (PinPrefix) in the same step, so nothing evicts it before the next
-  // turn; the caller unpins it. Must not be a pin in use.
+  // pinned under this id in the same step, so nothing evicts it before the next turn, unless
+  // the pool needs the memory: the pin is reclaimable (Scheduler::PinPrefix). The caller
+  // unpins it. Must not be a pin in use.
   std::optional<uint64_t> pin_on_finish;
   int32_t priority = 0;  // higher first under --schedule-policy priority; also eviction priority
   std::optional<uint64_t> seed;  // nullopt: ResolveSeed(params)

@@ -236,9 +236,8 @@ void Scheduler::FinishRequest(Request* req, FinishReason reason) {
   const int64_t kv_len = req->kv_len;
   ReleaseKv(req);
   if (req->in.pin_on_finish.has_value() && !reason.is_abort()) {
-    // The tokens with KV are in the tree now; the pin keeps them there (a pin id in use keeps
-    // its old prefix: the caller's mistake, not worth failing the request over).
-    (void)PinPrefix(*req->in.pin_on_finish, std::span<const int32_t>(req->token_ids).first(kv_len));
+    // The tokens with KV are in the tree now; the (reclaimable) pin keeps them there.
+    PinReclaimable(*req->in.pin_on_finish, std::span<const int32_t>(req->token_ids).first(kv_len));
   }
   req->state = RequestState::kFinished;
   if (reason.is_abort()) {
@@ -346,9 +345,13 @@ Status Scheduler::FlushCache() {
     return Aborted("Cache not flushed: " + std::to_string(requests_.size()) +
                    " requests are waiting or running.");
   }
-  if (!pins_.empty()) {
-    return Aborted("Cache not flushed: " + std::to_string(pins_.size()) + " prefixes are pinned.");
+  // Session KV goes with the rest of the cache (as SGLang's flush drops its session slots);
+  // a hard pin (the frontend's fork) refuses the flush.
+  if (pins_.size() > reclaimable_by_seq_.size()) {
+    const size_t hard = pins_.size() - reclaimable_by_seq_.size();
+    return Aborted("Cache not flushed: " + std::to_string(hard) + " prefixes are pinned.");
   }
+  ReclaimAllPins();
   cache_->Reset();
   pool_.Reset();
   table_.Reset();

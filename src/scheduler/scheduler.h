@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -74,6 +75,7 @@ struct SchedulerStats {
   int64_t prefill_tokens = 0;    // tokens computed by prefill chunks (cumulative)
   int64_t decode_tokens = 0;     // tokens computed by decode steps (cumulative)
   int64_t retractions = 0;
+  int64_t reclaimed_pins = 0;  // reclaimable (session) pins released for memory or a flush
   int64_t forward_passes = 0;
   int64_t finished_requests = 0;
   int64_t aborted_requests = 0;
@@ -184,10 +186,14 @@ class Scheduler {
   // Pins (the frontend's fork, scheduler_pins.cc): keeps the longest cached prefix of `ids`
   // from eviction, as a running request's lock does, until UnpinPrefix(pin). Returns the
   // pinned token count (0 when nothing is cached or the cache is disabled). InvalidArgument if
-  // `pin` is in use. A cache flush is refused while pins are held.
+  // `pin` is in use. A cache flush is refused while pins are held, reclaimable ones aside.
+  // A session turn's pin (RequestInput::pin_on_finish) is reclaimable: released, oldest first,
+  // when the pool cannot otherwise hold what admission or a decode needs (and by a cache
+  // flush); UnpinPrefix of a reclaimed pin returns false.
   StatusOr<int64_t> PinPrefix(uint64_t pin, std::span<const int32_t> ids);
   bool UnpinPrefix(uint64_t pin);  // false if no such pin
   size_t pinned_prefixes() const { return pins_.size(); }
+  size_t reclaimable_pins() const { return reclaimable_by_seq_.size(); }
 
   // NGRAM: returns once every token window handed to the background trie filler is in the
   // trie (or was dropped), so the next drafts see them. Drafts never need it for correctness;
@@ -296,6 +302,12 @@ class Scheduler {
                           AdmissionBudget* budget);
   // Allocates slots for tokens [kv_len, kv_len + n) of req and writes them to its row.
   bool AllocateExtend(Request* req, int64_t n);
+  // --- reclaimable pins (scheduler_pins.cc) ---
+  void PinReclaimable(uint64_t pin, std::span<const int32_t> ids);
+  // Releases the oldest reclaimable pin; false if none. With a budget (admission), adds what
+  // became evictable to it (*budget_change: the change to the prefill budget).
+  bool ReclaimOldestPin(AdmissionBudget* budget, double* budget_change);
+  void ReclaimAllPins();
 
   // --- timeouts (scheduler_pause.cc) ---
   // Finishes the waiting and running requests past config_.waiting_timeout_s /
@@ -456,6 +468,10 @@ class Scheduler {
   uint64_t next_disk_ticket_ = 1;
   // pin id -> the node whose path it locks, and the lock's swa_lock_id.
   std::unordered_map<uint64_t, std::pair<RadixNode*, uint64_t>> pins_;
+  // The reclaimable ones among them, oldest first (seq -> pin), and pin -> seq.
+  std::map<uint64_t, uint64_t> reclaimable_by_seq_;
+  std::unordered_map<uint64_t, uint64_t> reclaimable_seq_;
+  uint64_t next_reclaim_seq_ = 0;
 };
 
 }  // namespace radixlm

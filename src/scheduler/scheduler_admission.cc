@@ -49,6 +49,17 @@ class InBatchSharing {
   std::vector<const Request*> admitted_;
 };
 
+// Whether the adder refused (or would cut to nothing) candidate c for want of KV memory, so
+// that releasing session pins may let it in.
+bool RefusedForMemory(const PrefillAdder& adder, const PrefillCandidate& c, int32_t clip,
+                      int32_t page) {
+  const int64_t reserve = std::min<int64_t>(c.max_new_tokens, clip);
+  if (!c.force && static_cast<double>(c.extend_len + reserve) > adder.rem_total_tokens()) {
+    return true;
+  }
+  return adder.cur_rem_tokens() < page;
+}
+
 }  // namespace
 
 bool Scheduler::IsHeldForSibling(const Request& req) const {
@@ -167,7 +178,13 @@ void Scheduler::SchedulePrefills() {
         .extend_len = req->fill_len - req->kv_len,
         .max_new_tokens = req->remaining_new_tokens(),
         .needs_logprob_rows = req->wants_input_logprobs() && req->kv_len < req->prompt_len};
-    const std::optional<int64_t> extend = adder.AddChunked(c);
+    std::optional<int64_t> extend = adder.AddChunked(c);
+    double change = 0;
+    while (!extend.has_value() && adder.cur_rem_tokens() < page &&
+           ReclaimOldestPin(&budget, &change)) {
+      adder.OnEvictableChange(static_cast<int64_t>(change));
+      extend = adder.AddChunked(c);
+    }
     if (!extend.has_value() || !AllocateExtend(req, *extend)) return;  // retry next round
     const int64_t begin = req->kv_len;
     chunks_.push_back({req, begin, begin + *extend, ChunkLogitsMode(*req, begin, begin + *extend)});
@@ -215,7 +232,15 @@ void Scheduler::SchedulePrefills() {
                              .needs_logprob_rows = req->wants_input_logprobs(),
                              .force = nothing_holds_kv && admitted == 0};
     int64_t extend = 0;
-    const PrefillAdder::Result result = adder.AddOne(c, &extend);
+    PrefillAdder::Result result = adder.AddOne(c, &extend);
+    // Session KV is evicted last but never keeps a request out: release session pins, oldest
+    // first, while memory is what refuses it.
+    double change = 0;
+    while (extend == 0 && RefusedForMemory(adder, c, config_.clip_max_new_tokens, page) &&
+           ReclaimOldestPin(&budget, &change)) {
+      adder.OnEvictableChange(static_cast<int64_t>(change));
+      result = adder.AddOne(c, &extend);
+    }
     if (extend == 0) {
       const CacheOpTimer timer(stats_);
       adder.OnEvictableChange(

@@ -14,7 +14,9 @@
 // also as soon as a request's KV enters the tree (after each prefill chunk and when it
 // finishes). Either way a block is written only while every layer's KV of all its tokens is
 // held: with the hybrid sliding-window pool, a block containing a token whose windowed KV was
-// already released is not written (its full-layer KV alone could not serve a match). A
+// already released is not written (its full-layer KV alone could not serve a match), so a
+// released node also writes, for each path below it, the block that starts in it and ends
+// below (WriteStraddlingBlocks: the window's release splits nodes inside blocks). A
 // decoding request's own tokens (its output) lose their windowed KV as its window moves on
 // (ReleaseOutOfWindowKv, before they are in the tree); just before that, under either policy,
 // the blocks the release reaches into whose KV is all computed are offered

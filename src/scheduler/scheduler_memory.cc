@@ -14,17 +14,24 @@ void Scheduler::EvictTokens(int64_t tokens) {
 }
 
 bool Scheduler::EnsureFreePages(int64_t pages) {
-  const int64_t missing = pages - pool_.available_pages();
-  if (missing > 0) EvictTokens(missing * pool_.page_size());
-  if (pool_.has_swa()) {
-    const int64_t swa_missing = pages - pool_.swa_available_pages();
-    if (swa_missing > 0) {
-      const CacheOpTimer timer(stats_);
-      if (cache_->EvictSwa(swa_missing * pool_.page_size(), pool_) > 0) ++tree_version_;
+  // Unpinned leaves go first; session pins (reclaimable) only when that is not enough, one at a
+  // time, oldest first (scheduler_pins.cc).
+  do {
+    const int64_t missing = pages - pool_.available_pages();
+    if (missing > 0) EvictTokens(missing * pool_.page_size());
+    if (pool_.has_swa()) {
+      const int64_t swa_missing = pages - pool_.swa_available_pages();
+      if (swa_missing > 0) {
+        const CacheOpTimer timer(stats_);
+        if (cache_->EvictSwa(swa_missing * pool_.page_size(), pool_) > 0) ++tree_version_;
+      }
     }
-    if (pool_.swa_available_pages() < pages) return false;
-  }
-  return pool_.available_pages() >= pages;
+    if (pool_.available_pages() >= pages &&
+        (!pool_.has_swa() || pool_.swa_available_pages() >= pages)) {
+      return true;
+    }
+  } while (ReclaimOldestPin(nullptr, nullptr));
+  return false;
 }
 
 int64_t Scheduler::SwaAvailableTokens() const {

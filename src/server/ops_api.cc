@@ -79,8 +79,8 @@ HandlerResult AbortRequest(const ServerContext& ctx, const HttpRequest& request)
   return HandlerResult::Respond(HttpResponse::Json(200, json{{"success", found}, {"rid", rid}}));
 }
 
-// SGLang's /open_session {"capacity_of_str_len", "session_id", "streaming"}: answers the
-// session id as a JSON string, as SGLang does.
+// SGLang's /open_session {"capacity_of_str_len", "session_id", "streaming", "timeout"}:
+// answers the session id as a JSON string, as SGLang does.
 HandlerResult OpenSession(const ServerContext& ctx, const HttpRequest& request) {
   ApiError error;
   std::optional<json> body = ParseJsonBody(request, &error);
@@ -94,6 +94,12 @@ HandlerResult OpenSession(const ServerContext& ctx, const HttpRequest& request) 
                           &open.capacity_of_str_len);
   if (status.ok()) status = ReadString(*body, "session_id", &id);
   if (status.ok()) status = ReadBool(*body, "streaming", &open.streaming);
+  if (status.ok() && FindField(*body, "timeout") != nullptr) {  // (the engine checks > 0)
+    double timeout = 0;
+    status = ReadNumber(*body, "timeout", -std::numeric_limits<double>::max(),
+                        std::numeric_limits<double>::max(), &timeout);
+    open.timeout = timeout;
+  }
   if (!status.ok()) return HandlerResult::Error(ApiErrorFromStatus(status));
   if (!id.empty()) open.session_id = id;
   if (ShuttingDown(ctx)) return HandlerResult::Respond(Unavailable());
@@ -172,6 +178,8 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"num_running_reqs", s.running_requests + s.prefilling_requests},
       {"num_waiting_reqs", s.waiting_requests},
       {"live_requests", stats.live_requests},
+      {"open_sessions", stats.open_sessions},
+      {"reclaimed_session_pins", s.reclaimed_session_pins},
       {"cache_hit_rate", stats.cache_hit_rate()},
       {"cache_hit_tokens", s.cache_hit_tokens},
       {"prefill_tokens", s.prefill_tokens},

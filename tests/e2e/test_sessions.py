@@ -3,6 +3,7 @@
 
 import json
 import threading
+import time
 import uuid
 
 from conftest import Server, sse_events
@@ -301,3 +302,175 @@ def test_openai_routes_take_session_params(server):
                                         "session_params": {"id": sid}})
     assert r.status_code == 400 and "single prompt" in r.json()["error"]["message"]
     close_session(server, sid)
+
+
+def wait_until_idle(server, timeout=60):
+    """Waits until the server holds no live request (an abort or a disconnect has landed)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.server_info()["internal_states"][0]["live_requests"] == 0:
+            return
+        time.sleep(0.05)
+    raise AssertionError("requests still live after the client went away")
+
+
+def start_long_turn(server, sid, own, rid, **session_params):
+    """A streamed session turn that runs long: returns (response, its first event)."""
+    body = {"input_ids": own, "rid": rid, "stream": True,
+            "session_params": {"id": sid, **session_params},
+            "sampling_params": {"temperature": 0, "max_new_tokens": 400, "ignore_eos": True}}
+    resp = server.post(G, body, stream=True)
+    assert resp.status_code == 200, resp.text
+    lines = resp.iter_lines()
+    for line in lines:
+        if line:
+            return resp, lines, json.loads(line.decode("utf-8")[len("data: "):])
+    raise AssertionError("the stream ended before its first event")
+
+
+def test_a_streaming_session_runs_one_turn_at_a_time_and_survives_a_disconnect(server):
+    """SGLang's rule: a second request on a streaming session while one runs is a 400
+    ("Streaming session ... already has an active request."); a client that disconnects
+    mid-stream aborts its turn, and the session rolls back to its last complete turn."""
+    sid = open_session(server, streaming=True)
+    tag = uuid.uuid4().hex[:8]
+    first = tokens(server, f"Diary {tag}: the morning was", bos=True)
+    r = server.post(G, {"input_ids": first, "session_params": {"id": sid},
+                        "sampling_params": GREEDY})
+    assert r.status_code == 200, r.text
+    meta = r.json()["meta_info"]
+    total = meta["prompt_tokens"] + meta["completion_tokens"]
+    own = tokens(server, " and later", bos=False)
+
+    resp, _, event = start_long_turn(server, sid, own, f"long-{tag}")
+    assert "finish_reason" not in event["meta_info"] or event["meta_info"]["finish_reason"] is None
+    for body in [{"input_ids": own, "session_params": {"id": sid}, "sampling_params": GREEDY},
+                 {"input_ids": own, "session_params": {"id": sid, "rid": meta["id"]},
+                  "sampling_params": GREEDY}]:
+        busy = server.post(G, body)
+        assert busy.status_code == 400, busy.text
+        message = busy.json()["error"]["message"]
+        assert f"Streaming session {sid} already has an active request" in message, message
+        assert f"long-{tag}" in message
+    resp.close()  # the client goes away mid-stream
+    wait_until_idle(server)
+
+    # The disconnect aborted the turn; the session continues from its last complete turn.
+    r = server.post(G, {"input_ids": own, "session_params": {"id": sid},
+                        "sampling_params": GREEDY})
+    assert r.status_code == 200, r.text
+    meta = r.json()["meta_info"]
+    assert meta["prompt_tokens"] == total + len(own)
+    assert meta["cached_tokens"] >= total - 1
+    close_session(server, sid)
+
+
+def test_a_non_streaming_session_keeps_an_aborted_turn(server):
+    """As SGLang's tree sessions: a turn aborted mid-stream stays in the session, and a later
+    turn naming its rid continues from its partial output."""
+    sid = open_session(server)
+    tag = uuid.uuid4().hex[:8]
+    first = tokens(server, f"Recipe {tag}: first, take", bos=True)
+    resp, lines, _ = start_long_turn(server, sid, first, f"cut-{tag}")
+    abort = server.post("/abort_request", {"rid": f"cut-{tag}"})
+    assert abort.json()["success"] is True
+    events = []
+    for line in lines:
+        payload = line.decode("utf-8")[len("data: "):] if line else ""
+        if payload == "[DONE]":
+            break
+        if payload:
+            events.append(json.loads(payload))
+    resp.close()
+    finish = events[-1]["meta_info"]
+    assert finish["finish_reason"]["type"] == "abort"
+    partial = finish["completion_tokens"]
+    assert 0 < partial < 400
+    own = tokens(server, " Then add", bos=False)
+    r = server.post(G, {"input_ids": own, "session_params": {"id": sid, "rid": f"cut-{tag}"},
+                        "sampling_params": GREEDY})
+    assert r.status_code == 200, r.text
+    assert r.json()["meta_info"]["prompt_tokens"] == len(first) + partial + len(own)
+    close_session(server, sid)
+
+
+def test_session_kv_is_bounded_by_a_small_pool():
+    """Many sessions whose pinned history is several times a small pool: every turn completes
+    (session pins give way, oldest first, when memory is needed: a full pool is a scheduling
+    event), outputs match plain requests, and after the sessions close the pool is back to
+    free-or-evictable with nothing protected."""
+    s = Server(extra_args=["--max-total-tokens", "1024", "--max-open-sessions", "8"])
+    try:
+        # ~120 tokens a turn: 6 sessions x 3 turns hold more than twice the pool.
+        base = tokens(s, "The history of the printing press begins in the fifteenth century, "
+                         "when movable type changed how books were made, sold and read across "
+                         "Europe, and then the rest of the world, over the following centuries."
+                      * 3, bos=False)
+        sids = [open_session(s, streaming=(i % 2 == 0)) for i in range(6)]
+        assert s.server_info()["internal_states"][0]["open_sessions"] == 6
+        histories = [[] for _ in sids]
+        last_rid = [None] * len(sids)
+        for turn in range(3):
+            for i, sid in enumerate(sids):
+                own = tokens(s, f"Session {i}, part {turn}:", bos=(turn == 0)) + base
+                params = {"id": sid}
+                if i % 2 == 1 and last_rid[i] is not None:
+                    params["rid"] = last_rid[i]
+                r = s.post(G, {"input_ids": own, "session_params": params,
+                               "sampling_params": GREEDY})
+                assert r.status_code == 200, r.text
+                out = r.json()
+                meta = out["meta_info"]
+                assert meta["finish_reason"]["type"] in ("length", "stop"), meta
+                histories[i] += own  # (a turn after the first has no BOS to drop)
+                assert meta["prompt_tokens"] == len(histories[i]), (i, turn, meta)
+                histories[i] += out["output_ids"]
+                last_rid[i] = meta["id"]
+        state = s.server_info()["internal_states"][0]
+        assert state["reclaimed_session_pins"] > 0, state
+        assert state["aborted_requests"] == 0, state
+        # A session whose history was released recomputes it: the same output as a plain
+        # request with the whole history as its prompt.
+        own = tokens(s, " In short,", bos=False)
+        r = s.post(G, {"input_ids": own, "session_params": {"id": sids[0]},
+                       "sampling_params": GREEDY})
+        assert r.status_code == 200, r.text
+        plain = s.post(G, {"input_ids": histories[0] + own, "sampling_params": GREEDY})
+        assert plain.json()["output_ids"] == r.json()["output_ids"]
+
+        for sid in sids:
+            close_session(s, sid)
+        state = s.server_info()["internal_states"][0]
+        assert state["open_sessions"] == 0
+        assert state["protected_tokens"] == 0, state
+        assert state["pool_free_tokens"] + state["evictable_tokens"] == state["pool_size"], state
+        assert s.post("/flush_cache").status_code == 200
+        state = s.server_info()["internal_states"][0]
+        assert state["pool_free_tokens"] == state["pool_size"], state
+    finally:
+        assert s.stop() == 0
+
+
+def test_a_session_with_a_timeout_closes_itself(server):
+    """SGLang's open_session timeout: the session closes itself that long after its last turn
+    started; its KV is released and later turns are refused as for a closed session."""
+    assert server.post("/open_session", {"capacity_of_str_len": 10,
+                                         "timeout": -1}).status_code == 400
+    assert server.post("/open_session", {"capacity_of_str_len": 10,
+                                         "timeout": "soon"}).status_code == 400
+    def open_count():
+        return server.server_info()["internal_states"][0]["open_sessions"]
+
+    before = open_count()
+    sid = open_session(server, timeout=0.5)
+    r = server.post(G, {"text": "A short turn", "session_params": {"id": sid},
+                        "sampling_params": {"max_new_tokens": 2, "temperature": 0}})
+    assert r.status_code == 200, r.text
+    deadline = time.monotonic() + 60
+    while open_count() > before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert open_count() == before, "the session did not time out"
+    assert server.post("/close_session", {"session_id": sid}).status_code == 404
+    r = server.post(G, {"text": "too late", "session_params": {"id": sid},
+                        "sampling_params": {"max_new_tokens": 2}})
+    assert r.status_code == 400 and "is not open" in r.json()["error"]["message"]

@@ -125,16 +125,44 @@ TEST(SessionTableTest, AnAbortedTurnIsRolledBack) {
   StatusOr<SessionTable::Plan> plan = table.PlanTurn(Params("s"), "b", Ids{11}, kBos);
   ASSERT_TRUE(plan.ok());
   table.CommitTurn(Params("s"), "b", std::move(*plan), 2);
-  // While b runs, nothing may continue from it.
-  StatusOr<SessionTable::Plan> early = table.PlanTurn(Params("s", "b"), "c", Ids{12}, kBos);
-  ASSERT_FALSE(early.ok());
-  EXPECT_NE(early.status().message().find("has not finished"), std::string::npos);
+  // While b runs, no other turn may start (SGLang: one active request per streaming session).
+  for (const SessionParams& params : {Params("s"), Params("s", "a"), Params("s", "b")}) {
+    StatusOr<SessionTable::Plan> early = table.PlanTurn(params, "c", Ids{12}, kBos);
+    ASSERT_FALSE(early.ok());
+    EXPECT_NE(
+        early.status().message().find("Streaming session s already has an active request (turn b"),
+        std::string::npos)
+        << early.status().message();
+  }
   table.AddOutput("s", "b", Ids{21, 22});
   EXPECT_TRUE(table.EndTurn("s", "b", 2, /*complete=*/false).empty());
   EXPECT_EQ(table.turns("s"), 1u);
   EXPECT_EQ(table.last_complete("s"), "a");
   // The next turn continues from a, as if b never ran.
   EXPECT_EQ(RunTurn(table, Params("s"), "c", {12}, {}, 3), (Ids{10, 20, 12}));
+}
+
+TEST(SessionTableTest, ANonStreamingSessionKeepsAnAbortedTurnToContinueFrom) {
+  SessionTable table(4);
+  ASSERT_TRUE(table.Open(Options(false), "s").ok());
+  RunTurn(table, Params("s"), "a", {10}, {20}, 1);
+  StatusOr<SessionTable::Plan> plan = table.PlanTurn(Params("s", "a"), "b", Ids{11}, kBos);
+  ASSERT_TRUE(plan.ok());
+  table.CommitTurn(Params("s", "a"), "b", std::move(*plan), 2);
+  // Other turns run meanwhile; continuing from b waits for it to end.
+  StatusOr<SessionTable::Plan> early = table.PlanTurn(Params("s", "b"), "c", Ids{12}, kBos);
+  ASSERT_FALSE(early.ok());
+  EXPECT_NE(early.status().message().find("has not finished"), std::string::npos);
+  EXPECT_TRUE(table.PlanTurn(Params("s", "a"), "c", Ids{12}, kBos).ok());
+  table.AddOutput("s", "b", Ids{21, 22});
+  EXPECT_TRUE(table.EndTurn("s", "b", 2, /*complete=*/false).empty());  // no pin to release
+  EXPECT_EQ(table.turns("s"), 2u);
+  EXPECT_EQ(table.last_complete("s"), "a");
+  // As SGLang's tree sessions: b's partial output is history a later turn may continue.
+  EXPECT_EQ(RunTurn(table, Params("s", "b"), "c", {12}, {}, 3), (Ids{10, 20, 11, 21, 22, 12}));
+  std::vector<uint64_t> unpin = *table.Close("s");
+  std::sort(unpin.begin(), unpin.end());
+  EXPECT_EQ(unpin, (std::vector<uint64_t>{1, 3}));  // the complete turns' pins only
 }
 
 TEST(SessionTableTest, ReplaceAbortsTheNamedTurnAndDropsWhatFollows) {
@@ -183,6 +211,23 @@ TEST(SessionTableTest, ErrorsNameTheSessionAndTheTurn) {
   RunTurn(table, Params("s"), "a", {10}, {20}, 1);
   StatusOr<SessionTable::Plan> taken = table.PlanTurn(Params("s", "a"), "a", Ids{1}, kBos);
   EXPECT_NE(taken.status().message().find("already a turn"), std::string::npos);
+}
+
+TEST(SessionTableTest, SessionsWithATimeoutTimeOutAfterTheirLastTurnStarted) {
+  SessionTable table(4);
+  OpenSessionRequest timed = Options(false, "timed");
+  timed.timeout = 10;
+  ASSERT_TRUE(table.Open(timed, "", /*now=*/100).ok());
+  ASSERT_TRUE(table.Open(Options(false, "forever"), "", 100).ok());
+  EXPECT_EQ(table.NextTimeout(), std::optional<double>(110));
+  EXPECT_TRUE(table.TimedOut(110).empty());
+  table.Touch("timed", 105);  // a turn started
+  EXPECT_EQ(table.NextTimeout(), std::optional<double>(115));
+  EXPECT_TRUE(table.TimedOut(112).empty());
+  EXPECT_EQ(table.TimedOut(115.5), (std::vector<std::string>{"timed"}));
+  ASSERT_TRUE(table.Close("timed").ok());
+  EXPECT_EQ(table.NextTimeout(), std::nullopt);
+  EXPECT_TRUE(table.TimedOut(1e9).empty());
 }
 
 TEST(SessionTableTest, TurnsEndingAfterTheirSessionClosedHandBackTheirPins) {
