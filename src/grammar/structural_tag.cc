@@ -18,6 +18,10 @@ namespace {
 
 using json = nlohmann::json;
 
+// Far beyond what function calling asks for; they bound the quadratic checks of CheckRules.
+constexpr size_t kMaxTriggers = 1024;
+constexpr size_t kMaxStructures = 1024;
+
 Status Bad(const std::string& message) { return InvalidArgument("structural_tag: " + message); }
 
 Status CheckKeys(const json& obj, const std::string& where, std::set<std::string> allowed) {
@@ -165,9 +169,39 @@ StatusOr<StructuralTagSpec> ParseFormat(const json& root, const CompileOptions& 
   return spec;
 }
 
-// The rules that need no automaton (see the header).
-Status CheckRules(const StructuralTagSpec& spec) {
+// The nodes of the triggers' trie (their distinct prefixes, the empty one included): sorted,
+// each trigger adds the bytes past its common prefix with the one before.
+size_t TriggerTrieNodes(std::vector<std::string> triggers) {
+  std::sort(triggers.begin(), triggers.end());
+  size_t nodes = 1;
+  for (size_t i = 0; i < triggers.size(); ++i) {
+    size_t common = 0;
+    if (i > 0) {
+      const std::string& a = triggers[i - 1];
+      const std::string& b = triggers[i];
+      while (common < a.size() && common < b.size() && a[common] == b[common]) ++common;
+    }
+    nodes += triggers[i].size() - common;
+  }
+  return nodes;
+}
+
+// The rules that need no automaton (see the header), and the limits checked before any is
+// built: the rules compare every pair of triggers and every structure with every trigger, and
+// every free-text trie node is an automaton state (1 KiB of transitions each).
+Status CheckRules(const StructuralTagSpec& spec, const CompileOptions& options) {
   if (spec.structures.empty()) return Bad("at least one structure is required");
+  if (spec.triggers.size() > kMaxTriggers || spec.structures.size() > kMaxStructures) {
+    return Bad("at most " + std::to_string(kMaxTriggers) + " triggers and " +
+               std::to_string(kMaxStructures) + " structures are supported, got " +
+               std::to_string(spec.triggers.size()) + " and " +
+               std::to_string(spec.structures.size()));
+  }
+  if (const size_t nodes = TriggerTrieNodes(spec.triggers); nodes > options.max_dfa_states) {
+    return ResourceExhausted("structural_tag: the triggers alone need " + std::to_string(nodes) +
+                             " automaton states, over the cap of " +
+                             std::to_string(options.max_dfa_states));
+  }
   for (size_t i = 0; i < spec.triggers.size(); ++i) {
     for (size_t j = 0; j < spec.triggers.size(); ++j) {
       if (i != j && spec.triggers[i].find(spec.triggers[j]) != std::string::npos) {
@@ -279,7 +313,7 @@ StatusOr<StructuralTagSpec> ParseStructuralTag(std::string_view text,
     return Bad("needs \"structures\" and \"triggers\", or \"format\"");
   }();
   if (!spec.ok()) return spec;
-  RADIXLM_RETURN_IF_ERROR(CheckRules(*spec));
+  RADIXLM_RETURN_IF_ERROR(CheckRules(*spec, options));
   for (const StructuralTagSpec::Structure& s : spec->structures) {
     if (Status parsed = ParseRegex(s.content_regex).status(); !parsed.ok()) {
       return Bad("the content after \"" + s.begin + "\": " + parsed.message());
@@ -289,7 +323,7 @@ StatusOr<StructuralTagSpec> ParseStructuralTag(std::string_view text,
 }
 
 StatusOr<Dfa> BuildStructuralTagDfa(const StructuralTagSpec& spec, const CompileOptions& options) {
-  RADIXLM_RETURN_IF_ERROR(CheckRules(spec));
+  RADIXLM_RETURN_IF_ERROR(CheckRules(spec, options));
   const TriggerAutomaton ac(spec.triggers);
 
   // Free states: the trie nodes that complete no trigger, numbered from 0 (the root).
@@ -303,7 +337,12 @@ StatusOr<Dfa> BuildStructuralTagDfa(const StructuralTagSpec& spec, const Compile
   std::vector<int32_t> offset;  // of each trigger's body DFA in the combined table
   int32_t total = num_free;
   for (const std::string& trigger : spec.triggers) {
-    StatusOr<Dfa> body = CompileRegexDfa(StructuresRegex(spec, trigger), options);
+    // Each body may take only the states left under the cap (so the bodies built before the
+    // cap is known to be exceeded never hold more than the cap in all).
+    if (static_cast<size_t>(total) >= options.max_dfa_states) break;
+    CompileOptions body_options = options;
+    body_options.max_dfa_states = options.max_dfa_states - static_cast<size_t>(total);
+    StatusOr<Dfa> body = CompileRegexDfa(StructuresRegex(spec, trigger), body_options);
     if (!body.ok()) {
       return Status(body.status().code(), "structural_tag: the structures of trigger \"" + trigger +
                                               "\": " + body.status().message());
@@ -320,6 +359,10 @@ StatusOr<Dfa> BuildStructuralTagDfa(const StructuralTagSpec& spec, const Compile
     offset.push_back(total);
     total += body->num_states();
     bodies.push_back(std::move(body).value());
+  }
+  if (bodies.size() < spec.triggers.size()) {
+    return ResourceExhausted("structural_tag: the automaton needs more than " +
+                             std::to_string(options.max_dfa_states) + " states (the cap)");
   }
   if (static_cast<size_t>(total) > options.max_dfa_states) {
     return ResourceExhausted("structural_tag: the automaton needs " + std::to_string(total) +

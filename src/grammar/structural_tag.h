@@ -16,7 +16,8 @@
 // Anything else is InvalidArgument naming what is not supported (other format types,
 // at_least_one true, unknown fields).
 //
-// Rules (InvalidArgument otherwise): at least one structure; triggers non-empty and none
+// Rules (InvalidArgument otherwise): at least one structure, at most 1024 structures and 1024
+// triggers (the checks below compare them pairwise); triggers non-empty and none
 // contains another (so the output completes at most one at a time and the trigger a structure
 // belongs to is unambiguous); every structure's begin starts with a trigger and every trigger
 // starts some structure; a structure may not go on after a complete match (its end must close
@@ -54,11 +55,14 @@ struct StructuralTagSpec {
 
 // Parses either request shape, lowers each content to a regex (JSON schemas with
 // `options.json`) and checks the rules above, all but the one on ends (that one needs the
-// automaton: BuildStructuralTagDfa checks it).
+// automaton: BuildStructuralTagDfa checks it). ResourceExhausted when the triggers alone need
+// more automaton states than options.max_dfa_states (one per distinct trigger prefix), so an
+// oversized request is refused before anything of its size is built.
 StatusOr<StructuralTagSpec> ParseStructuralTag(std::string_view text,
                                                const CompileOptions& options);
 
-// The DFA described above. ResourceExhausted past options.max_dfa_states (or an NFA cap).
+// The DFA described above. ResourceExhausted past options.max_dfa_states (or an NFA cap); the
+// parts built before that is known never exceed the cap in all.
 StatusOr<Dfa> BuildStructuralTagDfa(const StructuralTagSpec& spec, const CompileOptions& options);
 
 }  // namespace radixlm::grammar

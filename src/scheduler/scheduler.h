@@ -345,6 +345,10 @@ class Scheduler {
   void SampleRows();
   // The sampling row of req over `logits` ([vocab], edited in place by the sampler).
   void FillSampleRow(Request* req, float* logits, BatchSamplingRow& row);
+  // req->grammar_mask filled with the tokens req's matcher allows where it stands, over
+  // BitmaskWords(max(vocab, the grammar's vocabulary)) words (tokens past the grammar's
+  // vocabulary stay clear); returns its data. req must have a matcher.
+  const int32_t* FillGrammarMask(Request* req, int64_t vocab);
   void OnTokenSampled(Request* req, BatchSamplingRow& row);
 
   // --- speculative decoding (scheduler_speculative.cc) ---

@@ -25,7 +25,6 @@
 #include <optional>
 #include <vector>
 
-#include "sampling/token_bitmask.h"
 #include "scheduler/scheduler.h"
 #include "util/check.h"
 
@@ -78,15 +77,8 @@ Status Scheduler::DraftChains() {
     if (!status.ok()) break;
     for (size_t s = 0; s < draft_active_.size(); ++s) {
       Request* req = draft_reqs_[draft_active_[s]];
-      const int32_t* mask = nullptr;
-      if (req->matcher.has_value()) {  // it stands after the chain drafted so far
-        req->grammar_mask.assign(
-            BitmaskWords(std::max<int32_t>(
-                vocab, static_cast<int32_t>(req->matcher->grammar().vocab().size()))),
-            0);
-        req->matcher->FillTokenMask(req->grammar_mask);
-        mask = req->grammar_mask.data();
-      }
+      // The matcher stands after the chain drafted so far.
+      const int32_t* mask = req->matcher.has_value() ? FillGrammarMask(req, vocab) : nullptr;
       const int32_t token = ArgmaxAllowed(draft_out_.LastRow(s), vocab, mask);
       if (token < 0 || pool_.available() < 1) continue;
       if (req->matcher.has_value() && !req->matcher->AcceptToken(token)) continue;

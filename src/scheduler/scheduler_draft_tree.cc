@@ -21,7 +21,6 @@
 #include <optional>
 #include <vector>
 
-#include "sampling/token_bitmask.h"
 #include "scheduler/scheduler.h"
 #include "util/check.h"
 
@@ -141,14 +140,7 @@ Status Scheduler::ExpandTreeFrontiers() {
           ++walked;
         }
         const bool whole_path = walked == static_cast<int32_t>(path_scratch_.size());
-        if (whole_path) {
-          req->grammar_mask.assign(
-              BitmaskWords(std::max<int32_t>(
-                  vocab, static_cast<int32_t>(req->matcher->grammar().vocab().size()))),
-              0);
-          req->matcher->FillTokenMask(req->grammar_mask);
-          mask = req->grammar_mask.data();
-        }
+        if (whole_path) mask = FillGrammarMask(req, vocab);
         if (walked > 0) {
           RADIXLM_CHECK_OK(req->matcher->Rollback(walked));
         }

@@ -45,6 +45,14 @@ void Scheduler::ComputeInputLogprobs(Request* req, const PrefillChunk& chunk, si
   }
 }
 
+const int32_t* Scheduler::FillGrammarMask(Request* req, int64_t vocab) {
+  req->grammar_mask.assign(BitmaskWords(static_cast<int32_t>(
+                               std::max<int64_t>(vocab, req->matcher->grammar().vocab().size()))),
+                           0);
+  req->matcher->FillTokenMask(req->grammar_mask);
+  return req->grammar_mask.data();
+}
+
 void Scheduler::FillSampleRow(Request* req, float* logits, BatchSamplingRow& row) {
   const int64_t vocab = forward_out_.vocab_size;
   row.logits = logits;
@@ -53,13 +61,8 @@ void Scheduler::FillSampleRow(Request* req, float* logits, BatchSamplingRow& row
   row.processor.eos_token_ids = eog_token_ids_;
   row.processor.allowed_token_bitmask = nullptr;
   if (req->matcher.has_value()) {
-    // The mask covers the model's logits; tokens past the grammar's vocabulary stay clear.
     const auto start = std::chrono::steady_clock::now();
-    req->grammar_mask.assign(BitmaskWords(static_cast<int32_t>(
-                                 std::max<int64_t>(vocab, req->matcher->grammar().vocab().size()))),
-                             0);
-    req->matcher->FillTokenMask(req->grammar_mask);
-    row.processor.allowed_token_bitmask = req->grammar_mask.data();
+    row.processor.allowed_token_bitmask = FillGrammarMask(req, vocab);
     stats_.grammar_mask_seconds +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ++stats_.grammar_masks;

@@ -115,18 +115,20 @@ HandlerResult HandleChat(const ServerContext& ctx, const HttpRequest& request) {
   const chat::ToolCallFormat format = ToolFormat(ctx);
   StatusOr<std::string> prompt = RenderChatPrompt(ctx, parsed->raw_messages, tools);
   if (!prompt.ok()) return HandlerResult::Error(ApiErrorFromStatus(prompt.status()));
-  grammar::JsonSchemaOptions schema_options;
-  schema_options.whitespace_pattern = ctx.engine->config().constrained_json_whitespace_pattern;
+  // The engine compiles grammars with these options (engine_core.cc).
+  grammar::CompileOptions compile_options;
+  compile_options.json.whitespace_pattern =
+      ctx.engine->config().constrained_json_whitespace_pattern;
   if (tools.active() && tools.forced()) {
-    StatusOr<std::string> regex = ForcedToolCallRegex(tools, format, schema_options);
+    StatusOr<std::string> regex = ForcedToolCallRegex(tools, format, compile_options.json);
     if (!regex.ok()) return HandlerResult::Error(ApiErrorFromStatus(regex.status()));
     parsed->sampling.regex = std::move(*regex);
   }
   const SamplingParams& sampling = parsed->sampling;
   if (tools.active() && !tools.forced() && !sampling.regex && !sampling.json_schema &&
       !sampling.ebnf && !sampling.structural_tag &&
-      AutoToolCallsConstrainable(tools, schema_options) &&
-      !HasControlToken(ctx.engine->assets().codec(), AutoToolCallTrigger(format))) {
+      !HasControlToken(ctx.engine->assets().codec(), AutoToolCallTrigger(format)) &&
+      AutoToolCallsConstrainable(tools, format, compile_options)) {
     parsed->sampling.structural_tag = AutoToolCallStructuralTag(tools, format);
   }
   StatusOr<GenerateRequest> chat_prompt = ChatPrompt(ctx, *prompt);

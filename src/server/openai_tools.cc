@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "grammar/json_patterns.h"
+#include "grammar/structural_tag.h"
 #include "server/json_fields.h"
 
 namespace radixlm::server {
@@ -156,13 +157,11 @@ StatusOr<std::string> ForcedToolCallRegex(const ToolRequest& request, chat::Tool
   return one;
 }
 
-bool AutoToolCallsConstrainable(const ToolRequest& request,
-                                const grammar::JsonSchemaOptions& options) {
-  return std::all_of(request.functions.begin(), request.functions.end(),
-                     [&](const ToolFunction& f) {
-                       return f.parameters.is_null() ||
-                              grammar::JsonSchemaToRegex(f.parameters.dump(), options).ok();
-                     });
+bool AutoToolCallsConstrainable(const ToolRequest& request, chat::ToolCallFormat format,
+                                const grammar::CompileOptions& options) {
+  StatusOr<grammar::StructuralTagSpec> spec =
+      grammar::ParseStructuralTag(AutoToolCallStructuralTag(request, format), options);
+  return spec.ok() && grammar::BuildStructuralTagDfa(*spec, options).ok();
 }
 
 std::string AutoToolCallTrigger(chat::ToolCallFormat format) {

@@ -12,7 +12,8 @@
 // llama3 and json), and the rest of the call is then constrained to a known function's name and
 // arguments matching its schema (a structural tag, grammar/structural_tag.h); free text may
 // follow, and further calls, unless parallel_tool_calls is false (then the reply ends after the
-// first call). Where a function's parameters are a schema radixlm cannot compile, or the
+// first call). Where the functions' schemas cannot be compiled (one does not lower to a regex,
+// or the calls' automaton is over the grammar state cap), or the
 // vocabulary has the marker as a control token (grammars never allow those: e.g. Mistral's
 // [TOOL_CALLS]), "auto" stays unconstrained (the call is parsed as written).
 #pragma once
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "chat/tool_call_parser.h"
+#include "grammar/compiled_grammar.h"
 #include "grammar/json_schema.h"
 #include "util/status.h"
 
@@ -55,13 +57,16 @@ StatusOr<ToolRequest> ParseToolRequest(const nlohmann::json& body);
 StatusOr<std::string> ForcedToolCallRegex(const ToolRequest& request, chat::ToolCallFormat format,
                                           const grammar::JsonSchemaOptions& options);
 
-// The structural tag (SGLang's `format` shape, as JSON text) for tool_choice "auto". Functions
-// without parameters take "{}".
-// Whether every function's parameters lower to a regex (JsonSchemaToRegex with these options).
-bool AutoToolCallsConstrainable(const ToolRequest& request,
-                                const grammar::JsonSchemaOptions& options);
+// Whether AutoToolCallStructuralTag compiles with these options: every function's parameters
+// lower to a regex and the automaton stays within options.max_dfa_states. It builds the
+// automaton (not the token masks) to know, so "auto" never fails a request for a constraint
+// the request did not ask for.
+bool AutoToolCallsConstrainable(const ToolRequest& request, chat::ToolCallFormat format,
+                                const grammar::CompileOptions& options);
 // The text that opens a call in `format` (the structural tag's trigger).
 std::string AutoToolCallTrigger(chat::ToolCallFormat format);
+// The structural tag (SGLang's `format` shape, as JSON text) for tool_choice "auto". Functions
+// without parameters take "{}".
 std::string AutoToolCallStructuralTag(const ToolRequest& request, chat::ToolCallFormat format);
 
 }  // namespace radixlm::server

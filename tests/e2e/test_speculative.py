@@ -160,38 +160,15 @@ def test_retraction_under_a_tiny_pool_is_unchanged(server):
         assert tiny.stop() == 0, tiny.log_tail()
 
 
-def test_draft_model_speculation_is_unchanged(server):
-    # The model as its own draft model (no smaller model of its vocabulary is at hand): outputs
-    # are unchanged and most drafts are kept.
+def run_draft_model_server(server, extra_args, cases):
+    """Runs `cases` ((prompt, params) pairs, 32 tokens each) on a STANDALONE server whose draft
+    model is the model itself (no smaller model of its vocabulary is at hand) and on the plain
+    server: the texts must be equal. Returns the drafted, accepted and verify-step totals and
+    the STANDALONE server's /get_server_info."""
     srv = Server(extra_args=["--speculative-algorithm", "STANDALONE",
-                             "--speculative-draft-model-path", _model(),
-                             "--speculative-num-steps", "4"])
+                             "--speculative-draft-model-path", _model(), *extra_args])
     try:
-        accepted = drafted = 0
-        cases = [(p, {}) for p in COPY_PROMPTS[:3] + OTHER_PROMPTS[:3]] + CONSTRAINED_COPIES[:2]
-        for prompt, params in cases:
-            want = generate(server, prompt, max_new_tokens=32, **params)
-            got = generate(srv, prompt, max_new_tokens=32, **params)
-            assert got["text"] == want["text"], (params, prompt)
-            drafted += got["meta_info"]["spec_draft_tokens"]
-            accepted += got["meta_info"]["spec_accepted_tokens"]
-        assert accepted > 0.8 * drafted > 0, (accepted, drafted)
-        assert srv.server_info()["speculative_algorithm"] == "STANDALONE"
-    finally:
-        assert srv.stop() == 0, srv.log_tail()
-
-
-def test_draft_model_tree_speculation_is_unchanged(server):
-    # Top-3 trees of up to 8 nodes, 3 levels, the model as its own draft: outputs are
-    # unchanged, the greedy chain inside each tree is mostly kept, and side branches are
-    # drafted (and rejected) beside it.
-    srv = Server(extra_args=["--speculative-algorithm", "STANDALONE",
-                             "--speculative-draft-model-path", _model(),
-                             "--speculative-num-steps", "3", "--speculative-eagle-topk", "3",
-                             "--speculative-num-draft-tokens", "8"])
-    try:
-        accepted = drafted = steps = 0
-        cases = [(p, {}) for p in COPY_PROMPTS[:2] + OTHER_PROMPTS[:2]] + CONSTRAINED_COPIES[:1]
+        drafted = accepted = steps = 0
         for prompt, params in cases:
             want = generate(server, prompt, max_new_tokens=32, **params)
             got = generate(srv, prompt, max_new_tokens=32, **params)
@@ -199,12 +176,30 @@ def test_draft_model_tree_speculation_is_unchanged(server):
             drafted += got["meta_info"]["spec_draft_tokens"]
             accepted += got["meta_info"]["spec_accepted_tokens"]
             steps += got["meta_info"]["spec_verify_ct"]
-        assert drafted > accepted > 1.5 * steps, (drafted, accepted, steps)
-        info = srv.server_info()
-        assert info["speculative_algorithm"] == "STANDALONE"
-        assert info["speculative_num_draft_tokens"] == 8
+        return drafted, accepted, steps, srv.server_info()
     finally:
         assert srv.stop() == 0, srv.log_tail()
+
+
+def test_draft_model_speculation_is_unchanged(server):
+    # Chains of 4: outputs are unchanged and most drafts are kept.
+    cases = [(p, {}) for p in COPY_PROMPTS[:3] + OTHER_PROMPTS[:3]] + CONSTRAINED_COPIES[:2]
+    drafted, accepted, _, info = run_draft_model_server(
+        server, ["--speculative-num-steps", "4"], cases)
+    assert accepted > 0.8 * drafted > 0, (accepted, drafted)
+    assert info["speculative_algorithm"] == "STANDALONE"
+
+
+def test_draft_model_tree_speculation_is_unchanged(server):
+    # Top-3 trees of up to 8 nodes, 3 levels: outputs are unchanged, the greedy chain inside
+    # each tree is mostly kept, and side branches are drafted (and rejected) beside it.
+    cases = [(p, {}) for p in COPY_PROMPTS[:2] + OTHER_PROMPTS[:2]] + CONSTRAINED_COPIES[:1]
+    drafted, accepted, steps, info = run_draft_model_server(
+        server, ["--speculative-num-steps", "3", "--speculative-eagle-topk", "3",
+                 "--speculative-num-draft-tokens", "8"], cases)
+    assert drafted > accepted > 1.5 * steps, (drafted, accepted, steps)
+    assert info["speculative_algorithm"] == "STANDALONE"
+    assert info["speculative_num_draft_tokens"] == 8
 
 
 def test_unsupported_algorithms_are_refused_at_startup():

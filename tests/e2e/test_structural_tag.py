@@ -184,3 +184,18 @@ def test_auto_without_parallel_calls_makes_at_most_one(server):
     if choice.message.tool_calls:
         # The reply ends right after the call.
         assert choice.finish_reason == "tool_calls" and not choice.message.content
+
+
+def test_auto_with_a_schema_over_the_automaton_cap_stays_unconstrained(server):
+    # A parameter schema that lowers to a regex the grammar compiler then refuses (a string of
+    # up to 5000 characters: a repetition bound over 1000): "auto" answers unconstrained, as
+    # for a schema that does not lower at all, rather than failing with a 400 about a
+    # structural_tag the request never sent.
+    tools = copy.deepcopy(AUTO_TOOLS)
+    tools[0]["function"]["parameters"]["properties"]["city"]["maxLength"] = 5000
+    for _ in range(2):
+        r = server.post("/v1/chat/completions",
+                        {"messages": few_shot_calls(), "tools": tools, "tool_choice": "auto",
+                         "temperature": 0, "max_tokens": 24})
+        assert r.status_code == 200, r.text
+        assert r.json()["choices"][0]["finish_reason"] in ("stop", "length", "tool_calls"), r.text

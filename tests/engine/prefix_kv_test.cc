@@ -11,16 +11,12 @@ namespace radixlm {
 namespace {
 
 // 3 layers of 1 KV head of dim 4; layers 0 and 1 slide over a window of 2, layer 2 is global.
-model::ModelConfig TinyConfig() {
-  model::ModelConfig c;
-  c.n_layers = 3;
-  c.n_heads = 1;
-  c.n_kv_heads = 1;
-  c.head_dim = 4;
-  c.sliding_window = 2;
-  c.sliding_window_pattern = 3;
-  return c;
-}
+const model::ModelConfig kTinyConfig{.n_layers = 3,
+                                     .n_heads = 1,
+                                     .n_kv_heads = 1,
+                                     .head_dim = 4,
+                                     .sliding_window = 2,
+                                     .sliding_window_pattern = 3};
 
 struct Storage {
   KvPool pool;
@@ -30,7 +26,7 @@ struct Storage {
 Storage MakeStorage() {
   KvPool pool = std::move(KvPool::Create({.size = 32, .page_size = 1, .swa_size = 32})).value();
   auto kv = model::KvCache::Create(
-      TinyConfig(), {.n_slots = pool.storage_slots(), .n_swa_slots = pool.swa_storage_slots()});
+      kTinyConfig, {.n_slots = pool.storage_slots(), .n_swa_slots = pool.swa_storage_slots()});
   EXPECT_TRUE(kv.ok()) << kv.status().ToString();
   return {std::move(pool), std::move(*kv)};
 }

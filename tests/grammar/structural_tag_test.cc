@@ -193,5 +193,40 @@ TEST(StructuralTagTest, RefusesWhatItCannotHonour) {
   EXPECT_EQ(CompileCode(kLegacyTag), StatusCode::kOk);
 }
 
+TEST(StructuralTagTest, OversizedRequestsAreRefusedWhenParsed) {
+  // Parsing (CompiledGrammar::Validate, on the HTTP thread) refuses what the automaton cap
+  // would refuse later, before a trie of 1 KiB per trigger byte or the pairwise trigger checks
+  // run: a trigger longer than the state cap...
+  CompileOptions options;
+  options.max_dfa_states = 64;
+  const std::string trigger = "<" + std::string(100, 'x') + ">";
+  const std::string long_trigger = R"({"structures": [{"begin": ")" + trigger +
+                                   R"(", "end": "!"}], "triggers": [")" + trigger + R"("]})";
+  StatusOr<StructuralTagSpec> spec = ParseStructuralTag(long_trigger, options);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(spec.status().message().find("triggers alone"), std::string::npos)
+      << spec.status().message();
+  // ... while triggers sharing their prefixes count each shared byte once.
+  const std::string shared = R"({"structures": [{"begin": "<aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1>",
+      "end": "!"}, {"begin": "<aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa2>", "end": "!"}],
+      "triggers": ["<aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1>", "<aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa2>"]})";
+  EXPECT_TRUE(ParseStructuralTag(shared, options).ok());
+  // More triggers than the pairwise checks are bounded for.
+  std::string structures, triggers;
+  for (int i = 0; i < 1025; ++i) {
+    const std::string t = "\"<t" + std::to_string(i) + ">\"";
+    structures += std::string(i > 0 ? ", " : "") + R"({"begin": )" + t + R"(, "end": "!"})";
+    triggers += std::string(i > 0 ? ", " : "") + t;
+  }
+  spec = ParseStructuralTag(
+      R"({"structures": [)" + structures + R"(], "triggers": [)" + triggers + "]}",
+      CompileOptions());
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(spec.status().message().find("at most 1024 triggers"), std::string::npos)
+      << spec.status().message();
+}
+
 }  // namespace
 }  // namespace radixlm::grammar

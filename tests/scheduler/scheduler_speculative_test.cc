@@ -128,19 +128,89 @@ TEST(SchedulerSpeculativeTest, AFillerQueueThatDropsWindowsLeavesOutputsUnchange
   auto got = RunWaves(spec, waves);
   ExpectSameOutputs(got, want);
   EXPECT_EQ(plain.scheduler().GetStats().spec_ngram_dropped_tokens, 0);
-  options.config.speculative_ngram_fill_queue_tokens = 0;
-  EXPECT_FALSE(options.config.Validate().ok());
 }
 
-TEST(SchedulerSpeculativeTest, RefusesPagedPools) {
-  SchedulerConfig c = SmallConfig();
-  c.speculative_ngram = true;
-  c.page_size = 4;
-  EXPECT_FALSE(c.Validate().ok());
-  c.page_size = 1;
-  EXPECT_TRUE(c.Validate().ok());
-  c.ngram.num_draft_tokens = 100;
-  EXPECT_FALSE(c.Validate().ok());
+// What Validate accepts of each speculative setting, edited onto SmallConfig() (n-gram drafts,
+// draft-model chains and top-k trees alike).
+TEST(SchedulerSpeculativeTest, ConfigChecksEverySpeculativeSetting) {
+  struct Case {
+    const char* what;
+    void (*edit)(SchedulerConfig&);
+    bool valid;
+  };
+  const Case cases[] = {
+      {"n-gram", [](SchedulerConfig& c) { c.speculative_ngram = true; }, true},
+      {"n-gram, paged pool",
+       [](SchedulerConfig& c) {
+         c.speculative_ngram = true;
+         c.page_size = 4;
+       },
+       false},
+      {"n-gram, 100-node trees",
+       [](SchedulerConfig& c) {
+         c.speculative_ngram = true;
+         c.ngram.num_draft_tokens = 100;
+       },
+       false},
+      {"n-gram, no filler queue",
+       [](SchedulerConfig& c) {
+         c.speculative_ngram = true;
+         c.speculative_ngram_fill_queue_tokens = 0;
+       },
+       false},
+      {"draft model, 0 steps",
+       [](SchedulerConfig& c) {
+         c.speculative_draft_model = true;
+         c.speculative_num_steps = 0;
+       },
+       false},
+      {"draft model and n-gram (one draft source at a time)",
+       [](SchedulerConfig& c) { c.speculative_draft_model = c.speculative_ngram = true; }, false},
+      {"draft model, paged pool",
+       [](SchedulerConfig& c) {
+         c.speculative_draft_model = true;
+         c.page_size = 4;
+       },
+       false},
+      {"draft trees, top 0",
+       [](SchedulerConfig& c) {
+         c.speculative_draft_model = true;
+         c.speculative_eagle_topk = 0;
+       },
+       false},
+      {"draft trees, top 4",
+       [](SchedulerConfig& c) {
+         c.speculative_draft_model = true;
+         c.speculative_eagle_topk = 4;
+       },
+       true},
+      {"draft trees, top 4 of 1 node",
+       [](SchedulerConfig& c) {
+         c.speculative_draft_model = true;
+         c.speculative_eagle_topk = 4;
+         c.speculative_num_draft_tokens = 1;
+       },
+       false},
+      {"draft trees, top 4 of 65 nodes",
+       [](SchedulerConfig& c) {
+         c.speculative_draft_model = true;
+         c.speculative_eagle_topk = 4;
+         c.speculative_num_draft_tokens = 65;
+       },
+       false},
+      {"draft chains (their size is speculative_num_steps + 1)",
+       [](SchedulerConfig& c) {
+         c.speculative_draft_model = true;
+         c.speculative_num_draft_tokens = 65;
+       },
+       true},
+  };
+  EXPECT_TRUE(SmallConfig().Validate().ok());
+  for (const Case& test : cases) {
+    SchedulerConfig c = SmallConfig();
+    test.edit(c);
+    EXPECT_EQ(c.Validate().ok(), test.valid) << test.what;
+  }
 }
 
 }  // namespace

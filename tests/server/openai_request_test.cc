@@ -213,10 +213,10 @@ TEST(OpenAiToolsTest, ToolsAndToolChoiceAreRead) {
 TEST(OpenAiToolsTest, AutoStructuralTagConstrainsCallsInEveryFormat) {
   auto request = ToolChat("");
   ASSERT_TRUE(request.ok());
-  EXPECT_TRUE(AutoToolCallsConstrainable(request->tools, {}));
   for (chat::ToolCallFormat format :
        {chat::ToolCallFormat::kQwen25, chat::ToolCallFormat::kLlama3,
         chat::ToolCallFormat::kMistral, chat::ToolCallFormat::kJson}) {
+    EXPECT_TRUE(AutoToolCallsConstrainable(request->tools, format, {}));
     const std::string tag = AutoToolCallStructuralTag(request->tools, format);
     auto grammar = grammar::testing::MustCompile(grammar::GrammarKind::kStructuralTag, tag);
     ASSERT_NE(grammar, nullptr) << tag;
@@ -250,7 +250,24 @@ TEST(OpenAiToolsTest, AutoStructuralTagConstrainsCallsInEveryFormat) {
   auto odd = ParseToolRequest(json::parse(R"({"tools": [{"type": "function", "function":
       {"name": "f", "parameters": {"type": "object", "bogusKeyword": 1}}}]})"));
   ASSERT_TRUE(odd.ok());
-  EXPECT_FALSE(AutoToolCallsConstrainable(*odd, {}));
+  EXPECT_FALSE(AutoToolCallsConstrainable(*odd, chat::ToolCallFormat::kQwen25, {}));
+  // So does one that lowers to a regex the grammar compiler refuses: a repetition bound over
+  // its limit, or an automaton over the state cap (the engine's compilation would fail the
+  // request, which did not ask for a constraint).
+  auto string_of = [](int max_length) {
+    return ParseToolRequest(json::parse(
+        R"({"tools": [{"type": "function", "function": {"name": "f", "parameters":
+            {"type": "object", "properties": {"s": {"type": "string", "maxLength": )" +
+        std::to_string(max_length) + R"(}}, "required": ["s"]}}}]})"));
+  };
+  auto huge = string_of(5000), big = string_of(300);
+  ASSERT_TRUE(huge.ok() && big.ok());
+  EXPECT_TRUE(grammar::JsonSchemaToRegex(huge->functions[0].parameters.dump(), {}).ok());
+  EXPECT_FALSE(AutoToolCallsConstrainable(*huge, chat::ToolCallFormat::kQwen25, {}));
+  grammar::CompileOptions small;
+  small.max_dfa_states = 200;
+  EXPECT_FALSE(AutoToolCallsConstrainable(*big, chat::ToolCallFormat::kQwen25, small));
+  EXPECT_TRUE(AutoToolCallsConstrainable(*big, chat::ToolCallFormat::kQwen25, {}));
 }
 
 // Every reply a forced regex admits parses back as calls to the allowed functions.
