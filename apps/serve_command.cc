@@ -80,8 +80,9 @@ Status CheckDisaggregation(const ServeOptions& opt) {
       return InvalidArgument("--disaggregation-bootstrap-port must be a port number, got " + port);
     }
   }
-  if (opt.disaggregation_timeout_s <= 0) {
-    return InvalidArgument("--disaggregation-timeout must be > 0 seconds");
+  // Also refuses NaN (every comparison false) and values whose milliseconds overflow.
+  if (!(opt.disaggregation_timeout_s > 0 && opt.disaggregation_timeout_s <= 1e9)) {
+    return InvalidArgument("--disaggregation-timeout must be > 0 and at most 1e9 seconds");
   }
   return Status::Ok();
 }

@@ -293,13 +293,20 @@ Status DiskStore::Load(const BlockKey& key, std::span<const int32_t> tokens,
   } else {
     std::error_code ec;
     const uintmax_t size = fs::file_size(path, ec);
-    if (!ec && size <= (64ull << 30)) {
+    // The block's exact size is known: a file of any other size is refused before it is read
+    // (a stray or corrupt file never makes the loader allocate its size).
+    const uintmax_t expected = kKvBlockHeaderBytes + sizeof(int32_t) * tokens.size() +
+                               payload.size() + sizeof(uint32_t);
+    if (ec) {
+      status = IoError("cannot size the file");
+    } else if (size != expected) {
+      status = IoError("file size " + std::to_string(size) + " bytes, expected " +
+                       std::to_string(expected));
+    } else {
       file.resize(size);
       if (std::fread(file.data(), 1, file.size(), f) != file.size()) {
         status = IoError("short read");
       }
-    } else {
-      status = IoError("cannot size the file");
     }
     std::fclose(f);
   }

@@ -63,6 +63,15 @@ Status WritePrefixKv(model::KvCache& kv, const KvPool& pool, const PrefixKv& pre
                            "): the prefill and decode servers must serve the same model");
   }
   if (n > total) return InvalidArgument("the transferred KV covers fewer positions than asked");
+  // Only a sliding-window layer may start late (its rows before the window are not needed); a
+  // full-attention layer must hold every position, or slots would enter the tree unwritten.
+  for (int64_t layer = 0; layer < kv.n_layers(); ++layer) {
+    if (!kv.IsSwaLayer(layer) && prefix.rows_from[layer] != 0) {
+      return InvalidArgument("the transferred KV of full-attention layer " +
+                             std::to_string(layer) + " starts at position " +
+                             std::to_string(prefix.rows_from[layer]) + ", not 0");
+    }
+  }
   const size_t row_bytes = static_cast<size_t>(kv.row_elems()) * sizeof(uint16_t);
   uint64_t expected = 0;
   for (uint32_t from : prefix.rows_from) {

@@ -182,6 +182,21 @@ TEST_F(DiskStoreTest, CorruptTruncatedOrForeignFilesAreMissesWithAWarning) {
   EXPECT_TRUE(LoadsRight(*store, 1));
 }
 
+TEST_F(DiskStoreTest, AFileOfTheWrongSizeIsRefusedBeforeItIsRead) {
+  auto store = Open();
+  Put(*store, 1);
+  store->Flush();
+  // A sparse 32 GiB file under the block's name: refused by its size, never read into memory.
+  fs::resize_file(store->BlockPath(Key(1)), 32ull << 30);
+  std::vector<uint8_t> out(100, 0);
+  const Status status = store->Load(Key(1), Tokens(1), out);
+  fs::remove(store->BlockPath(Key(1)));
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("expected"), std::string::npos) << status.message();
+  EXPECT_FALSE(store->Contains(Key(1)));
+  EXPECT_EQ(store->stats().load_failures, 1);
+}
+
 TEST_F(DiskStoreTest, UnwritableOrRemovedDirectorySkipsWrites) {
   auto store = Open();
   Put(*store, 1);

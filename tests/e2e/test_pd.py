@@ -260,6 +260,15 @@ def test_pd_with_the_disk_tier_or_speculative_decoding_is_refused_at_start_up(mo
     assert f"--disaggregation-mode {mode} with {names} is not built" in out.stderr, out.stderr
 
 
+@pytest.mark.parametrize("timeout", ["0", "-1", "nan", "1e300"])
+def test_a_bad_transfer_timeout_is_refused_at_start_up(timeout):
+    out = subprocess.run([_binary(), "serve", "--model-path", _model(), "--port", str(free_port()),
+                          "--disaggregation-mode", "decode", "--disaggregation-timeout", timeout],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0
+    assert "--disaggregation-timeout must be > 0 and at most 1e9 seconds" in out.stderr, out.stderr
+
+
 def test_the_prefill_server_computed_the_prompts(pair):
     internal = pair.prefill.server_info()["internal_states"][0]
     assert internal["finished_requests"] >= len(PROMPTS)

@@ -108,5 +108,21 @@ TEST(PrefixKvTest, AForeignLayoutIsRefusedWithBothShapes) {
   EXPECT_NE(status.message().find("bytes"), std::string::npos) << status.message();
 }
 
+TEST(PrefixKvTest, AFullAttentionLayerStartingLateIsRefused) {
+  Storage a = MakeStorage();
+  std::vector<int32_t> slots = *a.pool.Allocate(3);
+  PrefixKv prefix = ReadPrefixKv(*a.kv, a.pool, std::vector<int32_t>{1, 2, 3}, slots);
+  ASSERT_FALSE(a.kv->IsSwaLayer(2));
+  // Layer 2 (global) claims to start at position 1; its bytes shrink to match.
+  prefix.rows_from[2] = 1;
+  prefix.kv.resize(prefix.kv.size() - 2 * a.kv->row_elems() * sizeof(uint16_t));
+  Storage b = MakeStorage();
+  std::vector<int32_t> into = *b.pool.Allocate(3);
+  const Status status = WritePrefixKv(*b.kv, b.pool, prefix, into);
+  ASSERT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("full-attention layer 2"), std::string::npos)
+      << status.message();
+}
+
 }  // namespace
 }  // namespace radixlm

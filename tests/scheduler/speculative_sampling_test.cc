@@ -259,6 +259,9 @@ std::vector<std::vector<int32_t>> RunGreedy(const std::vector<uint8_t>& target,
   c.speculative_eagle_topk = topk;
   c.speculative_num_draft_tokens = 10;
   c.speculative_max_draft_tokens_per_batch = max_draft_tokens_per_batch;
+  // Whole drafts every round (these tests count forward passes and kept tokens; pacing by the
+  // kept share would turn 16 sequences' trees down).
+  c.speculative_pacing = false;
   auto runner = MakeRunner(target, c.max_total_tokens + 1);
   std::unique_ptr<ModelBackedRunner> draft_runner;
   if (draft != nullptr) draft_runner = MakeRunner(*draft, c.max_total_tokens + 1);
