@@ -13,6 +13,13 @@ their /metrics, before and after), the tokens their radix caches supplied, wall 
 throughput, and how the requests spread over the replicas. The issue's bar: cache_aware
 computes >= 2x fewer prefill tokens and gives >= 1.5x the throughput of round_robin.
 
+smg runs with `--balance-rel-threshold 2.5` unless --smg-args is given (then exactly those
+flags): smg's default spill gate (1.5x the fleet's mean in-flight count, margin at least 4)
+sends a request past the replica holding its ~1,000-token prefix whenever that replica has a
+few more requests in flight than the others, and on replicas of one CPU thread recomputing the
+prefix elsewhere (seconds) costs far more than waiting behind a few decodes. RESULTS.md has
+the run with smg's defaults too (`--smg-args` with nothing after it).
+
 Then (unless --no-kill) the cache_aware run again, with one replica SIGKILLed once --kill-after
 of the requests have completed: it reports every request's outcome (ok / HTTP error / client
 timeout after --request-timeout s) and the latencies after the kill, so "no request hangs" is
@@ -225,10 +232,13 @@ def main():
                    help="kill a replica once this share of the requests has completed")
     p.add_argument("--no-kill", action="store_true", help="skip the replica-kill run")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--smg-args", nargs=argparse.REMAINDER, default=[],
-                   help="extra flags for smg launch (last on the line)")
+    p.add_argument("--smg-args", nargs=argparse.REMAINDER, default=None,
+                   help="flags for smg launch instead of the default --balance-rel-threshold "
+                        "2.5 (last on the line; nothing after it: smg's defaults)")
     p.add_argument("--output-file", default=None)
     args = p.parse_args()
+    if args.smg_args is None:
+        args.smg_args = ["--balance-rel-threshold", "2.5"]
 
     smg, why = smg_binary()
     if smg is None:
