@@ -68,7 +68,10 @@ def cache_dir(version: str) -> Path:
 
 
 def _pip_download(version: str, dest: Path) -> Path | None:
-    cmd = [sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps",
+    # --no-binary for this package only: with ":all:" pip also builds the sdist's build
+    # backend (scikit-build-core, hatchling, ...) from source to read its metadata, and that
+    # bootstrap did not finish in 10 minutes on a fresh machine.
+    cmd = [sys.executable, "-m", "pip", "download", "--no-binary", PACKAGE, "--no-deps",
            f"{PACKAGE}=={version}" if version else PACKAGE, "-d", str(dest)]
     log("running: " + " ".join(cmd))
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

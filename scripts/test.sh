@@ -10,7 +10,8 @@
 #      need the real model skip themselves there: they are slow under the sanitizers and
 #      exercise the same code), then the real `radixlm serve` with the default model under it
 #      through a few end-to-end files (bad requests, authentication and drains, network
-#      faults), LeakSanitizer on: a server that leaks or trips a sanitizer fails the step.
+#      faults, the load test's two rounds of mixed requests), LeakSanitizer on: a server
+#      that leaks or trips a sanitizer fails the step.
 #   4. Fuzzing (scripts/fuzz.sh): every libFuzzer target in fuzz/, built with clang++-14 and
 #      ASan+UBSan, run for a bounded time on its seed corpus (about 7 minutes in all).
 # RADIXLM_SKIP_SANITIZE=1 skips step 3 and RADIXLM_SKIP_FUZZ=1 step 4 (for quick local runs; CI
@@ -52,7 +53,7 @@ if [ "${RADIXLM_SKIP_SANITIZE:-0}" != "1" ]; then
   RADIXLM_BIN="$san_bin" RADIXLM_E2E_SANITIZER=1 ASAN_OPTIONS=detect_leaks=1 \
     UBSAN_OPTIONS=print_stacktrace=1 \
     "$VENV/bin/python" -m pytest -q tests/e2e/test_bad_requests.py tests/e2e/test_lifecycle.py \
-    tests/e2e/test_faults.py
+    tests/e2e/test_faults.py tests/e2e/test_load.py
 fi
 
 if [ "${RADIXLM_SKIP_FUZZ:-0}" != "1" ]; then

@@ -17,7 +17,7 @@ import time
 
 import requests
 
-from conftest import sse_events
+from conftest import SANITIZER, sse_events
 
 CONCURRENCY = 32
 PER_ROUND = 160
@@ -161,4 +161,8 @@ def test_rounds_of_mixed_load_lose_nothing_leak_nothing(server):
         rss.append(rss_bytes(server))
         print(f"round {len(rss)}: {PER_ROUND} requests, p50 {latencies[len(latencies) // 2]:.2f}"
               f" s, p99 {latencies[len(latencies) * 99 // 100]:.2f} s, RSS {rss[-1] >> 20} MiB")
-        assert rss[-1] - rss[0] < RSS_GROWTH_LIMIT, [r >> 20 for r in rss]
+        # Under ASan (scripts/test.sh runs this file against the sanitized server too) freed
+        # memory sits in a quarantine of up to 256 MiB and RSS says nothing; LeakSanitizer
+        # checks for leaks when the server exits instead.
+        if not SANITIZER:
+            assert rss[-1] - rss[0] < RSS_GROWTH_LIMIT, [r >> 20 for r in rss]
