@@ -312,8 +312,12 @@ Status Scheduler::Step() {
   batch_.swa_slot_map = pool_.swa_slot_map();
   const auto forward_start = std::chrono::steady_clock::now();
   Status status = runner_->Forward(batch_, &forward_out_);
-  stats_.forward_seconds +=
+  const double forward_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - forward_start).count();
+  stats_.forward_seconds += forward_seconds;
+  if (status.ok() && chunks_.empty() && spec_batch_tokens_ > 0) {  // a decode step, pacing on
+    step_cost_.Add(forward_out_.n_rows, forward_seconds);
+  }
   ++stats_.forward_passes;
   if (!status.ok()) {
     AbortBatch("The model forward pass failed: " + status.ToString());

@@ -209,8 +209,8 @@ class Scheduler {
   // disabled, `write`'s error (nothing changed) when it fails.
   using PrefixWriter = std::function<Status(std::span<const int32_t> slots)>;
   std::vector<int32_t> CachedPrefixSlots(std::span<const int32_t> ids);
-  StatusOr<int64_t> ImportPrefix(uint64_t pin, std::span<const int32_t> ids,
-                                 int64_t swa_valid_from, const PrefixWriter& write);
+  StatusOr<int64_t> ImportPrefix(uint64_t pin, std::span<const int32_t> ids, int64_t swa_valid_from,
+                                 const PrefixWriter& write);
 
   SchedulerStats GetStats() const;
   // Pool / tree / table consistency, including request ownership of slots (see above).
@@ -243,9 +243,9 @@ class Scheduler {
   void WriteNodeToDisk(const RadixNode& node);  // the radix cache's release observer
   // Writes, for every path below `node`, the block that ends at block_end (tokens / slots: the
   // path from the root to node's end; restored on return).
-  void WriteStraddlingBlocks(const RadixNode& node, int64_t block_end,
-                             std::vector<int32_t>& tokens, std::vector<int32_t>& slots);
-  void WriteThroughToDisk(Request* req);        // write_through: req's KV so far
+  void WriteStraddlingBlocks(const RadixNode& node, int64_t block_end, std::vector<int32_t>& tokens,
+                             std::vector<int32_t>& slots);
+  void WriteThroughToDisk(Request* req);  // write_through: req's KV so far
   // Before req releases the windowed KV of its own tokens [.., until): offers the blocks that
   // release reaches into whose KV is all computed (else they could never be stored).
   void WriteBeforeWindowRelease(Request* req, int64_t until);
@@ -444,6 +444,7 @@ class Scheduler {
   std::unique_ptr<spec::NgramFiller> ngram_;  // null: no n-gram speculation
   spec::NgramWindows ngram_windows_;          // collected this round, submitted at its end
   int64_t spec_batch_tokens_ = 0;  // this round's batch tokens before drafts (draft pacing)
+  spec::StepCostFit step_cost_;    // decode forwards' seconds against tokens (draft pacing)
   BatchSamplingRow spec_row_;
   ModelRunner* draft_runner_ = nullptr;  // null: no draft-model speculation
   std::vector<Request*> draft_reqs_;     // drafting with the draft model this round

@@ -40,8 +40,10 @@
 // is large enough that verification competes with real work): spec/draft_pacing.h. A request
 // backs off (skips drafting for 1, 2, 4, ... up to 16 rounds) after a draft that kept nothing
 // or while the running mean of its drafts' kept share is under c(B) = B / (B + 8) for the
-// round's B batch tokens (about 0.11 for one sequence, 0.5 for eight), then probes with a
-// small draft. A request's next draft has at most 2 * (kept + 1) nodes (between 2 and
+// round's B batch tokens (about 0.11 for one sequence, 0.5 for eight with r = 8), then probes
+// with a small draft. r is fitted to this server's own decode forwards (step_cost_: seconds
+// against tokens, over the forwards without prefill chunks). A request's next draft has at most 2 *
+// (kept + 1) nodes (between 2 and
 // --speculative-num-draft-tokens); and one forward carries at most
 // speculative_max_draft_tokens_per_batch drafted tokens over all requests.
 #include <algorithm>
@@ -52,7 +54,6 @@
 
 namespace radixlm {
 namespace {
-
 
 // Cuts the draft nodes whose path from the root the grammar rejects (with their subtrees).
 // The matcher stands after the root; it walks the tree depth first, accepting each node's token
@@ -197,7 +198,7 @@ void Scheduler::VerifyDraft(Request* req, size_t seq) {
   req->drafted_tokens += n - 1;
   req->accepted_tokens += accepted;
   req->draft_budget = std::clamp(2 * (accepted + 1), 2, MaxDraftNodes());
-  req->spec_pacer.OnVerified(n - 1, accepted, spec_batch_tokens_);
+  req->spec_pacer.OnVerified(n - 1, accepted, spec_batch_tokens_, step_cost_.WeightPassTokens());
   req->draft.Reset(req->token_ids.back());
 }
 
