@@ -38,7 +38,24 @@ struct ServeOptions {
   std::string disaggregation_bootstrap_port;    // "": SGLang's default, 8998
   std::string disaggregation_transfer_backend;  // "": ucx
   double disaggregation_timeout_s = 60;         // a decode request waits this long for its KV
+  bool num_draft_tokens_given = false;  // --speculative-num-draft-tokens on the command line
 };
+
+// As SGLang: a STANDALONE chain (--speculative-eagle-topk 1) drafts num_steps tokens after its
+// root, so its draft size is num_steps + 1 whatever --speculative-num-draft-tokens says; an
+// explicit other value is adjusted with a warning.
+void AlignChainDraftTokens(ServeOptions* opt) {
+  EngineConfig& e = opt->engine;
+  if (e.speculative_algorithm != "STANDALONE" || e.speculative_eagle_topk != 1) return;
+  const int chain = e.speculative_num_steps + 1;
+  if (opt->num_draft_tokens_given && e.speculative_num_draft_tokens != chain) {
+    std::fprintf(stderr,
+                 "radixlm serve: warning: --speculative-num-draft-tokens %d is adjusted to "
+                 "--speculative-num-steps + 1 = %d with --speculative-eagle-topk 1\n",
+                 e.speculative_num_draft_tokens, chain);
+  }
+  e.speculative_num_draft_tokens = chain;
+}
 
 Status CheckDisaggregation(const ServeOptions& opt) {
   if (opt.disaggregation_mode == "null") {
@@ -199,6 +216,7 @@ Status RunServe(ServeOptions opt) {
   }
   server::SetLogLevel(level);
   RADIXLM_RETURN_IF_ERROR(CheckDisaggregation(opt));
+  AlignChainDraftTokens(&opt);
   RaiseFileLimit();
   RADIXLM_ASSIGN_OR_RETURN(std::string path, ResolveModelPath(opt.engine.model_path));
   std::error_code size_error;
@@ -332,10 +350,11 @@ const bool kRegistered = RegisterCommand("serve", [](CLI::App& app) {
                   "NGRAM: draft from an n-gram trie of every request's tokens; STANDALONE: "
                   "draft with a smaller model of the same vocabulary; drafts are verified in "
                   "the decode forward (outputs unchanged)");
-  cmd->add_option("--speculative-num-draft-tokens", e.speculative_num_draft_tokens,
-                  "NGRAM, and STANDALONE with --speculative-eagle-topk > 1: draft tree size per "
-                  "request and step, root included")
-      ->capture_default_str();
+  CLI::Option* num_draft_tokens =
+      cmd->add_option("--speculative-num-draft-tokens", e.speculative_num_draft_tokens,
+                      "Draft tree size per request and step, root included (STANDALONE with "
+                      "--speculative-eagle-topk 1: --speculative-num-steps + 1)")
+          ->capture_default_str();
   cmd->add_option("--speculative-draft-model-path", e.speculative_draft_model_path,
                   "STANDALONE: the draft model's GGUF (same vocabulary as the model)");
   cmd->add_option("--speculative-num-steps", e.speculative_num_steps,
@@ -432,7 +451,8 @@ const bool kRegistered = RegisterCommand("serve", [](CLI::App& app) {
                   "them at once)")
       ->check(CLI::Range(0, 86400))
       ->capture_default_str();
-  cmd->callback([opt] {
+  cmd->callback([opt, num_draft_tokens] {
+    opt->num_draft_tokens_given = num_draft_tokens->count() > 0;
     Status status = RunServe(*opt);
     if (!status.ok()) {
       std::fprintf(stderr, "radixlm serve: %s\n", status.ToString().c_str());

@@ -320,6 +320,11 @@ Status DiskStore::Load(const BlockKey& key, std::span<const int32_t> tokens,
     }
   }
   MutexLock lock(&mu_);
+  if (!status.ok() && !index_.contains(key)) {
+    // Evicted for the size cap (counted in files_evicted) or cleared before or while it was
+    // read: a miss like any other block not on disk, not a failure.
+    return NotFound("KV block " + path + " was evicted before it was read");
+  }
   if (!status.ok()) {
     Warn("KV block " + path + " is unusable (" + status.message() + "); recomputing");
     std::error_code ec;

@@ -70,7 +70,7 @@ struct DiskStoreStats {
   int64_t blocks_loaded = 0;
   int64_t bytes_loaded = 0;
   double load_seconds = 0;
-  int64_t load_failures = 0;   // truncated / corrupt / foreign / missing files
+  int64_t load_failures = 0;   // truncated / corrupt / foreign / missing files (not evictions)
   int64_t write_failures = 0;  // writes attempted that failed: full disk, unwritable directory
   int64_t writes_dropped = 0;  // not attempted: the queue full, or writes paused after a failure
   int64_t files_evicted = 0;   // deleted for the size cap
@@ -117,7 +117,9 @@ class DiskStore {
 
   // Reads the block into `payload` (its exact size) after checking its file against the model,
   // the key, `tokens` and the size (a queued block is copied from the queue). On any failure:
-  // a warning, the block forgotten, and the error returned (the caller recomputes).
+  // a warning, the block forgotten, and the error returned (the caller recomputes). A block
+  // evicted (size cap, Clear) before or while it is read is a plain miss: NotFound, no warning,
+  // not a load failure.
   Status Load(const BlockKey& key, std::span<const int32_t> tokens, std::span<uint8_t> payload);
 
   // Queues a load job for the loader thread (Load for each block, in order, until one fails).

@@ -113,7 +113,7 @@ struct HiCacheCounters {
   int64_t blocks_stored = 0;
   int64_t bytes_stored = 0;
   double store_seconds = 0;    // writer thread time writing blocks
-  int64_t load_failures = 0;   // truncated / corrupt / foreign / vanished files (recomputed)
+  int64_t load_failures = 0;   // truncated / corrupt / foreign / vanished, not evicted, files
   int64_t write_failures = 0;  // full disk, unwritable or removed directory (skipped)
   int64_t writes_dropped = 0;  // not attempted: write queue full, or writes paused after a failure
   int64_t files_evicted = 0;   // deleted for the size cap

@@ -70,7 +70,8 @@ struct EngineConfig {
   // --- speculative decoding (SGLang's flag names) ---
   // --speculative-algorithm: "" (off), "NGRAM" or "STANDALONE" (a draft model).
   std::string speculative_algorithm;
-  // NGRAM, and STANDALONE with eagle_topk > 1: draft tree size, root included.
+  // Draft tree size, root included. STANDALONE with eagle_topk 1 (chains) uses
+  // speculative_num_steps + 1 instead, as SGLang does.
   int speculative_num_draft_tokens = 12;
   // STANDALONE: the draft model's GGUF (same vocabulary as the target), the draft's depth
   // (draft model steps), and its branching (1: chains; K > 1: top-K trees).

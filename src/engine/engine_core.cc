@@ -363,7 +363,11 @@ void EngineCore::Apply(SubmitCommand& cmd) {
       route.export_ids = std::make_shared<const std::vector<int32_t>>(cmd.inputs[i].input_ids);
     }
     route.import_pin = cmd.import_pin;
-    routes_[cmd.inputs[i].id] = std::move(route);
+    if (route.import_pin != 0) ++import_pin_samples_[route.import_pin];
+    auto [slot, inserted] = routes_.try_emplace(cmd.inputs[i].id);
+    // An imported request is routed twice (before its import, without the pin, then with it).
+    if (!inserted && slot->second.import_pin != 0) DropImportSample(slot->second.import_pin);
+    slot->second = std::move(route);
   }
   if (cmd.import_kv.valid()) {  // imported and submitted by PollKvImports
     awaiting_kv_.push_back(std::move(cmd));
@@ -527,10 +531,7 @@ void EngineCore::OnOutput(RequestOutput&& out) {
     if (route.export_room.has_value()) ExportPrefixKv(route, chunk.finish_reason->is_abort());
     // The imported prefix stays pinned until the last of its samples ends (released after
     // the step).
-    if (route.import_pin != 0 &&
-        std::none_of(routes_.begin(), routes_.end(), [&](const auto& other) {
-          return other.first != out.id && other.second.import_pin == route.import_pin;
-        })) {
+    if (route.import_pin != 0 && DropImportSample(route.import_pin)) {
       session_unpins_.push_back(route.import_pin);
     }
     routes_.erase(it);
@@ -543,6 +544,13 @@ void EngineCore::OnOutput(RequestOutput&& out) {
     }
   }
   route.stream->Push(std::move(chunk));
+}
+
+bool EngineCore::DropImportSample(uint64_t import_pin) {
+  auto it = import_pin_samples_.find(import_pin);
+  if (it == import_pin_samples_.end() || --it->second > 0) return false;
+  import_pin_samples_.erase(it);
+  return true;
 }
 
 void EngineCore::AbortAllLive(const std::string& message) {

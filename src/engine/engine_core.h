@@ -183,6 +183,8 @@ class EngineCore {
   // Closes the sessions whose timeout has passed (their pins to session_unpins_).
   void CloseTimedOutSessions();
   void OnOutput(RequestOutput&& output);
+  // One sample holding `import_pin` has ended; true when it was the last (the pin is free).
+  bool DropImportSample(uint64_t import_pin);
   void AbortAllLive(const std::string& message);
   // Prefill/decode disaggregation (engine_core_prefix_kv.cc). Submits waiting for their
   // prefix's KV: those whose future is ready are imported and submitted, or ended with the
@@ -234,6 +236,8 @@ class EngineCore {
   // Scheduler thread only.
   std::unique_ptr<Scheduler> scheduler_;
   std::unordered_map<uint64_t, Route> routes_;
+  // Imported prefix pin → its samples still routed: the pin is released when this reaches 0.
+  std::unordered_map<uint64_t, int32_t> import_pin_samples_;
   SessionTable sessions_;
   std::vector<uint64_t> session_unpins_;
   std::vector<SubmitCommand> awaiting_kv_;

@@ -22,7 +22,10 @@ Status ApplySpeculativeFlags(const EngineConfig& config, SchedulerConfig* c) {
     c->speculative_draft_model = true;
     c->speculative_num_steps = config.speculative_num_steps;
     c->speculative_eagle_topk = config.speculative_eagle_topk;
-    c->speculative_num_draft_tokens = config.speculative_num_draft_tokens;
+    // As SGLang: a chain (top-1) is num_steps drafted tokens after its root.
+    c->speculative_num_draft_tokens = config.speculative_eagle_topk == 1
+                                          ? config.speculative_num_steps + 1
+                                          : config.speculative_num_draft_tokens;
     return Status::Ok();
   }
   if (algo != "NGRAM") {

@@ -120,7 +120,7 @@ HandlerResult HandleChat(const ServerContext& ctx, const HttpRequest& request) {
   compile_options.json.whitespace_pattern =
       ctx.engine->config().constrained_json_whitespace_pattern;
   if (tools.active() && tools.forced()) {
-    StatusOr<std::string> regex = ForcedToolCallRegex(tools, format, compile_options.json);
+    StatusOr<std::string> regex = ForcedToolCallRegex(tools, format, compile_options);
     if (!regex.ok()) return HandlerResult::Error(ApiErrorFromStatus(regex.status()));
     parsed->sampling.regex = std::move(*regex);
   }

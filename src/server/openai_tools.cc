@@ -2,7 +2,10 @@
 
 #include <algorithm>
 
+#include "grammar/dfa.h"
 #include "grammar/json_patterns.h"
+#include "grammar/nfa.h"
+#include "grammar/regex_parser.h"
 #include "grammar/structural_tag.h"
 #include "server/json_fields.h"
 
@@ -124,8 +127,11 @@ StatusOr<ToolRequest> ParseToolRequest(const json& body) {
   return r;
 }
 
-StatusOr<std::string> ForcedToolCallRegex(const ToolRequest& request, chat::ToolCallFormat format,
-                                          const grammar::JsonSchemaOptions& options) {
+namespace {
+
+// The regex of ForcedToolCallRegex, before its automaton is checked.
+StatusOr<std::string> ForcedToolCallPattern(const ToolRequest& request, chat::ToolCallFormat format,
+                                            const grammar::JsonSchemaOptions& options) {
   std::string one;  // any one allowed call
   for (const ToolFunction& f : request.functions) {
     if (request.choice == ToolChoice::kNamed && f.name != request.named) continue;
@@ -155,6 +161,27 @@ StatusOr<std::string> ForcedToolCallRegex(const ToolRequest& request, chat::Tool
       return "\\[TOOL_CALLS\\] \\[" + one + "\\]";
   }
   return one;
+}
+
+}  // namespace
+
+StatusOr<std::string> ForcedToolCallRegex(const ToolRequest& request, chat::ToolCallFormat format,
+                                          const grammar::CompileOptions& options) {
+  RADIXLM_ASSIGN_OR_RETURN(std::string regex, ForcedToolCallPattern(request, format, options.json));
+  // The automaton (not the token masks) is built here so that one over the state cap is a 400
+  // before the request is submitted, never an abort of the request after it (as the engine's
+  // compilation on its pool would end it).
+  StatusOr<grammar::RegexNode> ast = grammar::ParseRegex(regex);
+  Status built = ast.status();
+  if (ast.ok()) {
+    StatusOr<grammar::Nfa> nfa = grammar::BuildNfa(*ast, options.max_nfa_states);
+    built = nfa.ok() ? grammar::BuildDfa(*nfa, options.max_dfa_states).status() : nfa.status();
+  }
+  if (!built.ok()) {
+    return InvalidArgument("tool_choice: the grammar of the calls it allows cannot be built (" +
+                           built.message() + "); offer fewer or simpler functions");
+  }
+  return regex;
 }
 
 bool AutoToolCallsConstrainable(const ToolRequest& request, chat::ToolCallFormat format,

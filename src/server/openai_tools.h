@@ -53,9 +53,10 @@ struct ToolRequest {
 StatusOr<ToolRequest> ParseToolRequest(const nlohmann::json& body);
 
 // The regex a forced reply must match (ToolRequest::forced()). InvalidArgument when a
-// function's parameters are not a schema radixlm can compile.
+// function's parameters are not a schema radixlm can compile, or when the regex's automaton
+// exceeds options' state caps (it is built to know; the token masks are not).
 StatusOr<std::string> ForcedToolCallRegex(const ToolRequest& request, chat::ToolCallFormat format,
-                                          const grammar::JsonSchemaOptions& options);
+                                          const grammar::CompileOptions& options);
 
 // Whether AutoToolCallStructuralTag compiles with these options: every function's parameters
 // lower to a regex and the automaton stays within options.max_dfa_states. It builds the

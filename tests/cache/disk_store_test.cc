@@ -150,6 +150,26 @@ TEST_F(DiskStoreTest, SizeCapDeletesTheOldestFiles) {
   EXPECT_EQ(smaller->stats().blocks, 1);
 }
 
+TEST_F(DiskStoreTest, ABlockEvictedBeforeItIsReadIsAMissNotAFailure) {
+  auto store = Open(2 * kFileBytes);
+  Put(*store, 1);
+  Put(*store, 2);
+  Put(*store, 3);  // the size cap evicts 1, which a load job may still name
+  std::vector<uint8_t> out(100, 0);
+  const Status evicted = store->Load(Key(1), Tokens(1), out);
+  EXPECT_EQ(evicted.code(), StatusCode::kNotFound) << evicted.ToString();
+  Put(*store, 4);
+  EXPECT_EQ(store->Clear(), 2);  // so are cleared blocks
+  EXPECT_EQ(store->Load(Key(4), Tokens(4), out).code(), StatusCode::kNotFound);
+  EXPECT_EQ(out, std::vector<uint8_t>(100, 0));
+  const DiskStoreStats s = store->stats();
+  EXPECT_EQ(s.files_evicted, 2);
+  EXPECT_EQ(s.load_failures, 0);
+  EXPECT_EQ(warnings(), 0u);
+  Put(*store, 1);
+  EXPECT_TRUE(LoadsRight(*store, 1));
+}
+
 TEST_F(DiskStoreTest, CorruptTruncatedOrForeignFilesAreMissesWithAWarning) {
   auto store = Open();
   Put(*store, 1);

@@ -163,8 +163,8 @@ def test_retraction_under_a_tiny_pool_is_unchanged(server):
 def run_draft_model_server(server, extra_args, cases):
     """Runs `cases` ((prompt, params) pairs, 32 tokens each) on a STANDALONE server whose draft
     model is the model itself (no smaller model of its vocabulary is at hand) and on the plain
-    server: the texts must be equal. Returns the drafted, accepted and verify-step totals and
-    the STANDALONE server's /get_server_info."""
+    server: the texts must be equal. Returns the drafted, accepted and verify-step totals, the
+    STANDALONE server's /get_server_info and its log."""
     srv = Server(extra_args=["--speculative-algorithm", "STANDALONE",
                              "--speculative-draft-model-path", _model(), *extra_args])
     try:
@@ -176,30 +176,36 @@ def run_draft_model_server(server, extra_args, cases):
             drafted += got["meta_info"]["spec_draft_tokens"]
             accepted += got["meta_info"]["spec_accepted_tokens"]
             steps += got["meta_info"]["spec_verify_ct"]
-        return drafted, accepted, steps, srv.server_info()
+        return drafted, accepted, steps, srv.server_info(), srv.log_text()
     finally:
         assert srv.stop() == 0, srv.log_tail()
 
 
 def test_draft_model_speculation_is_unchanged(server):
-    # Chains of 4: outputs are unchanged and most drafts are kept.
+    # Chains of 4: outputs are unchanged and most drafts are kept. As in SGLang, a chain's
+    # draft size is num_steps + 1: another --speculative-num-draft-tokens is adjusted, with a
+    # warning.
     cases = [(p, {}) for p in COPY_PROMPTS[:3] + OTHER_PROMPTS[:3]] + CONSTRAINED_COPIES[:2]
-    drafted, accepted, _, info = run_draft_model_server(
-        server, ["--speculative-num-steps", "4"], cases)
+    drafted, accepted, _, info, log = run_draft_model_server(
+        server, ["--speculative-num-steps", "4", "--speculative-num-draft-tokens", "9"], cases)
     assert accepted > 0.8 * drafted > 0, (accepted, drafted)
     assert info["speculative_algorithm"] == "STANDALONE"
+    assert info["speculative_num_draft_tokens"] == 5
+    assert ("--speculative-num-draft-tokens 9 is adjusted to --speculative-num-steps + 1 = 5"
+            in log), log
 
 
 def test_draft_model_tree_speculation_is_unchanged(server):
     # Top-3 trees of up to 8 nodes, 3 levels: outputs are unchanged, the greedy chain inside
     # each tree is mostly kept, and side branches are drafted (and rejected) beside it.
     cases = [(p, {}) for p in COPY_PROMPTS[:2] + OTHER_PROMPTS[:2]] + CONSTRAINED_COPIES[:1]
-    drafted, accepted, steps, info = run_draft_model_server(
+    drafted, accepted, steps, info, log = run_draft_model_server(
         server, ["--speculative-num-steps", "3", "--speculative-eagle-topk", "3",
                  "--speculative-num-draft-tokens", "8"], cases)
     assert drafted > accepted > 1.5 * steps, (drafted, accepted, steps)
     assert info["speculative_algorithm"] == "STANDALONE"
     assert info["speculative_num_draft_tokens"] == 8
+    assert "adjusted" not in log
 
 
 def test_unsupported_algorithms_are_refused_at_startup():

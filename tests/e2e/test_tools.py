@@ -269,3 +269,22 @@ def test_bad_tool_requests_are_400(server):
         r = server.post(chat, body)
         assert r.status_code == 400, (body, r.text)
         assert r.json()["error"]["message"]
+
+
+def test_forced_tool_choice_over_the_state_cap_is_400_every_time(server):
+    # A forced call whose automaton is over the grammar state cap: a 400 naming the problem
+    # from the first request on (streamed or not), never an abort once the request runs.
+    # (a|b)*a(a|b){n}: a DFA of 2^n states. Values of n no other test uses, so no compiled
+    # grammar is cached.
+    def body(n, **extra):
+        params = {"type": "object",
+                  "properties": {"s": {"type": "string", "pattern": f"(a|b)*a(a|b){{{n}}}"}},
+                  "required": ["s"]}
+        return {"messages": user("hi"), "tools": [tool("f", "", params)],
+                "tool_choice": "required", "max_tokens": 8, **extra}
+    for request in [body(21), body(21), body(22, stream=True),
+                    body(23, tool_choice={"type": "function", "function": {"name": "f"}})]:
+        r = server.post("/v1/chat/completions", request)
+        assert r.status_code == 400, (request, r.text)
+        message = r.json()["error"]["message"]
+        assert "tool_choice" in message and "exceeds" in message, message

@@ -298,5 +298,32 @@ TEST(OpenAiToolsTest, ForcedRegexMatchesItsOwnFormat) {
   }
 }
 
+// A forced call whose automaton is over the state cap is refused as a bad request before it
+// is submitted (the engine's compilation would otherwise end it with an abort).
+TEST(OpenAiToolsTest, ForcedRegexOverTheStateCapIsInvalidArgument) {
+  auto forced = [](const std::string& string_schema) {
+    return ParseToolRequest(json::parse(
+        R"({"tool_choice": "required", "tools": [{"type": "function", "function": {"name": "f",
+            "parameters": {"type": "object", "properties": {"s": )" +
+        string_schema + R"(}, "required": ["s"]}}}]})"));
+  };
+  // A pattern whose DFA needs 2^20 states, and a string of up to 300 characters (within the
+  // default cap, over a cap of 200).
+  auto huge = forced(R"({"type": "string", "pattern": "(a|b)*a(a|b){20}"})");
+  auto big = forced(R"({"type": "string", "maxLength": 300})");
+  ASSERT_TRUE(huge.ok() && big.ok());
+  const StatusOr<std::string> refused =
+      ForcedToolCallRegex(*huge, chat::ToolCallFormat::kQwen25, {});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("tool_choice"), std::string::npos);
+  EXPECT_NE(refused.status().message().find("exceeds"), std::string::npos)
+      << refused.status().message();
+  grammar::CompileOptions small;
+  small.max_dfa_states = 200;
+  EXPECT_FALSE(ForcedToolCallRegex(*big, chat::ToolCallFormat::kQwen25, small).ok());
+  EXPECT_TRUE(ForcedToolCallRegex(*big, chat::ToolCallFormat::kQwen25, {}).ok());
+}
+
 }  // namespace
 }  // namespace radixlm::server
