@@ -71,6 +71,13 @@ def proc_status(pid, field):
         return int(re.search(field + r":\s+(\d+) kB", f.read()).group(1)) << 10
 
 
+def cpu_seconds(pid):
+    """User + system CPU time the process has used."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def open_file_limits(pid):
     with open(f"/proc/{pid}/limits") as f:
         soft, hard = re.search(r"Max open files\s+(\S+)\s+(\S+)", f.read()).groups()
@@ -256,8 +263,10 @@ def test_1000_concurrent_streaming_clients(srv):
     baseline = idle_pool(srv)
     errors0 = http_5xx(srv)
     idle_rss = proc_status(srv.proc.pid, "VmRSS")
+    cpu0 = cpu_seconds(srv.proc.pid)
 
     results, wall = asyncio.run(run_clients(srv, CLIENTS, server_holds_all=True))
+    cpu = cpu_seconds(srv.proc.pid) - cpu0
 
     failures = [r for r in results if isinstance(r, BaseException)]
     assert not failures, f"{len(failures)} of {CLIENTS} streams failed; first: {failures[:5]}"
@@ -272,7 +281,8 @@ def test_1000_concurrent_streaming_clients(srv):
 
     first = sorted(f for f, _ in results)
     total = sorted(t for _, t in results)
-    print(f"\n{CLIENTS} concurrent streaming clients, 0 errors, wall {wall:.1f} s; "
+    print(f"\n{CLIENTS} concurrent streaming clients, 0 errors, wall {wall:.1f} s (server CPU "
+          f"{cpu:.0f} s); "
           f"first event p50 {percentile(first, 50):.2f} s p99 {percentile(first, 99):.2f} s; "
           f"total p50 {percentile(total, 50):.2f} s p99 {percentile(total, 99):.2f} s; "
           f"server RSS idle {idle_rss >> 20} MiB, peak (VmHWM) {peak_rss >> 20} MiB, "
