@@ -174,7 +174,7 @@ class Progress:
 
     def __init__(self):
         self.phase = {}  # client -> "connected" | "sent" | "head" | "events" | "ended"
-        self.last = time.monotonic()  # when any stream last received anything
+        self.last = time.monotonic()  # when any stream last moved on
 
     def set(self, i, phase):
         self.phase[i] = phase
