@@ -39,11 +39,11 @@
 // Adaptivity (so that speculation costs little where text does not repeat, or where the batch
 // is large enough that verification competes with real work): spec/draft_pacing.h. A request
 // backs off (skips drafting for 1, 2, 4, ... up to 16 rounds) after a draft that kept nothing
-// or while the running mean of its drafts' kept share is under c(B) = B / (B + 8) for the
+// or while the running mean of its drafts' kept share is under c(B) = B / (B + r) for the
 // round's B batch tokens (about 0.11 for one sequence, 0.5 for eight with r = 8), then probes
 // with a small draft. r is fitted to this server's own decode forwards (step_cost_: seconds
-// against tokens, over the forwards without prefill chunks). A request's next draft has at most 2 *
-// (kept + 1) nodes (between 2 and
+// against tokens, over the forwards without prefill chunks). A request's next draft has at
+// most 2 * (kept + 1) nodes (between 2 and
 // --speculative-num-draft-tokens); and one forward carries at most
 // speculative_max_draft_tokens_per_batch drafted tokens over all requests.
 #include <algorithm>
