@@ -169,9 +169,12 @@ bool Scheduler::TakeGrammar(Request* req) {
   RequestInput::GrammarResult result = req->in.pending_grammar.get();
   req->in.pending_grammar = {};
   if (!result.ok()) {
+    // The request's own grammar could not be built (over the state caps, or invalid): a 400
+    // where the answer has not started, as the cached failure gives later requests.
     FinishRequest(req, FinishReason::Abort(std::string("grammar compilation failed (") +
-                                           grammar::GrammarKindName(req->in.grammar_kind) +
-                                           "): " + result.status().message()));
+                                               grammar::GrammarKindName(req->in.grammar_kind) +
+                                               "): " + result.status().message(),
+                                           400));
     return true;
   }
   req->in.grammar = std::move(result).value();

@@ -97,3 +97,18 @@ def test_bad_grammars_are_400(server):
         assert r.status_code == 400, (sp, r.text)
         assert "error" in r.json() and r.json()["error"]["message"], sp
     assert server.post("/generate", {"text": "ok", "sampling_params": {"max_new_tokens": 1}}).ok
+
+
+def test_grammar_over_the_state_cap_is_400_from_the_first_request(server):
+    # (a|b)*a(a|b){n} has a DFA of 2^n states, over the cap; n values no other test uses, so
+    # the first request compiles it (and fails) while it waits, and later ones hit the cache.
+    # Both answers are a 400 naming the cap, on /generate and on the OpenAI routes.
+    for n in (24, 24, 25):
+        r = server.post("/generate", {"text": "x", "sampling_params": {
+            "regex": f"(a|b)*a(a|b){{{n}}}", "max_new_tokens": 4}})
+        assert r.status_code == 400, (n, r.text)
+        assert "states" in r.json()["error"]["message"], r.text
+    r = server.post("/v1/completions", {"model": "default", "prompt": "x", "max_tokens": 4,
+                                        "regex": "(a|b)*a(a|b){26}"})
+    assert r.status_code == 400, r.text
+    assert "states" in r.json()["error"]["message"], r.text

@@ -182,6 +182,7 @@ TEST(EngineTest, GrammarsCompileOffTheSubmittingThread) {
   EXPECT_NE(bad_out[0].finish_reason->matched_text.find("grammar compilation failed (regex)"),
             std::string::npos)
       << bad_out[0].finish_reason->matched_text;
+  EXPECT_EQ(bad_out[0].finish_reason->status_code, 400);
   EXPECT_TRUE(bad_out[0].output_ids.empty());
   auto again = fe.engine->Submit(bad);
   ASSERT_FALSE(again.ok());

@@ -298,6 +298,7 @@ TEST(GrammarQueueTest, CompileFailureFinishesWithTheError) {
   EXPECT_TRUE(h.result(1).finish->is_abort());
   EXPECT_EQ(h.result(1).finish->matched_text,
             "grammar compilation failed (json_schema): the DFA has more than 20000 states");
+  EXPECT_EQ(h.result(1).finish->status_code, 400);  // the request's own grammar: bad input
   EXPECT_TRUE(h.result(1).ids.empty());
   EXPECT_EQ(h.scheduler().GetStats().aborted_requests, 1);
 }
