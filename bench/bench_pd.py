@@ -142,7 +142,8 @@ def print_report(r):
     kv = ""
     if "kv_decode" in r:
         p, d = r["kv_prefill"], r["kv_decode"]
-        kv = (f" | {d['transfers']:.0f} | {d['bytes'] / d['transfers'] / 1e6 if d['transfers'] else 0:.1f}"
+        per_transfer_mb = d["bytes"] / d["transfers"] / 1e6 if d["transfers"] else 0.0
+        kv = (f" | {d['transfers']:.0f} | {per_transfer_mb:.1f}"
               f" | {p['bytes_per_s'] / 1e9:.2f} | {d['bytes_per_s'] / 1e9:.2f}"
               f" | {1e3 * d['seconds'] / max(1, d['transfers']):.1f}")
     else:
