@@ -131,16 +131,30 @@ Status StartDisaggregation(const ServeOptions& opt, Engine* engine, server::Serv
     engine->SetKvExportSink([exporter](uint64_t room, StatusOr<PrefixKv> kv) {
       exporter->Export(room, std::move(kv));
     });
+    server->kv_transfer_totals = [exporter] {
+      const disagg::KvSender::Counters c = exporter->counters();
+      return server::KvTransferTotals{
+          .transfers = c.sent, .bytes = c.bytes_sent, .seconds = c.send_seconds};
+    };
     ends->summary = "prefill, KV over UCX from " + host + ":" + std::to_string(exporter->port()) +
                     " (the gateway's bootstrap port)";
     return Status::Ok();
   }
   const auto timeout =
       std::chrono::milliseconds(static_cast<int64_t>(opt.disaggregation_timeout_s * 1000));
-  RADIXLM_ASSIGN_OR_RETURN(ends->importer, disagg::DecodeKvImporter::Create(timeout));
+  // A record longer than this server's own context length of KV is refused unread.
+  const uint64_t max_record_bytes =
+      disagg::MaxKvRecordBytes(engine->context_length(), engine->kv_token_bytes());
+  RADIXLM_ASSIGN_OR_RETURN(ends->importer,
+                           disagg::DecodeKvImporter::Create(timeout, max_record_bytes));
   disagg::DecodeKvImporter* importer = ends->importer.get();
   server->fetch_prefix_kv = [importer](const std::string& host, int port, uint64_t room) {
     return importer->Fetch(host, port, room);
+  };
+  server->kv_transfer_totals = [importer] {
+    const disagg::KvReceiver::Counters c = importer->counters();
+    return server::KvTransferTotals{
+        .transfers = c.received, .bytes = c.bytes_received, .seconds = c.receive_seconds};
   };
   ends->summary = "decode, KV over UCX from the prefill server named by each request";
   return Status::Ok();

@@ -12,6 +12,7 @@
 
 #include "disagg/kv_sender.h"
 #include "disagg/ucx_worker_loop.h"
+#include "util/mutex.h"
 
 namespace radixlm::disagg {
 
@@ -24,7 +25,8 @@ struct FetchState {
   uint64_t room = 0;
   std::string peer;  // "host:port", for messages
   Clock::time_point deadline;
-  std::vector<uint8_t> buffer;  // a rendezvous receive lands here
+  std::vector<uint8_t> buffer;     // a rendezvous receive lands here
+  Clock::time_point record_since;  // when the record's first message arrived
   KvReceiver::FetchCallback done;
   bool completed = false;
 
@@ -55,7 +57,7 @@ StatusOr<sockaddr_in> Resolve(const std::string& host, int port) {
 
 }  // namespace
 
-// Endpoints and the room table live on the loop thread.
+// Endpoints and the room table live on the loop thread; counters_ is read from any thread.
 class KvReceiver::Impl {
   // A rendezvous receive in flight keeps its fetch alive.
   struct RecordReceive {
@@ -64,6 +66,8 @@ class KvReceiver::Impl {
   };
 
  public:
+  explicit Impl(const Options& options) : options_(options) {}
+
   Status Init() {
     RADIXLM_ASSIGN_OR_RETURN(loop_, UcxWorkerLoop::Create());
     RADIXLM_RETURN_IF_ERROR(loop_->SetAmHandler(kAmRecord, &Impl::OnRecord, this));
@@ -100,6 +104,11 @@ class KvReceiver::Impl {
     if (!loop_->Post([this, state, resolved] { Start(state, resolved); })) {
       state->Complete(Aborted("KV transfer: the decode server is shutting down"));
     }
+  }
+
+  Counters counters() const {
+    MutexLock lock(&counters_mu_);
+    return counters_;
   }
 
  private:
@@ -195,6 +204,22 @@ class KvReceiver::Impl {
     auto it = self->fetches_.find(room);
     if (it == self->fetches_.end()) return UCS_OK;  // timed out meanwhile: dropped
     std::shared_ptr<FetchState> state = it->second;
+    state->record_since = Clock::now();
+    if (length > self->options_.max_record_bytes) {
+      {
+        MutexLock lock(&self->counters_mu_);
+        ++self->counters_.refused;
+      }
+      // Returning without receiving declines a rendezvous record: nothing is allocated for it.
+      self->Fail(room, InvalidArgument(
+                           "KV transfer: the prefill server " + state->peer + " sent a " +
+                           std::to_string(length) + "-byte record for bootstrap_room " +
+                           std::to_string(room) + ", more than the " +
+                           std::to_string(self->options_.max_record_bytes) +
+                           " bytes this decode server's KV layout allows (its context length's "
+                           "KV); the two servers must serve the same model"));
+      return UCS_OK;
+    }
     if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) == 0) {
       const auto* bytes = static_cast<const uint8_t*>(data);
       self->Succeed(room, std::vector<uint8_t>(bytes, bytes + length));
@@ -239,6 +264,13 @@ class KvReceiver::Impl {
   void Succeed(uint64_t room, std::vector<uint8_t> bytes) {
     auto it = fetches_.find(room);
     if (it == fetches_.end()) return;
+    {
+      MutexLock lock(&counters_mu_);
+      ++counters_.received;
+      counters_.bytes_received += static_cast<int64_t>(bytes.size());
+      counters_.receive_seconds +=
+          std::chrono::duration<double>(Clock::now() - it->second->record_since).count();
+    }
     it->second->Complete(std::move(bytes));
     Forget(room);
   }
@@ -267,15 +299,20 @@ class KvReceiver::Impl {
     }
   }
 
+  const Options options_;
   std::unique_ptr<UcxWorkerLoop> loop_;
   bool stopping_ = false;
   std::map<std::string, ucp_ep_h> endpoints_;  // "host:port" -> endpoint
   std::unordered_map<uint64_t, std::shared_ptr<FetchState>> fetches_;
   std::unordered_map<uint64_t, std::string> fetch_peer_;
+  mutable Mutex counters_mu_;
+  Counters counters_ GUARDED_BY(counters_mu_);
 };
 
-StatusOr<std::unique_ptr<KvReceiver>> KvReceiver::Create() {
-  auto impl = std::make_unique<Impl>();
+StatusOr<std::unique_ptr<KvReceiver>> KvReceiver::Create() { return Create(Options{}); }
+
+StatusOr<std::unique_ptr<KvReceiver>> KvReceiver::Create(const Options& options) {
+  auto impl = std::make_unique<Impl>(options);
   RADIXLM_RETURN_IF_ERROR(impl->Init());
   return std::unique_ptr<KvReceiver>(new KvReceiver(std::move(impl)));
 }
@@ -302,5 +339,7 @@ void KvReceiver::FetchAsync(const std::string& host, int port, uint64_t room,
                             std::chrono::milliseconds timeout, FetchCallback done) {
   impl_->FetchAsync(host, port, room, timeout, std::move(done));
 }
+
+KvReceiver::Counters KvReceiver::counters() const { return impl_->counters(); }
 
 }  // namespace radixlm::disagg

@@ -90,6 +90,7 @@ class KvSender::Impl {
     Impl* self;
     uint64_t room;
     std::vector<uint8_t> record;
+    Clock::time_point since;  // the send's start
   };
 
   static void OnConnection(ucp_conn_request_h request, void* arg) {
@@ -133,7 +134,7 @@ class KvSender::Impl {
     auto record = records_.find(room);
     auto question = questions_.find(room);
     if (record == records_.end() || question == questions_.end()) return;
-    auto* state = new SendState{this, room, std::move(record->second.record)};
+    auto* state = new SendState{this, room, std::move(record->second.record), Clock::now()};
     ucp_ep_h ep = question->second.ep;
     records_.erase(record);
     questions_.erase(question);
@@ -160,7 +161,14 @@ class KvSender::Impl {
   void Finish(SendState* state, ucs_status_t status) {
     {
       MutexLock lock(&counters_mu_);
-      ++(status == UCS_OK ? counters_.sent : counters_.send_errors);
+      if (status == UCS_OK) {
+        ++counters_.sent;
+        counters_.bytes_sent += static_cast<int64_t>(state->record.size());
+        counters_.send_seconds +=
+            std::chrono::duration<double>(Clock::now() - state->since).count();
+      } else {
+        ++counters_.send_errors;
+      }
     }
     delete state;
   }

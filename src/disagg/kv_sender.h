@@ -10,7 +10,8 @@
 //
 // A record nobody asked for within `ttl`, and a question left without a record as long, are
 // dropped. A question whose receiver has given up (its own timeout) still takes the record;
-// the receiver drops it, so a room is asked for once (the gateway names a new room on retry). Thread-safe. Only built with UCX.
+// the receiver drops it, so a room is asked for once (the gateway names a new room on retry).
+// Thread-safe. Only built with UCX.
 #pragma once
 
 #include <chrono>
@@ -45,7 +46,9 @@ class KvSender {
   // Counters for tests and logs.
   struct Counters {
     int64_t published = 0;
-    int64_t sent = 0;  // replies whose send completed
+    int64_t sent = 0;         // replies whose send completed
+    int64_t bytes_sent = 0;   // their records' bytes
+    double send_seconds = 0;  // their transfer time: from the send's start to its completion
     int64_t send_errors = 0;
     int64_t expired = 0;  // records and questions dropped after ttl
     int64_t waiting_records = 0;

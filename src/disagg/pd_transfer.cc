@@ -1,5 +1,7 @@
 #include "disagg/pd_transfer.h"
 
+#include <algorithm>
+
 #include "disagg/kv_transfer_record.h"
 
 namespace radixlm::disagg {
@@ -23,6 +25,12 @@ PrefixKv PrefixKvFromRecord(KvTransferRecord&& record) {
   kv.tokens = std::move(record.prompt_ids);
   MoveKvFields(record, &kv);
   return kv;
+}
+
+uint64_t MaxKvRecordBytes(int64_t max_tokens, int64_t kv_token_bytes) {
+  const auto tokens = static_cast<uint64_t>(std::max<int64_t>(max_tokens, 0));
+  const auto per_token = static_cast<uint64_t>(std::max<int64_t>(kv_token_bytes, 0));
+  return tokens * (per_token + sizeof(int32_t)) + kRecordSlackBytes;
 }
 
 KvTransferRecord RecordFromPrefixKv(uint64_t room, StatusOr<PrefixKv>&& kv) {
@@ -49,8 +57,9 @@ void PrefillKvExporter::Export(uint64_t room, StatusOr<PrefixKv> kv) {
 }
 
 StatusOr<std::unique_ptr<DecodeKvImporter>> DecodeKvImporter::Create(
-    std::chrono::milliseconds timeout) {
-  RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<KvReceiver> receiver, KvReceiver::Create());
+    std::chrono::milliseconds timeout, uint64_t max_record_bytes) {
+  RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<KvReceiver> receiver,
+                           KvReceiver::Create({.max_record_bytes = max_record_bytes}));
   return std::unique_ptr<DecodeKvImporter>(new DecodeKvImporter(std::move(receiver), timeout));
 }
 

@@ -7,7 +7,8 @@
 //     decode server that asks for the room.
 //   DecodeKvImporter: the server's fetch_prefix_kv: asks the prefill server's exporter for a
 //     room and resolves the engine's import future with the KV, or with an error naming the
-//     problem (unreachable, connection lost, timed out, malformed record) within the timeout.
+//     problem (unreachable, connection lost, timed out, malformed or oversized record) within
+//     the timeout.
 #pragma once
 
 #include <chrono>
@@ -25,6 +26,13 @@
 namespace radixlm::disagg {
 
 PrefixKv PrefixKvFromRecord(KvTransferRecord&& record);
+
+// The longest record a decode server accepts: `max_tokens` prompt positions (its context length)
+// of KV at `kv_token_bytes` per position (every layer's K and V rows), their token ids, and
+// kRecordSlackBytes for the fixed header, the per-layer fields and an error message. A record
+// of the same model's prompt never exceeds it (sliding-window layers only send fewer rows).
+inline constexpr uint64_t kRecordSlackBytes = uint64_t{1} << 20;
+uint64_t MaxKvRecordBytes(int64_t max_tokens, int64_t kv_token_bytes);
 KvTransferRecord RecordFromPrefixKv(uint64_t room, StatusOr<PrefixKv>&& kv);
 
 class PrefillKvExporter {
@@ -33,6 +41,7 @@ class PrefillKvExporter {
   int port() const { return sender_->port(); }
   // The engine's KV export sink (scheduler thread): serializes and publishes; never blocks.
   void Export(uint64_t room, StatusOr<PrefixKv> kv);
+  KvSender::Counters counters() const { return sender_->counters(); }
 
  private:
   explicit PrefillKvExporter(std::unique_ptr<KvSender> sender) : sender_(std::move(sender)) {}
@@ -41,8 +50,11 @@ class PrefillKvExporter {
 
 class DecodeKvImporter {
  public:
-  static StatusOr<std::unique_ptr<DecodeKvImporter>> Create(std::chrono::milliseconds timeout);
+  // Records longer than max_record_bytes (MaxKvRecordBytes) fail the fetch.
+  static StatusOr<std::unique_ptr<DecodeKvImporter>> Create(std::chrono::milliseconds timeout,
+                                                            uint64_t max_record_bytes);
   std::shared_future<StatusOr<PrefixKv>> Fetch(const std::string& host, int port, uint64_t room);
+  KvReceiver::Counters counters() const { return receiver_->counters(); }
 
  private:
   DecodeKvImporter(std::unique_ptr<KvReceiver> receiver, std::chrono::milliseconds timeout)

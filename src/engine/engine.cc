@@ -82,5 +82,6 @@ const EngineSettings& Engine::settings() const { return core_->settings(); }
 const ModelAssets& Engine::assets() const { return core_->assets(); }
 int32_t Engine::vocab_size() const { return core_->vocab_size(); }
 int64_t Engine::context_length() const { return core_->context_length(); }
+int64_t Engine::kv_token_bytes() const { return core_->kv_token_bytes(); }
 
 }  // namespace radixlm

@@ -116,6 +116,8 @@ class Engine {
   const ModelAssets& assets() const;
   int32_t vocab_size() const;
   int64_t context_length() const;
+  // Bytes of one position's KV over every layer (K and V rows); 0 when the runner cannot move KV.
+  int64_t kv_token_bytes() const;
   int64_t max_total_tokens() const { return settings().max_total_tokens; }
 
  private:

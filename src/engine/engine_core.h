@@ -77,6 +77,7 @@ class EngineCore {
   const EngineSettings& settings() const { return settings_; }
   const ModelAssets& assets() const { return *assets_; }
   int32_t vocab_size() const { return runner_->vocab_size(); }
+  int64_t kv_token_bytes() const { return runner_->kv_token_bytes(); }
   int64_t context_length() const { return context_length_; }
 
  private:
@@ -101,11 +102,11 @@ class EngineCore {
   // The scheduler thread's commands. Those with an answer carry the promise it is set on.
   struct SubmitCommand {
     std::shared_ptr<GenerateStream> stream;
-    std::vector<RequestInput> inputs;      // one per sample
-    std::unique_ptr<SessionTurn> session;  // null: not a session turn
-    std::optional<uint64_t> export_room;   // GenerateRequest::export_kv_room
+    std::vector<RequestInput> inputs;                  // one per sample
+    std::unique_ptr<SessionTurn> session;              // null: not a session turn
+    std::optional<uint64_t> export_room;               // GenerateRequest::export_kv_room
     std::shared_future<StatusOr<PrefixKv>> import_kv;  // valid(): waits in awaiting_kv_
-    uint64_t import_pin = 0;  // the imported prefix's pin, once imported
+    uint64_t import_pin = 0;                           // the imported prefix's pin, once imported
   };
   struct OpenSessionCommand {
     OpenSessionRequest request;
@@ -146,10 +147,9 @@ class EngineCore {
   struct ContinueCommand {
     std::promise<Status> answer;
   };
-  using Command =
-      std::variant<SubmitCommand, AbortCommand, FlushCommand, StatsCommand, TreeCommand,
-                   PinCommand, UnpinCommand, PauseCommand, ContinueCommand, OpenSessionCommand,
-                   CloseSessionCommand, ClearStorageCommand>;
+  using Command = std::variant<SubmitCommand, AbortCommand, FlushCommand, StatsCommand, TreeCommand,
+                               PinCommand, UnpinCommand, PauseCommand, ContinueCommand,
+                               OpenSessionCommand, CloseSessionCommand, ClearStorageCommand>;
 
   EngineCore(const EngineConfig& config, const SchedulerConfig& scheduler_config,
              std::unique_ptr<ModelRunner> runner, std::unique_ptr<ModelAssets> assets,

@@ -48,6 +48,10 @@ class Writer {
     Header(name, "counter", help);
     Sample(name, "", std::to_string(value));
   }
+  void SecondsCounter(const char* name, const char* help, double value) {
+    Header(name, "counter", help);
+    Sample(name, "", FormatDouble(value));
+  }
   void Gauge(const char* name, const char* help, double value) {
     Header(name, "gauge", help);
     Sample(name, "", FormatDouble(value));
@@ -123,7 +127,8 @@ void ServerMetrics::OnHttpResponse(int status) {
   }
 }
 
-std::string ServerMetrics::Render(const EngineStats& stats, const std::string& model_name) const {
+std::string ServerMetrics::Render(const EngineStats& stats, const std::string& model_name,
+                                  const KvTransferTotals* kv_transfer) const {
   const SchedulerCounters& s = stats.scheduler;
   Writer w(model_name);
   auto load = [](const std::atomic<int64_t>& v) { return v.load(std::memory_order_relaxed); };
@@ -194,6 +199,18 @@ std::string ServerMetrics::Render(const EngineStats& stats, const std::string& m
             s.spec_ngram_dropped_tokens);
   w.Gauge("spec_accept_length", "Mean tokens per speculative decode step (0: none).",
           s.spec_accept_length());
+  if (kv_transfer != nullptr) {
+    w.Counter("kv_transfers_total",
+              "PD KV transfers completed (records sent by a prefill server, received by a "
+              "decode server).",
+              kv_transfer->transfers);
+    w.Counter("kv_transfer_bytes_total", "Bytes of the completed PD KV transfers.",
+              kv_transfer->bytes);
+    w.SecondsCounter("kv_transfer_seconds_total",
+                     "Seconds the completed PD KV transfers took (bytes_total / seconds_total: "
+                     "the transfer bandwidth).",
+                     kv_transfer->seconds);
+  }
   w.Histo("time_to_first_token_seconds", "Time to first token.", ttft_.Read());
   w.Histo("inter_token_latency_seconds", "Time between output tokens.", itl_.Read());
   w.Histo("e2e_request_latency_seconds", "End-to-end latency of a sample.", e2e_.Read());

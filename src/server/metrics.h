@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "server/server_config.h"
 #include "util/mutex.h"
 
 namespace radixlm::server {
@@ -51,8 +52,10 @@ class ServerMetrics {
   void OnSampleFinished(const GenerateMeta& meta, bool aborted, double e2e_seconds);
   void OnHttpResponse(int status);
 
-  // The whole exposition text; `stats` is a fresh engine snapshot.
-  std::string Render(const EngineStats& stats, const std::string& model_name) const;
+  // The whole exposition text; `stats` is a fresh engine snapshot. A PD server passes its KV
+  // transfer totals (kv_transfer_*); others pass none and those counters are left out.
+  std::string Render(const EngineStats& stats, const std::string& model_name,
+                     const KvTransferTotals* kv_transfer = nullptr) const;
 
  private:
   std::atomic<int64_t> requests_{0};

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "server/generation_call.h"
 #include "server/json_fields.h"
@@ -344,8 +345,12 @@ void AddOpsRoutes(const ServerContext& context, Router* router) {
       "GET", "/metrics",
       [ctx](const HttpRequest&) {
         return HandlerResult::Blocking([ctx] {
+          std::optional<KvTransferTotals> kv_transfer;
+          if (ctx.config->kv_transfer_totals) kv_transfer = ctx.config->kv_transfer_totals();
           return HttpResponse::Text(
-              200, ctx.metrics->Render(ctx.engine->GetStats(), ctx.served_model_name),
+              200,
+              ctx.metrics->Render(ctx.engine->GetStats(), ctx.served_model_name,
+                                  kv_transfer ? &*kv_transfer : nullptr),
               "text/plain; version=0.0.4; charset=utf-8");
         });
       },

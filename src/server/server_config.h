@@ -13,6 +13,14 @@
 
 namespace radixlm::server {
 
+// A PD server's KV transfer totals since start: records a prefill server sent or a decode server
+// received, their bytes, and the seconds the transfers took (bytes / seconds: the bandwidth).
+struct KvTransferTotals {
+  int64_t transfers = 0;
+  int64_t bytes = 0;
+  double seconds = 0;
+};
+
 struct ServerConfig {
   std::string host = "127.0.0.1";  // --host
   int port = 30000;                // --port
@@ -32,6 +40,8 @@ struct ServerConfig {
   std::function<std::shared_future<StatusOr<PrefixKv>>(const std::string& host, int port,
                                                        uint64_t room)>
       fetch_prefix_kv;
+  // Prefill and decode servers: their KV transfer totals, for /metrics (unset: not reported).
+  std::function<KvTransferTotals()> kv_transfer_totals;
 
   // --- limits on what one request may ask for ---
   size_t max_body_bytes = 16u << 20;  // larger bodies are 413

@@ -7,6 +7,7 @@
 #include "disagg/kv_receiver.h"
 #include "disagg/kv_sender.h"
 #include "disagg/kv_transfer_record.h"
+#include "disagg/pd_transfer.h"
 
 namespace radixlm::disagg {
 namespace {
@@ -51,6 +52,91 @@ TEST(KvTransferUcxTest, AQuestionWaitsForTheRecordAndLargeRecordsArriveByteExact
   publisher.join();
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_TRUE(*got == large);
+}
+
+TEST(KvTransferUcxTest, BothEndsCountTheBytesAndSecondsOfEachTransfer) {
+  auto sender = ListenOnLoopback();
+  auto receiver = KvReceiver::Create();
+  ASSERT_TRUE(receiver.ok());
+  const auto large = Bytes(size_t{8} << 20, 2);
+  const auto small = Bytes(100, 3);
+  sender->Publish(1, large);
+  sender->Publish(2, small);
+  ASSERT_TRUE((*receiver)->Fetch("127.0.0.1", sender->port(), 1, milliseconds(30'000)).ok());
+  ASSERT_TRUE((*receiver)->Fetch("127.0.0.1", sender->port(), 2, milliseconds(30'000)).ok());
+  const KvReceiver::Counters got = (*receiver)->counters();
+  EXPECT_EQ(got.received, 2);
+  EXPECT_EQ(got.bytes_received, static_cast<int64_t>(large.size() + small.size()));
+  EXPECT_GT(got.receive_seconds, 0.0);  // the 8 MiB record was pulled, not delivered at once
+  EXPECT_EQ(got.refused, 0);
+  // The sender counts a send once it completes, which may be just after the receiver has it.
+  for (int i = 0; i < 500 && sender->counters().sent < 2; ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  const KvSender::Counters sent = sender->counters();
+  EXPECT_EQ(sent.sent, 2);
+  EXPECT_EQ(sent.bytes_sent, static_cast<int64_t>(large.size() + small.size()));
+  EXPECT_GT(sent.send_seconds, 0.0);
+}
+
+// A peer cannot make the decode server allocate more than its KV layout allows: a record over
+// the cap fails its fetch unread, whether it comes in one message or by rendezvous, and the
+// connection keeps serving rooms within the cap.
+TEST(KvTransferUcxTest, ARecordLongerThanTheCapIsRefusedAndTheConnectionKeepsServing) {
+  auto sender = ListenOnLoopback();
+  constexpr uint64_t kCap = 1 << 20;
+  auto receiver = KvReceiver::Create({.max_record_bytes = kCap});
+  ASSERT_TRUE(receiver.ok());
+  const auto huge = Bytes(size_t{24} << 20, 7);  // rendezvous
+  sender->Publish(77, huge);
+  auto refused = (*receiver)->Fetch("127.0.0.1", sender->port(), 77, milliseconds(30'000));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  const std::string& message = refused.status().message();
+  EXPECT_NE(message.find(std::to_string(huge.size()) + "-byte record"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find(std::to_string(kCap)), std::string::npos) << message;
+  EXPECT_NE(message.find("bootstrap_room 77"), std::string::npos) << message;
+
+  const auto fits = Bytes(kCap, 8);  // exactly the cap is accepted
+  sender->Publish(78, fits);
+  auto got = (*receiver)->Fetch("127.0.0.1", sender->port(), 78, milliseconds(30'000));
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_TRUE(*got == fits);
+  EXPECT_EQ((*receiver)->counters().refused, 1);
+  EXPECT_EQ((*receiver)->counters().received, 1);
+  EXPECT_EQ((*receiver)->counters().bytes_received, static_cast<int64_t>(kCap));
+
+  // A small record over a small cap arrives in one message; it is refused all the same.
+  auto strict = KvReceiver::Create({.max_record_bytes = 50});
+  ASSERT_TRUE(strict.ok());
+  sender->Publish(79, Bytes(100, 9));
+  auto small = (*strict)->Fetch("127.0.0.1", sender->port(), 79, milliseconds(10'000));
+  ASSERT_FALSE(small.ok());
+  EXPECT_NE(small.status().message().find("100-byte record"), std::string::npos)
+      << small.status().message();
+}
+
+TEST(KvTransferUcxTest, TheCapHoldsAFullContextRecordOfTheModelAndNotTwice) {
+  // gemma-3-270m's layout: 18 layers, one KV head of 256 values.
+  constexpr uint32_t kLayers = 18, kRowElems = 256;
+  constexpr int64_t kContext = 2048;
+  constexpr int64_t kTokenBytes = kLayers * 2 * kRowElems * 2;
+  const uint64_t cap = MaxKvRecordBytes(kContext, kTokenBytes);
+  auto record_of = [&](int64_t tokens) {
+    KvTransferRecord record;
+    record.room = 1;
+    record.prompt_ids.assign(static_cast<size_t>(tokens), 5);
+    record.row_elems = kRowElems;
+    record.rows_from.assign(kLayers, 0);
+    record.kv.resize(record.ExpectedKvBytes());
+    return SerializeKvTransferRecord(record);
+  };
+  EXPECT_LE(record_of(kContext).size(), cap);
+  EXPECT_GT(record_of(2 * kContext).size(), cap);
+  KvTransferRecord failed;
+  failed.error = std::string(1000, 'x');  // an error record fits whatever the context
+  EXPECT_LE(SerializeKvTransferRecord(failed).size(), MaxKvRecordBytes(1, kTokenBytes));
 }
 
 TEST(KvTransferUcxTest, ConcurrentRoomsGetTheirOwnRecords) {

@@ -203,6 +203,35 @@ def test_greedy_outputs_through_the_gateway_equal_a_single_server(pair, referenc
         assert meta["cached_tokens"] >= meta["prompt_tokens"] - 1, meta
 
 
+def kv_transfer_totals(server):
+    """(transfers, bytes, seconds) from the server's radixlm:kv_transfer_* counters."""
+    values = {}
+    for line in server.get("/metrics").text.splitlines():
+        for name in ("kv_transfers_total", "kv_transfer_bytes_total",
+                     "kv_transfer_seconds_total"):
+            if line.startswith(f"radixlm:{name}{{"):
+                values[name] = float(line.rsplit(" ", 1)[1])
+    return (values["kv_transfers_total"], values["kv_transfer_bytes_total"],
+            values["kv_transfer_seconds_total"])
+
+
+def test_both_servers_count_the_kv_they_moved(pair):
+    before = kv_transfer_totals(pair.decode)
+    r = greedy(pair.gateway.url, PROMPTS[6], max_new_tokens=2)
+    assert r.status_code == 200, r.text
+    prompt_tokens = r.json()["meta_info"]["prompt_tokens"]
+    transfers, nbytes, seconds = kv_transfer_totals(pair.decode)
+    assert transfers == before[0] + 1
+    # At least the full-attention layers' rows of every prompt position.
+    assert nbytes - before[1] > prompt_tokens * 1000
+    assert seconds > before[2]
+    # The prefill server counts a send once it completes (just after the decode server has it).
+    deadline = time.time() + 30
+    while kv_transfer_totals(pair.prefill)[:2] != (transfers, nbytes):
+        assert time.time() < deadline, (kv_transfer_totals(pair.prefill), transfers, nbytes)
+        time.sleep(0.2)
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_n_samples_batches_streams_and_grammars_equal_a_single_server(pair, reference, case):
     route, body = CASES[case]

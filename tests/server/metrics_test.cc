@@ -30,6 +30,19 @@ TEST(MetricsTest, BoundaryValueFallsInItsBucket) {
   EXPECT_EQ(h.Read().cumulative[1], 1u);  // le="1" includes 1
 }
 
+TEST(MetricsTest, KvTransferCountersOnlyWhenAPdServerPassesThem) {
+  ServerMetrics m;
+  EngineStats stats;
+  EXPECT_FALSE(Contains(m.Render(stats, "m"), "kv_transfer"));
+  const KvTransferTotals totals{.transfers = 3, .bytes = 12345678, .seconds = 0.25};
+  const std::string text = m.Render(stats, "m", &totals);
+  EXPECT_TRUE(Contains(text, "# TYPE radixlm:kv_transfers_total counter\n"));
+  EXPECT_TRUE(Contains(text, "radixlm:kv_transfers_total{model_name=\"m\"} 3\n"));
+  EXPECT_TRUE(Contains(text, "radixlm:kv_transfer_bytes_total{model_name=\"m\"} 12345678\n"));
+  EXPECT_TRUE(Contains(text, "# TYPE radixlm:kv_transfer_seconds_total counter\n"));
+  EXPECT_TRUE(Contains(text, "radixlm:kv_transfer_seconds_total{model_name=\"m\"} 0.25\n"));
+}
+
 TEST(MetricsTest, RenderHasCountersGaugesAndHistograms) {
   ServerMetrics m;
   m.OnRequest();
