@@ -31,13 +31,13 @@ class DfaCursor {
   std::vector<int32_t> stack_;
 };
 
+}  // namespace
+
 StatusOr<Dfa> CompileRegex(std::string_view pattern, const CompileOptions& options) {
   RADIXLM_ASSIGN_OR_RETURN(RegexNode ast, ParseRegex(pattern));
   RADIXLM_ASSIGN_OR_RETURN(Nfa nfa, BuildNfa(ast, options.max_nfa_states));
   return BuildDfa(nfa, options.max_dfa_states);
 }
-
-}  // namespace
 
 const char* GrammarKindName(GrammarKind kind) {
   switch (kind) {

@@ -49,6 +49,10 @@ struct CompileOptions {
   JsonSchemaOptions json;
 };
 
+// A regex's automaton (parse, NFA, DFA within the options' state caps), without token masks:
+// what Compile builds first for a regex, for callers that must know it can be built.
+StatusOr<Dfa> CompileRegex(std::string_view pattern, const CompileOptions& options);
+
 class CompiledGrammar {
  public:
   static StatusOr<std::shared_ptr<const CompiledGrammar>> Compile(

@@ -2,10 +2,8 @@
 
 #include <algorithm>
 
-#include "grammar/dfa.h"
+#include "grammar/compiled_grammar.h"
 #include "grammar/json_patterns.h"
-#include "grammar/nfa.h"
-#include "grammar/regex_parser.h"
 #include "grammar/structural_tag.h"
 #include "server/json_fields.h"
 
@@ -171,13 +169,7 @@ StatusOr<std::string> ForcedToolCallRegex(const ToolRequest& request, chat::Tool
   // The automaton (not the token masks) is built here so that one over the state cap is a 400
   // before the request is submitted, never an abort of the request after it (as the engine's
   // compilation on its pool would end it).
-  StatusOr<grammar::RegexNode> ast = grammar::ParseRegex(regex);
-  Status built = ast.status();
-  if (ast.ok()) {
-    StatusOr<grammar::Nfa> nfa = grammar::BuildNfa(*ast, options.max_nfa_states);
-    built = nfa.ok() ? grammar::BuildDfa(*nfa, options.max_dfa_states).status() : nfa.status();
-  }
-  if (!built.ok()) {
+  if (const Status built = grammar::CompileRegex(regex, options).status(); !built.ok()) {
     return InvalidArgument("tool_choice: the grammar of the calls it allows cannot be built (" +
                            built.message() + "); offer fewer or simpler functions");
   }
