@@ -6,6 +6,10 @@
 #include <cstring>
 #include <vector>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 #include "kernels/cpu/gemm_packed.h"
 #include "kernels/cpu/isa.h"
 #include "kernels/dot.h"
@@ -18,6 +22,22 @@ namespace radixlm::kernels {
 namespace {
 
 using gguf::GgmlType;
+
+// A zeroed, 64-byte aligned buffer for packed weights. Past 2 MiB it is aligned to 2 MiB and
+// asked for transparent huge pages: decode streams every weight once per token, and with 4 KiB
+// pages that stream takes a TLB miss every 4 KiB.
+std::unique_ptr<uint8_t[], void (*)(void*)> AllocPacked(size_t bytes) {
+  constexpr size_t kHuge = size_t{2} << 20;
+  const size_t align = bytes >= kHuge ? kHuge : 64;
+  const size_t size = (bytes + align - 1) / align * align;
+  auto* p = static_cast<uint8_t*>(std::aligned_alloc(align, size));
+  RADIXLM_CHECK(p != nullptr) << "out of memory packing " << bytes << " bytes of weights";
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (align == kHuge) madvise(p, size, MADV_HUGEPAGE);  // advice only: failure is harmless
+#endif
+  std::memset(p, 0, size);
+  return {p, std::free};
+}
 
 // One 32-column block of one weight row as integers u (0..255) and per-sub-block d (and m).
 struct UnpackedBlock {
@@ -186,8 +206,7 @@ std::unique_ptr<PackedWeights> PackFloatWeights(const WeightMatrix& w, ThreadPoo
   const int64_t nb = w.cols / 32;
   p->group_bytes = (p->quant_bytes * nb + 63) / 64 * 64;
   const size_t total = p->group_bytes * static_cast<size_t>(p->groups);
-  p->data = {static_cast<uint8_t*>(std::aligned_alloc(64, (total + 63) / 64 * 64)), std::free};
-  std::memset(p->data.get(), 0, total);  // padding rows of the last group
+  p->data = AllocPacked(total);  // zeroed: padding rows of the last group
   const auto* src = static_cast<const uint8_t*>(w.data);
   const int fb = p->float_bytes;
   ParallelFor(pool, p->groups, 16, [&](int64_t g0, int64_t g1, int) {
@@ -311,9 +330,8 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
   const int64_t nb = w.cols / 32;
   p->group_bytes = ((p->quant_bytes + p->scale_bytes) * nb + 63) / 64 * 64;
   const size_t total = p->group_bytes * static_cast<size_t>(p->groups);
-  p->data = {static_cast<uint8_t*>(std::aligned_alloc(64, total)), std::free};
-  // Zero padding rows and alignment padding; the plane of 5th bits is or-ed in.
-  std::memset(p->data.get(), 0, total);
+  // Zeroed: padding rows and alignment padding; the plane of 5th bits is or-ed in.
+  p->data = AllocPacked(total);
   const auto* src = static_cast<const uint8_t*>(w.data);
   auto pack_groups = [&](int64_t g0, int64_t g1, int) {
     UnpackedBlock ub;

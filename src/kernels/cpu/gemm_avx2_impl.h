@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/cpu/gemm_packed.h"
 #include "kernels/packed_weights.h"
 
 namespace radixlm::kernels::cpu {
@@ -116,6 +117,9 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h, 
   for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = w.Block(g, b);
+    // Only the group's first pass streams it: later token tiles and the second half (h = 1)
+    // read lines already in cache.
+    if (t0 == 0 && h == 0) PrefetchAhead(blk, w.quant_bytes + w.scale_bytes);
     __m256i wq[8];  // unpacked once per block for all T tokens
     for (int c = 0; c < 8; ++c) wq[c] = Chunk<kNib, kHigh>(blk, h, c);
     const uint8_t* sp = w.Scales(g, b) + es * 8 * h;

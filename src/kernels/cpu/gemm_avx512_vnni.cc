@@ -11,6 +11,7 @@
 #include "kernels/cpu/packed_chunks.h"
 #include "kernels/fp16.h"
 
+
 namespace radixlm::kernels::cpu::avx512vnni {
 namespace {
 
@@ -37,6 +38,7 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t
   const int64_t kb0 = t0 / kActTile * nb;
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = w.Block(g, b);
+    if (t0 == 0) PrefetchAhead(blk, w.quant_bytes + w.scale_bytes);  // the group's first pass
     __m512i wq[8];
     if constexpr (kNib) {
       UnpackChunks<kHigh>(blk, wq);
