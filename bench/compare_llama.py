@@ -133,21 +133,22 @@ def llama_batched_bench(tool, model, threads, npp, ntg, npl):
 # ---------------------------------------------------------------- radixlm speed
 
 
-def radixlm_speed(binary, model, threads, prompt, decode, batches, isa=None, reps=1):
+def radixlm_speed_run(binary, model, threads, prompt, decode, batches, isa=None):
     env = dict(os.environ)
     env.pop("RADIXLM_ISA", None)
     if isa:
         env["RADIXLM_ISA"] = isa
-    runs = []
-    for _ in range(reps):
-        p = run([binary, "speed", "--model-path", model, "--threads", threads,
-                 "--prompt-tokens", prompt, "--decode-tokens", decode,
-                 "--batch", ",".join(map(str, batches))], env=env)
-        runs.append(json.loads(p.stdout.strip().splitlines()[-1]))
+    p = run([binary, "speed", "--model-path", model, "--threads", threads,
+             "--prompt-tokens", prompt, "--decode-tokens", decode,
+             "--batch", ",".join(map(str, batches))], env=env)
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def radixlm_speed_summary(runs, isa, prompt, decode, batches):
     med = statistics.median
     return {
         "isa": isa or "default",
-        "prompt_tokens": prompt, "decode_tokens": decode, "reps": reps,
+        "prompt_tokens": prompt, "decode_tokens": decode, "reps": len(runs),
         "prefill": med(r["prefill_tokens_per_second"] for r in runs),
         "decode": {b: med(next(d["tokens_per_second"] for d in r["decode"] if d["batch"] == b)
                           for r in runs) for b in batches},
@@ -156,6 +157,18 @@ def radixlm_speed(binary, model, threads, prompt, decode, batches, isa=None, rep
         "read_bandwidth_gbps": med(r["read_bandwidth_gbps"] for r in runs),
         "runs": runs,
     }
+
+
+def radixlm_speed(binary, model, threads, prompt, decode, batches, isas, reps=1):
+    """Medians of `reps` runs per ISA level, the levels interleaved run by run (this VM's memory
+    bandwidth drifts within minutes: back-to-back blocks per level would compare the drift)."""
+    runs = {isa: [] for isa in isas}
+    for _ in range(reps):
+        for isa in isas:
+            runs[isa].append(radixlm_speed_run(binary, model, threads, prompt, decode, batches,
+                                               isa))
+    return {isa or "default": radixlm_speed_summary(runs[isa], isa, prompt, decode, batches)
+            for isa in isas}
 
 
 def isa_levels(flags):
@@ -465,16 +478,12 @@ def main():
     r["batched_bench"] = llama_batched_bench(tools["llama-batched-bench"], model, args.threads,
                                              DECODE_PREFIX, args.decode_tokens, batches)
     # a + b + c: radixlm
-    r["speed"] = {}
     narrower = list(reversed(isa_levels(cpu["flags"])[:-1]))
-    for isa in (None, *narrower):
-        r["speed"][isa or "default"] = radixlm_speed(
-            args.radixlm, model, args.threads, args.prompt_tokens, args.decode_tokens, batches,
-            isa, args.reps)
+    if args.avx2_peer and "avx2" in isa_levels(cpu["flags"]) and "avx2" not in narrower:
+        narrower.append("avx2")
+    r["speed"] = radixlm_speed(args.radixlm, model, args.threads, args.prompt_tokens,
+                               args.decode_tokens, batches, [None, *narrower], args.reps)
     if args.avx2_peer and "avx2" in isa_levels(cpu["flags"]):
-        if "avx2" not in r["speed"]:
-            r["speed"]["avx2"] = radixlm_speed(args.radixlm, model, args.threads, args.prompt_tokens,
-                                               args.decode_tokens, batches, "avx2", args.reps)
         tools2 = llama_peer.ensure(args.peer_version, variant="avx2")
         r["avx2_peer"] = {
             "llama_bench": llama_bench(tools2["llama-bench"], model, args.threads,
@@ -483,10 +492,10 @@ def main():
                                                  args.threads, DECODE_PREFIX, args.decode_tokens,
                                                  batches)}
     if not args.skip_scalar:
-        for isa, key in ((None, "default_short"), ("scalar", "scalar")):
-            r["speed"][key] = radixlm_speed(args.radixlm, model, args.threads,
-                                            args.scalar_prompt_tokens, args.scalar_decode_tokens,
-                                            [1], isa, 1)
+        short = radixlm_speed(args.radixlm, model, args.threads, args.scalar_prompt_tokens,
+                              args.scalar_decode_tokens, [1], [None, "scalar"], 1)
+        r["speed"]["default_short"] = short["default"]
+        r["speed"]["scalar"] = short["scalar"]
     # e
     if args.serving:
         r["concurrency"] = args.concurrency
