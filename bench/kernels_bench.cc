@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <memory>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "gguf/gguf_file.h"
@@ -112,22 +113,29 @@ BENCHMARK(BM_MatMul)
     ->Args({static_cast<int>(GgmlType::kQ6_K), 640, 2048, 16, 2})
     ->UseRealTime();
 
-// All 2-D weights of the real model, one token each (what a decode step spends in matmuls,
-// output head included). Skipped when the model file is absent.
-void BM_ModelDecode(benchmark::State& state) {
+// The default model's file, or null with the benchmark marked skipped when it is absent.
+std::unique_ptr<gguf::GgufFile> OpenDefaultModel(benchmark::State& state) {
   auto path = ResolveModelPath("");
   if (!path.ok()) {
     state.SkipWithError("default model not found");
-    return;
+    return nullptr;
   }
   auto file = gguf::GgufFile::Open(*path);
   if (!file.ok()) {
     state.SkipWithError("cannot open model");
-    return;
+    return nullptr;
   }
+  return std::move(*file);
+}
+
+// All 2-D weights of the real model, one token each (what a decode step spends in matmuls,
+// output head included). Skipped when the model file is absent.
+void BM_ModelDecode(benchmark::State& state) {
+  const std::unique_ptr<gguf::GgufFile> file = OpenDefaultModel(state);
+  if (file == nullptr) return;
   std::vector<WeightMatrix> ws;
   int64_t bytes = 0;
-  for (const auto& t : (*file)->tensors()) {
+  for (const auto& t : file->tensors()) {
     if (t.shape.size() != 2) continue;
     ws.push_back(MakeWeightMatrix(t.type, t.data, t.shape[1], t.shape[0]));
     bytes += static_cast<int64_t>(t.size_bytes);
@@ -155,22 +163,14 @@ BENCHMARK(BM_ModelDecode)
 // decode runs), in the model's order; layers:1 leaves out token_embd (the output head), so the
 // bandwidth counter shows what the per-layer matrices reach on their own.
 void BM_ModelDecodePacked(benchmark::State& state) {
-  auto path = ResolveModelPath("");
-  if (!path.ok()) {
-    state.SkipWithError("default model not found");
-    return;
-  }
-  auto file = gguf::GgufFile::Open(*path);
-  if (!file.ok()) {
-    state.SkipWithError("cannot open model");
-    return;
-  }
+  const std::unique_ptr<gguf::GgufFile> file = OpenDefaultModel(state);
+  if (file == nullptr) return;
   ThreadPool pool(static_cast<int>(state.range(0)));
   const bool layers_only = state.range(2) != 0;
   std::vector<WeightMatrix> ws;
   std::vector<std::unique_ptr<PackedWeights>> packed;
   int64_t bytes = 0;
-  for (const auto& t : (*file)->tensors()) {
+  for (const auto& t : file->tensors()) {
     if (t.shape.size() != 2 || (layers_only && t.name == "token_embd.weight")) continue;
     ws.push_back(MakeWeightMatrix(t.type, t.data, t.shape[1], t.shape[0]));
     if (!IsPackableType(t.type)) continue;

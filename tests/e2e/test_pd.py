@@ -9,6 +9,7 @@ is gone gives the client a clear 5xx error, not a hang. Skipped when smg cannot 
 this radixlm was built without UCX.
 """
 
+import json
 import os
 import subprocess
 import time
@@ -47,6 +48,21 @@ PROMPTS = [
     "Summarize the following notes in one line.\n" + "".join(
         f"Note {i}: the shipment of part {i * 7} left warehouse {i % 5} on day {i}.\n"
         for i in range(60)),
+    # More greedy prompts: the issue asks for >= 20 compared at temperature 0.
+    "The three primary colors are",
+    "Translate to French: Good morning, how are you?",
+    "A recipe for pancakes needs",
+    "The largest planet in the solar system is",
+    "Once upon a time, in a small village,",
+    "SELECT name FROM users WHERE",
+    "The opposite of hot is",
+    "Water boils at a temperature of",
+    "Three reasons to learn a second language:",
+    "import numpy as np\nx = np.",
+    "The first law of thermodynamics states that",
+    "My favourite book is",
+    "Q: What is 12 times 12?\nA:",
+    "Dear hiring manager,",
 ]
 MAX_NEW = 24
 
@@ -66,6 +82,14 @@ CASES = {
     "generate_stream_n2_seeded": ("/generate", {"text": PROMPTS[3], "stream": True,
                                                 "sampling_params": {
         "n": 2, "temperature": 0.8, "sampling_seed": 3, "max_new_tokens": 16}}),
+    "generate_json_greedy": ("/generate", {"text": "A person as JSON:", "sampling_params": {
+        "json_schema": json.dumps({"type": "object", "properties": {
+            "name": {"type": "string", "maxLength": 12}, "age": {"type": "integer"}},
+            "required": ["name", "age"]}),
+        "temperature": 0, "max_new_tokens": 32}}),
+    "generate_stream_greedy": ("/generate", {"text": PROMPTS[9], "stream": True,
+                                             "sampling_params": {
+        "temperature": 0, "max_new_tokens": 16}}),
     "generate_regex_n2_seeded": ("/generate", {"text": "My phone number is", "sampling_params": {
         "n": 2, "regex": r"\(\d{3}\) \d{3}-\d{4}", "temperature": 0.8, "sampling_seed": 5,
         "max_new_tokens": 24}}),
