@@ -12,6 +12,7 @@ this radixlm was built without UCX.
 import json
 import os
 import subprocess
+import threading
 import time
 
 import pytest
@@ -344,6 +345,7 @@ def test_a_decode_request_whose_room_never_arrives_times_out_cleanly(pair):
     assert r.status_code == 503, r.text
     assert "timed out" in r.text and "12345" in r.text, r.text
     assert time.time() - start < 60
+    assert free_kv(pair.decode) == pair.baseline["decode"]  # nothing held for the lost room
     # And the decode server keeps serving paired requests.
     r = greedy(pair.gateway.url, PROMPTS[0])
     assert r.status_code == 200, r.text
@@ -353,13 +355,66 @@ def test_a_killed_prefill_server_gives_a_clear_error_not_a_hang():
     p = PdPair()
     try:
         assert greedy(p.gateway.url, PROMPTS[0]).status_code == 200
+        # Killed while a request is in flight (the long prompt: the decode server has the
+        # bootstrap fields and waits for the KV), then a request after it.
+        outcome = {}
+
+        def send():
+            outcome["response"] = greedy(p.gateway.url, PROMPTS[6], timeout=120)
+
+        t = threading.Thread(target=send)
+        t.start()
+        time.sleep(0.3)
         p.prefill.proc.kill()
         p.prefill.proc.wait()
+        t.join(150)
+        assert not t.is_alive(), "the client's request hung after the prefill server died"
+        assert outcome["response"].status_code >= 500, outcome["response"].text
         start = time.time()
         r = greedy(p.gateway.url, PROMPTS[1], timeout=120)
         assert r.status_code >= 500, r.text
         assert time.time() - start < 60
-        # The decode server itself stays healthy.
+        # The decode server itself stays healthy and holds no page for the failed requests.
         assert requests.get(p.decode.url + "/health", timeout=10).status_code == 200
+        assert free_kv(p.decode) == p.baseline["decode"]
+    finally:
+        p.stop()
+
+
+def test_a_decode_server_killed_mid_request_leaves_the_prefill_server_serving():
+    p = PdPair()
+    try:
+        assert greedy(p.gateway.url, PROMPTS[0]).status_code == 200
+        # The long prompt, with many tokens to decode: the decode server dies while the request
+        # is in flight (its KV on the way or being decoded from).
+        outcome = {}
+
+        def send():
+            try:
+                outcome["response"] = greedy(p.gateway.url, PROMPTS[6], max_new_tokens=200,
+                                             timeout=120)
+            except requests.RequestException as e:  # the gateway closed the connection
+                outcome["error"] = e
+
+        t = threading.Thread(target=send)
+        t.start()
+        time.sleep(0.3)
+        p.decode.proc.kill()
+        p.decode.proc.wait()
+        t.join(150)
+        assert not t.is_alive(), "the client's request hung after the decode server died"
+        if "response" in outcome:
+            assert outcome["response"].status_code >= 500, outcome["response"].text
+        # The prefill server keeps serving: healthy, every page back after a flush (the
+        # prompts it computed are ordinary cached prefixes), and it still answers a request
+        # that names a room (its record then waits for a decode server that never asks).
+        assert requests.get(p.prefill.url + "/health", timeout=10).status_code == 200
+        assert free_kv(p.prefill) == p.baseline["prefill"]
+        r = requests.post(p.prefill.url + "/generate", timeout=120, json={
+            "text": PROMPTS[2], "sampling_params": {"max_new_tokens": 4, "temperature": 0},
+            "bootstrap_host": "127.0.0.1", "bootstrap_port": p.bootstrap_port,
+            "bootstrap_room": 777})
+        assert r.status_code == 200, r.text
+        assert free_kv(p.prefill) == p.baseline["prefill"]
     finally:
         p.stop()
