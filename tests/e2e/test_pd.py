@@ -351,6 +351,38 @@ def test_a_decode_request_whose_room_never_arrives_times_out_cleanly(pair):
     assert r.status_code == 200, r.text
 
 
+def test_a_client_that_goes_away_mid_stream_frees_its_pages(pair):
+    # Straight to the pair (a gateway may or may not pass a disconnect on): the decode
+    # request streams, the prefill request computes the same room, and the client reads one
+    # event and closes the connection while the decode server is still generating.
+    room = 4242
+    fields = {"bootstrap_host": "127.0.0.1", "bootstrap_port": pair.bootstrap_port,
+              "bootstrap_room": room}
+    with requests.post(pair.decode.url + "/generate", stream=True, timeout=120, json={
+            "text": PROMPTS[6], "stream": True, **fields, "sampling_params": {
+                "max_new_tokens": 3000, "temperature": 0, "ignore_eos": True}}) as r:
+        rp = requests.post(pair.prefill.url + "/generate", timeout=120, json={
+            "text": PROMPTS[6], **fields, "sampling_params": {"max_new_tokens": 400,
+                                                              "temperature": 0}})
+        assert rp.status_code == 200, rp.text
+        assert r.status_code == 200, r.text
+        first = next(line for line in r.iter_lines() if line)
+        assert first.startswith(b"data: "), first
+    # The decode server notices the closed connection, aborts the request and unpins its
+    # prefix: after a flush every page is free again, long before 3,000 tokens could have been
+    # generated on one thread.
+    deadline = time.time() + 20
+    while True:
+        flushed = pair.decode.post("/flush_cache").status_code == 200
+        internal = pair.decode.server_info()["internal_states"][0]
+        free = (internal["pool_free_tokens"], internal["swa_pool_free_tokens"])
+        if flushed and free == pair.baseline["decode"]:
+            break
+        assert time.time() < deadline, (free, pair.baseline["decode"])
+        time.sleep(0.5)
+    assert greedy(pair.gateway.url, PROMPTS[0]).status_code == 200
+
+
 def test_a_killed_prefill_server_gives_a_clear_error_not_a_hang():
     p = PdPair()
     try:
