@@ -11,7 +11,6 @@
 #include "kernels/cpu/packed_chunks.h"
 #include "kernels/fp16.h"
 
-
 namespace radixlm::kernels::cpu::avx512vnni {
 namespace {
 
