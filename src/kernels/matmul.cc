@@ -41,9 +41,21 @@ struct QuantizedInput {
 };
 
 // Quantizes x: [n_tokens, cols] into `act` format (or returns x itself for F32).
+// Runs prologue (if any) over all n rows: in parallel for big batches, else inline.
+void RunPrologue(const RowPrologue* prologue, int64_t n, ThreadPool* pool) {
+  if (prologue == nullptr) return;
+  if (n >= 16) {
+    ParallelFor(pool, n, 1, [&](int64_t b, int64_t e, int) { (*prologue)(b, e); });
+  } else {
+    (*prologue)(0, n);
+  }
+}
+
+// prologue (MatMulMulti's) runs on each range of tokens before they are quantized.
 QuantizedInput PrepareInput(GgmlType act, const float* x, int64_t n_tokens, int64_t cols,
-                            ThreadPool* pool) {
+                            ThreadPool* pool, const RowPrologue* prologue) {
   if (act == GgmlType::kF32) {
+    RunPrologue(prologue, n_tokens, pool);
     return {reinterpret_cast<const uint8_t*>(x), static_cast<size_t>(cols) * sizeof(float)};
   }
   const size_t stride = RowBytes(act, cols);
@@ -53,6 +65,7 @@ QuantizedInput PrepareInput(GgmlType act, const float* x, int64_t n_tokens, int6
   }
   uint8_t* dst = buf.data();
   auto quantize = [&](int64_t t0, int64_t t1, int) {
+    if (prologue != nullptr) (*prologue)(t0, t1);
     for (int64_t t = t0; t < t1; ++t) {
       if (act == GgmlType::kQ8_0) {
         QuantizeRowQ8_0(x + t * cols, reinterpret_cast<BlockQ8_0*>(dst + t * stride), cols);
@@ -156,7 +169,7 @@ int ActSlot(const PackedWeights& p) { return p.act_block == 32 ? 0 : p.act_block
 // MatMulMulti for outputs that all have packed weights (the input quantized once per
 // activation format in use).
 void PackedMatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t n_tokens,
-                       ThreadPool* pool) {
+                       ThreadPool* pool, const RowPrologue* prologue) {
   const int n_out = static_cast<int>(outputs.size());
   const int64_t cols = outputs[0].w->cols;
   PackedActivations acts[3];  // act_block 32, 256, 0 (float weights)
@@ -167,7 +180,8 @@ void PackedMatMulMulti(std::span<const MatMulOutput> outputs, const float* x, in
     const PackedWeights& p = *outputs[k].w->packed;
     const int slot = ActSlot(p);
     if (!have[slot]) {
-      acts[slot] = QuantizePackedActivations(x, n_tokens, cols, p.act_block, pool);
+      acts[slot] = QuantizePackedActivations(x, n_tokens, cols, p.act_block, pool, prologue);
+      prologue = nullptr;  // the rows are final after the first pass
       have[slot] = true;
     }
     group_offset[k + 1] =
@@ -197,14 +211,18 @@ void MatMul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y, T
 }
 
 void MatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t n_tokens,
-                 ThreadPool* pool) {
-  if (n_tokens <= 0 || outputs.empty()) return;
+                 ThreadPool* pool, const RowPrologue* prologue) {
+  if (n_tokens <= 0) return;
+  if (outputs.empty()) {
+    RunPrologue(prologue, n_tokens, pool);
+    return;
+  }
   constexpr int kMaxOutputs = kMaxMatMulOutputs;
   if (outputs.size() > kMaxOutputs) {  // contract violation; stay correct in release builds
     assert(false && "MatMulMulti: too many outputs");
     for (size_t b = 0; b < outputs.size(); b += kMaxOutputs) {
       MatMulMulti(outputs.subspan(b, std::min<size_t>(kMaxOutputs, outputs.size() - b)), x,
-                  n_tokens, pool);
+                  n_tokens, pool, b == 0 ? prologue : nullptr);
     }
     return;
   }
@@ -214,14 +232,14 @@ void MatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t 
   size_t n_packed = 0;
   for (const MatMulOutput& o : outputs) n_packed += o.w->packed != nullptr;
   if (n_packed == outputs.size()) {
-    PackedMatMulMulti(outputs, x, n_tokens, pool);
+    PackedMatMulMulti(outputs, x, n_tokens, pool, prologue);
     return;
   }
   if (n_packed > 0) {
     MatMulOutput packed[kMaxOutputs], plain[kMaxOutputs];
     size_t np = 0, nq = 0;
     for (const MatMulOutput& o : outputs) (o.w->packed ? packed[np++] : plain[nq++]) = o;
-    PackedMatMulMulti(std::span<const MatMulOutput>(packed, np), x, n_tokens, pool);
+    PackedMatMulMulti(std::span<const MatMulOutput>(packed, np), x, n_tokens, pool, prologue);
     MatMulMulti(std::span<const MatMulOutput>(plain, nq), x, n_tokens, pool);
     return;
   }
@@ -242,7 +260,8 @@ void MatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t 
     const GgmlType act = ActivationType(w.type);
     const int slot = act == GgmlType::kF32 ? 0 : act == GgmlType::kQ8_0 ? 1 : 2;
     if (!have[slot]) {
-      inputs[slot] = PrepareInput(act, x, n_tokens, cols, pool);
+      inputs[slot] = PrepareInput(act, x, n_tokens, cols, pool, prologue);
+      prologue = nullptr;  // the rows are final after the first pass
       have[slot] = true;
     }
     per_output[k] = inputs[slot];

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 
 #include "gguf/ggml_types.h"
@@ -57,8 +58,14 @@ struct MatMulOutput {
   const WeightMatrix* w;
   float* y;  // [n_tokens, w->rows]
 };
+//
+// prologue (optional): work that makes rows of x final (a norm, a residual add, an activation
+// of the previous op), run as prologue(begin, end) over [0, n_tokens) exactly once, each row
+// before any matmul reads it, inside the parallel region that quantizes x where there is one
+// (so a layer's element-wise ops cost no fork/join of their own).
+using RowPrologue = std::function<void(int64_t begin, int64_t end)>;
 void MatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t n_tokens,
-                 ThreadPool* pool);
+                 ThreadPool* pool, const RowPrologue* prologue = nullptr);
 
 // Embedding lookup: out[i, :] = dequantized W[ids[i], :] for i in [0, n).
 // out: [n, w.cols]. Every id must be in [0, w.rows) (checked with assert only).

@@ -380,9 +380,18 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
 }
 
 PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, int64_t cols,
-                                            int act_block, ThreadPool* pool) {
+                                            int act_block, ThreadPool* pool,
+                                            const std::function<void(int64_t, int64_t)>*
+                                                prologue) {
   const int64_t nb = cols / 32;
   if (act_block == 0) {
+    if (prologue != nullptr) {
+      if (n_tokens >= 16) {
+        ParallelFor(pool, n_tokens, 1, [&](int64_t t0, int64_t t1, int) { (*prologue)(t0, t1); });
+      } else {
+        (*prologue)(0, n_tokens);
+      }
+    }
     PackedActivations a;
     a.xf = x;
     a.xf_stride = cols;
@@ -434,6 +443,7 @@ PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, in
   }
 #endif
   auto quantize = [&](int64_t t0, int64_t t1, int) {
+    if (prologue != nullptr) (*prologue)(t0, t1);
     for (int64_t t = t0; t < t1; ++t) {
       QuantizeRow(x + t * cols, cols, act_block, qs + t * stride, s.dx.data() + t * nb,
                   s.sum16.data() + 2 * t * nb, s.dxs.data() + t * nb);

@@ -37,6 +37,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 
@@ -136,8 +137,12 @@ struct PackedActivations {
 // Quantizes x: [n_tokens, cols] with scale blocks of act_block (32 or 256; cols a multiple)
 // into the calling thread's scratch for that act_block (valid until its next call with it).
 // act_block 0 (float weights): x itself, nothing copied.
+// prologue (optional): run over each range of rows before they are quantized, in the same
+// parallel region (MatMulMulti's prologue); with act_block 0, over all rows first.
 PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, int64_t cols,
-                                            int act_block, ThreadPool* pool);
+                                            int act_block, ThreadPool* pool,
+                                            const std::function<void(int64_t, int64_t)>*
+                                                prologue = nullptr);
 
 // y[t, r] for tokens [0, n_tokens) and row groups [g0, g1) of w; y row stride y_stride floats.
 void PackedGemmGroups(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens,

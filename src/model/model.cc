@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "kernels/backend.h"
 #include "model/transformer_layer.h"
@@ -116,6 +117,7 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
   PrepareAttentionSequences();
 
   const auto n_logit_rows = static_cast<int64_t>(plan_.logit_rows.size());
+  PendingResidual pending;  // the previous FFN block's residual add, not yet applied
   for (int64_t layer = 0; layer < c.n_layers; ++layer) {
     const LayerAttentionConfig la = c.LayerAttention(layer);
     const int variant = layer_rope_variant_[layer];
@@ -138,9 +140,14 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
     ctx.attn_seqs = swa_rows ? s.swa_attn_seqs : s.attn_seqs;
     ctx.pool = pool;
 
-    RunAttentionBlock(ctx, plan_, s);
-    if (layer + 1 < c.n_layers) {
-      RunFfnBlock(ctx, n, s);
+    // Each block's closing residual add runs in the next block's first parallel region (its
+    // input norm and quantization), except the last attention block's: the rows are compacted
+    // after it.
+    const LayerWeights& lw = weights_->layers[layer];
+    const bool last = layer + 1 == c.n_layers;
+    RunAttentionBlock(ctx, plan_, s, pending, /*defer_residual=*/!last);
+    if (!last) {
+      RunFfnBlock(ctx, n, s, {true, lw.post_attn_norm}, /*defer_residual=*/true);
     } else {
       // Only rows whose logits are wanted matter after the last attention: compact them to
       // the front (logit_rows is increasing, so moving forward never overwrites a source).
@@ -148,14 +155,15 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
         const int64_t src = plan_.logit_rows[r];
         if (src != r) std::memcpy(s.x.data() + r * h, s.x.data() + src * h, h * sizeof(float));
       }
-      RunFfnBlock(ctx, n_logit_rows, s);
+      RunFfnBlock(ctx, n_logit_rows, s, {}, /*defer_residual=*/true);
     }
+    pending = {true, lw.post_ffn_norm};
   }
-  ComputeLogits(out);
+  ComputeLogits(out, pending);
   return Status::Ok();
 }
 
-void Model::ComputeLogits(ForwardOutput* out) {
+void Model::ComputeLogits(ForwardOutput* out, const PendingResidual& pending) {
   const ModelConfig& c = config_;
   ForwardScratch& s = *scratch_;
   const int64_t rows = static_cast<int64_t>(plan_.logit_rows.size());
@@ -171,13 +179,16 @@ void Model::ComputeLogits(ForwardOutput* out) {
   if (rows == 0) return;
   const size_t needed = static_cast<size_t>(rows * c.vocab_size);
   if (out->logits.size() < needed) out->logits.resize(needed);
-  ParallelRows(pool_.get(), rows, h, [&](int64_t b, int64_t e) {
+  // [x += the last FFN's residual]; xn = output_norm(x), in the region that quantizes xn.
+  auto input = [&](int64_t b, int64_t e) {
+    ApplyPendingResidual(*backend_, c, pending, s, b, e);
     backend_->rms_norm(s.x.data() + b * h, weights_->output_norm, e - b, h, c.rms_norm_eps,
                        s.xn.data() + b * h);
-  });
+  };
+  const kernels::RowPrologue input_fn = std::ref(input);
   const kernels::MatMulOutput logits{&weights_->output, out->logits.data()};
   backend_->matmul(std::span<const kernels::MatMulOutput>(&logits, 1), s.xn.data(), rows,
-                   pool_.get());
+                   pool_.get(), &input_fn);
 }
 
 }  // namespace radixlm::model

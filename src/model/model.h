@@ -27,6 +27,8 @@
 
 namespace radixlm::model {
 
+struct PendingResidual;  // model/transformer_layer.h
+
 struct ModelOptions {
   int n_threads = 0;                // <= 0: one per hardware thread
   int64_t max_batch_tokens = 2048;  // new tokens per Forward() (sum over sequences)
@@ -61,7 +63,7 @@ class Model {
  private:
   Model() = default;
   void PrepareAttentionSequences();
-  void ComputeLogits(ForwardOutput* out);
+  void ComputeLogits(ForwardOutput* out, const PendingResidual& pending);
 
   std::unique_ptr<gguf::GgufFile> file_;
   ModelConfig config_;

@@ -1,5 +1,6 @@
 #include "model/transformer_layer.h"
 
+#include <functional>
 #include <span>
 
 #include "kernels/backend.h"
@@ -28,14 +29,15 @@ void AddResidual(const kernels::KernelBackend& k, const ModelConfig& c, const fl
 }
 
 void MatMul(const LayerContext& ctx, const kernels::WeightMatrix& w, const float* x, int64_t n,
-            float* y) {
+            float* y, const kernels::RowPrologue* prologue = nullptr) {
   const kernels::MatMulOutput out{&w, y};
-  ctx.backend->matmul(std::span<const kernels::MatMulOutput>(&out, 1), x, n, ctx.pool);
+  ctx.backend->matmul(std::span<const kernels::MatMulOutput>(&out, 1), x, n, ctx.pool, prologue);
 }
 
 }  // namespace
 
-void RunAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, ForwardScratch& s) {
+void RunAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, ForwardScratch& s,
+                       const PendingResidual& pending, bool defer_residual) {
   const kernels::KernelBackend& k = *ctx.backend;
   const ModelConfig& c = *ctx.config;
   const LayerWeights& w = *ctx.weights;
@@ -44,15 +46,17 @@ void RunAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, ForwardSc
   const int64_t qs = c.q_size();
   const int64_t kvs = c.kv_size();
 
-  // xn = attn_norm(x)
-  ParallelRows(ctx.pool, n, h, [&](int64_t b, int64_t e) {
+  // [x += pending residual]; xn = attn_norm(x): row by row, in the region that quantizes xn.
+  auto input = [&](int64_t b, int64_t e) {
+    ApplyPendingResidual(k, c, pending, s, b, e);
     k.rms_norm(s.x.data() + b * h, w.attn_norm, e - b, h, c.rms_norm_eps, s.xn.data() + b * h);
-  });
+  };
+  const kernels::RowPrologue input_fn = std::ref(input);
 
   // q, k, v = xn · W{q,k,v}ᵀ   ([n, q_size], [n, kv_size], [n, kv_size])
   const kernels::MatMulOutput qkv[3] = {
       {&w.wq, s.q.data()}, {&w.wk, s.k.data()}, {&w.wv, s.v.data()}};
-  k.matmul(std::span<const kernels::MatMulOutput>(qkv, 3), s.xn.data(), n, ctx.pool);
+  k.matmul(std::span<const kernels::MatMulOutput>(qkv, 3), s.xn.data(), n, ctx.pool, &input_fn);
 
   // Biases, per-head Q/K RMSNorm, RoPE.
   ParallelRows(ctx.pool, n, qs + 2 * kvs, [&](int64_t b, int64_t e) {
@@ -76,14 +80,17 @@ void RunAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, ForwardSc
   k.store_kv(ctx.kv, ctx.new_slots, n, s.k.data(), s.v.data());
   k.attention(ctx.attention, ctx.kv, ctx.attn_seqs, ctx.pool);
 
-  // proj = attn · Woᵀ; x += [post_attn_norm](proj)
+  // proj = attn · Woᵀ; x += [post_attn_norm](proj), here or in the FFN's input prologue.
   MatMul(ctx, w.wo, s.attn.data(), n, s.proj.data());
-  ParallelRows(ctx.pool, n, 2 * h, [&](int64_t b, int64_t e) {
-    AddResidual(k, c, w.post_attn_norm, s.x.data(), s.proj.data(), b, e);
-  });
+  if (!defer_residual) {
+    ParallelRows(ctx.pool, n, 2 * h, [&](int64_t b, int64_t e) {
+      AddResidual(k, c, w.post_attn_norm, s.x.data(), s.proj.data(), b, e);
+    });
+  }
 }
 
-void RunFfnBlock(const LayerContext& ctx, int64_t n, ForwardScratch& s) {
+void RunFfnBlock(const LayerContext& ctx, int64_t n, ForwardScratch& s,
+                 const PendingResidual& pending, bool defer_residual) {
   if (n == 0) return;
   const kernels::KernelBackend& k = *ctx.backend;
   const ModelConfig& c = *ctx.config;
@@ -91,12 +98,17 @@ void RunFfnBlock(const LayerContext& ctx, int64_t n, ForwardScratch& s) {
   const int64_t h = c.hidden_size;
   const int64_t f = c.ffn_size;
 
-  ParallelRows(ctx.pool, n, h, [&](int64_t b, int64_t e) {
+  // [x += pending residual]; xn = ffn_norm(x)
+  auto input = [&](int64_t b, int64_t e) {
+    ApplyPendingResidual(k, c, pending, s, b, e);
     k.rms_norm(s.x.data() + b * h, w.ffn_norm, e - b, h, c.rms_norm_eps, s.xn.data() + b * h);
-  });
+  };
+  const kernels::RowPrologue input_fn = std::ref(input);
   const kernels::MatMulOutput gate_up[2] = {{&w.gate, s.gate.data()}, {&w.up, s.up.data()}};
-  k.matmul(std::span<const kernels::MatMulOutput>(gate_up, 2), s.xn.data(), n, ctx.pool);
-  ParallelRows(ctx.pool, n, f, [&](int64_t b, int64_t e) {
+  k.matmul(std::span<const kernels::MatMulOutput>(gate_up, 2), s.xn.data(), n, ctx.pool,
+           &input_fn);
+  // gate = act(gate) * up, in the region that quantizes it for the down projection.
+  auto activation = [&](int64_t b, int64_t e) {
     float* g = s.gate.data() + b * f;
     const float* u = s.up.data() + b * f;
     if (c.ffn_activation == FfnActivation::kGeluTanh) {
@@ -104,11 +116,20 @@ void RunFfnBlock(const LayerContext& ctx, int64_t n, ForwardScratch& s) {
     } else {
       k.swiglu(g, u, g, (e - b) * f);
     }
-  });
-  MatMul(ctx, w.down, s.gate.data(), n, s.proj.data());
-  ParallelRows(ctx.pool, n, 2 * h, [&](int64_t b, int64_t e) {
-    AddResidual(k, c, w.post_ffn_norm, s.x.data(), s.proj.data(), b, e);
-  });
+  };
+  const kernels::RowPrologue activation_fn = std::ref(activation);
+  MatMul(ctx, w.down, s.gate.data(), n, s.proj.data(), &activation_fn);
+  if (!defer_residual) {
+    ParallelRows(ctx.pool, n, 2 * h, [&](int64_t b, int64_t e) {
+      AddResidual(k, c, w.post_ffn_norm, s.x.data(), s.proj.data(), b, e);
+    });
+  }
+}
+
+void ApplyPendingResidual(const kernels::KernelBackend& k, const ModelConfig& c,
+                          const PendingResidual& pending, ForwardScratch& s, int64_t begin,
+                          int64_t end) {
+  if (pending.pending) AddResidual(k, c, pending.post_norm, s.x.data(), s.proj.data(), begin, end);
 }
 
 }  // namespace radixlm::model

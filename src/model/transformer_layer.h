@@ -32,14 +32,30 @@ struct LayerContext {
   ThreadPool* pool = nullptr;
 };
 
+// A block's last step, x += [post_norm](proj), left for whoever reads x next to do row by row
+// in its own parallel region (fewer fork/joins per step; the same operations per row).
+struct PendingResidual {
+  bool pending = false;
+  const float* post_norm = nullptr;  // null: x += proj
+};
+
+// Applies `pending` (if any) to rows [begin, end) of scratch.x from scratch.proj.
+void ApplyPendingResidual(const kernels::KernelBackend& k, const ModelConfig& c,
+                          const PendingResidual& pending, ForwardScratch& scratch, int64_t begin,
+                          int64_t end);
+
 // x += [post_attn_norm](Attention(RoPE(QKNorm(QKV(attn_norm(x)))))) for all plan.n_tokens rows;
 // writes this step's K/V into ctx.kv at ctx.new_slots first, then runs ctx.attn_seqs (which
-// point into scratch.q / scratch.attn).
-void RunAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, ForwardScratch& scratch);
+// point into scratch.q / scratch.attn). `pending` (the previous layer's FFN residual) is applied
+// first; with defer_residual the block leaves its own residual in scratch.proj for the caller
+// to pass on as {true, post_attn_norm}.
+void RunAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, ForwardScratch& scratch,
+                       const PendingResidual& pending = {}, bool defer_residual = false);
 
 // x += [post_ffn_norm](down(act(gate(ffn_norm(x))) * up(ffn_norm(x)))) for the first n_rows
-// rows of x.
-void RunFfnBlock(const LayerContext& ctx, int64_t n_rows, ForwardScratch& scratch);
+// rows of x; `pending` and defer_residual as above.
+void RunFfnBlock(const LayerContext& ctx, int64_t n_rows, ForwardScratch& scratch,
+                 const PendingResidual& pending = {}, bool defer_residual = false);
 
 // Runs fn(begin, end) over [0, n_rows), split across the pool when the work is worth it.
 // Does not allocate (the pool job holds only a pointer to fn).

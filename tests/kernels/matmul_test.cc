@@ -2,10 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <memory>
 #include <random>
 #include <vector>
 
 #include "kernels/dot.h"
+#include "kernels/packed_weights.h"
 #include "kernels/quant.h"
 #include "test_util.h"
 
@@ -117,6 +121,48 @@ TEST(MatMul, MultiEqualsSeparateCalls) {
     EXPECT_EQ(ya, ra);
     EXPECT_EQ(yb, rb);
     EXPECT_EQ(yc, rc);
+  }
+}
+
+// A prologue (the layer's norm / residual / activation fused into the matmul's quantization
+// region) runs exactly once on every row before the matmul reads it: the result equals the
+// matmul of the rows it writes, for packed, plain and mixed outputs, inline and parallel.
+TEST(MatMul, PrologueRunsOnceOnEveryRowBeforeItIsRead) {
+  std::mt19937 rng(15);
+  ThreadPool pool(2);
+  const int64_t cols = 256;
+  QuantizedMatrix a = MakeMatrix(rng, GgmlType::kQ5_0, 40, cols);
+  QuantizedMatrix b = MakeMatrix(rng, GgmlType::kQ4_K, 17, cols);
+  QuantizedMatrix c = MakeMatrix(rng, GgmlType::kF16, 9, cols);
+  std::unique_ptr<PackedWeights> pa, pb;
+  if (PackedGemmAvailable()) {
+    pa = PackWeights(a.w, &pool);
+    pb = PackWeights(b.w, &pool);
+  }
+  for (bool packed : {false, true}) {
+    a.w.packed = packed ? pa.get() : nullptr;
+    b.w.packed = packed ? pb.get() : nullptr;
+    for (int64_t n_tok : {1, 6, 40}) {
+      const auto src = RandomFloats(rng, n_tok * cols);
+      std::vector<float> ya(n_tok * 40), yb(n_tok * 17), yc(n_tok * 9);
+      std::vector<float> ra(ya.size()), rb(yb.size()), rc(yc.size());
+      const MatMulOutput outs[] = {{&a.w, ya.data()}, {&b.w, yb.data()}, {&c.w, yc.data()}};
+      const MatMulOutput refs[] = {{&a.w, ra.data()}, {&b.w, rb.data()}, {&c.w, rc.data()}};
+      MatMulMulti(refs, src.data(), n_tok, &pool);
+      std::vector<float> x(src.size(), 1e30f);  // garbage until the prologue writes a row
+      std::vector<std::atomic<int>> calls(n_tok);
+      const RowPrologue prologue = [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+          std::copy_n(src.data() + t * cols, cols, x.data() + t * cols);
+          calls[t].fetch_add(1);
+        }
+      };
+      MatMulMulti(outs, x.data(), n_tok, &pool, &prologue);
+      for (int64_t t = 0; t < n_tok; ++t) EXPECT_EQ(calls[t].load(), 1) << t;
+      EXPECT_EQ(ya, ra) << packed << " " << n_tok;
+      EXPECT_EQ(yb, rb) << packed << " " << n_tok;
+      EXPECT_EQ(yc, rc) << packed << " " << n_tok;
+    }
   }
 }
 
