@@ -383,24 +383,37 @@ def test_a_client_that_goes_away_mid_stream_frees_its_pages(pair):
     assert greedy(pair.gateway.url, PROMPTS[0]).status_code == 200
 
 
+def kill_mid_request(server, request):
+    """Runs request() in a thread, SIGKILLs server 0.3 s later and waits for the request to
+    end (asserting it does not hang): {"response": ...} or {"error": the client's exception,
+    e.g. the gateway closing the connection}."""
+    outcome = {}
+
+    def send():
+        try:
+            outcome["response"] = request()
+        except requests.RequestException as e:
+            outcome["error"] = e
+
+    t = threading.Thread(target=send)
+    t.start()
+    time.sleep(0.3)
+    server.proc.kill()
+    server.proc.wait()
+    t.join(150)
+    assert not t.is_alive(), "the client's request hung after the server died"
+    return outcome
+
+
 def test_a_killed_prefill_server_gives_a_clear_error_not_a_hang():
     p = PdPair()
     try:
         assert greedy(p.gateway.url, PROMPTS[0]).status_code == 200
         # Killed while a request is in flight (the long prompt: the decode server has the
         # bootstrap fields and waits for the KV), then a request after it.
-        outcome = {}
-
-        def send():
-            outcome["response"] = greedy(p.gateway.url, PROMPTS[6], timeout=120)
-
-        t = threading.Thread(target=send)
-        t.start()
-        time.sleep(0.3)
-        p.prefill.proc.kill()
-        p.prefill.proc.wait()
-        t.join(150)
-        assert not t.is_alive(), "the client's request hung after the prefill server died"
+        outcome = kill_mid_request(p.prefill, lambda: greedy(p.gateway.url, PROMPTS[6],
+                                                             timeout=120))
+        assert "response" in outcome, outcome
         assert outcome["response"].status_code >= 500, outcome["response"].text
         start = time.time()
         r = greedy(p.gateway.url, PROMPTS[1], timeout=120)
@@ -419,22 +432,8 @@ def test_a_decode_server_killed_mid_request_leaves_the_prefill_server_serving():
         assert greedy(p.gateway.url, PROMPTS[0]).status_code == 200
         # The long prompt, with many tokens to decode: the decode server dies while the request
         # is in flight (its KV on the way or being decoded from).
-        outcome = {}
-
-        def send():
-            try:
-                outcome["response"] = greedy(p.gateway.url, PROMPTS[6], max_new_tokens=200,
-                                             timeout=120)
-            except requests.RequestException as e:  # the gateway closed the connection
-                outcome["error"] = e
-
-        t = threading.Thread(target=send)
-        t.start()
-        time.sleep(0.3)
-        p.decode.proc.kill()
-        p.decode.proc.wait()
-        t.join(150)
-        assert not t.is_alive(), "the client's request hung after the decode server died"
+        outcome = kill_mid_request(p.decode, lambda: greedy(p.gateway.url, PROMPTS[6],
+                                                            max_new_tokens=200, timeout=120))
         if "response" in outcome:
             assert outcome["response"].status_code >= 500, outcome["response"].text
         # The prefill server keeps serving: healthy, every page back after a flush (the
