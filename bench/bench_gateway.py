@@ -74,14 +74,19 @@ def count_tokens(server_url, text):
     return post_json(server_url + "/tokenize", {"prompt": text}, 60)["count"]
 
 
+def pad_to_tokens(server_url, text, target_tokens, rng, step):
+    """text with `step` random words appended at a time until it is target_tokens long."""
+    while count_tokens(server_url, text) < target_tokens:
+        text += " " + " ".join(rng.choice(WORDS) for _ in range(step))
+    return text
+
+
 def system_prompts(server_url, tenants, target_tokens, rng):
     prompts = []
     for t in range(tenants):
         words = [rng.choice(WORDS) for _ in range(max(4, int(target_tokens * 0.7)))]
         text = f"Tenant {t} ({' '.join(rng.sample(WORDS, 3))}) instructions: " + " ".join(words)
-        while count_tokens(server_url, text) < target_tokens:
-            text += " " + " ".join(rng.choice(WORDS) for _ in range(16))
-        prompts.append(text)
+        prompts.append(pad_to_tokens(server_url, text, target_tokens, rng, 16))
     return prompts
 
 

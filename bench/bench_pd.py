@@ -40,7 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
-from bench_gateway import WORDS, count_tokens, flush, metric  # noqa: E402
+from bench_gateway import WORDS, flush, metric, pad_to_tokens  # noqa: E402
 from bench_server import Server  # noqa: E402
 from compare_llama import model_path  # noqa: E402
 from gateway import Gateway, free_port, smg_binary  # noqa: E402
@@ -57,9 +57,7 @@ def prompts_of(server_url, n, min_tokens, max_tokens, seed):
         target = rng.randint(min_tokens, max_tokens)
         words = [rng.choice(WORDS) for _ in range(max(4, int(target * 0.6)))]
         text = f"Request {i} ({' '.join(rng.sample(WORDS, 3))}): " + " ".join(words)
-        while count_tokens(server_url, text) < target:
-            text += " " + " ".join(rng.choice(WORDS) for _ in range(8))
-        out.append(text)
+        out.append(pad_to_tokens(server_url, text, target, rng, 8))
     return out
 
 

@@ -41,21 +41,11 @@ struct QuantizedInput {
 };
 
 // Quantizes x: [n_tokens, cols] into `act` format (or returns x itself for F32).
-// Runs prologue (if any) over all n rows: in parallel for big batches, else inline.
-void RunPrologue(const RowPrologue* prologue, int64_t n, ThreadPool* pool) {
-  if (prologue == nullptr) return;
-  if (n >= 16) {
-    ParallelFor(pool, n, 1, [&](int64_t b, int64_t e, int) { (*prologue)(b, e); });
-  } else {
-    (*prologue)(0, n);
-  }
-}
-
 // prologue (MatMulMulti's) runs on each range of tokens before they are quantized.
 QuantizedInput PrepareInput(GgmlType act, const float* x, int64_t n_tokens, int64_t cols,
                             ThreadPool* pool, const RowPrologue* prologue) {
   if (act == GgmlType::kF32) {
-    RunPrologue(prologue, n_tokens, pool);
+    RunRowPrologue(prologue, n_tokens, pool);
     return {reinterpret_cast<const uint8_t*>(x), static_cast<size_t>(cols) * sizeof(float)};
   }
   const size_t stride = RowBytes(act, cols);
@@ -214,7 +204,7 @@ void MatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t 
                  ThreadPool* pool, const RowPrologue* prologue) {
   if (n_tokens <= 0) return;
   if (outputs.empty()) {
-    RunPrologue(prologue, n_tokens, pool);
+    RunRowPrologue(prologue, n_tokens, pool);
     return;
   }
   constexpr int kMaxOutputs = kMaxMatMulOutputs;
@@ -286,6 +276,15 @@ void MatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t 
         ComputeRows(w, fns[k], fns4[k], fns8[k], per_output[k], n_tokens, outputs[k].y, r0, r1);
     }
   });
+}
+
+void RunRowPrologue(const RowPrologue* prologue, int64_t n, ThreadPool* pool) {
+  if (prologue == nullptr) return;
+  if (n >= 16) {
+    ParallelFor(pool, n, 1, [&](int64_t b, int64_t e, int) { (*prologue)(b, e); });
+  } else {
+    (*prologue)(0, n);
+  }
 }
 
 void GetRows(const WeightMatrix& w, const int32_t* ids, int64_t n, float* out) {

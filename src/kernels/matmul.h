@@ -64,6 +64,9 @@ struct MatMulOutput {
 // before any matmul reads it, inside the parallel region that quantizes x where there is one
 // (so a layer's element-wise ops cost no fork/join of their own).
 using RowPrologue = std::function<void(int64_t begin, int64_t end)>;
+// Runs prologue (if any) over all n rows on its own: in parallel for 16 rows or more (the
+// threshold at which activations are quantized in parallel), else inline.
+void RunRowPrologue(const RowPrologue* prologue, int64_t n, ThreadPool* pool);
 void MatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t n_tokens,
                  ThreadPool* pool, const RowPrologue* prologue = nullptr);
 

@@ -381,17 +381,10 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
 
 PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, int64_t cols,
                                             int act_block, ThreadPool* pool,
-                                            const std::function<void(int64_t, int64_t)>*
-                                                prologue) {
+                                            const RowPrologue* prologue) {
   const int64_t nb = cols / 32;
   if (act_block == 0) {
-    if (prologue != nullptr) {
-      if (n_tokens >= 16) {
-        ParallelFor(pool, n_tokens, 1, [&](int64_t t0, int64_t t1, int) { (*prologue)(t0, t1); });
-      } else {
-        (*prologue)(0, n_tokens);
-      }
-    }
+    RunRowPrologue(prologue, n_tokens, pool);  // nothing to quantize
     PackedActivations a;
     a.xf = x;
     a.xf_stride = cols;

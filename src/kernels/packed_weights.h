@@ -37,16 +37,14 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <span>
 
 #include "gguf/ggml_types.h"
+#include "kernels/matmul.h"
 #include "util/thread_pool.h"
 
 namespace radixlm::kernels {
-
-struct WeightMatrix;
 
 struct PackedWeights {
   gguf::GgmlType source_type = gguf::GgmlType::kF32;
@@ -141,8 +139,7 @@ struct PackedActivations {
 // parallel region (MatMulMulti's prologue); with act_block 0, over all rows first.
 PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, int64_t cols,
                                             int act_block, ThreadPool* pool,
-                                            const std::function<void(int64_t, int64_t)>*
-                                                prologue = nullptr);
+                                            const RowPrologue* prologue = nullptr);
 
 // y[t, r] for tokens [0, n_tokens) and row groups [g0, g1) of w; y row stride y_stride floats.
 void PackedGemmGroups(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens,
