@@ -41,6 +41,7 @@ TEST(ThreadPool, ConcurrentChunksHaveDistinctIdsAndWorkersTakeOver) {
   std::mutex mu;
   std::set<std::thread::id> os_ids;
   std::atomic<int> chunks_by_workers{0};
+  std::atomic<bool> caller_started{false};
   pool.ParallelFor(12, [&](int64_t, int64_t, int tid) {
     ASSERT_GE(tid, 0);
     ASSERT_LT(tid, 3);
@@ -51,13 +52,22 @@ TEST(ThreadPool, ConcurrentChunksHaveDistinctIdsAndWorkersTakeOver) {
     }
     if (tid == 0) {
       // The caller stalls in its first chunk: the workers must drain the rest meanwhile.
-      static std::atomic<bool> stalled{false};
-      if (!stalled.exchange(true)) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      if (!caller_started.exchange(true)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      }
     } else {
+      // A worker's chunk waits for the caller to take one (each worker then holds at most one
+      // chunk, so the caller always gets one however fast the workers are), bounded so a
+      // broken pool fails instead of hanging.
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (!caller_started.load() && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::yield();
+      }
       chunks_by_workers.fetch_add(1);
     }
     in_use[tid].store(false);
   });
+  EXPECT_TRUE(caller_started.load());
   EXPECT_GT(chunks_by_workers.load(), 0);
   EXPECT_GE(os_ids.size(), 2u);
 }
