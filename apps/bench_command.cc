@@ -151,7 +151,7 @@ Status RunBenchCommand(const BenchFlags& f) {
   return summary.completed > 0 ? Status::Ok() : IoError("every request failed");
 }
 
-const bool kRegistered = RegisterCommand("bench", [](CLI::App& app) {
+const bool kBenchRegistered = RegisterCommand("bench", [](CLI::App& app) {
   auto f = std::make_shared<BenchFlags>();
   CLI::App* cmd = app.add_subcommand(
       "bench", "Online serving benchmark against a radixlm/SGLang or OpenAI-compatible server");

@@ -153,7 +153,7 @@ Status RunGenerate(const GenerateOptions& opt) {
   return Status::Ok();
 }
 
-const bool kRegistered = RegisterCommand("generate", [](CLI::App& app) {
+const bool kGenerateRegistered = RegisterCommand("generate", [](CLI::App& app) {
   auto opt = std::make_shared<GenerateOptions>();
   CLI::App* cmd = app.add_subcommand("generate", "Generate a continuation of a prompt");
   cmd->add_option("--model-path", opt->model_path, "GGUF model file, or 'default'");

@@ -37,7 +37,7 @@ void RunInspect(InspectOptions opts) {
   std::fwrite(text.data(), 1, text.size(), stdout);
 }
 
-const bool kRegistered = RegisterCommand("inspect", [](CLI::App& app) {
+const bool kInspectRegistered = RegisterCommand("inspect", [](CLI::App& app) {
   auto opts = std::make_shared<InspectOptions>();
   CLI::App* cmd =
       app.add_subcommand("inspect", "Print a GGUF file's header, metadata, tensors and summary");

@@ -61,7 +61,7 @@ Status RunScore(const ScoreOptions& opts) {
   return Status::Ok();
 }
 
-const bool kRegistered = RegisterCommand("score", [](CLI::App& app) {
+const bool kScoreRegistered = RegisterCommand("score", [](CLI::App& app) {
   auto opts = std::make_shared<ScoreOptions>();
   CLI::App* cmd = app.add_subcommand(
       "score", "Teacher-forced scoring of token ids: per-position argmax, logprob, perplexity");

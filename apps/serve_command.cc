@@ -307,7 +307,7 @@ Status RunServe(ServeOptions opt) {
   return Status::Ok();
 }
 
-const bool kRegistered = RegisterCommand("serve", [](CLI::App& app) {
+const bool kServeRegistered = RegisterCommand("serve", [](CLI::App& app) {
   auto opt = std::make_shared<ServeOptions>();
   CLI::App* cmd = app.add_subcommand("serve", "Serve a model over HTTP (SGLang + OpenAI APIs)");
   EngineConfig& e = opt->engine;

@@ -58,7 +58,7 @@ Status RunSpeed(const SpeedFlags& flags) {
   return Status::Ok();
 }
 
-const bool kRegistered = RegisterCommand("speed", [](CLI::App& app) {
+const bool kSpeedRegistered = RegisterCommand("speed", [](CLI::App& app) {
   auto flags = std::make_shared<SpeedFlags>();
   CLI::App* cmd = app.add_subcommand(
       "speed", "Forward-pass speed: prefill tok/s, decode tok/s per batch size, bandwidth bound");

@@ -156,7 +156,7 @@ void Run(const TokenizeOptions& opt) {
   if (opt.show_count) std::printf("Total number of tokens: %zu\n", ids.size());
 }
 
-const bool kRegistered = RegisterCommand("tokenize", [](CLI::App& app) {
+const bool kTokenizeRegistered = RegisterCommand("tokenize", [](CLI::App& app) {
   auto opt = std::make_shared<TokenizeOptions>();
   CLI::App* cmd = app.add_subcommand(
       "tokenize",

@@ -27,7 +27,12 @@ targets=(${RADIXLM_FUZZ_TARGETS:-${all_targets[@]}})
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/radixlm/ccache}"
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 if [ ! -f "$dir/build.ninja" ]; then
+  # -g1: line tables for the sanitizers' stack traces, no variable info (a faster build).
+  # -Wthread-safety: this tree also compiles every library with annotated locks, so
+  # scripts/thread_safety.sh can run its analysis here (RADIXLM_TSA_BUILD_DIR) instead of
+  # compiling them once more (scripts/test.sh does that).
   args=(-S . -B "$dir" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+        -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS="-Wthread-safety"
         -DRADIXLM_FUZZ=ON -DRADIXLM_DCHECK=ON -DRADIXLM_WERROR=ON -DRADIXLM_BUILD_TESTS=OFF)
   command -v ccache >/dev/null && args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   cmake "${args[@]}" >/dev/null

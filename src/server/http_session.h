@@ -98,7 +98,6 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::string writing_;
   bool write_in_flight_ = false;
   bool exchange_complete_ = false;  // the current response is fully queued
-  bool close_after_ = false;        // close once the queued bytes are written
 
   std::shared_ptr<ServerCall> call_;
   bool call_counted_ = false;
