@@ -67,8 +67,10 @@ Status RunGenerate(const GenerateOptions& opt) {
     kv_dtype = kernels::KvDtype::kF16;
   } else if (opt.kv_dtype == "bf16") {
     kv_dtype = kernels::KvDtype::kBF16;
+  } else if (opt.kv_dtype == "fp8_e5m2") {
+    kv_dtype = kernels::KvDtype::kFp8E5M2;
   } else {
-    return InvalidArgument("--kv-dtype must be f16 or bf16");
+    return InvalidArgument("--kv-dtype must be f16, bf16 or fp8_e5m2");
   }
 
   RADIXLM_ASSIGN_OR_RETURN(std::string path, ResolveModelPath(opt.model_path));
@@ -163,7 +165,7 @@ const bool kGenerateRegistered = RegisterCommand("generate", [](CLI::App& app) {
   cmd->add_option("--threads", opt->threads, "CPU threads (0: all cores)");
   cmd->add_option("--seed", opt->seed, "Sampling seed (default: random)");
   cmd->add_option("--prefill-chunk", opt->prefill_chunk, "Prompt tokens per forward pass");
-  cmd->add_option("--kv-dtype", opt->kv_dtype, "KV cache type: f16 or bf16");
+  cmd->add_option("--kv-dtype", opt->kv_dtype, "KV cache type: f16, bf16 or fp8_e5m2");
   cmd->add_flag("--ignore-eos", opt->ignore_eos, "Keep generating after end-of-generation");
   cmd->callback([opt] {
     Status st = RunGenerate(*opt);

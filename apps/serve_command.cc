@@ -333,6 +333,10 @@ const bool kServeRegistered = RegisterCommand("serve", [](CLI::App& app) {
                   "otherwise")
       ->capture_default_str();
   cmd->add_option("--page-size", e.page_size, "Tokens per KV page")->capture_default_str();
+  cmd->add_option("--kv-cache-dtype", e.kv_cache_dtype,
+                  "KV cache values: auto (F16), bf16, or fp8_e5m2 (one byte each: twice the "
+                  "tokens in the same memory, lossy)")
+      ->capture_default_str();
   cmd->add_flag("--disable-radix-cache", e.disable_radix_cache, "Do not reuse prefixes");
   cmd->add_option("--swa-full-tokens-ratio", e.swa_full_tokens_ratio,
                   "Sliding-window models: KV tokens of a windowed layer per token of a "

@@ -7,14 +7,19 @@ The KV memory is what --fit chats of --chat-tokens need with one pool for all la
 --chat-tokens minus --output-len tokens, then --output-len greedy tokens, ignore_eos) are all
 sent at once. Reported per layout: the peak number of requests holding KV at once (the
 radixlm:num_running_reqs gauge, polled), requests retracted for lack of KV, wall time, and
-whether every output equals the other layout's. The hybrid server runs with
---swa-full-tokens-ratio --swa-ratio and --chunked-prefill-size --chunk.
+whether the outputs equal the matching layout's. The hybrid server runs with
+--swa-full-tokens-ratio --swa-ratio and --chunked-prefill-size --chunk. The same two layouts run
+again with --kv-cache-dtype fp8_e5m2 (one byte per value instead of two; the hybrid one with
+--fp8-swa-ratio), in the same memory; their outputs are compared with each other, and with the
+F16 ones (a lossy format: the share of equal outputs is reported).
 
 Arithmetic (row = one layer's K and V of one token): one chat of T tokens needs 18 T rows with
 one pool; with the sliding-window layout 3 T rows plus, in the 15 windowed layers, the window
 and the chunk being computed (15 (512 + chunk) rows at most). So a memory of 8 chats of 4,000
 tokens (576,000 rows) holds at most 576,000 / (12,000 + 15 x 576) = 27.9 running chats with a
-64-token decode working set, fewer while they prefill.
+64-token decode working set, fewer while they prefill. With fp8_e5m2 a row takes half the bytes:
+the same memory holds 1,152,000 rows, and 32 chats need 32 x (12,000 + 15 x 768) = 752,640 at
+most (the windowed pool then needs r >= 32 x 768 / 128,000 = 0.19 of the full one).
 
   .venv/bin/python bench/bench_swa_chats.py --bin build/apps/radixlm [--chats 32 --fit 8]
 """
@@ -93,6 +98,8 @@ def main():
     ap.add_argument("--chat-tokens", type=int, default=4000)
     ap.add_argument("--output-len", type=int, default=32)
     ap.add_argument("--swa-ratio", type=float, default=0.16)
+    ap.add_argument("--fp8-swa-ratio", type=float, default=0.25)
+    ap.add_argument("--skip-fp8", action="store_true")
     ap.add_argument("--chunk", type=int, default=256)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     args = ap.parse_args()
@@ -102,6 +109,10 @@ def main():
               "--chunked-prefill-size", str(args.chunk)]
     layouts = {"one pool": ["--disable-hybrid-swa-memory"],
                "sliding-window": ["--swa-full-tokens-ratio", str(args.swa_ratio)]}
+    if not args.skip_fp8:
+        fp8 = ["--kv-cache-dtype", "fp8_e5m2"]
+        layouts["one pool fp8"] = fp8 + ["--disable-hybrid-swa-memory"]
+        layouts["sliding-window fp8"] = fp8 + ["--swa-full-tokens-ratio", str(args.fp8_swa_ratio)]
     prompt_len = args.chat_tokens - args.output_len
     results, outputs = {}, {}
     for name, flags in layouts.items():
@@ -114,11 +125,16 @@ def main():
     print(f"KV memory {mem_mb} MiB (what {args.fit} chats of {args.chat_tokens} tokens need "
           f"with one pool); {args.chats} chats sent at once, {args.output_len} tokens each")
     for name, r in results.items():
-        print(f"{name:15} pools {r['full_pool_tokens']} / {r['swa_pool_tokens']} tokens; peak "
+        print(f"{name:18} pools {r['full_pool_tokens']} / {r['swa_pool_tokens']} tokens; peak "
               f"running {r['peak_running']}; retracted {r['retracted']}; {r['wall_s']:.1f} s; "
               f"{r['output_tok_s']:.1f} out tok/s")
-    a, b = outputs.values()
-    print("outputs identical:", a == b)
+    print("outputs identical, one pool vs sliding-window:",
+          outputs["one pool"] == outputs["sliding-window"])
+    if not args.skip_fp8:
+        print("outputs identical, one pool fp8 vs sliding-window fp8:",
+              outputs["one pool fp8"] == outputs["sliding-window fp8"])
+        same = sum(a == b for a, b in zip(outputs["one pool"], outputs["one pool fp8"]))
+        print(f"fp8 outputs equal to the F16 ones: {same} of {args.chats} chats")
 
 
 if __name__ == "__main__":

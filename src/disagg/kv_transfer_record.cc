@@ -53,12 +53,24 @@ class Reader {
 
 }  // namespace
 
+uint64_t KvValueBytes(uint32_t dtype) {
+  switch (dtype) {
+    case 0:  // f16
+    case 1:  // bf16
+      return 2;
+    case 2:  // fp8_e5m2
+      return 1;
+    default:
+      return 0;
+  }
+}
+
 uint64_t KvTransferRecord::ExpectedKvBytes() const {
   uint64_t rows = 0;
   for (uint32_t from : rows_from) {
     if (from < prompt_ids.size()) rows += prompt_ids.size() - from;
   }
-  return rows * 2 /* K and V */ * row_elems * 2 /* bytes per value */;
+  return rows * 2 /* K and V */ * row_elems * KvValueBytes(dtype);
 }
 
 std::vector<uint8_t> SerializeKvTransferRecord(const KvTransferRecord& record) {
@@ -105,6 +117,9 @@ StatusOr<KvTransferRecord> ParseKvTransferRecord(std::span<const uint8_t> bytes)
   if (!r.GetBytes(record.prompt_ids.data(), n * sizeof(int32_t))) return truncated("prompt_ids");
   if (!r.Get(&record.row_elems) || !r.Get(&record.dtype)) {
     return truncated("header");
+  }
+  if (KvValueBytes(record.dtype) == 0) {
+    return InvalidArgument("KV transfer record: unknown KV dtype " + std::to_string(record.dtype));
   }
   if (!r.Get(&n) || n >= kMaxCount || n * sizeof(uint32_t) > r.remaining()) {
     return truncated("rows_from");

@@ -5,7 +5,7 @@
 // side ends its request with that message.
 //
 // KV layout in `kv`: for each layer l in order, its K rows then its V rows for prompt positions
-// [rows_from[l], prompt_ids.size()), each row `row_elems` half-precision values (2 bytes).
+// [rows_from[l], prompt_ids.size()), each row `row_elems` values of `dtype` (KvValueBytes each).
 // Full-attention layers send every position (rows_from = 0); sliding-window layers may start
 // later (only the window the decode side still attends to).
 #pragma once
@@ -31,6 +31,10 @@ struct KvTransferRecord {
   // Bytes `kv` must hold for the fields above.
   uint64_t ExpectedKvBytes() const;
 };
+
+// Bytes of one value of a KV dtype (kernels::KvDtype as an integer: 0 f16, 1 bf16 -> 2;
+// 2 fp8_e5m2 -> 1); 0 for a dtype this build does not know.
+uint64_t KvValueBytes(uint32_t dtype);
 
 std::vector<uint8_t> SerializeKvTransferRecord(const KvTransferRecord& record);
 

@@ -54,7 +54,8 @@ struct OpenSessionRequest {
 // The KV of a token prefix, every layer, as prefill/decode disaggregation moves it between
 // servers (docs/disaggregation.md; disagg/kv_transfer_record.h has the same layout): for each
 // layer in order, its K rows then its V rows for positions [rows_from[layer], tokens.size()),
-// each row `row_elems` 16-bit values of `dtype` (kernels::KvDtype as an integer). Full-attention
+// each row `row_elems` values of `dtype` (kernels::KvDtype as an integer; 2 bytes each, 1 for
+// fp8_e5m2). Full-attention
 // layers have every position; sliding-window layers may start later.
 struct PrefixKv {
   std::vector<int32_t> tokens;

@@ -19,6 +19,10 @@ struct EngineConfig {
   int64_t max_total_tokens = 0;
   int64_t kv_cache_memory_mb = 1024;
   int32_t page_size = 1;  // --page-size
+  // --kv-cache-dtype: "auto" (F16), "bf16", or "fp8_e5m2" (one byte per value: twice the
+  // tokens in the same memory, values rounded to 2 mantissa bits). SGLang's fp8_e4m3 is not
+  // built (refused at start-up).
+  std::string kv_cache_dtype = "auto";
   // Sliding-window models (Gemma-3): windowed layers keep KV only for tokens their window can
   // still see, in a pool of their own (SGLang's hybrid SWA memory). --swa-full-tokens-ratio:
   // that pool's tokens per full-attention token, in (0, 1]; --disable-hybrid-swa-memory: every

@@ -20,12 +20,24 @@ struct KvSizing {
   int64_t sliding_window = 0;
 };
 
-// Token budgets of the KV pools. One F16 K and V row per layer per token; with hybrid SWA
+// The --kv-cache-dtype value as a KV element type.
+StatusOr<kernels::KvDtype> ParseKvCacheDtype(const std::string& name) {
+  if (name == "auto" || name == "f16" || name == "fp16") return kernels::KvDtype::kF16;
+  if (name == "bf16") return kernels::KvDtype::kBF16;
+  if (name == "fp8_e5m2") return kernels::KvDtype::kFp8E5M2;
+  if (name == "fp8_e4m3") {
+    return InvalidArgument("--kv-cache-dtype fp8_e4m3 is not built; use fp8_e5m2, bf16 or auto");
+  }
+  return InvalidArgument("--kv-cache-dtype must be auto, bf16 or fp8_e5m2, got '" + name + "'");
+}
+
+// Token budgets of the KV pools. One K and V row per layer per token; with hybrid SWA
 // memory, M bytes hold F full-layer tokens and S = r·F windowed-layer tokens where
 //   F = M / (row_bytes · (n_full + r · n_windowed)),  r = --swa-full-tokens-ratio,
 // except that S is at least twice the window plus two pages (what one request needs; F is
 // then what the rest of M holds) and never more than F (--max-total-tokens sets F itself).
-StatusOr<KvSizing> SizeKv(const EngineConfig& config, const model::ModelConfig& mc) {
+StatusOr<KvSizing> SizeKv(const EngineConfig& config, const model::ModelConfig& mc,
+                          kernels::KvDtype dtype) {
   int64_t n_windowed = 0;
   int64_t window = 0;
   for (int64_t l = 0; l < mc.n_layers; ++l) {
@@ -40,7 +52,7 @@ StatusOr<KvSizing> SizeKv(const EngineConfig& config, const model::ModelConfig& 
     return InvalidArgument("--swa-full-tokens-ratio must be in (0, 1], got " +
                            std::to_string(ratio));
   }
-  const int64_t row_bytes = 2 * mc.kv_size() * 2;  // F16 K and V of one layer
+  const int64_t row_bytes = 2 * mc.kv_size() * kernels::KvDtypeBytes(dtype);  // K and V, a layer
   KvSizing out;
   out.pool_tokens = config.max_total_tokens;
   if (out.pool_tokens <= 0) {
@@ -71,8 +83,8 @@ StatusOr<KvSizing> SizeKv(const EngineConfig& config, const model::ModelConfig& 
 // Identity of the KV a model computes, for the disk tier: blocks of another identity are never
 // used. FNV-1a over the file size, every metadata key and value, every tensor's name, type,
 // shape and first bytes (models with the same layout but other weights differ), the KV dtype
-// (F16) and the disk block size.
-uint64_t KvIdentity(const gguf::GgufFile& file, int32_t block_tokens) {
+// and the disk block size.
+uint64_t KvIdentity(const gguf::GgufFile& file, int32_t block_tokens, kernels::KvDtype dtype) {
   uint64_t h = 0xcbf29ce484222325ull;
   auto bytes = [&h](const void* data, size_t n) {
     const auto* p = static_cast<const uint8_t*>(data);
@@ -96,7 +108,7 @@ uint64_t KvIdentity(const gguf::GgufFile& file, int32_t block_tokens) {
     for (const int64_t d : t.shape) bytes(&d, sizeof(d));
     if (t.data != nullptr) bytes(t.data, std::min<size_t>(256, t.size_bytes));
   }
-  str("kv=f16");
+  str(std::string("kv=") + kernels::KvDtypeName(dtype));
   const int64_t block = block_tokens;
   bytes(&block, sizeof(block));
   return h;
@@ -112,11 +124,14 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
 
   int64_t context = mc.context_length;
   if (config.context_length > 0) context = std::min(context, config.context_length);
-  RADIXLM_ASSIGN_OR_RETURN(const KvSizing kv, SizeKv(config, mc));
+  RADIXLM_ASSIGN_OR_RETURN(const kernels::KvDtype kv_dtype, ParseKvCacheDtype(config.kv_cache_dtype));
+  RADIXLM_ASSIGN_OR_RETURN(const KvSizing kv, SizeKv(config, mc, kv_dtype));
   RADIXLM_ASSIGN_OR_RETURN(
       SchedulerConfig sc,
       ToSchedulerConfig(config, kv.pool_tokens, context, kv.swa_pool_tokens, kv.sliding_window));
-  if (sc.hicache.enable) sc.hicache.model_id = KvIdentity(*file, sc.hicache.block_tokens);
+  if (sc.hicache.enable) {
+    sc.hicache.model_id = KvIdentity(*file, sc.hicache.block_tokens, kv_dtype);
+  }
 
   model::ModelOptions mo;
   mo.n_threads = config.threads;
@@ -138,7 +153,8 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<model::Model> model,
                            model::Model::FromGguf(std::move(file), mo));
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<ModelBackedRunner> runner,
-                           ModelBackedRunner::Create(std::move(model), kv_slots, swa_kv_slots));
+                           ModelBackedRunner::Create(std::move(model), kv_slots, swa_kv_slots,
+                                                     kv_dtype));
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<EngineCore> core,
                            EngineCore::Create(config, sc, std::move(runner), std::move(assets),
                                               std::move(draft_runner)));

@@ -3,11 +3,14 @@
 namespace radixlm {
 
 StatusOr<std::unique_ptr<ModelBackedRunner>> ModelBackedRunner::Create(
-    std::unique_ptr<model::Model> model, int64_t kv_slots, int64_t swa_kv_slots) {
+    std::unique_ptr<model::Model> model, int64_t kv_slots, int64_t swa_kv_slots,
+    kernels::KvDtype kv_dtype) {
   if (model == nullptr) return InvalidArgument("ModelBackedRunner needs a model");
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<model::KvCache> kv,
                            model->CreateKvCache(model::KvCacheOptions{
-                               .n_slots = kv_slots, .n_swa_slots = swa_kv_slots}));
+                               .n_slots = kv_slots,
+                               .n_swa_slots = swa_kv_slots,
+                               .dtype = kv_dtype}));
   return std::unique_ptr<ModelBackedRunner>(new ModelBackedRunner(std::move(model), std::move(kv)));
 }
 

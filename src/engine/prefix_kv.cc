@@ -22,7 +22,7 @@ PrefixKv ReadPrefixKv(model::KvCache& kv, const KvPool& pool, std::span<const in
   // Sliding-window rows: the longest suffix of positions that still have them.
   int64_t swa_from = n;
   while (swa_from > 0 && pool.HasSwa(slots[swa_from - 1])) --swa_from;
-  const size_t row_bytes = static_cast<size_t>(kv.row_elems()) * sizeof(uint16_t);
+  const size_t row_bytes = kv.row_bytes();
   for (int64_t layer = 0; layer < kv.n_layers(); ++layer) {
     const bool swa = kv.IsSwaLayer(layer);
     const int64_t from = swa ? swa_from : 0;
@@ -60,7 +60,8 @@ Status WritePrefixKv(model::KvCache& kv, const KvPool& pool, const PrefixKv& pre
                            std::to_string(prefix.dtype) + "); this model's has " +
                            std::to_string(kv.n_layers()) + " of " + std::to_string(kv.row_elems()) +
                            " (dtype " + std::to_string(static_cast<int32_t>(kv.dtype())) +
-                           "): the prefill and decode servers must serve the same model");
+                           "): the prefill and decode servers must serve the same model with the "
+                           "same --kv-cache-dtype");
   }
   if (n > total) return InvalidArgument("the transferred KV covers fewer positions than asked");
   // Only a sliding-window layer may start late (its rows before the window are not needed); a
@@ -72,7 +73,7 @@ Status WritePrefixKv(model::KvCache& kv, const KvPool& pool, const PrefixKv& pre
                              std::to_string(prefix.rows_from[layer]) + ", not 0");
     }
   }
-  const size_t row_bytes = static_cast<size_t>(kv.row_elems()) * sizeof(uint16_t);
+  const size_t row_bytes = kv.row_bytes();
   uint64_t expected = 0;
   for (uint32_t from : prefix.rows_from) {
     if (from < total) expected += static_cast<uint64_t>(total - from) * 2 * row_bytes;

@@ -130,21 +130,43 @@ void RoundThroughHalf(KvDtype dtype, float* x, int64_t n) {
   uint16_t half[256];
   for (int64_t i = 0; i < n; i += 256) {
     const int64_t m = std::min<int64_t>(256, n - i);
-    if (dtype == KvDtype::kF16) {
-      F32ToF16Row(x + i, half, m);
-      F16ToF32Row(half, x + i, m);
-    } else {
+    if (dtype == KvDtype::kBF16) {
       F32ToBf16Row(x + i, half, m);
       Bf16ToF32Row(half, x + i, m);
+    } else {  // F16, and F16 for an E5M2 cache (its values are exact in F16)
+      F32ToF16Row(x + i, half, m);
+      F16ToF32Row(half, x + i, m);
     }
   }
 }
 
-inline void ConvertRow(KvDtype dtype, const uint16_t* src, float* dst, int n) {
-  if (dtype == KvDtype::kF16) {
-    F16ToF32Row(src, dst, n);
-  } else {
-    Bf16ToF32Row(src, dst, n);
+// Converts n values of `dtype` starting at element `elem` of the plane `base` to float.
+inline void ConvertRow(KvDtype dtype, const void* base, int64_t elem, float* dst, int n) {
+  switch (dtype) {
+    case KvDtype::kF16:
+      F16ToF32Row(static_cast<const uint16_t*>(base) + elem, dst, n);
+      break;
+    case KvDtype::kBF16:
+      Bf16ToF32Row(static_cast<const uint16_t*>(base) + elem, dst, n);
+      break;
+    case KvDtype::kFp8E5M2:
+      E5M2ToF32Row(static_cast<const uint8_t*>(base) + elem, dst, n);
+      break;
+  }
+}
+
+// Converts n floats and writes them at element `elem` of the plane `base`.
+inline void StoreRow(KvDtype dtype, void* base, int64_t elem, const float* src, int64_t n) {
+  switch (dtype) {
+    case KvDtype::kF16:
+      F32ToF16Row(src, static_cast<uint16_t*>(base) + elem, n);
+      break;
+    case KvDtype::kBF16:
+      F32ToBf16Row(src, static_cast<uint16_t*>(base) + elem, n);
+      break;
+    case KvDtype::kFp8E5M2:
+      F32ToE5M2Row(src, static_cast<uint8_t*>(base) + elem, n);
+      break;
   }
 }
 
@@ -174,10 +196,9 @@ void Grow(std::vector<float>& v, int64_t n) {
 // key positions [kb, kb + n) into dst: [n, width].
 void LoadKeyBlock(const KvLayerView& kv, const void* base, const AttentionSequence& sq,
                   int64_t head_off, int width, int kb, int n, float* dst) {
-  const auto* plane = static_cast<const uint16_t*>(base);
   for (int j = 0; j < n; ++j) {
     const int64_t row = static_cast<int64_t>(sq.kv_slots[kb + j]) * kv.row_elems + head_off;
-    ConvertRow(kv.dtype, plane + row, dst + static_cast<int64_t>(j) * width, width);
+    ConvertRow(kv.dtype, base, row, dst + static_cast<int64_t>(j) * width, width);
   }
 }
 
@@ -391,21 +412,23 @@ void StoreKv(const KvLayerView& kv, int32_t slot, const float* k_row, const floa
 
 void StoreKvRows(const KvLayerView& kv, const int32_t* slots, int64_t n, const float* k_rows,
                  const float* v_rows) {
-  auto* kbase = static_cast<uint16_t*>(kv.k);
-  auto* vbase = static_cast<uint16_t*>(kv.v);
   for (int64_t i = 0; i < n; ++i) {
-    uint16_t* kd = kbase + static_cast<int64_t>(slots[i]) * kv.row_elems;
-    uint16_t* vd = vbase + static_cast<int64_t>(slots[i]) * kv.row_elems;
-    const float* ks = k_rows + i * kv.row_elems;
-    const float* vs = v_rows + i * kv.row_elems;
-    if (kv.dtype == KvDtype::kF16) {
-      F32ToF16Row(ks, kd, kv.row_elems);
-      F32ToF16Row(vs, vd, kv.row_elems);
-    } else {
-      F32ToBf16Row(ks, kd, kv.row_elems);
-      F32ToBf16Row(vs, vd, kv.row_elems);
-    }
+    const int64_t row = static_cast<int64_t>(slots[i]) * kv.row_elems;
+    StoreRow(kv.dtype, kv.k, row, k_rows + i * kv.row_elems, kv.row_elems);
+    StoreRow(kv.dtype, kv.v, row, v_rows + i * kv.row_elems, kv.row_elems);
   }
+}
+
+const char* KvDtypeName(KvDtype dtype) {
+  switch (dtype) {
+    case KvDtype::kF16:
+      return "f16";
+    case KvDtype::kBF16:
+      return "bf16";
+    case KvDtype::kFp8E5M2:
+      return "fp8_e5m2";
+  }
+  return "?";
 }
 
 void AttentionForSequence(const AttentionParams& params, const float* q, const int64_t* q_pos,

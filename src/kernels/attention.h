@@ -26,7 +26,8 @@
 // fused multiply-adds (dots) or in float per aligned group of 8 then in double (l_c), and the
 // lanes reduced as ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)) (kernels/cpu/attention_impl.h). o_c
 // keeps one fused multiply-add accumulator per output element over the keys in ascending order.
-// (With a BF16 cache, BF16 takes F16's place.)
+// (With a BF16 cache, BF16 takes F16's place; with an fp8_e5m2 cache the queries are rounded to
+// F16 and each key and value is the E5M2 value, exact in F16.)
 // Work is split across the pool over (sequence, kv head, query tile) and, for long contexts
 // with few queries (decode), also over ranges of whole chunks, whose states are then folded in
 // the same order. pool may be null.
@@ -39,11 +40,19 @@
 
 namespace radixlm::kernels {
 
-enum class KvDtype { kF16, kBF16 };
+// The KV cache's element type. kFp8E5M2 (SGLang's --kv-cache-dtype fp8_e5m2) stores each value
+// as F16's top byte, rounded (kernels/fp16.h): half the memory of F16, with 2 mantissa bits.
+// The integer values are part of the KV wire and disk formats: append only.
+enum class KvDtype { kF16 = 0, kBF16 = 1, kFp8E5M2 = 2 };
+
+// Bytes of one cached value.
+constexpr int KvDtypeBytes(KvDtype dtype) { return dtype == KvDtype::kFp8E5M2 ? 1 : 2; }
+// "f16", "bf16", "fp8_e5m2".
+const char* KvDtypeName(KvDtype dtype);
 
 struct KvLayerView {
   KvDtype dtype = KvDtype::kF16;
-  void* k = nullptr;      // [n_slots, row_elems] of uint16_t (F16 or BF16 bits)
+  void* k = nullptr;      // [n_slots, row_elems] values of dtype (KvDtypeBytes each)
   void* v = nullptr;      // [n_slots, row_elems]
   int64_t row_elems = 0;  // n_kv_heads * head_dim
 };

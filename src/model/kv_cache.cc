@@ -36,22 +36,23 @@ StatusOr<std::unique_ptr<KvCache>> KvCache::Create(const ModelConfig& config,
     cache->layer_rows_.push_back(rows);
     n += 2 * static_cast<size_t>(rows) * static_cast<size_t>(cache->row_elems_);
   }
-  cache->data_.reset(static_cast<uint16_t*>(std::calloc(n, sizeof(uint16_t))));
+  const size_t bytes = n * static_cast<size_t>(kernels::KvDtypeBytes(options.dtype));
+  cache->data_.reset(static_cast<uint8_t*>(std::calloc(bytes, 1)));
   if (cache->data_ == nullptr) {
-    return ResourceExhausted("cannot allocate a KV cache of " +
-                             std::to_string(n * sizeof(uint16_t) >> 20) + " MiB");
+    return ResourceExhausted("cannot allocate a KV cache of " + std::to_string(bytes >> 20) +
+                             " MiB");
   }
-  cache->total_elems_ = n;
+  cache->total_bytes_ = bytes;
   return cache;
 }
 
-void KvCache::FreeDeleter::operator()(uint16_t* p) const { std::free(p); }
+void KvCache::FreeDeleter::operator()(uint8_t* p) const { std::free(p); }
 
-size_t KvCache::bytes() const { return total_elems_ * sizeof(uint16_t); }
+size_t KvCache::bytes() const { return total_bytes_; }
 
 kernels::KvLayerView KvCache::Layer(int64_t layer) {
-  const size_t plane = static_cast<size_t>(layer_rows_[layer]) * row_elems_;
-  uint16_t* base = data_.get() + layer_offset_[layer];
+  const size_t plane = static_cast<size_t>(layer_rows_[layer]) * row_bytes();
+  uint8_t* base = data_.get() + layer_offset_[layer] * elem_bytes();
   kernels::KvLayerView view;
   view.dtype = dtype_;
   view.k = base;
@@ -81,13 +82,13 @@ Status KvCache::CheckCopy(std::span<const int32_t> slots, std::span<const int32_
 Status KvCache::CopyOut(std::span<const int32_t> slots, std::span<const int32_t> swa_slots,
                         std::span<uint8_t> out) const {
   RADIXLM_RETURN_IF_ERROR(CheckCopy(slots, swa_slots, out.size()));
-  const size_t row_bytes = static_cast<size_t>(row_elems_) * sizeof(uint16_t);
+  const size_t row_bytes = this->row_bytes();
   uint8_t* dst = out.data();
   for (size_t i = 0; i < slots.size(); ++i) {
     for (int64_t l = 0; l < n_layers_; ++l) {
       const size_t row = static_cast<size_t>(IsSwaLayer(l) ? swa_slots[i] : slots[i]);
-      const size_t plane = static_cast<size_t>(layer_rows_[l]) * row_elems_;
-      const uint16_t* k = data_.get() + layer_offset_[l] + row * row_elems_;
+      const size_t plane = static_cast<size_t>(layer_rows_[l]) * row_bytes;
+      const uint8_t* k = data_.get() + layer_offset_[l] * elem_bytes() + row * row_bytes;
       std::memcpy(dst, k, row_bytes);
       std::memcpy(dst + row_bytes, k + plane, row_bytes);
       dst += 2 * row_bytes;
@@ -99,13 +100,13 @@ Status KvCache::CopyOut(std::span<const int32_t> slots, std::span<const int32_t>
 Status KvCache::CopyIn(std::span<const int32_t> slots, std::span<const int32_t> swa_slots,
                        std::span<const uint8_t> in) {
   RADIXLM_RETURN_IF_ERROR(CheckCopy(slots, swa_slots, in.size()));
-  const size_t row_bytes = static_cast<size_t>(row_elems_) * sizeof(uint16_t);
+  const size_t row_bytes = this->row_bytes();
   const uint8_t* src = in.data();
   for (size_t i = 0; i < slots.size(); ++i) {
     for (int64_t l = 0; l < n_layers_; ++l) {
       const size_t row = static_cast<size_t>(IsSwaLayer(l) ? swa_slots[i] : slots[i]);
-      const size_t plane = static_cast<size_t>(layer_rows_[l]) * row_elems_;
-      uint16_t* k = data_.get() + layer_offset_[l] + row * row_elems_;
+      const size_t plane = static_cast<size_t>(layer_rows_[l]) * row_bytes;
+      uint8_t* k = data_.get() + layer_offset_[l] * elem_bytes() + row * row_bytes;
       std::memcpy(k, src, row_bytes);
       std::memcpy(k + plane, src + row_bytes, row_bytes);
       src += 2 * row_bytes;

@@ -1,6 +1,7 @@
 // KvCache: the K and V tensors of every layer, one row per token slot.
 //
-// Per layer, K and V are [n_slots, n_kv_heads * head_dim] arrays of F16 or BF16; with
+// Per layer, K and V are [n_slots, n_kv_heads * head_dim] arrays of the KV dtype (F16, BF16 or
+// E5M2; kernels/attention.h); with
 // n_swa_slots > 0, sliding-window layers have [n_swa_slots, ...] arrays of their own instead
 // (rows addressed through ForwardBatch::swa_slot_map). Which slot
 // holds which token of which request is decided outside the model (cache/KvPool hands out
@@ -28,7 +29,7 @@ struct KvCacheOptions {
 
 class KvCache {
  public:
-  // Allocates 2 * kv_size half-precision values (zero-filled) per slot of every layer.
+  // Allocates 2 * kv_size values of options.dtype (zero-filled) per slot of every layer.
   // InvalidArgument if n_slots < 1, or n_swa_slots > 0 for a model without both sliding-window
   // and full layers; ResourceExhausted if the allocation fails.
   static StatusOr<std::unique_ptr<KvCache>> Create(const ModelConfig& config,
@@ -41,12 +42,14 @@ class KvCache {
   bool IsSwaLayer(int64_t layer) const { return n_swa_slots_ > 0 && swa_layer_[layer]; }
   int64_t row_elems() const { return row_elems_; }  // n_kv_heads * head_dim
   kernels::KvDtype dtype() const { return dtype_; }
+  int64_t elem_bytes() const { return kernels::KvDtypeBytes(dtype_); }
+  size_t row_bytes() const { return static_cast<size_t>(row_elems_ * elem_bytes()); }
   size_t bytes() const;
 
   kernels::KvLayerView Layer(int64_t layer);
 
   // Bytes of one token's K and V over every layer (the unit of CopyOut / CopyIn).
-  int64_t token_bytes() const { return n_layers_ * 2 * row_elems_ * 2; }
+  int64_t token_bytes() const { return n_layers_ * 2 * row_elems_ * elem_bytes(); }
   // Token-major copies of the KV of `slots` ([slots.size()][token_bytes()]: per token, per
   // layer, the K row then the V row). Windowed layers with rows of their own use swa_slots
   // (same length as slots). InvalidArgument on a size mismatch or a row out of range.
@@ -65,17 +68,17 @@ class KvCache {
   int64_t n_slots_ = 0;
   int64_t n_swa_slots_ = 0;
   std::vector<uint8_t> swa_layer_;    // [n_layers]
-  std::vector<size_t> layer_offset_;  // [n_layers]: first element of the layer's K plane
+  std::vector<size_t> layer_offset_;  // [n_layers]: first element (not byte) of the K plane
   std::vector<int64_t> layer_rows_;   // [n_layers]
   int64_t row_elems_ = 0;
-  size_t total_elems_ = 0;
+  size_t total_bytes_ = 0;
   kernels::KvDtype dtype_ = kernels::KvDtype::kF16;
   struct FreeDeleter {
-    void operator()(uint16_t* p) const;
+    void operator()(uint8_t* p) const;
   };
-  // Per layer [2 (K, V)][rows][row_elems] of uint16_t bits, layers back to back; calloc'ed,
-  // so untouched pages cost no memory until a slot is written.
-  std::unique_ptr<uint16_t, FreeDeleter> data_;
+  // Per layer [2 (K, V)][rows][row_elems] values of dtype_, layers back to back; calloc'ed, so
+  // untouched pages cost no memory until a slot is written.
+  std::unique_ptr<uint8_t, FreeDeleter> data_;
 };
 
 }  // namespace radixlm::model

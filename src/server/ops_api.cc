@@ -256,6 +256,8 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"disable_hybrid_swa_memory", sc.swa_max_total_tokens == 0},
       {"swa_max_total_num_tokens", sc.swa_max_total_tokens},
       {"swa_full_tokens_ratio", ec.swa_full_tokens_ratio},
+      {"kv_cache_dtype", ec.kv_cache_dtype},
+      {"kv_token_bytes", ctx.engine->kv_token_bytes()},
       {"sliding_window_size", sc.sliding_window},
       {"enable_hierarchical_cache", !sc.hicache_write_policy.empty()},
       {"hicache_storage_backend", sc.hicache_write_policy.empty() ? json(nullptr) : json("file")},

@@ -65,6 +65,21 @@ TEST(KvTransferRecordTest, RejectsKvOfTheWrongSizeForItsLayout) {
       << parsed.status().message();
 }
 
+TEST(KvTransferRecordTest, AnFp8RecordHoldsOneBytePerValueAndUnknownDtypesAreRefused) {
+  KvTransferRecord r = SampleRecord();
+  r.dtype = 2;  // fp8_e5m2
+  EXPECT_EQ(r.ExpectedKvBytes(), uint64_t{12 * 2 * 4 * 1});
+  r.kv.resize(r.ExpectedKvBytes());
+  auto parsed = ParseKvTransferRecord(SerializeKvTransferRecord(r));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->kv, r.kv);
+  r.dtype = 9;
+  parsed = ParseKvTransferRecord(SerializeKvTransferRecord(r));
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find("unknown KV dtype 9"), std::string::npos)
+      << parsed.status().message();
+}
+
 TEST(KvTransferRecordTest, RejectsAForeignMagic) {
   std::vector<uint8_t> bytes = SerializeKvTransferRecord(SampleRecord());
   bytes[0] ^= 0xff;

@@ -23,10 +23,11 @@ struct Storage {
   std::unique_ptr<model::KvCache> kv;
 };
 
-Storage MakeStorage() {
+Storage MakeStorage(kernels::KvDtype dtype = kernels::KvDtype::kF16) {
   KvPool pool = std::move(KvPool::Create({.size = 32, .page_size = 1, .swa_size = 32})).value();
-  auto kv = model::KvCache::Create(
-      kTinyConfig, {.n_slots = pool.storage_slots(), .n_swa_slots = pool.swa_storage_slots()});
+  auto kv = model::KvCache::Create(kTinyConfig, {.n_slots = pool.storage_slots(),
+                                                 .n_swa_slots = pool.swa_storage_slots(),
+                                                 .dtype = dtype});
   EXPECT_TRUE(kv.ok()) << kv.status().ToString();
   return {std::move(pool), std::move(*kv)};
 }
@@ -122,6 +123,41 @@ TEST(PrefixKvTest, AFullAttentionLayerStartingLateIsRefused) {
   ASSERT_EQ(status.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(status.message().find("full-attention layer 2"), std::string::npos)
       << status.message();
+}
+
+TEST(PrefixKvTest, Fp8RowsMoveByteForByteAndMixedDtypesAreRefused) {
+  Storage a = MakeStorage(kernels::KvDtype::kFp8E5M2);
+  EXPECT_EQ(a.kv->token_bytes(), 3 * 2 * 4 * 1);
+  std::vector<int32_t> slots = *a.pool.Allocate(3);
+  for (int64_t layer = 0; layer < 3; ++layer) {
+    const kernels::KvLayerView view = a.kv->Layer(layer);
+    for (int64_t p = 0; p < 3; ++p) {
+      const int32_t row = a.kv->IsSwaLayer(layer) ? a.pool.swa_slot_map()[slots[p]] : slots[p];
+      for (int64_t e = 0; e < 4; ++e) {
+        static_cast<uint8_t*>(view.v)[row * 4 + e] = static_cast<uint8_t>(40 * layer + 4 * p + e);
+      }
+    }
+  }
+  PrefixKv prefix = ReadPrefixKv(*a.kv, a.pool, std::vector<int32_t>{1, 2, 3}, slots);
+  EXPECT_EQ(prefix.kv.size(), size_t{3 * 3 * 2 * 4 * 1});
+  Storage b = MakeStorage(kernels::KvDtype::kFp8E5M2);
+  ASSERT_TRUE(b.pool.Allocate(2).has_value());
+  std::vector<int32_t> into = *b.pool.Allocate(3);
+  ASSERT_TRUE(WritePrefixKv(*b.kv, b.pool, prefix, into).ok());
+  for (int64_t layer = 0; layer < 3; ++layer) {
+    const kernels::KvLayerView view = b.kv->Layer(layer);
+    for (int64_t p = 0; p < 3; ++p) {
+      const int32_t row = b.kv->IsSwaLayer(layer) ? b.pool.swa_slot_map()[into[p]] : into[p];
+      for (int64_t e = 0; e < 4; ++e) {
+        EXPECT_EQ(static_cast<uint8_t*>(view.v)[row * 4 + e], 40 * layer + 4 * p + e);
+      }
+    }
+  }
+  Storage f16 = MakeStorage();
+  std::vector<int32_t> f16_slots = *f16.pool.Allocate(3);
+  const Status status = WritePrefixKv(*f16.kv, f16.pool, prefix, f16_slots);
+  ASSERT_EQ(status.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("--kv-cache-dtype"), std::string::npos) << status.message();
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <initializer_list>
 #include <numeric>
 #include <random>
@@ -21,23 +22,29 @@ using testing::RandomFloats;
 
 struct Cache {
   KvLayerView view;
-  std::vector<uint16_t> k, v;
+  std::vector<uint8_t> k, v;  // values of view.dtype
 };
 
 Cache MakeCache(KvDtype dtype, int n_slots, int64_t row_elems) {
   Cache c;
-  c.k.assign(n_slots * row_elems, 0xFFFF);  // NaN garbage in unused slots must never be read
-  c.v.assign(n_slots * row_elems, 0xFFFF);
+  const size_t bytes = static_cast<size_t>(n_slots * row_elems * KvDtypeBytes(dtype));
+  c.k.assign(bytes, 0xFF);  // NaN garbage (every dtype) in unused slots must never be read
+  c.v.assign(bytes, 0xFF);
   c.view = KvLayerView{dtype, c.k.data(), c.v.data(), row_elems};
   return c;
 }
 
-float LoadHalf(KvDtype dtype, uint16_t h) {
+// Value i of a plane as the kernel must read it.
+float LoadValue(KvDtype dtype, const std::vector<uint8_t>& plane, int64_t i) {
+  if (dtype == KvDtype::kFp8E5M2) return E5M2ToF32(plane[i]);
+  uint16_t h;
+  std::memcpy(&h, plane.data() + 2 * i, 2);
   return dtype == KvDtype::kF16 ? F16ToF32(h) : Bf16ToF32(h);
 }
 
-float RoundHalf(KvDtype dtype, float x) {
-  return dtype == KvDtype::kF16 ? F16ToF32(F32ToF16(x)) : Bf16ToF32(F32ToBf16(x));
+// A query value as the kernel rounds it: to BF16 for a BF16 cache, else to F16.
+float RoundQuery(KvDtype dtype, float x) {
+  return dtype == KvDtype::kBF16 ? Bf16ToF32(F32ToBf16(x)) : F16ToF32(F32ToF16(x));
 }
 
 // Naive reference in double over the values actually stored in the cache, with the kernel's
@@ -55,7 +62,7 @@ std::vector<double> NaiveAttention(const AttentionParams& p, const std::vector<f
       std::vector<double> qh(hd);
       for (int d = 0; d < hd; ++d) {
         const float x = q[(i * p.n_heads + h) * hd + d];
-        qh[d] = RoundHalf(c.view.dtype, p.scale_query ? x * p.scale : x);
+        qh[d] = RoundQuery(c.view.dtype, p.scale_query ? x * p.scale : x);
       }
       std::vector<double> scores;
       std::vector<int> keys;
@@ -64,7 +71,7 @@ std::vector<double> NaiveAttention(const AttentionParams& p, const std::vector<f
         if (p.sliding_window > 0 && q_pos[i] - j >= p.sliding_window) continue;
         double s = 0;
         for (int d = 0; d < hd; ++d) {
-          s += qh[d] * LoadHalf(c.view.dtype, c.k[slots[j] * c.view.row_elems + g * hd + d]);
+          s += qh[d] * LoadValue(c.view.dtype, c.k, slots[j] * c.view.row_elems + g * hd + d);
         }
         if (!p.scale_query) s *= p.scale;
         if (p.logit_softcap > 0) s = p.logit_softcap * std::tanh(s / p.logit_softcap);
@@ -79,7 +86,7 @@ std::vector<double> NaiveAttention(const AttentionParams& p, const std::vector<f
         const double prob = scores[k] / z;
         for (int d = 0; d < hd; ++d) {
           out[(i * p.n_heads + h) * hd + d] +=
-              prob * LoadHalf(c.view.dtype, c.v[slots[keys[k]] * c.view.row_elems + g * hd + d]);
+              prob * LoadValue(c.view.dtype, c.v, slots[keys[k]] * c.view.row_elems + g * hd + d);
         }
       }
     }
@@ -145,6 +152,8 @@ TEST(Attention, MatchesNaiveReference) {
       {4, 4, 16, 3, 0.0f, 0, 40, KvDtype::kF16},             // window smaller than a key block
       {4, 1, 256, 512, 0.0f, 600, 20, KvDtype::kF16, true},  // Gemma: Q scaled before F16
       {4, 1, 256, 0, 0.0f, 900, 1, KvDtype::kF16, true},     // ... and in split decode
+      {4, 1, 256, 512, 50.0f, 600, 20, KvDtype::kFp8E5M2, true},  // one byte per value
+      {8, 2, 24, 0, 0.0f, 700, 1, KvDtype::kFp8E5M2},             // ... long decode, odd dim
   };
   std::mt19937 rng(21);
   ThreadPool pool(3);
@@ -157,11 +166,12 @@ TEST(Attention, MatchesNaiveReference) {
 // The split of decode work (ranges of whole softmax chunks, folded in order afterwards) must not
 // change any bit, whatever the pool size.
 TEST(Attention, SplitWorkGivesIdenticalResults) {
+  for (const KvDtype dtype : {KvDtype::kF16, KvDtype::kFp8E5M2}) {
   std::mt19937 rng(23);
   AttentionParams p{4, 1, 256, 0.0625f, 512, 0.0f, true};
   const int n_kv = 1337;
   const int64_t row = 256;
-  Cache c = MakeCache(KvDtype::kF16, n_kv, row);
+  Cache c = MakeCache(dtype, n_kv, row);
   const auto k = RandomFloats(rng, n_kv * row), v = RandomFloats(rng, n_kv * row);
   std::vector<int32_t> slots(n_kv);
   std::iota(slots.begin(), slots.end(), 0);
@@ -177,6 +187,7 @@ TEST(Attention, SplitWorkGivesIdenticalResults) {
       ASSERT_EQ(serial[i], pooled2[i]) << "pos=" << pos << " i=" << i;
       ASSERT_EQ(serial[i], pooled4[i]) << "pos=" << pos << " i=" << i;
     }
+  }
   }
 }
 

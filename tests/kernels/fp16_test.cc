@@ -54,6 +54,88 @@ TEST(Fp16, RoundsToNearestEven) {
   EXPECT_EQ(F32ToF16(-0.0f), 0x8000);
 }
 
+// Reference E5M2 -> double by the definition (1 sign, 5 exponent, 2 mantissa bits, bias 15).
+double E5M2Value(uint8_t b) {
+  const int sign = b >> 7, exp = (b >> 2) & 31, mant = b & 3;
+  double v;
+  if (exp == 0) {
+    v = std::ldexp(mant, -16);
+  } else if (exp == 31) {
+    v = mant ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+  } else {
+    v = std::ldexp(4 + mant, exp - 17);
+  }
+  return sign ? -v : v;
+}
+
+TEST(E5M2, EveryCodeConvertsExactly) {
+  for (uint32_t b = 0; b < 256; ++b) {
+    const float f = E5M2ToF32(static_cast<uint8_t>(b));
+    const double ref = E5M2Value(static_cast<uint8_t>(b));
+    if (std::isnan(ref)) {
+      EXPECT_TRUE(std::isnan(f)) << b;
+      EXPECT_TRUE(std::isnan(E5M2ToF32(F32ToE5M2(f)))) << b;
+      continue;
+    }
+    EXPECT_EQ(static_cast<double>(f), ref) << b;
+    EXPECT_EQ(F32ToE5M2(f), b) << b;
+  }
+}
+
+// Every F16 value rounds to the nearest E5M2 value (ties to the even code), finite values
+// saturating at +-57344; inf and NaN keep their kind.
+TEST(E5M2, EveryHalfRoundsToTheNearestCode) {
+  std::vector<double> finite;  // the non-negative finite E5M2 values, ascending with the code
+  for (int b = 0; b < 0x7c; ++b) finite.push_back(E5M2Value(static_cast<uint8_t>(b)));
+  for (uint32_t h = 0; h < 65536; ++h) {
+    const double x = HalfValue(static_cast<uint16_t>(h));
+    const uint8_t got = F16ToE5M2(static_cast<uint16_t>(h));
+    if (std::isnan(x)) {
+      EXPECT_TRUE(std::isnan(E5M2ToF32(got))) << h;
+      continue;
+    }
+    if (std::isinf(x)) {
+      EXPECT_EQ(E5M2ToF32(got), static_cast<float>(x)) << h;
+      continue;
+    }
+    const double ax = std::fabs(x);
+    int best = 0;
+    for (int b = 1; b < static_cast<int>(finite.size()); ++b) {
+      const double d = std::fabs(finite[b] - ax), db = std::fabs(finite[best] - ax);
+      if (d < db || (d == db && (b & 1) == 0)) best = b;
+    }
+    const uint8_t want = static_cast<uint8_t>(best | (std::signbit(x) ? 0x80 : 0));
+    EXPECT_EQ(got, want) << "half " << h << " = " << x;
+  }
+  EXPECT_EQ(E5M2ToF32(F32ToE5M2(1e6f)), 57344.0f);
+  EXPECT_EQ(E5M2ToF32(F32ToE5M2(-1e6f)), -57344.0f);
+}
+
+TEST(E5M2, RowsMatchTheScalarConversions) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-300.0f, 300.0f);
+  for (const int n : {0, 1, 7, 255, 256, 257, 1000}) {
+    std::vector<float> src(n);
+    for (float& x : src) x = dist(rng);
+    if (n > 6) {  // saturation, inf and NaN on the row path too
+      src[1] = 1e6f;
+      src[2] = -7e4f;
+      src[3] = std::numeric_limits<float>::infinity();
+      src[4] = std::numeric_limits<float>::quiet_NaN();
+    }
+    std::vector<uint8_t> codes(n);
+    F32ToE5M2Row(src.data(), codes.data(), n);
+    std::vector<float> back(n);
+    E5M2ToF32Row(codes.data(), back.data(), n);
+    for (int i = 0; i < n; ++i) {
+      ASSERT_EQ(codes[i], F32ToE5M2(src[i])) << i;
+      if (!std::isnan(src[i])) {
+        ASSERT_EQ(back[i], E5M2ToF32(codes[i])) << i;
+      }
+    }
+  }
+}
+
 TEST(Bf16, RoundsToNearestEvenAndKeepsNan) {
   EXPECT_EQ(Bf16ToF32(F32ToBf16(1.0f)), 1.0f);
   EXPECT_EQ(F32ToBf16(1.0f + std::ldexp(1.0f, -8)), F32ToBf16(1.0f));  // tie -> even

@@ -93,6 +93,11 @@ std::vector<ForwardCase> Cases() {
     cases.push_back(c);
   }
   {
+    ForwardCase c{"gemma3_q8_0_fp8kv", TinyGemma3Spec(), KvDtype::kFp8E5M2};
+    c.spec.matrix_type = GgmlType::kQ8_0;
+    cases.push_back(c);
+  }
+  {
     ForwardCase c{"qwen3_bf16_bf16kv", {}, KvDtype::kBF16};
     c.spec.arch = "qwen3";
     c.spec.matrix_type = GgmlType::kBF16;

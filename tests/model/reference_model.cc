@@ -138,8 +138,20 @@ void ReferenceModel::Rope(float* head, int64_t pos, bool sliding) const {
 }
 
 float ReferenceModel::RoundKv(float x) const {
-  return kv_dtype_ == kernels::KvDtype::kF16 ? kernels::F16ToF32(kernels::F32ToF16(x))
-                                             : kernels::Bf16ToF32(kernels::F32ToBf16(x));
+  switch (kv_dtype_) {
+    case kernels::KvDtype::kBF16:
+      return kernels::Bf16ToF32(kernels::F32ToBf16(x));
+    case kernels::KvDtype::kFp8E5M2:
+      return kernels::E5M2ToF32(kernels::F32ToE5M2(x));
+    case kernels::KvDtype::kF16:
+      break;
+  }
+  return kernels::F16ToF32(kernels::F32ToF16(x));
+}
+
+float ReferenceModel::RoundQuery(float x) const {
+  return kv_dtype_ == kernels::KvDtype::kBF16 ? kernels::Bf16ToF32(kernels::F32ToBf16(x))
+                                              : kernels::F16ToF32(kernels::F32ToF16(x));
 }
 
 std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_t>& tokens) const {
@@ -204,7 +216,7 @@ std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_
         const float q_scale = c.scale_query ? c.attention_scale : 1.0f;
         const double s_scale = c.scale_query ? 1.0 : c.attention_scale;
         std::vector<float> qh(d);
-        for (int64_t e = 0; e < d; ++e) qh[e] = RoundKv(q[t][head * d + e] * q_scale);
+        for (int64_t e = 0; e < d; ++e) qh[e] = RoundQuery(q[t][head * d + e] * q_scale);
         std::vector<double> scores;
         std::vector<int64_t> keys;
         for (int64_t j = 0; j <= t; ++j) {

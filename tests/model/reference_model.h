@@ -45,7 +45,8 @@ class ReferenceModel {
   std::vector<float> MatVec(const Matrix& m, const std::vector<float>& x) const;
   std::vector<float> RmsNorm(const std::vector<float>& x, const std::vector<float>& w) const;
   void Rope(float* head, int64_t pos, bool sliding) const;
-  float RoundKv(float x) const;
+  float RoundKv(float x) const;     // a K or V value as the cache stores it
+  float RoundQuery(float x) const;  // a query value as attention rounds it (kernels/attention.h)
 
   ModelConfig config_;
   kernels::KvDtype kv_dtype_;
