@@ -22,7 +22,7 @@ the same memory holds 1,152,000 rows, and 32 chats need 32 x (12,000 + 15 x 768)
 most (the windowed pool then needs r >= 32 x 768 / 128,000 = 0.19 of the full one).
 
   .venv/bin/python bench/bench_swa_chats.py --bin build/apps/radixlm [--chats 32 --fit 8]
-      [--only 'sliding-window fp8']
+      [--only 'one pool fp8' --only 'sliding-window fp8']
 """
 
 import argparse
@@ -101,9 +101,10 @@ def main():
     ap.add_argument("--swa-ratio", type=float, default=0.16)
     ap.add_argument("--fp8-swa-ratio", type=float, default=0.25)
     ap.add_argument("--skip-fp8", action="store_true")
-    ap.add_argument("--only", choices=["one pool", "sliding-window", "one pool fp8",
-                                       "sliding-window fp8"],
-                    help="run this one layout (no output comparison)")
+    ap.add_argument("--only", action="append",
+                    choices=["one pool", "sliding-window", "one pool fp8", "sliding-window fp8"],
+                    help="run only this layout (repeatable); outputs are compared between the "
+                         "layouts run")
     ap.add_argument("--chunk", type=int, default=256)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     args = ap.parse_args()
@@ -118,9 +119,10 @@ def main():
         layouts["one pool fp8"] = fp8 + ["--disable-hybrid-swa-memory"]
         layouts["sliding-window fp8"] = fp8 + ["--swa-full-tokens-ratio", str(args.fp8_swa_ratio)]
     if args.only:
-        layouts = {args.only: layouts[args.only]} if args.only in layouts else {}
-        if not layouts:
-            ap.error(f"--only {args.only!r} is not run with --skip-fp8")
+        missing = [name for name in args.only if name not in layouts]
+        if missing:
+            ap.error(f"--only {missing[0]!r} is not run with --skip-fp8")
+        layouts = {name: layouts[name] for name in layouts if name in args.only}
     prompt_len = args.chat_tokens - args.output_len
     results, outputs = {}, {}
     for name, flags in layouts.items():
@@ -136,13 +138,11 @@ def main():
         print(f"{name:18} pools {r['full_pool_tokens']} / {r['swa_pool_tokens']} tokens; peak "
               f"running {r['peak_running']}; retracted {r['retracted']}; {r['wall_s']:.1f} s; "
               f"{r['output_tok_s']:.1f} out tok/s")
-    if args.only:
-        return
-    print("outputs identical, one pool vs sliding-window:",
-          outputs["one pool"] == outputs["sliding-window"])
-    if not args.skip_fp8:
-        print("outputs identical, one pool fp8 vs sliding-window fp8:",
-              outputs["one pool fp8"] == outputs["sliding-window fp8"])
+    for a, b in (("one pool", "sliding-window"), ("one pool fp8", "sliding-window fp8")):
+        if a in outputs and b in outputs:
+            same = sum(x == y for x, y in zip(outputs[a], outputs[b]))
+            print(f"outputs identical, {a} vs {b}: {same} of {args.chats} chats")
+    if "one pool" in outputs and "one pool fp8" in outputs:
         same = sum(a == b for a, b in zip(outputs["one pool"], outputs["one pool fp8"]))
         print(f"fp8 outputs equal to the F16 ones: {same} of {args.chats} chats")
 
