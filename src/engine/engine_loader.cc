@@ -22,7 +22,7 @@ struct KvSizing {
 
 // The --kv-cache-dtype value as a KV element type.
 StatusOr<kernels::KvDtype> ParseKvCacheDtype(const std::string& name) {
-  if (name == "auto" || name == "f16" || name == "fp16") return kernels::KvDtype::kF16;
+  if (name == "auto") return kernels::KvDtype::kF16;
   if (name == "bf16") return kernels::KvDtype::kBF16;
   if (name == "fp8_e5m2") return kernels::KvDtype::kFp8E5M2;
   if (name == "fp8_e4m3") {
@@ -124,7 +124,8 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
 
   int64_t context = mc.context_length;
   if (config.context_length > 0) context = std::min(context, config.context_length);
-  RADIXLM_ASSIGN_OR_RETURN(const kernels::KvDtype kv_dtype, ParseKvCacheDtype(config.kv_cache_dtype));
+  RADIXLM_ASSIGN_OR_RETURN(const kernels::KvDtype kv_dtype,
+                           ParseKvCacheDtype(config.kv_cache_dtype));
   RADIXLM_ASSIGN_OR_RETURN(const KvSizing kv, SizeKv(config, mc, kv_dtype));
   RADIXLM_ASSIGN_OR_RETURN(
       SchedulerConfig sc,

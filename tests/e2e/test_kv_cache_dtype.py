@@ -81,7 +81,8 @@ def test_long_prompts_and_prefix_hits(servers):
 
 
 def test_bad_dtypes_are_refused_at_startup():
-    for value, needle in (("fp8_e4m3", "not built"), ("int4", "must be auto, bf16 or fp8_e5m2")):
+    for value, needle in (("fp8_e4m3", "not built"), ("int4", "must be auto, bf16 or fp8_e5m2"),
+                          ("fp16", "must be auto, bf16 or fp8_e5m2")):
         p = subprocess.run([_binary(), "serve", "--model-path", _model(), "--port", "0",
                             "--kv-cache-dtype", value], capture_output=True, text=True, timeout=120)
         assert p.returncode != 0, value

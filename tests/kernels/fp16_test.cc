@@ -13,19 +13,25 @@
 namespace radixlm::kernels {
 namespace {
 
-// Reference half -> float by the definition (sign, exponent, mantissa).
-double HalfValue(uint16_t h) {
-  const int sign = h >> 15, exp = (h >> 10) & 31, mant = h & 1023;
+// Reference decoder by the definition for a minifloat with 1 sign bit, 5 exponent bits (bias 15)
+// and kMant mantissa bits: F16 is kMant = 10, E5M2 is kMant = 2 (F16's top byte).
+template <int kMant>
+double MiniFloatValue(uint32_t code) {
+  const int sign = (code >> (5 + kMant)) & 1, exp = (code >> kMant) & 31;
+  const int mant = code & ((1 << kMant) - 1);
   double v;
   if (exp == 0) {
-    v = std::ldexp(mant, -24);
+    v = std::ldexp(mant, -14 - kMant);
   } else if (exp == 31) {
     v = mant ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
   } else {
-    v = std::ldexp(1024 + mant, exp - 25);
+    v = std::ldexp((1 << kMant) + mant, exp - 15 - kMant);
   }
   return sign ? -v : v;
 }
+
+double HalfValue(uint16_t h) { return MiniFloatValue<10>(h); }
+double E5M2Value(uint8_t b) { return MiniFloatValue<2>(b); }
 
 TEST(Fp16, EveryHalfConvertsExactlyAndRoundTrips) {
   for (uint32_t h = 0; h < 65536; ++h) {
@@ -52,20 +58,6 @@ TEST(Fp16, RoundsToNearestEven) {
   EXPECT_EQ(F16ToF32(F32ToF16(std::ldexp(1.0f, -25))), 0.0f);  // tie -> even (0)
   EXPECT_EQ(F16ToF32(F32ToF16(std::ldexp(1.5f, -25))), std::ldexp(1.0f, -24));
   EXPECT_EQ(F32ToF16(-0.0f), 0x8000);
-}
-
-// Reference E5M2 -> double by the definition (1 sign, 5 exponent, 2 mantissa bits, bias 15).
-double E5M2Value(uint8_t b) {
-  const int sign = b >> 7, exp = (b >> 2) & 31, mant = b & 3;
-  double v;
-  if (exp == 0) {
-    v = std::ldexp(mant, -16);
-  } else if (exp == 31) {
-    v = mant ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-  } else {
-    v = std::ldexp(4 + mant, exp - 17);
-  }
-  return sign ? -v : v;
 }
 
 TEST(E5M2, EveryCodeConvertsExactly) {
