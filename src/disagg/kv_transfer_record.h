@@ -1,8 +1,8 @@
 // KvTransferRecord: what a prefill server hands the decode server for one bootstrap room — the
 // prompt's tokens and the prompt's KV rows of every layer — and its wire form (a flat
-// little-endian byte string; the transport moves it as one opaque message). A record may instead carry an error:
-// the prefill side could not produce the KV (its request failed or was aborted), and the decode
-// side ends its request with that message.
+// little-endian byte string; the transport moves it as one opaque message). A record may
+// instead carry an error: the prefill side could not produce the KV (its request failed or was
+// aborted), and the decode side ends its request with that message.
 //
 // KV layout in `kv`: for each layer l in order, its K rows then its V rows for prompt positions
 // [rows_from[l], prompt_ids.size()), each row `row_elems` values of `dtype` (KvValueBytes each).
