@@ -23,6 +23,7 @@
 #endif
 #include "engine/engine.h"
 #include "server/http_server.h"
+#include "server/listen_socket.h"
 #include "server/server_log.h"
 #include "util/model_path.h"
 
@@ -232,6 +233,10 @@ Status RunServe(ServeOptions opt) {
   RADIXLM_RETURN_IF_ERROR(CheckDisaggregation(opt));
   AlignChainDraftTokens(&opt);
   RaiseFileLimit();
+  // The port first: a port in use fails before the model loads, and the KV transfer's
+  // transports (which bind ephemeral ports) cannot take it.
+  RADIXLM_ASSIGN_OR_RETURN(server::ListenSocket listener,
+                           server::ListenSocket::Open(opt.server.host, opt.server.port));
   RADIXLM_ASSIGN_OR_RETURN(std::string path, ResolveModelPath(opt.engine.model_path));
   std::error_code size_error;
   const auto file_bytes = static_cast<int64_t>(std::filesystem::file_size(path, size_error));
@@ -261,7 +266,7 @@ Status RunServe(ServeOptions opt) {
   RADIXLM_RETURN_IF_ERROR(StartDisaggregation(opt, engine.get(), &opt.server, &disaggregation));
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<server::HttpServer> http,
                            server::HttpServer::Create(opt.server, engine.get()));
-  RADIXLM_RETURN_IF_ERROR(http->Start());
+  RADIXLM_RETURN_IF_ERROR(http->Start(std::move(listener)));
 
   const EngineSettings& sc = engine->settings();
   const int threads = opt.engine.threads > 0

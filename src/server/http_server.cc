@@ -5,6 +5,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <csignal>
+#include <unistd.h>
 
 #include "chat/reasoning_parser.h"
 #include "chat/tool_call_parser.h"
@@ -93,20 +94,20 @@ std::string HttpServer::url() const {
 }
 
 Status HttpServer::Start() {
+  RADIXLM_ASSIGN_OR_RETURN(ListenSocket listener, ListenSocket::Open(config_.host, config_.port));
+  return Start(std::move(listener));
+}
+
+Status HttpServer::Start(ListenSocket listener) {
+  if (!listener.is_open()) return InvalidArgument("HttpServer::Start needs an open ListenSocket");
   boost::system::error_code ec;
-  tcp::resolver resolver(ioc_);
-  auto endpoints = resolver.resolve(config_.host, std::to_string(config_.port), ec);
-  if (ec || endpoints.empty()) {
-    return IoError("cannot resolve --host " + config_.host + ": " + ec.message());
+  bound_port_ = listener.port();
+  const int fd = listener.Release();
+  acceptor_.assign(listener.ipv6() ? tcp::v6() : tcp::v4(), fd, ec);
+  if (ec) {
+    ::close(fd);
+    return IoError("cannot accept on port " + std::to_string(bound_port_) + ": " + ec.message());
   }
-  const tcp::endpoint endpoint = endpoints.begin()->endpoint();
-  const std::string where = config_.host + ":" + std::to_string(config_.port);
-  acceptor_.open(endpoint.protocol(), ec);
-  if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(endpoint, ec);
-  if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
-  if (ec) return IoError("cannot listen on " + where + ": " + ec.message());
-  bound_port_ = acceptor_.local_endpoint().port();
 
   signals_.add(SIGINT);
   signals_.add(SIGTERM);

@@ -2,6 +2,7 @@
 //
 //   auto server = HttpServer::Create(config, engine.get());
 //   (*server)->Start();              // bind, listen, start the IO threads
+//   (*server)->Start(std::move(listener));  // or: accept on a ListenSocket opened earlier
 //   (*server)->WaitForShutdown();    // until SIGINT / SIGTERM / RequestStop()
 //
 // Threading: config.io_threads threads run one io_context; every connection has its own
@@ -32,6 +33,7 @@
 
 #include "engine/engine.h"
 #include "server/http_session.h"
+#include "server/listen_socket.h"
 #include "server/metrics.h"
 #include "server/radix_tree_feed.h"
 #include "server/router.h"
@@ -53,6 +55,8 @@ class HttpServer {
   // Binds host:port (port 0: any free port) and starts serving. IoError naming the address when
   // it cannot bind.
   Status Start();
+  // Starts serving on a socket already listening (ListenSocket::Open of config's host and port).
+  Status Start(ListenSocket listener);
   int port() const { return bound_port_; }
   std::string url() const;
 

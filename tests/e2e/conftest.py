@@ -69,20 +69,33 @@ def chat_model_path():
     return None
 
 
+# Tries with a fresh port when the one free_port() found was taken before the server bound it.
+PORT_ATTEMPTS = 3
+
+
 class Server(LoggedProcess):
     """A running `radixlm serve` process."""
 
     def __init__(self, extra_args=(), api_key=None, model=None, wrapper=()):
         """wrapper: a command line the server runs under (it must exec the rest)."""
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
         self.api_key = api_key
-        cmd = [*wrapper, _binary(), "serve", "--host", "127.0.0.1", "--port", str(self.port),
-               "--model-path", model or _model(), *extra_args]
-        if api_key:
-            cmd += ["--api-key", api_key]
-        super().__init__(cmd, "radixlm-serve-")
-        self.wait_until(self._healthy, STARTUP_TIMEOUT_S, "radixlm serve", "become healthy")
+        for attempt in range(PORT_ATTEMPTS):
+            self.port = free_port()
+            self.url = f"http://127.0.0.1:{self.port}"
+            cmd = [*wrapper, _binary(), "serve", "--host", "127.0.0.1", "--port", str(self.port),
+                   "--model-path", model or _model(), *extra_args]
+            if api_key:
+                cmd += ["--api-key", api_key]
+            super().__init__(cmd, "radixlm-serve-")
+            try:
+                self.wait_until(self._healthy, STARTUP_TIMEOUT_S, "radixlm serve", "become healthy")
+                return
+            except RuntimeError as e:
+                # free_port() closes its socket before the server binds the port: another
+                # process (a transport binding an ephemeral port) can take it in between.
+                taken = f"cannot listen on 127.0.0.1:{self.port}: Address already in use"
+                if attempt + 1 == PORT_ATTEMPTS or taken not in str(e):
+                    raise
 
     def _healthy(self):
         try:

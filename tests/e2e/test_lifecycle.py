@@ -1,12 +1,13 @@
-"""A second server with --api-key: authentication, then SIGTERM while a stream is running
-(test_faults.py checks the drain itself)."""
+"""A second server with --api-key: authentication, a second server on its port, then SIGTERM
+while a stream is running (test_faults.py checks the drain itself)."""
 
+import subprocess
 import threading
 
 import pytest
 import requests
 
-from conftest import Server
+from conftest import Server, _binary, _model
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +38,17 @@ def test_api_key(keyed_server):
     assert info["max_total_num_tokens"] == 8192 and info["schedule_policy"] == "fcfs"
 
 
+def test_a_port_in_use_fails_before_the_model_loads(keyed_server):
+    out = subprocess.run([_binary(), "serve", "--model-path", _model(), "--host", "127.0.0.1",
+                          "--port", str(keyed_server.port)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0
+    assert (f"cannot listen on 127.0.0.1:{keyed_server.port}: Address already in use"
+            in out.stderr), out.stderr
+    assert "loading" not in out.stderr, out.stderr
+    assert requests.get(keyed_server.url + "/health", timeout=60).status_code == 200
+
+
 def test_sigterm_aborts_streams_still_running_at_the_drain_deadline_and_exits_0(keyed_server):
     events = []
     started = threading.Event()
@@ -60,3 +72,4 @@ def test_sigterm_aborts_streams_still_running_at_the_drain_deadline_and_exits_0(
     assert not t.is_alive()
     assert events[-1] == "data: [DONE]"
     assert '"abort"' in events[-2]
+

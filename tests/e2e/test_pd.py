@@ -18,7 +18,7 @@ import time
 import pytest
 import requests
 
-from conftest import Server, _binary, _model, sse_events
+from conftest import PORT_ATTEMPTS, Server, _binary, _model, sse_events
 from gateway import Gateway, free_port, smg_binary
 
 SMG, SMG_MISSING = smg_binary()
@@ -180,11 +180,18 @@ def free_kv(server):
 
 class PdPair:
     def __init__(self):
-        self.bootstrap_port = free_port()
-        self.prefill = Server(extra_args=[
-            "--threads", "1", "--disaggregation-mode", "prefill",
-            "--disaggregation-bootstrap-port", str(self.bootstrap_port),
-            "--disaggregation-transfer-backend", "ucx"])
+        for attempt in range(PORT_ATTEMPTS):
+            self.bootstrap_port = free_port()
+            try:
+                self.prefill = Server(extra_args=[
+                    "--threads", "1", "--disaggregation-mode", "prefill",
+                    "--disaggregation-bootstrap-port", str(self.bootstrap_port),
+                    "--disaggregation-transfer-backend", "ucx"])
+                break
+            except RuntimeError as e:  # the port was taken before the UCX listener bound it
+                taken = f"UCX listening on 127.0.0.1:{self.bootstrap_port}"
+                if attempt + 1 == PORT_ATTEMPTS or taken not in str(e):
+                    raise
         self.decode = Server(extra_args=[
             "--threads", "1", "--disaggregation-mode", "decode",
             "--disaggregation-transfer-backend", "ucx", "--disaggregation-timeout", "20"])

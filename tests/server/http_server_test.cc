@@ -42,7 +42,9 @@ class HttpServerTest : public ::testing::Test {
  protected:
   void SetUp() override { StartServer(ServerConfig()); }
 
-  void StartServer(ServerConfig config, std::chrono::microseconds forward_delay = {}) {
+  // listener: a socket opened earlier to accept on (default: the server binds port 0 itself).
+  void StartServer(ServerConfig config, std::chrono::microseconds forward_delay = {},
+                   ListenSocket listener = {}) {
     server_.reset();
     engine_.reset();
     EngineConfig ec;
@@ -61,12 +63,14 @@ class HttpServerTest : public ::testing::Test {
                        ModelAssets::FromParts(std::make_unique<FakeTokenTextCodec>(), info));
     ASSERT_TRUE(engine.ok()) << engine.status().ToString();
     engine_ = std::move(*engine);
-    config.port = 0;
+    config.port = listener.is_open() ? listener.port() : 0;
     config.io_threads = 2;
     auto server = HttpServer::Create(config, engine_.get());
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     server_ = std::move(*server);
-    ASSERT_TRUE(server_->Start().ok());
+    const Status started =
+        listener.is_open() ? server_->Start(std::move(listener)) : server_->Start();
+    ASSERT_TRUE(started.ok()) << started.ToString();
   }
 
   void TearDown() override {
@@ -153,6 +157,25 @@ class HttpServerTest : public ::testing::Test {
 const char* kGreedy =
     R"({"input_ids": [2, 3, 4, 5], "sampling_params": {"max_new_tokens": 4, "temperature": 0,
         "ignore_eos": true}})";
+
+// `radixlm serve` claims its port before loading the model: a client that connects meanwhile
+// waits in the listen backlog and is answered once the server starts.
+TEST_F(HttpServerTest, ServesAConnectionMadeBeforeItStartedOnItsListenSocket) {
+  server_.reset();
+  auto listener = ListenSocket::Open("127.0.0.1", 0);
+  ASSERT_TRUE(listener.ok()) << listener.status().ToString();
+  const int port = listener->port();
+  tcp::socket early(ioc_);
+  early.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+  net::write(early, net::buffer(RawRequest("POST", "/generate", kGreedy)));
+
+  StartServer(ServerConfig(), {}, std::move(*listener));
+  EXPECT_EQ(server_->port(), port);
+  beast::flat_buffer buffer;
+  const Reply reply = ReadReply(early, buffer);
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  EXPECT_EQ(reply.Json()["meta_info"]["completion_tokens"], 4);
+}
 
 TEST_F(HttpServerTest, GenerateReturnsSglangShape) {
   Reply reply = Send("POST", "/generate", kGreedy);
