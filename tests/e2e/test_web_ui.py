@@ -3,6 +3,7 @@
 --disable-web-ui. The page itself is driven in a browser by test_web_browser.py."""
 
 import json
+import socket
 import threading
 import time
 
@@ -58,6 +59,11 @@ class EventCollector:
             return list(self.events)
 
     def close(self):
+        # Shut the socket down first: close() alone waits for the reader thread's pending read,
+        # which returns only with the server's next keep-alive comment (15 s).
+        sock = getattr(getattr(self.response.raw, "connection", None), "sock", None)
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
         self.response.close()
 
 
