@@ -1,7 +1,6 @@
 #include "grammar/dfa.h"
 
 #include <algorithm>
-#include <map>
 #include <string>
 #include <unordered_map>
 
@@ -150,25 +149,62 @@ Dfa TrimDfa(const Dfa& dfa) {
 
 Dfa MinimizeDfa(const Dfa& dfa) {
   const int32_t n = dfa.num_states();
+  // Bytes whose transitions agree in every state are one input symbol: grammar automata use a
+  // few dozen such byte classes, so each signature below is that long, not 256.
+  std::vector<int> symbol_bytes;  // one byte of each class
+  {
+    std::unordered_map<std::vector<int32_t>, int, VectorHash> columns;
+    std::vector<int32_t> column(n);
+    for (int b = 0; b < 256; ++b) {
+      for (int32_t s = 0; s < n; ++s) column[s] = dfa.Next(s, static_cast<uint8_t>(b));
+      if (columns.emplace(column, b).second) symbol_bytes.push_back(b);
+    }
+  }
+  const size_t symbols = symbol_bytes.size();
+  std::vector<int32_t> compact(static_cast<size_t>(n) * symbols);  // [state][symbol]
+  for (int32_t s = 0; s < n; ++s) {
+    for (size_t k = 0; k < symbols; ++k) {
+      compact[s * symbols + k] = dfa.Next(s, static_cast<uint8_t>(symbol_bytes[k]));
+    }
+  }
   // Moore: start from {accepting, non-accepting}, split classes by the classes of successors
-  // until stable. Each round is O(n * 256); typical grammar DFAs converge in a few rounds.
+  // until stable. A state's signature is its class and its successors' classes; each round
+  // hashes them into an open-addressing table of states, O(n * symbols).
+  const size_t width = symbols + 1;
   std::vector<int32_t> cls(n);
   for (int32_t s = 0; s < n; ++s) cls[s] = dfa.IsAccepting(s) ? 1 : 0;
+  std::vector<int32_t> sigs(static_cast<size_t>(n) * width);
+  size_t slots = 1;
+  while (slots < 2 * static_cast<size_t>(n)) slots *= 2;
+  std::vector<int32_t> table(slots);  // a state whose signature names its class, or -1
+  std::vector<int32_t> next_cls(n);
   int32_t num_classes = 0;
   while (true) {
-    std::map<std::vector<int32_t>, int32_t> signature_ids;
-    std::vector<int32_t> next_cls(n);
-    std::vector<int32_t> sig(257);
+    std::fill(table.begin(), table.end(), -1);
+    int32_t count = 0;
     for (int32_t s = 0; s < n; ++s) {
+      int32_t* sig = &sigs[s * width];
       sig[0] = cls[s];
-      for (int b = 0; b < 256; ++b) {
-        const int32_t t = dfa.Next(s, static_cast<uint8_t>(b));
-        sig[b + 1] = t == Dfa::kDead ? -1 : cls[t];
+      const int32_t* succ = &compact[s * symbols];
+      uint64_t h = 0x9e3779b97f4a7c15ull ^ static_cast<uint32_t>(cls[s]);
+      for (size_t k = 0; k < symbols; ++k) {
+        sig[k + 1] = succ[k] == Dfa::kDead ? -1 : cls[succ[k]];
+        h = (h ^ static_cast<uint32_t>(sig[k + 1])) * 0x100000001b3ull;
       }
-      auto [it, inserted] = signature_ids.emplace(sig, static_cast<int32_t>(signature_ids.size()));
-      next_cls[s] = it->second;
+      // The first state with this signature names the class (in state order: deterministic).
+      for (size_t slot = (h ^ (h >> 29)) & (slots - 1);; slot = (slot + 1) & (slots - 1)) {
+        const int32_t other = table[slot];
+        if (other < 0) {
+          table[slot] = s;
+          next_cls[s] = count++;
+          break;
+        }
+        if (std::equal(sig, sig + width, &sigs[other * width])) {
+          next_cls[s] = next_cls[other];
+          break;
+        }
+      }
     }
-    const int32_t count = static_cast<int32_t>(signature_ids.size());
     cls.swap(next_cls);
     if (count == num_classes) break;
     num_classes = count;
