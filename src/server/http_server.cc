@@ -65,6 +65,7 @@ HttpServer::HttpServer(const ServerConfig& config, Engine* engine)
   context_.shutting_down = &stopping_;
   context_.live = &live_requests_;
   context_.load_rates = &load_rates_;
+  context_.grammar_checks = &grammar_checks_;
   AddNativeGenerateRoutes(context_, &router_);
   AddOpsRoutes(context_, &router_);
   AddLoadsRoutes(context_, &router_);

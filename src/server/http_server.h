@@ -83,6 +83,7 @@ class HttpServer {
   LiveRequests live_requests_;
   RadixTreeFeed tree_feed_;  // /radix_tree/events
   LoadRateMeter load_rates_;
+  GrammarCheckMemo grammar_checks_;
   ServerContext context_;
   Router router_;
   SessionEnv env_;

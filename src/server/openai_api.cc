@@ -120,7 +120,8 @@ HandlerResult HandleChat(const ServerContext& ctx, const HttpRequest& request) {
   compile_options.json.whitespace_pattern =
       ctx.engine->config().constrained_json_whitespace_pattern;
   if (tools.active() && tools.forced()) {
-    StatusOr<std::string> regex = ForcedToolCallRegex(tools, format, compile_options);
+    StatusOr<std::string> regex =
+        ForcedToolCallRegex(tools, format, compile_options, ctx.grammar_checks);
     if (!regex.ok()) return HandlerResult::Error(ApiErrorFromStatus(regex.status()));
     parsed->sampling.regex = std::move(*regex);
   }
@@ -128,7 +129,7 @@ HandlerResult HandleChat(const ServerContext& ctx, const HttpRequest& request) {
   if (tools.active() && !tools.forced() && !sampling.regex && !sampling.json_schema &&
       !sampling.ebnf && !sampling.structural_tag &&
       !HasControlToken(ctx.engine->assets().codec(), AutoToolCallTrigger(format)) &&
-      AutoToolCallsConstrainable(tools, format, compile_options)) {
+      AutoToolCallsConstrainable(tools, format, compile_options, ctx.grammar_checks)) {
     parsed->sampling.structural_tag = AutoToolCallStructuralTag(tools, format);
   }
   StatusOr<GenerateRequest> chat_prompt = ChatPrompt(ctx, *prompt);

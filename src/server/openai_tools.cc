@@ -164,12 +164,14 @@ StatusOr<std::string> ForcedToolCallPattern(const ToolRequest& request, chat::To
 }  // namespace
 
 StatusOr<std::string> ForcedToolCallRegex(const ToolRequest& request, chat::ToolCallFormat format,
-                                          const grammar::CompileOptions& options) {
+                                          const grammar::CompileOptions& options,
+                                          GrammarCheckMemo* memo) {
   RADIXLM_ASSIGN_OR_RETURN(std::string regex, ForcedToolCallPattern(request, format, options.json));
   // The automaton (not the token masks) is built here so that one over the state cap is a 400
   // before the request is submitted, never an abort of the request after it (as the engine's
   // compilation on its pool would end it).
-  if (const Status built = grammar::CompileRegex(regex, options).status(); !built.ok()) {
+  auto build = [&] { return grammar::CompileRegex(regex, options).status(); };
+  if (const Status built = memo ? memo->Check("regex\n" + regex, build) : build(); !built.ok()) {
     return InvalidArgument("tool_choice: the grammar of the calls it allows cannot be built (" +
                            built.message() + "); offer fewer or simpler functions");
   }
@@ -177,10 +179,13 @@ StatusOr<std::string> ForcedToolCallRegex(const ToolRequest& request, chat::Tool
 }
 
 bool AutoToolCallsConstrainable(const ToolRequest& request, chat::ToolCallFormat format,
-                                const grammar::CompileOptions& options) {
-  StatusOr<grammar::StructuralTagSpec> spec =
-      grammar::ParseStructuralTag(AutoToolCallStructuralTag(request, format), options);
-  return spec.ok() && grammar::BuildStructuralTagDfa(*spec, options).ok();
+                                const grammar::CompileOptions& options, GrammarCheckMemo* memo) {
+  const std::string tag = AutoToolCallStructuralTag(request, format);
+  auto build = [&] {
+    StatusOr<grammar::StructuralTagSpec> spec = grammar::ParseStructuralTag(tag, options);
+    return spec.ok() ? grammar::BuildStructuralTagDfa(*spec, options).status() : spec.status();
+  };
+  return (memo ? memo->Check("structural_tag\n" + tag, build) : build()).ok();
 }
 
 std::string AutoToolCallTrigger(chat::ToolCallFormat format) {

@@ -25,6 +25,7 @@
 #include "chat/tool_call_parser.h"
 #include "grammar/compiled_grammar.h"
 #include "grammar/json_schema.h"
+#include "server/grammar_check_memo.h"
 #include "util/status.h"
 
 namespace radixlm::server {
@@ -54,16 +55,19 @@ StatusOr<ToolRequest> ParseToolRequest(const nlohmann::json& body);
 
 // The regex a forced reply must match (ToolRequest::forced()). InvalidArgument when a
 // function's parameters are not a schema radixlm can compile, or when the regex's automaton
-// exceeds options' state caps (it is built to know; the token masks are not).
+// exceeds options' state caps (it is built to know; the token masks are not). With a memo, each
+// distinct regex is built once.
 StatusOr<std::string> ForcedToolCallRegex(const ToolRequest& request, chat::ToolCallFormat format,
-                                          const grammar::CompileOptions& options);
+                                          const grammar::CompileOptions& options,
+                                          GrammarCheckMemo* memo = nullptr);
 
 // Whether AutoToolCallStructuralTag compiles with these options: every function's parameters
 // lower to a regex and the automaton stays within options.max_dfa_states. It builds the
 // automaton (not the token masks) to know, so "auto" never fails a request for a constraint
-// the request did not ask for.
+// the request did not ask for. With a memo, each distinct structural tag is built once.
 bool AutoToolCallsConstrainable(const ToolRequest& request, chat::ToolCallFormat format,
-                                const grammar::CompileOptions& options);
+                                const grammar::CompileOptions& options,
+                                GrammarCheckMemo* memo = nullptr);
 // The text that opens a call in `format` (the structural tag's trigger).
 std::string AutoToolCallTrigger(chat::ToolCallFormat format);
 // The structural tag (SGLang's `format` shape, as JSON text) for tool_choice "auto". Functions

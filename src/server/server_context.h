@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/engine.h"
+#include "server/grammar_check_memo.h"
 #include "server/live_requests.h"
 #include "server/load_report.h"
 #include "server/metrics.h"
@@ -29,6 +30,7 @@ struct ServerContext {
   std::atomic<bool>* shutting_down = nullptr;
   LiveRequests* live = nullptr;         // generation requests in flight (for abort_all)
   LoadRateMeter* load_rates = nullptr;  // gen_throughput / utilization of /v1/loads
+  GrammarCheckMemo* grammar_checks = nullptr;  // tool-call grammars known to build (or not)
 };
 
 }  // namespace radixlm::server

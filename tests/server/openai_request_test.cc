@@ -325,5 +325,41 @@ TEST(OpenAiToolsTest, ForcedRegexOverTheStateCapIsInvalidArgument) {
   EXPECT_TRUE(ForcedToolCallRegex(*big, chat::ToolCallFormat::kQwen25, {}).ok());
 }
 
+// With a memo, a grammar is built once per distinct text: a repeated forced or auto tool list
+// (an agent's every turn) costs no second automaton, and a refusal is remembered as one.
+TEST(OpenAiToolsTest, AMemoBuildsEachToolGrammarOnce) {
+  auto forced = ToolChat(R"(, "tool_choice": "required")");
+  auto named = ToolChat(R"(, "tool_choice": {"type": "function", "function": {"name": "now"}})");
+  auto automatic = ToolChat("");
+  ASSERT_TRUE(forced.ok() && named.ok() && automatic.ok());
+  const auto format = chat::ToolCallFormat::kQwen25;
+  GrammarCheckMemo memo;
+  auto first = ForcedToolCallRegex(forced->tools, format, {}, &memo);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(memo.builds(), 1);
+  auto again = ForcedToolCallRegex(forced->tools, format, {}, &memo);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *first);
+  EXPECT_EQ(memo.builds(), 1);
+  ASSERT_TRUE(ForcedToolCallRegex(named->tools, format, {}, &memo).ok());
+  EXPECT_EQ(memo.builds(), 2);  // another regex
+  EXPECT_TRUE(AutoToolCallsConstrainable(automatic->tools, format, {}, &memo));
+  EXPECT_TRUE(AutoToolCallsConstrainable(automatic->tools, format, {}, &memo));
+  EXPECT_EQ(memo.builds(), 3);
+
+  auto huge = ParseToolRequest(json::parse(
+      R"({"tool_choice": "required", "tools": [{"type": "function", "function": {"name": "f",
+          "parameters": {"type": "object", "properties": {"s": {"type": "string",
+          "pattern": "(a|b)*a(a|b){20}"}}, "required": ["s"]}}}]})"));
+  ASSERT_TRUE(huge.ok());
+  for (int i = 0; i < 2; ++i) {
+    const StatusOr<std::string> refused = ForcedToolCallRegex(*huge, format, {}, &memo);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(refused.status().message().find("exceeds"), std::string::npos);
+  }
+  EXPECT_EQ(memo.builds(), 4);
+}
+
 }  // namespace
 }  // namespace radixlm::server
