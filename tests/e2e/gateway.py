@@ -17,6 +17,8 @@ import requests
 from processes import LoggedProcess, free_port
 
 READY_TIMEOUT_S = 120
+# Tries fresh ports when smg exits because one was taken before it bound it (ready=True).
+PORT_ATTEMPTS = 3
 
 
 def smg_binary():
@@ -44,17 +46,26 @@ class Gateway(LoggedProcess):
         binary, why = smg_binary()
         if binary is None:
             raise RuntimeError(why)
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
         self.worker_urls = list(worker_urls)
-        cmd = [binary, "launch", "--host", "127.0.0.1", "--port", str(self.port),
-               "--prometheus-host", "127.0.0.1", "--prometheus-port", str(free_port()),
-               *(routing_args if routing_args is not None
-                 else ["--worker-urls", *self.worker_urls]), "--policy", policy,
-               "--shutdown-grace-period-secs", "1", "--log-level", "warn", *extra_args]
-        super().__init__(cmd, "smg-", env=dict(os.environ, NO_COLOR="1"))
-        if ready:
-            self.wait_ready(len(self.worker_urls))
+        for attempt in range(PORT_ATTEMPTS):
+            self.port = free_port()
+            self.url = f"http://127.0.0.1:{self.port}"
+            cmd = [binary, "launch", "--host", "127.0.0.1", "--port", str(self.port),
+                   "--prometheus-host", "127.0.0.1", "--prometheus-port", str(free_port()),
+                   *(routing_args if routing_args is not None
+                     else ["--worker-urls", *self.worker_urls]), "--policy", policy,
+                   "--shutdown-grace-period-secs", "1", "--log-level", "warn", *extra_args]
+            super().__init__(cmd, "smg-", env=dict(os.environ, NO_COLOR="1"))
+            if not ready:
+                return
+            try:
+                self.wait_ready(len(self.worker_urls))
+                return
+            except RuntimeError as e:
+                # free_port() closes its socket before smg binds: another process can take
+                # the port in between, and smg then exits at once.
+                if attempt + 1 == PORT_ATTEMPTS or "in use" not in str(e).lower():
+                    raise
 
     def workers(self):
         return requests.get(self.url + "/workers", timeout=10).json()["workers"]
