@@ -149,6 +149,25 @@ class RadixlmServerCase(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
+        # Up to three ports: free_port() closes its socket before the server binds the port,
+        # and another process can take it in between (the server then exits at once).
+        for _ in range(3):
+            if cls._start():
+                break
+        else:
+            raise RuntimeError("radixlm serve: three free ports in a row were taken before it "
+                               f"bound them; log: {cls.server_log.name}")
+        models = requests.get(cls.base_url + "/v1/models", timeout=10).json()
+        cls.model = models["data"][0]["id"]
+        cls.tokenizer = ServerTokenizer(cls.base_url)
+        import openai
+
+        cls.client = openai.Client(api_key="EMPTY", base_url=cls.base_url + "/v1")
+
+    @classmethod
+    def _start(cls):
+        """Starts the server and waits until it is healthy: True; False when its port was
+        taken; RuntimeError for any other failure."""
         port = _free_port()
         cls.base_url = f"http://127.0.0.1:{port}"
         cls.server_log = tempfile.NamedTemporaryFile(prefix="radixlm-sglang-kit-",
@@ -161,6 +180,9 @@ class RadixlmServerCase(unittest.TestCase):
         deadline = time.time() + STARTUP_TIMEOUT_S
         while True:
             if cls.process.poll() is not None:
+                with open(cls.server_log.name, errors="replace") as f:
+                    if f"127.0.0.1:{port}: Address already in use" in f.read():
+                        return False
                 raise RuntimeError(f"radixlm serve exited with {cls.process.returncode}; "
                                    f"log: {cls.server_log.name}")
             try:
@@ -173,12 +195,7 @@ class RadixlmServerCase(unittest.TestCase):
                 raise RuntimeError(f"radixlm serve did not become healthy; "
                                    f"log: {cls.server_log.name}")
             time.sleep(0.2)
-        models = requests.get(cls.base_url + "/v1/models", timeout=10).json()
-        cls.model = models["data"][0]["id"]
-        cls.tokenizer = ServerTokenizer(cls.base_url)
-        import openai
-
-        cls.client = openai.Client(api_key="EMPTY", base_url=cls.base_url + "/v1")
+        return True
 
     @classmethod
     def tearDownClass(cls):
