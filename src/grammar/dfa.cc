@@ -149,66 +149,129 @@ Dfa TrimDfa(const Dfa& dfa) {
 
 Dfa MinimizeDfa(const Dfa& dfa) {
   const int32_t n = dfa.num_states();
-  // Bytes whose transitions agree in every state are one input symbol: grammar automata use a
-  // few dozen such byte classes, so each signature below is that long, not 256.
+  // Bytes whose transitions agree in every state are one input symbol (grammar automata use a
+  // few dozen). Bytes are grouped by a hash of their column, then every byte's column is
+  // compared with its group's first byte row by row; on a hash collision (a mismatch) every
+  // byte is a symbol of its own.
   std::vector<int> symbol_bytes;  // one byte of each class
   {
-    std::unordered_map<std::vector<int32_t>, int, VectorHash> columns;
-    std::vector<int32_t> column(n);
-    for (int b = 0; b < 256; ++b) {
-      for (int32_t s = 0; s < n; ++s) column[s] = dfa.Next(s, static_cast<uint8_t>(b));
-      if (columns.emplace(column, b).second) symbol_bytes.push_back(b);
-    }
-  }
-  const size_t symbols = symbol_bytes.size();
-  std::vector<int32_t> compact(static_cast<size_t>(n) * symbols);  // [state][symbol]
-  for (int32_t s = 0; s < n; ++s) {
-    for (size_t k = 0; k < symbols; ++k) {
-      compact[s * symbols + k] = dfa.Next(s, static_cast<uint8_t>(symbol_bytes[k]));
-    }
-  }
-  // Moore: start from {accepting, non-accepting}, split classes by the classes of successors
-  // until stable. A state's signature is its class and its successors' classes; each round
-  // hashes them into an open-addressing table of states, O(n * symbols).
-  const size_t width = symbols + 1;
-  std::vector<int32_t> cls(n);
-  for (int32_t s = 0; s < n; ++s) cls[s] = dfa.IsAccepting(s) ? 1 : 0;
-  std::vector<int32_t> sigs(static_cast<size_t>(n) * width);
-  size_t slots = 1;
-  while (slots < 2 * static_cast<size_t>(n)) slots *= 2;
-  std::vector<int32_t> table(slots);  // a state whose signature names its class, or -1
-  std::vector<int32_t> next_cls(n);
-  int32_t num_classes = 0;
-  while (true) {
-    std::fill(table.begin(), table.end(), -1);
-    int32_t count = 0;
+    std::vector<uint64_t> hash(256, 0xcbf29ce484222325ull);
     for (int32_t s = 0; s < n; ++s) {
-      int32_t* sig = &sigs[s * width];
-      sig[0] = cls[s];
-      const int32_t* succ = &compact[s * symbols];
-      uint64_t h = 0x9e3779b97f4a7c15ull ^ static_cast<uint32_t>(cls[s]);
-      for (size_t k = 0; k < symbols; ++k) {
-        sig[k + 1] = succ[k] == Dfa::kDead ? -1 : cls[succ[k]];
-        h = (h ^ static_cast<uint32_t>(sig[k + 1])) * 0x100000001b3ull;
-      }
-      // The first state with this signature names the class (in state order: deterministic).
-      for (size_t slot = (h ^ (h >> 29)) & (slots - 1);; slot = (slot + 1) & (slots - 1)) {
-        const int32_t other = table[slot];
-        if (other < 0) {
-          table[slot] = s;
-          next_cls[s] = count++;
-          break;
-        }
-        if (std::equal(sig, sig + width, &sigs[other * width])) {
-          next_cls[s] = next_cls[other];
-          break;
-        }
+      for (int b = 0; b < 256; ++b) {
+        hash[b] = (hash[b] ^ static_cast<uint32_t>(dfa.Next(s, static_cast<uint8_t>(b)))) *
+                  0x100000001b3ull;
       }
     }
-    cls.swap(next_cls);
-    if (count == num_classes) break;
-    num_classes = count;
+    std::vector<int> rep(256);
+    for (int b = 0; b < 256; ++b) {
+      rep[b] = b;
+      for (int c : symbol_bytes) {
+        if (hash[c] == hash[b]) rep[b] = c;
+      }
+      if (rep[b] == b) symbol_bytes.push_back(b);
+    }
+    bool collision = false;
+    for (int32_t s = 0; s < n && !collision; ++s) {
+      for (int b = 0; b < 256; ++b) {
+        collision |= dfa.Next(s, static_cast<uint8_t>(b)) !=
+                     dfa.Next(s, static_cast<uint8_t>(rep[b]));
+      }
+    }
+    if (collision) {
+      symbol_bytes.resize(256);
+      for (int b = 0; b < 256; ++b) symbol_bytes[b] = b;
+    }
   }
+  // Hopcroft's partition refinement over states 0..n-1 plus a sink n standing for kDead. The
+  // sink starts in a block of its own, so a state is never merged with "dead" (as when dead is
+  // a class distinct from every state), then blocks split until no (block, symbol) pair splits
+  // another: O(symbols * n log n).
+  const int32_t k = static_cast<int32_t>(symbol_bytes.size());
+  const int32_t sink = n, m = n + 1;
+  auto target = [&](int32_t s, int32_t a) {
+    const int32_t t = s == sink ? Dfa::kDead : dfa.Next(s, static_cast<uint8_t>(symbol_bytes[a]));
+    return t == Dfa::kDead ? sink : t;
+  };
+  // Predecessors by (target, symbol), as one CSR array.
+  std::vector<int32_t> pred_start(static_cast<size_t>(m) * k + 1, 0);
+  for (int32_t s = 0; s < m; ++s) {
+    for (int32_t a = 0; a < k; ++a) ++pred_start[static_cast<size_t>(target(s, a)) * k + a + 1];
+  }
+  for (size_t i = 1; i < pred_start.size(); ++i) pred_start[i] += pred_start[i - 1];
+  std::vector<int32_t> preds(pred_start.back());
+  {
+    std::vector<int32_t> fill(pred_start.begin(), pred_start.end() - 1);
+    for (int32_t s = 0; s < m; ++s) {
+      for (int32_t a = 0; a < k; ++a) preds[fill[static_cast<size_t>(target(s, a)) * k + a]++] = s;
+    }
+  }
+  // Blocks are ranges [first, end) of `elems`; pos is each state's index there.
+  std::vector<int32_t> elems, pos(m), block_of(m), first, end, marked;
+  for (int initial = 0; initial < 3; ++initial) {  // non-accepting, accepting, the sink
+    const int32_t begin = static_cast<int32_t>(elems.size());
+    for (int32_t s = 0; s < m; ++s) {
+      const int kind = s == sink ? 2 : dfa.IsAccepting(s) ? 1 : 0;
+      if (kind != initial) continue;
+      pos[s] = static_cast<int32_t>(elems.size());
+      block_of[s] = static_cast<int32_t>(first.size());
+      elems.push_back(s);
+    }
+    if (static_cast<int32_t>(elems.size()) == begin) continue;
+    first.push_back(begin);
+    end.push_back(static_cast<int32_t>(elems.size()));
+    marked.push_back(0);
+  }
+  std::vector<uint8_t> queued(static_cast<size_t>(m) * k, 0);  // (block, symbol) waiting
+  std::vector<std::pair<int32_t, int32_t>> work;
+  auto enqueue = [&](int32_t block, int32_t a) {
+    queued[static_cast<size_t>(block) * k + a] = 1;
+    work.emplace_back(block, a);
+  };
+  for (int32_t b = 0; b < static_cast<int32_t>(first.size()); ++b) {
+    for (int32_t a = 0; a < k; ++a) enqueue(b, a);
+  }
+  std::vector<int32_t> splitters, touched;
+  while (!work.empty()) {
+    const auto [block, a] = work.back();
+    work.pop_back();
+    queued[static_cast<size_t>(block) * k + a] = 0;
+    splitters.clear();  // the states whose symbol-a successor is in `block`
+    for (int32_t i = first[block]; i < end[block]; ++i) {
+      const size_t key = static_cast<size_t>(elems[i]) * k + a;
+      splitters.insert(splitters.end(), preds.begin() + pred_start[key],
+                       preds.begin() + pred_start[key + 1]);
+    }
+    for (int32_t s : splitters) {  // move s into its block's marked prefix
+      const int32_t y = block_of[s];
+      const int32_t slot = first[y] + marked[y];
+      const int32_t other = elems[slot];
+      std::swap(elems[pos[s]], elems[slot]);
+      std::swap(pos[s], pos[other]);
+      if (marked[y]++ == 0) touched.push_back(y);
+    }
+    for (int32_t y : touched) {
+      if (marked[y] < end[y] - first[y]) {  // split off the marked prefix as block z
+        const int32_t z = static_cast<int32_t>(first.size());
+        first.push_back(first[y]);
+        end.push_back(first[y] + marked[y]);
+        marked.push_back(0);
+        first[y] = end[z];
+        for (int32_t i = first[z]; i < end[z]; ++i) block_of[elems[i]] = z;
+        const bool z_smaller = end[z] - first[z] <= end[y] - first[y];
+        for (int32_t c = 0; c < k; ++c) {
+          if (queued[static_cast<size_t>(y) * k + c]) {
+            enqueue(z, c);
+          } else {
+            enqueue(z_smaller ? z : y, c);
+          }
+        }
+      }
+      marked[y] = 0;
+    }
+    touched.clear();
+  }
+  const int32_t num_classes = static_cast<int32_t>(first.size());
+  const std::vector<int32_t>& cls = block_of;
   // Number classes in first-seen order from the start state so the result is deterministic.
   std::vector<int32_t> class_id(num_classes, -1);
   std::vector<int32_t> representative;
