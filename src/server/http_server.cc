@@ -29,9 +29,6 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const ServerConfig& con
                                                          Engine* engine) {
   if (engine == nullptr) return InvalidArgument("HttpServer needs an engine");
   if (config.io_threads < 1) return InvalidArgument("--io-threads must be at least 1");
-  if (config.port < 0 || config.port > 65535) {
-    return InvalidArgument("--port must be in [0, 65535], got " + std::to_string(config.port));
-  }
   if (!config.tool_call_parser.empty()) {
     RADIXLM_RETURN_IF_ERROR(chat::ToolCallFormatFromName(config.tool_call_parser).status());
   }

@@ -52,8 +52,9 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  // Binds host:port (port 0: any free port) and starts serving. IoError naming the address when
-  // it cannot bind.
+  // Binds host:port (port 0: any free port) and starts serving (ListenSocket::Open):
+  // InvalidArgument for a port outside [0, 65535], IoError naming the address when it cannot
+  // bind.
   Status Start();
   // Starts serving on a socket already listening (ListenSocket::Open of config's host and port).
   Status Start(ListenSocket listener);

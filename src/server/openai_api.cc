@@ -128,9 +128,9 @@ HandlerResult HandleChat(const ServerContext& ctx, const HttpRequest& request) {
   const SamplingParams& sampling = parsed->sampling;
   if (tools.active() && !tools.forced() && !sampling.regex && !sampling.json_schema &&
       !sampling.ebnf && !sampling.structural_tag &&
-      !HasControlToken(ctx.engine->assets().codec(), AutoToolCallTrigger(format)) &&
-      AutoToolCallsConstrainable(tools, format, compile_options, ctx.grammar_checks)) {
-    parsed->sampling.structural_tag = AutoToolCallStructuralTag(tools, format);
+      !HasControlToken(ctx.engine->assets().codec(), AutoToolCallTrigger(format))) {
+    parsed->sampling.structural_tag =
+        AutoToolCallConstraint(tools, format, compile_options, ctx.grammar_checks);
   }
   StatusOr<GenerateRequest> chat_prompt = ChatPrompt(ctx, *prompt);
   if (!chat_prompt.ok()) return HandlerResult::Error(ApiErrorFromStatus(chat_prompt.status()));

@@ -178,14 +178,17 @@ StatusOr<std::string> ForcedToolCallRegex(const ToolRequest& request, chat::Tool
   return regex;
 }
 
-bool AutoToolCallsConstrainable(const ToolRequest& request, chat::ToolCallFormat format,
-                                const grammar::CompileOptions& options, GrammarCheckMemo* memo) {
-  const std::string tag = AutoToolCallStructuralTag(request, format);
+std::optional<std::string> AutoToolCallConstraint(const ToolRequest& request,
+                                                  chat::ToolCallFormat format,
+                                                  const grammar::CompileOptions& options,
+                                                  GrammarCheckMemo* memo) {
+  std::string tag = AutoToolCallStructuralTag(request, format);
   auto build = [&] {
     StatusOr<grammar::StructuralTagSpec> spec = grammar::ParseStructuralTag(tag, options);
     return spec.ok() ? grammar::BuildStructuralTagDfa(*spec, options).status() : spec.status();
   };
-  return (memo ? memo->Check("structural_tag\n" + tag, build) : build()).ok();
+  if (!(memo ? memo->Check("structural_tag\n" + tag, build) : build()).ok()) return std::nullopt;
+  return tag;
 }
 
 std::string AutoToolCallTrigger(chat::ToolCallFormat format) {

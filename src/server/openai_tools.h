@@ -19,6 +19,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,13 +62,15 @@ StatusOr<std::string> ForcedToolCallRegex(const ToolRequest& request, chat::Tool
                                           const grammar::CompileOptions& options,
                                           GrammarCheckMemo* memo = nullptr);
 
-// Whether AutoToolCallStructuralTag compiles with these options: every function's parameters
-// lower to a regex and the automaton stays within options.max_dfa_states. It builds the
-// automaton (not the token masks) to know, so "auto" never fails a request for a constraint
-// the request did not ask for. With a memo, each distinct structural tag is built once.
-bool AutoToolCallsConstrainable(const ToolRequest& request, chat::ToolCallFormat format,
-                                const grammar::CompileOptions& options,
-                                GrammarCheckMemo* memo = nullptr);
+// AutoToolCallStructuralTag when it compiles with these options (every function's parameters
+// lower to a regex and the automaton stays within options.max_dfa_states), else nullopt. It
+// builds the automaton (not the token masks) to know, so "auto" never fails a request for a
+// constraint the request did not ask for. With a memo, each distinct structural tag is built
+// once.
+std::optional<std::string> AutoToolCallConstraint(const ToolRequest& request,
+                                                  chat::ToolCallFormat format,
+                                                  const grammar::CompileOptions& options,
+                                                  GrammarCheckMemo* memo = nullptr);
 // The text that opens a call in `format` (the structural tag's trigger).
 std::string AutoToolCallTrigger(chat::ToolCallFormat format);
 // The structural tag (SGLang's `format` shape, as JSON text) for tool_choice "auto". Functions

@@ -25,7 +25,7 @@ import types
 import pytest
 import requests
 
-from processes import LoggedProcess, free_port
+from processes import LoggedProcess, start_on_free_port
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 STARTUP_TIMEOUT_S = 180
@@ -69,33 +69,25 @@ def chat_model_path():
     return None
 
 
-# Tries with a fresh port when the one free_port() found was taken before the server bound it.
-PORT_ATTEMPTS = 3
-
-
 class Server(LoggedProcess):
     """A running `radixlm serve` process."""
 
     def __init__(self, extra_args=(), api_key=None, model=None, wrapper=()):
         """wrapper: a command line the server runs under (it must exec the rest)."""
         self.api_key = api_key
-        for attempt in range(PORT_ATTEMPTS):
-            self.port = free_port()
-            self.url = f"http://127.0.0.1:{self.port}"
-            cmd = [*wrapper, _binary(), "serve", "--host", "127.0.0.1", "--port", str(self.port),
-                   "--model-path", model or _model(), *extra_args]
-            if api_key:
-                cmd += ["--api-key", api_key]
-            super().__init__(cmd, "radixlm-serve-")
-            try:
-                self.wait_until(self._healthy, STARTUP_TIMEOUT_S, "radixlm serve", "become healthy")
-                return
-            except RuntimeError as e:
-                # free_port() closes its socket before the server binds the port: another
-                # process (a transport binding an ephemeral port) can take it in between.
-                taken = f"cannot listen on 127.0.0.1:{self.port}: Address already in use"
-                if attempt + 1 == PORT_ATTEMPTS or taken not in str(e):
-                    raise
+        start_on_free_port(
+            lambda port: self._start(port, extra_args, model, wrapper),
+            lambda port: f"cannot listen on 127.0.0.1:{port}: Address already in use")
+
+    def _start(self, port, extra_args, model, wrapper):
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+        cmd = [*wrapper, _binary(), "serve", "--host", "127.0.0.1", "--port", str(port),
+               "--model-path", model or _model(), *extra_args]
+        if self.api_key:
+            cmd += ["--api-key", self.api_key]
+        super().__init__(cmd, "radixlm-serve-")
+        self.wait_until(self._healthy, STARTUP_TIMEOUT_S, "radixlm serve", "become healthy")
 
     def _healthy(self):
         try:

@@ -14,11 +14,9 @@ import sys
 
 import requests
 
-from processes import LoggedProcess, free_port
+from processes import LoggedProcess, free_port, start_on_free_port
 
 READY_TIMEOUT_S = 120
-# Tries fresh ports when smg exits because one was taken before it bound it (ready=True).
-PORT_ATTEMPTS = 3
 
 
 def smg_binary():
@@ -47,25 +45,23 @@ class Gateway(LoggedProcess):
         if binary is None:
             raise RuntimeError(why)
         self.worker_urls = list(worker_urls)
-        for attempt in range(PORT_ATTEMPTS):
-            self.port = free_port()
-            self.url = f"http://127.0.0.1:{self.port}"
-            cmd = [binary, "launch", "--host", "127.0.0.1", "--port", str(self.port),
-                   "--prometheus-host", "127.0.0.1", "--prometheus-port", str(free_port()),
-                   *(routing_args if routing_args is not None
-                     else ["--worker-urls", *self.worker_urls]), "--policy", policy,
-                   "--shutdown-grace-period-secs", "1", "--log-level", "warn", *extra_args]
-            super().__init__(cmd, "smg-", env=dict(os.environ, NO_COLOR="1"))
-            if not ready:
-                return
-            try:
-                self.wait_ready(len(self.worker_urls))
-                return
-            except RuntimeError as e:
-                # free_port() closes its socket before smg binds: another process can take
-                # the port in between, and smg then exits at once.
-                if attempt + 1 == PORT_ATTEMPTS or "in use" not in str(e).lower():
-                    raise
+        # smg exits at once when a port free_port() found was taken before it bound it
+        # ("Failed to bind the HTTP listener ... Address already in use").
+        start_on_free_port(
+            lambda port: self._start(binary, port, policy, extra_args, ready, routing_args),
+            lambda port: "Address already in use")
+
+    def _start(self, binary, port, policy, extra_args, ready, routing_args):
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+        cmd = [binary, "launch", "--host", "127.0.0.1", "--port", str(port),
+               "--prometheus-host", "127.0.0.1", "--prometheus-port", str(free_port()),
+               *(routing_args if routing_args is not None
+                 else ["--worker-urls", *self.worker_urls]), "--policy", policy,
+               "--shutdown-grace-period-secs", "1", "--log-level", "warn", *extra_args]
+        super().__init__(cmd, "smg-", env=dict(os.environ, NO_COLOR="1"))
+        if ready:
+            self.wait_ready(len(self.worker_urls))
 
     def workers(self):
         return requests.get(self.url + "/workers", timeout=10).json()["workers"]

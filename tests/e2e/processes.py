@@ -16,6 +16,26 @@ def free_port():
         return s.getsockname()[1]
 
 
+# How many fresh ports start_on_free_port tries in all.
+PORT_ATTEMPTS = 3
+
+
+def start_on_free_port(start, taken, attempts=PORT_ATTEMPTS):
+    """Returns start(port) for a port free_port() found. free_port() closes its socket before
+    the child binds the port, so another process (a transport binding an ephemeral port, say)
+    can take it in between: when start raises a RuntimeError whose text holds taken(port) (case
+    aside), it runs again with a fresh port, `attempts` times at most. Any other error is raised
+    at once."""
+    for attempt in range(attempts):
+        port = free_port()
+        try:
+            return start(port)
+        except RuntimeError as e:
+            if attempt + 1 == attempts or taken(port).lower() not in str(e).lower():
+                raise
+    raise ValueError("attempts must be at least 1")
+
+
 class LoggedProcess:
     """`cmd` started with stdout and stderr in a temporary log file named `log_prefix`..."""
 

@@ -26,7 +26,6 @@ import ast
 import os
 import pathlib
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -35,6 +34,8 @@ import types
 import unittest
 
 import requests
+
+from processes import start_on_free_port
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 STARTUP_TIMEOUT_S = 180
@@ -132,12 +133,6 @@ class ServerTokenizer:
         return self._tokenize(text, True)
 
 
-def _free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def radixlm_binary():
     return os.environ.get("RADIXLM_BIN") or str(ROOT / "build" / "apps" / "radixlm")
 
@@ -149,14 +144,8 @@ class RadixlmServerCase(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        # Up to three ports: free_port() closes its socket before the server binds the port,
-        # and another process can take it in between (the server then exits at once).
-        for _ in range(3):
-            if cls._start():
-                break
-        else:
-            raise RuntimeError("radixlm serve: three free ports in a row were taken before it "
-                               f"bound them; log: {cls.server_log.name}")
+        start_on_free_port(cls._start,
+                           lambda port: f"127.0.0.1:{port}: Address already in use")
         models = requests.get(cls.base_url + "/v1/models", timeout=10).json()
         cls.model = models["data"][0]["id"]
         cls.tokenizer = ServerTokenizer(cls.base_url)
@@ -165,10 +154,9 @@ class RadixlmServerCase(unittest.TestCase):
         cls.client = openai.Client(api_key="EMPTY", base_url=cls.base_url + "/v1")
 
     @classmethod
-    def _start(cls):
-        """Starts the server and waits until it is healthy: True; False when its port was
-        taken; RuntimeError for any other failure."""
-        port = _free_port()
+    def _start(cls, port):
+        """Starts the server on `port` and waits until it is healthy; RuntimeError (with the
+        log's text when it exited) if it does not become healthy."""
         cls.base_url = f"http://127.0.0.1:{port}"
         cls.server_log = tempfile.NamedTemporaryFile(prefix="radixlm-sglang-kit-",
                                                      suffix=".log", delete=False)
@@ -181,10 +169,9 @@ class RadixlmServerCase(unittest.TestCase):
         while True:
             if cls.process.poll() is not None:
                 with open(cls.server_log.name, errors="replace") as f:
-                    if f"127.0.0.1:{port}: Address already in use" in f.read():
-                        return False
+                    log = f.read()
                 raise RuntimeError(f"radixlm serve exited with {cls.process.returncode}; "
-                                   f"log: {cls.server_log.name}")
+                                   f"log: {cls.server_log.name}\n{log[-4000:]}")
             try:
                 if requests.get(cls.base_url + "/health", timeout=2).status_code == 200:
                     break
@@ -195,7 +182,6 @@ class RadixlmServerCase(unittest.TestCase):
                 raise RuntimeError(f"radixlm serve did not become healthy; "
                                    f"log: {cls.server_log.name}")
             time.sleep(0.2)
-        return True
 
     @classmethod
     def tearDownClass(cls):

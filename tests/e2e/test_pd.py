@@ -18,8 +18,9 @@ import time
 import pytest
 import requests
 
-from conftest import PORT_ATTEMPTS, Server, _binary, _model, sse_events
-from gateway import Gateway, free_port, smg_binary
+from conftest import Server, _binary, _model, sse_events
+from gateway import Gateway, smg_binary
+from processes import free_port, start_on_free_port
 
 SMG, SMG_MISSING = smg_binary()
 
@@ -180,18 +181,9 @@ def free_kv(server):
 
 class PdPair:
     def __init__(self):
-        for attempt in range(PORT_ATTEMPTS):
-            self.bootstrap_port = free_port()
-            try:
-                self.prefill = Server(extra_args=[
-                    "--threads", "1", "--disaggregation-mode", "prefill",
-                    "--disaggregation-bootstrap-port", str(self.bootstrap_port),
-                    "--disaggregation-transfer-backend", "ucx"])
-                break
-            except RuntimeError as e:  # the port was taken before the UCX listener bound it
-                taken = f"UCX listening on 127.0.0.1:{self.bootstrap_port}"
-                if attempt + 1 == PORT_ATTEMPTS or taken not in str(e):
-                    raise
+        # The UCX listener exits the prefill server when the bootstrap port was taken first.
+        self.prefill = start_on_free_port(self._start_prefill,
+                                          lambda port: f"UCX listening on 127.0.0.1:{port}")
         self.decode = Server(extra_args=[
             "--threads", "1", "--disaggregation-mode", "decode",
             "--disaggregation-transfer-backend", "ucx", "--disaggregation-timeout", "20"])
@@ -202,6 +194,13 @@ class PdPair:
                           "--decode", self.decode.url])
 
         self.baseline = {"prefill": free_kv(self.prefill), "decode": free_kv(self.decode)}
+
+    def _start_prefill(self, bootstrap_port):
+        self.bootstrap_port = bootstrap_port
+        return Server(extra_args=[
+            "--threads", "1", "--disaggregation-mode", "prefill",
+            "--disaggregation-bootstrap-port", str(bootstrap_port),
+            "--disaggregation-transfer-backend", "ucx"])
 
     def stop(self):
         self.gateway.stop()

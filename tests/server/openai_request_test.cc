@@ -216,8 +216,8 @@ TEST(OpenAiToolsTest, AutoStructuralTagConstrainsCallsInEveryFormat) {
   for (chat::ToolCallFormat format :
        {chat::ToolCallFormat::kQwen25, chat::ToolCallFormat::kLlama3,
         chat::ToolCallFormat::kMistral, chat::ToolCallFormat::kJson}) {
-    EXPECT_TRUE(AutoToolCallsConstrainable(request->tools, format, {}));
     const std::string tag = AutoToolCallStructuralTag(request->tools, format);
+    EXPECT_EQ(AutoToolCallConstraint(request->tools, format, {}), tag);
     auto grammar = grammar::testing::MustCompile(grammar::GrammarKind::kStructuralTag, tag);
     ASSERT_NE(grammar, nullptr) << tag;
     const std::string call =
@@ -250,7 +250,7 @@ TEST(OpenAiToolsTest, AutoStructuralTagConstrainsCallsInEveryFormat) {
   auto odd = ParseToolRequest(json::parse(R"({"tools": [{"type": "function", "function":
       {"name": "f", "parameters": {"type": "object", "bogusKeyword": 1}}}]})"));
   ASSERT_TRUE(odd.ok());
-  EXPECT_FALSE(AutoToolCallsConstrainable(*odd, chat::ToolCallFormat::kQwen25, {}));
+  EXPECT_FALSE(AutoToolCallConstraint(*odd, chat::ToolCallFormat::kQwen25, {}).has_value());
   // So does one that lowers to a regex the grammar compiler refuses: a repetition bound over
   // its limit, or an automaton over the state cap (the engine's compilation would fail the
   // request, which did not ask for a constraint).
@@ -263,11 +263,11 @@ TEST(OpenAiToolsTest, AutoStructuralTagConstrainsCallsInEveryFormat) {
   auto huge = string_of(5000), big = string_of(300);
   ASSERT_TRUE(huge.ok() && big.ok());
   EXPECT_TRUE(grammar::JsonSchemaToRegex(huge->functions[0].parameters.dump(), {}).ok());
-  EXPECT_FALSE(AutoToolCallsConstrainable(*huge, chat::ToolCallFormat::kQwen25, {}));
+  EXPECT_FALSE(AutoToolCallConstraint(*huge, chat::ToolCallFormat::kQwen25, {}).has_value());
   grammar::CompileOptions small;
   small.max_dfa_states = 200;
-  EXPECT_FALSE(AutoToolCallsConstrainable(*big, chat::ToolCallFormat::kQwen25, small));
-  EXPECT_TRUE(AutoToolCallsConstrainable(*big, chat::ToolCallFormat::kQwen25, {}));
+  EXPECT_FALSE(AutoToolCallConstraint(*big, chat::ToolCallFormat::kQwen25, small).has_value());
+  EXPECT_TRUE(AutoToolCallConstraint(*big, chat::ToolCallFormat::kQwen25, {}).has_value());
 }
 
 // Every reply a forced regex admits parses back as calls to the allowed functions.
@@ -343,8 +343,8 @@ TEST(OpenAiToolsTest, AMemoBuildsEachToolGrammarOnce) {
   EXPECT_EQ(memo.builds(), 1);
   ASSERT_TRUE(ForcedToolCallRegex(named->tools, format, {}, &memo).ok());
   EXPECT_EQ(memo.builds(), 2);  // another regex
-  EXPECT_TRUE(AutoToolCallsConstrainable(automatic->tools, format, {}, &memo));
-  EXPECT_TRUE(AutoToolCallsConstrainable(automatic->tools, format, {}, &memo));
+  EXPECT_TRUE(AutoToolCallConstraint(automatic->tools, format, {}, &memo).has_value());
+  EXPECT_TRUE(AutoToolCallConstraint(automatic->tools, format, {}, &memo).has_value());
   EXPECT_EQ(memo.builds(), 3);
 
   auto huge = ParseToolRequest(json::parse(
