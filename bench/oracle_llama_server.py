@@ -17,14 +17,17 @@ ids are the default model's tokens, so this part runs only for the default model
 or --model naming RADIXLM_DEFAULT_MODEL's file).
 
 With --peer-avx2, llama.cpp's AVX2-only build answers the same prefixes and the agreement of
-llama.cpp's two builds with each other is printed too.
+llama.cpp's two builds with each other is printed too. With --peer-prefill, the native build
+answers every prefix again with its prompt cache off (each prefix one batched prefill, not one
+new token after the cached rest) and its agreement with its own token-by-token answers is
+printed: how far llama.cpp's next token depends on the shape of the batch that computed it.
 
 --write-reference PATH stores what llama-server computed (each text's ids, its greedy next
 token and that token's log-probability per position) as JSON; tests/oracle/smollm2_oracle_test.cc
 checks radixlm against tests/oracle/testdata/smollm2_llama_server_reference.json, written so.
 
 Usage: python bench/oracle_llama_server.py [--radixlm build/apps/radixlm] [--model GGUF]
-       [--threads 2] [--isa avx2] [--peer-avx2] [--write-reference PATH]
+       [--threads 2] [--isa avx2] [--peer-avx2] [--peer-prefill] [--write-reference PATH]
 """
 import argparse
 import json
@@ -73,9 +76,11 @@ def radixlm_score(binary, model, ids, threads, isa=None):
     return json.loads(out.stdout)
 
 
-def llama_greedy_next(server_binary, model, texts, threads):
+def llama_greedy_next(server_binary, model, texts, threads, cache_prompt=True):
     """Tokenizes each text with llama-server and returns (ids per text, its greedy next token
-    after every prefix of each text, that token's log-probability)."""
+    after every prefix of each text, that token's log-probability). With cache_prompt (the
+    default) each prefix is the previous one and one new token, which llama.cpp decodes alone;
+    without, it computes each whole prefix as one batch."""
     with LlamaServer(server_binary, model, ["-t", threads, "-c", 4096, "-np", 1,
                                             "--swa-full"]) as server:
         base = server.url
@@ -86,7 +91,7 @@ def llama_greedy_next(server_binary, model, texts, threads):
             for p in range(len(ids) - 1):
                 r = post(base + "/completion", {
                     "prompt": ids[: p + 1], "n_predict": 1, "temperature": 0, "top_k": 1,
-                    "cache_prompt": True, "return_tokens": True, "repeat_penalty": 1.0,
+                    "cache_prompt": cache_prompt, "return_tokens": True, "repeat_penalty": 1.0,
                     "n_probs": 1})
                 nxt.append(r["tokens"][0])
                 probs = r.get("completion_probabilities") or [{}]
@@ -106,6 +111,9 @@ def main():
                     help="also compare radixlm under RADIXLM_ISA=ISA (repeatable)")
     ap.add_argument("--peer-avx2", action="store_true",
                     help="also measure llama.cpp's native build against its AVX2-only build")
+    ap.add_argument("--peer-prefill", action="store_true",
+                    help="also measure llama.cpp's token-by-token answers against its answers "
+                         "with each prefix computed as one batch (prompt cache off)")
     ap.add_argument("--write-reference", default=None, metavar="PATH")
     args = ap.parse_args()
     model = args.model or default_model_path()
@@ -129,6 +137,16 @@ def main():
         print(f"llama.cpp native vs llama.cpp AVX2 build: {same}/{total} = "
               f"{100 * same / total:.2f}%", flush=True)
 
+    batch_next = None
+    if args.peer_prefill:
+        # llama.cpp against itself again: the same build, each prefix one batched prefill.
+        _, batch_next, _ = llama_greedy_next(tools["llama-server"], model, texts, args.threads,
+                                             cache_prompt=False)
+        same = sum(int(a == b) for x, y in zip(llama_next, batch_next) for a, b in zip(x, y))
+        total = sum(len(x) for x in llama_next)
+        print(f"llama.cpp token by token vs llama.cpp whole-prefix batches: {same}/{total} = "
+              f"{100 * same / total:.2f}%", flush=True)
+
     if args.write_reference:
         with open(args.write_reference, "w", encoding="utf-8") as f:
             json.dump({"generator": "bench/oracle_llama_server.py --write-reference",
@@ -142,12 +160,18 @@ def main():
         print(f"reference -> {args.write_reference}")
 
     results = {}
+    stable = [0, 0]  # radixlm's agreement where llama.cpp's two batch shapes agree
     logprob_diffs = []
     for isa in [None] + args.isa:
         agree = total = 0
         for i, (ids, nxt) in enumerate(zip(texts_ids, llama_next)):
             scored = radixlm_score(args.radixlm, model, ids, args.threads, isa)
             ours = scored["argmax"]
+            if isa is None and batch_next is not None:
+                for a, b, c in zip(nxt, batch_next[i], ours):
+                    if a == b:
+                        stable[0] += int(a == c)
+                        stable[1] += 1
             if isa is None:
                 for p, (theirs, lp) in enumerate(zip(nxt, llama_logprob[i])):
                     if theirs == ids[p + 1] and lp is not None:
@@ -162,6 +186,10 @@ def main():
     print(f"model: {model}")
     for key, (a, t) in results.items():
         print(f"teacher-forced next-token agreement [{key}]: {a}/{t} = {100 * a / t:.2f}%")
+    if stable[1]:
+        print(f"teacher-forced agreement [default] where llama.cpp's token-by-token and "
+              f"whole-prefix answers agree: {stable[0]}/{stable[1]} = "
+              f"{100 * stable[0] / stable[1]:.2f}%")
     agree, total = results["default"]
     ok = agree / total >= 0.97
     if logprob_diffs:
