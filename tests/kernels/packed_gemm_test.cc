@@ -224,8 +224,9 @@ TEST(PackedGemmTest, EverySimdPathMatchesReferenceBitForBit) {
     // 45 rows: a full group and a partial one (13 rows: one full half, one of 5).
     const Fixture f = MakeWeights(c.type, 45, 512, 21);
     const auto p = PackWeights(f.w, nullptr);
-    // Token counts around every tile size (4, 8, 16) and a longer run.
-    for (int64_t n_tokens : {1, 3, 4, 7, 8, 15, 16, 17, 37}) {
+    // Token counts around every tile size (2: both halves of a group in one pass; 4, 8, 16)
+    // and a longer run.
+    for (int64_t n_tokens : {1, 2, 3, 4, 7, 8, 15, 16, 17, 37}) {
       const std::vector<float> x = RandomActivations(n_tokens, f.cols, 9);
       const PackedActivations a =
           QuantizePackedActivations(x.data(), n_tokens, f.cols, p->act_block, nullptr);

@@ -28,6 +28,8 @@ namespace radixlm::kernels::cpu {
 namespace {
 
 constexpr int kMaxTile = 4;
+// Batches of up to this many tokens run both halves of a group in one pass (Tile's kHalves).
+constexpr int kMaxBothTile = 2;
 
 inline __m256i Broadcast4(const int8_t* p) {
   int32_t v;
@@ -100,9 +102,13 @@ inline void DotChunks(const __m256i* wq, int c0, int c1, const int8_t* x, __m256
   }
 }
 
-// y[t0 + t, 16 g + 8 h + lane] for t < T; valid: the rows of the half to store (1..8).
-template <int T, bool kVnni, bool kNib, bool kHigh, bool kMin, bool kSub16, int kChunksPer16>
-void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h, int64_t t0,
+// y[t0 + t, 16 g + 8 h + lane] for t < T and h in [h0, h0 + kHalves); valid: the rows of the
+// last half to store (1..8; an earlier half stores all 8). With both halves in one pass over the
+// group's blocks (kHalves 2, for one or two tokens), the weights stream without the pause of a
+// second pass that finds them in cache; per element the operations are the same either way.
+template <int T, int kHalves, bool kVnni, bool kNib, bool kHigh, bool kMin, bool kSub16,
+          int kChunksPer16>
+void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h0, int64_t t0,
           float* y, int64_t y_stride, int valid) {
   // The Q8_0 sign trick computes sum q * x directly: no offset term.
   const int32_t off = (!kVnni && kChunksPer16 == 0) ? 0 : w.offset;
@@ -113,46 +119,55 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h, 
   // quants and the scalars, token t at a fixed offset from it.
   const int64_t i0 = t0 % kActTile;
   const int64_t kb0 = t0 / kActTile * nb;
-  __m256 acc[T];
-  for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+  __m256 acc[kHalves][T];
+  for (int hh = 0; hh < kHalves; ++hh) {
+    for (int t = 0; t < T; ++t) acc[hh][t] = _mm256_setzero_ps();
+  }
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = w.Block(g, b);
     // Only the group's first pass streams it: later token tiles and the second half (h = 1)
     // read lines already in cache.
-    if (t0 == 0 && h == 0) PrefetchAhead(blk, w.quant_bytes + w.scale_bytes);
-    __m256i wq[8];  // unpacked once per block for all T tokens
-    for (int c = 0; c < 8; ++c) wq[c] = Chunk<kNib, kHigh>(blk, h, c);
-    const uint8_t* sp = w.Scales(g, b) + es * 8 * h;
+    if (t0 == 0 && h0 == 0) PrefetchAhead(blk, w.quant_bytes + w.scale_bytes);
     const int64_t kb = kb0 + b;
     const int8_t* xq = a.tq + (kb * kActTile + i0) * 32;
     const float* dx = a.tdx + kb * kActTile + i0;
     const float* dxs = a.tdxs + kb * kActTile + i0;
-    constexpr int kScales = kSub16 ? 2 : 1;
-    for (int sc = 0; sc < kScales; ++sc) {
-      const int c0 = kSub16 ? 4 * sc : 0, c1 = kSub16 ? c0 + 4 : 8;
-      const int32_t* xsum =
-          kSub16 ? a.tsum16 + (kb * 2 + sc) * kActTile + i0 : a.txsum + kb * kActTile + i0;
-      __m256i s[T];
-      for (int t = 0; t < T; ++t) s[t] = _mm256_set1_epi32(-off * xsum[t]);
-      DotChunks<T, kVnni, kChunksPer16>(wq, c0, c1, xq, s);
-      const __m256 d = LoadScales8(sp + es * 16 * sc, half);
-      for (int t = 0; t < T; ++t) {
-        const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(dx[t]));
-        acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[t]), scale, acc[t]);
-        if constexpr (kMin) {
-          acc[t] = _mm256_fmadd_ps(LoadScales8(sp + es * 16, half), _mm256_set1_ps(dxs[t]), acc[t]);
+    for (int hh = 0; hh < kHalves; ++hh) {
+      const int h = h0 + hh;
+      __m256i wq[8];  // unpacked once per block for all T tokens
+      for (int c = 0; c < 8; ++c) wq[c] = Chunk<kNib, kHigh>(blk, h, c);
+      const uint8_t* sp = w.Scales(g, b) + es * 8 * h;
+      constexpr int kScales = kSub16 ? 2 : 1;
+      for (int sc = 0; sc < kScales; ++sc) {
+        const int c0 = kSub16 ? 4 * sc : 0, c1 = kSub16 ? c0 + 4 : 8;
+        const int32_t* xsum =
+            kSub16 ? a.tsum16 + (kb * 2 + sc) * kActTile + i0 : a.txsum + kb * kActTile + i0;
+        __m256i s[T];
+        for (int t = 0; t < T; ++t) s[t] = _mm256_set1_epi32(-off * xsum[t]);
+        DotChunks<T, kVnni, kChunksPer16>(wq, c0, c1, xq, s);
+        const __m256 d = LoadScales8(sp + es * 16 * sc, half);
+        for (int t = 0; t < T; ++t) {
+          const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(dx[t]));
+          acc[hh][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[t]), scale, acc[hh][t]);
+          if constexpr (kMin) {
+            acc[hh][t] = _mm256_fmadd_ps(LoadScales8(sp + es * 16, half),
+                                         _mm256_set1_ps(dxs[t]), acc[hh][t]);
+          }
         }
       }
     }
   }
-  for (int t = 0; t < T; ++t) {
-    float* out = y + (t0 + t) * y_stride + 16 * g + 8 * h;
-    if (valid == 8) {
-      _mm256_storeu_ps(out, acc[t]);
-    } else {
-      alignas(32) float tmp[8];
-      _mm256_store_ps(tmp, acc[t]);
-      std::memcpy(out, tmp, sizeof(float) * valid);
+  for (int hh = 0; hh < kHalves; ++hh) {
+    const int n_valid = hh + 1 == kHalves ? valid : 8;
+    for (int t = 0; t < T; ++t) {
+      float* out = y + (t0 + t) * y_stride + 16 * g + 8 * (h0 + hh);
+      if (n_valid == 8) {
+        _mm256_storeu_ps(out, acc[hh][t]);
+      } else {
+        alignas(32) float tmp[8];
+        _mm256_store_ps(tmp, acc[hh][t]);
+        std::memcpy(out, tmp, sizeof(float) * n_valid);
+      }
     }
   }
 }
@@ -160,34 +175,54 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h, 
 using TileFn = void (*)(const PackedWeights&, const PackedActivations&, int64_t, int, int64_t,
                         float*, int64_t, int);
 
+// fns[T]: one half against T tokens; both[T]: both halves of a full group against T tokens.
 template <bool kVnni, bool kNib, bool kHigh, bool kMin, bool kSub16, int kChunksPer16>
 struct Tiles {
   static constexpr TileFn fns[kMaxTile + 1] = {
-      nullptr, Tile<1, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16>,
-      Tile<2, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16>,
-      Tile<3, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16>,
-      Tile<4, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16>};
+      nullptr, Tile<1, 1, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16>,
+      Tile<2, 1, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16>,
+      Tile<3, 1, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16>,
+      Tile<4, 1, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16>};
+  static constexpr TileFn both[kMaxBothTile + 1] = {
+      nullptr, Tile<1, 2, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16>,
+      Tile<2, 2, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16>};
 };
 
+struct TileSet {
+  const TileFn* fns;
+  const TileFn* both;
+};
+
+template <bool kVnni, bool kNib, bool kHigh, bool kMin, bool kSub16, int kChunksPer16>
+TileSet SetOf() {
+  using S = Tiles<kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16>;
+  return {S::fns, S::both};
+}
+
 template <bool kVnni>
-const TileFn* TilesFor(const PackedWeights& w) {
-  if (w.sub == 16) return Tiles<kVnni, false, false, false, true, 2>::fns;  // Q6_K
+TileSet TilesFor(const PackedWeights& w) {
+  if (w.sub == 16) return SetOf<kVnni, false, false, false, true, 2>();  // Q6_K
   if (w.nibbles && w.high_bits) {
-    return w.has_min ? Tiles<kVnni, true, true, true, false, 4>::fns
-                     : Tiles<kVnni, true, true, false, false, 4>::fns;
+    return w.has_min ? SetOf<kVnni, true, true, true, false, 4>()
+                     : SetOf<kVnni, true, true, false, false, 4>();
   }
   if (w.nibbles) {
-    return w.has_min ? Tiles<kVnni, true, false, true, false, 8>::fns
-                     : Tiles<kVnni, true, false, false, false, 8>::fns;
+    return w.has_min ? SetOf<kVnni, true, false, true, false, 8>()
+                     : SetOf<kVnni, true, false, false, false, 8>();
   }
-  return Tiles<kVnni, false, false, false, false, 0>::fns;  // Q8_0
+  return SetOf<kVnni, false, false, false, false, 0>();  // Q8_0
 }
 
 template <bool kVnni>
 void PackedGemm256(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
                    int64_t g1, float* y, int64_t y_stride) {
-  const TileFn* fns = TilesFor<kVnni>(w);
+  const TileSet tiles = TilesFor<kVnni>(w);
+  const TileFn* fns = tiles.fns;
   for (int64_t g = g0; g < g1; ++g) {
+    if (n_tokens <= kMaxBothTile && w.rows - 16 * g >= 16) {
+      tiles.both[n_tokens](w, a, g, 0, 0, y, y_stride, 8);
+      continue;
+    }
     for (int h = 0; h < 2; ++h) {
       const int valid = static_cast<int>(std::min<int64_t>(8, w.rows - 16 * g - 8 * h));
       if (valid <= 0) break;
