@@ -191,6 +191,9 @@ BENCHMARK(BM_ModelDecodePacked)
     ->Args({2, 1, 0})
     ->Args({2, 1, 1})
     ->Args({1, 1, 1})
+    ->Args({2, 2, 0})
+    ->Args({2, 2, 1})
+    ->Args({1, 2, 1})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
