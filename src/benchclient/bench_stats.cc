@@ -13,7 +13,8 @@ Distribution Summarize(std::vector<double> seconds) {
   std::sort(seconds.begin(), seconds.end());
   const size_t n = seconds.size();
   d.mean_ms = 1000.0 * std::accumulate(seconds.begin(), seconds.end(), 0.0) / n;
-  d.median_ms = 1000.0 * (n % 2 == 1 ? seconds[n / 2] : 0.5 * (seconds[n / 2 - 1] + seconds[n / 2]));
+  d.median_ms =
+      1000.0 * (n % 2 == 1 ? seconds[n / 2] : 0.5 * (seconds[n / 2 - 1] + seconds[n / 2]));
   // P99 with linear interpolation between closest ranks (as numpy.percentile).
   const double rank = 0.99 * static_cast<double>(n - 1);
   const size_t lo = static_cast<size_t>(std::floor(rank));

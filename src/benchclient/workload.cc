@@ -10,8 +10,9 @@ namespace {
 
 constexpr const char* kWords[] = {
     "time",    "year",    "people", "way",     "day",     "man",    "thing",   "woman",  "life",
-    "child",   "world",   "school", "state",   "family",  "student", "group",  "country", "problem",
-    "hand",    "part",    "place",  "case",    "week",    "company", "system", "program", "question",
+    "child",   "world",   "school", "state",   "family",  "student", "group", "country", "problem",
+    "hand",    "part",    "place",  "case",    "week",    "company", "system", "program",
+    "question",
     "work",    "number",  "night",  "point",   "home",    "water",  "room",    "mother", "area",
     "money",   "story",   "fact",   "month",   "lot",     "right",  "study",   "book",   "eye",
     "job",     "word",    "business", "issue", "side",    "kind",   "head",    "house",  "service",
@@ -81,7 +82,8 @@ std::vector<BenchPrompt> MakeRandomWorkload(const RandomWorkloadOptions& options
 }
 
 std::vector<BenchPrompt> MakeSharedPrefixWorkload(const SharedPrefixWorkloadOptions& options,
-                                                  const tokenizer::Tokenizer* tokenizer, uint64_t seed) {
+                                                  const tokenizer::Tokenizer* tokenizer,
+                                                  uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<BenchPrompt> prompts;
   for (int g = 0; g < options.groups; ++g) {

@@ -47,6 +47,7 @@ struct SharedPrefixWorkloadOptions {
 std::vector<BenchPrompt> MakeRandomWorkload(const RandomWorkloadOptions& options,
                                             const tokenizer::Tokenizer* tokenizer, uint64_t seed);
 std::vector<BenchPrompt> MakeSharedPrefixWorkload(const SharedPrefixWorkloadOptions& options,
-                                                  const tokenizer::Tokenizer* tokenizer, uint64_t seed);
+                                                  const tokenizer::Tokenizer* tokenizer,
+                                                  uint64_t seed);
 
 }  // namespace radixlm::benchclient

@@ -1,7 +1,7 @@
 // MinimizeDfa against a plain reference: Moore's refinement over all 256 bytes with each
 // signature a whole vector in a std::map (the implementation groups bytes into classes and
-// refines blocks with Hopcroft's algorithm). On random automata both must give the same table, and the result
-// must be minimal and accept what the input accepts.
+// refines blocks with Hopcroft's algorithm). On random automata both must give the same table,
+// and the result must be minimal and accept what the input accepts.
 #include <gtest/gtest.h>
 
 #include <map>

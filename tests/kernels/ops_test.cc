@@ -25,7 +25,8 @@ double GeluF16Ref(float x) {
   if (x <= -10.0f) return 0.0;
   if (x >= 10.0f) return x;
   const float h = F16ToF32(F32ToF16(x));
-  const float g = 0.5f * h * (1.0f + std::tanh(0.7978845608028654f * h * (1.0f + 0.044715f * h * h)));
+  const float g =
+      0.5f * h * (1.0f + std::tanh(0.7978845608028654f * h * (1.0f + 0.044715f * h * h)));
   return F16ToF32(F32ToF16(g));
 }
 double SiluRef(double x) { return x / (1.0 + std::exp(-x)); }

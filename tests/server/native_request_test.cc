@@ -138,7 +138,8 @@ TEST(NativeRequestTest, TokenIdsLogprobIsPerPromptAndMayBeRagged) {
   ASSERT_TRUE(single.ok()) << single.status().ToString();
   EXPECT_EQ(single->requests[0].token_ids_logprob, (std::vector<int32_t>{5, 9, 5}));
   auto ragged = Parse(
-      R"({"text": ["a", "b", "c"], "return_logprob": true, "token_ids_logprob": [[1, 2], null, [3]]})");
+      R"({"text": ["a", "b", "c"], "return_logprob": true, )"
+      R"("token_ids_logprob": [[1, 2], null, [3]]})");
   ASSERT_TRUE(ragged.ok()) << ragged.status().ToString();
   EXPECT_EQ(ragged->requests[0].token_ids_logprob, (std::vector<int32_t>{1, 2}));
   EXPECT_TRUE(ragged->requests[1].token_ids_logprob.empty());

@@ -15,7 +15,8 @@ namespace radixlm::kernels::cpu::amx {
 namespace {
 
 // Tile registers (the intrinsics take literal numbers): C [16 tokens][16 rows] int32,
-// A [16 tokens][32 bytes] s8 activations (the tiled layout: 512 contiguous bytes), B [8 chunks][16 rows x 4 bytes] u8; two sets.
+// A [16 tokens][32 bytes] s8 activations (the tiled layout: 512 contiguous bytes),
+// B [8 chunks][16 rows x 4 bytes] u8; two sets.
 
 struct alignas(64) TileConfig {
   uint8_t palette = 1;

@@ -65,9 +65,9 @@ inline __m256i Chunk(const uint8_t* blk, int h, int c) {
 }
 
 // Integer sums of chunks wq[c0 .. c1) of a block against the T tokens' quants (token t's 32 at
-// x + 32 t, the tiled layout of packed_weights.h), added to s[t]. The chunk loop is outside the token loop, so the T
-// accumulations are independent chains. kChunksPer16: chunks summed in int16 before widening
-// (0: the Q8_0 sign trick).
+// x + 32 t, the tiled layout of packed_weights.h), added to s[t]. The chunk loop is outside the
+// token loop, so the T accumulations are independent chains. kChunksPer16: chunks summed in
+// int16 before widening (0: the Q8_0 sign trick).
 template <int T, bool kVnni, int kChunksPer16>
 inline void DotChunks(const __m256i* wq, int c0, int c1, const int8_t* x, __m256i* s) {
   if constexpr (kVnni) {
@@ -83,7 +83,8 @@ inline void DotChunks(const __m256i* wq, int c0, int c1, const int8_t* x, __m256
       const __m256i q = _mm256_xor_si256(wq[c], flip);
       const __m256i aq = _mm256_sign_epi8(q, q);
       for (int t = 0; t < T; ++t) {
-        const __m256i p = _mm256_maddubs_epi16(aq, _mm256_sign_epi8(Broadcast4(x + 32 * t + 4 * c), q));
+        const __m256i xs = _mm256_sign_epi8(Broadcast4(x + 32 * t + 4 * c), q);
+        const __m256i p = _mm256_maddubs_epi16(aq, xs);
         s[t] = _mm256_add_epi32(s[t], _mm256_madd_epi16(p, ones));
       }
     }
@@ -94,7 +95,8 @@ inline void DotChunks(const __m256i* wq, int c0, int c1, const int8_t* x, __m256
       for (int t = 0; t < T; ++t) p[t] = _mm256_setzero_si256();
       for (int k = c; k < std::min(c1, c + kChunksPer16); ++k) {
         for (int t = 0; t < T; ++t) {
-          p[t] = _mm256_add_epi16(p[t], _mm256_maddubs_epi16(wq[k], Broadcast4(x + 32 * t + 4 * k)));
+          const __m256i xb = Broadcast4(x + 32 * t + 4 * k);
+          p[t] = _mm256_add_epi16(p[t], _mm256_maddubs_epi16(wq[k], xb));
         }
       }
       for (int t = 0; t < T; ++t) s[t] = _mm256_add_epi32(s[t], _mm256_madd_epi16(p[t], ones));
