@@ -8,8 +8,8 @@ cache makes each call one new token) against `radixlm score`'s argmax at that po
 texts are tokenized by llama-server (/tokenize, BOS first).
 
 Log-probabilities: where llama-server's greedy token is the text's true next token, its
-log-probability (n_probs 1: the log-softmax of the raw logits) against `radixlm score`'s
-logprob of that token (mean and largest absolute difference).
+log-probability (the first of n_probs 2: the log-softmax of the raw logits) against
+`radixlm score`'s logprob of that token (mean and largest absolute difference).
 
 Perplexity: `radixlm score` on the fixed text's ids against llama.cpp's perplexity stored with
 them in tests/oracle/testdata/ppl_reference.json (written by bench/oracle_llamacpp.py). Those
@@ -21,6 +21,11 @@ llama.cpp's two builds with each other is printed too. With --peer-prefill, the 
 answers every prefix again with its prompt cache off (each prefix one batched prefill, not one
 new token after the cached rest) and its agreement with its own token-by-token answers is
 printed: how far llama.cpp's next token depends on the shape of the batch that computed it.
+
+Near ties: with n_probs 2 llama-server also gives its top two log-probabilities at every
+position; the agreement is printed again over the positions where their gap is at least 0.05,
+0.1, 0.25 and 0.5, with the largest gap at which radixlm (and, with --peer-prefill, llama.cpp's
+batched answers) chose differently.
 
 --write-reference PATH stores what llama-server computed (each text's ids, its greedy next
 token and that token's log-probability per position) as JSON; tests/oracle/smollm2_oracle_test.cc
@@ -78,28 +83,49 @@ def radixlm_score(binary, model, ids, threads, isa=None):
 
 def llama_greedy_next(server_binary, model, texts, threads, cache_prompt=True):
     """Tokenizes each text with llama-server and returns (ids per text, its greedy next token
-    after every prefix of each text, that token's log-probability). With cache_prompt (the
+    after every prefix of each text, that token's log-probability, the gap between its top two
+    log-probabilities). With cache_prompt (the
     default) each prefix is the previous one and one new token, which llama.cpp decodes alone;
     without, it computes each whole prefix as one batch."""
     with LlamaServer(server_binary, model, ["-t", threads, "-c", 4096, "-np", 1,
                                             "--swa-full"]) as server:
         base = server.url
-        texts_ids, next_ids, logprobs = [], [], []
+        texts_ids, next_ids, logprobs, gaps = [], [], [], []
         for text in texts:
             ids = post(base + "/tokenize", {"content": text, "add_special": True})["tokens"]
-            nxt, lp = [], []
+            nxt, lp, gap = [], [], []
             for p in range(len(ids) - 1):
                 r = post(base + "/completion", {
                     "prompt": ids[: p + 1], "n_predict": 1, "temperature": 0, "top_k": 1,
                     "cache_prompt": cache_prompt, "return_tokens": True, "repeat_penalty": 1.0,
-                    "n_probs": 1})
+                    "n_probs": 2})
                 nxt.append(r["tokens"][0])
                 probs = r.get("completion_probabilities") or [{}]
                 lp.append(probs[0].get("logprob"))
+                top = probs[0].get("top_logprobs") or []
+                gap.append(top[0]["logprob"] - top[1]["logprob"] if len(top) >= 2 else None)
             texts_ids.append(ids)
             next_ids.append(nxt)
             logprobs.append(lp)
-    return texts_ids, next_ids, logprobs
+            gaps.append(gap)
+    return texts_ids, next_ids, logprobs, gaps
+
+
+def print_near_ties(label, gaps, reference, other):
+    """Agreement of other with reference over the positions whose top-two gap (reference's)
+    is at least each threshold, and the largest gap at which they differ."""
+    rows = [(g, a == b) for gs, xs, ys in zip(gaps, reference, other)
+            for g, a, b in zip(gs, xs, ys) if g is not None]
+    if not rows:
+        return
+    differ = [g for g, same in rows if not same]
+    print(f"{label}: largest top-two gap (llama.cpp's) at a differing position: "
+          f"{max(differ) if differ else 0:.3f}", flush=True)
+    for threshold in (0.05, 0.1, 0.25, 0.5):
+        kept = [same for g, same in rows if g >= threshold]
+        if kept:
+            print(f"{label}, positions with a top-two gap >= {threshold}: {sum(kept)}/{len(kept)} "
+                  f"= {100 * sum(kept) / len(kept):.2f}%", flush=True)
 
 
 def main():
@@ -125,13 +151,13 @@ def main():
     with open(os.path.join(ROOT, "bench", "data", "oracle_texts.txt"), encoding="utf-8") as f:
         texts = [t.strip("\n") for t in f.read().split("<<<>>>")]
 
-    texts_ids, llama_next, llama_logprob = llama_greedy_next(tools["llama-server"], model, texts,
-                                                             args.threads)
+    texts_ids, llama_next, llama_logprob, llama_gap = llama_greedy_next(
+        tools["llama-server"], model, texts, args.threads)
     if args.peer_avx2:
         # llama.cpp against itself: the same texts through its AVX2-only build, to show how much
         # two builds of one implementation agree when only their summation order differs.
         avx2 = llama_peer.ensure(variant="avx2")
-        _, avx2_next, _ = llama_greedy_next(avx2["llama-server"], model, texts, args.threads)
+        _, avx2_next, _, _ = llama_greedy_next(avx2["llama-server"], model, texts, args.threads)
         same = sum(int(a == b) for x, y in zip(llama_next, avx2_next) for a, b in zip(x, y))
         total = sum(len(x) for x in llama_next)
         print(f"llama.cpp native vs llama.cpp AVX2 build: {same}/{total} = "
@@ -140,7 +166,7 @@ def main():
     batch_next = None
     if args.peer_prefill:
         # llama.cpp against itself again: the same build, each prefix one batched prefill.
-        _, batch_next, _ = llama_greedy_next(tools["llama-server"], model, texts, args.threads,
+        _, batch_next, _, _ = llama_greedy_next(tools["llama-server"], model, texts, args.threads,
                                              cache_prompt=False)
         same = sum(int(a == b) for x, y in zip(llama_next, batch_next) for a, b in zip(x, y))
         total = sum(len(x) for x in llama_next)
@@ -151,7 +177,7 @@ def main():
         with open(args.write_reference, "w", encoding="utf-8") as f:
             json.dump({"generator": "bench/oracle_llama_server.py --write-reference",
                        "oracle": f"llama-server (llama-cpp-python {llama_peer.DEFAULT_VERSION}'s "
-                                 "llama.cpp), greedy next token after each true prefix, n_probs 1",
+                                 "llama.cpp), greedy next token after each true prefix, n_probs 2",
                        "model": os.path.basename(model),
                        "texts": [{"ids": ids, "llama_next": nxt, "llama_logprob": lp}
                                  for ids, nxt, lp in zip(texts_ids, llama_next, llama_logprob)]},
@@ -160,6 +186,7 @@ def main():
         print(f"reference -> {args.write_reference}")
 
     results = {}
+    default_next = []
     stable = [0, 0]  # radixlm's agreement where llama.cpp's two batch shapes agree
     logprob_diffs = []
     for isa in [None] + args.isa:
@@ -167,6 +194,8 @@ def main():
         for i, (ids, nxt) in enumerate(zip(texts_ids, llama_next)):
             scored = radixlm_score(args.radixlm, model, ids, args.threads, isa)
             ours = scored["argmax"]
+            if isa is None:
+                default_next.append(ours)
             if isa is None and batch_next is not None:
                 for a, b, c in zip(nxt, batch_next[i], ours):
                     if a == b:
@@ -190,6 +219,11 @@ def main():
         print(f"teacher-forced agreement [default] where llama.cpp's token-by-token and "
               f"whole-prefix answers agree: {stable[0]}/{stable[1]} = "
               f"{100 * stable[0] / stable[1]:.2f}%")
+    print_near_ties("radixlm [default] vs llama.cpp token by token", llama_gap, llama_next,
+                    default_next)
+    if batch_next is not None:
+        print_near_ties("llama.cpp whole-prefix batches vs llama.cpp token by token", llama_gap,
+                        llama_next, batch_next)
     agree, total = results["default"]
     ok = agree / total >= 0.97
     if logprob_diffs:
