@@ -399,8 +399,8 @@ def report(r):
                      f"{fmt(x['prefill'])} | {fmt(x['decode'].get(1))} | — | 1.00x | 1.00x |")
     if r["default_isa"] == "amx" and r["speed"].get("avx512"):
         lines += ["", f"At fewer than {AMX_MIN_TOKENS} tokens the amx level runs the avx512 "
-                  "kernels (AMX tiles take 16 tokens at a time), so the two decode b1 numbers "
-                  "measure the same code: their difference is run-to-run drift."]
+                  f"kernels (AMX tiles take {AMX_MIN_TOKENS} tokens at a time), so the two "
+                  "decode b1 numbers measure the same code: their difference is run-to-run drift."]
     if r.get("avx2_peer"):
         a2, x = r["avx2_peer"], r["speed"].get("avx2")
         lines += ["", "AVX2 level, as an AVX2-only CPU runs both: radixlm RADIXLM_ISA=avx2 vs "

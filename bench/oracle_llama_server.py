@@ -84,9 +84,9 @@ def radixlm_score(binary, model, ids, threads, isa=None):
 def llama_greedy_next(server_binary, model, texts, threads, cache_prompt=True):
     """Tokenizes each text with llama-server and returns (ids per text, its greedy next token
     after every prefix of each text, that token's log-probability, the gap between its top two
-    log-probabilities). With cache_prompt (the
-    default) each prefix is the previous one and one new token, which llama.cpp decodes alone;
-    without, it computes each whole prefix as one batch."""
+    log-probabilities). With cache_prompt (the default) each prefix is the previous one and one
+    new token, which llama.cpp decodes alone; without, it computes each whole prefix as one
+    batch."""
     with LlamaServer(server_binary, model, ["-t", threads, "-c", 4096, "-np", 1,
                                             "--swa-full"]) as server:
         base = server.url
@@ -109,6 +109,12 @@ def llama_greedy_next(server_binary, model, texts, threads, cache_prompt=True):
             logprobs.append(lp)
             gaps.append(gap)
     return texts_ids, next_ids, logprobs, gaps
+
+
+def agreement(xs, ys):
+    """(positions where two per-text lists of next tokens agree, all positions)."""
+    pairs = [(a, b) for x, y in zip(xs, ys) for a, b in zip(x, y)]
+    return sum(int(a == b) for a, b in pairs), len(pairs)
 
 
 def print_near_ties(label, gaps, reference, other):
@@ -158,18 +164,16 @@ def main():
         # two builds of one implementation agree when only their summation order differs.
         avx2 = llama_peer.ensure(variant="avx2")
         _, avx2_next, _, _ = llama_greedy_next(avx2["llama-server"], model, texts, args.threads)
-        same = sum(int(a == b) for x, y in zip(llama_next, avx2_next) for a, b in zip(x, y))
-        total = sum(len(x) for x in llama_next)
+        same, total = agreement(llama_next, avx2_next)
         print(f"llama.cpp native vs llama.cpp AVX2 build: {same}/{total} = "
               f"{100 * same / total:.2f}%", flush=True)
 
     batch_next = None
     if args.peer_prefill:
         # llama.cpp against itself again: the same build, each prefix one batched prefill.
-        _, batch_next, _, _ = llama_greedy_next(tools["llama-server"], model, texts, args.threads,
-                                             cache_prompt=False)
-        same = sum(int(a == b) for x, y in zip(llama_next, batch_next) for a, b in zip(x, y))
-        total = sum(len(x) for x in llama_next)
+        _, batch_next, _, _ = llama_greedy_next(tools["llama-server"], model, texts,
+                                                args.threads, cache_prompt=False)
+        same, total = agreement(llama_next, batch_next)
         print(f"llama.cpp token by token vs llama.cpp whole-prefix batches: {same}/{total} = "
               f"{100 * same / total:.2f}%", flush=True)
 
@@ -186,8 +190,7 @@ def main():
         print(f"reference -> {args.write_reference}")
 
     results = {}
-    default_next = []
-    stable = [0, 0]  # radixlm's agreement where llama.cpp's two batch shapes agree
+    default_next = []  # radixlm's argmax per text, default dispatch
     logprob_diffs = []
     for isa in [None] + args.isa:
         agree = total = 0
@@ -196,12 +199,6 @@ def main():
             ours = scored["argmax"]
             if isa is None:
                 default_next.append(ours)
-            if isa is None and batch_next is not None:
-                for a, b, c in zip(nxt, batch_next[i], ours):
-                    if a == b:
-                        stable[0] += int(a == c)
-                        stable[1] += 1
-            if isa is None:
                 for p, (theirs, lp) in enumerate(zip(nxt, llama_logprob[i])):
                     if theirs == ids[p + 1] and lp is not None:
                         logprob_diffs.append(abs(scored["logprob"][p] - lp))
@@ -215,10 +212,13 @@ def main():
     print(f"model: {model}")
     for key, (a, t) in results.items():
         print(f"teacher-forced next-token agreement [{key}]: {a}/{t} = {100 * a / t:.2f}%")
-    if stable[1]:
+    if batch_next is not None:
+        # radixlm's agreement where llama.cpp's two batch shapes agree
+        stable = [a == c for x, y, z in zip(llama_next, batch_next, default_next)
+                  for a, b, c in zip(x, y, z) if a == b]
         print(f"teacher-forced agreement [default] where llama.cpp's token-by-token and "
-              f"whole-prefix answers agree: {stable[0]}/{stable[1]} = "
-              f"{100 * stable[0] / stable[1]:.2f}%")
+              f"whole-prefix answers agree: {sum(stable)}/{len(stable)} = "
+              f"{100 * sum(stable) / len(stable):.2f}%")
     print_near_ties("radixlm [default] vs llama.cpp token by token", llama_gap, llama_next,
                     default_next)
     if batch_next is not None:
