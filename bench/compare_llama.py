@@ -66,7 +66,8 @@ def model_path(arg):
 
 def cpu_info():
     flags = subprocess.run(
-        "grep -o 'avx512[a-z_0-9]*\\|avx_vnni\\|amx[a-z_0-9]*\\|avx2\\|fma' /proc/cpuinfo | sort -u",
+        "grep -o 'avx512[a-z_0-9]*\\|avx_vnni\\|amx[a-z_0-9]*\\|avx2\\|fma\\|f16c' /proc/cpuinfo"
+        " | sort -u",
         shell=True, capture_output=True, text=True).stdout.split()
     name = platform.processor() or "unknown"
     try:
@@ -363,7 +364,7 @@ def ratio(a, b):
 def report(r):
     c = r["cpu"]
     lines = [f"CPU: {c['model_name']} ({c['logical_cpus']} logical CPUs); flags: "
-             f"{' '.join(c['flags']) or '(none of avx2/fma/avx512*/avx_vnni/amx*)'}",
+             f"{' '.join(c['flags']) or '(none of avx2/fma/f16c/avx512*/avx_vnni/amx*)'}",
              f"model: {r['model']}; threads: {r['threads']}; llama.cpp: llama-cpp-python "
              f"{r['peer_version']} (llama-bench flash_attn={r['llama_bench']['build'].get('flash_attn')}, "
              f"batched-bench flash_attn={r['batched_bench']['flash_attn']})", "",
