@@ -193,21 +193,19 @@ def main():
     default_next = []  # radixlm's argmax per text, default dispatch
     logprob_diffs = []
     for isa in [None] + args.isa:
-        agree = total = 0
+        ours_per_text = default_next if isa is None else []
         for i, (ids, nxt) in enumerate(zip(texts_ids, llama_next)):
             scored = radixlm_score(args.radixlm, model, ids, args.threads, isa)
             ours = scored["argmax"]
+            ours_per_text.append(ours)
             if isa is None:
-                default_next.append(ours)
                 for p, (theirs, lp) in enumerate(zip(nxt, llama_logprob[i])):
                     if theirs == ids[p + 1] and lp is not None:
                         logprob_diffs.append(abs(scored["logprob"][p] - lp))
-            same = sum(int(a == b) for a, b in zip(nxt, ours))
-            agree += same
-            total += len(nxt)
-            print(f"[{isa or 'default'}] text {i}: {len(nxt)} positions, agreement "
-                  f"{100 * same / len(nxt):.1f}%", flush=True)
-        results[isa or "default"] = (agree, total)
+            same, n = agreement([nxt], [ours])
+            print(f"[{isa or 'default'}] text {i}: {n} positions, agreement "
+                  f"{100 * same / n:.1f}%", flush=True)
+        results[isa or "default"] = agreement(llama_next, ours_per_text)
 
     print(f"model: {model}")
     for key, (a, t) in results.items():
