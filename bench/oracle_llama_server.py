@@ -27,12 +27,20 @@ position; the agreement is printed again over the positions where their gap is a
 0.1, 0.25 and 0.5, with the largest gap at which radixlm (and, with --peer-prefill, llama.cpp's
 batched answers) chose differently.
 
+With --reference-forward BINARY (<build>/bench/reference_forward: the tests' plain float
+reference forward, every sum in double), the same agreement is printed for that reference with
+radixlm's roundings (Q8 matmul inputs, F16 K/V/Q), without the activation rounding, without the
+F16 K/V/Q rounding, and with llama.cpp's one-query attention accumulator (F16) added: how far
+the next token moves with rounding choices alone, apart from summation order. Slow: about
+3 CPU-minutes per variant on the default model.
+
 --write-reference PATH stores what llama-server computed (each text's ids, its greedy next
 token and that token's log-probability per position) as JSON; tests/oracle/smollm2_oracle_test.cc
 checks radixlm against tests/oracle/testdata/smollm2_llama_server_reference.json, written so.
 
 Usage: python bench/oracle_llama_server.py [--radixlm build/apps/radixlm] [--model GGUF]
        [--threads 2] [--isa avx2] [--peer-avx2] [--peer-prefill] [--write-reference PATH]
+       [--reference-forward build/bench/reference_forward]
 """
 import argparse
 import json
@@ -111,6 +119,28 @@ def llama_greedy_next(server_binary, model, texts, threads, cache_prompt=True):
     return texts_ids, next_ids, logprobs, gaps
 
 
+REFERENCE_VARIANTS = [
+    ("reference forward, radixlm's roundings", []),
+    ("reference forward, matmul inputs not rounded", ["--no-activation-rounding"]),
+    ("reference forward, K/V/Q not rounded to F16", ["--no-kv-rounding"]),
+    ("reference forward, F16 attention accumulator", ["--f16-attention-accumulator"]),
+]
+
+
+def reference_next(binary, model, texts_ids, threads, flags):
+    """The float reference forward's argmax after each prefix of each text."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(texts_ids, f)
+        path = f.name
+    try:
+        out = subprocess.run([binary, "--model-path", model, "--ids-file", path,
+                              "--threads", str(threads)] + flags, check=True,
+                             capture_output=True, text=True)
+    finally:
+        os.unlink(path)
+    return json.loads(out.stdout)["argmax"]
+
+
 def agreement(xs, ys):
     """(positions where two per-text lists of next tokens agree, all positions)."""
     pairs = [(a, b) for x, y in zip(xs, ys) for a, b in zip(x, y)]
@@ -147,6 +177,9 @@ def main():
                     help="also measure llama.cpp's token-by-token answers against its answers "
                          "with each prefix computed as one batch (prompt cache off)")
     ap.add_argument("--write-reference", default=None, metavar="PATH")
+    ap.add_argument("--reference-forward", default=None, metavar="BINARY",
+                    help="also measure the float reference forward's variants "
+                         "(<build>/bench/reference_forward)")
     args = ap.parse_args()
     model = args.model or default_model_path()
     default_env = os.environ.get("RADIXLM_DEFAULT_MODEL")
@@ -222,6 +255,19 @@ def main():
     if batch_next is not None:
         print_near_ties("llama.cpp whole-prefix batches vs llama.cpp token by token", llama_gap,
                         llama_next, batch_next)
+    if args.reference_forward:
+        for label, flags in REFERENCE_VARIANTS:
+            ref_next = reference_next(args.reference_forward, model, texts_ids, args.threads,
+                                      flags)
+            same, total = agreement(llama_next, ref_next)
+            line = (f"{label} vs llama.cpp token by token: {same}/{total} = "
+                    f"{100 * same / total:.2f}%")
+            if batch_next is not None:
+                same, total = agreement(batch_next, ref_next)
+                line += f"; vs whole-prefix batches: {same}/{total} = {100 * same / total:.2f}%"
+            same, total = agreement(default_next, ref_next)
+            line += f"; vs radixlm [default]: {same}/{total} = {100 * same / total:.2f}%"
+            print(line, flush=True)
     agree, total = results["default"]
     ok = agree / total >= 0.97
     if logprob_diffs:

@@ -20,6 +20,7 @@ using kernels::KvDtype;
 using testing::BuildTinyModel;
 using testing::ParseTinyModel;
 using testing::ReferenceModel;
+using testing::ReferenceOptions;
 using testing::TinyGemma3Spec;
 using testing::TinyModelSpec;
 
@@ -484,6 +485,40 @@ TEST_F(ModelForwardErrorsTest, RejectsACacheOfAnotherShape) {
   ForwardOutput out;
   EXPECT_EQ(model_->Forward(batch, **other_cache, &out).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(model_->CreateKvCache({.n_slots = 0}).status().code(), StatusCode::kInvalidArgument);
+}
+
+// The reference's ReferenceOptions (bench/reference_forward) change roundings only: each moves
+// some logits, none by more than rounding does.
+TEST(ReferenceOptionsTest, EachOptionChangesRoundingOnly) {
+  TinyModelSpec spec = TinyGemma3Spec();
+  spec.matrix_type = GgmlType::kQ8_0;  // matmul inputs rounded through Q8_0 by default
+  const auto bytes = BuildTinyModel(spec);
+  const auto file = ParseTinyModel(bytes);
+  const std::vector<int32_t> tokens = {1, 7, 3, 9, 12, 4, 4, 20, 5, 2, 11, 6};
+  const auto base = ReferenceModel(*file, KvDtype::kF16).Forward(tokens);
+  float scale = 0.0f;
+  for (const auto& row : base) {
+    for (float v : row) scale = std::max(scale, std::fabs(v));
+  }
+  ASSERT_GT(scale, 0.0f);
+  const std::vector<std::pair<std::string, ReferenceOptions>> variants = {
+      {"no activation rounding", {.round_activations = false}},
+      {"no kv rounding", {.round_kv = false}},
+      {"f16 attention accumulator", {.f16_attention_accumulator = true}}};
+  for (const auto& [name, options] : variants) {
+    const auto logits = ReferenceModel(*file, KvDtype::kF16, options).Forward(tokens);
+    ASSERT_EQ(logits.size(), base.size());
+    float max_diff = 0.0f;
+    for (size_t t = 0; t < base.size(); ++t) {
+      for (size_t i = 0; i < base[t].size(); ++i) {
+        max_diff = std::max(max_diff, std::fabs(logits[t][i] - base[t][i]));
+      }
+    }
+    std::printf("%s: max |logit - default| %g (largest |logit| %g)\n", name.c_str(), max_diff,
+                scale);
+    EXPECT_GT(max_diff, 0.0f) << name;
+    EXPECT_LT(max_diff, 0.02f * scale) << name;
+  }
 }
 
 }  // namespace

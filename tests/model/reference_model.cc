@@ -29,8 +29,9 @@ std::string LayerName(int64_t layer, const char* suffix) {
 
 }  // namespace
 
-ReferenceModel::ReferenceModel(const gguf::GgufFile& file, kernels::KvDtype kv_dtype)
-    : kv_dtype_(kv_dtype) {
+ReferenceModel::ReferenceModel(const gguf::GgufFile& file, kernels::KvDtype kv_dtype,
+                               ReferenceOptions options)
+    : kv_dtype_(kv_dtype), options_(options) {
   auto config = ModelConfig::FromGguf(file);
   assert(config.ok());
   config_ = *config;
@@ -96,7 +97,7 @@ std::vector<float> ReferenceModel::MatVec(const Matrix& m, const std::vector<flo
   // Round the input through the activation format the kernels dot this weight type with.
   std::vector<float> x = x_in;
   const gguf::GgmlType act = kernels::ActivationType(m.type);
-  if (act != gguf::GgmlType::kF32) {
+  if (act != gguf::GgmlType::kF32 && options_.round_activations) {
     std::vector<uint8_t> q(kernels::RowBytes(act, m.cols));
     kernels::QuantizeRow(act, x_in.data(), q.data(), m.cols);
     kernels::DequantizeRow(act, q.data(), x.data(), m.cols);
@@ -138,6 +139,7 @@ void ReferenceModel::Rope(float* head, int64_t pos, bool sliding) const {
 }
 
 float ReferenceModel::RoundKv(float x) const {
+  if (!options_.round_kv) return x;
   switch (kv_dtype_) {
     case kernels::KvDtype::kBF16:
       return kernels::Bf16ToF32(kernels::F32ToBf16(x));
@@ -150,8 +152,36 @@ float ReferenceModel::RoundKv(float x) const {
 }
 
 float ReferenceModel::RoundQuery(float x) const {
+  if (!options_.round_kv) return x;
   return kv_dtype_ == kernels::KvDtype::kBF16 ? kernels::Bf16ToF32(kernels::F32ToBf16(x))
                                               : kernels::F16ToF32(kernels::F32ToF16(x));
+}
+
+void ReferenceModel::F16AccumulatorAttention(const std::vector<double>& scores,
+                                             const std::vector<int64_t>& keys,
+                                             const std::vector<std::vector<float>>& v,
+                                             int64_t kv_head, float* out) const {
+  const int64_t d = config_.head_dim;
+  auto f16 = [](float x) { return kernels::F16ToF32(kernels::F32ToF16(x)); };
+  std::vector<float> acc(d, 0.0f);
+  float sum = 0.0f;
+  float max_s = -INFINITY;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const float s = static_cast<float>(scores[i]);
+    float old_scale = 1.0f;  // the running output's factor when s is a new maximum
+    float weight = 1.0f;     // exp(s - max) of this key
+    if (s > max_s) {
+      old_scale = std::exp(max_s - s);
+      max_s = s;
+      for (float& e : acc) e = f16(e * old_scale);
+    } else {
+      weight = std::exp(s - max_s);
+    }
+    const float* vj = v[keys[i]].data() + kv_head * d;
+    for (int64_t e = 0; e < d; ++e) acc[e] = f16(std::fma(vj[e], weight, acc[e]));
+    sum = sum * old_scale + weight;
+  }
+  for (int64_t e = 0; e < d; ++e) out[e] = acc[e] * (1.0f / sum);
 }
 
 std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_t>& tokens) const {
@@ -225,6 +255,10 @@ std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_
           for (int64_t e = 0; e < d; ++e) s += double{qh[e]} * k[j][kvh * d + e];
           scores.push_back(s * s_scale);
           keys.push_back(j);
+        }
+        if (options_.f16_attention_accumulator) {
+          F16AccumulatorAttention(scores, keys, v, kvh, attn.data() + head * d);
+          continue;
         }
         double max_s = scores[0];
         for (double s : scores) max_s = std::max(max_s, s);

@@ -7,6 +7,8 @@
 //     llama.cpp's F16 mul_mat does, mirrored by kernels/attention.h);
 //   * a matmul input is rounded through the activation format the weight type is dotted
 //     with (Q8_0 / Q8_K for quantized weights, see kernels/dot.h), as the kernels do.
+// ReferenceOptions can turn those roundings off, or add llama.cpp's one-query attention
+// accumulator, for bench/reference_forward.cc (how far such choices move the next token).
 #pragma once
 
 #include <cstdint>
@@ -18,9 +20,18 @@
 
 namespace radixlm::model::testing {
 
+struct ReferenceOptions {
+  bool round_activations = true;  // matmul inputs through Q8_0 / Q8_K (see above)
+  bool round_kv = true;           // K, V and Q through the cache's half type
+  // Attention as llama.cpp's one-query flash-attention kernel: keys in order with an online
+  // softmax in float, the output accumulated in F16 (rounded after every scale and add).
+  bool f16_attention_accumulator = false;
+};
+
 class ReferenceModel {
  public:
-  ReferenceModel(const gguf::GgufFile& file, kernels::KvDtype kv_dtype);
+  ReferenceModel(const gguf::GgufFile& file, kernels::KvDtype kv_dtype,
+                 ReferenceOptions options = {});
 
   const ModelConfig& config() const { return config_; }
 
@@ -45,11 +56,17 @@ class ReferenceModel {
   std::vector<float> MatVec(const Matrix& m, const std::vector<float>& x) const;
   std::vector<float> RmsNorm(const std::vector<float>& x, const std::vector<float>& w) const;
   void Rope(float* head, int64_t pos, bool sliding) const;
+  // One head's output for one query from its scores over `keys`, the F16-accumulator way.
+  void F16AccumulatorAttention(const std::vector<double>& scores,
+                               const std::vector<int64_t>& keys,
+                               const std::vector<std::vector<float>>& v, int64_t kv_head,
+                               float* out) const;
   float RoundKv(float x) const;     // a K or V value as the cache stores it
   float RoundQuery(float x) const;  // a query value as attention rounds it (kernels/attention.h)
 
   ModelConfig config_;
   kernels::KvDtype kv_dtype_;
+  ReferenceOptions options_;
   Matrix token_embd_;
   Matrix output_;
   std::vector<float> output_norm_;

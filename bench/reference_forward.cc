@@ -1,0 +1,95 @@
+// `reference_forward` (built to <build>/bench/reference_forward): the tests' plain float
+// reference forward (tests/model/reference_model.h) as a tool, for oracle comparisons of
+// rounding choices. Reads a JSON array of token-id arrays (one per text) from --ids-file and
+// prints one JSON object {"argmax": [[...], ...]}: per text, the reference's top token after
+// each prefix (all but the last position). Flags turn the reference's roundings off or add
+// llama.cpp's one-query attention accumulator (ReferenceOptions). Texts run one per thread.
+// bench/oracle_llama_server.py --reference-forward runs it; it is slow (naive float loops,
+// about 3 CPU-minutes for the 528 positions of bench/data/oracle_texts.txt).
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gguf/gguf_file.h"
+#include "model/reference_model.h"
+
+namespace {
+
+using radixlm::model::testing::ReferenceModel;
+using radixlm::model::testing::ReferenceOptions;
+
+std::vector<int32_t> Argmax(const ReferenceModel& model, const std::vector<int32_t>& ids) {
+  const std::vector<std::vector<float>> logits = model.Forward(ids);
+  std::vector<int32_t> top;
+  for (size_t p = 0; p + 1 < ids.size(); ++p) {
+    top.push_back(static_cast<int32_t>(
+        std::max_element(logits[p].begin(), logits[p].end()) - logits[p].begin()));
+  }
+  return top;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string model_path;
+  std::string ids_file;
+  int threads = 2;
+  bool no_activation_rounding = false;
+  bool no_kv_rounding = false;
+  ReferenceOptions options;
+  CLI::App app{"Plain float reference forward: argmax after each prefix of each text"};
+  app.add_option("--model-path", model_path, "GGUF file")->required();
+  app.add_option("--ids-file", ids_file, "JSON array of token-id arrays")->required();
+  app.add_option("--threads", threads, "Texts computed at once");
+  app.add_flag("--no-activation-rounding", no_activation_rounding,
+               "matmul inputs stay float (no Q8_0 / Q8_K rounding)");
+  app.add_flag("--no-kv-rounding", no_kv_rounding, "K, V and Q stay float (no F16 rounding)");
+  app.add_flag("--f16-attention-accumulator", options.f16_attention_accumulator,
+               "attention as llama.cpp's one-query kernel (F16 output accumulator)");
+  CLI11_PARSE(app, argc, argv);
+  options.round_activations = !no_activation_rounding;
+  options.round_kv = !no_kv_rounding;
+
+  std::ifstream in(ids_file);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const nlohmann::json texts = nlohmann::json::parse(buffer.str(), nullptr, false);
+  if (!in || !texts.is_array()) {
+    std::cerr << "reference_forward: " << ids_file << " is not a JSON array of id arrays\n";
+    return 1;
+  }
+  auto file = radixlm::gguf::GgufFile::Open(model_path);
+  if (!file.ok()) {
+    std::cerr << "reference_forward: " << file.status().ToString() << "\n";
+    return 1;
+  }
+  const ReferenceModel model(**file, radixlm::kernels::KvDtype::kF16, options);
+
+  std::vector<std::vector<int32_t>> ids;
+  for (const auto& text : texts) {
+    const bool ok = text.is_array() && text.size() >= 2 &&
+                    std::all_of(text.begin(), text.end(),
+                                [](const nlohmann::json& v) { return v.is_number_integer(); });
+    if (!ok) {
+      std::cerr << "reference_forward: every text must be an array of >= 2 token ids\n";
+      return 1;
+    }
+    ids.push_back(text.get<std::vector<int32_t>>());
+  }
+  std::vector<std::vector<int32_t>> top(ids.size());
+  std::vector<std::thread> workers;
+  for (int w = 0; w < std::max(threads, 1); ++w) {
+    workers.emplace_back([&, w] {
+      for (size_t t = w; t < ids.size(); t += std::max(threads, 1)) top[t] = Argmax(model, ids[t]);
+    });
+  }
+  for (std::thread& worker : workers) worker.join();
+  std::cout << nlohmann::json{{"argmax", top}}.dump() << "\n";
+  return 0;
+}
