@@ -72,21 +72,27 @@ def post(url, body):
         return json.loads(r.read())
 
 
+def run_with_ids_file(argv, ids, env=None):
+    """Runs argv + ["--ids-file", PATH] with ids written to PATH as JSON; returns its stdout's
+    JSON."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(ids, f)
+        path = f.name
+    try:
+        out = subprocess.run(argv + ["--ids-file", path], check=True, capture_output=True,
+                             text=True, env=env)
+    finally:
+        os.unlink(path)
+    return json.loads(out.stdout)
+
+
 def radixlm_score(binary, model, ids, threads, isa=None):
     env = dict(os.environ)
     env.pop("RADIXLM_ISA", None)
     if isa:
         env["RADIXLM_ISA"] = isa
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(ids, f)
-        path = f.name
-    try:
-        out = subprocess.run([binary, "score", "--model-path", model, "--ids-file", path,
-                              "--threads", str(threads)], check=True, capture_output=True,
-                             text=True, env=env)
-    finally:
-        os.unlink(path)
-    return json.loads(out.stdout)
+    return run_with_ids_file([binary, "score", "--model-path", model, "--threads", str(threads)],
+                             ids, env)
 
 
 def llama_greedy_next(server_binary, model, texts, threads, cache_prompt=True):
@@ -129,16 +135,13 @@ REFERENCE_VARIANTS = [
 
 def reference_next(binary, model, texts_ids, threads, flags):
     """The float reference forward's argmax after each prefix of each text."""
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(texts_ids, f)
-        path = f.name
-    try:
-        out = subprocess.run([binary, "--model-path", model, "--ids-file", path,
-                              "--threads", str(threads)] + flags, check=True,
-                             capture_output=True, text=True)
-    finally:
-        os.unlink(path)
-    return json.loads(out.stdout)["argmax"]
+    return run_with_ids_file([binary, "--model-path", model, "--threads", str(threads)] + flags,
+                             texts_ids)["argmax"]
+
+
+def share(same, total):
+    """'same/total = percent%', as every agreement line prints it."""
+    return f"{same}/{total} = {100 * same / total:.2f}%"
 
 
 def agreement(xs, ys):
@@ -197,18 +200,16 @@ def main():
         # two builds of one implementation agree when only their summation order differs.
         avx2 = llama_peer.ensure(variant="avx2")
         _, avx2_next, _, _ = llama_greedy_next(avx2["llama-server"], model, texts, args.threads)
-        same, total = agreement(llama_next, avx2_next)
-        print(f"llama.cpp native vs llama.cpp AVX2 build: {same}/{total} = "
-              f"{100 * same / total:.2f}%", flush=True)
+        print(f"llama.cpp native vs llama.cpp AVX2 build: "
+              f"{share(*agreement(llama_next, avx2_next))}", flush=True)
 
     batch_next = None
     if args.peer_prefill:
         # llama.cpp against itself again: the same build, each prefix one batched prefill.
         _, batch_next, _, _ = llama_greedy_next(tools["llama-server"], model, texts,
                                                 args.threads, cache_prompt=False)
-        same, total = agreement(llama_next, batch_next)
-        print(f"llama.cpp token by token vs llama.cpp whole-prefix batches: {same}/{total} = "
-              f"{100 * same / total:.2f}%", flush=True)
+        print(f"llama.cpp token by token vs llama.cpp whole-prefix batches: "
+              f"{share(*agreement(llama_next, batch_next))}", flush=True)
 
     if args.write_reference:
         with open(args.write_reference, "w", encoding="utf-8") as f:
@@ -241,15 +242,14 @@ def main():
         results[isa or "default"] = agreement(llama_next, ours_per_text)
 
     print(f"model: {model}")
-    for key, (a, t) in results.items():
-        print(f"teacher-forced next-token agreement [{key}]: {a}/{t} = {100 * a / t:.2f}%")
+    for key, counts in results.items():
+        print(f"teacher-forced next-token agreement [{key}]: {share(*counts)}")
     if batch_next is not None:
         # radixlm's agreement where llama.cpp's two batch shapes agree
         stable = [a == c for x, y, z in zip(llama_next, batch_next, default_next)
                   for a, b, c in zip(x, y, z) if a == b]
         print(f"teacher-forced agreement [default] where llama.cpp's token-by-token and "
-              f"whole-prefix answers agree: {sum(stable)}/{len(stable)} = "
-              f"{100 * sum(stable) / len(stable):.2f}%")
+              f"whole-prefix answers agree: {share(sum(stable), len(stable))}")
     print_near_ties("radixlm [default] vs llama.cpp token by token", llama_gap, llama_next,
                     default_next)
     if batch_next is not None:
@@ -259,14 +259,11 @@ def main():
         for label, flags in REFERENCE_VARIANTS:
             ref_next = reference_next(args.reference_forward, model, texts_ids, args.threads,
                                       flags)
-            same, total = agreement(llama_next, ref_next)
-            line = (f"{label} vs llama.cpp token by token: {same}/{total} = "
-                    f"{100 * same / total:.2f}%")
+            line = (f"{label} vs llama.cpp token by token: "
+                    f"{share(*agreement(llama_next, ref_next))}")
             if batch_next is not None:
-                same, total = agreement(batch_next, ref_next)
-                line += f"; vs whole-prefix batches: {same}/{total} = {100 * same / total:.2f}%"
-            same, total = agreement(default_next, ref_next)
-            line += f"; vs radixlm [default]: {same}/{total} = {100 * same / total:.2f}%"
+                line += f"; vs whole-prefix batches: {share(*agreement(batch_next, ref_next))}"
+            line += f"; vs radixlm [default]: {share(*agreement(default_next, ref_next))}"
             print(line, flush=True)
     agree, total = results["default"]
     ok = agree / total >= 0.97

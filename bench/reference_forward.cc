@@ -64,13 +64,6 @@ int main(int argc, char** argv) {
     std::cerr << "reference_forward: " << ids_file << " is not a JSON array of id arrays\n";
     return 1;
   }
-  auto file = radixlm::gguf::GgufFile::Open(model_path);
-  if (!file.ok()) {
-    std::cerr << "reference_forward: " << file.status().ToString() << "\n";
-    return 1;
-  }
-  const ReferenceModel model(**file, radixlm::kernels::KvDtype::kF16, options);
-
   std::vector<std::vector<int32_t>> ids;
   for (const auto& text : texts) {
     const bool ok = text.is_array() && text.size() >= 2 &&
@@ -82,11 +75,27 @@ int main(int argc, char** argv) {
     }
     ids.push_back(text.get<std::vector<int32_t>>());
   }
+  auto file = radixlm::gguf::GgufFile::Open(model_path);
+  if (!file.ok()) {
+    std::cerr << "reference_forward: " << file.status().ToString() << "\n";
+    return 1;
+  }
+  const ReferenceModel model(**file, radixlm::kernels::KvDtype::kF16, options);
+  const int64_t vocab = model.config().vocab_size;
+  for (const std::vector<int32_t>& text : ids) {
+    if (std::any_of(text.begin(), text.end(), [&](int32_t id) { return id < 0 || id >= vocab; })) {
+      std::cerr << "reference_forward: a token id is outside the model's vocabulary [0, " << vocab
+                << ")\n";
+      return 1;
+    }
+  }
+
   std::vector<std::vector<int32_t>> top(ids.size());
   std::vector<std::thread> workers;
-  for (int w = 0; w < std::max(threads, 1); ++w) {
+  const size_t n_workers = static_cast<size_t>(std::max(threads, 1));
+  for (size_t w = 0; w < n_workers; ++w) {
     workers.emplace_back([&, w] {
-      for (size_t t = w; t < ids.size(); t += std::max(threads, 1)) top[t] = Argmax(model, ids[t]);
+      for (size_t t = w; t < ids.size(); t += n_workers) top[t] = Argmax(model, ids[t]);
     });
   }
   for (std::thread& worker : workers) worker.join();
