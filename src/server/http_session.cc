@@ -1,5 +1,6 @@
 #include "server/http_session.h"
 
+#include <algorithm>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
@@ -22,6 +23,12 @@ namespace {
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 // Bytes a pipelined client may send while a generation runs before we stop reading them.
 constexpr size_t kMaxBufferedInput = 1u << 20;
+// Stream bytes one wake-up formats before it posts itself again. Chunks keep arriving while a
+// wake-up formats them, and cumulative events (top logprobs, n samples) can take longer to
+// format than a decode step takes to produce: without a bound, one wake-up would hold the
+// connection's strand until the generation ended, and the write timeout, the writes themselves
+// and the client's disconnect would all wait behind it.
+constexpr size_t kFormatBytesPerWake = 1u << 20;
 
 bool IsDisconnect(beast::error_code ec) {
   return ec == net::error::eof || ec == net::error::connection_reset ||
@@ -190,7 +197,9 @@ void HttpSession::OnWake() {
   // client is too slow and the call is aborted, so chunks left in the engine's stream are moot.
   const size_t limit = env_.config->max_stream_buffer_bytes;
   size_t room = SIZE_MAX;
-  if (call_->streaming()) room = pending_.size() < limit ? limit - pending_.size() : 0;
+  if (call_->streaming()) {
+    room = std::min(pending_.size() < limit ? limit - pending_.size() : 0, kFormatBytesPerWake);
+  }
   std::string out;
   const bool done = call_->Drain(&out, room);
   if (client_gone_ || closed_) return;
@@ -208,6 +217,11 @@ void HttpSession::OnWake() {
       exchange_complete_ = true;
     }
     Flush();
+    // Drain stopped at the per-wake bound with chunks possibly left: finish them in a later
+    // handler, after whatever else waits on this strand.
+    if (!done && out.size() > kFormatBytesPerWake) {
+      net::post(stream_.get_executor(), [self = shared_from_this()] { self->OnWake(); });
+    }
   } else if (done) {
     SendResponse(call_->TakeResponse());
   }

@@ -498,8 +498,32 @@ TEST_F(HttpServerTest, AWriteThatMakesNoProgressTimesOut) {
   net::write(socket, net::buffer(RawRequest("POST", "/generate", kHeavyStream)));
   WaitForLiveRequests(1);
   EXPECT_EQ(LiveRequestsAfterSettling(), 0);
+  // Ended by the timeout (an abort), not by running its 1000 tokens (10 s) to the end: the
+  // formatting of its ever larger events must not hold the connection's strand so long that
+  // the timeout's handler waits behind it.
+  EXPECT_EQ(engine_->GetStats().scheduler.aborted_requests, 1);
   const std::string received = ReadUntilClosed(socket);
   EXPECT_EQ(received.find("data: [DONE]"), std::string::npos);
+}
+
+TEST_F(HttpServerTest, AStreamLargerThanOneWakeUpFormatsArrivesWhole) {
+  ServerConfig config;
+  config.max_stream_buffer_bytes = size_t{1} << 30;
+  // No forward delay: all 150 tokens wait in the stream before the connection formats the
+  // first. Their cumulative events (about 7 MB) take many wake-ups of at most 1 MB each, the
+  // last ones after the generation has ended and no notifier will fire again.
+  StartServer(config);
+  json body = json::parse(kHeavyStream);
+  body["sampling_params"]["max_new_tokens"] = 150;
+  const Reply reply = Send("POST", "/generate", body.dump());
+  ASSERT_EQ(reply.status, 200);
+  ASSERT_GT(reply.body.size(), size_t{4} << 20);
+  EXPECT_EQ(reply.body.substr(reply.body.size() - 14), "data: [DONE]\n\n");
+  const size_t done = reply.body.rfind("data: [DONE]");
+  const size_t last = reply.body.rfind("data: {", done);
+  const json final_event = json::parse(reply.body.substr(last + 6, done - last - 8));
+  EXPECT_EQ(final_event["output_ids"].size(), 150u);
+  EXPECT_EQ(final_event["meta_info"]["finish_reason"]["type"], "length");
 }
 
 // A server with a 600 s drain deadline and 2 ms steps, one /generate of `max_new_tokens`
