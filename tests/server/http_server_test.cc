@@ -141,6 +141,13 @@ class HttpServerTest : public ::testing::Test {
     return ReadReply(socket, buffer);
   }
 
+  // The last data event of a whole SSE body that ends with "data: [DONE]".
+  static json LastStreamEvent(const std::string& body) {
+    const size_t done = body.rfind("data: [DONE]");
+    const size_t last = body.rfind("data: {", done);
+    return json::parse(body.substr(last + 6, done - last - 8));
+  }
+
   int64_t LiveRequestsAfterSettling() {
     for (int i = 0; i < 3000; ++i) {
       if (engine_->GetStats().live_requests == 0) return 0;
@@ -211,9 +218,7 @@ TEST_F(HttpServerTest, StreamingSendsSseEventsThenDone) {
   ASSERT_GE(reply.body.size(), 14u);
   EXPECT_EQ(reply.body.substr(reply.body.size() - 14), "data: [DONE]\n\n");
   // Cumulative: the last data event has all 4 ids.
-  const size_t done = reply.body.rfind("data: [DONE]");
-  const size_t last = reply.body.rfind("data: {", done);
-  const json final_event = json::parse(reply.body.substr(last + 6, done - last - 8));
+  const json final_event = LastStreamEvent(reply.body);
   EXPECT_EQ(final_event["output_ids"].size(), 4u);
   EXPECT_EQ(final_event["meta_info"]["finish_reason"]["type"], "length");
 }
@@ -519,9 +524,7 @@ TEST_F(HttpServerTest, AStreamLargerThanOneWakeUpFormatsArrivesWhole) {
   ASSERT_EQ(reply.status, 200);
   ASSERT_GT(reply.body.size(), size_t{4} << 20);
   EXPECT_EQ(reply.body.substr(reply.body.size() - 14), "data: [DONE]\n\n");
-  const size_t done = reply.body.rfind("data: [DONE]");
-  const size_t last = reply.body.rfind("data: {", done);
-  const json final_event = json::parse(reply.body.substr(last + 6, done - last - 8));
+  const json final_event = LastStreamEvent(reply.body);
   EXPECT_EQ(final_event["output_ids"].size(), 150u);
   EXPECT_EQ(final_event["meta_info"]["finish_reason"]["type"], "length");
 }
