@@ -92,6 +92,10 @@ HandlerResult HandleCompletions(const ServerContext& ctx, const HttpRequest& req
     }
   }
   std::vector<GenerateRequest> prompts = std::move(parsed->prompts);
+  // echo with logprobs: every prompt token after the first is scored too.
+  if (parsed->echo && parsed->logprobs) {
+    for (GenerateRequest& prompt : prompts) prompt.logprob_start_len = 0;
+  }
   return Submit(ctx, *body, *parsed, std::move(prompts), std::move(options));
 }
 

@@ -267,9 +267,6 @@ StatusOr<OpenAiRequest> ParseCompletionRequest(const json& body, const ServerCon
   if (IsFieldSet(body, "suffix")) {
     return Unimplemented("suffix is not supported by radixlm");
   }
-  if (r.echo && r.logprobs) {
-    return Unimplemented("echo together with logprobs is not supported by radixlm");
-  }
   const int64_t samples = static_cast<int64_t>(r.prompts.size()) * r.sampling.n;
   if (samples > limits.max_batch_samples) {
     return InvalidArgument("the request asks for " + std::to_string(samples) +

@@ -2,8 +2,9 @@
 //
 // Standard fields: model, prompt | messages, max_tokens (chat: max_completion_tokens wins),
 // temperature, top_p, n, stop, seed, presence_penalty, frequency_penalty, logit_bias, stream,
-// stream_options.include_usage, logprobs (+ top_logprobs for chat), echo (completions),
-// response_format (chat: text | json_object | json_schema | structural_tag), user. SGLang's
+// stream_options.include_usage, logprobs (+ top_logprobs for chat), echo (completions; with
+// logprobs the prompt is scored too), response_format (chat: text | json_object | json_schema
+// | structural_tag), user. SGLang's
 // extras: top_k, min_p, min_tokens, repetition_penalty, stop_token_ids, ignore_eos,
 // skip_special_tokens, no_stop_trim, spaces_between_special_tokens, regex, json_schema, ebnf,
 // rid. Unknown fields are ignored; fields for features radixlm lacks (suffix, best_of != n,

@@ -1,11 +1,14 @@
 #include "server/openai_response.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <random>
 
 #include "server/api_error.h"
 #include "server/sse.h"
+#include "tokenizer/unicode.h"
+#include "util/utf8_chars.h"
 
 namespace radixlm::server {
 namespace {
@@ -90,13 +93,20 @@ class OpenAiFormatter : public GenerationFormatter {
       choice["logprobs"] = o_.logprobs ? ChatLogprobs(chunk.output_token_logprobs) : json(nullptr);
     } else {
       std::string text = chunk.text;
-      if (!o_.echo_prefixes.empty() && !Mark(&echo_sent_, index)) {
-        text = o_.echo_prefixes[prompt] + text;  // the sample's first chunk
-      }
+      const bool first = !o_.echo_prefixes.empty() && !Mark(&echo_sent_, index);
+      if (first) text = o_.echo_prefixes[prompt] + text;  // the sample's first chunk
       choice["text"] = std::move(text);
-      const size_t before = result.text.size() - chunk.text.size();
-      choice["logprobs"] =
-          o_.logprobs ? CompletionLogprobs(chunk.output_token_logprobs, before) : json(nullptr);
+      if (o_.logprobs) {
+        // With echo the prompt's tokens come first, in the sample's first chunk.
+        std::vector<LogprobEntry> entries;
+        if (first && EchoLogprobs()) entries = chunk.input_token_logprobs;
+        entries.insert(entries.end(), chunk.output_token_logprobs.begin(),
+                       chunk.output_token_logprobs.end());
+        if (next_offset_.size() <= static_cast<size_t>(index)) next_offset_.resize(index + 1, 0);
+        choice["logprobs"] = CompletionLogprobs(entries, &next_offset_[index]);
+      } else {
+        choice["logprobs"] = nullptr;
+      }
     }
     choice["finish_reason"] = FinishReasonJson(chunk.finish_reason);
     choice["matched_stop"] = MatchedStop(chunk.finish_reason);
@@ -135,8 +145,16 @@ class OpenAiFormatter : public GenerationFormatter {
         } else {
           const std::string prefix = o_.echo_prefixes.empty() ? "" : o_.echo_prefixes[p];
           choice["text"] = prefix + r.text;
-          choice["logprobs"] =
-              o_.logprobs ? CompletionLogprobs(r.output_token_logprobs, 0) : json(nullptr);
+          if (o_.logprobs) {
+            std::vector<LogprobEntry> entries;
+            if (EchoLogprobs()) entries = r.input_token_logprobs;
+            entries.insert(entries.end(), r.output_token_logprobs.begin(),
+                           r.output_token_logprobs.end());
+            size_t offset = 0;
+            choice["logprobs"] = CompletionLogprobs(entries, &offset);
+          } else {
+            choice["logprobs"] = nullptr;
+          }
         }
         choice["finish_reason"] = FinishReasonJson(r.finish_reason);
         choice["matched_stop"] = MatchedStop(r.finish_reason);
@@ -291,19 +309,35 @@ class OpenAiFormatter : public GenerationFormatter {
     return json{{"content", std::move(content)}};
   }
 
-  json CompletionLogprobs(const std::vector<LogprobEntry>& entries, size_t offset) const {
+  bool EchoLogprobs() const { return o_.logprobs && !o_.echo_prefixes.empty(); }
+
+  // A token's text as a completion's logprobs show it: bytes of a partial character become
+  // U+FFFD, as they would when the JSON is written.
+  std::string ShownText(int32_t token) const {
+    std::string shown;
+    tokenizer::SanitizeUtf8(Text(token), &shown);
+    return shown;
+  }
+
+  // OpenAI's legacy shape. text_offset counts the characters of the tokens shown before (as
+  // vLLM does, from the echoed prompt's first token or the completion's), continuing from
+  // *offset, which it advances; an entry without a logprob (a prompt's first token, under
+  // echo) has null for it and for its alternatives.
+  json CompletionLogprobs(const std::vector<LogprobEntry>& entries, size_t* offset) const {
     json tokens = json::array(), token_logprobs = json::array(), tops = json::array(),
          offsets = json::array();
     for (const LogprobEntry& e : entries) {
-      const std::string text = Text(e.token);
+      const std::string text = ShownText(e.token);
       tokens.push_back(text);
-      token_logprobs.push_back(LogprobOf(e));
-      offsets.push_back(offset);
-      offset += text.size();
-      if (o_.top_logprobs > 0) {
+      token_logprobs.push_back(e.logprob.has_value() ? json(*e.logprob) : json(nullptr));
+      offsets.push_back(*offset);
+      *offset += static_cast<size_t>(std::count_if(
+          text.begin(), text.end(), [](char c) { return !IsUtf8ContinuationByte(c); }));
+      if (o_.top_logprobs > 0 && e.logprob.has_value()) {
         json top = json::object();
         for (size_t k = 0; k < e.top.size() && static_cast<int32_t>(k) < o_.top_logprobs; ++k) {
-          top[Text(e.top[k].token)] = e.top[k].logprob;
+          // Best first: an alternative shown as the same text as a likelier one is left out.
+          top.emplace(ShownText(e.top[k].token), e.top[k].logprob);
         }
         tops.push_back(std::move(top));
       } else {
@@ -320,6 +354,7 @@ class OpenAiFormatter : public GenerationFormatter {
   const TokenTextCodec* const codec_;
   std::vector<bool> role_sent_;  // per choice: the first chunk went out
   std::vector<bool> echo_sent_;
+  std::vector<size_t> next_offset_;  // per choice, streamed completion logprobs: text_offset
   std::vector<std::unique_ptr<ChoiceParsers>> parsers_;  // per choice, streamed chat
   bool error_sent_ = false;
 };

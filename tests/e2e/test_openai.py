@@ -82,6 +82,56 @@ def test_completion_logprobs(client, model):
     assert "".join(lp.tokens) == r.choices[0].text
 
 
+def test_completion_echo_logprobs_scores_the_prompt(client, model, model_server):
+    """echo with logprobs and max_tokens 0 scores the prompt, as lm-evaluation-harness's
+    loglikelihood requests do: one entry per prompt token (the first has none), each within its
+    position's alternatives, the same as the native route's input logprobs; the fitting ending
+    scores far higher."""
+    scores = {}
+    for ending in ("Paris", "purple"):
+        text = f"The capital of France is {ending}."
+        r = client.completions.create(model=model, prompt=text, max_tokens=0, echo=True,
+                                      logprobs=1)
+        choice = r.choices[0]
+        assert choice.text == text
+        lp = choice.logprobs
+        assert len(lp.tokens) == len(lp.token_logprobs) == r.usage.prompt_tokens
+        assert lp.token_logprobs[0] is None and lp.top_logprobs[0] is None
+        assert all(x <= 0 for x in lp.token_logprobs[1:])
+        assert all(max(top.values()) >= x - 1e-4
+                   for top, x in zip(lp.top_logprobs[1:], lp.token_logprobs[1:]))
+        scores[ending] = sum(lp.token_logprobs[1:])
+        native = model_server.post("/generate", json={
+            "text": text, "sampling_params": {"max_new_tokens": 0}, "return_logprob": True,
+            "logprob_start_len": 0}).json()["meta_info"]["input_token_logprobs"]
+        assert [e[0] for e in native] == pytest.approx(lp.token_logprobs, abs=1e-4)
+    assert scores["Paris"] > scores["purple"] + 5, scores
+
+
+def test_completion_echo_logprobs_with_generation(client, model):
+    """Greedy, echoed: the prompt's entries, then the generated tokens' (each the likeliest);
+    text_offset counts the tokens' texts; the stream carries the same entries."""
+    kwargs = dict(model=model, prompt="One, two, three,", max_tokens=4, temperature=0,
+                  echo=True, logprobs=2, extra_body={"ignore_eos": True})
+    r = client.completions.create(**kwargs)
+    lp = r.choices[0].logprobs
+    assert len(lp.tokens) == r.usage.prompt_tokens + r.usage.completion_tokens
+    assert r.choices[0].text.startswith("One, two, three,")
+    for top, x in zip(lp.top_logprobs[-4:], lp.token_logprobs[-4:]):
+        assert x == pytest.approx(max(top.values()), abs=1e-4)
+    offsets = [0]
+    for token in lp.tokens[:-1]:
+        offsets.append(offsets[-1] + len(token))
+    assert lp.text_offset == offsets
+    streamed = []
+    for chunk in client.completions.create(stream=True, **kwargs):
+        for c in chunk.choices:
+            if c.logprobs is not None:
+                streamed += zip(c.logprobs.tokens, c.logprobs.token_logprobs)
+    assert [t for t, _ in streamed] == lp.tokens
+    assert [x for _, x in streamed][1:] == pytest.approx(lp.token_logprobs[1:], abs=1e-4)
+
+
 def test_seed_reproducibility(client, model):
     kwargs = dict(model=model, prompt="A random word:", max_tokens=8, temperature=1.0)
     a = client.completions.create(seed=1234, **kwargs).choices[0].text

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <algorithm>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
@@ -15,6 +16,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
@@ -298,6 +300,80 @@ TEST_F(HttpServerTest, OpenAiCompletion) {
   EXPECT_EQ(j["choices"][0]["logprobs"]["tokens"].size(), 3u);
   EXPECT_EQ(j["usage"]["completion_tokens"], 6);
   EXPECT_TRUE(j["usage"]["prompt_tokens_details"].contains("cached_tokens"));
+}
+
+// Characters (code points) of a JSON string.
+size_t Chars(const json& text) {
+  const std::string s = text.get<std::string>();
+  return static_cast<size_t>(std::count_if(
+      s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+// echo with logprobs: the prompt's tokens come first, the first with a null logprob, then the
+// generated ones; text_offset counts the characters of the tokens' texts. Streamed, the prompt's
+// entries ride on each sample's first event.
+TEST_F(HttpServerTest, OpenAiCompletionEchoWithLogprobsScoresThePrompt) {
+  const char* request = R"({"model": "fake", "prompt": [2, 3, 4, 5], "max_tokens": 2, "n": 2,
+                            "echo": true, "logprobs": 1, "ignore_eos": true)";
+  Reply reply = Send("POST", "/v1/completions", std::string(request) + "}");
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  const json j = reply.Json();
+  ASSERT_EQ(j["choices"].size(), 2u);
+  for (const json& choice : j["choices"]) {
+    const json& lp = choice["logprobs"];
+    ASSERT_EQ(lp["tokens"].size(), 6u) << lp;
+    EXPECT_TRUE(lp["token_logprobs"][0].is_null()) << lp;
+    EXPECT_TRUE(lp["top_logprobs"][0].is_null()) << lp;
+    size_t offset = 0;
+    for (size_t i = 0; i < 6; ++i) {
+      if (i > 0) {
+        EXPECT_LE(lp["token_logprobs"][i].get<double>(), 0.0) << lp;
+        EXPECT_EQ(lp["top_logprobs"][i].size(), 1u) << lp;
+      }
+      EXPECT_EQ(lp["text_offset"][i], offset) << lp;
+      offset += Chars(lp["tokens"][i]);
+    }
+  }
+  // The prompt's logprobs do not depend on the sample.
+  EXPECT_EQ(j["choices"][0]["logprobs"]["token_logprobs"][3],
+            j["choices"][1]["logprobs"]["token_logprobs"][3]);
+  EXPECT_EQ(j["usage"]["completion_tokens"], 4);
+
+  // max_tokens 0: the prompt alone is scored (a loglikelihood request).
+  Reply scored = Send("POST", "/v1/completions",
+                      R"({"prompt": [2, 3, 4, 5], "max_tokens": 0, "echo": true, "logprobs": 0})");
+  ASSERT_EQ(scored.status, 200) << scored.body;
+  const json slp = scored.Json()["choices"][0]["logprobs"];
+  ASSERT_EQ(slp["token_logprobs"].size(), 4u) << slp;
+  EXPECT_EQ(slp["token_logprobs"][3], j["choices"][0]["logprobs"]["token_logprobs"][3]);
+  EXPECT_TRUE(slp["top_logprobs"][3].is_null()) << slp;
+
+  Reply streamed = Send("POST", "/v1/completions", std::string(request) + R"(, "stream": true})");
+  ASSERT_EQ(streamed.status, 200) << streamed.body;
+  std::map<int, std::vector<json>> entries;  // per choice: (token, logprob, offset)
+  for (size_t at = streamed.body.find("data: {"); at != std::string::npos;
+       at = streamed.body.find("data: {", at + 1)) {
+    const json event =
+        json::parse(streamed.body.substr(at + 6, streamed.body.find('\n', at) - at - 6));
+    for (const json& choice : event["choices"]) {
+      const json& lp = choice["logprobs"];
+      for (size_t i = 0; i < lp["tokens"].size(); ++i) {
+        entries[choice["index"].get<int>()].push_back(
+            {lp["tokens"][i], lp["token_logprobs"][i], lp["text_offset"][i]});
+      }
+    }
+  }
+  ASSERT_EQ(entries.size(), 2u) << streamed.body;
+  for (const auto& [index, list] : entries) {
+    ASSERT_EQ(list.size(), 6u) << streamed.body;
+    EXPECT_TRUE(list[0][1].is_null());
+    size_t offset = 0;
+    for (const json& e : list) {
+      EXPECT_EQ(e[2], offset) << streamed.body;
+      offset += Chars(e[0]);
+    }
+    EXPECT_EQ(list[3][1], j["choices"][0]["logprobs"]["token_logprobs"][3]);
+  }
 }
 
 TEST_F(HttpServerTest, TokenizeCountsWhatGenerateComputes) {

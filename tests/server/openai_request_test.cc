@@ -67,10 +67,15 @@ TEST(OpenAiRequestTest, CompletionBadFields) {
   for (const char* body : bad) {
     EXPECT_EQ(Completion(body).status().code(), StatusCode::kInvalidArgument) << body;
   }
-  for (const char* body : {R"({"prompt": "a", "suffix": "z"})", R"({"prompt": "a", "best_of": 3})",
-                           R"({"prompt": "a", "echo": true, "logprobs": 1})"}) {
+  for (const char* body :
+       {R"({"prompt": "a", "suffix": "z"})", R"({"prompt": "a", "best_of": 3})"}) {
     EXPECT_EQ(Completion(body).status().code(), StatusCode::kUnimplemented) << body;
   }
+  // echo with logprobs scores the prompt (lm-evaluation-harness's loglikelihood requests).
+  auto echo = Completion(R"({"prompt": "a", "echo": true, "logprobs": 0, "max_tokens": 0})");
+  ASSERT_TRUE(echo.ok()) << echo.status().ToString();
+  EXPECT_TRUE(echo->echo && echo->logprobs);
+  EXPECT_EQ(echo->top_logprobs, 0);
   // stop_regex is read (SGLang's extension), as a string or a list; "" entries mean none.
   auto one = Completion(R"({"prompt": "a", "stop_regex": "x+"})");
   ASSERT_TRUE(one.ok());
