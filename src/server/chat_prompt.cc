@@ -20,7 +20,41 @@ bool HasToolHistory(const json& messages) {
   return false;
 }
 
+// A message's text: a string, or the text parts of a list joined; "" for null.
+std::string MessageText(const json& message) {
+  const json content = message.value("content", json());
+  if (content.is_string()) return content.get<std::string>();
+  std::string text;
+  if (content.is_array()) {
+    for (const json& part : content) {
+      if (part.is_object() && part.value("type", "") == "text" && part.contains("text") &&
+          part["text"].is_string()) {
+        text += part["text"].get<std::string>();
+      }
+    }
+  }
+  return text;
+}
+
 }  // namespace
+
+StatusOr<ChatTemplateOptions> ReadChatTemplateOptions(const json& body) {
+  ChatTemplateOptions options;
+  if (auto it = body.find("chat_template_kwargs"); it != body.end() && !it->is_null()) {
+    if (!it->is_object()) {
+      return InvalidArgument("chat_template_kwargs must be an object of template variables");
+    }
+    if (it->contains("messages")) {
+      return InvalidArgument("chat_template_kwargs cannot set messages");
+    }
+    options.kwargs = *it;
+  }
+  if (auto it = body.find("continue_final_message"); it != body.end() && !it->is_null()) {
+    if (!it->is_boolean()) return InvalidArgument("continue_final_message must be a boolean");
+    options.continue_final_message = it->get<bool>();
+  }
+  return options;
+}
 
 chat::ToolCallFormat ToolFormat(const ServerContext& ctx) {
   if (!ctx.config->tool_call_parser.empty()) {
@@ -32,23 +66,33 @@ chat::ToolCallFormat ToolFormat(const ServerContext& ctx) {
 }
 
 StatusOr<std::string> RenderChatPrompt(const ServerContext& ctx, const json& messages,
-                                       const ToolRequest& tools) {
-  json rendered_messages = messages;
-  json extra_vars = json::object();
-  if (tools.active() || HasToolHistory(messages)) {
+                                       const ToolRequest& tools,
+                                       const ChatTemplateOptions& options) {
+  json turns = messages;
+  // SGLang's assistant prefix: the final assistant message leaves the list and follows the
+  // generation prompt as text.
+  std::string assistant_prefix;
+  if (options.continue_final_message && turns.is_array() && !turns.empty() &&
+      turns.back().is_object() && turns.back().value("role", json()) == "assistant") {
+    assistant_prefix = MessageText(turns.back());
+    turns.erase(turns.size() - 1);
+  }
+  json rendered_messages = turns;
+  json extra_vars = options.kwargs;
+  if (tools.active() || HasToolHistory(turns)) {
     RADIXLM_ASSIGN_OR_RETURN(
         chat::ToolPrompt prepared,
-        chat::PrepareToolPrompt(messages, tools.active() ? tools.tools : json(nullptr),
+        chat::PrepareToolPrompt(turns, tools.active() ? tools.tools : json(nullptr),
                                 ToolFormat(ctx),
                                 chat::TemplateHandlesTools(ctx.chat->template_source())));
     rendered_messages = std::move(prepared.messages);
-    extra_vars = std::move(prepared.extra_vars);
+    extra_vars.update(prepared.extra_vars);  // the request's tools win over a kwarg of theirs
   }
   StatusOr<std::string> prompt = ctx.chat->RenderPrompt(rendered_messages, extra_vars);
   if (!prompt.ok()) {
     return Status(prompt.status().code(), "chat template: " + prompt.status().message());
   }
-  return prompt;
+  return *prompt + assistant_prefix;
 }
 
 }  // namespace radixlm::server

@@ -1,4 +1,3 @@
-#include "server/bootstrap_fields.h"
 #include "server/openai_api.h"
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 #include <random>
 
 #include "chat/chat_renderer.h"
+#include "server/bootstrap_fields.h"
 #include "server/chat_prompt.h"
 #include "server/generation_call.h"
 #include "server/openai_request.h"
@@ -117,7 +117,8 @@ HandlerResult HandleChat(const ServerContext& ctx, const HttpRequest& request) {
   if (ctx.chat == nullptr) return HandlerResult::Error(ApiErrorFromStatus(ctx.chat_status));
   const ToolRequest& tools = parsed->tools;
   const chat::ToolCallFormat format = ToolFormat(ctx);
-  StatusOr<std::string> prompt = RenderChatPrompt(ctx, parsed->raw_messages, tools);
+  StatusOr<std::string> prompt =
+      RenderChatPrompt(ctx, parsed->raw_messages, tools, parsed->chat_template);
   if (!prompt.ok()) return HandlerResult::Error(ApiErrorFromStatus(prompt.status()));
   // The engine compiles grammars with these options (engine_core.cc).
   grammar::CompileOptions compile_options;
@@ -143,10 +144,11 @@ HandlerResult HandleChat(const ServerContext& ctx, const HttpRequest& request) {
   OpenAiResponseOptions options;
   options.chat = true;
   if (tools.active()) options.tool_parser.emplace(format, tools.names());
-  if (!ctx.config->reasoning_parser.empty()) {
+  if (!ctx.config->reasoning_parser.empty() && parsed->separate_reasoning) {
     StatusOr<chat::ReasoningFormat> reasoning =
         chat::ReasoningFormatFromName(ctx.config->reasoning_parser);
     if (reasoning.ok()) options.reasoning = *reasoning;
+    options.stream_reasoning = parsed->stream_reasoning;
   }
   return Submit(ctx, *body, *parsed, std::move(prompts), std::move(options));
 }

@@ -288,6 +288,9 @@ StatusOr<OpenAiRequest> ParseChatRequest(const json& body, const ServerConfig& l
   }
   RADIXLM_RETURN_IF_ERROR(ReadResponseFormat(body, &r.sampling));
   RADIXLM_ASSIGN_OR_RETURN(r.tools, ParseToolRequest(body));
+  RADIXLM_ASSIGN_OR_RETURN(r.chat_template, ReadChatTemplateOptions(body));
+  RADIXLM_RETURN_IF_ERROR(ReadBool(body, "separate_reasoning", &r.separate_reasoning));
+  RADIXLM_RETURN_IF_ERROR(ReadBool(body, "stream_reasoning", &r.stream_reasoning));
   const SamplingParams& p = r.sampling;
   if (r.tools.active() && r.tools.forced() &&
       (p.regex.has_value() || p.json_schema.has_value() || p.ebnf.has_value() ||

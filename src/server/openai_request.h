@@ -9,7 +9,8 @@
 // skip_special_tokens, no_stop_trim, spaces_between_special_tokens, regex, json_schema, ebnf,
 // rid. Unknown fields are ignored; fields for features radixlm lacks (suffix, best_of != n,
 // images, the deprecated `functions` / `function_call`) are refused with a message naming
-// them. Chat: tools, tool_choice and parallel_tool_calls (openai_tools.h).
+// them. Chat: tools, tool_choice and parallel_tool_calls (openai_tools.h), chat_template_kwargs
+// and continue_final_message (chat_prompt.h), separate_reasoning and stream_reasoning.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "engine/api.h"
+#include "server/chat_prompt.h"
 #include "server/openai_tools.h"
 #include "server/server_config.h"
 #include "util/status.h"
@@ -46,6 +48,11 @@ struct OpenAiRequest {
   std::string rid;                       // SGLang extra; "" lets the engine choose
   std::optional<SessionParams> session;  // SGLang extra: a session turn (one prompt)
   ToolRequest tools;                     // chat only
+  ChatTemplateOptions chat_template;     // chat only: chat_template_kwargs, continue_final_message
+  // Chat with --reasoning-parser (SGLang's fields): false keeps the thinking in content /
+  // sends streamed thinking in one delta when it ends.
+  bool separate_reasoning = true;
+  bool stream_reasoning = true;
 };
 
 // InvalidArgument / Unimplemented naming the field.

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <utility>
 
 #include "server/api_error.h"
 #include "server/sse.h"
@@ -63,6 +64,7 @@ struct ChoiceParsers {
   std::optional<chat::ReasoningStreamParser> reasoning;
   std::optional<chat::ToolCallStreamParser> tools;
   std::vector<LogprobEntry> pending_logprobs;  // tokens whose text is still held back
+  std::string held_reasoning;                  // stream_reasoning false: not sent yet
 };
 
 class OpenAiFormatter : public GenerationFormatter {
@@ -223,6 +225,12 @@ class OpenAiFormatter : public GenerationFormatter {
       }
       reasoning = std::move(split.reasoning);
       content = std::move(split.content);
+      if (!o_.stream_reasoning) {
+        // SGLang's stream_reasoning false: the thinking goes out in one delta once it ends.
+        p.held_reasoning += reasoning;
+        reasoning.clear();
+        if (!content.empty() || finished) reasoning = std::exchange(p.held_reasoning, {});
+      }
     }
     chat::ToolStreamDelta tools;
     if (p.tools.has_value()) {

@@ -34,9 +34,10 @@ struct OpenAiResponseOptions {
   bool logprobs = false;
   int32_t top_logprobs = 0;
   bool include_usage = false;
-  std::vector<std::string> echo_prefixes;  // completions with echo: per prompt, else empty
+  std::vector<std::string> echo_prefixes;           // completions with echo: per prompt, else empty
   std::optional<chat::ToolCallParser> tool_parser;  // chat with tools
   std::optional<chat::ReasoningFormat> reasoning;   // chat with --reasoning-parser
+  bool stream_reasoning = true;  // false: streamed reasoning is sent whole when it ends
 };
 
 std::unique_ptr<GenerationFormatter> MakeOpenAiFormatter(OpenAiResponseOptions options,

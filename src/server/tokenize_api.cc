@@ -33,7 +33,8 @@ HandlerResult HandleTokenize(const ServerContext& ctx, const HttpRequest& reques
   if (has_prompt == has_messages) {
     return Fail("exactly one of 'prompt' or 'messages' must be given", "prompt");
   }
-  for (const char* field : {"tools", "tool_choice", "parallel_tool_calls"}) {
+  for (const char* field : {"tools", "tool_choice", "parallel_tool_calls", "chat_template_kwargs",
+                            "continue_final_message"}) {
     if (has_prompt && body->contains(field) && !(*body)[field].is_null()) {
       return Fail(std::string("'") + field + "' goes with 'messages', not 'prompt'", field);
     }
@@ -55,8 +56,10 @@ HandlerResult HandleTokenize(const ServerContext& ctx, const HttpRequest& reques
     if (!messages_ok.ok()) return HandlerResult::Error(ApiErrorFromStatus(messages_ok));
     StatusOr<ToolRequest> tools = ParseToolRequest(*body);
     if (!tools.ok()) return HandlerResult::Error(ApiErrorFromStatus(tools.status()));
+    StatusOr<ChatTemplateOptions> options = ReadChatTemplateOptions(*body);
+    if (!options.ok()) return HandlerResult::Error(ApiErrorFromStatus(options.status()));
     if (ctx.chat == nullptr) return HandlerResult::Error(ApiErrorFromStatus(ctx.chat_status));
-    StatusOr<std::string> rendered = RenderChatPrompt(ctx, (*body)["messages"], *tools);
+    StatusOr<std::string> rendered = RenderChatPrompt(ctx, (*body)["messages"], *tools, *options);
     if (!rendered.ok()) return HandlerResult::Error(ApiErrorFromStatus(rendered.status()));
     texts.push_back(std::move(*rendered));
   } else if (batch) {

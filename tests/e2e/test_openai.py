@@ -160,6 +160,40 @@ def test_chat(client, model):
     assert r.usage.prompt_tokens > 10
 
 
+def test_chat_continue_final_message_and_template_kwargs(client, model, model_server):
+    """continue_final_message: the prompt ends with the assistant's unfinished text (as
+    /tokenize shows it), and the reply continues it; chat_template_kwargs reach the template
+    (variables these templates do not read change nothing) and bad ones are a 400."""
+    server = model_server
+    messages = [{"role": "user", "content": "Name a colour."},
+                {"role": "assistant", "content": "My favourite colour is"}]
+    tok = server.post("/v1/tokenize", {"messages": messages, "continue_final_message": True})
+    assert tok.status_code == 200, tok.text
+    text = server.post("/v1/detokenize", {"tokens": tok.json()["tokens"]}).json()["text"]
+    assert text.endswith("My favourite colour is"), text
+    opened = server.post("/v1/tokenize", {"messages": messages}).json()["count"]
+    assert opened > tok.json()["count"]  # without it the turn is closed and a new one opened
+    r = client.chat.completions.create(model=model, messages=messages, max_tokens=4,
+                                       temperature=0,
+                                       extra_body={"continue_final_message": True})
+    assert r.usage.prompt_tokens == tok.json()["count"]
+    assert r.choices[0].message.content
+    kwargs = {"model": model, "messages": messages[:1], "max_tokens": 4, "temperature": 0}
+    plain = server.post("/v1/chat/completions", kwargs).json()
+    with_kwargs = server.post("/v1/chat/completions",
+                              {**kwargs, "chat_template_kwargs": {"enable_thinking": False}})
+    assert with_kwargs.status_code == 200, with_kwargs.text
+    assert with_kwargs.json()["choices"][0]["message"] == plain["choices"][0]["message"]
+    for bad in [{"chat_template_kwargs": 5}, {"chat_template_kwargs": {"messages": []}},
+                {"continue_final_message": "yes"}]:
+        for path in ("/v1/chat/completions", "/v1/tokenize"):
+            body = {**kwargs, **bad} if path.endswith("completions") else {
+                "messages": messages, **bad}
+            reply = server.post(path, body)
+            assert reply.status_code == 400, (path, bad, reply.text)
+            assert next(iter(bad)) in reply.json()["error"]["message"]
+
+
 def test_chat_stream_with_usage(client, model):
     kwargs = dict(model=model, messages=[{"role": "user", "content": "Say hello."}],
                   max_completion_tokens=6, temperature=0)

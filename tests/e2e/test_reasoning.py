@@ -34,6 +34,32 @@ def test_deepseek_r1_reply_without_end_tag_is_all_reasoning(r1_server):
     assert content == ""
 
 
+def test_separate_and_stream_reasoning_fields(r1_server):
+    """SGLang's request fields: separate_reasoning false leaves the thinking in content;
+    stream_reasoning false sends it in one delta when it ends (here: at the finish)."""
+    client = openai.OpenAI(base_url=r1_server.url + "/v1", api_key="x", max_retries=0)
+    kwargs = dict(model="m", messages=[{"role": "user", "content": "Count to five."}],
+                  temperature=0, max_tokens=16, stop=["</think>"])
+    split = client.chat.completions.create(**kwargs).choices[0].message
+    whole = client.chat.completions.create(
+        extra_body={"separate_reasoning": False}, **kwargs).choices[0].message
+    assert whole.content == split.reasoning_content
+    assert getattr(whole, "reasoning_content", None) is None
+    pieces, content = [], ""
+    for chunk in client.chat.completions.create(
+            stream=True, extra_body={"stream_reasoning": False}, **kwargs):
+        if chunk.choices:
+            delta = chunk.choices[0].delta
+            if getattr(delta, "reasoning_content", None):
+                pieces.append(delta.reasoning_content)
+            content += delta.content or ""
+    assert pieces == [split.reasoning_content]
+    assert content == ""
+    bad = client.with_options(max_retries=0).chat.completions
+    with pytest.raises(openai.BadRequestError):
+        bad.create(extra_body={"separate_reasoning": "no"}, **kwargs)
+
+
 def test_unknown_parser_names_are_refused():
     for flag, name in [("--reasoning-parser", "r2"), ("--tool-call-parser", "gemma")]:
         out = subprocess.run([_binary(), "serve", "--port", "0", "--model-path", _model(), flag,

@@ -1,0 +1,93 @@
+// RenderChatPrompt with a request's template options: chat_template_kwargs become template
+// variables (a request's tools still win), continue_final_message turns a final assistant
+// message into the text the reply continues; ReadChatTemplateOptions refuses bad values.
+#include "server/chat_prompt.h"
+
+#include <gtest/gtest.h>
+
+#include "chat/chat_renderer.h"
+
+namespace radixlm::server {
+namespace {
+
+using json = nlohmann::json;
+
+// A template shaped like Qwen3's: a kwarg switches thinking off; it takes `tools` itself (the
+// comment names tool_call, as templates with tool syntax do).
+constexpr char kTemplate[] =
+    "{# tool_call #}{% for m in messages %}<{{ m.role }}>{{ m.content }}</{{ m.role }}>\n{% endfor %}"
+    "{% if tools is defined and tools %}[tools: {{ tools | length }}]\n{% endif %}"
+    "{% if add_generation_prompt %}<assistant>"
+    "{% if enable_thinking is defined and enable_thinking is false %}<think></think>"
+    "{% endif %}{% endif %}";
+
+class ChatPromptTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto renderer = chat::ChatRenderer::FromSource(kTemplate, "<s>", "</s>");
+    ASSERT_TRUE(renderer.ok()) << renderer.status().ToString();
+    renderer_.emplace(std::move(*renderer));
+    ctx_.chat = &*renderer_;
+    ctx_.config = &config_;
+  }
+
+  std::string Render(const json& messages, const json& body, const ToolRequest& tools = {}) {
+    StatusOr<ChatTemplateOptions> options = ReadChatTemplateOptions(body);
+    EXPECT_TRUE(options.ok()) << options.status().ToString();
+    StatusOr<std::string> prompt = RenderChatPrompt(ctx_, messages, tools, *options);
+    EXPECT_TRUE(prompt.ok()) << prompt.status().ToString();
+    return prompt.ok() ? *prompt : "";
+  }
+
+  std::optional<chat::ChatRenderer> renderer_;
+  ServerConfig config_;
+  ServerContext ctx_;
+};
+
+const json kChat = json::parse(R"([{"role": "user", "content": "hi"}])");
+
+TEST_F(ChatPromptTest, KwargsBecomeTemplateVariables) {
+  EXPECT_EQ(Render(kChat, json::object()), "<user>hi</user>\n<assistant>");
+  EXPECT_EQ(Render(kChat, {{"chat_template_kwargs", {{"enable_thinking", false}}}}),
+            "<user>hi</user>\n<assistant><think></think>");
+  EXPECT_EQ(Render(kChat, {{"chat_template_kwargs", {{"enable_thinking", true}}}}),
+            "<user>hi</user>\n<assistant>");
+  EXPECT_EQ(Render(kChat, {{"chat_template_kwargs", nullptr}}), "<user>hi</user>\n<assistant>");
+}
+
+TEST_F(ChatPromptTest, TheRequestsToolsWinOverAKwargOfTheSameName) {
+  StatusOr<ToolRequest> tools = ParseToolRequest(
+      json::parse(R"({"tools": [{"type": "function", "function": {"name": "f"}}]})"));
+  ASSERT_TRUE(tools.ok()) << tools.status().ToString();
+  const json body = {{"chat_template_kwargs", {{"tools", {1, 2, 3}}}}};
+  EXPECT_NE(Render(kChat, body, *tools).find("[tools: 1]"), std::string::npos);
+  // Without tools of its own the request's kwarg is what the template sees.
+  EXPECT_NE(Render(kChat, body).find("[tools: 3]"), std::string::npos);
+}
+
+TEST_F(ChatPromptTest, ContinueFinalMessageContinuesTheAssistantsText) {
+  const json chat = json::parse(R"([{"role": "user", "content": "hi"},
+                                    {"role": "assistant", "content": "The answer is"}])");
+  EXPECT_EQ(Render(chat, {{"continue_final_message", true}}),
+            "<user>hi</user>\n<assistant>The answer is");
+  // Off (the default), the assistant's message is a finished turn and a new one opens.
+  EXPECT_EQ(Render(chat, json::object()),
+            "<user>hi</user>\n<assistant>The answer is</assistant>\n<assistant>");
+  // Text parts are joined; a final message that is not the assistant's changes nothing.
+  const json parts = json::parse(R"([{"role": "user", "content": "hi"},
+      {"role": "assistant", "content": [{"type": "text", "text": "A"}, {"type": "text", "text": "B"}]}])");
+  EXPECT_EQ(Render(parts, {{"continue_final_message", true}}), "<user>hi</user>\n<assistant>AB");
+  EXPECT_EQ(Render(kChat, {{"continue_final_message", true}}), "<user>hi</user>\n<assistant>");
+}
+
+TEST(ChatTemplateOptionsTest, BadValuesAreRefused) {
+  for (const char* body :
+       {R"({"chat_template_kwargs": 5})", R"({"chat_template_kwargs": [1]})",
+        R"({"chat_template_kwargs": {"messages": []}})", R"({"continue_final_message": "yes"})"}) {
+    StatusOr<ChatTemplateOptions> options = ReadChatTemplateOptions(json::parse(body));
+    EXPECT_EQ(options.status().code(), StatusCode::kInvalidArgument) << body;
+  }
+}
+
+}  // namespace
+}  // namespace radixlm::server
