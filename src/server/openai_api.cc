@@ -65,6 +65,7 @@ HandlerResult Submit(const ServerContext& ctx, const json& body, OpenAiRequest& 
     r.top_logprobs_num = parsed.logprobs ? parsed.top_logprobs : 0;
     r.stream = parsed.stream;
     r.session_params = parsed.session;
+    r.priority = parsed.priority;
   }
   if (Status pd = ApplyBootstrapFields(body, *ctx.config, &prompts); !pd.ok()) {
     return HandlerResult::Error(ApiErrorFromStatus(pd));

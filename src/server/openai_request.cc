@@ -103,6 +103,16 @@ Status ReadCommon(const json& body, bool chat, const ServerConfig& limits, OpenA
   if (!chat && IsFieldSet(body, "tools")) {
     return InvalidArgument("tools is a /v1/chat/completions field");
   }
+  // SGLang's extras that /generate also takes.
+  RADIXLM_RETURN_IF_ERROR(ReadInt32(body, "priority", std::numeric_limits<int32_t>::min(),
+                                    std::numeric_limits<int32_t>::max(), &r->priority));
+  if (IsFieldSet(body, "lora_path")) {
+    return Unimplemented("lora_path: LoRA adapters are not supported by radixlm");
+  }
+  if (const json* hidden = FindField(body, "return_hidden_states");
+      hidden != nullptr && hidden->is_boolean() && hidden->get<bool>()) {
+    return Unimplemented("return_hidden_states: hidden states are not supported by radixlm");
+  }
   return Status::Ok();
 }
 
@@ -263,6 +273,7 @@ StatusOr<OpenAiRequest> ParseCompletionRequest(const json& body, const ServerCon
   RADIXLM_RETURN_IF_ERROR(ReadPrompts(body, &r.prompts));
   RADIXLM_RETURN_IF_ERROR(ReadCompletionLogprobs(body, &r));
   RADIXLM_RETURN_IF_ERROR(ReadBool(body, "echo", &r.echo));
+  RADIXLM_RETURN_IF_ERROR(ReadResponseFormat(body, &r.sampling));
   RADIXLM_ASSIGN_OR_RETURN(r.session, ReadSessionParams(body, r.prompts.size() > 1));
   if (IsFieldSet(body, "suffix")) {
     return Unimplemented("suffix is not supported by radixlm");

@@ -132,6 +132,24 @@ def test_completion_echo_logprobs_with_generation(client, model):
     assert [x for _, x in streamed][1:] == pytest.approx(lp.token_logprobs[1:], abs=1e-4)
 
 
+def test_priority_reaches_the_radix_tree(client, model, model_server):
+    """SGLang's priority extra on the OpenAI routes: the request's prefix enters the radix tree
+    with it (what --radix-eviction-policy priority keeps by); response_format on completions
+    constrains the text as on chat."""
+    marker = uuid.uuid4().hex[:12]
+    client.completions.create(model=model, prompt=f"{marker} is a code word", max_tokens=1,
+                              extra_body={"priority": 5})
+    nodes = model_server.get("/radix_tree", params={"max_nodes": 20000}).json()["nodes"]
+    hits = [n for n in nodes if marker in (n["text"] or "")]
+    assert hits and all(n["priority"] == 5 for n in hits), hits
+    r = client.completions.create(model=model, prompt="A number:", max_tokens=8, temperature=0,
+                                  extra_body={"response_format": {
+                                      "type": "json_schema",
+                                      "json_schema": {"name": "n",
+                                                      "schema": {"type": "integer"}}}})
+    assert r.choices[0].text.strip().lstrip("-").isdigit(), r.choices[0].text
+
+
 def test_seed_reproducibility(client, model):
     kwargs = dict(model=model, prompt="A random word:", max_tokens=8, temperature=1.0)
     a = client.completions.create(seed=1234, **kwargs).choices[0].text

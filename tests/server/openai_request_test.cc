@@ -159,6 +159,38 @@ TEST(OpenAiRequestTest, ResponseFormatMapsToGrammarFields) {
   auto regex = Chat(R"({"messages": [{"role": "user", "content": "x"}], "regex": "[0-9]+"})");
   ASSERT_TRUE(regex.ok());
   EXPECT_EQ(regex->sampling.regex, "[0-9]+");
+  // Completions take it too (as SGLang's do).
+  auto completion = Completion(R"({"prompt": "x", "response_format": {"type": "json_schema",
+      "json_schema": {"name": "n", "schema": {"type": "integer"}}}})");
+  ASSERT_TRUE(completion.ok()) << completion.status().ToString();
+  EXPECT_EQ(json::parse(*completion->sampling.json_schema), json({{"type", "integer"}}));
+  EXPECT_EQ(Completion(R"({"prompt": "x", "response_format": {"type": "xml"}})").status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(OpenAiRequestTest, PriorityIsReadAndLoraOrHiddenStatesAreRefused) {
+  auto completion = Completion(R"({"prompt": "x", "priority": -3})");
+  ASSERT_TRUE(completion.ok()) << completion.status().ToString();
+  EXPECT_EQ(completion->priority, -3);
+  auto chat = Chat(R"({"messages": [{"role": "user", "content": "x"}], "priority": 7})");
+  ASSERT_TRUE(chat.ok()) << chat.status().ToString();
+  EXPECT_EQ(chat->priority, 7);
+  EXPECT_EQ(Completion(R"({"prompt": "x", "priority": "high"})").status().code(),
+            StatusCode::kInvalidArgument);
+  for (const char* extra : {R"("lora_path": "adapter")", R"("return_hidden_states": true)"}) {
+    EXPECT_EQ(Completion(std::string(R"({"prompt": "x", )") + extra + "}").status().code(),
+              StatusCode::kUnimplemented)
+        << extra;
+    EXPECT_EQ(
+        Chat(std::string(R"({"messages": [{"role": "user", "content": "x"}], )") + extra + "}")
+            .status()
+            .code(),
+        StatusCode::kUnimplemented)
+        << extra;
+  }
+  // Unset values ask for nothing.
+  EXPECT_TRUE(
+      Completion(R"({"prompt": "x", "lora_path": null, "return_hidden_states": false})").ok());
 }
 
 }  // namespace
