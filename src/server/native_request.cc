@@ -139,12 +139,28 @@ Status ReadTokenIdsLogprob(const json& body, bool batch, size_t batch_size, size
   return ReadIdList(entry, "token_ids_logprob[" + std::to_string(i) + "]", out);
 }
 
+// SGLang's SamplingParams takes no keys it does not know, so a misspelt one ("temprature") is
+// an error there; here too, rather than a setting silently left at its default. The known keys
+// are the ones SamplingParams writes, and SGLang's custom_params (it goes with
+// custom_logit_processor, refused above) and stream_interval (streaming cadence; radixlm sends
+// every step's output).
+Status CheckSamplingKeys(const json& params) {
+  static const json known = SamplingParams().ToJson();
+  for (auto it = params.begin(); it != params.end(); ++it) {
+    const std::string& key = it.key();
+    if (known.contains(key) || key == "custom_params" || key == "stream_interval") continue;
+    return InvalidArgument("sampling_params." + key + " is not a sampling parameter");
+  }
+  return Status::Ok();
+}
+
 Status ReadPromptOptions(const json& body, bool batch, size_t i, size_t size,
                          const ServerConfig& limits, GenerateRequest* request) {
   RADIXLM_ASSIGN_OR_RETURN(json params, PerPrompt(body, "sampling_params", batch, size, i));
   if (!params.is_null() && !params.is_object()) {
     return WrongType("sampling_params", "an object (or a list of objects for a batch)", params);
   }
+  if (params.is_object()) RADIXLM_RETURN_IF_ERROR(CheckSamplingKeys(params));
   RADIXLM_ASSIGN_OR_RETURN(request->sampling_params, SamplingParams::FromJson(params));
   RADIXLM_RETURN_IF_ERROR(ApplyServerLimits(FindField(params, "max_new_tokens") != nullptr, limits,
                                             &request->sampling_params));

@@ -111,6 +111,24 @@ TEST(NativeRequestTest, BadInputNamesTheProblem) {
   EXPECT_NE(ErrorOf(R"([1, 2])").find("JSON object"), std::string::npos);
 }
 
+TEST(NativeRequestTest, AMisspeltSamplingParameterIsRefused) {
+  EXPECT_EQ(ErrorOf(R"({"text": "a", "sampling_params": {"temprature": 0.5}})"),
+            "sampling_params.temprature is not a sampling parameter");
+  EXPECT_NE(ErrorOf(R"({"text": ["a", "b"], "sampling_params": [{}, {"max_tokens": 3}]})")
+                .find("sampling_params.max_tokens"),
+            std::string::npos);
+  // Every parameter SGLang's clients send is known, set or null.
+  auto call = Parse(R"({"text": "a", "sampling_params": {"max_new_tokens": 2,
+      "min_new_tokens": 1, "n": 1, "stop": ["x"], "stop_token_ids": [1], "stop_regex": null,
+      "temperature": 0.5, "top_p": 0.9, "top_k": 5, "min_p": 0.1, "frequency_penalty": 0.1,
+      "presence_penalty": 0.1, "repetition_penalty": 1.1, "ignore_eos": false, "regex": null,
+      "json_schema": null, "ebnf": null, "structural_tag": null, "skip_special_tokens": true,
+      "spaces_between_special_tokens": true, "no_stop_trim": false, "logit_bias": {"3": 1},
+      "sampling_seed": 4, "custom_params": null, "stream_interval": 2}})");
+  ASSERT_TRUE(call.ok()) << call.status().ToString();
+  EXPECT_EQ(call->requests[0].sampling_params.top_k, 5);
+}
+
 TEST(NativeRequestTest, UnsupportedFeaturesAreUnimplemented) {
   for (const char* body :
        {R"({"text": "a", "image_data": "x.png"})", R"({"text": "a", "lora_path": "l"})",
@@ -137,9 +155,8 @@ TEST(NativeRequestTest, TokenIdsLogprobIsPerPromptAndMayBeRagged) {
   auto single = Parse(R"({"text": "a", "return_logprob": true, "token_ids_logprob": [5, 9, 5]})");
   ASSERT_TRUE(single.ok()) << single.status().ToString();
   EXPECT_EQ(single->requests[0].token_ids_logprob, (std::vector<int32_t>{5, 9, 5}));
-  auto ragged = Parse(
-      R"({"text": ["a", "b", "c"], "return_logprob": true, )"
-      R"("token_ids_logprob": [[1, 2], null, [3]]})");
+  auto ragged = Parse(R"({"text": ["a", "b", "c"], "return_logprob": true, )"
+                      R"("token_ids_logprob": [[1, 2], null, [3]]})");
   ASSERT_TRUE(ragged.ok()) << ragged.status().ToString();
   EXPECT_EQ(ragged->requests[0].token_ids_logprob, (std::vector<int32_t>{1, 2}));
   EXPECT_TRUE(ragged->requests[1].token_ids_logprob.empty());
