@@ -57,6 +57,7 @@ HandlerResult Submit(const ServerContext& ctx, const json& body, OpenAiRequest& 
   options.logprobs = parsed.logprobs;
   options.top_logprobs = parsed.top_logprobs;
   options.include_usage = parsed.include_usage;
+  options.continuous_usage = parsed.continuous_usage;
   for (size_t i = 0; i < prompts.size(); ++i) {
     GenerateRequest& r = prompts[i];
     r.rid = prompts.size() == 1 ? rid : rid + "-" + std::to_string(i);

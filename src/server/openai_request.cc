@@ -98,6 +98,7 @@ Status ReadCommon(const json& body, bool chat, const ServerConfig& limits, OpenA
       return InvalidArgument("stream_options is only allowed when stream is true");
     }
     RADIXLM_RETURN_IF_ERROR(ReadBool(*options, "include_usage", &r->include_usage));
+    RADIXLM_RETURN_IF_ERROR(ReadBool(*options, "continuous_usage_stats", &r->continuous_usage));
   }
   RADIXLM_RETURN_IF_ERROR(ReadSampling(body, chat, limits, &r->sampling));
   if (!chat && IsFieldSet(body, "tools")) {

@@ -2,16 +2,16 @@
 //
 // Standard fields: model, prompt | messages, max_tokens (chat: max_completion_tokens wins),
 // temperature, top_p, n, stop, seed, presence_penalty, frequency_penalty, logit_bias, stream,
-// stream_options.include_usage, logprobs (+ top_logprobs for chat), echo (completions; with
-// logprobs the prompt is scored too), response_format (text | json_object | json_schema |
-// structural_tag, on both routes, as in SGLang), user. SGLang's extras: top_k, min_p,
-// min_tokens, repetition_penalty, stop_token_ids, ignore_eos, skip_special_tokens, no_stop_trim,
-// spaces_between_special_tokens, regex, json_schema, ebnf, rid, priority. Unknown fields are
-// ignored; fields for features radixlm lacks (suffix, best_of != n, images, lora_path,
-// return_hidden_states, the deprecated `functions` / `function_call`) are refused with a
-// message naming them. Chat: tools, tool_choice and parallel_tool_calls (openai_tools.h),
-// chat_template_kwargs and continue_final_message (chat_prompt.h), separate_reasoning and
-// stream_reasoning.
+// stream_options (include_usage, continuous_usage_stats), logprobs (+ top_logprobs for chat),
+// echo (completions; with logprobs the prompt is scored too), response_format (text |
+// json_object | json_schema | structural_tag, on both routes, as in SGLang), user. SGLang's
+// extras: top_k, min_p, min_tokens, repetition_penalty, stop_token_ids, ignore_eos,
+// skip_special_tokens, no_stop_trim, spaces_between_special_tokens, regex, json_schema, ebnf,
+// rid, priority. Unknown fields are ignored; fields for features radixlm lacks (suffix,
+// best_of != n, images, lora_path, return_hidden_states, the deprecated `functions` /
+// `function_call`) are refused with a message naming them. Chat: tools, tool_choice and
+// parallel_tool_calls (openai_tools.h), chat_template_kwargs and continue_final_message
+// (chat_prompt.h), separate_reasoning and stream_reasoning.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -43,6 +43,7 @@ struct OpenAiRequest {
   SamplingParams sampling;            // shared by every prompt
   bool stream = false;
   bool include_usage = false;
+  bool continuous_usage = false;  // stream_options.continuous_usage_stats
   bool echo = false;                     // completions
   bool logprobs = false;                 // return logprobs at all
   int32_t top_logprobs = 0;              // alternatives per position

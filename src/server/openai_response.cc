@@ -114,7 +114,7 @@ class OpenAiFormatter : public GenerationFormatter {
     choice["matched_stop"] = MatchedStop(chunk.finish_reason);
     json event = Envelope(o_.chat ? "chat.completion.chunk" : "text_completion");
     event["choices"] = json::array({std::move(choice)});
-    event["usage"] = nullptr;
+    event["usage"] = ChunkUsage(chunk);
     *out += SseEvent(event);
   }
 
@@ -278,10 +278,19 @@ class OpenAiFormatter : public GenerationFormatter {
       choice["matched_stop"] = last ? MatchedStop(chunk.finish_reason) : json(nullptr);
       json event = Envelope("chat.completion.chunk");
       event["choices"] = json::array({std::move(choice)});
-      event["usage"] = nullptr;
+      event["usage"] = last ? ChunkUsage(chunk) : json(nullptr);
       *out += SseEvent(event);
     }
     p.pending_logprobs.clear();
+  }
+
+  // stream_options.continuous_usage_stats (vLLM's and SGLang's): every event carries its
+  // choice's usage so far; otherwise null until the final usage event.
+  json ChunkUsage(const GenerateOutput& chunk) const {
+    if (!o_.continuous_usage) return nullptr;
+    return json{{"prompt_tokens", chunk.meta.prompt_tokens},
+                {"completion_tokens", chunk.meta.completion_tokens},
+                {"total_tokens", chunk.meta.prompt_tokens + chunk.meta.completion_tokens}};
   }
 
   // Sets flags[index]; returns its previous value.

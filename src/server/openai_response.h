@@ -34,6 +34,7 @@ struct OpenAiResponseOptions {
   bool logprobs = false;
   int32_t top_logprobs = 0;
   bool include_usage = false;
+  bool continuous_usage = false;  // stream_options.continuous_usage_stats
   std::vector<std::string> echo_prefixes;           // completions with echo: per prompt, else empty
   std::optional<chat::ToolCallParser> tool_parser;  // chat with tools
   std::optional<chat::ReasoningFormat> reasoning;   // chat with --reasoning-parser

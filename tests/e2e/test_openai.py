@@ -57,6 +57,24 @@ def test_completion_stream_matches_non_stream(client, model):
     assert chunks[-1].choices[0].finish_reason in ("stop", "length")
 
 
+def test_continuous_usage_stats_counts_every_event(client, model):
+    """stream_options.continuous_usage_stats: each event carries its choice's usage so far, the
+    last matching the final usage event; without it, events carry none."""
+    kwargs = dict(model=model, prompt="Counting: one, two,", max_tokens=6, temperature=0,
+                  stream=True, extra_body={"ignore_eos": True})
+    events = list(client.completions.create(
+        stream_options={"include_usage": True, "continuous_usage_stats": True}, **kwargs))
+    counted = [e.usage for e in events if e.choices]
+    assert counted and all(u is not None for u in counted)
+    steps = [u.completion_tokens for u in counted]
+    assert steps == sorted(steps) and steps[-1] == 6
+    assert all(u.total_tokens == u.prompt_tokens + u.completion_tokens for u in counted)
+    assert events[-1].usage.completion_tokens == 6
+    assert counted[-1].prompt_tokens == events[-1].usage.prompt_tokens
+    plain = list(client.completions.create(**kwargs))
+    assert all(e.usage is None for e in plain)
+
+
 def test_completion_n2(client, model):
     r = client.completions.create(model=model, prompt="Once upon a time", max_tokens=4, n=2,
                                   temperature=0.8, seed=3)
