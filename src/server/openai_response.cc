@@ -72,7 +72,7 @@ class OpenAiFormatter : public GenerationFormatter {
   OpenAiFormatter(OpenAiResponseOptions options, const TokenTextCodec* codec)
       : o_(std::move(options)), codec_(codec) {}
 
-  void OnChunk(size_t prompt, const GenerateOutput& chunk, const GenerateResult& result, double,
+  void OnChunk(size_t prompt, const GenerateOutput& chunk, const GenerateResult&, double,
                std::string* out) override {
     if (chunk.finish_reason.has_value() && chunk.finish_reason->is_abort()) {
       if (!error_sent_) {
