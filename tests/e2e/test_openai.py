@@ -155,11 +155,24 @@ def test_priority_reaches_the_radix_tree(client, model, model_server):
     with it (what --radix-eviction-policy priority keeps by); response_format on completions
     constrains the text as on chat."""
     marker = uuid.uuid4().hex[:12]
+    # A prompt sharing the marker's first characters splits the marker's path in the tree.
+    client.completions.create(model=model, prompt=marker[:4] + " other", max_tokens=1)
     client.completions.create(model=model, prompt=f"{marker} is a code word", max_tokens=1,
                               extra_body={"priority": 5})
     nodes = model_server.get("/radix_tree", params={"max_nodes": 20000}).json()["nodes"]
-    hits = [n for n in nodes if marker in (n["text"] or "")]
-    assert hits and all(n["priority"] == 5 for n in hits), hits
+
+    def path_text(i):  # entry i's text after its ancestors' (parent: an entry's index)
+        parts = []
+        while i >= 0:
+            parts.append(nodes[i]["text"] or "")
+            i = nodes[i]["parent"]
+        return "".join(reversed(parts))
+
+    # The node where the random marker completes holds only this request's tokens (the prompt
+    # sharing its first characters split them into a node of their own).
+    hits = [n for i, n in enumerate(nodes) if n["kind"] == "node" and marker in path_text(i)
+            and marker not in path_text(n["parent"])]
+    assert len(hits) == 1 and hits[0]["priority"] == 5, hits
     r = client.completions.create(model=model, prompt="A number:", max_tokens=8, temperature=0,
                                   extra_body={"response_format": {
                                       "type": "json_schema",
