@@ -23,7 +23,6 @@ constexpr UnsupportedField kUnsupported[] = {
     {"image_data", "image inputs (this server runs text-only models)"},
     {"audio_data", "audio inputs (this server runs text-only models)"},
     {"video_data", "video inputs (this server runs text-only models)"},
-    {"lora_path", "LoRA adapters"},
     {"custom_logit_processor", "custom logit processors"},
 };
 
@@ -34,11 +33,7 @@ Status RejectUnsupported(const json& body) {
                            " are not supported by radixlm");
     }
   }
-  if (auto it = body.find("return_hidden_states");
-      it != body.end() && it->is_boolean() && it->get<bool>()) {
-    return Unimplemented("return_hidden_states: hidden states are not supported by radixlm");
-  }
-  return Status::Ok();
+  return RejectLoraAndHiddenStates(body);
 }
 
 // The per-prompt value of a field that is a scalar or (in a batch) a list of scalars.
@@ -192,6 +187,17 @@ Status ReadPromptOptions(const json& body, bool batch, size_t i, size_t size,
 }
 
 }  // namespace
+
+Status RejectLoraAndHiddenStates(const json& body) {
+  if (IsFieldSet(body, "lora_path")) {
+    return Unimplemented("lora_path: LoRA adapters are not supported by radixlm");
+  }
+  if (auto it = body.find("return_hidden_states");
+      it != body.end() && it->is_boolean() && it->get<bool>()) {
+    return Unimplemented("return_hidden_states: hidden states are not supported by radixlm");
+  }
+  return Status::Ok();
+}
 
 bool NativeGenerateCall::ReturnsList() const {
   if (batch) return true;

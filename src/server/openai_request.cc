@@ -107,14 +107,7 @@ Status ReadCommon(const json& body, bool chat, const ServerConfig& limits, OpenA
   // SGLang's extras that /generate also takes.
   RADIXLM_RETURN_IF_ERROR(ReadInt32(body, "priority", std::numeric_limits<int32_t>::min(),
                                     std::numeric_limits<int32_t>::max(), &r->priority));
-  if (IsFieldSet(body, "lora_path")) {
-    return Unimplemented("lora_path: LoRA adapters are not supported by radixlm");
-  }
-  if (const json* hidden = FindField(body, "return_hidden_states");
-      hidden != nullptr && hidden->is_boolean() && hidden->get<bool>()) {
-    return Unimplemented("return_hidden_states: hidden states are not supported by radixlm");
-  }
-  return Status::Ok();
+  return RejectLoraAndHiddenStates(body);
 }
 
 // Completions: logprobs is an integer (how many alternatives).

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <span>
 #include <utility>
 
 #include "server/api_error.h"
@@ -100,12 +101,11 @@ class OpenAiFormatter : public GenerationFormatter {
       choice["text"] = std::move(text);
       if (o_.logprobs) {
         // With echo the prompt's tokens come first, in the sample's first chunk.
-        std::vector<LogprobEntry> entries;
-        if (first && EchoLogprobs()) entries = chunk.input_token_logprobs;
-        entries.insert(entries.end(), chunk.output_token_logprobs.begin(),
-                       chunk.output_token_logprobs.end());
+        std::span<const LogprobEntry> prompt_entries;
+        if (first && EchoLogprobs()) prompt_entries = chunk.input_token_logprobs;
         if (next_offset_.size() <= static_cast<size_t>(index)) next_offset_.resize(index + 1, 0);
-        choice["logprobs"] = CompletionLogprobs(entries, &next_offset_[index]);
+        choice["logprobs"] =
+            CompletionLogprobs(prompt_entries, chunk.output_token_logprobs, &next_offset_[index]);
       } else {
         choice["logprobs"] = nullptr;
       }
@@ -148,12 +148,11 @@ class OpenAiFormatter : public GenerationFormatter {
           const std::string prefix = o_.echo_prefixes.empty() ? "" : o_.echo_prefixes[p];
           choice["text"] = prefix + r.text;
           if (o_.logprobs) {
-            std::vector<LogprobEntry> entries;
-            if (EchoLogprobs()) entries = r.input_token_logprobs;
-            entries.insert(entries.end(), r.output_token_logprobs.begin(),
-                           r.output_token_logprobs.end());
+            std::span<const LogprobEntry> prompt_entries;
+            if (EchoLogprobs()) prompt_entries = r.input_token_logprobs;
             size_t offset = 0;
-            choice["logprobs"] = CompletionLogprobs(entries, &offset);
+            choice["logprobs"] =
+                CompletionLogprobs(prompt_entries, r.output_token_logprobs, &offset);
           } else {
             choice["logprobs"] = nullptr;
           }
@@ -336,14 +335,17 @@ class OpenAiFormatter : public GenerationFormatter {
     return shown;
   }
 
-  // OpenAI's legacy shape. text_offset counts the characters of the tokens shown before (as
-  // vLLM does, from the echoed prompt's first token or the completion's), continuing from
-  // *offset, which it advances; an entry without a logprob (a prompt's first token, under
-  // echo) has null for it and for its alternatives.
-  json CompletionLogprobs(const std::vector<LogprobEntry>& entries, size_t* offset) const {
+  // OpenAI's legacy shape over the prompt's entries (echo; else empty), then the output's.
+  // text_offset counts the characters of the tokens shown before (as vLLM does, from the
+  // echoed prompt's first token or the completion's), continuing from *offset, which it
+  // advances; an entry without a logprob (a prompt's first token, under echo) has null for it
+  // and for its alternatives.
+  json CompletionLogprobs(std::span<const LogprobEntry> prompt,
+                          std::span<const LogprobEntry> output, size_t* offset) const {
     json tokens = json::array(), token_logprobs = json::array(), tops = json::array(),
          offsets = json::array();
-    for (const LogprobEntry& e : entries) {
+    for (size_t i = 0; i < prompt.size() + output.size(); ++i) {
+      const LogprobEntry& e = i < prompt.size() ? prompt[i] : output[i - prompt.size()];
       const std::string text = ShownText(e.token);
       tokens.push_back(text);
       token_logprobs.push_back(e.logprob.has_value() ? json(*e.logprob) : json(nullptr));
