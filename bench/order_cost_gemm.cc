@@ -2,9 +2,10 @@
 //   radixlm   MatMul over the packed int8 weights (the default dispatch): per output, each
 //             32-value block summed exactly in int32, then one float multiply-add per block;
 //   ymm-order a 4-row x 4-token tile written after llamafile's algorithm (what llama.cpp runs
-//             for Q8_0 / Q5_0 matrices on x86, at every batch size): per output, eight float
-//             partial sums, each 32-value block adding its eight 4-value integer sums into
-//             them with one fused multiply-add each, the eight summed at the end;
+//             for Q8_0 / Q5_0 matrices on x86 at two tokens or more; its one-token dot
+//             products keep the same per-output order): per output, eight float partial sums,
+//             each 32-value block adding its eight 4-value integer sums into them with one
+//             fused multiply-add each, the eight summed at the end;
 //   zmm-order the same per-output float operations in the same order, two outputs per zmm
 //             (weights repacked once), 4 row pairs x 4 tokens per tile.
 // Rates are G multiply-adds per second; radixlm's include quantizing the activations (the
