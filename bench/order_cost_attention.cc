@@ -63,13 +63,29 @@ float ReduceLikeGcc(const float* a) {
   return (t6[0] + t6[2]) + (t6[1] + t6[3]);
 }
 
+// One key of ggml's online softmax for score s: the running maximum m moves up to s (then the
+// output so far is scaled by ms = e^(old m - s) and the key weighs vs = 1) or stays (ms = 1,
+// vs = e^(s - m)); the caller then adds vs * v and sets sum = sum * ms + vs.
+struct SoftmaxStep {
+  bool rescale;
+  float ms, vs;
+};
+inline SoftmaxStep NextKey(float s, float& m) {
+  if (s > m) {
+    const float ms = std::exp(m - s);
+    m = s;
+    return {true, ms, 1.0f};
+  }
+  return {false, 1.0f, std::exp(s - m)};
+}
+
 #if defined(RADIXLM_ORDER_COST_FP16)
 // One IEEE half-precision operation each (a float round trip through F16 is not the same for
 // a fused multiply-add: the float sum is a second rounding).
 __attribute__((target("avx512f,avx512fp16"))) float FmaF16(float a, float b, float c) {
-  const __m128h r = _mm_fmadd_sh(_mm_set_sh(static_cast<_Float16>(a)),
-                                 _mm_set_sh(static_cast<_Float16>(b)),
-                                 _mm_set_sh(static_cast<_Float16>(c)));
+  const __m128h r =
+      _mm_fmadd_sh(_mm_set_sh(static_cast<_Float16>(a)), _mm_set_sh(static_cast<_Float16>(b)),
+                   _mm_set_sh(static_cast<_Float16>(c)));
   return static_cast<float>(_mm_cvtsh_h(r));
 }
 __attribute__((target("avx512f,avx512fp16"))) float MulF16(float a, float b) {
@@ -103,27 +119,22 @@ void OrderReferenceQuery(const Inputs& in, int i, int h, bool fp16, float* out) 
       a[1][l] += a[3][l];
     }
     for (int l = 0; l < 16; ++l) a[0][l] += a[1][l];
-    const float s = ReduceLikeGcc(a[0]);
-    float ms = 1.0f, vs = 1.0f;
-    if (s > m) {
-      ms = std::exp(m - s);
-      m = s;
-      for (float& x : acc) x = fp16 ? MulF16(x, ms) : RoundF16(x * ms);
-    } else {
-      vs = std::exp(s - m);
+    const SoftmaxStep st = NextKey(ReduceLikeGcc(a[0]), m);
+    if (st.rescale) {
+      for (float& x : acc) x = fp16 ? MulF16(x, st.ms) : RoundF16(x * st.ms);
     }
     for (int d = 0; d < kDim; ++d) {
       const float vd = F16ToF32(in.v[j * kDim + d]);
-      acc[d] = fp16 ? FmaF16(vd, vs, acc[d]) : RoundF16(std::fma(vd, vs, acc[d]));
+      acc[d] = fp16 ? FmaF16(vd, st.vs, acc[d]) : RoundF16(std::fma(vd, st.vs, acc[d]));
     }
-    sum = std::fma(sum, ms, vs);
+    sum = std::fma(sum, st.ms, st.vs);
   }
   const float inv = sum == 0.0f ? 0.0f : 1.0f / sum;
   for (int d = 0; d < kDim; ++d) out[d] = acc[d] * inv;
 }
 
-__attribute__((target("avx512f,avx512dq"))) inline float ReduceZmm(__m512 a0, __m512 a1,
-                                                                     __m512 a2, __m512 a3) {
+__attribute__((target("avx512f,avx512dq"))) inline float ReduceZmm(__m512 a0, __m512 a1, __m512 a2,
+                                                                   __m512 a3) {
   a0 = _mm512_add_ps(a0, a2);
   a1 = _mm512_add_ps(a1, a3);
   a0 = _mm512_add_ps(a0, a1);
@@ -135,7 +146,7 @@ __attribute__((target("avx512f,avx512dq"))) inline float ReduceZmm(__m512 a0, __
 
 // The keys' dot for query row q32 (16 zmm) against the float key row kj.
 __attribute__((target("avx512f,avx512dq"))) inline float DotZmm(const __m512* q32,
-                                                                  const float* kj) {
+                                                                const float* kj) {
   __m512 a[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
                  _mm512_setzero_ps()};
   for (int st = 0; st < kDim / 64; ++st) {
@@ -150,7 +161,8 @@ __attribute__((target("avx512f,avx512dq,f16c"))) void LoadQuery(const Inputs& in
                                                                 __m512* q32) {
   const float* q = &in.q_scaled[(static_cast<size_t>(i) * kHeads + h) * kDim];
   for (int c = 0; c < kDim / 16; ++c) {
-    q32[c] = _mm512_cvtph_ps(_mm512_cvtps_ph(_mm512_loadu_ps(q + 16 * c), _MM_FROUND_TO_NEAREST_INT));
+    q32[c] =
+        _mm512_cvtph_ps(_mm512_cvtps_ph(_mm512_loadu_ps(q + 16 * c), _MM_FROUND_TO_NEAREST_INT));
   }
 }
 
@@ -165,22 +177,17 @@ OrderAttentionFp16(const Inputs& in, const float* k32, float* out) {
       for (auto& a : acc) a = _mm512_setzero_ph();
       float m = -INFINITY, sum = 0.0f;
       for (int j = 0; j <= i; ++j) {
-        const float s = DotZmm(q32, k32 + static_cast<size_t>(j) * kDim);
-        float ms = 1.0f, vs = 1.0f;
-        if (s > m) {
-          ms = std::exp(m - s);
-          m = s;
-          const __m512h f = _mm512_set1_ph(static_cast<_Float16>(ms));
+        const SoftmaxStep st = NextKey(DotZmm(q32, k32 + static_cast<size_t>(j) * kDim), m);
+        if (st.rescale) {
+          const __m512h f = _mm512_set1_ph(static_cast<_Float16>(st.ms));
           for (auto& a : acc) a = _mm512_mul_ph(a, f);
-        } else {
-          vs = std::exp(s - m);
         }
-        const __m512h w = _mm512_set1_ph(static_cast<_Float16>(vs));
+        const __m512h w = _mm512_set1_ph(static_cast<_Float16>(st.vs));
         const uint16_t* vj = &in.v[static_cast<size_t>(j) * kDim];
         for (int c = 0; c < kDim / 32; ++c) {
           acc[c] = _mm512_fmadd_ph(_mm512_loadu_ph(vj + 32 * c), w, acc[c]);
         }
-        sum = std::fma(sum, ms, vs);
+        sum = std::fma(sum, st.ms, st.vs);
       }
       const __m512 inv = _mm512_set1_ps(sum == 0.0f ? 0.0f : 1.0f / sum);
       float* o = out + (static_cast<size_t>(i) * kHeads + h) * kDim;
@@ -201,9 +208,9 @@ __attribute__((target("avx512f,avx512dq,f16c"))) inline __m512 RoundF16Zmm(__m51
 }
 
 __attribute__((target("avx512f,avx512dq,f16c"))) void OrderAttentionF32(const Inputs& in,
-                                                                       const float* k32,
-                                                                       const float* v32,
-                                                                       float* out) {
+                                                                        const float* k32,
+                                                                        const float* v32,
+                                                                        float* out) {
   for (int h = 0; h < kHeads; ++h) {
     for (int i = 0; i < kTokens; ++i) {
       __m512 q32[kDim / 16];
@@ -212,22 +219,17 @@ __attribute__((target("avx512f,avx512dq,f16c"))) void OrderAttentionF32(const In
       for (auto& a : acc) a = _mm512_setzero_ps();
       float m = -INFINITY, sum = 0.0f;
       for (int j = 0; j <= i; ++j) {
-        const float s = DotZmm(q32, k32 + static_cast<size_t>(j) * kDim);
-        float ms = 1.0f, vs = 1.0f;
-        if (s > m) {
-          ms = std::exp(m - s);
-          m = s;
-          const __m512 f = _mm512_set1_ps(ms);
+        const SoftmaxStep st = NextKey(DotZmm(q32, k32 + static_cast<size_t>(j) * kDim), m);
+        if (st.rescale) {
+          const __m512 f = _mm512_set1_ps(st.ms);
           for (auto& a : acc) a = RoundF16Zmm(_mm512_mul_ps(a, f));
-        } else {
-          vs = std::exp(s - m);
         }
-        const __m512 w = _mm512_set1_ps(vs);
+        const __m512 w = _mm512_set1_ps(st.vs);
         const float* vj = v32 + static_cast<size_t>(j) * kDim;
         for (int c = 0; c < kDim / 16; ++c) {
           acc[c] = RoundF16Zmm(_mm512_fmadd_ps(_mm512_loadu_ps(vj + 16 * c), w, acc[c]));
         }
-        sum = std::fma(sum, ms, vs);
+        sum = std::fma(sum, st.ms, st.vs);
       }
       const __m512 inv = _mm512_set1_ps(sum == 0.0f ? 0.0f : 1.0f / sum);
       float* o = out + (static_cast<size_t>(i) * kHeads + h) * kDim;
@@ -291,8 +293,9 @@ bool RunAttentionOrderCost(int reps) {
     max_diff = std::max(max_diff, std::abs(static_cast<double>(y_r[i]) - y_32[i]));
     max_out = std::max(max_out, std::abs(static_cast<double>(y_32[i])));
   }
-  std::printf("| causal attention, 512 queries x 4 heads, head size 256 | ms per layer |"
-              " / radixlm | order mismatches (first 64 queries) |\n|---|---|---|---|\n");
+  std::printf(
+      "| causal attention, 512 queries x 4 heads, head size 256 | ms per layer |"
+      " / radixlm | order mismatches (first 64 queries) |\n|---|---|---|---|\n");
   std::printf("| radixlm | %.2f | 1.00x | |\n", 1e3 / r);
   std::printf("| ggml-order, f32 arithmetic | %.2f | %.2fx | %lld |\n", 1e3 / o32, r / o32,
               static_cast<long long>(miss32));

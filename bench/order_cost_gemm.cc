@@ -105,8 +105,8 @@ __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512vnni"))) void YmmOrd
           const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ab.qs));
           const float da = F16ToF32(ab.d);
           for (int i = 0; i < 4; ++i) {
-            const __m256i s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), wabs[i],
-                                                  _mm256_sign_epi8(av, wv[i]));
+            const __m256i s =
+                _mm256_dpbusd_epi32(_mm256_setzero_si256(), wabs[i], _mm256_sign_epi8(av, wv[i]));
             acc[t][i] =
                 _mm256_fmadd_ps(_mm256_set1_ps(dw[i] * da), _mm256_cvtepi32_ps(s), acc[t][i]);
           }
@@ -128,11 +128,11 @@ __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512vnni"))) void YmmOrd
 // 32 quants twice, and 16 int32 corrections -128 * (sum of the lane's 4 quants) that start each
 // lane's integer sum, so a lane ends at exactly sum(w * a) over its 4 values.
 struct ZmmPacked {
-  std::vector<uint8_t> wq;   // [pairs][nb][64]
-  std::vector<float> wd;     // [pairs][nb][2]
-  std::vector<int8_t> aq;    // [tokens][nb][64]
-  std::vector<int32_t> ac;   // [tokens][nb][16]
-  std::vector<float> ad;     // [tokens][nb]
+  std::vector<uint8_t> wq;  // [pairs][nb][64]
+  std::vector<float> wd;    // [pairs][nb][2]
+  std::vector<int8_t> aq;   // [tokens][nb][64]
+  std::vector<int32_t> ac;  // [tokens][nb][16]
+  std::vector<float> ad;    // [tokens][nb]
 };
 
 ZmmPacked PackForZmm(const Problem& p) {
@@ -189,8 +189,8 @@ ZmmOrderGemm(const Problem& p, const ZmmPacked& z, float* y) {
           // radixlm's kernels do, kernels/cpu/gemm_packed.h).
           if (t0 == 0) __builtin_prefetch(&z.wq[k * 64] + 8192, 0, 3);
           wv[i] = _mm512_loadu_si512(&z.wq[k * 64]);
-          const __m128 d2 = _mm_castsi128_ps(_mm_loadl_epi64(
-              reinterpret_cast<const __m128i*>(&z.wd[k * 2])));
+          const __m128 d2 =
+              _mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(&z.wd[k * 2])));
           wd[i] = _mm512_permutexvar_ps(half_idx, _mm512_castps128_ps512(d2));
         }
         for (int t = 0; t < 4; ++t) {
@@ -200,8 +200,7 @@ ZmmOrderGemm(const Problem& p, const ZmmPacked& z, float* y) {
           const __m512 da = _mm512_set1_ps(z.ad[k]);
           for (int i = 0; i < 4; ++i) {
             const __m512i s = _mm512_dpbusd_epi32(corr, wv[i], av);
-            acc[t][i] = _mm512_fmadd_ps(_mm512_mul_ps(wd[i], da), _mm512_cvtepi32_ps(s),
-                                        acc[t][i]);
+            acc[t][i] = _mm512_fmadd_ps(_mm512_mul_ps(wd[i], da), _mm512_cvtepi32_ps(s), acc[t][i]);
           }
         }
       }
@@ -219,7 +218,6 @@ ZmmOrderGemm(const Problem& p, const ZmmPacked& z, float* y) {
 
 }  // namespace
 
-
 bool RunGemmOrderCost(int reps) {
   struct Shape {
     int64_t rows, cols, tokens;
@@ -231,9 +229,10 @@ bool RunGemmOrderCost(int reps) {
       {32768, 640, 16, "output head slice, 16 decoding sequences"},
       {32768, 640, 4, "output head slice, 4 decoding sequences"},
   };
-  std::printf("| Q8_0 matmul, rows x cols, tokens | radixlm GMAC/s | ymm-order | zmm-order |"
-              " zmm-order / radixlm | zmm-order / ymm-order | order mismatches (ymm, zmm) |"
-              " radixlm max diff / max output |\n|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "| Q8_0 matmul, rows x cols, tokens | radixlm GMAC/s | ymm-order | zmm-order |"
+      " zmm-order / radixlm | zmm-order / ymm-order | order mismatches (ymm, zmm) |"
+      " radixlm max diff / max output |\n|---|---|---|---|---|---|---|---|\n");
   bool exact = true;
   for (const Shape& s : shapes) {
     const Problem p = MakeProblem(s.rows, s.cols, s.tokens);
@@ -259,14 +258,16 @@ bool RunGemmOrderCost(int reps) {
       max_ref = std::max(max_ref, std::abs(static_cast<double>(ref[i])));
     }
     const double macs = static_cast<double>(p.rows) * p.cols * p.tokens / 1e9;
-    const double g_r =
-        macs * CallsPerSecond(reps, [&] { kernels::MatMul(wm, p.x.data(), p.tokens, yr.data(), nullptr); });
+    const double g_r = macs * CallsPerSecond(reps, [&] {
+                         kernels::MatMul(wm, p.x.data(), p.tokens, yr.data(), nullptr);
+                       });
     const double g_y = macs * CallsPerSecond(reps, [&] { YmmOrderGemm(p, yy.data()); });
     const double g_z = macs * CallsPerSecond(reps, [&] { ZmmOrderGemm(p, z, yz.data()); });
-    std::printf("| %lld x %lld, %lld (%s) | %.1f | %.1f | %.1f | %.2fx | %.2fx | %lld, %lld | %.2g |\n",
-                static_cast<long long>(s.rows), static_cast<long long>(s.cols),
-                static_cast<long long>(s.tokens), s.what, g_r, g_y, g_z, g_z / g_r, g_z / g_y,
-                static_cast<long long>(my), static_cast<long long>(mz), max_diff / max_ref);
+    std::printf(
+        "| %lld x %lld, %lld (%s) | %.1f | %.1f | %.1f | %.2fx | %.2fx | %lld, %lld | %.2g |\n",
+        static_cast<long long>(s.rows), static_cast<long long>(s.cols),
+        static_cast<long long>(s.tokens), s.what, g_r, g_y, g_z, g_z / g_r, g_z / g_y,
+        static_cast<long long>(my), static_cast<long long>(mz), max_diff / max_ref);
   }
   return exact;
 }
