@@ -37,6 +37,7 @@ inline int64_t CountMismatches(const std::vector<float>& a, const std::vector<fl
 // Each prints one Markdown table; false when an order kernel does not reproduce its scalar
 // statement bit for bit.
 bool RunGemmOrderCost(int reps);
+bool RunQ4KOrderCost(int reps);
 bool RunAttentionOrderCost(int reps);
 
 }  // namespace radixlm::order_cost
