@@ -38,6 +38,7 @@ inline int64_t CountMismatches(const std::vector<float>& a, const std::vector<fl
 // statement bit for bit.
 bool RunGemmOrderCost(int reps);
 bool RunQ4KOrderCost(int reps);
+bool RunQ6KOrderCost(int reps);
 bool RunAttentionOrderCost(int reps);
 
 }  // namespace radixlm::order_cost

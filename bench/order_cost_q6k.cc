@@ -1,0 +1,264 @@
+// The Q6_K matmul of bench/order_cost_bench.cc: Q6_K weights times Q8_K activations,
+//   radixlm      MatMul over the packed int8 weights (the default dispatch);
+//   order (zmm)  llama.cpp's order for Q6_K (its AVX2 dot product, which its AVX-512 builds
+//                run too): per output, eight int32 lanes per 256-value super-block, lane l
+//                holding the scaled products of bytes 4l..4l+3 of each 32-value run minus
+//                32 * (the activation sums of 16-value groups 2l and 2l + 1 times their
+//                scales); each lane added into its own float sum with one fused multiply-add
+//                by d_w * d_a (rounded); the eight summed at the end in llamafile's tree.
+//                Two outputs per zmm, weights repacked once as bytes, 2 row pairs x 4 tokens
+//                per tile, tokens in blocks of 64. (A trial with the weights repacked as int16
+//                products scale * value, summed with vpdpwssd, ran at 0.21-0.32x of radixlm.)
+// Rates are G multiply-adds per second; radixlm's include quantizing the activations.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "bench/order_cost.h"
+#include "kernels/fp16.h"
+#include "kernels/matmul.h"
+#include "kernels/packed_weights.h"
+#include "kernels/quant.h"
+#include "kernels/quant_blocks.h"
+
+namespace radixlm::order_cost {
+namespace {
+
+using kernels::BlockQ6K;
+using kernels::BlockQ8K;
+using kernels::F16ToF32;
+using kernels::kQK_K;
+
+struct Q6KProblem {
+  int64_t rows, cols, tokens;
+  std::vector<BlockQ6K> w;  // rows x nb
+  std::vector<float> x;     // tokens x cols
+  std::vector<BlockQ8K> a;  // tokens x nb
+  int64_t nb() const { return cols / kQK_K; }
+};
+
+Q6KProblem MakeQ6KProblem(int64_t rows, int64_t cols, int64_t tokens) {
+  Q6KProblem p{rows, cols, tokens, {}, {}, {}};
+  std::mt19937 rng(3);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> row(cols);
+  p.w.resize(rows * p.nb());
+  for (int64_t r = 0; r < rows; ++r) {
+    for (auto& v : row) v = dist(rng);
+    kernels::QuantizeRow(gguf::GgmlType::kQ6_K, row.data(), p.w.data() + r * p.nb(), cols);
+  }
+  p.x.resize(tokens * cols);
+  for (auto& v : p.x) v = dist(rng);
+  p.a.resize(tokens * p.nb());
+  for (int64_t t = 0; t < tokens; ++t) {
+    kernels::QuantizeRowQ8K(p.x.data() + t * cols, p.a.data() + t * p.nb(), cols);
+  }
+  return p;
+}
+
+// Element e (0..255) of a Q6_K block as an unsigned 6-bit value (the weight is value - 32),
+// and its 16-value group's scale index.
+int Q6Unsigned(const BlockQ6K& b, int e) {
+  const int n = e / 128, k = (e % 128) / 32, l = e % 32;
+  const uint8_t lo = b.ql[64 * n + 32 * (k % 2) + l];
+  const int low = k < 2 ? lo & 15 : lo >> 4;
+  return low | (((b.qh[32 * n + l] >> (2 * k)) & 3) << 4);
+}
+int Q6ScaleIndex(int e) { return 8 * (e / 128) + 2 * ((e % 128) / 32) + (e % 32) / 16; }
+
+// ggml's hsum_float_8 (the tree of llamafile's hsum).
+float Hsum8(const float* lane) {
+  float h[4];
+  for (int i = 0; i < 4; ++i) h[i] = lane[i + 4] + lane[i];
+  return (h[0] + h[2]) + (h[1] + h[3]);
+}
+
+// The order, stated plainly.
+float OrderReferenceQ6K(const BlockQ6K* w, const BlockQ8K* a, int64_t nb) {
+  float acc[8] = {};
+  for (int64_t b = 0; b < nb; ++b) {
+    int32_t lane[8] = {};
+    for (int e = 0; e < kQK_K; ++e) {
+      lane[(e % 32) / 4] += w[b].scales[Q6ScaleIndex(e)] * Q6Unsigned(w[b], e) * a[b].qs[e];
+    }
+    for (int l = 0; l < 8; ++l) {
+      lane[l] -= 32 * (a[b].bsums[2 * l] * w[b].scales[2 * l] +
+                       a[b].bsums[2 * l + 1] * w[b].scales[2 * l + 1]);
+    }
+    const float d = a[b].d * F16ToF32(w[b].d);
+    for (int l = 0; l < 8; ++l) acc[l] = std::fma(d, static_cast<float>(lane[l]), acc[l]);
+  }
+  return Hsum8(acc);
+}
+
+// Weights per row pair and super-block: 8 runs (32 values each) of 64 bytes (row 2q, then
+// 2q + 1), each with 32 int16 scales (both int16 of lane l: the scale of the 16-value half l / 4
+// of its row's run, for vpmaddwd after vpmaddubsw, as ggml does), the correction's int16 scale
+// pairs (lane l: groups 2l, 2l + 1) and the two d as floats. Activations per token and super-block:
+// each run's 32 quants twice, the 16-value sums as int16 pairs (lane l: 2l, 2l + 1, both halves),
+// and d.
+struct Q6KPacked {
+  std::vector<uint8_t> q;    // [pairs][nb][8][64]
+  std::vector<int16_t> sc;   // [pairs][nb][8][32]
+  std::vector<int16_t> cs;   // [pairs][nb][32]
+  std::vector<float> d;      // [pairs][nb][2]
+  std::vector<int8_t> aq;    // [tokens][nb][8][64]
+  std::vector<int16_t> abs;  // [tokens][nb][32]
+};
+
+Q6KPacked PackQ6K(const Q6KProblem& p) {
+  const int64_t nb = p.nb(), pairs = p.rows / 2;
+  Q6KPacked z;
+  z.q.resize(pairs * nb * 8 * 64);
+  z.sc.resize(pairs * nb * 8 * 32);
+  z.cs.resize(pairs * nb * 32);
+  z.d.resize(pairs * nb * 2);
+  for (int64_t q = 0; q < pairs; ++q) {
+    for (int64_t b = 0; b < nb; ++b) {
+      const int64_t qb = q * nb + b;
+      for (int h = 0; h < 2; ++h) {
+        const BlockQ6K& blk = p.w[(2 * q + h) * nb + b];
+        for (int e = 0; e < kQK_K; ++e) {
+          z.q[(qb * 8 + e / 32) * 64 + 32 * h + e % 32] = static_cast<uint8_t>(Q6Unsigned(blk, e));
+        }
+        for (int run = 0; run < 8; ++run) {
+          for (int l = 0; l < 8; ++l) {
+            const int8_t scale = blk.scales[Q6ScaleIndex(32 * run + 4 * l)];
+            z.sc[(qb * 8 + run) * 32 + 2 * (8 * h + l)] = scale;
+            z.sc[(qb * 8 + run) * 32 + 2 * (8 * h + l) + 1] = scale;
+          }
+        }
+        for (int i = 0; i < 16; ++i) z.cs[qb * 32 + 16 * h + i] = blk.scales[i];
+        z.d[qb * 2 + h] = F16ToF32(blk.d);
+      }
+    }
+  }
+  z.aq.resize(p.tokens * nb * 8 * 64);
+  z.abs.resize(p.tokens * nb * 32);
+  for (int64_t t = 0; t < p.tokens; ++t) {
+    for (int64_t b = 0; b < nb; ++b) {
+      const BlockQ8K& ab = p.a[t * nb + b];
+      for (int run = 0; run < 8; ++run) {
+        std::memcpy(&z.aq[((t * nb + b) * 8 + run) * 64], ab.qs + 32 * run, 32);
+        std::memcpy(&z.aq[((t * nb + b) * 8 + run) * 64 + 32], ab.qs + 32 * run, 32);
+      }
+      for (int i = 0; i < 16; ++i) {
+        z.abs[(t * nb + b) * 32 + i] = z.abs[(t * nb + b) * 32 + 16 + i] = ab.bsums[i];
+      }
+    }
+  }
+  return z;
+}
+
+__attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512dq,avx512bw,avx512vnni"))) void
+Q6KOrderGemm(const Q6KProblem& p, const Q6KPacked& z, float* y) {
+  constexpr int RP = 2, RT = 4;
+  const int64_t nb = p.nb(), pairs = p.rows / 2;
+  const __m512i half_idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+  // Blocks of 64 tokens keep their activations (64 x 528 bytes per super-block) in L2.
+  for (int64_t tb = 0; tb < p.tokens; tb += 64) {
+    for (int64_t q0 = 0; q0 < pairs; q0 += RP) {
+      for (int64_t t0 = tb; t0 < std::min<int64_t>(tb + 64, p.tokens); t0 += RT) {
+        __m512 acc[RT][RP];
+        for (auto& at : acc) {
+          for (auto& v : at) v = _mm512_setzero_ps();
+        }
+        for (int64_t b = 0; b < nb; ++b) {
+          __m512i isum[RT][RP];
+          for (auto& it : isum) {
+            for (auto& v : it) v = _mm512_setzero_si512();
+          }
+          for (int run = 0; run < 8; ++run) {
+            __m512i wv[RP], ws[RP];
+            for (int i = 0; i < RP; ++i) {
+              const int64_t k = ((q0 + i) * nb + b) * 8 + run;
+              wv[i] = _mm512_loadu_si512(&z.q[k * 64]);
+              ws[i] = _mm512_loadu_si512(&z.sc[k * 32]);
+            }
+            for (int t = 0; t < RT; ++t) {
+              const __m512i av = _mm512_loadu_si512(&z.aq[(((t0 + t) * nb + b) * 8 + run) * 64]);
+              for (int i = 0; i < RP; ++i) {
+                const __m512i s16 = _mm512_maddubs_epi16(wv[i], av);  // |sum| <= 16128
+                isum[t][i] = _mm512_add_epi32(isum[t][i], _mm512_madd_epi16(s16, ws[i]));
+              }
+            }
+          }
+          for (int i = 0; i < RP; ++i) {
+            const int64_t k = (q0 + i) * nb + b;
+            const __m512i cs = _mm512_loadu_si512(&z.cs[k * 32]);
+            const __m128 d2 =
+                _mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(&z.d[k * 2])));
+            const __m512 dw = _mm512_permutexvar_ps(half_idx, _mm512_castps128_ps512(d2));
+            for (int t = 0; t < RT; ++t) {
+              const int64_t ka = (t0 + t) * nb + b;
+              const __m512i corr = _mm512_madd_epi16(_mm512_loadu_si512(&z.abs[ka * 32]), cs);
+              const __m512i lane = _mm512_sub_epi32(isum[t][i], _mm512_slli_epi32(corr, 5));
+              const __m512 d = _mm512_mul_ps(_mm512_set1_ps(p.a[ka].d), dw);
+              acc[t][i] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(lane), acc[t][i]);
+            }
+          }
+        }
+        for (int t = 0; t < RT; ++t) {
+          for (int i = 0; i < RP; ++i) {
+            float lane[16];
+            _mm512_storeu_ps(lane, acc[t][i]);
+            y[(t0 + t) * p.rows + 2 * (q0 + i)] = Hsum8(lane);
+            y[(t0 + t) * p.rows + 2 * (q0 + i) + 1] = Hsum8(lane + 8);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool RunQ6KOrderCost(int reps) {
+  struct Shape {
+    int64_t rows, cols, tokens;
+    const char* what;
+  };
+  const Shape shapes[] = {
+      {640, 2048, 64, "ffn_down shape, 64 prefill tokens"},
+      {640, 2048, 512, "ffn_down shape, 512 prefill tokens"},
+      {640, 2048, 16, "ffn_down shape, 16 decoding sequences"},
+  };
+  std::printf(
+      "| Q6_K matmul, rows x cols, tokens | radixlm GMAC/s | order (zmm) | order / radixlm |"
+      " order mismatches |\n|---|---|---|---|---|\n");
+  bool exact = true;
+  for (const Shape& s : shapes) {
+    const Q6KProblem p = MakeQ6KProblem(s.rows, s.cols, s.tokens);
+    std::vector<float> ref(p.tokens * p.rows), yo(ref.size()), yr(ref.size());
+    for (int64_t t = 0; t < p.tokens; ++t) {
+      for (int64_t r = 0; r < p.rows; ++r) {
+        ref[t * p.rows + r] = OrderReferenceQ6K(&p.w[r * p.nb()], &p.a[t * p.nb()], p.nb());
+      }
+    }
+    kernels::WeightMatrix wm =
+        kernels::MakeWeightMatrix(gguf::GgmlType::kQ6_K, p.w.data(), p.rows, p.cols);
+    const auto packed = kernels::PackWeights(wm, nullptr);
+    wm.packed = packed.get();
+    const Q6KPacked z = PackQ6K(p);
+    Q6KOrderGemm(p, z, yo.data());
+    const int64_t miss = CountMismatches(yo, ref);
+    exact = exact && miss == 0;
+    const double macs = static_cast<double>(p.rows) * p.cols * p.tokens / 1e9;
+    const double g_r = macs * CallsPerSecond(reps, [&] {
+                         kernels::MatMul(wm, p.x.data(), p.tokens, yr.data(), nullptr);
+                       });
+    const double g_o = macs * CallsPerSecond(reps, [&] { Q6KOrderGemm(p, z, yo.data()); });
+    std::printf("| %lld x %lld, %lld (%s) | %.1f | %.1f | %.2fx | %lld |\n",
+                static_cast<long long>(s.rows), static_cast<long long>(s.cols),
+                static_cast<long long>(s.tokens), s.what, g_r, g_o, g_o / g_r,
+                static_cast<long long>(miss));
+  }
+  return exact;
+}
+
+}  // namespace radixlm::order_cost
