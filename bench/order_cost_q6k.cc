@@ -14,16 +14,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
-#include <random>
 #include <vector>
 
-#include "bench/order_cost.h"
+#include "bench/order_cost_kquant.h"
 #include "kernels/fp16.h"
-#include "kernels/matmul.h"
-#include "kernels/packed_weights.h"
-#include "kernels/quant.h"
 #include "kernels/quant_blocks.h"
 
 namespace radixlm::order_cost {
@@ -34,32 +29,7 @@ using kernels::BlockQ8K;
 using kernels::F16ToF32;
 using kernels::kQK_K;
 
-struct Q6KProblem {
-  int64_t rows, cols, tokens;
-  std::vector<BlockQ6K> w;  // rows x nb
-  std::vector<float> x;     // tokens x cols
-  std::vector<BlockQ8K> a;  // tokens x nb
-  int64_t nb() const { return cols / kQK_K; }
-};
-
-Q6KProblem MakeQ6KProblem(int64_t rows, int64_t cols, int64_t tokens) {
-  Q6KProblem p{rows, cols, tokens, {}, {}, {}};
-  std::mt19937 rng(3);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> row(cols);
-  p.w.resize(rows * p.nb());
-  for (int64_t r = 0; r < rows; ++r) {
-    for (auto& v : row) v = dist(rng);
-    kernels::QuantizeRow(gguf::GgmlType::kQ6_K, row.data(), p.w.data() + r * p.nb(), cols);
-  }
-  p.x.resize(tokens * cols);
-  for (auto& v : p.x) v = dist(rng);
-  p.a.resize(tokens * p.nb());
-  for (int64_t t = 0; t < tokens; ++t) {
-    kernels::QuantizeRowQ8K(p.x.data() + t * cols, p.a.data() + t * p.nb(), cols);
-  }
-  return p;
-}
+using Q6KProblem = KQuantProblem<BlockQ6K>;
 
 // Element e (0..255) of a Q6_K block as an unsigned 6-bit value (the weight is value - 32),
 // and its 16-value group's scale index.
@@ -219,46 +189,8 @@ Q6KOrderGemm(const Q6KProblem& p, const Q6KPacked& z, float* y) {
 }  // namespace
 
 bool RunQ6KOrderCost(int reps) {
-  struct Shape {
-    int64_t rows, cols, tokens;
-    const char* what;
-  };
-  const Shape shapes[] = {
-      {640, 2048, 64, "ffn_down shape, 64 prefill tokens"},
-      {640, 2048, 512, "ffn_down shape, 512 prefill tokens"},
-      {640, 2048, 16, "ffn_down shape, 16 decoding sequences"},
-  };
-  std::printf(
-      "| Q6_K matmul, rows x cols, tokens | radixlm GMAC/s | order (zmm) | order / radixlm |"
-      " order mismatches |\n|---|---|---|---|---|\n");
-  bool exact = true;
-  for (const Shape& s : shapes) {
-    const Q6KProblem p = MakeQ6KProblem(s.rows, s.cols, s.tokens);
-    std::vector<float> ref(p.tokens * p.rows), yo(ref.size()), yr(ref.size());
-    for (int64_t t = 0; t < p.tokens; ++t) {
-      for (int64_t r = 0; r < p.rows; ++r) {
-        ref[t * p.rows + r] = OrderReferenceQ6K(&p.w[r * p.nb()], &p.a[t * p.nb()], p.nb());
-      }
-    }
-    kernels::WeightMatrix wm =
-        kernels::MakeWeightMatrix(gguf::GgmlType::kQ6_K, p.w.data(), p.rows, p.cols);
-    const auto packed = kernels::PackWeights(wm, nullptr);
-    wm.packed = packed.get();
-    const Q6KPacked z = PackQ6K(p);
-    Q6KOrderGemm(p, z, yo.data());
-    const int64_t miss = CountMismatches(yo, ref);
-    exact = exact && miss == 0;
-    const double macs = static_cast<double>(p.rows) * p.cols * p.tokens / 1e9;
-    const double g_r = macs * CallsPerSecond(reps, [&] {
-                         kernels::MatMul(wm, p.x.data(), p.tokens, yr.data(), nullptr);
-                       });
-    const double g_o = macs * CallsPerSecond(reps, [&] { Q6KOrderGemm(p, z, yo.data()); });
-    std::printf("| %lld x %lld, %lld (%s) | %.1f | %.1f | %.2fx | %lld |\n",
-                static_cast<long long>(s.rows), static_cast<long long>(s.cols),
-                static_cast<long long>(s.tokens), s.what, g_r, g_o, g_o / g_r,
-                static_cast<long long>(miss));
-  }
-  return exact;
+  return RunKQuantOrderTable<BlockQ6K>("Q6_K", gguf::GgmlType::kQ6_K, 3, reps, OrderReferenceQ6K,
+                                       PackQ6K, Q6KOrderGemm);
 }
 
 }  // namespace radixlm::order_cost
