@@ -27,6 +27,14 @@ double CallsPerSecond(int reps, Fn fn) {
   return best;
 }
 
+// The sum of eight float lanes in the tree of llamafile's hsum and ggml's hsum_float_8:
+// (l4+l0, l5+l1, l6+l2, l7+l3) -> (h0+h2, h1+h3) -> their sum.
+inline float HsumOrder(const float* lane) {
+  float h[4];
+  for (int i = 0; i < 4; ++i) h[i] = lane[i + 4] + lane[i];
+  return (h[0] + h[2]) + (h[1] + h[3]);
+}
+
 // Elements of a and b (same size) whose bits differ.
 inline int64_t CountMismatches(const std::vector<float>& a, const std::vector<float>& b) {
   int64_t n = 0;

@@ -240,7 +240,7 @@ __attribute__((target("avx512f,avx512dq,f16c"))) void OrderAttentionF32(const In
 
 std::vector<float> ToFloat(const std::vector<uint16_t>& h) {
   std::vector<float> f(h.size());
-  for (size_t i = 0; i < h.size(); ++i) f[i] = F16ToF32(h[i]);
+  kernels::F16ToF32Row(h.data(), f.data(), static_cast<int64_t>(h.size()));
   return f;
 }
 

@@ -59,13 +59,6 @@ Problem MakeProblem(int64_t rows, int64_t cols, int64_t tokens) {
   return p;
 }
 
-// llamafile's hsum of eight lanes: (l4+l0, l5+l1, l6+l2, l7+l3) -> (h0+h2, h1+h3) -> their sum.
-float HsumOrder(const float* lane) {
-  float h[4];
-  for (int i = 0; i < 4; ++i) h[i] = lane[i + 4] + lane[i];
-  return (h[0] + h[2]) + (h[1] + h[3]);
-}
-
 // The order, stated plainly: lane j of an output holds the blocks' 4-value sums j in a float,
 // one fma per block; at the end HsumOrder.
 float OrderReferenceDot(const BlockQ8_0* w, const BlockQ8_0* a, int64_t nb) {

@@ -41,13 +41,6 @@ int Q6Unsigned(const BlockQ6K& b, int e) {
 }
 int Q6ScaleIndex(int e) { return 8 * (e / 128) + 2 * ((e % 128) / 32) + (e % 32) / 16; }
 
-// ggml's hsum_float_8 (the tree of llamafile's hsum).
-float Hsum8(const float* lane) {
-  float h[4];
-  for (int i = 0; i < 4; ++i) h[i] = lane[i + 4] + lane[i];
-  return (h[0] + h[2]) + (h[1] + h[3]);
-}
-
 // The order, stated plainly.
 float OrderReferenceQ6K(const BlockQ6K* w, const BlockQ8K* a, int64_t nb) {
   float acc[8] = {};
@@ -63,7 +56,7 @@ float OrderReferenceQ6K(const BlockQ6K* w, const BlockQ8K* a, int64_t nb) {
     const float d = a[b].d * F16ToF32(w[b].d);
     for (int l = 0; l < 8; ++l) acc[l] = std::fma(d, static_cast<float>(lane[l]), acc[l]);
   }
-  return Hsum8(acc);
+  return HsumOrder(acc);
 }
 
 // Weights per row pair and super-block: 8 runs (32 values each) of 64 bytes (row 2q, then
@@ -177,8 +170,8 @@ Q6KOrderGemm(const Q6KProblem& p, const Q6KPacked& z, float* y) {
           for (int i = 0; i < RP; ++i) {
             float lane[16];
             _mm512_storeu_ps(lane, acc[t][i]);
-            y[(t0 + t) * p.rows + 2 * (q0 + i)] = Hsum8(lane);
-            y[(t0 + t) * p.rows + 2 * (q0 + i) + 1] = Hsum8(lane + 8);
+            y[(t0 + t) * p.rows + 2 * (q0 + i)] = HsumOrder(lane);
+            y[(t0 + t) * p.rows + 2 * (q0 + i) + 1] = HsumOrder(lane + 8);
           }
         }
       }
