@@ -1,6 +1,7 @@
-// `radixlm speed`: forward-pass speed on synthetic tokens — prefill tok/s of one prompt, decode
-// tok/s at several batch sizes, and the memory-bandwidth bound of batch-1 decode. Prints one
-// JSON object (for bench/bench_forward.py) unless --human.
+// `radixlm speed`: forward-pass speed on synthetic tokens — prefill tok/s of one prompt (the
+// mean of --prefill-reps timed calls after a warm-up call), decode tok/s at several batch sizes,
+// and the memory-bandwidth bound of batch-1 decode. Prints one JSON object (for
+// bench/bench_forward.py) unless --human.
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -47,7 +48,9 @@ Status RunSpeed(const SpeedFlags& flags) {
                       {"isa", kernels::IsaName(kernels::ActiveIsa())},
                       {"prompt_tokens", o.prompt_tokens},
                       {"decode_tokens", o.decode_tokens},
+                      {"prefill_reps", o.prefill_reps},
                       {"prefill_tokens_per_second", r.prefill_tokens_per_second},
+                      {"prefill_samples_tokens_per_second", r.prefill_samples},
                       {"prefill_parallel_regions", r.prefill_threading.regions_per_step},
                       {"prefill_barrier_fraction", r.prefill_threading.barrier_fraction},
                       {"decode", decode},
@@ -65,6 +68,8 @@ const bool kSpeedRegistered = RegisterCommand("speed", [](CLI::App& app) {
   cmd->add_option("--model-path", flags->model_path, "GGUF file, or 'default'");
   cmd->add_option("--threads", flags->threads, "Worker threads (0: all cores)");
   cmd->add_option("--prompt-tokens", flags->options.prompt_tokens, "Prefill prompt length");
+  cmd->add_option("--prefill-reps", flags->options.prefill_reps,
+                  "Timed prefill calls after a warm-up call; prints their mean (default 3)");
   cmd->add_option("--decode-tokens", flags->options.decode_tokens, "Decode steps per batch size");
   cmd->add_option("--batch", flags->options.batch_sizes, "Decode batch sizes, e.g. 1 4 16 64")
       ->delimiter(',');

@@ -3,6 +3,8 @@
 run, one machine, same GGUF model, same thread count.
 
   a. llama-bench -p 512 -n 128 (pp512, tg128)  vs  `radixlm speed` prefill / batch-1 decode
+     (both time the 512-token prefill after a warm-up call: llama-bench the mean of its -r
+     runs, `radixlm speed` the mean of its 3 prefill calls per run, the median over --reps runs)
   b. llama-batched-bench -npp 32 -ntg 128 -npl 1,4,8,16 (S_TG)  vs  `radixlm speed --batch
      1,4,8,16` decode tok/s (radixlm prefills each sequence with 32 tokens too)
   c. `radixlm speed` under every narrower RADIXLM_ISA level this CPU has (avx512, avx_vnni,

@@ -1,5 +1,6 @@
 // Forward-pass speed measurements on synthetic token ids (no sampling, no scheduler):
-// prefill tokens/s of one long prompt, decode tokens/s at several batch sizes, and the
+// prefill tokens/s of one long prompt (the mean over several timed calls after a warm-up call,
+// as llama-bench measures pp), decode tokens/s at several batch sizes, and the
 // memory-bandwidth bound of decode (weight bytes read per step ÷ measured read bandwidth).
 // Used by `radixlm speed` and the forward benchmark in bench/.
 #pragma once
@@ -14,10 +15,12 @@ namespace radixlm::eval {
 
 struct SpeedOptions {
   int64_t prompt_tokens = 512;  // prefill measurement: one prompt of this length
+  int64_t prefill_reps = 3;     // timed prefill calls of that prompt (after one warm-up call)
   int64_t decode_tokens = 128;  // decode steps per batch size
   int64_t decode_prefix = 32;   // tokens each decode sequence is prefilled with first
   std::vector<int64_t> batch_sizes = {1};
   uint64_t seed = 1234;
+  size_t bandwidth_bytes = size_t{1} << 30;  // buffer MeasureReadBandwidth sums
 };
 
 // Threading overhead of a measured phase (ThreadPool::Stats over it).
@@ -34,7 +37,8 @@ struct DecodeSpeed {
 };
 
 struct SpeedResult {
-  double prefill_tokens_per_second = 0.0;
+  double prefill_tokens_per_second = 0.0;  // mean of prefill_samples (llama-bench's avg_ts)
+  std::vector<double> prefill_samples;     // tokens/s of each timed prefill call
   ThreadingOverhead prefill_threading;
   std::vector<DecodeSpeed> decode;
   // Bytes of weights one decode step streams: every matmul weight (the output projection
