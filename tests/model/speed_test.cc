@@ -19,8 +19,8 @@ class SpeedTest : public ::testing::Test {
  protected:
   void SetUp() override {
     bytes_ = BuildTinyModel(TinyModelSpec{});
-    auto loaded = model::Model::FromGguf(ParseTinyModel(bytes_),
-                                         {.n_threads = 2, .max_batch_tokens = 64, .max_context = 64});
+    auto loaded = model::Model::FromGguf(
+        ParseTinyModel(bytes_), {.n_threads = 2, .max_batch_tokens = 64, .max_context = 64});
     ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
     model_ = std::move(loaded).value();
   }
@@ -43,7 +43,13 @@ TEST_F(SpeedTest, PrefillIsTheMeanOfItsTimedCallsAndEveryBatchIsMeasured) {
   const double mean =
       std::accumulate(r->prefill_samples.begin(), r->prefill_samples.end(), 0.0) / 4.0;
   EXPECT_DOUBLE_EQ(r->prefill_tokens_per_second, mean);
-  EXPECT_GT(r->prefill_threading.regions_per_step, 0.0);  // per timed call, not for all four
+  // Regions per timed call, not summed over the four: one call alone counts the same.
+  EXPECT_GT(r->prefill_threading.regions_per_step, 0.0);
+  options.prefill_reps = 1;
+  auto once = MeasureSpeed(*model_, options);
+  ASSERT_TRUE(once.ok()) << once.status().ToString();
+  EXPECT_EQ(once->prefill_samples.size(), 1u);
+  EXPECT_DOUBLE_EQ(r->prefill_threading.regions_per_step, once->prefill_threading.regions_per_step);
   ASSERT_EQ(r->decode.size(), 2u);
   EXPECT_EQ(r->decode[0].batch, 1);
   EXPECT_EQ(r->decode[1].batch, 3);
