@@ -6,6 +6,8 @@
 #include <numeric>
 #include <random>
 
+#include "kernels/packed_weights.h"
+
 namespace radixlm::eval {
 
 namespace {
@@ -38,14 +40,27 @@ std::vector<int32_t> RandomTokens(int64_t n, int64_t vocab, std::mt19937_64& rng
   return ids;
 }
 
+// Bytes of one matrix a decode step streams: its packed copy where it has one, else its rows.
+double MatrixBytes(const kernels::WeightMatrix& w) {
+  if (w.packed != nullptr) {
+    return static_cast<double>(w.packed->group_bytes) * static_cast<double>(w.packed->groups);
+  }
+  return static_cast<double>(w.row_bytes) * static_cast<double>(w.rows);
+}
+
+// What one batch-1 decode step reads of the weights: every layer matrix and the output head in
+// the form the kernels read (packed or GGUF rows), one embedding row, and the 1-D tensors.
 double WeightBytesPerStep(const model::Model& model) {
-  double bytes = 0.0;
-  const gguf::TensorInfo* embd = model.gguf().FindTensor("token_embd.weight");
-  for (const auto& t : model.gguf().tensors()) bytes += static_cast<double>(t.size_bytes);
-  // A tied output reads token_embd as the output projection; an untied one reads `output`
-  // and only one row of token_embd per token.
-  if (!model.weights().tied_output && embd != nullptr) {
-    bytes -= static_cast<double>(embd->size_bytes);
+  const model::ModelWeights& w = model.weights();
+  double bytes = MatrixBytes(w.output);
+  bytes += static_cast<double>(w.token_embd.row_bytes);
+  for (const model::LayerWeights& l : w.layers) {
+    for (const kernels::WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) {
+      bytes += MatrixBytes(*m);
+    }
+  }
+  for (const auto& t : model.gguf().tensors()) {
+    if (t.shape.size() == 1) bytes += static_cast<double>(t.size_bytes);
   }
   return bytes;
 }
@@ -53,22 +68,28 @@ double WeightBytesPerStep(const model::Model& model) {
 }  // namespace
 
 double MeasureReadBandwidth(ThreadPool* pool, size_t bytes) {
-  const size_t n = bytes / sizeof(uint64_t);
+  // Read as the decode kernels read: every thread streams its own contiguous range of a buffer
+  // far beyond the caches in 64-byte lines, prefetching kPrefetch bytes ahead.
+  constexpr size_t kPrefetch = 8192;
+  const size_t n = bytes / sizeof(uint64_t) / 8 * 8;
   std::vector<uint64_t> buffer(n);
   std::iota(buffer.begin(), buffer.end(), 0);
   std::atomic<uint64_t> sink{0};
+  const int threads = pool != nullptr ? pool->size() : 1;
   auto pass = [&] {
-    pool->ParallelFor(static_cast<int64_t>(n), 1 << 16, [&](int64_t b, int64_t e, int) {
-      uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-      int64_t i = b;
-      for (; i + 4 <= e; i += 4) {
-        s0 += buffer[i];
-        s1 += buffer[i + 1];
-        s2 += buffer[i + 2];
-        s3 += buffer[i + 3];
+    const auto lines = static_cast<int64_t>(n / 8);
+    ParallelFor(pool, threads, 1, [&](int64_t t0, int64_t t1, int) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t b = lines * t / threads, e = lines * (t + 1) / threads;
+        uint64_t s[8] = {};
+        for (int64_t line = b; line < e; ++line) {
+          const uint64_t* p = buffer.data() + 8 * line;
+          __builtin_prefetch(reinterpret_cast<const char*>(p) + kPrefetch, 0, 3);
+          for (int k = 0; k < 8; ++k) s[k] += p[k];
+        }
+        sink.fetch_add(s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7],
+                       std::memory_order_relaxed);
       }
-      for (; i < e; ++i) s0 += buffer[i];
-      sink.fetch_add(s0 + s1 + s2 + s3, std::memory_order_relaxed);
     });
   };
   pass();  // warm up (page faults)

@@ -41,10 +41,13 @@ struct SpeedResult {
   std::vector<double> prefill_samples;     // tokens/s of each timed prefill call
   ThreadingOverhead prefill_threading;
   std::vector<DecodeSpeed> decode;
-  // Bytes of weights one decode step streams: every matmul weight (the output projection
-  // included, tied or not), not the embedding lookup's single row.
+  // Bytes of weights one decode step streams, in the form the kernels read them: every matmul
+  // weight (packed or GGUF rows; the output projection included, tied or not), one embedding
+  // row, and the 1-D tensors.
   double weight_bytes_per_step = 0.0;
-  double read_bandwidth_gbps = 0.0;  // measured: multi-threaded sum over a large buffer
+  // Measured: every pool thread streams its own range of a buffer far beyond the caches in
+  // 64-byte lines with the kernels' prefetch distance.
+  double read_bandwidth_gbps = 0.0;
   double bandwidth_bound_tokens_per_second = 0.0;  // batch-1 ceiling: bandwidth / bytes
 };
 
@@ -52,7 +55,8 @@ struct SpeedResult {
 // max_context >= prompt_tokens and >= decode_prefix + decode_tokens.
 StatusOr<SpeedResult> MeasureSpeed(model::Model& model, const SpeedOptions& options);
 
-// Read bandwidth in GB/s (1e9 bytes/s), summing a buffer of `bytes` on every pool thread.
+// Read bandwidth in GB/s (1e9 bytes/s): each pool thread sums its contiguous share of a buffer
+// of `bytes`, prefetching ahead as the decode kernels do; the best of 5 passes.
 double MeasureReadBandwidth(ThreadPool* pool, size_t bytes);
 
 }  // namespace radixlm::eval

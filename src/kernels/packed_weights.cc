@@ -40,10 +40,15 @@ std::unique_ptr<uint8_t[], void (*)(void*)> AllocPacked(size_t bytes) {
 }
 
 // One 32-column block of one weight row as integers u (0..255) and per-sub-block d (and m).
+// K-quants also keep their scales' GGUF form: the super-block's halves hd (and hmin), and the
+// block's 6-bit sc and mn (Q4_K / Q5_K) or the two 16-column sub-blocks' int8 scales (Q6_K).
 struct UnpackedBlock {
   uint8_t u[32];
   float d[2];
   float m[2];
+  uint16_t hd = 0, hmin = 0;
+  int8_t sc[2] = {0, 0};
+  uint8_t mn = 0;
 };
 
 uint8_t Nibble(const uint8_t* qs, int i) { return i < 16 ? qs[i] & 15 : qs[i - 16] >> 4; }
@@ -115,6 +120,7 @@ void UnpackBlock(GgmlType type, const uint8_t* row, int64_t b, UnpackedBlock* ou
       GetScaleMinK4(j, scales, &sc, &mn);
       out->d[0] = out->d[1] = F16ToF32(hd) * sc;
       out->m[0] = out->m[1] = -(F16ToF32(hmin) * mn);
+      out->hd = hd, out->hmin = hmin, out->sc[0] = static_cast<int8_t>(sc), out->mn = mn;
       return;
     }
     case GgmlType::kQ6_K: {
@@ -128,7 +134,11 @@ void UnpackBlock(GgmlType type, const uint8_t* row, int64_t b, UnpackedBlock* ou
         out->u[l] = static_cast<uint8_t>(lo | (((qh[l] >> (2 * quarter)) & 3) << 4));
       }
       const float d = F16ToF32(blk.d);
-      for (int s = 0; s < 2; ++s) out->d[s] = d * blk.scales[8 * half + s + 2 * quarter];
+      out->hd = blk.d;
+      for (int s = 0; s < 2; ++s) {
+        out->sc[s] = blk.scales[8 * half + s + 2 * quarter];
+        out->d[s] = d * out->sc[s];
+      }
       return;
     }
     default:
@@ -138,25 +148,29 @@ void UnpackBlock(GgmlType type, const uint8_t* row, int64_t b, UnpackedBlock* ou
 
 struct TypeTraits {
   int sub, offset;
-  bool has_min, nibbles, high_bits;
+  bool has_min;
+  int high_bits;  // every quant type packs nibbles, plus this many bit planes
+  ScaleForm form;
 };
 
 TypeTraits Traits(GgmlType t) {
   switch (t) {
     case GgmlType::kQ4_0:
-      return {32, 8, false, true, false};
+      return {32, 8, false, 0, ScaleForm::kHalf};
     case GgmlType::kQ4_1:
+      return {32, 0, true, 0, ScaleForm::kHalf};
     case GgmlType::kQ4_K:
-      return {32, 0, true, true, false};
+      return {32, 0, true, 0, ScaleForm::kK4};
     case GgmlType::kQ5_0:
-      return {32, 16, false, true, true};
+      return {32, 16, false, 1, ScaleForm::kHalf};
     case GgmlType::kQ5_1:
+      return {32, 0, true, 1, ScaleForm::kHalf};
     case GgmlType::kQ5_K:
-      return {32, 0, true, true, true};
+      return {32, 0, true, 1, ScaleForm::kK4};
     case GgmlType::kQ8_0:
-      return {32, 128, false, false, false};
+      return {32, 128, false, -1, ScaleForm::kHalf};  // whole bytes, no nibbles
     case GgmlType::kQ6_K:
-      return {16, 32, false, false, false};
+      return {16, 32, false, 2, ScaleForm::kQ6K};
     default:
       std::abort();
   }
@@ -175,8 +189,8 @@ int8_t* Align64(int8_t* p) {
 }
 
 // Token t's quants and scales (row layout) into the tiled copy of PackedActivations.
-void TileToken(PackedActivations& a, int64_t t, int8_t* tq, float* tdx, float* tdxs,
-               int32_t* txsum, int32_t* tsum16) {
+void TileToken(PackedActivations& a, int64_t t, int8_t* tq, float* tdx, float* tdxs, int32_t* txsum,
+               int32_t* tsum16) {
   const int64_t k = t / kActTile, i = t % kActTile;
   for (int64_t b = 0; b < a.nb; ++b) {
     const int64_t kb = k * a.nb + b, tb = t * a.nb + b;
@@ -205,6 +219,7 @@ std::unique_ptr<PackedWeights> PackFloatWeights(const WeightMatrix& w, ThreadPoo
   p->quant_bytes = static_cast<size_t>(32 * 16 * p->float_bytes);
   const int64_t nb = w.cols / 32;
   p->group_bytes = (p->quant_bytes * nb + 63) / 64 * 64;
+  p->stream_bytes = p->group_bytes / nb;
   const size_t total = p->group_bytes * static_cast<size_t>(p->groups);
   p->data = AllocPacked(total);  // zeroed: padding rows of the last group
   const auto* src = static_cast<const uint8_t*>(w.data);
@@ -245,15 +260,49 @@ bool IsPackableType(GgmlType type) {
   }
 }
 
-float PackedWeights::Scale(const uint8_t* scales, int i) const {
-  if (half_scales) {
-    uint16_t h;
-    std::memcpy(&h, scales + 2 * i, 2);
-    return F16ToF32(h);
+namespace {
+
+float HalfAt(const uint8_t* p, int i) {
+  uint16_t h;
+  std::memcpy(&h, p + 2 * i, 2);
+  return F16ToF32(h);
+}
+
+// The 6-bit sc and mn of row `lane` in a kK4 block's 24 scale bytes.
+void K4ScaleMin(const uint8_t* sp, int lane, int* sc, int* mn) {
+  const int hi = (sp[16 + lane / 2] >> (4 * (lane % 2))) & 15;
+  *sc = (sp[lane] & 15) | (hi & 3) << 4;
+  *mn = (sp[lane] >> 4) | (hi >> 2) << 4;
+}
+
+}  // namespace
+
+float PackedWeights::ScaleD(int64_t group, int64_t block, int s, int lane) const {
+  const uint8_t* sp = Scales(group, block);
+  switch (scale_form) {
+    case ScaleForm::kHalf:
+      return HalfAt(sp, lane);
+    case ScaleForm::kK4: {
+      int sc, mn;
+      K4ScaleMin(sp, lane, &sc, &mn);
+      return HalfAt(Supers(group, block), lane) * static_cast<float>(sc);
+    }
+    case ScaleForm::kQ6K:
+      return HalfAt(Supers(group, block), lane) *
+             static_cast<float>(static_cast<int8_t>(sp[16 * s + lane]));
+    case ScaleForm::kNone:
+      break;
   }
-  float v;
-  std::memcpy(&v, scales + 4 * i, 4);
-  return v;
+  return 0.0f;
+}
+
+float PackedWeights::ScaleM(int64_t group, int64_t block, int lane) const {
+  if (!has_min) return 0.0f;
+  const uint8_t* sp = Scales(group, block);
+  if (scale_form == ScaleForm::kHalf) return HalfAt(sp, 16 + lane);
+  int sc, mn;
+  K4ScaleMin(sp, lane, &sc, &mn);
+  return -(HalfAt(Supers(group, block), 16 + lane) * static_cast<float>(mn));
 }
 
 float PackedFloat(const PackedWeights& w, const uint8_t* blk, int lane, int k) {
@@ -319,57 +368,87 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
   p->sub = tr.sub;
   p->offset = tr.offset;
   p->has_min = tr.has_min;
-  p->nibbles = tr.nibbles;
-  p->high_bits = tr.high_bits;
+  p->nibbles = tr.high_bits >= 0;
+  p->high_bits = std::max(0, tr.high_bits);
+  p->scale_form = tr.form;
   p->act_block = ActivationType(w.type) == GgmlType::kQ8_K ? 256 : 32;
-  p->quant_bytes = tr.nibbles ? (tr.high_bits ? 320 : 256) : 512;
-  const int n_scales = 32 / tr.sub;
-  p->half_scales = p->act_block == 32;  // the 32-element block types
-  const int n_values = 16 * n_scales * (tr.has_min ? 2 : 1);
-  p->scale_bytes = static_cast<size_t>(n_values) * (p->half_scales ? 2 : 4);
+  p->quant_bytes = p->nibbles ? 256 + 64 * static_cast<size_t>(p->high_bits) : 512;
+  switch (tr.form) {
+    case ScaleForm::kHalf:
+      p->scale_bytes = tr.has_min ? 64 : 32;
+      break;
+    case ScaleForm::kK4:
+      p->scale_bytes = 24;
+      p->super_bytes = 64;
+      break;
+    case ScaleForm::kQ6K:
+      p->scale_bytes = 32;
+      p->super_bytes = 32;
+      break;
+    case ScaleForm::kNone:
+      std::abort();
+  }
   const int64_t nb = w.cols / 32;
-  p->group_bytes = ((p->quant_bytes + p->scale_bytes) * nb + 63) / 64 * 64;
+  RADIXLM_CHECK(p->super_bytes == 0 || nb % 8 == 0) << "K-quant columns must be whole blocks";
+  p->group_bytes =
+      ((p->quant_bytes + p->scale_bytes) * nb + p->super_bytes * (nb / 8) + 63) / 64 * 64;
+  p->stream_bytes = p->group_bytes / nb;
   const size_t total = p->group_bytes * static_cast<size_t>(p->groups);
-  // Zeroed: padding rows and alignment padding; the plane of 5th bits is or-ed in.
+  // Zeroed: padding rows and alignment padding; bit planes and scale nibbles are or-ed in.
   p->data = AllocPacked(total);
   const auto* src = static_cast<const uint8_t*>(w.data);
+  auto put_half = [](uint8_t* dst, int i, uint16_t h) { std::memcpy(dst + 2 * i, &h, 2); };
   auto pack_groups = [&](int64_t g0, int64_t g1, int) {
     UnpackedBlock ub;
     for (int64_t g = g0; g < g1; ++g) {
       for (int64_t b = 0; b < nb; ++b) {
         auto* dst = const_cast<uint8_t*>(p->Block(g, b));
         auto* scales = const_cast<uint8_t*>(p->Scales(g, b));
-        auto put_scale = [&](int i, float v) {
-          if (p->half_scales) {
-            const uint16_t h = F32ToF16(v);
-            RADIXLM_DCHECK(F16ToF32(h) == v);  // v is one of the GGUF's halves
-            std::memcpy(scales + 2 * i, &h, 2);
-          } else {
-            std::memcpy(scales + 4 * i, &v, 4);
-          }
-        };
+        auto* supers = const_cast<uint8_t*>(p->Supers(g, b));
         for (int r = 0; r < 16; ++r) {
           const int64_t row = g * 16 + r;
           if (row >= w.rows) break;
           UnpackBlock(w.type, src + row * w.row_bytes, b, &ub);
-          if (tr.nibbles) {
+          if (p->nibbles) {
             for (int c = 0; c < 4; ++c) {
               for (int k = 0; k < 4; ++k) {
                 dst[c * 64 + 4 * r + k] = static_cast<uint8_t>((ub.u[4 * c + k] & 15) |
                                                                (ub.u[4 * (c + 4) + k] & 15) << 4);
               }
             }
-            if (tr.high_bits) {
-              for (int k = 0; k < 32; ++k) {
-                dst[256 + 4 * r + k % 4] |= static_cast<uint8_t>(((ub.u[k] >> 4) & 1) << (k / 4));
-              }
+            for (int k = 0; k < 32 && p->high_bits == 1; ++k) {
+              dst[256 + 4 * r + k % 4] |= static_cast<uint8_t>(((ub.u[k] >> 4) & 1) << (k / 4));
+            }
+            for (int k = 0; k < 32 && p->high_bits == 2; ++k) {
+              const int c = k / 4;
+              dst[256 + 64 * (c / 4) + 4 * r + k % 4] |=
+                  static_cast<uint8_t>(((ub.u[k] >> 4) & 3) << (2 * (c % 4)));
             }
           } else {
             for (int c = 0; c < 8; ++c) std::memcpy(dst + c * 64 + 4 * r, ub.u + 4 * c, 4);
           }
-          for (int s = 0; s < n_scales; ++s) {
-            put_scale(s * 16 + r, ub.d[s]);
-            if (tr.has_min) put_scale(16 * n_scales + s * 16 + r, ub.m[s]);
+          switch (tr.form) {
+            case ScaleForm::kHalf:
+              put_half(scales, r, F32ToF16(ub.d[0]));
+              RADIXLM_DCHECK(F16ToF32(F32ToF16(ub.d[0])) == ub.d[0]);  // one of the GGUF's halves
+              if (tr.has_min) put_half(scales, 16 + r, F32ToF16(ub.m[0]));
+              break;
+            case ScaleForm::kK4: {
+              const int sc = static_cast<uint8_t>(ub.sc[0]), mn = ub.mn;
+              scales[r] = static_cast<uint8_t>((sc & 15) | (mn & 15) << 4);
+              scales[16 + r / 2] |=
+                  static_cast<uint8_t>(((sc >> 4) | (mn >> 4) << 2) << (4 * (r % 2)));
+              put_half(supers, r, ub.hd);
+              put_half(supers, 16 + r, ub.hmin);
+              break;
+            }
+            case ScaleForm::kQ6K:
+              scales[r] = static_cast<uint8_t>(ub.sc[0]);
+              scales[16 + r] = static_cast<uint8_t>(ub.sc[1]);
+              put_half(supers, r, ub.hd);
+              break;
+            case ScaleForm::kNone:
+              break;
           }
         }
       }
@@ -556,8 +635,7 @@ void ReferenceGroups(const PackedWeights& w, const PackedActivations& a, int64_t
       float acc = 0.0f;
       for (int64_t b = 0; b < a.nb; ++b) {
         const uint8_t* blk = w.Block(g, b);
-        const uint8_t* sc = w.Scales(g, b);
-        auto d = [&](int i) { return w.Scale(sc, i); };
+        const int ln = static_cast<int>(lane);
         const int8_t* xq = a.qs + t * a.stride + b * 32;
         const int64_t tb = t * a.nb + b;
         int32_t isum[2] = {0, 0};
@@ -567,12 +645,12 @@ void ReferenceGroups(const PackedWeights& w, const PackedActivations& a, int64_t
         }
         if (n_scales == 1) {
           const int32_t s = isum[0] - w.offset * (a.sum16[2 * tb] + a.sum16[2 * tb + 1]);
-          acc = std::fma(static_cast<float>(s), d(lane) * a.dx[tb], acc);
-          if (w.has_min) acc = std::fma(d(16 + lane), a.dxs[tb], acc);
+          acc = std::fma(static_cast<float>(s), w.ScaleD(g, b, 0, ln) * a.dx[tb], acc);
+          if (w.has_min) acc = std::fma(w.ScaleM(g, b, ln), a.dxs[tb], acc);
         } else {
           for (int h = 0; h < 2; ++h) {
             const int32_t s = isum[h] - w.offset * a.sum16[2 * tb + h];
-            acc = std::fma(static_cast<float>(s), d(h * 16 + lane) * a.dx[tb], acc);
+            acc = std::fma(static_cast<float>(s), w.ScaleD(g, b, h, ln) * a.dx[tb], acc);
           }
         }
       }

@@ -10,14 +10,24 @@
 // (all products of a half and a 6- or 8-bit integer: exact in float).
 // Layout: rows in groups of 16 (the last group padded with zero rows); per group, first the
 // quants of every block of 32 columns in VNNI order — chunk c (columns 4c..4c+3) of the 16 rows
-// is 64 bytes, row r's 4 bytes at c * 64 + 4 * r — then the scales of every block:
-// d[sub-block][16] and (asymmetric types) m[..][16]. The 32-element block types keep their
-// scales as the GGUF's own halves (half_scales: 2 bytes each, widened exactly when used); the
-// K-quants' d * sc and dmin * mn need floats. Decode reads every weight once per token, so the
-// bytes per weight are its speed: Q8_0 packs to 1.0625 bytes per weight as in the GGUF.
+// is 64 bytes, row r's 4 bytes at c * 64 + 4 * r — then the scales of every block, then (the
+// K-quants) the super-block scales of every 256 columns.
+// Decode reads every weight once per token, so the bytes per weight are its speed: every type
+// packs to exactly its GGUF bytes per weight (padding rows aside). Scales are kept in the
+// GGUF's own precision (ScaleForm):
+//   kHalf (32-element block types): per block d[16] (and m[16]) as the GGUF's halves;
+//   kK4 (Q4_K, Q5_K): per block 24 bytes, the 6-bit sc and mn of the 16 rows: byte r
+//     (r < 16) = sc & 15 | (mn & 15) << 4, and nibble r of the 8 bytes after them
+//     (byte 16 + r / 2, bits 4 (r % 2)..) = sc >> 4 | (mn >> 4) << 2; per super-block the
+//     rows' half d[16] then dmin[16] (64 bytes);
+//   kQ6K: per block the int8 sc of its two 16-column sub-blocks, sc[s][16] (32 bytes); per
+//     super-block the rows' half d[16] (32 bytes).
+// The kernels widen them into the same floats d * sc and -(dmin * mn) (exact products).
 // Types whose u fit 4 bits keep two chunks per byte (chunk c low nibble, chunk c + 4 high);
-// 5-bit types (Q5_*) keep their low 4 bits so and add a 64-byte plane of 5th bits (bit c of
-// plane byte 4 * r + j: chunk c's column j of row r).
+// types with wider u keep their low 4 bits so and add planes of the higher bits after the
+// 256 nibble bytes: 5-bit types (Q5_*) one 64-byte plane (bit c of plane byte 4 * r + j: chunk
+// c's column j of row r), Q6_K two (bits 2 (c % 4)..+1 of byte 64 (c / 4) + 4 * r + j: bits
+// 4 and 5 of chunk c's column j of row r).
 //
 // Activations are quantized to int8 (round to nearest even) the way the dot kernels quantize
 // them for the same weight type (dot.h), so the model's numerics stay those of its GGUF
@@ -46,23 +56,28 @@
 
 namespace radixlm::kernels {
 
+// How a packed block's scales are stored (the layout above).
+enum class ScaleForm { kHalf, kK4, kQ6K, kNone };
+
 struct PackedWeights {
   gguf::GgmlType source_type = gguf::GgmlType::kF32;
   int64_t rows = 0;
-  int64_t cols = 0;          // multiple of 32
-  int64_t groups = 0;        // ceil(rows / 16)
-  int sub = 32;              // elements per scale: 32, or 16 (Q6_K)
-  int offset = 0;            // symmetric types: w = d * (u - offset); 0 with a min
-  bool has_min = false;      // w = d * u + m
-  bool nibbles = false;      // low 4 bits of u two chunks per byte
-  bool high_bits = false;    // with nibbles: u < 32, 5th bits in a plane after the nibbles
-  int act_block = 32;        // activation scale block: 32 (Q8_0-like), 256 (Q8_K-like), 0 (float)
-  int float_bytes = 0;       // float weights: bytes per stored value (4 or 2); 0 for quants
-  bool half_scales = false;  // scales stored as IEEE halves (else floats)
-  size_t quant_bytes = 0;    // per (group, block): 512, 256 with nibbles, 320 with a plane;
-                             // float weights: 32 * 16 * float_bytes
-  size_t scale_bytes = 0;    // per (group, block): d and m of the 16 rows (0 for floats)
-  size_t group_bytes = 0;    // a multiple of 64
+  int64_t cols = 0;      // multiple of 32
+  int64_t groups = 0;    // ceil(rows / 16)
+  int sub = 32;          // elements per scale: 32, or 16 (Q6_K)
+  int offset = 0;        // symmetric types: w = d * (u - offset); 0 with a min
+  bool has_min = false;  // w = d * u + m
+  bool nibbles = false;  // low 4 bits of u two chunks per byte
+  int high_bits = 0;     // with nibbles: bits of u above the nibble, in planes (0, 1, 2)
+  int act_block = 32;    // activation scale block: 32 (Q8_0-like), 256 (Q8_K-like), 0 (float)
+  int float_bytes = 0;   // float weights: bytes per stored value (4 or 2); 0 for quants
+  ScaleForm scale_form = ScaleForm::kNone;  // kNone: float weights
+  size_t quant_bytes = 0;   // per (group, block): 512, 256 with nibbles, + 64 per plane;
+                            // float weights: 32 * 16 * float_bytes
+  size_t scale_bytes = 0;   // per (group, block): its scales of the 16 rows (0 for floats)
+  size_t super_bytes = 0;   // per (group, 256 columns): K-quants' half d (and dmin), else 0
+  size_t stream_bytes = 0;  // bytes of a group per block of 32 columns (group_bytes / nb)
+  size_t group_bytes = 0;   // a multiple of 64
   std::unique_ptr<uint8_t[], void (*)(void*)> data{nullptr, nullptr};  // 64-byte aligned
 
   const uint8_t* Block(int64_t group, int64_t block) const {
@@ -71,8 +86,15 @@ struct PackedWeights {
   const uint8_t* Scales(int64_t group, int64_t block) const {
     return data.get() + group * group_bytes + (cols / 32) * quant_bytes + block * scale_bytes;
   }
-  // Scale i (d[s][lane] at 16 s + lane, then m) of a block's scales.
-  float Scale(const uint8_t* scales, int i) const;
+  // The super-block scales (kK4, kQ6K) of the 256 columns holding block `block`.
+  const uint8_t* Supers(int64_t group, int64_t block) const {
+    return data.get() + group * group_bytes + (cols / 32) * (quant_bytes + scale_bytes) +
+           (block / 8) * super_bytes;
+  }
+  // The float scale d of sub-block s (0, or 1 for Q6_K's second 16 columns) and the min m
+  // (0 without one) of row `lane` in block `block` of group `group`, as the kernels widen them.
+  float ScaleD(int64_t group, int64_t block, int s, int lane) const;
+  float ScaleM(int64_t group, int64_t block, int lane) const;
 };
 
 // u of column k (0..31) of row `lane` (0..15) in a packed block (the layout above).
@@ -80,7 +102,8 @@ inline int PackedQuant(const PackedWeights& w, const uint8_t* blk, int lane, int
   const int c = k / 4, pos = 4 * lane + k % 4;
   if (!w.nibbles) return blk[c * 64 + pos];
   int u = (blk[(c % 4) * 64 + pos] >> (c / 4 * 4)) & 15;
-  if (w.high_bits) u |= ((blk[256 + pos] >> c) & 1) << 4;
+  if (w.high_bits == 1) u |= ((blk[256 + pos] >> c) & 1) << 4;
+  if (w.high_bits == 2) u |= ((blk[256 + 64 * (c / 4) + pos] >> (2 * (c % 4))) & 3) << 4;
   return u;
 }
 

@@ -142,10 +142,9 @@ TEST(PackedGemmTest, RepackingIsExactForEveryType) {
           continue;
         }
         const int u = PackedQuant(*p, blk, lane, kk);
-        const uint8_t* sc = p->Scales(r / 16, k / 32);
         const int s = kk * n_scales / 32;
-        float v = p->Scale(sc, s * 16 + lane) * static_cast<float>(u - p->offset);
-        if (p->has_min) v += p->Scale(sc, 16 * n_scales + s * 16 + lane);
+        float v = p->ScaleD(r / 16, k / 32, s, lane) * static_cast<float>(u - p->offset);
+        if (p->has_min) v += p->ScaleM(r / 16, k / 32, lane);
         ASSERT_NEAR(v, f.dense[r * f.cols + k], 1e-6f * (1.0f + std::fabs(v)))
             << "row " << r << " col " << k;
       }
@@ -153,26 +152,26 @@ TEST(PackedGemmTest, RepackingIsExactForEveryType) {
   }
 }
 
-// Decode reads every packed byte once per token: the 32-element block types keep the GGUF's
-// own half scales, so a packed Q8_0 or Q4_0 matrix is no larger than its GGUF rows.
-TEST(PackedGemmTest, BlockTypesKeepTheirGgufBytesPerWeight) {
+// Decode reads every packed byte once per token: every type packs to exactly its GGUF bytes per
+// weight (the 32-element block types keep their half scales; the K-quants their 6-bit or 8-bit
+// scales with the super-block's halves; 5- and 6-bit quants as nibbles plus bit planes).
+TEST(PackedGemmTest, EveryTypeKeepsItsGgufBytesPerWeight) {
   const struct {
     GgmlType type;
-    double bytes_per_weight;  // packed (5-bit types: their 5th bits as a plane, as in the GGUF)
-  } kSizes[] = {{GgmlType::kQ8_0, 34.0 / 32},
-                {GgmlType::kQ4_0, 18.0 / 32},
-                {GgmlType::kQ5_0, 22.0 / 32},
-                {GgmlType::kQ4_1, 20.0 / 32},
-                {GgmlType::kQ5_1, 24.0 / 32}};
+    double bytes_per_weight;  // the GGUF's block bytes / block elements
+  } kSizes[] = {{GgmlType::kQ8_0, 34.0 / 32},   {GgmlType::kQ4_0, 18.0 / 32},
+                {GgmlType::kQ5_0, 22.0 / 32},   {GgmlType::kQ4_1, 20.0 / 32},
+                {GgmlType::kQ5_1, 24.0 / 32},   {GgmlType::kQ4_K, 144.0 / 256},
+                {GgmlType::kQ5_K, 176.0 / 256}, {GgmlType::kQ6_K, 210.0 / 256}};
   for (const auto& c : kSizes) {
     const Fixture f = MakeWeights(c.type, 32, 512, 3);
     const auto p = PackWeights(f.w, nullptr);
-    EXPECT_TRUE(p->half_scales);
     EXPECT_DOUBLE_EQ(static_cast<double>(p->group_bytes) / (16 * 512), c.bytes_per_weight)
         << static_cast<int>(c.type);
+    EXPECT_EQ(static_cast<double>(p->group_bytes) / (16 * 512),
+              static_cast<double>(RowBytes(c.type, 512)) / 512)
+        << static_cast<int>(c.type);
   }
-  const Fixture k = MakeWeights(GgmlType::kQ4_K, 32, 512, 3);
-  EXPECT_FALSE(PackWeights(k.w, nullptr)->half_scales);  // d * sc needs a float
 }
 
 TEST(PackedGemmTest, ScalarAndSimdActivationQuantizersAgreeBitForBit) {

@@ -28,22 +28,22 @@ struct alignas(64) TileConfig {
 
 // Two sets of tiles (C, A, B = tmm0-2 and tmm3-5) so block b + 1's tile product runs while
 // block b's result goes through the float epilogue.
-#define RADIXLM_AMX_ISSUE(C, A, B, blk_index, unpacked)                                   \
-  do {                                                                                    \
-    const uint8_t* src = w.Block(g, blk_index);                                           \
-    if constexpr (kNib) {                                                                 \
-      __m512i wq[8];                                                                      \
-      UnpackChunks<kHigh>(src, wq);                                                       \
-      for (int ch = 0; ch < 8; ++ch) _mm512_store_si512(unpacked + 64 * ch, wq[ch]);      \
-      src = unpacked;                                                                     \
-    }                                                                                     \
-    _tile_zero(C);                                                                        \
-    _tile_loadd(A, a.tq + (kb0 + (blk_index)) * kActTile * 32, 32);                      \
-    _tile_loadd(B, src, 64);                                                              \
-    _tile_dpbsud(C, A, B);                                                                \
+#define RADIXLM_AMX_ISSUE(C, A, B, blk_index, unpacked)                              \
+  do {                                                                               \
+    const uint8_t* src = w.Block(g, blk_index);                                      \
+    if constexpr (kNib) {                                                            \
+      __m512i wq[8];                                                                 \
+      UnpackChunks<kHigh>(src, wq);                                                  \
+      for (int ch = 0; ch < 8; ++ch) _mm512_store_si512(unpacked + 64 * ch, wq[ch]); \
+      src = unpacked;                                                                \
+    }                                                                                \
+    _tile_zero(C);                                                                   \
+    _tile_loadd(A, a.tq + (kb0 + (blk_index)) * kActTile * 32, 32);                  \
+    _tile_loadd(B, src, 64);                                                         \
+    _tile_dpbsud(C, A, B);                                                           \
   } while (0)
 
-template <bool kNib, bool kHigh, bool kMin>
+template <bool kNib, int kHigh, bool kMin>
 void Tile16(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t t0, float* y,
             int64_t y_stride, __mmask16 store_mask) {
   __m512 acc[16];
@@ -57,8 +57,8 @@ void Tile16(const PackedWeights& w, const PackedActivations& a, int64_t g, int64
   // The tokens' tiled scalars (packed_weights.h; t0 is a multiple of kActTile = 16).
   const int64_t kb0 = t0 / kActTile * nb;
   auto epilogue = [&](int64_t b) {
-    const uint8_t* sp = w.Scales(g, b);
-    const __m512 d = LoadScales16(sp, w.half_scales);
+    __m512 d[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()}, m = _mm512_setzero_ps();
+    BlockScales16(w, g, b, d, &m);
     const int64_t kb = kb0 + b;
     const int32_t* xsum = a.txsum + kb * kActTile;
     const float* dx = a.tdx + kb * kActTile;
@@ -66,12 +66,9 @@ void Tile16(const PackedWeights& w, const PackedActivations& a, int64_t g, int64
     for (int t = 0; t < 16; ++t) {
       const __m512i s =
           _mm512_add_epi32(_mm512_set1_epi32(-off * xsum[t]), _mm512_load_si512(c[t]));
-      const __m512 scale = _mm512_mul_ps(d, _mm512_set1_ps(dx[t]));
+      const __m512 scale = _mm512_mul_ps(d[0], _mm512_set1_ps(dx[t]));
       acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), scale, acc[t]);
-      if constexpr (kMin) {
-        acc[t] = _mm512_fmadd_ps(LoadScales16(sp + (w.half_scales ? 32 : 64), w.half_scales),
-                                 _mm512_set1_ps(dxs[t]), acc[t]);
-      }
+      if constexpr (kMin) acc[t] = _mm512_fmadd_ps(m, _mm512_set1_ps(dxs[t]), acc[t]);
     }
   };
   RADIXLM_AMX_ISSUE(0, 1, 2, 0, unpacked0);
@@ -112,16 +109,15 @@ void End() { _tile_release(); }
 
 void PackedGemm16(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t t0,
                   float* y, int64_t y_stride, uint16_t store_mask) {
-  if (w.nibbles && w.high_bits) {
-    if (w.has_min) return Tile16<true, true, true>(w, a, g, t0, y, y_stride, store_mask);
-    return Tile16<true, true, false>(w, a, g, t0, y, y_stride, store_mask);
+  if (w.nibbles && w.high_bits == 1) {
+    if (w.has_min) return Tile16<true, 1, true>(w, a, g, t0, y, y_stride, store_mask);
+    return Tile16<true, 1, false>(w, a, g, t0, y, y_stride, store_mask);
   }
   if (w.nibbles) {
-    if (w.has_min) return Tile16<true, false, true>(w, a, g, t0, y, y_stride, store_mask);
-    return Tile16<true, false, false>(w, a, g, t0, y, y_stride, store_mask);
+    if (w.has_min) return Tile16<true, 0, true>(w, a, g, t0, y, y_stride, store_mask);
+    return Tile16<true, 0, false>(w, a, g, t0, y, y_stride, store_mask);
   }
-  if (w.has_min) return Tile16<false, false, true>(w, a, g, t0, y, y_stride, store_mask);
-  Tile16<false, false, false>(w, a, g, t0, y, y_stride, store_mask);
+  Tile16<false, 0, false>(w, a, g, t0, y, y_stride, store_mask);  // Q8_0
 }
 
 }  // namespace radixlm::kernels::cpu::amx

@@ -37,14 +37,55 @@ inline __m256i Broadcast4(const int8_t* p) {
   return _mm256_set1_epi32(v);
 }
 
-// 8 scales at p: IEEE halves (widened exactly) or floats (PackedWeights::half_scales).
-inline __m256 LoadScales8(const uint8_t* p, bool half) {
-  return half ? _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(p)))
-              : _mm256_load_ps(reinterpret_cast<const float*>(p));
+// 8 IEEE halves at p, widened exactly.
+inline __m256 LoadHalves8(const uint8_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// The float scales of half h (rows 8h..8h+7) of block b of group g (PackedWeights::ScaleD /
+// ScaleM, the same values): d[0] (and d[1], Q6_K's second 16 columns) and, with a min, m.
+inline void BlockScales8(const PackedWeights& w, int64_t g, int64_t b, int h, __m256* d,
+                         __m256* m) {
+  const uint8_t* sp = w.Scales(g, b);
+  switch (w.scale_form) {
+    case ScaleForm::kK4: {
+      const uint8_t* sup = w.Supers(g, b);
+      const __m256i lo =
+          _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sp + 8 * h)));
+      int32_t word;  // row 8h + r's high nibble: nibble r of this word
+      std::memcpy(&word, sp + 16 + 4 * h, 4);
+      const __m256i hi =
+          _mm256_srlv_epi32(_mm256_set1_epi32(word), _mm256_set_epi32(28, 24, 20, 16, 12, 8, 4, 0));
+      const __m256i n15 = _mm256_set1_epi32(15), n3 = _mm256_set1_epi32(3);
+      const __m256i sc = _mm256_or_si256(_mm256_and_si256(lo, n15),
+                                         _mm256_slli_epi32(_mm256_and_si256(hi, n3), 4));
+      const __m256i mn =
+          _mm256_or_si256(_mm256_srli_epi32(lo, 4),
+                          _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(hi, 2), n3), 4));
+      d[0] = _mm256_mul_ps(LoadHalves8(sup + 16 * h), _mm256_cvtepi32_ps(sc));
+      // -(dmin * mn): the product, then its sign flipped (exact either way).
+      const __m256 dm = _mm256_mul_ps(LoadHalves8(sup + 32 + 16 * h), _mm256_cvtepi32_ps(mn));
+      *m = _mm256_xor_ps(dm, _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN)));
+      return;
+    }
+    case ScaleForm::kQ6K: {
+      const __m256 dh = LoadHalves8(w.Supers(g, b) + 16 * h);
+      for (int s = 0; s < 2; ++s) {
+        const __m256i sc = _mm256_cvtepi8_epi32(
+            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(sp + 16 * s + 8 * h)));
+        d[s] = _mm256_mul_ps(dh, _mm256_cvtepi32_ps(sc));
+      }
+      return;
+    }
+    default:
+      d[0] = LoadHalves8(sp + 16 * h);
+      if (w.has_min) *m = LoadHalves8(sp + 32 + 16 * h);
+      return;
+  }
 }
 
 // Weight chunk c (0..7) of half h of the block at blk, as 8 rows x 4 bytes of u.
-template <bool kNib, bool kHigh>
+template <bool kNib, int kHigh>
 inline __m256i Chunk(const uint8_t* blk, int h, int c) {
   if constexpr (!kNib) {
     return _mm256_load_si256(reinterpret_cast<const __m256i*>(blk + 64 * c + 32 * h));
@@ -53,7 +94,16 @@ inline __m256i Chunk(const uint8_t* blk, int h, int c) {
         _mm256_load_si256(reinterpret_cast<const __m256i*>(blk + 64 * (c % 4) + 32 * h));
     const __m256i low4 = _mm256_set1_epi8(15);
     __m256i u = c < 4 ? _mm256_and_si256(v, low4) : _mm256_and_si256(_mm256_srli_epi16(v, 4), low4);
-    if constexpr (kHigh) {
+    if constexpr (kHigh == 2) {
+      // Bits 2 (c % 4)..+1 of plane c / 4 become bits 4-5 (the mask keeps bits that came
+      // from the same byte).
+      const __m256i hb =
+          _mm256_load_si256(reinterpret_cast<const __m256i*>(blk + 256 + 64 * (c / 4) + 32 * h));
+      const int k = 2 * (c % 4);
+      const __m256i sh = k <= 4 ? _mm256_slli_epi16(hb, 4 - k) : _mm256_srli_epi16(hb, k - 4);
+      u = _mm256_or_si256(u, _mm256_and_si256(sh, _mm256_set1_epi8(0x30)));
+    }
+    if constexpr (kHigh == 1) {
       // Bit c of the plane byte becomes bit 4 (16-bit shifts: bit 4 of a byte only receives
       // bits of that byte for shifts up to 4).
       const __m256i hb = _mm256_load_si256(reinterpret_cast<const __m256i*>(blk + 256 + 32 * h));
@@ -108,15 +158,13 @@ inline void DotChunks(const __m256i* wq, int c0, int c1, const int8_t* x, __m256
 // last half to store (1..8; an earlier half stores all 8). With both halves in one pass over the
 // group's blocks (kHalves 2, for one or two tokens), the weights stream without the pause of a
 // second pass that finds them in cache; per element the operations are the same either way.
-template <int T, int kHalves, bool kVnni, bool kNib, bool kHigh, bool kMin, bool kSub16,
+template <int T, int kHalves, bool kVnni, bool kNib, int kHigh, bool kMin, bool kSub16,
           int kChunksPer16>
 void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h0, int64_t t0,
           float* y, int64_t y_stride, int valid) {
   // The Q8_0 sign trick computes sum q * x directly: no offset term.
   const int32_t off = (!kVnni && kChunksPer16 == 0) ? 0 : w.offset;
   const int64_t nb = a.nb;
-  const bool half = w.half_scales;
-  const int es = half ? 2 : 4;  // bytes per scale
   // The tokens' tiled activations (packed_weights.h): per block, one pointer each for the
   // quants and the scalars, token t at a fixed offset from it.
   const int64_t i0 = t0 % kActTile;
@@ -129,7 +177,7 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h0,
     const uint8_t* blk = w.Block(g, b);
     // Only the group's first pass streams it: later token tiles and the second half (h = 1)
     // read lines already in cache.
-    if (t0 == 0 && h0 == 0) PrefetchAhead(blk, w.quant_bytes + w.scale_bytes);
+    if (t0 == 0 && h0 == 0) PrefetchAhead(blk, w.stream_bytes);
     const int64_t kb = kb0 + b;
     const int8_t* xq = a.tq + (kb * kActTile + i0) * 32;
     const float* dx = a.tdx + kb * kActTile + i0;
@@ -138,7 +186,8 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h0,
       const int h = h0 + hh;
       __m256i wq[8];  // unpacked once per block for all T tokens
       for (int c = 0; c < 8; ++c) wq[c] = Chunk<kNib, kHigh>(blk, h, c);
-      const uint8_t* sp = w.Scales(g, b) + es * 8 * h;
+      __m256 d[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()}, m = _mm256_setzero_ps();
+      BlockScales8(w, g, b, h, d, &m);
       constexpr int kScales = kSub16 ? 2 : 1;
       for (int sc = 0; sc < kScales; ++sc) {
         const int c0 = kSub16 ? 4 * sc : 0, c1 = kSub16 ? c0 + 4 : 8;
@@ -147,14 +196,10 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h0,
         __m256i s[T];
         for (int t = 0; t < T; ++t) s[t] = _mm256_set1_epi32(-off * xsum[t]);
         DotChunks<T, kVnni, kChunksPer16>(wq, c0, c1, xq, s);
-        const __m256 d = LoadScales8(sp + es * 16 * sc, half);
         for (int t = 0; t < T; ++t) {
-          const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(dx[t]));
+          const __m256 scale = _mm256_mul_ps(d[sc], _mm256_set1_ps(dx[t]));
           acc[hh][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[t]), scale, acc[hh][t]);
-          if constexpr (kMin) {
-            acc[hh][t] = _mm256_fmadd_ps(LoadScales8(sp + es * 16, half),
-                                         _mm256_set1_ps(dxs[t]), acc[hh][t]);
-          }
+          if constexpr (kMin) acc[hh][t] = _mm256_fmadd_ps(m, _mm256_set1_ps(dxs[t]), acc[hh][t]);
         }
       }
     }
@@ -178,7 +223,7 @@ using TileFn = void (*)(const PackedWeights&, const PackedActivations&, int64_t,
                         float*, int64_t, int);
 
 // fns[T]: one half against T tokens; both[T]: both halves of a full group against T tokens.
-template <bool kVnni, bool kNib, bool kHigh, bool kMin, bool kSub16, int kChunksPer16>
+template <bool kVnni, bool kNib, int kHigh, bool kMin, bool kSub16, int kChunksPer16>
 struct Tiles {
   static constexpr TileFn fns[kMaxTile + 1] = {
       nullptr, Tile<1, 1, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16>,
@@ -195,7 +240,7 @@ struct TileSet {
   const TileFn* both;
 };
 
-template <bool kVnni, bool kNib, bool kHigh, bool kMin, bool kSub16, int kChunksPer16>
+template <bool kVnni, bool kNib, int kHigh, bool kMin, bool kSub16, int kChunksPer16>
 TileSet SetOf() {
   using S = Tiles<kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16>;
   return {S::fns, S::both};
@@ -203,16 +248,16 @@ TileSet SetOf() {
 
 template <bool kVnni>
 TileSet TilesFor(const PackedWeights& w) {
-  if (w.sub == 16) return SetOf<kVnni, false, false, false, true, 2>();  // Q6_K
-  if (w.nibbles && w.high_bits) {
-    return w.has_min ? SetOf<kVnni, true, true, true, false, 4>()
-                     : SetOf<kVnni, true, true, false, false, 4>();
+  if (w.sub == 16) return SetOf<kVnni, true, 2, false, true, 2>();  // Q6_K
+  if (w.nibbles && w.high_bits == 1) {
+    return w.has_min ? SetOf<kVnni, true, 1, true, false, 4>()
+                     : SetOf<kVnni, true, 1, false, false, 4>();
   }
   if (w.nibbles) {
-    return w.has_min ? SetOf<kVnni, true, false, true, false, 8>()
-                     : SetOf<kVnni, true, false, false, false, 8>();
+    return w.has_min ? SetOf<kVnni, true, 0, true, false, 8>()
+                     : SetOf<kVnni, true, 0, false, false, 8>();
   }
-  return SetOf<kVnni, false, false, false, false, 0>();  // Q8_0
+  return SetOf<kVnni, false, 0, false, false, 0>();  // Q8_0
 }
 
 template <bool kVnni>

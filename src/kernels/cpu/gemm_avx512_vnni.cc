@@ -22,29 +22,28 @@ inline __m512i Broadcast4(const int8_t* p) {
 
 // y[t0 + t, 16 g + lane] for t < T. kNib: nibble-packed quants; kMin: w = d*u + m;
 // kSub16: two scales per block (Q6_K).
-template <int T, bool kNib, bool kHigh, bool kMin, bool kSub16>
+template <int T, bool kNib, int kHigh, bool kMin, bool kSub16>
 void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t t0, float* y,
           int64_t y_stride, __mmask16 store_mask) {
   __m512 acc[T];
   for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
   const int64_t nb = a.nb;
   const int32_t off = w.offset;
-  const bool half = w.half_scales;
-  const int es = half ? 2 : 4;  // bytes per scale
   // The tokens' tiled activations (packed_weights.h): per block, one pointer each for the
   // quants and the scalars, token t at a fixed offset from it.
   const int64_t i0 = t0 % kActTile;
   const int64_t kb0 = t0 / kActTile * nb;
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = w.Block(g, b);
-    if (t0 == 0) PrefetchAhead(blk, w.quant_bytes + w.scale_bytes);  // the group's first pass
+    if (t0 == 0) PrefetchAhead(blk, w.stream_bytes);  // the group's first pass
     __m512i wq[8];
     if constexpr (kNib) {
       UnpackChunks<kHigh>(blk, wq);
     } else {
       for (int c = 0; c < 8; ++c) wq[c] = _mm512_load_si512(blk + 64 * c);
     }
-    const uint8_t* sp = w.Scales(g, b);
+    __m512 d[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()}, m = _mm512_setzero_ps();
+    BlockScales16(w, g, b, d, &m);
     const int64_t kb = kb0 + b;
     const int8_t* xq = a.tq + (kb * kActTile + i0) * 32;
     const float* dx = a.tdx + kb * kActTile + i0;
@@ -57,15 +56,11 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t
           s[t] = _mm512_dpbusd_epi32(s[t], wq[c], Broadcast4(xq + 32 * t + 4 * c));
         }
       }
-      const __m512 d = LoadScales16(sp, half);
       const float* dxs = a.tdxs + kb * kActTile + i0;
       for (int t = 0; t < T; ++t) {
-        const __m512 scale = _mm512_mul_ps(d, _mm512_set1_ps(dx[t]));
+        const __m512 scale = _mm512_mul_ps(d[0], _mm512_set1_ps(dx[t]));
         acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[t]), scale, acc[t]);
-        if constexpr (kMin) {
-          acc[t] =
-              _mm512_fmadd_ps(LoadScales16(sp + es * 16, half), _mm512_set1_ps(dxs[t]), acc[t]);
-        }
+        if constexpr (kMin) acc[t] = _mm512_fmadd_ps(m, _mm512_set1_ps(dxs[t]), acc[t]);
       }
     } else {
       for (int h = 0; h < 2; ++h) {
@@ -77,9 +72,8 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t
             s[t] = _mm512_dpbusd_epi32(s[t], wq[c], Broadcast4(xq + 32 * t + 4 * c));
           }
         }
-        const __m512 d = LoadScales16(sp + es * 16 * h, half);
         for (int t = 0; t < T; ++t) {
-          const __m512 scale = _mm512_mul_ps(d, _mm512_set1_ps(dx[t]));
+          const __m512 scale = _mm512_mul_ps(d[h], _mm512_set1_ps(dx[t]));
           acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[t]), scale, acc[t]);
         }
       }
@@ -93,7 +87,7 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t
 using TileFn = void (*)(const PackedWeights&, const PackedActivations&, int64_t, int64_t, float*,
                         int64_t, __mmask16);
 
-template <bool kNib, bool kHigh, bool kMin, bool kSub16>
+template <bool kNib, int kHigh, bool kMin, bool kSub16>
 struct Tiles {
   static constexpr TileFn fns[9] = {nullptr,
                                     Tile<1, kNib, kHigh, kMin, kSub16>,
@@ -107,14 +101,14 @@ struct Tiles {
 };
 
 const TileFn* TilesFor(const PackedWeights& w) {
-  if (w.sub == 16) return Tiles<false, false, false, true>::fns;
-  if (w.nibbles && w.high_bits) {
-    return w.has_min ? Tiles<true, true, true, false>::fns : Tiles<true, true, false, false>::fns;
+  if (w.sub == 16) return Tiles<true, 2, false, true>::fns;  // Q6_K
+  if (w.nibbles && w.high_bits == 1) {
+    return w.has_min ? Tiles<true, 1, true, false>::fns : Tiles<true, 1, false, false>::fns;
   }
   if (w.nibbles) {
-    return w.has_min ? Tiles<true, false, true, false>::fns : Tiles<true, false, false, false>::fns;
+    return w.has_min ? Tiles<true, 0, true, false>::fns : Tiles<true, 0, false, false>::fns;
   }
-  return w.has_min ? Tiles<false, false, true, false>::fns : Tiles<false, false, false, false>::fns;
+  return Tiles<false, 0, false, false>::fns;  // Q8_0
 }
 
 }  // namespace

@@ -7,18 +7,66 @@
 
 #include <cstdint>
 
+#include "kernels/packed_weights.h"
+
 namespace radixlm::kernels::cpu {
 
-// 16 scales at p: IEEE halves (widened exactly) or floats (PackedWeights::half_scales).
-inline __m512 LoadScales16(const uint8_t* p, bool half) {
-  return half ? _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(p)))
-              : _mm512_load_ps(p);
+// 16 IEEE halves at p, widened exactly.
+inline __m512 LoadHalves16(const uint8_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+// The float scales of block b of group g for the 16 rows (PackedWeights::ScaleD / ScaleM, the
+// same values): d[0] (and d[1], Q6_K's second 16 columns) and, with a min, m.
+inline void BlockScales16(const PackedWeights& w, int64_t g, int64_t b, __m512* d, __m512* m) {
+  const uint8_t* sp = w.Scales(g, b);
+  switch (w.scale_form) {
+    case ScaleForm::kK4: {
+      const uint8_t* sup = w.Supers(g, b);
+      const __m512i lo =
+          _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sp)));
+      // Row r's high nibble: nibble r % 8 of the 32-bit word r / 8 of the 8 bytes after lo.
+      const __m512i words = _mm512_permutexvar_epi32(
+          _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0),
+          _mm512_castsi128_si512(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sp + 16))));
+      const __m512i shifts =
+          _mm512_set_epi32(28, 24, 20, 16, 12, 8, 4, 0, 28, 24, 20, 16, 12, 8, 4, 0);
+      const __m512i hi = _mm512_srlv_epi32(words, shifts);
+      const __m512i n15 = _mm512_set1_epi32(15), n3 = _mm512_set1_epi32(3);
+      const __m512i sc = _mm512_or_si512(_mm512_and_si512(lo, n15),
+                                         _mm512_slli_epi32(_mm512_and_si512(hi, n3), 4));
+      const __m512i mn =
+          _mm512_or_si512(_mm512_srli_epi32(lo, 4),
+                          _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(hi, 2), n3), 4));
+      d[0] = _mm512_mul_ps(LoadHalves16(sup), _mm512_cvtepi32_ps(sc));
+      // -(dmin * mn): the product, then its sign flipped (exact either way).
+      const __m512 dm = _mm512_mul_ps(LoadHalves16(sup + 32), _mm512_cvtepi32_ps(mn));
+      *m = _mm512_castsi512_ps(
+          _mm512_xor_si512(_mm512_castps_si512(dm), _mm512_set1_epi32(INT32_MIN)));
+      return;
+    }
+    case ScaleForm::kQ6K: {
+      const __m512 dh = LoadHalves16(w.Supers(g, b));
+      for (int s = 0; s < 2; ++s) {
+        const __m512i sc =
+            _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sp + 16 * s)));
+        d[s] = _mm512_mul_ps(dh, _mm512_cvtepi32_ps(sc));
+      }
+      return;
+    }
+    default:
+      d[0] = LoadHalves16(sp);
+      if (w.has_min) *m = LoadHalves16(sp + 32);
+      return;
+  }
 }
 
 // wq[c] = chunk c of the block at blk (64-byte aligned): low nibbles of bytes 64c.. for c < 4,
-// high nibbles of 64(c-4).. for c >= 4; with kHigh, bit c of the plane at blk + 256 becomes
-// bit 4 of chunk c (16-bit shifts are safe: bit 4 of a byte only receives bits of that byte).
-template <bool kHigh>
+// high nibbles of 64(c-4).. for c >= 4; with kHigh 1, bit c of the plane at blk + 256 becomes
+// bit 4 of chunk c (16-bit shifts are safe: bit 4 of a byte only receives bits of that byte);
+// with kHigh 2, bits 2 (c % 4)..+1 of plane c / 4 (at blk + 256 + 64 (c / 4)) become bits 4-5
+// (after the shift, the mask keeps bits that came from the same byte).
+template <int kHigh>
 inline void UnpackChunks(const uint8_t* blk, __m512i* wq) {
   const __m512i low4 = _mm512_set1_epi8(15);
   for (int c = 0; c < 4; ++c) {
@@ -26,7 +74,18 @@ inline void UnpackChunks(const uint8_t* blk, __m512i* wq) {
     wq[c] = _mm512_and_si512(v, low4);
     wq[c + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
   }
-  if constexpr (kHigh) {
+  if constexpr (kHigh == 2) {
+    const __m512i bits45 = _mm512_set1_epi8(0x30);
+    for (int p = 0; p < 2; ++p) {
+      const __m512i hb = _mm512_load_si512(blk + 256 + 64 * p);
+      __m512i* q = wq + 4 * p;
+      q[0] = _mm512_or_si512(q[0], _mm512_and_si512(_mm512_slli_epi16(hb, 4), bits45));
+      q[1] = _mm512_or_si512(q[1], _mm512_and_si512(_mm512_slli_epi16(hb, 2), bits45));
+      q[2] = _mm512_or_si512(q[2], _mm512_and_si512(hb, bits45));
+      q[3] = _mm512_or_si512(q[3], _mm512_and_si512(_mm512_srli_epi16(hb, 2), bits45));
+    }
+  }
+  if constexpr (kHigh == 1) {
     const __m512i hb = _mm512_load_si512(blk + 256);
     const __m512i bit4 = _mm512_set1_epi8(0x10);
     wq[0] = _mm512_or_si512(wq[0], _mm512_and_si512(_mm512_slli_epi16(hb, 4), bit4));
