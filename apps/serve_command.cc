@@ -26,6 +26,7 @@
 #include "server/listen_socket.h"
 #include "server/server_log.h"
 #include "util/model_path.h"
+#include "util/mutex.h"
 
 namespace radixlm::apps {
 namespace {
@@ -186,7 +187,9 @@ int64_t MemTotalBytes() {
   return 0;
 }
 
-// A spinner with elapsed time on stderr while the model loads (only on a terminal).
+// A spinner with elapsed time on stderr while the model loads (only on a terminal). Log lines
+// written meanwhile (the load's progress) go through Log(), which clears the spinner's line
+// first so the two never share a line.
 class LoadingIndicator {
  public:
   explicit LoadingIndicator(std::string what) : what_(std::move(what)) {
@@ -200,8 +203,11 @@ class LoadingIndicator {
       for (int i = 0; !done_.load(); ++i) {
         const double s =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        std::fprintf(stderr, "\r%s %s %.1fs", kFrames[i % 4], what_.c_str(), s);
-        std::fflush(stderr);
+        {
+          MutexLock lock(&stderr_mu_);
+          std::fprintf(stderr, "\r%s %s %.1fs", kFrames[i % 4], what_.c_str(), s);
+          std::fflush(stderr);
+        }
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
       std::fprintf(stderr, "\r\033[K");
@@ -212,9 +218,17 @@ class LoadingIndicator {
     if (thread_.joinable()) thread_.join();
   }
 
+  // An info-level log line (server_log.h), on a line of its own.
+  void Log(const std::string& line) {
+    MutexLock lock(&stderr_mu_);
+    if (thread_.joinable()) std::fprintf(stderr, "\r\033[K");
+    server::Log(server::LogLevel::kInfo, line);
+  }
+
  private:
   const std::string what_;
   std::atomic<bool> done_{false};
+  Mutex stderr_mu_;  // the spinner's writes and Log's
   std::thread thread_;
 };
 
@@ -258,7 +272,9 @@ Status RunServe(ServeOptions opt) {
   {
     LoadingIndicator loading("loading " + std::filesystem::path(path).filename().string() + " (" +
                              FormatBytes(file_bytes) + ")");
-    RADIXLM_ASSIGN_OR_RETURN(engine, Engine::Create(opt.engine));
+    EngineConfig engine_config = opt.engine;
+    engine_config.on_load_progress = [&loading](const std::string& line) { loading.Log(line); };
+    RADIXLM_ASSIGN_OR_RETURN(engine, Engine::Create(engine_config));
   }
   const ModelInfo& info = engine->assets().info();
   const Status& chat_status = engine->assets().chat_status();

@@ -191,11 +191,24 @@ struct GrammarCounters {
   }
 };
 
+// Resident bytes by kind, as of the snapshot: the model's (and a draft model's) weights as the
+// forward pass reads them (packed copies, matrices read unpacked from the mapping, 1-D
+// tensors), their KV storage as allocated (pages never written cost nothing yet), their
+// forward-pass activation scratch, and the whole process's resident set (/proc/self/statm;
+// 0 where unknown). The first three are 0 with a runner that does not report them (fakes).
+struct MemoryCounters {
+  int64_t weights_bytes = 0;
+  int64_t kv_pool_bytes = 0;
+  int64_t scratch_bytes = 0;
+  int64_t rss_bytes = 0;
+};
+
 struct EngineStats {
   SchedulerCounters scheduler;
   int64_t live_requests = 0;  // submitted and not yet ended (all samples)
   int64_t open_sessions = 0;  // /open_session without /close_session since
   GrammarCounters grammar;
+  MemoryCounters memory;
   // Share of prefill tokens served by the radix cache: hit / (hit + computed).
   double cache_hit_rate() const {
     const double total = static_cast<double>(scheduler.cache_hit_tokens + scheduler.prefill_tokens);

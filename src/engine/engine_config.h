@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -13,6 +14,11 @@ struct EngineConfig {
   std::string model_path;      // --model-path; "" or "default": the default model
   int threads = 0;             // --threads; <= 0: one per hardware thread
   int64_t context_length = 0;  // --context-length; <= 0: the model's
+  // Hears how the weights' load goes, one line at a time ("loading weights: 12/18 layers, ..."),
+  // on the thread calling Engine::Create, only for a load longer than about 2 s (at most one
+  // line per 2 s and 10 %, then a last line when it is done); the draft model's lines start
+  // with "draft model: ". Null: nothing is reported. Never called after Create returns.
+  std::function<void(const std::string& line)> on_load_progress = nullptr;
 
   // --- memory ---
   // --max-total-tokens: KV pool size in tokens. <= 0: as many as kv_cache_memory_mb holds.

@@ -10,6 +10,7 @@
 #include "engine/radix_tree_snapshot.h"
 #include "engine/request_validation.h"
 #include "engine/scheduler_bridge.h"
+#include "util/process_memory.h"
 
 namespace radixlm {
 namespace {
@@ -252,6 +253,7 @@ StatusOr<int64_t> EngineCore::ClearHiCacheStorage() {
 
 EngineStats EngineCore::GetStats() {
   EngineStats stats = Ask(StatsCommand{}, EngineStats{});
+  stats.memory.rss_bytes = ResidentSetBytes();
   if (const grammar::GrammarCache* cache = grammar_cache_ready_.load(std::memory_order_acquire)) {
     const grammar::GrammarCacheStats grammar = cache->stats();
     stats.grammar = GrammarCounters{.lookups = grammar.lookups,
@@ -474,6 +476,13 @@ void EngineCore::Apply(StatsCommand& cmd) {
     stats.live_requests = static_cast<int64_t>(live_.size());
   }
   stats.open_sessions = static_cast<int64_t>(sessions_.open_sessions());
+  for (const ModelRunner* runner : {runner_.get(), draft_runner_.get()}) {
+    if (runner == nullptr) continue;
+    const RunnerMemory m = runner->memory();
+    stats.memory.weights_bytes += m.weights_bytes;
+    stats.memory.kv_pool_bytes += m.kv_bytes;
+    stats.memory.scratch_bytes += m.scratch_bytes;
+  }
   cmd.answer.set_value(std::move(stats));
 }
 

@@ -9,6 +9,7 @@
 #include "engine/model_backed_runner.h"
 #include "engine/scheduler_bridge.h"
 #include "gguf/gguf_file.h"
+#include "model/load_progress.h"
 #include "model/model.h"
 #include "util/model_path.h"
 
@@ -108,6 +109,12 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
       (sc.chunked_prefill_size > 0 ? sc.chunked_prefill_size : sc.max_prefill_tokens) +
       sc.max_running_requests + sc.page_size;
   mo.max_context = context;
+  auto progress_lines = [&config](std::string prefix) -> model::LoadProgressFn {
+    if (!config.on_load_progress) return nullptr;
+    return [&config, prefix](const model::LoadProgress& p) {
+      config.on_load_progress(prefix + model::FormatLoadProgress(p));
+    };
+  };
   const int64_t page = sc.page_size;
   const int64_t kv_slots = (kv.pool_tokens / page + 1) * page;
   const int64_t swa_kv_slots = kv.swa_pool_tokens > 0 ? (kv.swa_pool_tokens / page + 1) * page : 0;
@@ -115,17 +122,22 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   // Its KV cache mirrors the target's full-layer slots one for one (every layer, windowed ones
   // included: the draft keeps KV for every token the target computes).
   if (sc.speculative_draft_model) {
-    RADIXLM_ASSIGN_OR_RETURN(
-        draft_runner, LoadDraftRunner(config.speculative_draft_model_path, *file, mo, kv_slots));
+    model::ModelOptions draft_options = mo;
+    draft_options.on_load_progress = progress_lines("draft model: ");
+    RADIXLM_ASSIGN_OR_RETURN(draft_runner, LoadDraftRunner(config.speculative_draft_model_path,
+                                                           *file, draft_options, kv_slots));
   }
+  mo.on_load_progress = progress_lines("");
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<model::Model> model,
                            model::Model::FromGguf(std::move(file), mo));
-  RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<ModelBackedRunner> runner,
-                           ModelBackedRunner::Create(std::move(model), kv_slots, swa_kv_slots,
-                                                     kv_dtype));
-  RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<EngineCore> core,
-                           EngineCore::Create(config, sc, std::move(runner), std::move(assets),
-                                              std::move(draft_runner)));
+  RADIXLM_ASSIGN_OR_RETURN(
+      std::unique_ptr<ModelBackedRunner> runner,
+      ModelBackedRunner::Create(std::move(model), kv_slots, swa_kv_slots, kv_dtype));
+  EngineConfig kept = config;
+  kept.on_load_progress = nullptr;  // the load is over (and the callback may capture locals)
+  RADIXLM_ASSIGN_OR_RETURN(
+      std::unique_ptr<EngineCore> core,
+      EngineCore::Create(kept, sc, std::move(runner), std::move(assets), std::move(draft_runner)));
   return std::unique_ptr<Engine>(new Engine(std::move(core)));
 }
 

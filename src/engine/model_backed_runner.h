@@ -37,6 +37,11 @@ class ModelBackedRunner : public ModelRunner {
     return kv_->CopyIn(slots, swa_slots, in);
   }
   ThreadPool* thread_pool() override { return model_->pool(); }
+  RunnerMemory memory() const override {
+    return RunnerMemory{.weights_bytes = model_->weights_bytes(),
+                        .kv_bytes = static_cast<int64_t>(kv_->bytes()),
+                        .scratch_bytes = model_->scratch_bytes()};
+  }
 
   const model::Model& model() const { return *model_; }
   size_t kv_cache_bytes() const { return kv_->bytes(); }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 namespace radixlm::gguf {
@@ -65,6 +66,19 @@ GgufFile::~GgufFile() {
   if (owns_mapping_ && base_ != nullptr) {
     ::munmap(const_cast<uint8_t*>(base_), size_);
   }
+}
+
+size_t GgufFile::ReleasePages(const void* begin, size_t bytes) const {
+  if (!owns_mapping_ || base_ == nullptr || bytes == 0) return 0;
+  const auto start = reinterpret_cast<uintptr_t>(begin);
+  const auto map_start = reinterpret_cast<uintptr_t>(base_);
+  if (start < map_start || bytes > size_ || start - map_start > size_ - bytes) return 0;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t first = (start + page - 1) / page * page;  // the mapping is page-aligned
+  const uintptr_t last = (start + bytes) / page * page;
+  if (last <= first) return 0;
+  if (::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED) != 0) return 0;
+  return last - first;
 }
 
 const Value* GgufFile::Find(std::string_view key) const {

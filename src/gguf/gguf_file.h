@@ -76,6 +76,17 @@ class GgufFile {
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const TensorInfo* FindTensor(std::string_view name) const;  // nullptr if absent
 
+  // Whether the bytes are a file mapping made by Open() (not a FromBuffer image).
+  bool is_mapped() const { return owns_mapping_; }
+  // Drops the pages wholly inside [begin, begin + bytes) from the process's resident set
+  // (madvise MADV_DONTNEED; the partial pages at either end stay). The bytes stay readable and
+  // unchanged: the mapping is a read-only file mapping, so a later read faults them back in
+  // from the file (the page cache). For data that was copied elsewhere (repacked weights) and
+  // is read rarely or never again. Returns the bytes released: 0 for a FromBuffer image (the
+  // caller's memory is never touched), an empty or out-of-mapping range, or a failed madvise.
+  // Safe from any thread (the file stays logically immutable).
+  size_t ReleasePages(const void* begin, size_t bytes) const;
+
  private:
   GgufFile() = default;
   Status Parse();

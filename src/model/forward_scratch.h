@@ -41,6 +41,15 @@ struct ForwardScratch {
         gate(max_tokens * c.ffn_size),
         up(max_tokens * c.ffn_size) {}
 
+  // Bytes of the float buffers (the attention-sequence lists are small and not counted).
+  int64_t bytes() const {
+    int64_t n = x.size() + xn.size() + proj.size() + q.size() + attn.size() + k.size() + v.size() +
+                gate.size() + up.size();
+    for (const FloatBuffer& b : rope_cos) n += b.size();
+    for (const FloatBuffer& b : rope_sin) n += b.size();
+    return n * static_cast<int64_t>(sizeof(float));
+  }
+
   int64_t max_tokens;
   FloatBuffer x;     // [max_tokens, hidden]  residual stream
   FloatBuffer xn;    // [max_tokens, hidden]  normalized block input

@@ -25,9 +25,17 @@ StatusOr<std::unique_ptr<Model>> Model::FromGguf(std::unique_ptr<gguf::GgufFile>
   RADIXLM_ASSIGN_OR_RETURN(m->config_, ModelConfig::FromGguf(*m->file_));
   m->pool_ = std::make_unique<ThreadPool>(options.n_threads);
   m->backend_ = &kernels::CpuBackend();
-  RADIXLM_ASSIGN_OR_RETURN(m->weights_,
-                           ModelWeights::Load(*m->file_, m->config_, *m->backend_, m->pool_.get()));
+  LoadProgressThrottle throttle;
+  LoadProgressFn progress;
+  if (options.on_load_progress) {
+    progress = [&](const LoadProgress& p) {
+      if (throttle.ShouldReport(p)) options.on_load_progress(p);
+    };
+  }
+  RADIXLM_ASSIGN_OR_RETURN(m->weights_, ModelWeights::Load(*m->file_, m->config_, *m->backend_,
+                                                           m->pool_.get(), progress));
   m->options_ = options;
+  m->options_.on_load_progress = nullptr;  // the load is over; options() outlives the caller's
   if (m->options_.max_context <= 0) m->options_.max_context = m->config_.context_length;
 
   // One RoPE variant per distinct layer attention config.

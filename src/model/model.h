@@ -33,6 +33,10 @@ struct ModelOptions {
   int n_threads = 0;                // <= 0: one per hardware thread
   int64_t max_batch_tokens = 2048;  // new tokens per Forward() (sum over sequences)
   int64_t max_context = 0;          // positions per sequence; <= 0: config.context_length
+  // Hears the weights' load progress (load_progress.h) on the loading thread, throttled by a
+  // LoadProgressThrottle with its defaults: nothing for a load under 2 s, else an update every
+  // 2 s and 10 % at most, then the done one. Null: no reports.
+  LoadProgressFn on_load_progress = nullptr;
 };
 
 class Model {
@@ -51,6 +55,10 @@ class Model {
   const gguf::GgufFile& gguf() const { return *file_; }
   const ModelOptions& options() const { return options_; }
   ThreadPool* pool() { return pool_.get(); }
+  // Resident bytes by kind: the weights the forward pass reads (ModelWeights::resident_bytes)
+  // and the activation scratch (ForwardScratch, sized at load). Fixed after load.
+  int64_t weights_bytes() const { return weights_->resident_bytes(); }
+  int64_t scratch_bytes() const { return scratch_->bytes(); }
 
   // A cache shaped for this model.
   StatusOr<std::unique_ptr<KvCache>> CreateKvCache(const KvCacheOptions& options) const;

@@ -1,5 +1,7 @@
 #include "model/model_weights.h"
 
+#include <array>
+#include <chrono>
 #include <string>
 
 #include "kernels/dot.h"
@@ -21,6 +23,11 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
 
 std::string ShapeString(const ExpectedShape& e) {
   return ShapeString(std::vector<int64_t>(e.dims, e.dims + e.n_dims));
+}
+
+// A layer's matrices, in the order they are prepared.
+std::array<kernels::WeightMatrix*, 7> LayerMatrices(LayerWeights& l) {
+  return {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down};
 }
 
 bool ShapeMatches(const gguf::TensorInfo& t, const ExpectedShape& e) {
@@ -78,6 +85,7 @@ class WeightLoader {
         return InvalidArgument("tensor '" + name + "' is truncated");
       }
       // GGUF aligns tensor data (>= 32 bytes), so the view is float-aligned.
+      weights_->resident_bytes_ += n * static_cast<int64_t>(sizeof(float));
       return reinterpret_cast<const float*>(t->data);
     }
     if (!kernels::IsSupportedType(t->type) || !kernels::IsRowSizeValid(t->type, n) ||
@@ -89,6 +97,7 @@ class WeightLoader {
     kernels::DequantizeRow(t->type, t->data, owned.get(), n);
     const float* view = owned.get();
     weights_->owned_.push_back(std::move(owned));
+    weights_->resident_bytes_ += n * static_cast<int64_t>(sizeof(float));
     return view;
   }
 
@@ -113,7 +122,8 @@ class WeightLoader {
 StatusOr<std::unique_ptr<ModelWeights>> ModelWeights::Load(const gguf::GgufFile& file,
                                                            const ModelConfig& c,
                                                            const kernels::KernelBackend& backend,
-                                                           ThreadPool* pool) {
+                                                           ThreadPool* pool,
+                                                           const LoadProgressFn& on_progress) {
   auto w = std::make_unique<ModelWeights>();
   WeightLoader loader(file, w.get());
   ExpectedShape embd_shape;
@@ -160,21 +170,54 @@ StatusOr<std::unique_ptr<ModelWeights>> ModelWeights::Load(const gguf::GgufFile&
     RADIXLM_ASSIGN_OR_RETURN(l.down, matrix(LayerTensor::kFfnDown));
     RADIXLM_ASSIGN_OR_RETURN(l.post_ffn_norm, vector(LayerTensor::kPostFfnNorm));
   }
-  w->PrepareMatrices(backend, pool);
+  w->PrepareMatrices(file, backend, pool, on_progress);
   return w;
 }
 
-void ModelWeights::PrepareMatrices(const kernels::KernelBackend& backend, ThreadPool* pool) {
-  auto prepare = [&](kernels::WeightMatrix& m) {
-    if (auto owned = backend.prepare_weights(&m, pool)) prepared_.push_back(std::move(owned));
+void ModelWeights::PrepareMatrices(const gguf::GgufFile& file,
+                                   const kernels::KernelBackend& backend, ThreadPool* pool,
+                                   const LoadProgressFn& on_progress) {
+  const auto start = std::chrono::steady_clock::now();
+  auto matrix_bytes = [](const kernels::WeightMatrix& m) {
+    return static_cast<int64_t>(m.row_bytes) * m.rows;
   };
-  // token_embd stays as it is: it is only read row by row (embed).
-  prepare(output);
+  LoadProgress progress;
+  progress.layers_total = static_cast<int64_t>(layers.size());
+  progress.bytes_total = matrix_bytes(output);
   for (LayerWeights& l : layers) {
-    for (kernels::WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) {
-      prepare(*m);
+    for (kernels::WeightMatrix* m : LayerMatrices(l)) progress.bytes_total += matrix_bytes(*m);
+  }
+  auto report = [&] {
+    if (!on_progress) return;
+    progress.elapsed_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    on_progress(progress);
+  };
+  auto prepare = [&](kernels::WeightMatrix& m) {
+    if (auto packed = backend.prepare_weights(&m, pool)) {
+      resident_bytes_ += static_cast<int64_t>(packed->group_bytes) * packed->groups;
+      prepared_.push_back(std::move(packed));
+      // The forward pass reads the packed copy only: the source's pages can go.
+      released_bytes_ += static_cast<int64_t>(file.ReleasePages(m.data, matrix_bytes(m)));
+    } else {
+      resident_bytes_ += matrix_bytes(m);  // read from the mapping on every step
+    }
+    progress.bytes_done += matrix_bytes(m);
+  };
+  // token_embd stays as it is: it is only read row by row (embed). A tied output head packed
+  // from it releases its pages; the rows embed reads fault back in one page at a time.
+  prepare(output);
+  report();
+  for (LayerWeights& l : layers) {
+    const auto matrices = LayerMatrices(l);
+    for (size_t i = 0; i < matrices.size(); ++i) {
+      prepare(*matrices[i]);
+      if (i + 1 == matrices.size()) ++progress.layers_done;
+      report();
     }
   }
+  progress.done = true;
+  report();
 }
 
 }  // namespace radixlm::model

@@ -3,6 +3,11 @@
 // Matrices (possibly quantized) are WeightMatrix views into the mapping: no copies. Small 1-D
 // tensors (norm weights, biases, rope factors) are used as float; when the file stores them in
 // F32 they are views too, otherwise (F16/BF16) they are converted once into owned storage.
+// Where the backend repacks a matrix (prepare_weights), the packed copy is what the forward
+// pass reads, and the matrix's pages of the mapping are released from the resident set once it
+// is packed (GgufFile::ReleasePages), so the process holds one copy of those weights; the view
+// stays valid (a read faults the pages back in: token_embd's rows, read one per token, share
+// their bytes with a tied output head). Matrices left unpacked keep their pages.
 // The GgufFile must outlive the ModelWeights. Immutable after Load; safe to share across
 // threads.
 #pragma once
@@ -13,6 +18,7 @@
 #include "gguf/gguf_file.h"
 #include "kernels/backend.h"
 #include "kernels/matmul.h"
+#include "model/load_progress.h"
 #include "model/model_config.h"
 #include "util/status.h"
 
@@ -48,16 +54,30 @@ struct ModelWeights {
   // Finds and checks every tensor `config` needs (presence, shape, type supported by the
   // kernels). Errors name the tensor: "missing tensor 'blk.3.attn_q.weight'".
   // Each matrix goes through backend.prepare_weights once (pool: threads for that; may be
-  // null).
+  // null); on_progress (may be null) hears after each one (unthrottled: see
+  // LoadProgressThrottle) and once more with done set.
   static StatusOr<std::unique_ptr<ModelWeights>> Load(
       const gguf::GgufFile& file, const ModelConfig& config,
-      const kernels::KernelBackend& backend = kernels::CpuBackend(), ThreadPool* pool = nullptr);
+      const kernels::KernelBackend& backend = kernels::CpuBackend(), ThreadPool* pool = nullptr,
+      const LoadProgressFn& on_progress = nullptr);
+
+  // Bytes the forward pass keeps resident for the weights: the backend-prepared (packed)
+  // copies, the matrices it reads unpacked from the mapping, and the 1-D tensors (converted or
+  // mapped). The embedding table, read one row per token, counts only as the output head when
+  // that is tied to it and unpacked.
+  int64_t resident_bytes() const { return resident_bytes_; }
+  // Bytes of the mapping released after packing (GgufFile::ReleasePages); 0 for a file not
+  // mapped (GgufFile::FromBuffer).
+  int64_t released_bytes() const { return released_bytes_; }
 
  private:
-  void PrepareMatrices(const kernels::KernelBackend& backend, ThreadPool* pool);
+  void PrepareMatrices(const gguf::GgufFile& file, const kernels::KernelBackend& backend,
+                       ThreadPool* pool, const LoadProgressFn& on_progress);
 
   std::vector<std::unique_ptr<float[]>> owned_;                    // converted 1-D tensors
   std::vector<std::unique_ptr<kernels::PackedWeights>> prepared_;  // backend-prepared copies
+  int64_t resident_bytes_ = 0;
+  int64_t released_bytes_ = 0;
   friend class WeightLoader;
 };
 

@@ -23,6 +23,13 @@ namespace model {
 class KvCache;
 }  // namespace model
 
+// Bytes a runner holds in memory, by kind (the server's /get_server_info and /metrics).
+struct RunnerMemory {
+  int64_t weights_bytes = 0;  // what the forward pass reads of the weights (packed copies, ...)
+  int64_t kv_bytes = 0;       // the KV storage allocated for kv_slots()
+  int64_t scratch_bytes = 0;  // activation buffers of the forward pass
+};
+
 class ModelRunner {
  public:
   virtual ~ModelRunner() = default;
@@ -61,6 +68,9 @@ class ModelRunner {
 
   // Worker threads the scheduler may borrow between forwards (for sampling); null: none.
   virtual ThreadPool* thread_pool() { return nullptr; }
+
+  // What the runner holds (zeros: it does not say, e.g. a fake).
+  virtual RunnerMemory memory() const { return {}; }
 };
 
 }  // namespace radixlm

@@ -199,6 +199,15 @@ std::string ServerMetrics::Render(const EngineStats& stats, const std::string& m
             s.spec_ngram_dropped_tokens);
   w.Gauge("spec_accept_length", "Mean tokens per speculative decode step (0: none).",
           s.spec_accept_length());
+  const MemoryCounters& memory = stats.memory;
+  w.Header("memory_bytes", "gauge",
+           "Resident bytes by kind: the weights the forward pass reads, the KV pool as "
+           "allocated, the forward-pass scratch, and the process's resident set (rss).");
+  for (const auto& [kind, bytes] :
+       {std::pair{"weights", memory.weights_bytes}, std::pair{"kv_pool", memory.kv_pool_bytes},
+        std::pair{"scratch", memory.scratch_bytes}, std::pair{"rss", memory.rss_bytes}}) {
+    w.Sample("memory_bytes", std::string(",kind=\"") + kind + "\"", std::to_string(bytes));
+  }
   if (kv_transfer != nullptr) {
     w.Counter("kv_transfers_total",
               "PD KV transfers completed (records sent by a prefill server, received by a "

@@ -2,8 +2,9 @@
 //
 // Counters and histograms are fed by the server as requests progress (thread-safe: any IO
 // thread may record); gauges (running / queued requests, pool usage, cache hit rate,
-// retractions) come from an EngineStats snapshot taken at scrape time. Names mirror SGLang's
-// (`sglang:prompt_tokens_total` → `radixlm:prompt_tokens_total`), labelled with model_name.
+// retractions, resident bytes by kind) come from an EngineStats snapshot taken at scrape
+// time. Names mirror SGLang's (`sglang:prompt_tokens_total` → `radixlm:prompt_tokens_total`),
+// labelled with model_name.
 #pragma once
 
 #include <atomic>

@@ -279,6 +279,12 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"incremental_streaming_output", ctx.config->incremental_streaming_output},
       {"api_key_set", !ctx.config->api_key.empty()},
       {"internal_states", json::array({internal})},
+      // Resident bytes by kind (api.h's MemoryCounters).
+      {"memory",
+       {{"weights_bytes", stats.memory.weights_bytes},
+        {"kv_pool_bytes", stats.memory.kv_pool_bytes},
+        {"scratch_bytes", stats.memory.scratch_bytes},
+        {"rss_bytes", stats.memory.rss_bytes}}},
   };
   // Flattened copies of the counters a client most often wants.
   for (const char* key : {"pool_size", "pool_free_tokens", "tree_tokens", "num_running_reqs",

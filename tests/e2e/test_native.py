@@ -212,6 +212,59 @@ def test_metrics(server):
     assert float(generated[0].rsplit(" ", 1)[1]) > 0
 
 
+def _mapping_rss_bytes(pid, path):
+    """Resident bytes of the process's mappings of `path` (/proc/PID/smaps), or None."""
+    try:
+        with open(f"/proc/{pid}/smaps") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    total, inside, found = 0, False, False
+    for line in lines:
+        fields = line.split()
+        if fields and "-" in fields[0] and len(fields) >= 5:  # a mapping's header line
+            inside = len(fields) >= 6 and fields[5] == path
+            found = found or inside
+        elif inside and fields[0] == "Rss:":
+            total += int(fields[1]) * 1024
+    return total if found else None
+
+
+def test_memory_by_kind(server):
+    """Resident bytes by kind in /get_server_info and /metrics: the weights cost about their
+    file's bytes, once (the packed matrices' pages of the mapping are released)."""
+    import os
+
+    assert server.post("/generate", {"text": "memory",
+                                     "sampling_params": {"max_new_tokens": 2}}).status_code == 200
+    model_path = server.get("/get_model_info").json()["model_path"]
+    file_bytes = os.path.getsize(model_path)
+    memory = server.server_info()["memory"]
+    for key in ("weights_bytes", "kv_pool_bytes", "scratch_bytes", "rss_bytes"):
+        assert isinstance(memory[key], int) and memory[key] > 0, (key, memory)
+    # Packed layouts are never larger than the GGUF's blocks by much (scales, 16-row groups);
+    # the embedding table counts once, as the tied output head.
+    assert 0.3 * file_bytes < memory["weights_bytes"] <= 2 * file_bytes, (memory, file_bytes)
+    # The packed copies are written at load, so they are resident.
+    assert memory["rss_bytes"] >= 0.9 * memory["weights_bytes"], memory
+    # The mapping keeps only what is still read from it (the header, the norms, the embedding
+    # rows looked up so far): far from the file's size.
+    mapped = _mapping_rss_bytes(server.proc.pid, os.path.realpath(model_path))
+    if mapped is not None:
+        assert mapped < 0.25 * file_bytes, (mapped, file_bytes)
+    text = server.get("/metrics").text
+    for kind, key in (("weights", "weights_bytes"), ("kv_pool", "kv_pool_bytes"),
+                      ("scratch", "scratch_bytes"), ("rss", "rss_bytes")):
+        lines = [line for line in text.splitlines()
+                 if line.startswith("radixlm:memory_bytes{") and f'kind="{kind}"' in line]
+        assert len(lines) == 1, (kind, lines)
+        value = float(lines[0].rsplit(" ", 1)[1])
+        if kind == "rss":
+            assert value > 0
+        else:
+            assert value == memory[key], (kind, value, memory)
+
+
 def test_tokenize_matches_generate_and_chat(server):
     text = "The capital of France is"
     tok = server.post("/tokenize", {"prompt": text})

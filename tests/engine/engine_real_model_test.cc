@@ -149,6 +149,30 @@ TEST_F(RealModelEngineTest, RetractionUnderATinyPoolKeepsGreedyOutputs) {
   EXPECT_GT(engine->GetStats().scheduler.retractions, 0);
 }
 
+// Resident bytes by kind: one copy of the weights (the packed matrices' pages of the mapping
+// are released), about the file's size; the KV pool as sized; the forward scratch.
+TEST_F(RealModelEngineTest, MemoryByKind) {
+  EngineConfig c = BaseConfig();
+  std::vector<std::string> lines;
+  c.on_load_progress = [&lines](const std::string& line) { lines.push_back(line); };
+  auto engine = Make(c);
+  ASSERT_NE(engine, nullptr);
+  // A load this small reports nothing, or (on a slow machine) lines of the documented form.
+  for (const std::string& line : lines) {
+    EXPECT_TRUE(line.rfind("loading weights: ", 0) == 0 || line.rfind("loaded weights: ", 0) == 0)
+        << line;
+  }
+  const MemoryCounters m = engine->GetStats().memory;
+  const double file_bytes = static_cast<double>(engine->assets().info().file_bytes);
+  EXPECT_GT(m.weights_bytes, 0.3 * file_bytes);
+  EXPECT_LT(m.weights_bytes, 2.0 * file_bytes);
+  // Every layer's rows for the pool's tokens at most (windowed layers have fewer of their own).
+  EXPECT_GE(m.kv_pool_bytes, c.max_total_tokens * engine->kv_token_bytes() / 2);
+  EXPECT_LE(m.kv_pool_bytes, (c.max_total_tokens + 64) * engine->kv_token_bytes());
+  EXPECT_GT(m.scratch_bytes, 0);
+  EXPECT_GT(m.rss_bytes, 0);
+}
+
 TEST_F(RealModelEngineTest, CachedTokensIsTheSharedPrefix) {
   for (int32_t page : {1, 16}) {
     SCOPED_TRACE("page_size " + std::to_string(page));

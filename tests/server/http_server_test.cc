@@ -440,9 +440,19 @@ TEST_F(HttpServerTest, InfoMetricsAndFlush) {
   Reply server = Send("GET", "/get_server_info");
   ASSERT_EQ(server.status, 200);
   EXPECT_EQ(server.Json()["pool_size"], 4096);
+  // Resident bytes by kind: the fake runner holds no weights, KV or scratch of its own; the
+  // process's resident set is real.
+  const json memory = server.Json()["memory"];
+  for (const char* key : {"weights_bytes", "kv_pool_bytes", "scratch_bytes", "rss_bytes"}) {
+    ASSERT_TRUE(memory.contains(key) && memory[key].is_number_integer()) << key;
+  }
+  EXPECT_EQ(memory["weights_bytes"], 0);
+  EXPECT_GT(memory["rss_bytes"].get<int64_t>(), 0);
   Reply metrics = Send("GET", "/metrics");
   ASSERT_EQ(metrics.status, 200);
   EXPECT_NE(metrics.body.find("radixlm:num_queue_reqs"), std::string::npos);
+  EXPECT_NE(metrics.body.find("radixlm:memory_bytes{model_name=\"fake\",kind=\"rss\"} "),
+            std::string::npos);
   EXPECT_EQ(Send("POST", "/flush_cache").status, 200);
   EXPECT_EQ(Send("GET", "/v1/models").Json()["data"][0]["id"], "fake");
 }

@@ -63,6 +63,8 @@ TEST(MetricsTest, RenderHasCountersGaugesAndHistograms) {
   stats.scheduler.running_requests = 3;
   stats.scheduler.cache_hit_tokens = 30;
   stats.scheduler.prefill_tokens = 70;
+  stats.memory = {
+      .weights_bytes = 250, .kv_pool_bytes = 1024, .scratch_bytes = 64, .rss_bytes = 4096};
   const std::string text = m.Render(stats, "my\"model");
   EXPECT_TRUE(Contains(text, "# TYPE radixlm:prompt_tokens_total counter\n"));
   EXPECT_TRUE(Contains(text, "radixlm:prompt_tokens_total{model_name=\"my\\\"model\"} 10\n"));
@@ -82,6 +84,13 @@ TEST(MetricsTest, RenderHasCountersGaugesAndHistograms) {
       text,
       "radixlm:e2e_request_latency_seconds_bucket{model_name=\"my\\\"model\",le=\"+Inf\"} 1"));
   EXPECT_TRUE(Contains(text, "code=\"4xx\"} 1\n"));
+  EXPECT_TRUE(Contains(text, "# TYPE radixlm:memory_bytes gauge\n"));
+  for (const char* sample : {"kind=\"weights\"} 250\n", "kind=\"kv_pool\"} 1024\n",
+                             "kind=\"scratch\"} 64\n", "kind=\"rss\"} 4096\n"}) {
+    EXPECT_TRUE(
+        Contains(text, std::string("radixlm:memory_bytes{model_name=\"my\\\"model\",") + sample))
+        << sample;
+  }
   // Every non-comment line is "name{labels} value".
   size_t begin = 0;
   while (begin < text.size()) {
