@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "kernels/backend.h"
+#include "kernels/ops.h"
 #include "model/transformer_layer.h"
 
 namespace radixlm::model {
@@ -38,11 +39,15 @@ StatusOr<std::unique_ptr<Model>> Model::FromGguf(std::unique_ptr<gguf::GgufFile>
   m->options_.on_load_progress = nullptr;  // the load is over; options() outlives the caller's
   if (m->options_.max_context <= 0) m->options_.max_context = m->config_.context_length;
 
-  // One RoPE variant per distinct layer attention config.
+  // One RoPE variant per distinct layer attention config (none for layers without RoPE).
   const ModelConfig& c = m->config_;
   std::vector<LayerAttentionConfig> variants;
   for (int64_t i = 0; i < c.n_layers; ++i) {
     const LayerAttentionConfig la = c.LayerAttention(i);
+    if (!la.use_rope) {
+      m->layer_rope_variant_.push_back(-1);
+      continue;
+    }
     int found = -1;
     for (size_t v = 0; v < variants.size(); ++v) {
       const LayerAttentionConfig& o = variants[v];
@@ -114,10 +119,10 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
   const int64_t h = c.hidden_size;
   ThreadPool* pool = pool_.get();
 
-  // x = token_embd[tokens] (* sqrt(hidden) for gemma)   [n, hidden]
+  // x = token_embd[tokens] [* embedding_scale]   [n, hidden]
   const kernels::KernelBackend& k = *backend_;
   k.embed(weights_->token_embd, plan_.tokens.data(), n, s.x.data());
-  if (c.scale_embeddings) k.scale(s.x.data(), std::sqrt(static_cast<float>(h)), s.x.data(), n * h);
+  if (c.scale_embeddings) k.scale(s.x.data(), c.embedding_scale, s.x.data(), n * h);
   for (size_t v = 0; v < rope_variants_.size(); ++v) {
     rope_variants_[v].ComputeTables(plan_.positions.data(), n, s.rope_cos[v].data(),
                                     s.rope_sin[v].data());
@@ -133,14 +138,17 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
     ctx.backend = backend_;
     ctx.config = &c;
     ctx.weights = &weights_->layers[layer];
-    ctx.rope = &rope_variants_[variant];
-    ctx.rope_cos = s.rope_cos[variant].data();
-    ctx.rope_sin = s.rope_sin[variant].data();
+    if (variant >= 0) {
+      ctx.rope = &rope_variants_[variant];
+      ctx.rope_cos = s.rope_cos[variant].data();
+      ctx.rope_sin = s.rope_sin[variant].data();
+    }
     ctx.attention.n_heads = static_cast<int>(c.n_heads);
     ctx.attention.n_kv_heads = static_cast<int>(c.n_kv_heads);
     ctx.attention.head_dim = static_cast<int>(c.head_dim);
     ctx.attention.scale = c.attention_scale;
     ctx.attention.sliding_window = la.sliding_window;
+    ctx.attention.logit_softcap = c.attn_logit_softcap;
     ctx.attention.scale_query = c.scale_query;
     ctx.kv = cache.Layer(layer);
     const bool swa_rows = cache.IsSwaLayer(layer);
@@ -197,6 +205,18 @@ void Model::ComputeLogits(ForwardOutput* out, const PendingResidual& pending) {
   const kernels::MatMulOutput logits{&weights_->output, out->logits.data()};
   backend_->matmul(std::span<const kernels::MatMulOutput>(&logits, 1), s.xn.data(), rows,
                    pool_.get(), &input_fn);
+  if (c.output_scale == 1.0f && c.final_logit_softcap <= 0.0f) return;
+  // logits [* output_scale], then [cap * tanh(logits / cap)]: element-wise, split in blocks of
+  // the flat [rows, vocab] array (a decode step has one long row).
+  constexpr int64_t kBlock = 4096;
+  float* values = out->logits.data();
+  const int64_t total = rows * c.vocab_size;
+  ParallelRows(pool_.get(), (total + kBlock - 1) / kBlock, kBlock * 16, [&](int64_t b, int64_t e) {
+    const int64_t begin = b * kBlock;
+    const int64_t n = std::min(total, e * kBlock) - begin;
+    if (c.output_scale != 1.0f) backend_->scale(values + begin, c.output_scale, values + begin, n);
+    if (c.final_logit_softcap > 0.0f) kernels::SoftCap(values + begin, c.final_logit_softcap, n);
+  });
 }
 
 }  // namespace radixlm::model

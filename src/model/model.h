@@ -1,5 +1,5 @@
-// Model: a loaded decoder-only transformer (gemma3, llama, qwen2, qwen3) and its CPU forward
-// pass over ragged batches.
+// Model: a loaded decoder-only transformer of any registered family (model/families/) and its
+// CPU forward pass over ragged batches.
 //
 // Ownership: the Model owns the mapped GgufFile (weights are views into it), a persistent
 // ThreadPool and the activation scratch. The KV cache is a separate KvCache object (sized by
@@ -80,7 +80,7 @@ class Model {
   std::unique_ptr<ThreadPool> pool_;
   const kernels::KernelBackend* backend_ = nullptr;  // chosen at load; every kernel goes here
 
-  // RoPE variants (gemma3: local and global) and the variant of each layer.
+  // RoPE variants (gemma3: local and global) and the variant of each layer (-1: no RoPE).
   std::vector<RotaryEmbedding> rope_variants_;
   std::vector<int> layer_rope_variant_;  // [n_layers]
 

@@ -3,36 +3,12 @@
 #include <cmath>
 #include <sstream>
 
+#include "model/families/family.h"
+#include "model/tensor_names.h"
+
 namespace radixlm::model {
 
 namespace {
-
-StatusOr<Architecture> ParseArchitecture(const std::string& name) {
-  if (name == "gemma3") return Architecture::kGemma3;
-  if (name == "llama") return Architecture::kLlama;
-  if (name == "qwen2") return Architecture::kQwen2;
-  if (name == "qwen3") return Architecture::kQwen3;
-  return Unimplemented("unsupported model architecture '" + name +
-                       "' (general.architecture); supported: gemma3, llama, qwen2, qwen3");
-}
-
-// A required positive integer key "<arch>.<suffix>".
-StatusOr<int64_t> GetPositive(const gguf::GgufFile& file, const std::string& key) {
-  auto value = file.GetInt(key);
-  if (!value.ok()) {
-    return InvalidArgument("model metadata: " + value.status().message() + " (key '" + key + "')");
-  }
-  if (*value <= 0) {
-    return InvalidArgument("model metadata: '" + key + "' must be positive, got " +
-                           std::to_string(*value));
-  }
-  return *value;
-}
-
-StatusOr<int64_t> GetPositiveOr(const gguf::GgufFile& file, const std::string& key, int64_t def) {
-  if (!file.Has(key)) return def;
-  return GetPositive(file, key);
-}
 
 // Vocabulary size: rows of token_embd (the authority for the forward pass), else the
 // tokenizer's token list.
@@ -72,20 +48,6 @@ StatusOr<float> ReadRopeFreqScale(const gguf::GgufFile& file, const std::string&
 
 }  // namespace
 
-std::string_view ArchitectureName(Architecture arch) {
-  switch (arch) {
-    case Architecture::kGemma3:
-      return "gemma3";
-    case Architecture::kLlama:
-      return "llama";
-    case Architecture::kQwen2:
-      return "qwen2";
-    case Architecture::kQwen3:
-      return "qwen3";
-  }
-  return "unknown";
-}
-
 bool ModelConfig::IsSlidingLayer(int64_t layer) const {
   if (sliding_window <= 0) return false;
   if (sliding_window_pattern <= 0) return true;
@@ -94,10 +56,11 @@ bool ModelConfig::IsSlidingLayer(int64_t layer) const {
 
 LayerAttentionConfig ModelConfig::LayerAttention(int64_t layer) const {
   LayerAttentionConfig out;
+  out.use_rope = no_rope_layer_interval <= 0 || (layer + 1) % no_rope_layer_interval != 0;
   if (IsSlidingLayer(layer)) {
     out.sliding_window = static_cast<int>(sliding_window);
     out.rope_base = rope_base_local;
-    out.rope_freq_scale = 1.0f;  // gemma3: local layers are never scaled
+    out.rope_freq_scale = rope_freq_scale_local;
     out.use_rope_freq_factors = false;
   } else {
     out.sliding_window = 0;
@@ -113,26 +76,30 @@ StatusOr<ModelConfig> ModelConfig::FromGguf(const gguf::GgufFile& file) {
   if (!arch_name.ok()) {
     return InvalidArgument("model metadata: missing 'general.architecture'");
   }
+  const ModelFamily* family = FindModelFamily(*arch_name);
+  if (family == nullptr) {
+    return Unimplemented("unsupported model architecture '" + *arch_name +
+                         "' (general.architecture); supported: " + SupportedArchitectures());
+  }
   ModelConfig c;
-  RADIXLM_ASSIGN_OR_RETURN(c.arch, ParseArchitecture(*arch_name));
+  c.arch = std::string(family->name);
   const std::string& a = *arch_name;
+  const ArchMetadata m(file, a);
 
-  RADIXLM_ASSIGN_OR_RETURN(c.n_layers, GetPositive(file, a + ".block_count"));
-  RADIXLM_ASSIGN_OR_RETURN(c.hidden_size, GetPositive(file, a + ".embedding_length"));
-  RADIXLM_ASSIGN_OR_RETURN(c.ffn_size, GetPositive(file, a + ".feed_forward_length"));
-  RADIXLM_ASSIGN_OR_RETURN(c.n_heads, GetPositive(file, a + ".attention.head_count"));
-  RADIXLM_ASSIGN_OR_RETURN(c.n_kv_heads,
-                           GetPositiveOr(file, a + ".attention.head_count_kv", c.n_heads));
-  if (c.hidden_size % c.n_heads != 0 && !file.Has(a + ".attention.key_length")) {
+  RADIXLM_ASSIGN_OR_RETURN(c.n_layers, m.Positive("block_count"));
+  RADIXLM_ASSIGN_OR_RETURN(c.hidden_size, m.Positive("embedding_length"));
+  RADIXLM_ASSIGN_OR_RETURN(c.ffn_size, m.Positive("feed_forward_length"));
+  RADIXLM_ASSIGN_OR_RETURN(c.n_heads, m.Positive("attention.head_count"));
+  RADIXLM_ASSIGN_OR_RETURN(c.n_kv_heads, m.PositiveOr("attention.head_count_kv", c.n_heads));
+  if (c.hidden_size % c.n_heads != 0 && !m.Has("attention.key_length")) {
     return InvalidArgument(
         "model metadata: embedding_length is not a multiple of head_count "
         "and '" +
         a + ".attention.key_length' is absent");
   }
-  RADIXLM_ASSIGN_OR_RETURN(
-      c.head_dim, GetPositiveOr(file, a + ".attention.key_length", c.hidden_size / c.n_heads));
-  RADIXLM_ASSIGN_OR_RETURN(int64_t value_dim,
-                           GetPositiveOr(file, a + ".attention.value_length", c.head_dim));
+  RADIXLM_ASSIGN_OR_RETURN(c.head_dim,
+                           m.PositiveOr("attention.key_length", c.hidden_size / c.n_heads));
+  RADIXLM_ASSIGN_OR_RETURN(int64_t value_dim, m.PositiveOr("attention.value_length", c.head_dim));
   if (value_dim != c.head_dim) {
     return Unimplemented("model metadata: key_length (" + std::to_string(c.head_dim) +
                          ") != value_length (" + std::to_string(value_dim) + ")");
@@ -145,7 +112,7 @@ StatusOr<ModelConfig> ModelConfig::FromGguf(const gguf::GgufFile& file) {
                            ") is not a multiple of head_count_kv (" + std::to_string(c.n_kv_heads) +
                            ")");
   }
-  RADIXLM_ASSIGN_OR_RETURN(c.context_length, GetPositiveOr(file, a + ".context_length", 4096));
+  RADIXLM_ASSIGN_OR_RETURN(c.context_length, m.PositiveOr("context_length", 4096));
   RADIXLM_ASSIGN_OR_RETURN(double eps,
                            file.GetFloatOr(a + ".attention.layer_norm_rms_epsilon", 1e-6));
   if (!(eps > 0.0)) {
@@ -163,45 +130,20 @@ StatusOr<ModelConfig> ModelConfig::FromGguf(const gguf::GgufFile& file) {
   RADIXLM_ASSIGN_OR_RETURN(c.vocab_size, ReadVocabSize(file, c.hidden_size));
   c.attention_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
 
-  switch (c.arch) {
-    case Architecture::kGemma3: {
-      // Five sliding-window layers per global one; local layers use RoPE base 10k unscaled.
-      c.rope_layout = RopeLayout::kNeox;
-      c.sliding_window_pattern = 6;
-      c.rope_base_local = 10000.0f;
-      RADIXLM_ASSIGN_OR_RETURN(c.sliding_window,
-                               GetPositive(file, a + ".attention.sliding_window"));
-      c.qk_norm = true;
-      c.post_norms = true;
-      c.scale_embeddings = true;
-      c.scale_query = true;
-      c.ffn_activation = FfnActivation::kGeluTanh;
-      // query_pre_attn_scalar: head_dim, except the 27B model (62 layers): hidden / n_heads.
-      if (c.n_layers == 62) {
-        c.attention_scale = 1.0f / std::sqrt(static_cast<float>(c.hidden_size / c.n_heads));
-      }
-      break;
-    }
-    case Architecture::kLlama:
-      c.rope_layout = RopeLayout::kNormal;
-      c.has_rope_freq_factors = file.FindTensor("rope_freqs.weight") != nullptr;
-      break;
-    case Architecture::kQwen2:
-      c.rope_layout = RopeLayout::kNeox;
-      c.qkv_bias = true;
-      break;
-    case Architecture::kQwen3:
-      c.rope_layout = RopeLayout::kNeox;
-      c.qk_norm = true;
-      break;
+  RADIXLM_RETURN_IF_ERROR(family->configure(m, &c));
+
+  c.layer_tensors.resize(c.n_layers);
+  for (int64_t i = 0; i < c.n_layers; ++i) {
+    c.layer_tensors[i] = StandardLayerTensors(c);
+    if (family->layer_tensors != nullptr) family->layer_tensors(c, i, &c.layer_tensors[i]);
   }
   return c;
 }
 
 std::string ModelConfig::DebugString() const {
   std::ostringstream s;
-  s << ArchitectureName(arch) << ": layers=" << n_layers << " hidden=" << hidden_size
-    << " ffn=" << ffn_size << " heads=" << n_heads << "/" << n_kv_heads << " head_dim=" << head_dim
+  s << arch << ": layers=" << n_layers << " hidden=" << hidden_size << " ffn=" << ffn_size
+    << " heads=" << n_heads << "/" << n_kv_heads << " head_dim=" << head_dim
     << " vocab=" << vocab_size << " ctx=" << context_length << " rope_base=" << rope_base;
   if (sliding_window > 0) {
     s << " sliding_window=" << sliding_window << " (pattern " << sliding_window_pattern

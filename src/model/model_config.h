@@ -1,9 +1,11 @@
 // ModelConfig: the hyper-parameters of a decoder-only transformer, read from GGUF metadata.
 //
-// One struct covers every supported architecture (gemma3, llama, qwen2, qwen3); the
-// differences between them are flags (biases, Q/K norms, post-norms, activation, RoPE layout,
-// sliding-window pattern) so the forward pass is one code path with per-architecture branches
-// decided at load time, not per token.
+// One struct covers every supported model family; families differ in flags and constants (norm
+// placement, biases, Q/K norms, activation, RoPE layout and the layers that skip it, sliding-
+// window pattern, soft-caps, scales) that pick the shared blocks of the forward pass once at
+// load, so the forward pass never branches on an architecture's name. The generic keys are
+// read here; the family that general.architecture names (model/families/family.h) reads its
+// own keys and sets its features and its per-layer tensors on top.
 #pragma once
 
 #include <cstdint>
@@ -12,14 +14,10 @@
 #include <vector>
 
 #include "gguf/gguf_file.h"
+#include "model/layer_tensor.h"
 #include "util/status.h"
 
 namespace radixlm::model {
-
-enum class Architecture { kGemma3, kLlama, kQwen2, kQwen3 };
-
-// "gemma3", "llama", "qwen2", "qwen3".
-std::string_view ArchitectureName(Architecture arch);
 
 // How RoPE pairs the values of a head (llama.cpp's LLAMA_ROPE_TYPE_NORM / _NEOX):
 // kNormal rotates (x[2i], x[2i+1]); kNeox rotates (x[i], x[i + head_dim/2]).
@@ -28,16 +26,17 @@ enum class RopeLayout { kNormal, kNeox };
 enum class FfnActivation { kSilu, kGeluTanh };  // the gate of a gated FFN: act(gate) * up
 
 // What differs between the attention of one layer and another (gemma3 interleaves sliding
-// window layers with global ones, each with its own RoPE base).
+// window layers with global ones, each with its own RoPE base; smollm3 skips RoPE on some).
 struct LayerAttentionConfig {
   int sliding_window = 0;  // 0: attends to the whole prefix; else to the last N positions
+  bool use_rope = true;    // false: Q and K are not rotated (the rope fields are unused)
   float rope_base = 10000.0f;
   float rope_freq_scale = 1.0f;        // positions are multiplied by this (linear rope scaling)
   bool use_rope_freq_factors = false;  // divide per-pair frequencies by rope_freqs.weight
 };
 
 struct ModelConfig {
-  Architecture arch = Architecture::kLlama;
+  std::string arch;  // the family's name (model/families/): "gemma3", "llama", ...
 
   int64_t n_layers = 0;
   int64_t hidden_size = 0;  // embedding_length
@@ -51,34 +50,54 @@ struct ModelConfig {
 
   // RoPE.
   RopeLayout rope_layout = RopeLayout::kNormal;
-  float rope_base = 10000.0f;          // rope.freq_base (global layers for gemma3)
-  float rope_base_local = 10000.0f;    // sliding-window layers (gemma3)
+  float rope_base = 10000.0f;          // rope.freq_base (global layers where some slide)
+  float rope_base_local = 10000.0f;    // sliding-window layers
   float rope_freq_scale = 1.0f;        // 1 / rope.scaling.factor for "linear" scaling
+  float rope_freq_scale_local = 1.0f;  // sliding-window layers (gemma3: never scaled)
   bool has_rope_freq_factors = false;  // a rope_freqs.weight tensor (llama-3 scaling) exists
+  // > 0: layer i has no RoPE iff (i + 1) % no_rope_layer_interval == 0 (smollm3: every 4th).
+  int64_t no_rope_layer_interval = 0;
 
   // Sliding window: layer i is a sliding-window layer iff sliding_window > 0 and
   // (sliding_window_pattern == 0 || (i + 1) % sliding_window_pattern != 0).
   int64_t sliding_window = 0;
   int64_t sliding_window_pattern = 0;
 
-  // Architecture features.
-  bool qkv_bias = false;          // qwen2: attn_{q,k,v}.bias
-  bool qk_norm = false;           // gemma3, qwen3: per-head RMSNorm of Q and K before RoPE
-  bool post_norms = false;        // gemma3: post_attention_norm, post_ffw_norm
-  bool scale_embeddings = false;  // gemma3: embeddings * sqrt(hidden_size)
-  FfnActivation ffn_activation = FfnActivation::kSilu;
+  // Norms (all RMSNorm with rms_norm_eps).
+  bool pre_norms = true;         // attn_norm / ffn_norm on each block's input (olmo2: none)
+  bool post_norms = false;       // post_attention_norm / post_ffw_norm on each block's output
+  bool qk_norm = false;          // RMSNorm of Q and K before RoPE
+  bool qk_norm_per_head = true;  // over each head (gemma3, qwen3) or each whole row (olmo2)
+
+  // Attention.
+  bool qkv_bias = false;         // qwen2: attn_{q,k,v}.bias
   float attention_scale = 1.0f;  // multiplies q·k
   // Gemma's graph multiplies Q by attention_scale before Q·K (llama.cpp scales Qcur); the
   // others scale the scores. Same math, different rounding once Q is stored in half precision.
   bool scale_query = false;
+  float attn_logit_softcap = 0.0f;  // > 0: scores become cap * tanh(score / cap) (gemma2)
+
+  FfnActivation ffn_activation = FfnActivation::kSilu;
+
+  // Embeddings, residual stream, logits.
+  bool scale_embeddings = false;  // embeddings * embedding_scale (gemma: sqrt(hidden))
+  float embedding_scale = 1.0f;
+  float residual_scale = 1.0f;       // each block's output * this before the add (granite)
+  float output_scale = 1.0f;         // logits * this (granite: 1 / logit_scale)
+  float final_logit_softcap = 0.0f;  // > 0: logits become cap * tanh(logits / cap) (gemma2)
+
+  // The tensors of each layer ([n_layers]): the defaults follow the flags above
+  // (StandardLayerTensors in tensor_names.h); a family may change them.
+  std::vector<LayerTensorNeeds> layer_tensors;
 
   int64_t q_size() const { return n_heads * head_dim; }      // width of Q rows
   int64_t kv_size() const { return n_kv_heads * head_dim; }  // width of K and V rows
   bool IsSlidingLayer(int64_t layer) const;
   LayerAttentionConfig LayerAttention(int64_t layer) const;
 
-  // Reads and validates the config. Unknown architectures and missing or inconsistent keys
-  // give InvalidArgument/Unimplemented naming the key.
+  // Reads and validates the config. An architecture no family handles gives Unimplemented
+  // naming it and the supported ones; missing or inconsistent keys give InvalidArgument
+  // naming the key.
   static StatusOr<ModelConfig> FromGguf(const gguf::GgufFile& file);
 
   std::string DebugString() const;

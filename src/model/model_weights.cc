@@ -2,6 +2,7 @@
 
 #include <array>
 #include <chrono>
+#include <iterator>
 #include <string>
 
 #include "kernels/dot.h"
@@ -29,6 +30,32 @@ std::string ShapeString(const ExpectedShape& e) {
 std::array<kernels::WeightMatrix*, 7> LayerMatrices(LayerWeights& l) {
   return {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down};
 }
+
+// Where each per-layer tensor goes in LayerWeights: a matrix or a float vector.
+struct LayerSlot {
+  LayerTensor tensor;
+  kernels::WeightMatrix LayerWeights::*matrix;
+  const float* LayerWeights::*vector;
+};
+constexpr LayerSlot kLayerSlots[] = {
+    {LayerTensor::kAttnNorm, nullptr, &LayerWeights::attn_norm},
+    {LayerTensor::kAttnQ, &LayerWeights::wq, nullptr},
+    {LayerTensor::kAttnK, &LayerWeights::wk, nullptr},
+    {LayerTensor::kAttnV, &LayerWeights::wv, nullptr},
+    {LayerTensor::kAttnOutput, &LayerWeights::wo, nullptr},
+    {LayerTensor::kAttnQBias, nullptr, &LayerWeights::bq},
+    {LayerTensor::kAttnKBias, nullptr, &LayerWeights::bk},
+    {LayerTensor::kAttnVBias, nullptr, &LayerWeights::bv},
+    {LayerTensor::kAttnQNorm, nullptr, &LayerWeights::q_norm},
+    {LayerTensor::kAttnKNorm, nullptr, &LayerWeights::k_norm},
+    {LayerTensor::kPostAttnNorm, nullptr, &LayerWeights::post_attn_norm},
+    {LayerTensor::kFfnNorm, nullptr, &LayerWeights::ffn_norm},
+    {LayerTensor::kFfnGate, &LayerWeights::gate, nullptr},
+    {LayerTensor::kFfnUp, &LayerWeights::up, nullptr},
+    {LayerTensor::kFfnDown, &LayerWeights::down, nullptr},
+    {LayerTensor::kPostFfnNorm, nullptr, &LayerWeights::post_ffn_norm},
+};
+static_assert(std::size(kLayerSlots) == kNumLayerTensors, "every layer tensor has a slot");
 
 bool ShapeMatches(const gguf::TensorInfo& t, const ExpectedShape& e) {
   if (static_cast<int>(t.shape.size()) != e.n_dims) return false;
@@ -101,11 +128,6 @@ class WeightLoader {
     return view;
   }
 
-  StatusOr<const float*> OptionalVector(const std::string& name, int64_t n, bool required) {
-    if (!required) return static_cast<const float*>(nullptr);
-    return Vector(name, n);
-  }
-
  private:
   static std::string TypeName(gguf::GgmlType type) {
     auto traits = gguf::GetTypeTraits(type);
@@ -147,28 +169,21 @@ StatusOr<std::unique_ptr<ModelWeights>> ModelWeights::Load(const gguf::GgufFile&
   w->layers.resize(c.n_layers);
   for (int64_t i = 0; i < c.n_layers; ++i) {
     LayerWeights& l = w->layers[i];
-    auto name = [i](LayerTensor t) { return LayerTensorName(i, t); };
-    auto matrix = [&](LayerTensor t) { return loader.Matrix(name(t), LayerTensorShape(c, t)); };
-    auto vector = [&](LayerTensor t) {
-      return loader.OptionalVector(name(t), LayerTensorShape(c, t).dims[0],
-                                   LayerTensorRequired(c, t));
-    };
-    RADIXLM_ASSIGN_OR_RETURN(l.attn_norm, vector(LayerTensor::kAttnNorm));
-    RADIXLM_ASSIGN_OR_RETURN(l.wq, matrix(LayerTensor::kAttnQ));
-    RADIXLM_ASSIGN_OR_RETURN(l.wk, matrix(LayerTensor::kAttnK));
-    RADIXLM_ASSIGN_OR_RETURN(l.wv, matrix(LayerTensor::kAttnV));
-    RADIXLM_ASSIGN_OR_RETURN(l.wo, matrix(LayerTensor::kAttnOutput));
-    RADIXLM_ASSIGN_OR_RETURN(l.bq, vector(LayerTensor::kAttnQBias));
-    RADIXLM_ASSIGN_OR_RETURN(l.bk, vector(LayerTensor::kAttnKBias));
-    RADIXLM_ASSIGN_OR_RETURN(l.bv, vector(LayerTensor::kAttnVBias));
-    RADIXLM_ASSIGN_OR_RETURN(l.q_norm, vector(LayerTensor::kAttnQNorm));
-    RADIXLM_ASSIGN_OR_RETURN(l.k_norm, vector(LayerTensor::kAttnKNorm));
-    RADIXLM_ASSIGN_OR_RETURN(l.post_attn_norm, vector(LayerTensor::kPostAttnNorm));
-    RADIXLM_ASSIGN_OR_RETURN(l.ffn_norm, vector(LayerTensor::kFfnNorm));
-    RADIXLM_ASSIGN_OR_RETURN(l.gate, matrix(LayerTensor::kFfnGate));
-    RADIXLM_ASSIGN_OR_RETURN(l.up, matrix(LayerTensor::kFfnUp));
-    RADIXLM_ASSIGN_OR_RETURN(l.down, matrix(LayerTensor::kFfnDown));
-    RADIXLM_ASSIGN_OR_RETURN(l.post_ffn_norm, vector(LayerTensor::kPostFfnNorm));
+    const LayerTensorNeeds needs = static_cast<int64_t>(c.layer_tensors.size()) == c.n_layers
+                                       ? c.layer_tensors[i]
+                                       : StandardLayerTensors(c);
+    for (const LayerSlot& slot : kLayerSlots) {
+      const TensorNeed need = needs[slot.tensor];
+      if (need == TensorNeed::kAbsent) continue;
+      const std::string name = LayerTensorName(i, slot.tensor);
+      if (need == TensorNeed::kOptional && file.FindTensor(name) == nullptr) continue;
+      const ExpectedShape shape = LayerTensorShape(c, slot.tensor);
+      if (slot.matrix != nullptr) {
+        RADIXLM_ASSIGN_OR_RETURN(l.*slot.matrix, loader.Matrix(name, shape));
+      } else {
+        RADIXLM_ASSIGN_OR_RETURN(l.*slot.vector, loader.Vector(name, shape.dims[0]));
+      }
+    }
   }
   w->PrepareMatrices(file, backend, pool, on_progress);
   return w;
@@ -194,6 +209,7 @@ void ModelWeights::PrepareMatrices(const gguf::GgufFile& file,
     on_progress(progress);
   };
   auto prepare = [&](kernels::WeightMatrix& m) {
+    if (m.data == nullptr) return;  // a tensor this layer does not have
     if (auto packed = backend.prepare_weights(&m, pool)) {
       resident_bytes_ += static_cast<int64_t>(packed->group_bytes) * packed->groups;
       prepared_.push_back(std::move(packed));

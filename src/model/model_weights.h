@@ -24,8 +24,10 @@
 
 namespace radixlm::model {
 
+// One layer's tensors; those the layer does not have (ModelConfig::layer_tensors) are null
+// (vectors) or empty (matrices: data null).
 struct LayerWeights {
-  const float* attn_norm = nullptr;       // [hidden]
+  const float* attn_norm = nullptr;       // [hidden] or null
   kernels::WeightMatrix wq;               // rows n_heads*head_dim, cols hidden
   kernels::WeightMatrix wk;               // rows n_kv_heads*head_dim, cols hidden
   kernels::WeightMatrix wv;               // rows n_kv_heads*head_dim, cols hidden
@@ -33,10 +35,10 @@ struct LayerWeights {
   const float* bq = nullptr;              // [n_heads*head_dim] or null
   const float* bk = nullptr;              // [n_kv_heads*head_dim] or null
   const float* bv = nullptr;              // [n_kv_heads*head_dim] or null
-  const float* q_norm = nullptr;          // [head_dim] or null
-  const float* k_norm = nullptr;          // [head_dim] or null
+  const float* q_norm = nullptr;          // [head_dim] (per head), [n_heads*head_dim] or null
+  const float* k_norm = nullptr;          // [head_dim] (per head), [n_kv_heads*head_dim] or null
   const float* post_attn_norm = nullptr;  // [hidden] or null
-  const float* ffn_norm = nullptr;        // [hidden]
+  const float* ffn_norm = nullptr;        // [hidden] or null
   kernels::WeightMatrix gate;             // rows ffn, cols hidden
   kernels::WeightMatrix up;               // rows ffn, cols hidden
   kernels::WeightMatrix down;             // rows hidden, cols ffn
@@ -51,8 +53,8 @@ struct ModelWeights {
   const float* rope_freqs = nullptr;   // [head_dim/2] or null (llama-3 frequency factors)
   std::vector<LayerWeights> layers;    // [n_layers]
 
-  // Finds and checks every tensor `config` needs (presence, shape, type supported by the
-  // kernels). Errors name the tensor: "missing tensor 'blk.3.attn_q.weight'".
+  // Finds and checks every tensor `config` needs (config.layer_tensors; presence, shape, type
+  // supported by the kernels). Errors name the tensor: "missing tensor 'blk.3.attn_q.weight'".
   // Each matrix goes through backend.prepare_weights once (pool: threads for that; may be
   // null); on_progress (may be null) hears after each one (unthrottled: see
   // LoadProgressThrottle) and once more with done set.

@@ -48,23 +48,20 @@ std::string LayerTensorName(int64_t layer, LayerTensor t) {
   return name;
 }
 
-bool LayerTensorRequired(const ModelConfig& config, LayerTensor t) {
-  switch (t) {
-    case LayerTensor::kAttnQBias:
-    case LayerTensor::kAttnKBias:
-    case LayerTensor::kAttnVBias:
-      return config.qkv_bias;
-    case LayerTensor::kAttnQNorm:
-    case LayerTensor::kAttnKNorm:
-      return config.qk_norm;
-    case LayerTensor::kPostAttnNorm:
-    case LayerTensor::kPostFfnNorm:
-      return config.post_norms;
-    case LayerTensor::kCount:
-      return false;
-    default:
-      return true;
+LayerTensorNeeds StandardLayerTensors(const ModelConfig& c) {
+  auto need = [](bool required) { return required ? TensorNeed::kRequired : TensorNeed::kAbsent; };
+  LayerTensorNeeds n;
+  for (LayerTensor t :
+       {LayerTensor::kAttnQ, LayerTensor::kAttnK, LayerTensor::kAttnV, LayerTensor::kAttnOutput,
+        LayerTensor::kFfnGate, LayerTensor::kFfnUp, LayerTensor::kFfnDown}) {
+    n[t] = TensorNeed::kRequired;
   }
+  n[LayerTensor::kAttnNorm] = n[LayerTensor::kFfnNorm] = need(c.pre_norms);
+  n[LayerTensor::kAttnQBias] = n[LayerTensor::kAttnKBias] = n[LayerTensor::kAttnVBias] =
+      need(c.qkv_bias);
+  n[LayerTensor::kAttnQNorm] = n[LayerTensor::kAttnKNorm] = need(c.qk_norm);
+  n[LayerTensor::kPostAttnNorm] = n[LayerTensor::kPostFfnNorm] = need(c.post_norms);
+  return n;
 }
 
 ExpectedShape LayerTensorShape(const ModelConfig& c, LayerTensor t) {
@@ -100,8 +97,9 @@ ExpectedShape LayerTensorShape(const ModelConfig& c, LayerTensor t) {
     case LayerTensor::kAttnVBias:
       return vec(c.kv_size());
     case LayerTensor::kAttnQNorm:
+      return vec(c.qk_norm_per_head ? c.head_dim : c.q_size());
     case LayerTensor::kAttnKNorm:
-      return vec(c.head_dim);
+      return vec(c.qk_norm_per_head ? c.head_dim : c.kv_size());
     case LayerTensor::kFfnGate:
     case LayerTensor::kFfnUp:
       return mat(c.hidden_size, c.ffn_size);

@@ -1,13 +1,16 @@
-// GGUF tensor names of the supported architectures (llama.cpp's naming: "blk.N.attn_q.weight").
+// GGUF tensor names and shapes shared by every model family (llama.cpp's naming:
+// "blk.N.attn_q.weight").
 //
-// Every architecture uses the same names; which per-layer tensors it needs differs, and that
-// table lives here (LayerTensorRequired) so the loader and the tests agree on it.
+// Every family uses the same names; which per-layer tensors a layer has is the family's choice
+// (ModelConfig::layer_tensors), starting from StandardLayerTensors, the set the config's flags
+// imply, so the loader, the forward pass and the tests agree on it.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "model/layer_tensor.h"
 #include "model/model_config.h"
 
 namespace radixlm::model {
@@ -17,34 +20,14 @@ inline constexpr std::string_view kOutputNormName = "output_norm.weight";  // [h
 inline constexpr std::string_view kOutputName = "output.weight";  // [hidden, vocab]; optional
 inline constexpr std::string_view kRopeFreqsName = "rope_freqs.weight";  // [head_dim/2]; llama
 
-// Per-layer tensors. Shapes in ggml order ([cols, rows]).
-enum class LayerTensor {
-  kAttnNorm,      // attn_norm.weight            [hidden]
-  kAttnQ,         // attn_q.weight               [hidden, n_heads * head_dim]
-  kAttnK,         // attn_k.weight               [hidden, n_kv_heads * head_dim]
-  kAttnV,         // attn_v.weight               [hidden, n_kv_heads * head_dim]
-  kAttnOutput,    // attn_output.weight          [n_heads * head_dim, hidden]
-  kAttnQBias,     // attn_q.bias                 [n_heads * head_dim]     qwen2
-  kAttnKBias,     // attn_k.bias                 [n_kv_heads * head_dim]  qwen2
-  kAttnVBias,     // attn_v.bias                 [n_kv_heads * head_dim]  qwen2
-  kAttnQNorm,     // attn_q_norm.weight          [head_dim]               gemma3, qwen3
-  kAttnKNorm,     // attn_k_norm.weight          [head_dim]               gemma3, qwen3
-  kPostAttnNorm,  // post_attention_norm.weight  [hidden]                 gemma3
-  kFfnNorm,       // ffn_norm.weight             [hidden]
-  kFfnGate,       // ffn_gate.weight             [hidden, ffn]
-  kFfnUp,         // ffn_up.weight               [hidden, ffn]
-  kFfnDown,       // ffn_down.weight             [ffn, hidden]
-  kPostFfnNorm,   // post_ffw_norm.weight        [hidden]                 gemma3
-  kCount,
-};
-inline constexpr int kNumLayerTensors = static_cast<int>(LayerTensor::kCount);
-
 // "attn_q.weight", ...
 std::string_view LayerTensorSuffix(LayerTensor t);
 // "blk.<layer>.<suffix>"
 std::string LayerTensorName(int64_t layer, LayerTensor t);
-// Whether the architecture described by `config` needs this tensor in every layer.
-bool LayerTensorRequired(const ModelConfig& config, LayerTensor t);
+// The tensors a layer needs under `config`'s flags: the projections and the FFN always; the
+// input norms with pre_norms, the Q/K/V biases with qkv_bias, the Q/K norms with qk_norm, the
+// post-norms with post_norms.
+LayerTensorNeeds StandardLayerTensors(const ModelConfig& config);
 
 // Shape (ggml order) the tensor must have under `config`: {cols, rows} for matrices, {n} for
 // vectors.

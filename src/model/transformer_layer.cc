@@ -1,5 +1,6 @@
 #include "model/transformer_layer.h"
 
+#include <cstring>
 #include <functional>
 #include <span>
 
@@ -15,8 +16,8 @@ void AddBias(const kernels::KernelBackend& k, float* x, const float* bias, int64
   for (int64_t r = begin; r < end; ++r) k.add(x + r * n, bias, x + r * n, n);
 }
 
-// x[r] += post_norm(proj[r]) (or proj[r] when post_norm is null) for rows [begin, end).
-// proj is normalized in place.
+// x[r] += [post_norm](proj[r]) [* residual_scale] for rows [begin, end). proj is changed in
+// place.
 void AddResidual(const kernels::KernelBackend& k, const ModelConfig& c, const float* post_norm,
                  float* x, float* proj, int64_t begin, int64_t end) {
   const int64_t h = c.hidden_size;
@@ -24,7 +25,31 @@ void AddResidual(const kernels::KernelBackend& k, const ModelConfig& c, const fl
     float* p = proj + r * h;
     float* xr = x + r * h;
     if (post_norm != nullptr) k.rms_norm(p, post_norm, 1, h, c.rms_norm_eps, p);
+    if (c.residual_scale != 1.0f) k.scale(p, c.residual_scale, p, h);
     k.add(xr, p, xr, h);
+  }
+}
+
+// xn = norm(x) for rows [begin, end), or a copy of x where the block has no input norm.
+void InputNorm(const kernels::KernelBackend& k, const ModelConfig& c, const float* norm,
+               ForwardScratch& s, int64_t begin, int64_t end) {
+  const int64_t h = c.hidden_size;
+  if (norm != nullptr) {
+    k.rms_norm(s.x.data() + begin * h, norm, end - begin, h, c.rms_norm_eps,
+               s.xn.data() + begin * h);
+  } else {
+    std::memcpy(s.xn.data() + begin * h, s.x.data() + begin * h, (end - begin) * h * sizeof(float));
+  }
+}
+
+// RMSNorm of each head (per_head) or of each whole row of x: [rows, n_heads * head_dim].
+void QkNorm(const kernels::KernelBackend& k, const ModelConfig& c, const float* norm, float* x,
+            int64_t rows, int64_t n_heads) {
+  const int64_t width = n_heads * c.head_dim;
+  if (c.qk_norm_per_head) {
+    k.rms_norm(x, norm, rows * n_heads, c.head_dim, c.rms_norm_eps, x);
+  } else {
+    k.rms_norm(x, norm, rows, width, c.rms_norm_eps, x);
   }
 }
 
@@ -46,10 +71,10 @@ void RunAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, ForwardSc
   const int64_t qs = c.q_size();
   const int64_t kvs = c.kv_size();
 
-  // [x += pending residual]; xn = attn_norm(x): row by row, in the region that quantizes xn.
+  // [x += pending residual]; xn = [attn_norm](x): row by row, in the region that quantizes xn.
   auto input = [&](int64_t b, int64_t e) {
     ApplyPendingResidual(k, c, pending, s, b, e);
-    k.rms_norm(s.x.data() + b * h, w.attn_norm, e - b, h, c.rms_norm_eps, s.xn.data() + b * h);
+    InputNorm(k, c, w.attn_norm, s, b, e);
   };
   const kernels::RowPrologue input_fn = std::ref(input);
 
@@ -58,22 +83,18 @@ void RunAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, ForwardSc
       {&w.wq, s.q.data()}, {&w.wk, s.k.data()}, {&w.wv, s.v.data()}};
   k.matmul(std::span<const kernels::MatMulOutput>(qkv, 3), s.xn.data(), n, ctx.pool, &input_fn);
 
-  // Biases, per-head Q/K RMSNorm, RoPE.
+  // Biases, Q/K RMSNorm, RoPE.
   ParallelRows(ctx.pool, n, qs + 2 * kvs, [&](int64_t b, int64_t e) {
-    if (w.bq != nullptr) {
-      AddBias(k, s.q.data(), w.bq, b, e, qs);
-      AddBias(k, s.k.data(), w.bk, b, e, kvs);
-      AddBias(k, s.v.data(), w.bv, b, e, kvs);
+    if (w.bq != nullptr) AddBias(k, s.q.data(), w.bq, b, e, qs);
+    if (w.bk != nullptr) AddBias(k, s.k.data(), w.bk, b, e, kvs);
+    if (w.bv != nullptr) AddBias(k, s.v.data(), w.bv, b, e, kvs);
+    if (w.q_norm != nullptr) QkNorm(k, c, w.q_norm, s.q.data() + b * qs, e - b, c.n_heads);
+    if (w.k_norm != nullptr) QkNorm(k, c, w.k_norm, s.k.data() + b * kvs, e - b, c.n_kv_heads);
+    if (ctx.rope != nullptr) {
+      const bool neox = ctx.rope->neox();
+      k.rope(s.q.data(), b, e, c.n_heads, c.head_dim, neox, ctx.rope_cos, ctx.rope_sin);
+      k.rope(s.k.data(), b, e, c.n_kv_heads, c.head_dim, neox, ctx.rope_cos, ctx.rope_sin);
     }
-    if (w.q_norm != nullptr) {
-      k.rms_norm(s.q.data() + b * qs, w.q_norm, (e - b) * c.n_heads, c.head_dim, c.rms_norm_eps,
-                 s.q.data() + b * qs);
-      k.rms_norm(s.k.data() + b * kvs, w.k_norm, (e - b) * c.n_kv_heads, c.head_dim, c.rms_norm_eps,
-                 s.k.data() + b * kvs);
-    }
-    const bool neox = ctx.rope->neox();
-    k.rope(s.q.data(), b, e, c.n_heads, c.head_dim, neox, ctx.rope_cos, ctx.rope_sin);
-    k.rope(s.k.data(), b, e, c.n_kv_heads, c.head_dim, neox, ctx.rope_cos, ctx.rope_sin);
   });
 
   // This step's K/V go into the cache before attention reads them back with the prefix.
@@ -98,15 +119,14 @@ void RunFfnBlock(const LayerContext& ctx, int64_t n, ForwardScratch& s,
   const int64_t h = c.hidden_size;
   const int64_t f = c.ffn_size;
 
-  // [x += pending residual]; xn = ffn_norm(x)
+  // [x += pending residual]; xn = [ffn_norm](x)
   auto input = [&](int64_t b, int64_t e) {
     ApplyPendingResidual(k, c, pending, s, b, e);
-    k.rms_norm(s.x.data() + b * h, w.ffn_norm, e - b, h, c.rms_norm_eps, s.xn.data() + b * h);
+    InputNorm(k, c, w.ffn_norm, s, b, e);
   };
   const kernels::RowPrologue input_fn = std::ref(input);
   const kernels::MatMulOutput gate_up[2] = {{&w.gate, s.gate.data()}, {&w.up, s.up.data()}};
-  k.matmul(std::span<const kernels::MatMulOutput>(gate_up, 2), s.xn.data(), n, ctx.pool,
-           &input_fn);
+  k.matmul(std::span<const kernels::MatMulOutput>(gate_up, 2), s.xn.data(), n, ctx.pool, &input_fn);
   // gate = act(gate) * up, in the region that quantizes it for the down projection.
   auto activation = [&](int64_t b, int64_t e) {
     float* g = s.gate.data() + b * f;

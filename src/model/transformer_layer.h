@@ -22,8 +22,8 @@ struct LayerContext {
   const kernels::KernelBackend* backend = nullptr;  // every kernel the layer runs
   const ModelConfig* config = nullptr;
   const LayerWeights* weights = nullptr;
-  const RotaryEmbedding* rope = nullptr;
-  const float* rope_cos = nullptr;  // [n_tokens, head_dim/2]
+  const RotaryEmbedding* rope = nullptr;  // null: the layer has no RoPE
+  const float* rope_cos = nullptr;        // [n_tokens, head_dim/2]
   const float* rope_sin = nullptr;
   kernels::AttentionParams attention;
   kernels::KvLayerView kv;
@@ -44,7 +44,8 @@ void ApplyPendingResidual(const kernels::KernelBackend& k, const ModelConfig& c,
                           const PendingResidual& pending, ForwardScratch& scratch, int64_t begin,
                           int64_t end);
 
-// x += [post_attn_norm](Attention(RoPE(QKNorm(QKV(attn_norm(x)))))) for all plan.n_tokens rows;
+// x += [post_attn_norm](Attention([RoPE]([QKNorm](QKV([attn_norm](x)))))) [* residual_scale] for
+// all plan.n_tokens rows (the brackets: where the layer has that tensor, or config says so);
 // writes this step's K/V into ctx.kv at ctx.new_slots first, then runs ctx.attn_seqs (which
 // point into scratch.q / scratch.attn). `pending` (the previous layer's FFN residual) is applied
 // first; with defer_residual the block leaves its own residual in scratch.proj for the caller
@@ -52,8 +53,8 @@ void ApplyPendingResidual(const kernels::KernelBackend& k, const ModelConfig& c,
 void RunAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, ForwardScratch& scratch,
                        const PendingResidual& pending = {}, bool defer_residual = false);
 
-// x += [post_ffn_norm](down(act(gate(ffn_norm(x))) * up(ffn_norm(x)))) for the first n_rows
-// rows of x; `pending` and defer_residual as above.
+// x += [post_ffn_norm](down(act(gate(xn)) * up(xn))) [* residual_scale], xn = [ffn_norm](x),
+// for the first n_rows rows of x; `pending` and defer_residual as above.
 void RunFfnBlock(const LayerContext& ctx, int64_t n_rows, ForwardScratch& scratch,
                  const PendingResidual& pending = {}, bool defer_residual = false);
 

@@ -27,7 +27,7 @@ TEST(ModelConfigTest, Gemma3SlidingPatternAndRope) {
   auto file = ParseTinyModel(bytes);
   auto c = ModelConfig::FromGguf(*file);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->arch, Architecture::kGemma3);
+  EXPECT_EQ(c->arch, "gemma3");
   EXPECT_EQ(c->n_layers, 18);
   EXPECT_EQ(c->rope_layout, RopeLayout::kNeox);
   EXPECT_TRUE(c->qk_norm);

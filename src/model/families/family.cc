@@ -1,0 +1,89 @@
+#include "model/families/family.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace radixlm::model {
+
+// The registry: one line per family (each defined in its own file in this folder).
+const ModelFamily& Gemma3Family();
+const ModelFamily& LlamaFamily();
+const ModelFamily& Qwen2Family();
+const ModelFamily& Qwen3Family();
+
+namespace {
+
+std::span<const ModelFamily* const> Families() {
+  static const ModelFamily* const families[] = {
+      &Gemma3Family(),
+      &LlamaFamily(),
+      &Qwen2Family(),
+      &Qwen3Family(),
+  };
+  return families;
+}
+
+}  // namespace
+
+std::string ArchMetadata::Key(std::string_view suffix) const {
+  std::string key = arch_;
+  key += '.';
+  key += suffix;
+  return key;
+}
+
+StatusOr<int64_t> ArchMetadata::Positive(std::string_view suffix) const {
+  const std::string key = Key(suffix);
+  auto value = file_.GetInt(key);
+  if (!value.ok()) {
+    return InvalidArgument("model metadata: " + value.status().message() + " (key '" + key + "')");
+  }
+  if (*value <= 0) {
+    return InvalidArgument("model metadata: '" + key + "' must be positive, got " +
+                           std::to_string(*value));
+  }
+  return *value;
+}
+
+StatusOr<int64_t> ArchMetadata::PositiveOr(std::string_view suffix, int64_t def) const {
+  if (!Has(suffix)) return def;
+  return Positive(suffix);
+}
+
+StatusOr<float> ArchMetadata::PositiveFloatOr(std::string_view suffix, float def) const {
+  const std::string key = Key(suffix);
+  if (!file_.Has(key)) return def;
+  auto value = file_.GetFloat(key);
+  if (!value.ok()) {
+    return InvalidArgument("model metadata: " + value.status().message() + " (key '" + key + "')");
+  }
+  if (!(*value > 0.0)) {
+    return InvalidArgument("model metadata: '" + key + "' must be positive");
+  }
+  return static_cast<float>(*value);
+}
+
+const ModelFamily* FindModelFamily(std::string_view architecture) {
+  for (const ModelFamily* family : Families()) {
+    for (std::string_view name : family->architectures) {
+      if (name == architecture) return family;
+    }
+  }
+  return nullptr;
+}
+
+std::string SupportedArchitectures() {
+  std::vector<std::string_view> names;
+  for (const ModelFamily* family : Families()) {
+    names.insert(names.end(), family->architectures.begin(), family->architectures.end());
+  }
+  std::sort(names.begin(), names.end());
+  std::string out;
+  for (std::string_view name : names) {
+    if (!out.empty()) out += ", ";
+    out += name;
+  }
+  return out;
+}
+
+}  // namespace radixlm::model

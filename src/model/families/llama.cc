@@ -1,0 +1,31 @@
+// llama (Llama 2/3, SmolLM2, Mistral 7B and the many files written as "llama"; llama.cpp's
+// src/models/llama.cpp): the plain pre-norm block with normal (interleaved-pair) RoPE, SwiGLU,
+// and llama-3's per-pair frequency factors when the file has rope_freqs.weight.
+#include "model/families/family.h"
+#include "model/tensor_names.h"
+
+namespace radixlm::model {
+
+// A namespace of its own: the families share one unity-build translation unit.
+namespace llama_family {
+namespace {
+
+Status Configure(const ArchMetadata& metadata, ModelConfig* c) {
+  c->rope_layout = RopeLayout::kNormal;
+  c->has_rope_freq_factors = metadata.file().FindTensor(kRopeFreqsName) != nullptr;
+  return Status::Ok();
+}
+
+constexpr std::string_view kArchitectures[] = {"llama"};
+
+}  // namespace
+}  // namespace llama_family
+
+const ModelFamily& LlamaFamily() {
+  static const ModelFamily family{.name = "llama",
+                                  .architectures = llama_family::kArchitectures,
+                                  .configure = &llama_family::Configure};
+  return family;
+}
+
+}  // namespace radixlm::model

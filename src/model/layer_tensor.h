@@ -1,0 +1,48 @@
+// The per-layer tensors a decoder layer can have, and whether a layer needs each one.
+//
+// A model family decides which tensors each of its layers has (ModelConfig::layer_tensors);
+// the names and shapes are shared by every family (tensor_names.h), as llama.cpp's are.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace radixlm::model {
+
+// Shapes in ggml order ([cols, rows]); LayerTensorShape (tensor_names.h) gives them per config.
+enum class LayerTensor {
+  kAttnNorm,      // attn_norm.weight            [hidden]
+  kAttnQ,         // attn_q.weight               [hidden, n_heads * head_dim]
+  kAttnK,         // attn_k.weight               [hidden, n_kv_heads * head_dim]
+  kAttnV,         // attn_v.weight               [hidden, n_kv_heads * head_dim]
+  kAttnOutput,    // attn_output.weight          [n_heads * head_dim, hidden]
+  kAttnQBias,     // attn_q.bias                 [n_heads * head_dim]
+  kAttnKBias,     // attn_k.bias                 [n_kv_heads * head_dim]
+  kAttnVBias,     // attn_v.bias                 [n_kv_heads * head_dim]
+  kAttnQNorm,     // attn_q_norm.weight          [head_dim], or [n_heads * head_dim] (whole row)
+  kAttnKNorm,     // attn_k_norm.weight          [head_dim], or [n_kv_heads * head_dim]
+  kPostAttnNorm,  // post_attention_norm.weight  [hidden]
+  kFfnNorm,       // ffn_norm.weight             [hidden]
+  kFfnGate,       // ffn_gate.weight             [hidden, ffn]
+  kFfnUp,         // ffn_up.weight               [hidden, ffn]
+  kFfnDown,       // ffn_down.weight             [ffn, hidden]
+  kPostFfnNorm,   // post_ffw_norm.weight        [hidden]
+  kCount,
+};
+inline constexpr int kNumLayerTensors = static_cast<int>(LayerTensor::kCount);
+
+enum class TensorNeed : uint8_t {
+  kAbsent,    // not read even if the file has it
+  kRequired,  // a file without it fails to load, naming it
+  kOptional,  // read when the file has it (e.g. a bias some checkpoints of a family carry)
+};
+
+// One layer's needs, indexed by LayerTensor.
+struct LayerTensorNeeds {
+  std::array<TensorNeed, kNumLayerTensors> need{};  // all kAbsent
+
+  TensorNeed& operator[](LayerTensor t) { return need[static_cast<int>(t)]; }
+  TensorNeed operator[](LayerTensor t) const { return need[static_cast<int>(t)]; }
+};
+
+}  // namespace radixlm::model
