@@ -7,7 +7,9 @@
 
 namespace radixlm::gguf {
 
-// Numeric values are the on-disk ids (ggml.h). Only ids listed here are accepted by the reader.
+// Numeric values are the on-disk ids (ggml.h). Only ids listed here are accepted by the reader;
+// any other id (the removed 4, 5, 31-33 and 36-38, the ternary and FP4 types 34, 35, 39-42, or
+// garbage) fails the parse with "unknown ggml type <id>".
 enum class GgmlType : uint32_t {
   kF32 = 0,
   kF16 = 1,
@@ -23,11 +25,20 @@ enum class GgmlType : uint32_t {
   kQ5_K = 13,
   kQ6_K = 14,
   kQ8_K = 15,
+  kIQ2_XXS = 16,
+  kIQ2_XS = 17,
+  kIQ3_XXS = 18,
+  kIQ1_S = 19,
+  kIQ4_NL = 20,
+  kIQ3_S = 21,
+  kIQ2_S = 22,
+  kIQ4_XS = 23,
   kI8 = 24,
   kI16 = 25,
   kI32 = 26,
   kI64 = 27,
   kF64 = 28,
+  kIQ1_M = 29,
   kBF16 = 30,
 };
 
@@ -45,10 +56,12 @@ inline std::optional<GgmlTypeTraits> GetTypeTraits(GgmlType t) {
 
 // Every type the reader accepts, in id order.
 inline constexpr GgmlType kAllGgmlTypes[] = {
-    GgmlType::kF32,  GgmlType::kF16,  GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0,
-    GgmlType::kQ5_1, GgmlType::kQ8_0, GgmlType::kQ8_1, GgmlType::kQ2_K, GgmlType::kQ3_K,
-    GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_K, GgmlType::kI8,
-    GgmlType::kI16,  GgmlType::kI32,  GgmlType::kI64,  GgmlType::kF64,  GgmlType::kBF16,
+    GgmlType::kF32,    GgmlType::kF16,     GgmlType::kQ4_0,  GgmlType::kQ4_1,   GgmlType::kQ5_0,
+    GgmlType::kQ5_1,   GgmlType::kQ8_0,    GgmlType::kQ8_1,  GgmlType::kQ2_K,   GgmlType::kQ3_K,
+    GgmlType::kQ4_K,   GgmlType::kQ5_K,    GgmlType::kQ6_K,  GgmlType::kQ8_K,   GgmlType::kIQ2_XXS,
+    GgmlType::kIQ2_XS, GgmlType::kIQ3_XXS, GgmlType::kIQ1_S, GgmlType::kIQ4_NL, GgmlType::kIQ3_S,
+    GgmlType::kIQ2_S,  GgmlType::kIQ4_XS,  GgmlType::kI8,    GgmlType::kI16,    GgmlType::kI32,
+    GgmlType::kI64,    GgmlType::kF64,     GgmlType::kIQ1_M, GgmlType::kBF16,
 };
 
 // "Q4_K"; "?" for an id outside the enum.

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kernels/cpu/isa.h"
+#include "kernels/cpu/lowbit_impl.h"
 #include "kernels/fp16.h"
 #include "kernels/quant.h"
 
@@ -61,6 +62,28 @@ VecDotFn ScalarFn(GgmlType t) {
       return s::DotQ5K;
     case GgmlType::kQ6_K:
       return s::DotQ6K;
+    case GgmlType::kQ2_K:
+      return s::DotQ2K;
+    case GgmlType::kQ3_K:
+      return s::DotQ3K;
+    case GgmlType::kIQ4_NL:
+      return s::DotIQ4NL;
+    case GgmlType::kIQ4_XS:
+      return s::DotIQ4XS;
+    case GgmlType::kIQ2_XXS:
+      return s::DotIQ2XXS;
+    case GgmlType::kIQ2_XS:
+      return s::DotIQ2XS;
+    case GgmlType::kIQ2_S:
+      return s::DotIQ2S;
+    case GgmlType::kIQ3_XXS:
+      return s::DotIQ3XXS;
+    case GgmlType::kIQ3_S:
+      return s::DotIQ3S;
+    case GgmlType::kIQ1_S:
+      return s::DotIQ1S;
+    case GgmlType::kIQ1_M:
+      return s::DotIQ1M;
     default:
       return nullptr;
   }
@@ -92,6 +115,28 @@ VecDotFn Avx2Fn(GgmlType t) {
       return a::DotQ5K;
     case GgmlType::kQ6_K:
       return a::DotQ6K;
+    case GgmlType::kQ2_K:
+      return a::DotQ2K;
+    case GgmlType::kQ3_K:
+      return a::DotQ3K;
+    case GgmlType::kIQ4_NL:
+      return a::DotIQ4NL;
+    case GgmlType::kIQ4_XS:
+      return a::DotIQ4XS;
+    case GgmlType::kIQ2_XXS:
+      return a::DotIQ2XXS;
+    case GgmlType::kIQ2_XS:
+      return a::DotIQ2XS;
+    case GgmlType::kIQ2_S:
+      return a::DotIQ2S;
+    case GgmlType::kIQ3_XXS:
+      return a::DotIQ3XXS;
+    case GgmlType::kIQ3_S:
+      return a::DotIQ3S;
+    case GgmlType::kIQ1_S:
+      return a::DotIQ1S;
+    case GgmlType::kIQ1_M:
+      return a::DotIQ1M;
     default:
       return nullptr;
   }
@@ -166,10 +211,21 @@ GgmlType ActivationType(GgmlType weight_type) {
     case GgmlType::kQ5_0:
     case GgmlType::kQ5_1:
     case GgmlType::kQ8_0:
+    case GgmlType::kIQ4_NL:
       return GgmlType::kQ8_0;
+    case GgmlType::kQ2_K:
+    case GgmlType::kQ3_K:
     case GgmlType::kQ4_K:
     case GgmlType::kQ5_K:
     case GgmlType::kQ6_K:
+    case GgmlType::kIQ4_XS:
+    case GgmlType::kIQ2_XXS:
+    case GgmlType::kIQ2_XS:
+    case GgmlType::kIQ2_S:
+    case GgmlType::kIQ3_XXS:
+    case GgmlType::kIQ3_S:
+    case GgmlType::kIQ1_S:
+    case GgmlType::kIQ1_M:
       return GgmlType::kQ8_K;
     default:
       assert(false && "ActivationType: unsupported weight type");

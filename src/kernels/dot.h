@@ -2,9 +2,11 @@
 //
 // Each weight type pairs with exactly one activation format (like ggml's vec_dot_type):
 //   weight F32, F16, BF16                 <-> activation F32 (plain float row)
-//   weight Q4_0, Q4_1, Q5_0, Q5_1, Q8_0   <-> activation Q8_0 (QuantizeRowQ8_0)
+//   weight Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,  <-> activation Q8_0 (QuantizeRowQ8_0)
+//          IQ4_NL
 //     (ggml pairs Q4_1/Q5_1 with Q8_1; here the kernel sums the Q8_0 activations itself)
-//   weight Q4_K, Q5_K, Q6_K               <-> activation Q8_K (QuantizeRowQ8K)
+//   weight Q2_K, Q3_K, Q4_K, Q5_K, Q6_K,  <-> activation Q8_K (QuantizeRowQ8K)
+//          IQ4_XS, IQ3_S, IQ3_XXS, IQ2_S, IQ2_XS, IQ2_XXS, IQ1_S, IQ1_M
 // ActivationType() tells which; RowBytes(ActivationType(w), n) sizes the activation row.
 //
 // Dispatch: at first use the best compiled-in implementation the CPU supports is chosen per
@@ -12,7 +14,9 @@
 // AVX2+FMA+F16C; else scalar). The scalar code is the reference; SIMD paths agree with it up
 // to float summation order (tests check this). Environment variable
 // RADIXLM_ISA=scalar|avx2|avx_vnni|avx512|amx caps the level (for benchmarking and debugging).
-// From the avx2 level up, quantized model weights bypass these kernels (packed_weights.h).
+// From the avx2 level up, quantized model weights of the packable types bypass these kernels
+// (packed_weights.h, IsPackableType); the low-bit types (Q2_K, Q3_K, IQ*) always run here,
+// reading the weights in their GGUF bytes.
 #pragma once
 
 #include <cstddef>

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "kernels/cpu/isa.h"
+#include "kernels/cpu/lowbit_impl.h"
 #include "kernels/cpu/quant_impl.h"
 #include "kernels/dot.h"
 #include "kernels/fp16.h"
@@ -42,6 +43,28 @@ Geometry GeometryOf(GgmlType t) {
       return {kQK_K, sizeof(BlockQ6K)};
     case GgmlType::kQ8_K:
       return {kQK_K, sizeof(BlockQ8K)};
+    case GgmlType::kQ2_K:
+      return {kQK_K, sizeof(BlockQ2K)};
+    case GgmlType::kQ3_K:
+      return {kQK_K, sizeof(BlockQ3K)};
+    case GgmlType::kIQ4_NL:
+      return {kQK4_NL, sizeof(BlockIQ4NL)};
+    case GgmlType::kIQ4_XS:
+      return {kQK_K, sizeof(BlockIQ4XS)};
+    case GgmlType::kIQ2_XXS:
+      return {kQK_K, sizeof(BlockIQ2XXS)};
+    case GgmlType::kIQ2_XS:
+      return {kQK_K, sizeof(BlockIQ2XS)};
+    case GgmlType::kIQ2_S:
+      return {kQK_K, sizeof(BlockIQ2S)};
+    case GgmlType::kIQ3_XXS:
+      return {kQK_K, sizeof(BlockIQ3XXS)};
+    case GgmlType::kIQ3_S:
+      return {kQK_K, sizeof(BlockIQ3S)};
+    case GgmlType::kIQ1_S:
+      return {kQK_K, sizeof(BlockIQ1S)};
+    case GgmlType::kIQ1_M:
+      return {kQK_K, sizeof(BlockIQ1M)};
     default:
       return {0, 0};
   }
@@ -110,6 +133,39 @@ void DequantizeRow(GgmlType t, const void* src, float* dst, int64_t n) {
       return;
     case GgmlType::kQ8_K:
       cpu::DequantizeQ8K(static_cast<const BlockQ8K*>(src), dst, n);
+      return;
+    case GgmlType::kQ2_K:
+      cpu::DequantizeQ2K(static_cast<const BlockQ2K*>(src), dst, n);
+      return;
+    case GgmlType::kQ3_K:
+      cpu::DequantizeQ3K(static_cast<const BlockQ3K*>(src), dst, n);
+      return;
+    case GgmlType::kIQ4_NL:
+      cpu::DequantizeIQ4NL(static_cast<const BlockIQ4NL*>(src), dst, n);
+      return;
+    case GgmlType::kIQ4_XS:
+      cpu::DequantizeIQ4XS(static_cast<const BlockIQ4XS*>(src), dst, n);
+      return;
+    case GgmlType::kIQ2_XXS:
+      cpu::DequantizeIQ2XXS(static_cast<const BlockIQ2XXS*>(src), dst, n);
+      return;
+    case GgmlType::kIQ2_XS:
+      cpu::DequantizeIQ2XS(static_cast<const BlockIQ2XS*>(src), dst, n);
+      return;
+    case GgmlType::kIQ2_S:
+      cpu::DequantizeIQ2S(static_cast<const BlockIQ2S*>(src), dst, n);
+      return;
+    case GgmlType::kIQ3_XXS:
+      cpu::DequantizeIQ3XXS(static_cast<const BlockIQ3XXS*>(src), dst, n);
+      return;
+    case GgmlType::kIQ3_S:
+      cpu::DequantizeIQ3S(static_cast<const BlockIQ3S*>(src), dst, n);
+      return;
+    case GgmlType::kIQ1_S:
+      cpu::DequantizeIQ1S(static_cast<const BlockIQ1S*>(src), dst, n);
+      return;
+    case GgmlType::kIQ1_M:
+      cpu::DequantizeIQ1M(static_cast<const BlockIQ1M*>(src), dst, n);
       return;
     default:
       assert(false && "DequantizeRow: unsupported type");

@@ -28,7 +28,11 @@ TEST(Quant, GeometryMatchesGgml) {
   EXPECT_EQ(RowBytes(GgmlType::kQ8_K, 256), 292u);
   EXPECT_FALSE(IsRowSizeValid(GgmlType::kQ4_K, 640));
   EXPECT_TRUE(IsRowSizeValid(GgmlType::kQ8_0, 640));
-  EXPECT_FALSE(IsSupportedType(GgmlType::kQ2_K));
+  EXPECT_EQ(RowBytes(GgmlType::kQ2_K, 512), 168u);
+  EXPECT_EQ(RowBytes(GgmlType::kIQ4_NL, 64), 36u);
+  EXPECT_EQ(RowBytes(GgmlType::kIQ1_M, 256), 56u);
+  EXPECT_FALSE(IsSupportedType(GgmlType::kQ8_1));
+  EXPECT_FALSE(IsSupportedType(static_cast<GgmlType>(34)));  // TQ1_0: not read
 }
 
 // Round trip of the reference quantizers: RMS error relative to the data's RMS stays below a
