@@ -132,10 +132,11 @@ StatusOr<ModelConfig> ModelConfig::FromGguf(const gguf::GgufFile& file) {
 
   RADIXLM_RETURN_IF_ERROR(family->configure(m, &c));
 
-  c.layer_tensors.resize(c.n_layers);
-  for (int64_t i = 0; i < c.n_layers; ++i) {
-    c.layer_tensors[i] = StandardLayerTensors(c);
-    if (family->layer_tensors != nullptr) family->layer_tensors(c, i, &c.layer_tensors[i]);
+  if (c.layer_tensors.empty()) c.layer_tensors.assign(c.n_layers, StandardLayerTensors(c));
+  if (static_cast<int64_t>(c.layer_tensors.size()) != c.n_layers) {
+    return Internal("model family '" + c.arch + "' described " +
+                    std::to_string(c.layer_tensors.size()) + " layers' tensors for " +
+                    std::to_string(c.n_layers) + " layers");
   }
   return c;
 }

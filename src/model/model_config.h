@@ -86,8 +86,8 @@ struct ModelConfig {
   float output_scale = 1.0f;         // logits * this (granite: 1 / logit_scale)
   float final_logit_softcap = 0.0f;  // > 0: logits become cap * tanh(logits / cap) (gemma2)
 
-  // The tensors of each layer ([n_layers]): the defaults follow the flags above
-  // (StandardLayerTensors in tensor_names.h); a family may change them.
+  // The tensors of each layer ([n_layers]): those the flags above imply (StandardLayerTensors
+  // in tensor_names.h) unless the family says otherwise.
   std::vector<LayerTensorNeeds> layer_tensors;
 
   int64_t q_size() const { return n_heads * head_dim; }      // width of Q rows

@@ -21,8 +21,12 @@ using testing::BuildTinyModel;
 using testing::ParseTinyModel;
 using testing::ReferenceModel;
 using testing::ReferenceOptions;
+using testing::TinyGemma2Spec;
 using testing::TinyGemma3Spec;
+using testing::TinyGraniteSpec;
 using testing::TinyModelSpec;
+using testing::TinyOlmo2Spec;
+using testing::TinySmolLm3Spec;
 
 struct ForwardCase {
   std::string name;
@@ -103,6 +107,40 @@ std::vector<ForwardCase> Cases() {
     c.spec.arch = "qwen3";
     c.spec.matrix_type = GgmlType::kBF16;
     c.spec.type_overrides = {{"token_embd.weight", GgmlType::kF16}};
+    cases.push_back(c);
+  }
+  // The families added on the seam (model/families/): each in float and in a quantized mix.
+  cases.push_back({"gemma2_f32", TinyGemma2Spec()});
+  {
+    ForwardCase c{"gemma2_q8_0_bf16kv", TinyGemma2Spec(), KvDtype::kBF16};
+    c.spec.matrix_type = GgmlType::kQ8_0;
+    cases.push_back(c);
+  }
+  cases.push_back({"granite_f32", TinyGraniteSpec()});
+  {
+    ForwardCase c{"granite_q4_k", TinyGraniteSpec()};
+    c.spec.hidden = 256;
+    c.spec.ffn = 512;
+    c.spec.head_dim = 32;
+    c.spec.n_heads = 8;
+    c.spec.matrix_type = GgmlType::kQ4_K;
+    c.spec.type_overrides = {{"ffn_down.weight", GgmlType::kQ6_K},
+                             {"token_embd.weight", GgmlType::kQ8_0}};
+    cases.push_back(c);
+  }
+  cases.push_back({"olmo2_f32", TinyOlmo2Spec()});
+  {
+    ForwardCase c{"olmo2_q8_0_window", TinyOlmo2Spec()};
+    c.spec.n_layers = 4;  // OLMo 3's layout: layers 0-2 slide (4 tokens), layer 3 is global
+    c.spec.sliding_window = 4;
+    c.spec.matrix_type = GgmlType::kQ8_0;
+    cases.push_back(c);
+  }
+  cases.push_back({"smollm3_f32", TinySmolLm3Spec()});
+  {
+    ForwardCase c{"smollm3_q4_0", TinySmolLm3Spec()};
+    c.spec.matrix_type = GgmlType::kQ4_0;
+    c.spec.type_overrides = {{"token_embd.weight", GgmlType::kQ8_0}};
     cases.push_back(c);
   }
   return cases;

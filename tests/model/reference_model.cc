@@ -7,6 +7,7 @@
 #include "kernels/dot.h"
 #include "kernels/fp16.h"
 #include "kernels/quant.h"
+#include "model/tensor_names.h"
 
 namespace radixlm::model::testing {
 
@@ -40,26 +41,29 @@ ReferenceModel::ReferenceModel(const gguf::GgufFile& file, kernels::KvDtype kv_d
   output_norm_ = LoadVector(file, "output_norm.weight");
   if (file.FindTensor("rope_freqs.weight")) rope_freqs_ = LoadVector(file, "rope_freqs.weight");
   for (int64_t i = 0; i < config_.n_layers; ++i) {
+    // The tensors the family gives this layer (those it marks optional are read if present).
+    const LayerTensorNeeds& needs = config_.layer_tensors[i];
+    auto vector = [&](LayerTensor t) {
+      const std::string name = LayerTensorName(i, t);
+      if (needs[t] == TensorNeed::kAbsent || file.FindTensor(name) == nullptr) {
+        return std::vector<float>();
+      }
+      return LoadVector(file, name);
+    };
     Layer l;
-    l.attn_norm = LoadVector(file, LayerName(i, "attn_norm.weight"));
+    l.attn_norm = vector(LayerTensor::kAttnNorm);
     l.wq = LoadMatrix(file, LayerName(i, "attn_q.weight"));
     l.wk = LoadMatrix(file, LayerName(i, "attn_k.weight"));
     l.wv = LoadMatrix(file, LayerName(i, "attn_v.weight"));
     l.wo = LoadMatrix(file, LayerName(i, "attn_output.weight"));
-    if (config_.qkv_bias) {
-      l.bq = LoadVector(file, LayerName(i, "attn_q.bias"));
-      l.bk = LoadVector(file, LayerName(i, "attn_k.bias"));
-      l.bv = LoadVector(file, LayerName(i, "attn_v.bias"));
-    }
-    if (config_.qk_norm) {
-      l.q_norm = LoadVector(file, LayerName(i, "attn_q_norm.weight"));
-      l.k_norm = LoadVector(file, LayerName(i, "attn_k_norm.weight"));
-    }
-    if (config_.post_norms) {
-      l.post_attn_norm = LoadVector(file, LayerName(i, "post_attention_norm.weight"));
-      l.post_ffn_norm = LoadVector(file, LayerName(i, "post_ffw_norm.weight"));
-    }
-    l.ffn_norm = LoadVector(file, LayerName(i, "ffn_norm.weight"));
+    l.bq = vector(LayerTensor::kAttnQBias);
+    l.bk = vector(LayerTensor::kAttnKBias);
+    l.bv = vector(LayerTensor::kAttnVBias);
+    l.q_norm = vector(LayerTensor::kAttnQNorm);
+    l.k_norm = vector(LayerTensor::kAttnKNorm);
+    l.post_attn_norm = vector(LayerTensor::kPostAttnNorm);
+    l.post_ffn_norm = vector(LayerTensor::kPostFfnNorm);
+    l.ffn_norm = vector(LayerTensor::kFfnNorm);
     l.gate = LoadMatrix(file, LayerName(i, "ffn_gate.weight"));
     l.up = LoadMatrix(file, LayerName(i, "ffn_up.weight"));
     l.down = LoadMatrix(file, LayerName(i, "ffn_down.weight"));
@@ -113,6 +117,7 @@ std::vector<float> ReferenceModel::MatVec(const Matrix& m, const std::vector<flo
 
 std::vector<float> ReferenceModel::RmsNorm(const std::vector<float>& x,
                                            const std::vector<float>& w) const {
+  if (w.empty()) return x;  // a block without this norm
   double ss = 0.0;
   for (float v : x) ss += double{v} * v;
   const double inv = 1.0 / std::sqrt(ss / static_cast<double>(x.size()) + config_.rms_norm_eps);
@@ -124,7 +129,7 @@ std::vector<float> ReferenceModel::RmsNorm(const std::vector<float>& x,
 void ReferenceModel::Rope(float* head, int64_t pos, bool sliding) const {
   const int64_t d = config_.head_dim;
   const double base = sliding ? config_.rope_base_local : config_.rope_base;
-  const double scale = sliding ? 1.0 : config_.rope_freq_scale;
+  const double scale = sliding ? config_.rope_freq_scale_local : config_.rope_freq_scale;
   for (int64_t k = 0; k < d / 2; ++k) {
     double freq = std::pow(base, -2.0 * k / d) * scale;
     if (!sliding && !rope_freqs_.empty()) freq /= rope_freqs_[k];
@@ -196,7 +201,7 @@ std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_
   for (int64_t t = 0; t < n; ++t) {
     for (int64_t i = 0; i < h; ++i) {
       x[t][i] = token_embd_.w[tokens[t] * h + i];
-      if (c.scale_embeddings) x[t][i] *= std::sqrt(static_cast<float>(h));
+      if (c.scale_embeddings) x[t][i] *= c.embedding_scale;
     }
   }
 
@@ -205,6 +210,7 @@ std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_
     const bool sliding = c.sliding_window > 0 && (c.sliding_window_pattern == 0 ||
                                                   (li + 1) % c.sliding_window_pattern != 0);
     const int64_t window = sliding ? c.sliding_window : 0;
+    const bool rope = c.no_rope_layer_interval <= 0 || (li + 1) % c.no_rope_layer_interval != 0;
 
     std::vector<std::vector<float>> q(n), k(n), v(n);
     for (int64_t t = 0; t < n; ++t) {
@@ -217,21 +223,25 @@ std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_
         for (size_t i = 0; i < k[t].size(); ++i) k[t][i] += l.bk[i];
         for (size_t i = 0; i < v[t].size(); ++i) v[t][i] += l.bv[i];
       }
+      if (c.qk_norm && !c.qk_norm_per_head) {  // over the whole projection
+        q[t] = RmsNorm(q[t], l.q_norm);
+        k[t] = RmsNorm(k[t], l.k_norm);
+      }
       for (int64_t head = 0; head < c.n_heads; ++head) {
         float* qh = q[t].data() + head * d;
-        if (c.qk_norm) {
+        if (c.qk_norm && c.qk_norm_per_head) {
           std::vector<float> tmp = RmsNorm(std::vector<float>(qh, qh + d), l.q_norm);
           std::copy(tmp.begin(), tmp.end(), qh);
         }
-        Rope(qh, t, sliding);
+        if (rope) Rope(qh, t, sliding);
       }
       for (int64_t head = 0; head < c.n_kv_heads; ++head) {
         float* kh = k[t].data() + head * d;
-        if (c.qk_norm) {
+        if (c.qk_norm && c.qk_norm_per_head) {
           std::vector<float> tmp = RmsNorm(std::vector<float>(kh, kh + d), l.k_norm);
           std::copy(tmp.begin(), tmp.end(), kh);
         }
-        Rope(kh, t, sliding);
+        if (rope) Rope(kh, t, sliding);
       }
       for (float& e : k[t]) e = RoundKv(e);
       for (float& e : v[t]) e = RoundKv(e);
@@ -253,7 +263,11 @@ std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_
           if (window > 0 && t - j >= window) continue;
           double s = 0.0;
           for (int64_t e = 0; e < d; ++e) s += double{qh[e]} * k[j][kvh * d + e];
-          scores.push_back(s * s_scale);
+          s *= s_scale;
+          if (c.attn_logit_softcap > 0.0f) {
+            s = c.attn_logit_softcap * std::tanh(s / c.attn_logit_softcap);
+          }
+          scores.push_back(s);
           keys.push_back(j);
         }
         if (options_.f16_attention_accumulator) {
@@ -271,9 +285,8 @@ std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_
           }
         }
       }
-      std::vector<float> o = MatVec(l.wo, attn);
-      if (c.post_norms) o = RmsNorm(o, l.post_attn_norm);
-      for (int64_t i = 0; i < h; ++i) x[t][i] += o[i];
+      std::vector<float> o = RmsNorm(MatVec(l.wo, attn), l.post_attn_norm);
+      for (int64_t i = 0; i < h; ++i) x[t][i] += o[i] * c.residual_scale;
 
       const std::vector<float> xn = RmsNorm(x[t], l.ffn_norm);
       std::vector<float> g = MatVec(l.gate, xn);
@@ -282,14 +295,22 @@ std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_
         const double act = c.ffn_activation == FfnActivation::kGeluTanh ? Gelu(g[i]) : Silu(g[i]);
         g[i] = static_cast<float>(act * u[i]);
       }
-      std::vector<float> f = MatVec(l.down, g);
-      if (c.post_norms) f = RmsNorm(f, l.post_ffn_norm);
-      for (int64_t i = 0; i < h; ++i) x[t][i] += f[i];
+      const std::vector<float> f = RmsNorm(MatVec(l.down, g), l.post_ffn_norm);
+      for (int64_t i = 0; i < h; ++i) x[t][i] += f[i] * c.residual_scale;
     }
   }
 
   std::vector<std::vector<float>> logits(n);
-  for (int64_t t = 0; t < n; ++t) logits[t] = MatVec(output_, RmsNorm(x[t], output_norm_));
+  for (int64_t t = 0; t < n; ++t) {
+    logits[t] = MatVec(output_, RmsNorm(x[t], output_norm_));
+    for (float& z : logits[t]) {
+      z *= c.output_scale;
+      if (c.final_logit_softcap > 0.0f) {
+        z = static_cast<float>(c.final_logit_softcap *
+                               std::tanh(double{z} / c.final_logit_softcap));
+      }
+    }
+  }
   return logits;
 }
 

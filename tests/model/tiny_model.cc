@@ -49,8 +49,11 @@ class Builder {
     const int64_t h = spec_.hidden;
     const int64_t qs = spec_.n_heads * spec_.head_dim;
     const int64_t kvs = spec_.n_kv_heads * spec_.head_dim;
-    const bool gemma = spec_.arch == "gemma3";
-    const bool qk_norm = gemma || spec_.arch == "qwen3";
+    // Which tensors each family's layers have (model/families/).
+    const bool qk_norm = a == "gemma3" || a == "qwen3" || a == "olmo2";
+    const bool qk_norm_whole_row = a == "olmo2";
+    const bool pre_norms = a != "olmo2";
+    const bool post_norms = a == "gemma3" || a == "gemma2" || a == "olmo2";
     Matrix("token_embd.weight", h, spec_.vocab, 1.0f);
     if (!spec_.tied_output) Matrix("output.weight", h, spec_.vocab, 1.0f / std::sqrt(h));
     Norm("output_norm.weight", h);
@@ -61,7 +64,7 @@ class Builder {
     }
     for (int64_t i = 0; i < spec_.n_layers; ++i) {
       const std::string p = "blk." + std::to_string(i) + ".";
-      Norm(p + "attn_norm.weight", h);
+      if (pre_norms) Norm(p + "attn_norm.weight", h);
       Matrix(p + "attn_q.weight", h, qs, 1.0f / std::sqrt(h));
       Matrix(p + "attn_k.weight", h, kvs, 1.0f / std::sqrt(h));
       Matrix(p + "attn_v.weight", h, kvs, 1.0f / std::sqrt(h));
@@ -72,16 +75,17 @@ class Builder {
         Vector(p + "attn_v.bias", Random(kvs, 0.2f));
       }
       if (qk_norm) {
-        Norm(p + "attn_q_norm.weight", spec_.head_dim);
-        Norm(p + "attn_k_norm.weight", spec_.head_dim);
+        Norm(p + "attn_q_norm.weight", qk_norm_whole_row ? qs : spec_.head_dim);
+        Norm(p + "attn_k_norm.weight", qk_norm_whole_row ? kvs : spec_.head_dim);
       }
-      if (gemma) Norm(p + "post_attention_norm.weight", h);
-      Norm(p + "ffn_norm.weight", h);
+      if (post_norms) Norm(p + "post_attention_norm.weight", h);
+      if (pre_norms) Norm(p + "ffn_norm.weight", h);
       Matrix(p + "ffn_gate.weight", h, spec_.ffn, 1.0f / std::sqrt(h));
       Matrix(p + "ffn_up.weight", h, spec_.ffn, 1.0f / std::sqrt(h));
       Matrix(p + "ffn_down.weight", spec_.ffn, h, 1.0f / std::sqrt(spec_.ffn));
-      if (gemma) Norm(p + "post_ffw_norm.weight", h);
+      if (post_norms) Norm(p + "post_ffw_norm.weight", h);
     }
+    for (const std::string& name : spec_.extra_vectors) Vector(name, Random(h, 0.2f));
     return w_.Serialize();
   }
 
@@ -159,6 +163,53 @@ TinyModelSpec TinyGemma3Spec() {
   s.head_dim = 32;
   s.sliding_window = 4;
   s.rope_base = 1e6f;
+  return s;
+}
+
+TinyModelSpec TinyGemma2Spec() {
+  TinyModelSpec s;
+  s.arch = "gemma2";
+  s.n_layers = 4;  // layers 0 and 2 slide, 1 and 3 are global
+  s.hidden = 64;
+  s.ffn = 128;
+  s.n_heads = 4;
+  s.n_kv_heads = 2;
+  s.head_dim = 32;
+  s.sliding_window = 4;
+  // Caps low enough that tanh bends the tiny model's scores and logits.
+  s.extra_metadata = {{"gemma2.attn_logit_softcapping", gguf::Value::F32(2.0f)},
+                      {"gemma2.final_logit_softcapping", gguf::Value::F32(3.0f)}};
+  return s;
+}
+
+TinyModelSpec TinyGraniteSpec() {
+  TinyModelSpec s;
+  s.arch = "granite";
+  s.n_layers = 3;
+  s.extra_metadata = {{"granite.embedding_scale", gguf::Value::F32(12.0f)},
+                      {"granite.residual_scale", gguf::Value::F32(0.22f)},
+                      {"granite.attention.scale", gguf::Value::F32(0.125f)},
+                      {"granite.logit_scale", gguf::Value::F32(8.0f)}};
+  return s;
+}
+
+TinyModelSpec TinyOlmo2Spec() {
+  TinyModelSpec s;
+  s.arch = "olmo2";
+  s.n_heads = 4;
+  s.n_kv_heads = 4;  // OLMo 2 has no GQA: n_heads * head_dim == hidden
+  s.head_dim = 16;
+  s.tied_output = false;
+  return s;
+}
+
+TinyModelSpec TinySmolLm3Spec() {
+  TinyModelSpec s;
+  s.arch = "smollm3";
+  s.n_layers = 5;  // layer 3 has no RoPE
+  s.n_heads = 4;
+  s.n_kv_heads = 1;
+  s.tied_output = true;
   return s;
 }
 

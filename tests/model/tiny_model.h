@@ -33,7 +33,8 @@ struct TinyModelSpec {
   // matrix's row length falls back to Q8_0, then F32.
   gguf::GgmlType matrix_type = gguf::GgmlType::kF32;
   std::map<std::string, gguf::GgmlType> type_overrides;
-  std::vector<std::string> omit_tensors;  // names left out (for error tests)
+  std::vector<std::string> omit_tensors;   // names left out (for error tests)
+  std::vector<std::string> extra_vectors;  // [hidden] F32 tensors written as well (ditto)
   std::vector<std::pair<std::string, gguf::Value>> extra_metadata;  // e.g. a tokenizer
   uint32_t seed = 1;
 };
@@ -41,6 +42,17 @@ struct TinyModelSpec {
 // A small Gemma-3: six layers, the last one global and the others windowed (4 tokens), one
 // KV head, q_size (128) != hidden (64) as in gemma-3-270m, rope base 1e6.
 TinyModelSpec TinyGemma3Spec();
+
+// One small model per family added after the first four (model/families/), with the family's
+// own metadata written through extra_metadata:
+// gemma2: four layers alternating sliding (4 tokens) and global, soft-caps 2 (attention) and 3
+// (logits) so tanh bends them; granite: every multiplier set (embedding 12, residual 0.22,
+// attention 0.125, logit scale 8); olmo2: no GQA (q_size == hidden), untied output; smollm3:
+// five layers, layer 3 without RoPE, one KV head.
+TinyModelSpec TinyGemma2Spec();
+TinyModelSpec TinyGraniteSpec();
+TinyModelSpec TinyOlmo2Spec();
+TinyModelSpec TinySmolLm3Spec();
 
 // The serialized GGUF file.
 std::vector<uint8_t> BuildTinyModel(const TinyModelSpec& spec);

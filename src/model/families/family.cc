@@ -6,19 +6,21 @@
 namespace radixlm::model {
 
 // The registry: one line per family (each defined in its own file in this folder).
+const ModelFamily& Gemma2Family();
 const ModelFamily& Gemma3Family();
+const ModelFamily& GraniteFamily();
 const ModelFamily& LlamaFamily();
+const ModelFamily& Olmo2Family();
 const ModelFamily& Qwen2Family();
 const ModelFamily& Qwen3Family();
+const ModelFamily& SmolLm3Family();
 
 namespace {
 
 std::span<const ModelFamily* const> Families() {
   static const ModelFamily* const families[] = {
-      &Gemma3Family(),
-      &LlamaFamily(),
-      &Qwen2Family(),
-      &Qwen3Family(),
+      &Gemma2Family(), &Gemma3Family(), &GraniteFamily(), &LlamaFamily(),
+      &Olmo2Family(),  &Qwen2Family(),  &Qwen3Family(),   &SmolLm3Family(),
   };
   return families;
 }
@@ -51,8 +53,12 @@ StatusOr<int64_t> ArchMetadata::PositiveOr(std::string_view suffix, int64_t def)
 }
 
 StatusOr<float> ArchMetadata::PositiveFloatOr(std::string_view suffix, float def) const {
+  if (!Has(suffix)) return def;
+  return PositiveFloat(suffix);
+}
+
+StatusOr<float> ArchMetadata::PositiveFloat(std::string_view suffix) const {
   const std::string key = Key(suffix);
-  if (!file_.Has(key)) return def;
   auto value = file_.GetFloat(key);
   if (!value.ok()) {
     return InvalidArgument("model metadata: " + value.status().message() + " (key '" + key + "')");

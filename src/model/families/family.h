@@ -2,10 +2,10 @@
 //
 // A family names the general.architecture values it reads, reads its own metadata into the
 // shared ModelConfig (the generic keys — layers, widths, heads, context, RMS epsilon, RoPE base
-// and linear scaling, vocabulary — are already read when it runs) and may change which tensors
-// each layer has. Everything it sets is a flag or a constant of ModelConfig that picks one of
-// the shared blocks (attention variants, FFN variants, norms, RoPE variants); the forward pass
-// never sees the family.
+// and linear scaling, vocabulary — are already read when it runs) and may say which tensors
+// each layer has (ModelConfig::layer_tensors; by default those its flags imply). Everything it sets
+// is a flag or a constant of ModelConfig that picks one of the shared blocks (attention variants,
+// FFN variants, norms, RoPE variants); the forward pass never sees the family.
 //
 // Adding a family: a file in this folder defining `const ModelFamily& <Name>Family()`, one line
 // in the registry (family.cc) and one in src/model/CMakeLists.txt.
@@ -39,6 +39,8 @@ class ArchMetadata {
   StatusOr<int64_t> Positive(std::string_view suffix) const;
   // An integer > 0 when present, else def.
   StatusOr<int64_t> PositiveOr(std::string_view suffix, int64_t def) const;
+  // A required number > 0.
+  StatusOr<float> PositiveFloat(std::string_view suffix) const;
   // A number > 0 when present, else def.
   StatusOr<float> PositiveFloatOr(std::string_view suffix, float def) const;
 
@@ -52,12 +54,10 @@ struct ModelFamily {
   // general.architecture values this family reads (name among them).
   std::span<const std::string_view> architectures;
   // Reads the family's own keys and sets its features on `config` (whose generic fields are
-  // filled). Errors name the key.
+  // filled). Errors name the key. It may also fill config->layer_tensors ([n_layers]) where its
+  // layers differ from the tensors its flags imply (e.g. dense layers before MoE ones); left
+  // empty, every layer gets StandardLayerTensors(*config).
   Status (*configure)(const ArchMetadata& metadata, ModelConfig* config) = nullptr;
-  // Optional: changes which tensors layer `layer` has, after the defaults that follow the
-  // config's flags (StandardLayerTensors) are set in `needs`.
-  void (*layer_tensors)(const ModelConfig& config, int64_t layer,
-                        LayerTensorNeeds* needs) = nullptr;
 };
 
 // The family that reads `architecture` (a general.architecture value), or null.

@@ -1,6 +1,7 @@
 // gemma3 (Gemma 3 text models; llama.cpp's src/models/gemma3.cpp): five sliding-window layers
-// per global one, local layers with RoPE base 10k unscaled, NeoX RoPE, per-head Q/K norms,
-// post-norms on both blocks, embeddings scaled by sqrt(hidden), Q scaled before Q·K, GELU.
+// per global one, local layers with RoPE base 10k (rope.freq_base_swa) unscaled, NeoX RoPE,
+// per-head Q/K norms, post-norms on both blocks, embeddings scaled by sqrt(hidden), Q scaled before
+// Q·K, GELU.
 #include <cmath>
 
 #include "model/families/family.h"
@@ -14,9 +15,13 @@ namespace {
 Status Configure(const ArchMetadata& metadata, ModelConfig* c) {
   c->rope_layout = RopeLayout::kNeox;
   c->sliding_window_pattern = 6;
-  c->rope_base_local = 10000.0f;
+  RADIXLM_ASSIGN_OR_RETURN(c->rope_base_local,
+                           metadata.PositiveFloatOr("rope.freq_base_swa", 10000.0f));
   c->rope_freq_scale_local = 1.0f;
   RADIXLM_ASSIGN_OR_RETURN(c->sliding_window, metadata.Positive("attention.sliding_window"));
+  // Gemma 3 has none; llama.cpp reads it for derived checkpoints.
+  RADIXLM_ASSIGN_OR_RETURN(c->final_logit_softcap,
+                           metadata.PositiveFloatOr("final_logit_softcapping", 0.0f));
   c->qk_norm = true;
   c->post_norms = true;
   c->scale_embeddings = true;

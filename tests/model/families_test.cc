@@ -1,0 +1,209 @@
+// The model-family registry and what each family reads from its metadata and requires of its
+// tensors. (Their forward passes are checked against the reference in model_forward_test.cc.)
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "model/families/family.h"
+#include "model/model.h"
+#include "model/tensor_names.h"
+#include "tiny_model.h"
+
+namespace radixlm::model {
+namespace {
+
+using testing::BuildTinyModel;
+using testing::ParseTinyModel;
+using testing::TinyGemma2Spec;
+using testing::TinyGraniteSpec;
+using testing::TinyModelSpec;
+using testing::TinyOlmo2Spec;
+using testing::TinySmolLm3Spec;
+
+StatusOr<ModelConfig> ConfigOf(const TinyModelSpec& spec) {
+  const auto bytes = BuildTinyModel(spec);
+  return ModelConfig::FromGguf(*ParseTinyModel(bytes));
+}
+
+Status LoadStatus(const TinyModelSpec& spec) {
+  const auto bytes = BuildTinyModel(spec);
+  return Model::FromGguf(ParseTinyModel(bytes)).status();
+}
+
+TEST(ModelFamilyRegistryTest, EveryFamilyIsFoundByItsArchitectures) {
+  for (const char* arch :
+       {"gemma2", "gemma3", "granite", "llama", "olmo2", "qwen2", "qwen3", "smollm3"}) {
+    const ModelFamily* family = FindModelFamily(arch);
+    ASSERT_NE(family, nullptr) << arch;
+    EXPECT_EQ(family->name, arch);
+  }
+  EXPECT_EQ(FindModelFamily("mamba"), nullptr);
+  EXPECT_EQ(FindModelFamily(""), nullptr);
+  EXPECT_EQ(SupportedArchitectures(),
+            "gemma2, gemma3, granite, llama, olmo2, qwen2, qwen3, smollm3");
+}
+
+TEST(ModelFamilyRegistryTest, UnknownArchitectureNamesItAndTheSupportedOnes) {
+  TinyModelSpec spec;
+  spec.arch = "phi3";
+  auto c = ConfigOf(spec);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(c.status().message(),
+            "unsupported model architecture 'phi3' (general.architecture); supported: gemma2, "
+            "gemma3, granite, llama, olmo2, qwen2, qwen3, smollm3");
+}
+
+TEST(ModelFamilyRegistryTest, ConfigNamesTheFamily) {
+  for (const TinyModelSpec& spec :
+       {TinyGemma2Spec(), TinyGraniteSpec(), TinyOlmo2Spec(), TinySmolLm3Spec()}) {
+    auto c = ConfigOf(spec);
+    ASSERT_TRUE(c.ok()) << spec.arch << ": " << c.status().ToString();
+    EXPECT_EQ(c->arch, spec.arch);
+    EXPECT_NE(c->DebugString().find(spec.arch + ":"), std::string::npos);
+  }
+}
+
+TEST(Gemma2FamilyTest, AlternatingWindowsSoftCapsAndGemmaScaling) {
+  TinyModelSpec spec = TinyGemma2Spec();
+  spec.rope_linear_factor = 2.0f;
+  auto c = ConfigOf(spec);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->rope_layout, RopeLayout::kNeox);
+  EXPECT_FLOAT_EQ(c->attn_logit_softcap, 2.0f);
+  EXPECT_FLOAT_EQ(c->final_logit_softcap, 3.0f);
+  EXPECT_TRUE(c->post_norms);
+  EXPECT_FALSE(c->qk_norm);
+  EXPECT_TRUE(c->scale_query);
+  EXPECT_FLOAT_EQ(c->embedding_scale, std::sqrt(64.0f));
+  EXPECT_EQ(c->ffn_activation, FfnActivation::kGeluTanh);
+  for (int64_t i = 0; i < 4; ++i) {
+    const LayerAttentionConfig la = c->LayerAttention(i);
+    EXPECT_EQ(la.sliding_window, i % 2 == 0 ? 4 : 0) << "layer " << i;
+    // Unlike gemma3, both kinds of layers use the file's RoPE base and scaling.
+    EXPECT_FLOAT_EQ(la.rope_base, 10000.0f) << "layer " << i;
+    EXPECT_FLOAT_EQ(la.rope_freq_scale, 0.5f) << "layer " << i;
+  }
+}
+
+TEST(Gemma2FamilyTest, SoftCapsDefaultToGemma2s) {
+  TinyModelSpec spec = TinyGemma2Spec();
+  spec.extra_metadata.clear();
+  auto c = ConfigOf(spec);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_FLOAT_EQ(c->attn_logit_softcap, 50.0f);
+  EXPECT_FLOAT_EQ(c->final_logit_softcap, 30.0f);
+}
+
+TEST(GraniteFamilyTest, ReadsItsFourMultipliers) {
+  auto c = ConfigOf(TinyGraniteSpec());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->rope_layout, RopeLayout::kNormal);
+  EXPECT_TRUE(c->scale_embeddings);
+  EXPECT_FLOAT_EQ(c->embedding_scale, 12.0f);
+  EXPECT_FLOAT_EQ(c->residual_scale, 0.22f);
+  EXPECT_FLOAT_EQ(c->attention_scale, 0.125f);
+  EXPECT_FLOAT_EQ(c->output_scale, 1.0f / 8.0f);
+  EXPECT_TRUE(c->LayerAttention(0).use_rope);
+}
+
+TEST(GraniteFamilyTest, LogitScaleIsRequired) {
+  TinyModelSpec spec = TinyGraniteSpec();
+  std::erase_if(spec.extra_metadata,
+                [](const auto& kv) { return kv.first == "granite.logit_scale"; });
+  auto c = ConfigOf(spec);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("'granite.logit_scale'"), std::string::npos)
+      << c.status().message();
+}
+
+TEST(GraniteFamilyTest, RopeOffWhenNotFinetuned) {
+  TinyModelSpec spec = TinyGraniteSpec();
+  spec.extra_metadata.push_back({"granite.rope.scaling.finetuned", gguf::Value::Bool(false)});
+  auto c = ConfigOf(spec);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  for (int64_t i = 0; i < c->n_layers; ++i) EXPECT_FALSE(c->LayerAttention(i).use_rope);
+}
+
+TEST(GraniteFamilyTest, BiasesTheBlocksLackAreRefusedByName) {
+  TinyModelSpec spec = TinyGraniteSpec();
+  spec.extra_vectors = {"blk.2.attn_output.bias"};
+  auto c = ConfigOf(spec);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(c.status().message().find("'blk.2.attn_output.bias'"), std::string::npos)
+      << c.status().message();
+}
+
+TEST(Olmo2FamilyTest, PostNormsOnlyAndWholeRowQkNorms) {
+  auto c = ConfigOf(TinyOlmo2Spec());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_FALSE(c->pre_norms);
+  EXPECT_TRUE(c->post_norms);
+  EXPECT_TRUE(c->qk_norm);
+  EXPECT_FALSE(c->qk_norm_per_head);
+  EXPECT_EQ(c->sliding_window, 0);
+  ASSERT_EQ(c->layer_tensors.size(), 2u);
+  const LayerTensorNeeds& needs = c->layer_tensors[1];
+  EXPECT_EQ(needs[LayerTensor::kAttnNorm], TensorNeed::kAbsent);
+  EXPECT_EQ(needs[LayerTensor::kFfnNorm], TensorNeed::kAbsent);
+  EXPECT_EQ(needs[LayerTensor::kPostAttnNorm], TensorNeed::kRequired);
+  EXPECT_EQ(needs[LayerTensor::kAttnQNorm], TensorNeed::kRequired);
+  EXPECT_EQ(LayerTensorShape(*c, LayerTensor::kAttnQNorm).dims[0], c->q_size());
+  EXPECT_EQ(LayerTensorShape(*c, LayerTensor::kAttnKNorm).dims[0], c->kv_size());
+}
+
+TEST(Olmo2FamilyTest, WindowedLayoutSlidesThreeLayersInFour) {
+  TinyModelSpec spec = TinyOlmo2Spec();
+  spec.n_layers = 8;
+  spec.sliding_window = 16;
+  spec.rope_linear_factor = 4.0f;
+  auto c = ConfigOf(spec);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  for (int64_t i = 0; i < 8; ++i) {
+    const bool global = i == 3 || i == 7;
+    const LayerAttentionConfig la = c->LayerAttention(i);
+    EXPECT_EQ(la.sliding_window, global ? 0 : 16) << "layer " << i;
+    EXPECT_FLOAT_EQ(la.rope_freq_scale, global ? 0.25f : 1.0f) << "layer " << i;
+  }
+}
+
+TEST(Olmo2FamilyTest, MissingNormIsNamed) {
+  for (const char* missing : {"blk.1.attn_q_norm.weight", "blk.0.post_ffw_norm.weight"}) {
+    TinyModelSpec spec = TinyOlmo2Spec();
+    spec.omit_tensors = {missing};
+    const Status st = LoadStatus(spec);
+    ASSERT_FALSE(st.ok()) << missing;
+    EXPECT_NE(st.message().find(std::string("'") + missing + "'"), std::string::npos)
+        << st.message();
+  }
+}
+
+TEST(SmolLm3FamilyTest, EveryFourthLayerHasNoRope) {
+  TinyModelSpec spec = TinySmolLm3Spec();
+  spec.n_layers = 9;
+  auto c = ConfigOf(spec);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->rope_layout, RopeLayout::kNormal);
+  for (int64_t i = 0; i < 9; ++i) {
+    EXPECT_EQ(c->LayerAttention(i).use_rope, i != 3 && i != 7) << "layer " << i;
+  }
+}
+
+TEST(ModelFamilyTest, EachFamilyNamesAMissingRequiredTensor) {
+  for (const TinyModelSpec& base :
+       {TinyGemma2Spec(), TinyGraniteSpec(), TinyOlmo2Spec(), TinySmolLm3Spec()}) {
+    for (const char* missing : {"blk.1.attn_k.weight", "blk.0.ffn_up.weight"}) {
+      TinyModelSpec spec = base;
+      spec.omit_tensors = {missing};
+      const Status st = LoadStatus(spec);
+      ASSERT_FALSE(st.ok()) << base.arch << " without " << missing;
+      EXPECT_NE(st.message().find(std::string("'") + missing + "'"), std::string::npos)
+          << st.message();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace radixlm::model
