@@ -216,7 +216,7 @@ float DotIQ1S(int64_t n, const void* w, const void* x) {
       sumi =
           _mm256_add_epi32(sumi, _mm256_madd_epi16(p, _mm256_set1_epi16(static_cast<int16_t>(ls))));
       const int ysum = y[i].bsums[2 * ib] + y[i].bsums[2 * ib + 1];
-      sumi_delta += (qh & 0x8000 ? -ls : ls) * ysum;
+      sumi_delta += (1 - 2 * (qh >> 15)) * ls * ysum;  // branch-free: the sign bit is data
     }
     const float d = y[i].d * HalfToFloat(a[i].d);
     const __m256 total = _mm256_add_ps(
@@ -245,10 +245,13 @@ float DotIQ1M(int64_t n, const void* w, const void* x) {
       const __m256i q =
           Grid4x64(kIq1sGrid, qs[0] | ((qh[0] << 8) & 0x700), qs[1] | ((qh[0] << 4) & 0x700),
                    qs[2] | ((qh[1] << 8) & 0x700), qs[3] | ((qh[1] << 4) & 0x700));
-      // Delta sign per 8 elements: bit 3 of each nibble of qh.
-      const auto delta = [](int nibble) -> int64_t { return nibble & 8 ? -1 : 0x0101010101010101; };
-      const __m256i ds =
-          _mm256_set_epi64x(delta(qh[1] >> 4), delta(qh[1]), delta(qh[0] >> 4), delta(qh[0]));
+      // Delta sign per 8 elements: bit 3 of each nibble of qh, as 8 bytes of -1 or +1 (without
+      // branches: the sign bits are data).
+      const int64_t h = qh[0] | (qh[1] << 8);
+      const auto delta = [h](int group) -> int64_t {
+        return -((h >> (4 * group + 3)) & 1) | 0x0101010101010101;
+      };
+      const __m256i ds = _mm256_set_epi64x(delta(3), delta(2), delta(1), delta(0));
       const __m256i y8 = Load256(q8);
       const __m256i p = SignedProducts(_mm256_sign_epi8(q, q), y8, q);
       const __m256i pd = SignedProducts(ones, y8, ds);

@@ -57,14 +57,15 @@ float DotQ2K(int64_t n, const void* w, const void* x) {
   const BlockQ8K* y = static_cast<const BlockQ8K*>(x);
   const __m256i m3 = _mm256_set1_epi8(3);
   const __m128i m4 = _mm_set1_epi8(0xF);
-  __m256 acc = _mm256_setzero_ps();
-  float acc_m = 0.0f;
+  __m256 acc = _mm256_setzero_ps(), acc_m = _mm256_setzero_ps();
   for (int64_t i = 0; i < n / kQK_K; ++i) {
     const float d = y[i].d * HalfToFloat(a[i].d);
     const float dmin = y[i].d * HalfToFloat(a[i].dmin);
     const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a[i].scales));
     const __m256i mins16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), m4));
-    acc_m += dmin * static_cast<float>(HsumI32(_mm256_madd_epi16(mins16, Load256(y[i].bsums))));
+    acc_m =
+        _mm256_fmadd_ps(_mm256_set1_ps(dmin),
+                        _mm256_cvtepi32_ps(_mm256_madd_epi16(mins16, Load256(y[i].bsums))), acc_m);
     __m256i halves[2];
     SplitHalves(_mm256_cvtepu8_epi16(_mm_and_si128(packed, m4)), halves);
     const int8_t* q8 = y[i].qs;
@@ -80,7 +81,7 @@ float DotQ2K(int64_t n, const void* w, const void* x) {
     }
     acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
   }
-  return HsumF32(acc) - acc_m;
+  return HsumF32(_mm256_sub_ps(acc, acc_m));
 }
 
 // q3 = q2 + 4 * hbit - 4: the kernel multiplies the unsigned q2 + 4 * hbit and subtracts
