@@ -266,6 +266,9 @@ Status RunServe(ServeOptions opt) {
     opt.engine.kv_cache_memory_mb = kv_bytes >> 20;
   }
   opt.engine.model_path = path;
+  opt.engine.on_request_warning = [](const std::string& line) {
+    server::Log(server::LogLevel::kWarning, line);
+  };
 
   DisaggregationEnds disaggregation;  // outlives the engine (its export sink)
   std::unique_ptr<Engine> engine;
@@ -346,6 +349,10 @@ const bool kServeRegistered = RegisterCommand("serve", [](CLI::App& app) {
   cmd->add_flag("--disable-web-ui", s.disable_web_ui,
                 "Serve no web page at / (the /radix_tree routes stay)");
   cmd->add_option("--context-length", e.context_length, "Context length (default: the model's)");
+  cmd->add_flag("--allow-auto-truncate", e.allow_auto_truncate,
+                "A prompt or max_new_tokens past the context length (or the KV pool) is cut to "
+                "fit, with a warning logged, instead of answered with 400: the prompt keeps its "
+                "first tokens, max_new_tokens is lowered to what is left");
   cmd->add_option("--max-total-tokens", e.max_total_tokens, "KV pool size in tokens");
   cmd->add_option("--mem-fraction-static", opt->mem_fraction_static,
                   "Share of RAM for weights + KV pool (sizes the pool)");

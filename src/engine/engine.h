@@ -56,7 +56,9 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   // Validates and queues a request (n = sampling_params.n samples). InvalidArgument (or
-  // Unimplemented) with a clear message for a bad request; Aborted after Shutdown.
+  // Unimplemented) with a clear message for a bad request; Aborted after Shutdown. With
+  // config.allow_auto_truncate a prompt or max_new_tokens past the context is cut to fit
+  // instead of refused, and reported to config.on_request_warning (request_validation.h).
   StatusOr<std::shared_ptr<GenerateStream>> Submit(GenerateRequest request);
 
   // Aborts every sample of a live request, at whatever stage it is; its stream ends with
@@ -95,9 +97,9 @@ class Engine {
   // (InvalidArgument when that id is open or --max-open-sessions are open); CloseSession
   // releases its pinned KV (NotFound for an unknown id). A request with session_params runs
   // as a turn of an open session; one the scheduler thread refuses (an unknown session or
-  // turn, a turn continued from that still runs, a prompt the history makes too long) ends
-  // its stream with finish_reason abort, status_code 400, and the reason. Aborted after
-  // Shutdown.
+  // turn, a turn continued from that still runs, a prompt the history makes too long without
+  // allow_auto_truncate) ends its stream with finish_reason abort, status_code 400, and the
+  // reason. Aborted after Shutdown.
   StatusOr<std::string> OpenSession(OpenSessionRequest request);
   Status CloseSession(const std::string& session_id);
 

@@ -67,6 +67,16 @@ struct EngineConfig {
   // open, so this bounds the protected share of the pool. Opening one more is refused.
   int32_t max_open_sessions = 64;
 
+  // --- requests that do not fit ---
+  // --allow-auto-truncate (SGLang's): a prompt or max_new_tokens past the context length (or
+  // the KV pool's capacity, when smaller) is cut to fit, with a warning, instead of refused
+  // with InvalidArgument (the server's 400). engine/request_validation.h's FitPrompt says how.
+  bool allow_auto_truncate = false;
+  // Hears one line per request cut to fit, on the submitting thread (or the scheduler thread,
+  // for a session turn); must be thread-safe and must not block. Null: the line goes to
+  // stderr.
+  std::function<void(const std::string& line)> on_request_warning = nullptr;
+
   // --- constrained decoding ---
   bool disable_jump_forward = false;  // --disable-jump-forward
   // --constrained-json-whitespace-pattern: the regex for whitespace between JSON tokens of

@@ -88,14 +88,17 @@ void EngineCore::Shutdown() {
 }
 
 StatusOr<std::shared_ptr<GenerateStream>> EngineCore::Submit(GenerateRequest request) {
-  const ValidationLimits limits{.vocab_size = runner_->vocab_size(),
-                                .context_length = context_length_,
-                                .pool_tokens = scheduler_config_.max_total_tokens};
+  const ValidationLimits limits = Limits();
   const bool session = request.session_params.has_value();
   RADIXLM_ASSIGN_OR_RETURN(std::vector<int32_t> ids,
                            PrepareGenerateRequest(request, assets_->codec(), limits));
   // A session turn's whole prompt is known on the scheduler thread only; it checks the fit.
-  if (!session) RADIXLM_RETURN_IF_ERROR(ValidatePromptFit(ids, request, limits));
+  // Otherwise the prompt and the request are made to fit here (with --allow-auto-truncate),
+  // before the samples copy them.
+  PromptCut cut;
+  if (!session) {
+    RADIXLM_ASSIGN_OR_RETURN(cut, FitPrompt(ids, request, limits));
+  }
   RADIXLM_ASSIGN_OR_RETURN(PreparedGrammar grammar, PrepareGrammar(request.sampling_params));
   const bool disaggregated = request.export_kv_room.has_value() || request.import_kv.valid();
   if (disaggregated && session) {
@@ -154,7 +157,24 @@ StatusOr<std::shared_ptr<GenerateStream>> EngineCore::Submit(GenerateRequest req
     inbox_.emplace_back(std::move(cmd));
   }
   cv_.notify_all();
+  if (cut.cut()) WarnCut(cut, rid);
   return stream;
+}
+
+ValidationLimits EngineCore::Limits() const {
+  return ValidationLimits{.vocab_size = runner_->vocab_size(),
+                          .context_length = context_length_,
+                          .pool_tokens = scheduler_config_.max_total_tokens,
+                          .allow_auto_truncate = config_.allow_auto_truncate};
+}
+
+void EngineCore::WarnCut(const PromptCut& cut, const std::string& rid) const {
+  const std::string line = cut.Describe(rid);
+  if (config_.on_request_warning) {
+    config_.on_request_warning(line);
+  } else {
+    std::fprintf(stderr, "radixlm: warning: %s\n", line.c_str());
+  }
 }
 
 StatusOr<EngineCore::PreparedGrammar> EngineCore::PrepareGrammar(const SamplingParams& params) {
@@ -419,16 +439,15 @@ Status EngineCore::StartSessionTurn(SubmitCommand& cmd) {
   const SessionParams& params = *turn.request.session_params;
   const std::string& rid = cmd.stream->rid();
   StatusOr<SessionTable::Plan> plan = sessions_.PlanTurn(params, rid, turn.own_ids, bos_id_);
-  Status status = plan.status();
-  if (status.ok()) {
-    const ValidationLimits limits{.vocab_size = runner_->vocab_size(),
-                                  .context_length = context_length_,
-                                  .pool_tokens = scheduler_config_.max_total_tokens};
-    status = ValidatePromptFit(plan->input_ids, turn.request, limits);
-  }
-  if (!status.ok()) return status;
+  if (!plan.ok()) return plan.status();
+  // The turn runs, and the session remembers, the prompt as cut to fit: the next turn
+  // continues from what this one saw.
+  RADIXLM_ASSIGN_OR_RETURN(const PromptCut cut, FitPrompt(plan->input_ids, turn.request, Limits()));
   RequestInput& in = cmd.inputs.front();  // a session turn has n == 1
   in.input_ids = plan->input_ids;
+  in.params.max_new_tokens = turn.request.sampling_params.max_new_tokens;
+  in.params.min_new_tokens = turn.request.sampling_params.min_new_tokens;
+  in.logprob_start_len = turn.request.logprob_start_len;
   in.pin_on_finish = next_pin_++;
   SessionTable::Commit commit =
       sessions_.CommitTurn(params, rid, std::move(*plan), *in.pin_on_finish);
@@ -436,6 +455,7 @@ Status EngineCore::StartSessionTurn(SubmitCommand& cmd) {
   for (const std::string& replaced : commit.abort_rids) {
     AbortRid(replaced, "replaced by turn " + rid + " of session " + params.id);
   }
+  if (cut.cut()) WarnCut(cut, rid);
   session_unpins_.insert(session_unpins_.end(), commit.unpin.begin(), commit.unpin.end());
   return Status::Ok();
 }

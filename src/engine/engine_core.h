@@ -33,6 +33,7 @@
 #include "engine/generate_stream.h"
 #include "engine/model_assets.h"
 #include "engine/radix_tree_view.h"
+#include "engine/request_validation.h"
 #include "engine/session_table.h"
 #include "grammar/grammar_cache.h"
 #include "grammar/grammar_compiler_pool.h"
@@ -176,6 +177,10 @@ class EngineCore {
   void Apply(CloseSessionCommand& command);
   // A session turn's prompt (into command.inputs) and bookkeeping; an error when refused.
   Status StartSessionTurn(SubmitCommand& command);
+  // What a request's prompt is checked against (request_validation.h).
+  ValidationLimits Limits() const;
+  // Logs that request `rid` was cut to fit (--allow-auto-truncate).
+  void WarnCut(const PromptCut& cut, const std::string& rid) const;
   void AbortRid(const std::string& rid, const std::string& message);
   // Releases the pins session bookkeeping handed back (after each command and step, never from
   // inside a scheduler call).

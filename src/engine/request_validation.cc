@@ -91,4 +91,62 @@ Status ValidatePromptFit(std::span<const int32_t> ids, const GenerateRequest& re
   return Status::Ok();
 }
 
+std::string PromptCut::Describe(const std::string& rid) const {
+  std::string line = "request " + (rid.empty() ? std::string("(no rid)") : rid) +
+                     " truncated to fit " + std::to_string(room) +
+                     " tokens (the context length, or the KV cache if smaller; "
+                     "--allow-auto-truncate):";
+  if (prompt_tokens != prompt_tokens_asked) {
+    line += " input " + std::to_string(prompt_tokens_asked) + " -> its first " +
+            std::to_string(prompt_tokens) + " tokens;";
+  }
+  if (max_new_tokens_asked.has_value()) {
+    line += " max_new_tokens " + std::to_string(*max_new_tokens_asked) + " -> " +
+            std::to_string(max_new_tokens) + ";";
+  }
+  if (logprob_start_len_asked.has_value()) {
+    line += " logprob_start_len " + std::to_string(*logprob_start_len_asked) + " -> " +
+            std::to_string(logprob_start_len) + ";";
+  }
+  line.pop_back();  // the last ';'
+  return line;
+}
+
+StatusOr<PromptCut> FitPrompt(std::vector<int32_t>& ids, GenerateRequest& request,
+                              const ValidationLimits& limits) {
+  PromptCut cut;
+  cut.room = std::min(limits.context_length, limits.pool_tokens);
+  cut.prompt_tokens_asked = cut.prompt_tokens = static_cast<int64_t>(ids.size());
+  // A request that fits as asked runs as asked. Without the flag, or when nothing could fit
+  // (no room for one prompt token and one new one), or for an empty prompt: the error.
+  Status fit = ValidatePromptFit(ids, request, limits);
+  if (fit.ok()) return cut;
+  if (!limits.allow_auto_truncate || cut.room < 2 || ids.empty()) return fit;
+  const auto asked = static_cast<int64_t>(ids.size());
+  if (request.return_logprob &&
+      (request.logprob_start_len < -1 || request.logprob_start_len >= asked)) {
+    // Outside the prompt as asked: the request's own mistake, not a question of fit.
+    return InvalidArgument("logprob_start_len must be in [-1, " + std::to_string(asked) +
+                           ") for this input, got " + std::to_string(request.logprob_start_len));
+  }
+  if (asked >= cut.room) ids.resize(static_cast<size_t>(cut.room - 1));
+  const auto n = static_cast<int64_t>(ids.size());
+  cut.prompt_tokens = n;
+  SamplingParams& params = request.sampling_params;
+  if (params.max_new_tokens.has_value() && n + *params.max_new_tokens > cut.room) {
+    cut.max_new_tokens_asked = *params.max_new_tokens;
+    cut.max_new_tokens = static_cast<int32_t>(cut.room - n);
+    params.max_new_tokens = cut.max_new_tokens;
+    params.min_new_tokens = std::min(params.min_new_tokens, cut.max_new_tokens);
+  }
+  if (request.return_logprob && request.logprob_start_len >= n) {
+    cut.logprob_start_len_asked = request.logprob_start_len;
+    cut.logprob_start_len = static_cast<int32_t>(n - 1);
+    request.logprob_start_len = cut.logprob_start_len;
+  }
+  // It fits now; the one definition of fitting says so.
+  RADIXLM_RETURN_IF_ERROR(ValidatePromptFit(ids, request, limits));
+  return cut;
+}
+
 }  // namespace radixlm

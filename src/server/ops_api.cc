@@ -252,6 +252,7 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
                                                   : json(nullptr)},
       {"radix_eviction_policy", sc.radix_eviction_policy},
       {"context_length", ctx.engine->context_length()},
+      {"allow_auto_truncate", ec.allow_auto_truncate},
       {"max_total_num_tokens", ctx.engine->max_total_tokens()},
       {"disable_hybrid_swa_memory", sc.swa_max_total_tokens == 0},
       {"swa_max_total_num_tokens", sc.swa_max_total_tokens},
