@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Synthetic GGUF of a model family with random weights, for comparing radixlm's next-token
+distributions with llama.cpp's on the same file (compare.py, make_fixtures.sh).
+
+--shape real: the shapes (hidden, heads, KV heads, head dim, FFN) of one real member of the
+family with few layers, and SmolLM2-135M's tokenizer (49152 tokens, from RADIXLM_CHAT_MODEL)
+in place of the real one. --shape tiny: a few-KB model of the family (hidden 32, 128 tokens,
+tokenizer.ggml.model "no_vocab"), the fixtures under tests/model/testdata/.
+
+Weights: matrices N(0, (gain/sqrt(cols))^2) (unit-gain projections, so the residual stream and
+attention scores keep a real model's magnitudes), token_embd N(0, std^2) with std chosen for
+logits of a few units through the output head, norm weights 1 + U(-0.1, 0.1). Matrices and
+token_embd stored in --type (Q8_0 or F16), 1-D tensors in F32. Needs numpy and llama.cpp's
+gguf-py (the peer's vendored copy, GGUF_PY).
+
+Usage: synth_family.py FAMILY OUT.gguf [--shape real|tiny] [--type Q8_0] [--layers N]
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.environ.get("GGUF_PY", os.path.expanduser(
+    "~/.cache/radixlm/llama-peer/0.3.36/src/vendor/llama.cpp/gguf-py")))
+import gguf  # noqa: E402
+from gguf import quants  # noqa: E402
+
+TOKENIZER = os.environ.get("RADIXLM_CHAT_MODEL", "")
+
+# Real shapes (hidden, heads, kv heads, head_dim, ffn) of one member of each family; the
+# family's own keys; which per-layer tensors it has.
+REAL = {
+    # gemma-2-2b; sliding_window 4096 -> 128 so the window masks within the compared positions.
+    "gemma2": dict(hidden=2304, heads=8, kv=4, hd=256, ffn=9216, layers=4, tied=True,
+                   rope=10000.0, eps=1e-6,
+                   keys={"attention.sliding_window": 128, "attn_logit_softcapping": 50.0,
+                         "final_logit_softcapping": 30.0},
+                   tensors=["attn_norm", "qkv", "post_attention_norm", "ffn_norm", "ffn",
+                            "post_ffw_norm"], q_gain=2.0),
+    # granite-3.1-2b-instruct, but with an output.weight: through the tied head, an embedding
+    # large enough (times embedding_scale 12) for logits of a few units after the division by
+    # logit_scale 8 dominates the residual stream, and every position predicts its own token.
+    "granite": dict(hidden=2048, heads=32, kv=8, hd=64, ffn=8192, layers=4, tied=False,
+                    rope=5000000.0, eps=1e-5,
+                    keys={"embedding_scale": 12.0, "residual_scale": 0.22,
+                          "attention.scale": 0.015625, "logit_scale": 8.0},
+                    tensors=["attn_norm", "qkv", "ffn_norm", "ffn"], embd_std=0.02,
+                    out_gain=24.0),
+    # OLMo-2-0425-1B
+    "olmo2": dict(hidden=2048, heads=16, kv=16, hd=128, ffn=8192, layers=4, tied=False,
+                  rope=500000.0, eps=1e-6, keys={},
+                  tensors=["qkv", "qk_norm_row", "post_attention_norm", "ffn",
+                           "post_ffw_norm"]),
+    # SmolLM3-3B (layer 3 has no RoPE)
+    "smollm3": dict(hidden=2048, heads=16, kv=4, hd=128, ffn=11008, layers=4, tied=True,
+                    rope=5000000.0, eps=1e-6, keys={},
+                    tensors=["attn_norm", "qkv", "ffn_norm", "ffn"]),
+}
+
+# The tiny fixtures: hidden 32, two query heads of 32, 128 tokens; sliding windows of 8 and
+# soft-caps low enough that tanh bends, so every block the family uses shows in 64 positions.
+TINY_BASE = dict(hidden=32, heads=2, kv=1, hd=32, ffn=64, layers=4, rope=10000.0, eps=1e-6)
+TINY = {
+    "gemma2": dict(TINY_BASE, tied=True,
+                   keys={"attention.sliding_window": 8, "attn_logit_softcapping": 3.0,
+                         "final_logit_softcapping": 5.0},
+                   tensors=REAL["gemma2"]["tensors"], embd_std=0.6, q_gain=2.0),
+    # Untied, so that the embedding (times 12) need not dominate the residual stream for the
+    # logits to have a few units after the division by logit_scale.
+    "granite": dict(TINY_BASE, layers=3, tied=False,
+                    keys={"embedding_scale": 12.0, "residual_scale": 0.22,
+                          "attention.scale": 0.125, "logit_scale": 8.0},
+                    tensors=REAL["granite"]["tensors"], embd_std=0.02, out_gain=24.0),
+    # llama.cpp's olmo2 takes the head dimension as hidden / heads.
+    "olmo2": dict(TINY_BASE, hidden=64, kv=2, tied=False, keys={"attention.sliding_window": 8},
+                  tensors=REAL["olmo2"]["tensors"]),
+    "smollm3": dict(TINY_BASE, layers=5, tied=True, keys={},
+                    tensors=REAL["smollm3"]["tensors"], embd_std=0.6),
+}
+TINY_VOCAB = 128
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("family", choices=REAL)
+    ap.add_argument("out")
+    ap.add_argument("--shape", default="real", choices=["real", "tiny"])
+    ap.add_argument("--type", default="Q8_0", choices=["Q8_0", "F16"])
+    ap.add_argument("--layers", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=1234)
+    args = ap.parse_args()
+    f = (REAL if args.shape == "real" else TINY)[args.family]
+    layers = args.layers or f["layers"]
+    rng = np.random.default_rng(args.seed)
+    qtype = {"Q8_0": gguf.GGMLQuantizationType.Q8_0,
+             "F16": gguf.GGMLQuantizationType.F16}[args.type]
+
+    w = gguf.GGUFWriter(args.out, args.family)
+    w.add_name(f"synthetic {args.family} ({args.shape} shape, {layers} layers, random weights)")
+    h, hd = f["hidden"], f["hd"]
+    w.add_context_length(4096)
+    w.add_embedding_length(h)
+    w.add_block_count(layers)
+    w.add_feed_forward_length(f["ffn"])
+    w.add_head_count(f["heads"])
+    w.add_head_count_kv(f["kv"])
+    w.add_key_length(hd)
+    w.add_value_length(hd)
+    w.add_rope_dimension_count(hd)
+    w.add_rope_freq_base(f["rope"])
+    w.add_layer_norm_rms_eps(f["eps"])
+    for key, value in f["keys"].items():
+        full = f"{args.family}.{key}"
+        if isinstance(value, int):
+            w.add_uint32(full, value)
+        else:
+            w.add_float32(full, value)
+    if args.shape == "tiny":
+        n_vocab = TINY_VOCAB
+        w.add_tokenizer_model("no_vocab")
+        w.add_vocab_size(n_vocab)
+    else:
+        if not TOKENIZER:
+            sys.exit("set RADIXLM_CHAT_MODEL to SmolLM2-135M-Instruct's GGUF (scripts/setup.sh)")
+        n_vocab = 0
+        for key, field in gguf.GGUFReader(TOKENIZER).fields.items():
+            if key.startswith("tokenizer."):
+                vtype = field.types[0]
+                sub = field.types[1] if vtype == gguf.GGUFValueType.ARRAY else None
+                w.add_key_value(key, field.contents(), vtype, sub_type=sub)
+                if key == "tokenizer.ggml.tokens":
+                    n_vocab = len(field.contents())
+
+    def matrix(name, rows, cols, std):
+        a = rng.standard_normal((rows, cols), dtype=np.float32) * np.float32(std)
+        if qtype == gguf.GGMLQuantizationType.F16:
+            w.add_tensor(name, a.astype(np.float16))
+        else:
+            w.add_tensor(name, quants.quantize(a, qtype), raw_dtype=qtype)
+
+    def norm(name, n):
+        w.add_tensor(name, (1.0 + rng.uniform(-0.1, 0.1, n)).astype(np.float32))
+
+    qs, kvs = f["heads"] * hd, f["kv"] * hd
+    matrix("token_embd.weight", n_vocab, h, f.get("embd_std", 0.06))
+    if not f["tied"]:
+        matrix("output.weight", n_vocab, h, f.get("out_gain", 3.0) / np.sqrt(h))
+    norm("output_norm.weight", h)
+    for i in range(layers):
+        p = f"blk.{i}."
+        for t in f["tensors"]:
+            if t in ("attn_norm", "ffn_norm", "post_attention_norm", "post_ffw_norm"):
+                norm(p + t + ".weight", h)
+            elif t == "qkv":
+                matrix(p + "attn_q.weight", qs, h, f.get("q_gain", 1.0) / np.sqrt(h))
+                matrix(p + "attn_k.weight", kvs, h, 1.0 / np.sqrt(h))
+                matrix(p + "attn_v.weight", kvs, h, 1.0 / np.sqrt(h))
+                matrix(p + "attn_output.weight", h, qs, 1.0 / np.sqrt(qs))
+            elif t == "qk_norm_row":
+                norm(p + "attn_q_norm.weight", qs)
+                norm(p + "attn_k_norm.weight", kvs)
+            elif t == "ffn":
+                matrix(p + "ffn_gate.weight", f["ffn"], h, 1.0 / np.sqrt(h))
+                matrix(p + "ffn_up.weight", f["ffn"], h, 1.0 / np.sqrt(h))
+                matrix(p + "ffn_down.weight", h, f["ffn"], 1.0 / np.sqrt(f["ffn"]))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+if __name__ == "__main__":
+    main()
