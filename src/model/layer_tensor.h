@@ -24,9 +24,11 @@ enum class LayerTensor {
   kPostAttnNorm,  // post_attention_norm.weight  [hidden]
   kFfnNorm,       // ffn_norm.weight             [hidden]
   kFfnGate,       // ffn_gate.weight             [hidden, ffn]
-  kFfnUp,         // ffn_up.weight               [hidden, ffn]
+  kFfnUp,         // ffn_up.weight               [hidden, ffn], or [hidden, 2 * ffn] fused
+                  //                             with the gate (its first ffn rows; phi3)
   kFfnDown,       // ffn_down.weight             [ffn, hidden]
   kPostFfnNorm,   // post_ffw_norm.weight        [hidden]
+  kAttnQkv,       // attn_qkv.weight             [hidden, q_size + 2 * kv_size]: Q, K, V rows
   kCount,
 };
 inline constexpr int kNumLayerTensors = static_cast<int>(LayerTensor::kCount);

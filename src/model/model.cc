@@ -41,6 +41,14 @@ StatusOr<std::unique_ptr<Model>> Model::FromGguf(std::unique_ptr<gguf::GgufFile>
 
   // One RoPE variant per distinct layer attention config (none for layers without RoPE).
   const ModelConfig& c = m->config_;
+  // Per-pair frequency factors: llama 3's, or LongRoPE's long ones when the context exceeds
+  // the original one (llama.cpp's choice), else its short ones.
+  const ModelWeights& w = *m->weights_;
+  const float* freq_factors = w.rope_freqs;
+  if (freq_factors == nullptr && c.rope_original_context > 0) {
+    freq_factors = m->options_.max_context > c.rope_original_context ? w.rope_factors_long
+                                                                     : w.rope_factors_short;
+  }
   std::vector<LayerAttentionConfig> variants;
   for (int64_t i = 0; i < c.n_layers; ++i) {
     const LayerAttentionConfig la = c.LayerAttention(i);
@@ -60,7 +68,8 @@ StatusOr<std::unique_ptr<Model>> Model::FromGguf(std::unique_ptr<gguf::GgufFile>
       found = static_cast<int>(variants.size());
       variants.push_back(la);
       m->rope_variants_.emplace_back(c.head_dim, c.rope_layout, la.rope_base, la.rope_freq_scale,
-                                     la.use_rope_freq_factors ? m->weights_->rope_freqs : nullptr);
+                                     la.use_rope_freq_factors ? freq_factors : nullptr,
+                                     c.rope_attn_factor);
     }
     m->layer_rope_variant_.push_back(found);
   }

@@ -66,7 +66,7 @@ LayerAttentionConfig ModelConfig::LayerAttention(int64_t layer) const {
     out.sliding_window = 0;
     out.rope_base = rope_base;
     out.rope_freq_scale = rope_freq_scale;
-    out.use_rope_freq_factors = has_rope_freq_factors;
+    out.use_rope_freq_factors = has_rope_freq_factors || rope_original_context > 0;
   }
   return out;
 }
@@ -127,6 +127,22 @@ StatusOr<ModelConfig> ModelConfig::FromGguf(const gguf::GgufFile& file) {
   c.rope_base = static_cast<float>(base);
   c.rope_base_local = c.rope_base;
   RADIXLM_ASSIGN_OR_RETURN(c.rope_freq_scale, ReadRopeFreqScale(file, a));
+  RADIXLM_ASSIGN_OR_RETURN(c.rope_attn_factor, m.PositiveFloatOr("rope.scaling.attn_factor", 1.0f));
+  RADIXLM_ASSIGN_OR_RETURN(int64_t rope_dims, m.PositiveOr("rope.dimension_count", c.head_dim));
+  if (rope_dims != c.head_dim) {
+    return Unimplemented("model metadata: '" + a + ".rope.dimension_count' (" +
+                         std::to_string(rope_dims) + ") != head dimension (" +
+                         std::to_string(c.head_dim) +
+                         "): partial rotary embedding is not supported");
+  }
+  if (file.FindTensor(kRopeFactorsLongName) != nullptr ||
+      file.FindTensor(kRopeFactorsShortName) != nullptr) {
+    RADIXLM_ASSIGN_OR_RETURN(
+        c.rope_original_context,
+        m.PositiveOr("rope.scaling.original_context_length", c.context_length));
+  }
+  // Q, K and V in one matrix where the file has one (llama.cpp's create_tensor_qkv).
+  c.fused_qkv = file.FindTensor("blk.0.attn_qkv.weight") != nullptr;
   RADIXLM_ASSIGN_OR_RETURN(c.vocab_size, ReadVocabSize(file, c.hidden_size));
   c.attention_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
 

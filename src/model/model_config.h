@@ -31,8 +31,9 @@ struct LayerAttentionConfig {
   int sliding_window = 0;  // 0: attends to the whole prefix; else to the last N positions
   bool use_rope = true;    // false: Q and K are not rotated (the rope fields are unused)
   float rope_base = 10000.0f;
-  float rope_freq_scale = 1.0f;        // positions are multiplied by this (linear rope scaling)
-  bool use_rope_freq_factors = false;  // divide per-pair frequencies by rope_freqs.weight
+  float rope_freq_scale = 1.0f;  // positions are multiplied by this (linear rope scaling)
+  // Divide per-pair frequencies by rope_freqs.weight, or by LongRoPE's factors.
+  bool use_rope_freq_factors = false;
 };
 
 struct ModelConfig {
@@ -55,6 +56,11 @@ struct ModelConfig {
   float rope_freq_scale = 1.0f;        // 1 / rope.scaling.factor for "linear" scaling
   float rope_freq_scale_local = 1.0f;  // sliding-window layers (gemma3: never scaled)
   bool has_rope_freq_factors = false;  // a rope_freqs.weight tensor (llama-3 scaling) exists
+  // LongRoPE (phi3): > 0 when the file has rope_factors_{long,short}.weight; the long factors
+  // apply when the context the model runs with exceeds this (rope.scaling.
+  // original_context_length), as llama.cpp picks them.
+  int64_t rope_original_context = 0;
+  float rope_attn_factor = 1.0f;  // cos and sin multiplied by this (rope.scaling.attn_factor)
   // > 0: layer i has no RoPE iff (i + 1) % no_rope_layer_interval == 0 (smollm3: every 4th).
   int64_t no_rope_layer_interval = 0;
 
@@ -70,6 +76,7 @@ struct ModelConfig {
   bool qk_norm_per_head = true;  // over each head (gemma3, qwen3) or each whole row (olmo2)
 
   // Attention.
+  bool fused_qkv = false;        // one attn_qkv.weight (the file has it; llama.cpp's rule)
   bool qkv_bias = false;         // qwen2: attn_{q,k,v}.bias
   float attention_scale = 1.0f;  // multiplies q·k
   // Gemma's graph multiplies Q by attention_scale before Q·K (llama.cpp scales Qcur); the
@@ -78,6 +85,7 @@ struct ModelConfig {
   float attn_logit_softcap = 0.0f;  // > 0: scores become cap * tanh(score / cap) (gemma2)
 
   FfnActivation ffn_activation = FfnActivation::kSilu;
+  bool fused_gate_up = false;  // ffn_up.weight holds the gate's rows then the up's (phi3)
 
   // Embeddings, residual stream, logits.
   bool scale_embeddings = false;  // embeddings * embedding_scale (gemma: sqrt(hidden))

@@ -54,8 +54,31 @@ constexpr LayerSlot kLayerSlots[] = {
     {LayerTensor::kFfnUp, &LayerWeights::up, nullptr},
     {LayerTensor::kFfnDown, &LayerWeights::down, nullptr},
     {LayerTensor::kPostFfnNorm, nullptr, &LayerWeights::post_ffn_norm},
+    {LayerTensor::kAttnQkv, &LayerWeights::wqkv, nullptr},
 };
 static_assert(std::size(kLayerSlots) == kNumLayerTensors, "every layer tensor has a slot");
+
+// Rows [first, first + rows) of m, as a matrix of their own (the rows are contiguous).
+kernels::WeightMatrix RowRange(const kernels::WeightMatrix& m, int64_t first, int64_t rows) {
+  return kernels::MakeWeightMatrix(
+      m.type, static_cast<const uint8_t*>(m.data) + first * static_cast<int64_t>(m.row_bytes), rows,
+      m.cols);
+}
+
+// Splits the fused matrices of a layer into the views the forward pass reads.
+void SplitFused(const ModelConfig& c, LayerWeights& l) {
+  if (l.wqkv.data != nullptr) {
+    l.wq = RowRange(l.wqkv, 0, c.q_size());
+    l.wk = RowRange(l.wqkv, c.q_size(), c.kv_size());
+    l.wv = RowRange(l.wqkv, c.q_size() + c.kv_size(), c.kv_size());
+    l.wqkv = {};
+  }
+  if (c.fused_gate_up && l.up.data != nullptr) {
+    const kernels::WeightMatrix fused = l.up;
+    l.gate = RowRange(fused, 0, c.ffn_size);
+    l.up = RowRange(fused, c.ffn_size, c.ffn_size);
+  }
+}
 
 bool ShapeMatches(const gguf::TensorInfo& t, const ExpectedShape& e) {
   if (static_cast<int>(t.shape.size()) != e.n_dims) return false;
@@ -165,6 +188,12 @@ StatusOr<std::unique_ptr<ModelWeights>> ModelWeights::Load(const gguf::GgufFile&
     RADIXLM_ASSIGN_OR_RETURN(w->rope_freqs,
                              loader.Vector(std::string(kRopeFreqsName), c.head_dim / 2));
   }
+  if (c.rope_original_context > 0) {  // LongRoPE: both sets, the model picks by its context
+    RADIXLM_ASSIGN_OR_RETURN(w->rope_factors_long,
+                             loader.Vector(std::string(kRopeFactorsLongName), c.head_dim / 2));
+    RADIXLM_ASSIGN_OR_RETURN(w->rope_factors_short,
+                             loader.Vector(std::string(kRopeFactorsShortName), c.head_dim / 2));
+  }
 
   w->layers.resize(c.n_layers);
   for (int64_t i = 0; i < c.n_layers; ++i) {
@@ -184,6 +213,7 @@ StatusOr<std::unique_ptr<ModelWeights>> ModelWeights::Load(const gguf::GgufFile&
         RADIXLM_ASSIGN_OR_RETURN(l.*slot.vector, loader.Vector(name, shape.dims[0]));
       }
     }
+    SplitFused(c, l);
   }
   w->PrepareMatrices(file, backend, pool, on_progress);
   return w;

@@ -43,15 +43,20 @@ struct LayerWeights {
   kernels::WeightMatrix up;               // rows ffn, cols hidden
   kernels::WeightMatrix down;             // rows hidden, cols ffn
   const float* post_ffn_norm = nullptr;   // [hidden] or null
+  // A fused attn_qkv.weight as loaded; wq, wk and wv are views of its row ranges, and this is
+  // left empty once they are taken (a fused ffn_up.weight is split the same way into gate, up).
+  kernels::WeightMatrix wqkv;
 };
 
 struct ModelWeights {
   kernels::WeightMatrix token_embd;  // rows vocab, cols hidden
   kernels::WeightMatrix output;      // rows vocab, cols hidden (token_embd when tied)
   bool tied_output = false;
-  const float* output_norm = nullptr;  // [hidden]
-  const float* rope_freqs = nullptr;   // [head_dim/2] or null (llama-3 frequency factors)
-  std::vector<LayerWeights> layers;    // [n_layers]
+  const float* output_norm = nullptr;         // [hidden]
+  const float* rope_freqs = nullptr;          // [head_dim/2] or null (llama-3 frequency factors)
+  const float* rope_factors_long = nullptr;   // [head_dim/2] or null (LongRoPE, phi3)
+  const float* rope_factors_short = nullptr;  // [head_dim/2] or null
+  std::vector<LayerWeights> layers;           // [n_layers]
 
   // Finds and checks every tensor `config` needs (config.layer_tensors; presence, shape, type
   // supported by the kernels). Errors name the tensor: "missing tensor 'blk.3.attn_q.weight'".

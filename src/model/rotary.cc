@@ -5,11 +5,12 @@
 namespace radixlm::model {
 
 RotaryEmbedding::RotaryEmbedding(int64_t head_dim, RopeLayout layout, float base, float freq_scale,
-                                 const float* freq_factors)
+                                 const float* freq_factors, float attn_factor)
     : head_dim_(head_dim),
       layout_(layout),
       theta_scale_(std::pow(base, -2.0f / static_cast<float>(head_dim))),
-      freq_scale_(freq_scale) {
+      freq_scale_(freq_scale),
+      attn_factor_(attn_factor) {
   if (freq_factors != nullptr) freq_factors_.assign(freq_factors, freq_factors + half());
 }
 
@@ -25,6 +26,12 @@ void RotaryEmbedding::ComputeTables(const int64_t* positions, int64_t n, float* 
       cos[t * h + k] = std::cos(angle);
       sin[t * h + k] = std::sin(angle);
       theta *= theta_scale_;
+    }
+    if (attn_factor_ != 1.0f) {
+      for (int64_t k = 0; k < h; ++k) {
+        cos[t * h + k] *= attn_factor_;
+        sin[t * h + k] *= attn_factor_;
+      }
     }
   }
 }

@@ -4,7 +4,9 @@
 //
 // theta(pos, k) = pos * freq_scale * base^(-2k / head_dim) / freq_factor[k]
 // for pair k in [0, head_dim/2); pairs are (x[2k], x[2k+1]) for RopeLayout::kNormal and
-// (x[k], x[k + head_dim/2]) for kNeox. freq_factor is llama-3's rope_freqs tensor (or 1).
+// (x[k], x[k + head_dim/2]) for kNeox. freq_factor is llama-3's rope_freqs tensor or LongRoPE's
+// factors (or 1). The tables hold cos(theta) * attn_factor and sin(theta) * attn_factor
+// (LongRoPE's magnitude scaling; 1 elsewhere), as ggml's rope multiplies them by its mscale.
 // theta is evaluated as ggml's CPU RoPE does, so greedy tokens match llama.cpp's: in float,
 // with base^(-2k / head_dim) as repeated products of powf(base, -2 / head_dim), i.e.
 // theta_k = freq_scale * ((float(pos) * s^k) / freq_factor[k]), then cosf / sinf.
@@ -21,7 +23,7 @@ class RotaryEmbedding {
  public:
   // freq_factors: [head_dim/2] or null; copied.
   RotaryEmbedding(int64_t head_dim, RopeLayout layout, float base, float freq_scale,
-                  const float* freq_factors);
+                  const float* freq_factors, float attn_factor = 1.0f);
 
   int64_t head_dim() const { return head_dim_; }
   int64_t half() const { return head_dim_ / 2; }
@@ -38,6 +40,7 @@ class RotaryEmbedding {
   RopeLayout layout_;
   float theta_scale_;  // powf(base, -2 / head_dim)
   float freq_scale_;
+  float attn_factor_;
   std::vector<float> freq_factors_;  // [head_dim/2], or empty (all 1)
 };
 

@@ -36,6 +36,8 @@ std::string_view LayerTensorSuffix(LayerTensor t) {
       return "ffn_down.weight";
     case LayerTensor::kPostFfnNorm:
       return "post_ffw_norm.weight";
+    case LayerTensor::kAttnQkv:
+      return "attn_qkv.weight";
     case LayerTensor::kCount:
       break;
   }
@@ -61,6 +63,11 @@ LayerTensorNeeds StandardLayerTensors(const ModelConfig& c) {
       need(c.qkv_bias);
   n[LayerTensor::kAttnQNorm] = n[LayerTensor::kAttnKNorm] = need(c.qk_norm);
   n[LayerTensor::kPostAttnNorm] = n[LayerTensor::kPostFfnNorm] = need(c.post_norms);
+  if (c.fused_qkv) {
+    n[LayerTensor::kAttnQkv] = TensorNeed::kRequired;
+    n[LayerTensor::kAttnQ] = n[LayerTensor::kAttnK] = n[LayerTensor::kAttnV] = TensorNeed::kAbsent;
+  }
+  if (c.fused_gate_up) n[LayerTensor::kFfnGate] = TensorNeed::kAbsent;
   return n;
 }
 
@@ -101,8 +108,11 @@ ExpectedShape LayerTensorShape(const ModelConfig& c, LayerTensor t) {
     case LayerTensor::kAttnKNorm:
       return vec(c.qk_norm_per_head ? c.head_dim : c.kv_size());
     case LayerTensor::kFfnGate:
-    case LayerTensor::kFfnUp:
       return mat(c.hidden_size, c.ffn_size);
+    case LayerTensor::kFfnUp:
+      return mat(c.hidden_size, c.fused_gate_up ? 2 * c.ffn_size : c.ffn_size);
+    case LayerTensor::kAttnQkv:
+      return mat(c.hidden_size, c.q_size() + 2 * c.kv_size());
     case LayerTensor::kFfnDown:
       return mat(c.ffn_size, c.hidden_size);
     case LayerTensor::kCount:

@@ -19,6 +19,7 @@ using testing::TinyGemma2Spec;
 using testing::TinyGraniteSpec;
 using testing::TinyModelSpec;
 using testing::TinyOlmo2Spec;
+using testing::TinyPhi3Spec;
 using testing::TinySmolLm3Spec;
 
 StatusOr<ModelConfig> ConfigOf(const TinyModelSpec& spec) {
@@ -33,7 +34,7 @@ Status LoadStatus(const TinyModelSpec& spec) {
 
 TEST(ModelFamilyRegistryTest, EveryFamilyIsFoundByItsArchitectures) {
   for (const char* arch :
-       {"gemma2", "gemma3", "granite", "llama", "olmo2", "qwen2", "qwen3", "smollm3"}) {
+       {"gemma2", "gemma3", "granite", "llama", "olmo2", "phi3", "qwen2", "qwen3", "smollm3"}) {
     const ModelFamily* family = FindModelFamily(arch);
     ASSERT_NE(family, nullptr) << arch;
     EXPECT_EQ(family->name, arch);
@@ -41,23 +42,23 @@ TEST(ModelFamilyRegistryTest, EveryFamilyIsFoundByItsArchitectures) {
   EXPECT_EQ(FindModelFamily("mamba"), nullptr);
   EXPECT_EQ(FindModelFamily(""), nullptr);
   EXPECT_EQ(SupportedArchitectures(),
-            "gemma2, gemma3, granite, llama, olmo2, qwen2, qwen3, smollm3");
+            "gemma2, gemma3, granite, llama, olmo2, phi3, qwen2, qwen3, smollm3");
 }
 
 TEST(ModelFamilyRegistryTest, UnknownArchitectureNamesItAndTheSupportedOnes) {
   TinyModelSpec spec;
-  spec.arch = "phi3";
+  spec.arch = "mamba2";
   auto c = ConfigOf(spec);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), StatusCode::kUnimplemented);
   EXPECT_EQ(c.status().message(),
-            "unsupported model architecture 'phi3' (general.architecture); supported: gemma2, "
-            "gemma3, granite, llama, olmo2, qwen2, qwen3, smollm3");
+            "unsupported model architecture 'mamba2' (general.architecture); supported: gemma2, "
+            "gemma3, granite, llama, olmo2, phi3, qwen2, qwen3, smollm3");
 }
 
 TEST(ModelFamilyRegistryTest, ConfigNamesTheFamily) {
   for (const TinyModelSpec& spec :
-       {TinyGemma2Spec(), TinyGraniteSpec(), TinyOlmo2Spec(), TinySmolLm3Spec()}) {
+       {TinyGemma2Spec(), TinyGraniteSpec(), TinyOlmo2Spec(), TinyPhi3Spec(), TinySmolLm3Spec()}) {
     auto c = ConfigOf(spec);
     ASSERT_TRUE(c.ok()) << spec.arch << ": " << c.status().ToString();
     EXPECT_EQ(c->arch, spec.arch);
@@ -178,6 +179,64 @@ TEST(Olmo2FamilyTest, MissingNormIsNamed) {
     EXPECT_NE(st.message().find(std::string("'") + missing + "'"), std::string::npos)
         << st.message();
   }
+}
+
+TEST(Phi3FamilyTest, FusedProjectionsAndLongRope) {
+  auto c = ConfigOf(TinyPhi3Spec());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->fused_qkv);
+  EXPECT_TRUE(c->fused_gate_up);
+  EXPECT_TRUE(c->scale_query);
+  EXPECT_EQ(c->rope_layout, RopeLayout::kNeox);
+  EXPECT_EQ(c->rope_original_context, 2048);
+  EXPECT_FLOAT_EQ(c->rope_attn_factor, 1.19f);
+  EXPECT_TRUE(c->LayerAttention(1).use_rope_freq_factors);
+  const LayerTensorNeeds& needs = c->layer_tensors[0];
+  EXPECT_EQ(needs[LayerTensor::kAttnQkv], TensorNeed::kRequired);
+  EXPECT_EQ(needs[LayerTensor::kAttnQ], TensorNeed::kAbsent);
+  EXPECT_EQ(needs[LayerTensor::kFfnGate], TensorNeed::kAbsent);
+  EXPECT_EQ(LayerTensorShape(*c, LayerTensor::kFfnUp).dims[1], 2 * c->ffn_size);
+  EXPECT_EQ(LayerTensorShape(*c, LayerTensor::kAttnQkv).dims[1], c->q_size() + 2 * c->kv_size());
+}
+
+TEST(Phi3FamilyTest, FusedMatricesAreViewsOfTheirRows) {
+  const auto bytes = BuildTinyModel(TinyPhi3Spec());
+  auto m = Model::FromGguf(ParseTinyModel(bytes));
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const ModelConfig& c = (*m)->config();
+  const LayerWeights& l = (*m)->weights().layers[1];
+  EXPECT_EQ(l.wq.rows, c.q_size());
+  EXPECT_EQ(l.wk.rows, c.kv_size());
+  EXPECT_EQ(l.wv.rows, c.kv_size());
+  EXPECT_EQ(l.gate.rows, c.ffn_size);
+  EXPECT_EQ(l.up.rows, c.ffn_size);
+  EXPECT_EQ(l.wqkv.data, nullptr);
+  // The views tile the fused tensors in order.
+  EXPECT_EQ(static_cast<const uint8_t*>(l.wk.data),
+            static_cast<const uint8_t*>(l.wq.data) + c.q_size() * l.wq.row_bytes);
+  EXPECT_EQ(static_cast<const uint8_t*>(l.wv.data),
+            static_cast<const uint8_t*>(l.wk.data) + c.kv_size() * l.wk.row_bytes);
+  EXPECT_EQ(static_cast<const uint8_t*>(l.up.data),
+            static_cast<const uint8_t*>(l.gate.data) + c.ffn_size * l.gate.row_bytes);
+}
+
+TEST(Phi3FamilyTest, MissingFusedTensorIsNamed) {
+  TinyModelSpec spec = TinyPhi3Spec();
+  spec.omit_tensors = {"blk.1.attn_qkv.weight"};
+  const Status st = LoadStatus(spec);
+  ASSERT_FALSE(st.ok());
+  // Without it the file has separate projections for layer 0 only: named as missing.
+  EXPECT_NE(st.message().find("'blk.1.attn_qkv.weight'"), std::string::npos) << st.message();
+}
+
+TEST(ModelFamilyTest, PartialRotaryEmbeddingIsRefusedByName) {
+  TinyModelSpec spec;
+  spec.extra_metadata = {{"llama.rope.dimension_count", gguf::Value::U32(8)}};
+  auto c = ConfigOf(spec);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(c.status().message().find("'llama.rope.dimension_count'"), std::string::npos)
+      << c.status().message();
 }
 
 TEST(SmolLm3FamilyTest, EveryFourthLayerHasNoRope) {

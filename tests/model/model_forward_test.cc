@@ -26,6 +26,7 @@ using testing::TinyGemma3Spec;
 using testing::TinyGraniteSpec;
 using testing::TinyModelSpec;
 using testing::TinyOlmo2Spec;
+using testing::TinyPhi3Spec;
 using testing::TinySmolLm3Spec;
 
 struct ForwardCase {
@@ -133,6 +134,12 @@ std::vector<ForwardCase> Cases() {
     ForwardCase c{"olmo2_q8_0_window", TinyOlmo2Spec()};
     c.spec.n_layers = 4;  // OLMo 3's layout: layers 0-2 slide (4 tokens), layer 3 is global
     c.spec.sliding_window = 4;
+    c.spec.matrix_type = GgmlType::kQ8_0;
+    cases.push_back(c);
+  }
+  cases.push_back({"phi3_f32", TinyPhi3Spec()});
+  {
+    ForwardCase c{"phi3_q8_0", TinyPhi3Spec()};
     c.spec.matrix_type = GgmlType::kQ8_0;
     cases.push_back(c);
   }

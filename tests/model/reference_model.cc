@@ -40,6 +40,11 @@ ReferenceModel::ReferenceModel(const gguf::GgufFile& file, kernels::KvDtype kv_d
   output_ = file.FindTensor("output.weight") ? LoadMatrix(file, "output.weight") : token_embd_;
   output_norm_ = LoadVector(file, "output_norm.weight");
   if (file.FindTensor("rope_freqs.weight")) rope_freqs_ = LoadVector(file, "rope_freqs.weight");
+  if (config_.rope_original_context > 0) {  // LongRoPE, at the model's default context
+    rope_freqs_ = LoadVector(file, config_.context_length > config_.rope_original_context
+                                       ? "rope_factors_long.weight"
+                                       : "rope_factors_short.weight");
+  }
   for (int64_t i = 0; i < config_.n_layers; ++i) {
     // The tensors the family gives this layer (those it marks optional are read if present).
     const LayerTensorNeeds& needs = config_.layer_tensors[i];
@@ -52,9 +57,16 @@ ReferenceModel::ReferenceModel(const gguf::GgufFile& file, kernels::KvDtype kv_d
     };
     Layer l;
     l.attn_norm = vector(LayerTensor::kAttnNorm);
-    l.wq = LoadMatrix(file, LayerName(i, "attn_q.weight"));
-    l.wk = LoadMatrix(file, LayerName(i, "attn_k.weight"));
-    l.wv = LoadMatrix(file, LayerName(i, "attn_v.weight"));
+    if (config_.fused_qkv) {  // Q, K, V: consecutive row ranges of one matrix
+      const Matrix qkv = LoadMatrix(file, LayerName(i, "attn_qkv.weight"));
+      l.wq = RowRange(qkv, 0, config_.q_size());
+      l.wk = RowRange(qkv, config_.q_size(), config_.kv_size());
+      l.wv = RowRange(qkv, config_.q_size() + config_.kv_size(), config_.kv_size());
+    } else {
+      l.wq = LoadMatrix(file, LayerName(i, "attn_q.weight"));
+      l.wk = LoadMatrix(file, LayerName(i, "attn_k.weight"));
+      l.wv = LoadMatrix(file, LayerName(i, "attn_v.weight"));
+    }
     l.wo = LoadMatrix(file, LayerName(i, "attn_output.weight"));
     l.bq = vector(LayerTensor::kAttnQBias);
     l.bk = vector(LayerTensor::kAttnKBias);
@@ -64,8 +76,14 @@ ReferenceModel::ReferenceModel(const gguf::GgufFile& file, kernels::KvDtype kv_d
     l.post_attn_norm = vector(LayerTensor::kPostAttnNorm);
     l.post_ffn_norm = vector(LayerTensor::kPostFfnNorm);
     l.ffn_norm = vector(LayerTensor::kFfnNorm);
-    l.gate = LoadMatrix(file, LayerName(i, "ffn_gate.weight"));
-    l.up = LoadMatrix(file, LayerName(i, "ffn_up.weight"));
+    if (config_.fused_gate_up) {  // the gate's rows, then the up's
+      const Matrix gate_up = LoadMatrix(file, LayerName(i, "ffn_up.weight"));
+      l.gate = RowRange(gate_up, 0, config_.ffn_size);
+      l.up = RowRange(gate_up, config_.ffn_size, config_.ffn_size);
+    } else {
+      l.gate = LoadMatrix(file, LayerName(i, "ffn_gate.weight"));
+      l.up = LoadMatrix(file, LayerName(i, "ffn_up.weight"));
+    }
     l.down = LoadMatrix(file, LayerName(i, "ffn_down.weight"));
     layers_.push_back(std::move(l));
   }
@@ -85,6 +103,15 @@ ReferenceModel::Matrix ReferenceModel::LoadMatrix(const gguf::GgufFile& file,
     kernels::DequantizeRow(t->type, t->data + r * row_bytes, m.w.data() + r * m.cols, m.cols);
   }
   return m;
+}
+
+ReferenceModel::Matrix ReferenceModel::RowRange(const Matrix& m, int64_t first, int64_t rows) {
+  Matrix out;
+  out.type = m.type;
+  out.rows = rows;
+  out.cols = m.cols;
+  out.w.assign(m.w.begin() + first * m.cols, m.w.begin() + (first + rows) * m.cols);
+  return out;
 }
 
 std::vector<float> ReferenceModel::LoadVector(const gguf::GgufFile& file,
@@ -138,8 +165,9 @@ void ReferenceModel::Rope(float* head, int64_t pos, bool sliding) const {
     const int64_t ib = config_.rope_layout == RopeLayout::kNeox ? k + d / 2 : 2 * k + 1;
     const double a = head[ia];
     const double b = head[ib];
-    head[ia] = static_cast<float>(a * std::cos(theta) - b * std::sin(theta));
-    head[ib] = static_cast<float>(a * std::sin(theta) + b * std::cos(theta));
+    const double m = config_.rope_attn_factor;
+    head[ia] = static_cast<float>((a * std::cos(theta) - b * std::sin(theta)) * m);
+    head[ib] = static_cast<float>((a * std::sin(theta) + b * std::cos(theta)) * m);
   }
 }
 

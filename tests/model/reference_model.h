@@ -52,6 +52,7 @@ class ReferenceModel {
   };
 
   Matrix LoadMatrix(const gguf::GgufFile& file, const std::string& name) const;
+  static Matrix RowRange(const Matrix& m, int64_t first, int64_t rows);
   std::vector<float> LoadVector(const gguf::GgufFile& file, const std::string& name) const;
   std::vector<float> MatVec(const Matrix& m, const std::vector<float>& x) const;
   std::vector<float> RmsNorm(const std::vector<float>& x, const std::vector<float>& w) const;

@@ -54,6 +54,7 @@ class Builder {
     const bool qk_norm_whole_row = a == "olmo2";
     const bool pre_norms = a != "olmo2";
     const bool post_norms = a == "gemma3" || a == "gemma2" || a == "olmo2";
+    const bool fused = a == "phi3";  // attn_qkv, and the gate's rows first in ffn_up
     Matrix("token_embd.weight", h, spec_.vocab, 1.0f);
     if (!spec_.tied_output) Matrix("output.weight", h, spec_.vocab, 1.0f / std::sqrt(h));
     Norm("output_norm.weight", h);
@@ -62,12 +63,25 @@ class Builder {
       for (size_t k = 0; k < f.size(); ++k) f[k] = 1.0f + static_cast<float>(k % 4);
       Vector("rope_freqs.weight", f);
     }
+    if (spec_.longrope) {  // long factors grow with the pair index, short ones stay near 1
+      std::vector<float> lf(spec_.head_dim / 2), sf(spec_.head_dim / 2);
+      for (size_t k = 0; k < lf.size(); ++k) {
+        lf[k] = 1.0f + 0.5f * static_cast<float>(k);
+        sf[k] = 1.0f + 0.05f * static_cast<float>(k % 3);
+      }
+      Vector("rope_factors_long.weight", lf);
+      Vector("rope_factors_short.weight", sf);
+    }
     for (int64_t i = 0; i < spec_.n_layers; ++i) {
       const std::string p = "blk." + std::to_string(i) + ".";
       if (pre_norms) Norm(p + "attn_norm.weight", h);
-      Matrix(p + "attn_q.weight", h, qs, 1.0f / std::sqrt(h));
-      Matrix(p + "attn_k.weight", h, kvs, 1.0f / std::sqrt(h));
-      Matrix(p + "attn_v.weight", h, kvs, 1.0f / std::sqrt(h));
+      if (fused) {
+        Matrix(p + "attn_qkv.weight", h, qs + 2 * kvs, 1.0f / std::sqrt(h));
+      } else {
+        Matrix(p + "attn_q.weight", h, qs, 1.0f / std::sqrt(h));
+        Matrix(p + "attn_k.weight", h, kvs, 1.0f / std::sqrt(h));
+        Matrix(p + "attn_v.weight", h, kvs, 1.0f / std::sqrt(h));
+      }
       Matrix(p + "attn_output.weight", qs, h, 1.0f / std::sqrt(qs));
       if (spec_.arch == "qwen2") {
         Vector(p + "attn_q.bias", Random(qs, 0.2f));
@@ -80,8 +94,12 @@ class Builder {
       }
       if (post_norms) Norm(p + "post_attention_norm.weight", h);
       if (pre_norms) Norm(p + "ffn_norm.weight", h);
-      Matrix(p + "ffn_gate.weight", h, spec_.ffn, 1.0f / std::sqrt(h));
-      Matrix(p + "ffn_up.weight", h, spec_.ffn, 1.0f / std::sqrt(h));
+      if (fused) {
+        Matrix(p + "ffn_up.weight", h, 2 * spec_.ffn, 1.0f / std::sqrt(h));
+      } else {
+        Matrix(p + "ffn_gate.weight", h, spec_.ffn, 1.0f / std::sqrt(h));
+        Matrix(p + "ffn_up.weight", h, spec_.ffn, 1.0f / std::sqrt(h));
+      }
       Matrix(p + "ffn_down.weight", spec_.ffn, h, 1.0f / std::sqrt(spec_.ffn));
       if (post_norms) Norm(p + "post_ffw_norm.weight", h);
     }
@@ -200,6 +218,20 @@ TinyModelSpec TinyOlmo2Spec() {
   s.n_kv_heads = 4;  // OLMo 2 has no GQA: n_heads * head_dim == hidden
   s.head_dim = 16;
   s.tied_output = false;
+  return s;
+}
+
+TinyModelSpec TinyPhi3Spec() {
+  TinyModelSpec s;
+  s.arch = "phi3";
+  s.n_layers = 2;
+  s.n_heads = 4;
+  s.n_kv_heads = 2;
+  s.head_dim = 16;  // n_heads * head_dim == hidden, as llama.cpp's phi3 requires
+  s.tied_output = false;
+  s.longrope = true;
+  s.extra_metadata = {{"phi3.rope.scaling.original_context_length", gguf::Value::U32(2048)},
+                      {"phi3.rope.scaling.attn_factor", gguf::Value::F32(1.19f)}};
   return s;
 }
 

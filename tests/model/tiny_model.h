@@ -27,6 +27,7 @@ struct TinyModelSpec {
   float rope_base = 10000.0f;
   float rope_linear_factor = 0.0f;  // > 0: rope.scaling.type = linear
   bool rope_freqs = false;          // write a rope_freqs.weight tensor (llama-3 style)
+  bool longrope = false;            // write rope_factors_{long,short}.weight (phi3)
   bool tied_output = true;          // false: write output.weight
   // Type of every weight matrix, overridable per tensor suffix ("attn_q.weight", ...,
   // "token_embd.weight", "output.weight"). A type whose block size does not divide the
@@ -48,10 +49,13 @@ TinyModelSpec TinyGemma3Spec();
 // gemma2: four layers alternating sliding (4 tokens) and global, soft-caps 2 (attention) and 3
 // (logits) so tanh bends them; granite: every multiplier set (embedding 12, residual 0.22,
 // attention 0.125, logit scale 8); olmo2: no GQA (q_size == hidden), untied output; smollm3:
-// five layers, layer 3 without RoPE, one KV head.
+// five layers, layer 3 without RoPE, one KV head; phi3: fused QKV and gate-up, LongRoPE
+// factors with original context 2048 (under the 4096 written: the long ones apply) and
+// attention factor 1.19.
 TinyModelSpec TinyGemma2Spec();
 TinyModelSpec TinyGraniteSpec();
 TinyModelSpec TinyOlmo2Spec();
+TinyModelSpec TinyPhi3Spec();
 TinyModelSpec TinySmolLm3Spec();
 
 // The serialized GGUF file.

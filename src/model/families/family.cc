@@ -11,6 +11,7 @@ const ModelFamily& Gemma3Family();
 const ModelFamily& GraniteFamily();
 const ModelFamily& LlamaFamily();
 const ModelFamily& Olmo2Family();
+const ModelFamily& Phi3Family();
 const ModelFamily& Qwen2Family();
 const ModelFamily& Qwen3Family();
 const ModelFamily& SmolLm3Family();
@@ -19,8 +20,8 @@ namespace {
 
 std::span<const ModelFamily* const> Families() {
   static const ModelFamily* const families[] = {
-      &Gemma2Family(), &Gemma3Family(), &GraniteFamily(), &LlamaFamily(),
-      &Olmo2Family(),  &Qwen2Family(),  &Qwen3Family(),   &SmolLm3Family(),
+      &Gemma2Family(), &Gemma3Family(), &GraniteFamily(), &LlamaFamily(),   &Olmo2Family(),
+      &Phi3Family(),   &Qwen2Family(),  &Qwen3Family(),   &SmolLm3Family(),
   };
   return families;
 }
