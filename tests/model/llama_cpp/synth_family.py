@@ -32,12 +32,16 @@ TOKENIZER = os.environ.get("RADIXLM_CHAT_MODEL", "")
 # family's own keys; which per-layer tensors it has.
 REAL = {
     # gemma-2-2b; sliding_window 4096 -> 128 so the window masks within the compared positions.
+    # The head is the embedding (gemma2 has no output.weight) and the embedding enters scaled
+    # by sqrt(hidden): a small embedding keeps the residual stream the layers' (else every
+    # position predicts its own token with probability 1), a large output_norm weight gives
+    # the logits a few units.
     "gemma2": dict(hidden=2304, heads=8, kv=4, hd=256, ffn=9216, layers=4, tied=True,
                    rope=10000.0, eps=1e-6,
                    keys={"attention.sliding_window": 128, "attn_logit_softcapping": 50.0,
                          "final_logit_softcapping": 30.0},
                    tensors=["attn_norm", "qkv", "post_attention_norm", "ffn_norm", "ffn",
-                            "post_ffw_norm"], q_gain=2.0),
+                            "post_ffw_norm"], q_gain=2.0, embd_std=0.003, out_norm=20.0),
     # granite-3.1-2b-instruct, but with an output.weight: through the tied head, an embedding
     # large enough (times embedding_scale 12) for logits of a few units after the division by
     # logit_scale 8 dominates the residual stream, and every position predicts its own token.
@@ -52,6 +56,14 @@ REAL = {
                   rope=500000.0, eps=1e-6, keys={},
                   tensors=["qkv", "qk_norm_row", "post_attention_norm", "ffn",
                            "post_ffw_norm"]),
+    # Phi-3.5-mini-instruct: fused QKV and gate-up, LongRoPE factors and attention factor; the
+    # original context 512 (4096 in the real model) so that the long factors apply at the
+    # compared lengths, as they do at the real model's full context.
+    "phi3": dict(hidden=3072, heads=32, kv=32, hd=96, ffn=8192, layers=4, tied=False,
+                 rope=10000.0, eps=1e-5,
+                 keys={"rope.scaling.original_context_length": 512,
+                       "rope.scaling.attn_factor": 1.190238},
+                 tensors=["attn_norm", "qkv_fused", "ffn_norm", "ffn_fused"], longrope=True),
     # SmolLM3-3B (layer 3 has no RoPE)
     "smollm3": dict(hidden=2048, heads=16, kv=4, hd=128, ffn=11008, layers=4, tied=True,
                     rope=5000000.0, eps=1e-6, keys={},
@@ -77,6 +89,12 @@ TINY = {
                   tensors=REAL["olmo2"]["tensors"]),
     "smollm3": dict(TINY_BASE, layers=5, tied=True, keys={},
                     tensors=REAL["smollm3"]["tensors"], embd_std=0.6),
+    # llama.cpp's phi3 takes Q's width as hidden; original context 32 < the 64 compared
+    # positions: the long factors apply in both engines.
+    "phi3": dict(TINY_BASE, hidden=64, kv=2, layers=3, tied=False,
+                 keys={"rope.scaling.original_context_length": 32,
+                       "rope.scaling.attn_factor": 1.19},
+                 tensors=REAL["phi3"]["tensors"], longrope=True),
 }
 TINY_VOCAB = 128
 
@@ -139,14 +157,20 @@ def main():
         else:
             w.add_tensor(name, quants.quantize(a, qtype), raw_dtype=qtype)
 
-    def norm(name, n):
-        w.add_tensor(name, (1.0 + rng.uniform(-0.1, 0.1, n)).astype(np.float32))
+    def norm(name, n, scale=1.0):
+        w.add_tensor(name, (scale * (1.0 + rng.uniform(-0.1, 0.1, n))).astype(np.float32))
 
     qs, kvs = f["heads"] * hd, f["kv"] * hd
     matrix("token_embd.weight", n_vocab, h, f.get("embd_std", 0.06))
     if not f["tied"]:
         matrix("output.weight", n_vocab, h, f.get("out_gain", 3.0) / np.sqrt(h))
-    norm("output_norm.weight", h)
+    norm("output_norm.weight", h, f.get("out_norm", 1.0))
+    if f.get("longrope"):  # long factors grow with the pair index, short ones stay near 1
+        half = hd // 2
+        w.add_tensor("rope_factors_long.weight",
+                     (1.0 + 0.5 * np.arange(half)).astype(np.float32))
+        w.add_tensor("rope_factors_short.weight",
+                     (1.0 + rng.uniform(0.0, 0.1, half)).astype(np.float32))
     for i in range(layers):
         p = f"blk.{i}."
         for t in f["tensors"]:
@@ -157,6 +181,12 @@ def main():
                 matrix(p + "attn_k.weight", kvs, h, 1.0 / np.sqrt(h))
                 matrix(p + "attn_v.weight", kvs, h, 1.0 / np.sqrt(h))
                 matrix(p + "attn_output.weight", h, qs, 1.0 / np.sqrt(qs))
+            elif t == "qkv_fused":
+                matrix(p + "attn_qkv.weight", qs + 2 * kvs, h, 1.0 / np.sqrt(h))
+                matrix(p + "attn_output.weight", h, qs, 1.0 / np.sqrt(qs))
+            elif t == "ffn_fused":  # the gate's rows, then the up's
+                matrix(p + "ffn_up.weight", 2 * f["ffn"], h, 1.0 / np.sqrt(h))
+                matrix(p + "ffn_down.weight", h, f["ffn"], 1.0 / np.sqrt(f["ffn"]))
             elif t == "qk_norm_row":
                 norm(p + "attn_q_norm.weight", qs)
                 norm(p + "attn_k_norm.weight", kvs)
