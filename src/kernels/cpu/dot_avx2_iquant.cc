@@ -23,12 +23,15 @@ constexpr std::array<uint64_t, 128> kSignBytes = [] {
   return t;
 }();
 
+// Table lookups go through vpgatherdq / vpgatherdd: four (eight) scalar loads and inserts
+// would queue on the one shuffle port that the sign and scale shuffles need too.
+
 // 32 sign bytes (+1 or -1) of the 4 stored 7-bit sign groups of a 32-bit word (bits 7l..7l+6).
 inline __m256i SignsFrom7BitGroups(uint32_t aux) {
-  return _mm256_set_epi64x(static_cast<int64_t>(kSignBytes[(aux >> 21) & 127]),
-                           static_cast<int64_t>(kSignBytes[(aux >> 14) & 127]),
-                           static_cast<int64_t>(kSignBytes[(aux >> 7) & 127]),
-                           static_cast<int64_t>(kSignBytes[aux & 127]));
+  const __m128i idx = _mm_and_si128(
+      _mm_srlv_epi32(_mm_set1_epi32(static_cast<int>(aux)), _mm_set_epi32(21, 14, 7, 0)),
+      _mm_set1_epi32(127));
+  return _mm256_i32gather_epi64(reinterpret_cast<const long long*>(kSignBytes.data()), idx, 8);
 }
 
 // 32 sign bytes (+1 or -1) from 32 sign bits (bit j of the little-endian word: element j).
@@ -43,16 +46,21 @@ inline __m256i SignsFromBits(const uint8_t* p) {
   return _mm256_or_si256(set, _mm256_set1_epi8(1));
 }
 
-inline __m256i Grid4x64(const uint64_t* grid, int i0, int i1, int i2, int i3) {
-  return _mm256_set_epi64x(static_cast<int64_t>(grid[i3]), static_cast<int64_t>(grid[i2]),
-                           static_cast<int64_t>(grid[i1]), static_cast<int64_t>(grid[i0]));
+// The 4 grid entries (8 bytes each) at the 4 int32 indices of idx.
+inline __m256i Grid4x64(const uint64_t* grid, __m128i idx) {
+  return _mm256_i32gather_epi64(reinterpret_cast<const long long*>(grid), idx, 8);
 }
 
-inline __m256i Grid8x32(const uint32_t* grid, const int* idx) {
-  return _mm256_set_epi32(static_cast<int>(grid[idx[7]]), static_cast<int>(grid[idx[6]]),
-                          static_cast<int>(grid[idx[5]]), static_cast<int>(grid[idx[4]]),
-                          static_cast<int>(grid[idx[3]]), static_cast<int>(grid[idx[2]]),
-                          static_cast<int>(grid[idx[1]]), static_cast<int>(grid[idx[0]]));
+// 4 bytes at p, zero-extended to 4 int32.
+inline __m128i BytesToI32(const uint8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return _mm_cvtepu8_epi32(_mm_cvtsi32_si128(v));
+}
+
+// The 8 grid entries (4 bytes each) at the 8 int32 indices of idx.
+inline __m256i Grid8x32(const uint32_t* grid, __m256i idx) {
+  return _mm256_i32gather_epi32(reinterpret_cast<const int*>(grid), idx, 4);
 }
 
 // Unsigned magnitudes q times the activations y with signs s applied: 16 int16 pair sums.
@@ -60,10 +68,16 @@ inline __m256i SignedProducts(__m256i q, __m256i y, __m256i s) {
   return _mm256_maddubs_epi16(q, _mm256_sign_epi8(y, s));
 }
 
-// A per-lane int16 scale: `lo` for elements 0..15 of a 32-element group, `hi` for 16..31.
-inline __m256i LaneScales(int lo, int hi) {
-  return _mm256_set_m128i(_mm_set1_epi16(static_cast<int16_t>(hi)),
-                          _mm_set1_epi16(static_cast<int16_t>(lo)));
+// The 16 scales 2 * s + 1 of an IQ2_XS / IQ2_S block (a nibble each, group ib: low nibble of
+// scales[ib] for its elements 0..15, high for 16..31) as int16: low lane the low nibbles, high
+// lane the high ones, so BroadcastI16Mask(ib) gives group ib's two scales.
+inline __m256i Iq2BlockScales(const uint8_t* scales) {
+  uint64_t packed;
+  std::memcpy(&packed, scales, sizeof(packed));
+  const __m128i nibbles =
+      _mm_and_si128(_mm_set_epi64x(static_cast<int64_t>(packed >> 4), static_cast<int64_t>(packed)),
+                    _mm_set1_epi8(0xF));
+  return _mm256_cvtepu8_epi16(_mm_add_epi8(_mm_add_epi8(nibbles, nibbles), _mm_set1_epi8(1)));
 }
 
 }  // namespace
@@ -78,10 +92,9 @@ float DotIQ2XXS(int64_t n, const void* w, const void* x) {
     for (int ib = 0; ib < kQK_K / 32; ib += 2, q8 += 64) {
       uint32_t aux[4];
       std::memcpy(aux, a[i].qs + 4 * ib, sizeof(aux));
-      const __m256i q0 = Grid4x64(kIq2xxsGrid, aux[0] & 0xFF, (aux[0] >> 8) & 0xFF,
-                                  (aux[0] >> 16) & 0xFF, aux[0] >> 24);
-      const __m256i q1 = Grid4x64(kIq2xxsGrid, aux[2] & 0xFF, (aux[2] >> 8) & 0xFF,
-                                  (aux[2] >> 16) & 0xFF, aux[2] >> 24);
+      const uint8_t* index = reinterpret_cast<const uint8_t*>(a[i].qs + 4 * ib);
+      const __m256i q0 = Grid4x64(kIq2xxsGrid, BytesToI32(index));
+      const __m256i q1 = Grid4x64(kIq2xxsGrid, BytesToI32(index + 8));
       const __m256i p0 = SignedProducts(q0, Load256(q8), SignsFrom7BitGroups(aux[1]));
       const __m256i p1 = SignedProducts(q1, Load256(q8 + 32), SignsFrom7BitGroups(aux[3]));
       const int ls0 = 2 * static_cast<int>(aux[1] >> 28) + 1;
@@ -96,27 +109,33 @@ float DotIQ2XXS(int64_t n, const void* w, const void* x) {
   return 0.125f * HsumF32(acc);
 }
 
+// The kernels below take two 32-element groups per iteration into two accumulators (the grid
+// loads of one group overlap the arithmetic of the other).
+
 float DotIQ2XS(int64_t n, const void* w, const void* x) {
   const BlockIQ2XS* a = static_cast<const BlockIQ2XS*>(w);
   const BlockQ8K* y = static_cast<const BlockQ8K*>(x);
   __m256 acc = _mm256_setzero_ps();
   for (int64_t i = 0; i < n / kQK_K; ++i) {
-    const int8_t* q8 = y[i].qs;
-    const uint16_t* qs = a[i].qs;
-    __m256i sumi = _mm256_setzero_si256();
-    for (int ib = 0; ib < kQK_K / 32; ++ib, q8 += 32, qs += 4) {
-      const __m256i q = Grid4x64(kIq2xsGrid, qs[0] & 511, qs[1] & 511, qs[2] & 511, qs[3] & 511);
-      const __m256i s = _mm256_set_epi64x(static_cast<int64_t>(kSignBytes[qs[3] >> 9]),
-                                          static_cast<int64_t>(kSignBytes[qs[2] >> 9]),
-                                          static_cast<int64_t>(kSignBytes[qs[1] >> 9]),
-                                          static_cast<int64_t>(kSignBytes[qs[0] >> 9]));
-      const __m256i p = SignedProducts(q, Load256(q8), s);
-      const int sc = a[i].scales[ib];
-      sumi = _mm256_add_epi32(
-          sumi, _mm256_madd_epi16(p, LaneScales(2 * (sc & 0xF) + 1, 2 * (sc >> 4) + 1)));
+    const __m256i scales = Iq2BlockScales(a[i].scales);
+    const auto group = [&](int ib) {
+      const uint16_t* qs = a[i].qs + 4 * ib;
+      const __m128i words =
+          _mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(qs)));
+      const __m256i q = Grid4x64(kIq2xsGrid, _mm_and_si128(words, _mm_set1_epi32(511)));
+      const __m256i s = _mm256_i32gather_epi64(
+          reinterpret_cast<const long long*>(kSignBytes.data()), _mm_srli_epi32(words, 9), 8);
+      const __m256i p = SignedProducts(q, Load256(y[i].qs + 32 * ib), s);
+      return _mm256_madd_epi16(p, _mm256_shuffle_epi8(scales, BroadcastI16Mask(ib)));
+    };
+    __m256i sumi0 = _mm256_setzero_si256(), sumi1 = _mm256_setzero_si256();
+    for (int ib = 0; ib < kQK_K / 32; ib += 2) {
+      sumi0 = _mm256_add_epi32(sumi0, group(ib));
+      sumi1 = _mm256_add_epi32(sumi1, group(ib + 1));
     }
     const float d = y[i].d * HalfToFloat(a[i].d);
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+    acc =
+        _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_add_epi32(sumi0, sumi1)), acc);
   }
   return 0.125f * HsumF32(acc);
 }
@@ -126,22 +145,27 @@ float DotIQ2S(int64_t n, const void* w, const void* x) {
   const BlockQ8K* y = static_cast<const BlockQ8K*>(x);
   __m256 acc = _mm256_setzero_ps();
   for (int64_t i = 0; i < n / kQK_K; ++i) {
-    const int8_t* q8 = y[i].qs;
-    const uint8_t* qs = a[i].qs;
-    const uint8_t* signs = a[i].qs + kQK_K / 8;
-    __m256i sumi = _mm256_setzero_si256();
-    for (int ib = 0; ib < kQK_K / 32; ++ib, q8 += 32, qs += 4, signs += 4) {
+    const __m256i scales = Iq2BlockScales(a[i].scales);
+    const auto group = [&](int ib) {
+      const uint8_t* qs = a[i].qs + 4 * ib;
       const int qh = a[i].qh[ib];
-      const __m256i q =
-          Grid4x64(kIq2sGrid, qs[0] | ((qh << 8) & 0x300), qs[1] | ((qh << 6) & 0x300),
-                   qs[2] | ((qh << 4) & 0x300), qs[3] | ((qh << 2) & 0x300));
-      const __m256i p = SignedProducts(q, Load256(q8), SignsFromBits(signs));
-      const int sc = a[i].scales[ib];
-      sumi = _mm256_add_epi32(
-          sumi, _mm256_madd_epi16(p, LaneScales(2 * (sc & 0xF) + 1, 2 * (sc >> 4) + 1)));
+      // Index l: qs[l] | (bits 2l, 2l + 1 of qh) << 8.
+      const __m128i high =
+          _mm_and_si128(_mm_srlv_epi32(_mm_set1_epi32(qh << 8), _mm_set_epi32(6, 4, 2, 0)),
+                        _mm_set1_epi32(0x300));
+      const __m256i q = Grid4x64(kIq2sGrid, _mm_or_si128(BytesToI32(qs), high));
+      const __m256i p = SignedProducts(q, Load256(y[i].qs + 32 * ib),
+                                       SignsFromBits(a[i].qs + kQK_K / 8 + 4 * ib));
+      return _mm256_madd_epi16(p, _mm256_shuffle_epi8(scales, BroadcastI16Mask(ib)));
+    };
+    __m256i sumi0 = _mm256_setzero_si256(), sumi1 = _mm256_setzero_si256();
+    for (int ib = 0; ib < kQK_K / 32; ib += 2) {
+      sumi0 = _mm256_add_epi32(sumi0, group(ib));
+      sumi1 = _mm256_add_epi32(sumi1, group(ib + 1));
     }
     const float d = y[i].d * HalfToFloat(a[i].d);
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+    acc =
+        _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_add_epi32(sumi0, sumi1)), acc);
   }
   return 0.125f * HsumF32(acc);
 }
@@ -151,22 +175,25 @@ float DotIQ3XXS(int64_t n, const void* w, const void* x) {
   const BlockQ8K* y = static_cast<const BlockQ8K*>(x);
   __m256 acc = _mm256_setzero_ps();
   for (int64_t i = 0; i < n / kQK_K; ++i) {
-    const int8_t* q8 = y[i].qs;
-    const uint8_t* qs = a[i].qs;
-    const uint8_t* scales_and_signs = a[i].qs + kQK_K / 4;
-    __m256i sumi = _mm256_setzero_si256();
-    for (int ib = 0; ib < kQK_K / 32; ++ib, q8 += 32, qs += 8) {
+    const auto group = [&](int ib) {
+      const uint8_t* qs = a[i].qs + 8 * ib;
       uint32_t aux;
-      std::memcpy(&aux, scales_and_signs + 4 * ib, sizeof(aux));
-      const int idx[8] = {qs[0], qs[1], qs[2], qs[3], qs[4], qs[5], qs[6], qs[7]};
-      const __m256i p =
-          SignedProducts(Grid8x32(kIq3xxsGrid, idx), Load256(q8), SignsFrom7BitGroups(aux));
+      std::memcpy(&aux, a[i].qs + kQK_K / 4 + 4 * ib, sizeof(aux));
+      const __m256i idx =
+          _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(qs)));
+      const __m256i p = SignedProducts(Grid8x32(kIq3xxsGrid, idx), Load256(y[i].qs + 32 * ib),
+                                       SignsFrom7BitGroups(aux));
       const int ls = 2 * static_cast<int>(aux >> 28) + 1;
-      sumi =
-          _mm256_add_epi32(sumi, _mm256_madd_epi16(p, _mm256_set1_epi16(static_cast<int16_t>(ls))));
+      return _mm256_madd_epi16(p, _mm256_set1_epi16(static_cast<int16_t>(ls)));
+    };
+    __m256i sumi0 = _mm256_setzero_si256(), sumi1 = _mm256_setzero_si256();
+    for (int ib = 0; ib < kQK_K / 32; ib += 2) {
+      sumi0 = _mm256_add_epi32(sumi0, group(ib));
+      sumi1 = _mm256_add_epi32(sumi1, group(ib + 1));
     }
     const float d = y[i].d * HalfToFloat(a[i].d);
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+    acc =
+        _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_add_epi32(sumi0, sumi1)), acc);
   }
   return 0.25f * HsumF32(acc);
 }
@@ -174,23 +201,29 @@ float DotIQ3XXS(int64_t n, const void* w, const void* x) {
 float DotIQ3S(int64_t n, const void* w, const void* x) {
   const BlockIQ3S* a = static_cast<const BlockIQ3S*>(w);
   const BlockQ8K* y = static_cast<const BlockQ8K*>(x);
+  // Grid index k of a group: qs[k] | (bit k of qh) << 8, computed 8 at a time.
+  const __m256i index_shift = _mm256_set_epi32(1, 2, 3, 4, 5, 6, 7, 8);
+  const __m256i index_bit = _mm256_set1_epi32(256);
   __m256 acc = _mm256_setzero_ps();
   for (int64_t i = 0; i < n / kQK_K; ++i) {
-    const int8_t* q8 = y[i].qs;
-    const uint8_t* qs = a[i].qs;
-    const uint8_t* signs = a[i].signs;
-    __m256i sumi = _mm256_setzero_si256();
-    for (int ib = 0; ib < kQK_K / 32; ++ib, q8 += 32, qs += 8, signs += 4) {
-      const int qh = a[i].qh[ib];
-      int idx[8];
-      for (int k = 0; k < 8; ++k) idx[k] = qs[k] | (((qh >> k) & 1) << 8);
-      const __m256i p = SignedProducts(Grid8x32(kIq3sGrid, idx), Load256(q8), SignsFromBits(signs));
+    const auto group = [&](int ib) {
+      const __m128i low = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(a[i].qs + 8 * ib));
+      const __m256i high = _mm256_and_si256(
+          _mm256_sllv_epi32(_mm256_set1_epi32(a[i].qh[ib]), index_shift), index_bit);
+      const __m256i idx = _mm256_or_si256(_mm256_cvtepu8_epi32(low), high);
+      const __m256i p = SignedProducts(Grid8x32(kIq3sGrid, idx), Load256(y[i].qs + 32 * ib),
+                                       SignsFromBits(a[i].signs + 4 * ib));
       const int ls = 2 * ((a[i].scales[ib / 2] >> (4 * (ib % 2))) & 0xF) + 1;
-      sumi =
-          _mm256_add_epi32(sumi, _mm256_madd_epi16(p, _mm256_set1_epi16(static_cast<int16_t>(ls))));
+      return _mm256_madd_epi16(p, _mm256_set1_epi16(static_cast<int16_t>(ls)));
+    };
+    __m256i sumi0 = _mm256_setzero_si256(), sumi1 = _mm256_setzero_si256();
+    for (int ib = 0; ib < kQK_K / 32; ib += 2) {
+      sumi0 = _mm256_add_epi32(sumi0, group(ib));
+      sumi1 = _mm256_add_epi32(sumi1, group(ib + 1));
     }
     const float d = y[i].d * HalfToFloat(a[i].d);
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+    acc =
+        _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_add_epi32(sumi0, sumi1)), acc);
   }
   return HsumF32(acc);
 }
@@ -200,67 +233,86 @@ float DotIQ3S(int64_t n, const void* w, const void* x) {
 float DotIQ1S(int64_t n, const void* w, const void* x) {
   const BlockIQ1S* a = static_cast<const BlockIQ1S*>(w);
   const BlockQ8K* y = static_cast<const BlockQ8K*>(x);
+  const __m128i iq1s_shift = _mm_set_epi32(9, 6, 3, 0);
   __m256 acc = _mm256_setzero_ps();
+  float acc_delta = 0.0f;
   for (int64_t i = 0; i < n / kQK_K; ++i) {
-    const int8_t* q8 = y[i].qs;
-    const uint8_t* qs = a[i].qs;
-    __m256i sumi = _mm256_setzero_si256();
     int sumi_delta = 0;
-    for (int ib = 0; ib < kQK_K / 32; ++ib, q8 += 32, qs += 4) {
+    const auto group = [&](int ib) {
+      const uint8_t* qs = a[i].qs + 4 * ib;
       const int qh = a[i].qh[ib];
-      const __m256i q =
-          Grid4x64(kIq1sGrid, qs[0] | ((qh << 8) & 0x700), qs[1] | ((qh << 5) & 0x700),
-                   qs[2] | ((qh << 2) & 0x700), qs[3] | ((qh >> 1) & 0x700));
-      const __m256i p = SignedProducts(_mm256_sign_epi8(q, q), Load256(q8), q);
+      // Index l: qs[l] | (bits 3l..3l+2 of qh) << 8.
+      const __m128i high =
+          _mm_and_si128(_mm_srlv_epi32(_mm_set1_epi32(qh << 8), iq1s_shift), _mm_set1_epi32(0x700));
+      const __m256i q = Grid4x64(kIq1sGrid, _mm_or_si128(BytesToI32(qs), high));
+      const __m256i p = SignedProducts(_mm256_sign_epi8(q, q), Load256(y[i].qs + 32 * ib), q);
       const int ls = 2 * ((qh >> 12) & 7) + 1;
-      sumi =
-          _mm256_add_epi32(sumi, _mm256_madd_epi16(p, _mm256_set1_epi16(static_cast<int16_t>(ls))));
-      const int ysum = y[i].bsums[2 * ib] + y[i].bsums[2 * ib + 1];
-      sumi_delta += (1 - 2 * (qh >> 15)) * ls * ysum;  // branch-free: the sign bit is data
+      // Branch-free: the sign bit is data.
+      sumi_delta += (1 - 2 * (qh >> 15)) * ls * (y[i].bsums[2 * ib] + y[i].bsums[2 * ib + 1]);
+      return _mm256_madd_epi16(p, _mm256_set1_epi16(static_cast<int16_t>(ls)));
+    };
+    __m256i sumi0 = _mm256_setzero_si256(), sumi1 = _mm256_setzero_si256();
+    for (int ib = 0; ib < kQK_K / 32; ib += 2) {
+      sumi0 = _mm256_add_epi32(sumi0, group(ib));
+      sumi1 = _mm256_add_epi32(sumi1, group(ib + 1));
     }
     const float d = y[i].d * HalfToFloat(a[i].d);
-    const __m256 total = _mm256_add_ps(
-        _mm256_cvtepi32_ps(sumi),
-        _mm256_set_ps(0, 0, 0, 0, 0, 0, 0, kIq1Delta * static_cast<float>(sumi_delta)));
-    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), total, acc);
+    acc =
+        _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_add_epi32(sumi0, sumi1)), acc);
+    acc_delta += d * static_cast<float>(sumi_delta);
   }
-  return HsumF32(acc);
+  return HsumF32(acc) + kIq1Delta * acc_delta;
 }
 
 float DotIQ1M(int64_t n, const void* w, const void* x) {
   const BlockIQ1M* a = static_cast<const BlockIQ1M*>(w);
   const BlockQ8K* y = static_cast<const BlockQ8K*>(x);
   const __m256i ones = _mm256_set1_epi8(1);
+  const __m256i delta_bits = _mm256_set_epi64x(1 << 15, 1 << 11, 1 << 7, 1 << 3);
+  const __m128i iq1m_shift = _mm_set_epi32(12, 8, 4, 0);
+  const __m256i scale_shift = _mm256_set_epi64x(9, 3, 6, 0);
   __m256 acc = _mm256_setzero_ps();
   for (int64_t i = 0; i < n / kQK_K; ++i) {
-    const int8_t* q8 = y[i].qs;
-    const uint8_t* qs = a[i].qs;
-    const uint8_t* qh = a[i].qh;
-    __m256i sumi = _mm256_setzero_si256(), sumi_delta = _mm256_setzero_si256();
-    for (int ib = 0; ib < kQK_K / 32; ++ib, q8 += 32, qs += 4, qh += 2) {
-      const int sc = a[i].scales[2 * (ib / 2)] | (a[i].scales[2 * (ib / 2) + 1] << 8);
-      const int shift = 6 * (ib % 2);
+    // The 16 sub-block scales 2 * s + 1: s is bits 3t..3t+2 of scale word k for sub-block
+    // 4k + t. Shifting the 4 words by 0, 6 (low lane) and 3, 9 (high lane) puts sub-block
+    // 2 * ib (elements 0..15 of group ib) in the low lane and 2 * ib + 1 in the high lane, both
+    // at int16 position (ib % 2) * 4 + ib / 2.
+    uint64_t words;
+    std::memcpy(&words, a[i].scales, sizeof(words));
+    __m256i block_scales = _mm256_and_si256(
+        _mm256_srlv_epi64(_mm256_set1_epi64x(static_cast<int64_t>(words)), scale_shift),
+        _mm256_set1_epi16(7));
+    block_scales =
+        _mm256_add_epi16(_mm256_add_epi16(block_scales, block_scales), _mm256_set1_epi16(1));
+    const auto group = [&](int ib, __m256i* delta) {
+      const uint8_t* qs = a[i].qs + 4 * ib;
+      const uint8_t* qh = a[i].qh + 2 * ib;
       const __m256i scales =
-          LaneScales(2 * ((sc >> shift) & 7) + 1, 2 * ((sc >> (shift + 3)) & 7) + 1);
-      const __m256i q =
-          Grid4x64(kIq1sGrid, qs[0] | ((qh[0] << 8) & 0x700), qs[1] | ((qh[0] << 4) & 0x700),
-                   qs[2] | ((qh[1] << 8) & 0x700), qs[3] | ((qh[1] << 4) & 0x700));
-      // Delta sign per 8 elements: bit 3 of each nibble of qh, as 8 bytes of -1 or +1 (without
-      // branches: the sign bits are data).
-      const int64_t h = qh[0] | (qh[1] << 8);
-      const auto delta = [h](int group) -> int64_t {
-        return -((h >> (4 * group + 3)) & 1) | 0x0101010101010101;
-      };
-      const __m256i ds = _mm256_set_epi64x(delta(3), delta(2), delta(1), delta(0));
-      const __m256i y8 = Load256(q8);
-      const __m256i p = SignedProducts(_mm256_sign_epi8(q, q), y8, q);
-      const __m256i pd = SignedProducts(ones, y8, ds);
-      sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, scales));
-      sumi_delta = _mm256_add_epi32(sumi_delta, _mm256_madd_epi16(pd, scales));
+          _mm256_shuffle_epi8(block_scales, BroadcastI16Mask((ib % 2) * 4 + ib / 2));
+      // Index l: qs[l] | (bits 4l..4l+2 of the group's 16 qh bits) << 8.
+      const __m128i high =
+          _mm_and_si128(_mm_srlv_epi32(_mm_set1_epi32((qh[0] | (qh[1] << 8)) << 8), iq1m_shift),
+                        _mm_set1_epi32(0x700));
+      const __m256i q = Grid4x64(kIq1sGrid, _mm_or_si128(BytesToI32(qs), high));
+      // Delta sign per 8 elements g: bit 4g + 3 of the group's 16 qh bits, as 8 bytes of -1 or
+      // +1 (computed, not branched on: the sign bits are data).
+      const __m256i h = _mm256_set1_epi64x(qh[0] | (qh[1] << 8));
+      const __m256i negative = _mm256_cmpeq_epi64(_mm256_and_si256(h, delta_bits), delta_bits);
+      const __m256i ds = _mm256_or_si256(negative, ones);
+      const __m256i y8 = Load256(y[i].qs + 32 * ib);
+      *delta = _mm256_add_epi32(*delta, _mm256_madd_epi16(SignedProducts(ones, y8, ds), scales));
+      return _mm256_madd_epi16(SignedProducts(_mm256_sign_epi8(q, q), y8, q), scales);
+    };
+    __m256i sumi0 = _mm256_setzero_si256(), sumi1 = _mm256_setzero_si256();
+    __m256i delta0 = _mm256_setzero_si256(), delta1 = _mm256_setzero_si256();
+    for (int ib = 0; ib < kQK_K / 32; ib += 2) {
+      sumi0 = _mm256_add_epi32(sumi0, group(ib, &delta0));
+      sumi1 = _mm256_add_epi32(sumi1, group(ib + 1, &delta1));
     }
     const float d = y[i].d * HalfToFloat(IQ1MHalfScale(a[i]));
-    const __m256 total = _mm256_fmadd_ps(_mm256_set1_ps(kIq1Delta), _mm256_cvtepi32_ps(sumi_delta),
-                                         _mm256_cvtepi32_ps(sumi));
+    const __m256 total = _mm256_fmadd_ps(_mm256_set1_ps(kIq1Delta),
+                                         _mm256_cvtepi32_ps(_mm256_add_epi32(delta0, delta1)),
+                                         _mm256_cvtepi32_ps(_mm256_add_epi32(sumi0, sumi1)));
     acc = _mm256_fmadd_ps(_mm256_set1_ps(d), total, acc);
   }
   return HsumF32(acc);
