@@ -302,6 +302,12 @@ VecDot4Fn Avx2Dot4Fn(GgmlType t) {
       return a::Dot4Q4K;
     case GgmlType::kQ6_K:
       return a::Dot4Q6K;
+    case GgmlType::kQ2_K:
+      return a::Dot4Q2K;
+    case GgmlType::kQ3_K:
+      return a::Dot4Q3K;
+    case GgmlType::kIQ4_XS:
+      return a::Dot4IQ4XS;
     default:
       return nullptr;
   }

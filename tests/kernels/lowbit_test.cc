@@ -227,6 +227,32 @@ TEST_P(LowbitTest, SimdMatchesScalar) {
   std::printf("%s: %d SIMD dot path(s) checked against scalar\n", LowbitName(t).c_str(), paths);
 }
 
+// Where a 4-row kernel exists, it is bit for bit 4 single-row dots (batch invariance).
+TEST_P(LowbitTest, FourRowKernelIsBitIdenticalToSingleRowDots) {
+  const GgmlType t = GetParam();
+  const VecDot4Fn dot4 = GetVecDot4Fn(t);
+  if (dot4 == nullptr) GTEST_SKIP() << "no 4-row kernel for " << LowbitName(t);
+  std::mt19937 rng(55);
+  for (int trial = 0; trial < 20; ++trial) {
+    const int64_t n = BlockSize(t) * (1 + rng() % 9);
+    const auto w = RandomLowbitRow(rng, t, n);
+    const size_t stride = RowBytes(ActivationType(t), n) + 4;  // padded rows
+    std::vector<uint8_t> xs(4 * stride);
+    for (int j = 0; j < 4; ++j) {
+      auto xf = RandomFloats(rng, n, -2.0f, 2.0f);
+      if (trial % 5 == j) xf[rng() % n] = 1e4f;
+      const auto xq = LowbitActivation(t, xf);
+      std::copy(xq.begin(), xq.end(), xs.begin() + j * stride);
+    }
+    float out[4];
+    dot4(n, w.data(), xs.data(), stride, out);
+    for (int j = 0; j < 4; ++j) {
+      EXPECT_EQ(out[j], VecDot(t, n, w.data(), xs.data() + j * stride))
+          << LowbitName(t) << " row " << j << " n=" << n;
+    }
+  }
+}
+
 TEST_P(LowbitTest, ZeroActivationsGiveZero) {
   const GgmlType t = GetParam();
   std::mt19937 rng(7);

@@ -7,6 +7,7 @@
 // integer sum in float, so the ISA paths differ only in float summation order.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/quant_blocks.h"
@@ -65,6 +66,11 @@ RADIXLM_DECLARE_LOWBIT_DOTS
 // Compiled with -mavx2 -mfma -mf16c (RADIXLM_KERNELS_X86); call only if CpuHasAvx2().
 namespace avx2 {
 RADIXLM_DECLARE_LOWBIT_DOTS
+// One weight row against 4 Q8_K activation rows (x + j * x_stride): out[j] bit for bit the
+// single-row kernel's result (dot.h, VecDot4Fn).
+void Dot4Q2K(int64_t n, const void* w, const void* x, size_t x_stride, float* out);
+void Dot4Q3K(int64_t n, const void* w, const void* x, size_t x_stride, float* out);
+void Dot4IQ4XS(int64_t n, const void* w, const void* x, size_t x_stride, float* out);
 }  // namespace avx2
 
 #undef RADIXLM_DECLARE_LOWBIT_DOTS
