@@ -23,8 +23,9 @@ struct FakeEngine {
 inline FakeEngine MakeEngine(EngineConfig config = {}, std::chrono::microseconds forward_delay =
                                                            std::chrono::microseconds(0)) {
   if (config.max_total_tokens <= 0) config.max_total_tokens = 4096;
-  config.chunked_prefill_size =
-      config.chunked_prefill_size == 8192 ? 128 : config.chunked_prefill_size;
+  config.chunked_prefill_size = config.chunked_prefill_size == EngineConfig{}.chunked_prefill_size
+                                    ? 128
+                                    : config.chunked_prefill_size;
   FakeModelConfig fm;
   fm.vocab_size = FakeTokenTextCodec::kVocabSize;
   fm.context_length = 1024;
