@@ -57,6 +57,8 @@ float DotQ2K(int64_t n, const void* w, const void* x) {
   const BlockQ8K* y = static_cast<const BlockQ8K*>(x);
   const __m256i m3 = _mm256_set1_epi8(3);
   const __m128i m4 = _mm_set1_epi8(0xF);
+  const __m256i pair_mask[4] = {ScalePairMask(0), ScalePairMask(1), ScalePairMask(2),
+                                ScalePairMask(3)};
   __m256 acc = _mm256_setzero_ps(), acc_m = _mm256_setzero_ps();
   for (int64_t i = 0; i < n / kQK_K; ++i) {
     const float d = y[i].d * HalfToFloat(a[i].d);
@@ -70,14 +72,17 @@ float DotQ2K(int64_t n, const void* w, const void* x) {
     SplitHalves(_mm256_cvtepu8_epi16(_mm_and_si128(packed, m4)), halves);
     const int8_t* q8 = y[i].qs;
     __m256i sumi = _mm256_setzero_si256();
-    for (int h = 0; h < 2; ++h) {
+    for (int h = 0; h < 2; ++h, q8 += 128) {
       const __m256i bits = Load256(a[i].qs + 32 * h);
-      for (int k = 0; k < 4; ++k, q8 += 32) {
+      __m256i p[4];
+      for (int k = 0; k < 4; ++k) {
         const __m256i q2 = _mm256_and_si256(_mm256_srli_epi16(bits, 2 * k), m3);
-        const __m256i p16 = _mm256_maddubs_epi16(q2, Load256(q8));
-        const __m256i sc = _mm256_shuffle_epi8(halves[h], ScalePairMask(k));
-        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(sc, p16));
+        const __m256i p16 = _mm256_maddubs_epi16(q2, Load256(q8 + 32 * k));
+        p[k] = _mm256_madd_epi16(_mm256_shuffle_epi8(halves[h], pair_mask[k]), p16);
       }
+      // A tree of adds (exact integers: any order gives the same sums).
+      sumi = _mm256_add_epi32(
+          sumi, _mm256_add_epi32(_mm256_add_epi32(p[0], p[1]), _mm256_add_epi32(p[2], p[3])));
     }
     acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
   }
@@ -93,6 +98,8 @@ float DotQ3K(int64_t n, const void* w, const void* x) {
   const BlockQ8K* y = static_cast<const BlockQ8K*>(x);
   const __m256i m3 = _mm256_set1_epi8(3);
   const __m256i m4 = _mm256_set1_epi8(4);
+  const __m256i pair_mask[4] = {ScalePairMask(0), ScalePairMask(1), ScalePairMask(2),
+                                ScalePairMask(3)};
   float sum = 0.0f;
   for (int64_t i = 0; i < n / kQK_K; ++i) {
     const __m256i scales16 = _mm256_cvtepi8_epi16(UnpackQ3KScalesI8(a[i].scales));
@@ -103,19 +110,21 @@ float DotQ3K(int64_t n, const void* w, const void* x) {
     SplitHalves(scales16, halves);
     const __m256i hbits = Load256(a[i].hmask);
     const int8_t* q8 = y[i].qs;
-    for (int h = 0; h < 2; ++h) {
+    for (int h = 0; h < 2; ++h, q8 += 128) {
       const __m256i bits = Load256(a[i].qs + 32 * h);
-      for (int k = 0; k < 4; ++k, q8 += 32) {
+      __m256i p[4];
+      for (int k = 0; k < 4; ++k) {
         const int bit = 4 * h + k;
         // The high bit moved to bit 2 of each byte: (hbits << (2 - bit)) or >> (bit - 2).
         const __m256i hb =
             bit <= 2 ? _mm256_slli_epi16(hbits, 2 - bit) : _mm256_srli_epi16(hbits, bit - 2);
         const __m256i q3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits, 2 * k), m3),
                                            _mm256_and_si256(hb, m4));
-        const __m256i p16 = _mm256_maddubs_epi16(q3, Load256(q8));
-        const __m256i sc = _mm256_shuffle_epi8(halves[h], ScalePairMask(k));
-        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(sc, p16));
+        const __m256i p16 = _mm256_maddubs_epi16(q3, Load256(q8 + 32 * k));
+        p[k] = _mm256_madd_epi16(_mm256_shuffle_epi8(halves[h], pair_mask[k]), p16);
       }
+      sumi = _mm256_add_epi32(
+          sumi, _mm256_add_epi32(_mm256_add_epi32(p[0], p[1]), _mm256_add_epi32(p[2], p[3])));
     }
     sum += (y[i].d * HalfToFloat(a[i].d)) * static_cast<float>(HsumI32(sumi));
   }
