@@ -29,6 +29,7 @@ enum class LayerTensor {
   kFfnDown,       // ffn_down.weight             [ffn, hidden]
   kPostFfnNorm,   // post_ffw_norm.weight        [hidden]
   kAttnQkv,       // attn_qkv.weight             [hidden, q_size + 2 * kv_size]: Q, K, V rows
+  kAttnQkvBias,   // attn_qkv.bias               [q_size + 2 * kv_size]
   kCount,
 };
 inline constexpr int kNumLayerTensors = static_cast<int>(LayerTensor::kCount);

@@ -69,7 +69,7 @@ StatusOr<std::unique_ptr<Model>> Model::FromGguf(std::unique_ptr<gguf::GgufFile>
       variants.push_back(la);
       m->rope_variants_.emplace_back(c.head_dim, c.rope_layout, la.rope_base, la.rope_freq_scale,
                                      la.use_rope_freq_factors ? freq_factors : nullptr,
-                                     c.rope_attn_factor);
+                                     c.rope_attn_factor, c.rope_dims);
     }
     m->layer_rope_variant_.push_back(found);
   }

@@ -87,6 +87,13 @@ StatusOr<ModelConfig> ModelConfig::FromGguf(const gguf::GgufFile& file) {
   const ArchMetadata m(file, a);
 
   RADIXLM_ASSIGN_OR_RETURN(c.n_layers, m.Positive("block_count"));
+  // Multi-token-prediction layers after the decoder's (GLM, DeepSeek): not run, not loaded.
+  RADIXLM_ASSIGN_OR_RETURN(const int64_t nextn, file.GetIntOr(a + ".nextn_predict_layers", 0));
+  if (nextn < 0 || nextn >= c.n_layers) {
+    return InvalidArgument("model metadata: '" + a + ".nextn_predict_layers' (" +
+                           std::to_string(nextn) + ") must be in [0, block_count)");
+  }
+  c.n_layers -= nextn;
   RADIXLM_ASSIGN_OR_RETURN(c.hidden_size, m.Positive("embedding_length"));
   RADIXLM_ASSIGN_OR_RETURN(c.ffn_size, m.Positive("feed_forward_length"));
   RADIXLM_ASSIGN_OR_RETURN(c.n_heads, m.Positive("attention.head_count"));
@@ -128,12 +135,11 @@ StatusOr<ModelConfig> ModelConfig::FromGguf(const gguf::GgufFile& file) {
   c.rope_base_local = c.rope_base;
   RADIXLM_ASSIGN_OR_RETURN(c.rope_freq_scale, ReadRopeFreqScale(file, a));
   RADIXLM_ASSIGN_OR_RETURN(c.rope_attn_factor, m.PositiveFloatOr("rope.scaling.attn_factor", 1.0f));
-  RADIXLM_ASSIGN_OR_RETURN(int64_t rope_dims, m.PositiveOr("rope.dimension_count", c.head_dim));
-  if (rope_dims != c.head_dim) {
-    return Unimplemented("model metadata: '" + a + ".rope.dimension_count' (" +
-                         std::to_string(rope_dims) + ") != head dimension (" +
-                         std::to_string(c.head_dim) +
-                         "): partial rotary embedding is not supported");
+  RADIXLM_ASSIGN_OR_RETURN(c.rope_dims, m.PositiveOr("rope.dimension_count", c.head_dim));
+  if (c.rope_dims > c.head_dim || c.rope_dims % 2 != 0) {
+    return InvalidArgument(
+        "model metadata: '" + a + ".rope.dimension_count' (" + std::to_string(c.rope_dims) +
+        ") must be even and at most the head dimension (" + std::to_string(c.head_dim) + ")");
   }
   if (file.FindTensor(kRopeFactorsLongName) != nullptr ||
       file.FindTensor(kRopeFactorsShortName) != nullptr) {
@@ -147,6 +153,12 @@ StatusOr<ModelConfig> ModelConfig::FromGguf(const gguf::GgufFile& file) {
   c.attention_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
 
   RADIXLM_RETURN_IF_ERROR(family->configure(m, &c));
+  if (c.rope_dims != c.head_dim && c.rope_layout == RopeLayout::kNeox) {
+    return Unimplemented("model metadata: '" + a + ".rope.dimension_count' (" +
+                         std::to_string(c.rope_dims) + ") != head dimension (" +
+                         std::to_string(c.head_dim) +
+                         "): partial rotary embedding with NeoX RoPE is not supported");
+  }
 
   if (c.layer_tensors.empty()) c.layer_tensors.assign(c.n_layers, StandardLayerTensors(c));
   if (static_cast<int64_t>(c.layer_tensors.size()) != c.n_layers) {

@@ -37,7 +37,7 @@ struct LayerAttentionConfig {
 };
 
 struct ModelConfig {
-  std::string arch;  // the family's name (model/families/): "gemma3", "llama", ...
+  std::string arch = "";  // the family's name (model/families/): "gemma3", "llama", ...
 
   int64_t n_layers = 0;
   int64_t hidden_size = 0;  // embedding_length
@@ -51,6 +51,9 @@ struct ModelConfig {
 
   // RoPE.
   RopeLayout rope_layout = RopeLayout::kNormal;
+  // Values of each head RoPE rotates (rope.dimension_count): the first rope_dims, the rest pass
+  // through (partial rotary; with kNormal layout only). Per-pair factors have rope_dims / 2.
+  int64_t rope_dims = 0;
   float rope_base = 10000.0f;          // rope.freq_base (global layers where some slide)
   float rope_base_local = 10000.0f;    // sliding-window layers
   float rope_freq_scale = 1.0f;        // 1 / rope.scaling.factor for "linear" scaling
@@ -96,7 +99,7 @@ struct ModelConfig {
 
   // The tensors of each layer ([n_layers]): those the flags above imply (StandardLayerTensors
   // in tensor_names.h) unless the family says otherwise.
-  std::vector<LayerTensorNeeds> layer_tensors;
+  std::vector<LayerTensorNeeds> layer_tensors = {};
 
   int64_t q_size() const { return n_heads * head_dim; }      // width of Q rows
   int64_t kv_size() const { return n_kv_heads * head_dim; }  // width of K and V rows

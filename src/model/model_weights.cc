@@ -55,6 +55,7 @@ constexpr LayerSlot kLayerSlots[] = {
     {LayerTensor::kFfnDown, &LayerWeights::down, nullptr},
     {LayerTensor::kPostFfnNorm, nullptr, &LayerWeights::post_ffn_norm},
     {LayerTensor::kAttnQkv, &LayerWeights::wqkv, nullptr},
+    {LayerTensor::kAttnQkvBias, nullptr, &LayerWeights::bqkv},
 };
 static_assert(std::size(kLayerSlots) == kNumLayerTensors, "every layer tensor has a slot");
 
@@ -72,6 +73,11 @@ void SplitFused(const ModelConfig& c, LayerWeights& l) {
     l.wk = RowRange(l.wqkv, c.q_size(), c.kv_size());
     l.wv = RowRange(l.wqkv, c.q_size() + c.kv_size(), c.kv_size());
     l.wqkv = {};
+  }
+  if (l.bqkv != nullptr) {
+    l.bq = l.bqkv;
+    l.bk = l.bqkv + c.q_size();
+    l.bv = l.bqkv + c.q_size() + c.kv_size();
   }
   if (c.fused_gate_up && l.up.data != nullptr) {
     const kernels::WeightMatrix fused = l.up;
@@ -186,13 +192,13 @@ StatusOr<std::unique_ptr<ModelWeights>> ModelWeights::Load(const gguf::GgufFile&
                            loader.Vector(std::string(kOutputNormName), c.hidden_size));
   if (c.has_rope_freq_factors) {
     RADIXLM_ASSIGN_OR_RETURN(w->rope_freqs,
-                             loader.Vector(std::string(kRopeFreqsName), c.head_dim / 2));
+                             loader.Vector(std::string(kRopeFreqsName), c.rope_dims / 2));
   }
   if (c.rope_original_context > 0) {  // LongRoPE: both sets, the model picks by its context
     RADIXLM_ASSIGN_OR_RETURN(w->rope_factors_long,
-                             loader.Vector(std::string(kRopeFactorsLongName), c.head_dim / 2));
+                             loader.Vector(std::string(kRopeFactorsLongName), c.rope_dims / 2));
     RADIXLM_ASSIGN_OR_RETURN(w->rope_factors_short,
-                             loader.Vector(std::string(kRopeFactorsShortName), c.head_dim / 2));
+                             loader.Vector(std::string(kRopeFactorsShortName), c.rope_dims / 2));
   }
 
   w->layers.resize(c.n_layers);

@@ -46,6 +46,7 @@ struct LayerWeights {
   // A fused attn_qkv.weight as loaded; wq, wk and wv are views of its row ranges, and this is
   // left empty once they are taken (a fused ffn_up.weight is split the same way into gate, up).
   kernels::WeightMatrix wqkv;
+  const float* bqkv = nullptr;  // a fused attn_qkv.bias as loaded; bq, bk, bv point into it
 };
 
 struct ModelWeights {
@@ -53,9 +54,9 @@ struct ModelWeights {
   kernels::WeightMatrix output;      // rows vocab, cols hidden (token_embd when tied)
   bool tied_output = false;
   const float* output_norm = nullptr;         // [hidden]
-  const float* rope_freqs = nullptr;          // [head_dim/2] or null (llama-3 frequency factors)
-  const float* rope_factors_long = nullptr;   // [head_dim/2] or null (LongRoPE, phi3)
-  const float* rope_factors_short = nullptr;  // [head_dim/2] or null
+  const float* rope_freqs = nullptr;          // [rope_dims/2] or null (llama-3 frequency factors)
+  const float* rope_factors_long = nullptr;   // [rope_dims/2] or null (LongRoPE, phi3)
+  const float* rope_factors_short = nullptr;  // [rope_dims/2] or null
   std::vector<LayerWeights> layers;           // [n_layers]
 
   // Finds and checks every tensor `config` needs (config.layer_tensors; presence, shape, type

@@ -38,6 +38,8 @@ std::string_view LayerTensorSuffix(LayerTensor t) {
       return "post_ffw_norm.weight";
     case LayerTensor::kAttnQkv:
       return "attn_qkv.weight";
+    case LayerTensor::kAttnQkvBias:
+      return "attn_qkv.bias";
     case LayerTensor::kCount:
       break;
   }
@@ -59,12 +61,15 @@ LayerTensorNeeds StandardLayerTensors(const ModelConfig& c) {
     n[t] = TensorNeed::kRequired;
   }
   n[LayerTensor::kAttnNorm] = n[LayerTensor::kFfnNorm] = need(c.pre_norms);
+  // Q/K/V biases: required with qkv_bias, read where present otherwise (as llama.cpp does for
+  // every family).
   n[LayerTensor::kAttnQBias] = n[LayerTensor::kAttnKBias] = n[LayerTensor::kAttnVBias] =
-      need(c.qkv_bias);
+      c.qkv_bias ? TensorNeed::kRequired : TensorNeed::kOptional;
   n[LayerTensor::kAttnQNorm] = n[LayerTensor::kAttnKNorm] = need(c.qk_norm);
   n[LayerTensor::kPostAttnNorm] = n[LayerTensor::kPostFfnNorm] = need(c.post_norms);
   if (c.fused_qkv) {
     n[LayerTensor::kAttnQkv] = TensorNeed::kRequired;
+    n[LayerTensor::kAttnQkvBias] = TensorNeed::kOptional;
     n[LayerTensor::kAttnQ] = n[LayerTensor::kAttnK] = n[LayerTensor::kAttnV] = TensorNeed::kAbsent;
   }
   if (c.fused_gate_up) n[LayerTensor::kFfnGate] = TensorNeed::kAbsent;
@@ -113,6 +118,8 @@ ExpectedShape LayerTensorShape(const ModelConfig& c, LayerTensor t) {
       return mat(c.hidden_size, c.fused_gate_up ? 2 * c.ffn_size : c.ffn_size);
     case LayerTensor::kAttnQkv:
       return mat(c.hidden_size, c.q_size() + 2 * c.kv_size());
+    case LayerTensor::kAttnQkvBias:
+      return vec(c.q_size() + 2 * c.kv_size());
     case LayerTensor::kFfnDown:
       return mat(c.ffn_size, c.hidden_size);
     case LayerTensor::kCount:

@@ -18,9 +18,9 @@ namespace radixlm::model {
 inline constexpr std::string_view kTokenEmbdName = "token_embd.weight";    // [hidden, vocab]
 inline constexpr std::string_view kOutputNormName = "output_norm.weight";  // [hidden]
 inline constexpr std::string_view kOutputName = "output.weight";  // [hidden, vocab]; optional
-inline constexpr std::string_view kRopeFreqsName = "rope_freqs.weight";  // [head_dim/2]; llama
+inline constexpr std::string_view kRopeFreqsName = "rope_freqs.weight";  // [rope_dims/2]; llama
 // LongRoPE's per-pair factors (phi3): the long ones once the context exceeds
-// ModelConfig::rope_original_context, else the short ones. [head_dim/2] each.
+// ModelConfig::rope_original_context, else the short ones. [rope_dims/2] each.
 inline constexpr std::string_view kRopeFactorsLongName = "rope_factors_long.weight";
 inline constexpr std::string_view kRopeFactorsShortName = "rope_factors_short.weight";
 
@@ -30,8 +30,8 @@ std::string_view LayerTensorSuffix(LayerTensor t);
 std::string LayerTensorName(int64_t layer, LayerTensor t);
 // The tensors a layer needs under `config`'s flags: the projections (Q, K, V, or QKV fused with
 // fused_qkv) and the FFN (gate and up, or up alone with fused_gate_up) always; the input norms
-// with pre_norms, the Q/K/V biases with qkv_bias, the Q/K norms with qk_norm, the post-norms
-// with post_norms.
+// with pre_norms, the Q/K/V biases with qkv_bias (optional otherwise), the Q/K norms with
+// qk_norm, the post-norms with post_norms.
 LayerTensorNeeds StandardLayerTensors(const ModelConfig& config);
 
 // Shape (ggml order) the tensor must have under `config`: {cols, rows} for matrices, {n} for

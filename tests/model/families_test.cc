@@ -16,6 +16,7 @@ namespace {
 using testing::BuildTinyModel;
 using testing::ParseTinyModel;
 using testing::TinyGemma2Spec;
+using testing::TinyGlm4Spec;
 using testing::TinyGraniteSpec;
 using testing::TinyModelSpec;
 using testing::TinyOlmo2Spec;
@@ -33,8 +34,8 @@ Status LoadStatus(const TinyModelSpec& spec) {
 }
 
 TEST(ModelFamilyRegistryTest, EveryFamilyIsFoundByItsArchitectures) {
-  for (const char* arch :
-       {"gemma2", "gemma3", "granite", "llama", "olmo2", "phi3", "qwen2", "qwen3", "smollm3"}) {
+  for (const char* arch : {"gemma2", "gemma3", "glm4", "granite", "llama", "olmo2", "phi3", "qwen2",
+                           "qwen3", "smollm3"}) {
     const ModelFamily* family = FindModelFamily(arch);
     ASSERT_NE(family, nullptr) << arch;
     EXPECT_EQ(family->name, arch);
@@ -42,7 +43,7 @@ TEST(ModelFamilyRegistryTest, EveryFamilyIsFoundByItsArchitectures) {
   EXPECT_EQ(FindModelFamily("mamba"), nullptr);
   EXPECT_EQ(FindModelFamily(""), nullptr);
   EXPECT_EQ(SupportedArchitectures(),
-            "gemma2, gemma3, granite, llama, olmo2, phi3, qwen2, qwen3, smollm3");
+            "gemma2, gemma3, glm4, granite, llama, olmo2, phi3, qwen2, qwen3, smollm3");
 }
 
 TEST(ModelFamilyRegistryTest, UnknownArchitectureNamesItAndTheSupportedOnes) {
@@ -53,12 +54,12 @@ TEST(ModelFamilyRegistryTest, UnknownArchitectureNamesItAndTheSupportedOnes) {
   EXPECT_EQ(c.status().code(), StatusCode::kUnimplemented);
   EXPECT_EQ(c.status().message(),
             "unsupported model architecture 'mamba2' (general.architecture); supported: gemma2, "
-            "gemma3, granite, llama, olmo2, phi3, qwen2, qwen3, smollm3");
+            "gemma3, glm4, granite, llama, olmo2, phi3, qwen2, qwen3, smollm3");
 }
 
 TEST(ModelFamilyRegistryTest, ConfigNamesTheFamily) {
-  for (const TinyModelSpec& spec :
-       {TinyGemma2Spec(), TinyGraniteSpec(), TinyOlmo2Spec(), TinyPhi3Spec(), TinySmolLm3Spec()}) {
+  for (const TinyModelSpec& spec : {TinyGemma2Spec(), TinyGlm4Spec(), TinyGraniteSpec(),
+                                    TinyOlmo2Spec(), TinyPhi3Spec(), TinySmolLm3Spec()}) {
     auto c = ConfigOf(spec);
     ASSERT_TRUE(c.ok()) << spec.arch << ": " << c.status().ToString();
     EXPECT_EQ(c->arch, spec.arch);
@@ -229,13 +230,63 @@ TEST(Phi3FamilyTest, MissingFusedTensorIsNamed) {
   EXPECT_NE(st.message().find("'blk.1.attn_qkv.weight'"), std::string::npos) << st.message();
 }
 
-TEST(ModelFamilyTest, PartialRotaryEmbeddingIsRefusedByName) {
+TEST(ModelFamilyTest, PartialRotaryEmbeddingWithNeoxLayoutIsRefusedByName) {
   TinyModelSpec spec;
-  spec.extra_metadata = {{"llama.rope.dimension_count", gguf::Value::U32(8)}};
+  spec.arch = "qwen3";
+  spec.extra_metadata = {{"qwen3.rope.dimension_count", gguf::Value::U32(8)}};
   auto c = ConfigOf(spec);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(c.status().message().find("'llama.rope.dimension_count'"), std::string::npos)
+  EXPECT_NE(c.status().message().find("'qwen3.rope.dimension_count'"), std::string::npos)
+      << c.status().message();
+  spec.extra_metadata = {{"qwen3.rope.dimension_count", gguf::Value::U32(17)}};
+  EXPECT_EQ(ConfigOf(spec).status().code(), StatusCode::kInvalidArgument);  // odd
+}
+
+TEST(ModelFamilyTest, MultiTokenPredictionLayersAreLeftOut) {
+  TinyModelSpec spec;
+  spec.n_layers = 3;
+  spec.extra_metadata = {{"llama.nextn_predict_layers", gguf::Value::U32(1)}};
+  auto c = ConfigOf(spec);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->n_layers, 2);
+  EXPECT_EQ(c->layer_tensors.size(), 2u);
+}
+
+TEST(ModelFamilyTest, QkvBiasesAreReadWhereTheFileHasThem) {
+  TinyModelSpec spec;  // llama: no qkv_bias flag, the biases optional
+  spec.extra_vectors = {"blk.0.attn_q.bias"};
+  spec.hidden = 64;
+  spec.n_heads = 4;
+  spec.head_dim = 16;  // q_size == hidden: the [hidden] extra vector fits attn_q.bias
+  const auto bytes = BuildTinyModel(spec);
+  auto m = Model::FromGguf(ParseTinyModel(bytes));
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_NE((*m)->weights().layers[0].bq, nullptr);
+  EXPECT_EQ((*m)->weights().layers[0].bk, nullptr);
+  EXPECT_EQ((*m)->weights().layers[1].bq, nullptr);
+}
+
+TEST(Glm4FamilyTest, SandwichNormsFusedGateUpPartialRotary) {
+  auto c = ConfigOf(TinyGlm4Spec());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->pre_norms);
+  EXPECT_TRUE(c->post_norms);
+  EXPECT_TRUE(c->fused_gate_up);
+  EXPECT_FALSE(c->fused_qkv);
+  EXPECT_EQ(c->rope_layout, RopeLayout::kNormal);
+  EXPECT_EQ(c->rope_dims, 8);
+  EXPECT_EQ(c->head_dim, 16);
+  EXPECT_EQ(c->layer_tensors[2][LayerTensor::kAttnQBias], TensorNeed::kOptional);
+}
+
+TEST(Glm4FamilyTest, MultimodalRopeIsRefusedByName) {
+  TinyModelSpec spec = TinyGlm4Spec();
+  spec.extra_metadata.push_back(
+      {"glm4.rope.dimension_sections", gguf::Value::I32Arr({8, 12, 12, 0})});
+  auto c = ConfigOf(spec);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("'glm4.rope.dimension_sections'"), std::string::npos)
       << c.status().message();
 }
 

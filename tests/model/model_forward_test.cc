@@ -23,6 +23,7 @@ using testing::ReferenceModel;
 using testing::ReferenceOptions;
 using testing::TinyGemma2Spec;
 using testing::TinyGemma3Spec;
+using testing::TinyGlm4Spec;
 using testing::TinyGraniteSpec;
 using testing::TinyModelSpec;
 using testing::TinyOlmo2Spec;
@@ -140,6 +141,16 @@ std::vector<ForwardCase> Cases() {
   cases.push_back({"phi3_f32", TinyPhi3Spec()});
   {
     ForwardCase c{"phi3_q8_0", TinyPhi3Spec()};
+    c.spec.matrix_type = GgmlType::kQ8_0;
+    cases.push_back(c);
+  }
+  cases.push_back({"glm4_f32", TinyGlm4Spec()});
+  {
+    ForwardCase c{"glm4_q8_0", TinyGlm4Spec()};
+    c.spec.hidden = 256;
+    c.spec.ffn = 512;
+    c.spec.head_dim = 64;
+    c.spec.extra_metadata = {{"glm4.rope.dimension_count", gguf::Value::U32(32)}};
     c.spec.matrix_type = GgmlType::kQ8_0;
     cases.push_back(c);
   }

@@ -71,6 +71,12 @@ ReferenceModel::ReferenceModel(const gguf::GgufFile& file, kernels::KvDtype kv_d
     l.bq = vector(LayerTensor::kAttnQBias);
     l.bk = vector(LayerTensor::kAttnKBias);
     l.bv = vector(LayerTensor::kAttnVBias);
+    if (const std::vector<float> bqkv = vector(LayerTensor::kAttnQkvBias); !bqkv.empty()) {
+      const auto q_end = bqkv.begin() + config_.q_size();
+      l.bq.assign(bqkv.begin(), q_end);
+      l.bk.assign(q_end, q_end + config_.kv_size());
+      l.bv.assign(q_end + config_.kv_size(), bqkv.end());
+    }
     l.q_norm = vector(LayerTensor::kAttnQNorm);
     l.k_norm = vector(LayerTensor::kAttnKNorm);
     l.post_attn_norm = vector(LayerTensor::kPostAttnNorm);
@@ -154,7 +160,7 @@ std::vector<float> ReferenceModel::RmsNorm(const std::vector<float>& x,
 }
 
 void ReferenceModel::Rope(float* head, int64_t pos, bool sliding) const {
-  const int64_t d = config_.head_dim;
+  const int64_t d = config_.rope_dims;  // the first rope_dims values rotate, the rest stay
   const double base = sliding ? config_.rope_base_local : config_.rope_base;
   const double scale = sliding ? config_.rope_freq_scale_local : config_.rope_freq_scale;
   for (int64_t k = 0; k < d / 2; ++k) {
@@ -246,11 +252,9 @@ std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_
       q[t] = MatVec(l.wq, xn);
       k[t] = MatVec(l.wk, xn);
       v[t] = MatVec(l.wv, xn);
-      if (c.qkv_bias) {
-        for (size_t i = 0; i < q[t].size(); ++i) q[t][i] += l.bq[i];
-        for (size_t i = 0; i < k[t].size(); ++i) k[t][i] += l.bk[i];
-        for (size_t i = 0; i < v[t].size(); ++i) v[t][i] += l.bv[i];
-      }
+      for (size_t i = 0; i < l.bq.size(); ++i) q[t][i] += l.bq[i];
+      for (size_t i = 0; i < l.bk.size(); ++i) k[t][i] += l.bk[i];
+      for (size_t i = 0; i < l.bv.size(); ++i) v[t][i] += l.bv[i];
       if (c.qk_norm && !c.qk_norm_per_head) {  // over the whole projection
         q[t] = RmsNorm(q[t], l.q_norm);
         k[t] = RmsNorm(k[t], l.k_norm);

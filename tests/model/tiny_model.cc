@@ -53,8 +53,10 @@ class Builder {
     const bool qk_norm = a == "gemma3" || a == "qwen3" || a == "olmo2";
     const bool qk_norm_whole_row = a == "olmo2";
     const bool pre_norms = a != "olmo2";
-    const bool post_norms = a == "gemma3" || a == "gemma2" || a == "olmo2";
-    const bool fused = a == "phi3";  // attn_qkv, and the gate's rows first in ffn_up
+    const bool post_norms = a == "gemma3" || a == "gemma2" || a == "olmo2" || a == "glm4";
+    const bool fused_qkv = a == "phi3";
+    const bool fused_gate_up = a == "phi3" || a == "glm4";  // the gate's rows first in ffn_up
+    const bool qkv_bias = a == "qwen2" || a == "glm4";
     Matrix("token_embd.weight", h, spec_.vocab, 1.0f);
     if (!spec_.tied_output) Matrix("output.weight", h, spec_.vocab, 1.0f / std::sqrt(h));
     Norm("output_norm.weight", h);
@@ -75,7 +77,7 @@ class Builder {
     for (int64_t i = 0; i < spec_.n_layers; ++i) {
       const std::string p = "blk." + std::to_string(i) + ".";
       if (pre_norms) Norm(p + "attn_norm.weight", h);
-      if (fused) {
+      if (fused_qkv) {
         Matrix(p + "attn_qkv.weight", h, qs + 2 * kvs, 1.0f / std::sqrt(h));
       } else {
         Matrix(p + "attn_q.weight", h, qs, 1.0f / std::sqrt(h));
@@ -83,7 +85,7 @@ class Builder {
         Matrix(p + "attn_v.weight", h, kvs, 1.0f / std::sqrt(h));
       }
       Matrix(p + "attn_output.weight", qs, h, 1.0f / std::sqrt(qs));
-      if (spec_.arch == "qwen2") {
+      if (qkv_bias) {
         Vector(p + "attn_q.bias", Random(qs, 0.2f));
         Vector(p + "attn_k.bias", Random(kvs, 0.2f));
         Vector(p + "attn_v.bias", Random(kvs, 0.2f));
@@ -94,7 +96,7 @@ class Builder {
       }
       if (post_norms) Norm(p + "post_attention_norm.weight", h);
       if (pre_norms) Norm(p + "ffn_norm.weight", h);
-      if (fused) {
+      if (fused_gate_up) {
         Matrix(p + "ffn_up.weight", h, 2 * spec_.ffn, 1.0f / std::sqrt(h));
       } else {
         Matrix(p + "ffn_gate.weight", h, spec_.ffn, 1.0f / std::sqrt(h));
@@ -232,6 +234,18 @@ TinyModelSpec TinyPhi3Spec() {
   s.longrope = true;
   s.extra_metadata = {{"phi3.rope.scaling.original_context_length", gguf::Value::U32(2048)},
                       {"phi3.rope.scaling.attn_factor", gguf::Value::F32(1.19f)}};
+  return s;
+}
+
+TinyModelSpec TinyGlm4Spec() {
+  TinyModelSpec s;
+  s.arch = "glm4";
+  s.n_layers = 3;
+  s.n_heads = 4;
+  s.n_kv_heads = 2;
+  s.head_dim = 16;
+  s.tied_output = false;
+  s.extra_metadata = {{"glm4.rope.dimension_count", gguf::Value::U32(8)}};  // half of each head
   return s;
 }
 

@@ -8,6 +8,7 @@ namespace radixlm::model {
 // The registry: one line per family (each defined in its own file in this folder).
 const ModelFamily& Gemma2Family();
 const ModelFamily& Gemma3Family();
+const ModelFamily& Glm4Family();
 const ModelFamily& GraniteFamily();
 const ModelFamily& LlamaFamily();
 const ModelFamily& Olmo2Family();
@@ -20,8 +21,8 @@ namespace {
 
 std::span<const ModelFamily* const> Families() {
   static const ModelFamily* const families[] = {
-      &Gemma2Family(), &Gemma3Family(), &GraniteFamily(), &LlamaFamily(),   &Olmo2Family(),
-      &Phi3Family(),   &Qwen2Family(),  &Qwen3Family(),   &SmolLm3Family(),
+      &Gemma2Family(), &Gemma3Family(), &Glm4Family(),  &GraniteFamily(), &LlamaFamily(),
+      &Olmo2Family(),  &Phi3Family(),   &Qwen2Family(), &Qwen3Family(),   &SmolLm3Family(),
   };
   return families;
 }

@@ -42,6 +42,12 @@ REAL = {
                          "final_logit_softcapping": 30.0},
                    tensors=["attn_norm", "qkv", "post_attention_norm", "ffn_norm", "ffn",
                             "post_ffw_norm"], q_gain=2.0, embd_std=0.003, out_norm=20.0),
+    # GLM-4-9B-0414: norms before and after each block, fused gate-up, RoPE on half of each
+    # head, Q/K/V biases.
+    "glm4": dict(hidden=4096, heads=32, kv=2, hd=128, ffn=13696, layers=3, tied=False,
+                 rope=10000.0, eps=1e-5, keys={}, rope_dims=64,
+                 tensors=["attn_norm", "qkv", "qkv_bias", "post_attention_norm", "ffn_norm",
+                          "ffn_fused", "post_ffw_norm"]),
     # granite-3.1-2b-instruct, but with an output.weight: through the tied head, an embedding
     # large enough (times embedding_scale 12) for logits of a few units after the division by
     # logit_scale 8 dominates the residual stream, and every position predicts its own token.
@@ -89,6 +95,8 @@ TINY = {
                   tensors=REAL["olmo2"]["tensors"]),
     "smollm3": dict(TINY_BASE, layers=5, tied=True, keys={},
                     tensors=REAL["smollm3"]["tensors"], embd_std=0.6),
+    "glm4": dict(TINY_BASE, hidden=64, layers=3, tied=False, keys={}, rope_dims=16,
+                 tensors=REAL["glm4"]["tensors"]),
     # llama.cpp's phi3 takes Q's width as hidden; original context 32 < the 64 compared
     # positions: the long factors apply in both engines.
     "phi3": dict(TINY_BASE, hidden=64, kv=2, layers=3, tied=False,
@@ -125,7 +133,7 @@ def main():
     w.add_head_count_kv(f["kv"])
     w.add_key_length(hd)
     w.add_value_length(hd)
-    w.add_rope_dimension_count(hd)
+    w.add_rope_dimension_count(f.get("rope_dims", hd))
     w.add_rope_freq_base(f["rope"])
     w.add_layer_norm_rms_eps(f["eps"])
     for key, value in f["keys"].items():
@@ -166,7 +174,7 @@ def main():
         matrix("output.weight", n_vocab, h, f.get("out_gain", 3.0) / np.sqrt(h))
     norm("output_norm.weight", h, f.get("out_norm", 1.0))
     if f.get("longrope"):  # long factors grow with the pair index, short ones stay near 1
-        half = hd // 2
+        half = f.get("rope_dims", hd) // 2
         w.add_tensor("rope_factors_long.weight",
                      (1.0 + 0.5 * np.arange(half)).astype(np.float32))
         w.add_tensor("rope_factors_short.weight",
@@ -187,6 +195,9 @@ def main():
             elif t == "ffn_fused":  # the gate's rows, then the up's
                 matrix(p + "ffn_up.weight", 2 * f["ffn"], h, 1.0 / np.sqrt(h))
                 matrix(p + "ffn_down.weight", h, f["ffn"], 1.0 / np.sqrt(f["ffn"]))
+            elif t == "qkv_bias":
+                for name, n in (("attn_q.bias", qs), ("attn_k.bias", kvs), ("attn_v.bias", kvs)):
+                    w.add_tensor(p + name, rng.uniform(-0.5, 0.5, n).astype(np.float32))
             elif t == "qk_norm_row":
                 norm(p + "attn_q_norm.weight", qs)
                 norm(p + "attn_k_norm.weight", kvs)
