@@ -60,16 +60,28 @@ StatusOr<std::unique_ptr<Model>> Model::FromGguf(std::unique_ptr<gguf::GgufFile>
     for (size_t v = 0; v < variants.size(); ++v) {
       const LayerAttentionConfig& o = variants[v];
       if (o.rope_base == la.rope_base && o.rope_freq_scale == la.rope_freq_scale &&
-          o.use_rope_freq_factors == la.use_rope_freq_factors) {
+          o.use_rope_freq_factors == la.use_rope_freq_factors &&
+          o.rope_ext_factor == la.rope_ext_factor && o.rope_attn_factor == la.rope_attn_factor) {
         found = static_cast<int>(v);
       }
     }
     if (found < 0) {
       found = static_cast<int>(variants.size());
       variants.push_back(la);
-      m->rope_variants_.emplace_back(c.head_dim, c.rope_layout, la.rope_base, la.rope_freq_scale,
-                                     la.use_rope_freq_factors ? freq_factors : nullptr,
-                                     c.rope_attn_factor, c.rope_dims);
+      RopeParams rp;
+      rp.layout = c.rope_layout;
+      rp.head_dim = c.head_dim;
+      rp.rope_dims = c.rope_dims;
+      rp.base = la.rope_base;
+      rp.freq_scale = la.rope_freq_scale;
+      rp.freq_factors = la.use_rope_freq_factors ? freq_factors : nullptr;
+      rp.attn_factor = la.rope_attn_factor;
+      rp.ext_factor = la.rope_ext_factor;
+      if (rp.ext_factor != 0.0f) {
+        YarnCorrDims(c.rope_dims, c.rope_yarn_original_context, la.rope_base, c.rope_yarn_beta_fast,
+                     c.rope_yarn_beta_slow, rp.corr_dims);
+      }
+      m->rope_variants_.emplace_back(rp);
     }
     m->layer_rope_variant_.push_back(found);
   }

@@ -25,25 +25,40 @@ StatusOr<int64_t> ReadVocabSize(const gguf::GgufFile& file, int64_t hidden) {
   return InvalidArgument("missing tensor 'token_embd.weight'");
 }
 
-// rope.scaling.{type,factor} (or the legacy rope.scale_linear) → a position multiplier.
-StatusOr<float> ReadRopeFreqScale(const gguf::GgufFile& file, const std::string& arch) {
+// rope.scaling.{type,factor} (or the legacy rope.scale_linear) → a position multiplier, and
+// whether it is YaRN's.
+StatusOr<float> ReadRopeFreqScale(const gguf::GgufFile& file, const std::string& arch, bool* yarn) {
   RADIXLM_ASSIGN_OR_RETURN(std::string type, file.GetStringOr(arch + ".rope.scaling.type", ""));
   RADIXLM_ASSIGN_OR_RETURN(double factor, file.GetFloatOr(arch + ".rope.scaling.factor", 0.0));
+  *yarn = type == "yarn";
   if (type.empty() || type == "none") {
     RADIXLM_ASSIGN_OR_RETURN(double legacy, file.GetFloatOr(arch + ".rope.scale_linear", 0.0));
     if (legacy > 0.0 && legacy != 1.0) return static_cast<float>(1.0 / legacy);
     return 1.0f;
   }
-  if (type == "linear") {
+  if (type == "linear" || type == "yarn") {
     if (factor <= 0.0) {
-      return InvalidArgument("'" + arch +
-                             ".rope.scaling.factor' must be positive for linear "
-                             "rope scaling");
+      return InvalidArgument("'" + arch + ".rope.scaling.factor' must be positive for " + type +
+                             " rope scaling");
     }
     return static_cast<float>(1.0 / factor);
   }
   return Unimplemented("rope scaling type '" + type + "' (" + arch +
-                       ".rope.scaling.type) is not supported; supported: none, linear");
+                       ".rope.scaling.type) is not supported; supported: none, linear, yarn");
+}
+
+// llama.cpp's YaRN magnitude (llama_context: yarn_attn_factor before ggml's rope multiplies
+// it by 1 + 0.1 ln(factor) again), times rope.scaling.attn_factor.
+float YarnAttnFactor(const ModelConfig& c) {
+  auto mscale = [](float scale, float m) {
+    return scale <= 1.0f ? 1.0f : 0.1f * m * std::log(scale) + 1.0f;
+  };
+  const float factor = 1.0f / c.rope_freq_scale;
+  float attn = c.rope_yarn_log_mul != 0.0f
+                   ? mscale(factor, 1.0f) / mscale(factor, c.rope_yarn_log_mul)
+                   : mscale(factor, 1.0f);
+  attn *= 1.0f / (1.0f + 0.1f * std::log(factor));
+  return attn * c.rope_attn_factor;
 }
 
 }  // namespace
@@ -57,6 +72,7 @@ bool ModelConfig::IsSlidingLayer(int64_t layer) const {
 LayerAttentionConfig ModelConfig::LayerAttention(int64_t layer) const {
   LayerAttentionConfig out;
   out.use_rope = no_rope_layer_interval <= 0 || (layer + 1) % no_rope_layer_interval != 0;
+  out.rope_attn_factor = rope_attn_factor;
   if (IsSlidingLayer(layer)) {
     out.sliding_window = static_cast<int>(sliding_window);
     out.rope_base = rope_base_local;
@@ -67,6 +83,10 @@ LayerAttentionConfig ModelConfig::LayerAttention(int64_t layer) const {
     out.rope_base = rope_base;
     out.rope_freq_scale = rope_freq_scale;
     out.use_rope_freq_factors = has_rope_freq_factors || rope_original_context > 0;
+    if (rope_yarn) {
+      out.rope_ext_factor = 1.0f;
+      out.rope_attn_factor = YarnAttnFactor(*this);
+    }
   }
   return out;
 }
@@ -133,7 +153,12 @@ StatusOr<ModelConfig> ModelConfig::FromGguf(const gguf::GgufFile& file) {
   }
   c.rope_base = static_cast<float>(base);
   c.rope_base_local = c.rope_base;
-  RADIXLM_ASSIGN_OR_RETURN(c.rope_freq_scale, ReadRopeFreqScale(file, a));
+  RADIXLM_ASSIGN_OR_RETURN(c.rope_freq_scale, ReadRopeFreqScale(file, a, &c.rope_yarn));
+  if (c.rope_yarn) {
+    RADIXLM_ASSIGN_OR_RETURN(
+        c.rope_yarn_original_context,
+        m.PositiveOr("rope.scaling.original_context_length", c.context_length));
+  }
   RADIXLM_ASSIGN_OR_RETURN(c.rope_attn_factor, m.PositiveFloatOr("rope.scaling.attn_factor", 1.0f));
   RADIXLM_ASSIGN_OR_RETURN(c.rope_dims, m.PositiveOr("rope.dimension_count", c.head_dim));
   if (c.rope_dims > c.head_dim || c.rope_dims % 2 != 0) {

@@ -34,6 +34,8 @@ struct LayerAttentionConfig {
   float rope_freq_scale = 1.0f;  // positions are multiplied by this (linear rope scaling)
   // Divide per-pair frequencies by rope_freqs.weight, or by LongRoPE's factors.
   bool use_rope_freq_factors = false;
+  float rope_ext_factor = 0.0f;   // YaRN's extrapolation mix (1 with YaRN, else 0)
+  float rope_attn_factor = 1.0f;  // cos and sin scaled by this (LongRoPE, YaRN)
 };
 
 struct ModelConfig {
@@ -64,6 +66,14 @@ struct ModelConfig {
   // original_context_length), as llama.cpp picks them.
   int64_t rope_original_context = 0;
   float rope_attn_factor = 1.0f;  // cos and sin multiplied by this (rope.scaling.attn_factor)
+  // YaRN (rope.scaling.type "yarn", on the global layers): rope_freq_scale is 1 / factor, and
+  // the correction range comes from the original context and the betas (llama.cpp's
+  // defaults; mistral3 reads its own), the magnitude from yarn_log_multiplier.
+  bool rope_yarn = false;
+  int64_t rope_yarn_original_context = 0;  // rope.scaling.original_context_length
+  float rope_yarn_beta_fast = 32.0f;
+  float rope_yarn_beta_slow = 1.0f;
+  float rope_yarn_log_mul = 0.0f;
   // > 0: layer i has no RoPE iff (i + 1) % no_rope_layer_interval == 0 (smollm3: every 4th).
   int64_t no_rope_layer_interval = 0;
 
@@ -86,6 +96,12 @@ struct ModelConfig {
   // others scale the scores. Same math, different rounding once Q is stored in half precision.
   bool scale_query = false;
   float attn_logit_softcap = 0.0f;  // > 0: scores become cap * tanh(score / cap) (gemma2)
+  // > 0: Q of the token at position p is multiplied by
+  // ln(floor((p + attn_temperature_offset) / attn_temperature_floor) + 1) * this + 1 after RoPE
+  // (llama 4's attention temperature; mistral3).
+  float attn_temperature_scale = 0.0f;
+  int64_t attn_temperature_floor = 0;
+  float attn_temperature_offset = 0.0f;
 
   FfnActivation ffn_activation = FfnActivation::kSilu;
   bool fused_gate_up = false;  // ffn_up.weight holds the gate's rows then the up's (phi3)

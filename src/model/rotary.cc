@@ -1,18 +1,45 @@
 #include "model/rotary.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace radixlm::model {
 
-RotaryEmbedding::RotaryEmbedding(int64_t head_dim, RopeLayout layout, float base, float freq_scale,
-                                 const float* freq_factors, float attn_factor, int64_t rope_dims)
-    : head_dim_(head_dim),
-      rope_dims_(rope_dims > 0 ? rope_dims : head_dim),
-      layout_(layout),
-      theta_scale_(std::pow(base, -2.0f / static_cast<float>(rope_dims_))),
-      freq_scale_(freq_scale),
-      attn_factor_(attn_factor) {
-  if (freq_factors != nullptr) freq_factors_.assign(freq_factors, freq_factors + rope_dims_ / 2);
+namespace {
+
+// ggml's rope_yarn_ramp, with i0 = 2k.
+float YarnRamp(float low, float high, int64_t k) {
+  const float y = (static_cast<float>(k) - low) / std::max(0.001f, high - low);
+  return 1.0f - std::min(1.0f, std::max(0.0f, y));
+}
+
+}  // namespace
+
+void YarnCorrDims(int64_t rope_dims, int64_t original_context, float base, float beta_fast,
+                  float beta_slow, float dims[2]) {
+  auto corr_dim = [&](float n_rot) {
+    return static_cast<float>(rope_dims) *
+           std::log(static_cast<float>(original_context) / (n_rot * 2 * static_cast<float>(M_PI))) /
+           (2 * std::log(base));
+  };
+  const float start = std::floor(corr_dim(beta_fast));
+  const float end = std::ceil(corr_dim(beta_slow));
+  dims[0] = std::max(0.0f, start);
+  dims[1] = std::min(static_cast<float>(rope_dims - 1), end);
+}
+
+RotaryEmbedding::RotaryEmbedding(const RopeParams& p)
+    : head_dim_(p.head_dim),
+      rope_dims_(p.rope_dims > 0 ? p.rope_dims : p.head_dim),
+      layout_(p.layout),
+      theta_scale_(std::pow(p.base, -2.0f / static_cast<float>(rope_dims_))),
+      freq_scale_(p.freq_scale),
+      attn_factor_(p.attn_factor),
+      ext_factor_(p.ext_factor),
+      corr_dims_{p.corr_dims[0], p.corr_dims[1]} {
+  if (p.freq_factors != nullptr) {
+    freq_factors_.assign(p.freq_factors, p.freq_factors + rope_dims_ / 2);
+  }
 }
 
 void RotaryEmbedding::ComputeTables(const int64_t* positions, int64_t n, float* cos,
@@ -20,6 +47,8 @@ void RotaryEmbedding::ComputeTables(const int64_t* positions, int64_t n, float* 
   const int64_t h = half();
   const int64_t rotated = rope_dims_ / 2;
   const bool factors = !freq_factors_.empty();
+  float mscale = attn_factor_;
+  if (ext_factor_ != 0.0f) mscale *= 1.0f + 0.1f * std::log(1.0f / freq_scale_);
   for (int64_t t = 0; t < n; ++t) {
     float theta = static_cast<float>(positions[t]);
     for (int64_t k = rotated; k < h; ++k) {  // partial rotary: the rest pass through
@@ -28,15 +57,19 @@ void RotaryEmbedding::ComputeTables(const int64_t* positions, int64_t n, float* 
     }
     for (int64_t k = 0; k < rotated; ++k) {
       const float extrap = factors ? theta / freq_factors_[k] : theta;
-      const float angle = freq_scale_ * extrap;
+      float angle = freq_scale_ * extrap;
+      if (ext_factor_ != 0.0f) {
+        const float mix = YarnRamp(corr_dims_[0], corr_dims_[1], k) * ext_factor_;
+        angle = angle * (1 - mix) + extrap * mix;
+      }
       cos[t * h + k] = std::cos(angle);
       sin[t * h + k] = std::sin(angle);
       theta *= theta_scale_;
     }
-    if (attn_factor_ != 1.0f) {
+    if (mscale != 1.0f) {
       for (int64_t k = 0; k < rotated; ++k) {
-        cos[t * h + k] *= attn_factor_;
-        sin[t * h + k] *= attn_factor_;
+        cos[t * h + k] *= mscale;
+        sin[t * h + k] *= mscale;
       }
     }
   }

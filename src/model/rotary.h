@@ -2,15 +2,21 @@
 // RoPE variant (gemma3 has two: local and global layers), shared by all heads and layers that
 // use that variant.
 //
-// theta(pos, k) = pos * freq_scale * base^(-2k / rope_dims) / freq_factor[k]
-// for pair k in [0, rope_dims/2), and cos 1, sin 0 (the values pass through) for the pairs after
-// (partial rotary: rope_dims < head_dim, with the kNormal layout only); pairs are (x[2k], x[2k+1])
-// for RopeLayout::kNormal and (x[k], x[k + head_dim/2]) for kNeox. freq_factor is llama-3's
-// rope_freqs tensor or LongRoPE's factors (or 1). The tables hold cos(theta) * attn_factor and
-// sin(theta) * attn_factor (LongRoPE's magnitude scaling; 1 elsewhere), as ggml's rope multiplies
-// them by its mscale. theta is evaluated as ggml's CPU RoPE does, so greedy tokens match
-// llama.cpp's: in float, with base^(-2k / rope_dims) as repeated products of powf(base, -2 /
-// rope_dims), i.e. theta_k = freq_scale * ((float(pos) * s^k) / freq_factor[k]), then cosf / sinf.
+// For pair k in [0, rope_dims/2):
+//   theta_extrap = pos * base^(-2k / rope_dims) / freq_factor[k]
+//   theta        = freq_scale * theta_extrap, or with YaRN (ext_factor > 0)
+//                  theta * (1 - mix_k) + theta_extrap * mix_k, mix_k = ramp_k * ext_factor,
+//                  ramp_k = 1 - clamp((k - corr_dims[0]) / max(0.001, corr_dims[1] -
+//                  corr_dims[0]), 0, 1)
+//   cos, sin     = cos(theta) * mscale, sin(theta) * mscale, mscale = attn_factor, times
+//                  1 + 0.1 ln(1 / freq_scale) with YaRN
+// and cos 1, sin 0 (the values pass through) for the pairs after (partial rotary: rope_dims <
+// head_dim, with the kNormal layout only). Pairs are (x[2k], x[2k+1]) for RopeLayout::kNormal
+// and (x[k], x[k + head_dim/2]) for kNeox. freq_factor is llama-3's rope_freqs tensor or
+// LongRoPE's factors (or 1); attn_factor LongRoPE's / YaRN's magnitude scaling (1 elsewhere).
+// Everything is evaluated as ggml's CPU RoPE does (rope_yarn), so greedy tokens match
+// llama.cpp's: in float, with base^(-2k / rope_dims) as repeated products of
+// powf(base, -2 / rope_dims), then cosf / sinf.
 #pragma once
 
 #include <cstdint>
@@ -20,16 +26,31 @@
 
 namespace radixlm::model {
 
+struct RopeParams {
+  RopeLayout layout = RopeLayout::kNormal;
+  int64_t head_dim = 0;
+  int64_t rope_dims = 0;  // <= 0: head_dim
+  float base = 10000.0f;
+  float freq_scale = 1.0f;
+  const float* freq_factors = nullptr;  // [rope_dims/2] or null; copied
+  float attn_factor = 1.0f;
+  float ext_factor = 0.0f;  // YaRN: 1 (0: none)
+  float corr_dims[2] = {0.0f, 0.0f};
+};
+
+// YaRN's correction range (ggml_rope_yarn_corr_dims): the pairs whose wavelength falls between
+// original_context / beta_fast and original_context / beta_slow rotations.
+void YarnCorrDims(int64_t rope_dims, int64_t original_context, float base, float beta_fast,
+                  float beta_slow, float dims[2]);
+
 class RotaryEmbedding {
  public:
-  // freq_factors: [rope_dims/2] or null; copied. rope_dims <= 0: head_dim.
-  RotaryEmbedding(int64_t head_dim, RopeLayout layout, float base, float freq_scale,
-                  const float* freq_factors, float attn_factor = 1.0f, int64_t rope_dims = 0);
+  explicit RotaryEmbedding(const RopeParams& params);
 
   int64_t head_dim() const { return head_dim_; }
   int64_t half() const { return head_dim_ / 2; }
 
-  // cos, sin: [n, head_dim/2] for the given positions (theta as described above).
+  // cos, sin: [n, head_dim/2] for the given positions (as described above).
   void ComputeTables(const int64_t* positions, int64_t n, float* cos, float* sin) const;
 
   // The tables are applied by the kernel backend's rope (kernels::ApplyRopeTables), with
@@ -43,7 +64,9 @@ class RotaryEmbedding {
   float theta_scale_;  // powf(base, -2 / rope_dims)
   float freq_scale_;
   float attn_factor_;
-  std::vector<float> freq_factors_;  // [head_dim/2], or empty (all 1)
+  float ext_factor_;
+  float corr_dims_[2];
+  std::vector<float> freq_factors_;  // [rope_dims/2], or empty (all 1)
 };
 
 }  // namespace radixlm::model

@@ -1,5 +1,6 @@
 #include "model/transformer_layer.h"
 
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <span>
@@ -40,6 +41,17 @@ void InputNorm(const kernels::KernelBackend& k, const ModelConfig& c, const floa
   } else {
     std::memcpy(s.xn.data() + begin * h, s.x.data() + begin * h, (end - begin) * h * sizeof(float));
   }
+}
+
+// Llama 4's attention temperature for the query at `position`, evaluated as llama.cpp does
+// (llm_graph_input_attn_temp: float position and quotient, the rest in double, then float).
+float AttentionTemperature(const ModelConfig& c, int64_t position) {
+  const float pos = static_cast<float>(position);
+  return static_cast<float>(std::log(std::floor((pos + c.attn_temperature_offset) /
+                                                static_cast<float>(c.attn_temperature_floor)) +
+                                     1.0) *
+                                c.attn_temperature_scale +
+                            1.0);
 }
 
 // RMSNorm of each head (per_head) or of each whole row of x: [rows, n_heads * head_dim].
@@ -94,6 +106,12 @@ void RunAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, ForwardSc
       const bool neox = ctx.rope->neox();
       k.rope(s.q.data(), b, e, c.n_heads, c.head_dim, neox, ctx.rope_cos, ctx.rope_sin);
       k.rope(s.k.data(), b, e, c.n_kv_heads, c.head_dim, neox, ctx.rope_cos, ctx.rope_sin);
+    }
+    if (c.attn_temperature_scale > 0.0f) {
+      for (int64_t r = b; r < e; ++r) {
+        float* q = s.q.data() + r * qs;
+        k.scale(q, AttentionTemperature(c, plan.positions[r]), q, qs);
+      }
     }
   });
 

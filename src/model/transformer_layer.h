@@ -44,7 +44,8 @@ void ApplyPendingResidual(const kernels::KernelBackend& k, const ModelConfig& c,
                           const PendingResidual& pending, ForwardScratch& scratch, int64_t begin,
                           int64_t end);
 
-// x += [post_attn_norm](Attention([RoPE]([QKNorm](QKV([attn_norm](x)))))) [* residual_scale] for
+// x += [post_attn_norm](Attention([temperature]([RoPE]([QKNorm](QKV([attn_norm](x)))))))
+// [* residual_scale] for
 // all plan.n_tokens rows (the brackets: where the layer has that tensor, or config says so);
 // writes this step's K/V into ctx.kv at ctx.new_slots first, then runs ctx.attn_seqs (which
 // point into scratch.q / scratch.attn). `pending` (the previous layer's FFN residual) is applied

@@ -18,6 +18,7 @@ using testing::ParseTinyModel;
 using testing::TinyGemma2Spec;
 using testing::TinyGlm4Spec;
 using testing::TinyGraniteSpec;
+using testing::TinyMistral3Spec;
 using testing::TinyModelSpec;
 using testing::TinyOlmo2Spec;
 using testing::TinyPhi3Spec;
@@ -34,8 +35,8 @@ Status LoadStatus(const TinyModelSpec& spec) {
 }
 
 TEST(ModelFamilyRegistryTest, EveryFamilyIsFoundByItsArchitectures) {
-  for (const char* arch : {"gemma2", "gemma3", "glm4", "granite", "llama", "olmo2", "phi3", "qwen2",
-                           "qwen3", "smollm3"}) {
+  for (const char* arch : {"gemma2", "gemma3", "glm4", "granite", "llama", "mistral3", "olmo2",
+                           "phi3", "qwen2", "qwen3", "smollm3"}) {
     const ModelFamily* family = FindModelFamily(arch);
     ASSERT_NE(family, nullptr) << arch;
     EXPECT_EQ(family->name, arch);
@@ -43,7 +44,7 @@ TEST(ModelFamilyRegistryTest, EveryFamilyIsFoundByItsArchitectures) {
   EXPECT_EQ(FindModelFamily("mamba"), nullptr);
   EXPECT_EQ(FindModelFamily(""), nullptr);
   EXPECT_EQ(SupportedArchitectures(),
-            "gemma2, gemma3, glm4, granite, llama, olmo2, phi3, qwen2, qwen3, smollm3");
+            "gemma2, gemma3, glm4, granite, llama, mistral3, olmo2, phi3, qwen2, qwen3, smollm3");
 }
 
 TEST(ModelFamilyRegistryTest, UnknownArchitectureNamesItAndTheSupportedOnes) {
@@ -54,12 +55,13 @@ TEST(ModelFamilyRegistryTest, UnknownArchitectureNamesItAndTheSupportedOnes) {
   EXPECT_EQ(c.status().code(), StatusCode::kUnimplemented);
   EXPECT_EQ(c.status().message(),
             "unsupported model architecture 'mamba2' (general.architecture); supported: gemma2, "
-            "gemma3, glm4, granite, llama, olmo2, phi3, qwen2, qwen3, smollm3");
+            "gemma3, glm4, granite, llama, mistral3, olmo2, phi3, qwen2, qwen3, smollm3");
 }
 
 TEST(ModelFamilyRegistryTest, ConfigNamesTheFamily) {
-  for (const TinyModelSpec& spec : {TinyGemma2Spec(), TinyGlm4Spec(), TinyGraniteSpec(),
-                                    TinyOlmo2Spec(), TinyPhi3Spec(), TinySmolLm3Spec()}) {
+  for (const TinyModelSpec& spec :
+       {TinyGemma2Spec(), TinyGlm4Spec(), TinyGraniteSpec(), TinyMistral3Spec(), TinyOlmo2Spec(),
+        TinyPhi3Spec(), TinySmolLm3Spec()}) {
     auto c = ConfigOf(spec);
     ASSERT_TRUE(c.ok()) << spec.arch << ": " << c.status().ToString();
     EXPECT_EQ(c->arch, spec.arch);
@@ -278,6 +280,31 @@ TEST(Glm4FamilyTest, SandwichNormsFusedGateUpPartialRotary) {
   EXPECT_EQ(c->rope_dims, 8);
   EXPECT_EQ(c->head_dim, 16);
   EXPECT_EQ(c->layer_tensors[2][LayerTensor::kAttnQBias], TensorNeed::kOptional);
+}
+
+TEST(Mistral3FamilyTest, YarnAndAttentionTemperature) {
+  auto c = ConfigOf(TinyMistral3Spec());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->rope_yarn);
+  EXPECT_FLOAT_EQ(c->rope_freq_scale, 0.25f);
+  EXPECT_EQ(c->rope_yarn_original_context, 8);
+  EXPECT_FLOAT_EQ(c->attn_temperature_scale, 0.5f);
+  EXPECT_EQ(c->attn_temperature_floor, 8);
+  const LayerAttentionConfig la = c->LayerAttention(1);
+  EXPECT_FLOAT_EQ(la.rope_ext_factor, 1.0f);
+  // llama.cpp's magnitude: (0.1 ln 4 + 1) / (1 + 0.1 ln 4), before ggml's rope multiplies it
+  // by 1 + 0.1 ln 4 again.
+  EXPECT_NEAR(la.rope_attn_factor, 1.0f, 1e-6f);
+}
+
+TEST(ModelFamilyTest, UnknownRopeScalingIsRefusedByName) {
+  TinyModelSpec spec;
+  spec.extra_metadata = {{"llama.rope.scaling.type", gguf::Value::Str("longrope2")},
+                         {"llama.rope.scaling.factor", gguf::Value::F32(4.0f)}};
+  auto c = ConfigOf(spec);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(c.status().message().find("'longrope2'"), std::string::npos) << c.status().message();
 }
 
 TEST(Glm4FamilyTest, MultimodalRopeIsRefusedByName) {

@@ -104,7 +104,8 @@ TEST_P(LlamaCppReferenceTest, NextTokenDistributionsMatchLlamaCpp) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, LlamaCppReferenceTest,
-                         ::testing::Values("gemma2", "glm4", "granite", "olmo2", "phi3", "smollm3"),
+                         ::testing::Values("gemma2", "glm4", "granite", "mistral3", "olmo2", "phi3",
+                                           "smollm3"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });

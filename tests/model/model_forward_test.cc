@@ -25,6 +25,7 @@ using testing::TinyGemma2Spec;
 using testing::TinyGemma3Spec;
 using testing::TinyGlm4Spec;
 using testing::TinyGraniteSpec;
+using testing::TinyMistral3Spec;
 using testing::TinyModelSpec;
 using testing::TinyOlmo2Spec;
 using testing::TinyPhi3Spec;
@@ -151,6 +152,12 @@ std::vector<ForwardCase> Cases() {
     c.spec.ffn = 512;
     c.spec.head_dim = 64;
     c.spec.extra_metadata = {{"glm4.rope.dimension_count", gguf::Value::U32(32)}};
+    c.spec.matrix_type = GgmlType::kQ8_0;
+    cases.push_back(c);
+  }
+  cases.push_back({"mistral3_f32", TinyMistral3Spec()});
+  {
+    ForwardCase c{"mistral3_q8_0", TinyMistral3Spec()};
     c.spec.matrix_type = GgmlType::kQ8_0;
     cases.push_back(c);
   }

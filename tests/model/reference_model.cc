@@ -163,15 +163,36 @@ void ReferenceModel::Rope(float* head, int64_t pos, bool sliding) const {
   const int64_t d = config_.rope_dims;  // the first rope_dims values rotate, the rest stay
   const double base = sliding ? config_.rope_base_local : config_.rope_base;
   const double scale = sliding ? config_.rope_freq_scale_local : config_.rope_freq_scale;
+  const bool yarn = config_.rope_yarn && !sliding;
+  // YaRN (the paper's ramp over ggml's correction range; magnitude as llama.cpp scales it).
+  double low = 0.0, high = 0.0, m = config_.rope_attn_factor;
+  if (yarn) {
+    auto corr_dim = [&](double beta) {
+      return d * std::log(config_.rope_yarn_original_context / (beta * 2 * M_PI)) /
+             (2 * std::log(base));
+    };
+    low = std::max(0.0, std::floor(corr_dim(config_.rope_yarn_beta_fast)));
+    high = std::min(d - 1.0, std::ceil(corr_dim(config_.rope_yarn_beta_slow)));
+    const double factor = 1.0 / scale;
+    auto mscale = [&](double mul) {
+      return factor <= 1.0 ? 1.0 : 0.1 * mul * std::log(factor) + 1;
+    };
+    m = (config_.rope_yarn_log_mul != 0.0f ? mscale(1.0) / mscale(config_.rope_yarn_log_mul)
+                                           : mscale(1.0)) *
+        config_.rope_attn_factor;
+  }
   for (int64_t k = 0; k < d / 2; ++k) {
-    double freq = std::pow(base, -2.0 * k / d) * scale;
-    if (!sliding && !rope_freqs_.empty()) freq /= rope_freqs_[k];
-    const double theta = pos * freq;
+    double extrap = pos * std::pow(base, -2.0 * k / d);
+    if (!sliding && !rope_freqs_.empty()) extrap /= rope_freqs_[k];
+    double theta = extrap * scale;
+    if (yarn) {
+      const double mix = 1.0 - std::clamp((k - low) / std::max(0.001, high - low), 0.0, 1.0);
+      theta = theta * (1.0 - mix) + extrap * mix;
+    }
     const int64_t ia = config_.rope_layout == RopeLayout::kNeox ? k : 2 * k;
     const int64_t ib = config_.rope_layout == RopeLayout::kNeox ? k + d / 2 : 2 * k + 1;
     const double a = head[ia];
     const double b = head[ib];
-    const double m = config_.rope_attn_factor;
     head[ia] = static_cast<float>((a * std::cos(theta) - b * std::sin(theta)) * m);
     head[ib] = static_cast<float>((a * std::sin(theta) + b * std::cos(theta)) * m);
   }
@@ -266,6 +287,14 @@ std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_
           std::copy(tmp.begin(), tmp.end(), qh);
         }
         if (rope) Rope(qh, t, sliding);
+        if (c.attn_temperature_scale > 0.0f) {  // llama 4's attention temperature
+          const double temp =
+              std::log(std::floor((t + c.attn_temperature_offset) / c.attn_temperature_floor) +
+                       1.0) *
+                  c.attn_temperature_scale +
+              1.0;
+          for (int64_t e = 0; e < d; ++e) qh[e] = static_cast<float>(qh[e] * temp);
+        }
       }
       for (int64_t head = 0; head < c.n_kv_heads; ++head) {
         float* kh = k[t].data() + head * d;

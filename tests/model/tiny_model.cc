@@ -249,6 +249,22 @@ TinyModelSpec TinyGlm4Spec() {
   return s;
 }
 
+TinyModelSpec TinyMistral3Spec() {
+  TinyModelSpec s;
+  s.arch = "mistral3";
+  s.n_layers = 2;
+  s.tied_output = false;
+  // YaRN x4 over an original context of 8 (pairs 0 extrapolated, the rest interpolated), and
+  // Q scaled by ln(floor(p / 8) + 1) * 0.5 + 1.
+  s.extra_metadata = {{"mistral3.rope.scaling.type", gguf::Value::Str("yarn")},
+                      {"mistral3.rope.scaling.factor", gguf::Value::F32(4.0f)},
+                      {"mistral3.rope.scaling.original_context_length", gguf::Value::U32(8)},
+                      {"mistral3.rope.scaling.yarn_beta_fast", gguf::Value::F32(32.0f)},
+                      {"mistral3.rope.scaling.yarn_beta_slow", gguf::Value::F32(1.0f)},
+                      {"mistral3.attention.temperature_scale", gguf::Value::F32(0.5f)}};
+  return s;
+}
+
 TinyModelSpec TinySmolLm3Spec() {
   TinyModelSpec s;
   s.arch = "smollm3";

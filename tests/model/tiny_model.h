@@ -52,12 +52,14 @@ TinyModelSpec TinyGemma3Spec();
 // five layers, layer 3 without RoPE, one KV head; phi3: fused QKV and gate-up, LongRoPE
 // factors with original context 2048 (under the 4096 written: the long ones apply) and
 // attention factor 1.19; glm4: pre- and post-norms, fused gate-up, Q/K/V biases, RoPE on half
-// of each head (rope.dimension_count 8 of 16).
+// of each head (rope.dimension_count 8 of 16); mistral3: YaRN x4 over an original context of 8
+// and attention temperature 0.5.
 TinyModelSpec TinyGemma2Spec();
 TinyModelSpec TinyGraniteSpec();
 TinyModelSpec TinyOlmo2Spec();
 TinyModelSpec TinyPhi3Spec();
 TinyModelSpec TinyGlm4Spec();
+TinyModelSpec TinyMistral3Spec();
 TinyModelSpec TinySmolLm3Spec();
 
 // The serialized GGUF file.

@@ -11,6 +11,7 @@ const ModelFamily& Gemma3Family();
 const ModelFamily& Glm4Family();
 const ModelFamily& GraniteFamily();
 const ModelFamily& LlamaFamily();
+const ModelFamily& Mistral3Family();
 const ModelFamily& Olmo2Family();
 const ModelFamily& Phi3Family();
 const ModelFamily& Qwen2Family();
@@ -21,8 +22,9 @@ namespace {
 
 std::span<const ModelFamily* const> Families() {
   static const ModelFamily* const families[] = {
-      &Gemma2Family(), &Gemma3Family(), &Glm4Family(),  &GraniteFamily(), &LlamaFamily(),
-      &Olmo2Family(),  &Phi3Family(),   &Qwen2Family(), &Qwen3Family(),   &SmolLm3Family(),
+      &Gemma2Family(), &Gemma3Family(),   &Glm4Family(),    &GraniteFamily(),
+      &LlamaFamily(),  &Mistral3Family(), &Olmo2Family(),   &Phi3Family(),
+      &Qwen2Family(),  &Qwen3Family(),    &SmolLm3Family(),
   };
   return families;
 }
@@ -69,6 +71,20 @@ StatusOr<float> ArchMetadata::PositiveFloat(std::string_view suffix) const {
     return InvalidArgument("model metadata: '" + key + "' must be positive");
   }
   return static_cast<float>(*value);
+}
+
+Status RefuseLayerTensors(const ArchMetadata& metadata, int64_t n_layers,
+                          std::span<const std::string_view> suffixes) {
+  for (int64_t layer = 0; layer < n_layers; ++layer) {
+    for (std::string_view suffix : suffixes) {
+      std::string name = "blk." + std::to_string(layer) + ".";
+      name += suffix;
+      if (metadata.file().FindTensor(name) != nullptr) {
+        return Unimplemented("tensor '" + name + "' (" + metadata.arch() + ") is not supported");
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 const ModelFamily* FindModelFamily(std::string_view architecture) {

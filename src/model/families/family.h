@@ -60,6 +60,12 @@ struct ModelFamily {
   Status (*configure)(const ArchMetadata& metadata, ModelConfig* config) = nullptr;
 };
 
+// Unimplemented naming the first "blk.<i>.<suffix>" the file has, for tensors a family's
+// checkpoints may carry (llama.cpp reads them when present) but the shared blocks lack: such a
+// file is refused rather than run without them.
+Status RefuseLayerTensors(const ArchMetadata& metadata, int64_t n_layers,
+                          std::span<const std::string_view> suffixes);
+
 // The family that reads `architecture` (a general.architecture value), or null.
 const ModelFamily* FindModelFamily(std::string_view architecture);
 // Every architecture some family reads, sorted: "gemma2, gemma3, llama, ...".

@@ -2,8 +2,6 @@
 // multipliers from the metadata: embeddings * embedding_scale, each block's output *
 // residual_scale before its residual add, attention.scale as the Q·K scale, and logits divided
 // by logit_scale. rope.scaling.finetuned = false turns RoPE off on every layer.
-#include <string>
-
 #include "model/families/family.h"
 #include "model/tensor_names.h"
 
@@ -13,11 +11,9 @@ namespace radixlm::model {
 namespace granite_family {
 namespace {
 
-// Granite checkpoints may carry biases on the attention output and the FFN (llama.cpp reads
-// them when present); the shared blocks have none, so such a file is refused by name rather
-// than run without them.
-constexpr const char* kUnsupportedBiases[] = {"attn_output.bias", "ffn_gate.bias", "ffn_up.bias",
-                                              "ffn_down.bias"};
+// Granite checkpoints may carry biases on the attention output and the FFN.
+constexpr std::string_view kUnsupportedBiases[] = {"attn_output.bias", "ffn_gate.bias",
+                                                   "ffn_up.bias", "ffn_down.bias"};
 
 Status Configure(const ArchMetadata& metadata, ModelConfig* c) {
   c->rope_layout = RopeLayout::kNormal;
@@ -34,15 +30,7 @@ Status Configure(const ArchMetadata& metadata, ModelConfig* c) {
                            metadata.file().GetBoolOr(metadata.Key("rope.scaling.finetuned"), true));
   if (!rope_finetuned) c->no_rope_layer_interval = 1;
 
-  for (int64_t layer = 0; layer < c->n_layers; ++layer) {
-    for (const char* suffix : kUnsupportedBiases) {
-      const std::string name = "blk." + std::to_string(layer) + "." + suffix;
-      if (metadata.file().FindTensor(name) != nullptr) {
-        return Unimplemented("tensor '" + name + "' (a granite bias) is not supported");
-      }
-    }
-  }
-  return Status::Ok();
+  return RefuseLayerTensors(metadata, c->n_layers, kUnsupportedBiases);
 }
 
 constexpr std::string_view kArchitectures[] = {"granite"};

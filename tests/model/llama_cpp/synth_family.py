@@ -42,6 +42,17 @@ REAL = {
                          "final_logit_softcapping": 30.0},
                    tensors=["attn_norm", "qkv", "post_attention_norm", "ffn_norm", "ffn",
                             "post_ffw_norm"], q_gain=2.0, embd_std=0.003, out_norm=20.0),
+    # Ministral-3-3B: YaRN x16 and attention temperature 0.1 over an original context of 128
+    # (16384 in the real model) so that the temperature's floor steps within the compared
+    # positions.
+    "mistral3": dict(hidden=3072, heads=32, kv=8, hd=128, ffn=9216, layers=4, tied=True,
+                     rope=1000000.0, eps=1e-5,
+                     keys={"rope.scaling.type": "yarn", "rope.scaling.factor": 16.0,
+                           "rope.scaling.original_context_length": 128,
+                           "rope.scaling.yarn_beta_fast": 32.0, "rope.scaling.yarn_beta_slow": 1.0,
+                           "rope.scaling.yarn_log_multiplier": 1.0,
+                           "attention.temperature_scale": 0.1},
+                     tensors=["attn_norm", "qkv", "ffn_norm", "ffn"]),
     # GLM-4-9B-0414: norms before and after each block, fused gate-up, RoPE on half of each
     # head, Q/K/V biases.
     "glm4": dict(hidden=4096, heads=32, kv=2, hd=128, ffn=13696, layers=3, tied=False,
@@ -97,6 +108,12 @@ TINY = {
                     tensors=REAL["smollm3"]["tensors"], embd_std=0.6),
     "glm4": dict(TINY_BASE, hidden=64, layers=3, tied=False, keys={}, rope_dims=16,
                  tensors=REAL["glm4"]["tensors"]),
+    "mistral3": dict(TINY_BASE, layers=3, tied=False,
+                     keys={"rope.scaling.type": "yarn", "rope.scaling.factor": 4.0,
+                           "rope.scaling.original_context_length": 8,
+                           "rope.scaling.yarn_beta_fast": 32.0, "rope.scaling.yarn_beta_slow": 1.0,
+                           "attention.temperature_scale": 0.5},
+                     tensors=REAL["mistral3"]["tensors"]),
     # llama.cpp's phi3 takes Q's width as hidden; original context 32 < the 64 compared
     # positions: the long factors apply in both engines.
     "phi3": dict(TINY_BASE, hidden=64, kv=2, layers=3, tied=False,
@@ -138,7 +155,9 @@ def main():
     w.add_layer_norm_rms_eps(f["eps"])
     for key, value in f["keys"].items():
         full = f"{args.family}.{key}"
-        if isinstance(value, int):
+        if isinstance(value, str):
+            w.add_string(full, value)
+        elif isinstance(value, int):
             w.add_uint32(full, value)
         else:
             w.add_float32(full, value)
