@@ -204,6 +204,18 @@ std::string ModelConfig::DebugString() const {
       << ", local rope_base=" << rope_base_local << ")";
   }
   if (rope_freq_scale != 1.0f) s << " rope_freq_scale=" << rope_freq_scale;
+  if (rope_yarn) s << " yarn(original_ctx=" << rope_yarn_original_context << ")";
+  if (rope_dims > 0 && rope_dims != head_dim) s << " rope_dims=" << rope_dims;
+  if (no_rope_layer_interval > 0) s << " no_rope_every=" << no_rope_layer_interval;
+  if (!pre_norms) s << " no_pre_norms";
+  if (post_norms) s << " post_norms";
+  if (qk_norm) s << (qk_norm_per_head ? " qk_norm" : " qk_norm_row");
+  if (fused_qkv) s << " fused_qkv";
+  if (fused_gate_up) s << " fused_gate_up";
+  if (attn_logit_softcap > 0.0f) s << " attn_softcap=" << attn_logit_softcap;
+  if (final_logit_softcap > 0.0f) s << " final_softcap=" << final_logit_softcap;
+  if (residual_scale != 1.0f) s << " residual_scale=" << residual_scale;
+  if (output_scale != 1.0f) s << " output_scale=" << output_scale;
   return s.str();
 }
 

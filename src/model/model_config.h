@@ -38,6 +38,8 @@ struct LayerAttentionConfig {
   float rope_attn_factor = 1.0f;  // cos and sin scaled by this (LongRoPE, YaRN)
 };
 
+// Every member has a default initializer: tests build configs with designated initializers
+// under -Wmissing-field-initializers.
 struct ModelConfig {
   std::string arch = "";  // the family's name (model/families/): "gemma3", "llama", ...
 

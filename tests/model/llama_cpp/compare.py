@@ -52,9 +52,11 @@ def main():
     tmp = os.path.join(tempfile.gettempdir(), f"family_kl_{os.getpid()}")
     ids.tofile(tmp + ".ids")
     t = str(args.threads)
-    run([os.path.join(args.tools, "llama_logits"), args.model, tmp + ".ids", tmp + ".L", str(args.n), t])
-    run([os.path.join(args.tools, "llama_logits"), args.model, tmp + ".ids", tmp + ".L1", str(args.self_ubatch), t])
-    info = run([os.path.join(args.tools, "radixlm_logits"), args.model, tmp + ".ids", tmp + ".R", str(args.chunk), t])
+    llama = os.path.join(args.tools, "llama_logits")
+    radixlm = os.path.join(args.tools, "radixlm_logits")
+    run([llama, args.model, tmp + ".ids", tmp + ".L", str(args.n), t])
+    run([llama, args.model, tmp + ".ids", tmp + ".L1", str(args.self_ubatch), t])
+    info = run([radixlm, args.model, tmp + ".ids", tmp + ".R", str(args.chunk), t])
     load = lambda s: np.fromfile(tmp + s, dtype=np.float32).reshape(args.n, -1)  # noqa: E731
     L, L1, R = load(".L"), load(".L1"), load(".R")
     for s in (".ids", ".L", ".L1", ".R"):
@@ -65,8 +67,8 @@ def main():
     print(info.strip().splitlines()[-1])
     print(f"positions {args.n}; llama.cpp entropy mean {ent.mean():.3f} nats, "
           f"top-1 prob mean {np.exp(lL.max(axis=1)).mean():.3f}")
-    print(f"KL(llama.cpp || radixlm chunk {args.chunk}): mean {kr.mean():.3e} max {kr.max():.3e}; "
-          f"argmax agreement {(L.argmax(1) == R.argmax(1)).mean():.4f}")
+    print(f"KL(llama.cpp || radixlm chunk {args.chunk}): mean {kr.mean():.3e} "
+          f"max {kr.max():.3e}; argmax agreement {(L.argmax(1) == R.argmax(1)).mean():.4f}")
     print(f"KL(llama.cpp || llama.cpp ubatch {args.self_ubatch}): mean {ks.mean():.3e} "
           f"max {ks.max():.3e}; argmax agreement {(L.argmax(1) == L1.argmax(1)).mean():.4f}")
     bound = max(2 * ks.mean(), 0.01)

@@ -140,7 +140,8 @@ def main():
              "F16": gguf.GGMLQuantizationType.F16}[args.type]
 
     w = gguf.GGUFWriter(args.out, args.family)
-    w.add_name(f"synthetic {args.family} ({args.shape} shape, {layers} layers, random weights)")
+    # (not the family in the name: llama.cpp keys vocabulary fix-ups on phi3 / phi-3 in it)
+    w.add_name(f"synthetic GGUF ({args.shape} shape, {layers} layers, random weights)")
     h, hd = f["hidden"], f["hd"]
     w.add_context_length(4096)
     w.add_embedding_length(h)
