@@ -308,6 +308,8 @@ VecDot4Fn Avx2Dot4Fn(GgmlType t) {
       return a::Dot4Q3K;
     case GgmlType::kIQ4_XS:
       return a::Dot4IQ4XS;
+    case GgmlType::kIQ4_NL:
+      return a::Dot4IQ4NL;
     default:
       return nullptr;
   }

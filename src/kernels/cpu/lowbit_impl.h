@@ -66,11 +66,12 @@ RADIXLM_DECLARE_LOWBIT_DOTS
 // Compiled with -mavx2 -mfma -mf16c (RADIXLM_KERNELS_X86); call only if CpuHasAvx2().
 namespace avx2 {
 RADIXLM_DECLARE_LOWBIT_DOTS
-// One weight row against 4 Q8_K activation rows (x + j * x_stride): out[j] bit for bit the
+// One weight row against 4 activation rows (x + j * x_stride): out[j] bit for bit the
 // single-row kernel's result (dot.h, VecDot4Fn).
 void Dot4Q2K(int64_t n, const void* w, const void* x, size_t x_stride, float* out);
 void Dot4Q3K(int64_t n, const void* w, const void* x, size_t x_stride, float* out);
 void Dot4IQ4XS(int64_t n, const void* w, const void* x, size_t x_stride, float* out);
+void Dot4IQ4NL(int64_t n, const void* w, const void* x, size_t x_stride, float* out);  // Q8_0 x
 }  // namespace avx2
 
 #undef RADIXLM_DECLARE_LOWBIT_DOTS
