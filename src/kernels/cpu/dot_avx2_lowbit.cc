@@ -131,32 +131,52 @@ float DotQ3K(int64_t n, const void* w, const void* x) {
   return sum;
 }
 
+// The half scales of 8 consecutive blocks (the u16 at the start of each `stride`-byte block) as
+// 8 floats, converted exactly (vcvtph2ps). A gather and two shuffles for 8 blocks, where
+// converting and broadcasting one block's scales at a time kept the shuffle port busy.
+inline __m256 HalfScales8(const void* first, int stride) {
+  const __m256i offsets =
+      _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(stride));
+  const __m256i words = _mm256_i32gather_epi32(static_cast<const int*>(first), offsets, 1);
+  // The low half of each dword into the low 8 bytes of each lane, then both lanes' into one xmm.
+  const __m256i packed = _mm256_shuffle_epi8(
+      words, _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1, 0, 1, 4, 5,
+                              8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1));
+  return _mm256_cvtph_ps(_mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, 0x08)));
+}
+
+// 32 IQ4 levels of one block: the 16 packed bytes in both lanes (a load, no shuffle), the high
+// lane's shifted down by 4, then the table lookup.
+inline __m256i Iq4LevelsOfBlock(const uint8_t* qs, __m256i table) {
+  const __m256i both =
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)));
+  const __m256i nibbles = _mm256_and_si256(_mm256_srlv_epi64(both, _mm256_setr_epi64x(0, 0, 4, 4)),
+                                           _mm256_set1_epi8(0xF));
+  return _mm256_shuffle_epi8(table, nibbles);
+}
+
 float DotIQ4NL(int64_t n, const void* w, const void* x) {
   const BlockIQ4NL* a = static_cast<const BlockIQ4NL*>(w);
   const BlockQ8_0* y = static_cast<const BlockQ8_0*>(x);
   const __m256i table =
       _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIq4nlValues)));
   const __m256i ones = _mm256_set1_epi16(1);
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  // Even blocks accumulate into acc[0], odd ones into acc[1] (the 4-row kernel's order too).
+  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
   const int64_t nb = n / kQK4_NL;
-  int64_t i = 0;
-  for (; i + 1 < nb; i += 2) {
-    const __m256i p0 =
-        _mm256_madd_epi16(DotI8PairsI16(Iq4Levels(a[i].qs, table), Load256(y[i].qs)), ones);
-    const __m256i p1 =
-        _mm256_madd_epi16(DotI8PairsI16(Iq4Levels(a[i + 1].qs, table), Load256(y[i + 1].qs)), ones);
-    acc0 = _mm256_fmadd_ps(_mm256_set1_ps(HalfToFloat(a[i].d) * HalfToFloat(y[i].d)),
-                           _mm256_cvtepi32_ps(p0), acc0);
-    acc1 = _mm256_fmadd_ps(_mm256_set1_ps(HalfToFloat(a[i + 1].d) * HalfToFloat(y[i + 1].d)),
-                           _mm256_cvtepi32_ps(p1), acc1);
-  }
-  for (; i < nb; ++i) {
+  const auto block = [&](int64_t i, __m256 scale) {
     const __m256i p =
-        _mm256_madd_epi16(DotI8PairsI16(Iq4Levels(a[i].qs, table), Load256(y[i].qs)), ones);
-    acc0 = _mm256_fmadd_ps(_mm256_set1_ps(HalfToFloat(a[i].d) * HalfToFloat(y[i].d)),
-                           _mm256_cvtepi32_ps(p), acc0);
+        _mm256_madd_epi16(DotI8PairsI16(Iq4LevelsOfBlock(a[i].qs, table), Load256(y[i].qs)), ones);
+    acc[i % 2] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(p), acc[i % 2]);
+  };
+  int64_t i = 0;
+  for (; i + 8 <= nb; i += 8) {
+    const __m256 d = _mm256_mul_ps(HalfScales8(&a[i].d, sizeof(BlockIQ4NL)),
+                                   HalfScales8(&y[i].d, sizeof(BlockQ8_0)));
+    for (int k = 0; k < 8; ++k) block(i + k, _mm256_permutevar8x32_ps(d, _mm256_set1_epi32(k)));
   }
-  return HsumF32(_mm256_add_ps(acc0, acc1));
+  for (; i < nb; ++i) block(i, _mm256_set1_ps(HalfToFloat(a[i].d) * HalfToFloat(y[i].d)));
+  return HsumF32(_mm256_add_ps(acc[0], acc[1]));
 }
 
 float DotIQ4XS(int64_t n, const void* w, const void* x) {
@@ -173,8 +193,8 @@ float DotIQ4XS(int64_t n, const void* w, const void* x) {
     for (int ib = 0; ib < kQK_K / 32; ib += 2, qs += 32, q8 += 64, scales_h >>= 4) {
       const int ls0 = ((a[i].scales_l[ib / 2] & 0xF) | ((scales_h << 4) & 0x30)) - 32;
       const int ls1 = ((a[i].scales_l[ib / 2] >> 4) | ((scales_h << 2) & 0x30)) - 32;
-      const __m256i p0 = DotI8PairsI16(Iq4Levels(qs, table), Load256(q8));
-      const __m256i p1 = DotI8PairsI16(Iq4Levels(qs + 16, table), Load256(q8 + 32));
+      const __m256i p0 = DotI8PairsI16(Iq4LevelsOfBlock(qs, table), Load256(q8));
+      const __m256i p1 = DotI8PairsI16(Iq4LevelsOfBlock(qs + 16, table), Load256(q8 + 32));
       sumi0 = _mm256_add_epi32(sumi0, _mm256_madd_epi16(p0, _mm256_set1_epi16(ls0)));
       sumi1 = _mm256_add_epi32(sumi1, _mm256_madd_epi16(p1, _mm256_set1_epi16(ls1)));
     }
