@@ -39,15 +39,34 @@ inline __m128i UnpackQ3KScalesI8(const uint8_t* packed) {
   return _mm_sub_epi8(s, _mm_set1_epi8(32));
 }
 
-// 32 IQ4 levels (signed bytes) of one 32-element group from 16 packed nibbles.
-inline __m256i Iq4Levels(const uint8_t* qs, __m256i table) {
-  return _mm256_shuffle_epi8(table, NibblesToBytes(qs));
-}
-
 // Signed bytes w times signed bytes y, summed in adjacent pairs as 16 int16 (|w| <= 127 and
 // |y| <= 127, so a pair never saturates).
 inline __m256i DotI8PairsI16(__m256i w, __m256i y) {
   return _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(y, w));
+}
+
+// The half scales of 8 consecutive blocks (the u16 at the start of each `stride`-byte block) as
+// 8 floats, converted exactly (vcvtph2ps). A gather and two shuffles for 8 blocks, where
+// converting and broadcasting one block's scales at a time kept the shuffle port busy.
+inline __m256 HalfScales8(const void* first, int stride) {
+  const __m256i offsets =
+      _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(stride));
+  const __m256i words = _mm256_i32gather_epi32(static_cast<const int*>(first), offsets, 1);
+  // The low half of each dword into the low 8 bytes of each lane, then both lanes' into one xmm.
+  const __m256i packed = _mm256_shuffle_epi8(
+      words, _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1, 0, 1, 4, 5,
+                              8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1));
+  return _mm256_cvtph_ps(_mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, 0x08)));
+}
+
+// 32 IQ4 levels of one block: the 16 packed bytes in both lanes (a load, no shuffle), the high
+// lane's shifted down by 4, then the table lookup.
+inline __m256i Iq4LevelsOfBlock(const uint8_t* qs, __m256i table) {
+  const __m256i both =
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)));
+  const __m256i nibbles = _mm256_and_si256(_mm256_srlv_epi64(both, _mm256_setr_epi64x(0, 0, 4, 4)),
+                                           _mm256_set1_epi8(0xF));
+  return _mm256_shuffle_epi8(table, nibbles);
 }
 
 }  // namespace
@@ -129,30 +148,6 @@ float DotQ3K(int64_t n, const void* w, const void* x) {
     sum += (y[i].d * HalfToFloat(a[i].d)) * static_cast<float>(HsumI32(sumi));
   }
   return sum;
-}
-
-// The half scales of 8 consecutive blocks (the u16 at the start of each `stride`-byte block) as
-// 8 floats, converted exactly (vcvtph2ps). A gather and two shuffles for 8 blocks, where
-// converting and broadcasting one block's scales at a time kept the shuffle port busy.
-inline __m256 HalfScales8(const void* first, int stride) {
-  const __m256i offsets =
-      _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(stride));
-  const __m256i words = _mm256_i32gather_epi32(static_cast<const int*>(first), offsets, 1);
-  // The low half of each dword into the low 8 bytes of each lane, then both lanes' into one xmm.
-  const __m256i packed = _mm256_shuffle_epi8(
-      words, _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1, 0, 1, 4, 5,
-                              8, 9, 12, 13, -1, -1, -1, -1, -1, -1, -1, -1));
-  return _mm256_cvtph_ps(_mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, 0x08)));
-}
-
-// 32 IQ4 levels of one block: the 16 packed bytes in both lanes (a load, no shuffle), the high
-// lane's shifted down by 4, then the table lookup.
-inline __m256i Iq4LevelsOfBlock(const uint8_t* qs, __m256i table) {
-  const __m256i both =
-      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)));
-  const __m256i nibbles = _mm256_and_si256(_mm256_srlv_epi64(both, _mm256_setr_epi64x(0, 0, 4, 4)),
-                                           _mm256_set1_epi8(0xF));
-  return _mm256_shuffle_epi8(table, nibbles);
 }
 
 float DotIQ4NL(int64_t n, const void* w, const void* x) {
