@@ -324,7 +324,8 @@ float DotIQ1M(int64_t n, const void* w, const void* x) {
       const __m128i high[2] = {_mm_unpacklo_epi8(lo, hi), _mm_unpackhi_epi8(lo, hi)};
       for (int k = 0; k < 4; ++k) {
         const __m128i q8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(a[i].qs + 8 * k));
-        const __m128i h8 = _mm_srli_si128(high[k / 2], 8 * (k % 2));
+        const __m128i h8 =
+            k % 2 == 0 ? high[k / 2] : _mm_unpackhi_epi64(high[k / 2], high[k / 2]);
         const __m256i idx = _mm256_or_si256(_mm256_cvtepu8_epi32(q8),
                                             _mm256_slli_epi32(_mm256_cvtepu8_epi32(h8), 8));
         _mm256_store_si256(reinterpret_cast<__m256i*>(index + 8 * k), idx);
