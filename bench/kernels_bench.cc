@@ -15,10 +15,13 @@
 #endif
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <utility>
 #include <vector>
+
+#include <sys/mman.h>
 
 #include "gguf/gguf_file.h"
 #include "kernels/attention.h"
@@ -219,6 +222,78 @@ BENCHMARK(BM_AttentionDecode)
     ->Args({512, 1})
     ->Args({4096, 1})
     ->Args({4096, 2})
+    ->UseRealTime();
+
+// Decode attention at a Llama-3.2-1B layer's shape (32 query heads, 8 kv heads of 64), the
+// cache's slots contiguous: one query over n_kv cached tokens.
+void BM_AttentionDecodeGqa(benchmark::State& state) {
+  const int n_kv = static_cast<int>(state.range(0));
+  ThreadPool pool(static_cast<int>(state.range(1)));
+  const AttentionParams p{32, 8, 64, 0.125f, 0, 0.0f};
+  const int64_t row = 8 * 64;
+  // The cache on transparent huge pages when range(2) is 1, as the KV pool is.
+  const size_t bytes = (static_cast<size_t>(n_kv) * row * 2 + (2u << 20) - 1) / (2u << 20) * (2u << 20);
+  auto* k = static_cast<uint16_t*>(std::aligned_alloc(2u << 20, bytes));
+  auto* v = static_cast<uint16_t*>(std::aligned_alloc(2u << 20, bytes));
+  if (state.range(2) == 1) {
+    madvise(k, bytes, MADV_HUGEPAGE);
+    madvise(v, bytes, MADV_HUGEPAGE);
+  }
+  KvLayerView kv{KvDtype::kF16, k, v, row};
+  const auto rows = Random(n_kv * row, 6);
+  std::vector<int32_t> slots(n_kv);
+  for (int i = 0; i < n_kv; ++i) slots[i] = i;
+  StoreKvRows(kv, slots.data(), n_kv, rows.data(), rows.data());
+  const auto q = Random(32 * 64, 7);
+  std::vector<float> out(32 * 64);
+  const int64_t pos = n_kv - 1;
+  for (auto _ : state) {
+    AttentionForSequence(p, q.data(), &pos, 1, kv, slots.data(), n_kv, out.data(), &pool);
+  }
+  state.counters["GB/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * 2.0 * n_kv * row * 2, benchmark::Counter::kIsRate);
+  std::free(k);
+  std::free(v);
+}
+BENCHMARK(BM_AttentionDecodeGqa)
+    ->ArgNames({"n_kv", "thr", "huge"})
+    ->Args({4096, 2, 0})
+    ->Args({16384, 1, 0})
+    ->Args({16384, 2, 0})
+    ->Args({16384, 2, 1})
+    ->UseRealTime();
+
+// Prefill attention at the same shape: the last n_q tokens of an n_kv-token prompt (one chunk
+// of a chunked prefill), causal.
+void BM_AttentionPrefillGqa(benchmark::State& state) {
+  const int n_kv = static_cast<int>(state.range(0));
+  const int n_q = static_cast<int>(state.range(1));
+  ThreadPool pool(static_cast<int>(state.range(2)));
+  const AttentionParams p{32, 8, 64, 0.125f, 0, 0.0f};
+  const int64_t row = 8 * 64;
+  std::vector<uint16_t> k(n_kv * row), v(n_kv * row);
+  KvLayerView kv{KvDtype::kF16, k.data(), v.data(), row};
+  const auto rows = Random(n_kv * row, 6);
+  std::vector<int32_t> slots(n_kv);
+  for (int i = 0; i < n_kv; ++i) slots[i] = i;
+  StoreKvRows(kv, slots.data(), n_kv, rows.data(), rows.data());
+  const auto q = Random(static_cast<int64_t>(n_q) * 32 * 64, 7);
+  std::vector<float> out(static_cast<size_t>(n_q) * 32 * 64);
+  std::vector<int64_t> pos(n_q);
+  for (int i = 0; i < n_q; ++i) pos[i] = n_kv - n_q + i;
+  for (auto _ : state) {
+    AttentionForSequence(p, q.data(), pos.data(), n_q, kv, slots.data(), n_kv, out.data(), &pool);
+  }
+  // Query-head x key pairs the causal mask lets through, per second.
+  const double pairs = 32.0 * n_q * (n_kv - n_q + (n_q + 1) / 2.0);
+  state.counters["Gpairs/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * pairs * 1e-9, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_AttentionPrefillGqa)
+    ->ArgNames({"n_kv", "n_q", "thr"})
+    ->Args({4096, 512, 1})
+    ->Args({16384, 512, 2})
+    ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
 #if defined(__x86_64__)

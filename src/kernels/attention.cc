@@ -70,6 +70,12 @@ double ExpSum(float* s, int n, int lane0, float max) {
   return sum;
 }
 
+float RowMax(const float* s, int n) {
+  float max = -INFINITY;
+  for (int j = 0; j < n; ++j) max = std::max(max, s[j]);
+  return max;
+}
+
 void AccumulateTile(const float* p, int64_t p_stride, int n_rows, const float* v, int n, int width,
                     float* acc, int64_t acc_stride) {
   for (int r = 0; r < n_rows; ++r) {
@@ -85,7 +91,7 @@ void AccumulateTile(const float* p, int64_t p_stride, int n_rows, const float* v
 }  // namespace cpu::scalar
 
 namespace {
-constexpr int kQueryTile = 8;                    // queries per work item
+constexpr int kQueryTile = 32;                   // queries per work item
 constexpr int kKeyBlock = cpu::kAttendBlockMax;  // keys converted to float at a time
 constexpr int kChunk = 256;                      // keys per softmax chunk (see attention.h)
 static_assert(kChunk % kKeyBlock == 0);
@@ -94,15 +100,17 @@ cpu::AttentionKernels SelectKernels() {
 #if defined(RADIXLM_KERNELS_X86) && defined(RADIXLM_KERNELS_AVX512)
   if (ActiveIsa() >= Isa::kAvx512) {
     return {cpu::avx2::ScoreBlock, cpu::avx512::ScoreTile, cpu::avx2::ExpSum,
-            cpu::avx512::AccumulateTile};
+            cpu::avx512::AccumulateTile, cpu::avx2::LoadF16Rows, cpu::avx2::RowMax};
   }
 #endif
 #if defined(RADIXLM_KERNELS_X86)
   if (static_cast<int>(ActiveIsa()) >= static_cast<int>(Isa::kAvx2)) {
-    return {cpu::avx2::ScoreBlock, nullptr, cpu::avx2::ExpSum, cpu::avx2::AccumulateTile};
+    return {cpu::avx2::ScoreBlock, nullptr,          cpu::avx2::ExpSum,
+            cpu::avx2::AccumulateTile, cpu::avx2::LoadF16Rows, cpu::avx2::RowMax};
   }
 #endif
-  return {cpu::scalar::ScoreBlock, nullptr, cpu::scalar::ExpSum, cpu::scalar::AccumulateTile};
+  return {cpu::scalar::ScoreBlock, nullptr, cpu::scalar::ExpSum, cpu::scalar::AccumulateTile,
+          nullptr, cpu::scalar::RowMax};
 }
 
 // One unit of parallel work: a tile of queries of one sequence x one kv head, over the softmax
@@ -193,9 +201,16 @@ void Grow(std::vector<float>& v, int64_t n) {
 }
 
 // Converts `n` rows of kv head columns [head_off, head_off + width) (K or V plane `base`) for
-// key positions [kb, kb + n) into dst: [n, width].
+// key positions [kb, kb + n) into dst: [n, width]; the rows up to position kb + n_ahead are
+// prefetched where the kernels can.
 void LoadKeyBlock(const KvLayerView& kv, const void* base, const AttentionSequence& sq,
-                  int64_t head_off, int width, int kb, int n, float* dst) {
+                  const cpu::AttentionKernels& kern, int64_t head_off, int width, int kb, int n,
+                  int n_ahead, float* dst) {
+  if (kv.dtype == KvDtype::kF16 && kern.load_f16 != nullptr && width % 8 == 0) {
+    kern.load_f16(static_cast<const uint16_t*>(base), sq.kv_slots + kb, kv.row_elems, head_off,
+                  width, n, n_ahead, dst);
+    return;
+  }
   for (int j = 0; j < n; ++j) {
     const int64_t row = static_cast<int64_t>(sq.kv_slots[kb + j]) * kv.row_elems + head_off;
     ConvertRow(kv.dtype, base, row, dst + static_cast<int64_t>(j) * width, width);
@@ -237,7 +252,7 @@ void RunChunk(const AttentionParams& p, const KvLayerView& kv, const AttentionSe
   // Scores of the visible keys.
   for (int kb = a; kb < b; kb += kKeyBlock) {
     const int ke = std::min(b, kb + kKeyBlock);
-    LoadKeyBlock(kv, kv.k, sq, head_off, hd, kb, ke - kb, sc.kvbuf.data());
+    LoadKeyBlock(kv, kv.k, sq, kern, head_off, hd, kb, ke - kb, b - kb, sc.kvbuf.data());
     for (int qi = it.q0; qi < it.q1; ++qi) {
       int64_t lo, hi;
       VisibleKeys(p, sq, qi, &lo, &hi);
@@ -285,8 +300,7 @@ void RunChunk(const AttentionParams& p, const KvLayerView& kv, const AttentionSe
       }
       float* s = row + (lo - a);
       const int n = static_cast<int>(hi - lo);
-      float max = -INFINITY;
-      for (int j = 0; j < n; ++j) max = std::max(max, s[j]);
+      const float max = kern.row_max(s, n);
       st = {max, kern.exp_sum(s, n, static_cast<int>(lo % cpu::kLanes), max)};
     }
   }
@@ -295,7 +309,7 @@ void RunChunk(const AttentionParams& p, const KvLayerView& kv, const AttentionSe
   std::fill(sc.chunk_o.begin(), sc.chunk_o.begin() + static_cast<int64_t>(n_pairs) * hd, 0.0f);
   for (int kb = a; kb < b; kb += kKeyBlock) {
     const int ke = std::min(b, kb + kKeyBlock);
-    LoadKeyBlock(kv, kv.v, sq, head_off, hd, kb, ke - kb, sc.kvbuf.data());
+    LoadKeyBlock(kv, kv.v, sq, kern, head_off, hd, kb, ke - kb, b - kb, sc.kvbuf.data());
     kern.accumulate(rows + (kb - a), kChunk, n_pairs, sc.kvbuf.data(), ke - kb, hd,
                     sc.chunk_o.data(), hd);
   }

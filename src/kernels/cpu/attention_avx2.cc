@@ -45,6 +45,38 @@ inline __m256 GgmlExp(__m256 x) {
 
 }  // namespace
 
+float RowMax(const float* s, int n) {
+  int j = 0;
+  __m256 m = _mm256_set1_ps(-INFINITY);
+  for (; j + 8 <= n; j += 8) m = _mm256_max_ps(m, _mm256_loadu_ps(s + j));
+  __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+  h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+  h = _mm_max_ss(h, _mm_movehdup_ps(h));
+  float r = _mm_cvtss_f32(h);
+  for (; j < n; ++j) r = std::max(r, s[j]);
+  return r;
+}
+
+void LoadF16Rows(const uint16_t* base, const int32_t* slots, int64_t row_elems, int64_t head_off,
+                 int width, int n, int n_ahead, float* dst) {
+  constexpr int kAhead = 8;  // rows prefetched ahead of the one converted
+  const int64_t bytes = static_cast<int64_t>(width) * 2;
+  for (int j = -kAhead; j < n; ++j) {
+    if (j + kAhead < n_ahead) {
+      const char* p =
+          reinterpret_cast<const char*>(base + slots[j + kAhead] * row_elems + head_off);
+      for (int64_t b = 0; b < bytes; b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
+    }
+    if (j < 0) continue;
+    const uint16_t* src = base + slots[j] * row_elems + head_off;
+    float* d = dst + static_cast<int64_t>(j) * width;
+    for (int e = 0; e < width; e += 8) {
+      _mm256_storeu_ps(
+          d + e, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + e))));
+    }
+  }
+}
+
 void ScoreBlock(const float* q, const float* k, int n, int head_dim, float* scores) {
   if (head_dim % kLanes != 0) return scalar::ScoreBlock(q, k, n, head_dim, scores);
   // One accumulator per key (as tinyBLAS); four keys at a time for instruction parallelism.

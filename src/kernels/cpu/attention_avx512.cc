@@ -10,6 +10,20 @@
 namespace radixlm::kernels::cpu::avx512 {
 namespace {
 
+// The lane sums of 4 keys at once (x: keys 0 and 1 in its low and high 8 lanes, y: keys 2 and
+// 3), each in HsumF32's tree: s_m = l_m + l_(m+4), then (s_0 + s_2) + (s_1 + s_3).
+inline __m128 LaneSums4(__m512 x, __m512 y) {
+  // 128-bit quarters: a = the keys' lanes 0-3, b = their lanes 4-7, so quarter k of a + b holds
+  // key k's s_0..s_3.
+  const __m512 a = _mm512_shuffle_f32x4(x, y, _MM_SHUFFLE(2, 0, 2, 0));
+  const __m512 b = _mm512_shuffle_f32x4(x, y, _MM_SHUFFLE(3, 1, 3, 1));
+  const __m512 s = _mm512_add_ps(a, b);
+  const __m512 t = _mm512_add_ps(s, _mm512_permute_ps(s, _MM_SHUFFLE(1, 0, 3, 2)));
+  const __m512 u = _mm512_add_ps(t, _mm512_permute_ps(t, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm512_castps512_ps128(
+      _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), u));
+}
+
 // M queries x 2 keys per zmm (key j in the low 8 lanes, key j + 1 in the high 8): lane l of
 // each half accumulates the terms d == l (mod 8) in ascending d with fmas, as ScoreBlock does.
 template <int M>
@@ -36,11 +50,7 @@ void ScoreTileM(const float* q, const float* k, int n, int hd, float* scores,
       }
     }
     for (int i = 0; i < M; ++i) {
-      float* s = scores + i * score_stride + j;
-      for (int p = 0; p < 2; ++p) {
-        s[2 * p] = avx2::HsumF32(_mm512_castps512_ps256(acc[p][i]));
-        s[2 * p + 1] = avx2::HsumF32(_mm512_extractf32x8_ps(acc[p][i], 1));
-      }
+      _mm_storeu_ps(scores + i * score_stride + j, LaneSums4(acc[0][i], acc[1][i]));
     }
   }
   if (j < n) {

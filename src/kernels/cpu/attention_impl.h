@@ -65,14 +65,28 @@ inline void ForRowBlocksOf4(int n_rows, Block&& block) {
   }
 }
 
+// Converts the F16 values [head_off, head_off + width) of cache rows slots[0, n) (row stride
+// row_elems) to float, dst: [n, width]; width % 8 == 0. Prefetches the same columns of the rows
+// slots[n, n_ahead) (the keys read next: a cache row holds every kv head, so one head's columns
+// are a strided read the hardware prefetchers do not follow). The conversion is exact.
+using LoadF16RowsFn = void (*)(const uint16_t* base, const int32_t* slots, int64_t row_elems,
+                               int64_t head_off, int width, int n, int n_ahead, float* dst);
+
+// The largest of s[0, n), n >= 1 (scores are never NaN, so the order of the comparisons does
+// not change the result).
+using RowMaxFn = float (*)(const float* s, int n);
+
 struct AttentionKernels {
   ScoreBlockFn score;
   ScoreTileFn score_tile;
   ExpSumFn exp_sum;
   AccumulateTileFn accumulate;
+  LoadF16RowsFn load_f16;  // null: the generic row conversion
+  RowMaxFn row_max;
 };
 
 namespace scalar {
+float RowMax(const float* s, int n);
 // ggml_v_expf (AVX2) for one value: exp(x) by a degree-5 polynomial after range reduction by
 // ln2, with the same special cases for |n| > 126 and > 192.
 float GgmlExp(float x);
@@ -82,6 +96,9 @@ void AccumulateTile(const float* p, int64_t p_stride, int n_rows, const float* v
                     float* acc, int64_t acc_stride);
 }  // namespace scalar
 namespace avx2 {
+float RowMax(const float* s, int n);
+void LoadF16Rows(const uint16_t* base, const int32_t* slots, int64_t row_elems, int64_t head_off,
+                 int width, int n, int n_ahead, float* dst);
 void ScoreBlock(const float* q, const float* k, int n, int head_dim, float* scores);
 double ExpSum(float* s, int n, int lane0, float max);
 void AccumulateTile(const float* p, int64_t p_stride, int n_rows, const float* v, int n, int width,
