@@ -64,7 +64,7 @@ constexpr std::string_view kChatMlTemplate =
 
 std::string_view DefaultChatTemplateForArchitecture(std::string_view architecture) {
   if (architecture == "gemma3") return kGemma3Template;
-  return {};
+  return FamilyChatTemplate(architecture);
 }
 
 std::string_view ChatMlTemplate() { return kChatMlTemplate; }

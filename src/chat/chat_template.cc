@@ -62,7 +62,8 @@ namespace {
 template <typename Json>
 StatusOr<std::string> RenderChatImpl(const ChatTemplate& chat_template, const Json& messages,
                                      bool add_generation_prompt, std::string_view bos_token,
-                                     std::string_view eos_token, const Json& extra_vars) {
+                                     std::string_view eos_token, const Json& extra_vars,
+                                     const RenderLimits& limits) {
   if (!messages.is_array()) return InvalidArgument("chat messages must be a JSON array");
   if (!extra_vars.is_object()) return InvalidArgument("extra template variables must be an object");
   Json context = Json::object();
@@ -73,24 +74,26 @@ StatusOr<std::string> RenderChatImpl(const ChatTemplate& chat_template, const Js
   context["bos_token"] = std::string(bos_token);
   context["eos_token"] = std::string(eos_token);
   for (auto it = extra_vars.begin(); it != extra_vars.end(); ++it) context[it.key()] = it.value();
-  return chat_template.Render(context);
+  return chat_template.Render(context, limits);
 }
 
 }  // namespace
 
 StatusOr<std::string> RenderChat(const ChatTemplate& chat_template, const nlohmann::json& messages,
                                  bool add_generation_prompt, std::string_view bos_token,
-                                 std::string_view eos_token, const nlohmann::json& extra_vars) {
+                                 std::string_view eos_token, const nlohmann::json& extra_vars,
+                                 const RenderLimits& limits) {
   return RenderChatImpl(chat_template, messages, add_generation_prompt, bos_token, eos_token,
-                        extra_vars);
+                        extra_vars, limits);
 }
 
 StatusOr<std::string> RenderChat(const ChatTemplate& chat_template,
                                  const nlohmann::ordered_json& messages, bool add_generation_prompt,
                                  std::string_view bos_token, std::string_view eos_token,
-                                 const nlohmann::ordered_json& extra_vars) {
+                                 const nlohmann::ordered_json& extra_vars,
+                                 const RenderLimits& limits) {
   return RenderChatImpl(chat_template, messages, add_generation_prompt, bos_token, eos_token,
-                        extra_vars);
+                        extra_vars, limits);
 }
 
 }  // namespace radixlm::chat

@@ -62,10 +62,12 @@ class ChatTemplate {
 StatusOr<std::string> RenderChat(const ChatTemplate& chat_template, const nlohmann::json& messages,
                                  bool add_generation_prompt, std::string_view bos_token,
                                  std::string_view eos_token,
-                                 const nlohmann::json& extra_vars = nlohmann::json::object());
+                                 const nlohmann::json& extra_vars = nlohmann::json::object(),
+                                 const RenderLimits& limits = RenderLimits());
 StatusOr<std::string> RenderChat(
     const ChatTemplate& chat_template, const nlohmann::ordered_json& messages,
     bool add_generation_prompt, std::string_view bos_token, std::string_view eos_token,
-    const nlohmann::ordered_json& extra_vars = nlohmann::ordered_json::object());
+    const nlohmann::ordered_json& extra_vars = nlohmann::ordered_json::object(),
+    const RenderLimits& limits = RenderLimits());
 
 }  // namespace radixlm::chat

@@ -75,12 +75,17 @@ Value RaiseException(Renderer&, CallArgs& args) {
   throw TemplateError(ErrorKind::kRaised, a.Has(0) ? a.Get(0)->Str() : "");
 }
 
-Value StrftimeNow(Renderer&, CallArgs& args) {
+Value StrftimeNow(Renderer& r, CallArgs& args) {
   BoundArgs a("strftime_now", args, {"format"});
   const std::string format = a.StringOr(0, "");
-  const std::time_t now = std::time(nullptr);
   std::tm local{};
-  localtime_r(&now, &local);
+  if (r.limits().fixed_now_unix_s.has_value()) {
+    const std::time_t fixed = static_cast<std::time_t>(*r.limits().fixed_now_unix_s);
+    gmtime_r(&fixed, &local);
+  } else {
+    const std::time_t now = std::time(nullptr);
+    localtime_r(&now, &local);
+  }
   std::string out(256 + format.size() * 8, '\0');
   const size_t n =
       format.empty() ? 0 : std::strftime(out.data(), out.size(), format.c_str(), &local);

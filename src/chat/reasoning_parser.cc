@@ -5,8 +5,15 @@
 namespace radixlm::chat {
 namespace {
 
-constexpr std::string_view kOpen = "<think>";
-constexpr std::string_view kClose = "</think>";
+struct Tags {
+  std::string_view open;
+  std::string_view close;
+};
+
+Tags TagsOf(ReasoningFormat format) {
+  if (format == ReasoningFormat::kMistral) return {"[THINK]", "[/THINK]"};
+  return {"<think>", "</think>"};
+}
 
 size_t HeldPrefix(std::string_view text, std::string_view tag) {
   for (size_t n = std::min(text.size(), tag.size() - 1); n > 0; --n) {
@@ -23,26 +30,27 @@ std::string_view TrimLeadingNewlines(std::string_view text) {
 // The split of `text`; when !final, only what more text cannot change.
 ReasoningSplit Split(ReasoningFormat format, std::string_view text, bool final) {
   ReasoningSplit out;
+  const Tags tags = TagsOf(format);
   std::string_view rest = text;
-  const bool opens = rest.substr(0, kOpen.size()) == kOpen;
+  const bool opens = rest.substr(0, tags.open.size()) == tags.open;
   if (!opens) {
-    if (!final && kOpen.substr(0, rest.size()) == rest) return out;  // maybe "<think>" arriving
-    if (format == ReasoningFormat::kQwen3) {
+    if (!final && tags.open.substr(0, rest.size()) == rest) return out;  // maybe the tag arriving
+    if (format != ReasoningFormat::kDeepSeekR1) {
       out.content = std::string(rest);
       return out;
     }
   } else {
-    rest.remove_prefix(kOpen.size());
+    rest.remove_prefix(tags.open.size());
   }
-  const size_t close = rest.find(kClose);
+  const size_t close = rest.find(tags.close);
   if (close == std::string_view::npos) {
     std::string_view reasoning = rest;
-    if (!final) reasoning.remove_suffix(HeldPrefix(reasoning, kClose));
+    if (!final) reasoning.remove_suffix(HeldPrefix(reasoning, tags.close));
     out.reasoning = std::string(reasoning);
     return out;
   }
   out.reasoning = std::string(rest.substr(0, close));
-  std::string_view content = rest.substr(close + kClose.size());
+  std::string_view content = rest.substr(close + tags.close.size());
   // The newlines after "</think>" are layout; held until something else arrives.
   const std::string_view trimmed = TrimLeadingNewlines(content);
   if (!final && trimmed.empty()) return out;
@@ -54,9 +62,10 @@ ReasoningSplit Split(ReasoningFormat format, std::string_view text, bool final) 
 
 StatusOr<ReasoningFormat> ReasoningFormatFromName(std::string_view name) {
   if (name == "deepseek-r1") return ReasoningFormat::kDeepSeekR1;
-  if (name == "qwen3") return ReasoningFormat::kQwen3;
+  if (name == "qwen3" || name == "glm45") return ReasoningFormat::kQwen3;
+  if (name == "mistral") return ReasoningFormat::kMistral;
   return InvalidArgument("unknown reasoning parser \"" + std::string(name) +
-                         "\"; expected deepseek-r1 or qwen3");
+                         "\"; expected deepseek-r1, qwen3 (glm45) or mistral");
 }
 
 ReasoningSplit SplitReasoning(ReasoningFormat format, std::string_view text) {

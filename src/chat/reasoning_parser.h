@@ -1,11 +1,13 @@
 // Reasoning parsers (`--reasoning-parser`): split a reply's thinking block from its answer.
 //
 //   deepseek-r1  the reply starts inside the thinking (the template's generation prompt opened
-//                "<think>"): everything before "</think>" is reasoning; a leading "<think>" is
-//                dropped. A reply without "</think>" is all reasoning.
+//                "<think>", as GLM-Z1's does): everything before "</think>" is reasoning; a
+//                leading "<think>" is dropped. A reply without "</think>" is all reasoning.
 //   qwen3        the reply may open "<think>" itself; reasoning is what lies between
-//                "<think>" and "</think>". A reply that does not start with "<think>" is all
-//                content.
+//   (alias       "<think>" and "</think>". A reply that does not start with "<think>" is all
+//   glm45)       content. (SmolLM3's thinking, too.)
+//   mistral      the same with Mistral's "[THINK]" and "[/THINK]" (Magistral, the Ministral 3
+//                and Mistral Small reasoning models).
 //
 // The streaming parser holds back text that may be the start of a tag, so no tag text ever
 // reaches either field.
@@ -18,9 +20,9 @@
 
 namespace radixlm::chat {
 
-enum class ReasoningFormat { kDeepSeekR1, kQwen3 };
+enum class ReasoningFormat { kDeepSeekR1, kQwen3, kMistral };
 
-// "deepseek-r1" | "qwen3"; InvalidArgument otherwise.
+// "deepseek-r1" | "qwen3" | "glm45" | "mistral"; InvalidArgument otherwise.
 StatusOr<ReasoningFormat> ReasoningFormatFromName(std::string_view name);
 
 struct ReasoningSplit {

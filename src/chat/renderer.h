@@ -57,6 +57,7 @@ class Renderer {
   void TrackNamespace(const std::shared_ptr<NamespaceData>& ns);
   // Charges one step against the budget.
   void Step();
+  const RenderLimits& limits() const { return limits_; }
 
  private:
   enum class Flow { kNormal, kBreak, kContinue };

@@ -11,7 +11,24 @@ namespace {
 constexpr std::string_view kHermesOpen = "<tool_call>";
 constexpr std::string_view kHermesClose = "</tool_call>";
 constexpr std::string_view kMistralMarker = "[TOOL_CALLS]";
+constexpr std::string_view kMistralArgs = "[ARGS]";
+constexpr std::string_view kMistralCallId = "[CALL_ID]";
 constexpr std::string_view kPythonTag = "<|python_tag|>";
+constexpr std::string_view kGraniteMarker = "<|tool_call|>";  // also Phi-4-mini's opening tag
+constexpr std::string_view kPhi4Close = "<|/tool_call|>";
+constexpr std::string_view kPhi4Functools = "functools";
+
+// Characters of a function name written bare (mistral's compact calls, glm4).
+bool NameChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-' || c == '.';
+}
+bool AllNameChars(std::string_view text) {
+  for (char c : text) {
+    if (!NameChar(c)) return false;
+  }
+  return true;
+}
 
 bool AllSpace(std::string_view text) { return SkipJsonSpace(text, 0) == text.size(); }
 
@@ -23,6 +40,13 @@ size_t HeldMarkerPrefix(std::string_view text, std::string_view marker) {
   }
   return 0;
 }
+
+// Where calls begin and end in a format whose calls follow a marker.
+struct Tagging {
+  std::vector<std::string_view> markers;  // any of them opens calls
+  std::string_view close;                 // optional closing tag after the calls ("" none)
+  bool list = false;                      // a '[' list of calls may follow the marker
+};
 
 enum class Scan { kComplete, kIncomplete, kInvalid };
 
@@ -45,10 +69,19 @@ class ToolOutputScanner {
   ToolParseSnapshot Run() {
     switch (parser_.format_) {
       case ToolCallFormat::kQwen25:
-        RunTagged(kHermesOpen, /*list=*/false);
+        RunTagged({{kHermesOpen}, kHermesClose, /*list=*/false});
         break;
       case ToolCallFormat::kMistral:
-        RunTagged(kMistralMarker, /*list=*/true);
+        RunTagged({{kMistralMarker}, "", /*list=*/true});
+        break;
+      case ToolCallFormat::kGranite:
+        RunTagged({{kGraniteMarker}, "", /*list=*/true});
+        break;
+      case ToolCallFormat::kPhi4Mini:
+        RunTagged({{kPhi4Functools, kGraniteMarker}, kPhi4Close, /*list=*/true});
+        break;
+      case ToolCallFormat::kGlm4:
+        RunGlm4();
         break;
       case ToolCallFormat::kLlama3:
         RunLlama3();
@@ -140,8 +173,15 @@ class ToolOutputScanner {
   // Content at the end of the settled text: on a partial parse, a tail that may still grow
   // into `marker` is held back, and whitespace after a call is held until something follows.
   void AddTail(std::string_view tail, std::string_view marker) {
+    AddTail(tail, std::vector<std::string_view>{marker});
+  }
+  void AddTail(std::string_view tail, const std::vector<std::string_view>& markers) {
     if (!final_) {
-      if (!marker.empty()) tail.remove_suffix(HeldMarkerPrefix(tail, marker));
+      size_t held = 0;
+      for (std::string_view marker : markers) {
+        if (!marker.empty()) held = std::max(held, HeldMarkerPrefix(tail, marker));
+      }
+      tail.remove_suffix(held);
       if (calls_seen_ && AllSpace(tail)) return;
     }
     AddContent(tail);
@@ -221,32 +261,138 @@ class ToolOutputScanner {
     return std::nullopt;
   }
 
-  // Formats whose calls follow a marker anywhere in the text (qwen25's repeat; mistral's once).
-  void RunTagged(std::string_view marker, bool list) {
+  // Formats whose calls follow a marker anywhere in the text (qwen25's, granite's and
+  // phi4_mini's repeat; mistral's once, or once per call in its compact form).
+  void RunTagged(const Tagging& tagging) {
     size_t pos = 0;
     while (true) {
-      const size_t m = text_.find(marker, pos);
+      size_t m = std::string_view::npos;
+      std::string_view marker;
+      for (std::string_view candidate : tagging.markers) {
+        const size_t at = text_.find(candidate, pos);
+        if (at < m) {
+          m = at;
+          marker = candidate;
+        }
+      }
       if (m == std::string_view::npos) {
-        AddTail(text_.substr(pos), marker);
+        AddTail(text_.substr(pos), tagging.markers);
         return;
       }
       AddContent(text_.substr(pos, m - pos));
       region_start_ = m;
-      std::optional<size_t> end = ScanCalls(m + marker.size(), list, '\0');
+      const size_t after = m + marker.size();
+      const size_t first = SkipJsonSpace(text_, after);
+      std::optional<size_t> end;
+      if (marker == kMistralMarker && first < text_.size() && NameChar(text_[first])) {
+        end = ScanMistralCompactCall(first);
+      } else if (marker == kMistralMarker && first == text_.size() && !final_) {
+        return;  // which form follows is not known yet
+      } else {
+        end = ScanCalls(after, tagging.list, '\0');
+      }
       if (!end.has_value()) return;
       pos = *end;
-      if (marker == kHermesOpen) {
+      if (!tagging.close.empty()) {
         // The closing tag; a reply cut right after the JSON still counts as a call.
         const size_t j = SkipJsonSpace(text_, pos);
         const std::string_view rest = text_.substr(j);
-        if (rest.substr(0, kHermesClose.size()) == kHermesClose) {
-          pos = j + kHermesClose.size();
-        } else if (kHermesClose.substr(0, rest.size()) == rest) {
+        if (rest.substr(0, tagging.close.size()) == tagging.close) {
+          pos = j + tagging.close.size();
+        } else if (tagging.close.substr(0, rest.size()) == rest) {
           if (!final_) return;  // maybe the closing tag, arriving
           pos = text_.size();
         }
       }
     }
+  }
+
+  // Mistral's compact call after [TOOL_CALLS]: name[ARGS]{...}, or name[CALL_ID]id[ARGS]{...}.
+  std::optional<size_t> ScanMistralCompactCall(size_t pos) {
+    const size_t args = text_.find(kMistralArgs, pos);
+    const size_t call_id = text_.find(kMistralCallId, pos);
+    const size_t name_end = std::min(args, call_id);
+    if (name_end == std::string_view::npos) {
+      // The name (or a marker after it) may still be arriving.
+      std::string_view rest = text_.substr(pos);
+      rest.remove_suffix(
+          std::max(HeldMarkerPrefix(rest, kMistralArgs), HeldMarkerPrefix(rest, kMistralCallId)));
+      if (!final_ && AllNameChars(rest) && parser_.MaybeName(rest)) return Unfinished(pos);
+      return Malformed(pos);
+    }
+    const std::string_view name = text_.substr(pos, name_end - pos);
+    if (!AllNameChars(name) || !parser_.KnownName(name)) return Malformed(pos);
+    if (args == std::string_view::npos) return final_ ? Malformed(pos) : Unfinished(pos);
+    if (call_id < args && !AllNameChars(text_.substr(call_id + kMistralCallId.size(),
+                                                     args - call_id - kMistralCallId.size()))) {
+      return Malformed(pos);
+    }
+    PartialToolCall call;
+    call.name = std::string(name);
+    const size_t i = SkipJsonSpace(text_, args + kMistralArgs.size());
+    if (i >= text_.size()) {
+      pending_.push_back(std::move(call));
+      return Unfinished(pos);
+    }
+    const JsonScanResult value = ScanJsonValue(text_, i);
+    if (value.status == JsonScan::kInvalid || text_[i] != '{') return Malformed(pos);
+    if (value.status == JsonScan::kIncomplete) {
+      call.arguments = std::string(text_.substr(i));
+      pending_.push_back(std::move(call));
+      return Unfinished(pos);
+    }
+    call.arguments = std::string(text_.substr(i, value.end - i));
+    call.complete = true;
+    pending_.push_back(std::move(call));
+    return Commit(value.end);
+  }
+
+  // GLM-4's call: the reply opens with the function's name on a line of its own, then its
+  // arguments object. Anything else is content.
+  void RunGlm4() {
+    const size_t i = SkipJsonSpace(text_, 0);
+    const size_t newline = text_.find('\n', i);
+    const std::string_view first_line =
+        text_.substr(i, (newline == std::string_view::npos ? text_.size() : newline) - i);
+    const bool name_like = !first_line.empty() && AllNameChars(first_line);
+    if (newline == std::string_view::npos) {
+      // Hold back what may still become a call's name.
+      if (!final_ && (i >= text_.size() || (name_like && parser_.MaybeName(first_line)))) return;
+      AddContent(text_);
+      return;
+    }
+    if (!name_like || !parser_.KnownName(first_line)) {
+      AddContent(text_);
+      return;
+    }
+    const size_t j = SkipJsonSpace(text_, newline + 1);
+    if (j >= text_.size()) {
+      if (final_) AddContent(text_);
+      return;  // the arguments have not begun: nothing is settled
+    }
+    if (text_[j] != '{') {
+      AddContent(text_);
+      return;
+    }
+    region_start_ = 0;
+    PartialToolCall call;
+    call.name = std::string(first_line);
+    const JsonScanResult value = ScanJsonValue(text_, j);
+    if (value.status == JsonScan::kInvalid) {
+      Malformed(0);
+      return;
+    }
+    if (value.status == JsonScan::kIncomplete) {
+      call.arguments = std::string(text_.substr(j));
+      pending_.push_back(std::move(call));
+      Unfinished(0);
+      return;
+    }
+    call.arguments = std::string(text_.substr(j, value.end - j));
+    call.complete = true;
+    pending_.push_back(std::move(call));
+    Commit(value.end);
+    AddTail(text_.substr(value.end), "");
   }
 
   // Calls at the start of the text (after whitespace): json and llama3 without the tag. Text
@@ -299,9 +445,13 @@ StatusOr<ToolCallFormat> ToolCallFormatFromName(std::string_view name) {
   if (name == "qwen25" || name == "qwen" || name == "hermes") return ToolCallFormat::kQwen25;
   if (name == "llama3") return ToolCallFormat::kLlama3;
   if (name == "mistral") return ToolCallFormat::kMistral;
+  if (name == "granite") return ToolCallFormat::kGranite;
+  if (name == "phi4_mini" || name == "phi4_mini_json") return ToolCallFormat::kPhi4Mini;
+  if (name == "glm4") return ToolCallFormat::kGlm4;
   if (name == "json") return ToolCallFormat::kJson;
   return InvalidArgument("unknown tool-call parser \"" + std::string(name) +
-                         "\"; expected qwen25 (hermes), llama3, mistral or json");
+                         "\"; expected qwen25 (hermes), llama3, mistral, granite, phi4_mini, "
+                         "glm4 or json");
 }
 
 std::string_view ToolCallFormatName(ToolCallFormat format) {
@@ -312,6 +462,12 @@ std::string_view ToolCallFormatName(ToolCallFormat format) {
       return "llama3";
     case ToolCallFormat::kMistral:
       return "mistral";
+    case ToolCallFormat::kGranite:
+      return "granite";
+    case ToolCallFormat::kPhi4Mini:
+      return "phi4_mini";
+    case ToolCallFormat::kGlm4:
+      return "glm4";
     case ToolCallFormat::kJson:
       return "json";
   }
@@ -321,6 +477,16 @@ std::string_view ToolCallFormatName(ToolCallFormat format) {
 ToolCallFormat DetectToolCallFormat(std::string_view source) {
   if (source.find(kHermesOpen) != std::string_view::npos) return ToolCallFormat::kQwen25;
   if (source.find(kMistralMarker) != std::string_view::npos) return ToolCallFormat::kMistral;
+  if (source.find(kGraniteMarker) != std::string_view::npos) {
+    return source.find(kPhi4Close) != std::string_view::npos ||
+                   source.find(kPhi4Functools) != std::string_view::npos
+               ? ToolCallFormat::kPhi4Mini
+               : ToolCallFormat::kGranite;
+  }
+  // Phi-4-mini's own template only wraps the tools in <|tool|> ... <|/tool|>.
+  if (source.find("<|tool|>") != std::string_view::npos) return ToolCallFormat::kPhi4Mini;
+  // GLM-4's templates: results come back in <|observation|> turns.
+  if (source.find("<|observation|>") != std::string_view::npos) return ToolCallFormat::kGlm4;
   if (source.find(kPythonTag) != std::string_view::npos ||
       source.find("ipython") != std::string_view::npos) {
     return ToolCallFormat::kLlama3;
@@ -331,6 +497,13 @@ ToolCallFormat DetectToolCallFormat(std::string_view source) {
 bool ToolCallParser::KnownName(std::string_view name) const {
   if (tool_names_.empty()) return !name.empty();
   return std::find(tool_names_.begin(), tool_names_.end(), name) != tool_names_.end();
+}
+
+bool ToolCallParser::MaybeName(std::string_view prefix) const {
+  if (tool_names_.empty()) return true;
+  return std::any_of(tool_names_.begin(), tool_names_.end(), [&](const std::string& name) {
+    return std::string_view(name).substr(0, prefix.size()) == prefix;
+  });
 }
 
 ToolParseSnapshot ToolCallParser::Snapshot(std::string_view text, bool final) const {
@@ -408,6 +581,18 @@ std::string FormatToolCalls(ToolCallFormat format, const std::vector<ToolCall>& 
       out = std::string(kMistralMarker) + " [";
       for (size_t i = 0; i < calls.size(); ++i) out += (i > 0 ? ", " : "") + object(calls[i]);
       return out + "]";
+    case ToolCallFormat::kGranite:
+    case ToolCallFormat::kPhi4Mini:
+      out = std::string(format == ToolCallFormat::kGranite ? kGraniteMarker : kPhi4Functools) + "[";
+      for (size_t i = 0; i < calls.size(); ++i) out += (i > 0 ? ", " : "") + object(calls[i]);
+      return out + "]";
+    case ToolCallFormat::kGlm4:
+      // One call per reply; further calls would be replies of their own.
+      for (size_t i = 0; i < calls.size(); ++i) {
+        out += (i > 0 ? "\n\n" : "") + calls[i].name + "\n" +
+               (calls[i].arguments.empty() ? std::string("{}") : calls[i].arguments);
+      }
+      return out;
   }
   return out;
 }

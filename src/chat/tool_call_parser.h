@@ -1,9 +1,21 @@
 // Tool-call parsers: split a chat model's output into content text and function calls, for the
-// formats common chat templates teach (`--tool-call-parser`, SGLang's names):
+// formats common chat templates teach (`--tool-call-parser`, SGLang's names where SGLang has
+// one):
 //
 //   qwen25 (alias hermes, qwen)  <tool_call>\n{"name": "f", "arguments": {...}}\n</tool_call>
+//                                (Qwen 2.5 / 3, Hermes, SmolLM3)
 //   llama3                       [<|python_tag|>]{"name": "f", "parameters": {...}}; {...}
-//   mistral                      [TOOL_CALLS] [{"name": "f", "arguments": {...}}, ...]
+//   mistral                      [TOOL_CALLS] [{"name": "f", "arguments": {...}}, ...] or, from
+//                                Mistral's v11 tokenizer on (Mistral Small 3.2, Ministral 3,
+//                                Magistral), [TOOL_CALLS]f[ARGS]{...} once per call (an
+//                                optional [CALL_ID]id before [ARGS] is skipped)
+//   granite                      <|tool_call|>[{"name": "f", "arguments": {...}}, ...]
+//                                (Granite 3.x; vLLM's name)
+//   phi4_mini (alias             functools[{"name": "f", "arguments": {...}}, ...] or
+//     phi4_mini_json)            <|tool_call|>{...} or [...] <|/tool_call|> (Phi-4-mini)
+//   glm4                         f\n{...}: the reply is the function's name on its own line and
+//                                its arguments object (GLM-4-0414 / GLM-Z1; radixlm's name, as
+//                                SGLang's glm / glm45 parse GLM-4.5's XML calls)
 //   json                         the whole reply is {"name": "f", "arguments": {...}}, such
 //                                objects one after another, or a list of them (templates
 //                                without tool syntax, e.g. Gemma-3's: the tools are described
@@ -31,13 +43,14 @@
 
 namespace radixlm::chat {
 
-enum class ToolCallFormat { kQwen25, kLlama3, kMistral, kJson };
+enum class ToolCallFormat { kQwen25, kLlama3, kMistral, kGranite, kPhi4Mini, kGlm4, kJson };
 
-// "qwen25" | "qwen" | "hermes" | "llama3" | "mistral" | "json"; InvalidArgument otherwise.
+// "qwen25" | "qwen" | "hermes" | "llama3" | "mistral" | "granite" | "phi4_mini" |
+// "phi4_mini_json" | "glm4" | "json"; InvalidArgument otherwise.
 StatusOr<ToolCallFormat> ToolCallFormatFromName(std::string_view name);
 std::string_view ToolCallFormatName(ToolCallFormat format);
-// The format a chat template's tool syntax shows (<tool_call>, [TOOL_CALLS], <|python_tag|>);
-// kJson when it has none.
+// The format a chat template's tool syntax shows (<tool_call>, [TOOL_CALLS], <|tool_call|>,
+// Phi-4-mini's <|tool|>, GLM-4's <|observation|>, <|python_tag|>); kJson when it has none.
 ToolCallFormat DetectToolCallFormat(std::string_view template_source);
 
 struct ToolCall {
@@ -75,6 +88,8 @@ class ToolCallParser {
 
  private:
   bool KnownName(std::string_view name) const;
+  // Whether `prefix` may still grow into an acceptable name.
+  bool MaybeName(std::string_view prefix) const;
   friend class ToolOutputScanner;
 
   ToolCallFormat format_;

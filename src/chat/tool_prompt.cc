@@ -77,12 +77,24 @@ StatusOr<std::vector<ToolCall>> ReadCalls(const json& message, const std::string
   return calls;
 }
 
-StatusOr<ToolPrompt> ForTemplateWithTools(const json& messages, const json& tools) {
+StatusOr<ToolPrompt> ForTemplateWithTools(const json& messages, const json& tools,
+                                          ToolCallFormat format, bool renders_calls) {
   ToolPrompt out;
   out.messages = messages;
+  std::map<std::string, std::string> names_by_id;
   for (size_t i = 0; i < out.messages.size(); ++i) {
     json& m = out.messages[i];
     if (!m.is_object() || !m.contains("tool_calls") || !m["tool_calls"].is_array()) continue;
+    if (!renders_calls) {
+      // The template describes the tools but prints only an assistant turn's content (Granite
+      // 3.x's, SmolLM3's): the calls become that content, written as the model writes them.
+      RADIXLM_ASSIGN_OR_RETURN(std::vector<ToolCall> calls,
+                               ReadCalls(m, "messages[" + std::to_string(i) + "]", &names_by_id));
+      std::string text = ContentText(m);
+      if (!calls.empty()) text += (text.empty() ? "" : "\n") + FormatToolCalls(format, calls);
+      m = json{{"role", "assistant"}, {"content", text}};
+      continue;
+    }
     for (json& call : m["tool_calls"]) {
       if (!call.is_object() || !call.contains("function") || !call["function"].is_object()) {
         return InvalidArgument("messages[" + std::to_string(i) +
@@ -96,6 +108,44 @@ StatusOr<ToolPrompt> ForTemplateWithTools(const json& messages, const json& tool
     }
   }
   out.extra_vars = json::object();
+  if (tools.is_array() && !tools.empty()) out.extra_vars["tools"] = tools;
+  return out;
+}
+
+// GLM-4's templates render `tools` themselves and take a call as an assistant turn whose
+// `metadata` is the function's name and whose content is the arguments, a result as an
+// `observation` turn.
+StatusOr<ToolPrompt> ForGlm4Template(const json& messages, const json& tools) {
+  ToolPrompt out;
+  out.messages = json::array();
+  out.extra_vars = json::object();
+  std::map<std::string, std::string> names_by_id;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const json& m = messages[i];
+    const std::string role = m.value("role", "");
+    if (role == "tool" || role == "function") {
+      out.messages.push_back({{"role", "observation"}, {"content", ContentText(m)}});
+      continue;
+    }
+    if (role == "assistant" && m.contains("tool_calls") && !m["tool_calls"].is_null()) {
+      RADIXLM_ASSIGN_OR_RETURN(std::vector<ToolCall> calls,
+                               ReadCalls(m, "messages[" + std::to_string(i) + "]", &names_by_id));
+      const std::string text = ContentText(m);
+      if (!text.empty() || calls.empty()) {
+        out.messages.push_back({{"role", "assistant"}, {"content", text}});
+      }
+      for (const ToolCall& call : calls) {
+        out.messages.push_back(
+            {{"role", "assistant"},
+             {"metadata", call.name},
+             {"content", call.arguments.empty() ? std::string("{}") : call.arguments}});
+      }
+      continue;
+    }
+    json copy = m;
+    if (copy.contains("content") && copy["content"].is_null()) copy["content"] = "";
+    out.messages.push_back(std::move(copy));
+  }
   if (tools.is_array() && !tools.empty()) out.extra_vars["tools"] = tools;
   return out;
 }
@@ -157,13 +207,24 @@ StatusOr<ToolPrompt> Rewritten(const json& messages, const json& tools, ToolCall
 
 bool TemplateHandlesTools(std::string_view source) {
   return source.find("tools") != std::string_view::npos &&
-         source.find("tool_call") != std::string_view::npos;
+         (source.find("tool_call") != std::string_view::npos ||
+          source.find("<|observation|>") != std::string_view::npos);
+}
+
+bool TemplateRendersToolCalls(std::string_view source) {
+  return source.find("tool_calls") != std::string_view::npos;
 }
 
 StatusOr<ToolPrompt> PrepareToolPrompt(const json& messages, const json& tools,
-                                       ToolCallFormat format, bool template_handles_tools) {
+                                       ToolCallFormat format, bool template_handles_tools,
+                                       bool template_renders_calls) {
   if (!messages.is_array()) return InvalidArgument("messages must be a list");
-  if (template_handles_tools) return ForTemplateWithTools(messages, tools);
+  if (format == ToolCallFormat::kGlm4 && template_handles_tools) {
+    return ForGlm4Template(messages, tools);
+  }
+  if (template_handles_tools) {
+    return ForTemplateWithTools(messages, tools, format, template_renders_calls);
+  }
   return Rewritten(messages, tools, format);
 }
 

@@ -84,7 +84,8 @@ StatusOr<std::string> RenderChatPrompt(const ServerContext& ctx, const json& mes
         chat::ToolPrompt prepared,
         chat::PrepareToolPrompt(turns, tools.active() ? tools.tools : json(nullptr),
                                 ToolFormat(ctx),
-                                chat::TemplateHandlesTools(ctx.chat->template_source())));
+                                chat::TemplateHandlesTools(ctx.chat->template_source()),
+                                chat::TemplateRendersToolCalls(ctx.chat->template_source())));
     rendered_messages = std::move(prepared.messages);
     extra_vars.update(prepared.extra_vars);  // the request's tools win over a kwarg of theirs
   }

@@ -83,6 +83,10 @@ Status ReadToolChoice(const json& choice, ToolRequest* r) {
 
 std::string CallRegex(const ToolFunction& f, chat::ToolCallFormat format,
                       const std::string& params_regex) {
+  // GLM-4 writes the name on a line of its own, then the arguments object.
+  if (format == chat::ToolCallFormat::kGlm4) {
+    return jp::EscapeRegex(f.name) + "\\n(?:" + params_regex + ")";
+  }
   const char* key = format == chat::ToolCallFormat::kLlama3 ? "parameters" : "arguments";
   return jp::EscapeRegex("{\"name\": " + json(f.name).dump() + ", \"" + key + "\": ") +
          "(?:" + params_regex + ")\\}";
@@ -157,6 +161,12 @@ StatusOr<std::string> ForcedToolCallPattern(const ToolRequest& request, chat::To
       return one;
     case chat::ToolCallFormat::kMistral:
       return "\\[TOOL_CALLS\\] \\[" + one + "\\]";
+    case chat::ToolCallFormat::kGranite:
+      return "<\\|tool_call\\|>\\[" + one + "\\]";
+    case chat::ToolCallFormat::kPhi4Mini:
+      return "functools\\[" + one + "\\]";
+    case chat::ToolCallFormat::kGlm4:
+      return one;
   }
   return one;
 }
@@ -182,6 +192,7 @@ std::optional<std::string> AutoToolCallConstraint(const ToolRequest& request,
                                                   chat::ToolCallFormat format,
                                                   const grammar::CompileOptions& options,
                                                   GrammarCheckMemo* memo) {
+  if (AutoToolCallTrigger(format).empty()) return std::nullopt;
   std::string tag = AutoToolCallStructuralTag(request, format);
   auto build = [&] {
     StatusOr<grammar::StructuralTagSpec> spec = grammar::ParseStructuralTag(tag, options);
@@ -200,6 +211,12 @@ std::string AutoToolCallTrigger(chat::ToolCallFormat format) {
       return "{\"name\":";
     case chat::ToolCallFormat::kMistral:
       return "[TOOL_CALLS]";
+    case chat::ToolCallFormat::kGranite:
+      return "<|tool_call|>";
+    case chat::ToolCallFormat::kPhi4Mini:
+      return "functools[";
+    case chat::ToolCallFormat::kGlm4:
+      return "";  // a call opens with the function's name: no text announces it
   }
   return "";
 }
@@ -223,6 +240,16 @@ std::string AutoToolCallStructuralTag(const ToolRequest& request, chat::ToolCall
       before = "[TOOL_CALLS] [";
       after = "}]";
       break;
+    case chat::ToolCallFormat::kGranite:
+      before = "<|tool_call|>[";
+      after = "}]";
+      break;
+    case chat::ToolCallFormat::kPhi4Mini:
+      before = "functools[";
+      after = "}]";
+      break;
+    case chat::ToolCallFormat::kGlm4:
+      break;  // no trigger (AutoToolCallConstraint builds none)
   }
   const char* key = format == chat::ToolCallFormat::kLlama3 ? "parameters" : "arguments";
   json tags = json::array();

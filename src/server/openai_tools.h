@@ -66,12 +66,12 @@ StatusOr<std::string> ForcedToolCallRegex(const ToolRequest& request, chat::Tool
 // lower to a regex and the automaton stays within options.max_dfa_states), else nullopt. It
 // builds the automaton (not the token masks) to know, so "auto" never fails a request for a
 // constraint the request did not ask for. With a memo, each distinct structural tag is built
-// once.
+// once. nullopt for glm4, whose calls open with no trigger text.
 std::optional<std::string> AutoToolCallConstraint(const ToolRequest& request,
                                                   chat::ToolCallFormat format,
                                                   const grammar::CompileOptions& options,
                                                   GrammarCheckMemo* memo = nullptr);
-// The text that opens a call in `format` (the structural tag's trigger).
+// The text that opens a call in `format` (the structural tag's trigger); "" for glm4.
 std::string AutoToolCallTrigger(chat::ToolCallFormat format);
 // The structural tag (SGLang's `format` shape, as JSON text) for tool_choice "auto". Functions
 // without parameters take "{}".

@@ -68,10 +68,10 @@ struct ServerConfig {
   std::string log_level = "info";  // debug | info | warning | error
 
   // --- chat output parsing ---
-  // --tool-call-parser: qwen25 (hermes), llama3, mistral or json; "": detected from the chat
-  // template's tool syntax (chat/tool_call_parser.h).
+  // --tool-call-parser: qwen25 (hermes), llama3, mistral, granite, phi4_mini, glm4 or json;
+  // "": detected from the chat template's tool syntax (chat/tool_call_parser.h).
   std::string tool_call_parser;
-  // --reasoning-parser: deepseek-r1 or qwen3; "": replies are all content.
+  // --reasoning-parser: deepseek-r1, qwen3 (glm45) or mistral; "": replies are all content.
   std::string reasoning_parser;
 };
 

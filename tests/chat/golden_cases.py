@@ -173,6 +173,46 @@ RANDOM = random_conversations(seed=20250101, count=6)
 
 ALTERNATION_ERROR = [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]
 
+# Templates that print today's date render with strftime_now() at this time (2026-01-15 UTC).
+FIXED_NOW = 1768435200
+
+WEATHER_CALL_JSON = '{"name": "get_weather", "arguments": {"location": "Paris"}}'
+
+# Tool histories in the shapes radixlm's tool_prompt.cc hands each family's template.
+FAMILY_TOOL_CONVERSATIONS = {
+    # Granite 3.x and SmolLM3 print an assistant turn's content only: the call is its text.
+    "granite": [
+        SYSTEM,
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": "<|tool_call|>[" + WEATHER_CALL_JSON + "]"},
+        {"role": "tool", "content": "{\"temperature\": 21.5}"},
+    ],
+    "smollm3": [
+        SYSTEM,
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": "<tool_call>\n" + WEATHER_CALL_JSON + "\n</tool_call>"},
+        {"role": "tool", "content": "{\"temperature\": 21.5}"},
+    ],
+    # GLM-4: a call is an assistant turn with metadata (the name), a result an observation.
+    "glm4": [
+        SYSTEM,
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "metadata": "get_weather", "content": "{\"location\": \"Paris\"}"},
+        {"role": "observation", "content": "{\"temperature\": 21.5}"},
+        {"role": "assistant", "content": "It is 21.5 degrees."},
+        USER2,
+    ],
+    # Phi-4-mini: the tools, as a JSON string, ride on the system message.
+    "phi4_mini": [
+        {"role": "system", "content": "You are a helpful assistant with some tools.",
+         "tools": "[{\"name\": \"get_weather\", \"description\": \"Get the current weather.\", "
+                  "\"parameters\": {\"location\": {\"type\": \"str\"}}}]"},
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": "functools[" + WEATHER_CALL_JSON + "]"},
+        {"role": "user", "content": "Thanks!"},
+    ],
+}
+
 # template file -> special tokens and extra cases: name -> (messages, extra variables).
 TEMPLATE_CONFIG = {
     "gemma3.jinja": {
@@ -236,7 +276,8 @@ TEMPLATE_CONFIG = {
     "phi3_5.jinja": {"bos": "<s>", "eos": "<|endoftext|>", "extra": {}},
     "granite3_3.jinja": {
         "bos": "", "eos": "<|end_of_text|>",
-        # Without a system message this template prints strftime_now(): keep the golden dateless.
+        # Without a system message this template prints strftime_now().
+        "fixed_now": FIXED_NOW,
         "only": ["system_user", "system_multi_turn", "system_assistant_last", "unicode",
                  "multiline"],
         "extra": {
@@ -245,6 +286,57 @@ TEMPLATE_CONFIG = {
                                          {"doc_id": "b", "text": "Berlin."}],
                            "controls": {"citations": True, "length": "short"}}),
             "tools": (COMMON["system_user"], {"tools": [WEATHER_TOOL]}),
+            "dated_user_only": (COMMON["user_only"], {}),
+            "dated_tools": (COMMON["multi_turn"], {"tools": [WEATHER_TOOL, RICH_TOOL]}),
+            "thinking": (COMMON["multi_turn"], {"thinking": True}),
+            "tool_history": (FAMILY_TOOL_CONVERSATIONS["granite"], {"tools": [WEATHER_TOOL]}),
+        },
+    },
+    # The families of the third wave (tests/chat/templates/README.md).
+    "gemma2.jinja": {
+        "bos": "<bos>", "eos": "<eos>",
+        "extra": {"error_alternation": (ALTERNATION_ERROR, {})},
+    },
+    "olmo2.jinja": {"bos": "<|endoftext|>", "eos": "<|endoftext|>", "extra": {}},
+    "phi4_mini.jinja": {
+        "bos": "<|endoftext|>", "eos": "<|endoftext|>",
+        "extra": {"tools_in_system": (FAMILY_TOOL_CONVERSATIONS["phi4_mini"], {})},
+    },
+    "smollm3.jinja": {
+        "bos": "", "eos": "<|im_end|>",
+        "fixed_now": FIXED_NOW,
+        "extra": {
+            "no_think": (COMMON["system_user"], {"enable_thinking": False}),
+            "system_no_think": ([{"role": "system", "content": "Be brief. /no_think"}, USER], {}),
+            "system_think": ([{"role": "system", "content": "/think"}, USER, ASSISTANT, USER2],
+                             {"enable_thinking": False}),
+            "system_override": ([{"role": "system", "content": "Only this./system_override "},
+                                 USER, ASSISTANT, USER2], {}),
+            "tools": (FAMILY_TOOL_CONVERSATIONS["smollm3"], {"tools": [WEATHER_TOOL, RICH_TOOL]}),
+            "python_tools": (COMMON["user_only"], {"python_tools": "def now() -> str: ..."}),
+            "think_history": (QWEN3_EXTRA["think_history"], {}),
+        },
+    },
+    "glm_z1_0414.jinja": {
+        "bos": "", "eos": "<|user|>",
+        "extra": {
+            "tools": (FAMILY_TOOL_CONVERSATIONS["glm4"],
+                      {"tools": [WEATHER_TOOL, RICH_TOOL, NO_PARAMS_TOOL["function"]]}),
+            "think_history": (QWEN3_EXTRA["think_history"], {}),
+        },
+    },
+    "mistral_small3_1.jinja": {
+        "bos": "<s>", "eos": "</s>",
+        # Without a system message the default one prints strftime_now().
+        "fixed_now": FIXED_NOW,
+        "extra": {
+            "tools": (TOOL_CONVERSATIONS["mistral"], {"tools": [WEATHER_TOOL, RICH_TOOL]}),
+            "error_alternation": (ALTERNATION_ERROR, {}),
+            "content_blocks": ([{"role": "system", "content": [{"type": "text", "text": "Be brief."}]},
+                                {"role": "user", "content": [{"type": "text", "text": "What is "},
+                                                             {"type": "image"},
+                                                             {"type": "text", "text": "?"}]}],
+                               {}),
         },
     },
 }

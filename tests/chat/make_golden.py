@@ -21,7 +21,7 @@ byte. Rerun after changing a template or a case:
 import json
 import pathlib
 import sys
-from datetime import datetime
+from datetime import datetime, timezone
 
 import jinja2
 from jinja2.exceptions import TemplateError
@@ -52,6 +52,11 @@ class GenerationTag(Extension):
         return caller()
 
 
+# Templates that print the date (config "fixed_now") render with strftime_now() formatting this
+# Unix time in UTC; the C++ test sets RenderLimits::fixed_now_unix_s to the same value.
+FIXED_NOW = {"now": None}
+
+
 def make_environment():
     def raise_exception(message):
         raise TemplateError(message)
@@ -61,6 +66,8 @@ def make_environment():
                           sort_keys=sort_keys)
 
     def strftime_now(format):
+        if FIXED_NOW["now"] is not None:
+            return datetime.fromtimestamp(FIXED_NOW["now"], timezone.utc).strftime(format)
         return datetime.now().strftime(format)
 
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
@@ -89,6 +96,7 @@ def main():
     cases = []
     for template_name, config in TEMPLATE_CONFIG.items():
         source = (TEMPLATES / template_name).read_text(encoding="utf-8")
+        FIXED_NOW["now"] = config.get("fixed_now")
         conversations = {name: (messages, {}) for name, messages in COMMON.items()
                          if name in config.get("only", COMMON)}
         if "only" not in config:
@@ -107,9 +115,12 @@ def main():
                     "eos_token": config["eos"],
                     "extra": variables,
                 }
+                if FIXED_NOW["now"] is not None:
+                    case["fixed_now_unix_s"] = FIXED_NOW["now"]
                 case.update(render(env, source, messages, add_generation_prompt, config["bos"],
                                    config["eos"], variables))
                 cases.append(case)
+    FIXED_NOW["now"] = None
     features = []
     for name, source, variables in FEATURES:
         feature = {"name": name, "source": source, "variables": variables}

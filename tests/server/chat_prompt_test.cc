@@ -15,7 +15,8 @@ using json = nlohmann::json;
 // A template shaped like Qwen3's: a kwarg switches thinking off; it takes `tools` itself (the
 // comment names tool_call, as templates with tool syntax do).
 constexpr char kTemplate[] =
-    "{# tool_call #}{% for m in messages %}<{{ m.role }}>{{ m.content }}</{{ m.role }}>\n{% endfor %}"
+    "{# tool_call #}{% for m in messages %}<{{ m.role }}>{{ m.content }}</{{ m.role }}>\n{% endfor "
+    "%}"
     "{% if tools is defined and tools %}[tools: {{ tools | length }}]\n{% endif %}"
     "{% if add_generation_prompt %}<assistant>"
     "{% if enable_thinking is defined and enable_thinking is false %}<think></think>"
@@ -78,6 +79,60 @@ TEST_F(ChatPromptTest, ContinueFinalMessageContinuesTheAssistantsText) {
       {"role": "assistant", "content": [{"type": "text", "text": "A"}, {"type": "text", "text": "B"}]}])");
   EXPECT_EQ(Render(parts, {{"continue_final_message", true}}), "<user>hi</user>\n<assistant>AB");
   EXPECT_EQ(Render(kChat, {{"continue_final_message", true}}), "<user>hi</user>\n<assistant>");
+}
+
+// The built-in templates of the third-wave families through the server's path: the format is
+// detected from the template (or --tool-call-parser) and the tool history takes the family's
+// shapes.
+TEST(FamilyChatPromptTest, ToolHistoriesTakeEachFamilysShape) {
+  const json history = json::parse(R"([
+    {"role": "user", "content": "Weather in Paris?"},
+    {"role": "assistant", "content": null, "tool_calls": [{"id": "call_123456789",
+      "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+    {"role": "tool", "tool_call_id": "call_123456789", "content": "18 C"}])");
+  StatusOr<ToolRequest> tools = ParseToolRequest(json::parse(
+      R"({"tools": [{"type": "function", "function": {"name": "get_weather", "parameters":
+          {"type": "object", "properties": {"city": {"type": "string"}}}}}]})"));
+  ASSERT_TRUE(tools.ok()) << tools.status().ToString();
+  struct Family {
+    const char* arch;
+    const char* parser;  // --tool-call-parser ("" detects)
+    chat::ToolCallFormat format;
+    const char* expected;  // in the prompt
+  };
+  const Family families[] = {
+      {"glm4", "", chat::ToolCallFormat::kGlm4,
+       "<|assistant|>get_weather\n{\"city\": \"Paris\"}<|observation|>\n18 C<|assistant|>"},
+      {"granite", "", chat::ToolCallFormat::kGranite,
+       "<|end_of_role|><|tool_call|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": "
+       "\"Paris\"}}]<|end_of_text|>\n<|start_of_role|>tool<|end_of_role|>18 C"},
+      {"smollm3", "", chat::ToolCallFormat::kQwen25,
+       "<|im_start|>assistant\n<tool_call>\n{\"name\": \"get_weather\""},
+      {"phi3", "", chat::ToolCallFormat::kPhi4Mini,
+       "<|assistant|>functools[{\"name\": \"get_weather\", \"arguments\": {\"city\": "
+       "\"Paris\"}}]<|end|><|user|>Result of get_weather: 18 C<|end|><|assistant|>"},
+      {"mistral3", "", chat::ToolCallFormat::kMistral,
+       // (the server's JSON sorts keys, so tojson writes "arguments" first)
+       "[TOOL_CALLS] [{\"arguments\": {\"city\": \"Paris\"}, \"name\": \"get_weather\", "
+       "\"id\": \"123456789\"}]</s>[TOOL_RESULTS] {\"content\": 18 C, \"call_id\": "
+       "\"123456789\"}[/TOOL_RESULTS]"},
+      {"olmo2", "json", chat::ToolCallFormat::kJson,
+       "<|assistant|>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}"},
+  };
+  for (const Family& f : families) {
+    SCOPED_TRACE(f.arch);
+    auto renderer = chat::ChatRenderer::ForModel("", f.arch, "m", "<s>", "</s>");
+    ASSERT_TRUE(renderer.ok()) << renderer.status().ToString();
+    ServerConfig config;
+    config.tool_call_parser = f.parser;
+    ServerContext ctx;
+    ctx.chat = &*renderer;
+    ctx.config = &config;
+    EXPECT_EQ(ToolFormat(ctx), f.format);
+    StatusOr<std::string> prompt = RenderChatPrompt(ctx, history, *tools, {});
+    ASSERT_TRUE(prompt.ok()) << prompt.status().ToString();
+    EXPECT_NE(prompt->find(f.expected), std::string::npos) << *prompt;
+  }
 }
 
 TEST(ChatTemplateOptionsTest, BadValuesAreRefused) {

@@ -252,7 +252,8 @@ TEST(OpenAiToolsTest, AutoStructuralTagConstrainsCallsInEveryFormat) {
   ASSERT_TRUE(request.ok());
   for (chat::ToolCallFormat format :
        {chat::ToolCallFormat::kQwen25, chat::ToolCallFormat::kLlama3,
-        chat::ToolCallFormat::kMistral, chat::ToolCallFormat::kJson}) {
+        chat::ToolCallFormat::kMistral, chat::ToolCallFormat::kGranite,
+        chat::ToolCallFormat::kPhi4Mini, chat::ToolCallFormat::kJson}) {
     const std::string tag = AutoToolCallStructuralTag(request->tools, format);
     EXPECT_EQ(AutoToolCallConstraint(request->tools, format, {}), tag);
     auto grammar = grammar::testing::MustCompile(grammar::GrammarKind::kStructuralTag, tag);
@@ -274,6 +275,9 @@ TEST(OpenAiToolsTest, AutoStructuralTagConstrainsCallsInEveryFormat) {
     ASSERT_EQ(parsed.calls.size(), 1u);
     EXPECT_EQ(parsed.calls[0].arguments, R"({"city": "Oslo"})");
   }
+  // GLM-4's calls open with the bare function name: no trigger, so auto stays unconstrained.
+  EXPECT_EQ(AutoToolCallTrigger(chat::ToolCallFormat::kGlm4), "");
+  EXPECT_FALSE(AutoToolCallConstraint(request->tools, chat::ToolCallFormat::kGlm4, {}).has_value());
   // parallel_tool_calls false: nothing after the first call.
   auto single = ToolChat(R"(, "parallel_tool_calls": false)");
   ASSERT_TRUE(single.ok());
@@ -313,7 +317,9 @@ TEST(OpenAiToolsTest, ForcedRegexMatchesItsOwnFormat) {
   ASSERT_TRUE(request.ok());
   for (chat::ToolCallFormat format :
        {chat::ToolCallFormat::kQwen25, chat::ToolCallFormat::kLlama3,
-        chat::ToolCallFormat::kMistral, chat::ToolCallFormat::kJson}) {
+        chat::ToolCallFormat::kMistral, chat::ToolCallFormat::kGranite,
+        chat::ToolCallFormat::kPhi4Mini, chat::ToolCallFormat::kGlm4,
+        chat::ToolCallFormat::kJson}) {
     auto regex = ForcedToolCallRegex(request->tools, format, {});
     ASSERT_TRUE(regex.ok()) << regex.status().ToString();
     auto grammar = grammar::testing::MustCompile(grammar::GrammarKind::kRegex, *regex);
