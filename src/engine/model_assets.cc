@@ -1,6 +1,7 @@
 #include "engine/model_assets.h"
 
 #include "gguf/gguf_file.h"
+#include "model/model_config.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/tokenizer_codec.h"
 
@@ -13,9 +14,10 @@ struct HfNames {
   const char* architecture;
 };
 constexpr HfNames kHfNames[] = {
-    {"gemma3", "gemma3_text", "Gemma3ForCausalLM"}, {"gemma2", "gemma2", "Gemma2ForCausalLM"},
-    {"llama", "llama", "LlamaForCausalLM"},         {"qwen2", "qwen2", "Qwen2ForCausalLM"},
-    {"qwen3", "qwen3", "Qwen3ForCausalLM"},         {"mistral", "mistral", "MistralForCausalLM"},
+    {"gemma3", "gemma3_text", "Gemma3ForCausalLM"},   {"gemma2", "gemma2", "Gemma2ForCausalLM"},
+    {"llama", "llama", "LlamaForCausalLM"},           {"qwen2", "qwen2", "Qwen2ForCausalLM"},
+    {"qwen3", "qwen3", "Qwen3ForCausalLM"},           {"mistral", "mistral", "MistralForCausalLM"},
+    {"qwen3moe", "qwen3_moe", "Qwen3MoeForCausalLM"},
 };
 
 std::string FileStem(const std::string& path) {
@@ -41,6 +43,16 @@ StatusOr<ModelInfo> ReadModelInfo(const gguf::GgufFile& file, const std::string&
     }
   }
   info.file_bytes = static_cast<int64_t>(file.file_size());
+  if (auto config = model::ModelConfig::FromGguf(file); config.ok()) {
+    info.n_experts = config->n_experts;
+    info.n_experts_used = config->n_experts_used;
+    info.total_parameters = config->TotalParameters();
+    info.active_parameters = config->ActiveParameters();
+    if (info.arch == "llama" && info.n_experts > 0) {  // Mixtral: a llama file with experts
+      info.model_type = "mixtral";
+      info.architectures = {"MixtralForCausalLM"};
+    }
+  }
   return info;
 }
 

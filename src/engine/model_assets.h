@@ -32,6 +32,12 @@ struct ModelInfo {
   std::vector<std::string> architectures;  // e.g. {"Gemma3ForCausalLM"}
   std::string chat_template;               // tokenizer.chat_template, "" when the model has none
   int64_t file_bytes = 0;
+  // Mixture of experts: experts per layer and per token (0 for a dense model); parameters in
+  // all and those a token reads (model::ModelConfig; 0 when the file's config does not load).
+  int64_t n_experts = 0;
+  int64_t n_experts_used = 0;
+  int64_t total_parameters = 0;
+  int64_t active_parameters = 0;
 };
 
 // The metadata of an open GGUF at `path`.

@@ -58,6 +58,17 @@ double WeightBytesPerStep(const model::Model& model) {
     for (const kernels::WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) {
       bytes += MatrixBytes(*m);
     }
+    // A mixture of experts: the router and the n_experts_used experts a token routes to.
+    bytes += MatrixBytes(l.gate_inp);
+    double experts = 0.0;
+    for (size_t e = 0; e < l.gate_exps.size(); ++e) {
+      experts +=
+          MatrixBytes(l.gate_exps[e]) + MatrixBytes(l.up_exps[e]) + MatrixBytes(l.down_exps[e]);
+    }
+    if (!l.gate_exps.empty()) {
+      bytes += experts * static_cast<double>(model.config().n_experts_used) /
+               static_cast<double>(l.gate_exps.size());
+    }
   }
   for (const auto& t : model.gguf().tensors()) {
     if (t.shape.size() == 1) bytes += static_cast<double>(t.size_bytes);

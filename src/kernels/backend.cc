@@ -24,6 +24,7 @@ const KernelBackend& CpuBackend() {
       .name = name.c_str(),
       .prepare_weights = PrepareCpuWeights,
       .matmul = MatMulMulti,
+      .grouped_matmul = GroupedMatMul,
       .embed = GetRows,
       .rms_norm = RmsNorm,
       .add = Add,

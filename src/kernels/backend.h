@@ -31,6 +31,9 @@ struct KernelBackend {
   // MatMulMulti (matmul.h): outputs[k].y = x · outputs[k].wᵀ.
   void (*matmul)(std::span<const MatMulOutput> outputs, const float* x, int64_t n_tokens,
                  ThreadPool* pool, const RowPrologue* prologue);
+  // GroupedMatMul (matmul.h): weights each applied to its own rows of one input (experts).
+  void (*grouped_matmul)(std::span<const GroupedMatMulItem> items, const float* x, int64_t n_tokens,
+                         ThreadPool* pool, const RowPrologue* prologue);
   // GetRows (matmul.h): embedding lookup.
   void (*embed)(const WeightMatrix& w, const int32_t* ids, int64_t n, float* out);
 

@@ -278,6 +278,79 @@ void MatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t 
   });
 }
 
+// Items start at whole tiles of the packed activations (SlicePackedActivations).
+static_assert(kGroupedRowAlign % kActTile == 0);
+
+void GroupedMatMul(std::span<const GroupedMatMulItem> items, const float* x, int64_t n_tokens,
+                   ThreadPool* pool, const RowPrologue* prologue) {
+  if (n_tokens <= 0) return;
+  // The packed path needs every weight packed for one activation format.
+  int act_block = -1;
+  bool packed = !items.empty();
+  int64_t cols = 0;
+  for (const GroupedMatMulItem& item : items) {
+    for (const WeightMatrix* w : item.w) {
+      if (w == nullptr) continue;
+      cols = w->cols;
+      if (w->packed == nullptr || (act_block >= 0 && w->packed->act_block != act_block)) {
+        packed = false;
+      } else {
+        act_block = w->packed->act_block;
+      }
+    }
+  }
+  if (!packed || act_block < 0) {
+    RunRowPrologue(prologue, n_tokens, pool);
+    for (const GroupedMatMulItem& item : items) {
+      MatMulOutput outs[2];
+      size_t n_out = 0;
+      for (int j = 0; j < 2; ++j) {
+        if (item.w[j] != nullptr) outs[n_out++] = {item.w[j], item.y[j]};
+      }
+      MatMulMulti(std::span<const MatMulOutput>(outs, n_out), x + item.first * cols, item.rows,
+                  pool);
+    }
+    return;
+  }
+  const PackedActivations acts =
+      QuantizePackedActivations(x, n_tokens, cols, act_block, pool, prologue);
+  // One scheduling range over every (item, weight)'s row groups, each rounded up to whole
+  // grains so that a grain never spans two weights.
+  struct Unit {
+    const PackedWeights* w;
+    float* y;
+    int64_t first, rows, offset;
+  };
+  thread_local std::vector<Unit> units;
+  units.clear();
+  int64_t total = 0;
+  for (const GroupedMatMulItem& item : items) {
+    assert(item.first % kGroupedRowAlign == 0 && item.first + item.rows <= n_tokens);
+    for (int j = 0; j < 2; ++j) {
+      if (item.w[j] == nullptr || item.rows == 0) continue;
+      const PackedWeights* p = item.w[j]->packed;
+      units.push_back({p, item.y[j], item.first, item.rows, total});
+      total += (p->groups + kGroupGrain - 1) / kGroupGrain * kGroupGrain;
+    }
+  }
+  const std::vector<Unit>& all = units;
+  ParallelFor(pool, total, kGroupGrain, [&](int64_t begin, int64_t end, int) {
+    // The first unit whose range ends after `begin` (units are in offset order).
+    auto it = std::upper_bound(all.begin(), all.end(), begin,
+                               [](int64_t v, const Unit& u) { return v < u.offset; });
+    if (it != all.begin()) --it;
+    for (; it != all.end() && it->offset < end; ++it) {
+      const Unit& u = *it;
+      const int64_t g0 = std::max(begin, u.offset) - u.offset;
+      const int64_t g1 = std::min(end - u.offset, u.w->groups);
+      if (g0 < g1) {
+        PackedGemmGroups(*u.w, SlicePackedActivations(acts, u.first), u.rows, g0, g1, u.y,
+                         u.w->rows);
+      }
+    }
+  });
+}
+
 void RunRowPrologue(const RowPrologue* prologue, int64_t n, ThreadPool* pool) {
   if (prologue == nullptr) return;
   if (n >= 16) {

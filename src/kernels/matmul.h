@@ -70,6 +70,26 @@ void RunRowPrologue(const RowPrologue* prologue, int64_t n, ThreadPool* pool);
 void MatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t n_tokens,
                  ThreadPool* pool, const RowPrologue* prologue = nullptr);
 
+// Weight matrices applied each to its own range of rows of one input, in one parallel region
+// split across the items and their output rows (a mixture of experts: each expert's gate and
+// up, or its down, to the rows routed to it). Item i: for each of its weights w[j] (w[1] may be
+// null), y[j] = x[first, first + rows) · w[j]ᵀ, y[j]: [rows, w[j]->rows]. x: [n_tokens, cols],
+// every item's rows inside it, `first` a multiple of kGroupedRowAlign; rows of x in no item
+// (padding) are read and their results dropped, so they must be finite (the prologue may write
+// them). Every weight must have `cols` columns. Where all weights are packed for the same
+// activation format, x is quantized once for every item; otherwise the items run one after
+// another through MatMulMulti (the prologue first). Per element, results are those of
+// MatMulMulti (batch invariance). prologue as MatMulMulti's, over [0, n_tokens).
+inline constexpr int64_t kGroupedRowAlign = 16;
+struct GroupedMatMulItem {
+  const WeightMatrix* w[2] = {nullptr, nullptr};
+  float* y[2] = {nullptr, nullptr};
+  int64_t first = 0;
+  int64_t rows = 0;
+};
+void GroupedMatMul(std::span<const GroupedMatMulItem> items, const float* x, int64_t n_tokens,
+                   ThreadPool* pool, const RowPrologue* prologue = nullptr);
+
 // Embedding lookup: out[i, :] = dequantized W[ids[i], :] for i in [0, n).
 // out: [n, w.cols]. Every id must be in [0, w.rows) (checked with assert only).
 void GetRows(const WeightMatrix& w, const int32_t* ids, int64_t n, float* out);

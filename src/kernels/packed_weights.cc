@@ -1,6 +1,7 @@
 #include "kernels/packed_weights.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -539,6 +540,26 @@ PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, in
     }
   }
   return a;
+}
+
+PackedActivations SlicePackedActivations(const PackedActivations& a, int64_t first_token) {
+  assert(first_token % kActTile == 0);
+  PackedActivations s = a;
+  if (a.xf != nullptr) {  // float weights: the rows themselves
+    s.xf = a.xf + first_token * a.xf_stride;
+    return s;
+  }
+  const int64_t t = first_token, tiles = first_token / kActTile;
+  s.qs = a.qs + t * static_cast<int64_t>(a.stride);
+  s.dx = a.dx + t * a.nb;
+  s.dxs = a.dxs + t * a.nb;
+  s.sum16 = a.sum16 + 2 * t * a.nb;
+  s.tq = a.tq + tiles * a.nb * kActTile * 32;
+  s.tdx = a.tdx + tiles * a.nb * kActTile;
+  s.tdxs = a.tdxs + tiles * a.nb * kActTile;
+  s.txsum = a.txsum + tiles * a.nb * kActTile;
+  s.tsum16 = a.tsum16 + tiles * a.nb * 2 * kActTile;
+  return s;
 }
 
 void PackedGemmGroups(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens,

@@ -164,6 +164,12 @@ PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, in
                                             int act_block, ThreadPool* pool,
                                             const RowPrologue* prologue = nullptr);
 
+// The activations of tokens first_token, first_token + 1, ... of `a` as activations of their
+// own (token 0 = a's first_token): views, nothing copied. first_token must be a multiple of
+// kActTile (the tiled copy is sliced by whole tiles); tokens past a's end in the last tile
+// are those a holds there.
+PackedActivations SlicePackedActivations(const PackedActivations& a, int64_t first_token);
+
 // y[t, r] for tokens [0, n_tokens) and row groups [g0, g1) of w; y row stride y_stride floats.
 void PackedGemmGroups(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens,
                       int64_t g0, int64_t g1, float* y, int64_t y_stride);

@@ -5,11 +5,13 @@
 // which keeps its capacity.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "kernels/attention.h"
+#include "kernels/matmul.h"
 #include "model/model_config.h"
 
 namespace radixlm::model {
@@ -28,6 +30,54 @@ class FloatBuffer {
   int64_t size_ = 0;
 };
 
+// The mixture-of-experts FFN's buffers (moe_ffn.h); empty for a dense model. The experts run
+// over chunks of at most kTokenChunk tokens; a chunk's rows routed to each expert are gathered
+// into one segment of `capacity` rows (each segment starts at a multiple of 16).
+struct MoeScratch {
+  static constexpr int64_t kTokenChunk = 256;
+
+  MoeScratch() = default;
+  MoeScratch(const ModelConfig& c, int64_t max_tokens)
+      : chunk(std::min(max_tokens, kTokenChunk)),
+        capacity(c.n_experts > 0 ? chunk * c.n_experts_used + 16 * c.n_experts : 0),
+        router(max_tokens * c.n_experts),
+        input(capacity * c.hidden_size),
+        gate(capacity * c.expert_ffn_size),
+        up(capacity * c.expert_ffn_size),
+        output(capacity * c.hidden_size),
+        chosen(max_tokens * c.n_experts_used),
+        weights(max_tokens * c.n_experts_used),
+        count(c.n_experts),
+        first(c.n_experts),
+        row_token(capacity),
+        slot_row(chunk * c.n_experts_used) {
+    gate_up_items.reserve(c.n_experts);
+    down_items.reserve(c.n_experts);
+  }
+
+  int64_t bytes() const {
+    const int64_t floats = router.size() + input.size() + gate.size() + up.size() + output.size();
+    const auto small = static_cast<int64_t>(chosen.size() + weights.size() + count.size() +
+                                            first.size() + row_token.size() + slot_row.size());
+    return (floats + small) * 4;
+  }
+
+  int64_t chunk = 0;            // tokens per chunk
+  int64_t capacity = 0;         // gathered rows per chunk, padding included
+  FloatBuffer router;           // [max_tokens, n_experts]: the router's logits, then probabilities
+  FloatBuffer input;            // [capacity, hidden]: a chunk's rows, gathered by expert
+  FloatBuffer gate;             // [capacity, expert_ffn]  (act(gate) * up after the activation)
+  FloatBuffer up;               // [capacity, expert_ffn]
+  FloatBuffer output;           // [capacity, hidden]: each gathered row's expert output
+  std::vector<int32_t> chosen;  // [max_tokens, n_experts_used]: each row's experts
+  std::vector<float> weights;   // [max_tokens, n_experts_used]: and their weights
+  std::vector<int32_t> count;   // [n_experts]: a chunk's rows routed to each expert
+  std::vector<int32_t> first;   // [n_experts]: where its segment starts
+  std::vector<int32_t> row_token;  // [capacity]: the token of each gathered row, -1: padding
+  std::vector<int32_t> slot_row;   // [chunk, n_experts_used]: the gathered row of each choice
+  std::vector<kernels::GroupedMatMulItem> gate_up_items, down_items;  // one per expert touched
+};
+
 struct ForwardScratch {
   ForwardScratch(const ModelConfig& c, int64_t max_tokens)
       : max_tokens(max_tokens),
@@ -39,7 +89,8 @@ struct ForwardScratch {
         k(max_tokens * c.kv_size()),
         v(max_tokens * c.kv_size()),
         gate(max_tokens * c.ffn_size),
-        up(max_tokens * c.ffn_size) {}
+        up(max_tokens * c.ffn_size),
+        moe(c, max_tokens) {}
 
   // Bytes of the float buffers (the attention-sequence lists are small and not counted).
   int64_t bytes() const {
@@ -47,7 +98,7 @@ struct ForwardScratch {
                 gate.size() + up.size();
     for (const FloatBuffer& b : rope_cos) n += b.size();
     for (const FloatBuffer& b : rope_sin) n += b.size();
-    return n * static_cast<int64_t>(sizeof(float));
+    return n * static_cast<int64_t>(sizeof(float)) + moe.bytes();
   }
 
   int64_t max_tokens;
@@ -65,6 +116,7 @@ struct ForwardScratch {
   std::vector<FloatBuffer> rope_sin;
   std::vector<kernels::AttentionSequence> attn_seqs;      // one per attention entry
   std::vector<kernels::AttentionSequence> swa_attn_seqs;  // the same over SWA rows (or empty)
+  MoeScratch moe;
 };
 
 }  // namespace radixlm::model

@@ -9,7 +9,8 @@
 
 namespace radixlm::model {
 
-// Shapes in ggml order ([cols, rows]); LayerTensorShape (tensor_names.h) gives them per config.
+// Shapes in ggml order ([cols, rows], and [cols, rows, n] for n stacked matrices: one per
+// expert); LayerTensorShape (tensor_names.h) gives them per config.
 enum class LayerTensor {
   kAttnNorm,      // attn_norm.weight            [hidden]
   kAttnQ,         // attn_q.weight               [hidden, n_heads * head_dim]
@@ -30,6 +31,11 @@ enum class LayerTensor {
   kPostFfnNorm,   // post_ffw_norm.weight        [hidden]
   kAttnQkv,       // attn_qkv.weight             [hidden, q_size + 2 * kv_size]: Q, K, V rows
   kAttnQkvBias,   // attn_qkv.bias               [q_size + 2 * kv_size]
+  // Mixture of experts (ModelConfig::n_experts > 0), in place of ffn_{gate,up,down}:
+  kFfnGateInp,   // ffn_gate_inp.weight         [hidden, n_experts]: the router
+  kFfnGateExps,  // ffn_gate_exps.weight        [hidden, expert_ffn, n_experts]
+  kFfnUpExps,    // ffn_up_exps.weight          [hidden, expert_ffn, n_experts]
+  kFfnDownExps,  // ffn_down_exps.weight        [expert_ffn, hidden, n_experts]
   kCount,
 };
 inline constexpr int kNumLayerTensors = static_cast<int>(LayerTensor::kCount);

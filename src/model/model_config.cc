@@ -1,5 +1,6 @@
 #include "model/model_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -186,6 +187,11 @@ StatusOr<ModelConfig> ModelConfig::FromGguf(const gguf::GgufFile& file) {
   }
 
   if (c.layer_tensors.empty()) c.layer_tensors.assign(c.n_layers, StandardLayerTensors(c));
+  if (c.n_experts > 0 &&
+      (c.n_experts_used <= 0 || c.n_experts_used > c.n_experts || c.expert_ffn_size <= 0)) {
+    return Internal("model family '" + c.arch + "' set " + std::to_string(c.n_experts) +
+                    " experts without a valid used count or expert width");
+  }
   if (static_cast<int64_t>(c.layer_tensors.size()) != c.n_layers) {
     return Internal("model family '" + c.arch + "' described " +
                     std::to_string(c.layer_tensors.size()) + " layers' tensors for " +
@@ -193,6 +199,36 @@ StatusOr<ModelConfig> ModelConfig::FromGguf(const gguf::GgufFile& file) {
   }
   return c;
 }
+
+namespace {
+
+// Parameters of the tensors layer `layer` has, counting `experts` of its experts.
+int64_t LayerParameters(const ModelConfig& c, int64_t layer, int64_t experts) {
+  int64_t n = 0;
+  for (int t = 0; t < kNumLayerTensors; ++t) {
+    const auto tensor = static_cast<LayerTensor>(t);
+    if (c.layer_tensors[layer][tensor] == TensorNeed::kAbsent) continue;
+    const ExpectedShape shape = LayerTensorShape(c, tensor);
+    int64_t count = 1;
+    for (int d = 0; d < shape.n_dims; ++d) count *= d == 2 ? experts : shape.dims[d];
+    n += count;
+  }
+  return n;
+}
+
+int64_t Parameters(const ModelConfig& c, bool active) {
+  int64_t n = 2 * c.vocab_size * c.hidden_size + c.hidden_size;  // embedding, head, final norm
+  const auto layers = std::min<int64_t>(c.n_layers, static_cast<int64_t>(c.layer_tensors.size()));
+  for (int64_t i = 0; i < layers; ++i) {
+    n += LayerParameters(c, i, active ? c.n_experts_used : c.n_experts);
+  }
+  return n;
+}
+
+}  // namespace
+
+int64_t ModelConfig::ActiveParameters() const { return Parameters(*this, true); }
+int64_t ModelConfig::TotalParameters() const { return Parameters(*this, false); }
 
 std::string ModelConfig::DebugString() const {
   std::ostringstream s;
@@ -212,6 +248,9 @@ std::string ModelConfig::DebugString() const {
   if (qk_norm) s << (qk_norm_per_head ? " qk_norm" : " qk_norm_row");
   if (fused_qkv) s << " fused_qkv";
   if (fused_gate_up) s << " fused_gate_up";
+  if (n_experts > 0) {
+    s << " experts=" << n_experts_used << "/" << n_experts << " expert_ffn=" << expert_ffn_size;
+  }
   if (attn_logit_softcap > 0.0f) s << " attn_softcap=" << attn_logit_softcap;
   if (final_logit_softcap > 0.0f) s << " final_softcap=" << final_logit_softcap;
   if (residual_scale != 1.0f) s << " residual_scale=" << residual_scale;

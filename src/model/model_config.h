@@ -108,6 +108,17 @@ struct ModelConfig {
   FfnActivation ffn_activation = FfnActivation::kSilu;
   bool fused_gate_up = false;  // ffn_up.weight holds the gate's rows then the up's (phi3)
 
+  // Mixture of experts (qwen3moe, Mixtral; llama.cpp's build_moe_ffn with softmax gating):
+  // with n_experts > 0 every layer's FFN is n_experts gated FFNs of expert_ffn_size; a router
+  // (ffn_gate_inp) gives each token a softmax over them, the token goes through the
+  // n_experts_used most probable, and its output is their sum weighted by those probabilities
+  // (divided by their sum with expert_weights_norm, then times expert_weights_scale).
+  int64_t n_experts = 0;        // expert_count
+  int64_t n_experts_used = 0;   // expert_used_count
+  int64_t expert_ffn_size = 0;  // rows of each expert's gate and up
+  bool expert_weights_norm = true;
+  float expert_weights_scale = 1.0f;
+
   // Embeddings, residual stream, logits.
   bool scale_embeddings = false;  // embeddings * embedding_scale (gemma: sqrt(hidden))
   float embedding_scale = 1.0f;
@@ -121,6 +132,10 @@ struct ModelConfig {
 
   int64_t q_size() const { return n_heads * head_dim; }      // width of Q rows
   int64_t kv_size() const { return n_kv_heads * head_dim; }  // width of K and V rows
+  // Parameters a token's forward pass reads (every weight but the unrouted experts'), and all
+  // of them; the same for a dense model. Counted from the shapes, embedding and head included.
+  int64_t ActiveParameters() const;
+  int64_t TotalParameters() const;
   bool IsSlidingLayer(int64_t layer) const;
   LayerAttentionConfig LayerAttention(int64_t layer) const;
 

@@ -31,6 +31,27 @@ std::array<kernels::WeightMatrix*, 7> LayerMatrices(LayerWeights& l) {
   return {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down};
 }
 
+// The router and every expert's matrices of a layer (none for a dense one).
+std::vector<kernels::WeightMatrix*> ExpertMatrices(LayerWeights& l) {
+  if (l.gate_inp.data == nullptr) return {};
+  std::vector<kernels::WeightMatrix*> out = {&l.gate_inp};
+  for (auto* experts : {&l.gate_exps, &l.up_exps, &l.down_exps}) {
+    for (kernels::WeightMatrix& m : *experts) out.push_back(&m);
+  }
+  return out;
+}
+
+// The stacked per-expert tensors and the LayerWeights vector each one's views go to.
+struct ExpertSlot {
+  LayerTensor tensor;
+  std::vector<kernels::WeightMatrix> LayerWeights::*experts;
+};
+constexpr ExpertSlot kExpertSlots[] = {
+    {LayerTensor::kFfnGateExps, &LayerWeights::gate_exps},
+    {LayerTensor::kFfnUpExps, &LayerWeights::up_exps},
+    {LayerTensor::kFfnDownExps, &LayerWeights::down_exps},
+};
+
 // Where each per-layer tensor goes in LayerWeights: a matrix or a float vector.
 struct LayerSlot {
   LayerTensor tensor;
@@ -56,8 +77,10 @@ constexpr LayerSlot kLayerSlots[] = {
     {LayerTensor::kPostFfnNorm, nullptr, &LayerWeights::post_ffn_norm},
     {LayerTensor::kAttnQkv, &LayerWeights::wqkv, nullptr},
     {LayerTensor::kAttnQkvBias, nullptr, &LayerWeights::bqkv},
+    {LayerTensor::kFfnGateInp, &LayerWeights::gate_inp, nullptr},
 };
-static_assert(std::size(kLayerSlots) == kNumLayerTensors, "every layer tensor has a slot");
+static_assert(std::size(kLayerSlots) + std::size(kExpertSlots) == kNumLayerTensors,
+              "every layer tensor has a slot");
 
 // Rows [first, first + rows) of m, as a matrix of their own (the rows are contiguous).
 kernels::WeightMatrix RowRange(const kernels::WeightMatrix& m, int64_t first, int64_t rows) {
@@ -128,6 +151,33 @@ class WeightLoader {
       return InvalidArgument("tensor '" + name + "' is truncated");
     }
     return kernels::MakeWeightMatrix(t->type, t->data, rows, cols);
+  }
+
+  // One matrix per expert: views of the consecutive [rows, cols] slices of a 3-D tensor.
+  StatusOr<std::vector<kernels::WeightMatrix>> Experts(const std::string& name,
+                                                       const ExpectedShape& shape) {
+    RADIXLM_ASSIGN_OR_RETURN(const gguf::TensorInfo* t, Find(name, shape));
+    const int64_t cols = shape.dims[0];
+    const int64_t rows = shape.dims[1];
+    const int64_t n = shape.dims[2];
+    if (!kernels::IsSupportedType(t->type) || kernels::GetVecDotFn(t->type) == nullptr) {
+      return Unimplemented("tensor '" + name + "' has type " + TypeName(t->type) +
+                           ", which the matmul kernels do not support");
+    }
+    if (!kernels::IsRowSizeValid(t->type, cols)) {
+      return InvalidArgument("tensor '" + name + "': row length " + std::to_string(cols) +
+                             " is not a multiple of the " + TypeName(t->type) + " block size");
+    }
+    const size_t matrix_bytes = kernels::RowBytes(t->type, cols) * static_cast<size_t>(rows);
+    if (matrix_bytes * static_cast<size_t>(n) > t->size_bytes) {
+      return InvalidArgument("tensor '" + name + "' is truncated");
+    }
+    std::vector<kernels::WeightMatrix> out;
+    out.reserve(n);
+    for (int64_t e = 0; e < n; ++e) {
+      out.push_back(kernels::MakeWeightMatrix(t->type, t->data + e * matrix_bytes, rows, cols));
+    }
+    return out;
   }
 
   // A 1-D tensor as floats (a view for F32, converted otherwise).
@@ -219,6 +269,13 @@ StatusOr<std::unique_ptr<ModelWeights>> ModelWeights::Load(const gguf::GgufFile&
         RADIXLM_ASSIGN_OR_RETURN(l.*slot.vector, loader.Vector(name, shape.dims[0]));
       }
     }
+    for (const ExpertSlot& slot : kExpertSlots) {
+      if (needs[slot.tensor] == TensorNeed::kAbsent) continue;
+      const std::string name = LayerTensorName(i, slot.tensor);
+      if (needs[slot.tensor] == TensorNeed::kOptional && file.FindTensor(name) == nullptr) continue;
+      RADIXLM_ASSIGN_OR_RETURN(l.*slot.experts,
+                               loader.Experts(name, LayerTensorShape(c, slot.tensor)));
+    }
     SplitFused(c, l);
   }
   w->PrepareMatrices(file, backend, pool, on_progress);
@@ -237,6 +294,7 @@ void ModelWeights::PrepareMatrices(const gguf::GgufFile& file,
   progress.bytes_total = matrix_bytes(output);
   for (LayerWeights& l : layers) {
     for (kernels::WeightMatrix* m : LayerMatrices(l)) progress.bytes_total += matrix_bytes(*m);
+    for (kernels::WeightMatrix* m : ExpertMatrices(l)) progress.bytes_total += matrix_bytes(*m);
   }
   auto report = [&] {
     if (!on_progress) return;
@@ -244,13 +302,15 @@ void ModelWeights::PrepareMatrices(const gguf::GgufFile& file,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     on_progress(progress);
   };
-  auto prepare = [&](kernels::WeightMatrix& m) {
+  auto prepare = [&](kernels::WeightMatrix& m, bool release = true) {
     if (m.data == nullptr) return;  // a tensor this layer does not have
     if (auto packed = backend.prepare_weights(&m, pool)) {
       resident_bytes_ += static_cast<int64_t>(packed->group_bytes) * packed->groups;
       prepared_.push_back(std::move(packed));
       // The forward pass reads the packed copy only: the source's pages can go.
-      released_bytes_ += static_cast<int64_t>(file.ReleasePages(m.data, matrix_bytes(m)));
+      if (release) {
+        released_bytes_ += static_cast<int64_t>(file.ReleasePages(m.data, matrix_bytes(m)));
+      }
     } else {
       resident_bytes_ += matrix_bytes(m);  // read from the mapping on every step
     }
@@ -261,6 +321,17 @@ void ModelWeights::PrepareMatrices(const gguf::GgufFile& file,
   prepare(output);
   report();
   for (LayerWeights& l : layers) {
+    for (kernels::WeightMatrix* m : ExpertMatrices(l)) {
+      prepare(*m, /*release=*/m == &l.gate_inp);
+      report();
+    }
+    // Each expert's slice is packed on its own, the stacked tensor's pages released at once
+    // (neighbouring slices share the pages at their ends).
+    for (const auto* experts : {&l.gate_exps, &l.up_exps, &l.down_exps}) {
+      if (experts->empty() || experts->front().packed == nullptr) continue;
+      const int64_t stacked = matrix_bytes(experts->front()) * std::ssize(*experts);
+      released_bytes_ += static_cast<int64_t>(file.ReleasePages(experts->front().data, stacked));
+    }
     const auto matrices = LayerMatrices(l);
     for (size_t i = 0; i < matrices.size(); ++i) {
       prepare(*matrices[i]);

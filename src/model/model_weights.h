@@ -47,6 +47,13 @@ struct LayerWeights {
   // left empty once they are taken (a fused ffn_up.weight is split the same way into gate, up).
   kernels::WeightMatrix wqkv;
   const float* bqkv = nullptr;  // a fused attn_qkv.bias as loaded; bq, bk, bv point into it
+  // Mixture of experts (in place of gate, up, down): the router, and per expert the views of
+  // its matrix in the stacked ffn_{gate,up,down}_exps tensors (each prepared on its own, so a
+  // step reads only the experts its tokens route to).
+  kernels::WeightMatrix gate_inp;                // rows n_experts, cols hidden
+  std::vector<kernels::WeightMatrix> gate_exps;  // [n_experts]: rows expert_ffn, cols hidden
+  std::vector<kernels::WeightMatrix> up_exps;    // [n_experts]: rows expert_ffn, cols hidden
+  std::vector<kernels::WeightMatrix> down_exps;  // [n_experts]: rows hidden, cols expert_ffn
 };
 
 struct ModelWeights {

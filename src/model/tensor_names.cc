@@ -40,6 +40,14 @@ std::string_view LayerTensorSuffix(LayerTensor t) {
       return "attn_qkv.weight";
     case LayerTensor::kAttnQkvBias:
       return "attn_qkv.bias";
+    case LayerTensor::kFfnGateInp:
+      return "ffn_gate_inp.weight";
+    case LayerTensor::kFfnGateExps:
+      return "ffn_gate_exps.weight";
+    case LayerTensor::kFfnUpExps:
+      return "ffn_up_exps.weight";
+    case LayerTensor::kFfnDownExps:
+      return "ffn_down_exps.weight";
     case LayerTensor::kCount:
       break;
   }
@@ -73,6 +81,14 @@ LayerTensorNeeds StandardLayerTensors(const ModelConfig& c) {
     n[LayerTensor::kAttnQ] = n[LayerTensor::kAttnK] = n[LayerTensor::kAttnV] = TensorNeed::kAbsent;
   }
   if (c.fused_gate_up) n[LayerTensor::kFfnGate] = TensorNeed::kAbsent;
+  if (c.n_experts > 0) {
+    n[LayerTensor::kFfnGate] = n[LayerTensor::kFfnUp] = n[LayerTensor::kFfnDown] =
+        TensorNeed::kAbsent;
+    for (LayerTensor t : {LayerTensor::kFfnGateInp, LayerTensor::kFfnGateExps,
+                          LayerTensor::kFfnUpExps, LayerTensor::kFfnDownExps}) {
+      n[t] = TensorNeed::kRequired;
+    }
+  }
   return n;
 }
 
@@ -88,6 +104,12 @@ ExpectedShape LayerTensorShape(const ModelConfig& c, LayerTensor t) {
     s.dims[0] = cols;
     s.dims[1] = rows;
     s.n_dims = 2;
+    return s;
+  };
+  auto experts = [&](int64_t cols, int64_t rows) {
+    ExpectedShape s = mat(cols, rows);
+    s.dims[2] = c.n_experts;
+    s.n_dims = 3;
     return s;
   };
   switch (t) {
@@ -122,6 +144,13 @@ ExpectedShape LayerTensorShape(const ModelConfig& c, LayerTensor t) {
       return vec(c.q_size() + 2 * c.kv_size());
     case LayerTensor::kFfnDown:
       return mat(c.ffn_size, c.hidden_size);
+    case LayerTensor::kFfnGateInp:
+      return mat(c.hidden_size, c.n_experts);
+    case LayerTensor::kFfnGateExps:
+    case LayerTensor::kFfnUpExps:
+      return experts(c.hidden_size, c.expert_ffn_size);
+    case LayerTensor::kFfnDownExps:
+      return experts(c.expert_ffn_size, c.hidden_size);
     case LayerTensor::kCount:
       break;
   }

@@ -31,13 +31,14 @@ std::string LayerTensorName(int64_t layer, LayerTensor t);
 // The tensors a layer needs under `config`'s flags: the projections (Q, K, V, or QKV fused with
 // fused_qkv) and the FFN (gate and up, or up alone with fused_gate_up) always; the input norms
 // with pre_norms, the Q/K/V biases with qkv_bias (optional otherwise), the Q/K norms with
-// qk_norm, the post-norms with post_norms.
+// qk_norm, the post-norms with post_norms; with n_experts > 0 the router and the experts'
+// gate, up and down in place of the dense FFN's.
 LayerTensorNeeds StandardLayerTensors(const ModelConfig& config);
 
 // Shape (ggml order) the tensor must have under `config`: {cols, rows} for matrices, {n} for
-// vectors.
+// vectors, {cols, rows, n_experts} for the experts' stacked matrices.
 struct ExpectedShape {
-  int64_t dims[2] = {0, 0};
+  int64_t dims[3] = {0, 0, 0};
   int n_dims = 0;
 };
 ExpectedShape LayerTensorShape(const ModelConfig& config, LayerTensor t);

@@ -6,6 +6,7 @@
 #include <span>
 
 #include "kernels/backend.h"
+#include "model/moe_ffn.h"
 
 namespace radixlm::model {
 
@@ -143,20 +144,25 @@ void RunFfnBlock(const LayerContext& ctx, int64_t n, ForwardScratch& s,
     InputNorm(k, c, w.ffn_norm, s, b, e);
   };
   const kernels::RowPrologue input_fn = std::ref(input);
-  const kernels::MatMulOutput gate_up[2] = {{&w.gate, s.gate.data()}, {&w.up, s.up.data()}};
-  k.matmul(std::span<const kernels::MatMulOutput>(gate_up, 2), s.xn.data(), n, ctx.pool, &input_fn);
-  // gate = act(gate) * up, in the region that quantizes it for the down projection.
-  auto activation = [&](int64_t b, int64_t e) {
-    float* g = s.gate.data() + b * f;
-    const float* u = s.up.data() + b * f;
-    if (c.ffn_activation == FfnActivation::kGeluTanh) {
-      k.geglu(g, u, g, (e - b) * f);
-    } else {
-      k.swiglu(g, u, g, (e - b) * f);
-    }
-  };
-  const kernels::RowPrologue activation_fn = std::ref(activation);
-  MatMul(ctx, w.down, s.gate.data(), n, s.proj.data(), &activation_fn);
+  if (!w.gate_exps.empty()) {
+    RunMoeFfn(ctx, n, input_fn, s);  // proj = the experts' mixture of xn
+  } else {
+    const kernels::MatMulOutput gate_up[2] = {{&w.gate, s.gate.data()}, {&w.up, s.up.data()}};
+    k.matmul(std::span<const kernels::MatMulOutput>(gate_up, 2), s.xn.data(), n, ctx.pool,
+             &input_fn);
+    // gate = act(gate) * up, in the region that quantizes it for the down projection.
+    auto activation = [&](int64_t b, int64_t e) {
+      float* g = s.gate.data() + b * f;
+      const float* u = s.up.data() + b * f;
+      if (c.ffn_activation == FfnActivation::kGeluTanh) {
+        k.geglu(g, u, g, (e - b) * f);
+      } else {
+        k.swiglu(g, u, g, (e - b) * f);
+      }
+    };
+    const kernels::RowPrologue activation_fn = std::ref(activation);
+    MatMul(ctx, w.down, s.gate.data(), n, s.proj.data(), &activation_fn);
+  }
   if (!defer_residual) {
     ParallelRows(ctx.pool, n, 2 * h, [&](int64_t b, int64_t e) {
       AddResidual(k, c, w.post_ffn_norm, s.x.data(), s.proj.data(), b, e);

@@ -151,6 +151,12 @@ json ModelInfoJson(const ServerContext& ctx) {
       {"chat_template", model.chat_template},
       {"arch", model.arch},
       {"model_name", model.name},
+      // Mixtures of experts: experts per layer and per token (0 when dense), and parameters
+      // in all and those a token reads.
+      {"num_experts", model.n_experts},
+      {"num_experts_per_tok", model.n_experts_used},
+      {"total_params", model.total_parameters},
+      {"active_params", model.active_parameters},
   };
 }
 

@@ -166,6 +166,68 @@ TEST(MatMul, PrologueRunsOnceOnEveryRowBeforeItIsRead) {
   }
 }
 
+// GroupedMatMul (a mixture of experts' GEMMs): each item's rows of the input through its own
+// weights give, bit for bit, what MatMulMulti gives for those rows alone, packed or not, for
+// segments of 1, 5 and 23 rows with padding between them.
+TEST(GroupedMatMul, EachItemEqualsItsOwnMatMul) {
+  std::mt19937 rng(16);
+  ThreadPool pool(2);
+  const int64_t cols = 256, rows = 48;
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_K, GgmlType::kF32}) {
+    std::vector<QuantizedMatrix> gate, up;
+    std::vector<std::unique_ptr<PackedWeights>> packs;
+    for (int e = 0; e < 3; ++e) {
+      gate.push_back(MakeMatrix(rng, type, rows, cols));
+      up.push_back(MakeMatrix(rng, type, rows, cols));
+    }
+    for (bool packed : {false, true}) {
+      if (packed && !PackedGemmAvailable()) continue;
+      for (auto* ms : {&gate, &up}) {
+        for (QuantizedMatrix& m : *ms) {
+          m.w.packed = nullptr;
+          if (packed) {
+            packs.push_back(PackWeights(m.w, &pool));
+            m.w.packed = packs.back().get();
+          }
+        }
+      }
+      const int64_t counts[3] = {1, 5, 23};
+      const int64_t firsts[3] = {0, 16, 32};
+      const int64_t n_tok = 64;  // rows 55..63 and the gaps: padding
+      const auto src = RandomFloats(rng, n_tok * cols);
+      std::vector<float> x(src.size(), 1e30f);  // written by the prologue
+      std::vector<std::atomic<int>> calls(n_tok);
+      const RowPrologue prologue = [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+          std::copy_n(src.data() + t * cols, cols, x.data() + t * cols);
+          calls[t].fetch_add(1);
+        }
+      };
+      std::vector<std::vector<float>> yg(3), yu(3);
+      std::vector<GroupedMatMulItem> items(3);
+      for (int e = 0; e < 3; ++e) {
+        yg[e].assign(counts[e] * rows, 0.0f);
+        yu[e].assign(counts[e] * rows, 0.0f);
+        items[e].w[0] = &gate[e].w;
+        items[e].w[1] = &up[e].w;
+        items[e].y[0] = yg[e].data();
+        items[e].y[1] = yu[e].data();
+        items[e].first = firsts[e];
+        items[e].rows = counts[e];
+      }
+      GroupedMatMul(items, x.data(), n_tok, &pool, &prologue);
+      for (int64_t t = 0; t < n_tok; ++t) EXPECT_EQ(calls[t].load(), 1) << t;
+      for (int e = 0; e < 3; ++e) {
+        std::vector<float> rg(yg[e].size()), ru(yu[e].size());
+        const MatMulOutput refs[] = {{&gate[e].w, rg.data()}, {&up[e].w, ru.data()}};
+        MatMulMulti(refs, src.data() + firsts[e] * cols, counts[e], &pool);
+        EXPECT_EQ(yg[e], rg) << static_cast<int>(type) << " packed " << packed << " item " << e;
+        EXPECT_EQ(yu[e], ru) << static_cast<int>(type) << " packed " << packed << " item " << e;
+      }
+    }
+  }
+}
+
 TEST(GetRows, DequantizesSelectedRows) {
   std::mt19937 rng(14);
   for (GgmlType t : {GgmlType::kQ8_0, GgmlType::kQ6_K, GgmlType::kF32, GgmlType::kBF16}) {

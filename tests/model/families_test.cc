@@ -19,9 +19,11 @@ using testing::TinyGemma2Spec;
 using testing::TinyGlm4Spec;
 using testing::TinyGraniteSpec;
 using testing::TinyMistral3Spec;
+using testing::TinyMixtralSpec;
 using testing::TinyModelSpec;
 using testing::TinyOlmo2Spec;
 using testing::TinyPhi3Spec;
+using testing::TinyQwen3MoeSpec;
 using testing::TinySmolLm3Spec;
 
 StatusOr<ModelConfig> ConfigOf(const TinyModelSpec& spec) {
@@ -36,7 +38,7 @@ Status LoadStatus(const TinyModelSpec& spec) {
 
 TEST(ModelFamilyRegistryTest, EveryFamilyIsFoundByItsArchitectures) {
   for (const char* arch : {"gemma2", "gemma3", "glm4", "granite", "llama", "mistral3", "olmo2",
-                           "phi3", "qwen2", "qwen3", "smollm3"}) {
+                           "phi3", "qwen2", "qwen3", "qwen3moe", "smollm3"}) {
     const ModelFamily* family = FindModelFamily(arch);
     ASSERT_NE(family, nullptr) << arch;
     EXPECT_EQ(family->name, arch);
@@ -44,7 +46,8 @@ TEST(ModelFamilyRegistryTest, EveryFamilyIsFoundByItsArchitectures) {
   EXPECT_EQ(FindModelFamily("mamba"), nullptr);
   EXPECT_EQ(FindModelFamily(""), nullptr);
   EXPECT_EQ(SupportedArchitectures(),
-            "gemma2, gemma3, glm4, granite, llama, mistral3, olmo2, phi3, qwen2, qwen3, smollm3");
+            "gemma2, gemma3, glm4, granite, llama, mistral3, olmo2, phi3, qwen2, qwen3, qwen3moe, "
+            "smollm3");
 }
 
 TEST(ModelFamilyRegistryTest, UnknownArchitectureNamesItAndTheSupportedOnes) {
@@ -55,7 +58,7 @@ TEST(ModelFamilyRegistryTest, UnknownArchitectureNamesItAndTheSupportedOnes) {
   EXPECT_EQ(c.status().code(), StatusCode::kUnimplemented);
   EXPECT_EQ(c.status().message(),
             "unsupported model architecture 'mamba2' (general.architecture); supported: gemma2, "
-            "gemma3, glm4, granite, llama, mistral3, olmo2, phi3, qwen2, qwen3, smollm3");
+            "gemma3, glm4, granite, llama, mistral3, olmo2, phi3, qwen2, qwen3, qwen3moe, smollm3");
 }
 
 TEST(ModelFamilyRegistryTest, ConfigNamesTheFamily) {
@@ -340,6 +343,106 @@ TEST(ModelFamilyTest, EachFamilyNamesAMissingRequiredTensor) {
           << st.message();
     }
   }
+}
+
+TEST(Qwen3MoeFamilyTest, QkNormsNeoxRopeAndExperts) {
+  auto c = ConfigOf(TinyQwen3MoeSpec());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->arch, "qwen3moe");
+  EXPECT_EQ(c->rope_layout, RopeLayout::kNeox);
+  EXPECT_TRUE(c->qk_norm);
+  EXPECT_EQ(c->n_experts, 8);
+  EXPECT_EQ(c->n_experts_used, 3);
+  EXPECT_EQ(c->expert_ffn_size, 32);  // expert_feed_forward_length, not feed_forward_length
+  EXPECT_TRUE(c->expert_weights_norm);
+  EXPECT_FLOAT_EQ(c->expert_weights_scale, 1.0f);
+  const LayerTensorNeeds& needs = c->layer_tensors[1];
+  for (LayerTensor t : {LayerTensor::kFfnGate, LayerTensor::kFfnUp, LayerTensor::kFfnDown}) {
+    EXPECT_EQ(needs[t], TensorNeed::kAbsent);
+  }
+  for (LayerTensor t : {LayerTensor::kFfnGateInp, LayerTensor::kFfnGateExps,
+                        LayerTensor::kFfnUpExps, LayerTensor::kFfnDownExps}) {
+    EXPECT_EQ(needs[t], TensorNeed::kRequired);
+  }
+  const ExpectedShape down = LayerTensorShape(*c, LayerTensor::kFfnDownExps);
+  ASSERT_EQ(down.n_dims, 3);
+  EXPECT_EQ(down.dims[0], 32);
+  EXPECT_EQ(down.dims[1], c->hidden_size);
+  EXPECT_EQ(down.dims[2], 8);
+  EXPECT_NE(c->DebugString().find("experts=3/8"), std::string::npos) << c->DebugString();
+  // Parameters: every expert in the total, three of eight per token in the active count.
+  const int64_t expert = 3 * 32 * c->hidden_size;
+  EXPECT_EQ(c->TotalParameters() - c->ActiveParameters(), c->n_layers * 5 * expert);
+}
+
+TEST(Qwen3MoeFamilyTest, ExpertCountsAreRequiredAndChecked) {
+  TinyModelSpec spec = TinyQwen3MoeSpec();
+  spec.n_experts = 0;  // no expert_count key
+  auto c = ConfigOf(spec);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("'qwen3moe.expert_count'"), std::string::npos)
+      << c.status().message();
+  spec = TinyQwen3MoeSpec();
+  spec.n_experts_used = 9;  // more than the 8 experts
+  auto too_many = ConfigOf(spec);
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_NE(too_many.status().message().find("'qwen3moe.expert_used_count'"), std::string::npos)
+      << too_many.status().message();
+}
+
+TEST(Qwen3MoeFamilyTest, ExpertsAreViewsOfTheStackedTensors) {
+  const auto bytes = BuildTinyModel(TinyQwen3MoeSpec());
+  auto m = Model::FromGguf(ParseTinyModel(bytes));
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const LayerWeights& l = (*m)->weights().layers[1];
+  ASSERT_EQ(l.gate_exps.size(), 8u);
+  ASSERT_EQ(l.down_exps.size(), 8u);
+  EXPECT_EQ(l.gate_inp.rows, 8);
+  EXPECT_EQ(l.up_exps[3].rows, 32);
+  EXPECT_EQ(l.down_exps[3].rows, (*m)->config().hidden_size);
+  EXPECT_EQ(l.down_exps[3].cols, 32);
+  for (size_t e = 1; e < 8; ++e) {
+    EXPECT_EQ(static_cast<const uint8_t*>(l.up_exps[e].data),
+              static_cast<const uint8_t*>(l.up_exps[e - 1].data) + 32 * l.up_exps[0].row_bytes);
+  }
+  EXPECT_EQ(l.gate.data, nullptr);  // no dense FFN
+}
+
+TEST(Qwen3MoeFamilyTest, MissingExpertTensorIsNamed) {
+  for (const char* missing : {"blk.1.ffn_gate_inp.weight", "blk.0.ffn_down_exps.weight"}) {
+    TinyModelSpec spec = TinyQwen3MoeSpec();
+    spec.omit_tensors = {missing};
+    const Status st = LoadStatus(spec);
+    ASSERT_FALSE(st.ok()) << missing;
+    EXPECT_NE(st.message().find(std::string("'") + missing + "'"), std::string::npos)
+        << st.message();
+  }
+}
+
+TEST(LlamaFamilyTest, ExpertCountMakesMixtralTheExpertsFfnWide) {
+  auto c = ConfigOf(TinyMixtralSpec());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->arch, "llama");
+  EXPECT_EQ(c->rope_layout, RopeLayout::kNormal);
+  EXPECT_EQ(c->n_experts, 4);
+  EXPECT_EQ(c->n_experts_used, 2);
+  EXPECT_EQ(c->expert_ffn_size, c->ffn_size);
+  EXPECT_EQ(c->layer_tensors[0][LayerTensor::kFfnUpExps], TensorNeed::kRequired);
+  // Without llama.expert_count: the dense llama.
+  auto dense = ConfigOf(TinyModelSpec());
+  ASSERT_TRUE(dense.ok());
+  EXPECT_EQ(dense->n_experts, 0);
+  EXPECT_EQ(dense->layer_tensors[0][LayerTensor::kFfnGateInp], TensorNeed::kAbsent);
+  EXPECT_EQ(dense->ActiveParameters(), dense->TotalParameters());
+}
+
+TEST(ModelFamilyRegistryTest, GptOssIsRefusedByName) {
+  TinyModelSpec spec;
+  spec.arch = "gpt-oss";
+  auto c = ConfigOf(spec);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(c.status().message().find("'gpt-oss'"), std::string::npos) << c.status().message();
 }
 
 }  // namespace

@@ -58,7 +58,8 @@ TEST_P(LlamaCppReferenceTest, NextTokenDistributionsMatchLlamaCpp) {
   auto model = Model::Load(kDir + fixture["gguf"].get<std::string>(),
                            {.n_threads = 2, .max_batch_tokens = n});
   ASSERT_TRUE(model.ok()) << model.status().ToString();
-  EXPECT_EQ((*model)->config().arch, GetParam());
+  // The family that reads the file (mixtral's is llama's).
+  EXPECT_EQ((*model)->config().arch, fixture.value("arch", GetParam()));
   const int64_t vocab = (*model)->config().vocab_size;
 
   std::vector<float> want(n * vocab);
@@ -104,8 +105,8 @@ TEST_P(LlamaCppReferenceTest, NextTokenDistributionsMatchLlamaCpp) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, LlamaCppReferenceTest,
-                         ::testing::Values("gemma2", "glm4", "granite", "mistral3", "olmo2", "phi3",
-                                           "smollm3"),
+                         ::testing::Values("gemma2", "glm4", "granite", "mistral3", "mixtral",
+                                           "olmo2", "phi3", "qwen3moe", "smollm3"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });

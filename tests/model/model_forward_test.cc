@@ -26,9 +26,11 @@ using testing::TinyGemma3Spec;
 using testing::TinyGlm4Spec;
 using testing::TinyGraniteSpec;
 using testing::TinyMistral3Spec;
+using testing::TinyMixtralSpec;
 using testing::TinyModelSpec;
 using testing::TinyOlmo2Spec;
 using testing::TinyPhi3Spec;
+using testing::TinyQwen3MoeSpec;
 using testing::TinySmolLm3Spec;
 
 struct ForwardCase {
@@ -166,6 +168,22 @@ std::vector<ForwardCase> Cases() {
     ForwardCase c{"smollm3_q4_0", TinySmolLm3Spec()};
     c.spec.matrix_type = GgmlType::kQ4_0;
     c.spec.type_overrides = {{"token_embd.weight", GgmlType::kQ8_0}};
+    cases.push_back(c);
+  }
+  cases.push_back({"qwen3moe_f32", TinyQwen3MoeSpec()});
+  {
+    ForwardCase c{"qwen3moe_q8_0", TinyQwen3MoeSpec()};
+    c.spec.matrix_type = GgmlType::kQ8_0;
+    cases.push_back(c);
+  }
+  cases.push_back({"mixtral_f32", TinyMixtralSpec()});
+  {
+    // K-quant experts at a width they accept (the experts' down projection reads 256 columns).
+    ForwardCase c{"mixtral_q5_k", TinyMixtralSpec()};
+    c.spec.hidden = 256;
+    c.spec.ffn = 256;
+    c.spec.matrix_type = GgmlType::kQ5_K;
+    c.spec.type_overrides = {{"ffn_down_exps.weight", GgmlType::kQ6_K}};
     cases.push_back(c);
   }
   return cases;

@@ -1,5 +1,6 @@
 #include "reference_model.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <string>
@@ -82,6 +83,14 @@ ReferenceModel::ReferenceModel(const gguf::GgufFile& file, kernels::KvDtype kv_d
     l.post_attn_norm = vector(LayerTensor::kPostAttnNorm);
     l.post_ffn_norm = vector(LayerTensor::kPostFfnNorm);
     l.ffn_norm = vector(LayerTensor::kFfnNorm);
+    if (config_.n_experts > 0) {
+      l.router = LoadMatrix(file, LayerName(i, "ffn_gate_inp.weight"));
+      l.gate_exps = LoadExperts(file, LayerName(i, "ffn_gate_exps.weight"));
+      l.up_exps = LoadExperts(file, LayerName(i, "ffn_up_exps.weight"));
+      l.down_exps = LoadExperts(file, LayerName(i, "ffn_down_exps.weight"));
+      layers_.push_back(std::move(l));
+      continue;
+    }
     if (config_.fused_gate_up) {  // the gate's rows, then the up's
       const Matrix gate_up = LoadMatrix(file, LayerName(i, "ffn_up.weight"));
       l.gate = RowRange(gate_up, 0, config_.ffn_size);
@@ -109,6 +118,27 @@ ReferenceModel::Matrix ReferenceModel::LoadMatrix(const gguf::GgufFile& file,
     kernels::DequantizeRow(t->type, t->data + r * row_bytes, m.w.data() + r * m.cols, m.cols);
   }
   return m;
+}
+
+std::vector<ReferenceModel::Matrix> ReferenceModel::LoadExperts(const gguf::GgufFile& file,
+                                                                const std::string& name) const {
+  const gguf::TensorInfo* t = file.FindTensor(name);
+  assert(t != nullptr && t->shape.size() == 3);
+  const int64_t cols = t->shape[0], rows = t->shape[1];
+  const size_t row_bytes = kernels::RowBytes(t->type, cols);
+  std::vector<Matrix> out(t->shape[2]);
+  for (size_t e = 0; e < out.size(); ++e) {
+    Matrix& m = out[e];
+    m.type = t->type;
+    m.cols = cols;
+    m.rows = rows;
+    m.w.resize(rows * cols);
+    for (int64_t r = 0; r < rows; ++r) {
+      kernels::DequantizeRow(t->type, t->data + (e * rows + r) * row_bytes, m.w.data() + r * cols,
+                             cols);
+    }
+  }
+  return out;
 }
 
 ReferenceModel::Matrix ReferenceModel::RowRange(const Matrix& m, int64_t first, int64_t rows) {
@@ -244,6 +274,44 @@ void ReferenceModel::F16AccumulatorAttention(const std::vector<double>& scores,
   for (int64_t e = 0; e < d; ++e) out[e] = acc[e] * (1.0f / sum);
 }
 
+std::vector<float> ReferenceModel::GatedFfn(const Matrix& gate, const Matrix& up,
+                                            const Matrix& down,
+                                            const std::vector<float>& xn) const {
+  std::vector<float> g = MatVec(gate, xn);
+  const std::vector<float> u = MatVec(up, xn);
+  for (size_t i = 0; i < g.size(); ++i) {
+    const double act = config_.ffn_activation == FfnActivation::kGeluTanh ? Gelu(g[i]) : Silu(g[i]);
+    g[i] = static_cast<float>(act * u[i]);
+  }
+  return MatVec(down, g);
+}
+
+std::vector<float> ReferenceModel::Ffn(const Layer& l, const std::vector<float>& xn) const {
+  if (l.gate_exps.empty()) return GatedFfn(l.gate, l.up, l.down, xn);
+  // Softmax over the router's logits, the n_experts_used most probable experts, their
+  // probabilities renormalized to sum 1 (llama.cpp's build_moe_ffn with softmax gating).
+  const std::vector<float> logits = MatVec(l.router, xn);
+  std::vector<double> p(logits.size());
+  const double max = *std::max_element(logits.begin(), logits.end());
+  double sum = 0.0;
+  for (size_t e = 0; e < p.size(); ++e) sum += (p[e] = std::exp(logits[e] - max));
+  for (double& v : p) v /= sum;
+  std::vector<int> order(p.size());
+  for (size_t e = 0; e < order.size(); ++e) order[e] = static_cast<int>(e);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return p[a] > p[b]; });
+  order.resize(config_.n_experts_used);
+  double chosen_sum = 0.0;
+  for (int e : order) chosen_sum += p[e];
+  std::vector<double> out(config_.hidden_size, 0.0);
+  for (int e : order) {
+    double weight = p[e] * config_.expert_weights_scale;
+    if (config_.expert_weights_norm) weight /= chosen_sum;
+    const std::vector<float> y = GatedFfn(l.gate_exps[e], l.up_exps[e], l.down_exps[e], xn);
+    for (size_t i = 0; i < out.size(); ++i) out[i] += weight * y[i];
+  }
+  return std::vector<float>(out.begin(), out.end());
+}
+
 std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_t>& tokens) const {
   const ModelConfig& c = config_;
   const int64_t n = static_cast<int64_t>(tokens.size());
@@ -349,14 +417,7 @@ std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_
       std::vector<float> o = RmsNorm(MatVec(l.wo, attn), l.post_attn_norm);
       for (int64_t i = 0; i < h; ++i) x[t][i] += o[i] * c.residual_scale;
 
-      const std::vector<float> xn = RmsNorm(x[t], l.ffn_norm);
-      std::vector<float> g = MatVec(l.gate, xn);
-      const std::vector<float> u = MatVec(l.up, xn);
-      for (size_t i = 0; i < g.size(); ++i) {
-        const double act = c.ffn_activation == FfnActivation::kGeluTanh ? Gelu(g[i]) : Silu(g[i]);
-        g[i] = static_cast<float>(act * u[i]);
-      }
-      const std::vector<float> f = RmsNorm(MatVec(l.down, g), l.post_ffn_norm);
+      const std::vector<float> f = RmsNorm(Ffn(l, RmsNorm(x[t], l.ffn_norm)), l.post_ffn_norm);
       for (int64_t i = 0; i < h; ++i) x[t][i] += f[i] * c.residual_scale;
     }
   }

@@ -49,9 +49,18 @@ class ReferenceModel {
     std::vector<float> attn_norm, bq, bk, bv, q_norm, k_norm, post_attn_norm, ffn_norm,
         post_ffn_norm;
     Matrix wq, wk, wv, wo, gate, up, down;
+    // Mixture of experts: the router and each expert's matrices ([n_experts]), or empty.
+    Matrix router;
+    std::vector<Matrix> gate_exps, up_exps, down_exps;
   };
 
   Matrix LoadMatrix(const gguf::GgufFile& file, const std::string& name) const;
+  // The [cols, rows] matrices of a [cols, rows, n] tensor.
+  std::vector<Matrix> LoadExperts(const gguf::GgufFile& file, const std::string& name) const;
+  // The FFN of one token's normalized input: gated, or the mixture of experts.
+  std::vector<float> Ffn(const Layer& l, const std::vector<float>& xn) const;
+  std::vector<float> GatedFfn(const Matrix& gate, const Matrix& up, const Matrix& down,
+                              const std::vector<float>& xn) const;
   static Matrix RowRange(const Matrix& m, int64_t first, int64_t rows);
   std::vector<float> LoadVector(const gguf::GgufFile& file, const std::string& name) const;
   std::vector<float> MatVec(const Matrix& m, const std::vector<float>& x) const;

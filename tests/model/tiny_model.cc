@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <optional>
 #include <random>
 
 #include "gguf/gguf_writer.h"
@@ -40,6 +41,15 @@ class Builder {
       w_.AddMetadata(a + ".attention.sliding_window",
                      Value::U32(static_cast<uint32_t>(spec_.sliding_window)));
     }
+    if (spec_.n_experts > 0) {
+      w_.AddMetadata(a + ".expert_count", Value::U32(static_cast<uint32_t>(spec_.n_experts)));
+      w_.AddMetadata(a + ".expert_used_count",
+                     Value::U32(static_cast<uint32_t>(spec_.n_experts_used)));
+      if (a == "qwen3moe") {
+        w_.AddMetadata(a + ".expert_feed_forward_length",
+                       Value::U32(static_cast<uint32_t>(spec_.expert_ffn)));
+      }
+    }
     for (const auto& [key, value] : spec_.extra_metadata) w_.AddMetadata(key, value);
     if (spec_.rope_linear_factor > 0.0f) {
       w_.AddMetadata(a + ".rope.scaling.type", Value::Str("linear"));
@@ -50,7 +60,7 @@ class Builder {
     const int64_t qs = spec_.n_heads * spec_.head_dim;
     const int64_t kvs = spec_.n_kv_heads * spec_.head_dim;
     // Which tensors each family's layers have (model/families/).
-    const bool qk_norm = a == "gemma3" || a == "qwen3" || a == "olmo2";
+    const bool qk_norm = a == "gemma3" || a == "qwen3" || a == "qwen3moe" || a == "olmo2";
     const bool qk_norm_whole_row = a == "olmo2";
     const bool pre_norms = a != "olmo2";
     const bool post_norms = a == "gemma3" || a == "gemma2" || a == "olmo2" || a == "glm4";
@@ -96,13 +106,21 @@ class Builder {
       }
       if (post_norms) Norm(p + "post_attention_norm.weight", h);
       if (pre_norms) Norm(p + "ffn_norm.weight", h);
-      if (fused_gate_up) {
+      if (spec_.n_experts > 0) {
+        const int64_t ef = a == "qwen3moe" ? spec_.expert_ffn : spec_.ffn;
+        Matrix(p + "ffn_gate_inp.weight", h, spec_.n_experts, 1.0f / std::sqrt(h), GgmlType::kF32);
+        Experts(p + "ffn_gate_exps.weight", h, ef, 1.0f / std::sqrt(h));
+        Experts(p + "ffn_up_exps.weight", h, ef, 1.0f / std::sqrt(h));
+        Experts(p + "ffn_down_exps.weight", ef, h, 1.0f / std::sqrt(ef));
+      } else if (fused_gate_up) {
         Matrix(p + "ffn_up.weight", h, 2 * spec_.ffn, 1.0f / std::sqrt(h));
       } else {
         Matrix(p + "ffn_gate.weight", h, spec_.ffn, 1.0f / std::sqrt(h));
         Matrix(p + "ffn_up.weight", h, spec_.ffn, 1.0f / std::sqrt(h));
       }
-      Matrix(p + "ffn_down.weight", spec_.ffn, h, 1.0f / std::sqrt(spec_.ffn));
+      if (spec_.n_experts == 0) {
+        Matrix(p + "ffn_down.weight", spec_.ffn, h, 1.0f / std::sqrt(spec_.ffn));
+      }
       if (post_norms) Norm(p + "post_ffw_norm.weight", h);
     }
     for (const std::string& name : spec_.extra_vectors) Vector(name, Random(h, 0.2f));
@@ -122,8 +140,9 @@ class Builder {
     return v;
   }
 
-  GgmlType TypeFor(const std::string& name, int64_t cols) const {
-    GgmlType t = spec_.matrix_type;
+  GgmlType TypeFor(const std::string& name, int64_t cols,
+                   std::optional<GgmlType> type_default = std::nullopt) const {
+    GgmlType t = type_default.value_or(spec_.matrix_type);
     const std::string suffix =
         name.rfind("blk.", 0) == 0 ? name.substr(name.find('.', 4) + 1) : name;
     if (auto it = spec_.type_overrides.find(suffix); it != spec_.type_overrides.end()) {
@@ -136,19 +155,28 @@ class Builder {
   }
 
   // A [cols, rows] (ggml order) matrix with uniform entries in [-scale*sqrt(3), ...] (unit
-  // variance rows when scale = 1/sqrt(cols)).
-  void Matrix(const std::string& name, int64_t cols, int64_t rows, float scale) {
-    std::vector<float> v = Random(cols * rows, scale * std::sqrt(3.0f));
+  // variance rows when scale = 1/sqrt(cols)), or [cols, rows, n] (n_experts matrices).
+  // `type` (when not a type override) replaces the spec's matrix type.
+  void Matrix(const std::string& name, int64_t cols, int64_t rows, float scale,
+              std::optional<GgmlType> type_default = std::nullopt, int64_t n = 1) {
+    std::vector<float> v = Random(cols * rows * n, scale * std::sqrt(3.0f));
     if (Omitted(name)) return;
-    const GgmlType type = TypeFor(name, cols);
+    const GgmlType type = TypeFor(name, cols, type_default);
     const size_t row_bytes = kernels::RowBytes(type, cols);
-    std::vector<uint8_t> data(row_bytes * rows);
-    for (int64_t r = 0; r < rows; ++r) {
+    std::vector<uint8_t> data(row_bytes * rows * n);
+    for (int64_t r = 0; r < rows * n; ++r) {
       kernels::QuantizeRow(type, v.data() + r * cols, data.data() + r * row_bytes, cols);
     }
-    Status st = w_.AddTensor(name, type, {cols, rows}, std::move(data));
+    std::vector<int64_t> shape = {cols, rows};
+    if (n > 1 || name.find("_exps.") != std::string::npos) shape.push_back(n);
+    Status st = w_.AddTensor(name, type, shape, std::move(data));
     assert(st.ok());
     (void)st;
+  }
+
+  // Every expert's [cols, rows] matrix, stacked: [cols, rows, n_experts].
+  void Experts(const std::string& name, int64_t cols, int64_t rows, float scale) {
+    Matrix(name, cols, rows, scale, std::nullopt, spec_.n_experts);
   }
 
   void Vector(const std::string& name, const std::vector<float>& v) {
@@ -272,6 +300,29 @@ TinyModelSpec TinySmolLm3Spec() {
   s.n_heads = 4;
   s.n_kv_heads = 1;
   s.tied_output = true;
+  return s;
+}
+
+TinyModelSpec TinyQwen3MoeSpec() {
+  TinyModelSpec s;
+  s.arch = "qwen3moe";
+  s.n_layers = 2;
+  s.n_heads = 4;
+  s.n_kv_heads = 2;
+  s.head_dim = 16;
+  s.n_experts = 8;
+  s.n_experts_used = 3;
+  s.expert_ffn = 32;
+  return s;
+}
+
+TinyModelSpec TinyMixtralSpec() {
+  TinyModelSpec s;
+  s.arch = "llama";
+  s.n_layers = 2;
+  s.tied_output = false;
+  s.n_experts = 4;
+  s.n_experts_used = 2;
   return s;
 }
 

@@ -36,6 +36,12 @@ struct TinyModelSpec {
   std::map<std::string, gguf::GgmlType> type_overrides;
   std::vector<std::string> omit_tensors;   // names left out (for error tests)
   std::vector<std::string> extra_vectors;  // [hidden] F32 tensors written as well (ditto)
+  // Mixture of experts (n_experts > 0): <arch>.expert_count / expert_used_count (and, for
+  // qwen3moe, expert_feed_forward_length = expert_ffn), an F32 router and stacked expert
+  // tensors in place of the dense FFN. For llama (Mixtral) the experts are ffn wide.
+  int64_t n_experts = 0;
+  int64_t n_experts_used = 0;
+  int64_t expert_ffn = 0;
   std::vector<std::pair<std::string, gguf::Value>> extra_metadata;  // e.g. a tokenizer
   uint32_t seed = 1;
 };
@@ -61,6 +67,11 @@ TinyModelSpec TinyPhi3Spec();
 TinyModelSpec TinyGlm4Spec();
 TinyModelSpec TinyMistral3Spec();
 TinyModelSpec TinySmolLm3Spec();
+
+// Mixtures of experts: qwen3moe (Q/K norms, NeoX RoPE) with 8 experts of 32, 3 per token;
+// Mixtral (a llama file with llama.expert_count) with 4 experts of ffn (128), 2 per token.
+TinyModelSpec TinyQwen3MoeSpec();
+TinyModelSpec TinyMixtralSpec();
 
 // The serialized GGUF file.
 std::vector<uint8_t> BuildTinyModel(const TinyModelSpec& spec);

@@ -16,15 +16,16 @@ const ModelFamily& Olmo2Family();
 const ModelFamily& Phi3Family();
 const ModelFamily& Qwen2Family();
 const ModelFamily& Qwen3Family();
+const ModelFamily& Qwen3MoeFamily();
 const ModelFamily& SmolLm3Family();
 
 namespace {
 
 std::span<const ModelFamily* const> Families() {
   static const ModelFamily* const families[] = {
-      &Gemma2Family(), &Gemma3Family(),   &Glm4Family(),    &GraniteFamily(),
-      &LlamaFamily(),  &Mistral3Family(), &Olmo2Family(),   &Phi3Family(),
-      &Qwen2Family(),  &Qwen3Family(),    &SmolLm3Family(),
+      &Gemma2Family(), &Gemma3Family(),   &Glm4Family(),     &GraniteFamily(),
+      &LlamaFamily(),  &Mistral3Family(), &Olmo2Family(),    &Phi3Family(),
+      &Qwen2Family(),  &Qwen3Family(),    &Qwen3MoeFamily(), &SmolLm3Family(),
   };
   return families;
 }
@@ -84,6 +85,22 @@ Status RefuseLayerTensors(const ArchMetadata& metadata, int64_t n_layers,
       }
     }
   }
+  return Status::Ok();
+}
+
+Status ReadExperts(const ArchMetadata& metadata, int64_t expert_ffn_size, bool required,
+                   ModelConfig* c) {
+  if (!required && !metadata.Has("expert_count")) return Status::Ok();
+  RADIXLM_ASSIGN_OR_RETURN(c->n_experts, metadata.Positive("expert_count"));
+  RADIXLM_ASSIGN_OR_RETURN(c->n_experts_used, metadata.Positive("expert_used_count"));
+  if (c->n_experts_used > c->n_experts) {
+    return InvalidArgument("model metadata: '" + metadata.Key("expert_used_count") + "' (" +
+                           std::to_string(c->n_experts_used) + ") exceeds '" +
+                           metadata.Key("expert_count") + "' (" + std::to_string(c->n_experts) +
+                           ")");
+  }
+  c->expert_ffn_size = expert_ffn_size;
+  c->expert_weights_norm = true;
   return Status::Ok();
 }
 

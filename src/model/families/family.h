@@ -66,6 +66,13 @@ struct ModelFamily {
 Status RefuseLayerTensors(const ArchMetadata& metadata, int64_t n_layers,
                           std::span<const std::string_view> suffixes);
 
+// A mixture-of-experts FFN as llama.cpp's build_moe_ffn reads it: expert_count experts
+// (none: the model stays dense, unless `required`), expert_used_count of them per token
+// (0 < used <= count), each expert_ffn_size wide; softmax gating with the chosen weights
+// renormalized. InvalidArgument naming the key otherwise.
+Status ReadExperts(const ArchMetadata& metadata, int64_t expert_ffn_size, bool required,
+                   ModelConfig* config);
+
 // The family that reads `architecture` (a general.architecture value), or null.
 const ModelFamily* FindModelFamily(std::string_view architecture);
 // Every architecture some family reads, sorted: "gemma2, gemma3, llama, ...".

@@ -49,7 +49,8 @@ def llama_logits(tool, model, ids_path, ubatch):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--llama-logits", required=True, help="the built llama_logits.cc")
-    ap.add_argument("--families", default="gemma2,glm4,granite,mistral3,olmo2,phi3,smollm3")
+    ap.add_argument("--families",
+                    default="gemma2,glm4,granite,mistral3,mixtral,olmo2,phi3,qwen3moe,smollm3")
     args = ap.parse_args()
     os.makedirs(OUT, exist_ok=True)
     ids = np.random.default_rng(SEED).integers(0, VOCAB, size=N_POSITIONS, dtype=np.int32)
@@ -59,6 +60,13 @@ def main():
         "ids": ids.tolist(),
         "families": {},
     }
+    # Families not written this time keep their fixtures.
+    manifest_path = os.path.join(OUT, "fixtures.json")
+    if os.path.exists(manifest_path):
+        with open(manifest_path) as f:
+            old = json.load(f)
+        if old.get("ids") == manifest["ids"]:
+            manifest["families"] = old.get("families", {})
     with tempfile.NamedTemporaryFile(suffix=".ids", delete=False) as f:
         ids.tofile(f)
         ids_path = f.name
@@ -73,7 +81,9 @@ def main():
         batch.tofile(os.path.join(OUT, f"{family}.llama_logits.f32"))
         lb, l1 = log_softmax(batch), log_softmax(one_by_one)
         self_kl = float((np.exp(lb) * (lb - l1)).sum(axis=1).mean())
+        arch = {"mixtral": "llama"}.get(family, family)  # general.architecture
         manifest["families"][family] = {
+            "arch": arch,
             "gguf": f"{family}.gguf",
             "logits": f"{family}.llama_logits.f32",
             "ubatch": N_POSITIONS,
@@ -81,7 +91,8 @@ def main():
         }
         print(f"{family}: llama.cpp ubatch {N_POSITIONS} vs 1: mean KL {self_kl:.3e}")
     os.remove(ids_path)
-    with open(os.path.join(OUT, "fixtures.json"), "w") as f:
+    manifest["families"] = dict(sorted(manifest["families"].items()))
+    with open(manifest_path, "w") as f:
         json.dump(manifest, f, indent=1)
         f.write("\n")
 

@@ -2,10 +2,11 @@
 """Synthetic GGUF of a model family with random weights, for comparing radixlm's next-token
 distributions with llama.cpp's on the same file (compare.py, make_fixtures.sh).
 
---shape real: the shapes (hidden, heads, KV heads, head dim, FFN) of one real member of the
-family with few layers, and SmolLM2-135M's tokenizer (49152 tokens, from RADIXLM_CHAT_MODEL)
-in place of the real one. --shape tiny: a few-KB model of the family (hidden 32, 128 tokens,
-tokenizer.ggml.model "no_vocab"), the fixtures under tests/model/testdata/.
+--shape real: the shapes (hidden, heads, KV heads, head dim, FFN, expert widths) of one real
+member of the family with few layers (and, for mixtures of experts, fewer experts), and
+SmolLM2-135M's tokenizer (49152 tokens, from RADIXLM_CHAT_MODEL) in place of the real one.
+--shape tiny: a few-KB model of the family (hidden 32, 128 tokens, tokenizer.ggml.model
+"no_vocab"), the fixtures under tests/model/testdata/.
 
 Weights: matrices N(0, (gain/sqrt(cols))^2) (unit-gain projections, so the residual stream and
 attention scores keep a real model's magnitudes), token_embd N(0, std^2) with std chosen for
@@ -81,6 +82,19 @@ REAL = {
                  keys={"rope.scaling.original_context_length": 512,
                        "rope.scaling.attn_factor": 1.190238},
                  tensors=["attn_norm", "qkv_fused", "ffn_norm", "ffn_fused"], longrope=True),
+    # Qwen3-30B-A3B's widths (128 experts of 768, 8 per token) with 32 experts: per-head Q/K
+    # norms, NeoX RoPE, a mixture of experts in every layer.
+    "qwen3moe": dict(hidden=2048, heads=32, kv=4, hd=128, ffn=6144, layers=4, tied=False,
+                     rope=1000000.0, eps=1e-6,
+                     keys={"expert_count": 32, "expert_used_count": 8,
+                           "expert_feed_forward_length": 768},
+                     tensors=["attn_norm", "qkv", "qk_norm", "ffn_norm", "moe"]),
+    # Mixtral-8x7B's widths (8 experts of 14336, 2 per token) with 4 experts: a llama file with
+    # llama.expert_count.
+    "mixtral": dict(arch="llama", hidden=4096, heads=32, kv=8, hd=128, ffn=14336, layers=2,
+                    tied=False, rope=1000000.0, eps=1e-5,
+                    keys={"expert_count": 4, "expert_used_count": 2},
+                    tensors=["attn_norm", "qkv", "ffn_norm", "moe"]),
     # SmolLM3-3B (layer 3 has no RoPE)
     "smollm3": dict(hidden=2048, heads=16, kv=4, hd=128, ffn=11008, layers=4, tied=True,
                     rope=5000000.0, eps=1e-6, keys={},
@@ -104,6 +118,13 @@ TINY = {
     # llama.cpp's olmo2 takes the head dimension as hidden / heads.
     "olmo2": dict(TINY_BASE, hidden=64, kv=2, tied=False, keys={"attention.sliding_window": 8},
                   tensors=REAL["olmo2"]["tensors"]),
+    "qwen3moe": dict(TINY_BASE, hidden=64, kv=2, hd=16, heads=4, layers=3, tied=False,
+                     keys={"expert_count": 8, "expert_used_count": 3,
+                           "expert_feed_forward_length": 32},
+                     tensors=REAL["qwen3moe"]["tensors"]),
+    "mixtral": dict(TINY_BASE, arch="llama", layers=3, tied=False,
+                    keys={"expert_count": 4, "expert_used_count": 2},
+                    tensors=REAL["mixtral"]["tensors"]),
     "smollm3": dict(TINY_BASE, layers=5, tied=True, keys={},
                     tensors=REAL["smollm3"]["tensors"], embd_std=0.6),
     "glm4": dict(TINY_BASE, hidden=64, layers=3, tied=False, keys={}, rope_dims=16,
@@ -139,7 +160,8 @@ def main():
     qtype = {"Q8_0": gguf.GGMLQuantizationType.Q8_0,
              "F16": gguf.GGMLQuantizationType.F16}[args.type]
 
-    w = gguf.GGUFWriter(args.out, args.family)
+    arch = f.get("arch", args.family)  # mixtral is written as llama
+    w = gguf.GGUFWriter(args.out, arch)
     # (not the family in the name: llama.cpp keys vocabulary fix-ups on phi3 / phi-3 in it)
     w.add_name(f"synthetic GGUF ({args.shape} shape, {layers} layers, random weights)")
     h, hd = f["hidden"], f["hd"]
@@ -155,7 +177,7 @@ def main():
     w.add_rope_freq_base(f["rope"])
     w.add_layer_norm_rms_eps(f["eps"])
     for key, value in f["keys"].items():
-        full = f"{args.family}.{key}"
+        full = f"{arch}.{key}"
         if isinstance(value, str):
             w.add_string(full, value)
         elif isinstance(value, int):
@@ -178,8 +200,9 @@ def main():
                 if key == "tokenizer.ggml.tokens":
                     n_vocab = len(field.contents())
 
-    def matrix(name, rows, cols, std):
-        a = rng.standard_normal((rows, cols), dtype=np.float32) * np.float32(std)
+    def matrix(name, rows, cols, std, experts=0):
+        shape = (experts, rows, cols) if experts else (rows, cols)  # ggml: [cols, rows, n]
+        a = rng.standard_normal(shape, dtype=np.float32) * np.float32(std)
         if qtype == gguf.GGMLQuantizationType.F16:
             w.add_tensor(name, a.astype(np.float16))
         else:
@@ -218,6 +241,18 @@ def main():
             elif t == "qkv_bias":
                 for name, n in (("attn_q.bias", qs), ("attn_k.bias", kvs), ("attn_v.bias", kvs)):
                     w.add_tensor(p + name, rng.uniform(-0.5, 0.5, n).astype(np.float32))
+            elif t == "qk_norm":
+                norm(p + "attn_q_norm.weight", hd)
+                norm(p + "attn_k_norm.weight", hd)
+            elif t == "moe":  # the router in F32 (as converters and llama-quantize keep it)
+                n_exp = f["keys"]["expert_count"]
+                eff = f["keys"].get("expert_feed_forward_length", f["ffn"])
+                w.add_tensor(p + "ffn_gate_inp.weight",
+                             (rng.standard_normal((n_exp, h), dtype=np.float32) *
+                              np.float32(f.get("router_gain", 1.0) / np.sqrt(h))))
+                matrix(p + "ffn_gate_exps.weight", eff, h, 1.0 / np.sqrt(h), n_exp)
+                matrix(p + "ffn_up_exps.weight", eff, h, 1.0 / np.sqrt(h), n_exp)
+                matrix(p + "ffn_down_exps.weight", h, eff, 1.0 / np.sqrt(eff), n_exp)
             elif t == "qk_norm_row":
                 norm(p + "attn_q_norm.weight", qs)
                 norm(p + "attn_k_norm.weight", kvs)

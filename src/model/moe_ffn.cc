@@ -1,0 +1,172 @@
+#include "model/moe_ffn.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <span>
+
+namespace radixlm::model {
+
+namespace {
+
+// One row's routing: probs (the router's logits, [n_experts]) become their softmax as ggml's
+// soft_max computes it (exp of the difference from the maximum, the sum in double, times its
+// inverse); chosen / weights ([n_used]) get the most probable experts, the most probable
+// first (ties: the lower index), and their weights.
+void Route(const ModelConfig& c, float* probs, int32_t* chosen, float* weights) {
+  const int64_t n = c.n_experts;
+  float max = probs[0];
+  for (int64_t e = 1; e < n; ++e) max = std::max(max, probs[e]);
+  double sum = 0.0;
+  for (int64_t e = 0; e < n; ++e) {
+    probs[e] = std::exp(probs[e] - max);
+    sum += probs[e];
+  }
+  const auto inv = static_cast<float>(1.0 / sum);
+  for (int64_t e = 0; e < n; ++e) probs[e] *= inv;
+
+  // Expert j is the first in (probability descending, index ascending) order after expert
+  // j - 1.
+  auto before = [&](int64_t a, int64_t b) {
+    return probs[a] > probs[b] || (probs[a] == probs[b] && a < b);
+  };
+  for (int64_t j = 0; j < c.n_experts_used; ++j) {
+    int32_t best = -1;
+    for (int64_t e = 0; e < n; ++e) {
+      if (j > 0 && !before(chosen[j - 1], e)) continue;
+      if (best < 0 || before(e, best)) best = static_cast<int32_t>(e);
+    }
+    if (best < 0) best = 0;  // NaN logits: any expert (the row's output is NaN regardless)
+    chosen[j] = best;
+    weights[j] = probs[best];
+  }
+  if (c.expert_weights_norm) {
+    double total = 0.0;
+    for (int64_t j = 0; j < c.n_experts_used; ++j) total += weights[j];
+    // llama.cpp clamps the sum to the smallest normal half before dividing.
+    const float divisor = std::max(static_cast<float>(total), 6.103515625e-5f);
+    for (int64_t j = 0; j < c.n_experts_used; ++j) weights[j] /= divisor;
+  }
+  if (c.expert_weights_scale != 1.0f) {
+    for (int64_t j = 0; j < c.n_experts_used; ++j) weights[j] *= c.expert_weights_scale;
+  }
+}
+
+}  // namespace
+
+void RunMoeFfn(const LayerContext& ctx, int64_t n, const kernels::RowPrologue& input,
+               ForwardScratch& s) {
+  const kernels::KernelBackend& k = *ctx.backend;
+  const ModelConfig& c = *ctx.config;
+  const LayerWeights& w = *ctx.weights;
+  MoeScratch& m = s.moe;
+  const int64_t h = c.hidden_size;
+  const int64_t f = c.expert_ffn_size;
+  const int64_t n_experts = c.n_experts;
+  const int64_t used = c.n_experts_used;
+
+  // router = xn · gate_inpᵀ   [n, n_experts], with xn made final on the way in; then each
+  // row's experts and weights.
+  const kernels::MatMulOutput router{&w.gate_inp, m.router.data()};
+  k.matmul(std::span<const kernels::MatMulOutput>(&router, 1), s.xn.data(), n, ctx.pool, &input);
+  ParallelRows(ctx.pool, n, n_experts * (used + 4), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      Route(c, m.router.data() + r * n_experts, m.chosen.data() + r * used,
+            m.weights.data() + r * used);
+    }
+  });
+
+  for (int64_t t0 = 0; t0 < n; t0 += m.chunk) {
+    const int64_t t1 = std::min(n, t0 + m.chunk);
+    const int32_t* chosen = m.chosen.data() + t0 * used;
+    const int64_t n_choices = (t1 - t0) * used;
+
+    // Each touched expert's segment of gathered rows (tokens ascending), starting at a
+    // multiple of 16; rows between segments are padding.
+    std::fill(m.count.begin(), m.count.end(), 0);
+    for (int64_t i = 0; i < n_choices; ++i) ++m.count[chosen[i]];
+    int64_t rows = 0;
+    m.gate_up_items.clear();
+    m.down_items.clear();
+    for (int64_t e = 0; e < n_experts; ++e) {
+      m.first[e] = static_cast<int32_t>(rows);
+      if (m.count[e] == 0) continue;  // no row routes here: its weights are not read
+      kernels::GroupedMatMulItem gate_up;
+      gate_up.w[0] = &w.gate_exps[e];
+      gate_up.w[1] = &w.up_exps[e];
+      gate_up.y[0] = m.gate.data() + rows * f;
+      gate_up.y[1] = m.up.data() + rows * f;
+      gate_up.first = rows;
+      gate_up.rows = m.count[e];
+      m.gate_up_items.push_back(gate_up);
+      kernels::GroupedMatMulItem down;
+      down.w[0] = &w.down_exps[e];
+      down.y[0] = m.output.data() + rows * h;
+      down.first = rows;
+      down.rows = m.count[e];
+      m.down_items.push_back(down);
+      rows += (m.count[e] + kernels::kGroupedRowAlign - 1) / kernels::kGroupedRowAlign *
+              kernels::kGroupedRowAlign;
+    }
+    std::fill(m.row_token.begin(), m.row_token.begin() + rows, -1);
+    for (int64_t i = 0; i < n_choices; ++i) {
+      const int32_t row = m.first[chosen[i]]++;
+      m.row_token[row] = static_cast<int32_t>(t0 + i / used);
+      m.slot_row[i] = row;
+    }
+
+    // [gate | up] of every segment = its gathered rows of xn · [gate_e | up_e]ᵀ, one parallel
+    // region over the experts and their output rows; the rows gathered (padding zeroed) in the
+    // region that quantizes them.
+    auto gather = [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        float* dst = m.input.data() + r * h;
+        if (m.row_token[r] < 0) {
+          std::memset(dst, 0, h * sizeof(float));
+        } else {
+          std::memcpy(dst, s.xn.data() + m.row_token[r] * h, h * sizeof(float));
+        }
+      }
+    };
+    const kernels::RowPrologue gather_fn = std::ref(gather);
+    k.grouped_matmul(m.gate_up_items, m.input.data(), rows, ctx.pool, &gather_fn);
+
+    // output = act(gate) * up · down_eᵀ per segment, the activation where it is quantized
+    // (padding rows, which no GEMM wrote, zeroed).
+    auto activation = [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        float* g = m.gate.data() + r * f;
+        const float* u = m.up.data() + r * f;
+        if (m.row_token[r] < 0) {
+          std::memset(g, 0, f * sizeof(float));
+        } else if (c.ffn_activation == FfnActivation::kGeluTanh) {
+          k.geglu(g, u, g, f);
+        } else {
+          k.swiglu(g, u, g, f);
+        }
+      }
+    };
+    const kernels::RowPrologue activation_fn = std::ref(activation);
+    k.grouped_matmul(m.down_items, m.gate.data(), rows, ctx.pool, &activation_fn);
+
+    // proj[t] = sum of weight * output over t's experts, most probable first (llama.cpp's
+    // order; fixed by the row alone).
+    ParallelRows(ctx.pool, t1 - t0, used * h, [&](int64_t b, int64_t e) {
+      for (int64_t t = t0 + b; t < t0 + e; ++t) {
+        float* p = s.proj.data() + t * h;
+        const int64_t i0 = (t - t0) * used;
+        const float* y0 = m.output.data() + m.slot_row[i0] * h;
+        const float w0 = m.weights[t * used];
+        for (int64_t j = 0; j < h; ++j) p[j] = w0 * y0[j];
+        for (int64_t slot = 1; slot < used; ++slot) {
+          const float* y = m.output.data() + m.slot_row[i0 + slot] * h;
+          const float weight = m.weights[t * used + slot];
+          for (int64_t j = 0; j < h; ++j) p[j] += weight * y[j];
+        }
+      }
+    });
+  }
+}
+
+}  // namespace radixlm::model
