@@ -33,19 +33,27 @@ StatusOr<kernels::KvDtype> ParseKvCacheDtype(const std::string& name) {
   return InvalidArgument("--kv-cache-dtype must be auto, bf16 or fp8_e5m2, got '" + name + "'");
 }
 
-// Token budgets of the KV pools. One K and V row per layer per token; with hybrid SWA
-// memory, M bytes hold F full-layer tokens and S = r·F windowed-layer tokens where
-//   F = M / (row_bytes · (n_full + r · n_windowed)),  r = --swa-full-tokens-ratio,
+// Token budgets of the KV pools. One K and V row per layer per token (of the layer's own width;
+// none for a layer reading another's, gemma4); with hybrid SWA memory, M bytes hold F
+// full-layer tokens and S = r·F windowed-layer tokens where
+//   F = M / (full_bytes + r · windowed_bytes),  r = --swa-full-tokens-ratio,
+// full_bytes and windowed_bytes being a token's K and V over those layers,
 // except that S is at least twice the window plus two pages (what one request needs; F is
 // then what the rest of M holds) and never more than F (--max-total-tokens sets F itself).
 StatusOr<KvSizing> SizeKv(const EngineConfig& config, const model::ModelConfig& mc,
                           kernels::KvDtype dtype) {
   int64_t n_windowed = 0;
   int64_t window = 0;
+  int64_t full_bytes = 0;      // a token's K and V over the full-attention layers
+  int64_t windowed_bytes = 0;  // and over the sliding-window ones
   for (int64_t l = 0; l < mc.n_layers; ++l) {
-    const int64_t w = mc.LayerAttention(l).sliding_window;
+    const model::LayerAttentionConfig la = mc.LayerAttention(l);
+    const int64_t w = la.sliding_window;
     if (w > 0) ++n_windowed;
     window = std::max(window, w);
+    if (la.kv_layer != l) continue;  // reads another layer's K/V
+    const int64_t bytes = 2 * mc.LayerKvSize(l) * kernels::KvDtypeBytes(dtype);
+    (w > 0 ? windowed_bytes : full_bytes) += bytes;
   }
   const int64_t n_full = mc.n_layers - n_windowed;
   const bool hybrid = !config.disable_hybrid_swa_memory && n_windowed > 0 && n_full > 0;
@@ -54,7 +62,6 @@ StatusOr<KvSizing> SizeKv(const EngineConfig& config, const model::ModelConfig& 
     return InvalidArgument("--swa-full-tokens-ratio must be in (0, 1], got " +
                            std::to_string(ratio));
   }
-  const int64_t row_bytes = 2 * mc.kv_size() * kernels::KvDtypeBytes(dtype);  // K and V, a layer
   KvSizing out;
   out.pool_tokens = config.max_total_tokens;
   if (out.pool_tokens <= 0) {
@@ -62,21 +69,22 @@ StatusOr<KvSizing> SizeKv(const EngineConfig& config, const model::ModelConfig& 
       return InvalidArgument("set max_total_tokens or kv_cache_memory_mb");
     }
     const double bytes = static_cast<double>(config.kv_cache_memory_mb) * (int64_t{1} << 20);
-    const double layers_per_token =
-        hybrid ? static_cast<double>(n_full) + ratio * static_cast<double>(n_windowed)
-               : static_cast<double>(mc.n_layers);
-    out.pool_tokens =
-        static_cast<int64_t>(bytes / (static_cast<double>(row_bytes) * layers_per_token));
+    const double bytes_per_token =
+        hybrid ? static_cast<double>(full_bytes) + ratio * static_cast<double>(windowed_bytes)
+               : static_cast<double>(full_bytes + windowed_bytes);
+    out.pool_tokens = static_cast<int64_t>(bytes / bytes_per_token);
   }
   if (!hybrid) return out;
   out.sliding_window = window;
   out.swa_pool_tokens = static_cast<int64_t>(ratio * static_cast<double>(out.pool_tokens));
   const int64_t least = 2 * (window + 2 * static_cast<int64_t>(config.page_size));
   if (out.swa_pool_tokens < least && config.max_total_tokens <= 0) {
-    const int64_t units = config.kv_cache_memory_mb * (int64_t{1} << 20) / row_bytes;
+    const int64_t memory = config.kv_cache_memory_mb * (int64_t{1} << 20);
     out.swa_pool_tokens = least;
-    out.pool_tokens = (units - n_windowed * least) / n_full;
-    if (out.pool_tokens < least) out.pool_tokens = units / mc.n_layers;  // one pool's worth
+    out.pool_tokens = (memory - windowed_bytes * least) / full_bytes;
+    if (out.pool_tokens < least) {
+      out.pool_tokens = memory / (full_bytes + windowed_bytes);  // one pool's worth
+    }
   }
   out.swa_pool_tokens = std::min(std::max(out.swa_pool_tokens, least), out.pool_tokens);
   return out;

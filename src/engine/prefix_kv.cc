@@ -22,10 +22,11 @@ PrefixKv ReadPrefixKv(model::KvCache& kv, const KvPool& pool, std::span<const in
   // Sliding-window rows: the longest suffix of positions that still have them.
   int64_t swa_from = n;
   while (swa_from > 0 && pool.HasSwa(slots[swa_from - 1])) --swa_from;
-  const size_t row_bytes = kv.row_bytes();
   for (int64_t layer = 0; layer < kv.n_layers(); ++layer) {
     const bool swa = kv.IsSwaLayer(layer);
-    const int64_t from = swa ? swa_from : 0;
+    // A layer reading another's K/V carries none (its rows start past the end).
+    const int64_t from = !kv.HasOwnKv(layer) ? n : swa ? swa_from : 0;
+    const size_t row_bytes = kv.row_bytes(layer);
     out.rows_from.push_back(static_cast<uint32_t>(from));
     const kernels::KvLayerView view = kv.Layer(layer);
     for (const void* plane : {view.k, view.v}) {
@@ -44,7 +45,9 @@ int64_t PrefixKvSwaValidFrom(const model::KvCache& kv, const PrefixKv& prefix) {
   int64_t from = 0;
   for (int64_t layer = 0;
        layer < kv.n_layers() && layer < static_cast<int64_t>(prefix.rows_from.size()); ++layer) {
-    if (kv.IsSwaLayer(layer)) from = std::max<int64_t>(from, prefix.rows_from[layer]);
+    if (kv.IsSwaLayer(layer) && kv.HasOwnKv(layer)) {
+      from = std::max<int64_t>(from, prefix.rows_from[layer]);
+    }
   }
   return from;
 }
@@ -67,16 +70,23 @@ Status WritePrefixKv(model::KvCache& kv, const KvPool& pool, const PrefixKv& pre
   // Only a sliding-window layer may start late (its rows before the window are not needed); a
   // full-attention layer must hold every position, or slots would enter the tree unwritten.
   for (int64_t layer = 0; layer < kv.n_layers(); ++layer) {
+    if (!kv.HasOwnKv(layer)) {
+      if (prefix.rows_from[layer] < total) {
+        return InvalidArgument("the transferred KV has rows for layer " + std::to_string(layer) +
+                               ", which reads another layer's");
+      }
+      continue;
+    }
     if (!kv.IsSwaLayer(layer) && prefix.rows_from[layer] != 0) {
       return InvalidArgument("the transferred KV of full-attention layer " +
                              std::to_string(layer) + " starts at position " +
                              std::to_string(prefix.rows_from[layer]) + ", not 0");
     }
   }
-  const size_t row_bytes = kv.row_bytes();
   uint64_t expected = 0;
-  for (uint32_t from : prefix.rows_from) {
-    if (from < total) expected += static_cast<uint64_t>(total - from) * 2 * row_bytes;
+  for (int64_t layer = 0; layer < kv.n_layers(); ++layer) {
+    const int64_t from = prefix.rows_from[layer];
+    if (from < total) expected += static_cast<uint64_t>(total - from) * 2 * kv.row_bytes(layer);
   }
   if (expected != prefix.kv.size()) {
     return InvalidArgument("the transferred KV holds " + std::to_string(prefix.kv.size()) +
@@ -86,6 +96,8 @@ Status WritePrefixKv(model::KvCache& kv, const KvPool& pool, const PrefixKv& pre
   for (int64_t layer = 0; layer < kv.n_layers(); ++layer) {
     const bool swa = kv.IsSwaLayer(layer);
     const int64_t from = prefix.rows_from[layer];
+    if (from >= total) continue;  // no rows (a layer reading another's K/V)
+    const size_t row_bytes = kv.row_bytes(layer);
     const kernels::KvLayerView view = kv.Layer(layer);
     for (void* plane : {view.k, view.v}) {
       auto* base = static_cast<uint8_t*>(plane);

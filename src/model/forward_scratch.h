@@ -84,18 +84,22 @@ struct ForwardScratch {
         x(max_tokens * c.hidden_size),
         xn(max_tokens * c.hidden_size),
         proj(max_tokens * c.hidden_size),
-        q(max_tokens * c.q_size()),
-        attn(max_tokens * c.q_size()),
-        k(max_tokens * c.kv_size()),
-        v(max_tokens * c.kv_size()),
-        gate(max_tokens * c.ffn_size),
-        up(max_tokens * c.ffn_size),
+        q(max_tokens * c.MaxQSize()),
+        attn(max_tokens * c.MaxQSize()),
+        k(max_tokens * c.MaxKvSize()),
+        v(max_tokens * c.MaxKvSize()),
+        gate(max_tokens * c.MaxFfnSize()),
+        up(max_tokens * c.MaxFfnSize()),
+        per_layer_inputs(max_tokens * c.per_layer_input_size * c.n_layers),
+        per_layer_proj(max_tokens * c.per_layer_input_size * c.n_layers),
+        per_layer_gate(max_tokens * c.per_layer_input_size),
         moe(c, max_tokens) {}
 
   // Bytes of the float buffers (the attention-sequence lists are small and not counted).
   int64_t bytes() const {
     int64_t n = x.size() + xn.size() + proj.size() + q.size() + attn.size() + k.size() + v.size() +
-                gate.size() + up.size();
+                gate.size() + up.size() + per_layer_inputs.size() + per_layer_proj.size() +
+                per_layer_gate.size();
     for (const FloatBuffer& b : rope_cos) n += b.size();
     for (const FloatBuffer& b : rope_sin) n += b.size();
     return n * static_cast<int64_t>(sizeof(float)) + moe.bytes();
@@ -111,7 +115,13 @@ struct ForwardScratch {
   FloatBuffer v;     // [max_tokens, n_kv_heads * head_dim]
   FloatBuffer gate;  // [max_tokens, ffn]  (holds act(gate) * up after the activation)
   FloatBuffer up;    // [max_tokens, ffn]
-  // RoPE tables per variant: [max_tokens, head_dim / 2] each.
+  // Per-layer inputs (gemma4; P = per_layer_input_size, empty without): this step's, layer
+  // by layer ([n_layers][n_tokens, P]); the token-major projection they are made from
+  // ([max_tokens, n_layers * P]); a layer's gate ([max_tokens, P]).
+  FloatBuffer per_layer_inputs;
+  FloatBuffer per_layer_proj;
+  FloatBuffer per_layer_gate;
+  // RoPE tables per variant: [max_tokens, its head_dim / 2] each.
   std::vector<FloatBuffer> rope_cos;
   std::vector<FloatBuffer> rope_sin;
   std::vector<kernels::AttentionSequence> attn_seqs;      // one per attention entry

@@ -16,7 +16,7 @@ StatusOr<std::unique_ptr<KvCache>> KvCache::Create(const ModelConfig& config,
   cache->n_layers_ = config.n_layers;
   cache->n_slots_ = options.n_slots;
   cache->n_swa_slots_ = options.n_swa_slots;
-  cache->row_elems_ = config.kv_size();
+  cache->row_elems_ = config.MaxKvSize();
   cache->dtype_ = options.dtype;
   int64_t n_windowed = 0;
   for (int64_t l = 0; l < config.n_layers; ++l) {
@@ -32,9 +32,18 @@ StatusOr<std::unique_ptr<KvCache>> KvCache::Create(const ModelConfig& config,
   size_t n = 0;
   for (int64_t l = 0; l < config.n_layers; ++l) {
     const int64_t rows = cache->IsSwaLayer(l) ? cache->n_swa_slots_ : cache->n_slots_;
-    cache->layer_offset_.push_back(n);
+    const int64_t source = config.LayerAttention(l).kv_layer;
+    const int64_t elems = config.LayerKvSize(l);
+    cache->kv_source_.push_back(source);
+    cache->layer_row_elems_.push_back(elems);
     cache->layer_rows_.push_back(rows);
-    n += 2 * static_cast<size_t>(rows) * static_cast<size_t>(cache->row_elems_);
+    if (source != l) {  // reads an earlier layer's K/V: no rows of its own
+      cache->layer_offset_.push_back(cache->layer_offset_[source]);
+      continue;
+    }
+    cache->layer_offset_.push_back(n);
+    n += 2 * static_cast<size_t>(rows) * static_cast<size_t>(elems);
+    cache->token_bytes_ += 2 * elems * kernels::KvDtypeBytes(options.dtype);
   }
   const size_t bytes = n * static_cast<size_t>(kernels::KvDtypeBytes(options.dtype));
   cache->data_.reset(static_cast<uint8_t*>(std::calloc(bytes, 1)));
@@ -51,13 +60,14 @@ void KvCache::FreeDeleter::operator()(uint8_t* p) const { std::free(p); }
 size_t KvCache::bytes() const { return total_bytes_; }
 
 kernels::KvLayerView KvCache::Layer(int64_t layer) {
-  const size_t plane = static_cast<size_t>(layer_rows_[layer]) * row_bytes();
+  layer = kv_source_[layer];
+  const size_t plane = static_cast<size_t>(layer_rows_[layer]) * row_bytes(layer);
   uint8_t* base = data_.get() + layer_offset_[layer] * elem_bytes();
   kernels::KvLayerView view;
   view.dtype = dtype_;
   view.k = base;
   view.v = base + plane;
-  view.row_elems = row_elems_;
+  view.row_elems = layer_row_elems_[layer];
   return view;
 }
 
@@ -82,10 +92,11 @@ Status KvCache::CheckCopy(std::span<const int32_t> slots, std::span<const int32_
 Status KvCache::CopyOut(std::span<const int32_t> slots, std::span<const int32_t> swa_slots,
                         std::span<uint8_t> out) const {
   RADIXLM_RETURN_IF_ERROR(CheckCopy(slots, swa_slots, out.size()));
-  const size_t row_bytes = this->row_bytes();
   uint8_t* dst = out.data();
   for (size_t i = 0; i < slots.size(); ++i) {
     for (int64_t l = 0; l < n_layers_; ++l) {
+      if (!HasOwnKv(l)) continue;
+      const size_t row_bytes = this->row_bytes(l);
       const size_t row = static_cast<size_t>(IsSwaLayer(l) ? swa_slots[i] : slots[i]);
       const size_t plane = static_cast<size_t>(layer_rows_[l]) * row_bytes;
       const uint8_t* k = data_.get() + layer_offset_[l] * elem_bytes() + row * row_bytes;
@@ -100,10 +111,11 @@ Status KvCache::CopyOut(std::span<const int32_t> slots, std::span<const int32_t>
 Status KvCache::CopyIn(std::span<const int32_t> slots, std::span<const int32_t> swa_slots,
                        std::span<const uint8_t> in) {
   RADIXLM_RETURN_IF_ERROR(CheckCopy(slots, swa_slots, in.size()));
-  const size_t row_bytes = this->row_bytes();
   const uint8_t* src = in.data();
   for (size_t i = 0; i < slots.size(); ++i) {
     for (int64_t l = 0; l < n_layers_; ++l) {
+      if (!HasOwnKv(l)) continue;
+      const size_t row_bytes = this->row_bytes(l);
       const size_t row = static_cast<size_t>(IsSwaLayer(l) ? swa_slots[i] : slots[i]);
       const size_t plane = static_cast<size_t>(layer_rows_[l]) * row_bytes;
       uint8_t* k = data_.get() + layer_offset_[l] * elem_bytes() + row * row_bytes;

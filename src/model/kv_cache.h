@@ -1,7 +1,9 @@
 // KvCache: the K and V tensors of every layer, one row per token slot.
 //
 // Per layer, K and V are [n_slots, n_kv_heads * head_dim] arrays of the KV dtype (F16, BF16 or
-// E5M2; kernels/attention.h); with
+// E5M2; kernels/attention.h), of the layer's own width (gemma4's sliding and global layers
+// differ); a layer that reads another's K/V (ModelConfig::n_kv_layers) has none of its own, and
+// Layer() gives it its source's. With
 // n_swa_slots > 0, sliding-window layers have [n_swa_slots, ...] arrays of their own instead
 // (rows addressed through ForwardBatch::swa_slot_map). Which slot
 // holds which token of which request is decided outside the model (cache/KvPool hands out
@@ -40,19 +42,27 @@ class KvCache {
   int64_t n_swa_slots() const { return n_swa_slots_; }  // 0: windowed layers use n_slots rows
   // Whether `layer` addresses its rows through the SWA slot map.
   bool IsSwaLayer(int64_t layer) const { return n_swa_slots_ > 0 && swa_layer_[layer]; }
-  int64_t row_elems() const { return row_elems_; }  // n_kv_heads * head_dim
+  // The widest layer's n_kv_heads * head_dim (every layer's, in most models).
+  int64_t row_elems() const { return row_elems_; }
+  int64_t row_elems(int64_t layer) const { return layer_row_elems_[layer]; }
+  // Whether `layer` stores K/V of its own (else Layer() is that of the layer it reads).
+  bool HasOwnKv(int64_t layer) const { return kv_source_[layer] == layer; }
   kernels::KvDtype dtype() const { return dtype_; }
   int64_t elem_bytes() const { return kernels::KvDtypeBytes(dtype_); }
   size_t row_bytes() const { return static_cast<size_t>(row_elems_ * elem_bytes()); }
+  size_t row_bytes(int64_t layer) const {
+    return static_cast<size_t>(layer_row_elems_[layer] * elem_bytes());
+  }
   size_t bytes() const;
 
   kernels::KvLayerView Layer(int64_t layer);
 
-  // Bytes of one token's K and V over every layer (the unit of CopyOut / CopyIn).
-  int64_t token_bytes() const { return n_layers_ * 2 * row_elems_ * elem_bytes(); }
+  // Bytes of one token's K and V over every layer with its own (the unit of CopyOut / CopyIn).
+  int64_t token_bytes() const { return token_bytes_; }
   // Token-major copies of the KV of `slots` ([slots.size()][token_bytes()]: per token, per
-  // layer, the K row then the V row). Windowed layers with rows of their own use swa_slots
-  // (same length as slots). InvalidArgument on a size mismatch or a row out of range.
+  // layer with K/V of its own, the K row then the V row). Windowed layers with rows of their
+  // own use swa_slots (same length as slots). InvalidArgument on a size mismatch or a row out
+  // of range.
   Status CopyOut(std::span<const int32_t> slots, std::span<const int32_t> swa_slots,
                  std::span<uint8_t> out) const;
   Status CopyIn(std::span<const int32_t> slots, std::span<const int32_t> swa_slots,
@@ -67,10 +77,13 @@ class KvCache {
   int64_t n_layers_ = 0;
   int64_t n_slots_ = 0;
   int64_t n_swa_slots_ = 0;
-  std::vector<uint8_t> swa_layer_;    // [n_layers]
-  std::vector<size_t> layer_offset_;  // [n_layers]: first element (not byte) of the K plane
-  std::vector<int64_t> layer_rows_;   // [n_layers]
+  std::vector<uint8_t> swa_layer_;        // [n_layers]
+  std::vector<size_t> layer_offset_;      // [n_layers]: first element (not byte) of the K plane
+  std::vector<int64_t> layer_rows_;       // [n_layers]
+  std::vector<int64_t> layer_row_elems_;  // [n_layers]
+  std::vector<int64_t> kv_source_;        // [n_layers]: the layer whose K/V it reads
   int64_t row_elems_ = 0;
+  int64_t token_bytes_ = 0;
   size_t total_bytes_ = 0;
   kernels::KvDtype dtype_ = kernels::KvDtype::kF16;
   struct FreeDeleter {

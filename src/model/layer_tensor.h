@@ -10,7 +10,8 @@
 namespace radixlm::model {
 
 // Shapes in ggml order ([cols, rows], and [cols, rows, n] for n stacked matrices: one per
-// expert); LayerTensorShape (tensor_names.h) gives them per config.
+// expert); LayerTensorShape (tensor_names.h) gives them per config
+// and layer (head_dim, n_kv_heads and ffn are the layer's: ModelConfig::LayerAttention).
 enum class LayerTensor {
   kAttnNorm,      // attn_norm.weight            [hidden]
   kAttnQ,         // attn_q.weight               [hidden, n_heads * head_dim]
@@ -31,6 +32,12 @@ enum class LayerTensor {
   kPostFfnNorm,   // post_ffw_norm.weight        [hidden]
   kAttnQkv,       // attn_qkv.weight             [hidden, q_size + 2 * kv_size]: Q, K, V rows
   kAttnQkvBias,   // attn_qkv.bias               [q_size + 2 * kv_size]
+  // Per-layer inputs (gemma4): gelu(x · inp_gateᵀ) * the layer's input, projected back,
+  // normed, added to x at the layer's end; then x * layer_output_scale.
+  kPerLayerInpGate,   // inp_gate.weight            [hidden, per_layer_input]
+  kPerLayerProj,      // proj.weight                [per_layer_input, hidden]
+  kPerLayerPostNorm,  // post_norm.weight           [hidden]
+  kLayerOutScale,     // layer_output_scale.weight  [1]
   // Mixture of experts (ModelConfig::n_experts > 0), in place of ffn_{gate,up,down}:
   kFfnGateInp,   // ffn_gate_inp.weight         [hidden, n_experts]: the router
   kFfnGateExps,  // ffn_gate_exps.weight        [hidden, expert_ffn, n_experts]

@@ -59,7 +59,8 @@ StatusOr<std::unique_ptr<Model>> Model::FromGguf(std::unique_ptr<gguf::GgufFile>
     int found = -1;
     for (size_t v = 0; v < variants.size(); ++v) {
       const LayerAttentionConfig& o = variants[v];
-      if (o.rope_base == la.rope_base && o.rope_freq_scale == la.rope_freq_scale &&
+      if (o.head_dim == la.head_dim && o.rope_dims == la.rope_dims && o.rope_base == la.rope_base &&
+          o.rope_freq_scale == la.rope_freq_scale &&
           o.use_rope_freq_factors == la.use_rope_freq_factors &&
           o.rope_ext_factor == la.rope_ext_factor && o.rope_attn_factor == la.rope_attn_factor) {
         found = static_cast<int>(v);
@@ -70,16 +71,16 @@ StatusOr<std::unique_ptr<Model>> Model::FromGguf(std::unique_ptr<gguf::GgufFile>
       variants.push_back(la);
       RopeParams rp;
       rp.layout = c.rope_layout;
-      rp.head_dim = c.head_dim;
-      rp.rope_dims = c.rope_dims;
+      rp.head_dim = la.head_dim;
+      rp.rope_dims = la.rope_dims;
       rp.base = la.rope_base;
       rp.freq_scale = la.rope_freq_scale;
       rp.freq_factors = la.use_rope_freq_factors ? freq_factors : nullptr;
       rp.attn_factor = la.rope_attn_factor;
       rp.ext_factor = la.rope_ext_factor;
       if (rp.ext_factor != 0.0f) {
-        YarnCorrDims(c.rope_dims, c.rope_yarn_original_context, la.rope_base, c.rope_yarn_beta_fast,
-                     c.rope_yarn_beta_slow, rp.corr_dims);
+        YarnCorrDims(la.rope_dims, c.rope_yarn_original_context, la.rope_base,
+                     c.rope_yarn_beta_fast, c.rope_yarn_beta_slow, rp.corr_dims);
       }
       m->rope_variants_.emplace_back(rp);
     }
@@ -87,9 +88,9 @@ StatusOr<std::unique_ptr<Model>> Model::FromGguf(std::unique_ptr<gguf::GgufFile>
   }
 
   m->scratch_ = std::make_unique<ForwardScratch>(c, options.max_batch_tokens);
-  for (size_t v = 0; v < m->rope_variants_.size(); ++v) {
-    m->scratch_->rope_cos.emplace_back(options.max_batch_tokens * (c.head_dim / 2));
-    m->scratch_->rope_sin.emplace_back(options.max_batch_tokens * (c.head_dim / 2));
+  for (const RotaryEmbedding& rope : m->rope_variants_) {
+    m->scratch_->rope_cos.emplace_back(options.max_batch_tokens * rope.half());
+    m->scratch_->rope_sin.emplace_back(options.max_batch_tokens * rope.half());
   }
   return m;
 }
@@ -100,9 +101,9 @@ StatusOr<std::unique_ptr<KvCache>> Model::CreateKvCache(const KvCacheOptions& op
   return KvCache::Create(config_, options);
 }
 
-void Model::PrepareAttentionSequences() {
+void Model::PrepareAttentionSequences(int64_t qs) {
   ForwardScratch& s = *scratch_;
-  const int64_t qs = config_.q_size();
+  prepared_q_size_ = qs;
   s.attn_seqs.clear();
   s.swa_attn_seqs.clear();
   for (const BatchPlan::AttentionEntry& e : plan_.attention) {
@@ -123,7 +124,7 @@ void Model::PrepareAttentionSequences() {
 
 Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* out) {
   const ModelConfig& c = config_;
-  if (cache.n_layers() != c.n_layers || cache.row_elems() != c.kv_size()) {
+  if (cache.n_layers() != c.n_layers || cache.row_elems() != c.MaxKvSize()) {
     return InvalidArgument("KV cache shape does not match the model");
   }
   int64_t swa_window = 0;
@@ -148,16 +149,21 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
     rope_variants_[v].ComputeTables(plan_.positions.data(), n, s.rope_cos[v].data(),
                                     s.rope_sin[v].data());
   }
-  PrepareAttentionSequences();
+  if (c.per_layer_input_size > 0) ComputePerLayerInputs();
+  prepared_q_size_ = 0;
 
   const auto n_logit_rows = static_cast<int64_t>(plan_.logit_rows.size());
   PendingResidual pending;  // the previous FFN block's residual add, not yet applied
   for (int64_t layer = 0; layer < c.n_layers; ++layer) {
     const LayerAttentionConfig la = c.LayerAttention(layer);
     const int variant = layer_rope_variant_[layer];
+    // The sequences point into q / attn with the layer's row width.
+    const int64_t q_size = c.n_heads * la.head_dim;
+    if (q_size != prepared_q_size_) PrepareAttentionSequences(q_size);
     LayerContext ctx;
     ctx.backend = backend_;
     ctx.config = &c;
+    ctx.layer = layer;
     ctx.weights = &weights_->layers[layer];
     if (variant >= 0) {
       ctx.rope = &rope_variants_[variant];
@@ -165,13 +171,14 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
       ctx.rope_sin = s.rope_sin[variant].data();
     }
     ctx.attention.n_heads = static_cast<int>(c.n_heads);
-    ctx.attention.n_kv_heads = static_cast<int>(c.n_kv_heads);
-    ctx.attention.head_dim = static_cast<int>(c.head_dim);
+    ctx.attention.n_kv_heads = static_cast<int>(la.n_kv_heads);
+    ctx.attention.head_dim = static_cast<int>(la.head_dim);
     ctx.attention.scale = c.attention_scale;
     ctx.attention.sliding_window = la.sliding_window;
     ctx.attention.logit_softcap = c.attn_logit_softcap;
     ctx.attention.scale_query = c.scale_query;
-    ctx.kv = cache.Layer(layer);
+    ctx.own_kv = la.kv_layer == layer;
+    ctx.kv = cache.Layer(layer);  // (its source's, for a layer reading another's)
     const bool swa_rows = cache.IsSwaLayer(layer);
     ctx.new_slots = swa_rows ? plan_.swa_new_slots.data() : plan_.new_slots.data();
     ctx.attn_seqs = swa_rows ? s.swa_attn_seqs : s.attn_seqs;
@@ -180,24 +187,72 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
     // Each block's closing residual add runs in the next block's first parallel region (its
     // input norm and quantization), except the last attention block's: the rows are compacted
     // after it.
+    // A layer with an output block (gemma4's per-layer input, output scale) adds its FFN's
+    // residual itself, before that block.
     const LayerWeights& lw = weights_->layers[layer];
     const bool last = layer + 1 == c.n_layers;
+    const bool output_block = lw.per_layer_inp_gate.data != nullptr || lw.out_scale != nullptr;
+    const int64_t p = c.per_layer_input_size;
+    float* per_layer_input = p > 0 ? s.per_layer_inputs.data() + layer * n * p : nullptr;
     RunAttentionBlock(ctx, plan_, s, pending, /*defer_residual=*/!last);
     if (!last) {
-      RunFfnBlock(ctx, n, s, {true, lw.post_attn_norm}, /*defer_residual=*/true);
+      RunFfnBlock(ctx, n, s, {true, lw.post_attn_norm}, /*defer_residual=*/!output_block);
+      if (output_block) RunLayerOutputBlock(ctx, n, s, per_layer_input);
     } else {
       // Only rows whose logits are wanted matter after the last attention: compact them to
       // the front (logit_rows is increasing, so moving forward never overwrites a source).
       for (int64_t r = 0; r < n_logit_rows; ++r) {
         const int64_t src = plan_.logit_rows[r];
-        if (src != r) std::memcpy(s.x.data() + r * h, s.x.data() + src * h, h * sizeof(float));
+        if (src == r) continue;
+        std::memcpy(s.x.data() + r * h, s.x.data() + src * h, h * sizeof(float));
+        if (per_layer_input != nullptr) {
+          std::memcpy(per_layer_input + r * p, per_layer_input + src * p, p * sizeof(float));
+        }
       }
-      RunFfnBlock(ctx, n_logit_rows, s, {}, /*defer_residual=*/true);
+      RunFfnBlock(ctx, n_logit_rows, s, {}, /*defer_residual=*/!output_block);
+      if (output_block) RunLayerOutputBlock(ctx, n_logit_rows, s, per_layer_input);
     }
-    pending = {true, lw.post_ffn_norm};
+    pending = output_block ? PendingResidual{} : PendingResidual{true, lw.post_ffn_norm};
   }
   ComputeLogits(out, pending);
   return Status::Ok();
+}
+
+void Model::ComputePerLayerInputs() {
+  const ModelConfig& c = config_;
+  ForwardScratch& s = *scratch_;
+  const kernels::KernelBackend& k = *backend_;
+  const int64_t n = plan_.n_tokens;
+  const int64_t p = c.per_layer_input_size;
+  const int64_t all = p * c.n_layers;
+  // proj = x · per_layer_model_projᵀ ([n, n_layers * P]; x: the scaled embeddings), and each
+  // token's row of per_layer_token_embd ([n, n_layers * P], token-major for now).
+  const kernels::MatMulOutput proj{&weights_->per_layer_model_proj, s.per_layer_proj.data()};
+  k.matmul(std::span<const kernels::MatMulOutput>(&proj, 1), s.x.data(), n, pool_.get(), nullptr);
+  k.embed(weights_->per_layer_token_embd, plan_.tokens.data(), n, s.per_layer_inputs.data());
+  const float proj_scale = 1.0f / std::sqrt(static_cast<float>(c.hidden_size));
+  const float token_scale = std::sqrt(static_cast<float>(p));
+  const float input_scale = 1.0f / std::sqrt(2.0f);
+  // input = (norm(proj / sqrt(hidden)) + token row * sqrt(P)) / sqrt(2), per layer's P values.
+  ParallelRows(pool_.get(), n, 4 * all, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      float* pr = s.per_layer_proj.data() + r * all;
+      const float* tr = s.per_layer_inputs.data() + r * all;
+      k.scale(pr, proj_scale, pr, all);
+      k.rms_norm(pr, weights_->per_layer_proj_norm, c.n_layers, p, c.rms_norm_eps, pr);
+      for (int64_t i = 0; i < all; ++i) {
+        const float token = tr[i] * token_scale;
+        pr[i] = (pr[i] + token) * input_scale;
+      }
+    }
+  });
+  // Layer by layer: layer l's inputs are rows [l * n, (l + 1) * n) of [*, P].
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t l = 0; l < c.n_layers; ++l) {
+      std::memcpy(s.per_layer_inputs.data() + (l * n + r) * p,
+                  s.per_layer_proj.data() + r * all + l * p, p * sizeof(float));
+    }
+  }
 }
 
 void Model::ComputeLogits(ForwardOutput* out, const PendingResidual& pending) {

@@ -70,7 +70,11 @@ class Model {
 
  private:
   Model() = default;
-  void PrepareAttentionSequences();
+  // Points the attention sequences into scratch q / attn rows of width qs.
+  void PrepareAttentionSequences(int64_t qs);
+  // scratch per_layer_inputs for this step's tokens (gemma4; ModelConfig::
+  // per_layer_input_size), from the scaled embeddings in scratch x.
+  void ComputePerLayerInputs();
   void ComputeLogits(ForwardOutput* out, const PendingResidual& pending);
 
   std::unique_ptr<gguf::GgufFile> file_;
@@ -86,6 +90,7 @@ class Model {
 
   std::unique_ptr<ForwardScratch> scratch_;
   BatchPlan plan_;
+  int64_t prepared_q_size_ = 0;  // the row width the attention sequences point with
 };
 
 }  // namespace radixlm::model

@@ -62,19 +62,89 @@ float YarnAttnFactor(const ModelConfig& c) {
   return attn * c.rope_attn_factor;
 }
 
+// "<arch>.<suffix>" as one positive integer per layer when it is an array ([n_layers]; the
+// first n_layers of a longer one, which counts multi-token-prediction layers), else empty.
+StatusOr<std::vector<int64_t>> ReadPerLayer(const ArchMetadata& m, std::string_view suffix,
+                                            int64_t n_layers) {
+  const gguf::Value* value = m.file().Find(m.Key(suffix));
+  if (value == nullptr || !value->is_array()) return std::vector<int64_t>();
+  const gguf::Array& array = value->AsArray();
+  if (static_cast<int64_t>(array.items.size()) < n_layers) {
+    return InvalidArgument("model metadata: '" + m.Key(suffix) + "' has " +
+                           std::to_string(array.items.size()) + " entries for " +
+                           std::to_string(n_layers) + " layers");
+  }
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < n_layers; ++i) {
+    const gguf::Value& item = array.items[i];
+    if (!item.is_integer() || item.AsInt() <= 0) {
+      return InvalidArgument("model metadata: '" + m.Key(suffix) + "' must hold positive integers");
+    }
+    out.push_back(item.AsInt());
+  }
+  return out;
+}
+
 }  // namespace
 
 bool ModelConfig::IsSlidingLayer(int64_t layer) const {
   if (sliding_window <= 0) return false;
+  if (!sliding_layers.empty()) return sliding_layers[layer] != 0;
   if (sliding_window_pattern <= 0) return true;
   return (layer + 1) % sliding_window_pattern != 0;
 }
 
+int64_t ModelConfig::LayerQSize(int64_t layer) const {
+  return n_heads * LayerAttention(layer).head_dim;
+}
+
+int64_t ModelConfig::LayerKvSize(int64_t layer) const {
+  const LayerAttentionConfig la = LayerAttention(layer);
+  return la.n_kv_heads * la.head_dim;
+}
+
+int64_t ModelConfig::LayerFfnSize(int64_t layer) const {
+  return layer_ffn_size.empty() ? ffn_size : layer_ffn_size[layer];
+}
+
+int64_t ModelConfig::MaxQSize() const {
+  if (n_layers <= 0) return q_size();
+  int64_t m = 0;
+  for (int64_t l = 0; l < n_layers; ++l) m = std::max(m, LayerQSize(l));
+  return m;
+}
+
+int64_t ModelConfig::MaxKvSize() const {
+  if (n_layers <= 0) return kv_size();
+  int64_t m = 0;
+  for (int64_t l = 0; l < n_layers; ++l) m = std::max(m, LayerKvSize(l));
+  return m;
+}
+
+int64_t ModelConfig::MaxFfnSize() const {
+  if (n_layers <= 0) return ffn_size;
+  int64_t m = 0;
+  for (int64_t l = 0; l < n_layers; ++l) m = std::max(m, LayerFfnSize(l));
+  return m;
+}
+
+int64_t ModelConfig::MaxHeadDim() const {
+  if (n_layers <= 0) return head_dim;
+  int64_t m = 0;
+  for (int64_t l = 0; l < n_layers; ++l) m = std::max(m, LayerAttention(l).head_dim);
+  return m;
+}
+
 LayerAttentionConfig ModelConfig::LayerAttention(int64_t layer) const {
   LayerAttentionConfig out;
+  const bool sliding = IsSlidingLayer(layer);
+  out.head_dim = sliding && head_dim_swa > 0 ? head_dim_swa : head_dim;
+  out.rope_dims = sliding && rope_dims_swa > 0 ? rope_dims_swa : rope_dims;
+  out.n_kv_heads = layer_n_kv_heads.empty() ? n_kv_heads : layer_n_kv_heads[layer];
+  out.kv_layer = n_kv_layers > 0 && layer >= n_kv_layers ? n_kv_layers - (sliding ? 2 : 1) : layer;
   out.use_rope = no_rope_layer_interval <= 0 || (layer + 1) % no_rope_layer_interval != 0;
   out.rope_attn_factor = rope_attn_factor;
-  if (IsSlidingLayer(layer)) {
+  if (sliding) {
     out.sliding_window = static_cast<int>(sliding_window);
     out.rope_base = rope_base_local;
     out.rope_freq_scale = rope_freq_scale_local;
@@ -116,9 +186,29 @@ StatusOr<ModelConfig> ModelConfig::FromGguf(const gguf::GgufFile& file) {
   }
   c.n_layers -= nextn;
   RADIXLM_ASSIGN_OR_RETURN(c.hidden_size, m.Positive("embedding_length"));
-  RADIXLM_ASSIGN_OR_RETURN(c.ffn_size, m.Positive("feed_forward_length"));
   RADIXLM_ASSIGN_OR_RETURN(c.n_heads, m.Positive("attention.head_count"));
-  RADIXLM_ASSIGN_OR_RETURN(c.n_kv_heads, m.PositiveOr("attention.head_count_kv", c.n_heads));
+  // feed_forward_length and head_count_kv: a number, or one per layer (as llama.cpp reads
+  // them); with an array the scalar is the widest layer's.
+  RADIXLM_ASSIGN_OR_RETURN(c.layer_ffn_size, ReadPerLayer(m, "feed_forward_length", c.n_layers));
+  if (c.layer_ffn_size.empty()) {
+    RADIXLM_ASSIGN_OR_RETURN(c.ffn_size, m.Positive("feed_forward_length"));
+  } else {
+    c.ffn_size = *std::max_element(c.layer_ffn_size.begin(), c.layer_ffn_size.end());
+  }
+  RADIXLM_ASSIGN_OR_RETURN(c.layer_n_kv_heads,
+                           ReadPerLayer(m, "attention.head_count_kv", c.n_layers));
+  if (c.layer_n_kv_heads.empty()) {
+    RADIXLM_ASSIGN_OR_RETURN(c.n_kv_heads, m.PositiveOr("attention.head_count_kv", c.n_heads));
+  } else {
+    c.n_kv_heads = *std::max_element(c.layer_n_kv_heads.begin(), c.layer_n_kv_heads.end());
+    for (int64_t kv : c.layer_n_kv_heads) {
+      if (c.n_heads % kv != 0) {
+        return InvalidArgument("model metadata: head_count (" + std::to_string(c.n_heads) +
+                               ") is not a multiple of a layer's head_count_kv (" +
+                               std::to_string(kv) + ")");
+      }
+    }
+  }
   if (c.hidden_size % c.n_heads != 0 && !m.Has("attention.key_length")) {
     return InvalidArgument(
         "model metadata: embedding_length is not a multiple of head_count "
@@ -208,7 +298,7 @@ int64_t LayerParameters(const ModelConfig& c, int64_t layer, int64_t experts) {
   for (int t = 0; t < kNumLayerTensors; ++t) {
     const auto tensor = static_cast<LayerTensor>(t);
     if (c.layer_tensors[layer][tensor] == TensorNeed::kAbsent) continue;
-    const ExpectedShape shape = LayerTensorShape(c, tensor);
+    const ExpectedShape shape = LayerTensorShape(c, tensor, layer);
     int64_t count = 1;
     for (int d = 0; d < shape.n_dims; ++d) count *= d == 2 ? experts : shape.dims[d];
     n += count;
@@ -243,6 +333,12 @@ std::string ModelConfig::DebugString() const {
   if (rope_yarn) s << " yarn(original_ctx=" << rope_yarn_original_context << ")";
   if (rope_dims > 0 && rope_dims != head_dim) s << " rope_dims=" << rope_dims;
   if (no_rope_layer_interval > 0) s << " no_rope_every=" << no_rope_layer_interval;
+  if (head_dim_swa > 0) s << " head_dim_swa=" << head_dim_swa;
+  if (!layer_n_kv_heads.empty()) s << " per_layer_kv_heads";
+  if (!layer_ffn_size.empty()) s << " per_layer_ffn";
+  if (n_kv_layers > 0) s << " kv_layers=" << n_kv_layers;
+  if (v_norm) s << " v_norm";
+  if (per_layer_input_size > 0) s << " per_layer_input=" << per_layer_input_size;
   if (!pre_norms) s << " no_pre_norms";
   if (post_norms) s << " post_norms";
   if (qk_norm) s << (qk_norm_per_head ? " qk_norm" : " qk_norm_row");

@@ -26,8 +26,14 @@ enum class RopeLayout { kNormal, kNeox };
 enum class FfnActivation { kSilu, kGeluTanh };  // the gate of a gated FFN: act(gate) * up
 
 // What differs between the attention of one layer and another (gemma3 interleaves sliding
-// window layers with global ones, each with its own RoPE base; smollm3 skips RoPE on some).
+// window layers with global ones, each with its own RoPE base; smollm3 skips RoPE on some;
+// gemma4's kinds have their own head sizes and KV head counts, and its last layers read the K/V
+// of an earlier one).
 struct LayerAttentionConfig {
+  int64_t head_dim = 0;
+  int64_t n_kv_heads = 0;
+  int64_t rope_dims = 0;   // values of each head RoPE rotates
+  int64_t kv_layer = 0;    // the layer whose K/V it attends over (itself unless shared)
   int sliding_window = 0;  // 0: attends to the whole prefix; else to the last N positions
   bool use_rope = true;    // false: Q and K are not rotated (the rope fields are unused)
   float rope_base = 10000.0f;
@@ -80,15 +86,28 @@ struct ModelConfig {
   int64_t no_rope_layer_interval = 0;
 
   // Sliding window: layer i is a sliding-window layer iff sliding_window > 0 and
+  // sliding_layers[i] when sliding_layers is not empty, else
   // (sliding_window_pattern == 0 || (i + 1) % sliding_window_pattern != 0).
   int64_t sliding_window = 0;
   int64_t sliding_window_pattern = 0;
+  std::vector<uint8_t> sliding_layers = {};  // [n_layers] or empty (gemma4's per-layer array)
+
+  // Per-layer shapes where layers differ (gemma4); 0 or empty: the uniform value.
+  int64_t head_dim_swa = 0;   // sliding-window layers' head dimension (attention.key_length_swa)
+  int64_t rope_dims_swa = 0;  // their rotated values (rope.dimension_count_swa)
+  std::vector<int64_t> layer_n_kv_heads = {};  // [n_layers]: head_count_kv as an array
+  std::vector<int64_t> layer_ffn_size = {};    // [n_layers]: feed_forward_length as an array
+  // > 0: layers from this index on compute no K/V of their own and attend over those of layer
+  // n_kv_layers - 1 (global) or n_kv_layers - 2 (sliding), as llama.cpp shares them (gemma4's
+  // attention.shared_kv_layers).
+  int64_t n_kv_layers = 0;
 
   // Norms (all RMSNorm with rms_norm_eps).
   bool pre_norms = true;         // attn_norm / ffn_norm on each block's input (olmo2: none)
   bool post_norms = false;       // post_attention_norm / post_ffw_norm on each block's output
   bool qk_norm = false;          // RMSNorm of Q and K before RoPE
   bool qk_norm_per_head = true;  // over each head (gemma3, qwen3) or each whole row (olmo2)
+  bool v_norm = false;           // RMSNorm of each V head, without a weight (gemma4)
 
   // Attention.
   bool fused_qkv = false;        // one attn_qkv.weight (the file has it; llama.cpp's rule)
@@ -125,19 +144,33 @@ struct ModelConfig {
   float residual_scale = 1.0f;       // each block's output * this before the add (granite)
   float output_scale = 1.0f;         // logits * this (granite: 1 / logit_scale)
   float final_logit_softcap = 0.0f;  // > 0: logits become cap * tanh(logits / cap) (gemma2)
+  // > 0: per-layer inputs of this width (gemma4): per token, per_layer_token_embd's row (all
+  // layers' inputs) * sqrt(width), plus the RMS-normed projection of the scaled embedding
+  // through per_layer_model_proj / sqrt(hidden), all over sqrt(2); layer i's slice enters the
+  // layer's kPerLayer* tensors.
+  int64_t per_layer_input_size = 0;
 
   // The tensors of each layer ([n_layers]): those the flags above imply (StandardLayerTensors
   // in tensor_names.h) unless the family says otherwise.
   std::vector<LayerTensorNeeds> layer_tensors = {};
 
-  int64_t q_size() const { return n_heads * head_dim; }      // width of Q rows
-  int64_t kv_size() const { return n_kv_heads * head_dim; }  // width of K and V rows
+  // Widths of Q and K/V rows where every layer has the same (else the global layers').
+  int64_t q_size() const { return n_heads * head_dim; }
+  int64_t kv_size() const { return n_kv_heads * head_dim; }
   // Parameters a token's forward pass reads (every weight but the unrouted experts'), and all
   // of them; the same for a dense model. Counted from the shapes, embedding and head included.
   int64_t ActiveParameters() const;
   int64_t TotalParameters() const;
   bool IsSlidingLayer(int64_t layer) const;
   LayerAttentionConfig LayerAttention(int64_t layer) const;
+  int64_t LayerQSize(int64_t layer) const;   // n_heads * the layer's head_dim
+  int64_t LayerKvSize(int64_t layer) const;  // the layer's n_kv_heads * head_dim
+  int64_t LayerFfnSize(int64_t layer) const;
+  // The widest of any layer (scratch sizes).
+  int64_t MaxQSize() const;
+  int64_t MaxKvSize() const;
+  int64_t MaxFfnSize() const;
+  int64_t MaxHeadDim() const;
 
   // Reads and validates the config. An architecture no family handles gives Unimplemented
   // naming it and the supported ones; missing or inconsistent keys give InvalidArgument

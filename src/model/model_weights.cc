@@ -27,8 +27,17 @@ std::string ShapeString(const ExpectedShape& e) {
 }
 
 // A layer's matrices, in the order they are prepared.
-std::array<kernels::WeightMatrix*, 7> LayerMatrices(LayerWeights& l) {
-  return {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down};
+// (gemma4's per-layer input matrices last.)
+std::array<kernels::WeightMatrix*, 9> LayerMatrices(LayerWeights& l) {
+  return {&l.wq,
+          &l.wk,
+          &l.wv,
+          &l.wo,
+          &l.gate,
+          &l.up,
+          &l.down,
+          &l.per_layer_inp_gate,
+          &l.per_layer_proj};
 }
 
 // The router and every expert's matrices of a layer (none for a dense one).
@@ -78,6 +87,10 @@ constexpr LayerSlot kLayerSlots[] = {
     {LayerTensor::kAttnQkv, &LayerWeights::wqkv, nullptr},
     {LayerTensor::kAttnQkvBias, nullptr, &LayerWeights::bqkv},
     {LayerTensor::kFfnGateInp, &LayerWeights::gate_inp, nullptr},
+    {LayerTensor::kPerLayerInpGate, &LayerWeights::per_layer_inp_gate, nullptr},
+    {LayerTensor::kPerLayerProj, &LayerWeights::per_layer_proj, nullptr},
+    {LayerTensor::kPerLayerPostNorm, nullptr, &LayerWeights::per_layer_post_norm},
+    {LayerTensor::kLayerOutScale, nullptr, &LayerWeights::out_scale},
 };
 static_assert(std::size(kLayerSlots) + std::size(kExpertSlots) == kNumLayerTensors,
               "every layer tensor has a slot");
@@ -89,23 +102,26 @@ kernels::WeightMatrix RowRange(const kernels::WeightMatrix& m, int64_t first, in
       m.cols);
 }
 
-// Splits the fused matrices of a layer into the views the forward pass reads.
-void SplitFused(const ModelConfig& c, LayerWeights& l) {
+// Splits the fused matrices of layer `layer` into the views the forward pass reads.
+void SplitFused(const ModelConfig& c, int64_t layer, LayerWeights& l) {
+  const int64_t qs = c.LayerQSize(layer);
+  const int64_t kvs = c.LayerKvSize(layer);
+  const int64_t ffn = c.LayerFfnSize(layer);
   if (l.wqkv.data != nullptr) {
-    l.wq = RowRange(l.wqkv, 0, c.q_size());
-    l.wk = RowRange(l.wqkv, c.q_size(), c.kv_size());
-    l.wv = RowRange(l.wqkv, c.q_size() + c.kv_size(), c.kv_size());
+    l.wq = RowRange(l.wqkv, 0, qs);
+    l.wk = RowRange(l.wqkv, qs, kvs);
+    l.wv = RowRange(l.wqkv, qs + kvs, kvs);
     l.wqkv = {};
   }
   if (l.bqkv != nullptr) {
     l.bq = l.bqkv;
-    l.bk = l.bqkv + c.q_size();
-    l.bv = l.bqkv + c.q_size() + c.kv_size();
+    l.bk = l.bqkv + qs;
+    l.bv = l.bqkv + qs + kvs;
   }
   if (c.fused_gate_up && l.up.data != nullptr) {
     const kernels::WeightMatrix fused = l.up;
-    l.gate = RowRange(fused, 0, c.ffn_size);
-    l.up = RowRange(fused, c.ffn_size, c.ffn_size);
+    l.gate = RowRange(fused, 0, ffn);
+    l.up = RowRange(fused, ffn, ffn);
   }
 }
 
@@ -251,6 +267,23 @@ StatusOr<std::unique_ptr<ModelWeights>> ModelWeights::Load(const gguf::GgufFile&
                              loader.Vector(std::string(kRopeFactorsShortName), c.rope_dims / 2));
   }
 
+  if (c.per_layer_input_size > 0) {
+    const int64_t all = c.per_layer_input_size * c.n_layers;
+    ExpectedShape shape;
+    shape.n_dims = 2;
+    shape.dims[0] = all;
+    shape.dims[1] = c.vocab_size;
+    RADIXLM_ASSIGN_OR_RETURN(w->per_layer_token_embd,
+                             loader.Matrix(std::string(kPerLayerTokenEmbdName), shape));
+    shape.dims[0] = c.hidden_size;
+    shape.dims[1] = all;
+    RADIXLM_ASSIGN_OR_RETURN(w->per_layer_model_proj,
+                             loader.Matrix(std::string(kPerLayerModelProjName), shape));
+    RADIXLM_ASSIGN_OR_RETURN(
+        w->per_layer_proj_norm,
+        loader.Vector(std::string(kPerLayerProjNormName), c.per_layer_input_size));
+  }
+
   w->layers.resize(c.n_layers);
   for (int64_t i = 0; i < c.n_layers; ++i) {
     LayerWeights& l = w->layers[i];
@@ -262,7 +295,7 @@ StatusOr<std::unique_ptr<ModelWeights>> ModelWeights::Load(const gguf::GgufFile&
       if (need == TensorNeed::kAbsent) continue;
       const std::string name = LayerTensorName(i, slot.tensor);
       if (need == TensorNeed::kOptional && file.FindTensor(name) == nullptr) continue;
-      const ExpectedShape shape = LayerTensorShape(c, slot.tensor);
+      const ExpectedShape shape = LayerTensorShape(c, slot.tensor, i);
       if (slot.matrix != nullptr) {
         RADIXLM_ASSIGN_OR_RETURN(l.*slot.matrix, loader.Matrix(name, shape));
       } else {
@@ -274,9 +307,9 @@ StatusOr<std::unique_ptr<ModelWeights>> ModelWeights::Load(const gguf::GgufFile&
       const std::string name = LayerTensorName(i, slot.tensor);
       if (needs[slot.tensor] == TensorNeed::kOptional && file.FindTensor(name) == nullptr) continue;
       RADIXLM_ASSIGN_OR_RETURN(l.*slot.experts,
-                               loader.Experts(name, LayerTensorShape(c, slot.tensor)));
+                               loader.Experts(name, LayerTensorShape(c, slot.tensor, i)));
     }
-    SplitFused(c, l);
+    SplitFused(c, i, l);
   }
   w->PrepareMatrices(file, backend, pool, on_progress);
   return w;
@@ -291,7 +324,7 @@ void ModelWeights::PrepareMatrices(const gguf::GgufFile& file,
   };
   LoadProgress progress;
   progress.layers_total = static_cast<int64_t>(layers.size());
-  progress.bytes_total = matrix_bytes(output);
+  progress.bytes_total = matrix_bytes(output) + matrix_bytes(per_layer_model_proj);
   for (LayerWeights& l : layers) {
     for (kernels::WeightMatrix* m : LayerMatrices(l)) progress.bytes_total += matrix_bytes(*m);
     for (kernels::WeightMatrix* m : ExpertMatrices(l)) progress.bytes_total += matrix_bytes(*m);
@@ -319,6 +352,7 @@ void ModelWeights::PrepareMatrices(const gguf::GgufFile& file,
   // token_embd stays as it is: it is only read row by row (embed). A tied output head packed
   // from it releases its pages; the rows embed reads fault back in one page at a time.
   prepare(output);
+  prepare(per_layer_model_proj);  // (per_layer_token_embd, like token_embd, is read by row)
   report();
   for (LayerWeights& l : layers) {
     for (kernels::WeightMatrix* m : ExpertMatrices(l)) {

@@ -47,6 +47,11 @@ struct LayerWeights {
   // left empty once they are taken (a fused ffn_up.weight is split the same way into gate, up).
   kernels::WeightMatrix wqkv;
   const float* bqkv = nullptr;  // a fused attn_qkv.bias as loaded; bq, bk, bv point into it
+  // Per-layer inputs (gemma4; P = ModelConfig::per_layer_input_size), or empty / null.
+  kernels::WeightMatrix per_layer_inp_gate;    // rows P, cols hidden
+  kernels::WeightMatrix per_layer_proj;        // rows hidden, cols P
+  const float* per_layer_post_norm = nullptr;  // [hidden]
+  const float* out_scale = nullptr;            // [1]: the layer's output x is multiplied by it
   // Mixture of experts (in place of gate, up, down): the router, and per expert the views of
   // its matrix in the stacked ffn_{gate,up,down}_exps tensors (each prepared on its own, so a
   // step reads only the experts its tokens route to).
@@ -64,7 +69,11 @@ struct ModelWeights {
   const float* rope_freqs = nullptr;          // [rope_dims/2] or null (llama-3 frequency factors)
   const float* rope_factors_long = nullptr;   // [rope_dims/2] or null (LongRoPE, phi3)
   const float* rope_factors_short = nullptr;  // [rope_dims/2] or null
-  std::vector<LayerWeights> layers;           // [n_layers]
+  // Per-layer inputs (gemma4; P = ModelConfig::per_layer_input_size), or empty / null.
+  kernels::WeightMatrix per_layer_token_embd;  // rows vocab, cols P * n_layers (read by row)
+  kernels::WeightMatrix per_layer_model_proj;  // rows P * n_layers, cols hidden
+  const float* per_layer_proj_norm = nullptr;  // [P]
+  std::vector<LayerWeights> layers;            // [n_layers]
 
   // Finds and checks every tensor `config` needs (config.layer_tensors; presence, shape, type
   // supported by the kernels). Errors name the tensor: "missing tensor 'blk.3.attn_q.weight'".

@@ -40,6 +40,14 @@ std::string_view LayerTensorSuffix(LayerTensor t) {
       return "attn_qkv.weight";
     case LayerTensor::kAttnQkvBias:
       return "attn_qkv.bias";
+    case LayerTensor::kPerLayerInpGate:
+      return "inp_gate.weight";
+    case LayerTensor::kPerLayerProj:
+      return "proj.weight";
+    case LayerTensor::kPerLayerPostNorm:
+      return "post_norm.weight";
+    case LayerTensor::kLayerOutScale:
+      return "layer_output_scale.weight";
     case LayerTensor::kFfnGateInp:
       return "ffn_gate_inp.weight";
     case LayerTensor::kFfnGateExps:
@@ -92,7 +100,11 @@ LayerTensorNeeds StandardLayerTensors(const ModelConfig& c) {
   return n;
 }
 
-ExpectedShape LayerTensorShape(const ModelConfig& c, LayerTensor t) {
+ExpectedShape LayerTensorShape(const ModelConfig& c, LayerTensor t, int64_t layer) {
+  const int64_t hd = c.LayerAttention(layer).head_dim;
+  const int64_t qs = c.LayerQSize(layer);
+  const int64_t kvs = c.LayerKvSize(layer);
+  const int64_t ffn = c.LayerFfnSize(layer);
   auto vec = [](int64_t n) {
     ExpectedShape s;
     s.dims[0] = n;
@@ -117,33 +129,40 @@ ExpectedShape LayerTensorShape(const ModelConfig& c, LayerTensor t) {
     case LayerTensor::kPostAttnNorm:
     case LayerTensor::kFfnNorm:
     case LayerTensor::kPostFfnNorm:
+    case LayerTensor::kPerLayerPostNorm:
       return vec(c.hidden_size);
     case LayerTensor::kAttnQ:
-      return mat(c.hidden_size, c.q_size());
+      return mat(c.hidden_size, qs);
     case LayerTensor::kAttnK:
     case LayerTensor::kAttnV:
-      return mat(c.hidden_size, c.kv_size());
+      return mat(c.hidden_size, kvs);
     case LayerTensor::kAttnOutput:
-      return mat(c.q_size(), c.hidden_size);
+      return mat(qs, c.hidden_size);
     case LayerTensor::kAttnQBias:
-      return vec(c.q_size());
+      return vec(qs);
     case LayerTensor::kAttnKBias:
     case LayerTensor::kAttnVBias:
-      return vec(c.kv_size());
+      return vec(kvs);
     case LayerTensor::kAttnQNorm:
-      return vec(c.qk_norm_per_head ? c.head_dim : c.q_size());
+      return vec(c.qk_norm_per_head ? hd : qs);
     case LayerTensor::kAttnKNorm:
-      return vec(c.qk_norm_per_head ? c.head_dim : c.kv_size());
+      return vec(c.qk_norm_per_head ? hd : kvs);
     case LayerTensor::kFfnGate:
-      return mat(c.hidden_size, c.ffn_size);
+      return mat(c.hidden_size, ffn);
     case LayerTensor::kFfnUp:
-      return mat(c.hidden_size, c.fused_gate_up ? 2 * c.ffn_size : c.ffn_size);
+      return mat(c.hidden_size, c.fused_gate_up ? 2 * ffn : ffn);
     case LayerTensor::kAttnQkv:
-      return mat(c.hidden_size, c.q_size() + 2 * c.kv_size());
+      return mat(c.hidden_size, qs + 2 * kvs);
     case LayerTensor::kAttnQkvBias:
-      return vec(c.q_size() + 2 * c.kv_size());
+      return vec(qs + 2 * kvs);
     case LayerTensor::kFfnDown:
-      return mat(c.ffn_size, c.hidden_size);
+      return mat(ffn, c.hidden_size);
+    case LayerTensor::kPerLayerInpGate:
+      return mat(c.hidden_size, c.per_layer_input_size);
+    case LayerTensor::kPerLayerProj:
+      return mat(c.per_layer_input_size, c.hidden_size);
+    case LayerTensor::kLayerOutScale:
+      return vec(1);
     case LayerTensor::kFfnGateInp:
       return mat(c.hidden_size, c.n_experts);
     case LayerTensor::kFfnGateExps:

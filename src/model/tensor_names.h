@@ -23,6 +23,12 @@ inline constexpr std::string_view kRopeFreqsName = "rope_freqs.weight";  // [rop
 // ModelConfig::rope_original_context, else the short ones. [rope_dims/2] each.
 inline constexpr std::string_view kRopeFactorsLongName = "rope_factors_long.weight";
 inline constexpr std::string_view kRopeFactorsShortName = "rope_factors_short.weight";
+// Per-layer inputs (gemma4; P = ModelConfig::per_layer_input_size):
+inline constexpr std::string_view kPerLayerTokenEmbdName =
+    "per_layer_token_embd.weight";  // [P * n_layers, vocab]
+inline constexpr std::string_view kPerLayerModelProjName =
+    "per_layer_model_proj.weight";  // [hidden, P * n_layers]
+inline constexpr std::string_view kPerLayerProjNormName = "per_layer_proj_norm.weight";  // [P]
 
 // "attn_q.weight", ...
 std::string_view LayerTensorSuffix(LayerTensor t);
@@ -41,6 +47,7 @@ struct ExpectedShape {
   int64_t dims[3] = {0, 0, 0};
   int n_dims = 0;
 };
-ExpectedShape LayerTensorShape(const ModelConfig& config, LayerTensor t);
+// Head sizes, KV heads and FFN widths are those of `layer` (ModelConfig::LayerAttention).
+ExpectedShape LayerTensorShape(const ModelConfig& config, LayerTensor t, int64_t layer = 0);
 
 }  // namespace radixlm::model

@@ -57,10 +57,10 @@ float AttentionTemperature(const ModelConfig& c, int64_t position) {
 
 // RMSNorm of each head (per_head) or of each whole row of x: [rows, n_heads * head_dim].
 void QkNorm(const kernels::KernelBackend& k, const ModelConfig& c, const float* norm, float* x,
-            int64_t rows, int64_t n_heads) {
-  const int64_t width = n_heads * c.head_dim;
+            int64_t rows, int64_t n_heads, int64_t head_dim) {
+  const int64_t width = n_heads * head_dim;
   if (c.qk_norm_per_head) {
-    k.rms_norm(x, norm, rows * n_heads, c.head_dim, c.rms_norm_eps, x);
+    k.rms_norm(x, norm, rows * n_heads, head_dim, c.rms_norm_eps, x);
   } else {
     k.rms_norm(x, norm, rows, width, c.rms_norm_eps, x);
   }
@@ -81,8 +81,12 @@ void RunAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, ForwardSc
   const LayerWeights& w = *ctx.weights;
   const int64_t n = plan.n_tokens;
   const int64_t h = c.hidden_size;
-  const int64_t qs = c.q_size();
-  const int64_t kvs = c.kv_size();
+  const int64_t hd = ctx.attention.head_dim;
+  const int64_t n_kv_heads = ctx.attention.n_kv_heads;
+  const int64_t qs = c.n_heads * hd;
+  const int64_t kvs = n_kv_heads * hd;
+  // Where the layer has no attn_v (gemma4's K-equals-V layers), V is K's projection.
+  const bool v_is_k = w.wv.data == nullptr;
 
   // [x += pending residual]; xn = [attn_norm](x): row by row, in the region that quantizes xn.
   auto input = [&](int64_t b, int64_t e) {
@@ -92,21 +96,37 @@ void RunAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, ForwardSc
   const kernels::RowPrologue input_fn = std::ref(input);
 
   // q, k, v = xn · W{q,k,v}ᵀ   ([n, q_size], [n, kv_size], [n, kv_size])
+  // (Q only where the layer reads an earlier layer's K/V.)
   const kernels::MatMulOutput qkv[3] = {
       {&w.wq, s.q.data()}, {&w.wk, s.k.data()}, {&w.wv, s.v.data()}};
-  k.matmul(std::span<const kernels::MatMulOutput>(qkv, 3), s.xn.data(), n, ctx.pool, &input_fn);
+  const size_t n_outputs = !ctx.own_kv ? 1 : v_is_k ? 2 : 3;
+  k.matmul(std::span<const kernels::MatMulOutput>(qkv, n_outputs), s.xn.data(), n, ctx.pool,
+           &input_fn);
 
-  // Biases, Q/K RMSNorm, RoPE.
+  // Biases, Q/K RMSNorm, [V RMSNorm], RoPE.
   ParallelRows(ctx.pool, n, qs + 2 * kvs, [&](int64_t b, int64_t e) {
     if (w.bq != nullptr) AddBias(k, s.q.data(), w.bq, b, e, qs);
-    if (w.bk != nullptr) AddBias(k, s.k.data(), w.bk, b, e, kvs);
-    if (w.bv != nullptr) AddBias(k, s.v.data(), w.bv, b, e, kvs);
-    if (w.q_norm != nullptr) QkNorm(k, c, w.q_norm, s.q.data() + b * qs, e - b, c.n_heads);
-    if (w.k_norm != nullptr) QkNorm(k, c, w.k_norm, s.k.data() + b * kvs, e - b, c.n_kv_heads);
+    if (w.q_norm != nullptr) QkNorm(k, c, w.q_norm, s.q.data() + b * qs, e - b, c.n_heads, hd);
+    const bool neox = ctx.rope != nullptr && ctx.rope->neox();
     if (ctx.rope != nullptr) {
-      const bool neox = ctx.rope->neox();
-      k.rope(s.q.data(), b, e, c.n_heads, c.head_dim, neox, ctx.rope_cos, ctx.rope_sin);
-      k.rope(s.k.data(), b, e, c.n_kv_heads, c.head_dim, neox, ctx.rope_cos, ctx.rope_sin);
+      k.rope(s.q.data(), b, e, c.n_heads, hd, neox, ctx.rope_cos, ctx.rope_sin);
+    }
+    if (ctx.own_kv) {
+      if (v_is_k) {
+        std::memcpy(s.v.data() + b * kvs, s.k.data() + b * kvs, (e - b) * kvs * sizeof(float));
+      }
+      if (w.bk != nullptr) AddBias(k, s.k.data(), w.bk, b, e, kvs);
+      if (w.bv != nullptr) AddBias(k, s.v.data(), w.bv, b, e, kvs);
+      if (w.k_norm != nullptr) {
+        QkNorm(k, c, w.k_norm, s.k.data() + b * kvs, e - b, n_kv_heads, hd);
+      }
+      if (c.v_norm) {
+        float* v = s.v.data() + b * kvs;
+        k.rms_norm(v, nullptr, (e - b) * n_kv_heads, hd, c.rms_norm_eps, v);
+      }
+      if (ctx.rope != nullptr) {
+        k.rope(s.k.data(), b, e, n_kv_heads, hd, neox, ctx.rope_cos, ctx.rope_sin);
+      }
     }
     if (c.attn_temperature_scale > 0.0f) {
       for (int64_t r = b; r < e; ++r) {
@@ -117,7 +137,7 @@ void RunAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, ForwardSc
   });
 
   // This step's K/V go into the cache before attention reads them back with the prefix.
-  k.store_kv(ctx.kv, ctx.new_slots, n, s.k.data(), s.v.data());
+  if (ctx.own_kv) k.store_kv(ctx.kv, ctx.new_slots, n, s.k.data(), s.v.data());
   k.attention(ctx.attention, ctx.kv, ctx.attn_seqs, ctx.pool);
 
   // proj = attn · Woᵀ; x += [post_attn_norm](proj), here or in the FFN's input prologue.
@@ -136,7 +156,7 @@ void RunFfnBlock(const LayerContext& ctx, int64_t n, ForwardScratch& s,
   const ModelConfig& c = *ctx.config;
   const LayerWeights& w = *ctx.weights;
   const int64_t h = c.hidden_size;
-  const int64_t f = c.ffn_size;
+  const int64_t f = c.LayerFfnSize(ctx.layer);
 
   // [x += pending residual]; xn = [ffn_norm](x)
   auto input = [&](int64_t b, int64_t e) {
@@ -168,6 +188,31 @@ void RunFfnBlock(const LayerContext& ctx, int64_t n, ForwardScratch& s,
       AddResidual(k, c, w.post_ffn_norm, s.x.data(), s.proj.data(), b, e);
     });
   }
+}
+
+void RunLayerOutputBlock(const LayerContext& ctx, int64_t n, ForwardScratch& s,
+                         const float* per_layer_input) {
+  if (n == 0) return;
+  const kernels::KernelBackend& k = *ctx.backend;
+  const ModelConfig& c = *ctx.config;
+  const LayerWeights& w = *ctx.weights;
+  const int64_t h = c.hidden_size;
+  if (w.per_layer_inp_gate.data != nullptr) {
+    const int64_t p = c.per_layer_input_size;
+    // g = x · inp_gateᵀ [n, P]; g = gelu(g) * input, in the region that quantizes g for the
+    // projection; proj = g · projᵀ [n, hidden]; x += post_norm(proj).
+    MatMul(ctx, w.per_layer_inp_gate, s.x.data(), n, s.per_layer_gate.data());
+    auto activation = [&](int64_t b, int64_t e) {
+      float* g = s.per_layer_gate.data() + b * p;
+      k.geglu(g, per_layer_input + b * p, g, (e - b) * p);
+    };
+    const kernels::RowPrologue activation_fn = std::ref(activation);
+    MatMul(ctx, w.per_layer_proj, s.per_layer_gate.data(), n, s.proj.data(), &activation_fn);
+    ParallelRows(ctx.pool, n, 2 * h, [&](int64_t b, int64_t e) {
+      AddResidual(k, c, w.per_layer_post_norm, s.x.data(), s.proj.data(), b, e);
+    });
+  }
+  if (w.out_scale != nullptr) k.scale(s.x.data(), *w.out_scale, s.x.data(), n * h);
 }
 
 void ApplyPendingResidual(const kernels::KernelBackend& k, const ModelConfig& c,

@@ -21,11 +21,15 @@ namespace radixlm::model {
 struct LayerContext {
   const kernels::KernelBackend* backend = nullptr;  // every kernel the layer runs
   const ModelConfig* config = nullptr;
+  int64_t layer = 0;
   const LayerWeights* weights = nullptr;
   const RotaryEmbedding* rope = nullptr;  // null: the layer has no RoPE
   const float* rope_cos = nullptr;        // [n_tokens, head_dim/2]
   const float* rope_sin = nullptr;
-  kernels::AttentionParams attention;
+  kernels::AttentionParams attention;  // the layer's head_dim and n_kv_heads too
+  // false: the layer computes no K/V and attends over kv as an earlier layer wrote it
+  // (ModelConfig::n_kv_layers).
+  bool own_kv = true;
   kernels::KvLayerView kv;
   const int32_t* new_slots = nullptr;  // [plan.n_tokens]: rows of kv this step writes
   std::span<const kernels::AttentionSequence> attn_seqs;  // into scratch.q / scratch.attn
@@ -58,6 +62,13 @@ void RunAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, ForwardSc
 // for the first n_rows rows of x; `pending` and defer_residual as above.
 void RunFfnBlock(const LayerContext& ctx, int64_t n_rows, ForwardScratch& scratch,
                  const PendingResidual& pending = {}, bool defer_residual = false);
+
+// The end of a gemma4 layer, for the first n_rows rows of x (after the FFN's residual add):
+// with per-layer inputs, x += post_norm(proj(gelu(inp_gate(x)) * per_layer_input)), with
+// per_layer_input: [n_rows, per_layer_input_size] (this layer's); then x *= out_scale where
+// the layer has one.
+void RunLayerOutputBlock(const LayerContext& ctx, int64_t n_rows, ForwardScratch& scratch,
+                         const float* per_layer_input);
 
 // Runs fn(begin, end) over [0, n_rows), split across the pool when the work is worth it.
 // Does not allocate (the pool job holds only a pointer to fn).

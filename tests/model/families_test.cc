@@ -16,6 +16,7 @@ namespace {
 using testing::BuildTinyModel;
 using testing::ParseTinyModel;
 using testing::TinyGemma2Spec;
+using testing::TinyGemma4Spec;
 using testing::TinyGlm4Spec;
 using testing::TinyGraniteSpec;
 using testing::TinyMistral3Spec;
@@ -37,8 +38,8 @@ Status LoadStatus(const TinyModelSpec& spec) {
 }
 
 TEST(ModelFamilyRegistryTest, EveryFamilyIsFoundByItsArchitectures) {
-  for (const char* arch : {"gemma2", "gemma3", "glm4", "granite", "llama", "mistral3", "olmo2",
-                           "phi3", "qwen2", "qwen3", "qwen3moe", "smollm3"}) {
+  for (const char* arch : {"gemma2", "gemma3", "gemma4", "glm4", "granite", "llama", "mistral3",
+                           "olmo2", "phi3", "qwen2", "qwen3", "qwen3moe", "smollm3"}) {
     const ModelFamily* family = FindModelFamily(arch);
     ASSERT_NE(family, nullptr) << arch;
     EXPECT_EQ(family->name, arch);
@@ -46,8 +47,8 @@ TEST(ModelFamilyRegistryTest, EveryFamilyIsFoundByItsArchitectures) {
   EXPECT_EQ(FindModelFamily("mamba"), nullptr);
   EXPECT_EQ(FindModelFamily(""), nullptr);
   EXPECT_EQ(SupportedArchitectures(),
-            "gemma2, gemma3, glm4, granite, llama, mistral3, olmo2, phi3, qwen2, qwen3, qwen3moe, "
-            "smollm3");
+            "gemma2, gemma3, gemma4, glm4, granite, llama, mistral3, olmo2, phi3, qwen2, qwen3, "
+            "qwen3moe, smollm3");
 }
 
 TEST(ModelFamilyRegistryTest, UnknownArchitectureNamesItAndTheSupportedOnes) {
@@ -58,13 +59,14 @@ TEST(ModelFamilyRegistryTest, UnknownArchitectureNamesItAndTheSupportedOnes) {
   EXPECT_EQ(c.status().code(), StatusCode::kUnimplemented);
   EXPECT_EQ(c.status().message(),
             "unsupported model architecture 'mamba2' (general.architecture); supported: gemma2, "
-            "gemma3, glm4, granite, llama, mistral3, olmo2, phi3, qwen2, qwen3, qwen3moe, smollm3");
+            "gemma3, gemma4, glm4, granite, llama, mistral3, olmo2, phi3, qwen2, qwen3, qwen3moe, "
+            "smollm3");
 }
 
 TEST(ModelFamilyRegistryTest, ConfigNamesTheFamily) {
   for (const TinyModelSpec& spec :
-       {TinyGemma2Spec(), TinyGlm4Spec(), TinyGraniteSpec(), TinyMistral3Spec(), TinyOlmo2Spec(),
-        TinyPhi3Spec(), TinySmolLm3Spec()}) {
+       {TinyGemma2Spec(), TinyGemma4Spec(), TinyGlm4Spec(), TinyGraniteSpec(), TinyMistral3Spec(),
+        TinyOlmo2Spec(), TinyPhi3Spec(), TinySmolLm3Spec()}) {
     auto c = ConfigOf(spec);
     ASSERT_TRUE(c.ok()) << spec.arch << ": " << c.status().ToString();
     EXPECT_EQ(c->arch, spec.arch);
@@ -101,6 +103,77 @@ TEST(Gemma2FamilyTest, SoftCapsDefaultToGemma2s) {
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_FLOAT_EQ(c->attn_logit_softcap, 50.0f);
   EXPECT_FLOAT_EQ(c->final_logit_softcap, 30.0f);
+}
+
+TEST(Gemma4FamilyTest, LayerKindsSharedKvAndPerLayerInputs) {
+  auto c = ConfigOf(TinyGemma4Spec());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->rope_layout, RopeLayout::kNeox);
+  EXPECT_TRUE(c->qk_norm);
+  EXPECT_TRUE(c->v_norm);
+  EXPECT_TRUE(c->post_norms);
+  EXPECT_FLOAT_EQ(c->attention_scale, 1.0f);
+  EXPECT_FLOAT_EQ(c->embedding_scale, 8.0f);
+  EXPECT_FLOAT_EQ(c->final_logit_softcap, 3.0f);
+  EXPECT_EQ(c->per_layer_input_size, 8);
+  EXPECT_EQ(c->n_kv_layers, 3);
+  EXPECT_TRUE(c->has_rope_freq_factors);
+  // Layers 0, 1, 3 slide (head 16, 2 KV heads, base 1e4); 2 and 4 are global (head 32, one KV
+  // head, base 1e6, the proportional factors); 3 and 4 read 1's and 2's K/V.
+  const int64_t kv_layer[] = {0, 1, 2, 1, 2};
+  for (int64_t i = 0; i < 5; ++i) {
+    const bool sliding = i != 2 && i != 4;
+    const LayerAttentionConfig la = c->LayerAttention(i);
+    EXPECT_EQ(la.sliding_window, sliding ? 4 : 0) << "layer " << i;
+    EXPECT_EQ(la.head_dim, sliding ? 16 : 32) << "layer " << i;
+    EXPECT_EQ(la.rope_dims, sliding ? 16 : 32) << "layer " << i;
+    EXPECT_EQ(la.n_kv_heads, sliding ? 2 : 1) << "layer " << i;
+    EXPECT_FLOAT_EQ(la.rope_base, sliding ? 10000.0f : 1e6f) << "layer " << i;
+    EXPECT_EQ(la.use_rope_freq_factors, !sliding) << "layer " << i;
+    EXPECT_EQ(la.kv_layer, kv_layer[i]) << "layer " << i;
+    EXPECT_EQ(c->LayerFfnSize(i), i < 3 ? 96 : 192) << "layer " << i;
+    const LayerTensorNeeds& n = c->layer_tensors[i];
+    EXPECT_EQ(n[LayerTensor::kAttnK], i < 3 ? TensorNeed::kRequired : TensorNeed::kAbsent);
+    EXPECT_EQ(n[LayerTensor::kPerLayerInpGate], TensorNeed::kRequired);
+    EXPECT_EQ(n[LayerTensor::kLayerOutScale], TensorNeed::kOptional);
+  }
+  EXPECT_EQ(LayerTensorShape(*c, LayerTensor::kAttnQ, 0).dims[1], 4 * 16);
+  EXPECT_EQ(LayerTensorShape(*c, LayerTensor::kAttnQ, 2).dims[1], 4 * 32);
+  EXPECT_EQ(LayerTensorShape(*c, LayerTensor::kAttnK, 1).dims[1], 2 * 16);
+  EXPECT_EQ(LayerTensorShape(*c, LayerTensor::kFfnDown, 4).dims[0], 192);
+  EXPECT_TRUE(LoadStatus(TinyGemma4Spec()).ok());
+}
+
+TEST(Gemma4FamilyTest, KvCacheHoldsOnlyTheLayersThatWriteKv) {
+  const auto bytes = BuildTinyModel(TinyGemma4Spec());
+  auto model = Model::FromGguf(ParseTinyModel(bytes));
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  auto cache = (*model)->CreateKvCache({.n_slots = 8});
+  ASSERT_TRUE(cache.ok()) << cache.status().ToString();
+  // K and V rows of layers 0, 1 (2 heads of 16) and 2 (1 head of 32), F16.
+  EXPECT_EQ((*cache)->token_bytes(), 3 * 2 * 32 * 2);
+  EXPECT_FALSE((*cache)->HasOwnKv(3));
+  EXPECT_EQ((*cache)->Layer(3).k, (*cache)->Layer(1).k);
+  EXPECT_EQ((*cache)->Layer(4).k, (*cache)->Layer(2).k);
+}
+
+TEST(Gemma4FamilyTest, RefusesMixtureOfExpertsAndMissingKeys) {
+  TinyModelSpec spec = TinyGemma4Spec();
+  spec.extra_metadata = {{"gemma4.expert_count", gguf::Value::U32(8)}};
+  Status st = ConfigOf(spec).status();
+  EXPECT_EQ(st.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(st.message().find("gemma4 mixture-of-experts"), std::string::npos) << st.message();
+
+  spec = TinyGemma4Spec();
+  spec.extra_vectors = {"blk.1.ffn_gate_inp.weight"};
+  st = ConfigOf(spec).status();
+  EXPECT_EQ(st.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(st.message().find("blk.1.ffn_gate_inp.weight"), std::string::npos) << st.message();
+
+  spec = TinyGemma4Spec();
+  spec.omit_tensors = {"blk.2.proj.weight"};
+  st = LoadStatus(spec);
+  EXPECT_NE(st.message().find("blk.2.proj.weight"), std::string::npos) << st.message();
 }
 
 TEST(GraniteFamilyTest, ReadsItsFourMultipliers) {
@@ -364,7 +437,7 @@ TEST(Qwen3MoeFamilyTest, QkNormsNeoxRopeAndExperts) {
                         LayerTensor::kFfnUpExps, LayerTensor::kFfnDownExps}) {
     EXPECT_EQ(needs[t], TensorNeed::kRequired);
   }
-  const ExpectedShape down = LayerTensorShape(*c, LayerTensor::kFfnDownExps);
+  const ExpectedShape down = LayerTensorShape(*c, LayerTensor::kFfnDownExps, 1);
   ASSERT_EQ(down.n_dims, 3);
   EXPECT_EQ(down.dims[0], 32);
   EXPECT_EQ(down.dims[1], c->hidden_size);

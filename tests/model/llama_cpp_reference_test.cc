@@ -105,8 +105,8 @@ TEST_P(LlamaCppReferenceTest, NextTokenDistributionsMatchLlamaCpp) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, LlamaCppReferenceTest,
-                         ::testing::Values("gemma2", "glm4", "granite", "mistral3", "mixtral",
-                                           "olmo2", "phi3", "qwen3moe", "smollm3"),
+                         ::testing::Values("gemma2", "gemma4", "glm4", "granite", "mistral3",
+                                           "mixtral", "olmo2", "phi3", "qwen3moe", "smollm3"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });

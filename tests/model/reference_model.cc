@@ -46,7 +46,14 @@ ReferenceModel::ReferenceModel(const gguf::GgufFile& file, kernels::KvDtype kv_d
                                        ? "rope_factors_long.weight"
                                        : "rope_factors_short.weight");
   }
+  if (config_.per_layer_input_size > 0) {
+    per_layer_token_embd_ = LoadMatrix(file, "per_layer_token_embd.weight");
+    per_layer_model_proj_ = LoadMatrix(file, "per_layer_model_proj.weight");
+    per_layer_proj_norm_ = LoadVector(file, "per_layer_proj_norm.weight");
+  }
   for (int64_t i = 0; i < config_.n_layers; ++i) {
+    const int64_t qs = config_.LayerQSize(i);
+    const int64_t kvs = config_.LayerKvSize(i);
     // The tensors the family gives this layer (those it marks optional are read if present).
     const LayerTensorNeeds& needs = config_.layer_tensors[i];
     auto vector = [&](LayerTensor t) {
@@ -60,29 +67,40 @@ ReferenceModel::ReferenceModel(const gguf::GgufFile& file, kernels::KvDtype kv_d
     l.attn_norm = vector(LayerTensor::kAttnNorm);
     if (config_.fused_qkv) {  // Q, K, V: consecutive row ranges of one matrix
       const Matrix qkv = LoadMatrix(file, LayerName(i, "attn_qkv.weight"));
-      l.wq = RowRange(qkv, 0, config_.q_size());
-      l.wk = RowRange(qkv, config_.q_size(), config_.kv_size());
-      l.wv = RowRange(qkv, config_.q_size() + config_.kv_size(), config_.kv_size());
+      l.wq = RowRange(qkv, 0, qs);
+      l.wk = RowRange(qkv, qs, kvs);
+      l.wv = RowRange(qkv, qs + kvs, kvs);
     } else {
       l.wq = LoadMatrix(file, LayerName(i, "attn_q.weight"));
-      l.wk = LoadMatrix(file, LayerName(i, "attn_k.weight"));
-      l.wv = LoadMatrix(file, LayerName(i, "attn_v.weight"));
+      // (gemma4: none in a layer reading another's K/V; without attn_v, V is K's projection)
+      if (needs[LayerTensor::kAttnK] != TensorNeed::kAbsent) {
+        l.wk = LoadMatrix(file, LayerName(i, "attn_k.weight"));
+        l.wv = file.FindTensor(LayerName(i, "attn_v.weight"))
+                   ? LoadMatrix(file, LayerName(i, "attn_v.weight"))
+                   : l.wk;
+      }
     }
     l.wo = LoadMatrix(file, LayerName(i, "attn_output.weight"));
     l.bq = vector(LayerTensor::kAttnQBias);
     l.bk = vector(LayerTensor::kAttnKBias);
     l.bv = vector(LayerTensor::kAttnVBias);
     if (const std::vector<float> bqkv = vector(LayerTensor::kAttnQkvBias); !bqkv.empty()) {
-      const auto q_end = bqkv.begin() + config_.q_size();
+      const auto q_end = bqkv.begin() + qs;
       l.bq.assign(bqkv.begin(), q_end);
-      l.bk.assign(q_end, q_end + config_.kv_size());
-      l.bv.assign(q_end + config_.kv_size(), bqkv.end());
+      l.bk.assign(q_end, q_end + kvs);
+      l.bv.assign(q_end + kvs, bqkv.end());
     }
     l.q_norm = vector(LayerTensor::kAttnQNorm);
     l.k_norm = vector(LayerTensor::kAttnKNorm);
     l.post_attn_norm = vector(LayerTensor::kPostAttnNorm);
     l.post_ffn_norm = vector(LayerTensor::kPostFfnNorm);
     l.ffn_norm = vector(LayerTensor::kFfnNorm);
+    if (config_.per_layer_input_size > 0) {
+      l.per_layer_inp_gate = LoadMatrix(file, LayerTensorName(i, LayerTensor::kPerLayerInpGate));
+      l.per_layer_proj = LoadMatrix(file, LayerTensorName(i, LayerTensor::kPerLayerProj));
+      l.per_layer_post_norm = vector(LayerTensor::kPerLayerPostNorm);
+    }
+    l.out_scale = vector(LayerTensor::kLayerOutScale);
     if (config_.n_experts > 0) {
       l.router = LoadMatrix(file, LayerName(i, "ffn_gate_inp.weight"));
       l.gate_exps = LoadExperts(file, LayerName(i, "ffn_gate_exps.weight"));
@@ -93,8 +111,9 @@ ReferenceModel::ReferenceModel(const gguf::GgufFile& file, kernels::KvDtype kv_d
     }
     if (config_.fused_gate_up) {  // the gate's rows, then the up's
       const Matrix gate_up = LoadMatrix(file, LayerName(i, "ffn_up.weight"));
-      l.gate = RowRange(gate_up, 0, config_.ffn_size);
-      l.up = RowRange(gate_up, config_.ffn_size, config_.ffn_size);
+      const int64_t ffn = config_.LayerFfnSize(i);
+      l.gate = RowRange(gate_up, 0, ffn);
+      l.up = RowRange(gate_up, ffn, ffn);
     } else {
       l.gate = LoadMatrix(file, LayerName(i, "ffn_gate.weight"));
       l.up = LoadMatrix(file, LayerName(i, "ffn_up.weight"));
@@ -189,8 +208,38 @@ std::vector<float> ReferenceModel::RmsNorm(const std::vector<float>& x,
   return y;
 }
 
-void ReferenceModel::Rope(float* head, int64_t pos, bool sliding) const {
-  const int64_t d = config_.rope_dims;  // the first rope_dims values rotate, the rest stay
+std::vector<float> ReferenceModel::RmsNormUnweighted(const std::vector<float>& x) const {
+  return RmsNorm(x, std::vector<float>(x.size(), 1.0f));
+}
+
+std::vector<std::vector<float>> ReferenceModel::PerLayerInputs(
+    const std::vector<int32_t>& tokens, const std::vector<std::vector<float>>& x) const {
+  const int64_t p = config_.per_layer_input_size;
+  const int64_t all = p * config_.n_layers;
+  std::vector<std::vector<float>> out;
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    // (norm(embedding · model_projᵀ / sqrt(hidden)) + token row * sqrt(P)) / sqrt(2), per
+    // layer's P values.
+    std::vector<float> proj = MatVec(per_layer_model_proj_, x[t]);
+    for (float& e : proj) e /= std::sqrt(static_cast<float>(config_.hidden_size));
+    std::vector<float> in(all);
+    for (int64_t l = 0; l < config_.n_layers; ++l) {
+      const std::vector<float> part =
+          RmsNorm(std::vector<float>(proj.begin() + l * p, proj.begin() + (l + 1) * p),
+                  per_layer_proj_norm_);
+      for (int64_t i = 0; i < p; ++i) {
+        const float token =
+            per_layer_token_embd_.w[tokens[t] * all + l * p + i] * std::sqrt(static_cast<float>(p));
+        in[l * p + i] = static_cast<float>((double{part[i]} + token) / std::sqrt(2.0));
+      }
+    }
+    out.push_back(std::move(in));
+  }
+  return out;
+}
+
+void ReferenceModel::Rope(float* head, int64_t pos, bool sliding, int64_t rope_dims) const {
+  const int64_t d = rope_dims;  // the first rope_dims values rotate, the rest stay
   const double base = sliding ? config_.rope_base_local : config_.rope_base;
   const double scale = sliding ? config_.rope_freq_scale_local : config_.rope_freq_scale;
   const bool yarn = config_.rope_yarn && !sliding;
@@ -250,8 +299,7 @@ float ReferenceModel::RoundQuery(float x) const {
 void ReferenceModel::F16AccumulatorAttention(const std::vector<double>& scores,
                                              const std::vector<int64_t>& keys,
                                              const std::vector<std::vector<float>>& v,
-                                             int64_t kv_head, float* out) const {
-  const int64_t d = config_.head_dim;
+                                             int64_t kv_head, int64_t d, float* out) const {
   auto f16 = [](float x) { return kernels::F16ToF32(kernels::F32ToF16(x)); };
   std::vector<float> acc(d, 0.0f);
   float sum = 0.0f;
@@ -316,8 +364,6 @@ std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_
   const ModelConfig& c = config_;
   const int64_t n = static_cast<int64_t>(tokens.size());
   const int64_t h = c.hidden_size;
-  const int64_t d = c.head_dim;
-  const int64_t group = c.n_heads / c.n_kv_heads;
 
   // Residual stream per token.
   std::vector<std::vector<float>> x(n, std::vector<float>(h));
@@ -327,11 +373,20 @@ std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_
       if (c.scale_embeddings) x[t][i] *= c.embedding_scale;
     }
   }
+  const int64_t ple = c.per_layer_input_size;
+  const std::vector<std::vector<float>> per_layer =
+      ple > 0 ? PerLayerInputs(tokens, x) : std::vector<std::vector<float>>();
+  // Each layer's K and V per token, kept for the layers that read another's (gemma4).
+  std::vector<std::vector<std::vector<float>>> layer_k(c.n_layers), layer_v(c.n_layers);
 
   for (int64_t li = 0; li < c.n_layers; ++li) {
     const Layer& l = layers_[li];
-    const bool sliding = c.sliding_window > 0 && (c.sliding_window_pattern == 0 ||
-                                                  (li + 1) % c.sliding_window_pattern != 0);
+    const bool sliding = c.IsSlidingLayer(li);
+    const LayerAttentionConfig la = c.LayerAttention(li);
+    const int64_t d = la.head_dim;
+    const int64_t n_kv_heads = la.n_kv_heads;
+    const int64_t group = c.n_heads / n_kv_heads;
+    const bool own_kv = la.kv_layer == li;
     const int64_t window = sliding ? c.sliding_window : 0;
     const bool rope = c.no_rope_layer_interval <= 0 || (li + 1) % c.no_rope_layer_interval != 0;
 
@@ -339,8 +394,10 @@ std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_
     for (int64_t t = 0; t < n; ++t) {
       const std::vector<float> xn = RmsNorm(x[t], l.attn_norm);
       q[t] = MatVec(l.wq, xn);
-      k[t] = MatVec(l.wk, xn);
-      v[t] = MatVec(l.wv, xn);
+      if (own_kv) {
+        k[t] = MatVec(l.wk, xn);
+        v[t] = MatVec(l.wv, xn);
+      }
       for (size_t i = 0; i < l.bq.size(); ++i) q[t][i] += l.bq[i];
       for (size_t i = 0; i < l.bk.size(); ++i) k[t][i] += l.bk[i];
       for (size_t i = 0; i < l.bv.size(); ++i) v[t][i] += l.bv[i];
@@ -354,7 +411,7 @@ std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_
           std::vector<float> tmp = RmsNorm(std::vector<float>(qh, qh + d), l.q_norm);
           std::copy(tmp.begin(), tmp.end(), qh);
         }
-        if (rope) Rope(qh, t, sliding);
+        if (rope) Rope(qh, t, sliding, la.rope_dims);
         if (c.attn_temperature_scale > 0.0f) {  // llama 4's attention temperature
           const double temp =
               std::log(std::floor((t + c.attn_temperature_offset) / c.attn_temperature_floor) +
@@ -364,20 +421,31 @@ std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_
           for (int64_t e = 0; e < d; ++e) qh[e] = static_cast<float>(qh[e] * temp);
         }
       }
-      for (int64_t head = 0; head < c.n_kv_heads; ++head) {
+      for (int64_t head = 0; own_kv && head < n_kv_heads; ++head) {
         float* kh = k[t].data() + head * d;
         if (c.qk_norm && c.qk_norm_per_head) {
           std::vector<float> tmp = RmsNorm(std::vector<float>(kh, kh + d), l.k_norm);
           std::copy(tmp.begin(), tmp.end(), kh);
         }
-        if (rope) Rope(kh, t, sliding);
+        if (c.v_norm) {
+          float* vh = v[t].data() + head * d;
+          std::vector<float> tmp = RmsNormUnweighted(std::vector<float>(vh, vh + d));
+          std::copy(tmp.begin(), tmp.end(), vh);
+        }
+        if (rope) Rope(kh, t, sliding, la.rope_dims);
       }
       for (float& e : k[t]) e = RoundKv(e);
       for (float& e : v[t]) e = RoundKv(e);
     }
 
+    if (own_kv) {
+      layer_k[li] = std::move(k);
+      layer_v[li] = std::move(v);
+    }
+    const std::vector<std::vector<float>>& keys_of = layer_k[la.kv_layer];
+    const std::vector<std::vector<float>>& values_of = layer_v[la.kv_layer];
     for (int64_t t = 0; t < n; ++t) {
-      std::vector<float> attn(c.q_size(), 0.0f);
+      std::vector<float> attn(c.n_heads * d, 0.0f);
       for (int64_t head = 0; head < c.n_heads; ++head) {
         const int64_t kvh = head / group;
         // As the kernels (kernels/attention.h) and llama.cpp do: Q is rounded to the cache's
@@ -391,7 +459,7 @@ std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_
         for (int64_t j = 0; j <= t; ++j) {
           if (window > 0 && t - j >= window) continue;
           double s = 0.0;
-          for (int64_t e = 0; e < d; ++e) s += double{qh[e]} * k[j][kvh * d + e];
+          for (int64_t e = 0; e < d; ++e) s += double{qh[e]} * keys_of[j][kvh * d + e];
           s *= s_scale;
           if (c.attn_logit_softcap > 0.0f) {
             s = c.attn_logit_softcap * std::tanh(s / c.attn_logit_softcap);
@@ -400,7 +468,7 @@ std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_
           keys.push_back(j);
         }
         if (options_.f16_attention_accumulator) {
-          F16AccumulatorAttention(scores, keys, v, kvh, attn.data() + head * d);
+          F16AccumulatorAttention(scores, keys, values_of, kvh, d, attn.data() + head * d);
           continue;
         }
         double max_s = scores[0];
@@ -410,7 +478,7 @@ std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_
         for (size_t i = 0; i < keys.size(); ++i) {
           const double p = scores[i] / sum;
           for (int64_t e = 0; e < d; ++e) {
-            attn[head * d + e] += static_cast<float>(p * v[keys[i]][kvh * d + e]);
+            attn[head * d + e] += static_cast<float>(p * values_of[keys[i]][kvh * d + e]);
           }
         }
       }
@@ -419,6 +487,18 @@ std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_
 
       const std::vector<float> f = RmsNorm(Ffn(l, RmsNorm(x[t], l.ffn_norm)), l.post_ffn_norm);
       for (int64_t i = 0; i < h; ++i) x[t][i] += f[i] * c.residual_scale;
+
+      if (ple > 0) {  // x += post_norm(proj(gelu(inp_gate(x)) * this layer's input))
+        std::vector<float> g = MatVec(l.per_layer_inp_gate, x[t]);
+        for (int64_t i = 0; i < ple; ++i) {
+          g[i] = static_cast<float>(Gelu(g[i]) * per_layer[t][li * ple + i]);
+        }
+        const std::vector<float> pr = RmsNorm(MatVec(l.per_layer_proj, g), l.per_layer_post_norm);
+        for (int64_t i = 0; i < h; ++i) x[t][i] += pr[i];
+      }
+      if (!l.out_scale.empty()) {
+        for (float& e : x[t]) e *= l.out_scale[0];
+      }
     }
   }
 

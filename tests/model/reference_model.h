@@ -49,6 +49,9 @@ class ReferenceModel {
     std::vector<float> attn_norm, bq, bk, bv, q_norm, k_norm, post_attn_norm, ffn_norm,
         post_ffn_norm;
     Matrix wq, wk, wv, wo, gate, up, down;
+    // Per-layer inputs and output scale (gemma4), or empty.
+    Matrix per_layer_inp_gate, per_layer_proj;
+    std::vector<float> per_layer_post_norm, out_scale;
     // Mixture of experts: the router and each expert's matrices ([n_experts]), or empty.
     Matrix router;
     std::vector<Matrix> gate_exps, up_exps, down_exps;
@@ -65,11 +68,16 @@ class ReferenceModel {
   std::vector<float> LoadVector(const gguf::GgufFile& file, const std::string& name) const;
   std::vector<float> MatVec(const Matrix& m, const std::vector<float>& x) const;
   std::vector<float> RmsNorm(const std::vector<float>& x, const std::vector<float>& w) const;
-  void Rope(float* head, int64_t pos, bool sliding) const;
+  // RMSNorm without a weight (an empty w above means no norm at all).
+  std::vector<float> RmsNormUnweighted(const std::vector<float>& x) const;
+  // Rotates the first rope_dims values of a head (NeoX: pairs rope_dims / 2 apart).
+  void Rope(float* head, int64_t pos, bool sliding, int64_t rope_dims) const;
+  // Each token's per-layer inputs (gemma4): [n][n_layers * per_layer_input_size].
+  std::vector<std::vector<float>> PerLayerInputs(const std::vector<int32_t>& tokens,
+                                                 const std::vector<std::vector<float>>& x) const;
   // One head's output for one query from its scores over `keys`, the F16-accumulator way.
-  void F16AccumulatorAttention(const std::vector<double>& scores,
-                               const std::vector<int64_t>& keys,
-                               const std::vector<std::vector<float>>& v, int64_t kv_head,
+  void F16AccumulatorAttention(const std::vector<double>& scores, const std::vector<int64_t>& keys,
+                               const std::vector<std::vector<float>>& v, int64_t kv_head, int64_t d,
                                float* out) const;
   float RoundKv(float x) const;     // a K or V value as the cache stores it
   float RoundQuery(float x) const;  // a query value as attention rounds it (kernels/attention.h)
@@ -81,6 +89,8 @@ class ReferenceModel {
   Matrix output_;
   std::vector<float> output_norm_;
   std::vector<float> rope_freqs_;
+  Matrix per_layer_token_embd_, per_layer_model_proj_;  // gemma4, or empty
+  std::vector<float> per_layer_proj_norm_;
   std::vector<Layer> layers_;
 };
 

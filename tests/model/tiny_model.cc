@@ -22,6 +22,7 @@ class Builder {
   explicit Builder(const TinyModelSpec& spec) : spec_(spec), rng_(spec.seed) {}
 
   std::vector<uint8_t> Build() {
+    if (spec_.arch == "gemma4") return BuildGemma4();
     const std::string& a = spec_.arch;
     w_.AddMetadata("general.architecture", Value::Str(a));
     w_.AddMetadata("general.name", Value::Str("tiny-" + a));
@@ -127,6 +128,91 @@ class Builder {
     return w_.Serialize();
   }
 
+  // Gemma 4's layers differ by kind (see TinyGemma4Spec): spec_.head_dim and n_kv_heads are the
+  // global layers', the sliding ones have half the head size and twice the KV heads.
+  std::vector<uint8_t> BuildGemma4() {
+    const std::string a = "gemma4";
+    const int64_t n_layers = spec_.n_layers;
+    const int64_t h = spec_.hidden;
+    const int64_t ple = 8;  // per-layer input width
+    const int64_t hd_global = spec_.head_dim, hd_swa = spec_.head_dim / 2;
+    const int64_t kv_global = spec_.n_kv_heads, kv_swa = 2 * spec_.n_kv_heads;
+    const int64_t n_kv_layers = n_layers - 2;  // (the last two read earlier layers' K/V)
+    auto sliding = [&](int64_t i) { return i != 2 && i != 4; };  // layers 2 and 4 are global
+    auto u32 = [](int64_t v) { return Value::U32(static_cast<uint32_t>(v)); };
+    // Q·K is not scaled: Q and K norm weights of d^-1/4 give scores of a unit's spread, as a
+    // trained model's norms do.
+    auto qk_scale = [](int64_t d) { return std::pow(static_cast<float>(d), -0.25f); };
+    std::vector<Value> pattern, kv_heads, ffn;
+    for (int64_t i = 0; i < n_layers; ++i) {
+      pattern.push_back(Value::Bool(sliding(i)));
+      kv_heads.push_back(u32(sliding(i) ? kv_swa : kv_global));
+      ffn.push_back(u32(i < n_kv_layers ? spec_.ffn : 2 * spec_.ffn));  // double-wide MLP
+    }
+    w_.AddMetadata("general.architecture", Value::Str(a));
+    w_.AddMetadata("general.name", Value::Str("tiny-" + a));
+    w_.AddMetadata(a + ".block_count", u32(n_layers));
+    w_.AddMetadata(a + ".context_length", u32(4096));
+    w_.AddMetadata(a + ".embedding_length", u32(h));
+    w_.AddMetadata(a + ".feed_forward_length", Value::Arr(gguf::ValueType::kUint32, ffn));
+    w_.AddMetadata(a + ".attention.head_count", u32(spec_.n_heads));
+    w_.AddMetadata(a + ".attention.head_count_kv", Value::Arr(gguf::ValueType::kUint32, kv_heads));
+    w_.AddMetadata(a + ".attention.key_length", u32(hd_global));
+    w_.AddMetadata(a + ".attention.value_length", u32(hd_global));
+    w_.AddMetadata(a + ".attention.key_length_swa", u32(hd_swa));
+    w_.AddMetadata(a + ".attention.value_length_swa", u32(hd_swa));
+    w_.AddMetadata(a + ".rope.dimension_count", u32(hd_global));
+    w_.AddMetadata(a + ".rope.dimension_count_swa", u32(hd_swa));
+    w_.AddMetadata(a + ".attention.layer_norm_rms_epsilon", Value::F32(1e-6f));
+    w_.AddMetadata(a + ".rope.freq_base", Value::F32(spec_.rope_base));
+    w_.AddMetadata(a + ".rope.freq_base_swa", Value::F32(10000.0f));
+    w_.AddMetadata(a + ".attention.sliding_window", u32(spec_.sliding_window));
+    w_.AddMetadata(a + ".attention.sliding_window_pattern",
+                   Value::Arr(gguf::ValueType::kBool, pattern));
+    w_.AddMetadata(a + ".attention.shared_kv_layers", u32(n_layers - n_kv_layers));
+    w_.AddMetadata(a + ".embedding_length_per_layer_input", u32(ple));
+    w_.AddMetadata(a + ".final_logit_softcapping", Value::F32(3.0f));
+    for (const auto& [key, value] : spec_.extra_metadata) w_.AddMetadata(key, value);
+
+    Matrix("token_embd.weight", h, spec_.vocab, 1.0f / std::sqrt(h));
+    Norm("output_norm.weight", h);
+    // Proportional RoPE on the global layers: the first quarter of the pairs rotate.
+    std::vector<float> freqs(hd_global / 2, 1e30f);
+    for (int64_t k = 0; k < hd_global / 8; ++k) freqs[k] = 1.0f;
+    Vector("rope_freqs.weight", freqs);
+    Matrix("per_layer_token_embd.weight", ple * n_layers, spec_.vocab, 1.0f);
+    Matrix("per_layer_model_proj.weight", h, ple * n_layers, 1.0f / std::sqrt(h));
+    Norm("per_layer_proj_norm.weight", ple);
+    for (int64_t i = 0; i < n_layers; ++i) {
+      const std::string p = "blk." + std::to_string(i) + ".";
+      const int64_t hd = sliding(i) ? hd_swa : hd_global;
+      const int64_t qs = spec_.n_heads * hd;
+      const int64_t kvs = (sliding(i) ? kv_swa : kv_global) * hd;
+      const int64_t f = i < n_kv_layers ? spec_.ffn : 2 * spec_.ffn;
+      Norm(p + "attn_norm.weight", h);
+      Matrix(p + "attn_q.weight", h, qs, 1.0f / std::sqrt(h));
+      if (i < n_kv_layers) {
+        Matrix(p + "attn_k.weight", h, kvs, 1.0f / std::sqrt(h));
+        if (i != 0) Matrix(p + "attn_v.weight", h, kvs, 1.0f / std::sqrt(h));  // 0: V is K
+        Norm(p + "attn_k_norm.weight", hd, qk_scale(hd));
+      }
+      Norm(p + "attn_q_norm.weight", hd, qk_scale(hd));
+      Matrix(p + "attn_output.weight", qs, h, 1.0f / std::sqrt(qs));
+      Norm(p + "post_attention_norm.weight", h);
+      Norm(p + "ffn_norm.weight", h);
+      Matrix(p + "ffn_gate.weight", h, f, 1.0f / std::sqrt(h));
+      Matrix(p + "ffn_up.weight", h, f, 1.0f / std::sqrt(h));
+      Matrix(p + "ffn_down.weight", f, h, 1.0f / std::sqrt(f));
+      Norm(p + "post_ffw_norm.weight", h);
+      Matrix(p + "inp_gate.weight", h, ple, 1.0f / std::sqrt(h));
+      Matrix(p + "proj.weight", ple, h, 1.0f / std::sqrt(ple));
+      Norm(p + "post_norm.weight", h);
+      Vector(p + "layer_output_scale.weight", {0.5f + 0.1f * static_cast<float>(i)});
+    }
+    for (const std::string& name : spec_.extra_vectors) Vector(name, Random(h, 0.2f));
+    return w_.Serialize();
+  }
+
  private:
   bool Omitted(const std::string& name) const {
     return std::find(spec_.omit_tensors.begin(), spec_.omit_tensors.end(), name) !=
@@ -186,10 +272,10 @@ class Builder {
     (void)st;
   }
 
-  // Norm weights around 1 (as stored in GGUF, gemma's 1 + w already folded in).
-  void Norm(const std::string& name, int64_t n) {
+  // Norm weights around 1 (as stored in GGUF, gemma's 1 + w already folded in), times scale.
+  void Norm(const std::string& name, int64_t n, float scale = 1.0f) {
     std::vector<float> v = Random(n, 0.3f);
-    for (float& x : v) x += 1.0f;
+    for (float& x : v) x = (x + 1.0f) * scale;
     Vector(name, v);
   }
 
@@ -209,6 +295,20 @@ TinyModelSpec TinyGemma3Spec() {
   s.n_heads = 4;
   s.n_kv_heads = 1;
   s.head_dim = 32;
+  s.sliding_window = 4;
+  s.rope_base = 1e6f;
+  return s;
+}
+
+TinyModelSpec TinyGemma4Spec() {
+  TinyModelSpec s;
+  s.arch = "gemma4";
+  s.n_layers = 5;  // sliding, sliding, global, then a sliding and a global sharing 1's and 2's KV
+  s.hidden = 64;
+  s.ffn = 96;
+  s.n_heads = 4;
+  s.n_kv_heads = 1;  // the global layers'; the sliding ones have 2
+  s.head_dim = 32;   // the global layers'; the sliding ones have 16
   s.sliding_window = 4;
   s.rope_base = 1e6f;
   return s;

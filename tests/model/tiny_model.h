@@ -50,6 +50,13 @@ struct TinyModelSpec {
 // KV head, q_size (128) != hidden (64) as in gemma-3-270m, rope base 1e6.
 TinyModelSpec TinyGemma3Spec();
 
+// A small Gemma 4 (written by its own path: its layers differ by kind): five layers, 0, 1 and 3
+// sliding (window 4, head size 16, 2 KV heads), 2 and 4 global (head size 32, 1 KV head,
+// proportional RoPE on a quarter of the pairs); 3 and 4 read layers 1's and 2's K/V and have a
+// double-wide FFN; layer 0 has no attn_v (V is K's projection); per-layer inputs of width 8,
+// per-layer output scales, final soft-cap 3.
+TinyModelSpec TinyGemma4Spec();
+
 // One small model per family added after the first four (model/families/), with the family's
 // own metadata written through extra_metadata:
 // gemma2: four layers alternating sliding (4 tokens) and global, soft-caps 2 (attention) and 3

@@ -8,6 +8,7 @@ namespace radixlm::model {
 // The registry: one line per family (each defined in its own file in this folder).
 const ModelFamily& Gemma2Family();
 const ModelFamily& Gemma3Family();
+const ModelFamily& Gemma4Family();
 const ModelFamily& Glm4Family();
 const ModelFamily& GraniteFamily();
 const ModelFamily& LlamaFamily();
@@ -23,9 +24,9 @@ namespace {
 
 std::span<const ModelFamily* const> Families() {
   static const ModelFamily* const families[] = {
-      &Gemma2Family(), &Gemma3Family(),   &Glm4Family(),     &GraniteFamily(),
-      &LlamaFamily(),  &Mistral3Family(), &Olmo2Family(),    &Phi3Family(),
-      &Qwen2Family(),  &Qwen3Family(),    &Qwen3MoeFamily(), &SmolLm3Family(),
+      &Gemma2Family(), &Gemma3Family(),   &Gemma4Family(),  &Glm4Family(), &GraniteFamily(),
+      &LlamaFamily(),  &Mistral3Family(), &Olmo2Family(),   &Phi3Family(), &Qwen2Family(),
+      &Qwen3Family(),  &Qwen3MoeFamily(), &SmolLm3Family(),
   };
   return families;
 }

@@ -49,8 +49,8 @@ def llama_logits(tool, model, ids_path, ubatch):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--llama-logits", required=True, help="the built llama_logits.cc")
-    ap.add_argument("--families",
-                    default="gemma2,glm4,granite,mistral3,mixtral,olmo2,phi3,qwen3moe,smollm3")
+    ap.add_argument("--families", default="gemma2,gemma4,glm4,granite,mistral3,mixtral,olmo2,"
+                                          "phi3,qwen3moe,smollm3")
     args = ap.parse_args()
     os.makedirs(OUT, exist_ok=True)
     ids = np.random.default_rng(SEED).integers(0, VOCAB, size=N_POSITIONS, dtype=np.int32)

@@ -95,6 +95,18 @@ REAL = {
                     tied=False, rope=1000000.0, eps=1e-5,
                     keys={"expert_count": 4, "expert_used_count": 2},
                     tensors=["attn_norm", "qkv", "ffn_norm", "moe"]),
+    # gemma-4-E2B: sliding layers (head 256, base 1e4, window 512) and global ones (head 512,
+    # base 1e6, proportional RoPE on a quarter of the pairs) four to one, then a sliding and a
+    # global layer reading the K/V of layers 3 and 4 with a double-wide FFN; per-layer inputs
+    # of 256, one KV head, final soft-cap 30. 7 layers (35 in the real model, the last 20
+    # sharing K/V). A tied head, hence gemma2's small embedding and large output_norm weight.
+    # Q·K is not scaled (the norms set its size): Q and K norm weights of d^-1/4 keep the scores
+    # a unit's spread, as a trained model's norms do (with weights 1, scores of std sqrt(d) make
+    # every attention a near-argmax that llama.cpp flips between batch shapes: self-KL 2.3).
+    "gemma4": dict(hidden=1536, heads=8, kv=1, hd=512, hd_swa=256, ffn=6144, layers=7,
+                   tied=True, rope=1000000.0, eps=1e-6, keys={}, window=512, shared=2,
+                   per_layer=256, pattern="SSSSFSF", softcap=30.0, embd_std=0.003,
+                   out_norm=20.0, qk_norm=1.0),
     # SmolLM3-3B (layer 3 has no RoPE)
     "smollm3": dict(hidden=2048, heads=16, kv=4, hd=128, ffn=11008, layers=4, tied=True,
                     rope=5000000.0, eps=1e-6, keys={},
@@ -135,6 +147,12 @@ TINY = {
                            "rope.scaling.yarn_beta_fast": 32.0, "rope.scaling.yarn_beta_slow": 1.0,
                            "attention.temperature_scale": 0.5},
                      tensors=REAL["mistral3"]["tensors"]),
+    # Five layers (sliding, sliding, global, then a sliding and a global reading 1's and 2's
+    # K/V), two KV heads on the sliding layers and one on the global ones.
+    "gemma4": dict(TINY_BASE, hd=32, hd_swa=16, kv=1, kv_swa=2, layers=5, tied=True, keys={},
+                   rope=1000000.0,
+                   window=8, shared=2, per_layer=32, pattern="SSFSF", softcap=5.0,
+                   embd_std=0.6, qk_norm=16 ** 0.25),
     # llama.cpp's phi3 takes Q's width as hidden; original context 32 < the 64 compared
     # positions: the long factors apply in both engines.
     "phi3": dict(TINY_BASE, hidden=64, kv=2, layers=3, tied=False,
@@ -145,17 +163,81 @@ TINY = {
 TINY_VOCAB = 128
 
 
+def gemma4_layers(f, layers):
+    """Per layer: (sliding, head dim, KV heads, FFN width, has K/V of its own)."""
+    n_kv = layers - f["shared"]
+    out = []
+    for i in range(layers):
+        sliding = f["pattern"][i] == "S"
+        out.append((sliding, f["hd_swa"] if sliding else f["hd"],
+                    f.get("kv_swa", f["kv"]) if sliding else f["kv"],
+                    f["ffn"] if i < n_kv else 2 * f["ffn"], i < n_kv))
+    return out
+
+
+def gemma4_metadata(w, f, layers):
+    arch = "gemma4"
+    spec = gemma4_layers(f, layers)
+    w.add_array(f"{arch}.feed_forward_length", [s[3] for s in spec])
+    w.add_array(f"{arch}.attention.head_count_kv", [s[2] for s in spec])
+    w.add_array(f"{arch}.attention.sliding_window_pattern", [s[0] for s in spec])
+    w.add_uint32(f"{arch}.attention.sliding_window", f["window"])
+    w.add_uint32(f"{arch}.attention.key_length_swa", f["hd_swa"])
+    w.add_uint32(f"{arch}.attention.value_length_swa", f["hd_swa"])
+    w.add_uint32(f"{arch}.rope.dimension_count_swa", f["hd_swa"])
+    w.add_float32(f"{arch}.rope.freq_base_swa", 10000.0)
+    w.add_uint32(f"{arch}.attention.shared_kv_layers", f["shared"])
+    w.add_uint32(f"{arch}.embedding_length_per_layer_input", f["per_layer"])
+    w.add_float32(f"{arch}.final_logit_softcapping", f["softcap"])
+
+
+def gemma4_tensors(f, layers, n_vocab, matrix, norm, w, rng):
+    h, heads, pl = f["hidden"], f["heads"], f["per_layer"]
+    # Proportional RoPE on the global layers: a quarter of the pairs rotate, the others get
+    # factors so large that they stay in place (as the HF converter writes rope_freqs).
+    half = f["hd"] // 2
+    w.add_tensor("rope_freqs.weight",
+                 np.array([1.0] * (half // 4) + [1e30] * (half - half // 4), dtype=np.float32))
+    matrix("per_layer_token_embd.weight", n_vocab, pl * layers, 1.0 / np.sqrt(pl))
+    matrix("per_layer_model_proj.weight", pl * layers, h, 1.0 / np.sqrt(h))
+    norm("per_layer_proj_norm.weight", pl)
+    for i, (sliding, hd, kv, ffn, own_kv) in enumerate(gemma4_layers(f, layers)):
+        p = f"blk.{i}."
+        qs, kvs = heads * hd, kv * hd
+        norm(p + "attn_norm.weight", h)
+        matrix(p + "attn_q.weight", qs, h, 1.0 / np.sqrt(h))
+        if own_kv:
+            matrix(p + "attn_k.weight", kvs, h, 1.0 / np.sqrt(h))
+            matrix(p + "attn_v.weight", kvs, h, 1.0 / np.sqrt(h))
+            norm(p + "attn_k_norm.weight", hd, f.get("qk_norm", 1.0) / hd ** 0.25)
+        norm(p + "attn_q_norm.weight", hd, f.get("qk_norm", 1.0) / hd ** 0.25)
+        matrix(p + "attn_output.weight", h, qs, 1.0 / np.sqrt(qs))
+        norm(p + "post_attention_norm.weight", h)
+        norm(p + "ffn_norm.weight", h)
+        matrix(p + "ffn_gate.weight", ffn, h, 1.0 / np.sqrt(h))
+        matrix(p + "ffn_up.weight", ffn, h, 1.0 / np.sqrt(h))
+        matrix(p + "ffn_down.weight", h, ffn, 1.0 / np.sqrt(ffn))
+        norm(p + "post_ffw_norm.weight", h)
+        matrix(p + "inp_gate.weight", pl, h, 1.0 / np.sqrt(h))
+        matrix(p + "proj.weight", h, pl, 1.0 / np.sqrt(pl))
+        norm(p + "post_norm.weight", h)
+        w.add_tensor(p + "layer_output_scale.weight",
+                     np.array([rng.uniform(0.5, 1.0)], dtype=np.float32))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("family", choices=REAL)
     ap.add_argument("out")
     ap.add_argument("--shape", default="real", choices=["real", "tiny"])
     ap.add_argument("--type", default="Q8_0", choices=["Q8_0", "F16"])
-    ap.add_argument("--layers", type=int, default=0)
+    ap.add_argument("--layers", type=int, default=0)  # (gemma4: its pattern's)
     ap.add_argument("--seed", type=int, default=1234)
     args = ap.parse_args()
     f = (REAL if args.shape == "real" else TINY)[args.family]
     layers = args.layers or f["layers"]
+    if args.family == "gemma4":
+        layers = len(f["pattern"])
     rng = np.random.default_rng(args.seed)
     qtype = {"Q8_0": gguf.GGMLQuantizationType.Q8_0,
              "F16": gguf.GGMLQuantizationType.F16}[args.type]
@@ -168,9 +250,12 @@ def main():
     w.add_context_length(4096)
     w.add_embedding_length(h)
     w.add_block_count(layers)
-    w.add_feed_forward_length(f["ffn"])
     w.add_head_count(f["heads"])
-    w.add_head_count_kv(f["kv"])
+    if args.family == "gemma4":
+        gemma4_metadata(w, f, layers)
+    else:
+        w.add_feed_forward_length(f["ffn"])
+        w.add_head_count_kv(f["kv"])
     w.add_key_length(hd)
     w.add_value_length(hd)
     w.add_rope_dimension_count(f.get("rope_dims", hd))
@@ -222,7 +307,9 @@ def main():
                      (1.0 + 0.5 * np.arange(half)).astype(np.float32))
         w.add_tensor("rope_factors_short.weight",
                      (1.0 + rng.uniform(0.0, 0.1, half)).astype(np.float32))
-    for i in range(layers):
+    if args.family == "gemma4":
+        gemma4_tensors(f, layers, n_vocab, matrix, norm, w, rng)
+    for i in range(layers if args.family != "gemma4" else 0):
         p = f"blk.{i}."
         for t in f["tensors"]:
             if t in ("attn_norm", "ffn_norm", "post_attention_norm", "post_ffw_norm"):
