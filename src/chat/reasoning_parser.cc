@@ -12,6 +12,7 @@ struct Tags {
 
 Tags TagsOf(ReasoningFormat format) {
   if (format == ReasoningFormat::kMistral) return {"[THINK]", "[/THINK]"};
+  if (format == ReasoningFormat::kGemma4) return {"<|channel>thought\n", "<channel|>"};
   return {"<think>", "</think>"};
 }
 
@@ -64,8 +65,9 @@ StatusOr<ReasoningFormat> ReasoningFormatFromName(std::string_view name) {
   if (name == "deepseek-r1") return ReasoningFormat::kDeepSeekR1;
   if (name == "qwen3" || name == "glm45") return ReasoningFormat::kQwen3;
   if (name == "mistral") return ReasoningFormat::kMistral;
+  if (name == "gemma4") return ReasoningFormat::kGemma4;
   return InvalidArgument("unknown reasoning parser \"" + std::string(name) +
-                         "\"; expected deepseek-r1, qwen3 (glm45) or mistral");
+                         "\"; expected deepseek-r1, qwen3 (glm45), mistral or gemma4");
 }
 
 ReasoningSplit SplitReasoning(ReasoningFormat format, std::string_view text) {

@@ -6,6 +6,8 @@
 //   qwen3        the reply may open "<think>" itself; reasoning is what lies between
 //   (alias       "<think>" and "</think>". A reply that does not start with "<think>" is all
 //   glm45)       content. (SmolLM3's thinking, too.)
+//   gemma4       the same with Gemma 4's thought channel, "<|channel>thought\n" and "<channel|>"
+//                (with thinking off, its template's generation prompt closes an empty one)
 //   mistral      the same with Mistral's "[THINK]" and "[/THINK]" (Magistral, the Ministral 3
 //                and Mistral Small reasoning models).
 //
@@ -20,9 +22,9 @@
 
 namespace radixlm::chat {
 
-enum class ReasoningFormat { kDeepSeekR1, kQwen3, kMistral };
+enum class ReasoningFormat { kDeepSeekR1, kQwen3, kMistral, kGemma4 };
 
-// "deepseek-r1" | "qwen3" | "glm45" | "mistral"; InvalidArgument otherwise.
+// "deepseek-r1" | "qwen3" | "glm45" | "mistral" | "gemma4"; InvalidArgument otherwise.
 StatusOr<ReasoningFormat> ReasoningFormatFromName(std::string_view name);
 
 struct ReasoningSplit {

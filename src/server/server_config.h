@@ -71,7 +71,7 @@ struct ServerConfig {
   // --tool-call-parser: qwen25 (hermes), llama3, mistral, granite, phi4_mini, glm4 or json;
   // "": detected from the chat template's tool syntax (chat/tool_call_parser.h).
   std::string tool_call_parser;
-  // --reasoning-parser: deepseek-r1, qwen3 (glm45) or mistral; "": replies are all content.
+  // --reasoning-parser: deepseek-r1, qwen3 (glm45), mistral or gemma4; "": all content.
   std::string reasoning_parser;
 };
 

@@ -8,8 +8,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "chat/chat_template.h"
+#include "chat/reasoning_parser.h"
 
 namespace radixlm::chat {
 namespace {
@@ -49,6 +51,41 @@ TEST(Gemma4TemplateTest, MatchesJinja2ByteForByte) {
     ++checked;
   }
   EXPECT_GE(checked, 40);
+}
+
+// Gemma 4's thinking: "<|channel>thought\n" ... "<channel|>" then the answer, whole or streamed
+// in two pieces split anywhere.
+TEST(Gemma4ReasoningTest, ThoughtChannelSplitsFromTheAnswer) {
+  auto format = ReasoningFormatFromName("gemma4");
+  ASSERT_TRUE(format.ok());
+  struct R {
+    std::string text, reasoning, content;
+  };
+  const std::vector<R> cases = {
+      {"<|channel>thought\n2+2 is 4.<channel|>It is 4.", "2+2 is 4.", "It is 4."},
+      {"It is 4.", "", "It is 4."},  // thinking off: the prompt closed an empty channel
+      {"<|channel>thought\ncut short", "cut short", ""},
+      {"<think>not Gemma's</think>x", "", "<think>not Gemma's</think>x"},
+  };
+  for (const R& c : cases) {
+    const ReasoningSplit whole = SplitReasoning(*format, c.text);
+    EXPECT_EQ(whole.reasoning, c.reasoning) << c.text;
+    EXPECT_EQ(whole.content, c.content) << c.text;
+    for (size_t split = 0; split <= c.text.size(); ++split) {
+      ReasoningStreamParser stream(*format);
+      ReasoningSplit got;
+      for (const std::string& piece : {c.text.substr(0, split), c.text.substr(split)}) {
+        const ReasoningSplit d = stream.Feed(piece);
+        got.reasoning += d.reasoning;
+        got.content += d.content;
+      }
+      const ReasoningSplit d = stream.Finish();
+      got.reasoning += d.reasoning;
+      got.content += d.content;
+      EXPECT_EQ(got.reasoning, c.reasoning) << c.text << " split at " << split;
+      EXPECT_EQ(got.content, c.content) << c.text << " split at " << split;
+    }
+  }
 }
 
 }  // namespace
