@@ -88,8 +88,9 @@ struct ForwardScratch {
         attn(max_tokens * c.MaxQSize()),
         k(max_tokens * c.MaxKvSize()),
         v(max_tokens * c.MaxKvSize()),
-        gate(max_tokens * c.MaxFfnSize()),
-        up(max_tokens * c.MaxFfnSize()),
+        ffn_rows(std::min<int64_t>(max_tokens, kFfnBlockRows)),
+        gate(ffn_rows * c.MaxFfnSize()),
+        up(ffn_rows * c.MaxFfnSize()),
         per_layer_inputs(max_tokens * c.per_layer_input_size * c.n_layers),
         per_layer_proj(max_tokens * c.per_layer_input_size * c.n_layers),
         per_layer_gate(max_tokens * c.per_layer_input_size),
@@ -113,8 +114,13 @@ struct ForwardScratch {
   FloatBuffer attn;  // [max_tokens, n_heads * head_dim]  attention output
   FloatBuffer k;     // [max_tokens, n_kv_heads * head_dim]
   FloatBuffer v;     // [max_tokens, n_kv_heads * head_dim]
-  FloatBuffer gate;  // [max_tokens, ffn]  (holds act(gate) * up after the activation)
-  FloatBuffer up;    // [max_tokens, ffn]
+  // The dense feed-forward runs in blocks of at most ffn_rows tokens (kFfnBlockRows): its two
+  // [rows, ffn] buffers are the largest of a wide model's, and blocks of 512 rows keep the
+  // GEMMs as fast as one of 2048.
+  static constexpr int64_t kFfnBlockRows = 512;
+  int64_t ffn_rows;
+  FloatBuffer gate;  // [ffn_rows, ffn]  (holds act(gate) * up after the activation)
+  FloatBuffer up;    // [ffn_rows, ffn]
   // Per-layer inputs (gemma4; P = per_layer_input_size, empty without): this step's, layer
   // by layer ([n_layers][n_tokens, P]); the token-major projection they are made from
   // ([max_tokens, n_layers * P]); a layer's gate ([max_tokens, P]).

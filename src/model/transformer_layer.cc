@@ -167,21 +167,29 @@ void RunFfnBlock(const LayerContext& ctx, int64_t n, ForwardScratch& s,
   if (!w.gate_exps.empty()) {
     RunMoeFfn(ctx, n, input_fn, s);  // proj = the experts' mixture of xn
   } else {
-    const kernels::MatMulOutput gate_up[2] = {{&w.gate, s.gate.data()}, {&w.up, s.up.data()}};
-    k.matmul(std::span<const kernels::MatMulOutput>(gate_up, 2), s.xn.data(), n, ctx.pool,
-             &input_fn);
-    // gate = act(gate) * up, in the region that quantizes it for the down projection.
-    auto activation = [&](int64_t b, int64_t e) {
-      float* g = s.gate.data() + b * f;
-      const float* u = s.up.data() + b * f;
-      if (c.ffn_activation == FfnActivation::kGeluTanh) {
-        k.geglu(g, u, g, (e - b) * f);
-      } else {
-        k.swiglu(g, u, g, (e - b) * f);
-      }
-    };
-    const kernels::RowPrologue activation_fn = std::ref(activation);
-    MatMul(ctx, w.down, s.gate.data(), n, s.proj.data(), &activation_fn);
+    // In blocks of at most s.ffn_rows tokens: the gate and up buffers hold one block (each
+    // row's values do not depend on the rows beside it, so the blocks change nothing).
+    for (int64_t r0 = 0; r0 < n; r0 += s.ffn_rows) {
+      const int64_t rows = std::min(s.ffn_rows, n - r0);
+      auto block_input = [&](int64_t b, int64_t e) { input(r0 + b, r0 + e); };
+      const kernels::RowPrologue block_input_fn = std::ref(block_input);
+      const kernels::MatMulOutput gate_up[2] = {{&w.gate, s.gate.data()},
+                                                {&w.up, s.up.data()}};
+      k.matmul(std::span<const kernels::MatMulOutput>(gate_up, 2), s.xn.data() + r0 * h, rows,
+               ctx.pool, &block_input_fn);
+      // gate = act(gate) * up, in the region that quantizes it for the down projection.
+      auto activation = [&](int64_t b, int64_t e) {
+        float* g = s.gate.data() + b * f;
+        const float* u = s.up.data() + b * f;
+        if (c.ffn_activation == FfnActivation::kGeluTanh) {
+          k.geglu(g, u, g, (e - b) * f);
+        } else {
+          k.swiglu(g, u, g, (e - b) * f);
+        }
+      };
+      const kernels::RowPrologue activation_fn = std::ref(activation);
+      MatMul(ctx, w.down, s.gate.data(), rows, s.proj.data() + r0 * h, &activation_fn);
+    }
   }
   if (!defer_residual) {
     ParallelRows(ctx.pool, n, 2 * h, [&](int64_t b, int64_t e) {
