@@ -366,10 +366,18 @@ void ModelWeights::PrepareMatrices(const gguf::GgufFile& file,
       const int64_t stacked = matrix_bytes(experts->front()) * std::ssize(*experts);
       released_bytes_ += static_cast<int64_t>(file.ReleasePages(experts->front().data, stacked));
     }
-    const auto matrices = LayerMatrices(l);
+    // One report per matrix the layer has (a family's optional ones are absent elsewhere).
+    std::vector<kernels::WeightMatrix*> matrices;
+    for (kernels::WeightMatrix* m : LayerMatrices(l)) {
+      if (m->data != nullptr) matrices.push_back(m);
+    }
     for (size_t i = 0; i < matrices.size(); ++i) {
       prepare(*matrices[i]);
       if (i + 1 == matrices.size()) ++progress.layers_done;
+      report();
+    }
+    if (matrices.empty()) {
+      ++progress.layers_done;
       report();
     }
   }
