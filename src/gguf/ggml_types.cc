@@ -40,6 +40,7 @@ constexpr TypeRow kTypeTable[] = {
     {GgmlType::kF64, {"F64", 1, 8}},
     {GgmlType::kIQ1_M, {"IQ1_M", 256, 56}},
     {GgmlType::kBF16, {"BF16", 1, 2}},
+    {GgmlType::kMXFP4, {"MXFP4", 32, 17}},
 };
 
 }  // namespace

@@ -8,8 +8,8 @@
 namespace radixlm::gguf {
 
 // Numeric values are the on-disk ids (ggml.h). Only ids listed here are accepted by the reader;
-// any other id (the removed 4, 5, 31-33 and 36-38, the ternary and FP4 types 34, 35, 39-42, or
-// garbage) fails the parse with "unknown ggml type <id>".
+// any other id (the removed 4, 5, 31-33 and 36-38, the ternary types 34, 35, the FP4 types 40-42,
+// or garbage) fails the parse with "unknown ggml type <id>".
 enum class GgmlType : uint32_t {
   kF32 = 0,
   kF16 = 1,
@@ -40,6 +40,7 @@ enum class GgmlType : uint32_t {
   kF64 = 28,
   kIQ1_M = 29,
   kBF16 = 30,
+  kMXFP4 = 39,  // OCP microscaling FP4: 32 E2M1 values sharing one E8M0 exponent
 };
 
 struct GgmlTypeTraits {
@@ -62,6 +63,7 @@ inline constexpr GgmlType kAllGgmlTypes[] = {
     GgmlType::kIQ2_XS, GgmlType::kIQ3_XXS, GgmlType::kIQ1_S, GgmlType::kIQ4_NL, GgmlType::kIQ3_S,
     GgmlType::kIQ2_S,  GgmlType::kIQ4_XS,  GgmlType::kI8,    GgmlType::kI16,    GgmlType::kI32,
     GgmlType::kI64,    GgmlType::kF64,     GgmlType::kIQ1_M, GgmlType::kBF16,
+    GgmlType::kMXFP4,
 };
 
 // "Q4_K"; "?" for an id outside the enum.

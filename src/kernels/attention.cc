@@ -335,10 +335,26 @@ void Fold(RowState* run, float* run_o, const RowState& c, const float* o, int hd
   }
 }
 
-// Output row = O / L.
-void WriteOutput(const RowState& st, const float* o, int hd, float* out) {
-  const float inv = st.l > 0.0 ? static_cast<float>(1.0 / st.l) : 0.0f;
-  for (int d = 0; d < hd; ++d) out[d] = o[d] * inv;
+// Output row = O / L. With a sink logit (AttentionParams::sinks; -inf: none) the softmax's
+// denominator also holds e^sink, in the same max-shifted state: m' = max(M, sink),
+// out = O e^(M - m') / (L e^(M - m') + e^(sink - m')).
+void WriteOutput(const RowState& st, const float* o, int hd, float sink, float* out) {
+  if (sink == -INFINITY) {
+    const float inv = st.l > 0.0 ? static_cast<float>(1.0 / st.l) : 0.0f;
+    for (int d = 0; d < hd; ++d) out[d] = o[d] * inv;
+    return;
+  }
+  const float m = std::max(st.m, sink);
+  const float e_run = st.m == -INFINITY ? 0.0f : cpu::scalar::GgmlExp(st.m - m);
+  const double l = st.l * static_cast<double>(e_run) +
+                   static_cast<double>(cpu::scalar::GgmlExp(sink - m));
+  const float inv = static_cast<float>(1.0 / l);
+  for (int d = 0; d < hd; ++d) out[d] = (o[d] * e_run) * inv;
+}
+
+// The sink logit of query head `head`, or -inf where the layer has none.
+inline float SinkOf(const AttentionParams& p, int head) {
+  return p.sinks != nullptr ? p.sinks[head] : -INFINITY;
 }
 
 float* OutputRow(const AttentionParams& p, const AttentionSequence& sq, int kv_head, int qi,
@@ -399,7 +415,7 @@ void RunItem(const AttentionParams& p, const KvLayerView& kv, const AttentionSeq
     for (int hh = 0; hh < group; ++hh) {
       const int i = (qi - it.q0) * group + hh;
       WriteOutput(sc.run_state[i], sc.run_o.data() + static_cast<int64_t>(i) * hd, hd,
-                  OutputRow(p, sq, it.kv_head, qi, hh));
+                  SinkOf(p, it.kv_head * group + hh), OutputRow(p, sq, it.kv_head, qi, hh));
     }
   }
 }
@@ -551,7 +567,8 @@ void AttentionForBatch(const AttentionParams& params, const KvLayerView& kv,
         Fold(&run, run_o.data(), split.state[at], split.o + at * hd, hd);
       }
       const int qi = first.q0 + i / group, hh = i % group;
-      WriteOutput(run, run_o.data(), hd, OutputRow(params, sq, first.kv_head, qi, hh));
+      WriteOutput(run, run_o.data(), hd, SinkOf(params, first.kv_head * group + hh),
+                  OutputRow(params, sq, first.kv_head, qi, hh));
     }
   });
 }

@@ -71,6 +71,10 @@ struct AttentionParams {
   int sliding_window = 0;      // 0 = none; key visible iff q_pos - k_pos < window
   float logit_softcap = 0.0f;  // 0 = none
   bool scale_query = false;    // apply scale to q before its F16 rounding (see above)
+  // [n_heads] or null: a learned logit per query head that joins every row's softmax with no
+  // value (gpt-oss's attention sinks): out = O e^(M - m') / (L e^(M - m') + e^(sink - m')),
+  // m' = max(M, sink), after the chunks are folded (GgmlExp; the sums in double).
+  const float* sinks = nullptr;
 };
 
 // One sequence: q: [n_q, n_heads * head_dim], q_pos: [n_q], kv_slots: [n_kv],

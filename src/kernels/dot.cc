@@ -68,6 +68,8 @@ VecDotFn ScalarFn(GgmlType t) {
       return s::DotQ3K;
     case GgmlType::kIQ4_NL:
       return s::DotIQ4NL;
+    case GgmlType::kMXFP4:
+      return s::DotMXFP4;
     case GgmlType::kIQ4_XS:
       return s::DotIQ4XS;
     case GgmlType::kIQ2_XXS:
@@ -121,6 +123,8 @@ VecDotFn Avx2Fn(GgmlType t) {
       return a::DotQ3K;
     case GgmlType::kIQ4_NL:
       return a::DotIQ4NL;
+    case GgmlType::kMXFP4:
+      return a::DotMXFP4;
     case GgmlType::kIQ4_XS:
       return a::DotIQ4XS;
     case GgmlType::kIQ2_XXS:
@@ -167,7 +171,7 @@ VecDotFn Avx512Fn(GgmlType t) {
 #endif
 }
 
-constexpr int kMaxTypeId = 32;
+constexpr int kMaxTypeId = 40;  // above every weight type's id (MXFP4: 39)
 
 VecDot4Fn Avx2Dot4Fn(GgmlType t);
 VecDot8Fn Avx2Dot8Fn(GgmlType t);
@@ -212,6 +216,7 @@ GgmlType ActivationType(GgmlType weight_type) {
     case GgmlType::kQ5_1:
     case GgmlType::kQ8_0:
     case GgmlType::kIQ4_NL:
+    case GgmlType::kMXFP4:
       return GgmlType::kQ8_0;
     case GgmlType::kQ2_K:
     case GgmlType::kQ3_K:
@@ -310,6 +315,8 @@ VecDot4Fn Avx2Dot4Fn(GgmlType t) {
       return a::Dot4IQ4XS;
     case GgmlType::kIQ4_NL:
       return a::Dot4IQ4NL;
+    case GgmlType::kMXFP4:
+      return a::Dot4MXFP4;
     default:
       return nullptr;
   }

@@ -3,7 +3,7 @@
 // Each weight type pairs with exactly one activation format (like ggml's vec_dot_type):
 //   weight F32, F16, BF16                 <-> activation F32 (plain float row)
 //   weight Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,  <-> activation Q8_0 (QuantizeRowQ8_0)
-//          IQ4_NL
+//          IQ4_NL, MXFP4
 //     (ggml pairs Q4_1/Q5_1 with Q8_1; here the kernel sums the Q8_0 activations itself)
 //   weight Q2_K, Q3_K, Q4_K, Q5_K, Q6_K,  <-> activation Q8_K (QuantizeRowQ8K)
 //          IQ4_XS, IQ3_S, IQ3_XXS, IQ2_S, IQ2_XS, IQ2_XXS, IQ1_S, IQ1_M

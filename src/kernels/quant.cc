@@ -49,6 +49,8 @@ Geometry GeometryOf(GgmlType t) {
       return {kQK_K, sizeof(BlockQ3K)};
     case GgmlType::kIQ4_NL:
       return {kQK4_NL, sizeof(BlockIQ4NL)};
+    case GgmlType::kMXFP4:
+      return {kQK_MXFP4, sizeof(BlockMXFP4)};
     case GgmlType::kIQ4_XS:
       return {kQK_K, sizeof(BlockIQ4XS)};
     case GgmlType::kIQ2_XXS:
@@ -143,6 +145,9 @@ void DequantizeRow(GgmlType t, const void* src, float* dst, int64_t n) {
     case GgmlType::kIQ4_NL:
       cpu::DequantizeIQ4NL(static_cast<const BlockIQ4NL*>(src), dst, n);
       return;
+    case GgmlType::kMXFP4:
+      cpu::DequantizeMXFP4(static_cast<const BlockMXFP4*>(src), dst, n);
+      return;
     case GgmlType::kIQ4_XS:
       cpu::DequantizeIQ4XS(static_cast<const BlockIQ4XS*>(src), dst, n);
       return;
@@ -207,6 +212,9 @@ void QuantizeRow(GgmlType t, const float* src, void* dst, int64_t n) {
       return;
     case GgmlType::kQ6_K:
       cpu::QuantizeRefQ6K(src, static_cast<BlockQ6K*>(dst), n);
+      return;
+    case GgmlType::kMXFP4:
+      cpu::QuantizeRefMXFP4(src, static_cast<BlockMXFP4*>(dst), n);
       return;
     case GgmlType::kQ8_K:
       QuantizeRowQ8K(src, static_cast<BlockQ8K*>(dst), n);

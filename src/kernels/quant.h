@@ -8,9 +8,10 @@
 //   storage/dequant:  F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, Q8_K,
 //                     and the low-bit weight types Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S, IQ3_XXS,
 //                     IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M (dequantized bit for bit as ggml;
-//                     no quantizer: their models come quantized by llama.cpp)
+//                     no quantizer: their models come quantized by llama.cpp), MXFP4
 //   weight quantizers (reference, used by tests and tiny test models):
-//                     F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K
+//                     F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K, MXFP4
+//                     (MXFP4: the scheme of ggml's quantize_row_mxfp4_ref)
 //   activation quantizers (what VecDot pairs with, see dot.h): Q8_0, Q8_K
 #pragma once
 

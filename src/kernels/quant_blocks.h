@@ -21,6 +21,8 @@
 //         x = d * (sc - 32) * (q2 - (hbit ? 0 : 4)); low 2 bits as in Q2_K, the high bit of
 //         element 32k + l of half h is bit (4h + k) of hmask[l] (l < 32)
 //   IQ4_NL: blocks of 32; x = d * kIq4nlValues[nibble] (nibbles ordered as in Q4_0)
+//   MXFP4: blocks of 32 (OCP microscaling FP4); x = 2^(e - 128) * kMxfp4Values[nibble] (the
+//         E2M1 values doubled, so the E8M0 exponent e is halved; nibbles ordered as in Q4_0)
 //   IQ4_XS: 8 sub-blocks of 32 with 6-bit scales (low 4 bits in scales_l, high 2 in scales_h);
 //         x = d * (sc - 32) * kIq4nlValues[nibble]
 //   IQ2_XXS / IQ2_XS / IQ2_S / IQ3_XXS / IQ3_S / IQ1_S / IQ1_M: groups of 8 (IQ3: 4) elements
@@ -41,6 +43,7 @@ inline constexpr int kQK8_0 = 32;
 inline constexpr int kQK_K = 256;       // super-block size of the K-quants
 inline constexpr int kKScaleSize = 12;  // packed 6-bit scales+mins of Q4_K / Q5_K
 inline constexpr int kQK4_NL = 32;
+inline constexpr int kQK_MXFP4 = 32;
 
 struct BlockQ4_0 {
   uint16_t d;              // half
@@ -129,6 +132,12 @@ struct BlockIQ4NL {
   uint8_t qs[kQK4_NL / 2];
 };
 static_assert(sizeof(BlockIQ4NL) == 18);
+
+struct BlockMXFP4 {
+  uint8_t e;  // E8M0 shared exponent (2^(e - 127); 255 is NaN in the spec, not produced)
+  uint8_t qs[kQK_MXFP4 / 2];
+};
+static_assert(sizeof(BlockMXFP4) == 17);
 
 struct BlockIQ4XS {
   uint16_t d;                    // half

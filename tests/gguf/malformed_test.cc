@@ -125,7 +125,7 @@ std::vector<Case> MalformedCases() {
   u32("ggml type 4 (removed Q4_2)", "unknown ggml type 4", t[kQ].type, 4);
   u32("ggml type 1000", "unknown ggml type 1000", t[kQ].type, 1000);
   u32("ggml type 34 (TQ1_0, not read)", "unknown ggml type 34", t[kQ].type, 34);
-  u32("ggml type 39 (MXFP4, not read)", "unknown ggml type 39", t[kQ].type, 39);
+  u32("ggml type 40 (NVFP4, not read)", "unknown ggml type 40", t[kQ].type, 40);
   u32("ggml type max", "unknown ggml type", t[kK].type, 0xFFFFFFFF);
   u32("n_dims 5", "n_dims 5", t[kTok].n_dims, 5);
   u32("n_dims max", "n_dims", t[kTok].n_dims, 0xFFFFFFFF);

@@ -48,6 +48,7 @@ TEST(GgmlTypesTest, BlockGeometryMatchesGgml) {
       {GgmlType::kIQ2_S, "IQ2_S", 256, 82},
       {GgmlType::kIQ4_XS, "IQ4_XS", 256, 136},
       {GgmlType::kIQ1_M, "IQ1_M", 256, 56},
+      {GgmlType::kMXFP4, "MXFP4", 32, 17},
   };
   EXPECT_EQ(std::size(kRows), std::size(kAllGgmlTypes));
   for (const Row& row : kRows) {
@@ -59,8 +60,8 @@ TEST(GgmlTypesTest, BlockGeometryMatchesGgml) {
     EXPECT_EQ(GgmlTypeName(row.type), row.name);
   }
   // Removed ids (4, 5, the interleaved 31-33 / 36-38) and types this reader does not know
-  // (the ternary TQ1_0 / TQ2_0 34-35, MXFP4 / NVFP4 39-40, Q1_0 / Q2_0 41-42).
-  for (uint32_t removed : {4u, 5u, 31u, 32u, 33u, 34u, 35u, 36u, 39u, 41u, 43u, 1000u}) {
+  // (the ternary TQ1_0 / TQ2_0 34-35, NVFP4 40, Q1_0 / Q2_0 41-42).
+  for (uint32_t removed : {4u, 5u, 31u, 32u, 33u, 34u, 35u, 36u, 40u, 41u, 43u, 1000u}) {
     EXPECT_FALSE(GetTypeTraits(removed).has_value()) << removed;
   }
 }

@@ -81,6 +81,10 @@ std::vector<double> NaiveAttention(const AttentionParams& p, const std::vector<f
       double mx = -INFINITY;
       for (double s : scores) mx = std::max(mx, s);
       double z = 0;
+      if (p.sinks != nullptr) {  // a logit in the denominator only
+        mx = std::max(mx, static_cast<double>(p.sinks[h]));
+        z += std::exp(p.sinks[h] - mx);
+      }
       for (double& s : scores) z += (s = std::exp(s - mx));
       for (size_t k = 0; k < keys.size(); ++k) {
         const double prob = scores[k] / z;
@@ -100,6 +104,7 @@ struct Case {
   int prefix, n_new;  // cached prefix length and new tokens (queries)
   KvDtype dtype;
   bool scale_query = false;
+  bool sinks = false;  // a random sink logit per head (gpt-oss)
 };
 
 void RunCase(const Case& cs, ThreadPool* pool, std::mt19937& rng) {
@@ -111,6 +116,9 @@ void RunCase(const Case& cs, ThreadPool* pool, std::mt19937& rng) {
   p.sliding_window = cs.window;
   p.logit_softcap = cs.softcap;
   p.scale_query = cs.scale_query;
+  // Sinks around the scores' size and well above them (where they take most of the weight).
+  const auto sinks = RandomFloats(rng, cs.n_heads, -2.0f, 6.0f);
+  if (cs.sinks) p.sinks = sinks.data();
   const int n_kv = cs.prefix + cs.n_new;
   const int64_t row = static_cast<int64_t>(cs.n_kv_heads) * cs.head_dim;
   Cache c = MakeCache(cs.dtype, n_kv * 2 + 3, row);
@@ -154,6 +162,11 @@ TEST(Attention, MatchesNaiveReference) {
       {4, 1, 256, 0, 0.0f, 900, 1, KvDtype::kF16, true},     // ... and in split decode
       {4, 1, 256, 512, 50.0f, 600, 20, KvDtype::kFp8E5M2, true},  // one byte per value
       {8, 2, 24, 0, 0.0f, 700, 1, KvDtype::kFp8E5M2},             // ... long decode, odd dim
+      // gpt-oss: sinks, sliding window of 128 and full layers, prefill and split decode.
+      {8, 2, 64, 128, 0.0f, 0, 40, KvDtype::kF16, false, true},
+      {8, 2, 64, 128, 0.0f, 300, 9, KvDtype::kF16, false, true},
+      {8, 2, 64, 0, 0.0f, 1500, 1, KvDtype::kF16, false, true},
+      {4, 1, 32, 0, 0.0f, 0, 1, KvDtype::kBF16, false, true},  // one key: sink vs one score
   };
   std::mt19937 rng(21);
   ThreadPool pool(3);

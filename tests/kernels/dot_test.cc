@@ -153,6 +153,7 @@ TEST(DotDispatch, ActivationTypes) {
   EXPECT_EQ(ActivationType(GgmlType::kQ4_K), GgmlType::kQ8_K);
   EXPECT_EQ(ActivationType(GgmlType::kQ6_K), GgmlType::kQ8_K);
   EXPECT_EQ(ActivationType(GgmlType::kIQ4_NL), GgmlType::kQ8_0);
+  EXPECT_EQ(ActivationType(GgmlType::kMXFP4), GgmlType::kQ8_0);
   EXPECT_EQ(ActivationType(GgmlType::kQ3_K), GgmlType::kQ8_K);
   EXPECT_EQ(GetVecDotFn(GgmlType::kQ8_K), nullptr);  // an activation format, not a weight
   EXPECT_TRUE(IsaAvailable(Isa::kScalar));

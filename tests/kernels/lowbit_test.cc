@@ -1,5 +1,5 @@
 // The low-bit weight types (Q2_K, Q3_K, IQ4_NL, IQ4_XS, IQ3_S, IQ3_XXS, IQ2_XXS, IQ2_XS,
-// IQ2_S, IQ1_S, IQ1_M):
+// IQ2_S, IQ1_S, IQ1_M, MXFP4):
 //   * DequantizeRow on files quantized by llama.cpp equals llama.cpp's own dequantization
 //     (testdata/lowbit_<T>.gguf and .expected.f32, made by testdata/make_lowbit_testdata.py);
 //   * every dot kernel equals "dequantize, then dot in double" on those files' rows and on random
@@ -33,8 +33,11 @@ using testing::RandomFloats;
 const GgmlType kLowbitTypes[] = {
     GgmlType::kQ2_K,  GgmlType::kQ3_K,    GgmlType::kIQ4_NL,  GgmlType::kIQ4_XS,
     GgmlType::kIQ3_S, GgmlType::kIQ3_XXS, GgmlType::kIQ2_XXS, GgmlType::kIQ2_XS,
-    GgmlType::kIQ2_S, GgmlType::kIQ1_S,   GgmlType::kIQ1_M,
+    GgmlType::kIQ2_S, GgmlType::kIQ1_S,   GgmlType::kIQ1_M,   GgmlType::kMXFP4,
 };
+
+// The types whose activations are Q8_0 (as in ggml); the others take Q8_K.
+bool PairsWithQ8_0(GgmlType t) { return t == GgmlType::kIQ4_NL || t == GgmlType::kMXFP4; }
 
 std::string LowbitName(GgmlType t) { return std::string(gguf::GgmlTypeName(t)); }
 
@@ -65,6 +68,11 @@ std::vector<uint8_t> RandomLowbitRow(std::mt19937& rng, GgmlType t, int64_t n) {
   const size_t bb = BlockBytes(t);
   for (size_t b = 0; b < row.size() / bb; ++b) {
     uint8_t* block = row.data() + b * bb;
+    if (t == GgmlType::kMXFP4) {
+      // An E8M0 exponent of 2^-10 .. 2^3 (a random byte would overflow the sums).
+      block[0] = static_cast<uint8_t>(117 + rng() % 14);
+      continue;
+    }
     const uint16_t h = F32ToF16(std::pow(10.0f, u(rng)));
     if (t == GgmlType::kIQ1_M) {
       // The top nibble of scale word k is bits 4k..4k+3 of the half.
@@ -134,7 +142,7 @@ TEST_P(LowbitTest, TypeIsKnownToTheReaderAndTheKernels) {
   EXPECT_EQ(BlockSize(t), traits->block_size);
   EXPECT_EQ(static_cast<int64_t>(BlockBytes(t)), traits->type_size);
   EXPECT_NE(GetVecDotFn(t), nullptr);
-  EXPECT_EQ(ActivationType(t), t == GgmlType::kIQ4_NL ? GgmlType::kQ8_0 : GgmlType::kQ8_K);
+  EXPECT_EQ(ActivationType(t), PairsWithQ8_0(t) ? GgmlType::kQ8_0 : GgmlType::kQ8_K);
 }
 
 // DequantizeRow gives llama.cpp's values for every element of llama.cpp's file, bit for bit.
@@ -358,6 +366,41 @@ TEST(LowbitLayouts, Iq4XsScales) {
   EXPECT_EQ(y[96 + 2], 23.0f * -127);
   EXPECT_EQ(y[96 + 18], 23.0f * 113);
   EXPECT_EQ(y[0], -32.0f * -127);  // scale 0 - 32, level 0
+}
+
+// MXFP4: the E2M1 levels (OCP MX spec: 0, 0.5, 1, 1.5, 2, 3, 4, 6 and negatives) times 2^(e-127).
+TEST(LowbitLayouts, Mxfp4LevelsAndExponent) {
+  BlockMXFP4 b{};
+  b.e = 127 + 3;  // 2^3
+  const float levels[16] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6, -0.0f, -0.5f, -1, -1.5f, -2, -3, -4, -6};
+  for (int j = 0; j < 16; ++j) b.qs[j] = static_cast<uint8_t>(j | ((15 - j) << 4));
+  std::vector<float> y(32);
+  DequantizeRow(GgmlType::kMXFP4, &b, y.data(), 32);
+  for (int j = 0; j < 16; ++j) {
+    EXPECT_EQ(y[j], 8.0f * levels[j]) << j;
+    EXPECT_EQ(y[16 + j], 8.0f * levels[15 - j]) << j;
+  }
+  b.e = 0;  // 2^-127: a subnormal scale, exact
+  DequantizeRow(GgmlType::kMXFP4, &b, y.data(), 32);
+  EXPECT_EQ(y[7], 6.0f * std::ldexp(1.0f, -127));
+  b.e = 1;
+  DequantizeRow(GgmlType::kMXFP4, &b, y.data(), 32);
+  EXPECT_EQ(y[1], 0.5f * std::ldexp(1.0f, -126));
+}
+
+// The reference quantizer is ggml's: the exponent floor(log2(amax)) - 2, nearest levels; values
+// already on the grid survive the round trip exactly.
+TEST(LowbitLayouts, Mxfp4QuantizerRoundTripsGridValues) {
+  std::vector<float> x(64);
+  const float levels[8] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6};
+  for (int j = 0; j < 64; ++j) x[j] = (j % 2 ? -1.0f : 1.0f) * levels[j % 8] * 0.25f;
+  x[5] = 6.0f * 0.25f;  // amax 1.5: exponent floor(log2(1.5)) - 2 = -2
+  std::vector<uint8_t> q(RowBytes(GgmlType::kMXFP4, 64));
+  QuantizeRow(GgmlType::kMXFP4, x.data(), q.data(), 64);
+  EXPECT_EQ(q[0], 127 - 2);
+  std::vector<float> y(64);
+  DequantizeRow(GgmlType::kMXFP4, q.data(), y.data(), 64);
+  EXPECT_EQ(y, x);
 }
 
 }  // namespace

@@ -31,6 +31,7 @@ TEST(Quant, GeometryMatchesGgml) {
   EXPECT_EQ(RowBytes(GgmlType::kQ2_K, 512), 168u);
   EXPECT_EQ(RowBytes(GgmlType::kIQ4_NL, 64), 36u);
   EXPECT_EQ(RowBytes(GgmlType::kIQ1_M, 256), 56u);
+  EXPECT_EQ(RowBytes(GgmlType::kMXFP4, 64), 34u);
   EXPECT_FALSE(IsSupportedType(GgmlType::kQ8_1));
   EXPECT_FALSE(IsSupportedType(static_cast<GgmlType>(34)));  // TQ1_0: not read
 }

@@ -77,6 +77,16 @@ void DequantizeIQ4NL(const BlockIQ4NL* x, float* y, int64_t n) {
   }
 }
 
+void DequantizeMXFP4(const BlockMXFP4* x, float* y, int64_t n) {
+  for (int64_t b = 0; b < n / kQK_MXFP4; ++b, y += kQK_MXFP4) {
+    const float d = E8M0HalfToFloat(x[b].e);
+    for (int j = 0; j < kQK_MXFP4 / 2; ++j) {
+      y[j] = static_cast<float>(kMxfp4Values[x[b].qs[j] & 0xF]) * d;
+      y[j + kQK_MXFP4 / 2] = static_cast<float>(kMxfp4Values[x[b].qs[j] >> 4]) * d;
+    }
+  }
+}
+
 void DequantizeIQ4XS(const BlockIQ4XS* x, float* y, int64_t n) {
   for (int64_t b = 0; b < n / kQK_K; ++b) {
     const float d = F16ToF32(x[b].d);

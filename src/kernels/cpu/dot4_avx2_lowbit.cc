@@ -1,4 +1,5 @@
-// AVX2 dots of one Q2_K / Q3_K / IQ4_XS weight row against 4 Q8_K activation rows (IQ4_NL: Q8_0):
+// AVX2 dots of one Q2_K / Q3_K / IQ4_XS weight row against 4 Q8_K activation rows (IQ4_NL, MXFP4:
+// Q8_0):
 // each weight super-block is unpacked once (bit planes, high bits, scales, IQ4 levels) and
 // multiplied with all 4 rows. Per row, the integer sums and the float operations are those of the
 // single-row kernels (dot_avx2_lowbit.cc), so out[j] is bit for bit their result (batch
@@ -177,6 +178,33 @@ void Dot4IQ4NL(int64_t n, const void* w, const void* x, size_t x_stride, float* 
       const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(magnitudes, y8), ones);
       __m256& target = acc[j][i % 2];
       target = _mm256_fmadd_ps(_mm256_set1_ps(dw * HalfToFloat(y[j][i].d)), _mm256_cvtepi32_ps(p),
+                               target);
+    }
+  }
+  for (int j = 0; j < 4; ++j) out[j] = HsumF32(_mm256_add_ps(acc[j][0], acc[j][1]));
+}
+
+// MXFP4 as IQ4_NL above, with its levels and E8M0 exponent (the single-row kernel's order).
+void Dot4MXFP4(int64_t n, const void* w, const void* x, size_t x_stride, float* out) {
+  const BlockMXFP4* a = static_cast<const BlockMXFP4*>(w);
+  const BlockQ8_0* y[4];
+  for (int j = 0; j < 4; ++j) {
+    y[j] = reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(x) + j * x_stride);
+  }
+  const __m256i table =
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kMxfp4Values)));
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256 acc[4][2];
+  for (int j = 0; j < 4; ++j) acc[j][0] = acc[j][1] = _mm256_setzero_ps();
+  for (int64_t i = 0; i < n / kQK_MXFP4; ++i) {
+    const __m256i levels = _mm256_shuffle_epi8(table, NibblesToBytes(a[i].qs));
+    const __m256i magnitudes = _mm256_sign_epi8(levels, levels);
+    const float dw = E8M0HalfToFloat(a[i].e);
+    for (int j = 0; j < 4; ++j) {
+      const __m256i y8 = _mm256_sign_epi8(Load256(y[j][i].qs), levels);
+      const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(magnitudes, y8), ones);
+      __m256& target = acc[j][i % 2];
+      target = _mm256_fmadd_ps(_mm256_set1_ps(HalfToFloat(y[j][i].d) * dw), _mm256_cvtepi32_ps(p),
                                target);
     }
   }

@@ -1,4 +1,4 @@
-// AVX2 dot products of Q2_K, Q3_K (Q8_K activations), IQ4_NL (Q8_0) and IQ4_XS (Q8_K).
+// AVX2 dot products of Q2_K, Q3_K (Q8_K activations), IQ4_NL and MXFP4 (Q8_0), IQ4_XS (Q8_K).
 // Quants are widened to bytes and multiplied with vpmaddubsw (unsigned weight x signed
 // activation); sub-block offsets (Q2_K's mins, Q3_K's -4) come from the activation's 16-element
 // sums (bsums), so every super-block's integer sum is exact and is scaled once in float.
@@ -171,6 +171,24 @@ float DotIQ4NL(int64_t n, const void* w, const void* x) {
     for (int k = 0; k < 8; ++k) block(i + k, _mm256_permutevar8x32_ps(d, _mm256_set1_epi32(k)));
   }
   for (; i < nb; ++i) block(i, _mm256_set1_ps(HalfToFloat(a[i].d) * HalfToFloat(y[i].d)));
+  return HsumF32(_mm256_add_ps(acc[0], acc[1]));
+}
+
+// MXFP4 is IQ4_NL's layout with the doubled E2M1 levels (|level| <= 12) and an E8M0 exponent
+// byte in place of the half scale; the same even / odd accumulators (the 4-row kernel's order).
+float DotMXFP4(int64_t n, const void* w, const void* x) {
+  const BlockMXFP4* a = static_cast<const BlockMXFP4*>(w);
+  const BlockQ8_0* y = static_cast<const BlockQ8_0*>(x);
+  const __m256i table =
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kMxfp4Values)));
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+  for (int64_t i = 0; i < n / kQK_MXFP4; ++i) {
+    const __m256i p =
+        _mm256_madd_epi16(DotI8PairsI16(Iq4LevelsOfBlock(a[i].qs, table), Load256(y[i].qs)), ones);
+    const float d = HalfToFloat(y[i].d) * E8M0HalfToFloat(a[i].e);
+    acc[i % 2] = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(p), acc[i % 2]);
+  }
   return HsumF32(_mm256_add_ps(acc[0], acc[1]));
 }
 

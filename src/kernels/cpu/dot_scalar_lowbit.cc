@@ -92,6 +92,22 @@ float DotIQ4NL(int64_t n, const void* w, const void* x) {
   return sum;
 }
 
+// ggml's order: the activation's scale times the weight's, times the block's integer sum.
+float DotMXFP4(int64_t n, const void* w, const void* x) {
+  const BlockMXFP4* a = static_cast<const BlockMXFP4*>(w);
+  const BlockQ8_0* b = static_cast<const BlockQ8_0*>(x);
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n / kQK_MXFP4; ++i) {
+    int sumi = 0;
+    for (int j = 0; j < 16; ++j) {
+      sumi += kMxfp4Values[a[i].qs[j] & 0xF] * b[i].qs[j];
+      sumi += kMxfp4Values[a[i].qs[j] >> 4] * b[i].qs[j + 16];
+    }
+    sum += (F16ToF32(b[i].d) * E8M0HalfToFloat(a[i].e)) * static_cast<float>(sumi);
+  }
+  return sum;
+}
+
 float DotIQ4XS(int64_t n, const void* w, const void* x) {
   const BlockIQ4XS* a = static_cast<const BlockIQ4XS*>(w);
   const BlockQ8K* b = static_cast<const BlockQ8K*>(x);

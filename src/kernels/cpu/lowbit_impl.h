@@ -2,13 +2,15 @@
 // products, per ISA (internal to the kernels module; dispatched by quant.cc and dot.cc, compared
 // with each other by the tests).
 //
-// Activations (dot.h): IQ4_NL pairs with Q8_0 (as in ggml), every other type here with Q8_K.
+// Activations (dot.h): IQ4_NL and MXFP4 pair with Q8_0 (as in ggml), every other type here with
+// Q8_K.
 // Every dot sums each super-block's (or block's) products exactly in integers and scales the
 // integer sum in float, so the ISA paths differ only in float summation order.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/quant_blocks.h"
 
@@ -19,6 +21,7 @@ void DequantizeQ2K(const BlockQ2K* x, float* y, int64_t n);
 void DequantizeQ3K(const BlockQ3K* x, float* y, int64_t n);
 void DequantizeIQ4NL(const BlockIQ4NL* x, float* y, int64_t n);
 void DequantizeIQ4XS(const BlockIQ4XS* x, float* y, int64_t n);
+void DequantizeMXFP4(const BlockMXFP4* x, float* y, int64_t n);
 void DequantizeIQ2XXS(const BlockIQ2XXS* x, float* y, int64_t n);
 void DequantizeIQ2XS(const BlockIQ2XS* x, float* y, int64_t n);
 void DequantizeIQ2S(const BlockIQ2S* x, float* y, int64_t n);
@@ -26,6 +29,19 @@ void DequantizeIQ3XXS(const BlockIQ3XXS* x, float* y, int64_t n);
 void DequantizeIQ3S(const BlockIQ3S* x, float* y, int64_t n);
 void DequantizeIQ1S(const BlockIQ1S* x, float* y, int64_t n);
 void DequantizeIQ1M(const BlockIQ1M* x, float* y, int64_t n);
+
+// The 16 E2M1 values of MXFP4, doubled (0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives, times 2):
+// integers, so a block's dot with Q8_0 activations is an exact integer sum.
+inline constexpr int8_t kMxfp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+
+// Half the value of an E8M0 exponent byte, 2^(e - 128) (the doubled levels' scale), exactly:
+// e < 2 gives the subnormals 2^-128 and 2^-127. e = 255 (NaN in the spec) gives 2^127.
+inline float E8M0HalfToFloat(uint8_t e) {
+  const uint32_t bits = e < 2 ? 0x00200000u << e : static_cast<uint32_t>(e - 1) << 23;
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
 
 // The 16 signed 6-bit sub-block scales of a Q3_K block (already minus 32).
 inline void UnpackQ3KScales(const uint8_t* packed, int8_t* scales) {
@@ -51,6 +67,7 @@ inline uint16_t IQ1MHalfScale(const BlockIQ1M& b) {
   float DotQ3K(int64_t n, const void* w, const void* x);    \
   float DotIQ4NL(int64_t n, const void* w, const void* x);  \
   float DotIQ4XS(int64_t n, const void* w, const void* x);  \
+  float DotMXFP4(int64_t n, const void* w, const void* x);  \
   float DotIQ2XXS(int64_t n, const void* w, const void* x); \
   float DotIQ2XS(int64_t n, const void* w, const void* x);  \
   float DotIQ2S(int64_t n, const void* w, const void* x);   \
@@ -72,6 +89,7 @@ void Dot4Q2K(int64_t n, const void* w, const void* x, size_t x_stride, float* ou
 void Dot4Q3K(int64_t n, const void* w, const void* x, size_t x_stride, float* out);
 void Dot4IQ4XS(int64_t n, const void* w, const void* x, size_t x_stride, float* out);
 void Dot4IQ4NL(int64_t n, const void* w, const void* x, size_t x_stride, float* out);  // Q8_0 x
+void Dot4MXFP4(int64_t n, const void* w, const void* x, size_t x_stride, float* out);  // Q8_0 x
 }  // namespace avx2
 
 #undef RADIXLM_DECLARE_LOWBIT_DOTS

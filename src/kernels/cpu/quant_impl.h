@@ -25,5 +25,7 @@ void QuantizeRefQ5_1(const float* x, BlockQ5_1* y, int64_t n);
 void QuantizeRefQ4K(const float* x, BlockQ4K* y, int64_t n);
 void QuantizeRefQ5K(const float* x, BlockQ5K* y, int64_t n);
 void QuantizeRefQ6K(const float* x, BlockQ6K* y, int64_t n);
+// ggml's quantize_row_mxfp4_ref: e = floor(log2(amax)) - 2 + 127, each value the nearest level.
+void QuantizeRefMXFP4(const float* x, BlockMXFP4* y, int64_t n);
 
 }  // namespace radixlm::kernels::cpu

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kernels/cpu/isa.h"
+#include "kernels/cpu/lowbit_impl.h"
 #include "kernels/cpu/quant_impl.h"
 #include "kernels/fp16.h"
 
@@ -35,6 +36,35 @@ inline void MinMax(const float* x, int n, float* mn, float* mx) {
 }
 
 }  // namespace
+
+// The largest |x| of a block sets the exponent so that it lands in the top levels (4..6 of
+// E2M1); each value takes the nearest level (the first on ties), as ggml's reference does.
+void QuantizeRefMXFP4(const float* x, BlockMXFP4* y, int64_t n) {
+  for (int64_t i = 0; i < n / kQK_MXFP4; ++i, x += kQK_MXFP4) {
+    float amax = 0.0f;
+    for (int j = 0; j < kQK_MXFP4; ++j) amax = std::max(amax, std::fabs(x[j]));
+    const uint8_t e =
+        amax > 0.0f ? static_cast<uint8_t>(std::floor(std::log2(amax)) - 2 + 127) : uint8_t{0};
+    const float d = E8M0HalfToFloat(e);
+    auto nearest = [&](float v) {
+      int best = 0;
+      float best_err = std::fabs(kMxfp4Values[0] * d - v);
+      for (int k = 1; k < 16; ++k) {
+        const float err = std::fabs(kMxfp4Values[k] * d - v);
+        if (err < best_err) {
+          best = k;
+          best_err = err;
+        }
+      }
+      return best;
+    };
+    y[i].e = e;
+    for (int j = 0; j < kQK_MXFP4 / 2; ++j) {
+      y[i].qs[j] =
+          static_cast<uint8_t>(nearest(x[j]) | (nearest(x[j + kQK_MXFP4 / 2]) << 4));
+    }
+  }
+}
 
 // Symmetric 4-bit: d = max / -8 so the extreme value maps to -8 exactly; q = x/d + 8.
 void QuantizeRefQ4_0(const float* x, BlockQ4_0* y, int64_t n) {

@@ -23,7 +23,7 @@ import numpy as np
 import gguf
 
 TYPES = ["Q2_K", "Q3_K", "IQ4_NL", "IQ4_XS", "IQ3_S", "IQ3_XXS", "IQ2_XXS", "IQ2_XS",
-         "IQ2_S", "IQ1_S", "IQ1_M"]
+         "IQ2_S", "IQ1_S", "IQ1_M", "MXFP4"]
 ROWS, COLS = 8, 512
 TENSORS = ["token_embd.weight", "output.weight"]
 
@@ -79,8 +79,9 @@ def main():
         write_uniform_imatrix(imat)
         for t in args.types.split(","):
             dst = os.path.join(args.out, f"lowbit_{t}.gguf")
-            # Q3_K / Q2_K are file-type names for mixes; --pure keeps every tensor at T.
-            ftype = {"Q3_K": "Q3_K_M"}.get(t, t)
+            # Q3_K / MXFP4 are not file-type names (Q3_K_M, MXFP4_MOE are mixes); --pure and
+            # the two tensor-type flags keep every tensor at T.
+            ftype = {"Q3_K": "Q3_K_M", "MXFP4": "MXFP4_MOE"}.get(t, t)
             cmd = [args.quantize, "--pure", "--imatrix", imat, "--token-embedding-type", t,
                    "--output-tensor-type", t, src, dst, ftype, "1"]
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
