@@ -40,9 +40,17 @@ struct BpeEncoder::Scratch {
 };
 
 BpeEncoder::BpeEncoder(const TokenIndex* index, const std::vector<std::string>& merges,
-                       bool ignore_merges)
-    : index_(index), ignore_merges_(ignore_merges) {
-  for (int b = 0; b < 256; ++b) byte_symbol_ids_[b] = index_->Find(ByteToUnicode(b));
+                       Options options)
+    : index_(index), options_(options) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  for (int b = 0; b < 256; ++b) {
+    byte_symbol_ids_[b] = index_->Find(ByteToUnicode(b));
+    const char name[6] = {'<', '0', 'x', kHex[b >> 4], kHex[b & 15], '>'};
+    const char raw = static_cast<char>(b);
+    // Byte-level, llama.cpp looks up each byte of the encoded text as a one-char token.
+    byte_fallback_ids_[b] = options_.spm_style ? index_->Find(std::string_view(name, 6))
+                                               : index_->Find(std::string_view(&raw, 1));
+  }
   pair_merges_.reserve(merges.size());
   std::string joined;
   for (size_t rank = 0; rank < merges.size(); ++rank) {
@@ -94,30 +102,55 @@ void BpeEncoder::EncodeWords(const std::vector<std::string_view>& words,
   for (std::string_view word : words) EncodeWord(word, &scratch, out);
 }
 
-void BpeEncoder::EncodeWord(std::string_view word, Scratch* scratch,
-                            std::vector<int32_t>* out) const {
-  if (word.empty()) return;
+bool BpeEncoder::SplitSymbols(std::string_view word, Scratch* scratch,
+                              std::vector<int32_t>* out) const {
   std::string& encoded = scratch->encoded;
   std::vector<Symbol>& symbols = scratch->symbols;
   encoded.clear();
   symbols.clear();
-  for (char c : word) {
-    const auto byte = static_cast<uint8_t>(c);
-    const std::string& u = ByteToUnicode(byte);
-    const auto index = static_cast<int32_t>(symbols.size());
-    symbols.push_back(Symbol{index - 1, index + 1, static_cast<uint32_t>(encoded.size()),
-                             static_cast<uint32_t>(u.size()), byte_symbol_ids_[byte]});
-    encoded.append(u);
-  }
-  symbols.back().next = -1;
-
-  if (ignore_merges_) {
-    const int32_t whole = index_->Find(encoded);
-    if (whole >= 0) {
-      out->push_back(whole);
-      return;
+  if (options_.spm_style) {
+    encoded.assign(word);
+    if (options_.ignore_merges || word.find_first_not_of('\n') == std::string_view::npos) {
+      const int32_t whole = index_->Find(word);
+      if (whole >= 0) {
+        out->push_back(whole);
+        return false;
+      }
+    }
+    for (size_t pos = 0; pos < word.size();) {
+      const size_t len =
+          std::min(word.size() - pos, Utf8LenFromLead(static_cast<uint8_t>(word[pos])));
+      const auto index = static_cast<int32_t>(symbols.size());
+      symbols.push_back(Symbol{index - 1, index + 1, static_cast<uint32_t>(pos),
+                               static_cast<uint32_t>(len), index_->Find(word.substr(pos, len))});
+      pos += len;
+    }
+  } else {
+    for (char c : word) {
+      const auto byte = static_cast<uint8_t>(c);
+      const std::string& u = ByteToUnicode(byte);
+      const auto index = static_cast<int32_t>(symbols.size());
+      symbols.push_back(Symbol{index - 1, index + 1, static_cast<uint32_t>(encoded.size()),
+                               static_cast<uint32_t>(u.size()), byte_symbol_ids_[byte]});
+      encoded.append(u);
+    }
+    if (options_.ignore_merges) {
+      const int32_t whole = index_->Find(encoded);
+      if (whole >= 0) {
+        out->push_back(whole);
+        return false;
+      }
     }
   }
+  symbols.back().next = -1;
+  return true;
+}
+
+void BpeEncoder::EncodeWord(std::string_view word, Scratch* scratch,
+                            std::vector<int32_t>* out) const {
+  if (word.empty() || !SplitSymbols(word, scratch, out)) return;
+  const std::string& encoded = scratch->encoded;
+  std::vector<Symbol>& symbols = scratch->symbols;
 
   const std::string_view text = encoded;
   auto sym_text = [&](const Symbol& s) { return text.substr(s.offset, s.size); };
@@ -158,9 +191,9 @@ void BpeEncoder::EncodeWord(std::string_view word, Scratch* scratch,
       out->push_back(s.id);
       continue;
     }
-    // Not a token: llama.cpp falls back to the single bytes of the encoded text.
+    // Not a token: llama.cpp falls back to the single bytes of the (encoded) text.
     for (char c : sym_text(s)) {
-      const int32_t id = index_->Find(std::string_view(&c, 1));
+      const int32_t id = byte_fallback_ids_[static_cast<uint8_t>(c)];
       if (id >= 0) out->push_back(id);
     }
   }

@@ -12,7 +12,8 @@
 namespace radixlm::tokenizer {
 
 // Per id, llama.cpp's token_to_piece with special = true: control, unknown and user-defined
-// tokens are their text; normal SPM tokens have U+2581 turned into spaces; normal BPE tokens
+// tokens are their text; normal SPM and SPM-style BPE (gemma4) tokens have U+2581 turned into
+// spaces; other normal BPE tokens
 // are mapped back through the GPT-2 byte table (a code point outside it is kept as is); byte
 // tokens (<0xXX>) are that byte; unused and undefined tokens are empty.
 // All pieces live in one buffer (a 262k vocabulary would otherwise cost 262k allocations).

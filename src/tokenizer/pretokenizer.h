@@ -26,6 +26,11 @@ struct PreTokenizerSpec {
   bool ignore_merges = false;        // a word that is itself a token is not merged further
   bool default_add_bos = false;      // add_bos when tokenizer.ggml.add_bos_token is absent
   bool clear_bos = false;            // the model has no BOS token by default (chatglm)
+  // SPM-style BPE (Gemma 4): ' ' becomes U+2581 before splitting, merges run on the raw UTF-8
+  // characters (not GPT-2's byte-to-unicode table), a character that is no token falls back to
+  // its bytes' "<0xXX>" tokens, and a word of only newlines that is a token stays whole.
+  bool spm_style = false;
+  bool force_add_bos = false;  // add_bos even where the metadata says false (llama.cpp's Gemma 4)
 };
 
 // The spec for a tokenizer.ggml.pre value ("" and "default" give the default regexes);

@@ -137,6 +137,12 @@ StatusOr<PreTokenizerSpec> FindPreTokenizerSpec(std::string_view pre) {
   } else if (NameIn(pre, {"gpt-4o", "llama4", "kanana2"})) {
     s.family = "gpt-4o";
     s.regexes = {kGpt4o};
+  } else if (NameIn(pre, {"gemma4", "granite-embed-multi-311m"})) {
+    // No word splitting: BPE runs over each line and each run of newlines.
+    s.family = "gemma4";
+    s.regexes = {"[^\\n]+|[\\n]+"};
+    s.spm_style = true;
+    s.force_add_bos = true;
   } else {
     return InvalidArgument("unknown pre-tokenizer type: '" + std::string(pre) + "'");
   }

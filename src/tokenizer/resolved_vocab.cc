@@ -60,7 +60,7 @@ Status CheckModelType(const std::string& model, ModelKind* kind) {
     *kind = ModelKind::kSpm;
     return Status::Ok();
   }
-  if (model == "gpt2") {
+  if (model == "gpt2" || model == "gemma4") {
     *kind = ModelKind::kBpe;
     return Status::Ok();
   }
@@ -68,8 +68,9 @@ Status CheckModelType(const std::string& model, ModelKind* kind) {
   if (model == "bert") what = " (WordPiece)";
   if (model == "t5") what = " (Unigram)";
   if (model == "none" || model == "no_vocab") what = " (the model has no vocabulary)";
-  return Unimplemented("unsupported tokenizer type '" + model + "'" + what +
-                       "; radixlm supports 'llama' (SPM) and 'gpt2' (BPE)");
+  return Unimplemented(
+      "unsupported tokenizer type '" + model + "'" + what +
+      "; radixlm supports 'llama' (SPM), 'gpt2' (BPE) and 'gemma4' (SPM-style BPE)");
 }
 
 // Default special ids and flags by model type and pre-tokenizer, then the metadata's values.
@@ -82,6 +83,8 @@ Status ApplyIdsAndFlags(const Vocab& v, ResolvedVocab* r) {
     ids.unk = 0;
     r->add_space_prefix = true;
     r->add_bos = true;
+  } else if (r->model == "gemma4") {
+    r->add_space_prefix = false;  // no default ids: the metadata names them
   } else {
     ids.bos = 11;
     ids.eos = 11;
@@ -113,6 +116,7 @@ Status ApplyIdsAndFlags(const Vocab& v, ResolvedVocab* r) {
   if (v.add_space_prefix.has_value()) r->add_space_prefix = *v.add_space_prefix;
   if (v.add_bos.has_value()) r->add_bos = *v.add_bos;
   if (v.add_eos.has_value()) r->add_eos = *v.add_eos;
+  if (r->kind == ModelKind::kBpe && r->pre.force_add_bos) r->add_bos = true;
   if (r->add_bos && ids.bos < 0) {
     return InvalidArgument(
         "tokenizer.ggml.add_bos_token is true, but tokenizer.ggml.bos_token_id is not set");
@@ -275,7 +279,8 @@ StatusOr<ResolvedVocab> ResolveVocab(Vocab v) {
   r.model = v.model;
   if (v.tokens.empty()) return InvalidArgument("tokenizer.ggml.tokens is empty");
   if (r.kind == ModelKind::kBpe) {
-    RADIXLM_ASSIGN_OR_RETURN(r.pre, FindPreTokenizerSpec(v.pre));
+    // A "gemma4" vocabulary always has Gemma 4's pre-tokenizer, whatever tokenizer.ggml.pre says.
+    RADIXLM_ASSIGN_OR_RETURN(r.pre, FindPreTokenizerSpec(v.model == "gemma4" ? "gemma4" : v.pre));
     if (v.merges.empty()) return InvalidArgument("BPE vocabulary has no tokenizer.ggml.merges");
     r.merges = std::move(v.merges);
   }

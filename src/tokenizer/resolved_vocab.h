@@ -2,7 +2,8 @@
 // build a Tokenizer from: per-token attributes, special token ids, add_bos / add_eos /
 // add_space_prefix, end-of-generation tokens, and the special-token matching order.
 //
-// Mirrors llama_vocab::impl::load: defaults by model type ("llama" = SPM, "gpt2" = BPE) and
+// Mirrors llama_vocab::impl::load: defaults by model type ("llama" = SPM, "gpt2" = BPE,
+// "gemma4" = BPE with Gemma 4's pre-tokenizer, no default ids, BOS always added) and
 // pre-tokenizer, metadata overrides, control-looking tokens (<|eot_id|>, <end_of_turn>, FIM
 // tokens, ...) promoted to control, "unused" control tokens marked unused, and the Phi-3 /
 // Jina / ModernBERT strip attributes keyed on the model name. radixlm adds one bit llama.cpp

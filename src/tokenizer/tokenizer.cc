@@ -33,6 +33,21 @@ std::array<int32_t, 256> SpmByteTokens(const TokenIndex& index, int32_t unk) {
   return out;
 }
 
+// ' ' -> U+2581, in place.
+void EscapeSpaces(std::string* text) {
+  if (text->find(' ') == std::string::npos) return;
+  std::string escaped;
+  escaped.reserve(text->size() + text->size() / 2);
+  for (char c : *text) {
+    if (c == ' ') {
+      escaped.append(kEscapedSpace);
+    } else {
+      escaped.push_back(c);
+    }
+  }
+  text->swap(escaped);
+}
+
 }  // namespace
 
 Tokenizer::~Tokenizer() = default;
@@ -77,7 +92,10 @@ Status Tokenizer::Init(ResolvedVocab vocab) {
                                         SpmByteTokens(*index_, vocab_.ids.unk));
   } else {
     RADIXLM_ASSIGN_OR_RETURN(pretokenizer_, PreTokenizer::Create(vocab_.pre));
-    bpe_ = std::make_unique<BpeEncoder>(index_.get(), vocab_.merges, vocab_.pre.ignore_merges);
+    bpe_ =
+        std::make_unique<BpeEncoder>(index_.get(), vocab_.merges,
+                                     BpeEncoder::Options{.ignore_merges = vocab_.pre.ignore_merges,
+                                                         .spm_style = vocab_.pre.spm_style});
     vocab_.merges.clear();
     vocab_.merges.shrink_to_fit();
   }
@@ -109,8 +127,7 @@ std::vector<int32_t> Tokenizer::EncodeContinuation(std::string_view text) const 
 }
 
 void Tokenizer::EncodeSpm(std::string_view text, bool add_special, bool parse_special,
-                          bool space_prefix,
-                          std::vector<int32_t>* out) const {
+                          bool space_prefix, std::vector<int32_t>* out) const {
   if (add_special && vocab_.add_bos) out->push_back(vocab_.ids.bos);
   std::vector<Fragment> fragments;
   splitter_->Split(text, parse_special, &fragments);
@@ -150,6 +167,7 @@ void Tokenizer::EncodeBpe(std::string_view text, bool add_special, bool parse_sp
       continue;
     }
     SanitizeUtf8(f.text, &clean);  // the regexes need valid UTF-8
+    if (vocab_.pre.spm_style) EscapeSpaces(&clean);
     words.clear();
     pretokenizer_->Split(clean, &words);
     bpe_->EncodeWords(words, out);

@@ -1,4 +1,5 @@
-// Tokenizer: text <-> token ids for the SPM ("llama") and byte-level BPE ("gpt2") vocabularies
+// Tokenizer: text <-> token ids for the SPM ("llama"), byte-level BPE ("gpt2") and SPM-style
+// BPE ("gemma4": " " -> U+2581, merges over UTF-8 characters, <0xXX> byte fallback) vocabularies
 // of GGUF models, producing the same ids as llama.cpp's llama_tokenize for the same file.
 //
 //   auto tok = Tokenizer::FromGguf(*file);            // or FromVocab(vocab) in tests

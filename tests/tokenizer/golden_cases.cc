@@ -16,6 +16,12 @@ std::unique_ptr<GoldenSuite> LoadGoldenSuite(const char* model_env, const std::s
                                              const std::string& generator) {
   const char* model = std::getenv(model_env);
   if (model == nullptr || !std::filesystem::is_regular_file(model)) return nullptr;
+  return LoadGoldenSuiteFromFile(model, golden_name, generator);
+}
+
+std::unique_ptr<GoldenSuite> LoadGoldenSuiteFromFile(const std::string& model,
+                                                     const std::string& golden_name,
+                                                     const std::string& generator) {
   auto file = gguf::GgufFile::Open(model);
   if (!file.ok()) {
     ADD_FAILURE() << model << ": " << file.status().ToString();

@@ -35,6 +35,11 @@ struct GoldenSuite {
 std::unique_ptr<GoldenSuite> LoadGoldenSuite(const char* model_env, const std::string& golden_name,
                                              const std::string& generator);
 
+// The same for the GGUF at `model` (a file the tests carry); a missing file is a test failure.
+std::unique_ptr<GoldenSuite> LoadGoldenSuiteFromFile(const std::string& model,
+                                                     const std::string& golden_name,
+                                                     const std::string& generator);
+
 // Every case encodes (with its add_bos and parse_special) to its ids: one failure listing
 // every mismatch. At least `min_cases` cases.
 void ExpectEncodesLikeGolden(const GoldenSuite& suite, size_t min_cases = 100);
