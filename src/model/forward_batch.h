@@ -38,6 +38,10 @@ struct SequenceInput {
   LogitsMode logits = LogitsMode::kLast;
   std::span<const int32_t> tree_depth = {};  // [n_new] or empty (a chain)
   std::span<const uint64_t> tree_mask = {};  // [n_new] or empty
+  // A hybrid model's linear-layer state slot (KvCache::recurrent()): the state after the
+  // prefix, zeroed first when the prefix is empty. Distinct per sequence of a batch; unused
+  // by other models.
+  int32_t state_slot = 0;
 };
 
 struct ForwardBatch {

@@ -78,6 +78,34 @@ struct MoeScratch {
   std::vector<kernels::GroupedMatMulItem> gate_up_items, down_items;  // one per expert touched
 };
 
+// A hybrid model's buffers (gated_delta_net.h, gated_attention.h); empty for the others.
+// C = conv channels, V = ssm_inner_size, H = ssm_n_v_heads.
+struct HybridScratch {
+  HybridScratch() = default;
+  HybridScratch(const ModelConfig& c, int64_t max_tokens)
+      : mixed(c.IsHybrid() ? max_tokens * c.LinearConvChannels() : 0),
+        conv(c.IsHybrid() ? max_tokens * c.LinearConvChannels() : 0),
+        z(c.IsHybrid() ? max_tokens * c.ssm_inner_size : 0),
+        core(c.IsHybrid() ? max_tokens * c.ssm_inner_size : 0),
+        beta(c.IsHybrid() ? max_tokens * c.ssm_n_v_heads : 0),
+        alpha(c.IsHybrid() ? max_tokens * c.ssm_n_v_heads : 0),
+        q_gate(c.attn_output_gate ? max_tokens * 2 * c.MaxQSize() : 0) {}
+
+  int64_t bytes() const {
+    return (mixed.size() + conv.size() + z.size() + core.size() + beta.size() + alpha.size() +
+            q_gate.size()) *
+           4;
+  }
+
+  FloatBuffer mixed;   // [max_tokens, C]  Q, K, V before the convolution
+  FloatBuffer conv;    // [max_tokens, C]  after it (and SiLU; Q, K then L2-normed)
+  FloatBuffer z;       // [max_tokens, V]  the output gate
+  FloatBuffer core;    // [max_tokens, V]  the delta rule's output, then normed and gated
+  FloatBuffer beta;    // [max_tokens, H]  sigmoid(beta)
+  FloatBuffer alpha;   // [max_tokens, H]  the decay's log: softplus(alpha + dt) * a
+  FloatBuffer q_gate;  // [max_tokens, 2 * q_size]  the gated attention's Q and gate, per head
+};
+
 struct ForwardScratch {
   ForwardScratch(const ModelConfig& c, int64_t max_tokens)
       : max_tokens(max_tokens),
@@ -94,7 +122,8 @@ struct ForwardScratch {
         per_layer_inputs(max_tokens * c.per_layer_input_size * c.n_layers),
         per_layer_proj(max_tokens * c.per_layer_input_size * c.n_layers),
         per_layer_gate(max_tokens * c.per_layer_input_size),
-        moe(c, max_tokens) {}
+        moe(c, max_tokens),
+        hybrid(c, max_tokens) {}
 
   // Bytes of the float buffers (the attention-sequence lists are small and not counted).
   int64_t bytes() const {
@@ -103,7 +132,7 @@ struct ForwardScratch {
                 per_layer_gate.size();
     for (const FloatBuffer& b : rope_cos) n += b.size();
     for (const FloatBuffer& b : rope_sin) n += b.size();
-    return n * static_cast<int64_t>(sizeof(float)) + moe.bytes();
+    return n * static_cast<int64_t>(sizeof(float)) + moe.bytes() + hybrid.bytes();
   }
 
   int64_t max_tokens;
@@ -133,6 +162,7 @@ struct ForwardScratch {
   std::vector<kernels::AttentionSequence> attn_seqs;      // one per attention entry
   std::vector<kernels::AttentionSequence> swa_attn_seqs;  // the same over SWA rows (or empty)
   MoeScratch moe;
+  HybridScratch hybrid;
 };
 
 }  // namespace radixlm::model

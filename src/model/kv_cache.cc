@@ -1,5 +1,6 @@
 #include "model/kv_cache.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -52,6 +53,10 @@ StatusOr<std::unique_ptr<KvCache>> KvCache::Create(const ModelConfig& config,
                              " MiB");
   }
   cache->total_bytes_ = bytes;
+  if (config.IsHybrid()) {
+    RADIXLM_ASSIGN_OR_RETURN(cache->recurrent_,
+                             RecurrentState::Create(config, std::max<int64_t>(1, options.n_state_slots)));
+  }
   return cache;
 }
 

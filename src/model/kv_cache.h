@@ -18,6 +18,7 @@
 
 #include "kernels/attention.h"
 #include "model/model_config.h"
+#include "model/recurrent_state.h"
 #include "util/status.h"
 
 namespace radixlm::model {
@@ -27,6 +28,9 @@ struct KvCacheOptions {
   // Rows of each sliding-window layer (KvPool::swa_storage_slots()); 0: n_slots like the rest.
   int64_t n_swa_slots = 0;
   kernels::KvDtype dtype = kernels::KvDtype::kF16;
+  // Slots of the linear layers' state (a hybrid model's; recurrent_state.h): at most this many
+  // sequences run at once, each with its own SequenceInput::state_slot. < 1: one.
+  int64_t n_state_slots = 0;
 };
 
 class KvCache {
@@ -56,6 +60,8 @@ class KvCache {
   size_t bytes() const;
 
   kernels::KvLayerView Layer(int64_t layer);
+  // The linear layers' per-sequence state (a hybrid model's), else null.
+  RecurrentState* recurrent() { return recurrent_.get(); }
 
   // Bytes of one token's K and V over every layer with its own (the unit of CopyOut / CopyIn).
   int64_t token_bytes() const { return token_bytes_; }
@@ -92,6 +98,7 @@ class KvCache {
   // Per layer [2 (K, V)][rows][row_elems] values of dtype_, layers back to back; calloc'ed, so
   // untouched pages cost no memory until a slot is written.
   std::unique_ptr<uint8_t, FreeDeleter> data_;
+  std::unique_ptr<RecurrentState> recurrent_;  // hybrid models only
 };
 
 }  // namespace radixlm::model

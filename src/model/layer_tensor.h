@@ -43,6 +43,17 @@ enum class LayerTensor {
   kFfnGateExps,  // ffn_gate_exps.weight        [hidden, expert_ffn, n_experts]
   kFfnUpExps,    // ffn_up_exps.weight          [hidden, expert_ffn, n_experts]
   kFfnDownExps,  // ffn_down_exps.weight        [expert_ffn, hidden, n_experts]
+  // Gated DeltaNet (a hybrid model's linear layers; ModelConfig::linear_layers; C = conv
+  // channels, V = ssm_inner_size, H = ssm_n_v_heads, S = ssm_state_size), with attn_qkv
+  // [hidden, C] as their input projection:
+  kAttnGate,   // attn_gate.weight            [hidden, V]: z, the output gate
+  kSsmConv1d,  // ssm_conv1d.weight           [conv_kernel, C]: per channel, its taps
+  kSsmDt,      // ssm_dt.bias                 [H]
+  kSsmA,       // ssm_a                       [H]: -exp(A_log)
+  kSsmBeta,    // ssm_beta.weight             [hidden, H]
+  kSsmAlpha,   // ssm_alpha.weight            [hidden, H]
+  kSsmNorm,    // ssm_norm.weight             [S]
+  kSsmOut,     // ssm_out.weight              [V, hidden]
   kCount,
 };
 inline constexpr int kNumLayerTensors = static_cast<int>(LayerTensor::kCount);

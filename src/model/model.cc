@@ -7,6 +7,8 @@
 
 #include "kernels/backend.h"
 #include "kernels/ops.h"
+#include "model/gated_attention.h"
+#include "model/gated_delta_net.h"
 #include "model/transformer_layer.h"
 
 namespace radixlm::model {
@@ -136,6 +138,7 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
   RADIXLM_RETURN_IF_ERROR(plan_.Build(batch, c.vocab_size, cache.n_slots(),
                                       options_.max_batch_tokens, options_.max_context,
                                       cache.n_swa_slots(), swa_window));
+  if (c.IsHybrid()) RADIXLM_RETURN_IF_ERROR(PrepareRecurrentState(batch, cache));
   ForwardScratch& s = *scratch_;
   const int64_t n = plan_.n_tokens;
   const int64_t h = c.hidden_size;
@@ -194,7 +197,14 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
     const bool output_block = lw.per_layer_inp_gate.data != nullptr || lw.out_scale != nullptr;
     const int64_t p = c.per_layer_input_size;
     float* per_layer_input = p > 0 ? s.per_layer_inputs.data() + layer * n * p : nullptr;
-    RunAttentionBlock(ctx, plan_, s, pending, /*defer_residual=*/!last);
+    if (c.IsLinearLayer(layer)) {
+      RunGatedDeltaNetBlock(ctx, n, linear_seqs_, *cache.recurrent(), s, pending,
+                            /*defer_residual=*/!last);
+    } else if (c.attn_output_gate) {
+      RunGatedAttentionBlock(ctx, plan_, s, pending, /*defer_residual=*/!last);
+    } else {
+      RunAttentionBlock(ctx, plan_, s, pending, /*defer_residual=*/!last);
+    }
     if (!last) {
       RunFfnBlock(ctx, n, s, {true, lw.post_attn_norm}, /*defer_residual=*/!output_block);
       if (output_block) RunLayerOutputBlock(ctx, n, s, per_layer_input);
@@ -215,6 +225,37 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
     pending = output_block ? PendingResidual{} : PendingResidual{true, lw.post_ffn_norm};
   }
   ComputeLogits(out, pending);
+  return Status::Ok();
+}
+
+Status Model::PrepareRecurrentState(const ForwardBatch& batch, KvCache& cache) {
+  RecurrentState* state = cache.recurrent();
+  if (state == nullptr) return InvalidArgument("KV cache has no recurrent state for this model");
+  linear_seqs_.clear();
+  for (size_t i = 0; i < batch.sequences.size(); ++i) {
+    const SequenceInput& in = batch.sequences[i];
+    const std::string where = "sequence " + std::to_string(i) + ": ";
+    if (!in.tree_depth.empty()) {
+      return Unimplemented(where + "draft trees are not supported by hybrid (linear-attention) "
+                           "models");
+    }
+    if (in.state_slot < 0 || in.state_slot >= state->n_slots()) {
+      return InvalidArgument(where + "state_slot " + std::to_string(in.state_slot) +
+                             " outside [0, " + std::to_string(state->n_slots()) + ")");
+    }
+    for (const LinearSequence& other : linear_seqs_) {
+      if (other.state_slot == in.state_slot) {
+        return InvalidArgument(where + "state_slot " + std::to_string(in.state_slot) +
+                               " is used by another sequence of the batch");
+      }
+    }
+    const BatchPlan::Sequence& planned = plan_.sequences[i];
+    linear_seqs_.push_back({planned.first_token, planned.n_new, in.state_slot});
+  }
+  // Checked first, so a refused batch leaves every state as it was.
+  for (size_t i = 0; i < batch.sequences.size(); ++i) {
+    if (batch.sequences[i].prefix_slots.empty()) state->Clear(batch.sequences[i].state_slot);
+  }
   return Status::Ok();
 }
 

@@ -76,6 +76,9 @@ class Model {
   // per_layer_input_size), from the scaled embeddings in scratch x.
   void ComputePerLayerInputs();
   void ComputeLogits(ForwardOutput* out, const PendingResidual& pending);
+  // A hybrid model's: checks the batch's state slots, fills linear_seqs_ and zeroes the state
+  // of sequences starting at position 0.
+  Status PrepareRecurrentState(const ForwardBatch& batch, KvCache& cache);
 
   std::unique_ptr<gguf::GgufFile> file_;
   ModelConfig config_;
@@ -91,6 +94,7 @@ class Model {
   std::unique_ptr<ForwardScratch> scratch_;
   BatchPlan plan_;
   int64_t prepared_q_size_ = 0;  // the row width the attention sequences point with
+  std::vector<LinearSequence> linear_seqs_;  // a hybrid model's sequences, this step
 };
 
 }  // namespace radixlm::model

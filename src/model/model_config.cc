@@ -99,6 +99,7 @@ int64_t ModelConfig::LayerQSize(int64_t layer) const {
 }
 
 int64_t ModelConfig::LayerKvSize(int64_t layer) const {
+  if (IsLinearLayer(layer)) return 0;  // a recurrent state instead of K/V
   const LayerAttentionConfig la = LayerAttention(layer);
   return la.n_kv_heads * la.head_dim;
 }
@@ -269,7 +270,9 @@ StatusOr<ModelConfig> ModelConfig::FromGguf(const gguf::GgufFile& file) {
   c.attention_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
 
   RADIXLM_RETURN_IF_ERROR(family->configure(m, &c));
-  if (c.rope_dims != c.head_dim && c.rope_layout == RopeLayout::kNeox) {
+  // (The gated attention block of hybrid models rotates the first rope_dims values NeoX-style
+  // itself: gated_attention.h.)
+  if (c.rope_dims != c.head_dim && c.rope_layout == RopeLayout::kNeox && !c.attn_output_gate) {
     return Unimplemented("model metadata: '" + a + ".rope.dimension_count' (" +
                          std::to_string(c.rope_dims) + ") != head dimension (" +
                          std::to_string(c.head_dim) +

@@ -150,6 +150,28 @@ struct ModelConfig {
   // layer's kPerLayer* tensors.
   int64_t per_layer_input_size = 0;
 
+  // Hybrid linear attention (qwen35: llama.cpp's gated DeltaNet layers between full-attention
+  // ones). With linear_layers non-empty, layer i is a linear layer iff linear_layers[i]: it
+  // has no K/V, and per sequence it keeps a fixed-size state (recurrent_state.h) instead. Its
+  // input projection attn_qkv gives conv_channels = 2 * ssm_n_k_heads * ssm_state_size + ssm_inner_size
+  // values (Q, K, V) that go through a causal depthwise convolution of ssm_conv_kernel taps and
+  // SiLU; Q and K are L2-normalised per head, and the delta rule updates each of the
+  // ssm_n_v_heads heads' [ssm_state_size, ssm_state_size] state (V head h reads Q/K head
+  // h % ssm_n_k_heads). Keys: ssm.conv_kernel, ssm.state_size, ssm.group_count (K heads),
+  // ssm.time_step_rank (V heads), ssm.inner_size (V heads * state size).
+  std::vector<uint8_t> linear_layers = {};  // [n_layers] or empty
+  int64_t ssm_conv_kernel = 0;
+  int64_t ssm_state_size = 0;
+  int64_t ssm_n_k_heads = 0;
+  int64_t ssm_n_v_heads = 0;
+  int64_t ssm_inner_size = 0;
+  // The full-attention layers' attn_q holds, per head, head_dim query values then head_dim gate
+  // values; the attention output is multiplied by sigmoid(gate) before attn_output (qwen35).
+  bool attn_output_gate = false;
+  // post_attention_norm.weight is the FFN block's input norm (qwen35 has no ffn_norm): the
+  // residual stream after attention is normed by it, not the attention's output.
+  bool post_attn_norm_is_ffn_norm = false;
+
   // The tensors of each layer ([n_layers]): those the flags above imply (StandardLayerTensors
   // in tensor_names.h) unless the family says otherwise.
   std::vector<LayerTensorNeeds> layer_tensors = {};
@@ -162,9 +184,15 @@ struct ModelConfig {
   int64_t ActiveParameters() const;
   int64_t TotalParameters() const;
   bool IsSlidingLayer(int64_t layer) const;
+  bool IsHybrid() const { return !linear_layers.empty(); }
+  bool IsLinearLayer(int64_t layer) const { return IsHybrid() && linear_layers[layer] != 0; }
+  // A linear layer's Q, K, V channels (attn_qkv's rows, the convolution's channels).
+  int64_t LinearConvChannels() const {
+    return 2 * ssm_n_k_heads * ssm_state_size + ssm_inner_size;
+  }
   LayerAttentionConfig LayerAttention(int64_t layer) const;
   int64_t LayerQSize(int64_t layer) const;   // n_heads * the layer's head_dim
-  int64_t LayerKvSize(int64_t layer) const;  // the layer's n_kv_heads * head_dim
+  int64_t LayerKvSize(int64_t layer) const;  // the layer's n_kv_heads * head_dim (0: linear)
   int64_t LayerFfnSize(int64_t layer) const;
   // The widest of any layer (scratch sizes).
   int64_t MaxQSize() const;

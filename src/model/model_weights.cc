@@ -28,11 +28,16 @@ std::string ShapeString(const ExpectedShape& e) {
 
 // A layer's matrices, in the order they are prepared.
 // (gemma4's per-layer input matrices last.)
-std::array<kernels::WeightMatrix*, 9> LayerMatrices(LayerWeights& l) {
+std::array<kernels::WeightMatrix*, 14> LayerMatrices(LayerWeights& l) {
   return {&l.wq,
           &l.wk,
           &l.wv,
           &l.wo,
+          &l.wqkv,  // (a linear layer's; split into wq, wk, wv elsewhere)
+          &l.attn_gate,
+          &l.ssm_beta,
+          &l.ssm_alpha,
+          &l.ssm_out,
           &l.gate,
           &l.up,
           &l.down,
@@ -91,6 +96,14 @@ constexpr LayerSlot kLayerSlots[] = {
     {LayerTensor::kPerLayerProj, &LayerWeights::per_layer_proj, nullptr},
     {LayerTensor::kPerLayerPostNorm, nullptr, &LayerWeights::per_layer_post_norm},
     {LayerTensor::kLayerOutScale, nullptr, &LayerWeights::out_scale},
+    {LayerTensor::kAttnGate, &LayerWeights::attn_gate, nullptr},
+    {LayerTensor::kSsmConv1d, nullptr, &LayerWeights::ssm_conv1d},
+    {LayerTensor::kSsmDt, nullptr, &LayerWeights::ssm_dt},
+    {LayerTensor::kSsmA, nullptr, &LayerWeights::ssm_a},
+    {LayerTensor::kSsmBeta, &LayerWeights::ssm_beta, nullptr},
+    {LayerTensor::kSsmAlpha, &LayerWeights::ssm_alpha, nullptr},
+    {LayerTensor::kSsmNorm, nullptr, &LayerWeights::ssm_norm},
+    {LayerTensor::kSsmOut, &LayerWeights::ssm_out, nullptr},
 };
 static_assert(std::size(kLayerSlots) + std::size(kExpertSlots) == kNumLayerTensors,
               "every layer tensor has a slot");
@@ -104,6 +117,11 @@ kernels::WeightMatrix RowRange(const kernels::WeightMatrix& m, int64_t first, in
 
 // Splits the fused matrices of layer `layer` into the views the forward pass reads.
 void SplitFused(const ModelConfig& c, int64_t layer, LayerWeights& l) {
+  if (c.post_attn_norm_is_ffn_norm) {
+    l.ffn_norm = l.post_attn_norm;
+    l.post_attn_norm = nullptr;
+  }
+  if (c.IsLinearLayer(layer)) return;  // its attn_qkv feeds the convolution whole
   const int64_t qs = c.LayerQSize(layer);
   const int64_t kvs = c.LayerKvSize(layer);
   const int64_t ffn = c.LayerFfnSize(layer);
@@ -201,6 +219,12 @@ class WeightLoader {
     ExpectedShape shape;
     shape.dims[0] = n;
     shape.n_dims = 1;
+    return Vector(name, shape);
+  }
+  // A small tensor of any shape (a convolution's taps) as floats, the same way.
+  StatusOr<const float*> Vector(const std::string& name, const ExpectedShape& shape) {
+    int64_t n = 1;
+    for (int d = 0; d < shape.n_dims; ++d) n *= shape.dims[d];
     RADIXLM_ASSIGN_OR_RETURN(const gguf::TensorInfo* t, Find(name, shape));
     if (t->type == gguf::GgmlType::kF32) {
       if (t->size_bytes < static_cast<uint64_t>(n) * sizeof(float)) {
@@ -299,7 +323,7 @@ StatusOr<std::unique_ptr<ModelWeights>> ModelWeights::Load(const gguf::GgufFile&
       if (slot.matrix != nullptr) {
         RADIXLM_ASSIGN_OR_RETURN(l.*slot.matrix, loader.Matrix(name, shape));
       } else {
-        RADIXLM_ASSIGN_OR_RETURN(l.*slot.vector, loader.Vector(name, shape.dims[0]));
+        RADIXLM_ASSIGN_OR_RETURN(l.*slot.vector, loader.Vector(name, shape));
       }
     }
     for (const ExpertSlot& slot : kExpertSlots) {

@@ -59,6 +59,16 @@ struct LayerWeights {
   std::vector<kernels::WeightMatrix> gate_exps;  // [n_experts]: rows expert_ffn, cols hidden
   std::vector<kernels::WeightMatrix> up_exps;    // [n_experts]: rows expert_ffn, cols hidden
   std::vector<kernels::WeightMatrix> down_exps;  // [n_experts]: rows hidden, cols expert_ffn
+  // Gated DeltaNet (a hybrid model's linear layers; C, V, H, S as in layer_tensor.h), with
+  // wqkv (rows C, cols hidden) kept whole as their input projection.
+  kernels::WeightMatrix attn_gate;   // rows V, cols hidden
+  const float* ssm_conv1d = nullptr;  // [C, conv_kernel]: channel c's taps, oldest first
+  const float* ssm_dt = nullptr;      // [H]
+  const float* ssm_a = nullptr;       // [H]
+  kernels::WeightMatrix ssm_beta;     // rows H, cols hidden
+  kernels::WeightMatrix ssm_alpha;    // rows H, cols hidden
+  const float* ssm_norm = nullptr;    // [S]
+  kernels::WeightMatrix ssm_out;      // rows hidden, cols V
 };
 
 struct ModelWeights {

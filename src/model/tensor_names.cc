@@ -56,6 +56,22 @@ std::string_view LayerTensorSuffix(LayerTensor t) {
       return "ffn_up_exps.weight";
     case LayerTensor::kFfnDownExps:
       return "ffn_down_exps.weight";
+    case LayerTensor::kAttnGate:
+      return "attn_gate.weight";
+    case LayerTensor::kSsmConv1d:
+      return "ssm_conv1d.weight";
+    case LayerTensor::kSsmDt:
+      return "ssm_dt.bias";
+    case LayerTensor::kSsmA:
+      return "ssm_a";
+    case LayerTensor::kSsmBeta:
+      return "ssm_beta.weight";
+    case LayerTensor::kSsmAlpha:
+      return "ssm_alpha.weight";
+    case LayerTensor::kSsmNorm:
+      return "ssm_norm.weight";
+    case LayerTensor::kSsmOut:
+      return "ssm_out.weight";
     case LayerTensor::kCount:
       break;
   }
@@ -132,7 +148,7 @@ ExpectedShape LayerTensorShape(const ModelConfig& c, LayerTensor t, int64_t laye
     case LayerTensor::kPerLayerPostNorm:
       return vec(c.hidden_size);
     case LayerTensor::kAttnQ:
-      return mat(c.hidden_size, qs);
+      return mat(c.hidden_size, c.attn_output_gate ? 2 * qs : qs);
     case LayerTensor::kAttnK:
     case LayerTensor::kAttnV:
       return mat(c.hidden_size, kvs);
@@ -152,6 +168,7 @@ ExpectedShape LayerTensorShape(const ModelConfig& c, LayerTensor t, int64_t laye
     case LayerTensor::kFfnUp:
       return mat(c.hidden_size, c.fused_gate_up ? 2 * ffn : ffn);
     case LayerTensor::kAttnQkv:
+      if (c.IsLinearLayer(layer)) return mat(c.hidden_size, c.LinearConvChannels());
       return mat(c.hidden_size, qs + 2 * kvs);
     case LayerTensor::kAttnQkvBias:
       return vec(qs + 2 * kvs);
@@ -170,6 +187,20 @@ ExpectedShape LayerTensorShape(const ModelConfig& c, LayerTensor t, int64_t laye
       return experts(c.hidden_size, c.expert_ffn_size);
     case LayerTensor::kFfnDownExps:
       return experts(c.expert_ffn_size, c.hidden_size);
+    case LayerTensor::kAttnGate:
+      return mat(c.hidden_size, c.ssm_inner_size);
+    case LayerTensor::kSsmConv1d:
+      return mat(c.ssm_conv_kernel, c.LinearConvChannels());
+    case LayerTensor::kSsmDt:
+    case LayerTensor::kSsmA:
+      return vec(c.ssm_n_v_heads);
+    case LayerTensor::kSsmBeta:
+    case LayerTensor::kSsmAlpha:
+      return mat(c.hidden_size, c.ssm_n_v_heads);
+    case LayerTensor::kSsmNorm:
+      return vec(c.ssm_state_size);
+    case LayerTensor::kSsmOut:
+      return mat(c.ssm_inner_size, c.hidden_size);
     case LayerTensor::kCount:
       break;
   }

@@ -39,7 +39,8 @@ Status LoadStatus(const TinyModelSpec& spec) {
 
 TEST(ModelFamilyRegistryTest, EveryFamilyIsFoundByItsArchitectures) {
   for (const char* arch : {"gemma2", "gemma3", "gemma4", "glm4", "granite", "llama", "mistral3",
-                           "olmo2", "phi3", "qwen2", "qwen3", "qwen3moe", "smollm3"}) {
+                           "olmo2", "phi3", "qwen2", "qwen3", "qwen35", "qwen3moe",
+                           "smollm3"}) {
     const ModelFamily* family = FindModelFamily(arch);
     ASSERT_NE(family, nullptr) << arch;
     EXPECT_EQ(family->name, arch);
@@ -48,7 +49,7 @@ TEST(ModelFamilyRegistryTest, EveryFamilyIsFoundByItsArchitectures) {
   EXPECT_EQ(FindModelFamily(""), nullptr);
   EXPECT_EQ(SupportedArchitectures(),
             "gemma2, gemma3, gemma4, glm4, granite, llama, mistral3, olmo2, phi3, qwen2, qwen3, "
-            "qwen3moe, smollm3");
+            "qwen35, qwen3moe, smollm3");
 }
 
 TEST(ModelFamilyRegistryTest, UnknownArchitectureNamesItAndTheSupportedOnes) {
@@ -59,8 +60,8 @@ TEST(ModelFamilyRegistryTest, UnknownArchitectureNamesItAndTheSupportedOnes) {
   EXPECT_EQ(c.status().code(), StatusCode::kUnimplemented);
   EXPECT_EQ(c.status().message(),
             "unsupported model architecture 'mamba2' (general.architecture); supported: gemma2, "
-            "gemma3, gemma4, glm4, granite, llama, mistral3, olmo2, phi3, qwen2, qwen3, qwen3moe, "
-            "smollm3");
+            "gemma3, gemma4, glm4, granite, llama, mistral3, olmo2, phi3, qwen2, qwen3, qwen35, "
+            "qwen3moe, smollm3");
 }
 
 TEST(ModelFamilyRegistryTest, ConfigNamesTheFamily) {

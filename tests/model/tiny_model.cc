@@ -23,6 +23,7 @@ class Builder {
 
   std::vector<uint8_t> Build() {
     if (spec_.arch == "gemma4") return BuildGemma4();
+    if (spec_.arch == "qwen35") return BuildQwen35();
     const std::string& a = spec_.arch;
     w_.AddMetadata("general.architecture", Value::Str(a));
     w_.AddMetadata("general.name", Value::Str("tiny-" + a));
@@ -213,6 +214,80 @@ class Builder {
     return w_.Serialize();
   }
 
+  // Qwen 3.5 (see TinyQwen35Spec): gated DeltaNet layers and, every fourth, gated full
+  // attention; spec_.head_dim / n_heads / n_kv_heads are the full layers'.
+  std::vector<uint8_t> BuildQwen35() {
+    const std::string a = "qwen35";
+    const int64_t h = spec_.hidden;
+    const int64_t hd = spec_.head_dim;
+    const int64_t qs = spec_.n_heads * hd, kvs = spec_.n_kv_heads * hd;
+    const int64_t taps = 4, state = 16, k_heads = 2, v_heads = 4;
+    const int64_t key = k_heads * state, value = v_heads * state;
+    const int64_t channels = 2 * key + value;
+    auto u32 = [](int64_t v) { return Value::U32(static_cast<uint32_t>(v)); };
+    w_.AddMetadata("general.architecture", Value::Str(a));
+    w_.AddMetadata("general.name", Value::Str("tiny-" + a));
+    w_.AddMetadata(a + ".block_count", u32(spec_.n_layers));
+    w_.AddMetadata(a + ".context_length", u32(4096));
+    w_.AddMetadata(a + ".embedding_length", u32(h));
+    w_.AddMetadata(a + ".feed_forward_length", u32(spec_.ffn));
+    w_.AddMetadata(a + ".attention.head_count", u32(spec_.n_heads));
+    w_.AddMetadata(a + ".attention.head_count_kv", u32(spec_.n_kv_heads));
+    w_.AddMetadata(a + ".attention.key_length", u32(hd));
+    w_.AddMetadata(a + ".attention.value_length", u32(hd));
+    w_.AddMetadata(a + ".attention.layer_norm_rms_epsilon", Value::F32(1e-6f));
+    w_.AddMetadata(a + ".rope.freq_base", Value::F32(spec_.rope_base));
+    w_.AddMetadata(a + ".rope.dimension_count", u32(hd / 2));  // partial: half of each head
+    w_.AddMetadata(a + ".rope.dimension_sections",
+                   Value::Arr(gguf::ValueType::kInt32,
+                              {Value::I32(2), Value::I32(1), Value::I32(1), Value::I32(0)}));
+    w_.AddMetadata(a + ".full_attention_interval", u32(4));
+    w_.AddMetadata(a + ".ssm.conv_kernel", u32(taps));
+    w_.AddMetadata(a + ".ssm.state_size", u32(state));
+    w_.AddMetadata(a + ".ssm.group_count", u32(k_heads));
+    w_.AddMetadata(a + ".ssm.time_step_rank", u32(v_heads));
+    w_.AddMetadata(a + ".ssm.inner_size", u32(value));
+    for (const auto& [k, v] : spec_.extra_metadata) w_.AddMetadata(k, v);
+
+    Matrix("token_embd.weight", h, spec_.vocab, 1.0f);
+    Norm("output_norm.weight", h);
+    if (!spec_.tied_output) Matrix("output.weight", h, spec_.vocab, 1.0f / std::sqrt(h));
+    for (int64_t i = 0; i < spec_.n_layers; ++i) {
+      const std::string p = "blk." + std::to_string(i) + ".";
+      Norm(p + "attn_norm.weight", h);
+      if ((i + 1) % 4 != 0) {
+        Matrix(p + "attn_qkv.weight", h, channels, 1.0f / std::sqrt(h));
+        Matrix(p + "attn_gate.weight", h, value, 1.0f / std::sqrt(h));
+        std::vector<float> conv = Random(taps * channels, 0.6f);
+        if (!Omitted(p + "ssm_conv1d.weight")) {
+          Status st = w_.AddF32Tensor(p + "ssm_conv1d.weight", {taps, channels}, conv);
+          assert(st.ok());
+          (void)st;
+        }
+        Vector(p + "ssm_dt.bias", Random(v_heads, 1.0f));
+        std::vector<float> a_log = Random(v_heads, 1.0f);
+        for (float& x : a_log) x = -std::exp(x);  // -exp(A_log), as converted
+        Vector(p + "ssm_a", a_log);
+        Matrix(p + "ssm_beta.weight", h, v_heads, 1.0f / std::sqrt(h));
+        Matrix(p + "ssm_alpha.weight", h, v_heads, 1.0f / std::sqrt(h));
+        Norm(p + "ssm_norm.weight", state);
+        Matrix(p + "ssm_out.weight", value, h, 1.0f / std::sqrt(value));
+      } else {
+        Matrix(p + "attn_q.weight", h, 2 * qs, 1.0f / std::sqrt(h));
+        Matrix(p + "attn_k.weight", h, kvs, 1.0f / std::sqrt(h));
+        Matrix(p + "attn_v.weight", h, kvs, 1.0f / std::sqrt(h));
+        Norm(p + "attn_q_norm.weight", hd);
+        Norm(p + "attn_k_norm.weight", hd);
+        Matrix(p + "attn_output.weight", qs, h, 1.0f / std::sqrt(qs));
+      }
+      Norm(p + "post_attention_norm.weight", h);
+      Matrix(p + "ffn_gate.weight", h, spec_.ffn, 1.0f / std::sqrt(h));
+      Matrix(p + "ffn_up.weight", h, spec_.ffn, 1.0f / std::sqrt(h));
+      Matrix(p + "ffn_down.weight", spec_.ffn, h, 1.0f / std::sqrt(spec_.ffn));
+    }
+    return w_.Serialize();
+  }
+
  private:
   bool Omitted(const std::string& name) const {
     return std::find(spec_.omit_tensors.begin(), spec_.omit_tensors.end(), name) !=
@@ -297,6 +372,20 @@ TinyModelSpec TinyGemma3Spec() {
   s.head_dim = 32;
   s.sliding_window = 4;
   s.rope_base = 1e6f;
+  return s;
+}
+
+TinyModelSpec TinyQwen35Spec() {
+  TinyModelSpec s;
+  s.arch = "qwen35";
+  s.n_layers = 5;  // linear, linear, linear, full, linear
+  s.hidden = 64;
+  s.ffn = 128;
+  s.n_heads = 4;
+  s.n_kv_heads = 2;
+  s.head_dim = 16;
+  s.rope_base = 1e7f;
+  s.tied_output = false;
   return s;
 }
 

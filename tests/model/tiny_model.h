@@ -80,6 +80,12 @@ TinyModelSpec TinySmolLm3Spec();
 TinyModelSpec TinyQwen3MoeSpec();
 TinyModelSpec TinyMixtralSpec();
 
+// A small Qwen 3.5 (qwen35, written by its own path): five layers, the fourth (index 3) full
+// attention (4 heads of 16, 2 KV heads, Q with its output gate, RoPE on half of each head with
+// sections 2/1/1/0), the others gated DeltaNet (convolution of 4 taps over 128 channels, 2 key
+// heads and 4 value heads of 16); untied output.
+TinyModelSpec TinyQwen35Spec();
+
 // The serialized GGUF file.
 std::vector<uint8_t> BuildTinyModel(const TinyModelSpec& spec);
 

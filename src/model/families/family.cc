@@ -17,6 +17,7 @@ const ModelFamily& Olmo2Family();
 const ModelFamily& Phi3Family();
 const ModelFamily& Qwen2Family();
 const ModelFamily& Qwen3Family();
+const ModelFamily& Qwen35Family();
 const ModelFamily& Qwen3MoeFamily();
 const ModelFamily& SmolLm3Family();
 
@@ -26,7 +27,7 @@ std::span<const ModelFamily* const> Families() {
   static const ModelFamily* const families[] = {
       &Gemma2Family(), &Gemma3Family(),   &Gemma4Family(),  &Glm4Family(), &GraniteFamily(),
       &LlamaFamily(),  &Mistral3Family(), &Olmo2Family(),   &Phi3Family(), &Qwen2Family(),
-      &Qwen3Family(),  &Qwen3MoeFamily(), &SmolLm3Family(),
+      &Qwen3Family(),  &Qwen35Family(),   &Qwen3MoeFamily(), &SmolLm3Family(),
   };
   return families;
 }

@@ -1,0 +1,51 @@
+#include "model/recurrent_state.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "util/check.h"
+
+namespace radixlm::model {
+
+StatusOr<std::unique_ptr<RecurrentState>> RecurrentState::Create(const ModelConfig& c,
+                                                                 int64_t n_slots) {
+  if (!c.IsHybrid()) return InvalidArgument("recurrent state: the model has no linear layers");
+  if (n_slots < 1) return InvalidArgument("recurrent state needs at least one slot");
+  std::unique_ptr<RecurrentState> s(new RecurrentState());
+  s->n_slots_ = n_slots;
+  s->conv_floats_ = (c.ssm_conv_kernel - 1) * c.LinearConvChannels();
+  s->delta_floats_ = c.ssm_n_v_heads * c.ssm_state_size * c.ssm_state_size;
+  s->layer_floats_ = s->conv_floats_ + s->delta_floats_;
+  int64_t n_linear = 0;
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    s->layer_index_.push_back(c.IsLinearLayer(l) ? n_linear++ : -1);
+  }
+  s->slot_floats_ = s->layer_floats_ * n_linear;
+  const auto floats = static_cast<size_t>(s->slot_floats_) * static_cast<size_t>(n_slots);
+  s->data_.reset(static_cast<float*>(std::calloc(floats, sizeof(float))));
+  if (s->data_ == nullptr) {
+    return ResourceExhausted("cannot allocate " + std::to_string((floats * 4) >> 20) +
+                             " MiB of recurrent state");
+  }
+  return s;
+}
+
+void RecurrentState::FreeDeleter::operator()(float* p) const { std::free(p); }
+
+float* RecurrentState::Layer(int64_t layer, int64_t slot) {
+  RADIXLM_DCHECK(layer_index_[layer] >= 0 && slot >= 0 && slot < n_slots_);
+  return data_.get() + slot * slot_floats_ + layer_index_[layer] * layer_floats_;
+}
+
+float* RecurrentState::Conv(int64_t layer, int64_t slot) { return Layer(layer, slot); }
+
+float* RecurrentState::Delta(int64_t layer, int64_t slot) {
+  return Layer(layer, slot) + conv_floats_;
+}
+
+void RecurrentState::Clear(int64_t slot) {
+  std::memset(data_.get() + slot * slot_floats_, 0,
+              static_cast<size_t>(slot_floats_) * sizeof(float));
+}
+
+}  // namespace radixlm::model

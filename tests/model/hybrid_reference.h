@@ -1,0 +1,55 @@
+// A plain float reference forward of a hybrid (qwen35) model for the tests, written for
+// clarity, not speed: every weight dequantized up front, each call recomputes the whole
+// sequence from the first token with naive loops in double, the gated DeltaNet layers in
+// their recurrent form exactly as llama.cpp's graph states it (src/models/qwen35.cpp,
+// delta-net-base.cpp), the full-attention layers over every earlier position. As in
+// ReferenceModel (reference_model.h), K, V and Q are rounded through the cache's half type so
+// the comparison can be tight; the weights must be F32 (no activation rounding is mirrored).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "gguf/gguf_file.h"
+#include "model/model_config.h"
+
+namespace radixlm::model::testing {
+
+class HybridReference {
+ public:
+  explicit HybridReference(const gguf::GgufFile& file);
+
+  const ModelConfig& config() const { return config_; }
+
+  // Logits after each token of `tokens`: [tokens.size()][vocab].
+  std::vector<std::vector<float>> Forward(const std::vector<int32_t>& tokens) const;
+
+ private:
+  struct Matrix {
+    int64_t rows = 0;
+    int64_t cols = 0;
+    std::vector<float> w;  // [rows, cols]
+  };
+  struct Layer {
+    std::vector<float> attn_norm, post_attn_norm, q_norm, k_norm;
+    Matrix wq, wk, wv, wo, gate, up, down;
+    // Gated DeltaNet.
+    Matrix qkv, z, beta, alpha, out;
+    std::vector<float> conv, dt, a, ssm_norm;  // conv: [channels][taps]
+  };
+
+  std::vector<float> MatVec(const Matrix& m, const std::vector<float>& x) const;
+  std::vector<float> RmsNorm(const float* x, int64_t n, const std::vector<float>& w) const;
+  // One linear layer over the whole sequence: xn[t] -> output[t].
+  std::vector<std::vector<float>> Linear(const Layer& l,
+                                         const std::vector<std::vector<float>>& xn) const;
+  std::vector<std::vector<float>> Attention(const Layer& l,
+                                            const std::vector<std::vector<float>>& xn) const;
+
+  ModelConfig config_;
+  Matrix token_embd_, output_;
+  std::vector<float> output_norm_;
+  std::vector<Layer> layers_;
+};
+
+}  // namespace radixlm::model::testing
