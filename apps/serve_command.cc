@@ -466,7 +466,8 @@ const bool kServeRegistered = RegisterCommand("serve", [](CLI::App& app) {
   cmd->add_flag("--incremental-streaming-output", s.incremental_streaming_output,
                 "Native streams send text deltas instead of cumulative text");
   cmd->add_option("--tool-call-parser", s.tool_call_parser,
-                  "qwen25 (hermes) | llama3 | mistral | granite | phi4_mini | glm4 | json "
+                  "qwen25 (hermes) | llama3 | mistral | granite | phi4_mini | glm4 | gemma4 | "
+                  "json "
                   "(default: from the chat template)");
   cmd->add_option("--reasoning-parser", s.reasoning_parser,
                   "deepseek-r1 | qwen3 (glm45) | mistral | gemma4: reasoning_content apart from "

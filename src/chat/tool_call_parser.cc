@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "chat/gemma4_tool_syntax.h"
 #include "chat/json_scan.h"
 
 namespace radixlm::chat {
@@ -17,6 +18,8 @@ constexpr std::string_view kPythonTag = "<|python_tag|>";
 constexpr std::string_view kGraniteMarker = "<|tool_call|>";  // also Phi-4-mini's opening tag
 constexpr std::string_view kPhi4Close = "<|/tool_call|>";
 constexpr std::string_view kPhi4Functools = "functools";
+constexpr std::string_view kGemma4Open = "<|tool_call>call:";
+constexpr std::string_view kGemma4Close = "<tool_call|>";
 
 // Characters of a function name written bare (mistral's compact calls, glm4).
 bool NameChar(char c) {
@@ -82,6 +85,9 @@ class ToolOutputScanner {
         break;
       case ToolCallFormat::kGlm4:
         RunGlm4();
+        break;
+      case ToolCallFormat::kGemma4:
+        RunGemma4();
         break;
       case ToolCallFormat::kLlama3:
         RunLlama3();
@@ -395,6 +401,55 @@ class ToolOutputScanner {
     AddTail(text_.substr(value.end), "");
   }
 
+  // Gemma 4's calls, anywhere in the text: <|tool_call>call:NAME{dict}<tool_call|>, each one
+  // tagged on its own.
+  void RunGemma4() {
+    size_t pos = 0;
+    while (true) {
+      const size_t m = text_.find(kGemma4Open, pos);
+      if (m == std::string_view::npos) {
+        AddTail(text_.substr(pos), kGemma4Open);
+        return;
+      }
+      AddContent(text_.substr(pos, m - pos));
+      region_start_ = m;
+      std::optional<size_t> end = ScanGemma4Call(m + kGemma4Open.size());
+      if (!end.has_value()) return;
+      pos = *end;
+    }
+  }
+
+  // NAME{dict}<tool_call|> at text_[pos]; where the call ends, or nullopt (parse over).
+  std::optional<size_t> ScanGemma4Call(size_t pos) {
+    const size_t brace = text_.find('{', pos);
+    const std::string_view name =
+        text_.substr(pos, (brace == std::string_view::npos ? text_.size() : brace) - pos);
+    if (brace == std::string_view::npos) {
+      if (!final_ && AllNameChars(name) && parser_.MaybeName(name)) return Unfinished(pos);
+      return Malformed(pos);
+    }
+    if (!AllNameChars(name) || !parser_.KnownName(name)) return Malformed(pos);
+    Gemma4ArgsResult args = ConvertGemma4Args(text_, brace);
+    if (args.status == Gemma4Scan::kInvalid) return Malformed(pos);
+    PartialToolCall call;
+    call.name = std::string(name);
+    call.arguments = std::move(args.json);
+    if (args.status == Gemma4Scan::kIncomplete) {
+      pending_.push_back(std::move(call));
+      return Unfinished(pos);
+    }
+    call.complete = true;
+    pending_.push_back(std::move(call));
+    // The closing tag; a reply cut right after the dict still counts as a call.
+    const std::string_view rest = text_.substr(args.end);
+    if (rest.starts_with(kGemma4Close)) return Commit(args.end + kGemma4Close.size());
+    if (kGemma4Close.starts_with(rest)) {
+      if (!final_) return Unfinished(pos);  // maybe the closing tag, arriving
+      return Commit(text_.size());
+    }
+    return Malformed(pos);
+  }
+
   // Calls at the start of the text (after whitespace): json and llama3 without the tag. Text
   // that does not start like a call is content.
   void RunLeading(size_t pos, bool list, char separator) {
@@ -448,10 +503,11 @@ StatusOr<ToolCallFormat> ToolCallFormatFromName(std::string_view name) {
   if (name == "granite") return ToolCallFormat::kGranite;
   if (name == "phi4_mini" || name == "phi4_mini_json") return ToolCallFormat::kPhi4Mini;
   if (name == "glm4") return ToolCallFormat::kGlm4;
+  if (name == "gemma4") return ToolCallFormat::kGemma4;
   if (name == "json") return ToolCallFormat::kJson;
   return InvalidArgument("unknown tool-call parser \"" + std::string(name) +
                          "\"; expected qwen25 (hermes), llama3, mistral, granite, phi4_mini, "
-                         "glm4 or json");
+                         "glm4, gemma4 or json");
 }
 
 std::string_view ToolCallFormatName(ToolCallFormat format) {
@@ -468,6 +524,8 @@ std::string_view ToolCallFormatName(ToolCallFormat format) {
       return "phi4_mini";
     case ToolCallFormat::kGlm4:
       return "glm4";
+    case ToolCallFormat::kGemma4:
+      return "gemma4";
     case ToolCallFormat::kJson:
       return "json";
   }
@@ -475,6 +533,7 @@ std::string_view ToolCallFormatName(ToolCallFormat format) {
 }
 
 ToolCallFormat DetectToolCallFormat(std::string_view source) {
+  if (source.find(kGemma4Open) != std::string_view::npos) return ToolCallFormat::kGemma4;
   if (source.find(kHermesOpen) != std::string_view::npos) return ToolCallFormat::kQwen25;
   if (source.find(kMistralMarker) != std::string_view::npos) return ToolCallFormat::kMistral;
   if (source.find(kGraniteMarker) != std::string_view::npos) {
@@ -586,6 +645,18 @@ std::string FormatToolCalls(ToolCallFormat format, const std::vector<ToolCall>& 
       out = std::string(format == ToolCallFormat::kGranite ? kGraniteMarker : kPhi4Functools) + "[";
       for (size_t i = 0; i < calls.size(); ++i) out += (i > 0 ? ", " : "") + object(calls[i]);
       return out + "]";
+    case ToolCallFormat::kGemma4:
+      for (const ToolCall& c : calls) {
+        nlohmann::json args = nlohmann::json::object();
+        if (!c.arguments.empty()) {
+          args = nlohmann::json::parse(c.arguments, nullptr, /*allow_exceptions=*/false);
+        }
+        // Arguments that are not JSON are written as they are (the template does the same).
+        out += std::string(kGemma4Open) + c.name +
+               (args.is_discarded() ? c.arguments : FormatGemma4Args(args)) +
+               std::string(kGemma4Close);
+      }
+      return out;
     case ToolCallFormat::kGlm4:
       // One call per reply; further calls would be replies of their own.
       for (size_t i = 0; i < calls.size(); ++i) {

@@ -16,6 +16,9 @@
 //   glm4                         f\n{...}: the reply is the function's name on its own line and
 //                                its arguments object (GLM-4-0414 / GLM-Z1; radixlm's name, as
 //                                SGLang's glm / glm45 parse GLM-4.5's XML calls)
+//   gemma4                       <|tool_call>call:f{key:<|"|>text<|"|>,n:3}<tool_call|>, once per
+//                                call (Gemma 4; the arguments converted to JSON, see
+//                                gemma4_tool_syntax.h)
 //   json                         the whole reply is {"name": "f", "arguments": {...}}, such
 //                                objects one after another, or a list of them (templates
 //                                without tool syntax, e.g. Gemma-3's: the tools are described
@@ -25,7 +28,8 @@
 // to back, lists accept a missing or trailing comma, llama3 a trailing ';'.
 //
 // A call's arguments are returned as the raw JSON text the model wrote ("{}" when absent), so
-// streamed pieces concatenate to exactly the non-streamed value. A call whose JSON is malformed
+// streamed pieces concatenate to exactly the non-streamed value (gemma4: the JSON its dict
+// converts to, streamed as a growing prefix of that). A call whose JSON is malformed
 // or cut short, or whose name is not among the request's tools, comes back as content text.
 //
 // Streaming: ToolCallStreamParser never emits text that may still turn out to be part of a
@@ -43,14 +47,24 @@
 
 namespace radixlm::chat {
 
-enum class ToolCallFormat { kQwen25, kLlama3, kMistral, kGranite, kPhi4Mini, kGlm4, kJson };
+enum class ToolCallFormat {
+  kQwen25,
+  kLlama3,
+  kMistral,
+  kGranite,
+  kPhi4Mini,
+  kGlm4,
+  kGemma4,
+  kJson
+};
 
 // "qwen25" | "qwen" | "hermes" | "llama3" | "mistral" | "granite" | "phi4_mini" |
-// "phi4_mini_json" | "glm4" | "json"; InvalidArgument otherwise.
+// "phi4_mini_json" | "glm4" | "gemma4" | "json"; InvalidArgument otherwise.
 StatusOr<ToolCallFormat> ToolCallFormatFromName(std::string_view name);
 std::string_view ToolCallFormatName(ToolCallFormat format);
 // The format a chat template's tool syntax shows (<tool_call>, [TOOL_CALLS], <|tool_call|>,
-// Phi-4-mini's <|tool|>, GLM-4's <|observation|>, <|python_tag|>); kJson when it has none.
+// Phi-4-mini's <|tool|>, GLM-4's <|observation|>, Gemma 4's <|tool_call>call:,
+// <|python_tag|>); kJson when it has none.
 ToolCallFormat DetectToolCallFormat(std::string_view template_source);
 
 struct ToolCall {

@@ -5,6 +5,7 @@
 #include "grammar/compiled_grammar.h"
 #include "grammar/json_patterns.h"
 #include "grammar/structural_tag.h"
+#include "server/gemma4_call_regex.h"
 #include "server/json_fields.h"
 
 namespace radixlm::server {
@@ -87,6 +88,8 @@ std::string CallRegex(const ToolFunction& f, chat::ToolCallFormat format,
   if (format == chat::ToolCallFormat::kGlm4) {
     return jp::EscapeRegex(f.name) + "\\n(?:" + params_regex + ")";
   }
+  // Gemma 4: the name, then its own dict syntax (params_regex is Gemma4ArgsRegex's).
+  if (format == chat::ToolCallFormat::kGemma4) return jp::EscapeRegex(f.name) + params_regex;
   const char* key = format == chat::ToolCallFormat::kLlama3 ? "parameters" : "arguments";
   return jp::EscapeRegex("{\"name\": " + json(f.name).dump() + ", \"" + key + "\": ") +
          "(?:" + params_regex + ")\\}";
@@ -138,7 +141,9 @@ StatusOr<std::string> ForcedToolCallPattern(const ToolRequest& request, chat::To
   for (const ToolFunction& f : request.functions) {
     if (request.choice == ToolChoice::kNamed && f.name != request.named) continue;
     std::string params = "\\{\\}";
-    if (!f.parameters.is_null()) {
+    if (format == chat::ToolCallFormat::kGemma4) {
+      params = Gemma4ArgsRegex(f.parameters);
+    } else if (!f.parameters.is_null()) {
       StatusOr<std::string> regex = grammar::JsonSchemaToRegex(f.parameters.dump(), options);
       if (!regex.ok()) {
         return InvalidArgument("tools: the parameters of function " + f.name + ": " +
@@ -167,6 +172,8 @@ StatusOr<std::string> ForcedToolCallPattern(const ToolRequest& request, chat::To
       return "functools\\[" + one + "\\]";
     case chat::ToolCallFormat::kGlm4:
       return one;
+    case chat::ToolCallFormat::kGemma4:
+      return "<\\|tool_call>call:" + one + "<tool_call\\|>";
   }
   return one;
 }
@@ -217,6 +224,8 @@ std::string AutoToolCallTrigger(chat::ToolCallFormat format) {
       return "functools[";
     case chat::ToolCallFormat::kGlm4:
       return "";  // a call opens with the function's name: no text announces it
+    case chat::ToolCallFormat::kGemma4:
+      return "";  // its arguments are not JSON, which the structural tag's content is
   }
   return "";
 }
@@ -249,6 +258,7 @@ std::string AutoToolCallStructuralTag(const ToolRequest& request, chat::ToolCall
       after = "}]";
       break;
     case chat::ToolCallFormat::kGlm4:
+    case chat::ToolCallFormat::kGemma4:
       break;  // no trigger (AutoToolCallConstraint builds none)
   }
   const char* key = format == chat::ToolCallFormat::kLlama3 ? "parameters" : "arguments";

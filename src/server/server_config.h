@@ -68,7 +68,8 @@ struct ServerConfig {
   std::string log_level = "info";  // debug | info | warning | error
 
   // --- chat output parsing ---
-  // --tool-call-parser: qwen25 (hermes), llama3, mistral, granite, phi4_mini, glm4 or json;
+  // --tool-call-parser: qwen25 (hermes), llama3, mistral, granite, phi4_mini, glm4, gemma4 or
+  // json;
   // "": detected from the chat template's tool syntax (chat/tool_call_parser.h).
   std::string tool_call_parser;
   // --reasoning-parser: deepseek-r1, qwen3 (glm45), mistral or gemma4; "": all content.

@@ -266,6 +266,11 @@ bool LooksLikeSpecialMarker(std::string_view text) {
   auto enclosed_by = [&](std::string_view bar) {
     return inside.size() > 2 * bar.size() && inside.starts_with(bar) && inside.ends_with(bar);
   };
+  // A marker names something: Gemma 4's string quote <|"|> (tool-call syntax) is text.
+  const bool names_something = std::any_of(inside.begin(), inside.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || (c & 0x80) != 0;
+  });
+  if (!names_something) return false;
   if (enclosed_by("|") || enclosed_by("\xEF\xBD\x9C")) return true;  // U+FF5C
   for (std::string_view prefix : {"start_of_", "end_of_", "unused"}) {
     if (inside.size() > prefix.size() && inside.starts_with(prefix)) return true;

@@ -41,8 +41,9 @@ inline constexpr uint32_t kSpecialMarker = 1u << 9;
 inline constexpr uint32_t kSkippedWhenSkippingSpecial = kControl | kUnknown | kSpecialMarker;
 }  // namespace attr
 
-// A user-defined token's text is a special marker when it is `<...>` without white space and
-// the inside is `|...|` (`<|image|>`), `｜...｜` (DeepSeek's full-width bars), or starts with
+// A user-defined token's text is a special marker when it is `<...>` without white space, the
+// inside has a letter, digit, '_' or non-ASCII character (Gemma 4's string quote `<|"|>` is
+// tool-call text), and the inside is `|...|` (`<|image|>`), `｜...｜` (DeepSeek's full-width bars), or starts with
 // "start_of_", "end_of_" or "unused" (Gemma's `<start_of_image>`, `<end_of_image>`,
 // `<unused12>`). Tags such as `<table>` or `<think>` are text, as their tokenizers say.
 bool LooksLikeSpecialMarker(std::string_view text);

@@ -319,7 +319,7 @@ TEST(OpenAiToolsTest, ForcedRegexMatchesItsOwnFormat) {
        {chat::ToolCallFormat::kQwen25, chat::ToolCallFormat::kLlama3,
         chat::ToolCallFormat::kMistral, chat::ToolCallFormat::kGranite,
         chat::ToolCallFormat::kPhi4Mini, chat::ToolCallFormat::kGlm4,
-        chat::ToolCallFormat::kJson}) {
+        chat::ToolCallFormat::kGemma4, chat::ToolCallFormat::kJson}) {
     auto regex = ForcedToolCallRegex(request->tools, format, {});
     ASSERT_TRUE(regex.ok()) << regex.status().ToString();
     auto grammar = grammar::testing::MustCompile(grammar::GrammarKind::kRegex, *regex);

@@ -98,6 +98,16 @@ TEST_F(Gemma4GoldenTest, SkipSpecialDropsControlTokens) {
   EXPECT_EQ(tokenizer().Decode(ids, /*skip_special=*/false), "<bos><|turn>user\nHi<turn|>");
 }
 
+TEST_F(Gemma4GoldenTest, ToolCallSyntaxSurvivesSkippingSpecialTokens) {
+  // The tool-call parser reads <|tool_call>, <|"|> and <tool_call|> from the decoded text, which
+  // skips special tokens by default: they are user-defined text, not special markers.
+  const std::string call = "<|tool_call>call:f{a:<|\"|>x<|\"|>}<tool_call|>";
+  const auto ids = tokenizer().Encode(call, /*add_special=*/false, /*parse_special=*/true);
+  EXPECT_EQ(tokenizer().Decode(ids, /*skip_special=*/true), call);
+  EXPECT_FALSE(tokenizer().IsSpecial(Id("<|\"|>")));
+  EXPECT_TRUE(tokenizer().IsUserDefined(Id("<|\"|>")));
+}
+
 TEST_F(Gemma4GoldenTest, StreamingMatchesDecode) {
   testutil::ExpectStreamingMatchesDecode(*golden_);
 }

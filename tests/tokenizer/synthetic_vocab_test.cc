@@ -175,8 +175,9 @@ TEST(SpecialTokensTest, SpecialMarkerShapes) {
                           "\xEF\xBD\x9C>"}) {
     EXPECT_TRUE(LooksLikeSpecialMarker(yes)) << yes;
   }
-  for (const char* no : {"<table>", "</td>", "<think>", "<tool_call>", "<start_of_ image>", "<||>",
-                         "<start_of_>", "start_of_image", "<|x", "\n\n", "[multimodal]"}) {
+  for (const char* no :
+       {"<table>", "</td>", "<think>", "<tool_call>", "<start_of_ image>", "<||>", "<start_of_>",
+        "start_of_image", "<|x", "\n\n", "[multimodal]", "<|\"|>", "<|--|>"}) {
     EXPECT_FALSE(LooksLikeSpecialMarker(no)) << no;
   }
 }
