@@ -9,6 +9,11 @@
 
 namespace radixlm {
 
+// A hybrid model's linear layers keep a per-request state that the KV records do not carry.
+constexpr char kHybridTransfer[] =
+    "prefill/decode KV transfer is not supported for hybrid (linear-attention) models: their "
+    "per-request state is not part of the KV records";
+
 void EngineCore::ExportPrefixKv(const Route& route, bool aborted) {
   if (!kv_export_sink_) return;
   const uint64_t room = *route.export_room;
@@ -22,6 +27,10 @@ void EngineCore::ExportPrefixKv(const Route& route, bool aborted) {
     kv_export_sink_(room, Unimplemented("this engine's model runner exposes no KV storage"));
     return;
   }
+  if (storage->recurrent() != nullptr) {
+    kv_export_sink_(room, Unimplemented(kHybridTransfer));
+    return;
+  }
   // The request's KV went to the tree in this very step: nothing can have evicted it.
   const std::vector<int32_t>& ids = *route.export_ids;
   const std::vector<int32_t> slots = scheduler_->CachedPrefixSlots(ids);
@@ -31,6 +40,7 @@ void EngineCore::ExportPrefixKv(const Route& route, bool aborted) {
 Status EngineCore::ImportPrefixKv(SubmitCommand& cmd, const PrefixKv& kv) {
   model::KvCache* storage = runner_->kv_cache();
   if (storage == nullptr) return Unimplemented("this engine's model runner exposes no KV storage");
+  if (storage->recurrent() != nullptr) return Unimplemented(kHybridTransfer);
   const std::vector<int32_t>& ids = cmd.inputs.front().input_ids;
   size_t shared = 0;
   const size_t limit = std::min(ids.size(), kv.tokens.size());

@@ -1,6 +1,7 @@
 // Engine::Create(config): open the GGUF once; load its assets (tokenizer, chat template,
 // metadata) and the model; size the KV pool.
 #include <algorithm>
+#include <cstdio>
 
 #include "engine/draft_model.h"
 #include "engine/engine.h"
@@ -109,6 +110,28 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   if (sc.hicache.enable) {
     sc.hicache.model_id = KvIdentity(*file, sc.hicache.block_tokens, kv_dtype);
   }
+  // A hybrid model's linear layers keep a state per request, not per token: a prefix of KV in
+  // the radix tree cannot resume them (that needs state snapshots in the tree), so such a model
+  // never reuses a cached prefix, and what reuses or moves KV alone is refused.
+  const bool hybrid = mc.IsHybrid();
+  if (hybrid) {
+    if (sc.speculative_ngram || sc.speculative_draft_model) {
+      return Unimplemented("speculative decoding is not supported for hybrid (linear-attention) "
+                           "models such as '" + mc.arch + "'");
+    }
+    if (sc.hicache.enable) {
+      return Unimplemented("--enable-hierarchical-cache is not supported for hybrid "
+                           "(linear-attention) models such as '" + mc.arch + "'");
+    }
+    if (!sc.disable_radix_cache) {
+      std::fprintf(stderr,
+                   "radixlm: note: '%s' has linear-attention layers, whose per-request state the "
+                   "radix cache does not hold yet: prefix reuse is disabled "
+                   "(--disable-radix-cache)\n",
+                   mc.arch.c_str());
+    }
+    sc.disable_radix_cache = true;
+  }
 
   model::ModelOptions mo;
   mo.n_threads = config.threads;
@@ -140,8 +163,10 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
                            model::Model::FromGguf(std::move(file), mo));
   RADIXLM_ASSIGN_OR_RETURN(
       std::unique_ptr<ModelBackedRunner> runner,
-      ModelBackedRunner::Create(std::move(model), kv_slots, swa_kv_slots, kv_dtype));
+      ModelBackedRunner::Create(std::move(model), kv_slots, swa_kv_slots, kv_dtype,
+                                /*state_slots=*/sc.max_running_requests));
   EngineConfig kept = config;
+  if (hybrid) kept.disable_radix_cache = true;
   kept.on_load_progress = nullptr;  // the load is over (and the callback may capture locals)
   RADIXLM_ASSIGN_OR_RETURN(
       std::unique_ptr<EngineCore> core,

@@ -4,13 +4,14 @@ namespace radixlm {
 
 StatusOr<std::unique_ptr<ModelBackedRunner>> ModelBackedRunner::Create(
     std::unique_ptr<model::Model> model, int64_t kv_slots, int64_t swa_kv_slots,
-    kernels::KvDtype kv_dtype) {
+    kernels::KvDtype kv_dtype, int64_t state_slots) {
   if (model == nullptr) return InvalidArgument("ModelBackedRunner needs a model");
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<model::KvCache> kv,
                            model->CreateKvCache(model::KvCacheOptions{
                                .n_slots = kv_slots,
                                .n_swa_slots = swa_kv_slots,
-                               .dtype = kv_dtype}));
+                               .dtype = kv_dtype,
+                               .n_state_slots = state_slots}));
   return std::unique_ptr<ModelBackedRunner>(new ModelBackedRunner(std::move(model), std::move(kv)));
 }
 

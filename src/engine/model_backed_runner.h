@@ -14,10 +14,12 @@ class ModelBackedRunner : public ModelRunner {
  public:
   // Takes the model and allocates a KV cache of kv_slots slots (KvPool::storage_slots()), with
   // swa_kv_slots rows of their own for sliding-window layers when > 0
-  // (KvPool::swa_storage_slots()); values of kv_dtype.
+  // (KvPool::swa_storage_slots()); values of kv_dtype. A hybrid model's linear layers get
+  // state_slots slots of state (one per running request: the scheduler passes a request's
+  // request-to-token row as its slot).
   static StatusOr<std::unique_ptr<ModelBackedRunner>> Create(
       std::unique_ptr<model::Model> model, int64_t kv_slots, int64_t swa_kv_slots = 0,
-      kernels::KvDtype kv_dtype = kernels::KvDtype::kF16);
+      kernels::KvDtype kv_dtype = kernels::KvDtype::kF16, int64_t state_slots = 1);
 
   int32_t vocab_size() const override { return static_cast<int32_t>(model_->config().vocab_size); }
   int64_t context_length() const override { return model_->options().max_context; }

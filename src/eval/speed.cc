@@ -124,6 +124,7 @@ StatusOr<SpeedResult> MeasureSpeed(model::Model& model, const SpeedOptions& opti
   const int64_t per_seq = options.decode_prefix + options.decode_tokens;
   model::KvCacheOptions cache_options;
   cache_options.n_slots = 1 + std::max(options.prompt_tokens, max_batch * per_seq);
+  cache_options.n_state_slots = max_batch;  // a hybrid model's: one per decoded sequence
   RADIXLM_ASSIGN_OR_RETURN(auto cache, model.CreateKvCache(cache_options));
   std::mt19937_64 rng(options.seed);
   model::ForwardOutput out;
@@ -169,6 +170,7 @@ StatusOr<SpeedResult> MeasureSpeed(model::Model& model, const SpeedOptions& opti
                                    std::span<const int32_t>(slots[s]).first(options.decode_prefix),
                                    {},
                                    model::LogitsMode::kLast});
+      prefill.sequences.back().state_slot = static_cast<int32_t>(s);
     }
     RADIXLM_RETURN_IF_ERROR(model.Forward(prefill, *cache, &out));
     std::vector<int32_t> next(b);
@@ -188,6 +190,7 @@ StatusOr<SpeedResult> MeasureSpeed(model::Model& model, const SpeedOptions& opti
         const std::span<const int32_t> seq_slots(slots[s]);
         batch.sequences.push_back({std::span<const int32_t>(&next[s], 1), seq_slots.subspan(pos, 1),
                                    seq_slots.first(pos), model::LogitsMode::kLast});
+        batch.sequences.back().state_slot = static_cast<int32_t>(s);
       }
       RADIXLM_RETURN_IF_ERROR(model.Forward(batch, *cache, &out));
       argmax_into_next();

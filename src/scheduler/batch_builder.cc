@@ -23,6 +23,7 @@ void BuildForwardBatch(std::span<Request* const> decodes, std::span<const Prefil
     RADIXLM_CHECK_EQ(req->kv_len + 1, static_cast<int64_t>(req->token_ids.size()));
     const std::span<const int32_t> row = table.Row(req->cache.req_pool_index);
     model::SequenceInput seq;
+    seq.state_slot = req->cache.req_pool_index;  // (a hybrid model's linear-layer state)
     seq.prefix_slots = row.first(req->kv_len);
     if (req->draft.size() > 1) {  // the root and its draft tree, every node's logits
       RADIXLM_CHECK_EQ(req->draft.token(0), req->token_ids.back());
@@ -52,6 +53,7 @@ void BuildForwardBatch(std::span<Request* const> decodes, std::span<const Prefil
     seq.new_slots = row.subspan(chunk.begin, n);
     seq.prefix_slots = row.first(chunk.begin);
     seq.logits = chunk.logits;
+    seq.state_slot = req->cache.req_pool_index;
     batch->sequences.push_back(seq);
   }
 }
