@@ -469,9 +469,10 @@ const bool kServeRegistered = RegisterCommand("serve", [](CLI::App& app) {
                   "qwen25 (hermes) | llama3 | mistral | granite | phi4_mini | glm4 | gemma4 | "
                   "json "
                   "(default: from the chat template)");
-  cmd->add_option("--reasoning-parser", s.reasoning_parser,
-                  "deepseek-r1 | qwen3 (glm45) | mistral | gemma4: reasoning_content apart from "
-                  "content");
+  cmd->add_option(
+      "--reasoning-parser", s.reasoning_parser,
+      "deepseek-r1 | qwen3 (glm45) | mistral | gemma4 | granite: reasoning_content apart "
+      "from content");
   cmd->add_option("--max-request-bytes", s.max_body_bytes, "Largest request body (413 above)")
       ->capture_default_str();
   cmd->add_option("--max-new-tokens-cap", s.max_new_tokens_cap,

@@ -1,26 +1,74 @@
 #include "chat/reasoning_parser.h"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 namespace radixlm::chat {
 namespace {
 
+// Each field lists the spellings a model uses (Granite writes "Here's" as well as "Here is").
 struct Tags {
-  std::string_view open;
-  std::string_view close;
+  std::vector<std::string_view> open;
+  std::vector<std::string_view> close;
 };
 
-Tags TagsOf(ReasoningFormat format) {
-  if (format == ReasoningFormat::kMistral) return {"[THINK]", "[/THINK]"};
-  if (format == ReasoningFormat::kGemma4) return {"<|channel>thought\n", "<channel|>"};
-  return {"<think>", "</think>"};
+const Tags& TagsOf(ReasoningFormat format) {
+  static const Tags kThink{{"<think>"}, {"</think>"}};
+  static const Tags kMistral{{"[THINK]"}, {"[/THINK]"}};
+  static const Tags kGemma4{{"<|channel>thought\n"}, {"<channel|>"}};
+  static const Tags kGranite{{"Here is my thought process:", "Here's my thought process:"},
+                             {"Here is my response:", "Here's my response:"}};
+  switch (format) {
+    case ReasoningFormat::kMistral:
+      return kMistral;
+    case ReasoningFormat::kGemma4:
+      return kGemma4;
+    case ReasoningFormat::kGranite:
+      return kGranite;
+    case ReasoningFormat::kDeepSeekR1:
+    case ReasoningFormat::kQwen3:
+      break;
+  }
+  return kThink;
 }
 
-size_t HeldPrefix(std::string_view text, std::string_view tag) {
-  for (size_t n = std::min(text.size(), tag.size() - 1); n > 0; --n) {
-    if (text.substr(text.size() - n) == tag.substr(0, n)) return n;
+size_t HeldPrefix(std::string_view text, const std::vector<std::string_view>& tags) {
+  size_t held = 0;
+  for (std::string_view tag : tags) {
+    for (size_t n = std::min(text.size(), tag.size() - 1); n > held; --n) {
+      if (text.substr(text.size() - n) == tag.substr(0, n)) {
+        held = n;
+        break;
+      }
+    }
   }
-  return 0;
+  return held;
+}
+
+// The spelling of `tags` that `text` starts with, or "".
+std::string_view OpeningTag(std::string_view text, const std::vector<std::string_view>& tags) {
+  for (std::string_view tag : tags) {
+    if (text.starts_with(tag)) return tag;
+  }
+  return {};
+}
+
+// Whether `text` may still grow into one of `tags`.
+bool MayBecomeTag(std::string_view text, const std::vector<std::string_view>& tags) {
+  return std::any_of(tags.begin(), tags.end(),
+                     [&](std::string_view tag) { return tag.starts_with(text); });
+}
+
+// The first occurrence of any of `tags` in `text`: {position, length}, or {npos, 0}.
+std::pair<size_t, size_t> FindTag(std::string_view text,
+                                  const std::vector<std::string_view>& tags) {
+  std::pair<size_t, size_t> first{std::string_view::npos, 0};
+  for (std::string_view tag : tags) {
+    const size_t at = text.find(tag);
+    if (at < first.first) first = {at, tag.size()};
+  }
+  return first;
 }
 
 std::string_view TrimLeadingNewlines(std::string_view text) {
@@ -31,19 +79,19 @@ std::string_view TrimLeadingNewlines(std::string_view text) {
 // The split of `text`; when !final, only what more text cannot change.
 ReasoningSplit Split(ReasoningFormat format, std::string_view text, bool final) {
   ReasoningSplit out;
-  const Tags tags = TagsOf(format);
+  const Tags& tags = TagsOf(format);
   std::string_view rest = text;
-  const bool opens = rest.substr(0, tags.open.size()) == tags.open;
-  if (!opens) {
-    if (!final && tags.open.substr(0, rest.size()) == rest) return out;  // maybe the tag arriving
+  const std::string_view open = OpeningTag(rest, tags.open);
+  if (open.empty()) {
+    if (!final && MayBecomeTag(rest, tags.open)) return out;  // maybe the tag arriving
     if (format != ReasoningFormat::kDeepSeekR1) {
       out.content = std::string(rest);
       return out;
     }
   } else {
-    rest.remove_prefix(tags.open.size());
+    rest.remove_prefix(open.size());
   }
-  const size_t close = rest.find(tags.close);
+  const auto [close, close_size] = FindTag(rest, tags.close);
   if (close == std::string_view::npos) {
     std::string_view reasoning = rest;
     if (!final) reasoning.remove_suffix(HeldPrefix(reasoning, tags.close));
@@ -51,7 +99,7 @@ ReasoningSplit Split(ReasoningFormat format, std::string_view text, bool final) 
     return out;
   }
   out.reasoning = std::string(rest.substr(0, close));
-  std::string_view content = rest.substr(close + tags.close.size());
+  std::string_view content = rest.substr(close + close_size);
   // The newlines after "</think>" are layout; held until something else arrives.
   const std::string_view trimmed = TrimLeadingNewlines(content);
   if (!final && trimmed.empty()) return out;
@@ -66,8 +114,9 @@ StatusOr<ReasoningFormat> ReasoningFormatFromName(std::string_view name) {
   if (name == "qwen3" || name == "glm45") return ReasoningFormat::kQwen3;
   if (name == "mistral") return ReasoningFormat::kMistral;
   if (name == "gemma4") return ReasoningFormat::kGemma4;
+  if (name == "granite") return ReasoningFormat::kGranite;
   return InvalidArgument("unknown reasoning parser \"" + std::string(name) +
-                         "\"; expected deepseek-r1, qwen3 (glm45), mistral or gemma4");
+                         "\"; expected deepseek-r1, qwen3 (glm45), mistral, gemma4 or granite");
 }
 
 ReasoningSplit SplitReasoning(ReasoningFormat format, std::string_view text) {

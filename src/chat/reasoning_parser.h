@@ -10,6 +10,9 @@
 //                (with thinking off, its template's generation prompt closes an empty one)
 //   mistral      the same with Mistral's "[THINK]" and "[/THINK]" (Magistral, the Ministral 3
 //                and Mistral Small reasoning models).
+//   granite      the same with Granite 3.2 / 3.3's plain-text markers (vLLM's granite parser):
+//                the reply opens "Here is my thought process:" (or "Here's ..."), and the answer
+//                follows "Here is my response:" (or "Here's ...").
 //
 // The streaming parser holds back text that may be the start of a tag, so no tag text ever
 // reaches either field.
@@ -22,9 +25,10 @@
 
 namespace radixlm::chat {
 
-enum class ReasoningFormat { kDeepSeekR1, kQwen3, kMistral, kGemma4 };
+enum class ReasoningFormat { kDeepSeekR1, kQwen3, kMistral, kGemma4, kGranite };
 
-// "deepseek-r1" | "qwen3" | "glm45" | "mistral" | "gemma4"; InvalidArgument otherwise.
+// "deepseek-r1" | "qwen3" | "glm45" | "mistral" | "gemma4" | "granite"; InvalidArgument
+// otherwise.
 StatusOr<ReasoningFormat> ReasoningFormatFromName(std::string_view name);
 
 struct ReasoningSplit {

@@ -1,4 +1,5 @@
 // GELU / SiLU and the gated FFN activations: scalar reference and AVX2 dispatch.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -90,6 +91,15 @@ void GeGlu(const float* gate, const float* up, float* out, int64_t n) {
   if (UseAvx2()) return cpu::avx2::GeGlu(gate, up, out, n);
 #endif
   cpu::scalar::GeGlu(gate, up, out, n);
+}
+
+void SwiGluOai(const float* gate, const float* up, float* out, int64_t n) {
+  constexpr float kAlpha = 1.702f, kLimit = 7.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = std::min(gate[i], kLimit);
+    const float u = std::clamp(up[i], -kLimit, kLimit);
+    out[i] = g / (1.0f + std::exp(kAlpha * -g)) * (u + 1.0f);
+  }
 }
 
 void SwiGlu(const float* gate, const float* up, float* out, int64_t n) {

@@ -31,6 +31,7 @@ const KernelBackend& CpuBackend() {
       .scale = Scale,
       .geglu = GeGlu,
       .swiglu = SwiGlu,
+      .swiglu_oai = SwiGluOai,
       .rope = ApplyRopeTables,
       .store_kv = StoreKvRows,
       .attention = AttentionForBatch,

@@ -44,6 +44,7 @@ struct KernelBackend {
   void (*scale)(const float* x, float s, float* out, int64_t n);
   void (*geglu)(const float* gate, const float* up, float* out, int64_t n);
   void (*swiglu)(const float* gate, const float* up, float* out, int64_t n);
+  void (*swiglu_oai)(const float* gate, const float* up, float* out, int64_t n);
   // ApplyRopeTables (rope.h): rotates rows [row_begin, row_end) with precomputed cos/sin.
   void (*rope)(float* x, int64_t row_begin, int64_t row_end, int64_t n_heads, int64_t head_dim,
                bool neox, const float* cos, const float* sin);

@@ -37,6 +37,10 @@ void Silu(const float* x, float* out, int64_t n);
 // Gated FFN activations: out[i] = act(gate[i]) * up[i]. out may alias gate or up.
 void GeGlu(const float* gate, const float* up, float* out, int64_t n);   // act = GeluTanh
 void SwiGlu(const float* gate, const float* up, float* out, int64_t n);  // act = Silu
+// gpt-oss's clamped variant (ggml's swiglu_oai with alpha 1.702, limit 7), elementwise:
+// g = min(gate, 7), out = g / (1 + exp(-1.702 g)) * (clamp(up, -7, 7) + 1). Scalar on every
+// ISA (as ggml's CPU backend). out may alias gate or up.
+void SwiGluOai(const float* gate, const float* up, float* out, int64_t n);
 
 // In place, numerically stable (max-subtracted) softmax over x[0..n). n >= 1.
 // -inf entries get probability 0; if all are -inf the result is all 0.

@@ -38,6 +38,14 @@ enum class LayerTensor {
   kPerLayerProj,      // proj.weight                [per_layer_input, hidden]
   kPerLayerPostNorm,  // post_norm.weight           [hidden]
   kLayerOutScale,     // layer_output_scale.weight  [1]
+  // gpt-oss: the attention output's bias, a learned sink logit per query head (kernels/
+  // attention.h), and the biases of the router and of every expert's matrices.
+  kAttnOutputBias,   // attn_output.bias            [hidden]
+  kAttnSinks,        // attn_sinks.weight           [n_heads]
+  kFfnGateInpBias,   // ffn_gate_inp.bias           [n_experts]
+  kFfnGateExpsBias,  // ffn_gate_exps.bias          [expert_ffn, n_experts]
+  kFfnUpExpsBias,    // ffn_up_exps.bias            [expert_ffn, n_experts]
+  kFfnDownExpsBias,  // ffn_down_exps.bias          [hidden, n_experts]
   // Mixture of experts (ModelConfig::n_experts > 0), in place of ffn_{gate,up,down}:
   kFfnGateInp,   // ffn_gate_inp.weight         [hidden, n_experts]: the router
   kFfnGateExps,  // ffn_gate_exps.weight        [hidden, expert_ffn, n_experts]

@@ -180,6 +180,7 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
     ctx.attention.sliding_window = la.sliding_window;
     ctx.attention.logit_softcap = c.attn_logit_softcap;
     ctx.attention.scale_query = c.scale_query;
+    ctx.attention.sinks = weights_->layers[layer].attn_sinks;  // (null: none)
     ctx.own_kv = la.kv_layer == layer;
     ctx.kv = cache.Layer(layer);  // (its source's, for a layer reading another's)
     const bool swa_rows = cache.IsSwaLayer(layer);

@@ -150,6 +150,10 @@ LayerAttentionConfig ModelConfig::LayerAttention(int64_t layer) const {
     out.rope_base = rope_base_local;
     out.rope_freq_scale = rope_freq_scale_local;
     out.use_rope_freq_factors = false;
+    if (rope_yarn && rope_yarn_sliding) {
+      out.rope_ext_factor = 1.0f;
+      out.rope_attn_factor = YarnAttnFactor(*this);
+    }
   } else {
     out.sliding_window = 0;
     out.rope_base = rope_base;

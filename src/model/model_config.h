@@ -23,7 +23,9 @@ namespace radixlm::model {
 // kNormal rotates (x[2i], x[2i+1]); kNeox rotates (x[i], x[i + head_dim/2]).
 enum class RopeLayout { kNormal, kNeox };
 
-enum class FfnActivation { kSilu, kGeluTanh };  // the gate of a gated FFN: act(gate) * up
+// The gate of a gated FFN: act(gate) * up; kSwigluOai (gpt-oss's experts) is
+// min(gate, 7) * sigmoid(1.702 min(gate, 7)) * (clamp(up, -7, 7) + 1), llama.cpp's swiglu_oai.
+enum class FfnActivation { kSilu, kGeluTanh, kSwigluOai };
 
 // What differs between the attention of one layer and another (gemma3 interleaves sliding
 // window layers with global ones, each with its own RoPE base; smollm3 skips RoPE on some;
@@ -78,6 +80,7 @@ struct ModelConfig {
   // the correction range comes from the original context and the betas (llama.cpp's
   // defaults; mistral3 reads its own), the magnitude from yarn_log_multiplier.
   bool rope_yarn = false;
+  bool rope_yarn_sliding = false;          // the sliding layers' RoPE is YaRN's too (gpt-oss)
   int64_t rope_yarn_original_context = 0;  // rope.scaling.original_context_length
   float rope_yarn_beta_fast = 32.0f;
   float rope_yarn_beta_slow = 1.0f;
@@ -137,6 +140,10 @@ struct ModelConfig {
   int64_t expert_ffn_size = 0;  // rows of each expert's gate and up
   bool expert_weights_norm = true;
   float expert_weights_scale = 1.0f;
+  // gpt-oss (llama.cpp's SOFTMAX_WEIGHT gating): the experts are the top n_experts_used of the
+  // router's logits (plus ffn_gate_inp.bias where the layer has it), their weights the softmax
+  // over those chosen logits alone.
+  bool expert_softmax_after_topk = false;
 
   // Embeddings, residual stream, logits.
   bool scale_embeddings = false;  // embeddings * embedding_scale (gemma: sqrt(hidden))

@@ -52,6 +52,14 @@ struct LayerWeights {
   kernels::WeightMatrix per_layer_proj;        // rows hidden, cols P
   const float* per_layer_post_norm = nullptr;  // [hidden]
   const float* out_scale = nullptr;            // [1]: the layer's output x is multiplied by it
+  // gpt-oss, or null: attn_output's bias, the sink logit of each query head, and the biases of
+  // the router and of each expert's gate, up and down rows (expert e's at e * rows).
+  const float* bo = nullptr;           // [hidden]
+  const float* attn_sinks = nullptr;   // [n_heads]
+  const float* gate_inp_b = nullptr;   // [n_experts]
+  const float* gate_exps_b = nullptr;  // [n_experts, expert_ffn]
+  const float* up_exps_b = nullptr;    // [n_experts, expert_ffn]
+  const float* down_exps_b = nullptr;  // [n_experts, hidden]
   // Mixture of experts (in place of gate, up, down): the router, and per expert the views of
   // its matrix in the stacked ffn_{gate,up,down}_exps tensors (each prepared on its own, so a
   // step reads only the experts its tokens route to).

@@ -4,11 +4,43 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <span>
 
 namespace radixlm::model {
 
 namespace {
+
+// The n_experts_used largest of logits ([n_experts]) into chosen, the largest first (ties: the
+// lower index); NaN logits choose expert 0 (the row's output is NaN regardless).
+void TopK(const ModelConfig& c, const float* logits, int32_t* chosen) {
+  auto before = [&](int64_t a, int64_t b) {
+    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+  };
+  for (int64_t j = 0; j < c.n_experts_used; ++j) {
+    int32_t best = -1;
+    for (int64_t e = 0; e < c.n_experts; ++e) {
+      if (j > 0 && !before(chosen[j - 1], e)) continue;
+      if (best < 0 || before(e, best)) best = static_cast<int32_t>(e);
+    }
+    chosen[j] = best < 0 ? 0 : best;
+  }
+}
+
+// gpt-oss's routing (llama.cpp's SOFTMAX_WEIGHT gating): the top experts by logit, weighted by
+// the softmax of their logits alone (ggml's soft_max: the sum in double, times its inverse).
+void RouteTopKThenSoftmax(const ModelConfig& c, const float* logits, int32_t* chosen,
+                          float* weights) {
+  TopK(c, logits, chosen);
+  const float max = logits[chosen[0]];
+  double sum = 0.0;
+  for (int64_t j = 0; j < c.n_experts_used; ++j) {
+    weights[j] = std::exp(logits[chosen[j]] - max);
+    sum += weights[j];
+  }
+  const auto inv = static_cast<float>(1.0 / sum);
+  for (int64_t j = 0; j < c.n_experts_used; ++j) weights[j] *= inv;
+}
 
 // One row's routing: probs (the router's logits, [n_experts]) become their softmax as ggml's
 // soft_max computes it (exp of the difference from the maximum, the sum in double, times its
@@ -16,6 +48,7 @@ namespace {
 // first (ties: the lower index), and their weights.
 void Route(const ModelConfig& c, float* probs, int32_t* chosen, float* weights) {
   const int64_t n = c.n_experts;
+  if (c.expert_softmax_after_topk) return RouteTopKThenSoftmax(c, probs, chosen, weights);
   float max = probs[0];
   for (int64_t e = 1; e < n; ++e) max = std::max(max, probs[e]);
   double sum = 0.0;
@@ -53,6 +86,15 @@ void Route(const ModelConfig& c, float* probs, int32_t* chosen, float* weights) 
   }
 }
 
+// The expert whose segment holds gathered row r (segments ascending by first row).
+int64_t ExpertOfRow(const std::vector<kernels::GroupedMatMulItem>& items, const LayerWeights& w,
+                    int64_t r) {
+  const auto it = std::upper_bound(
+      items.begin(), items.end(), r,
+      [](int64_t row, const kernels::GroupedMatMulItem& item) { return row < item.first; });
+  return std::prev(it)->w[0] - w.gate_exps.data();
+}
+
 }  // namespace
 
 void RunMoeFfn(const LayerContext& ctx, int64_t n, const kernels::RowPrologue& input,
@@ -72,6 +114,8 @@ void RunMoeFfn(const LayerContext& ctx, int64_t n, const kernels::RowPrologue& i
   k.matmul(std::span<const kernels::MatMulOutput>(&router, 1), s.xn.data(), n, ctx.pool, &input);
   ParallelRows(ctx.pool, n, n_experts * (used + 4), [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
+      float* logits = m.router.data() + r * n_experts;
+      if (w.gate_inp_b != nullptr) k.add(logits, w.gate_inp_b, logits, n_experts);
       Route(c, m.router.data() + r * n_experts, m.chosen.data() + r * used,
             m.weights.data() + r * used);
     }
@@ -132,26 +176,47 @@ void RunMoeFfn(const LayerContext& ctx, int64_t n, const kernels::RowPrologue& i
     const kernels::RowPrologue gather_fn = std::ref(gather);
     k.grouped_matmul(m.gate_up_items, m.input.data(), rows, ctx.pool, &gather_fn);
 
-    // output = act(gate) * up · down_eᵀ per segment, the activation where it is quantized
-    // (padding rows, which no GEMM wrote, zeroed).
+    // output = act(gate [+ bias_e]) * (up [+ bias_e]) · down_eᵀ per segment, the activation
+    // where it is quantized (padding rows, which no GEMM wrote, zeroed).
     auto activation = [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {
         float* g = m.gate.data() + r * f;
-        const float* u = m.up.data() + r * f;
+        float* u = m.up.data() + r * f;
         if (m.row_token[r] < 0) {
           std::memset(g, 0, f * sizeof(float));
-        } else if (c.ffn_activation == FfnActivation::kGeluTanh) {
-          k.geglu(g, u, g, f);
-        } else {
-          k.swiglu(g, u, g, f);
+          continue;
+        }
+        if (w.gate_exps_b != nullptr || w.up_exps_b != nullptr) {
+          const int64_t expert = ExpertOfRow(m.gate_up_items, w, r);
+          if (w.gate_exps_b != nullptr) k.add(g, w.gate_exps_b + expert * f, g, f);
+          if (w.up_exps_b != nullptr) k.add(u, w.up_exps_b + expert * f, u, f);
+        }
+        switch (c.ffn_activation) {
+          case FfnActivation::kGeluTanh:
+            k.geglu(g, u, g, f);
+            break;
+          case FfnActivation::kSwigluOai:
+            k.swiglu_oai(g, u, g, f);
+            break;
+          case FfnActivation::kSilu:
+            k.swiglu(g, u, g, f);
+            break;
         }
       }
     };
     const kernels::RowPrologue activation_fn = std::ref(activation);
     k.grouped_matmul(m.down_items, m.gate.data(), rows, ctx.pool, &activation_fn);
 
-    // proj[t] = sum of weight * output over t's experts, most probable first (llama.cpp's
-    // order; fixed by the row alone).
+    // proj[t] = sum of weight * (output [+ down bias]) over t's experts, most probable first
+    // (llama.cpp's order; fixed by the row alone).
+    if (w.down_exps_b != nullptr) {
+      ParallelRows(ctx.pool, n_choices, h, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          float* y = m.output.data() + m.slot_row[i] * h;
+          k.add(y, w.down_exps_b + static_cast<int64_t>(chosen[i]) * h, y, h);
+        }
+      });
+    }
     ParallelRows(ctx.pool, t1 - t0, used * h, [&](int64_t b, int64_t e) {
       for (int64_t t = t0 + b; t < t0 + e; ++t) {
         float* p = s.proj.data() + t * h;

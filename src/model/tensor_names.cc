@@ -48,6 +48,18 @@ std::string_view LayerTensorSuffix(LayerTensor t) {
       return "post_norm.weight";
     case LayerTensor::kLayerOutScale:
       return "layer_output_scale.weight";
+    case LayerTensor::kAttnOutputBias:
+      return "attn_output.bias";
+    case LayerTensor::kAttnSinks:
+      return "attn_sinks.weight";
+    case LayerTensor::kFfnGateInpBias:
+      return "ffn_gate_inp.bias";
+    case LayerTensor::kFfnGateExpsBias:
+      return "ffn_gate_exps.bias";
+    case LayerTensor::kFfnUpExpsBias:
+      return "ffn_up_exps.bias";
+    case LayerTensor::kFfnDownExpsBias:
+      return "ffn_down_exps.bias";
     case LayerTensor::kFfnGateInp:
       return "ffn_gate_inp.weight";
     case LayerTensor::kFfnGateExps:
@@ -180,6 +192,17 @@ ExpectedShape LayerTensorShape(const ModelConfig& c, LayerTensor t, int64_t laye
       return mat(c.per_layer_input_size, c.hidden_size);
     case LayerTensor::kLayerOutScale:
       return vec(1);
+    case LayerTensor::kAttnOutputBias:
+      return vec(c.hidden_size);
+    case LayerTensor::kAttnSinks:
+      return vec(c.n_heads);
+    case LayerTensor::kFfnGateInpBias:
+      return vec(c.n_experts);
+    case LayerTensor::kFfnGateExpsBias:
+    case LayerTensor::kFfnUpExpsBias:
+      return mat(c.expert_ffn_size, c.n_experts);
+    case LayerTensor::kFfnDownExpsBias:
+      return mat(c.hidden_size, c.n_experts);
     case LayerTensor::kFfnGateInp:
       return mat(c.hidden_size, c.n_experts);
     case LayerTensor::kFfnGateExps:

@@ -140,8 +140,12 @@ void RunAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, ForwardSc
   if (ctx.own_kv) k.store_kv(ctx.kv, ctx.new_slots, n, s.k.data(), s.v.data());
   k.attention(ctx.attention, ctx.kv, ctx.attn_seqs, ctx.pool);
 
-  // proj = attn · Woᵀ; x += [post_attn_norm](proj), here or in the FFN's input prologue.
+  // proj = attn · Woᵀ [+ bo]; x += [post_attn_norm](proj), here or in the FFN's input prologue.
   MatMul(ctx, w.wo, s.attn.data(), n, s.proj.data());
+  if (w.bo != nullptr) {
+    ParallelRows(ctx.pool, n, h,
+                 [&](int64_t b, int64_t e) { AddBias(k, s.proj.data(), w.bo, b, e, h); });
+  }
   if (!defer_residual) {
     ParallelRows(ctx.pool, n, 2 * h, [&](int64_t b, int64_t e) {
       AddResidual(k, c, w.post_attn_norm, s.x.data(), s.proj.data(), b, e);
@@ -181,10 +185,16 @@ void RunFfnBlock(const LayerContext& ctx, int64_t n, ForwardScratch& s,
       auto activation = [&](int64_t b, int64_t e) {
         float* g = s.gate.data() + b * f;
         const float* u = s.up.data() + b * f;
-        if (c.ffn_activation == FfnActivation::kGeluTanh) {
-          k.geglu(g, u, g, (e - b) * f);
-        } else {
-          k.swiglu(g, u, g, (e - b) * f);
+        switch (c.ffn_activation) {
+          case FfnActivation::kGeluTanh:
+            k.geglu(g, u, g, (e - b) * f);
+            break;
+          case FfnActivation::kSwigluOai:
+            k.swiglu_oai(g, u, g, (e - b) * f);
+            break;
+          case FfnActivation::kSilu:
+            k.swiglu(g, u, g, (e - b) * f);
+            break;
         }
       };
       const kernels::RowPrologue activation_fn = std::ref(activation);

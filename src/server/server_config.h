@@ -72,7 +72,8 @@ struct ServerConfig {
   // json;
   // "": detected from the chat template's tool syntax (chat/tool_call_parser.h).
   std::string tool_call_parser;
-  // --reasoning-parser: deepseek-r1, qwen3 (glm45), mistral or gemma4; "": all content.
+  // --reasoning-parser: deepseek-r1, qwen3 (glm45), mistral, gemma4 or granite; "": all
+  // content.
   std::string reasoning_parser;
 };
 

@@ -270,6 +270,44 @@ TEST(FamilyReasoningTest, MistralThinkTagsAndGlm45) {
   }
 }
 
+// Granite 3.2 / 3.3's plain-text markers (vLLM's granite parser), both spellings; whole and
+// streamed at every byte, no marker text ever reaching either field.
+TEST(FamilyReasoningTest, GraniteThoughtProcessAndResponse) {
+  EXPECT_EQ(*ReasoningFormatFromName("granite"), ReasoningFormat::kGranite);
+  struct R {
+    std::string text, reasoning, content;
+  };
+  const std::vector<R> cases = {
+      {"Here is my thought process:\n2+2 is 4.\n\nHere is my response:\nIt is 4.",
+       "\n2+2 is 4.\n\n", "It is 4."},
+      {"Here's my thought process: short. Here's my response: 4", " short. ", "4"},
+      {"Here is my thought process: mixed Here's my response:4", " mixed ", "4"},
+      {"Here is my thought process: cut short", " cut short", ""},
+      {"Here is the answer: 4", "", "Here is the answer: 4"},
+      {"4. Here is my response: no thinking first", "",
+       "4. Here is my response: no thinking first"},
+      {"Here", "", "Here"},
+  };
+  for (const R& c : cases) {
+    const ReasoningSplit whole = SplitReasoning(ReasoningFormat::kGranite, c.text);
+    EXPECT_EQ(whole.reasoning, c.reasoning) << c.text;
+    EXPECT_EQ(whole.content, c.content) << c.text;
+    ReasoningStreamParser stream(ReasoningFormat::kGranite);
+    ReasoningSplit got;
+    for (char ch : c.text) {
+      const ReasoningSplit d = stream.Feed(std::string(1, ch));
+      got.reasoning += d.reasoning;
+      got.content += d.content;
+    }
+    const ReasoningSplit d = stream.Finish();
+    got.reasoning += d.reasoning;
+    got.content += d.content;
+    EXPECT_EQ(got.reasoning, c.reasoning) << c.text << " byte by byte";
+    EXPECT_EQ(got.content, c.content) << c.text << " byte by byte";
+    EXPECT_EQ(got.reasoning.find("Here is my"), std::string::npos) << c.text;
+  }
+}
+
 const json kTools = json::parse(R"([{"type": "function", "function": {"name": "get_weather",
   "description": "Weather in a city", "parameters": {"type": "object",
   "properties": {"city": {"type": "string"}}, "required": ["city"]}}}])");

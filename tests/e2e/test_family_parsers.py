@@ -1,7 +1,8 @@
 """The tool-call and reasoning parsers of the third-wave families, chosen with serve's flags:
 a forced call is written in the parser's format (granite's <|tool_call|>[...], phi4_mini's
-functools[...], glm4's name-then-arguments) and comes back as OpenAI tool_calls, whole and
-streamed; the reasoning parser names (mistral, glm45) are accepted. One server per parser, on
+functools[...], glm4's name-then-arguments, gemma4's <|tool_call>call:f{city:<|"|>...<|"|>}
+<tool_call|>) and comes back as OpenAI tool_calls with JSON arguments, whole and streamed; the
+reasoning parser names (mistral, glm45, gemma4) are accepted. One server per parser, on
 the default model (its template has no tool syntax, so the format is the flag's)."""
 
 import json
@@ -19,7 +20,8 @@ NOW = {"type": "function", "function": {"name": "get_time", "description": "The 
 
 
 @pytest.fixture(scope="module", params=[("granite", "mistral"), ("phi4_mini", "glm45"),
-                                        ("glm4", "qwen3")], ids=lambda p: p[0])
+                                        ("glm4", "qwen3"), ("gemma4", "gemma4")],
+                ids=lambda p: p[0])
 def family_server(request):
     tool_parser, reasoning_parser = request.param
     s = Server(extra_args=["--tool-call-parser", tool_parser,

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -89,6 +90,29 @@ TEST(Ops, ActivationsMatchFormulasIncludingExtremes) {
     EXPECT_EQ(geglu[i], geglu_scalar[i]) << x[i];
     EXPECT_NEAR(swiglu[i], s[i] * up[i], 1e-6 * std::fabs(s[i]) + 1e-30);
   }
+}
+
+// gpt-oss's clamped SwiGLU: the gate clamped above at 7 (not below), up to [-7, 7] and shifted
+// by one, the sigmoid's slope 1.702 (llama.cpp's swiglu_oai). In place, as the FFN calls it.
+TEST(Ops, SwiGluOaiClampsGateAndUp) {
+  std::vector<float> gate = {-30.0f, -7.5f, -1.0f, 0.0f, 0.5f, 6.9f, 7.0f, 9.0f, 100.0f};
+  std::vector<float> up = {1.0f, -9.0f, 0.25f, 3.0f, -1.0f, 7.5f, -7.0f, 2.0f, 50.0f};
+  std::mt19937 rng(8);
+  const auto more_g = RandomFloats(rng, 500, -12.0f, 12.0f);
+  const auto more_u = RandomFloats(rng, 500, -12.0f, 12.0f);
+  gate.insert(gate.end(), more_g.begin(), more_g.end());
+  up.insert(up.end(), more_u.begin(), more_u.end());
+  const int64_t n = static_cast<int64_t>(gate.size());
+  std::vector<float> out = gate;
+  SwiGluOai(out.data(), up.data(), out.data(), n);
+  for (int64_t i = 0; i < n; ++i) {
+    const double g = std::min(double{gate[i]}, 7.0);
+    const double u = std::clamp(double{up[i]}, -7.0, 7.0);
+    const double want = g / (1.0 + std::exp(-1.702 * g)) * (u + 1.0);
+    EXPECT_NEAR(out[i], want, 2e-6 * std::fabs(want) + 1e-30) << gate[i] << " " << up[i];
+  }
+  EXPECT_LT(std::fabs(out[0]), 1e-15f);  // gate -30: ~0 (the gate is not clamped below)
+  EXPECT_NEAR(out[8], 7.0 / (1.0 + std::exp(-1.702 * 7.0)) * 8.0, 1e-5);  // both clamped
 }
 
 TEST(Ops, SoftmaxIsStableAndHandlesMaskedEntries) {

@@ -24,6 +24,35 @@ double Gelu(double x) {
   return kernels::F16ToF32(kernels::F32ToF16(static_cast<float>(g)));
 }
 double Silu(double x) { return x / (1.0 + std::exp(-x)); }
+// gpt-oss's clamped SwiGLU (llama.cpp's swiglu_oai: alpha 1.702, limit 7).
+double SwigluOai(double gate, double up) {
+  const double g = std::min(gate, 7.0);
+  return g / (1.0 + std::exp(-1.702 * g)) * (std::clamp(up, -7.0, 7.0) + 1.0);
+}
+
+// Every value of a tensor of any shape, in order ([n] rows of a 2-D bias: row r at r * cols).
+std::vector<float> LoadFlat(const gguf::GgufFile& file, const std::string& name) {
+  const gguf::TensorInfo* t = file.FindTensor(name);
+  assert(t != nullptr);
+  std::vector<float> v(t->num_elements());
+  const int64_t cols = t->row_size();
+  const size_t row_bytes = kernels::RowBytes(t->type, cols);
+  for (int64_t r = 0; r < t->num_rows(); ++r) {
+    kernels::DequantizeRow(t->type, t->data + r * row_bytes, v.data() + r * cols, cols);
+  }
+  return v;
+}
+
+// The [n][cols] rows of a 2-D tensor [cols, n] (per-expert biases).
+std::vector<std::vector<float>> LoadRows(const gguf::GgufFile& file, const std::string& name) {
+  const std::vector<float> flat = LoadFlat(file, name);
+  const int64_t cols = file.FindTensor(name)->row_size();
+  std::vector<std::vector<float>> rows;
+  for (size_t at = 0; at < flat.size(); at += cols) {
+    rows.emplace_back(flat.begin() + at, flat.begin() + at + cols);
+  }
+  return rows;
+}
 
 std::string LayerName(int64_t layer, const char* suffix) {
   return "blk." + std::to_string(layer) + "." + suffix;
@@ -101,6 +130,23 @@ ReferenceModel::ReferenceModel(const gguf::GgufFile& file, kernels::KvDtype kv_d
       l.per_layer_post_norm = vector(LayerTensor::kPerLayerPostNorm);
     }
     l.out_scale = vector(LayerTensor::kLayerOutScale);
+    if (config_.post_attn_norm_is_ffn_norm) {  // (gpt-oss: no ffn_norm of its own)
+      l.ffn_norm = std::move(l.post_attn_norm);
+      l.post_attn_norm.clear();
+    }
+    l.bo = vector(LayerTensor::kAttnOutputBias);
+    l.sinks = vector(LayerTensor::kAttnSinks);
+    l.router_b = vector(LayerTensor::kFfnGateInpBias);
+    auto rows = [&](LayerTensor t) {
+      const std::string name = LayerTensorName(i, t);
+      if (needs[t] == TensorNeed::kAbsent || file.FindTensor(name) == nullptr) {
+        return std::vector<std::vector<float>>();
+      }
+      return LoadRows(file, name);
+    };
+    l.gate_exps_b = rows(LayerTensor::kFfnGateExpsBias);
+    l.up_exps_b = rows(LayerTensor::kFfnUpExpsBias);
+    l.down_exps_b = rows(LayerTensor::kFfnDownExpsBias);
     if (config_.n_experts > 0) {
       l.router = LoadMatrix(file, LayerName(i, "ffn_gate_inp.weight"));
       l.gate_exps = LoadExperts(file, LayerName(i, "ffn_gate_exps.weight"));
@@ -242,7 +288,7 @@ void ReferenceModel::Rope(float* head, int64_t pos, bool sliding, int64_t rope_d
   const int64_t d = rope_dims;  // the first rope_dims values rotate, the rest stay
   const double base = sliding ? config_.rope_base_local : config_.rope_base;
   const double scale = sliding ? config_.rope_freq_scale_local : config_.rope_freq_scale;
-  const bool yarn = config_.rope_yarn && !sliding;
+  const bool yarn = config_.rope_yarn && (!sliding || config_.rope_yarn_sliding);
   // YaRN (the paper's ramp over ggml's correction range; magnitude as llama.cpp scales it).
   double low = 0.0, high = 0.0, m = config_.rope_attn_factor;
   if (yarn) {
@@ -323,19 +369,58 @@ void ReferenceModel::F16AccumulatorAttention(const std::vector<double>& scores,
 }
 
 std::vector<float> ReferenceModel::GatedFfn(const Matrix& gate, const Matrix& up,
-                                            const Matrix& down,
-                                            const std::vector<float>& xn) const {
+                                            const Matrix& down, const std::vector<float>& xn,
+                                            const std::vector<float>& gate_b,
+                                            const std::vector<float>& up_b,
+                                            const std::vector<float>& down_b) const {
   std::vector<float> g = MatVec(gate, xn);
-  const std::vector<float> u = MatVec(up, xn);
+  std::vector<float> u = MatVec(up, xn);
+  for (size_t i = 0; i < gate_b.size(); ++i) g[i] += gate_b[i];
+  for (size_t i = 0; i < up_b.size(); ++i) u[i] += up_b[i];
   for (size_t i = 0; i < g.size(); ++i) {
-    const double act = config_.ffn_activation == FfnActivation::kGeluTanh ? Gelu(g[i]) : Silu(g[i]);
-    g[i] = static_cast<float>(act * u[i]);
+    switch (config_.ffn_activation) {
+      case FfnActivation::kGeluTanh:
+        g[i] = static_cast<float>(Gelu(g[i]) * u[i]);
+        break;
+      case FfnActivation::kSwigluOai:
+        g[i] = static_cast<float>(SwigluOai(g[i], u[i]));
+        break;
+      case FfnActivation::kSilu:
+        g[i] = static_cast<float>(Silu(g[i]) * u[i]);
+        break;
+    }
   }
-  return MatVec(down, g);
+  std::vector<float> y = MatVec(down, g);
+  for (size_t i = 0; i < down_b.size(); ++i) y[i] += down_b[i];
+  return y;
 }
 
 std::vector<float> ReferenceModel::Ffn(const Layer& l, const std::vector<float>& xn) const {
   if (l.gate_exps.empty()) return GatedFfn(l.gate, l.up, l.down, xn);
+  if (config_.expert_softmax_after_topk) {
+    // gpt-oss: the top logits (router bias added) choose; the softmax of those alone weighs.
+    std::vector<float> logits = MatVec(l.router, xn);
+    for (size_t e = 0; e < l.router_b.size(); ++e) logits[e] += l.router_b[e];
+    std::vector<int> order(logits.size());
+    for (size_t e = 0; e < order.size(); ++e) order[e] = static_cast<int>(e);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return logits[a] > logits[b]; });
+    order.resize(config_.n_experts_used);
+    double z = 0.0;
+    for (int e : order) z += std::exp(double{logits[e]} - logits[order[0]]);
+    auto bias = [](const std::vector<std::vector<float>>& b, int e) {
+      return b.empty() ? std::vector<float>() : b[e];
+    };
+    std::vector<double> out(config_.hidden_size, 0.0);
+    for (int e : order) {
+      const double weight = std::exp(double{logits[e]} - logits[order[0]]) / z;
+      const std::vector<float> y =
+          GatedFfn(l.gate_exps[e], l.up_exps[e], l.down_exps[e], xn, bias(l.gate_exps_b, e),
+                   bias(l.up_exps_b, e), bias(l.down_exps_b, e));
+      for (size_t i = 0; i < out.size(); ++i) out[i] += weight * y[i];
+    }
+    return std::vector<float>(out.begin(), out.end());
+  }
   // Softmax over the router's logits, the n_experts_used most probable experts, their
   // probabilities renormalized to sum 1 (llama.cpp's build_moe_ffn with softmax gating).
   const std::vector<float> logits = MatVec(l.router, xn);
@@ -474,6 +559,10 @@ std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_
         double max_s = scores[0];
         for (double s : scores) max_s = std::max(max_s, s);
         double sum = 0.0;
+        if (!l.sinks.empty()) {  // gpt-oss: a logit of the head's own with no value
+          max_s = std::max(max_s, double{l.sinks[head]});
+          sum += std::exp(l.sinks[head] - max_s);
+        }
         for (double& s : scores) sum += (s = std::exp(s - max_s));
         for (size_t i = 0; i < keys.size(); ++i) {
           const double p = scores[i] / sum;
@@ -482,7 +571,9 @@ std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_
           }
         }
       }
-      std::vector<float> o = RmsNorm(MatVec(l.wo, attn), l.post_attn_norm);
+      std::vector<float> o = MatVec(l.wo, attn);
+      for (size_t i = 0; i < l.bo.size(); ++i) o[i] += l.bo[i];
+      o = RmsNorm(o, l.post_attn_norm);
       for (int64_t i = 0; i < h; ++i) x[t][i] += o[i] * c.residual_scale;
 
       const std::vector<float> f = RmsNorm(Ffn(l, RmsNorm(x[t], l.ffn_norm)), l.post_ffn_norm);

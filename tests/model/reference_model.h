@@ -55,6 +55,10 @@ class ReferenceModel {
     // Mixture of experts: the router and each expert's matrices ([n_experts]), or empty.
     Matrix router;
     std::vector<Matrix> gate_exps, up_exps, down_exps;
+    // gpt-oss: the attention output's bias, the sink logits ([n_heads]), the router's bias and
+    // each expert's biases ([n_experts][rows]), or empty.
+    std::vector<float> bo, sinks, router_b;
+    std::vector<std::vector<float>> gate_exps_b, up_exps_b, down_exps_b;
   };
 
   Matrix LoadMatrix(const gguf::GgufFile& file, const std::string& name) const;
@@ -62,8 +66,11 @@ class ReferenceModel {
   std::vector<Matrix> LoadExperts(const gguf::GgufFile& file, const std::string& name) const;
   // The FFN of one token's normalized input: gated, or the mixture of experts.
   std::vector<float> Ffn(const Layer& l, const std::vector<float>& xn) const;
+  // (Biases: empty, or one per row of gate / up / down.)
   std::vector<float> GatedFfn(const Matrix& gate, const Matrix& up, const Matrix& down,
-                              const std::vector<float>& xn) const;
+                              const std::vector<float>& xn, const std::vector<float>& gate_b = {},
+                              const std::vector<float>& up_b = {},
+                              const std::vector<float>& down_b = {}) const;
   static Matrix RowRange(const Matrix& m, int64_t first, int64_t rows);
   std::vector<float> LoadVector(const gguf::GgufFile& file, const std::string& name) const;
   std::vector<float> MatVec(const Matrix& m, const std::vector<float>& x) const;

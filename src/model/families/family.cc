@@ -10,6 +10,7 @@ const ModelFamily& Gemma2Family();
 const ModelFamily& Gemma3Family();
 const ModelFamily& Gemma4Family();
 const ModelFamily& Glm4Family();
+const ModelFamily& GptOssFamily();
 const ModelFamily& GraniteFamily();
 const ModelFamily& LlamaFamily();
 const ModelFamily& Mistral3Family();
@@ -25,9 +26,9 @@ namespace {
 
 std::span<const ModelFamily* const> Families() {
   static const ModelFamily* const families[] = {
-      &Gemma2Family(), &Gemma3Family(),   &Gemma4Family(),  &Glm4Family(), &GraniteFamily(),
-      &LlamaFamily(),  &Mistral3Family(), &Olmo2Family(),   &Phi3Family(), &Qwen2Family(),
-      &Qwen3Family(),  &Qwen35Family(),   &Qwen3MoeFamily(), &SmolLm3Family(),
+      &Gemma2Family(),  &Gemma3Family(), &Gemma4Family(),   &Glm4Family(),     &GptOssFamily(),
+      &GraniteFamily(), &LlamaFamily(),  &Mistral3Family(), &Olmo2Family(),    &Phi3Family(),
+      &Qwen2Family(),   &Qwen3Family(),  &Qwen35Family(),   &Qwen3MoeFamily(), &SmolLm3Family(),
   };
   return families;
 }

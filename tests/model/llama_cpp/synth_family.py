@@ -107,6 +107,18 @@ REAL = {
                    tied=True, rope=1000000.0, eps=1e-6, keys={}, window=512, shared=2,
                    per_layer=256, pattern="SSSSFSF", softcap=30.0, embd_std=0.003,
                    out_norm=20.0, qk_norm=1.0),
+    # gpt-oss-20b's widths (hidden 2880, 64 heads / 8 KV of 64, 32 experts of 2880, 4 per
+    # token) with 8 experts and 4 layers: window 128 on layers 0 and 2, YaRN x32 over 4096 on
+    # every layer, sinks, biases on attention, router and experts; the experts in MXFP4 (as the
+    # published files), the rest in --type.
+    "gpt-oss": dict(hidden=2880, heads=64, kv=8, hd=64, ffn=2880, layers=4, tied=False,
+                    rope=150000.0, eps=1e-5,
+                    keys={"expert_count": 8, "expert_used_count": 4,
+                          "expert_feed_forward_length": 2880, "attention.sliding_window": 128,
+                          "rope.scaling.type": "yarn", "rope.scaling.factor": 32.0,
+                          "rope.scaling.original_context_length": 4096},
+                    tensors=["attn_norm", "qkv", "qkv_bias", "attn_output_bias", "sinks",
+                             "post_attention_norm", "moe_oss"]),
     # SmolLM3-3B (layer 3 has no RoPE)
     "smollm3": dict(hidden=2048, heads=16, kv=4, hd=128, ffn=11008, layers=4, tied=True,
                     rope=5000000.0, eps=1e-6, keys={},
@@ -153,6 +165,13 @@ TINY = {
                    rope=1000000.0,
                    window=8, shared=2, per_layer=32, pattern="SSFSF", softcap=5.0,
                    embd_std=0.6, qk_norm=16 ** 0.25),
+    # Widths that MXFP4's blocks of 32 divide; window 8, YaRN x4 over 16.
+    "gpt-oss": dict(TINY_BASE, hidden=64, heads=4, kv=2, hd=16, ffn=64, tied=False,
+                    keys=dict(REAL["gpt-oss"]["keys"], **{
+                        "expert_count": 4, "expert_used_count": 2,
+                        "expert_feed_forward_length": 64, "attention.sliding_window": 8,
+                        "rope.scaling.factor": 4.0, "rope.scaling.original_context_length": 16}),
+                    tensors=REAL["gpt-oss"]["tensors"]),
     # llama.cpp's phi3 takes Q's width as hidden; original context 32 < the 64 compared
     # positions: the long factors apply in both engines.
     "phi3": dict(TINY_BASE, hidden=64, kv=2, layers=3, tied=False,
@@ -223,6 +242,18 @@ def gemma4_tensors(f, layers, n_vocab, matrix, norm, w, rng):
         norm(p + "post_norm.weight", h)
         w.add_tensor(p + "layer_output_scale.weight",
                      np.array([rng.uniform(0.5, 1.0)], dtype=np.float32))
+
+
+def mxfp4_experts(w, rng, name, n_exp, rows, cols, std):
+    """n_exp stacked [cols, rows] matrices N(0, std^2) in MXFP4, quantized 256 rows at a time
+    (gguf-py's quantizer holds 16 candidates per value)."""
+    qtype = gguf.GGMLQuantizationType.MXFP4
+    out = np.empty((n_exp, rows, cols // 32 * 17), dtype=np.uint8)
+    for e in range(n_exp):
+        for r in range(0, rows, 256):
+            a = rng.standard_normal((min(256, rows - r), cols), dtype=np.float32) * np.float32(std)
+            out[e, r:r + a.shape[0]] = quants.quantize(a, qtype)
+    w.add_tensor(name, out, raw_dtype=qtype)
 
 
 def main():
@@ -340,6 +371,24 @@ def main():
                 matrix(p + "ffn_gate_exps.weight", eff, h, 1.0 / np.sqrt(h), n_exp)
                 matrix(p + "ffn_up_exps.weight", eff, h, 1.0 / np.sqrt(h), n_exp)
                 matrix(p + "ffn_down_exps.weight", h, eff, 1.0 / np.sqrt(eff), n_exp)
+            elif t == "attn_output_bias":
+                w.add_tensor(p + "attn_output.bias", rng.uniform(-0.1, 0.1, h).astype(np.float32))
+            elif t == "sinks":  # around the scores' size: some heads mostly attend to nothing
+                w.add_tensor(p + "attn_sinks.weight",
+                             rng.uniform(-1.0, 3.0, f["heads"]).astype(np.float32))
+            elif t == "moe_oss":  # gpt-oss: biased router and experts, MXFP4 expert matrices
+                n_exp = f["keys"]["expert_count"]
+                eff = f["keys"]["expert_feed_forward_length"]
+                w.add_tensor(p + "ffn_gate_inp.weight",
+                             (rng.standard_normal((n_exp, h), dtype=np.float32) *
+                              np.float32(1.0 / np.sqrt(h))))
+                w.add_tensor(p + "ffn_gate_inp.bias", rng.uniform(-0.5, 0.5, n_exp).astype(np.float32))
+                mxfp4_experts(w, rng, p + "ffn_gate_exps.weight", n_exp, eff, h, 1.0 / np.sqrt(h))
+                mxfp4_experts(w, rng, p + "ffn_up_exps.weight", n_exp, eff, h, 1.0 / np.sqrt(h))
+                mxfp4_experts(w, rng, p + "ffn_down_exps.weight", n_exp, h, eff, 1.0 / np.sqrt(eff))
+                for name, n in (("ffn_gate_exps.bias", eff), ("ffn_up_exps.bias", eff),
+                                ("ffn_down_exps.bias", h)):
+                    w.add_tensor(p + name, rng.uniform(-0.1, 0.1, (n_exp, n)).astype(np.float32))
             elif t == "qk_norm_row":
                 norm(p + "attn_q_norm.weight", qs)
                 norm(p + "attn_k_norm.weight", kvs)
