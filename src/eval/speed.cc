@@ -5,6 +5,7 @@
 #include <chrono>
 #include <numeric>
 #include <random>
+#include <span>
 
 #include "kernels/packed_weights.h"
 
@@ -82,8 +83,10 @@ double MeasureReadBandwidth(ThreadPool* pool, size_t bytes) {
   // Read as the decode kernels read: every thread streams its own contiguous range of a buffer
   // far beyond the caches in 64-byte lines, prefetching kPrefetch bytes ahead.
   constexpr size_t kPrefetch = 8192;
+  // On the pages the weights live on (kernels::AllocPacked: transparent huge pages).
   const size_t n = bytes / sizeof(uint64_t) / 8 * 8;
-  std::vector<uint64_t> buffer(n);
+  const auto storage = kernels::AllocPacked(n * sizeof(uint64_t));
+  const std::span<uint64_t> buffer(reinterpret_cast<uint64_t*>(storage.get()), n);
   std::iota(buffer.begin(), buffer.end(), 0);
   std::atomic<uint64_t> sink{0};
   const int threads = pool != nullptr ? pool->size() : 1;

@@ -24,22 +24,6 @@ namespace {
 
 using gguf::GgmlType;
 
-// A zeroed, 64-byte aligned buffer for packed weights. Past 2 MiB it is aligned to 2 MiB and
-// asked for transparent huge pages: decode streams every weight once per token, and with 4 KiB
-// pages that stream takes a TLB miss every 4 KiB.
-std::unique_ptr<uint8_t[], void (*)(void*)> AllocPacked(size_t bytes) {
-  constexpr size_t kHuge = size_t{2} << 20;
-  const size_t align = bytes >= kHuge ? kHuge : 64;
-  const size_t size = (bytes + align - 1) / align * align;
-  auto* p = static_cast<uint8_t*>(std::aligned_alloc(align, size));
-  RADIXLM_CHECK(p != nullptr) << "out of memory packing " << bytes << " bytes of weights";
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  if (align == kHuge) madvise(p, size, MADV_HUGEPAGE);  // advice only: failure is harmless
-#endif
-  std::memset(p, 0, size);
-  return {p, std::free};
-}
-
 // One 32-column block of one weight row as integers u (0..255) and per-sub-block d (and m).
 // K-quants also keep their scales' GGUF form: the super-block's halves hd (and hmin), and the
 // block's 6-bit sc and mn (Q4_K / Q5_K) or the two 16-column sub-blocks' int8 scales (Q6_K).
@@ -241,6 +225,20 @@ std::unique_ptr<PackedWeights> PackFloatWeights(const WeightMatrix& w, ThreadPoo
 }
 
 }  // namespace
+
+std::unique_ptr<uint8_t[], void (*)(void*)> AllocPacked(size_t bytes) {
+  constexpr size_t kHuge = size_t{2} << 20;
+  const size_t align = bytes >= kHuge ? kHuge : 64;
+  const size_t size = (bytes + align - 1) / align * align;
+  auto* p = static_cast<uint8_t*>(std::aligned_alloc(align, size));
+  RADIXLM_CHECK(p != nullptr) << "out of memory packing " << bytes << " bytes of weights";
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (align == kHuge) madvise(p, size, MADV_HUGEPAGE);  // advice only: failure is harmless
+#endif
+  std::memset(p, 0, size);
+  return {p, std::free};
+}
+
 
 bool IsPackableType(GgmlType type) {
   switch (type) {
@@ -528,17 +526,9 @@ PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, in
   } else {
     quantize(0, n_tokens, 0);
   }
-  // The last tile's padding tokens: zero quants and scales (kernels may read, never store, them).
-  for (int64_t t = n_tokens; t < tiled; ++t) {
-    const int64_t k = t / kActTile, i = t % kActTile;
-    for (int64_t b = 0; b < nb; ++b) {
-      const int64_t kb = k * nb + b;
-      std::memset(tq + (kb * kActTile + i) * 32, 0, 32);
-      s.tdx[kb * kActTile + i] = s.tdxs[kb * kActTile + i] = 0.0f;
-      s.txsum[kb * kActTile + i] = 0;
-      s.tsum16[kb * 2 * kActTile + i] = s.tsum16[(kb * 2 + 1) * kActTile + i] = 0;
-    }
-  }
+  // The last tile's padding tokens keep what the scratch held (zeros, or an earlier call's
+  // finite quants and scales): kernels may read them but never store their outputs, and
+  // zeroing them cost a decode step more than quantizing its one token.
   return a;
 }
 

@@ -127,6 +127,11 @@ bool IsPackableType(gguf::GgmlType type);
 // IsPackableType(w.type).
 std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* pool);
 
+// A zeroed, 64-byte aligned buffer as packed weights live in. Past 2 MiB it is aligned to 2 MiB
+// and asked for transparent huge pages: decode streams every weight once per token, and with
+// 4 KiB pages that stream takes a TLB miss every 4 KiB.
+std::unique_ptr<uint8_t[], void (*)(void*)> AllocPacked(size_t bytes);
+
 // Per-token quantized activations: token t's int8 quants at qs + t * stride (stride a multiple
 // of 64), and for block b (32 columns) its float scale dx[t * nb + b] (shared by the 8 blocks
 // of a 256-element scale block); for sub-block s of 16, the quant sum
@@ -136,7 +141,8 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
 // k = t / kActTile, i = t % kActTile) and block b, with kb = k * nb + b, its 32 quants at
 // tq + (kb * kActTile + i) * 32, and tdx / tdxs / txsum (the block's quant sum) /
 // tsum16 (sub-block s) at [kb * kActTile + i] / [(kb * 2 + s) * kActTile + i]. Tokens past
-// n_tokens in the last tile are zeros.
+// n_tokens in the last tile hold finite values of no meaning (zeros, or an earlier call's):
+// a kernel may read them, never store outputs computed from them.
 // For float weights (act_block 0): token t's floats at xf + t * xf_stride, and nb only.
 inline constexpr int kActTile = 16;
 struct PackedActivations {

@@ -51,9 +51,23 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t
       const int32_t* xsum = a.txsum + kb * kActTile + i0;
       __m512i s[T];
       for (int t = 0; t < T; ++t) s[t] = _mm512_set1_epi32(-off * xsum[t]);
-      for (int c = 0; c < 8; ++c) {
-        for (int t = 0; t < T; ++t) {
-          s[t] = _mm512_dpbusd_epi32(s[t], wq[c], Broadcast4(xq + 32 * t + 4 * c));
+      if constexpr (T <= 2) {
+        // Two chains per token (integer sums: the same result in any order), so a token's
+        // eight dependent vpdpbusd do not serialise the block.
+        __m512i s2[T];
+        for (int t = 0; t < T; ++t) s2[t] = _mm512_setzero_si512();
+        for (int c = 0; c < 8; c += 2) {
+          for (int t = 0; t < T; ++t) {
+            s[t] = _mm512_dpbusd_epi32(s[t], wq[c], Broadcast4(xq + 32 * t + 4 * c));
+            s2[t] = _mm512_dpbusd_epi32(s2[t], wq[c + 1], Broadcast4(xq + 32 * t + 4 * c + 4));
+          }
+        }
+        for (int t = 0; t < T; ++t) s[t] = _mm512_add_epi32(s[t], s2[t]);
+      } else {
+        for (int c = 0; c < 8; ++c) {
+          for (int t = 0; t < T; ++t) {
+            s[t] = _mm512_dpbusd_epi32(s[t], wq[c], Broadcast4(xq + 32 * t + 4 * c));
+          }
         }
       }
       const float* dxs = a.tdxs + kb * kActTile + i0;
