@@ -339,4 +339,16 @@ TEMPLATE_CONFIG = {
                                {}),
         },
     },
+    # gpt-oss (harmony): prints today's date; tools as a TypeScript-like namespace; the thinking
+    # of the last assistant turn as its analysis channel.
+    "gpt_oss.jinja": {
+        "bos": "<|startoftext|>", "eos": "<|return|>",
+        "fixed_now": FIXED_NOW,
+        "extra": {
+            "tools": (TOOL_CONVERSATIONS["qwen"], {"tools": [WEATHER_TOOL, RICH_TOOL]}),
+            "reasoning_low": (COMMON["system_user"], {"reasoning_effort": "low"}),
+            "thinking_history": ([USER, {"role": "assistant", "content": "Hi.",
+                                         "thinking": "Greet back."}, USER2], {}),
+        },
+    },
 }
