@@ -273,5 +273,16 @@ TEST(HybridConfigTest, AMissingLinearLayerTensorIsNamed) {
       << model.status().ToString();
 }
 
+TEST(HybridConfigTest, AFusedQkvOnAFullAttentionLayerIsRefusedByName) {
+  testing::TinyModelSpec spec = TinyQwen35Spec();
+  spec.extra_vectors = {"blk.3.attn_qkv.weight"};
+  const auto bytes = BuildTinyModel(spec);
+  const auto config = ModelConfig::FromGguf(*ParseTinyModel(bytes));
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(config.status().message().find("'blk.3.attn_qkv.weight'"), std::string::npos)
+      << config.status().ToString();
+}
+
 }  // namespace
 }  // namespace radixlm::model

@@ -285,6 +285,7 @@ class Builder {
       Matrix(p + "ffn_up.weight", h, spec_.ffn, 1.0f / std::sqrt(h));
       Matrix(p + "ffn_down.weight", spec_.ffn, h, 1.0f / std::sqrt(spec_.ffn));
     }
+    for (const std::string& name : spec_.extra_vectors) Vector(name, Random(h, 0.2f));  // qwen35
     return w_.Serialize();
   }
 

@@ -10,6 +10,7 @@
 // after the decoder's are not run (ModelConfig reads nextn_predict_layers); qwen35moe and
 // qwen3next are other architectures, not read here.
 #include "model/families/family.h"
+#include "model/tensor_names.h"
 
 namespace radixlm::model {
 
@@ -116,6 +117,12 @@ Status Configure(const ArchMetadata& m, ModelConfig* c) {
         n[t] = TensorNeed::kRequired;
       }
     } else {
+      // (llama.cpp also reads a fused attn_qkv here; the converter writes Q, K and V apart.)
+      const std::string fused = LayerTensorName(i, LayerTensor::kAttnQkv);
+      if (m.file().FindTensor(fused) != nullptr) {
+        return Unimplemented("tensor '" + fused +
+                             "' (qwen35 full attention with fused Q/K/V) is not supported");
+      }
       for (LayerTensor t : {LayerTensor::kAttnQ, LayerTensor::kAttnK, LayerTensor::kAttnV,
                             LayerTensor::kAttnOutput, LayerTensor::kAttnQNorm,
                             LayerTensor::kAttnKNorm}) {
