@@ -225,7 +225,7 @@ std::string AutoToolCallTrigger(chat::ToolCallFormat format) {
     case chat::ToolCallFormat::kGlm4:
       return "";  // a call opens with the function's name: no text announces it
     case chat::ToolCallFormat::kGemma4:
-      return "";  // its arguments are not JSON, which the structural tag's content is
+      return "<|tool_call>call:";
   }
   return "";
 }
@@ -259,11 +259,19 @@ std::string AutoToolCallStructuralTag(const ToolRequest& request, chat::ToolCall
       break;
     case chat::ToolCallFormat::kGlm4:
     case chat::ToolCallFormat::kGemma4:
-      break;  // no trigger (AutoToolCallConstraint builds none)
+      break;  // glm4: no trigger (AutoToolCallConstraint builds none); gemma4: below
   }
   const char* key = format == chat::ToolCallFormat::kLlama3 ? "parameters" : "arguments";
   json tags = json::array();
   for (const ToolFunction& f : request.functions) {
+    if (format == chat::ToolCallFormat::kGemma4) {
+      // The name, then the arguments in Gemma 4's own syntax (the regex forced calls use).
+      tags.push_back({{"type", "tag"},
+                      {"begin", trigger + f.name},
+                      {"content", {{"type", "regex"}, {"pattern", Gemma4ArgsRegex(f.parameters)}}},
+                      {"end", "<tool_call|>"}});
+      continue;
+    }
     json content = f.parameters.is_null()
                        ? json{{"type", "const_string"}, {"value", "{}"}}
                        : json{{"type", "json_schema"}, {"json_schema", f.parameters}};

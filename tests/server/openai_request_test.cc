@@ -287,6 +287,20 @@ TEST(OpenAiToolsTest, AutoStructuralTagConstrainsCallsInEveryFormat) {
   const std::string call = chat::FormatToolCalls(chat::ToolCallFormat::kQwen25, {{"now", "{}"}});
   EXPECT_TRUE(grammar::testing::FullMatch(*grammar, call));
   EXPECT_FALSE(grammar::testing::FullMatch(*grammar, call + "\n" + call));
+  // Gemma 4: the trigger opens a call in its own syntax.
+  EXPECT_EQ(AutoToolCallTrigger(chat::ToolCallFormat::kGemma4), "<|tool_call>call:");
+  ASSERT_TRUE(AutoToolCallConstraint(single->tools, chat::ToolCallFormat::kGemma4, {}).has_value());
+  auto gemma4 = grammar::testing::MustCompile(
+      grammar::GrammarKind::kStructuralTag,
+      AutoToolCallStructuralTag(single->tools, chat::ToolCallFormat::kGemma4));
+  ASSERT_NE(gemma4, nullptr);
+  const std::string gemma4_call = chat::FormatToolCalls(chat::ToolCallFormat::kGemma4,
+                                                        {{"get_weather", R"({"city": "Oslo"})"}});
+  EXPECT_TRUE(grammar::testing::FullMatch(*gemma4, "Let me see. " + gemma4_call)) << gemma4_call;
+  EXPECT_FALSE(grammar::testing::FullMatch(*gemma4, gemma4_call + gemma4_call));
+  const std::string gemma4_bad = chat::FormatToolCalls(chat::ToolCallFormat::kGemma4,
+                                                       {{"get_weather", R"({"town": "Oslo"})"}});
+  EXPECT_FALSE(grammar::testing::FullMatch(*gemma4, gemma4_bad)) << gemma4_bad;
   // A schema radixlm cannot compile leaves auto unconstrained.
   auto odd = ParseToolRequest(json::parse(R"({"tools": [{"type": "function", "function":
       {"name": "f", "parameters": {"type": "object", "bogusKeyword": 1}}}]})"));
@@ -318,8 +332,8 @@ TEST(OpenAiToolsTest, ForcedRegexMatchesItsOwnFormat) {
   for (chat::ToolCallFormat format :
        {chat::ToolCallFormat::kQwen25, chat::ToolCallFormat::kLlama3,
         chat::ToolCallFormat::kMistral, chat::ToolCallFormat::kGranite,
-        chat::ToolCallFormat::kPhi4Mini, chat::ToolCallFormat::kGlm4,
-        chat::ToolCallFormat::kGemma4, chat::ToolCallFormat::kJson}) {
+        chat::ToolCallFormat::kPhi4Mini, chat::ToolCallFormat::kGlm4, chat::ToolCallFormat::kGemma4,
+        chat::ToolCallFormat::kJson}) {
     auto regex = ForcedToolCallRegex(request->tools, format, {});
     ASSERT_TRUE(regex.ok()) << regex.status().ToString();
     auto grammar = grammar::testing::MustCompile(grammar::GrammarKind::kRegex, *regex);
