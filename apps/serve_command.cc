@@ -467,12 +467,11 @@ const bool kServeRegistered = RegisterCommand("serve", [](CLI::App& app) {
                 "Native streams send text deltas instead of cumulative text");
   cmd->add_option("--tool-call-parser", s.tool_call_parser,
                   "qwen25 (hermes) | llama3 | mistral | granite | phi4_mini | glm4 | gemma4 | "
-                  "json "
-                  "(default: from the chat template)");
+                  "gpt-oss | json (default: from the chat template)");
   cmd->add_option(
       "--reasoning-parser", s.reasoning_parser,
-      "deepseek-r1 | qwen3 (glm45) | mistral | gemma4 | granite: reasoning_content apart "
-      "from content");
+      "deepseek-r1 | qwen3 (glm45) | mistral | gemma4 | granite | gpt-oss: reasoning_content "
+      "apart from content");
   cmd->add_option("--max-request-bytes", s.max_body_bytes, "Largest request body (413 above)")
       ->capture_default_str();
   cmd->add_option("--max-new-tokens-cap", s.max_new_tokens_cap,

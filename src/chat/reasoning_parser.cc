@@ -4,6 +4,8 @@
 #include <utility>
 #include <vector>
 
+#include "chat/harmony.h"
+
 namespace radixlm::chat {
 namespace {
 
@@ -28,6 +30,7 @@ const Tags& TagsOf(ReasoningFormat format) {
       return kGranite;
     case ReasoningFormat::kDeepSeekR1:
     case ReasoningFormat::kQwen3:
+    case ReasoningFormat::kGptOss:
       break;
   }
   return kThink;
@@ -76,8 +79,25 @@ std::string_view TrimLeadingNewlines(std::string_view text) {
   return text;
 }
 
+// Harmony: analysis bodies are reasoning; final and preamble bodies, tool calls (whole) and
+// text outside messages are content.
+ReasoningSplit SplitHarmony(std::string_view text, bool final) {
+  ReasoningSplit out;
+  for (const HarmonyPart& part : ScanHarmony(text, final).parts) {
+    if (!part.is_message || !part.recipient.empty()) {
+      out.content.append(part.raw);
+    } else if (part.channel == "analysis") {
+      out.reasoning.append(part.body);
+    } else {
+      out.content.append(part.body);
+    }
+  }
+  return out;
+}
+
 // The split of `text`; when !final, only what more text cannot change.
 ReasoningSplit Split(ReasoningFormat format, std::string_view text, bool final) {
+  if (format == ReasoningFormat::kGptOss) return SplitHarmony(text, final);
   ReasoningSplit out;
   const Tags& tags = TagsOf(format);
   std::string_view rest = text;
@@ -115,8 +135,10 @@ StatusOr<ReasoningFormat> ReasoningFormatFromName(std::string_view name) {
   if (name == "mistral") return ReasoningFormat::kMistral;
   if (name == "gemma4") return ReasoningFormat::kGemma4;
   if (name == "granite") return ReasoningFormat::kGranite;
+  if (name == "gpt-oss") return ReasoningFormat::kGptOss;
   return InvalidArgument("unknown reasoning parser \"" + std::string(name) +
-                         "\"; expected deepseek-r1, qwen3 (glm45), mistral, gemma4 or granite");
+                         "\"; expected deepseek-r1, qwen3 (glm45), mistral, gemma4, granite or "
+                         "gpt-oss");
 }
 
 ReasoningSplit SplitReasoning(ReasoningFormat format, std::string_view text) {

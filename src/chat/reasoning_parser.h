@@ -13,9 +13,14 @@
 //   granite      the same with Granite 3.2 / 3.3's plain-text markers (vLLM's granite parser):
 //                the reply opens "Here is my thought process:" (or "Here's ..."), and the answer
 //                follows "Here is my response:" (or "Here's ...").
+//   gpt-oss      OpenAI's harmony messages (chat/harmony.h): the bodies of `analysis` messages
+//                are reasoning, those of `final` and `commentary` (a preamble) messages are
+//                content; a message addressed to a recipient (a tool call) is left in content
+//                whole, markers included, for the gpt-oss tool-call parser. Text that is not
+//                a harmony message is content.
 //
 // The streaming parser holds back text that may be the start of a tag, so no tag text ever
-// reaches either field.
+// reaches either field (gpt-oss: nor a marker, nor a message header still arriving).
 #pragma once
 
 #include <string>
@@ -25,10 +30,10 @@
 
 namespace radixlm::chat {
 
-enum class ReasoningFormat { kDeepSeekR1, kQwen3, kMistral, kGemma4, kGranite };
+enum class ReasoningFormat { kDeepSeekR1, kQwen3, kMistral, kGemma4, kGranite, kGptOss };
 
-// "deepseek-r1" | "qwen3" | "glm45" | "mistral" | "gemma4" | "granite"; InvalidArgument
-// otherwise.
+// "deepseek-r1" | "qwen3" | "glm45" | "mistral" | "gemma4" | "granite" | "gpt-oss";
+// InvalidArgument otherwise.
 StatusOr<ReasoningFormat> ReasoningFormatFromName(std::string_view name);
 
 struct ReasoningSplit {

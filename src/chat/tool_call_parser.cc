@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chat/gemma4_tool_syntax.h"
+#include "chat/harmony.h"
 #include "chat/json_scan.h"
 
 namespace radixlm::chat {
@@ -20,6 +21,9 @@ constexpr std::string_view kPhi4Close = "<|/tool_call|>";
 constexpr std::string_view kPhi4Functools = "functools";
 constexpr std::string_view kGemma4Open = "<|tool_call>call:";
 constexpr std::string_view kGemma4Close = "<tool_call|>";
+constexpr std::string_view kHarmonyChannel = "<|channel|>";
+constexpr std::string_view kHarmonyCall = "<|call|>";
+constexpr std::string_view kHarmonyFunctions = "functions.";
 
 // Characters of a function name written bare (mistral's compact calls, glm4).
 bool NameChar(char c) {
@@ -88,6 +92,9 @@ class ToolOutputScanner {
         break;
       case ToolCallFormat::kGemma4:
         RunGemma4();
+        break;
+      case ToolCallFormat::kGptOss:
+        RunGptOss();
         break;
       case ToolCallFormat::kLlama3:
         RunLlama3();
@@ -450,6 +457,53 @@ class ToolOutputScanner {
     return Malformed(pos);
   }
 
+  // Harmony messages: those to functions.NAME are calls, the bodies of final and preamble
+  // messages and text outside messages are content, analysis bodies are dropped.
+  void RunGptOss() {
+    for (const HarmonyPart& part : ScanHarmony(text_, final_).parts) {
+      if (!part.is_message) {
+        AddContent(part.raw);
+      } else if (!part.recipient.empty()) {
+        AddGptOssCall(part);
+      } else if (part.channel != "analysis") {
+        AddContent(part.body);
+      }
+    }
+  }
+
+  // A message to a recipient: a call when the recipient is a known function and the body is
+  // one JSON object (or still may become one); otherwise the message's text is content.
+  void AddGptOssCall(const HarmonyPart& part) {
+    std::string_view name = part.recipient;
+    if (name.starts_with(kHarmonyFunctions)) name.remove_prefix(kHarmonyFunctions.size());
+    if (!AllNameChars(name) || !parser_.KnownName(name)) {
+      AddContent(part.raw);
+      return;
+    }
+    PartialToolCall call;
+    call.name = std::string(name);
+    const std::string_view args = part.body.substr(SkipJsonSpace(part.body, 0));
+    const bool growing = !final_ && !part.closed;
+    const JsonScanResult value = ScanJsonValue(args, 0);
+    if (args.empty() || (growing && value.status == JsonScan::kIncomplete && args[0] == '{')) {
+      if (!growing) call.arguments = "{}";
+      if (growing) call.arguments = std::string(args);
+      call.complete = !growing;
+      out_.calls.push_back(std::move(call));
+      calls_seen_ = calls_seen_ || !growing;
+      return;
+    }
+    if (args[0] != '{' || value.status != JsonScan::kComplete ||
+        !AllSpace(args.substr(value.end))) {
+      AddContent(part.raw);  // malformed or cut short
+      return;
+    }
+    call.arguments = std::string(args.substr(0, value.end));
+    call.complete = true;
+    out_.calls.push_back(std::move(call));
+    calls_seen_ = true;
+  }
+
   // Calls at the start of the text (after whitespace): json and llama3 without the tag. Text
   // that does not start like a call is content.
   void RunLeading(size_t pos, bool list, char separator) {
@@ -504,10 +558,11 @@ StatusOr<ToolCallFormat> ToolCallFormatFromName(std::string_view name) {
   if (name == "phi4_mini" || name == "phi4_mini_json") return ToolCallFormat::kPhi4Mini;
   if (name == "glm4") return ToolCallFormat::kGlm4;
   if (name == "gemma4") return ToolCallFormat::kGemma4;
+  if (name == "gpt-oss") return ToolCallFormat::kGptOss;
   if (name == "json") return ToolCallFormat::kJson;
   return InvalidArgument("unknown tool-call parser \"" + std::string(name) +
                          "\"; expected qwen25 (hermes), llama3, mistral, granite, phi4_mini, "
-                         "glm4, gemma4 or json");
+                         "glm4, gemma4, gpt-oss or json");
 }
 
 std::string_view ToolCallFormatName(ToolCallFormat format) {
@@ -526,6 +581,8 @@ std::string_view ToolCallFormatName(ToolCallFormat format) {
       return "glm4";
     case ToolCallFormat::kGemma4:
       return "gemma4";
+    case ToolCallFormat::kGptOss:
+      return "gpt-oss";
     case ToolCallFormat::kJson:
       return "json";
   }
@@ -533,6 +590,10 @@ std::string_view ToolCallFormatName(ToolCallFormat format) {
 }
 
 ToolCallFormat DetectToolCallFormat(std::string_view source) {
+  if (source.find(kHarmonyChannel) != std::string_view::npos &&
+      source.find(kHarmonyCall) != std::string_view::npos) {
+    return ToolCallFormat::kGptOss;
+  }
   if (source.find(kGemma4Open) != std::string_view::npos) return ToolCallFormat::kGemma4;
   if (source.find(kHermesOpen) != std::string_view::npos) return ToolCallFormat::kQwen25;
   if (source.find(kMistralMarker) != std::string_view::npos) return ToolCallFormat::kMistral;
@@ -655,6 +716,17 @@ std::string FormatToolCalls(ToolCallFormat format, const std::vector<ToolCall>& 
         out += std::string(kGemma4Open) + c.name +
                (args.is_discarded() ? c.arguments : FormatGemma4Args(args)) +
                std::string(kGemma4Close);
+      }
+      return out;
+    case ToolCallFormat::kGptOss:
+      // As the model writes them: the first call opens the reply (the generation prompt wrote
+      // its <|start|>assistant), each one after it is a message of its own.
+      for (size_t i = 0; i < calls.size(); ++i) {
+        out += std::string(i > 0 ? "<|start|>assistant" : "") +
+               "<|channel|>commentary to=functions." + calls[i].name +
+               " <|constrain|>json<|message|>" +
+               (calls[i].arguments.empty() ? std::string("{}") : calls[i].arguments) +
+               std::string(kHarmonyCall);
       }
       return out;
     case ToolCallFormat::kGlm4:

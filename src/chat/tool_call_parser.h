@@ -19,6 +19,14 @@
 //   gemma4                       <|tool_call>call:f{key:<|"|>text<|"|>,n:3}<tool_call|>, once per
 //                                call (Gemma 4; the arguments converted to JSON, see
 //                                gemma4_tool_syntax.h)
+//   gpt-oss                      OpenAI's harmony messages (chat/harmony.h): a message to
+//                                functions.f, <|channel|>commentary to=functions.f
+//                                <|constrain|>json<|message|>{...} (or the recipient in the
+//                                role header, <|start|>assistant to=functions.f<|channel|>
+//                                commentary json<|message|>{...}), ended by <|call|> or by the
+//                                end of the output (<|call|> ends the generation); the bodies
+//                                of final and preamble messages are content, analysis bodies
+//                                are left out (they are the reasoning parser's)
 //   json                         the whole reply is {"name": "f", "arguments": {...}}, such
 //                                objects one after another, or a list of them (templates
 //                                without tool syntax, e.g. Gemma-3's: the tools are described
@@ -55,16 +63,17 @@ enum class ToolCallFormat {
   kPhi4Mini,
   kGlm4,
   kGemma4,
+  kGptOss,
   kJson
 };
 
 // "qwen25" | "qwen" | "hermes" | "llama3" | "mistral" | "granite" | "phi4_mini" |
-// "phi4_mini_json" | "glm4" | "gemma4" | "json"; InvalidArgument otherwise.
+// "phi4_mini_json" | "glm4" | "gemma4" | "gpt-oss" | "json"; InvalidArgument otherwise.
 StatusOr<ToolCallFormat> ToolCallFormatFromName(std::string_view name);
 std::string_view ToolCallFormatName(ToolCallFormat format);
 // The format a chat template's tool syntax shows (<tool_call>, [TOOL_CALLS], <|tool_call|>,
-// Phi-4-mini's <|tool|>, GLM-4's <|observation|>, Gemma 4's <|tool_call>call:,
-// <|python_tag|>); kJson when it has none.
+// Phi-4-mini's <|tool|>, GLM-4's <|observation|>, Gemma 4's <|tool_call>call:, harmony's
+// <|channel|> and <|call|>, <|python_tag|>); kJson when it has none.
 ToolCallFormat DetectToolCallFormat(std::string_view template_source);
 
 struct ToolCall {

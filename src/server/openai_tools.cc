@@ -82,6 +82,13 @@ Status ReadToolChoice(const json& choice, ToolRequest* r) {
   return Status::Ok();
 }
 
+// The header of a harmony call message (as gpt-oss writes it, and as llama.cpp's grammar for it
+// reads it with the recipient in the channel header); the arguments object follows.
+std::string HarmonyCallHeader(std::string_view name) {
+  return "<|channel|>commentary to=functions." + std::string(name) +
+         " <|constrain|>json<|message|>";
+}
+
 std::string CallRegex(const ToolFunction& f, chat::ToolCallFormat format,
                       const std::string& params_regex) {
   // GLM-4 writes the name on a line of its own, then the arguments object.
@@ -90,6 +97,10 @@ std::string CallRegex(const ToolFunction& f, chat::ToolCallFormat format,
   }
   // Gemma 4: the name, then its own dict syntax (params_regex is Gemma4ArgsRegex's).
   if (format == chat::ToolCallFormat::kGemma4) return jp::EscapeRegex(f.name) + params_regex;
+  // gpt-oss: a commentary message to the function whose body is the arguments object.
+  if (format == chat::ToolCallFormat::kGptOss) {
+    return jp::EscapeRegex(HarmonyCallHeader(f.name)) + "(?:" + params_regex + ")";
+  }
   const char* key = format == chat::ToolCallFormat::kLlama3 ? "parameters" : "arguments";
   return jp::EscapeRegex("{\"name\": " + json(f.name).dump() + ", \"" + key + "\": ") +
          "(?:" + params_regex + ")\\}";
@@ -174,6 +185,8 @@ StatusOr<std::string> ForcedToolCallPattern(const ToolRequest& request, chat::To
       return one;
     case chat::ToolCallFormat::kGemma4:
       return "<\\|tool_call>call:" + one + "<tool_call\\|>";
+    case chat::ToolCallFormat::kGptOss:
+      return one;  // the model ends the generation with <|call|>
   }
   return one;
 }
@@ -226,6 +239,8 @@ std::string AutoToolCallTrigger(chat::ToolCallFormat format) {
       return "";  // a call opens with the function's name: no text announces it
     case chat::ToolCallFormat::kGemma4:
       return "<|tool_call>call:";
+    case chat::ToolCallFormat::kGptOss:
+      return "<|channel|>commentary to=";
   }
   return "";
 }
@@ -259,7 +274,8 @@ std::string AutoToolCallStructuralTag(const ToolRequest& request, chat::ToolCall
       break;
     case chat::ToolCallFormat::kGlm4:
     case chat::ToolCallFormat::kGemma4:
-      break;  // glm4: no trigger (AutoToolCallConstraint builds none); gemma4: below
+    case chat::ToolCallFormat::kGptOss:
+      break;  // glm4: no trigger (AutoToolCallConstraint builds none); gemma4, gpt-oss: below
   }
   const char* key = format == chat::ToolCallFormat::kLlama3 ? "parameters" : "arguments";
   json tags = json::array();
@@ -270,6 +286,18 @@ std::string AutoToolCallStructuralTag(const ToolRequest& request, chat::ToolCall
                       {"begin", trigger + f.name},
                       {"content", {{"type", "regex"}, {"pattern", Gemma4ArgsRegex(f.parameters)}}},
                       {"end", "<tool_call|>"}});
+      continue;
+    }
+    if (format == chat::ToolCallFormat::kGptOss) {
+      // The call's header, then its arguments; <|call|> (a control token, which grammars never
+      // write) ends the generation after it.
+      tags.push_back(
+          {{"type", "tag"},
+           {"begin", HarmonyCallHeader(f.name)},
+           {"content", f.parameters.is_null()
+                           ? json{{"type", "const_string"}, {"value", "{}"}}
+                           : json{{"type", "json_schema"}, {"json_schema", f.parameters}}},
+           {"end", ""}});
       continue;
     }
     json content = f.parameters.is_null()

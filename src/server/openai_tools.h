@@ -8,11 +8,11 @@
 // until max_tokens); parallel calls come from "auto", where the parsers read as many as the
 // model writes. "auto" leaves decoding free and parses what the model writes; "none" ignores
 // the tools. With "auto" and no other constraint on the reply, decoding is free until the
-// model opens a call (the format's marker: `<tool_call>`, `[TOOL_CALLS]`, or `{"name":` for
-// llama3 and json), and the rest of the call is then constrained to a known function's name and
-// arguments matching its schema (a structural tag, grammar/structural_tag.h); free text may
-// follow, and further calls, unless parallel_tool_calls is false (then the reply ends after the
-// first call). Where the functions' schemas cannot be compiled (one does not lower to a regex,
+// model opens a call (the format's marker: `<tool_call>`, `[TOOL_CALLS]`, `<|channel|>commentary
+// to=` for gpt-oss, or `{"name":` for llama3 and json), and the rest of the call is then
+// constrained to a known function's name and arguments matching its schema (a structural tag,
+// grammar/structural_tag.h); free text may follow, and further calls, unless
+// parallel_tool_calls is false (then the reply ends after the first call). Where the functions' schemas cannot be compiled (one does not lower to a regex,
 // or the calls' automaton is over the grammar state cap), or the
 // vocabulary has the marker as a control token (grammars never allow those: e.g. Mistral's
 // [TOOL_CALLS]), "auto" stays unconstrained (the call is parsed as written).

@@ -304,13 +304,16 @@ StatusOr<ResolvedVocab> ResolveVocab(Vocab v) {
   r.chat_template = std::move(v.chat_template);
 
   RADIXLM_RETURN_IF_ERROR(ApplyIdsAndFlags(v, &r));
-  DetectControlTokens(&r);
-  CollectEndOfGeneration(&r);
+  // Before the end-of-generation pass, which makes gpt-oss's structural tokens (and its
+  // "<|end|>") plain user-defined tokens that are always rendered, as llama.cpp does: its
+  // harmony parsers read them from the text.
   for (size_t id = 0; id < n; ++id) {
     if ((r.attrs[id] & attr::kUserDefined) && LooksLikeSpecialMarker(r.tokens[id])) {
       r.attrs[id] |= attr::kSpecialMarker;
     }
   }
+  DetectControlTokens(&r);
+  CollectEndOfGeneration(&r);
 
   // llama.cpp's special-token cache order: ids ascending, then std::sort by text length
   // (descending). Same input, same comparator, same std::sort: same order for equal lengths.

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "chat/tool_call_parser.h"
 #include "grammar/test_util.h"
 
@@ -301,6 +303,24 @@ TEST(OpenAiToolsTest, AutoStructuralTagConstrainsCallsInEveryFormat) {
   const std::string gemma4_bad = chat::FormatToolCalls(chat::ToolCallFormat::kGemma4,
                                                        {{"get_weather", R"({"town": "Oslo"})"}});
   EXPECT_FALSE(grammar::testing::FullMatch(*gemma4, gemma4_bad)) << gemma4_bad;
+  // gpt-oss: a commentary message to functions.NAME (in the channel header, as the model
+  // writes it) whose body is the arguments; <|call|> after it ends the generation.
+  EXPECT_EQ(AutoToolCallTrigger(chat::ToolCallFormat::kGptOss), "<|channel|>commentary to=");
+  const std::string harmony_tag =
+      AutoToolCallStructuralTag(request->tools, chat::ToolCallFormat::kGptOss);
+  ASSERT_EQ(AutoToolCallConstraint(request->tools, chat::ToolCallFormat::kGptOss, {}), harmony_tag);
+  auto harmony = grammar::testing::MustCompile(grammar::GrammarKind::kStructuralTag, harmony_tag);
+  ASSERT_NE(harmony, nullptr);
+  const std::string analysis = "<|channel|>analysis<|message|>Oslo, then.<|end|><|start|>assistant";
+  const std::string harmony_call = chat::FormatToolCalls(chat::ToolCallFormat::kGptOss,
+                                                         {{"get_weather", R"({"city": "Oslo"})"}});
+  EXPECT_TRUE(grammar::testing::FullMatch(*harmony, analysis + harmony_call)) << harmony_call;
+  EXPECT_TRUE(grammar::testing::FullMatch(*harmony, "<|channel|>final<|message|>Hi"));
+  EXPECT_FALSE(grammar::testing::FullMatch(
+      *harmony, chat::FormatToolCalls(chat::ToolCallFormat::kGptOss,
+                                      {{"get_weather", R"({"town": "Oslo"})"}})));
+  EXPECT_FALSE(grammar::testing::FullMatch(
+      *harmony, "<|channel|>commentary to=functions.launch <|constrain|>json<|message|>{}"));
   // A schema radixlm cannot compile leaves auto unconstrained.
   auto odd = ParseToolRequest(json::parse(R"({"tools": [{"type": "function", "function":
       {"name": "f", "parameters": {"type": "object", "bogusKeyword": 1}}}]})"));
@@ -333,7 +353,7 @@ TEST(OpenAiToolsTest, ForcedRegexMatchesItsOwnFormat) {
        {chat::ToolCallFormat::kQwen25, chat::ToolCallFormat::kLlama3,
         chat::ToolCallFormat::kMistral, chat::ToolCallFormat::kGranite,
         chat::ToolCallFormat::kPhi4Mini, chat::ToolCallFormat::kGlm4, chat::ToolCallFormat::kGemma4,
-        chat::ToolCallFormat::kJson}) {
+        chat::ToolCallFormat::kGptOss, chat::ToolCallFormat::kJson}) {
     auto regex = ForcedToolCallRegex(request->tools, format, {});
     ASSERT_TRUE(regex.ok()) << regex.status().ToString();
     auto grammar = grammar::testing::MustCompile(grammar::GrammarKind::kRegex, *regex);
@@ -342,7 +362,10 @@ TEST(OpenAiToolsTest, ForcedRegexMatchesItsOwnFormat) {
                                                {"now", "{}"}};
     for (size_t n : {1}) {
       const std::vector<chat::ToolCall> some(calls.begin(), calls.begin() + n);
-      const std::string text = chat::FormatToolCalls(format, some);
+      std::string text = chat::FormatToolCalls(format, some);
+      // gpt-oss ends a call with <|call|>, a control token that ends the generation: the
+      // grammar stops before it.
+      if (format == chat::ToolCallFormat::kGptOss) text.resize(text.size() - strlen("<|call|>"));
       EXPECT_TRUE(grammar::testing::FullMatch(*grammar, text)) << text << "\n" << *regex;
       chat::ParsedToolOutput parsed =
           chat::ToolCallParser(format, request->tools.names()).Parse(text);

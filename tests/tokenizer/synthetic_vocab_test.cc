@@ -244,6 +244,35 @@ TEST(SpecialTokensTest, BosEosAndEndOfGeneration) {
   EXPECT_EQ(t->Decode(Ids{-5, 1 << 30}), "");
 }
 
+// gpt-oss (o200k_harmony): the message structure tokens are always rendered and "<|end|>" ends
+// a message, not the generation (llama.cpp's rules), so the harmony parsers see them in text
+// decoded with skip_special_tokens; <|return|> and <|call|> end the generation.
+TEST(SpecialTokensTest, HarmonyStructureTokensAreRenderedAndEndIsNotEog) {
+  std::vector<TokenSpec> extra = {{"x", -1}};
+  for (const char* text : {"<|start|>", "<|channel|>", "<|message|>", "<|constrain|>", "<|end|>",
+                           "<|return|>", "<|call|>"}) {
+    extra.push_back({text, 0, TokenType::kControl});
+  }
+  Vocab v = SpmVocab(extra);
+  v.add_space_prefix = false;
+  auto t = Make(std::move(v));
+  const std::vector<std::string> shown = {"<|start|>", "<|channel|>", "<|message|>",
+                                          "<|constrain|>", "<|end|>"};
+  Ids ids;
+  for (const std::string& text : shown) ids.push_back(Id(*t, text));
+  ids.push_back(Id(*t, "x"));
+  ids.push_back(Id(*t, "<|call|>"));
+  EXPECT_EQ(t->Decode(ids, /*skip_special=*/true),
+            "<|start|><|channel|><|message|><|constrain|><|end|>x");
+  for (const std::string& text : shown) {
+    EXPECT_FALSE(t->IsSpecial(Id(*t, text))) << text;
+    EXPECT_FALSE(t->IsEog(Id(*t, text))) << text;
+  }
+  EXPECT_TRUE(t->IsEog(Id(*t, "<|return|>")));
+  EXPECT_TRUE(t->IsEog(Id(*t, "<|call|>")));
+  EXPECT_TRUE(t->IsSpecial(Id(*t, "<|call|>")));
+}
+
 // A byte-level BPE vocabulary: the 256 byte symbols, then merged tokens, with merges.
 Vocab BpeVocab() {
   Vocab v;
