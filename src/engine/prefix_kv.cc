@@ -30,6 +30,7 @@ PrefixKv ReadPrefixKv(model::KvCache& kv, const KvPool& pool, std::span<const in
     out.rows_from.push_back(static_cast<uint32_t>(from));
     const kernels::KvLayerView view = kv.Layer(layer);
     for (const void* plane : {view.k, view.v}) {
+      if (plane == nullptr) continue;  // a latent cache: no V plane
       const auto* base = static_cast<const uint8_t*>(plane);
       for (int64_t p = from; p < n; ++p) {
         const int32_t row = swa ? SwaRow(pool, slots[p]) : slots[p];
@@ -86,7 +87,9 @@ Status WritePrefixKv(model::KvCache& kv, const KvPool& pool, const PrefixKv& pre
   uint64_t expected = 0;
   for (int64_t layer = 0; layer < kv.n_layers(); ++layer) {
     const int64_t from = prefix.rows_from[layer];
-    if (from < total) expected += static_cast<uint64_t>(total - from) * 2 * kv.row_bytes(layer);
+    if (from < total) {
+      expected += static_cast<uint64_t>(total - from) * kv.planes() * kv.row_bytes(layer);
+    }
   }
   if (expected != prefix.kv.size()) {
     return InvalidArgument("the transferred KV holds " + std::to_string(prefix.kv.size()) +
@@ -100,6 +103,7 @@ Status WritePrefixKv(model::KvCache& kv, const KvPool& pool, const PrefixKv& pre
     const size_t row_bytes = kv.row_bytes(layer);
     const kernels::KvLayerView view = kv.Layer(layer);
     for (void* plane : {view.k, view.v}) {
+      if (plane == nullptr) continue;  // a latent cache: no V plane
       auto* base = static_cast<uint8_t*>(plane);
       for (int64_t p = from; p < total; ++p, src += row_bytes) {
         if (p >= n) continue;  // past the slots asked for (an unaligned tail)

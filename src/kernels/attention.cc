@@ -178,6 +178,9 @@ inline void StoreRow(KvDtype dtype, void* base, int64_t elem, const float* src, 
   }
 }
 
+// The V head size (AttentionParams::v_head_dim, else head_dim).
+inline int VDim(const AttentionParams& p) { return p.v_head_dim > 0 ? p.v_head_dim : p.head_dim; }
+
 // The key range [lo, hi) query qi may see: causal and window rule.
 inline void VisibleKeys(const AttentionParams& p, const AttentionSequence& sq, int qi, int64_t* lo,
                         int64_t* hi) {
@@ -188,11 +191,11 @@ inline void VisibleKeys(const AttentionParams& p, const AttentionSequence& sq, i
 
 // Per-thread buffers (grown on demand).
 struct AttentionScratch {
-  std::vector<float> kvbuf;    // [kKeyBlock, head_dim]: one block of K or V rows as float
+  std::vector<float> kvbuf;    // [kKeyBlock, max(head_dim, v_dim)]: K or V rows as float
   std::vector<float> q16;      // [pairs, head_dim]: the tile's queries rounded to F16
   std::vector<float> scores;   // [pairs, kChunk]: one chunk's scores, then probabilities
-  std::vector<float> chunk_o;  // [pairs, head_dim]: one chunk's P·V
-  std::vector<float> run_o;    // [pairs, head_dim]: the fold so far (unsplit items)
+  std::vector<float> chunk_o;  // [pairs, v_dim]: one chunk's P·V
+  std::vector<float> run_o;    // [pairs, v_dim]: the fold so far (unsplit items)
   std::vector<RowState> chunk_state, run_state;  // [pairs]
 };
 
@@ -305,13 +308,16 @@ void RunChunk(const AttentionParams& p, const KvLayerView& kv, const AttentionSe
     }
   }
 
-  // P·V over the chunk's keys.
-  std::fill(sc.chunk_o.begin(), sc.chunk_o.begin() + static_cast<int64_t>(n_pairs) * hd, 0.0f);
+  // P·V over the chunk's keys (a latent cache's V: the first vd values of the K head).
+  const int vd = VDim(p);
+  const void* v_plane = kv.v != nullptr ? kv.v : kv.k;
+  const int64_t v_off = kv.v != nullptr ? static_cast<int64_t>(it.kv_head) * vd : head_off;
+  std::fill(sc.chunk_o.begin(), sc.chunk_o.begin() + static_cast<int64_t>(n_pairs) * vd, 0.0f);
   for (int kb = a; kb < b; kb += kKeyBlock) {
     const int ke = std::min(b, kb + kKeyBlock);
-    LoadKeyBlock(kv, kv.v, sq, kern, head_off, hd, kb, ke - kb, b - kb, sc.kvbuf.data());
-    kern.accumulate(rows + (kb - a), kChunk, n_pairs, sc.kvbuf.data(), ke - kb, hd,
-                    sc.chunk_o.data(), hd);
+    LoadKeyBlock(kv, v_plane, sq, kern, v_off, vd, kb, ke - kb, b - kb, sc.kvbuf.data());
+    kern.accumulate(rows + (kb - a), kChunk, n_pairs, sc.kvbuf.data(), ke - kb, vd,
+                    sc.chunk_o.data(), vd);
   }
 }
 
@@ -360,8 +366,8 @@ inline float SinkOf(const AttentionParams& p, int head) {
 float* OutputRow(const AttentionParams& p, const AttentionSequence& sq, int kv_head, int qi,
                  int hh) {
   const int group = p.n_heads / p.n_kv_heads;
-  return sq.out + static_cast<int64_t>(qi) * p.n_heads * p.head_dim +
-         static_cast<int64_t>(kv_head * group + hh) * p.head_dim;
+  return sq.out + static_cast<int64_t>(qi) * p.n_heads * VDim(p) +
+         static_cast<int64_t>(kv_head * group + hh) * VDim(p);
 }
 
 inline int ChunkBegin(const WorkItem& it, int c) { return std::max(it.k0, c * kChunk); }
@@ -369,10 +375,10 @@ inline int ChunkEnd(const WorkItem& it, int c) { return std::min(it.k1, (c + 1) 
 
 void GrowScratch(const AttentionParams& p, const WorkItem& it, AttentionScratch& sc) {
   const int n_pairs = (it.q1 - it.q0) * (p.n_heads / p.n_kv_heads);
-  Grow(sc.kvbuf, static_cast<int64_t>(kKeyBlock) * p.head_dim);
+  Grow(sc.kvbuf, static_cast<int64_t>(kKeyBlock) * std::max(p.head_dim, VDim(p)));
   Grow(sc.scores, static_cast<int64_t>(n_pairs) * kChunk);
-  Grow(sc.chunk_o, static_cast<int64_t>(n_pairs) * p.head_dim);
-  Grow(sc.run_o, static_cast<int64_t>(n_pairs) * p.head_dim);
+  Grow(sc.chunk_o, static_cast<int64_t>(n_pairs) * VDim(p));
+  Grow(sc.run_o, static_cast<int64_t>(n_pairs) * VDim(p));
   if (sc.chunk_state.size() < static_cast<size_t>(n_pairs)) {
     sc.chunk_state.resize(n_pairs);
     sc.run_state.resize(n_pairs);
@@ -382,7 +388,7 @@ void GrowScratch(const AttentionParams& p, const WorkItem& it, AttentionScratch&
 // Shared buffers of split items: per (tile chunk, pair) its state and P·V.
 struct SplitStates {
   RowState* state;
-  float* o;  // [.., head_dim]
+  float* o;  // [.., v_dim]
 };
 
 // Runs the item's chunks; an unsplit item folds them and writes the output, a split one stores
@@ -391,7 +397,7 @@ void RunItem(const AttentionParams& p, const KvLayerView& kv, const AttentionSeq
              const WorkItem& it, const cpu::AttentionKernels& kern, SplitStates split) {
   thread_local AttentionScratch sc;
   GrowScratch(p, it, sc);
-  const int hd = p.head_dim;
+  const int vd = VDim(p);
   const int group = p.n_heads / p.n_kv_heads;
   const int n_pairs = (it.q1 - it.q0) * group;
   PrepareQueries(p, kv, sq, it, sc);
@@ -399,14 +405,14 @@ void RunItem(const AttentionParams& p, const KvLayerView& kv, const AttentionSeq
   for (int c = it.c0; c < it.c1; ++c) {
     RunChunk(p, kv, sq, it, kern, ChunkBegin(it, c), ChunkEnd(it, c), sc);
     for (int i = 0; i < n_pairs; ++i) {
-      const float* o = sc.chunk_o.data() + static_cast<int64_t>(i) * hd;
+      const float* o = sc.chunk_o.data() + static_cast<int64_t>(i) * vd;
       if (it.states >= 0) {
         const int64_t at = it.states + static_cast<int64_t>(c - it.c0) * n_pairs + i;
         split.state[at] = sc.chunk_state[i];
-        std::copy(o, o + hd, split.o + at * hd);
+        std::copy(o, o + vd, split.o + at * vd);
       } else {
-        Fold(&sc.run_state[i], sc.run_o.data() + static_cast<int64_t>(i) * hd, sc.chunk_state[i], o,
-             hd);
+        Fold(&sc.run_state[i], sc.run_o.data() + static_cast<int64_t>(i) * vd, sc.chunk_state[i], o,
+             vd);
       }
     }
   }
@@ -414,7 +420,7 @@ void RunItem(const AttentionParams& p, const KvLayerView& kv, const AttentionSeq
   for (int qi = it.q0; qi < it.q1; ++qi) {
     for (int hh = 0; hh < group; ++hh) {
       const int i = (qi - it.q0) * group + hh;
-      WriteOutput(sc.run_state[i], sc.run_o.data() + static_cast<int64_t>(i) * hd, hd,
+      WriteOutput(sc.run_state[i], sc.run_o.data() + static_cast<int64_t>(i) * vd, vd,
                   SinkOf(p, it.kv_head * group + hh), OutputRow(p, sq, it.kv_head, qi, hh));
     }
   }
@@ -445,7 +451,7 @@ void StoreKvRows(const KvLayerView& kv, const int32_t* slots, int64_t n, const f
   for (int64_t i = 0; i < n; ++i) {
     const int64_t row = static_cast<int64_t>(slots[i]) * kv.row_elems;
     StoreRow(kv.dtype, kv.k, row, k_rows + i * kv.row_elems, kv.row_elems);
-    StoreRow(kv.dtype, kv.v, row, v_rows + i * kv.row_elems, kv.row_elems);
+    if (kv.v != nullptr) StoreRow(kv.dtype, kv.v, row, v_rows + i * kv.row_elems, kv.row_elems);
   }
 }
 
@@ -472,8 +478,9 @@ void AttentionForBatch(const AttentionParams& params, const KvLayerView& kv,
                        std::span<const AttentionSequence> seqs, ThreadPool* pool) {
   assert(params.n_kv_heads > 0 && params.n_heads % params.n_kv_heads == 0);
   assert(kv.row_elems == static_cast<int64_t>(params.n_kv_heads) * params.head_dim);
+  assert(params.v_head_dim <= params.head_dim || kv.v != nullptr);
   const int group = params.n_heads / params.n_kv_heads;
-  const int hd = params.head_dim;
+  const int hd = VDim(params);  // the width of the states folded here
   const int n_threads = pool != nullptr ? pool->size() : 1;
 
   // Count tiles to decide whether to split chunk ranges (few queries, long context: decode).

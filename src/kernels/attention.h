@@ -53,11 +53,14 @@ const char* KvDtypeName(KvDtype dtype);
 struct KvLayerView {
   KvDtype dtype = KvDtype::kF16;
   void* k = nullptr;      // [n_slots, row_elems] values of dtype (KvDtypeBytes each)
-  void* v = nullptr;      // [n_slots, row_elems]
+  // [n_slots, row_elems], or null for a latent cache (multi-head latent attention): there is
+  // no V plane, and V head h is the first AttentionParams::v_head_dim values of K head h.
+  void* v = nullptr;
   int64_t row_elems = 0;  // n_kv_heads * head_dim
 };
 
-// Converts and writes one token's K and V rows (each [row_elems] floats) into `slot`.
+// Converts and writes one token's K and V rows (each [row_elems] floats) into `slot` (K only
+// for a latent view: v_row is not read).
 void StoreKv(const KvLayerView& kv, int32_t slot, const float* k_row, const float* v_row);
 // Same for n tokens: k_rows, v_rows: [n, row_elems]; token i goes to slots[i].
 void StoreKvRows(const KvLayerView& kv, const int32_t* slots, int64_t n, const float* k_rows,
@@ -66,7 +69,7 @@ void StoreKvRows(const KvLayerView& kv, const int32_t* slots, int64_t n, const f
 struct AttentionParams {
   int n_heads = 0;
   int n_kv_heads = 0;          // divides n_heads
-  int head_dim = 0;            // K and V head size
+  int head_dim = 0;            // K head size (and V's unless v_head_dim says otherwise)
   float scale = 1.0f;          // usually 1/sqrt(head_dim) (Gemma 3: query_pre_attn_scalar)
   int sliding_window = 0;      // 0 = none; key visible iff q_pos - k_pos < window
   float logit_softcap = 0.0f;  // 0 = none
@@ -75,10 +78,14 @@ struct AttentionParams {
   // value (gpt-oss's attention sinks): out = O e^(M - m') / (L e^(M - m') + e^(sink - m')),
   // m' = max(M, sink), after the chunks are folded (GgmlExp; the sums in double).
   const float* sinks = nullptr;
+  // V head size; 0: head_dim. With a latent view (KvLayerView::v null) V is the first
+  // v_head_dim values of each K head (multi-head latent attention), and out rows are
+  // [n_heads * v_head_dim].
+  int v_head_dim = 0;
 };
 
 // One sequence: q: [n_q, n_heads * head_dim], q_pos: [n_q], kv_slots: [n_kv],
-// out: [n_q, n_heads * head_dim]. out must not overlap q.
+// out: [n_q, n_heads * v_head_dim]. out must not overlap q.
 void AttentionForSequence(const AttentionParams& params, const float* q, const int64_t* q_pos,
                           int n_q, const KvLayerView& kv, const int32_t* kv_slots, int n_kv,
                           float* out, ThreadPool* pool);
@@ -90,7 +97,7 @@ struct AttentionSequence {
   int n_q = 0;
   const int32_t* kv_slots = nullptr;  // [n_kv]
   int n_kv = 0;
-  float* out = nullptr;  // [n_q, n_heads * head_dim]
+  float* out = nullptr;  // [n_q, n_heads * v_head_dim]
 };
 void AttentionForBatch(const AttentionParams& params, const KvLayerView& kv,
                        std::span<const AttentionSequence> seqs, ThreadPool* pool);

@@ -41,6 +41,8 @@ struct MoeScratch {
       : chunk(std::min(max_tokens, kTokenChunk)),
         capacity(c.n_experts > 0 ? chunk * c.n_experts_used + 16 * c.n_experts : 0),
         router(max_tokens * c.n_experts),
+        select(max_tokens * c.n_experts),
+        shared(c.shared_expert_ffn_size > 0 ? max_tokens * c.hidden_size : 0),
         input(capacity * c.hidden_size),
         gate(capacity * c.expert_ffn_size),
         up(capacity * c.expert_ffn_size),
@@ -56,7 +58,8 @@ struct MoeScratch {
   }
 
   int64_t bytes() const {
-    const int64_t floats = router.size() + input.size() + gate.size() + up.size() + output.size();
+    const int64_t floats = router.size() + select.size() + shared.size() + input.size() +
+                           gate.size() + up.size() + output.size();
     const auto small = static_cast<int64_t>(chosen.size() + weights.size() + count.size() +
                                             first.size() + row_token.size() + slot_row.size());
     return (floats + small) * 4;
@@ -65,6 +68,8 @@ struct MoeScratch {
   int64_t chunk = 0;            // tokens per chunk
   int64_t capacity = 0;         // gathered rows per chunk, padding included
   FloatBuffer router;           // [max_tokens, n_experts]: the router's logits, then probabilities
+  FloatBuffer select;           // [max_tokens, n_experts]: selection scores (bias, groups)
+  FloatBuffer shared;           // [max_tokens, hidden]: the shared expert's output, or empty
   FloatBuffer input;            // [capacity, hidden]: a chunk's rows, gathered by expert
   FloatBuffer gate;             // [capacity, expert_ffn]  (act(gate) * up after the activation)
   FloatBuffer up;               // [capacity, expert_ffn]
@@ -106,6 +111,47 @@ struct HybridScratch {
   FloatBuffer q_gate;  // [max_tokens, 2 * q_size]  the gated attention's Q and gate, per head
 };
 
+// Multi-head latent attention's buffers (mla_attention.h; H = n_heads, R = mla_kv_rank, QR,
+// K, N, V as in layer_tensor.h); empty for other models. The per-head projections (attn_k_b,
+// attn_v_b) run over blocks of `block` tokens: head h's rows of a block are rows
+// [h * block, h * block + block) of heads_in / heads_out.
+struct MlaScratch {
+  MlaScratch() = default;
+  MlaScratch(const ModelConfig& c, int64_t max_tokens)
+      : block(c.IsMla() ? BlockTokens(c.n_heads, max_tokens) : 0),
+        q_a(c.IsMla() ? max_tokens * c.mla_q_rank : 0),
+        kv_a(c.IsMla() ? max_tokens * (c.mla_kv_rank + c.rope_dims) : 0),
+        q_raw(c.IsMla() ? max_tokens * c.n_heads * c.mla_key_dim : 0),
+        heads_in(block * c.n_heads * std::max(c.MlaNopeDim(), c.mla_kv_rank)),
+        heads_out(block * c.n_heads * std::max(c.mla_kv_rank, c.mla_value_dim)),
+        o(c.IsMla() ? max_tokens * c.n_heads * c.mla_value_dim : 0) {
+    if (c.IsMla()) items.reserve(c.n_heads);
+  }
+
+  // Tokens per block: a multiple of 16 (kernels::kGroupedRowAlign), about 4096 rows of all
+  // heads together, 256 tokens at most.
+  static int64_t BlockTokens(int64_t n_heads, int64_t max_tokens) {
+    const int64_t by_heads = std::max<int64_t>(16, 4096 / n_heads / 16 * 16);
+    return std::min<int64_t>({256, by_heads, (max_tokens + 15) / 16 * 16});
+  }
+
+  int64_t bytes() const {
+    return (q_a.size() + kv_a.size() + q_raw.size() + heads_in.size() + heads_out.size() +
+            o.size()) *
+           4;
+  }
+
+  int64_t block = 0;
+  FloatBuffer q_a;        // [max_tokens, QR]  Q's low-rank projection (then normed)
+  FloatBuffer kv_a;       // [max_tokens, R + rope_dims]  the latent and key part before norm / RoPE
+  FloatBuffer q_raw;      // [max_tokens, H * K]  Q per head: nope then rope values
+  FloatBuffer heads_in;   // [H * block, max(N, R)]  a block's per-head inputs, gathered by head
+  FloatBuffer heads_out;  // [H * block, max(R, V)]  and their projections
+  FloatBuffer o;          // [max_tokens, H * V]  the heads' values, attn_output's input
+  std::vector<kernels::GroupedMatMulItem> items;      // one per head
+  std::vector<kernels::AttentionSequence> attn_seqs;  // out rows [n_q, H * R]
+};
+
 struct ForwardScratch {
   ForwardScratch(const ModelConfig& c, int64_t max_tokens)
       : max_tokens(max_tokens),
@@ -123,7 +169,8 @@ struct ForwardScratch {
         per_layer_proj(max_tokens * c.per_layer_input_size * c.n_layers),
         per_layer_gate(max_tokens * c.per_layer_input_size),
         moe(c, max_tokens),
-        hybrid(c, max_tokens) {}
+        hybrid(c, max_tokens),
+        mla(c, max_tokens) {}
 
   // Bytes of the float buffers (the attention-sequence lists are small and not counted).
   int64_t bytes() const {
@@ -132,7 +179,7 @@ struct ForwardScratch {
                 per_layer_gate.size();
     for (const FloatBuffer& b : rope_cos) n += b.size();
     for (const FloatBuffer& b : rope_sin) n += b.size();
-    return n * static_cast<int64_t>(sizeof(float)) + moe.bytes() + hybrid.bytes();
+    return n * static_cast<int64_t>(sizeof(float)) + moe.bytes() + hybrid.bytes() + mla.bytes();
   }
 
   int64_t max_tokens;
@@ -163,6 +210,7 @@ struct ForwardScratch {
   std::vector<kernels::AttentionSequence> swa_attn_seqs;  // the same over SWA rows (or empty)
   MoeScratch moe;
   HybridScratch hybrid;
+  MlaScratch mla;
 };
 
 }  // namespace radixlm::model

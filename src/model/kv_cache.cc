@@ -19,6 +19,7 @@ StatusOr<std::unique_ptr<KvCache>> KvCache::Create(const ModelConfig& config,
   cache->n_swa_slots_ = options.n_swa_slots;
   cache->row_elems_ = config.MaxKvSize();
   cache->dtype_ = options.dtype;
+  cache->planes_ = config.KvPlanes();
   int64_t n_windowed = 0;
   for (int64_t l = 0; l < config.n_layers; ++l) {
     const bool windowed = config.LayerAttention(l).sliding_window > 0;
@@ -43,8 +44,9 @@ StatusOr<std::unique_ptr<KvCache>> KvCache::Create(const ModelConfig& config,
       continue;
     }
     cache->layer_offset_.push_back(n);
-    n += 2 * static_cast<size_t>(rows) * static_cast<size_t>(elems);
-    cache->token_bytes_ += 2 * elems * kernels::KvDtypeBytes(options.dtype);
+    n += static_cast<size_t>(cache->planes_) * static_cast<size_t>(rows) *
+         static_cast<size_t>(elems);
+    cache->token_bytes_ += cache->planes_ * elems * kernels::KvDtypeBytes(options.dtype);
   }
   const size_t bytes = n * static_cast<size_t>(kernels::KvDtypeBytes(options.dtype));
   cache->data_.reset(static_cast<uint8_t*>(std::calloc(bytes, 1)));
@@ -71,7 +73,7 @@ kernels::KvLayerView KvCache::Layer(int64_t layer) {
   kernels::KvLayerView view;
   view.dtype = dtype_;
   view.k = base;
-  view.v = base + plane;
+  view.v = planes_ == 2 ? base + plane : nullptr;  // (a latent cache has no V plane)
   view.row_elems = layer_row_elems_[layer];
   return view;
 }
@@ -106,8 +108,8 @@ Status KvCache::CopyOut(std::span<const int32_t> slots, std::span<const int32_t>
       const size_t plane = static_cast<size_t>(layer_rows_[l]) * row_bytes;
       const uint8_t* k = data_.get() + layer_offset_[l] * elem_bytes() + row * row_bytes;
       std::memcpy(dst, k, row_bytes);
-      std::memcpy(dst + row_bytes, k + plane, row_bytes);
-      dst += 2 * row_bytes;
+      if (planes_ == 2) std::memcpy(dst + row_bytes, k + plane, row_bytes);
+      dst += planes_ * row_bytes;
     }
   }
   return Status::Ok();
@@ -125,8 +127,8 @@ Status KvCache::CopyIn(std::span<const int32_t> slots, std::span<const int32_t> 
       const size_t plane = static_cast<size_t>(layer_rows_[l]) * row_bytes;
       uint8_t* k = data_.get() + layer_offset_[l] * elem_bytes() + row * row_bytes;
       std::memcpy(k, src, row_bytes);
-      std::memcpy(k + plane, src + row_bytes, row_bytes);
-      src += 2 * row_bytes;
+      if (planes_ == 2) std::memcpy(k + plane, src + row_bytes, row_bytes);
+      src += planes_ * row_bytes;
     }
   }
   return Status::Ok();

@@ -1,5 +1,9 @@
 // KvCache: the K and V tensors of every layer, one row per token slot.
 //
+// A latent cache (multi-head latent attention, ModelConfig::IsMla) has one plane per layer:
+// each row is the token's latent and roped key part, and the V the attention reads is the
+// first mla_kv_rank values of that row (Layer().v is null; kernels/attention.h).
+//
 // Per layer, K and V are [n_slots, n_kv_heads * head_dim] arrays of the KV dtype (F16, BF16 or
 // E5M2; kernels/attention.h), of the layer's own width (gemma4's sliding and global layers
 // differ); a layer that reads another's K/V (ModelConfig::n_kv_layers) has none of its own, and
@@ -35,7 +39,8 @@ struct KvCacheOptions {
 
 class KvCache {
  public:
-  // Allocates 2 * kv_size values of options.dtype (zero-filled) per slot of every layer.
+  // Allocates KvPlanes() (2, or 1 for a latent cache) * kv_size values of options.dtype
+  // (zero-filled) per slot of every layer.
   // InvalidArgument if n_slots < 1, or n_swa_slots > 0 for a model without both sliding-window
   // and full layers; ResourceExhausted if the allocation fails.
   static StatusOr<std::unique_ptr<KvCache>> Create(const ModelConfig& config,
@@ -63,12 +68,14 @@ class KvCache {
   // The linear layers' per-sequence state (a hybrid model's), else null.
   RecurrentState* recurrent() { return recurrent_.get(); }
 
+  // K and V planes per layer: 2, or 1 for a latent cache (V inside the K row).
+  int64_t planes() const { return planes_; }
   // Bytes of one token's K and V over every layer with its own (the unit of CopyOut / CopyIn).
   int64_t token_bytes() const { return token_bytes_; }
   // Token-major copies of the KV of `slots` ([slots.size()][token_bytes()]: per token, per
-  // layer with K/V of its own, the K row then the V row). Windowed layers with rows of their
-  // own use swa_slots (same length as slots). InvalidArgument on a size mismatch or a row out
-  // of range.
+  // layer with K/V of its own, the K row then the V row; the K row alone in a latent cache).
+  // Windowed layers with rows of their own use swa_slots (same length as slots). InvalidArgument on
+  // a size mismatch or a row out of range.
   Status CopyOut(std::span<const int32_t> slots, std::span<const int32_t> swa_slots,
                  std::span<uint8_t> out) const;
   Status CopyIn(std::span<const int32_t> slots, std::span<const int32_t> swa_slots,
@@ -89,14 +96,15 @@ class KvCache {
   std::vector<int64_t> layer_row_elems_;  // [n_layers]
   std::vector<int64_t> kv_source_;        // [n_layers]: the layer whose K/V it reads
   int64_t row_elems_ = 0;
+  int64_t planes_ = 2;
   int64_t token_bytes_ = 0;
   size_t total_bytes_ = 0;
   kernels::KvDtype dtype_ = kernels::KvDtype::kF16;
   struct FreeDeleter {
     void operator()(uint8_t* p) const;
   };
-  // Per layer [2 (K, V)][rows][row_elems] values of dtype_, layers back to back; calloc'ed, so
-  // untouched pages cost no memory until a slot is written.
+  // Per layer [planes_ (K, V)][rows][row_elems] values of dtype_, layers back to back; calloc'ed,
+  // so untouched pages cost no memory until a slot is written.
   std::unique_ptr<uint8_t, FreeDeleter> data_;
   std::unique_ptr<RecurrentState> recurrent_;  // hybrid models only
 };

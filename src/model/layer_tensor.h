@@ -62,6 +62,22 @@ enum class LayerTensor {
   kSsmAlpha,   // ssm_alpha.weight            [hidden, H]
   kSsmNorm,    // ssm_norm.weight             [S]
   kSsmOut,     // ssm_out.weight              [V, hidden]
+  // Multi-head latent attention (ModelConfig::mla_kv_rank > 0; R = mla_kv_rank, QR =
+  // mla_q_rank, K = mla_key_dim, N = K - rope_dims, V = mla_value_dim, H = n_heads), with
+  // attn_q [hidden, H * K] where there is no QR:
+  kAttnQA,       // attn_q_a.weight             [hidden, QR]
+  kAttnQANorm,   // attn_q_a_norm.weight        [QR]
+  kAttnQB,       // attn_q_b.weight             [QR, H * K]
+  kAttnKvAMqa,   // attn_kv_a_mqa.weight        [hidden, R + rope_dims]
+  kAttnKvANorm,  // attn_kv_a_norm.weight       [R]
+  kAttnKB,       // attn_k_b.weight             [N, R, H]: per head, nope -> latent
+  kAttnVB,       // attn_v_b.weight             [R, V, H]: per head, latent -> value
+  // DeepSeekMoE: the shared expert (S = ModelConfig::shared_expert_ffn_size) and the bias of
+  // the experts' selection scores.
+  kFfnGateShexp,  // ffn_gate_shexp.weight      [hidden, S]
+  kFfnUpShexp,    // ffn_up_shexp.weight        [hidden, S]
+  kFfnDownShexp,  // ffn_down_shexp.weight      [S, hidden]
+  kFfnExpProbsB,  // exp_probs_b.bias           [n_experts]
   kCount,
 };
 inline constexpr int kNumLayerTensors = static_cast<int>(LayerTensor::kCount);

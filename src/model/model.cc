@@ -9,6 +9,7 @@
 #include "kernels/ops.h"
 #include "model/gated_attention.h"
 #include "model/gated_delta_net.h"
+#include "model/mla_attention.h"
 #include "model/transformer_layer.h"
 
 namespace radixlm::model {
@@ -201,6 +202,8 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
     if (c.IsLinearLayer(layer)) {
       RunGatedDeltaNetBlock(ctx, n, linear_seqs_, *cache.recurrent(), s, pending,
                             /*defer_residual=*/!last);
+    } else if (c.IsMla()) {
+      RunMlaAttentionBlock(ctx, plan_, s, pending, /*defer_residual=*/!last);
     } else if (c.attn_output_gate) {
       RunGatedAttentionBlock(ctx, plan_, s, pending, /*defer_residual=*/!last);
     } else {

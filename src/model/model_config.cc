@@ -55,9 +55,10 @@ float YarnAttnFactor(const ModelConfig& c) {
     return scale <= 1.0f ? 1.0f : 0.1f * m * std::log(scale) + 1.0f;
   };
   const float factor = 1.0f / c.rope_freq_scale;
-  float attn = c.rope_yarn_log_mul != 0.0f
-                   ? mscale(factor, 1.0f) / mscale(factor, c.rope_yarn_log_mul)
-                   : mscale(factor, 1.0f);
+  const float m =
+      c.rope_yarn_mscale_all_dims && c.rope_yarn_log_mul != 1.0f ? c.rope_yarn_log_mul : 1.0f;
+  float attn = c.rope_yarn_log_mul != 0.0f ? mscale(factor, m) / mscale(factor, c.rope_yarn_log_mul)
+                                           : mscale(factor, 1.0f);
   attn *= 1.0f / (1.0f + 0.1f * std::log(factor));
   return attn * c.rope_attn_factor;
 }
@@ -124,7 +125,7 @@ int64_t ModelConfig::MaxKvSize() const {
 
 int64_t ModelConfig::MaxFfnSize() const {
   if (n_layers <= 0) return ffn_size;
-  int64_t m = 0;
+  int64_t m = shared_expert_ffn_size;  // (run through the dense FFN's buffers)
   for (int64_t l = 0; l < n_layers; ++l) m = std::max(m, LayerFfnSize(l));
   return m;
 }
@@ -223,10 +224,6 @@ StatusOr<ModelConfig> ModelConfig::FromGguf(const gguf::GgufFile& file) {
   RADIXLM_ASSIGN_OR_RETURN(c.head_dim,
                            m.PositiveOr("attention.key_length", c.hidden_size / c.n_heads));
   RADIXLM_ASSIGN_OR_RETURN(int64_t value_dim, m.PositiveOr("attention.value_length", c.head_dim));
-  if (value_dim != c.head_dim) {
-    return Unimplemented("model metadata: key_length (" + std::to_string(c.head_dim) +
-                         ") != value_length (" + std::to_string(value_dim) + ")");
-  }
   if (c.head_dim % 2 != 0) {
     return InvalidArgument("model metadata: head dimension must be even for RoPE");
   }
@@ -274,6 +271,11 @@ StatusOr<ModelConfig> ModelConfig::FromGguf(const gguf::GgufFile& file) {
   c.attention_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
 
   RADIXLM_RETURN_IF_ERROR(family->configure(m, &c));
+  // (A latent cache's V is the first mla_kv_rank values of its key row.)
+  if (value_dim != (c.IsMla() ? c.mla_kv_rank : c.head_dim)) {
+    return Unimplemented("model metadata: key_length (" + std::to_string(c.head_dim) +
+                         ") != value_length (" + std::to_string(value_dim) + ")");
+  }
   // (The gated attention block of hybrid models rotates the first rope_dims values NeoX-style
   // itself: gated_attention.h.)
   if (c.rope_dims != c.head_dim && c.rope_layout == RopeLayout::kNeox && !c.attn_output_gate) {
@@ -307,7 +309,11 @@ int64_t LayerParameters(const ModelConfig& c, int64_t layer, int64_t experts) {
     if (c.layer_tensors[layer][tensor] == TensorNeed::kAbsent) continue;
     const ExpectedShape shape = LayerTensorShape(c, tensor, layer);
     int64_t count = 1;
-    for (int d = 0; d < shape.n_dims; ++d) count *= d == 2 ? experts : shape.dims[d];
+    // (The third dimension of attn_k_b / attn_v_b counts heads, not experts.)
+    const bool per_head = tensor == LayerTensor::kAttnKB || tensor == LayerTensor::kAttnVB;
+    for (int d = 0; d < shape.n_dims; ++d) {
+      count *= d == 2 && !per_head ? experts : shape.dims[d];
+    }
     n += count;
   }
   return n;
@@ -345,6 +351,10 @@ std::string ModelConfig::DebugString() const {
   if (!layer_ffn_size.empty()) s << " per_layer_ffn";
   if (n_kv_layers > 0) s << " kv_layers=" << n_kv_layers;
   if (v_norm) s << " v_norm";
+  if (IsMla()) {
+    s << " mla(kv_rank=" << mla_kv_rank << " q_rank=" << mla_q_rank << " key=" << mla_key_dim
+      << " value=" << mla_value_dim << ")";
+  }
   if (per_layer_input_size > 0) s << " per_layer_input=" << per_layer_input_size;
   if (!pre_norms) s << " no_pre_norms";
   if (post_norms) s << " post_norms";
@@ -353,6 +363,9 @@ std::string ModelConfig::DebugString() const {
   if (fused_gate_up) s << " fused_gate_up";
   if (n_experts > 0) {
     s << " experts=" << n_experts_used << "/" << n_experts << " expert_ffn=" << expert_ffn_size;
+    if (shared_expert_ffn_size > 0) s << " shared_ffn=" << shared_expert_ffn_size;
+    if (expert_gating == ExpertGating::kSigmoid) s << " sigmoid_gating";
+    if (n_expert_groups > 1) s << " groups=" << n_expert_groups_used << "/" << n_expert_groups;
   }
   if (attn_logit_softcap > 0.0f) s << " attn_softcap=" << attn_logit_softcap;
   if (final_logit_softcap > 0.0f) s << " final_softcap=" << final_logit_softcap;

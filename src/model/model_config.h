@@ -85,6 +85,10 @@ struct ModelConfig {
   float rope_yarn_beta_fast = 32.0f;
   float rope_yarn_beta_slow = 1.0f;
   float rope_yarn_log_mul = 0.0f;
+  // DeepSeek V2's rule (llama.cpp's TAG_DEEPSEEK2_YARN_LOG_MUL_FIX): YaRN's mscale is
+  // rope_yarn_log_mul too, so the rotation's magnitude cancels out and the model scales the
+  // attention scores by the square of it instead (attention_scale).
+  bool rope_yarn_mscale_all_dims = false;
   // > 0: layer i has no RoPE iff (i + 1) % no_rope_layer_interval == 0 (smollm3: every 4th).
   int64_t no_rope_layer_interval = 0;
 
@@ -144,6 +148,34 @@ struct ModelConfig {
   // router's logits (plus ffn_gate_inp.bias where the layer has it), their weights the softmax
   // over those chosen logits alone.
   bool expert_softmax_after_topk = false;
+  // DeepSeekMoE (deepseek2): kSigmoid scores each expert sigmoid(logit) instead of the softmax;
+  // a layer's exp_probs_b.bias, where it has one, is added to the scores to choose the experts
+  // (the weights stay the unbiased scores). With n_expert_groups > 1 the experts form that many
+  // equal groups, each scored by the sum of its two best (biased) scores, and a token chooses
+  // only among the experts of its n_expert_groups_used best groups.
+  enum class ExpertGating { kSoftmax, kSigmoid };
+  ExpertGating expert_gating = ExpertGating::kSoftmax;
+  int64_t n_expert_groups = 0;
+  int64_t n_expert_groups_used = 0;
+  // > 0: MoE layers also have a shared expert of this width (ffn_{gate,up,down}_shexp: all of
+  // expert_shared_count shared experts in one), whose output is added to the routed experts'.
+  int64_t shared_expert_ffn_size = 0;
+
+  // Multi-head latent attention (deepseek2; llama.cpp's MLA in its absorbed form). With
+  // mla_kv_rank > 0, per layer and token xn · attn_kv_a_mqaᵀ gives a latent of mla_kv_rank
+  // values (RMS-normed by attn_kv_a_norm) and rope_dims key values shared by every head
+  // (roped, kNormal pairs); Q is n_heads heads of mla_key_dim values from attn_q, or from
+  // attn_q_a, its RMSNorm attn_q_a_norm and attn_q_b (mla_q_rank > 0): per head the first
+  // mla_key_dim - rope_dims values ("nope") then rope_dims roped ones. The cache holds one row
+  // per token of head_dim = mla_kv_rank + rope_dims values, [latent | roped key], n_kv_heads 1,
+  // and no V plane (V is the row's first mla_kv_rank values). Each head's nope part is absorbed
+  // into the latent space by attn_k_b (per head [mla_kv_rank, nope]); the attention runs with
+  // Q = [absorbed nope | roped part] over those rows, and each head's output latent goes back
+  // through attn_v_b (per head [mla_value_dim, mla_kv_rank]) before attn_output.
+  int64_t mla_kv_rank = 0;    // attention.kv_lora_rank
+  int64_t mla_q_rank = 0;     // attention.q_lora_rank (0: plain attn_q)
+  int64_t mla_key_dim = 0;    // attention.key_length_mla: nope + rope_dims
+  int64_t mla_value_dim = 0;  // attention.value_length_mla
 
   // Embeddings, residual stream, logits.
   bool scale_embeddings = false;  // embeddings * embedding_scale (gemma: sqrt(hidden))
@@ -191,6 +223,10 @@ struct ModelConfig {
   int64_t ActiveParameters() const;
   int64_t TotalParameters() const;
   bool IsSlidingLayer(int64_t layer) const;
+  bool IsMla() const { return mla_kv_rank > 0; }
+  int64_t MlaNopeDim() const { return mla_key_dim - rope_dims; }
+  // K/V planes of each layer's cache rows: 1 for a latent cache (MLA), else 2.
+  int64_t KvPlanes() const { return IsMla() ? 1 : 2; }
   bool IsHybrid() const { return !linear_layers.empty(); }
   bool IsLinearLayer(int64_t layer) const { return IsHybrid() && linear_layers[layer] != 0; }
   // A linear layer's Q, K, V channels (attn_qkv's rows, the convolution's channels).

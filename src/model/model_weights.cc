@@ -28,8 +28,14 @@ std::string ShapeString(const ExpectedShape& e) {
 
 // A layer's matrices, in the order they are prepared.
 // (gemma4's per-layer input matrices last.)
-std::array<kernels::WeightMatrix*, 14> LayerMatrices(LayerWeights& l) {
-  return {&l.wq,
+std::array<kernels::WeightMatrix*, 20> LayerMatrices(LayerWeights& l) {
+  return {&l.wq_a,
+          &l.wq_b,
+          &l.wkv_a,
+          &l.gate_shexp,
+          &l.up_shexp,
+          &l.down_shexp,
+          &l.wq,
           &l.wk,
           &l.wv,
           &l.wo,
@@ -55,7 +61,17 @@ std::vector<kernels::WeightMatrix*> ExpertMatrices(LayerWeights& l) {
   return out;
 }
 
-// The stacked per-expert tensors and the LayerWeights vector each one's views go to.
+// MLA's per-head matrices of a layer (none elsewhere).
+std::vector<kernels::WeightMatrix*> HeadMatrices(LayerWeights& l) {
+  std::vector<kernels::WeightMatrix*> out;
+  for (auto* heads : {&l.wk_b, &l.wv_b}) {
+    for (kernels::WeightMatrix& m : *heads) out.push_back(&m);
+  }
+  return out;
+}
+
+// The stacked per-expert (and MLA's per-head) tensors and the LayerWeights vector each one's
+// views go to.
 struct ExpertSlot {
   LayerTensor tensor;
   std::vector<kernels::WeightMatrix> LayerWeights::*experts;
@@ -64,6 +80,8 @@ constexpr ExpertSlot kExpertSlots[] = {
     {LayerTensor::kFfnGateExps, &LayerWeights::gate_exps},
     {LayerTensor::kFfnUpExps, &LayerWeights::up_exps},
     {LayerTensor::kFfnDownExps, &LayerWeights::down_exps},
+    {LayerTensor::kAttnKB, &LayerWeights::wk_b},
+    {LayerTensor::kAttnVB, &LayerWeights::wv_b},
 };
 
 // Where each per-layer tensor goes in LayerWeights: a matrix or a float vector.
@@ -110,6 +128,15 @@ constexpr LayerSlot kLayerSlots[] = {
     {LayerTensor::kSsmAlpha, &LayerWeights::ssm_alpha, nullptr},
     {LayerTensor::kSsmNorm, nullptr, &LayerWeights::ssm_norm},
     {LayerTensor::kSsmOut, &LayerWeights::ssm_out, nullptr},
+    {LayerTensor::kAttnQA, &LayerWeights::wq_a, nullptr},
+    {LayerTensor::kAttnQANorm, nullptr, &LayerWeights::q_a_norm},
+    {LayerTensor::kAttnQB, &LayerWeights::wq_b, nullptr},
+    {LayerTensor::kAttnKvAMqa, &LayerWeights::wkv_a, nullptr},
+    {LayerTensor::kAttnKvANorm, nullptr, &LayerWeights::kv_a_norm},
+    {LayerTensor::kFfnGateShexp, &LayerWeights::gate_shexp, nullptr},
+    {LayerTensor::kFfnUpShexp, &LayerWeights::up_shexp, nullptr},
+    {LayerTensor::kFfnDownShexp, &LayerWeights::down_shexp, nullptr},
+    {LayerTensor::kFfnExpProbsB, nullptr, &LayerWeights::exp_probs_b},
 };
 static_assert(std::size(kLayerSlots) + std::size(kExpertSlots) == kNumLayerTensors,
               "every layer tensor has a slot");
@@ -358,6 +385,7 @@ void ModelWeights::PrepareMatrices(const gguf::GgufFile& file,
   for (LayerWeights& l : layers) {
     for (kernels::WeightMatrix* m : LayerMatrices(l)) progress.bytes_total += matrix_bytes(*m);
     for (kernels::WeightMatrix* m : ExpertMatrices(l)) progress.bytes_total += matrix_bytes(*m);
+    for (kernels::WeightMatrix* m : HeadMatrices(l)) progress.bytes_total += matrix_bytes(*m);
   }
   auto report = [&] {
     if (!on_progress) return;
@@ -395,6 +423,13 @@ void ModelWeights::PrepareMatrices(const gguf::GgufFile& file,
       if (experts->empty() || experts->front().packed == nullptr) continue;
       const int64_t stacked = matrix_bytes(experts->front()) * std::ssize(*experts);
       released_bytes_ += static_cast<int64_t>(file.ReleasePages(experts->front().data, stacked));
+    }
+    // MLA's per-head slices, likewise (small: one report for all of them).
+    for (kernels::WeightMatrix* m : HeadMatrices(l)) prepare(*m, /*release=*/false);
+    for (const auto* heads : {&l.wk_b, &l.wv_b}) {
+      if (heads->empty() || heads->front().packed == nullptr) continue;
+      const int64_t stacked = matrix_bytes(heads->front()) * std::ssize(*heads);
+      released_bytes_ += static_cast<int64_t>(file.ReleasePages(heads->front().data, stacked));
     }
     // One report per matrix the layer has (a family's optional ones are absent elsewhere).
     std::vector<kernels::WeightMatrix*> matrices;

@@ -77,6 +77,20 @@ struct LayerWeights {
   kernels::WeightMatrix ssm_alpha;    // rows H, cols hidden
   const float* ssm_norm = nullptr;    // [S]
   kernels::WeightMatrix ssm_out;      // rows hidden, cols V
+  // Multi-head latent attention (ModelConfig::IsMla; R, QR, K, N, V, H as in layer_tensor.h),
+  // with wq (rows H * K) where there is no QR and wo (cols H * V); else empty / null.
+  kernels::WeightMatrix wq_a;               // rows QR, cols hidden
+  const float* q_a_norm = nullptr;          // [QR]
+  kernels::WeightMatrix wq_b;               // rows H * K, cols QR
+  kernels::WeightMatrix wkv_a;              // rows R + rope_dims, cols hidden
+  const float* kv_a_norm = nullptr;         // [R]
+  std::vector<kernels::WeightMatrix> wk_b;  // [H]: rows R, cols N (views of attn_k_b)
+  std::vector<kernels::WeightMatrix> wv_b;  // [H]: rows V, cols R (views of attn_v_b)
+  // DeepSeekMoE's shared expert (rows / cols S = shared_expert_ffn_size) and selection bias.
+  kernels::WeightMatrix gate_shexp;    // rows S, cols hidden
+  kernels::WeightMatrix up_shexp;      // rows S, cols hidden
+  kernels::WeightMatrix down_shexp;    // rows hidden, cols S
+  const float* exp_probs_b = nullptr;  // [n_experts]
 };
 
 struct ModelWeights {

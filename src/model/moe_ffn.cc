@@ -42,38 +42,72 @@ void RouteTopKThenSoftmax(const ModelConfig& c, const float* logits, int32_t* ch
   for (int64_t j = 0; j < c.n_experts_used; ++j) weights[j] *= inv;
 }
 
-// One row's routing: probs (the router's logits, [n_experts]) become their softmax as ggml's
-// soft_max computes it (exp of the difference from the maximum, the sum in double, times its
-// inverse); chosen / weights ([n_used]) get the most probable experts, the most probable
-// first (ties: the lower index), and their weights.
-void Route(const ModelConfig& c, float* probs, int32_t* chosen, float* weights) {
-  const int64_t n = c.n_experts;
-  if (c.expert_softmax_after_topk) return RouteTopKThenSoftmax(c, probs, chosen, weights);
-  float max = probs[0];
-  for (int64_t e = 1; e < n; ++e) max = std::max(max, probs[e]);
-  double sum = 0.0;
-  for (int64_t e = 0; e < n; ++e) {
-    probs[e] = std::exp(probs[e] - max);
-    sum += probs[e];
-  }
-  const auto inv = static_cast<float>(1.0 / sum);
-  for (int64_t e = 0; e < n; ++e) probs[e] *= inv;
-
-  // Expert j is the first in (probability descending, index ascending) order after expert
-  // j - 1.
+// The top n of scores[0, count) into out, the largest first (ties: the lower index).
+void TopN(const float* scores, int64_t count, int64_t n, int32_t* out) {
   auto before = [&](int64_t a, int64_t b) {
-    return probs[a] > probs[b] || (probs[a] == probs[b] && a < b);
+    return scores[a] > scores[b] || (scores[a] == scores[b] && a < b);
   };
-  for (int64_t j = 0; j < c.n_experts_used; ++j) {
+  for (int64_t j = 0; j < n; ++j) {
     int32_t best = -1;
-    for (int64_t e = 0; e < n; ++e) {
-      if (j > 0 && !before(chosen[j - 1], e)) continue;
+    for (int64_t e = 0; e < count; ++e) {
+      if (j > 0 && !before(out[j - 1], e)) continue;
       if (best < 0 || before(e, best)) best = static_cast<int32_t>(e);
     }
-    if (best < 0) best = 0;  // NaN logits: any expert (the row's output is NaN regardless)
-    chosen[j] = best;
-    weights[j] = probs[best];
+    out[j] = best < 0 ? 0 : best;  // NaN scores: any (the row's output is NaN regardless)
   }
+}
+
+// DeepSeek V3's expert groups (ModelConfig::n_expert_groups): every expert outside the
+// n_expert_groups_used groups with the best sums of their two best scores gets -inf.
+void MaskExpertGroups(const ModelConfig& c, float* scores) {
+  const int64_t groups = c.n_expert_groups;
+  const int64_t per = c.n_experts / groups;
+  float group_score[kMaxExpertGroups] = {};
+  int32_t best[kMaxExpertGroups] = {};
+  for (int64_t g = 0; g < groups; ++g) {
+    int32_t top[2];
+    TopN(scores + g * per, per, 2, top);
+    group_score[g] = scores[g * per + top[0]] + scores[g * per + top[1]];
+  }
+  TopN(group_score, groups, c.n_expert_groups_used, best);
+  for (int64_t g = 0; g < groups; ++g) {
+    bool kept = false;
+    for (int64_t j = 0; j < c.n_expert_groups_used; ++j) kept = kept || best[j] == g;
+    if (!kept) std::fill(scores + g * per, scores + (g + 1) * per, -INFINITY);
+  }
+}
+
+// One row's routing: probs (the router's logits, [n_experts]) become the experts' scores as
+// ggml computes them: the softmax (exp of the difference from the maximum, the sum in double,
+// times its inverse) or, with sigmoid gating, 1 / (1 + e^-logit). chosen / weights ([n_used])
+// get the experts with the best scores (plus `bias`, exp_probs_b, where given; within the best
+// groups where there are groups), the best first (ties: the lower index), and their unbiased
+// scores as weights. `select` is [n_experts] scratch.
+void Route(const ModelConfig& c, float* probs, const float* bias, float* select, int32_t* chosen,
+           float* weights) {
+  const int64_t n = c.n_experts;
+  if (c.expert_softmax_after_topk) return RouteTopKThenSoftmax(c, probs, chosen, weights);
+  if (c.expert_gating == ModelConfig::ExpertGating::kSigmoid) {
+    for (int64_t e = 0; e < n; ++e) probs[e] = 1.0f / (1.0f + std::exp(-probs[e]));
+  } else {
+    float max = probs[0];
+    for (int64_t e = 1; e < n; ++e) max = std::max(max, probs[e]);
+    double sum = 0.0;
+    for (int64_t e = 0; e < n; ++e) {
+      probs[e] = std::exp(probs[e] - max);
+      sum += probs[e];
+    }
+    const auto inv = static_cast<float>(1.0 / sum);
+    for (int64_t e = 0; e < n; ++e) probs[e] *= inv;
+  }
+  const float* scores = probs;
+  if (bias != nullptr || c.n_expert_groups > 1) {
+    for (int64_t e = 0; e < n; ++e) select[e] = bias != nullptr ? probs[e] + bias[e] : probs[e];
+    if (c.n_expert_groups > 1) MaskExpertGroups(c, select);
+    scores = select;
+  }
+  TopN(scores, n, c.n_experts_used, chosen);
+  for (int64_t j = 0; j < c.n_experts_used; ++j) weights[j] = probs[chosen[j]];
   if (c.expert_weights_norm) {
     double total = 0.0;
     for (int64_t j = 0; j < c.n_experts_used; ++j) total += weights[j];
@@ -114,9 +148,10 @@ void RunMoeFfn(const LayerContext& ctx, int64_t n, const kernels::RowPrologue& i
   k.matmul(std::span<const kernels::MatMulOutput>(&router, 1), s.xn.data(), n, ctx.pool, &input);
   ParallelRows(ctx.pool, n, n_experts * (used + 4), [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
+      float* select = m.select.data() + r * n_experts;
       float* logits = m.router.data() + r * n_experts;
       if (w.gate_inp_b != nullptr) k.add(logits, w.gate_inp_b, logits, n_experts);
-      Route(c, m.router.data() + r * n_experts, m.chosen.data() + r * used,
+      Route(c, m.router.data() + r * n_experts, w.exp_probs_b, select, m.chosen.data() + r * used,
             m.weights.data() + r * used);
     }
   });

@@ -26,6 +26,9 @@
 
 namespace radixlm::model {
 
+// The most expert groups (ModelConfig::n_expert_groups) routing handles (DeepSeek V3: 8).
+inline constexpr int64_t kMaxExpertGroups = 256;
+
 // scratch.proj rows [0, n_rows) = the experts' mixture of scratch.xn's rows. `input` makes rows
 // of xn final (the FFN block's residual add and norm; matmul.h's RowPrologue): it runs once per
 // row, in the router's GEMM, before anything reads xn.

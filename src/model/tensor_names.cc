@@ -84,6 +84,28 @@ std::string_view LayerTensorSuffix(LayerTensor t) {
       return "ssm_norm.weight";
     case LayerTensor::kSsmOut:
       return "ssm_out.weight";
+    case LayerTensor::kAttnQA:
+      return "attn_q_a.weight";
+    case LayerTensor::kAttnQANorm:
+      return "attn_q_a_norm.weight";
+    case LayerTensor::kAttnQB:
+      return "attn_q_b.weight";
+    case LayerTensor::kAttnKvAMqa:
+      return "attn_kv_a_mqa.weight";
+    case LayerTensor::kAttnKvANorm:
+      return "attn_kv_a_norm.weight";
+    case LayerTensor::kAttnKB:
+      return "attn_k_b.weight";
+    case LayerTensor::kAttnVB:
+      return "attn_v_b.weight";
+    case LayerTensor::kFfnGateShexp:
+      return "ffn_gate_shexp.weight";
+    case LayerTensor::kFfnUpShexp:
+      return "ffn_up_shexp.weight";
+    case LayerTensor::kFfnDownShexp:
+      return "ffn_down_shexp.weight";
+    case LayerTensor::kFfnExpProbsB:
+      return "exp_probs_b.bias";
     case LayerTensor::kCount:
       break;
   }
@@ -152,7 +174,38 @@ ExpectedShape LayerTensorShape(const ModelConfig& c, LayerTensor t, int64_t laye
     s.n_dims = 3;
     return s;
   };
+  auto per_head = [&](int64_t cols, int64_t rows) {
+    ExpectedShape s = mat(cols, rows);
+    s.dims[2] = c.n_heads;
+    s.n_dims = 3;
+    return s;
+  };
+  if (c.IsMla()) {  // Q and the output are as wide as the MLA heads, not the cache's rows
+    if (t == LayerTensor::kAttnQ) return mat(c.hidden_size, c.n_heads * c.mla_key_dim);
+    if (t == LayerTensor::kAttnOutput) return mat(c.n_heads * c.mla_value_dim, c.hidden_size);
+  }
   switch (t) {
+    case LayerTensor::kAttnQA:
+      return mat(c.hidden_size, c.mla_q_rank);
+    case LayerTensor::kAttnQANorm:
+      return vec(c.mla_q_rank);
+    case LayerTensor::kAttnQB:
+      return mat(c.mla_q_rank, c.n_heads * c.mla_key_dim);
+    case LayerTensor::kAttnKvAMqa:
+      return mat(c.hidden_size, c.mla_kv_rank + c.rope_dims);
+    case LayerTensor::kAttnKvANorm:
+      return vec(c.mla_kv_rank);
+    case LayerTensor::kAttnKB:
+      return per_head(c.MlaNopeDim(), c.mla_kv_rank);
+    case LayerTensor::kAttnVB:
+      return per_head(c.mla_kv_rank, c.mla_value_dim);
+    case LayerTensor::kFfnGateShexp:
+    case LayerTensor::kFfnUpShexp:
+      return mat(c.hidden_size, c.shared_expert_ffn_size);
+    case LayerTensor::kFfnDownShexp:
+      return mat(c.shared_expert_ffn_size, c.hidden_size);
+    case LayerTensor::kFfnExpProbsB:
+      return vec(c.n_experts);
     case LayerTensor::kAttnNorm:
     case LayerTensor::kPostAttnNorm:
     case LayerTensor::kFfnNorm:

@@ -72,6 +72,46 @@ void MatMul(const LayerContext& ctx, const kernels::WeightMatrix& w, const float
   ctx.backend->matmul(std::span<const kernels::MatMulOutput>(&out, 1), x, n, ctx.pool, prologue);
 }
 
+// out = down(act(gate(xn)) * up(xn)) for the first n rows of xn, f the gate's and up's rows,
+// in blocks of at most s.ffn_rows tokens: the gate and up buffers hold one block (each row's
+// values do not depend on the rows beside it, so the blocks change nothing). input (may be
+// null) makes rows of xn final, as RunFfnBlock's prologue.
+void GatedFfn(const LayerContext& ctx, const kernels::WeightMatrix& gate_w,
+              const kernels::WeightMatrix& up_w, const kernels::WeightMatrix& down_w, int64_t f,
+              int64_t n, const kernels::RowPrologue* input, ForwardScratch& s, float* out) {
+  const kernels::KernelBackend& k = *ctx.backend;
+  const ModelConfig& c = *ctx.config;
+  const int64_t h = c.hidden_size;
+  for (int64_t r0 = 0; r0 < n; r0 += s.ffn_rows) {
+    const int64_t rows = std::min(s.ffn_rows, n - r0);
+    auto block_input = [&](int64_t b, int64_t e) {
+      if (input != nullptr) (*input)(r0 + b, r0 + e);
+    };
+    const kernels::RowPrologue block_input_fn = std::ref(block_input);
+    const kernels::MatMulOutput gate_up[2] = {{&gate_w, s.gate.data()}, {&up_w, s.up.data()}};
+    k.matmul(std::span<const kernels::MatMulOutput>(gate_up, 2), s.xn.data() + r0 * h, rows,
+             ctx.pool, input != nullptr ? &block_input_fn : nullptr);
+    // gate = act(gate) * up, in the region that quantizes it for the down projection.
+    auto activation = [&](int64_t b, int64_t e) {
+      float* g = s.gate.data() + b * f;
+      const float* u = s.up.data() + b * f;
+      switch (c.ffn_activation) {
+        case FfnActivation::kGeluTanh:
+          k.geglu(g, u, g, (e - b) * f);
+          break;
+        case FfnActivation::kSwigluOai:
+          k.swiglu_oai(g, u, g, (e - b) * f);
+          break;
+        case FfnActivation::kSilu:
+          k.swiglu(g, u, g, (e - b) * f);
+          break;
+      }
+    };
+    const kernels::RowPrologue activation_fn = std::ref(activation);
+    MatMul(ctx, down_w, s.gate.data(), rows, out + r0 * h, &activation_fn);
+  }
+}
+
 }  // namespace
 
 void RunAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, ForwardScratch& s,
@@ -170,36 +210,17 @@ void RunFfnBlock(const LayerContext& ctx, int64_t n, ForwardScratch& s,
   const kernels::RowPrologue input_fn = std::ref(input);
   if (!w.gate_exps.empty()) {
     RunMoeFfn(ctx, n, input_fn, s);  // proj = the experts' mixture of xn
-  } else {
-    // In blocks of at most s.ffn_rows tokens: the gate and up buffers hold one block (each
-    // row's values do not depend on the rows beside it, so the blocks change nothing).
-    for (int64_t r0 = 0; r0 < n; r0 += s.ffn_rows) {
-      const int64_t rows = std::min(s.ffn_rows, n - r0);
-      auto block_input = [&](int64_t b, int64_t e) { input(r0 + b, r0 + e); };
-      const kernels::RowPrologue block_input_fn = std::ref(block_input);
-      const kernels::MatMulOutput gate_up[2] = {{&w.gate, s.gate.data()},
-                                                {&w.up, s.up.data()}};
-      k.matmul(std::span<const kernels::MatMulOutput>(gate_up, 2), s.xn.data() + r0 * h, rows,
-               ctx.pool, &block_input_fn);
-      // gate = act(gate) * up, in the region that quantizes it for the down projection.
-      auto activation = [&](int64_t b, int64_t e) {
-        float* g = s.gate.data() + b * f;
-        const float* u = s.up.data() + b * f;
-        switch (c.ffn_activation) {
-          case FfnActivation::kGeluTanh:
-            k.geglu(g, u, g, (e - b) * f);
-            break;
-          case FfnActivation::kSwigluOai:
-            k.swiglu_oai(g, u, g, (e - b) * f);
-            break;
-          case FfnActivation::kSilu:
-            k.swiglu(g, u, g, (e - b) * f);
-            break;
-        }
-      };
-      const kernels::RowPrologue activation_fn = std::ref(activation);
-      MatMul(ctx, w.down, s.gate.data(), rows, s.proj.data() + r0 * h, &activation_fn);
+    if (w.gate_shexp.data != nullptr) {
+      // proj += the shared expert of xn (made final by the router's GEMM).
+      const int64_t sf = c.shared_expert_ffn_size;
+      GatedFfn(ctx, w.gate_shexp, w.up_shexp, w.down_shexp, sf, n, nullptr, s, s.moe.shared.data());
+      ParallelRows(ctx.pool, n, h, [&](int64_t b, int64_t e) {
+        k.add(s.proj.data() + b * h, s.moe.shared.data() + b * h, s.proj.data() + b * h,
+              (e - b) * h);
+      });
     }
+  } else {
+    GatedFfn(ctx, w.gate, w.up, w.down, f, n, &input_fn, s, s.proj.data());
   }
   if (!defer_residual) {
     ParallelRows(ctx.pool, n, 2 * h, [&](int64_t b, int64_t e) {

@@ -160,5 +160,46 @@ TEST(PrefixKvTest, Fp8RowsMoveByteForByteAndMixedDtypesAreRefused) {
   EXPECT_NE(status.message().find("--kv-cache-dtype"), std::string::npos) << status.message();
 }
 
+// A latent cache (multi-head latent attention: one plane per layer, no V) moves its rows and
+// nothing else.
+TEST(PrefixKvTest, LatentRowsMoveWithoutAVPlane) {
+  const model::ModelConfig latent{.n_layers = 2,
+                                  .n_heads = 2,
+                                  .n_kv_heads = 1,
+                                  .head_dim = 6,
+                                  .rope_dims = 2,
+                                  .mla_kv_rank = 4};
+  auto make = [&] {
+    KvPool pool = std::move(KvPool::Create({.size = 16, .page_size = 1})).value();
+    auto kv = model::KvCache::Create(latent, {.n_slots = pool.storage_slots()});
+    EXPECT_TRUE(kv.ok()) << kv.status().ToString();
+    return Storage{std::move(pool), std::move(*kv)};
+  };
+  Storage a = make();
+  ASSERT_EQ(a.kv->planes(), 1);
+  ASSERT_EQ(a.kv->Layer(0).v, nullptr);
+  std::vector<int32_t> slots = *a.pool.Allocate(5);
+  for (int64_t layer = 0; layer < 2; ++layer) {
+    auto* k = static_cast<uint16_t*>(a.kv->Layer(layer).k);
+    for (int64_t p = 0; p < 5; ++p) {
+      for (int64_t e = 0; e < 6; ++e) k[slots[p] * 6 + e] = Value(layer, 0, p, e);
+    }
+  }
+  PrefixKv prefix = ReadPrefixKv(*a.kv, a.pool, std::vector<int32_t>{1, 2, 3, 4, 5}, slots);
+  EXPECT_EQ(prefix.kv.size(), size_t{2 * 5 * 6 * 2});  // layers * positions * row, F16
+  Storage b = make();
+  ASSERT_TRUE(b.pool.Allocate(4).has_value());
+  std::vector<int32_t> into = *b.pool.Allocate(5);
+  ASSERT_TRUE(WritePrefixKv(*b.kv, b.pool, prefix, into).ok());
+  for (int64_t layer = 0; layer < 2; ++layer) {
+    const auto* k = static_cast<const uint16_t*>(b.kv->Layer(layer).k);
+    for (int64_t p = 0; p < 5; ++p) {
+      for (int64_t e = 0; e < 6; ++e) {
+        EXPECT_EQ(k[into[p] * 6 + e], Value(layer, 0, p, e)) << layer << " " << p << " " << e;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace radixlm

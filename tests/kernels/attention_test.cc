@@ -54,8 +54,12 @@ std::vector<double> NaiveAttention(const AttentionParams& p, const std::vector<f
                                    const std::vector<int64_t>& q_pos, const Cache& c,
                                    const std::vector<int32_t>& slots) {
   const int hd = p.head_dim, group = p.n_heads / p.n_kv_heads;
+  // V: its own plane, or the first vd values of each K head (a latent cache).
+  const int vd = p.v_head_dim > 0 ? p.v_head_dim : hd;
+  const bool latent = c.view.v == nullptr;
+  const std::vector<uint8_t>& v_plane = latent ? c.k : c.v;
   const int n_q = static_cast<int>(q_pos.size());
-  std::vector<double> out(static_cast<size_t>(n_q) * p.n_heads * hd, 0.0);
+  std::vector<double> out(static_cast<size_t>(n_q) * p.n_heads * vd, 0.0);
   for (int i = 0; i < n_q; ++i) {
     for (int h = 0; h < p.n_heads; ++h) {
       const int g = h / group;
@@ -88,9 +92,10 @@ std::vector<double> NaiveAttention(const AttentionParams& p, const std::vector<f
       for (double& s : scores) z += (s = std::exp(s - mx));
       for (size_t k = 0; k < keys.size(); ++k) {
         const double prob = scores[k] / z;
-        for (int d = 0; d < hd; ++d) {
-          out[(i * p.n_heads + h) * hd + d] +=
-              prob * LoadValue(c.view.dtype, c.v, slots[keys[k]] * c.view.row_elems + g * hd + d);
+        for (int d = 0; d < vd; ++d) {
+          out[(i * p.n_heads + h) * vd + d] +=
+              prob * LoadValue(c.view.dtype, v_plane,
+                               slots[keys[k]] * c.view.row_elems + g * (latent ? hd : vd) + d);
         }
       }
     }
@@ -173,6 +178,55 @@ TEST(Attention, MatchesNaiveReference) {
   for (const Case& cs : cases) {
     RunCase(cs, nullptr, rng);
     RunCase(cs, &pool, rng);
+  }
+}
+
+// Multi-head latent attention's cache: one K head per token whose first v_head_dim values are
+// V (no V plane), many query heads, in prefill after a prefix and in split decode.
+TEST(Attention, LatentCacheMatchesNaiveReference) {
+  struct LatentCase {
+    int n_heads, head_dim, v_head_dim, prefix, n_new;
+    KvDtype dtype;
+  };
+  const LatentCase cases[] = {
+      {8, 72, 64, 0, 21, KvDtype::kF16},     // prefill from scratch
+      {16, 72, 64, 40, 7, KvDtype::kBF16},   // a chunk after a cached prefix
+      {8, 576, 512, 900, 1, KvDtype::kF16},  // DeepSeek's widths, long decode (split keys)
+      {4, 40, 32, 300, 3, KvDtype::kFp8E5M2},
+  };
+  std::mt19937 rng(29);
+  ThreadPool pool(3);
+  for (const LatentCase& cs : cases) {
+    for (ThreadPool* tp : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      AttentionParams p;
+      p.n_heads = cs.n_heads;
+      p.n_kv_heads = 1;
+      p.head_dim = cs.head_dim;
+      p.v_head_dim = cs.v_head_dim;
+      p.scale = 1.0f / std::sqrt(static_cast<float>(cs.head_dim));
+      const int n_kv = cs.prefix + cs.n_new;
+      Cache c = MakeCache(cs.dtype, n_kv + 5, cs.head_dim);
+      c.view.v = nullptr;
+      c.v.assign(c.v.size(), 0);  // must not be read (nor written)
+      std::vector<int32_t> slots(n_kv);
+      for (int j = 0; j < n_kv; ++j) slots[j] = (j * 7 + 3) % (n_kv + 5);
+      const auto k = RandomFloats(rng, static_cast<size_t>(n_kv) * cs.head_dim, -2.0f, 2.0f);
+      StoreKvRows(c.view, slots.data(), n_kv, k.data(), nullptr);
+      ASSERT_TRUE(std::all_of(c.v.begin(), c.v.end(), [](uint8_t b) { return b == 0; }));
+      const auto q =
+          RandomFloats(rng, static_cast<size_t>(cs.n_new) * cs.n_heads * cs.head_dim, -2.0f, 2.0f);
+      std::vector<int64_t> q_pos(cs.n_new);
+      for (int i = 0; i < cs.n_new; ++i) q_pos[i] = cs.prefix + i;
+      std::vector<float> out(static_cast<size_t>(cs.n_new) * cs.n_heads * cs.v_head_dim, NAN);
+      AttentionForSequence(p, q.data(), q_pos.data(), cs.n_new, c.view, slots.data(), n_kv,
+                           out.data(), tp);
+      const auto ref = NaiveAttention(p, q, q_pos, c, slots);
+      ASSERT_EQ(ref.size(), out.size());
+      for (size_t i = 0; i < out.size(); ++i) {
+        ASSERT_NEAR(out[i], ref[i], 4e-5)
+            << "i=" << i << " heads=" << cs.n_heads << " head_dim=" << cs.head_dim;
+      }
+    }
   }
 }
 

@@ -39,8 +39,8 @@ Status LoadStatus(const TinyModelSpec& spec) {
 
 TEST(ModelFamilyRegistryTest, EveryFamilyIsFoundByItsArchitectures) {
   for (const char* arch :
-       {"gemma2", "gemma3", "gemma4", "glm4", "gpt-oss", "granite", "llama", "mistral3", "olmo2",
-        "phi3", "qwen2", "qwen3", "qwen35", "qwen3moe", "smollm3"}) {
+       {"deepseek2", "gemma2", "gemma3", "gemma4", "glm4", "gpt-oss", "granite", "llama",
+        "mistral3", "olmo2", "phi3", "qwen2", "qwen3", "qwen35", "qwen3moe", "smollm3"}) {
     const ModelFamily* family = FindModelFamily(arch);
     ASSERT_NE(family, nullptr) << arch;
     EXPECT_EQ(family->name, arch);
@@ -48,8 +48,8 @@ TEST(ModelFamilyRegistryTest, EveryFamilyIsFoundByItsArchitectures) {
   EXPECT_EQ(FindModelFamily("mamba"), nullptr);
   EXPECT_EQ(FindModelFamily(""), nullptr);
   EXPECT_EQ(SupportedArchitectures(),
-            "gemma2, gemma3, gemma4, glm4, gpt-oss, granite, llama, mistral3, olmo2, phi3, qwen2, "
-            "qwen3, qwen35, qwen3moe, smollm3");
+            "deepseek2, gemma2, gemma3, gemma4, glm4, gpt-oss, granite, llama, mistral3, olmo2, "
+            "phi3, qwen2, qwen3, qwen35, qwen3moe, smollm3");
 }
 
 TEST(ModelFamilyRegistryTest, UnknownArchitectureNamesItAndTheSupportedOnes) {
@@ -59,9 +59,9 @@ TEST(ModelFamilyRegistryTest, UnknownArchitectureNamesItAndTheSupportedOnes) {
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), StatusCode::kUnimplemented);
   EXPECT_EQ(c.status().message(),
-            "unsupported model architecture 'mamba2' (general.architecture); supported: gemma2, "
-            "gemma3, gemma4, glm4, gpt-oss, granite, llama, mistral3, olmo2, phi3, qwen2, qwen3, "
-            "qwen35, qwen3moe, smollm3");
+            "unsupported model architecture 'mamba2' (general.architecture); supported: "
+            "deepseek2, gemma2, gemma3, gemma4, glm4, gpt-oss, granite, llama, mistral3, olmo2, "
+            "phi3, qwen2, qwen3, qwen35, qwen3moe, smollm3");
 }
 
 TEST(ModelFamilyRegistryTest, ConfigNamesTheFamily) {

@@ -6,6 +6,7 @@
 namespace radixlm::model {
 
 // The registry: one line per family (each defined in its own file in this folder).
+const ModelFamily& DeepSeek2Family();
 const ModelFamily& Gemma2Family();
 const ModelFamily& Gemma3Family();
 const ModelFamily& Gemma4Family();
@@ -26,9 +27,10 @@ namespace {
 
 std::span<const ModelFamily* const> Families() {
   static const ModelFamily* const families[] = {
-      &Gemma2Family(),  &Gemma3Family(), &Gemma4Family(),   &Glm4Family(),     &GptOssFamily(),
-      &GraniteFamily(), &LlamaFamily(),  &Mistral3Family(), &Olmo2Family(),    &Phi3Family(),
-      &Qwen2Family(),   &Qwen3Family(),  &Qwen35Family(),   &Qwen3MoeFamily(), &SmolLm3Family(),
+      &DeepSeek2Family(), &Gemma2Family(), &Gemma3Family(),   &Gemma4Family(),
+      &Glm4Family(),      &GptOssFamily(), &GraniteFamily(),  &LlamaFamily(),
+      &Mistral3Family(),  &Olmo2Family(),  &Phi3Family(),     &Qwen2Family(),
+      &Qwen3Family(),     &Qwen35Family(), &Qwen3MoeFamily(), &SmolLm3Family(),
   };
   return families;
 }
