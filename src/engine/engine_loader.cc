@@ -53,7 +53,7 @@ StatusOr<KvSizing> SizeKv(const EngineConfig& config, const model::ModelConfig& 
     if (w > 0) ++n_windowed;
     window = std::max(window, w);
     if (la.kv_layer != l) continue;  // reads another layer's K/V
-    const int64_t bytes = 2 * mc.LayerKvSize(l) * kernels::KvDtypeBytes(dtype);
+    const int64_t bytes = mc.KvPlanes() * mc.LayerKvSize(l) * kernels::KvDtypeBytes(dtype);
     (w > 0 ? windowed_bytes : full_bytes) += bytes;
   }
   const int64_t n_full = mc.n_layers - n_windowed;
