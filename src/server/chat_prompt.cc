@@ -36,6 +36,24 @@ std::string MessageText(const json& message) {
   return text;
 }
 
+// gpt-oss's harmony template reads an assistant turn's reasoning from `thinking` (and refuses
+// a turn with tool calls that has both content and thinking): a client sends it back as
+// `reasoning_content`, which is copied there, as llama.cpp does (its content dropped when the
+// turn made calls).
+void ReasoningAsThinking(json* messages) {
+  if (!messages->is_array()) return;
+  for (json& m : *messages) {
+    if (!m.is_object() || m.value("role", json()) != "assistant" || m.contains("thinking")) {
+      continue;
+    }
+    const auto reasoning = m.find("reasoning_content");
+    if (reasoning == m.end() || !reasoning->is_string()) continue;
+    m["thinking"] = *reasoning;
+    const auto calls = m.find("tool_calls");
+    if (calls != m.end() && calls->is_array() && !calls->empty()) m.erase("content");
+  }
+}
+
 }  // namespace
 
 StatusOr<ChatTemplateOptions> ReadChatTemplateOptions(const json& body) {
@@ -76,6 +94,9 @@ StatusOr<std::string> RenderChatPrompt(const ServerContext& ctx, const json& mes
       turns.back().is_object() && turns.back().value("role", json()) == "assistant") {
     assistant_prefix = MessageText(turns.back());
     turns.erase(turns.size() - 1);
+  }
+  if (ctx.chat->template_source().find("message.thinking") != std::string_view::npos) {
+    ReasoningAsThinking(&turns);
   }
   json rendered_messages = turns;
   json extra_vars = options.kwargs;

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "chat/chat_renderer.h"
 
 namespace radixlm::server {
@@ -133,6 +136,43 @@ TEST(FamilyChatPromptTest, ToolHistoriesTakeEachFamilysShape) {
     ASSERT_TRUE(prompt.ok()) << prompt.status().ToString();
     EXPECT_NE(prompt->find(f.expected), std::string::npos) << *prompt;
   }
+}
+
+// gpt-oss's harmony template: a call in the history is written as the model writes one (the
+// recipient in the role header, the arguments as JSON), the turn's reasoning_content as its
+// analysis message, the result as a message from the function.
+TEST(FamilyChatPromptTest, HarmonyHistoryWithReasoningAndACall) {
+  std::ifstream in(std::string(RADIXLM_SOURCE_DIR) + "/tests/chat/templates/gpt_oss.jinja");
+  std::stringstream source;
+  source << in.rdbuf();
+  auto renderer = chat::ChatRenderer::FromSource(source.str(), "<|startoftext|>", "<|return|>");
+  ASSERT_TRUE(renderer.ok()) << renderer.status().ToString();
+  ServerConfig config;
+  ServerContext ctx;
+  ctx.chat = &*renderer;
+  ctx.config = &config;
+  EXPECT_EQ(ToolFormat(ctx), chat::ToolCallFormat::kGptOss);
+  const json history = json::parse(R"([
+    {"role": "user", "content": "Weather in Paris?"},
+    {"role": "assistant", "content": "", "reasoning_content": "Need the weather.",
+     "tool_calls": [{"id": "call_1", "type": "function",
+       "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+    {"role": "tool", "tool_call_id": "call_1", "content": "18 C"}])");
+  StatusOr<ToolRequest> tools = ParseToolRequest(json::parse(
+      R"({"tools": [{"type": "function", "function": {"name": "get_weather", "description":
+          "The weather", "parameters": {"type": "object", "properties": {"city":
+          {"type": "string"}}}}}]})"));
+  ASSERT_TRUE(tools.ok()) << tools.status().ToString();
+  StatusOr<std::string> prompt = RenderChatPrompt(ctx, history, *tools, {});
+  ASSERT_TRUE(prompt.ok()) << prompt.status().ToString();
+  EXPECT_NE(prompt->find("<|start|>user<|message|>Weather in Paris?<|end|>"
+                         "<|start|>assistant<|channel|>analysis<|message|>Need the weather.<|end|>"
+                         "<|start|>assistant to=functions.get_weather<|channel|>commentary json"
+                         "<|message|>{\"city\": \"Paris\"}<|call|>"
+                         "<|start|>functions.get_weather to=assistant<|channel|>commentary"
+                         "<|message|>\"18 C\"<|end|><|start|>assistant"),
+            std::string::npos)
+      << *prompt;
 }
 
 TEST(ChatTemplateOptionsTest, BadValuesAreRefused) {
