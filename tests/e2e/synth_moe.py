@@ -1,7 +1,8 @@
 """Small synthetic mixture-of-experts GGUFs for the end-to-end tests, written in pure Python and
 numpy (CI has neither llama.cpp nor gguf-py): random F32 weights in a tiny shape of `qwen3moe`
-(8 experts, 2 per token, Q/K norms) or `gpt-oss` (4 experts, 2 per token, biases, attention
-sinks, sliding and full layers alternating), and the tokenizer of SmolLM2-135M-Instruct (the
+(8 experts, 2 per token, Q/K norms), `gpt-oss` (4 experts, 2 per token, biases, attention
+sinks, sliding and full layers alternating) or Mixtral's (`llama` with 4 experts, 2 per token),
+and the tokenizer of SmolLM2-135M-Instruct (the
 tests' chat model) copied key by key from its GGUF, with the chat template the caller gives.
 
 The weights are random, so the text is noise; the tests check what the server does with it
@@ -107,6 +108,7 @@ HIDDEN, HEADS, KV_HEADS, HEAD_DIM, LAYERS = 64, 4, 2, 16, 2
 SHAPES = {
     "qwen3moe": dict(experts=8, used=2, expert_ffn=32),
     "gpt-oss": dict(experts=4, used=2, expert_ffn=32),
+    "llama": dict(experts=4, used=2, expert_ffn=64),  # Mixtral: experts as wide as the FFN
 }
 
 
@@ -118,16 +120,18 @@ def write_model(path, arch, tokenizer_gguf, chat_template, seed=0):
     meta = {"general.architecture": _str(arch),
             "general.name": _str(f"synthetic {arch} (random weights, SmolLM2 tokenizer)")}
     for key, value in {"block_count": _u32(LAYERS), "context_length": _u32(4096),
-                       "embedding_length": _u32(HIDDEN), "feed_forward_length": _u32(64),
+                       "embedding_length": _u32(HIDDEN),
+                       "feed_forward_length": _u32(64),
                        "attention.head_count": _u32(HEADS),
                        "attention.head_count_kv": _u32(KV_HEADS),
                        "attention.key_length": _u32(HEAD_DIM),
                        "attention.value_length": _u32(HEAD_DIM),
                        "attention.layer_norm_rms_epsilon": _f32(1e-5),
                        "rope.freq_base": _f32(10000.0), "expert_count": _u32(s["experts"]),
-                       "expert_used_count": _u32(s["used"]),
-                       "expert_feed_forward_length": _u32(s["expert_ffn"])}.items():
+                       "expert_used_count": _u32(s["used"])}.items():
         meta[f"{arch}.{key}"] = value
+    if arch != "llama":
+        meta[f"{arch}.expert_feed_forward_length"] = _u32(s["expert_ffn"])
     if arch == "gpt-oss":
         meta["gpt-oss.attention.sliding_window"] = _u32(128)
     tok = tokenizer_metadata(tokenizer_gguf)
@@ -160,6 +164,8 @@ def write_model(path, arch, tokenizer_gguf, chat_template, seed=0):
         if arch == "qwen3moe":
             layer += [("attn_q_norm.weight", norm(HEAD_DIM)),
                       ("attn_k_norm.weight", norm(HEAD_DIM)), ("ffn_norm.weight", norm(HIDDEN))]
+        elif arch == "llama":
+            layer += [("ffn_norm.weight", norm(HIDDEN))]
         else:
             layer += [("post_attention_norm.weight", norm(HIDDEN)), ("attn_q.bias", bias(q)),
                       ("attn_k.bias", bias(kv)), ("attn_v.bias", bias(kv)),
