@@ -1,10 +1,11 @@
-"""Mixture-of-experts models served end to end: synthetic qwen3moe, gpt-oss and Mixtral (llama with
-experts) GGUFs (synth_moe.py writes them: random weights, SmolLM2-135M-Instruct's tokenizer, gpt-oss's harmony
-chat template) through /generate and the OpenAI routes: /get_model_info reports the experts, a
-prompt sharing a prefix with an earlier one reuses its KV (cached_tokens > 0) and decodes what a
-cold run decodes, JSON-schema constrained replies parse and validate, n-gram speculation gives
-the greedy outputs of plain decoding, and a harmony-format chat comes back parsed by
---reasoning-parser gpt-oss and --tool-call-parser gpt-oss (reasoning_content and tool_calls).
+"""Mixture-of-experts models served end to end: synthetic qwen3moe, gpt-oss and Mixtral (llama
+with experts) GGUFs (synth_moe.py writes them: random weights, SmolLM2-135M-Instruct's
+tokenizer, gpt-oss's harmony chat template) through /generate and the OpenAI routes:
+/get_model_info reports the experts, a prompt sharing a prefix with an earlier one reuses its
+KV (cached_tokens > 0) and decodes what a cold run decodes, JSON-schema constrained replies
+parse and validate, n-gram speculation gives the greedy outputs of plain decoding, and a
+harmony-format chat comes back parsed by --reasoning-parser gpt-oss and --tool-call-parser
+gpt-oss (reasoning_content and tool_calls).
 
 Random weights never write harmony on their own, so the harmony chats are forced: a request's
 `regex` makes the reply an analysis message then a call message (tool_choice auto, the tool
