@@ -3,9 +3,10 @@ with experts) GGUFs (synth_moe.py writes them: random weights, SmolLM2-135M-Inst
 tokenizer, gpt-oss's harmony chat template) through /generate and the OpenAI routes:
 /get_model_info reports the experts, a prompt sharing a prefix with an earlier one reuses its
 KV (cached_tokens > 0) and decodes what a cold run decodes, JSON-schema constrained replies
-parse and validate, n-gram speculation gives the greedy outputs of plain decoding, and a
-harmony-format chat comes back parsed by --reasoning-parser gpt-oss and --tool-call-parser
-gpt-oss (reasoning_content and tool_calls).
+parse and validate, n-gram speculation gives the greedy outputs of plain decoding, chunked
+prefill decodes what a whole prefill does, the disk tier serves a flushed prefix, a streaming
+session reuses its KV, and a harmony-format chat comes back parsed by --reasoning-parser gpt-oss
+and --tool-call-parser gpt-oss (reasoning_content and tool_calls).
 
 Random weights never write harmony on their own, so the harmony chats are forced: a request's
 `regex` makes the reply an analysis message then a call message (tool_choice auto, the tool
@@ -121,6 +122,44 @@ def test_ngram_speculation_gives_the_outputs_of_plain_decoding(moe_model, moe_se
             assert got["meta_info"]["spec_verify_ct"] >= 1
     finally:
         assert spec.stop() == 0, spec.log_tail()
+
+
+def test_chunked_prefill_disk_tier_and_sessions(moe_model, moe_server, tmp_path):
+    """A prompt prefilled 16 tokens at a time decodes what a whole prefill decodes; a prefix
+    written through to the disk tier comes back from it after /flush_cache with the same output;
+    a streaming session's second turn reuses the first's KV."""
+    long_prompt = PREFIX * 4 + "So:"
+    want = generate(moe_server, long_prompt)
+    srv = Server(model=moe_model[1], extra_args=[
+        "--chunked-prefill-size", "16", "--enable-hierarchical-cache",
+        "--hicache-storage-backend", "file", "--hicache-write-policy", "write_through",
+        "--hicache-storage-dir", str(tmp_path), "--hicache-storage-size", "1"])
+    try:
+        first = generate(srv, long_prompt)
+        assert first["output_ids"] == want["output_ids"]
+        assert srv.post("/flush_cache").status_code == 200
+        before = srv.server_info()["internal_states"][0]["hicache"]
+        again = generate(srv, long_prompt)
+        after = srv.server_info()["internal_states"][0]["hicache"]
+        assert again["output_ids"] == want["output_ids"]
+        assert after["disk_hit_tokens"] > before["disk_hit_tokens"], (before, after)
+        assert again["meta_info"]["cached_tokens"] > 0
+
+        r = srv.post("/open_session", {"capacity_of_str_len": 1000, "streaming": True})
+        assert r.status_code == 200, r.text
+        sid = r.json()
+        total = 0
+        for i, text in enumerate(["Session turn one.", " And turn two."]):
+            out = srv.post("/generate", {"text": text, "session_params": {"id": sid},
+                                         "sampling_params": {"temperature": 0,
+                                                             "max_new_tokens": 8}}).json()
+            meta = out["meta_info"]
+            if i > 0:
+                assert meta["cached_tokens"] == total - 1, meta
+            total = meta["prompt_tokens"] + meta["completion_tokens"]
+        assert srv.post("/close_session", {"session_id": sid}).status_code == 200
+    finally:
+        assert srv.stop() == 0, srv.log_tail()
 
 
 # An analysis message, then a call to get_weather with the recipient in the channel header.
