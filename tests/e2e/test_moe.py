@@ -5,7 +5,8 @@ tokenizer, gpt-oss's harmony chat template) through /generate and the OpenAI rou
 KV (cached_tokens > 0) and decodes what a cold run decodes, JSON-schema constrained replies
 parse and validate, n-gram speculation gives the greedy outputs of plain decoding, chunked
 prefill decodes what a whole prefill does, the disk tier serves a flushed prefix, a streaming
-session reuses its KV, and a harmony-format chat comes back parsed by --reasoning-parser gpt-oss
+session reuses its KV, a prefill / decode pair behind SGLang's gateway (KV over UCX) gives a
+single server's outputs, and a harmony-format chat comes back parsed by --reasoning-parser gpt-oss
 and --tool-call-parser gpt-oss (reasoning_content and tool_calls).
 
 Random weights never write harmony on their own, so the harmony chats are forced: a request's
@@ -15,14 +16,19 @@ call regex for the gpt-oss format. Skipped, saying why, when SmolLM2's GGUF (the
 source) is not installed."""
 
 import json
+import os
 import pathlib
+import subprocess
 
 import jsonschema
 import openai
 import pytest
+import requests
 
 import synth_moe
-from conftest import Server, chat_model_path
+from conftest import Server, _binary, chat_model_path
+from gateway import Gateway, smg_binary
+from processes import start_on_free_port
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 HARMONY_TEMPLATE = ROOT / "tests" / "chat" / "templates" / "gpt_oss.jinja"
@@ -160,6 +166,52 @@ def test_chunked_prefill_disk_tier_and_sessions(moe_model, moe_server, tmp_path)
         assert srv.post("/close_session", {"session_id": sid}).status_code == 200
     finally:
         assert srv.stop() == 0, srv.log_tail()
+
+
+def test_prefill_decode_transfer_gives_a_single_servers_outputs(moe_model, moe_server):
+    """A prefill server hands each prompt's KV over UCX to a decode server, behind SGLang's
+    gateway in PD mode (as test_pd.py does for the default model): the greedy outputs are the
+    single server's, and the decode server computed none of the prompt but its last token."""
+    smg, why = smg_binary()
+    if smg is None:
+        pytest.skip(why)
+    probe = subprocess.run([_binary(), "serve", "--model-path", moe_model[1], "--port", "1",
+                            "--disaggregation-mode", "decode", "--disaggregation-timeout", "0"],
+                           capture_output=True, text=True, timeout=120)
+    if "built without UCX" in probe.stderr:
+        pytest.skip("radixlm was built without UCX")
+    os.environ.setdefault("UCX_TLS", "tcp,shm,self")  # no RDMA hardware needed
+    bootstrap = {}
+
+    def start_prefill(port):
+        bootstrap["port"] = port
+        return Server(model=moe_model[1], extra_args=[
+            "--disaggregation-mode", "prefill", "--disaggregation-bootstrap-port", str(port),
+            "--disaggregation-transfer-backend", "ucx"])
+
+    prefill = start_on_free_port(start_prefill, lambda port: f"UCX listening on 127.0.0.1:{port}")
+    decode = Server(model=moe_model[1], extra_args=[
+        "--disaggregation-mode", "decode", "--disaggregation-transfer-backend", "ucx",
+        "--disaggregation-timeout", "20"])
+    gateway = None
+    try:
+        gateway = Gateway([prefill.url, decode.url], policy="round_robin",
+                          routing_args=["--pd-disaggregation", "--prefill", prefill.url,
+                                        str(bootstrap["port"]), "--decode", decode.url])
+        for prompt in [PREFIX + "Through the pair:", "Short one.", PREFIX * 3 + "Longer:"]:
+            want = generate(moe_server, prompt)
+            r = requests.post(gateway.url + "/generate", timeout=120, json={
+                "text": prompt, "sampling_params": {"temperature": 0, "max_new_tokens": 24}})
+            assert r.status_code == 200, (r.text, decode.log_tail())
+            got = r.json()
+            assert got["text"] == want["text"], prompt
+            meta = got["meta_info"]
+            assert meta["cached_tokens"] >= meta["prompt_tokens"] - 1, meta
+    finally:
+        if gateway is not None:
+            gateway.stop()
+        assert prefill.stop() == 0, prefill.log_tail()
+        assert decode.stop() == 0, decode.log_tail()
 
 
 # An analysis message, then a call to get_weather with the recipient in the channel header.
