@@ -2,7 +2,8 @@
 with experts) GGUFs (synth_moe.py writes them: random weights, SmolLM2-135M-Instruct's
 tokenizer, gpt-oss's harmony chat template) through /generate and the OpenAI routes:
 /get_model_info reports the experts, a prompt sharing a prefix with an earlier one reuses its
-KV (cached_tokens > 0) and decodes what a cold run decodes, JSON-schema constrained replies
+KV (cached_tokens > 0, the shared node in /radix_tree, the web page's tree view) and decodes
+what a cold run decodes, JSON-schema constrained replies
 parse and validate, n-gram speculation gives the greedy outputs of plain decoding, chunked
 prefill decodes what a whole prefill does, the disk tier serves a flushed prefix, a streaming
 session reuses its KV, a prefill / decode pair behind SGLang's gateway (KV over UCX) gives a
@@ -91,6 +92,15 @@ def test_shared_prefix_hits_the_cache_and_decodes_as_a_cold_run(moe_server):
     warm = generate(moe_server, PREFIX + "Second question?")
     assert warm["meta_info"]["cached_tokens"] > 0
     assert warm["output_ids"] == cold["output_ids"]
+    # The web page's tree view: the shared prefix is one node with the two questions under it.
+    r = moe_server.get("/radix_tree", params={"max_nodes": 100})
+    assert r.status_code == 200, r.text
+    snap = r.json()
+    assert snap["cache_hit_tokens"] > 0
+    nodes = snap["nodes"]
+    assert any("Second" in n["text"] for n in nodes) and any("First" in n["text"] for n in nodes)
+    shared = [n for n in nodes[1:] if "preamble" in n["text"]]
+    assert shared and shared[0]["hit_count"] >= 1, shared
     # The OpenAI route reports the hit too.
     completion = client(moe_server).completions.create(
         model="m", prompt=PREFIX + "Second question?", max_tokens=24, temperature=0)
