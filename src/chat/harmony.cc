@@ -238,8 +238,4 @@ HarmonyScan ScanHarmony(std::string_view text, bool final) {
   return out;
 }
 
-bool HasHarmonyMarker(std::string_view text) {
-  return FindMarker(text, 0).at != std::string_view::npos;
-}
-
 }  // namespace radixlm::chat

@@ -45,7 +45,4 @@ struct HarmonyScan {
 // still arriving is left for pending_from).
 HarmonyScan ScanHarmony(std::string_view text, bool final);
 
-// Whether `text` holds a harmony marker (<|channel|>, <|message|>, <|start|>, ...).
-bool HasHarmonyMarker(std::string_view text);
-
 }  // namespace radixlm::chat
