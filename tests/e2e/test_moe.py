@@ -116,11 +116,11 @@ def test_json_schema_replies_parse_and_validate(moe_server):
                                       "maxItems": 3}},
               "required": ["name", "age", "tags"], "additionalProperties": False}
     out = generate(moe_server, "A person as JSON:", json_schema=json.dumps(schema),
-                   max_new_tokens=120)
+                   max_new_tokens=240)
     assert out["meta_info"]["finish_reason"]["type"] == "stop", out["meta_info"]
     jsonschema.validate(json.loads(out["text"]), schema)
     reply = client(moe_server).chat.completions.create(
-        model="m", messages=[{"role": "user", "content": "A person, please."}], max_tokens=120,
+        model="m", messages=[{"role": "user", "content": "A person, please."}], max_tokens=240,
         temperature=0, response_format={"type": "json_schema",
                                          "json_schema": {"name": "person", "schema": schema}})
     jsonschema.validate(json.loads(reply.choices[0].message.content), schema)
@@ -232,7 +232,7 @@ HARMONY_REPLY = (r"<\|channel\|>analysis<\|message\|>[a-z ]{4,24}<\|end\|>"
 
 def test_harmony_chat_comes_back_as_reasoning_and_a_tool_call(moe_server):
     kwargs = dict(model="m", messages=[{"role": "user", "content": "Weather in Oslo?"}],
-                  tools=[WEATHER], temperature=0, max_tokens=80,
+                  tools=[WEATHER], temperature=0, max_tokens=240,
                   extra_body={"regex": HARMONY_REPLY})
     choice = client(moe_server).chat.completions.create(**kwargs).choices[0]
     assert choice.finish_reason == "tool_calls", choice
@@ -260,7 +260,7 @@ def test_harmony_chat_comes_back_as_reasoning_and_a_tool_call(moe_server):
 def test_forced_call_is_written_and_parsed_in_the_harmony_format(moe_server):
     choice = client(moe_server).chat.completions.create(
         model="m", messages=[{"role": "user", "content": "Weather in Oslo?"}], tools=[WEATHER],
-        temperature=0, max_tokens=60,
+        temperature=0, max_tokens=240,
         tool_choice={"type": "function", "function": {"name": "get_weather"}}).choices[0]
     assert choice.finish_reason == "tool_calls", choice
     (call,) = choice.message.tool_calls
