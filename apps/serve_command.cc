@@ -366,6 +366,13 @@ const bool kServeRegistered = RegisterCommand("serve", [](CLI::App& app) {
                   "tokens in the same memory, lossy)")
       ->capture_default_str();
   cmd->add_flag("--disable-radix-cache", e.disable_radix_cache, "Do not reuse prefixes");
+  cmd->add_option("--max-mamba-cache-size", e.max_mamba_cache_size,
+                  "Hybrid (linear-attention) models: most snapshots of the linear layers' state "
+                  "the radix cache keeps (default: what a quarter of the KV memory holds)");
+  cmd->add_option("--hybrid-snapshot-interval", e.hybrid_snapshot_interval,
+                  "Hybrid (linear-attention) models: snapshot the linear layers' state every "
+                  "this many prefill tokens (prefill chunks end there)")
+      ->capture_default_str();
   cmd->add_option("--swa-full-tokens-ratio", e.swa_full_tokens_ratio,
                   "Sliding-window models: KV tokens of a windowed layer per token of a "
                   "full-attention layer, in (0, 1] (sizes the two KV pools)")

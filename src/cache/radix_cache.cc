@@ -32,9 +32,14 @@ RadixCache::RadixCache(RadixCacheConfig config)
       disable_(config.disable),
       policy_(config.eviction_policy),
       clock_(std::move(config.clock)),
-      sliding_window_(config.sliding_window) {
+      sliding_window_(config.sliding_window),
+      snapshot_slots_(config.snapshot_slots),
+      first_snapshot_id_(config.first_snapshot_id) {
   RADIXLM_CHECK_GE(page_size_, 1);
   RADIXLM_CHECK_GE(sliding_window_, 0);
+  RADIXLM_CHECK(snapshot_slots_ >= 0 && first_snapshot_id_ >= 0);
+  RADIXLM_CHECK(snapshot_slots_ == 0 || sliding_window_ == 0)
+      << "state snapshots in a sliding-window-aware cache";
   Reset();
 }
 
@@ -70,6 +75,10 @@ void RadixCache::Reset() {
   swa_evictable_size_ = 0;
   swa_protected_size_ = 0;
   num_nodes_ = 0;
+  snapshot_nodes_.clear();
+  free_snapshots_.clear();
+  // Popped from the back: the lowest id goes first.
+  for (int32_t i = snapshot_slots_ - 1; i >= 0; --i) free_snapshots_.push_back(first_snapshot_id_ + i);
 }
 
 uint64_t RadixCache::Now() { return clock_ ? clock_() : ++logical_clock_; }
@@ -80,6 +89,10 @@ int64_t RadixCache::MatchLength(std::span<const int32_t> run, std::span<const in
 }
 
 RadixCache::MatchResult RadixCache::MatchPrefix(std::span<const int32_t> key) {
+  return Match(key, snapshots_enabled());
+}
+
+RadixCache::MatchResult RadixCache::Match(std::span<const int32_t> key, bool cut_to_snapshot) {
   MatchResult result;
   result.last_node = root_.get();
   if (disable_) return result;
@@ -97,6 +110,8 @@ RadixCache::MatchResult RadixCache::MatchPrefix(std::span<const int32_t> key) {
   int64_t live_run = kFromRoot;
   size_t best_len = 0;
   Node* best = node;
+  size_t snapshot_len = 0;  // the deepest node walked that holds a state snapshot
+  Node* snapshot_node = node;
   while (!key.empty()) {
     auto it = node->children.find(FirstPage(key));
     if (it == node->children.end()) break;
@@ -116,12 +131,20 @@ RadixCache::MatchResult RadixCache::MatchPrefix(std::span<const int32_t> key) {
     ++node->hit_count;
     result.slots.insert(result.slots.end(), node->value.begin(), node->value.end());
     if (!node->swa_tombstone && live_run != kFromRoot) live_run += node->size();
+    if (node->snapshot >= 0) {
+      snapshot_len = result.slots.size();
+      snapshot_node = node;
+    }
     if (node != child) break;
     key = key.subspan(len);
   }
   if (!swa_aware() || live_run >= sliding_window_) {
     best_len = result.slots.size();
     best = node;
+  }
+  if (cut_to_snapshot) {
+    best_len = snapshot_len;
+    best = snapshot_node;
   }
   result.slots.resize(best_len);
   result.last_node = best;
@@ -186,8 +209,9 @@ RadixCache::Node* RadixCache::AddLeaf(Node* parent, std::span<const int32_t> key
 }
 
 size_t RadixCache::Insert(std::span<const int32_t> key, std::span<const int32_t> slots,
-                          int32_t priority, KvPool* pool) {
+                          int32_t priority, KvPool* pool, Node** end_node) {
   RADIXLM_CHECK_EQ(key.size(), slots.size());
+  if (end_node != nullptr) *end_node = root_.get();
   const int64_t aligned = AlignDown(static_cast<int64_t>(key.size()));
   if (disable_) return static_cast<size_t>(aligned);
   key = key.first(aligned);
@@ -230,6 +254,7 @@ size_t RadixCache::Insert(std::span<const int32_t> key, std::span<const int32_t>
     key = key.subspan(run);
     slots = slots.subspan(run);
   }
+  if (end_node != nullptr) *end_node = node;
   return static_cast<size_t>(present);
 }
 
@@ -240,6 +265,7 @@ int64_t RadixCache::IncLockRef(Node* node, uint64_t* swa_lock_id) {
   ++version_;
   int64_t delta = 0;
   int64_t window_covered = swa_aware() ? 0 : INT64_MAX;
+  Node* const end = node;  // (a split below keeps it the lower, deeper node)
   for (; node != root_.get(); node = node->parent) {
     if (window_covered < sliding_window_) {
       // The window starts inside this node: split there so only its tail is window-locked
@@ -272,6 +298,7 @@ int64_t RadixCache::IncLockRef(Node* node, uint64_t* swa_lock_id) {
       if (swa_lock_id != nullptr) *swa_lock_id = node->swa_lock_id;
     }
   }
+  ++end->end_lock_ref;
   return delta;
 }
 
@@ -279,6 +306,8 @@ int64_t RadixCache::DecLockRef(Node* node, uint64_t swa_lock_id) {
   if (disable_) return 0;
   RADIXLM_CHECK(node != nullptr);
   ++version_;
+  RADIXLM_CHECK_GT(node->end_lock_ref, 0) << "DecLockRef without a matching IncLockRef";
+  --node->end_lock_ref;
   int64_t delta = 0;
   bool in_window = swa_aware();
   for (; node != root_.get(); node = node->parent) {
@@ -322,6 +351,7 @@ void RadixCache::DeleteLeaf(Node* leaf) {
       << "deleting the root, an inner node or a locked leaf";
   Node* parent = leaf->parent;
   LeafListRemove(leaf);
+  if (leaf->snapshot >= 0) DetachSnapshot(leaf);
   evictable_size_ -= leaf->size();
   if (swa_aware() && !leaf->swa_tombstone) swa_evictable_size_ -= leaf->size();
   --num_nodes_;

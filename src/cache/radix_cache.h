@@ -26,6 +26,20 @@
 // windowed KV the caller released as tombstones, and revives a tombstone with the caller's
 // windowed KV where the caller still has it.
 //
+// State snapshots (snapshot_slots > 0; a hybrid model, whose linear layers keep a fixed-size
+// state per sequence instead of KV). A node may hold a snapshot: the id of a saved copy of
+// every linear layer's state after the node's last token (ids name the runner's state slots;
+// the tree hands them out and takes them back, the scheduler copies the state). KV alone
+// cannot resume those layers, so MatchPrefix ends at the deepest node holding a snapshot (the
+// root stands for the empty state); the KV past it is recomputed. Snapshots follow the lock
+// rules: the node a lock ends at (a running request's prefix, a pin) keeps its snapshot; those
+// above it on the locked path may go (a request copies its snapshot at admission, and the
+// path's KV stays locked), as SGLang's hybrid cache locks a node's state apart from the path's
+// KV. A deleted node frees its snapshot; EvictSnapshots frees the others, in policy order,
+// deleting an unlocked leaf whose snapshot goes (its KV past the last snapshot above can no
+// longer be resumed) and any snapshot-less unlocked leaf that leaves.
+// Splits keep the snapshot on the lower node, which ends where it did. Not SWA-aware.
+//
 // Disabled mode (--disable-radix-cache): nothing is ever stored or shared. MatchPrefix returns
 // an empty prefix at the root, Insert stores nothing and reports the whole key as "already
 // present" so the caller frees all of it, lock calls do nothing.
@@ -37,6 +51,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -59,6 +74,10 @@ struct RadixCacheConfig {
   std::function<uint64_t()> clock = nullptr;
   // > 0: SWA-aware (see above), the sliding window of the model's windowed layers in tokens.
   int64_t sliding_window = 0;
+  // > 0: state snapshots (see above), ids first_snapshot_id .. first_snapshot_id +
+  // snapshot_slots - 1. Needs sliding_window == 0.
+  int32_t snapshot_slots = 0;
+  int32_t first_snapshot_id = 0;
 };
 
 // The request side of CacheFinishedRequest / CacheUnfinishedRequest: what the scheduler keeps
@@ -107,7 +126,8 @@ class RadixCache {
 
   // Longest cached prefix of key (truncated to whole pages). A match ending inside a node splits
   // it, so last_node ends exactly at the prefix. Stamps the path with the current time and
-  // counts a hit on every node walked.
+  // counts a hit on every node walked. With state snapshots, the prefix ends at the deepest
+  // node of that walk holding a snapshot (the root if none).
   MatchResult MatchPrefix(std::span<const int32_t> key);
 
   // Adds key → slots (same length; truncated to whole pages) and returns how many leading
@@ -117,8 +137,10 @@ class RadixCache {
   // SWA-aware with a pool: new pages without windowed KV become tombstones, and a tombstone the
   // key walks through takes the caller's windowed KV (KvPool::MoveSwa) where the caller's
   // slots have it for the rest of that node.
+  // end_node (if not null): set to the node ending at the inserted key's (aligned) end, or
+  // the root for an empty key (and in disabled mode).
   size_t Insert(std::span<const int32_t> key, std::span<const int32_t> slots, int32_t priority = 0,
-                KvPool* pool = nullptr);
+                KvPool* pool = nullptr, Node** end_node = nullptr);
 
   // Lock / unlock the path root→node. Return the change in evictable_size() (≤ 0 / ≥ 0).
   // SWA-aware, IncLockRef splits the node where the lock's window begins (page-aligned), so
@@ -147,8 +169,11 @@ class RadixCache {
   // frees the row, drops the request's lock. token_ids are the tokens that have KV, i.e. the
   // prompt plus all outputs but the last (SGLang: (origin_input_ids + output_ids)[:-1]).
   // In disabled mode it frees all of the request's slots and its row.
+  // With state snapshots, `snapshot` (an allocated id, or -1) is the request's state after
+  // all of token_ids: attached to the node ending there when token_ids is page-aligned and that
+  // node has none yet, freed otherwise.
   void CacheFinishedRequest(CacheRequest& req, std::span<const int32_t> token_ids,
-                            ReqToTokenTable& table, KvPool& pool);
+                            ReqToTokenTable& table, KvPool& pool, int32_t snapshot = -1);
 
   // Same for a request that goes on (after a prefill chunk): inserts its aligned tokens, frees
   // duplicates, re-matches, points its row at the tree's slots, moves its lock to the new last
@@ -162,6 +187,24 @@ class RadixCache {
   // observer must not change the tree. The disk tier's write-back hook; null: none.
   using ReleaseObserver = std::function<void(const Node&)>;
   void set_release_observer(ReleaseObserver observer) { release_observer_ = std::move(observer); }
+
+  // --- state snapshots (radix_cache_snapshots.cc; see "State snapshots" above) ---
+  bool snapshots_enabled() const { return snapshot_slots_ > 0; }
+  // A free snapshot id, after evicting one (EvictSnapshots) when none is free; nullopt when
+  // every snapshot belongs to a locked node (or snapshots are off).
+  std::optional<int32_t> AllocateSnapshot(KvPool& pool);
+  // Whether node (not the root) lacks a snapshot; AttachSnapshot then gives it an allocated id.
+  bool WantsSnapshot(const Node* node) const;
+  void AttachSnapshot(Node* node, int32_t id);
+  // Returns an allocated id that was not attached.
+  void FreeSnapshot(int32_t id);
+  // Frees at least n snapshots of nodes no lock ends at (or all it can), in policy order;
+  // returns how many. Deleted leaves hand their slots back to pool.
+  int64_t EvictSnapshots(int64_t n, KvPool& pool);
+  int64_t snapshot_capacity() const { return snapshot_slots_; }
+  int64_t snapshot_count() const { return static_cast<int64_t>(snapshot_nodes_.size()); }
+  // Snapshots held where a lock ends (kept until unlocked).
+  int64_t protected_snapshots() const;
 
   // Drops every node without freeing slots (see Ownership above).
   void Reset();
@@ -203,6 +246,8 @@ class RadixCache {
   // pool.available() + TotalSize() + in_flight_tokens == pool.size(), where in_flight_tokens
   // are slots held by requests outside the tree (whole pages in paged mode).
   Status CheckInvariants(const KvPool& pool, int64_t in_flight_tokens) const;
+  // State snapshots: ids distinct, in range, listed, and held + free == snapshot_slots.
+  Status CheckSnapshots() const;
 
  private:
   uint64_t Now();
@@ -234,6 +279,10 @@ class RadixCache {
   std::vector<SwaCandidate> SwaEvictionOrder();
   void LeafListAdd(Node* node);
   void LeafListRemove(Node* node);
+  // The walk of MatchPrefix; cut_to_snapshot: end at the deepest snapshot (MatchPrefix with
+  // snapshots), else at the longest KV match (a request re-matching its own inserted tokens).
+  MatchResult Match(std::span<const int32_t> key, bool cut_to_snapshot);
+  void DetachSnapshot(Node* node);  // frees node's snapshot id
 
   int32_t page_size_;
   bool disable_;
@@ -261,6 +310,11 @@ class RadixCache {
   int64_t swa_evictable_size_ = 0;
   int64_t swa_protected_size_ = 0;
   uint64_t next_swa_lock_id_ = 0;
+
+  int32_t snapshot_slots_ = 0;
+  int32_t first_snapshot_id_ = 0;
+  std::vector<int32_t> free_snapshots_;  // ids not held by a node nor lent out
+  std::vector<Node*> snapshot_nodes_;    // nodes holding a snapshot (Node::snapshot_index)
 };
 
 }  // namespace radixlm

@@ -105,6 +105,10 @@ Status RadixCache::CheckInvariants() const {
         }
       }
       if (child->lock_ref < 0) return Internal("RadixCache: " + name + " lock_ref < 0");
+      if (child->end_lock_ref < 0 || child->end_lock_ref > child->lock_ref) {
+        return Internal("RadixCache: " + name + " end_lock_ref " +
+                        std::to_string(child->end_lock_ref) + " outside [0, lock_ref]");
+      }
       if (node != root_.get() && child->lock_ref > node->lock_ref) {
         return Internal("RadixCache: " + name + " lock_ref " + std::to_string(child->lock_ref) +
                         " exceeds its parent's " + std::to_string(node->lock_ref));
@@ -151,7 +155,7 @@ Status RadixCache::CheckInvariants() const {
                     std::to_string(swa_protected_size_) + " but the tree holds " +
                     std::to_string(swa_evictable) + "/" + std::to_string(swa_protected));
   }
-  return Status::Ok();
+  return CheckSnapshots();
 }
 
 Status RadixCache::CheckInvariants(const KvPool& pool, int64_t in_flight_tokens) const {
@@ -193,6 +197,48 @@ Status RadixCache::CheckInvariants(const KvPool& pool, int64_t in_flight_tokens)
                     std::to_string(TotalSize()) + " + in flight " +
                     std::to_string(in_flight_tokens) + " != pool size " +
                     std::to_string(pool.size()));
+  }
+  return Status::Ok();
+}
+
+Status RadixCache::CheckSnapshots() const {
+  int64_t held = 0;
+  std::vector<uint8_t> seen(static_cast<size_t>(snapshot_slots_), 0);
+  auto mark = [&](int32_t id, const std::string& who) -> Status {
+    const int64_t i = static_cast<int64_t>(id) - first_snapshot_id_;
+    if (i < 0 || i >= snapshot_slots_) {
+      return Internal("RadixCache: " + who + " snapshot id " + std::to_string(id) + " out of range");
+    }
+    if (seen[i]) return Internal("RadixCache: snapshot id " + std::to_string(id) + " twice");
+    seen[i] = 1;
+    return Status::Ok();
+  };
+  std::vector<const Node*> stack = {root_.get()};
+  while (!stack.empty()) {
+    const Node* node = stack.back();
+    stack.pop_back();
+    if (node->snapshot >= 0) {
+      if (node == root_.get()) return Internal("RadixCache: the root holds a snapshot");
+      RADIXLM_RETURN_IF_ERROR(mark(node->snapshot, NodeName(*node)));
+      if (node->snapshot_index < 0 ||
+          node->snapshot_index >= static_cast<int64_t>(snapshot_nodes_.size()) ||
+          snapshot_nodes_[node->snapshot_index] != node) {
+        return Internal("RadixCache: " + NodeName(*node) + " snapshot not listed");
+      }
+      ++held;
+    } else if (node->snapshot_index >= 0) {
+      return Internal("RadixCache: " + NodeName(*node) + " listed without a snapshot");
+    }
+    for (const auto& [page, child] : node->children) stack.push_back(child.get());
+  }
+  if (held != snapshot_count()) return Internal("RadixCache: snapshot list size mismatch");
+  for (const int32_t id : free_snapshots_) RADIXLM_RETURN_IF_ERROR(mark(id, "free"));
+  // Ids neither held nor free are lent out between AllocateSnapshot and Attach / Free, which
+  // happens within one scheduler call: none is outstanding when invariants are checked.
+  if (held + static_cast<int64_t>(free_snapshots_.size()) != snapshot_slots_) {
+    return Internal("RadixCache: " + std::to_string(held) + " snapshots held + " +
+                    std::to_string(free_snapshots_.size()) + " free != " +
+                    std::to_string(snapshot_slots_));
   }
   return Status::Ok();
 }

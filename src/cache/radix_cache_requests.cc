@@ -14,7 +14,7 @@
 namespace radixlm {
 
 void RadixCache::CacheFinishedRequest(CacheRequest& req, std::span<const int32_t> token_ids,
-                                      ReqToTokenTable& table, KvPool& pool) {
+                                      ReqToTokenTable& table, KvPool& pool, int32_t snapshot) {
   const int64_t n = static_cast<int64_t>(token_ids.size());
   RADIXLM_CHECK_LE(n, table.max_context_len());
   const std::span<const int32_t> kv = std::as_const(table).Row(req.req_pool_index).first(n);
@@ -24,14 +24,25 @@ void RadixCache::CacheFinishedRequest(CacheRequest& req, std::span<const int32_t
     const int64_t aligned = AlignDown(n);
     const int64_t prefix_len = static_cast<int64_t>(req.prefix_slots.size());
     RADIXLM_CHECK_LE(prefix_len, aligned);
+    Node* end = nullptr;
     const auto present = static_cast<int64_t>(
-        Insert(token_ids.first(aligned), kv.first(aligned), req.priority, &pool));
+        Insert(token_ids.first(aligned), kv.first(aligned), req.priority, &pool, &end));
+    // The state is after all n tokens: it belongs to the node ending there, if one does.
+    if (snapshot >= 0) {
+      if (aligned == n && WantsSnapshot(end)) {
+        AttachSnapshot(end, snapshot);
+      } else {
+        FreeSnapshot(snapshot);
+      }
+      snapshot = -1;
+    }
     // The locked prefix cannot have been evicted, so the tree has at least that much.
     RADIXLM_CHECK_GE(present, prefix_len) << "a locked prefix was evicted";
     if (present > prefix_len) pool.Free(kv.subspan(prefix_len, present - prefix_len));
     if (aligned < n) pool.Free(kv.subspan(aligned));
     if (req.last_node != nullptr) DecLockRef(req.last_node, req.swa_lock_id);
   }
+  if (snapshot >= 0) FreeSnapshot(snapshot);
   table.Free(req.req_pool_index);
   req.req_pool_index = -1;
   req.prefix_slots.clear();
@@ -59,7 +70,8 @@ void RadixCache::CacheUnfinishedRequest(CacheRequest& req, std::span<const int32
   // Re-match: the whole aligned part is in the tree now, possibly under other slots. (SWA-aware:
   // its last window holds windowed KV — the request's own, or revived by Insert — so the match
   // reaches the end.)
-  MatchResult match = MatchPrefix(aligned_ids);
+  // (Not cut to a state snapshot: the request's own state goes on from its end.)
+  MatchResult match = Match(aligned_ids, /*cut_to_snapshot=*/false);
   RADIXLM_CHECK_EQ(static_cast<int64_t>(match.slots.size()), aligned);
   table.Write(req.req_pool_index, prefix_len,
               std::span<const int32_t>(match.slots).subspan(prefix_len));

@@ -57,6 +57,14 @@ struct RadixNode {
 
   int64_t leaf_index = -1;  // position in the cache's leaf list; -1 when not a leaf / root
 
+  // Recurrent-state snapshot (a hybrid model's; RadixCache "State snapshots"): the id of the
+  // linear layers' state after this node's last token, -1: none. Owned by the tree.
+  int32_t snapshot = -1;
+  int64_t snapshot_index = -1;  // position in the cache's snapshot list; -1 when none
+  // Locks whose path ends at this node (IncLockRef(this)); ≤ lock_ref. While > 0 its snapshot
+  // is kept (a running request's prefix end, a pin); snapshots above it may go.
+  int32_t end_lock_ref = 0;
+
   bool is_leaf() const { return children.empty(); }
   int64_t size() const { return static_cast<int64_t>(key.size()); }
 };

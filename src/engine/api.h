@@ -146,6 +146,15 @@ struct SchedulerCounters {
   int64_t swa_pool_free = 0;
   int64_t swa_evictable_tokens = 0;
   int64_t swa_protected_tokens = 0;
+  // A hybrid model's linear-layer state snapshots in the radix tree (all 0 for other models):
+  // held, the most there may be, held by locked nodes, their bytes; taken and resumed from
+  // (cumulative).
+  int64_t state_snapshots = 0;
+  int64_t state_snapshot_capacity = 0;
+  int64_t state_snapshots_protected = 0;
+  int64_t state_snapshot_bytes = 0;
+  int64_t state_snapshots_taken = 0;
+  int64_t state_snapshot_resumes = 0;
   // Cumulative.
   int64_t cache_hit_tokens = 0;  // tokens supplied by the tree at admissions
   int64_t prefill_tokens = 0;    // tokens computed by prefill chunks
@@ -201,6 +210,9 @@ struct MemoryCounters {
   int64_t kv_pool_bytes = 0;
   int64_t scratch_bytes = 0;
   int64_t rss_bytes = 0;
+  // A hybrid model's linear-layer state slots as allocated: running requests' and the radix
+  // tree's snapshots (0 for other models).
+  int64_t recurrent_state_bytes = 0;
 };
 
 struct EngineStats {

@@ -36,6 +36,15 @@ struct EngineConfig {
   double swa_full_tokens_ratio = 0.8;
   bool disable_hybrid_swa_memory = false;
   bool disable_radix_cache = false;           // --disable-radix-cache
+  // Hybrid (linear-attention) models with the radix cache on: the tree keeps snapshots of the
+  // linear layers' state. --max-mamba-cache-size (SGLang's name): how many; <= 0: as many as a
+  // quarter of the KV memory holds (the KV pool keeping the other three quarters; with
+  // --max-total-tokens, a third of that pool's bytes but at least 256 MiB), at least one.
+  // --hybrid-snapshot-interval: a snapshot every this many tokens of a prefill (chunks end
+  // there; a multiple of page size), besides those at each prompt's end and where a request's
+  // KV enters the tree.
+  int32_t max_mamba_cache_size = 0;
+  int64_t hybrid_snapshot_interval = 512;
   std::string radix_eviction_policy = "lru";  // --radix-eviction-policy lru|lfu|fifo|priority
   // Disk tier of the KV cache (SGLang's HiCache; RAM is the first tier, disk the second):
   // --enable-hierarchical-cache with --hicache-storage-backend file (the only backend built),

@@ -502,6 +502,7 @@ void EngineCore::Apply(StatsCommand& cmd) {
     stats.memory.weights_bytes += m.weights_bytes;
     stats.memory.kv_pool_bytes += m.kv_bytes;
     stats.memory.scratch_bytes += m.scratch_bytes;
+    stats.memory.recurrent_state_bytes += m.state_bytes;
   }
   cmd.answer.set_value(std::move(stats));
 }

@@ -91,6 +91,33 @@ StatusOr<KvSizing> SizeKv(const EngineConfig& config, const model::ModelConfig& 
   return out;
 }
 
+// A hybrid model's state snapshots in the radix tree (EngineConfig::max_mamba_cache_size):
+// their count, taking their share of the KV memory out of kv->pool_tokens when the pool is
+// sized from memory.
+int32_t SizeStateSnapshots(const EngineConfig& config, const model::ModelConfig& mc,
+                           kernels::KvDtype dtype, KvSizing* kv) {
+  if (config.max_mamba_cache_size > 0) return config.max_mamba_cache_size;
+  const int64_t slot_bytes = model::RecurrentState::SlotBytes(mc);
+  int64_t token_bytes = 0;  // a token's K and V over the full-attention layers
+  for (int64_t l = 0; l < mc.n_layers; ++l) {
+    if (mc.LayerAttention(l).kv_layer == l) {
+      token_bytes += 2 * mc.LayerKvSize(l) * kernels::KvDtypeBytes(dtype);
+    }
+  }
+  double budget = 0;
+  if (config.max_total_tokens > 0) {
+    // A third of the pool's bytes, and at least a quarter of the default KV memory (a hybrid
+    // model's tokens are cheap next to one snapshot: a few layers keep KV).
+    budget = std::max(static_cast<double>(kv->pool_tokens) * static_cast<double>(token_bytes) / 3,
+                      256.0 * (int64_t{1} << 20));
+  } else {
+    budget = static_cast<double>(config.kv_cache_memory_mb) * (int64_t{1} << 20) / 4;
+    kv->pool_tokens = kv->pool_tokens * 3 / 4;
+  }
+  const auto n = static_cast<int64_t>(budget / static_cast<double>(std::max<int64_t>(slot_bytes, 1)));
+  return static_cast<int32_t>(std::clamp<int64_t>(n, 1, INT32_MAX / 2));
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
@@ -103,17 +130,23 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   if (config.context_length > 0) context = std::min(context, config.context_length);
   RADIXLM_ASSIGN_OR_RETURN(const kernels::KvDtype kv_dtype,
                            ParseKvCacheDtype(config.kv_cache_dtype));
-  RADIXLM_ASSIGN_OR_RETURN(const KvSizing kv, SizeKv(config, mc, kv_dtype));
+  RADIXLM_ASSIGN_OR_RETURN(KvSizing kv, SizeKv(config, mc, kv_dtype));
+  const bool hybrid = mc.IsHybrid();
+  const int32_t snapshot_slots = hybrid && !config.disable_radix_cache
+                                     ? SizeStateSnapshots(config, mc, kv_dtype, &kv)
+                                     : 0;
   RADIXLM_ASSIGN_OR_RETURN(
       SchedulerConfig sc,
       ToSchedulerConfig(config, kv.pool_tokens, context, kv.swa_pool_tokens, kv.sliding_window));
   if (sc.hicache.enable) {
     sc.hicache.model_id = KvIdentity(*file, sc.hicache.block_tokens, kv_dtype);
   }
-  // A hybrid model's linear layers keep a state per request, not per token: a prefix of KV in
-  // the radix tree cannot resume them (that needs state snapshots in the tree), so such a model
-  // never reuses a cached prefix, and what reuses or moves KV alone is refused.
-  const bool hybrid = mc.IsHybrid();
+  // A hybrid model's linear layers keep a state per request, not per token: the radix tree
+  // keeps snapshots of it beside the KV (scheduler_snapshots.cc); what moves KV alone (the
+  // disk tier, PD transfer) or rolls the state back (speculative decoding) is refused.
+  sc.state_snapshot_slots = snapshot_slots;
+  sc.hybrid_snapshot_interval = config.hybrid_snapshot_interval;
+  RADIXLM_RETURN_IF_ERROR(sc.Validate());
   if (hybrid) {
     if (sc.speculative_ngram || sc.speculative_draft_model) {
       return Unimplemented("speculative decoding is not supported for hybrid (linear-attention) "
@@ -123,14 +156,6 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
       return Unimplemented("--enable-hierarchical-cache is not supported for hybrid "
                            "(linear-attention) models such as '" + mc.arch + "'");
     }
-    if (!sc.disable_radix_cache) {
-      std::fprintf(stderr,
-                   "radixlm: note: '%s' has linear-attention layers, whose per-request state the "
-                   "radix cache does not hold yet: prefix reuse is disabled "
-                   "(--disable-radix-cache)\n",
-                   mc.arch.c_str());
-    }
-    sc.disable_radix_cache = true;
   }
 
   model::ModelOptions mo;
@@ -164,9 +189,8 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   RADIXLM_ASSIGN_OR_RETURN(
       std::unique_ptr<ModelBackedRunner> runner,
       ModelBackedRunner::Create(std::move(model), kv_slots, swa_kv_slots, kv_dtype,
-                                /*state_slots=*/sc.max_running_requests));
+                                /*state_slots=*/int64_t{sc.max_running_requests} + snapshot_slots));
   EngineConfig kept = config;
-  if (hybrid) kept.disable_radix_cache = true;
   kept.on_load_progress = nullptr;  // the load is over (and the callback may capture locals)
   RADIXLM_ASSIGN_OR_RETURN(
       std::unique_ptr<EngineCore> core,

@@ -15,4 +15,15 @@ StatusOr<std::unique_ptr<ModelBackedRunner>> ModelBackedRunner::Create(
   return std::unique_ptr<ModelBackedRunner>(new ModelBackedRunner(std::move(model), std::move(kv)));
 }
 
+Status ModelBackedRunner::CopyState(int32_t from, int32_t to) {
+  model::RecurrentState* state = kv_->recurrent();
+  if (state == nullptr) return Unimplemented("the model keeps no recurrent state");
+  if (from < 0 || from >= state->n_slots() || to < 0 || to >= state->n_slots()) {
+    return InvalidArgument("state slot copy " + std::to_string(from) + " -> " + std::to_string(to) +
+                           " outside [0, " + std::to_string(state->n_slots()) + ")");
+  }
+  state->Copy(from, to);
+  return Status::Ok();
+}
+
 }  // namespace radixlm

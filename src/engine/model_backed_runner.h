@@ -16,7 +16,7 @@ class ModelBackedRunner : public ModelRunner {
   // swa_kv_slots rows of their own for sliding-window layers when > 0
   // (KvPool::swa_storage_slots()); values of kv_dtype. A hybrid model's linear layers get
   // state_slots slots of state (one per running request: the scheduler passes a request's
-  // request-to-token row as its slot).
+  // request-to-token row as its slot; then the radix cache's snapshots).
   static StatusOr<std::unique_ptr<ModelBackedRunner>> Create(
       std::unique_ptr<model::Model> model, int64_t kv_slots, int64_t swa_kv_slots = 0,
       kernels::KvDtype kv_dtype = kernels::KvDtype::kF16, int64_t state_slots = 1);
@@ -39,10 +39,18 @@ class ModelBackedRunner : public ModelRunner {
     return kv_->CopyIn(slots, swa_slots, in);
   }
   ThreadPool* thread_pool() override { return model_->pool(); }
+  int64_t state_slots() const override {
+    return kv_->recurrent() != nullptr ? kv_->recurrent()->n_slots() : 0;
+  }
+  int64_t state_slot_bytes() const override {
+    return kv_->recurrent() != nullptr ? kv_->recurrent()->slot_bytes() : 0;
+  }
+  Status CopyState(int32_t from, int32_t to) override;
   RunnerMemory memory() const override {
     return RunnerMemory{.weights_bytes = model_->weights_bytes(),
                         .kv_bytes = static_cast<int64_t>(kv_->bytes()),
-                        .scratch_bytes = model_->scratch_bytes()};
+                        .scratch_bytes = model_->scratch_bytes(),
+                        .state_bytes = state_slots() * state_slot_bytes()};
   }
 
   const model::Model& model() const { return *model_; }

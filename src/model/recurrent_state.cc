@@ -30,6 +30,14 @@ StatusOr<std::unique_ptr<RecurrentState>> RecurrentState::Create(const ModelConf
   return s;
 }
 
+int64_t RecurrentState::SlotBytes(const ModelConfig& c) {
+  int64_t n_linear = 0;
+  for (int64_t l = 0; l < c.n_layers; ++l) n_linear += c.IsLinearLayer(l) ? 1 : 0;
+  const int64_t layer_floats = (c.ssm_conv_kernel - 1) * c.LinearConvChannels() +
+                               c.ssm_n_v_heads * c.ssm_state_size * c.ssm_state_size;
+  return n_linear * layer_floats * static_cast<int64_t>(sizeof(float));
+}
+
 void RecurrentState::FreeDeleter::operator()(float* p) const { std::free(p); }
 
 float* RecurrentState::Layer(int64_t layer, int64_t slot) {
@@ -45,6 +53,13 @@ float* RecurrentState::Delta(int64_t layer, int64_t slot) {
 
 void RecurrentState::Clear(int64_t slot) {
   std::memset(data_.get() + slot * slot_floats_, 0,
+              static_cast<size_t>(slot_floats_) * sizeof(float));
+}
+
+void RecurrentState::Copy(int64_t from, int64_t to) {
+  RADIXLM_CHECK(from >= 0 && from < n_slots_ && to >= 0 && to < n_slots_);
+  if (from == to) return;
+  std::memcpy(data_.get() + to * slot_floats_, data_.get() + from * slot_floats_,
               static_cast<size_t>(slot_floats_) * sizeof(float));
 }
 

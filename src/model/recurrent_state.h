@@ -33,6 +33,8 @@ class RecurrentState {
   // without linear layers; ResourceExhausted if the allocation fails.
   static StatusOr<std::unique_ptr<RecurrentState>> Create(const ModelConfig& config,
                                                           int64_t n_slots);
+  // Bytes of one slot of `config`'s linear layers (0 for a model without them).
+  static int64_t SlotBytes(const ModelConfig& config);
 
   int64_t n_slots() const { return n_slots_; }
   int64_t conv_floats() const { return conv_floats_; }    // (conv_kernel - 1) * channels
@@ -47,6 +49,8 @@ class RecurrentState {
   float* Delta(int64_t layer, int64_t slot);
   // Zeroes every layer's state in `slot` (a sequence starting over).
   void Clear(int64_t slot);
+  // Copies every layer's state in slot `from` to slot `to` (a snapshot taken or resumed).
+  void Copy(int64_t from, int64_t to);
 
  private:
   RecurrentState() = default;

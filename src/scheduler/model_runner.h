@@ -28,6 +28,9 @@ struct RunnerMemory {
   int64_t weights_bytes = 0;  // what the forward pass reads of the weights (packed copies, ...)
   int64_t kv_bytes = 0;       // the KV storage allocated for kv_slots()
   int64_t scratch_bytes = 0;  // activation buffers of the forward pass
+  // A hybrid model's linear-layer state slots as allocated (running requests' and the radix
+  // tree's snapshots; pages never written cost nothing yet).
+  int64_t state_bytes = 0;
 };
 
 class ModelRunner {
@@ -65,6 +68,16 @@ class ModelRunner {
   // The KV storage itself, for copying a prefix's rows between servers (prefill/decode
   // disaggregation, engine/prefix_kv.h); null: the runner does not expose it.
   virtual model::KvCache* kv_cache() { return nullptr; }
+
+  // A hybrid model's linear-layer state (model/recurrent_state.h): how many slots the runner
+  // keeps (0: the model has no such layers), the bytes of one, and a copy of every layer's
+  // state from slot `from` to slot `to` (the radix cache's snapshots, taken and resumed).
+  // A sequence's SequenceInput::state_slot names its slot.
+  virtual int64_t state_slots() const { return 0; }
+  virtual int64_t state_slot_bytes() const { return 0; }
+  virtual Status CopyState(int32_t /*from*/, int32_t /*to*/) {
+    return Unimplemented("this model runner keeps no recurrent state");
+  }
 
   // Worker threads the scheduler may borrow between forwards (for sampling); null: none.
   virtual ThreadPool* thread_pool() { return nullptr; }

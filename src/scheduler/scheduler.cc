@@ -71,6 +71,26 @@ StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerConfig& co
         "the runner keeps sliding-window KV apart but the scheduler has no "
         "SWA pool");
   }
+  if (runner->state_slots() > 0 && !config.disable_radix_cache) {
+    // A hybrid model: the tree resumes the linear layers from state snapshots.
+    if (config.state_snapshot_slots < 1) {
+      return InvalidArgument(
+          "a hybrid (linear-attention) model's radix cache needs state snapshot slots "
+          "(--max-mamba-cache-size at least 1), or --disable-radix-cache");
+    }
+    if (runner->state_slots() < int64_t{config.max_running_requests} + config.state_snapshot_slots) {
+      return InvalidArgument("the runner has " + std::to_string(runner->state_slots()) +
+                             " state slots; max_running_requests + state_snapshot_slots need " +
+                             std::to_string(int64_t{config.max_running_requests} +
+                                            config.state_snapshot_slots));
+    }
+    if (pool.has_swa()) {
+      return InvalidArgument("state snapshots with a sliding-window KV pool are not built");
+    }
+    if (config.hicache.enable) {
+      return InvalidArgument("the disk tier does not carry a hybrid model's state snapshots");
+    }
+  }
   RADIXLM_ASSIGN_OR_RETURN(
       ReqToTokenTable table,
       ReqToTokenTable::Create({.max_requests = config.max_running_requests,
@@ -103,6 +123,8 @@ Scheduler::Scheduler(const SchedulerConfig& config, ModelRunner* runner, ModelRu
       .disable = config.disable_radix_cache,
       .eviction_policy = config.radix_eviction_policy,
       .sliding_window = pool_.has_swa() ? config.sliding_window : 0,
+      .snapshot_slots = runner->state_slots() > 0 ? config.state_snapshot_slots : 0,
+      .first_snapshot_id = config.max_running_requests,
   });
   if (config.speculative_ngram) {
     ngram_ = std::make_unique<spec::NgramFiller>(
@@ -199,10 +221,12 @@ int32_t Scheduler::LastSlot(const Request& req) const {
 void Scheduler::ReleaseKv(Request* req) {
   if (req->cache.req_pool_index < 0) return;
   WriteThroughToDisk(req);
+  const int32_t snapshot = SnapshotForRelease(*req);
   {
     const CacheOpTimer timer(stats_);
-    cache_->CacheFinishedRequest(
-        req->cache, std::span<const int32_t>(req->token_ids).first(req->kv_len), table_, pool_);
+    cache_->CacheFinishedRequest(req->cache,
+                                 std::span<const int32_t>(req->token_ids).first(req->kv_len),
+                                 table_, pool_, snapshot);
   }
   ++tree_version_;
   req->kv_len = 0;
@@ -387,6 +411,10 @@ SchedulerStats Scheduler::GetStats() const {
   s.swa_pool_free = pool_.swa_available();
   s.swa_evictable_tokens = cache_->swa_evictable_size();
   s.swa_protected_tokens = cache_->swa_protected_size();
+  s.state_snapshots = cache_->snapshot_count();
+  s.state_snapshot_capacity = cache_->snapshot_capacity();
+  s.state_snapshots_protected = cache_->protected_snapshots();
+  s.state_snapshot_bytes = s.state_snapshots * runner_->state_slot_bytes();
   s.new_token_ratio = new_token_ratio_;
   if (disk_ != nullptr) {
     s.hicache_enabled = true;

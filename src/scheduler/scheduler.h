@@ -71,6 +71,15 @@ struct SchedulerStats {
   int64_t swa_pool_free = 0;
   int64_t swa_evictable_tokens = 0;
   int64_t swa_protected_tokens = 0;
+  // A hybrid model's state snapshots in the tree (RadixCache "State snapshots"): held, the
+  // most there may be, those held by locked nodes, and the bytes held (count x slot bytes);
+  // taken and resumed from (cumulative).
+  int64_t state_snapshots = 0;
+  int64_t state_snapshot_capacity = 0;
+  int64_t state_snapshots_protected = 0;
+  int64_t state_snapshot_bytes = 0;
+  int64_t state_snapshots_taken = 0;
+  int64_t state_snapshot_resumes = 0;
   int64_t cache_hit_tokens = 0;  // tokens supplied by the tree at admissions (cumulative)
   int64_t prefill_tokens = 0;    // tokens computed by prefill chunks (cumulative)
   int64_t decode_tokens = 0;     // tokens computed by decode steps (cumulative)
@@ -313,6 +322,20 @@ class Scheduler {
   // Finishes the waiting and running requests past config_.waiting_timeout_s /
   // running_timeout_s (no-op when both are 0). Once per Step.
   void AbortTimedOut();
+
+  // --- state snapshots of a hybrid model (scheduler_snapshots.cc) ---
+  // After CacheUnfinishedRequest: saves req's state at its tree node when kv_len ends one.
+  void SnapshotAtNode(Request* req);
+  // Before CacheFinishedRequest: an allocated id holding req's state after kv_len tokens, or
+  // -1 (no snapshots, kv_len not page-aligned, none free, or the state not trusted).
+  int32_t SnapshotForRelease(const Request& req);
+  // At admission with a matched prefix: copies the snapshot at `node` into req's state slot.
+  void ResumeFromSnapshot(const Request& req, const RadixNode* node);
+  // Where a prefill chunk [begin, end) of a hybrid model must end instead: at the next
+  // multiple of hybrid_snapshot_interval after begin (end itself without snapshots).
+  int64_t SnapshotChunkEnd(int64_t begin, int64_t end) const;
+  // Set while a failed forward's requests are aborted: their state is half-advanced.
+  bool state_untrusted_ = false;
 
   // --- admission (scheduler_admission.cc) ---
   void SchedulePrefills();

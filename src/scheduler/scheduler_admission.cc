@@ -185,11 +185,13 @@ void Scheduler::SchedulePrefills() {
       adder.OnEvictableChange(static_cast<int64_t>(change));
       extend = adder.AddChunked(c);
     }
-    if (!extend.has_value() || !AllocateExtend(req, *extend)) return;  // retry next round
+    if (!extend.has_value()) return;  // retry next round
     const int64_t begin = req->kv_len;
-    chunks_.push_back({req, begin, begin + *extend, ChunkLogitsMode(*req, begin, begin + *extend)});
+    const int64_t end = SnapshotChunkEnd(begin, begin + *extend);
+    if (!AllocateExtend(req, end - begin)) return;
+    chunks_.push_back({req, begin, end, ChunkLogitsMode(*req, begin, end)});
     in_batch.Add(*req);
-    if (adder.has_partial()) return;
+    if (adder.has_partial() || end < req->fill_len) return;
   }
   if (waiting_.empty()) return;
   // 2. Waiting requests in policy order. Their matches are refreshed even when no request can
@@ -256,6 +258,8 @@ void Scheduler::SchedulePrefills() {
     table_.Write(*row, 0, req->cache.prefix_slots);
     req->kv_len = prefix;
     req->fill_len = static_cast<int64_t>(req->token_ids.size());
+    // A hybrid model's chunk ends where a state snapshot is due (that makes it partial).
+    extend = SnapshotChunkEnd(prefix, prefix + extend) - prefix;
     if (!AllocateExtend(req, extend)) {  // the budgets make this rare: undo and stop
       table_.Free(*row);
       {
@@ -274,6 +278,7 @@ void Scheduler::SchedulePrefills() {
       req->cached_tokens = std::min(prefix, req->prompt_len);
     }
     stats_.cache_hit_tokens += prefix;
+    ResumeFromSnapshot(*req, req->cache.last_node);
     req->state = RequestState::kPrefilling;
     req->skipped_passes = 0;
     req->match_node = nullptr;
@@ -281,7 +286,7 @@ void Scheduler::SchedulePrefills() {
         {req, prefix, prefix + extend, ChunkLogitsMode(*req, prefix, prefix + extend)});
     in_batch.Add(*req);
     ++admitted;
-    if (result != PrefillAdder::Result::kContinue) break;
+    if (result != PrefillAdder::Result::kContinue || prefix + extend < req->fill_len) break;
   }
 
   if (admitted > 0) {

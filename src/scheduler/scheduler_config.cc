@@ -60,6 +60,12 @@ Status SchedulerConfig::Validate() const {
   if (max_running_requests < 1) {
     return bad("max_running_requests", "at least 1", max_running_requests);
   }
+  if (state_snapshot_slots < 0) return bad("state_snapshot_slots", "at least 0", state_snapshot_slots);
+  if (state_snapshot_slots > 0 &&
+      (hybrid_snapshot_interval < 1 || hybrid_snapshot_interval % page_size != 0)) {
+    return bad("hybrid_snapshot_interval", "a positive multiple of page_size",
+               hybrid_snapshot_interval);
+  }
   if (chunked_prefill_size > 0 && chunked_prefill_size < page_size) {
     return bad("chunked_prefill_size", "-1 or at least page_size", chunked_prefill_size);
   }

@@ -36,6 +36,15 @@ struct SchedulerConfig {
   // The SWA pool needs at least 2 (sliding_window + 2 page_size) slots, or max_total_tokens.
   int64_t swa_max_total_tokens = 0;
   int64_t sliding_window = 0;
+  // Hybrid models (a runner with state_slots() > 0; scheduler_snapshots.cc). With the radix
+  // cache on, the tree keeps snapshots of the linear layers' state (RadixCache "State
+  // snapshots") in the runner's state slots after the max_running_requests rows: at most
+  // state_snapshot_slots of them (SGLang's --max-mamba-cache-size); at least 1 then. A
+  // snapshot is taken where a prompt's prefill ends, where a request's KV goes to the tree,
+  // and every hybrid_snapshot_interval tokens of a prefill (--hybrid-snapshot-interval, a
+  // multiple of page_size): a prefill chunk ends at the next multiple of it.
+  int32_t state_snapshot_slots = 0;
+  int64_t hybrid_snapshot_interval = 512;
 
   // --- batching ---
   SchedulePolicyKind schedule_policy = SchedulePolicyKind::kLpm;

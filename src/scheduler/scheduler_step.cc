@@ -130,6 +130,7 @@ void Scheduler::OnTokenSampled(Request* req, BatchSamplingRow& row) {
           req->cache, std::span<const int32_t>(req->token_ids).first(req->kv_len), table_, pool_);
     }
     ++tree_version_;
+    SnapshotAtNode(req);  // a hybrid model's state at the prompt's end
     req->state = RequestState::kDecoding;
     running_.push_back(req);
   }
@@ -175,6 +176,7 @@ void Scheduler::ProcessResults() {
             req->cache, std::span<const int32_t>(req->token_ids).first(req->kv_len), table_, pool_);
       }
       ++tree_version_;
+      SnapshotAtNode(req);  // a hybrid model's state at the chunk's end
       continue;
     }
     if (chunked_ == req) chunked_ = nullptr;
@@ -213,7 +215,10 @@ void Scheduler::AbortBatch(const std::string& message) {
   for (const PrefillChunk& chunk : chunks_) free_uncommitted(chunk.req, chunk.end);
   std::vector<Request*> victims(decodes_.begin(), decodes_.end());
   for (const PrefillChunk& chunk : chunks_) victims.push_back(chunk.req);
+  // Their linear-layer state may be half-advanced: no snapshot of it goes to the tree.
+  state_untrusted_ = true;
   for (Request* req : victims) FinishRequest(req, FinishReason::Abort(message));
+  state_untrusted_ = false;
 }
 
 }  // namespace radixlm

@@ -172,6 +172,17 @@ std::string ServerMetrics::Render(const EngineStats& stats, const std::string& m
           static_cast<double>(s.swa_pool_free));
   w.Gauge("swa_tree_tokens", "Radix tree tokens still holding sliding-window KV.",
           static_cast<double>(s.swa_evictable_tokens + s.swa_protected_tokens));
+  w.Gauge("state_snapshots", "Hybrid models: linear-layer state snapshots in the radix tree.",
+          static_cast<double>(s.state_snapshots));
+  w.Gauge("state_snapshot_capacity", "Hybrid models: most state snapshots the tree may hold.",
+          static_cast<double>(s.state_snapshot_capacity));
+  w.Gauge("state_snapshot_bytes", "Hybrid models: bytes of the state snapshots in the tree.",
+          static_cast<double>(s.state_snapshot_bytes));
+  w.Counter("state_snapshots_taken_total", "Hybrid models: state snapshots taken.",
+            s.state_snapshots_taken);
+  w.Counter("state_snapshot_resumes_total",
+            "Hybrid models: admissions that resumed the linear layers from a snapshot.",
+            s.state_snapshot_resumes);
   const HiCacheCounters& h = s.hicache;
   w.Gauge("hicache_disk_tokens", "Tokens held by the disk KV tier.",
           static_cast<double>(h.disk_tokens));
@@ -202,10 +213,13 @@ std::string ServerMetrics::Render(const EngineStats& stats, const std::string& m
   const MemoryCounters& memory = stats.memory;
   w.Header("memory_bytes", "gauge",
            "Resident bytes by kind: the weights the forward pass reads, the KV pool as "
-           "allocated, the forward-pass scratch, and the process's resident set (rss).");
+           "allocated, the forward-pass scratch, a hybrid model's linear-layer state slots "
+           "(recurrent_state), and the process's resident set (rss).");
   for (const auto& [kind, bytes] :
        {std::pair{"weights", memory.weights_bytes}, std::pair{"kv_pool", memory.kv_pool_bytes},
-        std::pair{"scratch", memory.scratch_bytes}, std::pair{"rss", memory.rss_bytes}}) {
+        std::pair{"scratch", memory.scratch_bytes},
+        std::pair{"recurrent_state", memory.recurrent_state_bytes},
+        std::pair{"rss", memory.rss_bytes}}) {
     w.Sample("memory_bytes", std::string(",kind=\"") + kind + "\"", std::to_string(bytes));
   }
   if (kv_transfer != nullptr) {

@@ -182,6 +182,13 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"swa_tombstone_tokens", sc.swa_max_total_tokens > 0
                                    ? tree_tokens - s.swa_evictable_tokens - s.swa_protected_tokens
                                    : 0},
+      // A hybrid model's linear-layer state snapshots in the tree (0 for other models).
+      {"state_snapshots", s.state_snapshots},
+      {"state_snapshot_capacity", s.state_snapshot_capacity},
+      {"state_snapshots_protected", s.state_snapshots_protected},
+      {"state_snapshot_bytes", s.state_snapshot_bytes},
+      {"state_snapshots_taken", s.state_snapshots_taken},
+      {"state_snapshot_resumes", s.state_snapshot_resumes},
       {"num_running_reqs", s.running_requests + s.prefilling_requests},
       {"num_waiting_reqs", s.waiting_requests},
       {"live_requests", stats.live_requests},
@@ -263,6 +270,8 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"disable_hybrid_swa_memory", sc.swa_max_total_tokens == 0},
       {"swa_max_total_num_tokens", sc.swa_max_total_tokens},
       {"swa_full_tokens_ratio", ec.swa_full_tokens_ratio},
+      {"max_mamba_cache_size", ec.max_mamba_cache_size},
+      {"hybrid_snapshot_interval", ec.hybrid_snapshot_interval},
       {"kv_cache_dtype", ec.kv_cache_dtype},
       {"kv_token_bytes", ctx.engine->kv_token_bytes()},
       {"sliding_window_size", sc.sliding_window},
@@ -291,6 +300,7 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
        {{"weights_bytes", stats.memory.weights_bytes},
         {"kv_pool_bytes", stats.memory.kv_pool_bytes},
         {"scratch_bytes", stats.memory.scratch_bytes},
+        {"recurrent_state_bytes", stats.memory.recurrent_state_bytes},
         {"rss_bytes", stats.memory.rss_bytes}}},
   };
   // Flattened copies of the counters a client most often wants.

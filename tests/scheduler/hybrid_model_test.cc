@@ -1,8 +1,8 @@
 // A hybrid (qwen35) model under the scheduler: the linear layers' state lives in the request's
 // row of the request-to-token table (ModelBackedRunner's state slots), so requests decoded
 // together, prefilled in chunks beside each other's decodes, give the greedy outputs each gives
-// alone. The radix cache is off for such a model (the engine turns it off: a cached prefix's
-// KV cannot resume the linear layers), so a repeated prompt is recomputed, with the same output.
+// alone. Here the radix cache is off (hybrid_cache_test.cc runs it on, with state snapshots),
+// so a repeated prompt is recomputed, with the same output.
 #include <gtest/gtest.h>
 
 #include <map>
