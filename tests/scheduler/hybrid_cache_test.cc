@@ -1,10 +1,11 @@
 // A hybrid (qwen35) model with the radix cache on: the tree keeps snapshots of the linear
 // layers' state (RadixCache "State snapshots", scheduler_snapshots.cc), and a request over a
 // cached prefix resumes from the deepest snapshot at or before its match. Cache identity: every
-// request's greedy tokens and their logprobs (top 5 included) equal what the same request gives
-// with the radix cache off, whether its prefix ends on a snapshot, between two, after the
-// snapshot's node was evicted, or while the prefix is still being prefilled in chunks; and a
-// multi-turn chat recomputes less than one snapshot interval per turn.
+// request's greedy tokens and their logprobs (top 5 included) equal, bit for bit, what the same
+// request gives with the radix cache off, whether its prefix ends on a snapshot, between two,
+// after the snapshot's node was evicted, or while the prefix is still being prefilled in
+// chunks, batched, in pages, after retractions; and a multi-turn chat recomputes less than one
+// snapshot interval per turn.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -132,7 +133,9 @@ Ids Join(Ids a, const Ids& b) {
 
 Ids Head(const Ids& a, int64_t n) { return Ids(a.begin(), a.begin() + n); }
 
-// The same tokens, logprobs and top-5 alternatives (ids and values).
+// The same tokens, logprobs and top-5 alternatives (ids and values), bit for bit: the forward
+// is batch-invariant (a row's values do not depend on the rows beside it, nor on how a prompt
+// was cut into chunks), so resuming from a snapshot must not change a single bit.
 void ExpectSame(const Result& got, const Result& want, const std::string& what) {
   EXPECT_EQ(got.tokens, want.tokens) << what;
   ASSERT_EQ(got.logprobs.size(), want.logprobs.size()) << what;
@@ -140,11 +143,11 @@ void ExpectSame(const Result& got, const Result& want, const std::string& what) 
     const LogprobEntry& g = got.logprobs[i];
     const LogprobEntry& w = want.logprobs[i];
     ASSERT_TRUE(g.logprob.has_value() && w.logprob.has_value());
-    EXPECT_NEAR(*g.logprob, *w.logprob, 1e-5) << what << ", token " << i;
+    EXPECT_EQ(*g.logprob, *w.logprob) << what << ", token " << i;
     ASSERT_EQ(g.top.size(), w.top.size()) << what;
     for (size_t k = 0; k < g.top.size(); ++k) {
       EXPECT_EQ(g.top[k].token, w.top[k].token) << what << ", token " << i << ", top " << k;
-      EXPECT_NEAR(g.top[k].logprob, w.top[k].logprob, 1e-5) << what << ", token " << i;
+      EXPECT_EQ(g.top[k].logprob, w.top[k].logprob) << what << ", token " << i;
     }
   }
 }
