@@ -142,6 +142,7 @@ RadixCache::MatchResult RadixCache::Match(std::span<const int32_t> key, bool cut
     best_len = result.slots.size();
     best = node;
   }
+  result.kv_match = static_cast<int64_t>(best_len);
   if (cut_to_snapshot) {
     best_len = snapshot_len;
     best = snapshot_node;

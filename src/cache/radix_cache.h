@@ -92,6 +92,10 @@ struct CacheRequest {
   // Tokens [prefix_slots.size(), swa_evicted_len) of the row have had their windowed KV
   // released by the request (they fell out of its window); 0: none.
   int64_t swa_evicted_len = 0;
+  // State snapshots: a position past the prefix where the tree's KV match ended (a branch
+  // point, or the end of an identical prompt) with no snapshot there; the request's prefill
+  // chunk ends at it, so one is taken. 0: none.
+  int64_t snapshot_due = 0;
 };
 
 // One evicted node, kept in a small ring (RadixCache::recent_evictions) for observers such as
@@ -117,6 +121,9 @@ class RadixCache {
   struct MatchResult {
     std::vector<int32_t> slots;  // KV slots of the matched prefix (page-aligned length)
     Node* last_node = nullptr;   // node ending exactly at the matched prefix (root if none)
+    // Tokens the KV matched before the cut to a state snapshot (>= slots.size(); equal
+    // without snapshots): where a snapshot would let the next match go further.
+    int64_t kv_match = 0;
   };
 
   explicit RadixCache(RadixCacheConfig config);

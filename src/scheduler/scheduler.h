@@ -331,9 +331,10 @@ class Scheduler {
   int32_t SnapshotForRelease(const Request& req);
   // At admission with a matched prefix: copies the snapshot at `node` into req's state slot.
   void ResumeFromSnapshot(const Request& req, const RadixNode* node);
-  // Where a prefill chunk [begin, end) of a hybrid model must end instead: at the next
-  // multiple of hybrid_snapshot_interval after begin (end itself without snapshots).
-  int64_t SnapshotChunkEnd(int64_t begin, int64_t end) const;
+  // Where req's prefill chunk [begin, end) of a hybrid model must end instead: at the next
+  // multiple of hybrid_snapshot_interval after begin, or before it at req's snapshot_due
+  // (end itself without snapshots).
+  int64_t SnapshotChunkEnd(const Request& req, int64_t begin, int64_t end) const;
   // Set while a failed forward's requests are aborted: their state is half-advanced.
   bool state_untrusted_ = false;
 

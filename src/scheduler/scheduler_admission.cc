@@ -187,7 +187,7 @@ void Scheduler::SchedulePrefills() {
     }
     if (!extend.has_value()) return;  // retry next round
     const int64_t begin = req->kv_len;
-    const int64_t end = SnapshotChunkEnd(begin, begin + *extend);
+    const int64_t end = SnapshotChunkEnd(*req, begin, begin + *extend);
     if (!AllocateExtend(req, end - begin)) return;
     chunks_.push_back({req, begin, end, ChunkLogitsMode(*req, begin, end)});
     in_batch.Add(*req);
@@ -255,11 +255,12 @@ void Scheduler::SchedulePrefills() {
     req->cache.req_pool_index = *row;
     req->cache.prefix_slots = std::move(m.slots);
     req->cache.last_node = m.last_node;
+    req->cache.snapshot_due = m.kv_match > prefix ? m.kv_match : 0;
     table_.Write(*row, 0, req->cache.prefix_slots);
     req->kv_len = prefix;
     req->fill_len = static_cast<int64_t>(req->token_ids.size());
     // A hybrid model's chunk ends where a state snapshot is due (that makes it partial).
-    extend = SnapshotChunkEnd(prefix, prefix + extend) - prefix;
+    extend = SnapshotChunkEnd(*req, prefix, prefix + extend) - prefix;
     if (!AllocateExtend(req, extend)) {  // the budgets make this rare: undo and stop
       table_.Free(*row);
       {

@@ -4,16 +4,21 @@
 // hybrid_snapshot_interval tokens), the end of its prompt, its release (finish, retraction,
 // jump-forward) — the state is copied into a snapshot id the tree then owns; a request
 // admitted over a cached prefix (which MatchPrefix ends at a snapshot) copies that snapshot
-// into its slot and computes only the rest.
+// into its slot and computes only the rest, its first chunk ending where the tree's KV match
+// ended (a branch point, where the next request with this prefix will resume).
 #include "scheduler/scheduler.h"
 #include "util/check.h"
 
 namespace radixlm {
 
-int64_t Scheduler::SnapshotChunkEnd(int64_t begin, int64_t end) const {
+int64_t Scheduler::SnapshotChunkEnd(const Request& req, int64_t begin, int64_t end) const {
   if (!cache_->snapshots_enabled()) return end;
   const int64_t interval = config_.hybrid_snapshot_interval;
-  return std::min(end, (begin / interval + 1) * interval);
+  end = std::min(end, (begin / interval + 1) * interval);
+  // Where the tree's KV ran further than its snapshots (a branch point): the next request
+  // sharing this prefix resumes there.
+  if (req.cache.snapshot_due > begin) end = std::min(end, req.cache.snapshot_due);
+  return end;
 }
 
 void Scheduler::SnapshotAtNode(Request* req) {

@@ -69,6 +69,7 @@ TEST_F(SnapshotCacheTest, MatchEndsAtTheDeepestSnapshot) {
   RadixCache::MatchResult m = cache_.MatchPrefix(a);
   EXPECT_TRUE(m.slots.empty());
   EXPECT_EQ(m.last_node, cache_.root());
+  EXPECT_EQ(m.kv_match, 30) << "where a snapshot would let the match go";
 
   const int32_t id10 = Snap(n10);
   EXPECT_EQ(id10, kFirstId);
@@ -83,6 +84,7 @@ TEST_F(SnapshotCacheTest, MatchEndsAtTheDeepestSnapshot) {
   // match ends in is split, and the snapshot stays at the lower half's end).
   m = cache_.MatchPrefix(Concat(Ids(a.begin(), a.begin() + 20), Range(500, 5)));
   EXPECT_EQ(m.slots.size(), 10u);
+  EXPECT_EQ(m.kv_match, 20);
   EXPECT_EQ(m.last_node, n10);
   EXPECT_EQ(n30->key.size(), 10u) << "split at 20";
   EXPECT_GE(n30->snapshot, 0);

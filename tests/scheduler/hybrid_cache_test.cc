@@ -202,6 +202,33 @@ TEST_F(HybridCacheTest, PrefixEndingOnASnapshotAndBetweenSnapshots) {
   EXPECT_EQ(s.state_snapshots_protected, 0);
 }
 
+TEST_F(HybridCacheTest, ABranchPointAndARepeatedPromptGetSnapshots) {
+  // b leaves a's path at 40, between a's snapshots at 32 and 48: b resumes from 32, and its
+  // first chunk ends at 40, where the tree's KV match ended, so c (also leaving at 40) resumes
+  // from there. A prompt sent twice: the first copy is matched up to its last token but one
+  // (a prompt's last token is always computed), which gets a snapshot, so the third copy
+  // computes that one token only.
+  const Ids a = Prompt(81, 48);
+  const Ids b = Join(Head(a, 40), Prompt(82, 10));
+  const Ids c = Join(Head(a, 40), Prompt(83, 10));
+  const std::vector<Ids> prompts = {a, b, c};
+  const std::vector<Result> want = Uncached(gguf_, prompts, 4);
+  Instance on(gguf_, {});
+  ExpectSame(on.Run(0, a, 4), want[0], "a");
+  ExpectSame(on.Run(1, b, 4), want[1], "b");
+  EXPECT_EQ(on.result(1).cached_tokens, 32);
+  int64_t before = on.prefill_tokens();
+  ExpectSame(on.Run(2, c, 4), want[2], "c");
+  EXPECT_EQ(on.result(2).cached_tokens, 40);
+  EXPECT_EQ(on.prefill_tokens() - before, 10);
+  before = on.prefill_tokens();
+  ExpectSame(on.Run(3, a, 4), want[0], "a again");
+  EXPECT_EQ(on.result(3).cached_tokens, 40) << "the branch point's snapshot";
+  ExpectSame(on.Run(4, a, 4), want[0], "a a third time");
+  EXPECT_EQ(on.result(4).cached_tokens, 47);
+  EXPECT_EQ(on.prefill_tokens() - before, (47 - 40) + 1 + 1);
+}
+
 TEST_F(HybridCacheTest, AfterTheSnapshotsNodeWasEvicted) {
   const Ids a = Prompt(11, 48);  // snapshots at 16, 32, 48 and 50
   const Ids b = Join(Head(a, 40), Prompt(12, 12));
