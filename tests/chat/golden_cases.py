@@ -341,6 +341,18 @@ TEMPLATE_CONFIG = {
     },
     # gpt-oss (harmony): prints today's date; tools as a TypeScript-like namespace; the thinking
     # of the last assistant turn as its analysis channel.
+    # DeepSeek-V3.1 (deepseek2): thinking off by default (<think></think> after <｜Assistant｜>),
+    # `thinking` / `enable_thinking` on, a history's reasoning dropped, DeepSeek's tool-call tokens.
+    "deepseek_v3_1.jinja": {
+        "bos": "<\uff5cbegin\u2581of\u2581sentence\uff5c>",
+        "eos": "<\uff5cend\u2581of\u2581sentence\uff5c>",
+        "extra": {
+            "thinking": (COMMON["system_user"], {"thinking": True}),
+            "enable_thinking": (COMMON["multi_turn"], {"enable_thinking": True}),
+            "think_history": (QWEN3_EXTRA["think_history"], {}),
+            "tool_calls": (DEEPSEEK_TOOLS, {}),
+        },
+    },
     "gpt_oss.jinja": {
         "bos": "<|startoftext|>", "eos": "<|return|>",
         "fixed_now": FIXED_NOW,

@@ -100,7 +100,7 @@ TEST_F(GoldenTest, MatchesJinja2ByteForByte) {
     ++per_template[c["template"].get<std::string>()];
   }
   // Every template is covered by at least 5 conversations x 2 generation-prompt settings.
-  EXPECT_EQ(per_template.size(), 19u);
+  EXPECT_EQ(per_template.size(), 20u);
   for (const auto& [name, count] : per_template) EXPECT_GE(count, 10) << name;
 }
 
