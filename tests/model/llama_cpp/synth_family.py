@@ -119,6 +119,32 @@ REAL = {
                           "rope.scaling.original_context_length": 4096},
                     tensors=["attn_norm", "qkv", "qkv_bias", "attn_output_bias", "sinks",
                              "post_attention_norm", "moe_oss"]),
+    # DeepSeek-V2-Lite's widths (hidden 2048, 16 heads; MLA: plain attn_q, latent 512, nope 128 +
+    # rope 64 per query head, values of 128; dense FFN 10944; 64 experts of 1408, 6 per token,
+    # 2 shared; softmax routing, weights not normalized) with 4 layers (1 dense, as the real
+    # model's first) and 16 experts; YaRN x40 over 4096 with mscale_all_dim 0.707. "hd" is the
+    # cache row: latent + rope part. (q_lora_rank 0: llama.cpp reads the key unless the model
+    # has V2-Lite's 27 layers.)
+    "deepseek2": dict(hidden=2048, heads=16, kv=1, hd=576, ffn=10944, layers=4, tied=False,
+                      rope=10000.0, eps=1e-6, rope_dims=64,
+                      mla=dict(kv_rank=512, q_rank=0, nope=128, v=128, dense=1, n_exp=16,
+                               used=6, eff=1408, shared=2, mscale_all_dim=0.707),
+                      keys={"expert_gating_func": 1, "expert_weights_scale": 1.0,
+                            "rope.scaling.type": "yarn", "rope.scaling.factor": 40.0,
+                            "rope.scaling.original_context_length": 4096}),
+    # DeepSeek-V3's widths (hidden 7168, 128 heads; MLA with q_lora 1536; dense FFN 18432;
+    # experts of 2048, 1 shared; sigmoid scores with the selection bias, 8 groups of which 4 are
+    # used, weights normalized and scaled by 2.5) with 2 layers (1 dense) and 16 experts in 8
+    # groups of 2, 4 per token; YaRN x40 over 4096 with mscale_all_dim 1.
+    "deepseek2-v3": dict(arch="deepseek2", hidden=7168, heads=128, kv=1, hd=576, ffn=18432,
+                         layers=2, tied=False, rope=10000.0, eps=1e-6, rope_dims=64,
+                         mla=dict(kv_rank=512, q_rank=1536, nope=128, v=128, dense=1, n_exp=16,
+                                  used=4, eff=2048, shared=1, mscale_all_dim=1.0, bias=True),
+                         keys={"expert_gating_func": 2, "expert_weights_scale": 2.5,
+                               "expert_weights_norm": True, "expert_group_count": 8,
+                               "expert_group_used_count": 4,
+                               "rope.scaling.type": "yarn", "rope.scaling.factor": 40.0,
+                               "rope.scaling.original_context_length": 4096}),
     # SmolLM3-3B (layer 3 has no RoPE)
     "smollm3": dict(hidden=2048, heads=16, kv=4, hd=128, ffn=11008, layers=4, tied=True,
                     rope=5000000.0, eps=1e-6, keys={},
@@ -244,6 +270,59 @@ def gemma4_tensors(f, layers, n_vocab, matrix, norm, w, rng):
                      np.array([rng.uniform(0.5, 1.0)], dtype=np.float32))
 
 
+def deepseek2_metadata(w, f):
+    arch, m = "deepseek2", f["mla"]
+    w.add_uint32(f"{arch}.attention.kv_lora_rank", m["kv_rank"])
+    w.add_uint32(f"{arch}.attention.q_lora_rank", m["q_rank"])
+    w.add_uint32(f"{arch}.attention.key_length_mla", m["nope"] + f["rope_dims"])
+    w.add_uint32(f"{arch}.attention.value_length_mla", m["v"])
+    w.add_uint32(f"{arch}.leading_dense_block_count", m["dense"])
+    w.add_uint32(f"{arch}.expert_count", m["n_exp"])
+    w.add_uint32(f"{arch}.expert_used_count", m["used"])
+    w.add_uint32(f"{arch}.expert_feed_forward_length", m["eff"])
+    w.add_uint32(f"{arch}.expert_shared_count", m["shared"])
+    # (the converter's legacy 0.1 * mscale_all_dim)
+    w.add_float32(f"{arch}.rope.scaling.yarn_log_multiplier", 0.1 * m["mscale_all_dim"])
+
+
+def deepseek2_tensors(f, layers, matrix, norm, w, rng):
+    """DeepSeek's MLA and MoE layers: unit-gain projections, attn_k_b scaled so that each
+    head's expanded nope key has unit values, the router in F32."""
+    m, h, heads = f["mla"], f["hidden"], f["heads"]
+    r, rope, key, v = m["kv_rank"], f["rope_dims"], m["nope"] + f["rope_dims"], m["v"]
+    for i in range(layers):
+        p = f"blk.{i}."
+        norm(p + "attn_norm.weight", h)
+        if m["q_rank"]:
+            matrix(p + "attn_q_a.weight", m["q_rank"], h, 1.0 / np.sqrt(h))
+            norm(p + "attn_q_a_norm.weight", m["q_rank"])
+            matrix(p + "attn_q_b.weight", heads * key, m["q_rank"], 1.0 / np.sqrt(m["q_rank"]))
+        else:
+            matrix(p + "attn_q.weight", heads * key, h, 1.0 / np.sqrt(h))
+        matrix(p + "attn_kv_a_mqa.weight", r + rope, h, 1.0 / np.sqrt(h))
+        norm(p + "attn_kv_a_norm.weight", r)
+        matrix(p + "attn_k_b.weight", r, m["nope"], 1.0 / np.sqrt(r), heads)
+        matrix(p + "attn_v_b.weight", v, r, 1.0 / np.sqrt(r), heads)
+        matrix(p + "attn_output.weight", h, heads * v, 1.0 / np.sqrt(heads * v))
+        norm(p + "ffn_norm.weight", h)
+        if i < m["dense"]:
+            matrix(p + "ffn_gate.weight", f["ffn"], h, 1.0 / np.sqrt(h))
+            matrix(p + "ffn_up.weight", f["ffn"], h, 1.0 / np.sqrt(h))
+            matrix(p + "ffn_down.weight", h, f["ffn"], 1.0 / np.sqrt(f["ffn"]))
+            continue
+        n_exp, eff, sf = m["n_exp"], m["eff"], m["eff"] * m["shared"]
+        w.add_tensor(p + "ffn_gate_inp.weight",
+                     rng.standard_normal((n_exp, h), dtype=np.float32) * np.float32(1 / np.sqrt(h)))
+        if m.get("bias"):
+            w.add_tensor(p + "exp_probs_b.bias", rng.uniform(-0.05, 0.05, n_exp).astype(np.float32))
+        matrix(p + "ffn_gate_exps.weight", eff, h, 1.0 / np.sqrt(h), n_exp)
+        matrix(p + "ffn_up_exps.weight", eff, h, 1.0 / np.sqrt(h), n_exp)
+        matrix(p + "ffn_down_exps.weight", h, eff, 1.0 / np.sqrt(eff), n_exp)
+        matrix(p + "ffn_gate_shexp.weight", sf, h, 1.0 / np.sqrt(h))
+        matrix(p + "ffn_up_shexp.weight", sf, h, 1.0 / np.sqrt(h))
+        matrix(p + "ffn_down_shexp.weight", h, sf, 1.0 / np.sqrt(sf))
+
+
 def mxfp4_experts(w, rng, name, n_exp, rows, cols, std):
     """n_exp stacked [cols, rows] matrices N(0, std^2) in MXFP4, quantized 256 rows at a time
     (gguf-py's quantizer holds 16 candidates per value)."""
@@ -288,7 +367,9 @@ def main():
         w.add_feed_forward_length(f["ffn"])
         w.add_head_count_kv(f["kv"])
     w.add_key_length(hd)
-    w.add_value_length(hd)
+    w.add_value_length(f["mla"]["kv_rank"] if "mla" in f else hd)
+    if "mla" in f:
+        deepseek2_metadata(w, f)
     w.add_rope_dimension_count(f.get("rope_dims", hd))
     w.add_rope_freq_base(f["rope"])
     w.add_layer_norm_rms_eps(f["eps"])
@@ -296,6 +377,8 @@ def main():
         full = f"{arch}.{key}"
         if isinstance(value, str):
             w.add_string(full, value)
+        elif isinstance(value, bool):
+            w.add_bool(full, value)
         elif isinstance(value, int):
             w.add_uint32(full, value)
         else:
@@ -340,7 +423,9 @@ def main():
                      (1.0 + rng.uniform(0.0, 0.1, half)).astype(np.float32))
     if args.family == "gemma4":
         gemma4_tensors(f, layers, n_vocab, matrix, norm, w, rng)
-    for i in range(layers if args.family != "gemma4" else 0):
+    if "mla" in f:
+        deepseek2_tensors(f, layers, matrix, norm, w, rng)
+    for i in range(layers if args.family != "gemma4" and "mla" not in f else 0):
         p = f"blk.{i}."
         for t in f["tensors"]:
             if t in ("attn_norm", "ffn_norm", "post_attention_norm", "post_ffw_norm"):
