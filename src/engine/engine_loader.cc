@@ -146,6 +146,12 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   // disk tier, PD transfer) or rolls the state back (speculative decoding) is refused.
   sc.state_snapshot_slots = snapshot_slots;
   sc.hybrid_snapshot_interval = config.hybrid_snapshot_interval;
+  if (snapshot_slots > 0 && (config.hybrid_snapshot_interval < 1 ||
+                             config.hybrid_snapshot_interval % sc.page_size != 0)) {
+    return InvalidArgument("--hybrid-snapshot-interval must be a positive multiple of "
+                           "--page-size (" + std::to_string(sc.page_size) + "), got " +
+                           std::to_string(config.hybrid_snapshot_interval));
+  }
   RADIXLM_RETURN_IF_ERROR(sc.Validate());
   if (hybrid) {
     if (sc.speculative_ngram || sc.speculative_draft_model) {
