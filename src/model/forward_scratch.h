@@ -42,7 +42,7 @@ struct MoeScratch {
         capacity(c.n_experts > 0 ? chunk * c.n_experts_used + 16 * c.n_experts : 0),
         router(max_tokens * c.n_experts),
         select(max_tokens * c.n_experts),
-        shared(c.shared_expert_ffn_size > 0 ? max_tokens * c.hidden_size : 0),
+        shared(c.shared_expert_ffn_size > 0 || c.moe_dense_branch ? max_tokens * c.hidden_size : 0),
         input(capacity * c.hidden_size),
         gate(capacity * c.expert_ffn_size),
         up(capacity * c.expert_ffn_size),
@@ -69,7 +69,8 @@ struct MoeScratch {
   int64_t capacity = 0;         // gathered rows per chunk, padding included
   FloatBuffer router;           // [max_tokens, n_experts]: the router's logits, then probabilities
   FloatBuffer select;           // [max_tokens, n_experts]: selection scores (bias, groups)
-  FloatBuffer shared;           // [max_tokens, hidden]: the shared expert's output, or empty
+  FloatBuffer shared;           // [max_tokens, hidden]: the shared expert's (or the dense
+                                //   branch's) output, or empty
   FloatBuffer input;            // [capacity, hidden]: a chunk's rows, gathered by expert
   FloatBuffer gate;             // [capacity, expert_ffn]  (act(gate) * up after the activation)
   FloatBuffer up;               // [capacity, expert_ffn]

@@ -78,6 +78,16 @@ enum class LayerTensor {
   kFfnUpShexp,    // ffn_up_shexp.weight        [hidden, S]
   kFfnDownShexp,  // ffn_down_shexp.weight      [S, hidden]
   kFfnExpProbsB,  // exp_probs_b.bias           [n_experts]
+  // Gemma 4's mixture of experts (ModelConfig::moe_dense_branch): the router reads the
+  // residual's RMSNorm times its own scale, the experts their own pre-norm, and the experts'
+  // sum and the dense FFN beside them have a post-norm each; each expert's output is scaled.
+  kFfnGateInpScale,   // ffn_gate_inp.scale          [hidden]
+  kFfnPreNorm2,       // pre_ffw_norm_2.weight       [hidden]: the experts' input norm
+  kFfnPostNorm1,      // post_ffw_norm_1.weight      [hidden]: the dense FFN's output norm
+  kFfnPostNorm2,      // post_ffw_norm_2.weight      [hidden]: the experts' output norm
+  kFfnDownExpsScale,  // ffn_down_exps.scale         [n_experts]
+  // Per expert its gate's expert_ffn rows then its up's, in place of ffn_{gate,up}_exps:
+  kFfnGateUpExps,  // ffn_gate_up_exps.weight     [hidden, 2 * expert_ffn, n_experts]
   kCount,
 };
 inline constexpr int kNumLayerTensors = static_cast<int>(LayerTensor::kCount);

@@ -366,6 +366,7 @@ std::string ModelConfig::DebugString() const {
     if (shared_expert_ffn_size > 0) s << " shared_ffn=" << shared_expert_ffn_size;
     if (expert_gating == ExpertGating::kSigmoid) s << " sigmoid_gating";
     if (n_expert_groups > 1) s << " groups=" << n_expert_groups_used << "/" << n_expert_groups;
+    if (moe_dense_branch) s << " dense_branch";
   }
   if (attn_logit_softcap > 0.0f) s << " attn_softcap=" << attn_logit_softcap;
   if (final_logit_softcap > 0.0f) s << " final_softcap=" << final_logit_softcap;

@@ -160,6 +160,12 @@ struct ModelConfig {
   // > 0: MoE layers also have a shared expert of this width (ffn_{gate,up,down}_shexp: all of
   // expert_shared_count shared experts in one), whose output is added to the routed experts'.
   int64_t shared_expert_ffn_size = 0;
+  // Gemma 4 (26B-A4B; llama.cpp's gemma4 graph): a MoE layer (one with ffn_gate_inp) runs its
+  // dense FFN (ffn_gate / up / down on ffn_norm(x)) beside the experts and adds the two, each
+  // RMS-normed by its own post-norm (post_ffw_norm_1 / _2), before post_ffw_norm. The experts
+  // read pre_ffw_norm_2(x); the router reads RMSNorm(x) (no weight) / sqrt(hidden) times
+  // ffn_gate_inp.scale. Each expert's output is scaled by ffn_down_exps.scale where given.
+  bool moe_dense_branch = false;
 
   // Multi-head latent attention (deepseek2; llama.cpp's MLA in its absorbed form). With
   // mla_kv_rank > 0, per layer and token xn · attn_kv_a_mqaᵀ gives a latent of mla_kv_rank

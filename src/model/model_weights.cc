@@ -82,6 +82,7 @@ constexpr ExpertSlot kExpertSlots[] = {
     {LayerTensor::kFfnDownExps, &LayerWeights::down_exps},
     {LayerTensor::kAttnKB, &LayerWeights::wk_b},
     {LayerTensor::kAttnVB, &LayerWeights::wv_b},
+    {LayerTensor::kFfnGateUpExps, &LayerWeights::gate_up_exps},
 };
 
 // Where each per-layer tensor goes in LayerWeights: a matrix or a float vector.
@@ -137,6 +138,11 @@ constexpr LayerSlot kLayerSlots[] = {
     {LayerTensor::kFfnUpShexp, &LayerWeights::up_shexp, nullptr},
     {LayerTensor::kFfnDownShexp, &LayerWeights::down_shexp, nullptr},
     {LayerTensor::kFfnExpProbsB, nullptr, &LayerWeights::exp_probs_b},
+    {LayerTensor::kFfnGateInpScale, nullptr, &LayerWeights::gate_inp_scale},
+    {LayerTensor::kFfnPreNorm2, nullptr, &LayerWeights::ffn_pre_norm_2},
+    {LayerTensor::kFfnPostNorm1, nullptr, &LayerWeights::ffn_post_norm_1},
+    {LayerTensor::kFfnPostNorm2, nullptr, &LayerWeights::ffn_post_norm_2},
+    {LayerTensor::kFfnDownExpsScale, nullptr, &LayerWeights::down_exps_scale},
 };
 static_assert(std::size(kLayerSlots) + std::size(kExpertSlots) == kNumLayerTensors,
               "every layer tensor has a slot");
@@ -173,6 +179,10 @@ void SplitFused(const ModelConfig& c, int64_t layer, LayerWeights& l) {
     const kernels::WeightMatrix fused = l.up;
     l.gate = RowRange(fused, 0, ffn);
     l.up = RowRange(fused, ffn, ffn);
+  }
+  for (const kernels::WeightMatrix& fused : l.gate_up_exps) {  // each expert's two halves
+    l.gate_exps.push_back(RowRange(fused, 0, c.expert_ffn_size));
+    l.up_exps.push_back(RowRange(fused, c.expert_ffn_size, c.expert_ffn_size));
   }
 }
 
@@ -419,10 +429,18 @@ void ModelWeights::PrepareMatrices(const gguf::GgufFile& file,
     }
     // Each expert's slice is packed on its own, the stacked tensor's pages released at once
     // (neighbouring slices share the pages at their ends).
+    // (Halves of a fused ffn_gate_up_exps: the whole stacked tensor once both are packed.)
+    const bool fused = !l.gate_up_exps.empty();
     for (const auto* experts : {&l.gate_exps, &l.up_exps, &l.down_exps}) {
       if (experts->empty() || experts->front().packed == nullptr) continue;
+      if (fused && experts != &l.down_exps) continue;
       const int64_t stacked = matrix_bytes(experts->front()) * std::ssize(*experts);
       released_bytes_ += static_cast<int64_t>(file.ReleasePages(experts->front().data, stacked));
+    }
+    if (fused && l.gate_exps.front().packed != nullptr && l.up_exps.front().packed != nullptr) {
+      const int64_t stacked = matrix_bytes(l.gate_up_exps.front()) * std::ssize(l.gate_up_exps);
+      released_bytes_ +=
+          static_cast<int64_t>(file.ReleasePages(l.gate_up_exps.front().data, stacked));
     }
     // MLA's per-head slices, likewise (small: one report for all of them).
     for (kernels::WeightMatrix* m : HeadMatrices(l)) prepare(*m, /*release=*/false);

@@ -91,6 +91,16 @@ struct LayerWeights {
   kernels::WeightMatrix up_shexp;      // rows S, cols hidden
   kernels::WeightMatrix down_shexp;    // rows hidden, cols S
   const float* exp_probs_b = nullptr;  // [n_experts]
+  // Gemma 4's mixture of experts (ModelConfig::moe_dense_branch), or null / empty: the
+  // router's input scale, the experts' input norm, the post-norms of the dense FFN (gate, up,
+  // down above) and of the experts' sum, each expert's output scale; and a fused
+  // ffn_gate_up_exps as loaded (per expert; gate_exps and up_exps are views of its halves).
+  const float* gate_inp_scale = nullptr;            // [hidden]
+  const float* ffn_pre_norm_2 = nullptr;            // [hidden]
+  const float* ffn_post_norm_1 = nullptr;           // [hidden]
+  const float* ffn_post_norm_2 = nullptr;           // [hidden]
+  const float* down_exps_scale = nullptr;           // [n_experts]
+  std::vector<kernels::WeightMatrix> gate_up_exps;  // [n_experts]: rows 2 * expert_ffn
 };
 
 struct ModelWeights {

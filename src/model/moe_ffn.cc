@@ -131,8 +131,8 @@ int64_t ExpertOfRow(const std::vector<kernels::GroupedMatMulItem>& items, const 
 
 }  // namespace
 
-void RunMoeFfn(const LayerContext& ctx, int64_t n, const kernels::RowPrologue& input,
-               ForwardScratch& s) {
+void RunMoeFfn(const LayerContext& ctx, int64_t n, const kernels::RowPrologue* input,
+               ForwardScratch& s, const float* router_input) {
   const kernels::KernelBackend& k = *ctx.backend;
   const ModelConfig& c = *ctx.config;
   const LayerWeights& w = *ctx.weights;
@@ -142,10 +142,11 @@ void RunMoeFfn(const LayerContext& ctx, int64_t n, const kernels::RowPrologue& i
   const int64_t n_experts = c.n_experts;
   const int64_t used = c.n_experts_used;
 
-  // router = xn · gate_inpᵀ   [n, n_experts], with xn made final on the way in; then each
-  // row's experts and weights.
+  // router = (router_input or xn) · gate_inpᵀ   [n, n_experts], with xn made final on the way
+  // in; then each row's experts and weights.
   const kernels::MatMulOutput router{&w.gate_inp, m.router.data()};
-  k.matmul(std::span<const kernels::MatMulOutput>(&router, 1), s.xn.data(), n, ctx.pool, &input);
+  k.matmul(std::span<const kernels::MatMulOutput>(&router, 1),
+           router_input != nullptr ? router_input : s.xn.data(), n, ctx.pool, input);
   ParallelRows(ctx.pool, n, n_experts * (used + 4), [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       float* select = m.select.data() + r * n_experts;
@@ -153,6 +154,11 @@ void RunMoeFfn(const LayerContext& ctx, int64_t n, const kernels::RowPrologue& i
       if (w.gate_inp_b != nullptr) k.add(logits, w.gate_inp_b, logits, n_experts);
       Route(c, m.router.data() + r * n_experts, w.exp_probs_b, select, m.chosen.data() + r * used,
             m.weights.data() + r * used);
+      if (w.down_exps_scale != nullptr) {
+        for (int64_t j = 0; j < used; ++j) {
+          m.weights[r * used + j] *= w.down_exps_scale[m.chosen[r * used + j]];
+        }
+      }
     }
   });
 

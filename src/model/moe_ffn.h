@@ -29,10 +29,14 @@ namespace radixlm::model {
 // The most expert groups (ModelConfig::n_expert_groups) routing handles (DeepSeek V3: 8).
 inline constexpr int64_t kMaxExpertGroups = 256;
 
-// scratch.proj rows [0, n_rows) = the experts' mixture of scratch.xn's rows. `input` makes rows
-// of xn final (the FFN block's residual add and norm; matmul.h's RowPrologue): it runs once per
-// row, in the router's GEMM, before anything reads xn.
-void RunMoeFfn(const LayerContext& ctx, int64_t n_rows, const kernels::RowPrologue& input,
-               ForwardScratch& scratch);
+// scratch.proj rows [0, n_rows) = the experts' mixture of scratch.xn's rows. `input` (may be
+// null) makes rows of xn final (the FFN block's residual add and norm; matmul.h's RowPrologue):
+// it runs once per row, in the router's GEMM, before anything reads xn. The router reads
+// router_input ([n_rows, hidden]: Gemma 4's, ModelConfig::moe_dense_branch) where given, else
+// xn; it may be scratch.proj, which the router's GEMM reads whole before the mixture is written
+// there. Where the layer has down_exps_scale, each expert's output is scaled by its entry
+// (folded into the token's weight for that expert).
+void RunMoeFfn(const LayerContext& ctx, int64_t n_rows, const kernels::RowPrologue* input,
+               ForwardScratch& scratch, const float* router_input = nullptr);
 
 }  // namespace radixlm::model

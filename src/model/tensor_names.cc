@@ -106,6 +106,18 @@ std::string_view LayerTensorSuffix(LayerTensor t) {
       return "ffn_down_shexp.weight";
     case LayerTensor::kFfnExpProbsB:
       return "exp_probs_b.bias";
+    case LayerTensor::kFfnGateInpScale:
+      return "ffn_gate_inp.scale";
+    case LayerTensor::kFfnPreNorm2:
+      return "pre_ffw_norm_2.weight";
+    case LayerTensor::kFfnPostNorm1:
+      return "post_ffw_norm_1.weight";
+    case LayerTensor::kFfnPostNorm2:
+      return "post_ffw_norm_2.weight";
+    case LayerTensor::kFfnDownExpsScale:
+      return "ffn_down_exps.scale";
+    case LayerTensor::kFfnGateUpExps:
+      return "ffn_gate_up_exps.weight";
     case LayerTensor::kCount:
       break;
   }
@@ -205,7 +217,15 @@ ExpectedShape LayerTensorShape(const ModelConfig& c, LayerTensor t, int64_t laye
     case LayerTensor::kFfnDownShexp:
       return mat(c.shared_expert_ffn_size, c.hidden_size);
     case LayerTensor::kFfnExpProbsB:
+    case LayerTensor::kFfnDownExpsScale:
       return vec(c.n_experts);
+    case LayerTensor::kFfnGateInpScale:
+    case LayerTensor::kFfnPreNorm2:
+    case LayerTensor::kFfnPostNorm1:
+    case LayerTensor::kFfnPostNorm2:
+      return vec(c.hidden_size);
+    case LayerTensor::kFfnGateUpExps:
+      return experts(c.hidden_size, 2 * c.expert_ffn_size);
     case LayerTensor::kAttnNorm:
     case LayerTensor::kPostAttnNorm:
     case LayerTensor::kFfnNorm:

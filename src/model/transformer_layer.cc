@@ -112,6 +112,37 @@ void GatedFfn(const LayerContext& ctx, const kernels::WeightMatrix& gate_w,
   }
 }
 
+// Gemma 4's MoE layer (ModelConfig::moe_dense_branch): proj = post_norm_1(dense FFN of
+// ffn_norm(x)) + post_norm_2(experts' mixture of pre_norm_2(x)), the router reading
+// RMSNorm(x) * gate_inp_scale / sqrt(hidden). `input` makes rows of x final and xn their
+// ffn_norm, in the dense FFN's first GEMM.
+void DenseAndExpertsFfn(const LayerContext& ctx, int64_t n, const kernels::RowPrologue& input,
+                        ForwardScratch& s) {
+  const kernels::KernelBackend& k = *ctx.backend;
+  const ModelConfig& c = *ctx.config;
+  const LayerWeights& w = *ctx.weights;
+  const int64_t h = c.hidden_size;
+  float* dense = s.moe.shared.data();  // [n, hidden]
+  GatedFfn(ctx, w.gate, w.up, w.down, c.LayerFfnSize(ctx.layer), n, &input, s, dense);
+  // The router's input into proj (free until the mixture is written there), the experts' into
+  // xn.
+  const float router_scale = 1.0f / std::sqrt(static_cast<float>(h));
+  ParallelRows(ctx.pool, n, 3 * h, [&](int64_t b, int64_t e) {
+    float* router_in = s.proj.data() + b * h;
+    k.rms_norm(s.x.data() + b * h, w.gate_inp_scale, e - b, h, c.rms_norm_eps, router_in);
+    k.scale(router_in, router_scale, router_in, (e - b) * h);
+    k.rms_norm(s.x.data() + b * h, w.ffn_pre_norm_2, e - b, h, c.rms_norm_eps, s.xn.data() + b * h);
+  });
+  RunMoeFfn(ctx, n, nullptr, s, /*router_input=*/s.proj.data());
+  ParallelRows(ctx.pool, n, 3 * h, [&](int64_t b, int64_t e) {
+    float* p = s.proj.data() + b * h;
+    float* d = dense + b * h;
+    k.rms_norm(p, w.ffn_post_norm_2, e - b, h, c.rms_norm_eps, p);
+    k.rms_norm(d, w.ffn_post_norm_1, e - b, h, c.rms_norm_eps, d);
+    k.add(d, p, p, (e - b) * h);
+  });
+}
+
 }  // namespace
 
 void RunAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, ForwardScratch& s,
@@ -208,8 +239,10 @@ void RunFfnBlock(const LayerContext& ctx, int64_t n, ForwardScratch& s,
     InputNorm(k, c, w.ffn_norm, s, b, e);
   };
   const kernels::RowPrologue input_fn = std::ref(input);
-  if (!w.gate_exps.empty()) {
-    RunMoeFfn(ctx, n, input_fn, s);  // proj = the experts' mixture of xn
+  if (!w.gate_exps.empty() && c.moe_dense_branch) {
+    DenseAndExpertsFfn(ctx, n, input_fn, s);
+  } else if (!w.gate_exps.empty()) {
+    RunMoeFfn(ctx, n, &input_fn, s);  // proj = the experts' mixture of xn
     if (w.gate_shexp.data != nullptr) {
       // proj += the shared expert of xn (made final by the router's GEMM).
       const int64_t sf = c.shared_expert_ffn_size;

@@ -58,7 +58,7 @@ TEST_P(LlamaCppReferenceTest, NextTokenDistributionsMatchLlamaCpp) {
   auto model = Model::Load(kDir + fixture["gguf"].get<std::string>(),
                            {.n_threads = 2, .max_batch_tokens = n});
   ASSERT_TRUE(model.ok()) << model.status().ToString();
-  // The family that reads the file (mixtral's is llama's).
+  // The family that reads the file (mixtral's is llama's, gemma4moe's gemma4's).
   EXPECT_EQ((*model)->config().arch, fixture.value("arch", GetParam()));
   const int64_t vocab = (*model)->config().vocab_size;
 
@@ -105,8 +105,9 @@ TEST_P(LlamaCppReferenceTest, NextTokenDistributionsMatchLlamaCpp) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, LlamaCppReferenceTest,
-                         ::testing::Values("gemma2", "gemma4", "glm4", "granite", "mistral3",
-                                           "mixtral", "olmo2", "phi3", "qwen3moe", "smollm3"),
+                         ::testing::Values("gemma2", "gemma4", "gemma4moe", "glm4", "granite",
+                                           "mistral3", "mixtral", "olmo2", "phi3", "qwen3moe",
+                                           "smollm3"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });

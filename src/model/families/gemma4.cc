@@ -15,8 +15,13 @@
 //   * a wider FFN on some layers (feed_forward_length as an array) and final-logit
 //     soft-capping.
 // Layers without attn_v.weight use K's projection as V (the 31B model). The vision and audio
-// towers live in a separate projector file, not read here; the mixture-of-experts model
-// (26B-A4B: expert tensors, router) is refused by name.
+// towers live in a separate projector file, not read here.
+// The mixture-of-experts model (26B-A4B: expert_count, expert_used_count,
+// expert_feed_forward_length): a layer with ffn_gate_inp.weight runs its dense FFN beside
+// expert_count experts (ModelConfig::moe_dense_branch: the router's own input scale, a pre-norm
+// for the experts, a post-norm for each branch), routed by a softmax over all experts, the top
+// expert_used_count renormalized, each expert's output times ffn_down_exps.scale; the experts'
+// gate and up are separate or fused (ffn_gate_up_exps), GELU as the dense FFN.
 #include <cmath>
 
 #include "model/families/family.h"
@@ -28,10 +33,45 @@ namespace radixlm::model {
 namespace gemma4_family {
 namespace {
 
-// The MoE model's per-layer tensors (llama.cpp reads them where the router is present).
+// The MoE model's per-layer tensors (llama.cpp reads them where the router is present): a file
+// with them but no expert_count is refused naming the first.
 constexpr std::string_view kExpertTensors[] = {"ffn_gate_inp.weight", "ffn_gate_exps.weight",
                                                "ffn_up_exps.weight", "ffn_down_exps.weight",
                                                "ffn_gate_up_exps.weight"};
+// Per-expert scales of the gate and up (llama.cpp's NVFP4 conversions): not read here.
+constexpr std::string_view kUnreadExpertScales[] = {"ffn_gate_exps.scale", "ffn_up_exps.scale",
+                                                    "ffn_gate_up_exps.scale"};
+
+bool HasLayerTensor(const ArchMetadata& m, int64_t layer, LayerTensor t) {
+  return m.file().FindTensor(LayerTensorName(layer, t)) != nullptr;
+}
+
+// The experts' counts and width; the layers that have a router are MoE layers.
+Status ReadMoe(const ArchMetadata& m, ModelConfig* c) {
+  RADIXLM_ASSIGN_OR_RETURN(const int64_t experts, m.file().GetIntOr(m.Key("expert_count"), 0));
+  if (experts <= 0) return RefuseLayerTensors(m, c->n_layers, kExpertTensors);
+  RADIXLM_ASSIGN_OR_RETURN(const int64_t expert_ffn, m.Positive("expert_feed_forward_length"));
+  RADIXLM_RETURN_IF_ERROR(ReadExperts(m, expert_ffn, /*required=*/true, c));
+  c->moe_dense_branch = true;
+  return RefuseLayerTensors(m, c->n_layers, kUnreadExpertScales);
+}
+
+// A MoE layer's tensors beside the dense ones.
+void AddMoeTensors(const ArchMetadata& m, int64_t layer, LayerTensorNeeds& n) {
+  for (LayerTensor t :
+       {LayerTensor::kFfnGate, LayerTensor::kFfnUp, LayerTensor::kFfnDown, LayerTensor::kFfnGateInp,
+        LayerTensor::kFfnGateInpScale, LayerTensor::kFfnPreNorm2, LayerTensor::kFfnPostNorm1,
+        LayerTensor::kFfnPostNorm2, LayerTensor::kFfnDownExps}) {
+    n[t] = TensorNeed::kRequired;
+  }
+  n[LayerTensor::kFfnDownExpsScale] = TensorNeed::kOptional;
+  if (HasLayerTensor(m, layer, LayerTensor::kFfnGateUpExps)) {
+    n[LayerTensor::kFfnGateUpExps] = TensorNeed::kRequired;
+    n[LayerTensor::kFfnGateExps] = n[LayerTensor::kFfnUpExps] = TensorNeed::kAbsent;
+  } else {
+    n[LayerTensor::kFfnGateExps] = n[LayerTensor::kFfnUpExps] = TensorNeed::kRequired;
+  }
+}
 
 // attention.sliding_window_pattern: one bool (or integer) per layer, true for sliding.
 StatusOr<std::vector<uint8_t>> ReadSlidingLayers(const ArchMetadata& m, int64_t n_layers) {
@@ -61,12 +101,7 @@ StatusOr<std::vector<uint8_t>> ReadSlidingLayers(const ArchMetadata& m, int64_t 
 }
 
 Status Configure(const ArchMetadata& m, ModelConfig* c) {
-  RADIXLM_ASSIGN_OR_RETURN(const int64_t experts, m.file().GetIntOr(m.Key("expert_count"), 0));
-  if (experts > 0) {
-    return Unimplemented("gemma4 mixture-of-experts models ('" + m.Key("expert_count") +
-                         "', e.g. Gemma 4 26B-A4B) are not supported; the dense ones are");
-  }
-  RADIXLM_RETURN_IF_ERROR(RefuseLayerTensors(m, c->n_layers, kExpertTensors));
+  RADIXLM_RETURN_IF_ERROR(ReadMoe(m, c));
 
   c->rope_layout = RopeLayout::kNeox;
   RADIXLM_ASSIGN_OR_RETURN(c->sliding_window, m.Positive("attention.sliding_window"));
@@ -142,6 +177,16 @@ Status Configure(const ArchMetadata& m, ModelConfig* c) {
           n[LayerTensor::kPerLayerPostNorm] = TensorNeed::kRequired;
     }
     n[LayerTensor::kLayerOutScale] = TensorNeed::kOptional;
+    if (c->n_experts > 0) {
+      // (StandardLayerTensors gives every layer experts in place of the dense FFN.)
+      for (LayerTensor t : {LayerTensor::kFfnGateInp, LayerTensor::kFfnGateExps,
+                            LayerTensor::kFfnUpExps, LayerTensor::kFfnDownExps}) {
+        n[t] = TensorNeed::kAbsent;
+      }
+      n[LayerTensor::kFfnGate] = n[LayerTensor::kFfnUp] = n[LayerTensor::kFfnDown] =
+          TensorNeed::kRequired;
+      if (HasLayerTensor(m, i, LayerTensor::kFfnGateInp)) AddMoeTensors(m, i, n);
+    }
     c->layer_tensors.push_back(n);
   }
   return Status::Ok();

@@ -49,8 +49,8 @@ def llama_logits(tool, model, ids_path, ubatch):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--llama-logits", required=True, help="the built llama_logits.cc")
-    ap.add_argument("--families", default="gemma2,gemma4,glm4,granite,mistral3,mixtral,olmo2,"
-                                          "phi3,qwen3moe,smollm3")
+    ap.add_argument("--families", default="gemma2,gemma4,gemma4moe,glm4,granite,mistral3,"
+                                          "mixtral,olmo2,phi3,qwen3moe,smollm3")
     args = ap.parse_args()
     os.makedirs(OUT, exist_ok=True)
     ids = np.random.default_rng(SEED).integers(0, VOCAB, size=N_POSITIONS, dtype=np.int32)
@@ -81,7 +81,8 @@ def main():
         batch.tofile(os.path.join(OUT, f"{family}.llama_logits.f32"))
         lb, l1 = log_softmax(batch), log_softmax(one_by_one)
         self_kl = float((np.exp(lb) * (lb - l1)).sum(axis=1).mean())
-        arch = {"mixtral": "llama"}.get(family, family)  # general.architecture
+        # general.architecture
+        arch = {"mixtral": "llama", "gemma4moe": "gemma4"}.get(family, family)
         manifest["families"][family] = {
             "arch": arch,
             "gguf": f"{family}.gguf",

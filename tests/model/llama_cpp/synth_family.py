@@ -107,6 +107,19 @@ REAL = {
                    tied=True, rope=1000000.0, eps=1e-6, keys={}, window=512, shared=2,
                    per_layer=256, pattern="SSSSFSF", softcap=30.0, embd_std=0.003,
                    out_norm=20.0, qk_norm=1.0),
+    # gemma-4-26B-A4B: hidden 2816, 16 query heads; sliding layers with 8 KV heads of 256
+    # (window 1024 -> 128, so that it masks within the compared positions), global ones with 2
+    # KV heads of 512 whose V is K's projection (no attn_v); a dense FFN of 2112 beside 128
+    # experts of 704 (8 per token) in every layer, the experts' gate and up fused
+    # (ffn_gate_up_exps, as the converter writes them); no per-layer inputs, no shared K/V.
+    # 6 layers (5 sliding, 1 global, as the real model's 30 repeat) and 32 experts. The router
+    # reads RMSNorm(x) / sqrt(hidden) * ffn_gate_inp.scale: router rows N(0, 1) give logits of
+    # about a unit's spread.
+    "gemma4moe": dict(arch="gemma4", hidden=2816, heads=16, kv=2, kv_swa=8, hd=512, hd_swa=256,
+                      ffn=2112, layers=6, tied=True, rope=1000000.0, eps=1e-6, keys={},
+                      window=128, shared=0, per_layer=0, pattern="SSSSSF", softcap=30.0,
+                      embd_std=0.003, out_norm=20.0, qk_norm=1.0, k_eq_v=True,
+                      moe=dict(n_exp=32, used=8, eff=704, fused="all")),
     # gpt-oss-20b's widths (hidden 2880, 64 heads / 8 KV of 64, 32 experts of 2880, 4 per
     # token) with 8 experts and 4 layers: window 128 on layers 0 and 2, YaRN x32 over 4096 on
     # every layer, sinks, biases on attention, router and experts; the experts in MXFP4 (as the
@@ -191,6 +204,13 @@ TINY = {
                    rope=1000000.0,
                    window=8, shared=2, per_layer=32, pattern="SSFSF", softcap=5.0,
                    embd_std=0.6, qk_norm=16 ** 0.25),
+    # Gemma 4's mixture of experts: 4 experts of 32 (2 per token) beside the dense FFN; the
+    # experts' gate and up fused on layers 0 and 2, separate on 1 and 4; layer 3 dense (no
+    # router: llama.cpp decides per layer). The global layers' V is K's projection.
+    "gemma4moe": dict(TINY_BASE, arch="gemma4", hd=32, hd_swa=16, kv=1, kv_swa=2, layers=5,
+                      tied=True, keys={}, rope=1000000.0, window=8, shared=0, per_layer=0,
+                      pattern="SSFSF", softcap=5.0, embd_std=0.6, qk_norm=16 ** 0.25,
+                      k_eq_v=True, moe=dict(n_exp=4, used=2, eff=32, fused=(0, 2), dense=(3,))),
     # Widths that MXFP4's blocks of 32 divide; window 8, YaRN x4 over 16.
     "gpt-oss": dict(TINY_BASE, hidden=64, heads=4, kv=2, hd=16, ffn=64, tied=False,
                     keys=dict(REAL["gpt-oss"]["keys"], **{
@@ -234,6 +254,10 @@ def gemma4_metadata(w, f, layers):
     w.add_uint32(f"{arch}.attention.shared_kv_layers", f["shared"])
     w.add_uint32(f"{arch}.embedding_length_per_layer_input", f["per_layer"])
     w.add_float32(f"{arch}.final_logit_softcapping", f["softcap"])
+    if "moe" in f:
+        w.add_uint32(f"{arch}.expert_count", f["moe"]["n_exp"])
+        w.add_uint32(f"{arch}.expert_used_count", f["moe"]["used"])
+        w.add_uint32(f"{arch}.expert_feed_forward_length", f["moe"]["eff"])
 
 
 def gemma4_tensors(f, layers, n_vocab, matrix, norm, w, rng):
@@ -243,9 +267,10 @@ def gemma4_tensors(f, layers, n_vocab, matrix, norm, w, rng):
     half = f["hd"] // 2
     w.add_tensor("rope_freqs.weight",
                  np.array([1.0] * (half // 4) + [1e30] * (half - half // 4), dtype=np.float32))
-    matrix("per_layer_token_embd.weight", n_vocab, pl * layers, 1.0 / np.sqrt(pl))
-    matrix("per_layer_model_proj.weight", pl * layers, h, 1.0 / np.sqrt(h))
-    norm("per_layer_proj_norm.weight", pl)
+    if pl:
+        matrix("per_layer_token_embd.weight", n_vocab, pl * layers, 1.0 / np.sqrt(pl))
+        matrix("per_layer_model_proj.weight", pl * layers, h, 1.0 / np.sqrt(h))
+        norm("per_layer_proj_norm.weight", pl)
     for i, (sliding, hd, kv, ffn, own_kv) in enumerate(gemma4_layers(f, layers)):
         p = f"blk.{i}."
         qs, kvs = heads * hd, kv * hd
@@ -253,7 +278,8 @@ def gemma4_tensors(f, layers, n_vocab, matrix, norm, w, rng):
         matrix(p + "attn_q.weight", qs, h, 1.0 / np.sqrt(h))
         if own_kv:
             matrix(p + "attn_k.weight", kvs, h, 1.0 / np.sqrt(h))
-            matrix(p + "attn_v.weight", kvs, h, 1.0 / np.sqrt(h))
+            if sliding or not f.get("k_eq_v"):
+                matrix(p + "attn_v.weight", kvs, h, 1.0 / np.sqrt(h))
             norm(p + "attn_k_norm.weight", hd, f.get("qk_norm", 1.0) / hd ** 0.25)
         norm(p + "attn_q_norm.weight", hd, f.get("qk_norm", 1.0) / hd ** 0.25)
         matrix(p + "attn_output.weight", h, qs, 1.0 / np.sqrt(qs))
@@ -263,9 +289,12 @@ def gemma4_tensors(f, layers, n_vocab, matrix, norm, w, rng):
         matrix(p + "ffn_up.weight", ffn, h, 1.0 / np.sqrt(h))
         matrix(p + "ffn_down.weight", h, ffn, 1.0 / np.sqrt(ffn))
         norm(p + "post_ffw_norm.weight", h)
-        matrix(p + "inp_gate.weight", pl, h, 1.0 / np.sqrt(h))
-        matrix(p + "proj.weight", h, pl, 1.0 / np.sqrt(pl))
-        norm(p + "post_norm.weight", h)
+        if "moe" in f and i not in f["moe"].get("dense", ()):
+            gemma4_experts(f, p, i, matrix, norm, w, rng)
+        if pl:
+            matrix(p + "inp_gate.weight", pl, h, 1.0 / np.sqrt(h))
+            matrix(p + "proj.weight", h, pl, 1.0 / np.sqrt(pl))
+            norm(p + "post_norm.weight", h)
         w.add_tensor(p + "layer_output_scale.weight",
                      np.array([rng.uniform(0.5, 1.0)], dtype=np.float32))
 
@@ -323,6 +352,26 @@ def deepseek2_tensors(f, layers, matrix, norm, w, rng):
         matrix(p + "ffn_down_shexp.weight", h, sf, 1.0 / np.sqrt(sf))
 
 
+def gemma4_experts(f, p, i, matrix, norm, w, rng):
+    """A Gemma 4 MoE layer's router (F32, with its input scale), the experts' norms, their
+    matrices (gate and up fused where f["moe"]["fused"] says) and per-expert output scales."""
+    m, h = f["moe"], f["hidden"]
+    n_exp, eff = m["n_exp"], m["eff"]
+    w.add_tensor(p + "ffn_gate_inp.weight",
+                 rng.standard_normal((n_exp, h), dtype=np.float32))
+    norm(p + "ffn_gate_inp.scale", h)
+    norm(p + "pre_ffw_norm_2.weight", h)
+    norm(p + "post_ffw_norm_1.weight", h)
+    norm(p + "post_ffw_norm_2.weight", h)
+    if m["fused"] == "all" or i in m["fused"]:  # per expert: the gate's rows, then the up's
+        matrix(p + "ffn_gate_up_exps.weight", 2 * eff, h, 1.0 / np.sqrt(h), n_exp)
+    else:
+        matrix(p + "ffn_gate_exps.weight", eff, h, 1.0 / np.sqrt(h), n_exp)
+        matrix(p + "ffn_up_exps.weight", eff, h, 1.0 / np.sqrt(h), n_exp)
+    matrix(p + "ffn_down_exps.weight", h, eff, 1.0 / np.sqrt(eff), n_exp)
+    w.add_tensor(p + "ffn_down_exps.scale", rng.uniform(0.5, 1.5, n_exp).astype(np.float32))
+
+
 def mxfp4_experts(w, rng, name, n_exp, rows, cols, std):
     """n_exp stacked [cols, rows] matrices N(0, std^2) in MXFP4, quantized 256 rows at a time
     (gguf-py's quantizer holds 16 candidates per value)."""
@@ -346,7 +395,7 @@ def main():
     args = ap.parse_args()
     f = (REAL if args.shape == "real" else TINY)[args.family]
     layers = args.layers or f["layers"]
-    if args.family == "gemma4":
+    if f.get("arch", args.family) == "gemma4":
         layers = len(f["pattern"])
     rng = np.random.default_rng(args.seed)
     qtype = {"Q8_0": gguf.GGMLQuantizationType.Q8_0,
@@ -361,7 +410,7 @@ def main():
     w.add_embedding_length(h)
     w.add_block_count(layers)
     w.add_head_count(f["heads"])
-    if args.family == "gemma4":
+    if f.get("arch", args.family) == "gemma4":
         gemma4_metadata(w, f, layers)
     else:
         w.add_feed_forward_length(f["ffn"])
@@ -421,11 +470,11 @@ def main():
                      (1.0 + 0.5 * np.arange(half)).astype(np.float32))
         w.add_tensor("rope_factors_short.weight",
                      (1.0 + rng.uniform(0.0, 0.1, half)).astype(np.float32))
-    if args.family == "gemma4":
+    if f.get("arch", args.family) == "gemma4":
         gemma4_tensors(f, layers, n_vocab, matrix, norm, w, rng)
     if "mla" in f:
         deepseek2_tensors(f, layers, matrix, norm, w, rng)
-    for i in range(layers if args.family != "gemma4" and "mla" not in f else 0):
+    for i in range(layers if f.get("arch", args.family) != "gemma4" and "mla" not in f else 0):
         p = f"blk.{i}."
         for t in f["tensors"]:
             if t in ("attn_norm", "ffn_norm", "post_attention_norm", "post_ffw_norm"):
