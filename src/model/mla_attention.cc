@@ -74,6 +74,18 @@ void PerHeadMatMul(const LayerContext& ctx, MlaScratch& m, int64_t n,
   }
 }
 
+// Llama 4's attention temperature for the query at `position` (ModelConfig::
+// attn_temperature_scale), as llama.cpp's llm_graph_input_attn_temp evaluates it (float
+// position and quotient, the rest in double).
+float QueryTemperature(const ModelConfig& c, int64_t position) {
+  const float pos = static_cast<float>(position);
+  return static_cast<float>(std::log(std::floor((pos + c.attn_temperature_offset) /
+                                                static_cast<float>(c.attn_temperature_floor)) +
+                                     1.0) *
+                                c.attn_temperature_scale +
+                            1.0);
+}
+
 }  // namespace
 
 void RunMlaAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, ForwardScratch& s,
@@ -136,6 +148,14 @@ void RunMlaAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, Forwar
   // Each head's nope part into the latent space: Q head = [attn_k_b[h] · q_nope | q_pe].
   PerHeadMatMul(ctx, m, n, w.wk_b, {m.q_raw.data(), n_heads * key, key, nope},
                 {s.q.data(), qs, row, r});
+  if (c.attn_temperature_scale != 0.0f) {  // (every value of Q, as llama.cpp scales Qcur)
+    ParallelRows(ctx.pool, n, qs, [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        float* q = s.q.data() + t * qs;
+        k.scale(q, QueryTemperature(c, plan.positions[t]), q, qs);
+      }
+    });
+  }
 
   // This step's rows go into the cache before attention reads them back with the prefix.
   k.store_kv(ctx.kv, ctx.new_slots, n, s.k.data(), nullptr);

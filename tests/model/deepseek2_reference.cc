@@ -29,7 +29,7 @@ class Writer {
   explicit Writer(const DeepSeek2Spec& spec) : s_(spec), rng_(spec.seed) {}
 
   std::vector<uint8_t> Build() {
-    const std::string a = "deepseek2";
+    const std::string a = s_.arch;
     auto u32 = [](int64_t v) { return Value::U32(static_cast<uint32_t>(v)); };
     const int64_t h = s_.hidden, heads = s_.n_heads, r = s_.kv_rank, p = s_.rope;
     const int64_t key = s_.nope + p;
@@ -63,6 +63,10 @@ class Writer {
     }
     if (s_.weights_norm) w_.AddMetadata(a + ".expert_weights_norm", Value::Bool(true));
     if (s_.gating != 0) w_.AddMetadata(a + ".expert_gating_func", u32(s_.gating));
+    if (s_.temperature_scale != 0.0f) {
+      w_.AddMetadata(a + ".attention.temperature_scale", Value::F32(s_.temperature_scale));
+      w_.AddMetadata(a + ".attention.temperature_length", u32(s_.temperature_length));
+    }
     if (s_.n_groups > 0) {
       w_.AddMetadata(a + ".expert_group_count", u32(s_.n_groups));
       w_.AddMetadata(a + ".expert_group_used_count", u32(s_.n_groups_used));
@@ -340,13 +344,20 @@ std::vector<std::vector<float>> Forward(const gguf::GgufFile& file, const DeepSe
       }
     }
     for (int64_t t = 0; t < n; ++t) {
+      // Llama 4's temperature multiplies Q, so every score of the query.
+      const double temperature =
+          s.temperature_scale == 0.0f
+              ? 1.0
+              : std::log(std::floor(static_cast<double>(t) / s.temperature_length) + 1.0) *
+                        s.temperature_scale +
+                    1.0;
       Vec o(heads * vd, 0.0);
       for (int64_t hh = 0; hh < heads; ++hh) {
         Vec scores(t + 1);
         for (int64_t j = 0; j <= t; ++j) {
           double dot = 0.0;
           for (int64_t d = 0; d < key; ++d) dot += q[t][hh * key + d] * k[j][hh * key + d];
-          scores[j] = dot * scale;
+          scores[j] = dot * scale * temperature;
         }
         const double mx = *std::max_element(scores.begin(), scores.end());
         double z = 0.0;

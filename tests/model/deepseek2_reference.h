@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "gguf/ggml_types.h"
@@ -43,6 +44,11 @@ struct DeepSeek2Spec {
   // yarn_log_multiplier = 0.1 * mscale_all_dim.
   float yarn_factor = 4.0f;
   float mscale_all_dim = 0.707f;
+  // "mistral4": the same file under mistral4's name, with Llama 4's attention temperature
+  // (attention.temperature_scale / temperature_length) when temperature_scale != 0.
+  std::string arch = "deepseek2";
+  float temperature_scale = 0.0f;
+  int64_t temperature_length = 8;
   gguf::GgmlType matrix_type = gguf::GgmlType::kF32;
   bool fused_kv_b = false;  // an old file: attn_kv_b instead of attn_k_b / attn_v_b
   uint32_t seed = 11;

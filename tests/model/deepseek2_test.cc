@@ -99,6 +99,20 @@ TEST(DeepSeek2Config, ReadsTheFamilysFeatures) {
   EXPECT_EQ(c.layer_tensors[1][LayerTensor::kAttnQ], TensorNeed::kAbsent);
 }
 
+// mistral4 is deepseek2's graph under another name, with Llama 4's attention temperature.
+TEST(DeepSeek2Config, ReadsMistral4) {
+  DeepSeek2Spec spec;
+  spec.arch = "mistral4";
+  spec.temperature_scale = 0.5f;
+  const std::vector<uint8_t> bytes = BuildDeepSeek2(spec);
+  auto config = ModelConfig::FromGguf(*testing::ParseTinyModel(bytes));
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->arch, "deepseek2");
+  EXPECT_TRUE(config->IsMla());
+  EXPECT_FLOAT_EQ(config->attn_temperature_scale, 0.5f);
+  EXPECT_EQ(config->attn_temperature_floor, 8);
+}
+
 TEST(DeepSeek2Config, RefusesTheFusedKvB) {
   DeepSeek2Spec spec;
   spec.fused_kv_b = true;
@@ -304,6 +318,14 @@ TEST_P(DeepSeek2ForwardTest, MovedPrefixContinuesAsInPlace) {
 INSTANTIATE_TEST_SUITE_P(Weights, DeepSeek2ForwardTest,
                          ::testing::Values(DeepSeek2Case{"v2_lite_f32", V2LiteSpec(), 3e-3f},
                                            DeepSeek2Case{"v3_f32", V3Spec(), 3e-3f},
+                                           DeepSeek2Case{"mistral4_temperature_f32",
+                                                         [] {
+                                                           DeepSeek2Spec s = V2LiteSpec();
+                                                           s.arch = "mistral4";
+                                                           s.temperature_scale = 0.5f;
+                                                           return s;
+                                                         }(),
+                                                         3e-3f},
                                            DeepSeek2Case{"v2_lite_q8_0",
                                                          [] {
                                                            DeepSeek2Spec s = V2LiteSpec();

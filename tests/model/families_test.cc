@@ -45,11 +45,13 @@ TEST(ModelFamilyRegistryTest, EveryFamilyIsFoundByItsArchitectures) {
     ASSERT_NE(family, nullptr) << arch;
     EXPECT_EQ(family->name, arch);
   }
+  ASSERT_NE(FindModelFamily("mistral4"), nullptr);  // deepseek2's graph under another name
+  EXPECT_EQ(FindModelFamily("mistral4")->name, "deepseek2");
   EXPECT_EQ(FindModelFamily("mamba"), nullptr);
   EXPECT_EQ(FindModelFamily(""), nullptr);
   EXPECT_EQ(SupportedArchitectures(),
-            "deepseek2, gemma2, gemma3, gemma4, glm4, gpt-oss, granite, llama, mistral3, olmo2, "
-            "phi3, qwen2, qwen3, qwen35, qwen3moe, smollm3");
+            "deepseek2, gemma2, gemma3, gemma4, glm4, gpt-oss, granite, llama, mistral3, "
+            "mistral4, olmo2, phi3, qwen2, qwen3, qwen35, qwen3moe, smollm3");
 }
 
 TEST(ModelFamilyRegistryTest, UnknownArchitectureNamesItAndTheSupportedOnes) {
@@ -60,8 +62,8 @@ TEST(ModelFamilyRegistryTest, UnknownArchitectureNamesItAndTheSupportedOnes) {
   EXPECT_EQ(c.status().code(), StatusCode::kUnimplemented);
   EXPECT_EQ(c.status().message(),
             "unsupported model architecture 'mamba2' (general.architecture); supported: "
-            "deepseek2, gemma2, gemma3, gemma4, glm4, gpt-oss, granite, llama, mistral3, olmo2, "
-            "phi3, qwen2, qwen3, qwen35, qwen3moe, smollm3");
+            "deepseek2, gemma2, gemma3, gemma4, glm4, gpt-oss, granite, llama, mistral3, "
+            "mistral4, olmo2, phi3, qwen2, qwen3, qwen35, qwen3moe, smollm3");
 }
 
 TEST(ModelFamilyRegistryTest, ConfigNamesTheFamily) {

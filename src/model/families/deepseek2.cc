@@ -15,7 +15,10 @@
 //     (ffn_*_shexp); routing by softmax (V2) or sigmoid with the exp_probs_b selection bias and
 //     expert groups (V3: expert_gating_func 2), the weights optionally normalized
 //     (expert_weights_norm) and scaled (expert_weights_scale).
-// Multi-token-prediction layers (nextn_predict_layers) are not run.
+//   * mistral4 files (llama.cpp's deepseek2 graph under another name) with Llama 4's attention
+//     temperature (attention.temperature_scale / temperature_length).
+// Multi-token-prediction layers (nextn_predict_layers) are not run; experts with gate and up
+// fused (ffn_gate_up_exps, as mistral4 conversions write them) are refused by name.
 #include <cmath>
 
 #include "model/families/family.h"
@@ -61,9 +64,14 @@ Status ReadAttention(const ArchMetadata& m, ModelConfig* c) {
     return InvalidArgument("model metadata: '" + m.Key("attention.key_length_mla") +
                            "' must exceed '" + m.Key("rope.dimension_count") + "'");
   }
-  if (m.Has("attention.temperature_scale")) {
-    return Unimplemented("model metadata: '" + m.Key("attention.temperature_scale") +
-                         "' (deepseek2 attention temperature) is not supported");
+  // Llama 4's attention temperature (Mistral Large 3 / mistral4): Q times
+  // ln(floor(pos / temperature_length) + 1) * temperature_scale + 1.
+  RADIXLM_ASSIGN_OR_RETURN(const double temperature,
+                           m.file().GetFloatOr(m.Key("attention.temperature_scale"), 0.0));
+  if (temperature != 0.0) {
+    c->attn_temperature_scale = static_cast<float>(temperature);
+    c->attn_temperature_offset = 0.0f;
+    RADIXLM_ASSIGN_OR_RETURN(c->attn_temperature_floor, m.Positive("attention.temperature_length"));
   }
   c->rope_layout = RopeLayout::kNormal;
   // DeepSeek's YaRN: the magnitude goes into the scores' scale (llama.cpp's deepseek2 graph).
@@ -164,7 +172,8 @@ Status Configure(const ArchMetadata& m, ModelConfig* c) {
   return Status::Ok();
 }
 
-constexpr std::string_view kArchitectures[] = {"deepseek2"};
+// mistral4 (Mistral Large 3): llama.cpp builds it with deepseek2's loader and graph.
+constexpr std::string_view kArchitectures[] = {"deepseek2", "mistral4"};
 
 }  // namespace
 }  // namespace deepseek2_family
