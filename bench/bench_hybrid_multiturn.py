@@ -7,7 +7,11 @@ previous turn's prompt, its greedy output and a new message of --message tokens.
 turn, the prompt length and radixlm:prefill_computed_tokens_total's growth (the prompt tokens
 the turn computed), and checks that both servers give the same outputs.
 
+With --llama-server, the same prompts (token ids) also go to llama-server (one slot, prompt
+caching and its context checkpoints on by default), and its timings' prompt_n is printed.
+
 Usage: bench_hybrid_multiturn.py --binary build/apps/radixlm --model qwen35.gguf
+           [--llama-server ~/.cache/radixlm/llama-peer/0.3.36/build/bin/llama-server]
 """
 import argparse
 import json
@@ -70,7 +74,7 @@ def run(args, cache_on):
             after = metric(get(base + "/metrics"), "prefill_computed_tokens_total")
             ids = out["output_ids"]
             rows.append((turn, len(prompt), int(after - before),
-                         out["meta_info"].get("cached_tokens", 0), seconds, ids))
+                         out["meta_info"].get("cached_tokens", 0), seconds, ids, list(prompt)))
             prompt = prompt + ids + [rng.randrange(100, 40000) for _ in range(args.message)]
         info = json.loads(get(base + "/get_server_info"))
         state = info["internal_states"][0]
@@ -79,6 +83,36 @@ def run(args, cache_on):
                                            "state_snapshot_resumes")}
         extra["recurrent_state_bytes"] = info["memory"].get("recurrent_state_bytes")
         return rows, extra
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def run_llama(args, prompts):
+    """Replays the turns' prompts (token ids) to llama-server, one slot, prompt caching on;
+    returns (prompt tokens it computed, seconds) per turn, from its timings."""
+    port = args.port + 2
+    cmd = [args.llama_server, "-m", args.model, "--port", str(port), "-t", str(args.threads),
+           "-c", "8192", "-np", "1", "--log-disable"]
+    server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):
+            try:
+                if json.loads(get(base + "/health")).get("status") == "ok":
+                    break
+            except (OSError, ValueError):
+                if server.poll() is not None:
+                    sys.exit("llama-server exited")
+            time.sleep(0.2)
+        rows = []
+        for prompt in prompts:
+            start = time.time()
+            out = post(base + "/completion", {"prompt": prompt, "n_predict": args.output,
+                                              "temperature": 0, "cache_prompt": True,
+                                              "ignore_eos": True})
+            rows.append((out["timings"]["prompt_n"], time.time() - start))
+        return rows
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -96,6 +130,8 @@ def main():
     ap.add_argument("--output", type=int, default=24)
     ap.add_argument("--interval", type=int, default=512)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--llama-server", default="",
+                    help="also replay the turns' prompts to this llama-server binary")
     ap.add_argument("--snapshots", type=int, default=0,
                     help="--max-mamba-cache-size for the cached server (0: its default)")
     args = ap.parse_args()
@@ -107,6 +143,11 @@ def main():
         same &= a[5] == b[5]
         print(f"{a[0]:4d}  {a[1]:6d}  {a[2]:12d}  {a[3]:10d}  {a[4]:11.2f}  {b[2]:13d}  {b[4]:12.2f}")
     print("outputs identical with the cache on and off:", same)
+    if args.llama_server:
+        llama = run_llama(args, [r[6] for r in on])
+        print("turn  prompt  computed(llama-server)  seconds(llama-server)")
+        for r, (n, sec) in zip(on, llama):
+            print(f"{r[0]:4d}  {r[1]:6d}  {n:22d}  {sec:21.2f}")
     print("cache on, at the end:", json.dumps(on_extra))
     return 0 if same else 1
 
