@@ -33,6 +33,10 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t
   // quants and the scalars, token t at a fixed offset from it.
   const int64_t i0 = t0 % kActTile;
   const int64_t kb0 = t0 / kActTile * nb;
+  // The K-quants' super-block scales, widened once per 8 blocks (Q6_K's only in small tiles:
+  // in the wide ones the register they hold costs more than it saves).
+  const bool k4 = w.scale_form == ScaleForm::kK4;
+  __m512 dsup = _mm512_setzero_ps(), neg_dmin = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = w.Block(g, b);
     if (t0 == 0) PrefetchAhead(blk, w.stream_bytes);  // the group's first pass
@@ -43,14 +47,29 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t
       for (int c = 0; c < 8; ++c) wq[c] = _mm512_load_si512(blk + 64 * c);
     }
     __m512 d[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()}, m = _mm512_setzero_ps();
-    BlockScales16(w, g, b, d, &m);
+    if constexpr (kSub16 && T <= 4) {
+      if (b % 8 == 0) dsup = LoadHalves16(w.Supers(g, b));
+      Q6KScales16(w.Scales(g, b), dsup, d);
+    } else if (kMin && k4) {
+      if (b % 8 == 0) {
+        const uint8_t* sup = w.Supers(g, b);
+        dsup = LoadHalves16(sup);
+        neg_dmin = Negate16(LoadHalves16(sup + 32));
+      }
+      K4Scales16(w.Scales(g, b), dsup, neg_dmin, d, &m);
+    } else {
+      BlockScales16(w, g, b, d, &m);
+    }
     const int64_t kb = kb0 + b;
     const int8_t* xq = a.tq + (kb * kActTile + i0) * 32;
     const float* dx = a.tdx + kb * kActTile + i0;
     if constexpr (!kSub16) {
       const int32_t* xsum = a.txsum + kb * kActTile + i0;
       __m512i s[T];
-      for (int t = 0; t < T; ++t) s[t] = _mm512_set1_epi32(-off * xsum[t]);
+      for (int t = 0; t < T; ++t) {
+        // Types with a min have offset 0.
+        s[t] = kMin ? _mm512_setzero_si512() : _mm512_set1_epi32(-off * xsum[t]);
+      }
       if constexpr (T <= 2) {
         // Two chains per token (integer sums: the same result in any order), so a token's
         // eight dependent vpdpbusd do not serialise the block.

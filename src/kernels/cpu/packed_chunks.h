@@ -16,6 +16,44 @@ inline __m512 LoadHalves16(const uint8_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
+// Negated floats (exact).
+inline __m512 Negate16(__m512 v) {
+  return _mm512_castsi512_ps(
+      _mm512_xor_si512(_mm512_castps_si512(v), _mm512_set1_epi32(INT32_MIN)));
+}
+
+// kK4 (Q4_K, Q5_K): the 16 rows' d = dsup * sc and m = -(dmin * mn) of the block whose 24
+// scale bytes are at sp, given its super-block's halves widened, dsup and neg_dmin = -dmin
+// (the product of the negated half is the negated product: the same float).
+inline void K4Scales16(const uint8_t* sp, __m512 dsup, __m512 neg_dmin, __m512* d, __m512* m) {
+  const __m512i lo =
+      _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sp)));
+  // Row r's high nibble: nibble r % 8 of the 32-bit word r / 8 of the 8 bytes after lo.
+  const __m512i words = _mm512_permutexvar_epi32(
+      _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0),
+      _mm512_castsi128_si512(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sp + 16))));
+  const __m512i shifts =
+      _mm512_set_epi32(28, 24, 20, 16, 12, 8, 4, 0, 28, 24, 20, 16, 12, 8, 4, 0);
+  const __m512i hi = _mm512_srlv_epi32(words, shifts);
+  const __m512i n15 = _mm512_set1_epi32(15), n3 = _mm512_set1_epi32(3);
+  const __m512i sc = _mm512_or_si512(_mm512_and_si512(lo, n15),
+                                     _mm512_slli_epi32(_mm512_and_si512(hi, n3), 4));
+  const __m512i mn =
+      _mm512_or_si512(_mm512_srli_epi32(lo, 4),
+                      _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(hi, 2), n3), 4));
+  d[0] = _mm512_mul_ps(dsup, _mm512_cvtepi32_ps(sc));
+  *m = _mm512_mul_ps(neg_dmin, _mm512_cvtepi32_ps(mn));
+}
+
+// kQ6K: the 16 rows' d[s] = dh * sc[s] of the block whose scale bytes are at sp.
+inline void Q6KScales16(const uint8_t* sp, __m512 dh, __m512* d) {
+  for (int s = 0; s < 2; ++s) {
+    const __m512i sc =
+        _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sp + 16 * s)));
+    d[s] = _mm512_mul_ps(dh, _mm512_cvtepi32_ps(sc));
+  }
+}
+
 // The float scales of block b of group g for the 16 rows (PackedWeights::ScaleD / ScaleM, the
 // same values): d[0] (and d[1], Q6_K's second 16 columns) and, with a min, m.
 inline void BlockScales16(const PackedWeights& w, int64_t g, int64_t b, __m512* d, __m512* m) {
@@ -23,37 +61,12 @@ inline void BlockScales16(const PackedWeights& w, int64_t g, int64_t b, __m512* 
   switch (w.scale_form) {
     case ScaleForm::kK4: {
       const uint8_t* sup = w.Supers(g, b);
-      const __m512i lo =
-          _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sp)));
-      // Row r's high nibble: nibble r % 8 of the 32-bit word r / 8 of the 8 bytes after lo.
-      const __m512i words = _mm512_permutexvar_epi32(
-          _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0),
-          _mm512_castsi128_si512(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sp + 16))));
-      const __m512i shifts =
-          _mm512_set_epi32(28, 24, 20, 16, 12, 8, 4, 0, 28, 24, 20, 16, 12, 8, 4, 0);
-      const __m512i hi = _mm512_srlv_epi32(words, shifts);
-      const __m512i n15 = _mm512_set1_epi32(15), n3 = _mm512_set1_epi32(3);
-      const __m512i sc = _mm512_or_si512(_mm512_and_si512(lo, n15),
-                                         _mm512_slli_epi32(_mm512_and_si512(hi, n3), 4));
-      const __m512i mn =
-          _mm512_or_si512(_mm512_srli_epi32(lo, 4),
-                          _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(hi, 2), n3), 4));
-      d[0] = _mm512_mul_ps(LoadHalves16(sup), _mm512_cvtepi32_ps(sc));
-      // -(dmin * mn): the product, then its sign flipped (exact either way).
-      const __m512 dm = _mm512_mul_ps(LoadHalves16(sup + 32), _mm512_cvtepi32_ps(mn));
-      *m = _mm512_castsi512_ps(
-          _mm512_xor_si512(_mm512_castps_si512(dm), _mm512_set1_epi32(INT32_MIN)));
+      K4Scales16(sp, LoadHalves16(sup), Negate16(LoadHalves16(sup + 32)), d, m);
       return;
     }
-    case ScaleForm::kQ6K: {
-      const __m512 dh = LoadHalves16(w.Supers(g, b));
-      for (int s = 0; s < 2; ++s) {
-        const __m512i sc =
-            _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sp + 16 * s)));
-        d[s] = _mm512_mul_ps(dh, _mm512_cvtepi32_ps(sc));
-      }
+    case ScaleForm::kQ6K:
+      Q6KScales16(sp, LoadHalves16(w.Supers(g, b)), d);
       return;
-    }
     default:
       d[0] = LoadHalves16(sp);
       if (w.has_min) *m = LoadHalves16(sp + 32);
