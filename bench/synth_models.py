@@ -78,7 +78,16 @@ MODELS = {
 
 # llama-quantize type name -> plausible bits per parameter of the whole file (a smaller or
 # larger file means the quantization did something else).
-TYPES = {"Q4_K_M": (4.4, 6.6), "Q8_0": (8.3, 8.8)}
+TYPES = {"Q4_K_M": (4.4, 6.6), "Q8_0": (8.3, 8.8),
+         # The low-bit types (the model-breadth issue's list); the token embedding / output
+         # and some layers get wider types from llama-quantize's mixes, hence the ranges.
+         "Q2_K": (2.6, 4.6), "Q3_K_M": (3.4, 5.2), "IQ4_NL": (4.4, 6.2), "IQ4_XS": (4.2, 6.0),
+         "IQ3_XXS": (3.0, 5.0), "IQ3_S": (3.4, 5.2), "IQ2_XXS": (2.0, 4.2),
+         "IQ2_XS": (2.3, 4.4), "IQ2_S": (2.4, 4.6), "IQ1_S": (1.5, 3.8), "IQ1_M": (1.7, 4.0)}
+# Types llama-quantize quantizes only with an importance matrix (llama-quant.cpp's
+# tensor_requires_imatrix): given a uniform one (every column weight 1), which makes their
+# quantizer minimise the plain squared error, as it does for the other types.
+NEEDS_IMATRIX = {"IQ3_XXS", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ1_S", "IQ1_M"}
 LLAMA_FTYPE_MOSTLY_F16 = 1
 
 
@@ -275,15 +284,38 @@ def quantize(model: str, src: Path, out: Path, qtype: str) -> None:
     tool = llama_peer.ensure()["llama-quantize"]
     tmp = out.with_name(out.name + f".tmp{os.getpid()}")
     cmd = [str(tool), str(src), str(tmp), qtype, str(os.cpu_count() or 1)]
+    if qtype in NEEDS_IMATRIX:
+        imatrix = out.with_name(out.name + f".imatrix{os.getpid()}")
+        write_uniform_imatrix(src, imatrix)
+        cmd[1:1] = ["--imatrix", str(imatrix)]
     log("$ " + " ".join(cmd))
     t0 = time.monotonic()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if qtype in NEEDS_IMATRIX:
+        imatrix.unlink(missing_ok=True)
     if p.returncode != 0:
         tmp.unlink(missing_ok=True)
         raise SystemExit(f"llama-quantize failed ({p.returncode}):\n{p.stdout[-3000:]}")
     check(tmp, model, qtype)
     tmp.rename(out)
     log(f"wrote {out} ({out.stat().st_size / 2**30:.2f} GiB, {time.monotonic() - t0:.0f} s)")
+
+
+def write_uniform_imatrix(src: Path, out: Path) -> None:
+    """An importance matrix in llama.cpp's legacy binary form (int32 entry count; per entry
+    int32 name length, name, int32 call count, int32 value count, float32 values) with weight
+    1 for every column of every 2-D tensor of src: no importance data, in the form that
+    llama-quantize accepts."""
+    import struct
+    gguf = _gguf()
+    reader = gguf.GGUFReader(str(src))
+    entries = [(t.name, int(t.shape[0])) for t in reader.tensors if len(t.shape) == 2]
+    with open(out, "wb") as f:
+        f.write(struct.pack("<i", len(entries)))
+        for name, cols in entries:
+            raw = name.encode()
+            f.write(struct.pack("<i", len(raw)) + raw + struct.pack("<ii", 1, cols))
+            f.write(struct.pack(f"<{cols}f", *([1.0] * cols)))
 
 
 def check(file: Path, model: str, qtype: str) -> None:
