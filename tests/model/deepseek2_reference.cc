@@ -111,8 +111,12 @@ class Writer {
       const int64_t f = s_.expert_ffn, e = s_.n_experts;
       Matrix(b + "ffn_gate_inp.weight", h, e, GgmlType::kF32, 2.0f * sh);
       if (s_.probs_bias) Vector(b + "exp_probs_b.bias", {e}, -0.1f, 0.1f);
-      Typed(b + "ffn_gate_exps.weight", {h, f, e}, h, f * e, t, 2.0f * sh);
-      Typed(b + "ffn_up_exps.weight", {h, f, e}, h, f * e, t, 2.0f * sh);
+      if (s_.fused_gate_up) {
+        Typed(b + "ffn_gate_up_exps.weight", {h, 2 * f, e}, h, 2 * f * e, t, 2.0f * sh);
+      } else {
+        Typed(b + "ffn_gate_exps.weight", {h, f, e}, h, f * e, t, 2.0f * sh);
+        Typed(b + "ffn_up_exps.weight", {h, f, e}, h, f * e, t, 2.0f * sh);
+      }
       Typed(b + "ffn_down_exps.weight", {f, h, e}, f, h * e, t, 1.0f / std::sqrt(float(f)));
       if (s_.n_shared > 0) {
         const int64_t sf = f * s_.n_shared;
@@ -219,8 +223,8 @@ void Rope(double* x, int64_t n, int64_t pos, float factor) {
 
 // down(silu(gate x) * up x), the matrices at the given offsets (experts stacked).
 Vec GatedFfn(const Vec& gate, const Vec& up, const Vec& down, const Vec& x, int64_t f,
-             int64_t hidden, int64_t offset_in, int64_t offset_out) {
-  const Vec g = MatVec(gate, x, f, offset_in), u = MatVec(up, x, f, offset_in);
+             int64_t hidden, int64_t offset_gate, int64_t offset_up, int64_t offset_out) {
+  const Vec g = MatVec(gate, x, f, offset_gate), u = MatVec(up, x, f, offset_up);
   Vec a(f);
   for (int64_t i = 0; i < f; ++i) a[i] = Silu(g[i]) * u[i];
   return MatVec(down, a, hidden, offset_out);
@@ -276,18 +280,23 @@ Vec Moe(const gguf::GgufFile& file, const DeepSeek2Spec& s, const std::string& b
     if (s.weights_norm) wgt /= total;
     weights.push_back(wgt * s.weights_scale);
   }
-  const Vec gate = Load(file, b + "ffn_gate_exps.weight"),
-            up = Load(file, b + "ffn_up_exps.weight"),
-            down = Load(file, b + "ffn_down_exps.weight");
+  // Expert e's gate rows and up rows: apart, or the halves of its block of the fused tensor.
+  const bool fused = s.fused_gate_up;
+  const Vec gate = Load(file, b + (fused ? "ffn_gate_up_exps.weight" : "ffn_gate_exps.weight"));
+  const Vec up = fused ? gate : Load(file, b + "ffn_up_exps.weight");
+  const Vec down = Load(file, b + "ffn_down_exps.weight");
+  const int64_t stride = fused ? 2 * f * h : f * h;
+  const int64_t up_offset = fused ? f * h : 0;
   Vec out(h, 0.0);
   for (size_t j = 0; j < chosen.size(); ++j) {
-    const Vec y = GatedFfn(gate, up, down, x, f, h, chosen[j] * f * h, chosen[j] * h * f);
+    const Vec y = GatedFfn(gate, up, down, x, f, h, chosen[j] * stride,
+                           chosen[j] * stride + up_offset, chosen[j] * h * f);
     for (int64_t i = 0; i < h; ++i) out[i] += weights[j] * y[i];
   }
   if (s.n_shared > 0) {
     const Vec y =
         GatedFfn(Load(file, b + "ffn_gate_shexp.weight"), Load(file, b + "ffn_up_shexp.weight"),
-                 Load(file, b + "ffn_down_shexp.weight"), x, f * s.n_shared, h, 0, 0);
+                 Load(file, b + "ffn_down_shexp.weight"), x, f * s.n_shared, h, 0, 0, 0);
     for (int64_t i = 0; i < h; ++i) out[i] += y[i];
   }
   return out;
@@ -375,7 +384,7 @@ std::vector<std::vector<float>> Forward(const gguf::GgufFile& file, const DeepSe
       const Vec y =
           layer < s.n_dense_layers
               ? GatedFfn(Load(file, b + "ffn_gate.weight"), Load(file, b + "ffn_up.weight"),
-                         Load(file, b + "ffn_down.weight"), xn, s.dense_ffn, h, 0, 0)
+                         Load(file, b + "ffn_down.weight"), xn, s.dense_ffn, h, 0, 0, 0)
               : Moe(file, s, b, xn);
       for (int64_t i = 0; i < h; ++i) x[t][i] += y[i];
     }

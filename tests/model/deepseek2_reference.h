@@ -50,7 +50,8 @@ struct DeepSeek2Spec {
   float temperature_scale = 0.0f;
   int64_t temperature_length = 8;
   gguf::GgmlType matrix_type = gguf::GgmlType::kF32;
-  bool fused_kv_b = false;  // an old file: attn_kv_b instead of attn_k_b / attn_v_b
+  bool fused_kv_b = false;     // an old file: attn_kv_b instead of attn_k_b / attn_v_b
+  bool fused_gate_up = false;  // ffn_gate_up_exps (per expert: gate rows, then up rows)
   uint32_t seed = 11;
 };
 

@@ -318,11 +318,13 @@ TEST_P(DeepSeek2ForwardTest, MovedPrefixContinuesAsInPlace) {
 INSTANTIATE_TEST_SUITE_P(Weights, DeepSeek2ForwardTest,
                          ::testing::Values(DeepSeek2Case{"v2_lite_f32", V2LiteSpec(), 3e-3f},
                                            DeepSeek2Case{"v3_f32", V3Spec(), 3e-3f},
-                                           DeepSeek2Case{"mistral4_temperature_f32",
+                                           DeepSeek2Case{"mistral4_fused_gate_up_f32",
                                                          [] {
                                                            DeepSeek2Spec s = V2LiteSpec();
                                                            s.arch = "mistral4";
                                                            s.temperature_scale = 0.5f;
+                                                           // (as mistral4 conversions write)
+                                                           s.fused_gate_up = true;
                                                            return s;
                                                          }(),
                                                          3e-3f},

@@ -17,8 +17,8 @@
 //     (expert_weights_norm) and scaled (expert_weights_scale).
 //   * mistral4 files (llama.cpp's deepseek2 graph under another name) with Llama 4's attention
 //     temperature (attention.temperature_scale / temperature_length).
-// Multi-token-prediction layers (nextn_predict_layers) are not run; experts with gate and up
-// fused (ffn_gate_up_exps, as mistral4 conversions write them) are refused by name.
+// Experts' gate and up apart or fused (ffn_gate_up_exps, as mistral4 conversions write them).
+// Multi-token-prediction layers (nextn_predict_layers) are not run.
 #include <cmath>
 
 #include "model/families/family.h"
@@ -126,8 +126,6 @@ Status ReadMoe(const ArchMetadata& m, ModelConfig* c) {
                              "used groups holding expert_used_count experts");
     }
   }
-  constexpr std::string_view kFused[] = {"ffn_gate_up_exps.weight"};
-  RADIXLM_RETURN_IF_ERROR(RefuseLayerTensors(m, c->n_layers, kFused));
   return Status::Ok();
 }
 
@@ -157,9 +155,12 @@ Status Configure(const ArchMetadata& m, ModelConfig* c) {
       n[LayerTensor::kFfnGate] = n[LayerTensor::kFfnUp] = n[LayerTensor::kFfnDown] =
           TensorNeed::kRequired;
     } else {
-      for (LayerTensor t : {LayerTensor::kFfnGateInp, LayerTensor::kFfnGateExps,
-                            LayerTensor::kFfnUpExps, LayerTensor::kFfnDownExps}) {
-        n[t] = TensorNeed::kRequired;
+      n[LayerTensor::kFfnGateInp] = n[LayerTensor::kFfnDownExps] = TensorNeed::kRequired;
+      // Gate and up apart, or fused per expert (mistral4 conversions).
+      if (HasTensor(m, LayerTensorName(i, LayerTensor::kFfnGateUpExps))) {
+        n[LayerTensor::kFfnGateUpExps] = TensorNeed::kRequired;
+      } else {
+        n[LayerTensor::kFfnGateExps] = n[LayerTensor::kFfnUpExps] = TensorNeed::kRequired;
       }
       n[LayerTensor::kFfnExpProbsB] = TensorNeed::kOptional;
       if (c->shared_expert_ffn_size > 0) {
