@@ -42,6 +42,41 @@ inline __m256 LoadHalves8(const uint8_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
 
+// Negated floats (exact).
+inline __m256 Negate8(__m256 v) {
+  return _mm256_xor_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN)));
+}
+
+// kK4 (Q4_K, Q5_K): half h's d = dsup * sc and m = -(dmin * mn) of the block whose 24 scale
+// bytes are at sp, given its super-block's halves of rows 8h.. widened, dsup and
+// neg_dmin = -dmin (the product of the negated half is the negated product: the same float).
+inline void K4Scales8(const uint8_t* sp, int h, __m256 dsup, __m256 neg_dmin, __m256* d,
+                      __m256* m) {
+  const __m256i lo =
+      _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sp + 8 * h)));
+  int32_t word;  // row 8h + r's high nibble: nibble r of this word
+  std::memcpy(&word, sp + 16 + 4 * h, 4);
+  const __m256i hi =
+      _mm256_srlv_epi32(_mm256_set1_epi32(word), _mm256_set_epi32(28, 24, 20, 16, 12, 8, 4, 0));
+  const __m256i n15 = _mm256_set1_epi32(15), n3 = _mm256_set1_epi32(3);
+  const __m256i sc = _mm256_or_si256(_mm256_and_si256(lo, n15),
+                                     _mm256_slli_epi32(_mm256_and_si256(hi, n3), 4));
+  const __m256i mn =
+      _mm256_or_si256(_mm256_srli_epi32(lo, 4),
+                      _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(hi, 2), n3), 4));
+  d[0] = _mm256_mul_ps(dsup, _mm256_cvtepi32_ps(sc));
+  *m = _mm256_mul_ps(neg_dmin, _mm256_cvtepi32_ps(mn));
+}
+
+// kQ6K: half h's d[s] = dh * sc[s] of the block whose scale bytes are at sp.
+inline void Q6KScales8(const uint8_t* sp, int h, __m256 dh, __m256* d) {
+  for (int s = 0; s < 2; ++s) {
+    const __m256i sc = _mm256_cvtepi8_epi32(
+        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(sp + 16 * s + 8 * h)));
+    d[s] = _mm256_mul_ps(dh, _mm256_cvtepi32_ps(sc));
+  }
+}
+
 // The float scales of half h (rows 8h..8h+7) of block b of group g (PackedWeights::ScaleD /
 // ScaleM, the same values): d[0] (and d[1], Q6_K's second 16 columns) and, with a min, m.
 inline void BlockScales8(const PackedWeights& w, int64_t g, int64_t b, int h, __m256* d,
@@ -50,33 +85,13 @@ inline void BlockScales8(const PackedWeights& w, int64_t g, int64_t b, int h, __
   switch (w.scale_form) {
     case ScaleForm::kK4: {
       const uint8_t* sup = w.Supers(g, b);
-      const __m256i lo =
-          _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(sp + 8 * h)));
-      int32_t word;  // row 8h + r's high nibble: nibble r of this word
-      std::memcpy(&word, sp + 16 + 4 * h, 4);
-      const __m256i hi =
-          _mm256_srlv_epi32(_mm256_set1_epi32(word), _mm256_set_epi32(28, 24, 20, 16, 12, 8, 4, 0));
-      const __m256i n15 = _mm256_set1_epi32(15), n3 = _mm256_set1_epi32(3);
-      const __m256i sc = _mm256_or_si256(_mm256_and_si256(lo, n15),
-                                         _mm256_slli_epi32(_mm256_and_si256(hi, n3), 4));
-      const __m256i mn =
-          _mm256_or_si256(_mm256_srli_epi32(lo, 4),
-                          _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(hi, 2), n3), 4));
-      d[0] = _mm256_mul_ps(LoadHalves8(sup + 16 * h), _mm256_cvtepi32_ps(sc));
-      // -(dmin * mn): the product, then its sign flipped (exact either way).
-      const __m256 dm = _mm256_mul_ps(LoadHalves8(sup + 32 + 16 * h), _mm256_cvtepi32_ps(mn));
-      *m = _mm256_xor_ps(dm, _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN)));
+      K4Scales8(sp, h, LoadHalves8(sup + 16 * h), Negate8(LoadHalves8(sup + 32 + 16 * h)), d,
+                m);
       return;
     }
-    case ScaleForm::kQ6K: {
-      const __m256 dh = LoadHalves8(w.Supers(g, b) + 16 * h);
-      for (int s = 0; s < 2; ++s) {
-        const __m256i sc = _mm256_cvtepi8_epi32(
-            _mm_loadl_epi64(reinterpret_cast<const __m128i*>(sp + 16 * s + 8 * h)));
-        d[s] = _mm256_mul_ps(dh, _mm256_cvtepi32_ps(sc));
-      }
+    case ScaleForm::kQ6K:
+      Q6KScales8(sp, h, LoadHalves8(w.Supers(g, b) + 16 * h), d);
       return;
-    }
     default:
       d[0] = LoadHalves8(sp + 16 * h);
       if (w.has_min) *m = LoadHalves8(sp + 32 + 16 * h);
@@ -173,8 +188,18 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h0,
   for (int hh = 0; hh < kHalves; ++hh) {
     for (int t = 0; t < T; ++t) acc[hh][t] = _mm256_setzero_ps();
   }
+  // The K-quants' super-block scales of each half, widened once per 8 blocks.
+  const bool k4 = kMin && w.scale_form == ScaleForm::kK4;
+  __m256 dsup[kHalves] = {}, neg_dmin[kHalves] = {};
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = w.Block(g, b);
+    if (k4 && b % 8 == 0) {
+      const uint8_t* sup = w.Supers(g, b);
+      for (int hh = 0; hh < kHalves; ++hh) {
+        dsup[hh] = LoadHalves8(sup + 16 * (h0 + hh));
+        neg_dmin[hh] = Negate8(LoadHalves8(sup + 32 + 16 * (h0 + hh)));
+      }
+    }
     // Only the group's first pass streams it: later token tiles and the second half (h = 1)
     // read lines already in cache.
     if (t0 == 0 && h0 == 0) PrefetchAhead(blk, w.stream_bytes);
@@ -187,14 +212,23 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h0,
       __m256i wq[8];  // unpacked once per block for all T tokens
       for (int c = 0; c < 8; ++c) wq[c] = Chunk<kNib, kHigh>(blk, h, c);
       __m256 d[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()}, m = _mm256_setzero_ps();
-      BlockScales8(w, g, b, h, d, &m);
+      if constexpr (kSub16) {
+        Q6KScales8(w.Scales(g, b), h, LoadHalves8(w.Supers(g, b) + 16 * h), d);
+      } else if (k4) {
+        K4Scales8(w.Scales(g, b), h, dsup[hh], neg_dmin[hh], d, &m);
+      } else {
+        BlockScales8(w, g, b, h, d, &m);
+      }
       constexpr int kScales = kSub16 ? 2 : 1;
       for (int sc = 0; sc < kScales; ++sc) {
         const int c0 = kSub16 ? 4 * sc : 0, c1 = kSub16 ? c0 + 4 : 8;
         const int32_t* xsum =
             kSub16 ? a.tsum16 + (kb * 2 + sc) * kActTile + i0 : a.txsum + kb * kActTile + i0;
         __m256i s[T];
-        for (int t = 0; t < T; ++t) s[t] = _mm256_set1_epi32(-off * xsum[t]);
+        for (int t = 0; t < T; ++t) {
+          // Types with a min have offset 0.
+          s[t] = kMin ? _mm256_setzero_si256() : _mm256_set1_epi32(-off * xsum[t]);
+        }
         DotChunks<T, kVnni, kChunksPer16>(wq, c0, c1, xq, s);
         for (int t = 0; t < T; ++t) {
           const __m256 scale = _mm256_mul_ps(d[sc], _mm256_set1_ps(dx[t]));
