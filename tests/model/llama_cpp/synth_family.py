@@ -113,13 +113,14 @@ REAL = {
     # experts of 704 (8 per token) in every layer, the experts' gate and up fused
     # (ffn_gate_up_exps, as the converter writes them); no per-layer inputs, no shared K/V.
     # 6 layers (5 sliding, 1 global, as the real model's 30 repeat) and 32 experts. The router
-    # reads RMSNorm(x) / sqrt(hidden) * ffn_gate_inp.scale: router rows N(0, 1) give logits of
-    # about a unit's spread.
+    # reads RMSNorm(x) / sqrt(hidden) * ffn_gate_inp.scale: router rows N(0, 4^2) give logits of
+    # about 4 units' spread, so that the 8th and 9th experts are rarely within rounding of each
+    # other (with N(0, 1) llama.cpp's own batch-vs-one-by-one KL is 3.2e-2: README.md).
     "gemma4moe": dict(arch="gemma4", hidden=2816, heads=16, kv=2, kv_swa=8, hd=512, hd_swa=256,
                       ffn=2112, layers=6, tied=True, rope=1000000.0, eps=1e-6, keys={},
                       window=128, shared=0, per_layer=0, pattern="SSSSSF", softcap=30.0,
                       embd_std=0.003, out_norm=20.0, qk_norm=1.0, k_eq_v=True,
-                      moe=dict(n_exp=32, used=8, eff=704, fused="all")),
+                      moe=dict(n_exp=32, used=8, eff=704, fused="all", router_gain=4.0)),
     # gpt-oss-20b's widths (hidden 2880, 64 heads / 8 KV of 64, 32 experts of 2880, 4 per
     # token) with 8 experts and 4 layers: window 128 on layers 0 and 2, YaRN x32 over 4096 on
     # every layer, sinks, biases on attention, router and experts; the experts in MXFP4 (as the
@@ -358,7 +359,8 @@ def gemma4_experts(f, p, i, matrix, norm, w, rng):
     m, h = f["moe"], f["hidden"]
     n_exp, eff = m["n_exp"], m["eff"]
     w.add_tensor(p + "ffn_gate_inp.weight",
-                 rng.standard_normal((n_exp, h), dtype=np.float32))
+                 rng.standard_normal((n_exp, h), dtype=np.float32) *
+                 np.float32(m.get("router_gain", 1.0)))
     norm(p + "ffn_gate_inp.scale", h)
     norm(p + "pre_ffw_norm_2.weight", h)
     norm(p + "post_ffw_norm_1.weight", h)
