@@ -83,11 +83,13 @@ TYPES = {"Q4_K_M": (4.4, 6.6), "Q8_0": (8.3, 8.8),
          # and some layers get wider types from llama-quantize's mixes, hence the ranges.
          "Q2_K": (2.6, 4.6), "Q3_K_M": (3.4, 5.2), "IQ4_NL": (4.4, 6.2), "IQ4_XS": (4.2, 6.0),
          "IQ3_XXS": (3.0, 5.0), "IQ3_S": (3.4, 5.2), "IQ2_XXS": (2.0, 4.2),
-         "IQ2_XS": (2.3, 4.4), "IQ2_S": (2.4, 4.6), "IQ1_S": (1.5, 3.8), "IQ1_M": (1.7, 4.0)}
+         "IQ2_XS": (2.3, 4.4), "IQ2_S": (2.4, 4.6), "IQ2_M": (2.6, 4.8), "IQ1_S": (1.5, 3.8),
+         "IQ1_M": (1.7, 4.0)}
+# (llama-quantize's IQ2_S file type stores IQ2_XS matrices; its IQ2_M stores IQ2_S ones.)
 # Types llama-quantize quantizes only with an importance matrix (llama-quant.cpp's
 # tensor_requires_imatrix): given a uniform one (every column weight 1), which makes their
 # quantizer minimise the plain squared error, as it does for the other types.
-NEEDS_IMATRIX = {"IQ3_XXS", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ1_S", "IQ1_M"}
+NEEDS_IMATRIX = {"IQ3_XXS", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M", "IQ1_S", "IQ1_M"}
 LLAMA_FTYPE_MOSTLY_F16 = 1
 
 

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import llama_peer  # noqa: E402
 import synth_models  # noqa: E402
 
-DEFAULT_TYPES = "Q2_K,Q3_K_M,IQ4_NL,IQ4_XS,IQ3_XXS,IQ3_S,IQ2_XXS,IQ2_XS,IQ2_S,IQ1_S,IQ1_M"
+DEFAULT_TYPES = "Q2_K,Q3_K_M,IQ4_NL,IQ4_XS,IQ3_XXS,IQ3_S,IQ2_XXS,IQ2_XS,IQ2_S,IQ2_M,IQ1_S,IQ1_M"
 
 
 def quantize(src, out, qtype, threads):
