@@ -16,6 +16,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <utility>
@@ -114,6 +115,51 @@ BENCHMARK(BM_MatMul)
     ->Args({static_cast<int>(GgmlType::kQ5_0), 2048, 640, 16, 2})
     ->Args({static_cast<int>(GgmlType::kQ4_K), 640, 1024, 16, 2})
     ->Args({static_cast<int>(GgmlType::kQ6_K), 640, 2048, 16, 2})
+    ->UseRealTime();
+
+// The lookup types (IQ4_NL, IQ4_XS, MXFP4) through MatMul, packed (packed:1, as the model
+// loads them) or read in their GGUF bytes by the dot kernels (packed:0, how they ran before
+// they were packable): the A/B of one binary. rows x cols 1024 x 2048 sits in L2, 32768 x 4096
+// (64-75 MB) streams from memory or L3. Weights are random blocks (every index and scale bit
+// random, half scales 1e-2; MXFP4 through its quantizer).
+void BM_MatMulLookup(benchmark::State& state) {
+  const auto t = static_cast<GgmlType>(state.range(0));
+  const int64_t rows = state.range(1), cols = state.range(2), n_tok = state.range(3);
+  ThreadPool pool(static_cast<int>(state.range(4)));
+  const size_t row_bytes = RowBytes(t, cols);
+  std::vector<uint8_t> w(row_bytes * rows);
+  if (t == GgmlType::kMXFP4) {
+    const auto row = Random(cols, 3);
+    for (int64_t r = 0; r < rows; ++r) QuantizeRow(t, row.data(), w.data() + r * row_bytes, cols);
+  } else {
+    std::mt19937 rng(3);
+    for (auto& b : w) b = static_cast<uint8_t>(rng());
+    const size_t block = t == GgmlType::kIQ4_NL ? 18 : 136;
+    const uint16_t d = 0x211f;  // 0.01 as a half
+    for (size_t o = 0; o < w.size(); o += block) std::memcpy(w.data() + o, &d, 2);
+  }
+  WeightMatrix wm = MakeWeightMatrix(t, w.data(), rows, cols);
+  const std::unique_ptr<PackedWeights> packed =
+      state.range(5) != 0 && PackedGemmAvailable() ? PackWeights(wm, &pool) : nullptr;
+  wm.packed = packed.get();
+  const auto x = Random(cols * n_tok, 4);
+  std::vector<float> y(rows * n_tok);
+  for (auto _ : state) MatMul(wm, x.data(), n_tok, y.data(), &pool);
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(w.size()));
+  state.SetItemsProcessed(state.iterations() * rows * cols * n_tok);  // MACs
+}
+void LookupArgs(benchmark::internal::Benchmark* b) {
+  for (GgmlType t : {GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kMXFP4}) {
+    for (auto [rows, cols] : {std::pair{1024, 2048}, std::pair{32768, 4096}}) {
+      for (int tok : {1, 8, 16}) {
+        for (int packed : {0, 1}) b->Args({static_cast<int>(t), rows, cols, tok, 2, packed});
+      }
+    }
+  }
+}
+BENCHMARK(BM_MatMulLookup)
+    ->ArgNames({"type", "rows", "cols", "tok", "thr", "packed"})
+    ->Apply(LookupArgs)
     ->UseRealTime();
 
 // The default model's file, or null with the benchmark marked skipped when it is absent.

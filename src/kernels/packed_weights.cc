@@ -12,7 +12,9 @@
 #endif
 
 #include "kernels/cpu/gemm_packed.h"
+#include "kernels/cpu/iq_grids.h"
 #include "kernels/cpu/isa.h"
+#include "kernels/cpu/lowbit_impl.h"
 #include "kernels/dot.h"
 #include "kernels/fp16.h"
 #include "kernels/matmul.h"
@@ -24,9 +26,11 @@ namespace {
 
 using gguf::GgmlType;
 
-// One 32-column block of one weight row as integers u (0..255) and per-sub-block d (and m).
-// K-quants also keep their scales' GGUF form: the super-block's halves hd (and hmin), and the
-// block's 6-bit sc and mn (Q4_K / Q5_K) or the two 16-column sub-blocks' int8 scales (Q6_K).
+// One 32-column block of one weight row as integers u (0..255; the lookup types: the 4-bit
+// level index) and per-sub-block d (and m). K-quants also keep their scales' GGUF form: the
+// super-block's halves hd (and hmin), and the block's 6-bit sc and mn (Q4_K / Q5_K) or the two
+// 16-column sub-blocks' int8 scales (Q6_K); IQ4_XS its half hd and 6-bit ls, MXFP4 its
+// exponent byte e.
 struct UnpackedBlock {
   uint8_t u[32];
   float d[2];
@@ -34,7 +38,18 @@ struct UnpackedBlock {
   uint16_t hd = 0, hmin = 0;
   int8_t sc[2] = {0, 0};
   uint8_t mn = 0;
+  uint8_t ls = 0, e = 0;
 };
+
+// u = v + 128 of each level v of the lookup types (packed_weights.h).
+struct Levels {
+  uint8_t u[16];
+  constexpr explicit Levels(const int8_t* v) : u{} {
+    for (int i = 0; i < 16; ++i) u[i] = static_cast<uint8_t>(v[i] + 128);
+  }
+};
+constexpr Levels kIq4nlLevels(cpu::kIq4nlValues);
+constexpr Levels kMxfp4Levels(cpu::kMxfp4Values);
 
 uint8_t Nibble(const uint8_t* qs, int i) { return i < 16 ? qs[i] & 15 : qs[i - 16] >> 4; }
 
@@ -108,6 +123,29 @@ void UnpackBlock(GgmlType type, const uint8_t* row, int64_t b, UnpackedBlock* ou
       out->hd = hd, out->hmin = hmin, out->sc[0] = static_cast<int8_t>(sc), out->mn = mn;
       return;
     }
+    case GgmlType::kIQ4_NL: {
+      const auto& blk = reinterpret_cast<const BlockIQ4NL*>(row)[b];
+      for (int i = 0; i < 32; ++i) out->u[i] = Nibble(blk.qs, i);
+      out->d[0] = out->d[1] = F16ToF32(blk.d);
+      return;
+    }
+    case GgmlType::kMXFP4: {
+      const auto& blk = reinterpret_cast<const BlockMXFP4*>(row)[b];
+      for (int i = 0; i < 32; ++i) out->u[i] = Nibble(blk.qs, i);
+      out->d[0] = out->d[1] = cpu::E8M0HalfToFloat(blk.e);
+      out->e = blk.e;
+      return;
+    }
+    case GgmlType::kIQ4_XS: {
+      const auto& blk = reinterpret_cast<const BlockIQ4XS*>(row)[b / 8];
+      const int j = static_cast<int>(b % 8);
+      for (int i = 0; i < 32; ++i) out->u[i] = Nibble(blk.qs + 16 * j, i);
+      out->ls = static_cast<uint8_t>(((blk.scales_l[j / 2] >> (4 * (j % 2))) & 15) |
+                                     ((blk.scales_h >> (2 * j)) & 3) << 4);
+      out->hd = blk.d;
+      out->d[0] = out->d[1] = F16ToF32(blk.d) * static_cast<float>(out->ls - 32);
+      return;
+    }
     case GgmlType::kQ6_K: {
       const auto& blk = reinterpret_cast<const BlockQ6K*>(row)[b / 8];
       const int e0 = static_cast<int>(b % 8) * 32;  // first element in the super-block
@@ -136,6 +174,7 @@ struct TypeTraits {
   bool has_min;
   int high_bits;  // every quant type packs nibbles, plus this many bit planes
   ScaleForm form;
+  const uint8_t* levels = nullptr;
 };
 
 TypeTraits Traits(GgmlType t) {
@@ -156,6 +195,12 @@ TypeTraits Traits(GgmlType t) {
       return {32, 128, false, -1, ScaleForm::kHalf};  // whole bytes, no nibbles
     case GgmlType::kQ6_K:
       return {16, 32, false, 2, ScaleForm::kQ6K};
+    case GgmlType::kIQ4_NL:
+      return {32, 128, false, 0, ScaleForm::kHalf, kIq4nlLevels.u};
+    case GgmlType::kIQ4_XS:
+      return {32, 128, false, 0, ScaleForm::kI6, kIq4nlLevels.u};
+    case GgmlType::kMXFP4:
+      return {32, 128, false, 0, ScaleForm::kE8M0, kMxfp4Levels.u};
     default:
       std::abort();
   }
@@ -250,6 +295,9 @@ bool IsPackableType(GgmlType type) {
     case GgmlType::kQ4_K:
     case GgmlType::kQ5_K:
     case GgmlType::kQ6_K:
+    case GgmlType::kIQ4_NL:
+    case GgmlType::kIQ4_XS:
+    case GgmlType::kMXFP4:
     case GgmlType::kF32:
     case GgmlType::kF16:
     case GgmlType::kBF16:
@@ -289,6 +337,13 @@ float PackedWeights::ScaleD(int64_t group, int64_t block, int s, int lane) const
     case ScaleForm::kQ6K:
       return HalfAt(Supers(group, block), lane) *
              static_cast<float>(static_cast<int8_t>(sp[16 * s + lane]));
+    case ScaleForm::kI6: {
+      const int ls = ((sp[lane / 2] >> (4 * (lane % 2))) & 15) |
+                     ((sp[8 + lane / 4] >> (2 * (lane % 4))) & 3) << 4;
+      return HalfAt(Supers(group, block), lane) * static_cast<float>(ls - 32);
+    }
+    case ScaleForm::kE8M0:
+      return cpu::E8M0HalfToFloat(sp[lane]);
     case ScaleForm::kNone:
       break;
   }
@@ -370,6 +425,7 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
   p->nibbles = tr.high_bits >= 0;
   p->high_bits = std::max(0, tr.high_bits);
   p->scale_form = tr.form;
+  p->levels = tr.levels;
   p->act_block = ActivationType(w.type) == GgmlType::kQ8_K ? 256 : 32;
   p->quant_bytes = p->nibbles ? 256 + 64 * static_cast<size_t>(p->high_bits) : 512;
   switch (tr.form) {
@@ -383,6 +439,13 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
     case ScaleForm::kQ6K:
       p->scale_bytes = 32;
       p->super_bytes = 32;
+      break;
+    case ScaleForm::kI6:
+      p->scale_bytes = 12;
+      p->super_bytes = 32;
+      break;
+    case ScaleForm::kE8M0:
+      p->scale_bytes = 16;
       break;
     case ScaleForm::kNone:
       std::abort();
@@ -445,6 +508,14 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
               scales[r] = static_cast<uint8_t>(ub.sc[0]);
               scales[16 + r] = static_cast<uint8_t>(ub.sc[1]);
               put_half(supers, r, ub.hd);
+              break;
+            case ScaleForm::kI6:
+              scales[r / 2] |= static_cast<uint8_t>((ub.ls & 15) << (4 * (r % 2)));
+              scales[8 + r / 4] |= static_cast<uint8_t>((ub.ls >> 4) << (2 * (r % 4)));
+              put_half(supers, r, ub.hd);
+              break;
+            case ScaleForm::kE8M0:
+              scales[r] = ub.e;
               break;
             case ScaleForm::kNone:
               break;

@@ -2,10 +2,11 @@
 // decode all run (u8 weights x s8 activations: vpmaddubsw on AVX2, vpdpbusd on AVX-VNNI and
 // AVX-512 VNNI, and 16-token tdpbsud tiles where the CPU has AMX-INT8).
 //
-// Every 32-element block type (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) and every K-quant (Q4_K, Q5_K,
-// Q6_K) is rewritten exactly as unsigned integers u with float scales per block of `sub`
-// elements (32, or 16 for Q6_K):
-//   w = d * (u - offset)   "symmetric" types: Q4_0 (offset 8), Q5_0 (16), Q8_0 (128), Q6_K (32)
+// Every 32-element block type (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4), every K-quant
+// (Q4_K, Q5_K, Q6_K) and IQ4_XS is rewritten exactly as unsigned integers u with float scales
+// per block of `sub` elements (32, or 16 for Q6_K):
+//   w = d * (u - offset)   "symmetric" types: Q4_0 (offset 8), Q5_0 (16), Q8_0 (128), Q6_K (32),
+//                          the lookup types IQ4_NL, IQ4_XS, MXFP4 (128, below)
 //   w = d * u + m          the others (Q4_1, Q5_1; Q4_K / Q5_K with d = d*sc, m = -dmin*mn)
 // (all products of a half and a 6- or 8-bit integer: exact in float).
 // Layout: rows in groups of 16 (the last group padded with zero rows); per group, first the
@@ -22,7 +23,15 @@
 //     rows' half d[16] then dmin[16] (64 bytes);
 //   kQ6K: per block the int8 sc of its two 16-column sub-blocks, sc[s][16] (32 bytes); per
 //     super-block the rows' half d[16] (32 bytes).
+//   kI6 (IQ4_XS): per block 12 bytes, the 6-bit ls of the 16 rows: nibble r % 2 of byte r / 2
+//     = ls & 15, bits 2 (r % 4)..+1 of byte 8 + r / 4 = ls >> 4; per super-block the rows'
+//     half d[16] (32 bytes); the scale is d * (ls - 32);
+//   kE8M0 (MXFP4): per block the rows' E8M0 exponent bytes e[16]; the scale is 2^(e - 128)
+//     (its levels are doubled: cpu/lowbit_impl.h, E8M0HalfToFloat).
 // The kernels widen them into the same floats d * sc and -(dmin * mn) (exact products).
+// Lookup types (IQ4_NL, IQ4_XS, MXFP4) store the 4-bit index of each weight's level; the
+// levels (signed, |v| <= 127) map to u = v + 128 through `levels`, offset 128, so past the
+// table lookup (vpshufb) they run as Q8_0 does.
 // Types whose u fit 4 bits keep two chunks per byte (chunk c low nibble, chunk c + 4 high);
 // types with wider u keep their low 4 bits so and add planes of the higher bits after the
 // 256 nibble bytes: 5-bit types (Q5_*) one 64-byte plane (bit c of plane byte 4 * r + j: chunk
@@ -57,7 +66,7 @@
 namespace radixlm::kernels {
 
 // How a packed block's scales are stored (the layout above).
-enum class ScaleForm { kHalf, kK4, kQ6K, kNone };
+enum class ScaleForm { kHalf, kK4, kQ6K, kI6, kE8M0, kNone };
 
 struct PackedWeights {
   gguf::GgmlType source_type = gguf::GgmlType::kF32;
@@ -70,6 +79,8 @@ struct PackedWeights {
   bool nibbles = false;  // low 4 bits of u two chunks per byte
   int high_bits = 0;     // with nibbles: bits of u above the nibble, in planes (0, 1, 2)
   int act_block = 32;    // activation scale block: 32 (Q8_0-like), 256 (Q8_K-like), 0 (float)
+  // Lookup types: u of each stored 4-bit index (16 entries, static storage); else null.
+  const uint8_t* levels = nullptr;
   int float_bytes = 0;   // float weights: bytes per stored value (4 or 2); 0 for quants
   ScaleForm scale_form = ScaleForm::kNone;  // kNone: float weights
   size_t quant_bytes = 0;   // per (group, block): 512, 256 with nibbles, + 64 per plane;
@@ -86,7 +97,7 @@ struct PackedWeights {
   const uint8_t* Scales(int64_t group, int64_t block) const {
     return data.get() + group * group_bytes + (cols / 32) * quant_bytes + block * scale_bytes;
   }
-  // The super-block scales (kK4, kQ6K) of the 256 columns holding block `block`.
+  // The super-block scales (kK4, kQ6K, kI6) of the 256 columns holding block `block`.
   const uint8_t* Supers(int64_t group, int64_t block) const {
     return data.get() + group * group_bytes + (cols / 32) * (quant_bytes + scale_bytes) +
            (block / 8) * super_bytes;
@@ -102,6 +113,7 @@ inline int PackedQuant(const PackedWeights& w, const uint8_t* blk, int lane, int
   const int c = k / 4, pos = 4 * lane + k % 4;
   if (!w.nibbles) return blk[c * 64 + pos];
   int u = (blk[(c % 4) * 64 + pos] >> (c / 4 * 4)) & 15;
+  if (w.levels != nullptr) return w.levels[u];
   if (w.high_bits == 1) u |= ((blk[256 + pos] >> c) & 1) << 4;
   if (w.high_bits == 2) u |= ((blk[256 + 64 * (c / 4) + pos] >> (2 * (c % 4))) & 3) << 4;
   return u;

@@ -16,6 +16,7 @@
 #include "kernels/cpu/gemm_packed.h"
 #include "kernels/cpu/isa.h"
 #include "kernels/dot.h"
+#include "kernels/fp16.h"
 #include "kernels/matmul.h"
 #include "kernels/packed_weights.h"
 #include "kernels/quant.h"
@@ -30,10 +31,11 @@ struct Case {
   const char* name;
 };
 const Case kCases[] = {
-    {GgmlType::kQ4_0, "Q4_0"}, {GgmlType::kQ4_1, "Q4_1"}, {GgmlType::kQ5_0, "Q5_0"},
-    {GgmlType::kQ5_1, "Q5_1"}, {GgmlType::kQ8_0, "Q8_0"}, {GgmlType::kQ4_K, "Q4_K"},
-    {GgmlType::kQ5_K, "Q5_K"}, {GgmlType::kQ6_K, "Q6_K"}, {GgmlType::kF32, "F32"},
-    {GgmlType::kF16, "F16"},   {GgmlType::kBF16, "BF16"},
+    {GgmlType::kQ4_0, "Q4_0"},     {GgmlType::kQ4_1, "Q4_1"},   {GgmlType::kQ5_0, "Q5_0"},
+    {GgmlType::kQ5_1, "Q5_1"},     {GgmlType::kQ8_0, "Q8_0"},   {GgmlType::kQ4_K, "Q4_K"},
+    {GgmlType::kQ5_K, "Q5_K"},     {GgmlType::kQ6_K, "Q6_K"},   {GgmlType::kIQ4_NL, "IQ4_NL"},
+    {GgmlType::kIQ4_XS, "IQ4_XS"}, {GgmlType::kMXFP4, "MXFP4"}, {GgmlType::kF32, "F32"},
+    {GgmlType::kF16, "F16"},       {GgmlType::kBF16, "BF16"},
 };
 
 bool IsFloat(GgmlType t) {
@@ -47,6 +49,29 @@ struct Fixture {
   WeightMatrix w;
 };
 
+// The lookup types (IQ4_NL, IQ4_XS, MXFP4) as random blocks: every index and scale bit
+// random, the half scales d in [1e-3, 1e-1]; MXFP4's exponents 2^-11 .. 2^2, and 0 .. 3 (the
+// subnormal scales 2^-128, 2^-127 and the smallest normal ones) in every block of a `tiny` row
+// (where no larger block hides them).
+bool IsLookupType(GgmlType t) {
+  return t == GgmlType::kIQ4_NL || t == GgmlType::kIQ4_XS || t == GgmlType::kMXFP4;
+}
+void RandomLookupBlocks(GgmlType type, std::mt19937& rng, uint8_t* row, size_t row_bytes,
+                        bool tiny) {
+  for (size_t i = 0; i < row_bytes; ++i) row[i] = static_cast<uint8_t>(rng());
+  const size_t block = type == GgmlType::kIQ4_NL ? 18 : type == GgmlType::kIQ4_XS ? 136 : 17;
+  std::uniform_real_distribution<float> exponent(-3.0f, -1.0f);
+  for (size_t b = 0; b < row_bytes / block; ++b) {
+    uint8_t* p = row + b * block;
+    if (type == GgmlType::kMXFP4) {
+      p[0] = static_cast<uint8_t>(tiny ? rng() % 4 : 117 + rng() % 14);
+      continue;
+    }
+    const uint16_t h = F32ToF16(std::pow(10.0f, exponent(rng)));
+    std::memcpy(p, &h, 2);
+  }
+}
+
 Fixture MakeWeights(GgmlType type, int64_t rows, int64_t cols, uint32_t seed) {
   Fixture f{rows, cols, {}, {}, {}};
   std::mt19937 rng(seed);
@@ -57,7 +82,11 @@ Fixture MakeWeights(GgmlType type, int64_t rows, int64_t cols, uint32_t seed) {
   f.raw.resize(row_bytes * rows);
   f.dense.resize(rows * cols);
   for (int64_t r = 0; r < rows; ++r) {
-    QuantizeRow(type, src.data() + r * cols, f.raw.data() + r * row_bytes, cols);
+    if (IsLookupType(type)) {
+      RandomLookupBlocks(type, rng, f.raw.data() + r * row_bytes, row_bytes, r % 5 == 2);
+    } else {
+      QuantizeRow(type, src.data() + r * cols, f.raw.data() + r * row_bytes, cols);
+    }
     DequantizeRow(type, f.raw.data() + r * row_bytes, f.dense.data() + r * cols, cols);
   }
   f.w = MakeWeightMatrix(type, f.raw.data(), rows, cols);
@@ -162,7 +191,9 @@ TEST(PackedGemmTest, EveryTypeKeepsItsGgufBytesPerWeight) {
   } kSizes[] = {{GgmlType::kQ8_0, 34.0 / 32},   {GgmlType::kQ4_0, 18.0 / 32},
                 {GgmlType::kQ5_0, 22.0 / 32},   {GgmlType::kQ4_1, 20.0 / 32},
                 {GgmlType::kQ5_1, 24.0 / 32},   {GgmlType::kQ4_K, 144.0 / 256},
-                {GgmlType::kQ5_K, 176.0 / 256}, {GgmlType::kQ6_K, 210.0 / 256}};
+                {GgmlType::kQ5_K, 176.0 / 256}, {GgmlType::kQ6_K, 210.0 / 256},
+                {GgmlType::kIQ4_NL, 18.0 / 32}, {GgmlType::kIQ4_XS, 136.0 / 256},
+                {GgmlType::kMXFP4, 17.0 / 32}};
   for (const auto& c : kSizes) {
     const Fixture f = MakeWeights(c.type, 32, 512, 3);
     const auto p = PackWeights(f.w, nullptr);

@@ -13,6 +13,9 @@
 // fit in int16), 7874 for 5-bit (4 chunks), 16002 for Q6_K's 6 bits (2 chunks). Q8_0 (u up to
 // 255) uses the sign trick instead: |q| (<= 128) times x carrying q's sign, one chunk at a time
 // (2 * 128 * 127 = 32512), with q = u - 128 recovered as u ^ 0x80, so no offset correction.
+// The lookup types (IQ4_NL, IQ4_XS, MXFP4) look their 4-bit indices up (vpshufb) in a table of
+// u = v + 128 with VNNI, and of the signed levels v themselves for the sign trick (IQ4_NL's
+// |v| <= 127: one chunk at a time; MXFP4's |v| <= 12: 2 * 127 * 12 * 8 = 24384, 8 chunks).
 #pragma once
 
 #include <immintrin.h>
@@ -68,6 +71,35 @@ inline void K4Scales8(const uint8_t* sp, int h, __m256 dsup, __m256 neg_dmin, __
   *m = _mm256_mul_ps(neg_dmin, _mm256_cvtepi32_ps(mn));
 }
 
+// kI6 (IQ4_XS): half h's d = dh * (ls - 32) of the block whose 12 scale bytes are at sp,
+// given its super-block's halves of rows 8h.. widened, dh.
+inline __m256 I6Scales8(const uint8_t* sp, int h, __m256 dh) {
+  int32_t lo, hi;  // row 8h + r: nibble r of lo, bits 2r..2r+1 of hi
+  std::memcpy(&lo, sp + 4 * h, 4);
+  uint16_t hi16;
+  std::memcpy(&hi16, sp + 8 + 2 * h, 2);
+  hi = hi16;
+  const __m256i lsv = _mm256_or_si256(
+      _mm256_and_si256(
+          _mm256_srlv_epi32(_mm256_set1_epi32(lo), _mm256_set_epi32(28, 24, 20, 16, 12, 8, 4, 0)),
+          _mm256_set1_epi32(15)),
+      _mm256_slli_epi32(
+          _mm256_and_si256(
+              _mm256_srlv_epi32(_mm256_set1_epi32(hi), _mm256_set_epi32(14, 12, 10, 8, 6, 4, 2, 0)),
+              _mm256_set1_epi32(3)),
+          4));
+  return _mm256_mul_ps(dh, _mm256_cvtepi32_ps(_mm256_sub_epi32(lsv, _mm256_set1_epi32(32))));
+}
+
+// kE8M0 (MXFP4): 2^(e - 128) of 8 exponent bytes at p, as E8M0HalfToFloat (e < 2: subnormal).
+inline __m256 E8M0Scales8(const uint8_t* p) {
+  const __m256i e = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+  const __m256i sub = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
+  const __m256i small = _mm256_cmpgt_epi32(_mm256_set1_epi32(2), e);
+  return _mm256_castsi256_ps(_mm256_blendv_epi8(normal, sub, small));
+}
+
 // kQ6K: half h's d[s] = dh * sc[s] of the block whose scale bytes are at sp.
 inline void Q6KScales8(const uint8_t* sp, int h, __m256 dh, __m256* d) {
   for (int s = 0; s < 2; ++s) {
@@ -91,6 +123,12 @@ inline void BlockScales8(const PackedWeights& w, int64_t g, int64_t b, int h, __
     }
     case ScaleForm::kQ6K:
       Q6KScales8(sp, h, LoadHalves8(w.Supers(g, b) + 16 * h), d);
+      return;
+    case ScaleForm::kI6:
+      d[0] = I6Scales8(sp, h, LoadHalves8(w.Supers(g, b) + 16 * h));
+      return;
+    case ScaleForm::kE8M0:
+      d[0] = E8M0Scales8(sp + 8 * h);
       return;
     default:
       d[0] = LoadHalves8(sp + 16 * h);
@@ -132,7 +170,8 @@ inline __m256i Chunk(const uint8_t* blk, int h, int c) {
 // Integer sums of chunks wq[c0 .. c1) of a block against the T tokens' quants (token t's 32 at
 // x + 32 t, the tiled layout of packed_weights.h), added to s[t]. The chunk loop is outside the
 // token loop, so the T accumulations are independent chains. kChunksPer16: chunks summed in
-// int16 before widening (0: the Q8_0 sign trick).
+// int16 before widening (0: the Q8_0 sign trick; -n: wq holds signed levels (the lookup
+// types), sign trick with n chunks summed in int16).
 template <int T, bool kVnni, int kChunksPer16>
 inline void DotChunks(const __m256i* wq, int c0, int c1, const int8_t* x, __m256i* s) {
   if constexpr (kVnni) {
@@ -140,6 +179,20 @@ inline void DotChunks(const __m256i* wq, int c0, int c1, const int8_t* x, __m256
       for (int t = 0; t < T; ++t) {
         s[t] = _mm256_dpbusd_avx_epi32(s[t], wq[c], Broadcast4(x + 32 * t + 4 * c));
       }
+    }
+  } else if constexpr (kChunksPer16 < 0) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int c = c0; c < c1; c += -kChunksPer16) {
+      __m256i p[T];
+      for (int t = 0; t < T; ++t) p[t] = _mm256_setzero_si256();
+      for (int k = c; k < std::min(c1, c - kChunksPer16); ++k) {
+        const __m256i aq = _mm256_sign_epi8(wq[k], wq[k]);
+        for (int t = 0; t < T; ++t) {
+          const __m256i xs = _mm256_sign_epi8(Broadcast4(x + 32 * t + 4 * k), wq[k]);
+          p[t] = _mm256_add_epi16(p[t], _mm256_maddubs_epi16(aq, xs));
+        }
+      }
+      for (int t = 0; t < T; ++t) s[t] = _mm256_add_epi32(s[t], _mm256_madd_epi16(p[t], ones));
     }
   } else if constexpr (kChunksPer16 == 0) {
     const __m256i ones = _mm256_set1_epi16(1);
@@ -178,7 +231,15 @@ template <int T, int kHalves, bool kVnni, bool kNib, int kHigh, bool kMin, bool 
 void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h0, int64_t t0,
           float* y, int64_t y_stride, int valid) {
   // The Q8_0 sign trick computes sum q * x directly: no offset term.
-  const int32_t off = (!kVnni && kChunksPer16 == 0) ? 0 : w.offset;
+  const int32_t off = (!kVnni && kChunksPer16 <= 0) ? 0 : w.offset;
+  // The lookup types' table: u = v + 128 with VNNI, v for the sign trick (the same bytes
+  // xor 0x80), in both 128-bit lanes.
+  constexpr bool kLut = kChunksPer16 < 0;
+  __m256i lut = _mm256_setzero_si256();
+  if constexpr (kLut) {
+    lut = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.levels)));
+    if constexpr (!kVnni) lut = _mm256_xor_si256(lut, _mm256_set1_epi8(static_cast<char>(0x80)));
+  }
   const int64_t nb = a.nb;
   // The tokens' tiled activations (packed_weights.h): per block, one pointer each for the
   // quants and the scalars, token t at a fixed offset from it.
@@ -188,16 +249,17 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h0,
   for (int hh = 0; hh < kHalves; ++hh) {
     for (int t = 0; t < T; ++t) acc[hh][t] = _mm256_setzero_ps();
   }
-  // The K-quants' super-block scales of each half, widened once per 8 blocks.
+  // The K-quants' (and IQ4_XS's) super-block scales of each half, widened once per 8 blocks.
   const bool k4 = kMin && w.scale_form == ScaleForm::kK4;
+  const bool i6 = kLut && w.scale_form == ScaleForm::kI6;
   __m256 dsup[kHalves] = {}, neg_dmin[kHalves] = {};
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = w.Block(g, b);
-    if (k4 && b % 8 == 0) {
+    if ((k4 || i6) && b % 8 == 0) {
       const uint8_t* sup = w.Supers(g, b);
       for (int hh = 0; hh < kHalves; ++hh) {
         dsup[hh] = LoadHalves8(sup + 16 * (h0 + hh));
-        neg_dmin[hh] = Negate8(LoadHalves8(sup + 32 + 16 * (h0 + hh)));
+        if (k4) neg_dmin[hh] = Negate8(LoadHalves8(sup + 32 + 16 * (h0 + hh)));
       }
     }
     // Only the group's first pass streams it: later token tiles and the second half (h = 1)
@@ -211,9 +273,14 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h0,
       const int h = h0 + hh;
       __m256i wq[8];  // unpacked once per block for all T tokens
       for (int c = 0; c < 8; ++c) wq[c] = Chunk<kNib, kHigh>(blk, h, c);
+      if constexpr (kLut) {
+        for (int c = 0; c < 8; ++c) wq[c] = _mm256_shuffle_epi8(lut, wq[c]);
+      }
       __m256 d[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()}, m = _mm256_setzero_ps();
       if constexpr (kSub16) {
         Q6KScales8(w.Scales(g, b), h, LoadHalves8(w.Supers(g, b) + 16 * h), d);
+      } else if (i6) {
+        d[0] = I6Scales8(w.Scales(g, b), h, dsup[hh]);
       } else if (k4) {
         K4Scales8(w.Scales(g, b), h, dsup[hh], neg_dmin[hh], d, &m);
       } else {
@@ -282,6 +349,11 @@ TileSet SetOf() {
 
 template <bool kVnni>
 TileSet TilesFor(const PackedWeights& w) {
+  if (w.levels != nullptr) {  // IQ4_NL, IQ4_XS, MXFP4 (kChunksPer16 < 0: the lookup)
+    if (kVnni) return SetOf<kVnni, true, 0, false, false, -1>();
+    return w.source_type == gguf::GgmlType::kMXFP4 ? SetOf<kVnni, true, 0, false, false, -8>()
+                                                   : SetOf<kVnni, true, 0, false, false, -1>();
+  }
   if (w.sub == 16) return SetOf<kVnni, true, 2, false, true, 2>();  // Q6_K
   if (w.nibbles && w.high_bits == 1) {
     return w.has_min ? SetOf<kVnni, true, 1, true, false, 4>()

@@ -21,8 +21,9 @@ inline __m512i Broadcast4(const int8_t* p) {
 }
 
 // y[t0 + t, 16 g + lane] for t < T. kNib: nibble-packed quants; kMin: w = d*u + m;
-// kSub16: two scales per block (Q6_K).
-template <int T, bool kNib, int kHigh, bool kMin, bool kSub16>
+// kSub16: two scales per block (Q6_K); kLut: nibbles index w.levels (IQ4_NL, IQ4_XS, MXFP4),
+// looked up with vpshufb.
+template <int T, bool kNib, int kHigh, bool kMin, bool kSub16, bool kLut = false>
 void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t t0, float* y,
           int64_t y_stride, __mmask16 store_mask) {
   __m512 acc[T];
@@ -36,13 +37,21 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t
   // The K-quants' super-block scales, widened once per 8 blocks (Q6_K's only in small tiles:
   // in the wide ones the register they hold costs more than it saves).
   const bool k4 = w.scale_form == ScaleForm::kK4;
+  const bool i6 = kLut && w.scale_form == ScaleForm::kI6;
   __m512 dsup = _mm512_setzero_ps(), neg_dmin = _mm512_setzero_ps();
+  __m512i lut = _mm512_setzero_si512();
+  if constexpr (kLut) {
+    lut = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.levels)));
+  }
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = w.Block(g, b);
     if (t0 == 0) PrefetchAhead(blk, w.stream_bytes);  // the group's first pass
     __m512i wq[8];
     if constexpr (kNib) {
       UnpackChunks<kHigh>(blk, wq);
+      if constexpr (kLut) {
+        for (int c = 0; c < 8; ++c) wq[c] = _mm512_shuffle_epi8(lut, wq[c]);
+      }
     } else {
       for (int c = 0; c < 8; ++c) wq[c] = _mm512_load_si512(blk + 64 * c);
     }
@@ -50,6 +59,9 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t
     if constexpr (kSub16 && T <= 4) {
       if (b % 8 == 0) dsup = LoadHalves16(w.Supers(g, b));
       Q6KScales16(w.Scales(g, b), dsup, d);
+    } else if (i6) {
+      if (b % 8 == 0) dsup = LoadHalves16(w.Supers(g, b));
+      d[0] = I6Scales16(w.Scales(g, b), dsup);
     } else if (kMin && k4) {
       if (b % 8 == 0) {
         const uint8_t* sup = w.Supers(g, b);
@@ -120,20 +132,21 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t
 using TileFn = void (*)(const PackedWeights&, const PackedActivations&, int64_t, int64_t, float*,
                         int64_t, __mmask16);
 
-template <bool kNib, int kHigh, bool kMin, bool kSub16>
+template <bool kNib, int kHigh, bool kMin, bool kSub16, bool kLut = false>
 struct Tiles {
   static constexpr TileFn fns[9] = {nullptr,
-                                    Tile<1, kNib, kHigh, kMin, kSub16>,
-                                    Tile<2, kNib, kHigh, kMin, kSub16>,
-                                    Tile<3, kNib, kHigh, kMin, kSub16>,
-                                    Tile<4, kNib, kHigh, kMin, kSub16>,
-                                    Tile<5, kNib, kHigh, kMin, kSub16>,
-                                    Tile<6, kNib, kHigh, kMin, kSub16>,
-                                    Tile<7, kNib, kHigh, kMin, kSub16>,
-                                    Tile<8, kNib, kHigh, kMin, kSub16>};
+                                    Tile<1, kNib, kHigh, kMin, kSub16, kLut>,
+                                    Tile<2, kNib, kHigh, kMin, kSub16, kLut>,
+                                    Tile<3, kNib, kHigh, kMin, kSub16, kLut>,
+                                    Tile<4, kNib, kHigh, kMin, kSub16, kLut>,
+                                    Tile<5, kNib, kHigh, kMin, kSub16, kLut>,
+                                    Tile<6, kNib, kHigh, kMin, kSub16, kLut>,
+                                    Tile<7, kNib, kHigh, kMin, kSub16, kLut>,
+                                    Tile<8, kNib, kHigh, kMin, kSub16, kLut>};
 };
 
 const TileFn* TilesFor(const PackedWeights& w) {
+  if (w.levels != nullptr) return Tiles<true, 0, false, false, true>::fns;  // lookup types
   if (w.sub == 16) return Tiles<true, 2, false, true>::fns;  // Q6_K
   if (w.nibbles && w.high_bits == 1) {
     return w.has_min ? Tiles<true, 1, true, false>::fns : Tiles<true, 1, false, false>::fns;

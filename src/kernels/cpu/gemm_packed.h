@@ -68,7 +68,8 @@ void PackedGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_to
 // Compiled with -mamx-tile -mamx-int8 where RADIXLM_KERNELS_AMX is defined; call only if
 // CpuHasAmxInt8().
 namespace amx {
-bool Supports(const PackedWeights& w);  // one scale per 32-block (not Q6_K)
+// One scale per 32-block (not Q6_K) and u stored as is (not the lookup types).
+bool Supports(const PackedWeights& w);
 // Configure this thread's tiles before PackedGemm16 calls, and release them after (a thread
 // holding tile state pays for it at every context switch and may run at a lower clock).
 void Begin();

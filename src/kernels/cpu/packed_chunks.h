@@ -6,6 +6,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/packed_weights.h"
 
@@ -54,6 +55,36 @@ inline void Q6KScales16(const uint8_t* sp, __m512 dh, __m512* d) {
   }
 }
 
+// kI6 (IQ4_XS): the 16 rows' d = dh * (ls - 32) of the block whose 12 scale bytes are at sp.
+inline __m512 I6Scales16(const uint8_t* sp, __m512 dh) {
+  // Row r's low nibble: nibble r % 8 of the 32-bit word r / 8; its high bits: bits 2r..2r+1
+  // of the 32-bit word at sp + 8.
+  int32_t lo[2], hi;
+  std::memcpy(lo, sp, 8);
+  std::memcpy(&hi, sp + 8, 4);
+  const __m512i words = _mm512_set_epi32(lo[1], lo[1], lo[1], lo[1], lo[1], lo[1], lo[1], lo[1],
+                                         lo[0], lo[0], lo[0], lo[0], lo[0], lo[0], lo[0], lo[0]);
+  const __m512i low = _mm512_and_si512(
+      _mm512_srlv_epi32(words,
+                        _mm512_set_epi32(28, 24, 20, 16, 12, 8, 4, 0, 28, 24, 20, 16, 12, 8, 4, 0)),
+      _mm512_set1_epi32(15));
+  const __m512i high = _mm512_and_si512(
+      _mm512_srlv_epi32(_mm512_set1_epi32(hi), _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14,
+                                                                12, 10, 8, 6, 4, 2, 0)),
+      _mm512_set1_epi32(3));
+  const __m512i ls = _mm512_or_si512(low, _mm512_slli_epi32(high, 4));
+  return _mm512_mul_ps(dh, _mm512_cvtepi32_ps(_mm512_sub_epi32(ls, _mm512_set1_epi32(32))));
+}
+
+// kE8M0 (MXFP4): 2^(e - 128) of the 16 rows' exponent bytes at p, as E8M0HalfToFloat.
+inline __m512 E8M0Scales16(const uint8_t* p) {
+  const __m512i e = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  const __m512i normal = _mm512_slli_epi32(_mm512_sub_epi32(e, _mm512_set1_epi32(1)), 23);
+  const __m512i sub = _mm512_sllv_epi32(_mm512_set1_epi32(0x00200000), e);
+  const __mmask16 small = _mm512_cmplt_epu32_mask(e, _mm512_set1_epi32(2));
+  return _mm512_castsi512_ps(_mm512_mask_blend_epi32(small, normal, sub));
+}
+
 // The float scales of block b of group g for the 16 rows (PackedWeights::ScaleD / ScaleM, the
 // same values): d[0] (and d[1], Q6_K's second 16 columns) and, with a min, m.
 inline void BlockScales16(const PackedWeights& w, int64_t g, int64_t b, __m512* d, __m512* m) {
@@ -66,6 +97,12 @@ inline void BlockScales16(const PackedWeights& w, int64_t g, int64_t b, __m512* 
     }
     case ScaleForm::kQ6K:
       Q6KScales16(sp, LoadHalves16(w.Supers(g, b)), d);
+      return;
+    case ScaleForm::kI6:
+      d[0] = I6Scales16(sp, LoadHalves16(w.Supers(g, b)));
+      return;
+    case ScaleForm::kE8M0:
+      d[0] = E8M0Scales16(sp);
       return;
     default:
       d[0] = LoadHalves16(sp);
