@@ -88,8 +88,23 @@ int64_t RadixCache::MatchLength(std::span<const int32_t> run, std::span<const in
   return AlignDown(CommonPrefixLength(run.data(), key.data(), n));
 }
 
-RadixCache::MatchResult RadixCache::MatchPrefix(std::span<const int32_t> key) {
-  return Match(key, snapshots_enabled());
+RadixCache::MatchResult RadixCache::MatchPrefix(std::span<const int32_t> key,
+                                                int32_t key_namespace) {
+  return Match(NamespacedKey(key, key_namespace, &namespaced_key_), snapshots_enabled());
+}
+
+std::span<const int32_t> RadixCache::NamespacedKey(std::span<const int32_t> key,
+                                                   int32_t key_namespace,
+                                                   std::vector<int32_t>* scratch) {
+  if (key_namespace == 0) return key;
+  RADIXLM_CHECK(key_namespace > 0 && key_namespace <= kMaxKeyNamespace) << key_namespace;
+  const int32_t offset = key_namespace * kKeyNamespaceStride;
+  scratch->resize(key.size());
+  for (size_t i = 0; i < key.size(); ++i) {
+    RADIXLM_DCHECK(key[i] >= 0 && key[i] < kKeyNamespaceStride);
+    (*scratch)[i] = key[i] + offset;
+  }
+  return *scratch;
 }
 
 RadixCache::MatchResult RadixCache::Match(std::span<const int32_t> key, bool cut_to_snapshot) {

@@ -40,6 +40,13 @@
 // longer be resumed) and any snapshot-less unlocked leaf that leaves.
 // Splits keep the snapshot on the lower node, which ends where it did. Not SWA-aware.
 //
+// Namespaces (LoRA adapters, SGLang's extra key): KV computed under one adapter must never
+// serve another. Namespace k > 0 keys its runs by token + k * kKeyNamespaceStride, so the
+// namespaces' runs never share a node: prefixes are shared within a namespace and never across
+// (namespace 0, the base model, keys by the token ids themselves). Token ids must be below
+// kKeyNamespaceStride and namespaces at most kMaxKeyNamespace. MatchPrefix takes the
+// namespace; CacheFinishedRequest / CacheUnfinishedRequest use CacheRequest::key_namespace.
+//
 // Disabled mode (--disable-radix-cache): nothing is ever stored or shared. MatchPrefix returns
 // an empty prefix at the root, Insert stores nothing and reports the whole key as "already
 // present" so the caller frees all of it, lock calls do nothing.
@@ -88,6 +95,7 @@ struct CacheRequest {
                                       // the row holds these first, then the request's own slots
   RadixNode* last_node = nullptr;     // end of that prefix; the request holds a lock on it
   int32_t priority = 0;               // passed to Insert (for the priority eviction policy)
+  int32_t key_namespace = 0;          // its tree namespace (RadixCache "Namespaces"); 0: base
   uint64_t swa_lock_id = 0;           // from IncLockRef(last_node); passed to DecLockRef
   // Tokens [prefix_slots.size(), swa_evicted_len) of the row have had their windowed KV
   // released by the request (they fell out of its window); 0: none.
@@ -135,7 +143,14 @@ class RadixCache {
   // it, so last_node ends exactly at the prefix. Stamps the path with the current time and
   // counts a hit on every node walked. With state snapshots, the prefix ends at the deepest
   // node of that walk holding a snapshot (the root if none).
-  MatchResult MatchPrefix(std::span<const int32_t> key);
+  MatchResult MatchPrefix(std::span<const int32_t> key, int32_t key_namespace = 0);
+
+  static constexpr int32_t kKeyNamespaceStride = 1 << 20;
+  static constexpr int32_t kMaxKeyNamespace = 2047;
+  // key as namespace key_namespace keys it (key itself for 0; else a copy in *scratch).
+  static std::span<const int32_t> NamespacedKey(std::span<const int32_t> key,
+                                                int32_t key_namespace,
+                                                std::vector<int32_t>* scratch);
 
   // Adds key → slots (same length; truncated to whole pages) and returns how many leading
   // tokens were already in the tree. The tree takes ownership of slots[returned, aligned len);
@@ -300,6 +315,7 @@ class RadixCache {
 
   std::unique_ptr<Node> root_;
   std::vector<Node*> leaves_;  // every leaf but the root, locked or not (eviction candidates)
+  std::vector<int32_t> namespaced_key_;  // NamespacedKey's copy for the current operation
   int64_t evictable_size_ = 0;
   int64_t protected_size_ = 0;
   int64_t num_nodes_ = 0;

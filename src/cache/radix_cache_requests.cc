@@ -15,6 +15,7 @@ namespace radixlm {
 
 void RadixCache::CacheFinishedRequest(CacheRequest& req, std::span<const int32_t> token_ids,
                                       ReqToTokenTable& table, KvPool& pool, int32_t snapshot) {
+  token_ids = NamespacedKey(token_ids, req.key_namespace, &namespaced_key_);
   const int64_t n = static_cast<int64_t>(token_ids.size());
   RADIXLM_CHECK_LE(n, table.max_context_len());
   const std::span<const int32_t> kv = std::as_const(table).Row(req.req_pool_index).first(n);
@@ -54,6 +55,7 @@ void RadixCache::CacheFinishedRequest(CacheRequest& req, std::span<const int32_t
 void RadixCache::CacheUnfinishedRequest(CacheRequest& req, std::span<const int32_t> token_ids,
                                         ReqToTokenTable& table, KvPool& pool) {
   if (disable_) return;
+  token_ids = NamespacedKey(token_ids, req.key_namespace, &namespaced_key_);
   const int64_t n = static_cast<int64_t>(token_ids.size());
   RADIXLM_CHECK_LE(n, table.max_context_len());
   const int64_t aligned = AlignDown(n);

@@ -25,6 +25,8 @@
 
 namespace radixlm::model {
 
+class LoraAdapter;
+
 enum class LogitsMode {
   kLast,  // one row: the logits after the last new token (next-token prediction)
   kAll,   // one row per new token (prompt logprobs)
@@ -42,6 +44,9 @@ struct SequenceInput {
   // prefix, zeroed first when the prefix is empty. Distinct per sequence of a batch; unused
   // by other models.
   int32_t state_slot = 0;
+  // The LoRA adapter this sequence runs under (model/lora_adapter.h; kept alive by the caller
+  // for the duration of Forward()); null: the base model alone.
+  const LoraAdapter* lora = nullptr;
 };
 
 struct ForwardBatch {

@@ -140,6 +140,7 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
                                       options_.max_batch_tokens, options_.max_context,
                                       cache.n_swa_slots(), swa_window));
   if (c.IsHybrid()) RADIXLM_RETURN_IF_ERROR(PrepareRecurrentState(batch, cache));
+  PrepareLoraRows(batch);
   ForwardScratch& s = *scratch_;
   const int64_t n = plan_.n_tokens;
   const int64_t h = c.hidden_size;
@@ -188,6 +189,7 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
     ctx.new_slots = swa_rows ? plan_.swa_new_slots.data() : plan_.new_slots.data();
     ctx.attn_seqs = swa_rows ? s.swa_attn_seqs : s.attn_seqs;
     ctx.pool = pool;
+    if (!lora_rows_.empty()) ctx.lora = {lora_rows_, &lora_scratch_};
 
     // Each block's closing residual add runs in the next block's first parallel region (its
     // input norm and quantization), except the last attention block's: the rows are compacted
@@ -223,6 +225,7 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
           std::memcpy(per_layer_input + r * p, per_layer_input + src * p, p * sizeof(float));
         }
       }
+      if (!lora_rows_.empty()) ctx.lora.adapter = lora_logit_rows_;
       RunFfnBlock(ctx, n_logit_rows, s, {}, /*defer_residual=*/!output_block);
       if (output_block) RunLayerOutputBlock(ctx, n_logit_rows, s, per_layer_input);
     }
@@ -230,6 +233,20 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
   }
   ComputeLogits(out, pending);
   return Status::Ok();
+}
+
+void Model::PrepareLoraRows(const ForwardBatch& batch) {
+  lora_rows_.clear();
+  lora_logit_rows_.clear();
+  bool any = false;
+  for (const SequenceInput& in : batch.sequences) any = any || in.lora != nullptr;
+  if (!any) return;
+  lora_rows_.resize(static_cast<size_t>(plan_.n_tokens), nullptr);
+  for (size_t i = 0; i < batch.sequences.size(); ++i) {
+    const BatchPlan::Sequence& planned = plan_.sequences[i];
+    std::fill_n(lora_rows_.begin() + planned.first_token, planned.n_new, batch.sequences[i].lora);
+  }
+  for (const int64_t r : plan_.logit_rows) lora_logit_rows_.push_back(lora_rows_[r]);
 }
 
 Status Model::PrepareRecurrentState(const ForwardBatch& batch, KvCache& cache) {
@@ -305,7 +322,8 @@ void Model::ComputeLogits(ForwardOutput* out, const PendingResidual& pending) {
   ForwardScratch& s = *scratch_;
   const int64_t rows = static_cast<int64_t>(plan_.logit_rows.size());
   const int64_t h = c.hidden_size;
-  out->vocab_size = c.vocab_size;
+  const bool hidden = options_.output_hidden_states;
+  out->vocab_size = hidden ? h : c.vocab_size;
   out->n_rows = rows;
   out->row_offset.resize(plan_.sequences.size());
   out->row_count.resize(plan_.sequences.size());
@@ -314,7 +332,7 @@ void Model::ComputeLogits(ForwardOutput* out, const PendingResidual& pending) {
     out->row_count[i] = plan_.sequences[i].n_logits;
   }
   if (rows == 0) return;
-  const size_t needed = static_cast<size_t>(rows * c.vocab_size);
+  const size_t needed = static_cast<size_t>(rows * out->vocab_size);
   if (out->logits.size() < needed) out->logits.resize(needed);
   // [x += the last FFN's residual]; xn = output_norm(x), in the region that quantizes xn.
   auto input = [&](int64_t b, int64_t e) {
@@ -322,6 +340,14 @@ void Model::ComputeLogits(ForwardOutput* out, const PendingResidual& pending) {
     backend_->rms_norm(s.x.data() + b * h, weights_->output_norm, e - b, h, c.rms_norm_eps,
                        s.xn.data() + b * h);
   };
+  if (hidden) {  // an embedding model's rows: output_norm(x), no LM head
+    ParallelRows(pool_.get(), rows, 4 * h, [&](int64_t b, int64_t e) {
+      input(b, e);
+      std::memcpy(out->logits.data() + b * h, s.xn.data() + b * h,
+                  static_cast<size_t>((e - b) * h) * sizeof(float));
+    });
+    return;
+  }
   const kernels::RowPrologue input_fn = std::ref(input);
   const kernels::MatMulOutput logits{&weights_->output, out->logits.data()};
   backend_->matmul(std::span<const kernels::MatMulOutput>(&logits, 1), s.xn.data(), rows,

@@ -37,6 +37,10 @@ struct ModelOptions {
   // LoadProgressThrottle with its defaults: nothing for a load under 2 s, else an update every
   // 2 s and 10 % at most, then the done one. Null: no reports.
   LoadProgressFn on_load_progress = nullptr;
+  // An embedding model (--is-embedding): Forward()'s output rows are the final-normed hidden
+  // states ([rows, hidden_size]; ForwardOutput::vocab_size is hidden_size), not logits; the
+  // LM head is never applied.
+  bool output_hidden_states = false;
 };
 
 class Model {
@@ -79,6 +83,9 @@ class Model {
   // A hybrid model's: checks the batch's state slots, fills linear_seqs_ and zeroes the state
   // of sequences starting at position 0.
   Status PrepareRecurrentState(const ForwardBatch& batch, KvCache& cache);
+  // Each row's LoRA adapter this step (lora_rows_ [n_tokens], lora_logit_rows_ for the rows
+  // kept after the last attention); both empty when no sequence has one.
+  void PrepareLoraRows(const ForwardBatch& batch);
 
   std::unique_ptr<gguf::GgufFile> file_;
   ModelConfig config_;
@@ -95,6 +102,9 @@ class Model {
   BatchPlan plan_;
   int64_t prepared_q_size_ = 0;  // the row width the attention sequences point with
   std::vector<LinearSequence> linear_seqs_;  // a hybrid model's sequences, this step
+  std::vector<const LoraAdapter*> lora_rows_;
+  std::vector<const LoraAdapter*> lora_logit_rows_;
+  std::vector<float> lora_scratch_;  // LoraRows::scratch
 };
 
 }  // namespace radixlm::model

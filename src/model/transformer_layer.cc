@@ -76,9 +76,11 @@ void MatMul(const LayerContext& ctx, const kernels::WeightMatrix& w, const float
 // in blocks of at most s.ffn_rows tokens: the gate and up buffers hold one block (each row's
 // values do not depend on the rows beside it, so the blocks change nothing). input (may be
 // null) makes rows of xn final, as RunFfnBlock's prologue.
+// With `lora`, rows add their adapters' gate, up and down terms (ctx.lora).
 void GatedFfn(const LayerContext& ctx, const kernels::WeightMatrix& gate_w,
               const kernels::WeightMatrix& up_w, const kernels::WeightMatrix& down_w, int64_t f,
-              int64_t n, const kernels::RowPrologue* input, ForwardScratch& s, float* out) {
+              int64_t n, const kernels::RowPrologue* input, ForwardScratch& s, float* out,
+              bool lora = false) {
   const kernels::KernelBackend& k = *ctx.backend;
   const ModelConfig& c = *ctx.config;
   const int64_t h = c.hidden_size;
@@ -91,6 +93,13 @@ void GatedFfn(const LayerContext& ctx, const kernels::WeightMatrix& gate_w,
     const kernels::MatMulOutput gate_up[2] = {{&gate_w, s.gate.data()}, {&up_w, s.up.data()}};
     k.matmul(std::span<const kernels::MatMulOutput>(gate_up, 2), s.xn.data() + r0 * h, rows,
              ctx.pool, input != nullptr ? &block_input_fn : nullptr);
+    LoraRows block_lora;
+    if (lora && !ctx.lora.adapter.empty()) {
+      block_lora = {ctx.lora.adapter.subspan(r0, rows), ctx.lora.scratch};
+      const float* xn = s.xn.data() + r0 * h;
+      ApplyLora(block_lora, ctx.layer, LoraTarget::kGate, xn, h, s.gate.data(), f, rows, ctx.pool);
+      ApplyLora(block_lora, ctx.layer, LoraTarget::kUp, xn, h, s.up.data(), f, rows, ctx.pool);
+    }
     // gate = act(gate) * up, in the region that quantizes it for the down projection.
     auto activation = [&](int64_t b, int64_t e) {
       float* g = s.gate.data() + b * f;
@@ -109,6 +118,10 @@ void GatedFfn(const LayerContext& ctx, const kernels::WeightMatrix& gate_w,
     };
     const kernels::RowPrologue activation_fn = std::ref(activation);
     MatMul(ctx, down_w, s.gate.data(), rows, out + r0 * h, &activation_fn);
+    if (!block_lora.adapter.empty()) {
+      ApplyLora(block_lora, ctx.layer, LoraTarget::kDown, s.gate.data(), f, out + r0 * h, h, rows,
+                ctx.pool);
+    }
   }
 }
 
@@ -173,6 +186,15 @@ void RunAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, ForwardSc
   const size_t n_outputs = !ctx.own_kv ? 1 : v_is_k ? 2 : 3;
   k.matmul(std::span<const kernels::MatMulOutput>(qkv, n_outputs), s.xn.data(), n, ctx.pool,
            &input_fn);
+  if (!ctx.lora.adapter.empty()) {
+    ApplyLora(ctx.lora, ctx.layer, LoraTarget::kQ, s.xn.data(), h, s.q.data(), qs, n, ctx.pool);
+    if (n_outputs >= 2) {
+      ApplyLora(ctx.lora, ctx.layer, LoraTarget::kK, s.xn.data(), h, s.k.data(), kvs, n, ctx.pool);
+    }
+    if (n_outputs == 3) {
+      ApplyLora(ctx.lora, ctx.layer, LoraTarget::kV, s.xn.data(), h, s.v.data(), kvs, n, ctx.pool);
+    }
+  }
 
   // Biases, Q/K RMSNorm, [V RMSNorm], RoPE.
   ParallelRows(ctx.pool, n, qs + 2 * kvs, [&](int64_t b, int64_t e) {
@@ -213,6 +235,10 @@ void RunAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, ForwardSc
 
   // proj = attn · Woᵀ [+ bo]; x += [post_attn_norm](proj), here or in the FFN's input prologue.
   MatMul(ctx, w.wo, s.attn.data(), n, s.proj.data());
+  if (!ctx.lora.adapter.empty()) {
+    ApplyLora(ctx.lora, ctx.layer, LoraTarget::kO, s.attn.data(), qs, s.proj.data(), h, n,
+              ctx.pool);
+  }
   if (w.bo != nullptr) {
     ParallelRows(ctx.pool, n, h,
                  [&](int64_t b, int64_t e) { AddBias(k, s.proj.data(), w.bo, b, e, h); });
@@ -253,7 +279,7 @@ void RunFfnBlock(const LayerContext& ctx, int64_t n, ForwardScratch& s,
       });
     }
   } else {
-    GatedFfn(ctx, w.gate, w.up, w.down, f, n, &input_fn, s, s.proj.data());
+    GatedFfn(ctx, w.gate, w.up, w.down, f, n, &input_fn, s, s.proj.data(), /*lora=*/true);
   }
   if (!defer_residual) {
     ParallelRows(ctx.pool, n, 2 * h, [&](int64_t b, int64_t e) {

@@ -11,6 +11,7 @@
 #include "kernels/backend.h"
 #include "model/batch_plan.h"
 #include "model/forward_scratch.h"
+#include "model/lora_apply.h"
 #include "model/model_config.h"
 #include "model/model_weights.h"
 #include "model/rotary.h"
@@ -34,6 +35,8 @@ struct LayerContext {
   const int32_t* new_slots = nullptr;  // [plan.n_tokens]: rows of kv this step writes
   std::span<const kernels::AttentionSequence> attn_seqs;  // into scratch.q / scratch.attn
   ThreadPool* pool = nullptr;
+  // Each row's LoRA adapter (the FFN of the last layer: the compacted rows'); empty: none.
+  LoraRows lora;
 };
 
 // A block's last step, x += [post_norm](proj), left for whoever reads x next to do row by row

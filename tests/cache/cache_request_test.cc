@@ -33,9 +33,10 @@ class CacheRequestTest : public ::testing::TestWithParam<int32_t> {
   }
 
   // Scheduling a request: match its prompt, lock the prefix, take a row, allocate the rest.
-  CacheRequest Start(const Ids& tokens) {
+  CacheRequest Start(const Ids& tokens, int32_t key_namespace = 0) {
     CacheRequest req;
-    RadixCache::MatchResult m = cache_->MatchPrefix(tokens);
+    req.key_namespace = key_namespace;
+    RadixCache::MatchResult m = cache_->MatchPrefix(tokens, key_namespace);
     cache_->IncLockRef(m.last_node);
     req.req_pool_index = *table_->Allocate();
     table_->Write(req.req_pool_index, 0, m.slots);
@@ -97,6 +98,40 @@ TEST_P(CacheRequestTest, FinishedRequestsShareTheirPrefix) {
   EXPECT_EQ(cache_->protected_size(), 0);
   ExpectConsistent(0);
   EXPECT_EQ(cache_->MatchPrefix(b_tokens).slots.size(), b_tokens.size() / page_size_ * page_size_);
+}
+
+// LoRA namespaces: KV cached under one adapter (or the base) is never matched by another;
+// prefixes are shared within a namespace.
+TEST_P(CacheRequestTest, NamespacesShareNothingAcrossAndPrefixesWithin) {
+  const Ids system = {1, 2, 3, 4, 5, 6, 7, 8};
+  const Ids a_tokens = Concat(system, {11, 12, 13, 14});
+  const Ids b_tokens = Concat(system, {21, 22, 23, 24});
+  CacheRequest a = Start(a_tokens, /*key_namespace=*/1);
+  cache_->CacheFinishedRequest(a, a_tokens, *table_, *pool_);
+  ExpectConsistent(0);
+  EXPECT_EQ(cache_->MatchPrefix(a_tokens, 1).slots.size(), a_tokens.size() / page_size_ * page_size_);
+  EXPECT_TRUE(cache_->MatchPrefix(a_tokens, 0).slots.empty());
+  EXPECT_TRUE(cache_->MatchPrefix(a_tokens, 2).slots.empty());
+
+  // Another adapter computes the same prompt itself: its own nodes, its own slots.
+  CacheRequest other = Start(a_tokens, /*key_namespace=*/2);
+  EXPECT_TRUE(other.prefix_slots.empty());
+  cache_->CacheFinishedRequest(other, a_tokens, *table_, *pool_);
+  ExpectConsistent(0);
+  const auto in_one = cache_->MatchPrefix(a_tokens, 1).slots;
+  const auto in_two = cache_->MatchPrefix(a_tokens, 2).slots;
+  ASSERT_EQ(in_one.size(), in_two.size());
+  for (size_t i = 0; i < in_one.size(); ++i) EXPECT_NE(in_one[i], in_two[i]) << i;
+
+  // Within namespace 1, a second prompt reuses the system prefix.
+  CacheRequest b = Start(b_tokens, /*key_namespace=*/1);
+  EXPECT_EQ(b.prefix_slots.size(), system.size());
+  cache_->CacheUnfinishedRequest(b, b_tokens, *table_, *pool_);
+  EXPECT_EQ(b.prefix_slots.size(), b_tokens.size() / page_size_ * page_size_);
+  cache_->CacheFinishedRequest(b, b_tokens, *table_, *pool_);
+  ExpectConsistent(0);
+  EXPECT_TRUE(cache_->MatchPrefix(b_tokens, 0).slots.empty());
+  EXPECT_EQ(cache_->MatchPrefix(b_tokens, 2).slots.size(), system.size());  // its own system
 }
 
 TEST_P(CacheRequestTest, ConcurrentDuplicatesAreFreed) {

@@ -1,0 +1,94 @@
+// LoraAdapter: a LoRA adapter in llama.cpp's GGUF form, checked against the base model it
+// runs over.
+//
+// The file: general.type = "adapter", adapter.type = "lora", general.architecture equal to
+// the base's, adapter.lora.alpha (absent or 0: scale 1), and for each adapted matrix W (named
+// as in the base file, e.g. blk.3.attn_q.weight) the pair W.lora_a, shape [in, rank] in
+// ggml order (rank rows of `in` values), and W.lora_b, [rank, out] (out rows of `rank` values),
+// in F32, F16 or Q8_0 (converted to F32 at load). A row x of W's input then gets
+// y += scale * B (A x), scale = alpha / rank (llama.cpp's, with its user scale 1.0).
+//
+// Adapted matrices: attn_q, attn_k, attn_v, attn_output, ffn_gate, ffn_up, ffn_down of layers
+// that run the plain attention and dense FFN blocks. Anything else in the file (embeddings,
+// the output head, fused QKV, experts, latent attention, a hybrid model's linear layers) is
+// refused by name, as are shapes that do not match the base, a rank above max_rank, and
+// targets outside allowed_targets.
+//
+// Immutable after load; safe to read from any thread. Owns its mapped file (F32 / F16 views).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gguf/gguf_file.h"
+#include "model/model_config.h"
+#include "model/model_weights.h"
+#include "util/status.h"
+
+namespace radixlm::model {
+
+enum class LoraTarget { kQ, kK, kV, kO, kGate, kUp, kDown, kCount };
+inline constexpr int kNumLoraTargets = static_cast<int>(LoraTarget::kCount);
+
+// "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj" (SGLang's
+// --lora-target-modules names) and the GGUF tensor stem ("attn_q", ..., "ffn_down").
+const char* LoraTargetModuleName(LoraTarget t);
+const char* LoraTargetTensorStem(LoraTarget t);
+
+// One adapted matrix: y[out] += scale * B (A x[in]).
+struct LoraMatrix {
+  gguf::GgmlType type = gguf::GgmlType::kF32;  // of a and b: kF32 or kF16
+  const void* a = nullptr;                     // [rank, in]
+  const void* b = nullptr;                     // [out, rank]
+  int64_t rank = 0;
+  int64_t in = 0;
+  int64_t out = 0;
+  float scale = 1.0f;
+};
+
+struct LoraLoadOptions {
+  int64_t max_rank = 0;  // > 0: a larger rank is refused (--max-lora-rank)
+  // Targets the server allows (--lora-target-modules); all true by default.
+  std::array<bool, kNumLoraTargets> allowed_targets = {true, true, true, true, true, true, true};
+};
+
+class LoraAdapter {
+ public:
+  // Reads and checks the adapter at path against the base model's config and weights.
+  static StatusOr<std::unique_ptr<LoraAdapter>> Load(const std::string& path,
+                                                     const ModelConfig& config,
+                                                     const ModelWeights& weights,
+                                                     const LoraLoadOptions& options = {});
+  static StatusOr<std::unique_ptr<LoraAdapter>> FromGguf(std::unique_ptr<gguf::GgufFile> file,
+                                                         const ModelConfig& config,
+                                                         const ModelWeights& weights,
+                                                         const LoraLoadOptions& options = {});
+  LoraAdapter(const LoraAdapter&) = delete;
+  LoraAdapter& operator=(const LoraAdapter&) = delete;
+
+  // The matrix adapted at (layer, target), or null.
+  const LoraMatrix* Get(int64_t layer, LoraTarget t) const {
+    const LoraMatrix& m = layers_[layer][static_cast<int>(t)];
+    return m.a != nullptr ? &m : nullptr;
+  }
+  int64_t max_rank() const { return max_rank_; }
+  float alpha() const { return alpha_; }
+  int64_t n_matrices() const { return n_matrices_; }
+  int64_t bytes() const { return bytes_; }  // of A and B as held
+
+ private:
+  LoraAdapter() = default;
+
+  std::unique_ptr<gguf::GgufFile> file_;
+  std::vector<std::vector<float>> converted_;  // Q8_0 matrices as F32
+  std::vector<std::array<LoraMatrix, kNumLoraTargets>> layers_;  // [n_layers]
+  float alpha_ = 0.0f;
+  int64_t max_rank_ = 0;
+  int64_t n_matrices_ = 0;
+  int64_t bytes_ = 0;
+};
+
+}  // namespace radixlm::model
