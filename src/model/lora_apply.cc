@@ -54,7 +54,10 @@ void ApplyLora(const LoraRows& rows, int64_t layer, LoraTarget target, const flo
                int64_t x_stride, float* y, int64_t y_stride, int64_t n, ThreadPool* pool) {
   if (rows.adapter.empty()) return;
   // Only the scheduler thread runs a forward pass; the list is reused across calls.
-  thread_local std::vector<LoraSegment> segments;
+  // (The pool's workers read it through this reference: a thread_local named in the lambdas
+  // would be each worker's own, empty, instance.)
+  thread_local std::vector<LoraSegment> step_segments;
+  std::vector<LoraSegment>& segments = step_segments;
   segments.clear();
   int64_t max_rank = 0;
   for (int64_t r = 0; r < n;) {
