@@ -44,6 +44,14 @@ class GgufFile {
   static StatusOr<std::unique_ptr<GgufFile>> Open(const std::string& path);
   // Parses an in-memory image (same validation; the buffer must outlive the GgufFile).
   static StatusOr<std::unique_ptr<GgufFile>> FromBuffer(const uint8_t* data, size_t size);
+  // A file assembled from parts (a Hugging Face folder read by src/hf): the metadata and the
+  // tensor table as given, each tensor's data pointing into memory that `storage` keeps alive
+  // for the GgufFile's lifetime. Checked: keys and tensor names unique, every tensor's type
+  // known, its shape and size_bytes consistent and data non-null. file_size() is the sum of
+  // the tensors' bytes; is_mapped() is false (ReleasePages releases nothing).
+  static StatusOr<std::unique_ptr<GgufFile>> FromParts(
+      std::string path, std::vector<std::pair<std::string, Value>> metadata,
+      std::vector<TensorInfo> tensors, std::shared_ptr<const void> storage);
   ~GgufFile();
   GgufFile(const GgufFile&) = delete;
   GgufFile& operator=(const GgufFile&) = delete;
@@ -95,6 +103,7 @@ class GgufFile {
   const uint8_t* base_ = nullptr;
   size_t size_ = 0;
   bool owns_mapping_ = false;
+  std::shared_ptr<const void> storage_;  // FromParts: what the tensors point into
   uint32_t version_ = 0;
   uint64_t alignment_ = 32;
   uint64_t data_offset_ = 0;

@@ -1,0 +1,233 @@
+#include "hf/hf_weights.h"
+
+#include <cmath>
+#include <cstring>
+#include <regex>
+
+#include "kernels/fp16.h"
+#include "kernels/quant.h"
+
+namespace radixlm::hf {
+namespace {
+
+using gguf::GgmlType;
+
+struct LayerName {
+  const char* hf;
+  const char* gguf;
+};
+// model.layers.N.<hf>.weight|bias -> blk.N.<gguf>.weight|bias
+constexpr LayerName kLayerNames[] = {
+    {"input_layernorm", "attn_norm"},
+    {"self_attn.q_proj", "attn_q"},
+    {"self_attn.k_proj", "attn_k"},
+    {"self_attn.v_proj", "attn_v"},
+    {"self_attn.o_proj", "attn_output"},
+    {"self_attn.q_norm", "attn_q_norm"},
+    {"self_attn.k_norm", "attn_k_norm"},
+    {"mlp.gate_proj", "ffn_gate"},
+    {"mlp.up_proj", "ffn_up"},
+    {"mlp.down_proj", "ffn_down"},
+    {"pre_feedforward_layernorm", "ffn_norm"},
+    {"post_feedforward_layernorm", "post_ffw_norm"},
+};
+
+// Row `r` of the permuted matrix is row PermutedSource(r) of the HF one: the converter's
+// reshape(n_head, 2, rows / n_head / 2, ...).swapaxes(1, 2), i.e. each head's two halves
+// interleaved (interleaved-pair RoPE).
+int64_t PermutedSource(int64_t r, int64_t rows, int64_t n_head) {
+  const int64_t head_rows = rows / n_head;
+  const int64_t half = head_rows / 2;
+  const int64_t h = r / head_rows;
+  const int64_t within = r % head_rows;
+  return h * head_rows + (within % 2) * half + within / 2;
+}
+
+bool ToGgmlType(StDtype d, GgmlType* out) {
+  switch (d) {
+    case StDtype::kF32:
+      *out = GgmlType::kF32;
+      return true;
+    case StDtype::kF16:
+      *out = GgmlType::kF16;
+      return true;
+    case StDtype::kBF16:
+      *out = GgmlType::kBF16;
+      return true;
+    default:
+      return false;
+  }
+}
+
+GgmlType QuantType(const std::string& q) {
+  if (q == "q8_0") return GgmlType::kQ8_0;
+  if (q == "q4_k") return GgmlType::kQ4_K;
+  return GgmlType::kQ6_K;
+}
+
+float RoundHalfAway(float x) {
+  const float a = std::fabs(x);
+  const float b = std::floor(a) + std::floor(2 * (a - std::floor(a)));
+  return x < 0 ? -b : b;
+}
+
+}  // namespace
+
+void QuantizeRowQ8_0Reference(const float* src, uint8_t* dst, int64_t n) {
+  for (int64_t b = 0; b < n / 32; ++b, src += 32, dst += 34) {
+    float amax = 0.0f;
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(src[j]));
+    const float d = amax / 127.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    const uint16_t dh = kernels::F32ToF16(d);
+    std::memcpy(dst, &dh, 2);
+    for (int j = 0; j < 32; ++j) {
+      dst[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(RoundHalfAway(src[j] * id)));
+    }
+  }
+}
+
+StatusOr<std::string> GgufTensorName(const std::string& hf_name, const HfArchitecture& arch) {
+  if (hf_name == "model.embed_tokens.weight") return std::string("token_embd.weight");
+  if (hf_name == "model.norm.weight") return std::string("output_norm.weight");
+  if (hf_name == "lm_head.weight") return std::string("output.weight");
+  static const std::regex kLayer(R"(model\.layers\.(\d+)\.(.+)\.(weight|bias))");
+  std::smatch m;
+  if (std::regex_match(hf_name, m, kLayer)) {
+    const std::string part = m[2].str();
+    if (part == "self_attn.rotary_emb") return std::string();
+    std::string gguf;
+    if (part == "post_attention_layernorm") {
+      gguf = arch.gemma_naming ? "post_attention_norm" : "ffn_norm";
+    } else {
+      for (const LayerName& n : kLayerNames) {
+        if (part == n.hf) gguf = n.gguf;
+      }
+    }
+    if (!gguf.empty()) return "blk." + m[1].str() + "." + gguf + "." + m[3].str();
+  }
+  if (hf_name.find("rotary_emb.inv_freq") != std::string::npos) return std::string();
+  return NotFound("tensor '" + hf_name + "' has no GGUF name for " + arch.hf_name);
+}
+
+StatusOr<HfWeights> MapWeights(const Checkpoint& ckpt, const HfArchitecture& arch,
+                               const std::string& quantization, int64_t embed_rows) {
+  HfWeights out;
+  int n_permuted = 0, n_vectors = 0, n_quantized = 0, n_fallback = 0;
+  std::string source_types;
+  for (const StTensor* t : ckpt.tensors()) {
+    RADIXLM_ASSIGN_OR_RETURN(const std::string name, GgufTensorName(t->name, arch));
+    if (name.empty()) continue;
+    const std::string who = "tensor '" + t->name + "' (" + t->file + ")";
+    GgmlType src_type;
+    if (!ToGgmlType(t->dtype, &src_type)) {
+      return InvalidArgument(who + ": dtype " + std::string(StDtypeName(t->dtype)) +
+                             " is not a float type (F32, F16, BF16)");
+    }
+    const std::string dtype_name(StDtypeName(t->dtype));
+    if (source_types.find(dtype_name) == std::string::npos) {
+      source_types += (source_types.empty() ? "" : "+") + dtype_name;
+    }
+    if (t->shape.size() != 1 && t->shape.size() != 2) {
+      return InvalidArgument(who + ": expected 1 or 2 dimensions, has " +
+                             std::to_string(t->shape.size()));
+    }
+    const bool is_q = t->name.ends_with("q_proj.weight") || t->name.ends_with("q_proj.bias");
+    const bool is_k = t->name.ends_with("k_proj.weight") || t->name.ends_with("k_proj.bias");
+    const int64_t perm_heads = !arch.permute_qk ? 0
+                               : is_q           ? arch.n_heads
+                               : is_k           ? arch.n_kv_heads
+                                                : 0;
+    int64_t rows = t->shape[0];
+    const int64_t cols = t->shape.size() == 2 ? t->shape[1] : 1;
+    if (perm_heads > 0 && rows % (2 * perm_heads) != 0) {
+      return InvalidArgument(who + ": " + std::to_string(rows) + " rows do not split into " +
+                             std::to_string(perm_heads) + " heads of even size");
+    }
+    if (name == "token_embd.weight" && embed_rows > 0 && embed_rows < rows) rows = embed_rows;
+    const size_t src_elem = static_cast<size_t>(StDtypeBytes(t->dtype));
+    auto source_row = [&](int64_t r) {
+      const int64_t s = perm_heads > 0 ? PermutedSource(r, rows, perm_heads) : r;
+      return t->data + static_cast<size_t>(s) * static_cast<size_t>(cols) * src_elem;
+    };
+    gguf::TensorInfo info;
+    info.name = name;
+    const bool vector = t->shape.size() == 1 || name.ends_with("_norm.weight");
+    if (vector) {
+      // One F32 row of rows * cols values (norms are 1-D; biases too).
+      info.type = GgmlType::kF32;
+      const int64_t n = rows * cols;
+      info.shape =
+          t->shape.size() == 1 ? std::vector<int64_t>{n} : std::vector<int64_t>{cols, rows};
+      auto buf = std::make_unique<uint8_t[]>(static_cast<size_t>(n) * 4);
+      auto* f = reinterpret_cast<float*>(buf.get());
+      for (int64_t r = 0; r < rows; ++r) {
+        kernels::DequantizeRow(src_type, source_row(r), f + r * cols, cols);
+      }
+      const bool shift = arch.norm_plus_one && t->name.ends_with("norm.weight");
+      if (shift) {
+        for (int64_t i = 0; i < n; ++i) f[i] += 1.0f;
+      }
+      info.size_bytes = static_cast<uint64_t>(n) * 4;
+      info.data = buf.get();
+      out.owned_bytes += static_cast<int64_t>(info.size_bytes);
+      out.owned.push_back(std::move(buf));
+      ++n_vectors;
+    } else if (quantization.empty()) {
+      info.type = src_type;
+      info.shape = {cols, rows};
+      info.size_bytes = static_cast<uint64_t>(rows) * cols * src_elem;
+      if (perm_heads > 0) {
+        auto buf = std::make_unique<uint8_t[]>(info.size_bytes);
+        for (int64_t r = 0; r < rows; ++r) {
+          std::memcpy(buf.get() + r * cols * src_elem, source_row(r), cols * src_elem);
+        }
+        info.data = buf.get();
+        out.owned_bytes += static_cast<int64_t>(info.size_bytes);
+        out.owned.push_back(std::move(buf));
+        ++n_permuted;
+      } else {
+        info.data = t->data;
+      }
+    } else {
+      GgmlType q = QuantType(quantization);
+      if (!kernels::IsRowSizeValid(q, cols)) {
+        q = kernels::IsRowSizeValid(GgmlType::kQ8_0, cols) ? GgmlType::kQ8_0 : GgmlType::kF16;
+        ++n_fallback;
+      }
+      info.type = q;
+      info.shape = {cols, rows};
+      const size_t row_bytes = kernels::RowBytes(q, cols);
+      info.size_bytes = row_bytes * static_cast<size_t>(rows);
+      auto buf = std::make_unique<uint8_t[]>(info.size_bytes);
+      std::vector<float> row(static_cast<size_t>(cols));
+      for (int64_t r = 0; r < rows; ++r) {
+        kernels::DequantizeRow(src_type, source_row(r), row.data(), cols);
+        uint8_t* dst = buf.get() + static_cast<size_t>(r) * row_bytes;
+        if (q == GgmlType::kQ8_0) {
+          QuantizeRowQ8_0Reference(row.data(), dst, cols);
+        } else {
+          kernels::QuantizeRow(q, row.data(), dst, cols);
+        }
+      }
+      info.data = buf.get();
+      out.owned_bytes += static_cast<int64_t>(info.size_bytes);
+      out.owned.push_back(std::move(buf));
+      if (perm_heads > 0) ++n_permuted;
+      ++n_quantized;
+    }
+    out.tensors.push_back(std::move(info));
+  }
+  out.summary = source_types + " (" + std::to_string(out.tensors.size()) + " tensors";
+  if (!quantization.empty()) {
+    out.summary += "; " + std::to_string(n_quantized) + " matrices quantized to " + quantization;
+    if (n_fallback > 0) out.summary += " (" + std::to_string(n_fallback) + " fell back)";
+  } else {
+    out.summary += "; matrices served in their own type from the mapping";
+  }
+  if (n_permuted > 0) out.summary += "; " + std::to_string(n_permuted) + " Q/K permuted";
+  out.summary += "; " + std::to_string(n_vectors) + " vectors as F32)";
+  return out;
+}
+
+}  // namespace radixlm::hf
