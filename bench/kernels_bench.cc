@@ -117,12 +117,13 @@ BENCHMARK(BM_MatMul)
     ->Args({static_cast<int>(GgmlType::kQ6_K), 640, 2048, 16, 2})
     ->UseRealTime();
 
-// The lookup types (IQ4_NL, IQ4_XS, MXFP4) through MatMul, packed (packed:1, as the model
-// loads them) or read in their GGUF bytes by the dot kernels (packed:0, how they ran before
-// they were packable): the A/B of one binary. rows x cols 1024 x 2048 sits in L2, 32768 x 4096
-// (64-75 MB) streams from memory or L3. Weights are random blocks (every index and scale bit
-// random, half scales 1e-2; MXFP4 through its quantizer).
-void BM_MatMulLookup(benchmark::State& state) {
+// The low-bit types packed since issue 41 (Q2_K, Q3_K, IQ4_NL, IQ4_XS, MXFP4) through MatMul,
+// packed (packed:1, as the model loads them) or read in their GGUF bytes by the dot kernels
+// (packed:0, how they ran before they were packable): the A/B of one binary. rows x cols
+// 1024 x 2048 sits in L2, 32768 x 4096 (44-75 MB) streams from memory or L3. Weights are random
+// blocks (every quant, index and scale bit random, half scales 1e-2; MXFP4 through its
+// quantizer).
+void BM_MatMulLowbit(benchmark::State& state) {
   const auto t = static_cast<GgmlType>(state.range(0));
   const int64_t rows = state.range(1), cols = state.range(2), n_tok = state.range(3);
   ThreadPool pool(static_cast<int>(state.range(4)));
@@ -134,9 +135,14 @@ void BM_MatMulLookup(benchmark::State& state) {
   } else {
     std::mt19937 rng(3);
     for (auto& b : w) b = static_cast<uint8_t>(rng());
-    const size_t block = t == GgmlType::kIQ4_NL ? 18 : 136;
+    const size_t block = RowBytes(t, t == GgmlType::kIQ4_NL ? 32 : 256);
+    // The half scales: d first in the IQ types, d and dmin last in Q2_K, d last in Q3_K.
+    const size_t d_at = t == GgmlType::kQ2_K ? 80 : t == GgmlType::kQ3_K ? 108 : 0;
     const uint16_t d = 0x211f;  // 0.01 as a half
-    for (size_t o = 0; o < w.size(); o += block) std::memcpy(w.data() + o, &d, 2);
+    for (size_t o = 0; o < w.size(); o += block) {
+      std::memcpy(w.data() + o + d_at, &d, 2);
+      if (t == GgmlType::kQ2_K) std::memcpy(w.data() + o + 82, &d, 2);
+    }
   }
   WeightMatrix wm = MakeWeightMatrix(t, w.data(), rows, cols);
   const std::unique_ptr<PackedWeights> packed =
@@ -148,8 +154,9 @@ void BM_MatMulLookup(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(w.size()));
   state.SetItemsProcessed(state.iterations() * rows * cols * n_tok);  // MACs
 }
-void LookupArgs(benchmark::internal::Benchmark* b) {
-  for (GgmlType t : {GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kMXFP4}) {
+void LowbitArgs(benchmark::internal::Benchmark* b) {
+  for (GgmlType t :
+       {GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kIQ4_NL, GgmlType::kIQ4_XS, GgmlType::kMXFP4}) {
     for (auto [rows, cols] : {std::pair{1024, 2048}, std::pair{32768, 4096}}) {
       for (int tok : {1, 8, 16}) {
         for (int packed : {0, 1}) b->Args({static_cast<int>(t), rows, cols, tok, 2, packed});
@@ -157,9 +164,9 @@ void LookupArgs(benchmark::internal::Benchmark* b) {
     }
   }
 }
-BENCHMARK(BM_MatMulLookup)
+BENCHMARK(BM_MatMulLowbit)
     ->ArgNames({"type", "rows", "cols", "tok", "thr", "packed"})
-    ->Apply(LookupArgs)
+    ->Apply(LowbitArgs)
     ->UseRealTime();
 
 // The default model's file, or null with the benchmark marked skipped when it is absent.

@@ -15,9 +15,9 @@
 // to float summation order (tests check this). Environment variable
 // RADIXLM_ISA=scalar|avx2|avx_vnni|avx512|amx caps the level (for benchmarking and debugging).
 // From the avx2 level up, quantized model weights of the packable types bypass these kernels
-// (packed_weights.h, IsPackableType: IQ4_NL, IQ4_XS and MXFP4 among them); the other low-bit
-// types (Q2_K, Q3_K, the IQ2 / IQ3 / IQ1 family) always run here, reading the weights in their
-// GGUF bytes.
+// (packed_weights.h, IsPackableType: Q2_K, Q3_K, IQ4_NL, IQ4_XS and MXFP4 among them); the
+// other low-bit types (the IQ3 / IQ2 / IQ1 family) always run here, reading the weights in
+// their GGUF bytes.
 #pragma once
 
 #include <cstddef>

@@ -39,6 +39,7 @@ struct UnpackedBlock {
   int8_t sc[2] = {0, 0};
   uint8_t mn = 0;
   uint8_t ls = 0, e = 0;
+  uint8_t sub_scales[2] = {0, 0};  // Q3_K: the sub-blocks' 6-bit ls; Q2_K: sc | mn << 4
 };
 
 // u = v + 128 of each level v of the lookup types (packed_weights.h).
@@ -123,6 +124,40 @@ void UnpackBlock(GgmlType type, const uint8_t* row, int64_t b, UnpackedBlock* ou
       out->hd = hd, out->hmin = hmin, out->sc[0] = static_cast<int8_t>(sc), out->mn = mn;
       return;
     }
+    case GgmlType::kQ2_K:
+    case GgmlType::kQ3_K: {
+      // Block j of the super-block: bits 2 (j % 4).. of the 32 bytes at 32 (j / 4); Q3_K's
+      // third bit is bit j of hmask[i], its sub-block scales 6-bit minus 32 (UnpackQ3KScales).
+      const int j = static_cast<int>(b % 8);
+      const uint8_t* q;
+      if (type == GgmlType::kQ2_K) {
+        const auto& blk = reinterpret_cast<const BlockQ2K*>(row)[b / 8];
+        q = blk.qs + 32 * (j / 4);
+        for (int s = 0; s < 2; ++s) {
+          const uint8_t sb = blk.scales[2 * j + s];
+          out->sub_scales[s] = sb;
+          out->d[s] = F16ToF32(blk.d) * static_cast<float>(sb & 15);
+          out->m[s] = -(F16ToF32(blk.dmin) * static_cast<float>(sb >> 4));
+        }
+        out->hd = blk.d, out->hmin = blk.dmin;
+        for (int i = 0; i < 32; ++i) out->u[i] = (q[i] >> (2 * (j % 4))) & 3;
+      } else {
+        const auto& blk = reinterpret_cast<const BlockQ3K*>(row)[b / 8];
+        q = blk.qs + 32 * (j / 4);
+        int8_t scales[16];
+        cpu::UnpackQ3KScales(blk.scales, scales);
+        for (int s = 0; s < 2; ++s) {
+          out->sub_scales[s] = static_cast<uint8_t>(scales[2 * j + s] + 32);
+          out->d[s] = F16ToF32(blk.d) * static_cast<float>(scales[2 * j + s]);
+        }
+        out->hd = blk.d;
+        for (int i = 0; i < 32; ++i) {
+          out->u[i] =
+              static_cast<uint8_t>(((q[i] >> (2 * (j % 4))) & 3) | ((blk.hmask[i] >> j) & 1) << 2);
+        }
+      }
+      return;
+    }
     case GgmlType::kIQ4_NL: {
       const auto& blk = reinterpret_cast<const BlockIQ4NL*>(row)[b];
       for (int i = 0; i < 32; ++i) out->u[i] = Nibble(blk.qs, i);
@@ -172,9 +207,10 @@ void UnpackBlock(GgmlType type, const uint8_t* row, int64_t b, UnpackedBlock* ou
 struct TypeTraits {
   int sub, offset;
   bool has_min;
-  int high_bits;  // every quant type packs nibbles, plus this many bit planes
+  int high_bits;  // every quant type but Q8_0 packs nibbles, plus this many bit planes
   ScaleForm form;
   const uint8_t* levels = nullptr;
+  int low_bits = 4;  // 2: Q2_K, Q3_K
 };
 
 TypeTraits Traits(GgmlType t) {
@@ -195,6 +231,10 @@ TypeTraits Traits(GgmlType t) {
       return {32, 128, false, -1, ScaleForm::kHalf};  // whole bytes, no nibbles
     case GgmlType::kQ6_K:
       return {16, 32, false, 2, ScaleForm::kQ6K};
+    case GgmlType::kQ2_K:
+      return {16, 0, true, 0, ScaleForm::kQ2K, nullptr, 2};
+    case GgmlType::kQ3_K:
+      return {16, 4, false, 1, ScaleForm::kQ3K, nullptr, 2};
     case GgmlType::kIQ4_NL:
       return {32, 128, false, 0, ScaleForm::kHalf, kIq4nlLevels.u};
     case GgmlType::kIQ4_XS:
@@ -295,6 +335,8 @@ bool IsPackableType(GgmlType type) {
     case GgmlType::kQ4_K:
     case GgmlType::kQ5_K:
     case GgmlType::kQ6_K:
+    case GgmlType::kQ2_K:
+    case GgmlType::kQ3_K:
     case GgmlType::kIQ4_NL:
     case GgmlType::kIQ4_XS:
     case GgmlType::kMXFP4:
@@ -315,7 +357,8 @@ float HalfAt(const uint8_t* p, int i) {
   return F16ToF32(h);
 }
 
-// The 6-bit sc and mn of row `lane` in a kK4 block's 24 scale bytes.
+// The 6-bit sc and mn of row `lane` in a kK4 block's 24 scale bytes (kQ3K: the two
+// sub-blocks' ls).
 void K4ScaleMin(const uint8_t* sp, int lane, int* sc, int* mn) {
   const int hi = (sp[16 + lane / 2] >> (4 * (lane % 2))) & 15;
   *sc = (sp[lane] & 15) | (hi & 3) << 4;
@@ -337,6 +380,13 @@ float PackedWeights::ScaleD(int64_t group, int64_t block, int s, int lane) const
     case ScaleForm::kQ6K:
       return HalfAt(Supers(group, block), lane) *
              static_cast<float>(static_cast<int8_t>(sp[16 * s + lane]));
+    case ScaleForm::kQ3K: {
+      int ls[2];
+      K4ScaleMin(sp, lane, &ls[0], &ls[1]);
+      return HalfAt(Supers(group, block), lane) * static_cast<float>(ls[s] - 32);
+    }
+    case ScaleForm::kQ2K:
+      return HalfAt(Supers(group, block), lane) * static_cast<float>(sp[16 * s + lane] & 15);
     case ScaleForm::kI6: {
       const int ls = ((sp[lane / 2] >> (4 * (lane % 2))) & 15) |
                      ((sp[8 + lane / 4] >> (2 * (lane % 4))) & 3) << 4;
@@ -350,10 +400,13 @@ float PackedWeights::ScaleD(int64_t group, int64_t block, int s, int lane) const
   return 0.0f;
 }
 
-float PackedWeights::ScaleM(int64_t group, int64_t block, int lane) const {
+float PackedWeights::ScaleM(int64_t group, int64_t block, int lane, int s) const {
   if (!has_min) return 0.0f;
   const uint8_t* sp = Scales(group, block);
   if (scale_form == ScaleForm::kHalf) return HalfAt(sp, 16 + lane);
+  if (scale_form == ScaleForm::kQ2K) {
+    return -(HalfAt(Supers(group, block), 16 + lane) * static_cast<float>(sp[16 * s + lane] >> 4));
+  }
   int sc, mn;
   K4ScaleMin(sp, lane, &sc, &mn);
   return -(HalfAt(Supers(group, block), 16 + lane) * static_cast<float>(mn));
@@ -423,11 +476,12 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
   p->offset = tr.offset;
   p->has_min = tr.has_min;
   p->nibbles = tr.high_bits >= 0;
+  p->low_bits = tr.low_bits;
   p->high_bits = std::max(0, tr.high_bits);
   p->scale_form = tr.form;
   p->levels = tr.levels;
   p->act_block = ActivationType(w.type) == GgmlType::kQ8_K ? 256 : 32;
-  p->quant_bytes = p->nibbles ? 256 + 64 * static_cast<size_t>(p->high_bits) : 512;
+  p->quant_bytes = p->nibbles ? 64 * static_cast<size_t>(p->low_bits + p->high_bits) : 512;
   switch (tr.form) {
     case ScaleForm::kHalf:
       p->scale_bytes = tr.has_min ? 64 : 32;
@@ -439,6 +493,14 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
     case ScaleForm::kQ6K:
       p->scale_bytes = 32;
       p->super_bytes = 32;
+      break;
+    case ScaleForm::kQ3K:
+      p->scale_bytes = 24;
+      p->super_bytes = 32;
+      break;
+    case ScaleForm::kQ2K:
+      p->scale_bytes = 32;
+      p->super_bytes = 64;
       break;
     case ScaleForm::kI6:
       p->scale_bytes = 12;
@@ -471,7 +533,16 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
           const int64_t row = g * 16 + r;
           if (row >= w.rows) break;
           UnpackBlock(w.type, src + row * w.row_bytes, b, &ub);
-          if (p->nibbles) {
+          if (p->low_bits == 2) {
+            for (int k = 0; k < 32; ++k) {
+              const int c = k / 4;
+              dst[(c % 2) * 64 + 4 * r + k % 4] |=
+                  static_cast<uint8_t>((ub.u[k] & 3) << (2 * (c / 2)));
+              if (p->high_bits == 1) {
+                dst[128 + 4 * r + k % 4] |= static_cast<uint8_t>(((ub.u[k] >> 2) & 1) << c);
+              }
+            }
+          } else if (p->nibbles) {
             for (int c = 0; c < 4; ++c) {
               for (int k = 0; k < 4; ++k) {
                 dst[c * 64 + 4 * r + k] = static_cast<uint8_t>((ub.u[4 * c + k] & 15) |
@@ -508,6 +579,20 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
               scales[r] = static_cast<uint8_t>(ub.sc[0]);
               scales[16 + r] = static_cast<uint8_t>(ub.sc[1]);
               put_half(supers, r, ub.hd);
+              break;
+            case ScaleForm::kQ3K: {
+              const int l0 = ub.sub_scales[0], l1 = ub.sub_scales[1];
+              scales[r] = static_cast<uint8_t>((l0 & 15) | (l1 & 15) << 4);
+              scales[16 + r / 2] |=
+                  static_cast<uint8_t>(((l0 >> 4) | (l1 >> 4) << 2) << (4 * (r % 2)));
+              put_half(supers, r, ub.hd);
+              break;
+            }
+            case ScaleForm::kQ2K:
+              scales[r] = ub.sub_scales[0];
+              scales[16 + r] = ub.sub_scales[1];
+              put_half(supers, r, ub.hd);
+              put_half(supers, 16 + r, ub.hmin);
               break;
             case ScaleForm::kI6:
               scales[r / 2] |= static_cast<uint8_t>((ub.ls & 15) << (4 * (r % 2)));
@@ -733,6 +818,11 @@ void ReferenceGroups(const PackedWeights& w, const PackedActivations& a, int64_t
           for (int h = 0; h < 2; ++h) {
             const int32_t s = isum[h] - w.offset * a.sum16[2 * tb + h];
             acc = std::fma(static_cast<float>(s), w.ScaleD(g, b, h, ln) * a.dx[tb], acc);
+            // Q2_K's min per 16 columns: m times dx times the 16 quants' sum.
+            if (w.has_min) {
+              acc = std::fma(w.ScaleM(g, b, ln, h),
+                             a.dx[tb] * static_cast<float>(a.sum16[2 * tb + h]), acc);
+            }
           }
         }
       }

@@ -3,11 +3,12 @@
 // AVX-512 VNNI, and 16-token tdpbsud tiles where the CPU has AMX-INT8).
 //
 // Every 32-element block type (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL, MXFP4), every K-quant
-// (Q4_K, Q5_K, Q6_K) and IQ4_XS is rewritten exactly as unsigned integers u with float scales
-// per block of `sub` elements (32, or 16 for Q6_K):
+// (Q2_K .. Q6_K) and IQ4_XS is rewritten exactly as unsigned integers u with float scales
+// per block of `sub` elements (32, or 16 for Q2_K, Q3_K, Q6_K):
 //   w = d * (u - offset)   "symmetric" types: Q4_0 (offset 8), Q5_0 (16), Q8_0 (128), Q6_K (32),
-//                          the lookup types IQ4_NL, IQ4_XS, MXFP4 (128, below)
-//   w = d * u + m          the others (Q4_1, Q5_1; Q4_K / Q5_K with d = d*sc, m = -dmin*mn)
+//                          Q3_K (4), the lookup types IQ4_NL, IQ4_XS, MXFP4 (128, below)
+//   w = d * u + m          the others (Q4_1, Q5_1; Q2_K / Q4_K / Q5_K with d = d*sc,
+//                          m = -dmin*mn; Q2_K's m per 16 elements, the others' per 32)
 // (all products of a half and a 6- or 8-bit integer: exact in float).
 // Layout: rows in groups of 16 (the last group padded with zero rows); per group, first the
 // quants of every block of 32 columns in VNNI order — chunk c (columns 4c..4c+3) of the 16 rows
@@ -23,6 +24,10 @@
 //     rows' half d[16] then dmin[16] (64 bytes);
 //   kQ6K: per block the int8 sc of its two 16-column sub-blocks, sc[s][16] (32 bytes); per
 //     super-block the rows' half d[16] (32 bytes).
+//   kQ3K: per block 24 bytes as kK4's with the 6-bit ls of its two 16-column sub-blocks in
+//     place of sc and mn; per super-block the rows' half d[16]; the scale is d * (ls - 32).
+//   kQ2K: per block the GGUF's scale bytes of its two sub-blocks (sc | mn << 4), byte s * 16 + r
+//     (32 bytes); per super-block the rows' half d[16] then dmin[16] (64 bytes).
 //   kI6 (IQ4_XS): per block 12 bytes, the 6-bit ls of the 16 rows: nibble r % 2 of byte r / 2
 //     = ls & 15, bits 2 (r % 4)..+1 of byte 8 + r / 4 = ls >> 4; per super-block the rows'
 //     half d[16] (32 bytes); the scale is d * (ls - 32);
@@ -32,6 +37,9 @@
 // Lookup types (IQ4_NL, IQ4_XS, MXFP4) store the 4-bit index of each weight's level; the
 // levels (signed, |v| <= 127) map to u = v + 128 through `levels`, offset 128, so past the
 // table lookup (vpshufb) they run as Q8_0 does.
+// Q2_K and Q3_K keep the low 2 bits of u four chunks per byte (chunk c at bits 2 (c / 2)..+1 of
+// the 64 bytes at 64 (c % 2): 128 bytes), Q3_K its third bit in one 64-byte plane after them
+// (bit c of plane byte 4 * r + j: chunk c's column j of row r).
 // Types whose u fit 4 bits keep two chunks per byte (chunk c low nibble, chunk c + 4 high);
 // types with wider u keep their low 4 bits so and add planes of the higher bits after the
 // 256 nibble bytes: 5-bit types (Q5_*) one 64-byte plane (bit c of plane byte 4 * r + j: chunk
@@ -66,7 +74,7 @@
 namespace radixlm::kernels {
 
 // How a packed block's scales are stored (the layout above).
-enum class ScaleForm { kHalf, kK4, kQ6K, kI6, kE8M0, kNone };
+enum class ScaleForm { kHalf, kK4, kQ6K, kQ3K, kQ2K, kI6, kE8M0, kNone };
 
 struct PackedWeights {
   gguf::GgmlType source_type = gguf::GgmlType::kF32;
@@ -76,14 +84,16 @@ struct PackedWeights {
   int sub = 32;          // elements per scale: 32, or 16 (Q6_K)
   int offset = 0;        // symmetric types: w = d * (u - offset); 0 with a min
   bool has_min = false;  // w = d * u + m
-  bool nibbles = false;  // low 4 bits of u two chunks per byte
-  int high_bits = 0;     // with nibbles: bits of u above the nibble, in planes (0, 1, 2)
+  bool nibbles = false;  // low 4 bits of u two chunks per byte (2 bits four per byte: low_bits)
+  int low_bits = 4;      // with nibbles: 4, or 2 (Q2_K, Q3_K)
+  int high_bits = 0;     // with nibbles: bits of u above low_bits, in planes (0, 1, 2)
   int act_block = 32;    // activation scale block: 32 (Q8_0-like), 256 (Q8_K-like), 0 (float)
   // Lookup types: u of each stored 4-bit index (16 entries, static storage); else null.
   const uint8_t* levels = nullptr;
   int float_bytes = 0;   // float weights: bytes per stored value (4 or 2); 0 for quants
   ScaleForm scale_form = ScaleForm::kNone;  // kNone: float weights
-  size_t quant_bytes = 0;   // per (group, block): 512, 256 with nibbles, + 64 per plane;
+  size_t quant_bytes = 0;   // per (group, block): 512, 256 with nibbles (128 with 2 low
+                            // bits), + 64 per plane;
                             // float weights: 32 * 16 * float_bytes
   size_t scale_bytes = 0;   // per (group, block): its scales of the 16 rows (0 for floats)
   size_t super_bytes = 0;   // per (group, 256 columns): K-quants' half d (and dmin), else 0
@@ -97,21 +107,27 @@ struct PackedWeights {
   const uint8_t* Scales(int64_t group, int64_t block) const {
     return data.get() + group * group_bytes + (cols / 32) * quant_bytes + block * scale_bytes;
   }
-  // The super-block scales (kK4, kQ6K, kI6) of the 256 columns holding block `block`.
+  // The super-block scales (kK4, kQ6K, kQ3K, kQ2K, kI6) of the 256 columns holding `block`.
   const uint8_t* Supers(int64_t group, int64_t block) const {
     return data.get() + group * group_bytes + (cols / 32) * (quant_bytes + scale_bytes) +
            (block / 8) * super_bytes;
   }
-  // The float scale d of sub-block s (0, or 1 for Q6_K's second 16 columns) and the min m
-  // (0 without one) of row `lane` in block `block` of group `group`, as the kernels widen them.
+  // The float scale d of sub-block s (0, or 1 for the second 16 columns where sub is 16) and
+  // the min m (0 without one; Q2_K's of sub-block s) of row `lane` in block `block` of group
+  // `group`, as the kernels widen them.
   float ScaleD(int64_t group, int64_t block, int s, int lane) const;
-  float ScaleM(int64_t group, int64_t block, int lane) const;
+  float ScaleM(int64_t group, int64_t block, int lane, int s = 0) const;
 };
 
 // u of column k (0..31) of row `lane` (0..15) in a packed block (the layout above).
 inline int PackedQuant(const PackedWeights& w, const uint8_t* blk, int lane, int k) {
   const int c = k / 4, pos = 4 * lane + k % 4;
   if (!w.nibbles) return blk[c * 64 + pos];
+  if (w.low_bits == 2) {
+    int u = (blk[(c % 2) * 64 + pos] >> (2 * (c / 2))) & 3;
+    if (w.high_bits == 1) u |= ((blk[128 + pos] >> c) & 1) << 2;
+    return u;
+  }
   int u = (blk[(c % 4) * 64 + pos] >> (c / 4 * 4)) & 15;
   if (w.levels != nullptr) return w.levels[u];
   if (w.high_bits == 1) u |= ((blk[256 + pos] >> c) & 1) << 4;

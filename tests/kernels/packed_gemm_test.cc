@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -20,6 +21,7 @@
 #include "kernels/matmul.h"
 #include "kernels/packed_weights.h"
 #include "kernels/quant.h"
+#include "kernels/quant_blocks.h"
 
 namespace radixlm::kernels {
 namespace {
@@ -31,11 +33,12 @@ struct Case {
   const char* name;
 };
 const Case kCases[] = {
-    {GgmlType::kQ4_0, "Q4_0"},     {GgmlType::kQ4_1, "Q4_1"},   {GgmlType::kQ5_0, "Q5_0"},
-    {GgmlType::kQ5_1, "Q5_1"},     {GgmlType::kQ8_0, "Q8_0"},   {GgmlType::kQ4_K, "Q4_K"},
-    {GgmlType::kQ5_K, "Q5_K"},     {GgmlType::kQ6_K, "Q6_K"},   {GgmlType::kIQ4_NL, "IQ4_NL"},
-    {GgmlType::kIQ4_XS, "IQ4_XS"}, {GgmlType::kMXFP4, "MXFP4"}, {GgmlType::kF32, "F32"},
-    {GgmlType::kF16, "F16"},       {GgmlType::kBF16, "BF16"},
+    {GgmlType::kQ4_0, "Q4_0"},   {GgmlType::kQ4_1, "Q4_1"},     {GgmlType::kQ5_0, "Q5_0"},
+    {GgmlType::kQ5_1, "Q5_1"},   {GgmlType::kQ8_0, "Q8_0"},     {GgmlType::kQ4_K, "Q4_K"},
+    {GgmlType::kQ5_K, "Q5_K"},   {GgmlType::kQ6_K, "Q6_K"},     {GgmlType::kQ2_K, "Q2_K"},
+    {GgmlType::kQ3_K, "Q3_K"},   {GgmlType::kIQ4_NL, "IQ4_NL"}, {GgmlType::kIQ4_XS, "IQ4_XS"},
+    {GgmlType::kMXFP4, "MXFP4"}, {GgmlType::kF32, "F32"},       {GgmlType::kF16, "F16"},
+    {GgmlType::kBF16, "BF16"},
 };
 
 bool IsFloat(GgmlType t) {
@@ -49,17 +52,22 @@ struct Fixture {
   WeightMatrix w;
 };
 
-// The lookup types (IQ4_NL, IQ4_XS, MXFP4) as random blocks: every index and scale bit
-// random, the half scales d in [1e-3, 1e-1]; MXFP4's exponents 2^-11 .. 2^2, and 0 .. 3 (the
-// subnormal scales 2^-128, 2^-127 and the smallest normal ones) in every block of a `tiny` row
-// (where no larger block hides them).
-bool IsLookupType(GgmlType t) {
-  return t == GgmlType::kIQ4_NL || t == GgmlType::kIQ4_XS || t == GgmlType::kMXFP4;
+// The types without a quantizer here (Q2_K, Q3_K, IQ4_NL, IQ4_XS) and MXFP4 as random blocks:
+// every quant, index and scale bit random, the half scales (d, and Q2_K's dmin) in
+// [1e-3, 1e-1]; MXFP4's exponents 2^-11 .. 2^2, and 0 .. 3 (the subnormal scales 2^-128,
+// 2^-127 and the smallest normal ones) in every block of a `tiny` row (where no larger block
+// hides them).
+bool IsRandomBlockType(GgmlType t) {
+  return t == GgmlType::kQ2_K || t == GgmlType::kQ3_K || t == GgmlType::kIQ4_NL ||
+         t == GgmlType::kIQ4_XS || t == GgmlType::kMXFP4;
 }
-void RandomLookupBlocks(GgmlType type, std::mt19937& rng, uint8_t* row, size_t row_bytes,
-                        bool tiny) {
+void RandomBlocks(GgmlType type, std::mt19937& rng, uint8_t* row, size_t row_bytes, bool tiny) {
   for (size_t i = 0; i < row_bytes; ++i) row[i] = static_cast<uint8_t>(rng());
-  const size_t block = type == GgmlType::kIQ4_NL ? 18 : type == GgmlType::kIQ4_XS ? 136 : 17;
+  const bool block32 = type == GgmlType::kIQ4_NL || type == GgmlType::kMXFP4;
+  const size_t block = RowBytes(type, block32 ? 32 : 256);
+  std::vector<size_t> halves = {0};  // offsets of the half scales in a block
+  if (type == GgmlType::kQ2_K) halves = {offsetof(BlockQ2K, d), offsetof(BlockQ2K, dmin)};
+  if (type == GgmlType::kQ3_K) halves = {offsetof(BlockQ3K, d)};
   std::uniform_real_distribution<float> exponent(-3.0f, -1.0f);
   for (size_t b = 0; b < row_bytes / block; ++b) {
     uint8_t* p = row + b * block;
@@ -67,8 +75,10 @@ void RandomLookupBlocks(GgmlType type, std::mt19937& rng, uint8_t* row, size_t r
       p[0] = static_cast<uint8_t>(tiny ? rng() % 4 : 117 + rng() % 14);
       continue;
     }
-    const uint16_t h = F32ToF16(std::pow(10.0f, exponent(rng)));
-    std::memcpy(p, &h, 2);
+    for (size_t o : halves) {
+      const uint16_t h = F32ToF16(std::pow(10.0f, exponent(rng)));
+      std::memcpy(p + o, &h, 2);
+    }
   }
 }
 
@@ -82,8 +92,8 @@ Fixture MakeWeights(GgmlType type, int64_t rows, int64_t cols, uint32_t seed) {
   f.raw.resize(row_bytes * rows);
   f.dense.resize(rows * cols);
   for (int64_t r = 0; r < rows; ++r) {
-    if (IsLookupType(type)) {
-      RandomLookupBlocks(type, rng, f.raw.data() + r * row_bytes, row_bytes, r % 5 == 2);
+    if (IsRandomBlockType(type)) {
+      RandomBlocks(type, rng, f.raw.data() + r * row_bytes, row_bytes, r % 5 == 2);
     } else {
       QuantizeRow(type, src.data() + r * cols, f.raw.data() + r * row_bytes, cols);
     }
@@ -173,7 +183,7 @@ TEST(PackedGemmTest, RepackingIsExactForEveryType) {
         const int u = PackedQuant(*p, blk, lane, kk);
         const int s = kk * n_scales / 32;
         float v = p->ScaleD(r / 16, k / 32, s, lane) * static_cast<float>(u - p->offset);
-        if (p->has_min) v += p->ScaleM(r / 16, k / 32, lane);
+        if (p->has_min) v += p->ScaleM(r / 16, k / 32, lane, s);
         ASSERT_NEAR(v, f.dense[r * f.cols + k], 1e-6f * (1.0f + std::fabs(v)))
             << "row " << r << " col " << k;
       }
@@ -192,6 +202,7 @@ TEST(PackedGemmTest, EveryTypeKeepsItsGgufBytesPerWeight) {
                 {GgmlType::kQ5_0, 22.0 / 32},   {GgmlType::kQ4_1, 20.0 / 32},
                 {GgmlType::kQ5_1, 24.0 / 32},   {GgmlType::kQ4_K, 144.0 / 256},
                 {GgmlType::kQ5_K, 176.0 / 256}, {GgmlType::kQ6_K, 210.0 / 256},
+                {GgmlType::kQ2_K, 84.0 / 256},  {GgmlType::kQ3_K, 110.0 / 256},
                 {GgmlType::kIQ4_NL, 18.0 / 32}, {GgmlType::kIQ4_XS, 136.0 / 256},
                 {GgmlType::kMXFP4, 17.0 / 32}};
   for (const auto& c : kSizes) {

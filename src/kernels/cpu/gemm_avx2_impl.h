@@ -100,6 +100,27 @@ inline __m256 E8M0Scales8(const uint8_t* p) {
   return _mm256_castsi256_ps(_mm256_blendv_epi8(normal, sub, small));
 }
 
+// kQ3K: half h's d[s] = dh * (ls[s] - 32) of the block whose 24 scale bytes are at sp (kK4's
+// bytes with the two sub-blocks' ls in place of sc and mn).
+inline void Q3KScales8(const uint8_t* sp, int h, __m256 dh, __m256* d) {
+  __m256 ls0, ls1;
+  K4Scales8(sp, h, _mm256_set1_ps(1.0f), _mm256_set1_ps(1.0f), &ls0, &ls1);
+  const __m256 n32 = _mm256_set1_ps(32.0f);
+  d[0] = _mm256_mul_ps(dh, _mm256_sub_ps(ls0, n32));  // small integers: exact
+  d[1] = _mm256_mul_ps(dh, _mm256_sub_ps(ls1, n32));
+}
+
+// kQ2K: half h's d[s] = dh * sc[s] and m[s] = -(dmin * mn[s]) of the block whose 32 scale
+// bytes are at sp (neg_dmin = -dmin).
+inline void Q2KScales8(const uint8_t* sp, int h, __m256 dh, __m256 neg_dmin, __m256* d, __m256* m) {
+  for (int s = 0; s < 2; ++s) {
+    const __m256i v = _mm256_cvtepu8_epi32(
+        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(sp + 16 * s + 8 * h)));
+    d[s] = _mm256_mul_ps(dh, _mm256_cvtepi32_ps(_mm256_and_si256(v, _mm256_set1_epi32(15))));
+    m[s] = _mm256_mul_ps(neg_dmin, _mm256_cvtepi32_ps(_mm256_srli_epi32(v, 4)));
+  }
+}
+
 // kQ6K: half h's d[s] = dh * sc[s] of the block whose scale bytes are at sp.
 inline void Q6KScales8(const uint8_t* sp, int h, __m256 dh, __m256* d) {
   for (int s = 0; s < 2; ++s) {
@@ -138,9 +159,21 @@ inline void BlockScales8(const PackedWeights& w, int64_t g, int64_t b, int h, __
 }
 
 // Weight chunk c (0..7) of half h of the block at blk, as 8 rows x 4 bytes of u.
-template <bool kNib, int kHigh>
+template <bool kNib, int kHigh, bool kLow2 = false>
 inline __m256i Chunk(const uint8_t* blk, int h, int c) {
-  if constexpr (!kNib) {
+  if constexpr (kLow2) {
+    // Bits 2 (c / 2)..+1 of the 64 bytes at 64 (c % 2) (16-bit shifts: the mask keeps bits of
+    // the same byte); Q3_K's third bit: bit c of the plane byte becomes bit 2.
+    const __m256i v =
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(blk + 64 * (c % 2) + 32 * h));
+    __m256i u = _mm256_and_si256(_mm256_srli_epi16(v, 2 * (c / 2)), _mm256_set1_epi8(3));
+    if constexpr (kHigh == 1) {
+      const __m256i hb = _mm256_load_si256(reinterpret_cast<const __m256i*>(blk + 128 + 32 * h));
+      const __m256i sh = c <= 2 ? _mm256_slli_epi16(hb, 2 - c) : _mm256_srli_epi16(hb, c - 2);
+      u = _mm256_or_si256(u, _mm256_and_si256(sh, _mm256_set1_epi8(4)));
+    }
+    return u;
+  } else if constexpr (!kNib) {
     return _mm256_load_si256(reinterpret_cast<const __m256i*>(blk + 64 * c + 32 * h));
   } else {
     const __m256i v =
@@ -227,7 +260,7 @@ inline void DotChunks(const __m256i* wq, int c0, int c1, const int8_t* x, __m256
 // group's blocks (kHalves 2, for one or two tokens), the weights stream without the pause of a
 // second pass that finds them in cache; per element the operations are the same either way.
 template <int T, int kHalves, bool kVnni, bool kNib, int kHigh, bool kMin, bool kSub16,
-          int kChunksPer16>
+          int kChunksPer16, bool kLow2 = false>
 void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h0, int64_t t0,
           float* y, int64_t y_stride, int valid) {
   // The Q8_0 sign trick computes sum q * x directly: no offset term.
@@ -255,11 +288,11 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h0,
   __m256 dsup[kHalves] = {}, neg_dmin[kHalves] = {};
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = w.Block(g, b);
-    if ((k4 || i6) && b % 8 == 0) {
+    if ((k4 || i6 || kLow2) && b % 8 == 0) {
       const uint8_t* sup = w.Supers(g, b);
       for (int hh = 0; hh < kHalves; ++hh) {
         dsup[hh] = LoadHalves8(sup + 16 * (h0 + hh));
-        if (k4) neg_dmin[hh] = Negate8(LoadHalves8(sup + 32 + 16 * (h0 + hh)));
+        if (k4 || (kLow2 && kMin)) neg_dmin[hh] = Negate8(LoadHalves8(sup + 32 + 16 * (h0 + hh)));
       }
     }
     // Only the group's first pass streams it: later token tiles and the second half (h = 1)
@@ -272,19 +305,24 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h0,
     for (int hh = 0; hh < kHalves; ++hh) {
       const int h = h0 + hh;
       __m256i wq[8];  // unpacked once per block for all T tokens
-      for (int c = 0; c < 8; ++c) wq[c] = Chunk<kNib, kHigh>(blk, h, c);
+      for (int c = 0; c < 8; ++c) wq[c] = Chunk<kNib, kHigh, kLow2>(blk, h, c);
       if constexpr (kLut) {
         for (int c = 0; c < 8; ++c) wq[c] = _mm256_shuffle_epi8(lut, wq[c]);
       }
-      __m256 d[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()}, m = _mm256_setzero_ps();
-      if constexpr (kSub16) {
+      __m256 d[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+      __m256 m[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+      if constexpr (kLow2 && kMin) {
+        Q2KScales8(w.Scales(g, b), h, dsup[hh], neg_dmin[hh], d, m);
+      } else if constexpr (kLow2) {
+        Q3KScales8(w.Scales(g, b), h, dsup[hh], d);
+      } else if constexpr (kSub16) {
         Q6KScales8(w.Scales(g, b), h, LoadHalves8(w.Supers(g, b) + 16 * h), d);
       } else if (i6) {
         d[0] = I6Scales8(w.Scales(g, b), h, dsup[hh]);
       } else if (k4) {
-        K4Scales8(w.Scales(g, b), h, dsup[hh], neg_dmin[hh], d, &m);
+        K4Scales8(w.Scales(g, b), h, dsup[hh], neg_dmin[hh], d, m);
       } else {
-        BlockScales8(w, g, b, h, d, &m);
+        BlockScales8(w, g, b, h, d, m);
       }
       constexpr int kScales = kSub16 ? 2 : 1;
       for (int sc = 0; sc < kScales; ++sc) {
@@ -300,7 +338,12 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h0,
         for (int t = 0; t < T; ++t) {
           const __m256 scale = _mm256_mul_ps(d[sc], _mm256_set1_ps(dx[t]));
           acc[hh][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[t]), scale, acc[hh][t]);
-          if constexpr (kMin) acc[hh][t] = _mm256_fmadd_ps(m, _mm256_set1_ps(dxs[t]), acc[hh][t]);
+          if constexpr (kMin && kSub16) {  // Q2_K: m per 16 columns, times dx * their sum
+            const __m256 xs = _mm256_set1_ps(dx[t] * static_cast<float>(xsum[t]));
+            acc[hh][t] = _mm256_fmadd_ps(m[sc], xs, acc[hh][t]);
+          } else if constexpr (kMin) {
+            acc[hh][t] = _mm256_fmadd_ps(m[0], _mm256_set1_ps(dxs[t]), acc[hh][t]);
+          }
         }
       }
     }
@@ -324,16 +367,17 @@ using TileFn = void (*)(const PackedWeights&, const PackedActivations&, int64_t,
                         float*, int64_t, int);
 
 // fns[T]: one half against T tokens; both[T]: both halves of a full group against T tokens.
-template <bool kVnni, bool kNib, int kHigh, bool kMin, bool kSub16, int kChunksPer16>
+template <bool kVnni, bool kNib, int kHigh, bool kMin, bool kSub16, int kChunksPer16,
+          bool kLow2 = false>
 struct Tiles {
   static constexpr TileFn fns[kMaxTile + 1] = {
-      nullptr, Tile<1, 1, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16>,
-      Tile<2, 1, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16>,
-      Tile<3, 1, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16>,
-      Tile<4, 1, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16>};
+      nullptr, Tile<1, 1, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16, kLow2>,
+      Tile<2, 1, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16, kLow2>,
+      Tile<3, 1, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16, kLow2>,
+      Tile<4, 1, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16, kLow2>};
   static constexpr TileFn both[kMaxBothTile + 1] = {
-      nullptr, Tile<1, 2, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16>,
-      Tile<2, 2, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16>};
+      nullptr, Tile<1, 2, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16, kLow2>,
+      Tile<2, 2, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16, kLow2>};
 };
 
 struct TileSet {
@@ -341,9 +385,10 @@ struct TileSet {
   const TileFn* both;
 };
 
-template <bool kVnni, bool kNib, int kHigh, bool kMin, bool kSub16, int kChunksPer16>
+template <bool kVnni, bool kNib, int kHigh, bool kMin, bool kSub16, int kChunksPer16,
+          bool kLow2 = false>
 TileSet SetOf() {
-  using S = Tiles<kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16>;
+  using S = Tiles<kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16, kLow2>;
   return {S::fns, S::both};
 }
 
@@ -353,6 +398,10 @@ TileSet TilesFor(const PackedWeights& w) {
     if (kVnni) return SetOf<kVnni, true, 0, false, false, -1>();
     return w.source_type == gguf::GgmlType::kMXFP4 ? SetOf<kVnni, true, 0, false, false, -8>()
                                                    : SetOf<kVnni, true, 0, false, false, -1>();
+  }
+  if (w.low_bits == 2) {  // u <= 7: 2 * 127 * 7 * 4 fits int16
+    return w.has_min ? SetOf<kVnni, true, 0, true, true, 4, true>()    // Q2_K
+                     : SetOf<kVnni, true, 1, false, true, 4, true>();  // Q3_K
   }
   if (w.sub == 16) return SetOf<kVnni, true, 2, false, true, 2>();  // Q6_K
   if (w.nibbles && w.high_bits == 1) {

@@ -21,9 +21,10 @@ inline __m512i Broadcast4(const int8_t* p) {
 }
 
 // y[t0 + t, 16 g + lane] for t < T. kNib: nibble-packed quants; kMin: w = d*u + m;
-// kSub16: two scales per block (Q6_K); kLut: nibbles index w.levels (IQ4_NL, IQ4_XS, MXFP4),
-// looked up with vpshufb.
-template <int T, bool kNib, int kHigh, bool kMin, bool kSub16, bool kLut = false>
+// kSub16: two scales per block (Q6_K, and with kLow2 Q2_K / Q3_K); kLut: nibbles index
+// w.levels (IQ4_NL, IQ4_XS, MXFP4), looked up with vpshufb; kLow2: 2 low bits per chunk.
+template <int T, bool kNib, int kHigh, bool kMin, bool kSub16, bool kLut = false,
+          bool kLow2 = false>
 void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t t0, float* y,
           int64_t y_stride, __mmask16 store_mask) {
   __m512 acc[T];
@@ -47,7 +48,9 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t
     const uint8_t* blk = w.Block(g, b);
     if (t0 == 0) PrefetchAhead(blk, w.stream_bytes);  // the group's first pass
     __m512i wq[8];
-    if constexpr (kNib) {
+    if constexpr (kLow2) {
+      UnpackChunks2<kHigh>(blk, wq);
+    } else if constexpr (kNib) {
       UnpackChunks<kHigh>(blk, wq);
       if constexpr (kLut) {
         for (int c = 0; c < 8; ++c) wq[c] = _mm512_shuffle_epi8(lut, wq[c]);
@@ -55,8 +58,20 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t
     } else {
       for (int c = 0; c < 8; ++c) wq[c] = _mm512_load_si512(blk + 64 * c);
     }
-    __m512 d[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()}, m = _mm512_setzero_ps();
-    if constexpr (kSub16 && T <= 4) {
+    __m512 d[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+    __m512 m[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+    if constexpr (kLow2) {
+      if (b % 8 == 0) {
+        const uint8_t* sup = w.Supers(g, b);
+        dsup = LoadHalves16(sup);
+        if constexpr (kMin) neg_dmin = Negate16(LoadHalves16(sup + 32));
+      }
+      if constexpr (kMin) {
+        Q2KScales16(w.Scales(g, b), dsup, neg_dmin, d, m);
+      } else {
+        Q3KScales16(w.Scales(g, b), dsup, d);
+      }
+    } else if constexpr (kSub16 && T <= 4) {
       if (b % 8 == 0) dsup = LoadHalves16(w.Supers(g, b));
       Q6KScales16(w.Scales(g, b), dsup, d);
     } else if (i6) {
@@ -68,9 +83,9 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t
         dsup = LoadHalves16(sup);
         neg_dmin = Negate16(LoadHalves16(sup + 32));
       }
-      K4Scales16(w.Scales(g, b), dsup, neg_dmin, d, &m);
+      K4Scales16(w.Scales(g, b), dsup, neg_dmin, d, m);
     } else {
-      BlockScales16(w, g, b, d, &m);
+      BlockScales16(w, g, b, d, m);
     }
     const int64_t kb = kb0 + b;
     const int8_t* xq = a.tq + (kb * kActTile + i0) * 32;
@@ -105,7 +120,7 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t
       for (int t = 0; t < T; ++t) {
         const __m512 scale = _mm512_mul_ps(d[0], _mm512_set1_ps(dx[t]));
         acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[t]), scale, acc[t]);
-        if constexpr (kMin) acc[t] = _mm512_fmadd_ps(m, _mm512_set1_ps(dxs[t]), acc[t]);
+        if constexpr (kMin) acc[t] = _mm512_fmadd_ps(m[0], _mm512_set1_ps(dxs[t]), acc[t]);
       }
     } else {
       for (int h = 0; h < 2; ++h) {
@@ -120,6 +135,10 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t
         for (int t = 0; t < T; ++t) {
           const __m512 scale = _mm512_mul_ps(d[h], _mm512_set1_ps(dx[t]));
           acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[t]), scale, acc[t]);
+          if constexpr (kMin) {  // Q2_K: m per 16 columns, times dx * their sum
+            const __m512 xs = _mm512_set1_ps(dx[t] * static_cast<float>(sum16[t]));
+            acc[t] = _mm512_fmadd_ps(m[h], xs, acc[t]);
+          }
         }
       }
     }
@@ -132,21 +151,25 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t
 using TileFn = void (*)(const PackedWeights&, const PackedActivations&, int64_t, int64_t, float*,
                         int64_t, __mmask16);
 
-template <bool kNib, int kHigh, bool kMin, bool kSub16, bool kLut = false>
+template <bool kNib, int kHigh, bool kMin, bool kSub16, bool kLut = false, bool kLow2 = false>
 struct Tiles {
   static constexpr TileFn fns[9] = {nullptr,
-                                    Tile<1, kNib, kHigh, kMin, kSub16, kLut>,
-                                    Tile<2, kNib, kHigh, kMin, kSub16, kLut>,
-                                    Tile<3, kNib, kHigh, kMin, kSub16, kLut>,
-                                    Tile<4, kNib, kHigh, kMin, kSub16, kLut>,
-                                    Tile<5, kNib, kHigh, kMin, kSub16, kLut>,
-                                    Tile<6, kNib, kHigh, kMin, kSub16, kLut>,
-                                    Tile<7, kNib, kHigh, kMin, kSub16, kLut>,
-                                    Tile<8, kNib, kHigh, kMin, kSub16, kLut>};
+                                    Tile<1, kNib, kHigh, kMin, kSub16, kLut, kLow2>,
+                                    Tile<2, kNib, kHigh, kMin, kSub16, kLut, kLow2>,
+                                    Tile<3, kNib, kHigh, kMin, kSub16, kLut, kLow2>,
+                                    Tile<4, kNib, kHigh, kMin, kSub16, kLut, kLow2>,
+                                    Tile<5, kNib, kHigh, kMin, kSub16, kLut, kLow2>,
+                                    Tile<6, kNib, kHigh, kMin, kSub16, kLut, kLow2>,
+                                    Tile<7, kNib, kHigh, kMin, kSub16, kLut, kLow2>,
+                                    Tile<8, kNib, kHigh, kMin, kSub16, kLut, kLow2>};
 };
 
 const TileFn* TilesFor(const PackedWeights& w) {
   if (w.levels != nullptr) return Tiles<true, 0, false, false, true>::fns;  // lookup types
+  if (w.low_bits == 2) {
+    return w.has_min ? Tiles<true, 0, true, true, false, true>::fns    // Q2_K
+                     : Tiles<true, 1, false, true, false, true>::fns;  // Q3_K
+  }
   if (w.sub == 16) return Tiles<true, 2, false, true>::fns;  // Q6_K
   if (w.nibbles && w.high_bits == 1) {
     return w.has_min ? Tiles<true, 1, true, false>::fns : Tiles<true, 1, false, false>::fns;

@@ -46,6 +46,27 @@ inline void K4Scales16(const uint8_t* sp, __m512 dsup, __m512 neg_dmin, __m512* 
   *m = _mm512_mul_ps(neg_dmin, _mm512_cvtepi32_ps(mn));
 }
 
+// kQ3K: the 16 rows' d[s] = dh * (ls[s] - 32) of the block whose 24 scale bytes are at sp
+// (kK4's bytes with the two sub-blocks' ls in place of sc and mn).
+inline void Q3KScales16(const uint8_t* sp, __m512 dh, __m512* d) {
+  __m512 ls0, ls1;
+  K4Scales16(sp, _mm512_set1_ps(1.0f), _mm512_set1_ps(1.0f), &ls0, &ls1);
+  const __m512 n32 = _mm512_set1_ps(32.0f);
+  d[0] = _mm512_mul_ps(dh, _mm512_sub_ps(ls0, n32));  // small integers: exact
+  d[1] = _mm512_mul_ps(dh, _mm512_sub_ps(ls1, n32));
+}
+
+// kQ2K: the 16 rows' d[s] = dh * sc[s] and m[s] = -(dmin * mn[s]) of the block whose 32 scale
+// bytes are at sp (neg_dmin = -dmin).
+inline void Q2KScales16(const uint8_t* sp, __m512 dh, __m512 neg_dmin, __m512* d, __m512* m) {
+  for (int s = 0; s < 2; ++s) {
+    const __m512i v =
+        _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sp + 16 * s)));
+    d[s] = _mm512_mul_ps(dh, _mm512_cvtepi32_ps(_mm512_and_si512(v, _mm512_set1_epi32(15))));
+    m[s] = _mm512_mul_ps(neg_dmin, _mm512_cvtepi32_ps(_mm512_srli_epi32(v, 4)));
+  }
+}
+
 // kQ6K: the 16 rows' d[s] = dh * sc[s] of the block whose scale bytes are at sp.
 inline void Q6KScales16(const uint8_t* sp, __m512 dh, __m512* d) {
   for (int s = 0; s < 2; ++s) {
@@ -146,6 +167,31 @@ inline void UnpackChunks(const uint8_t* blk, __m512i* wq) {
     wq[5] = _mm512_or_si512(wq[5], _mm512_and_si512(_mm512_srli_epi16(hb, 1), bit4));
     wq[6] = _mm512_or_si512(wq[6], _mm512_and_si512(_mm512_srli_epi16(hb, 2), bit4));
     wq[7] = _mm512_or_si512(wq[7], _mm512_and_si512(_mm512_srli_epi16(hb, 3), bit4));
+  }
+}
+
+// Q2_K / Q3_K (2 low bits four chunks per byte): chunk c's bits 2 (c / 2)..+1 of the 64
+// bytes at blk + 64 (c % 2); with kHigh 1 (Q3_K), bit c of the plane at blk + 128 becomes
+// bit 2 (16-bit shifts: the masks keep bits of the same byte).
+template <int kHigh>
+inline void UnpackChunks2(const uint8_t* blk, __m512i* wq) {
+  const __m512i low2 = _mm512_set1_epi8(3);
+  for (int p = 0; p < 2; ++p) {
+    const __m512i v = _mm512_load_si512(blk + 64 * p);
+    wq[p] = _mm512_and_si512(v, low2);
+    wq[p + 2] = _mm512_and_si512(_mm512_srli_epi16(v, 2), low2);
+    wq[p + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low2);
+    wq[p + 6] = _mm512_and_si512(_mm512_srli_epi16(v, 6), low2);
+  }
+  if constexpr (kHigh == 1) {
+    const __m512i hb = _mm512_load_si512(blk + 128);
+    const __m512i bit2 = _mm512_set1_epi8(4);
+    wq[0] = _mm512_or_si512(wq[0], _mm512_and_si512(_mm512_slli_epi16(hb, 2), bit2));
+    wq[1] = _mm512_or_si512(wq[1], _mm512_and_si512(_mm512_slli_epi16(hb, 1), bit2));
+    wq[2] = _mm512_or_si512(wq[2], _mm512_and_si512(hb, bit2));
+    for (int c = 3; c < 8; ++c) {
+      wq[c] = _mm512_or_si512(wq[c], _mm512_and_si512(_mm512_srli_epi16(hb, c - 2), bit2));
+    }
   }
 }
 
