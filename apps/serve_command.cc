@@ -349,6 +349,10 @@ const bool kServeRegistered = RegisterCommand("serve", [](CLI::App& app) {
   cmd->add_flag("--disable-web-ui", s.disable_web_ui,
                 "Serve no web page at / (the /radix_tree routes stay)");
   cmd->add_option("--context-length", e.context_length, "Context length (default: the model's)");
+  cmd->add_flag("--is-embedding", e.is_embedding,
+                "Serve an embedding model: /v1/embeddings and /encode, no generation");
+  cmd->add_option("--pooling", e.pooling,
+                  "With --is-embedding: last | mean | cls (default: the GGUF's pooling_type)");
   cmd->add_flag("--allow-auto-truncate", e.allow_auto_truncate,
                 "A prompt or max_new_tokens past the context length (or the KV pool) is cut to "
                 "fit, with a warning logged, instead of answered with 400: the prompt keeps its "

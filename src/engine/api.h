@@ -79,6 +79,11 @@ struct GenerateRequest {
   std::vector<int32_t> token_ids_logprob;
   std::optional<SessionParams> session_params;  // a session turn (n must be 1)
   bool stream = false;  // informational: outputs always arrive as chunks (see GenerateStream)
+  // An embedding request (an --is-embedding engine only, which runs nothing else): the prompt
+  // is prefilled and its pooled, L2-normalised hidden state is the result's `embedding`; no
+  // token is generated (sampling_params is ignored but for n, which must be 1). Neither
+  // logprobs, sessions nor disaggregation.
+  bool embed = false;
   int32_t priority = 0;
   // Prefill/decode disaggregation (docs/disaggregation.md); neither with a session turn.
   // export_kv_room (prefill side; n must be 1): when it finishes, its prompt's KV is read from

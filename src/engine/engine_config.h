@@ -14,6 +14,12 @@ struct EngineConfig {
   std::string model_path;      // --model-path; "" or "default": the default model
   int threads = 0;             // --threads; <= 0: one per hardware thread
   int64_t context_length = 0;  // --context-length; <= 0: the model's
+  // --is-embedding: serve the model as an embedding model. Requests are GenerateRequest::embed
+  // (prefill only; the final-normed hidden states pooled and L2-normalised), generation is
+  // refused. --pooling mean|cls|last overrides the GGUF's <arch>.pooling_type; Create refuses a
+  // model with neither. After Create, config().pooling holds the pooling in force.
+  bool is_embedding = false;
+  std::string pooling;  // "" : the model's
   // Hears how the weights' load goes, one line at a time ("loading weights: 12/18 layers, ..."),
   // on the thread calling Engine::Create, only for a load longer than about 2 s (at most one
   // line per 2 s and 10 %, then a last line when it is done); the draft model's lines start

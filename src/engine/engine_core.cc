@@ -54,7 +54,12 @@ EngineCore::EngineCore(const EngineConfig& config, const SchedulerConfig& schedu
       runner_(std::move(runner)),
       draft_runner_(std::move(draft_runner)),
       assets_(std::move(assets)),
-      sessions_(config.max_open_sessions) {}
+      sessions_(config.max_open_sessions) {
+  if (config.is_embedding) {
+    StatusOr<Pooling> pooling = ParsePooling(config.pooling);
+    pooling_ = pooling.ok() ? *pooling : Pooling::kLast;  // Engine::Create resolved it
+  }
+}
 
 Status EngineCore::Start() {
   RADIXLM_ASSIGN_OR_RETURN(
@@ -89,6 +94,7 @@ void EngineCore::Shutdown() {
 
 StatusOr<std::shared_ptr<GenerateStream>> EngineCore::Submit(GenerateRequest request) {
   const ValidationLimits limits = Limits();
+  RADIXLM_RETURN_IF_ERROR(CheckEmbeddingRequest(&request));
   const bool session = request.session_params.has_value();
   RADIXLM_ASSIGN_OR_RETURN(std::vector<int32_t> ids,
                            PrepareGenerateRequest(request, assets_->codec(), limits));
@@ -135,6 +141,7 @@ StatusOr<std::shared_ptr<GenerateStream>> EngineCore::Submit(GenerateRequest req
     in.grammar = grammar.ready;
     in.pending_grammar = grammar.pending;
     in.grammar_kind = grammar.kind;
+    in.pooling = pooling_;
     if (request.sampling_params.sampling_seed.has_value()) {
       in.seed = static_cast<uint64_t>(*request.sampling_params.sampling_seed) + i;
     }
@@ -159,6 +166,30 @@ StatusOr<std::shared_ptr<GenerateStream>> EngineCore::Submit(GenerateRequest req
   cv_.notify_all();
   if (cut.cut()) WarnCut(cut, rid);
   return stream;
+}
+
+Status EngineCore::CheckEmbeddingRequest(GenerateRequest* request) const {
+  if (!config_.is_embedding) {
+    if (request->embed) {
+      return InvalidArgument("this server runs a generation model: embeddings are served only "
+                             "with --is-embedding");
+    }
+    return Status::Ok();
+  }
+  if (!request->embed) {
+    return InvalidArgument("this server runs an embedding model (--is-embedding): it serves "
+                           "/v1/embeddings and /encode, not generation");
+  }
+  if (request->sampling_params.n != 1) return InvalidArgument("an embedding request has n = 1");
+  if (request->return_logprob) return InvalidArgument("an embedding request returns no logprobs");
+  if (request->session_params.has_value() || request->export_kv_room.has_value() ||
+      request->import_kv.valid()) {
+    return Unimplemented("an embedding request runs outside sessions and disaggregation");
+  }
+  SamplingParams params;  // no constraints, stop conditions or penalties: nothing is sampled
+  params.max_new_tokens = 0;
+  request->sampling_params = params;
+  return Status::Ok();
 }
 
 ValidationLimits EngineCore::Limits() const {

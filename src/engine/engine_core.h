@@ -55,6 +55,9 @@ class EngineCore {
   EngineCore(const EngineCore&) = delete;
   EngineCore& operator=(const EngineCore&) = delete;
 
+  // An embedding engine takes embedding requests only (resetting their sampling params to
+  // prefill only), a generation engine none; InvalidArgument naming the mismatch.
+  Status CheckEmbeddingRequest(GenerateRequest* request) const;
   // As the Engine methods of the same names.
   StatusOr<std::shared_ptr<GenerateStream>> Submit(GenerateRequest request);
   bool Abort(const std::string& rid);
@@ -202,6 +205,7 @@ class EngineCore {
   Status ImportPrefixKv(SubmitCommand& cmd, const PrefixKv& kv);
 
   const EngineConfig config_;
+  Pooling pooling_ = Pooling::kNone;  // an embedding engine's (config_.pooling, resolved)
   const SchedulerConfig scheduler_config_;
   const EngineSettings settings_;
   std::unique_ptr<ModelRunner> runner_;

@@ -118,6 +118,36 @@ int32_t SizeStateSnapshots(const EngineConfig& config, const model::ModelConfig&
   return static_cast<int32_t>(std::clamp<int64_t>(n, 1, INT32_MAX / 2));
 }
 
+// An embedding engine's pooling: --pooling, else the GGUF's <arch>.pooling_type.
+StatusOr<Pooling> ResolvePooling(const EngineConfig& config, const gguf::GgufFile& file,
+                                 const std::string& arch) {
+  if (!config.is_embedding) {
+    if (!config.pooling.empty()) return InvalidArgument("--pooling goes with --is-embedding");
+    return Pooling::kNone;
+  }
+  if (!config.pooling.empty()) {
+    StatusOr<Pooling> flag = ParsePooling(config.pooling);
+    if (!flag.ok()) return InvalidArgument("--" + flag.status().message());
+    return flag;
+  }
+  const std::string key = arch + ".pooling_type";
+  RADIXLM_ASSIGN_OR_RETURN(const int64_t type, file.GetIntOr(key, -1));
+  Pooling pooling = Pooling::kNone;
+  if (type >= 0) {
+    StatusOr<Pooling> from_file = PoolingFromGguf(type);
+    if (!from_file.ok()) {
+      return Status(from_file.status().code(), key + ": " + from_file.status().message());
+    }
+    pooling = *from_file;
+  }
+  if (pooling == Pooling::kNone) {
+    return InvalidArgument("--is-embedding: the model has no pooling (" + key + " is " +
+                           (type < 0 ? std::string("absent") : "0, none") +
+                           "); choose one with --pooling mean|cls|last");
+  }
+  return pooling;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
@@ -125,6 +155,11 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<gguf::GgufFile> file, gguf::GgufFile::Open(path));
   RADIXLM_ASSIGN_OR_RETURN(model::ModelConfig mc, model::ModelConfig::FromGguf(*file));
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<ModelAssets> assets, ModelAssets::FromGguf(*file, path));
+  RADIXLM_ASSIGN_OR_RETURN(const Pooling pooling, ResolvePooling(config, *file, mc.arch));
+  if (config.is_embedding && !config.speculative_algorithm.empty()) {
+    return InvalidArgument("--speculative-algorithm does not go with --is-embedding (nothing is "
+                           "decoded)");
+  }
 
   int64_t context = mc.context_length;
   if (config.context_length > 0) context = std::min(context, config.context_length);
@@ -171,6 +206,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
       (sc.chunked_prefill_size > 0 ? sc.chunked_prefill_size : sc.max_prefill_tokens) +
       sc.max_running_requests + sc.page_size;
   mo.max_context = context;
+  mo.output_hidden_states = config.is_embedding;
   auto progress_lines = [&config](std::string prefix) -> model::LoadProgressFn {
     if (!config.on_load_progress) return nullptr;
     return [&config, prefix](const model::LoadProgress& p) {
@@ -198,6 +234,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
                                 /*state_slots=*/int64_t{sc.max_running_requests} + snapshot_slots));
   EngineConfig kept = config;
   kept.on_load_progress = nullptr;  // the load is over (and the callback may capture locals)
+  if (config.is_embedding) kept.pooling = PoolingName(pooling);
   RADIXLM_ASSIGN_OR_RETURN(
       std::unique_ptr<EngineCore> core,
       EngineCore::Create(kept, sc, std::move(runner), std::move(assets), std::move(draft_runner)));

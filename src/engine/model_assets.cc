@@ -48,6 +48,7 @@ StatusOr<ModelInfo> ReadModelInfo(const gguf::GgufFile& file, const std::string&
     info.n_experts_used = config->n_experts_used;
     info.total_parameters = config->TotalParameters();
     info.active_parameters = config->ActiveParameters();
+    info.hidden_size = config->hidden_size;
     if (info.arch == "llama" && info.n_experts > 0) {  // Mixtral: a llama file with experts
       info.model_type = "mixtral";
       info.architectures = {"MixtralForCausalLM"};

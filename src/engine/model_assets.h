@@ -38,6 +38,7 @@ struct ModelInfo {
   int64_t n_experts_used = 0;
   int64_t total_parameters = 0;
   int64_t active_parameters = 0;
+  int64_t hidden_size = 0;  // the width of the hidden states (an embedding model's vectors)
 };
 
 // The metadata of an open GGUF at `path`.

@@ -13,6 +13,7 @@ void GenerateOutput::Append(GenerateOutput&& chunk) {
   }
   for (LogprobEntry& e : chunk.input_token_logprobs) input_token_logprobs.push_back(std::move(e));
   if (chunk.finish_reason.has_value()) finish_reason = std::move(chunk.finish_reason);
+  if (!chunk.embedding.empty()) embedding = std::move(chunk.embedding);
   meta = std::move(chunk.meta);
 }
 

@@ -42,6 +42,9 @@ struct GenerateOutput {
   std::vector<LogprobEntry> input_token_logprobs;   // in the first chunk only
   std::optional<FinishReason> finish_reason;        // set on the sample's last chunk
   GenerateMeta meta;                                // running totals
+  // An embedding request's pooled (and L2-normalised) hidden state, in its last chunk only;
+  // empty for generation (sampling/pooling.h).
+  std::vector<float> embedding;
 
   // Adds the next chunk of the same sample.
   void Append(GenerateOutput&& chunk);

@@ -10,6 +10,13 @@ model::LogitsMode ChunkLogitsMode(const Request& req, int64_t begin, int64_t end
     return model::LogitsMode::kAll;
   }
   const bool final = end == req.fill_len;
+  if (req.is_embedding()) {
+    if (req.in.pooling == Pooling::kMean) return model::LogitsMode::kAll;
+    if (req.in.pooling == Pooling::kCls) {
+      return begin == 0 ? model::LogitsMode::kAll : model::LogitsMode::kNone;
+    }
+    return final ? model::LogitsMode::kLast : model::LogitsMode::kNone;
+  }
   const bool samples = req.max_new_tokens > req.output_len();
   return final && samples ? model::LogitsMode::kLast : model::LogitsMode::kNone;
 }

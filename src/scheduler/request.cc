@@ -20,6 +20,7 @@ int64_t Request::MaxPrefixLen() const {
   const int64_t all = static_cast<int64_t>(token_ids.size());
   int64_t limit = all - 1;
   if (wants_input_logprobs()) limit = std::min(limit, first_logprob_row());
+  if (PoolingNeedsAllRows(in.pooling)) limit = 0;  // every position's hidden state is read
   return std::max<int64_t>(limit, 0);
 }
 

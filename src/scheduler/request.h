@@ -25,6 +25,7 @@
 #include "cache/radix_cache.h"
 #include "grammar/matcher.h"
 #include "sampling/penalty_state.h"
+#include "sampling/pooling.h"
 #include "sampling/sampling_params.h"
 #include "scheduler/request_output.h"
 #include "scheduler/stop_checker.h"
@@ -62,6 +63,12 @@ struct RequestInput {
   using GrammarResult = StatusOr<std::shared_ptr<const grammar::CompiledGrammar>>;
   std::shared_future<GrammarResult> pending_grammar;
   grammar::GrammarKind grammar_kind = grammar::GrammarKind::kRegex;  // for the error message
+  // An embedding request (not kNone): prefill only (max_new_tokens 0), the runner's rows are
+  // hidden states (an embedding model's runner), pooled this way over the prompt and
+  // L2-normalised into the final output's embedding. Mean and cls pooling read every
+  // position, so they take nothing from the cache; last pooling reuses a cached prefix as
+  // generation does (the last token is always computed).
+  Pooling pooling = Pooling::kNone;
 };
 
 enum class RequestState { kWaiting, kPrefilling, kDecoding, kFinished };
@@ -129,6 +136,8 @@ struct Request {
   size_t reported_tokens = 0;                 // outputs already reported
   bool input_logprobs_reported = false;
   std::optional<FinishReason> finish;
+  std::optional<PoolingAccumulator> pooled;  // an embedding request's, while it prefills
+  std::vector<float> embedding;              // its result, reported in the final output
 
   int64_t output_len() const { return static_cast<int64_t>(token_ids.size()) - prompt_len; }
   std::span<const int32_t> prompt() const {
@@ -139,6 +148,7 @@ struct Request {
   }
   // Tokens the next decode steps may still add (for memory reserves).
   int64_t remaining_new_tokens() const { return max_new_tokens - output_len(); }
+  bool is_embedding() const { return in.pooling != Pooling::kNone; }
   // Input logprobs still to be computed during the coming prefill.
   bool wants_input_logprobs() const {
     return in.return_logprob && in.logprob_start_len >= 0 && !input_logprobs_done;

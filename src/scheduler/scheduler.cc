@@ -294,6 +294,7 @@ void Scheduler::EmitOutput(Request* req) {
   }
   if (!final && c.output_ids.empty() && c.text.empty()) return;
   c.finish_reason = req->finish;
+  if (final) c.embedding = std::move(req->embedding);
   c.meta.prompt_tokens = req->prompt_len;
   c.meta.completion_tokens = req->output_len();
   c.meta.cached_tokens = req->cached_tokens;

@@ -366,6 +366,8 @@ class Scheduler {
   // --- step (scheduler_step.cc) ---
   void ProcessResults();
   void ComputeInputLogprobs(Request* req, const PrefillChunk& chunk, size_t seq);
+  // An embedding request's chunk: its hidden-state rows into the request's pooled vector.
+  void PoolChunk(Request* req, const PrefillChunk& chunk, size_t seq);
   void SampleRows();
   // The sampling row of req over `logits` ([vocab], edited in place by the sampler).
   void FillSampleRow(Request* req, float* logits, BatchSamplingRow& row);

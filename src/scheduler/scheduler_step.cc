@@ -45,6 +45,19 @@ void Scheduler::ComputeInputLogprobs(Request* req, const PrefillChunk& chunk, si
   }
 }
 
+void Scheduler::PoolChunk(Request* req, const PrefillChunk& chunk, size_t seq) {
+  // The rows are hidden states here: the runner of an embedding model returns them in place
+  // of logits, vocab_size being their width.
+  const int64_t width = forward_out_.vocab_size;
+  // A prefill that starts over (after a retraction) pools from scratch.
+  if (!req->pooled.has_value() || chunk.begin == 0) req->pooled.emplace(req->in.pooling, width);
+  const int64_t rows = forward_out_.row_count[seq];
+  if (rows == 0) return;
+  // kAll: one row per new token, from chunk.begin; kLast: the chunk's last position.
+  const int64_t first = rows == chunk.end - chunk.begin ? chunk.begin : chunk.end - rows;
+  req->pooled->Add(first, rows, forward_out_.Row(seq, 0));
+}
+
 const int32_t* Scheduler::FillGrammarMask(Request* req, int64_t vocab) {
   req->grammar_mask.assign(BitmaskWords(static_cast<int32_t>(
                                std::max<int64_t>(vocab, req->matcher->grammar().vocab().size()))),
@@ -164,7 +177,11 @@ void Scheduler::ProcessResults() {
     const size_t seq = decodes_.size() + j;
     stats_.prefill_tokens += chunk.end - chunk.begin;
     ++req->forward_passes;
-    if (chunk.logits == model::LogitsMode::kAll) ComputeInputLogprobs(req, chunk, seq);
+    if (req->is_embedding()) {
+      PoolChunk(req, chunk, seq);
+    } else if (chunk.logits == model::LogitsMode::kAll) {
+      ComputeInputLogprobs(req, chunk, seq);
+    }
     req->kv_len = chunk.end;
     if (!chunk.is_final()) {
       RADIXLM_CHECK(partial == nullptr) << "at most one request is left mid-prefill per round";
@@ -182,6 +199,10 @@ void Scheduler::ProcessResults() {
     if (chunked_ == req) chunked_ = nullptr;
     req->input_logprobs_done = true;
     req->prompt_prefilled = true;
+    if (req->is_embedding()) {
+      req->embedding = req->pooled->Finish(req->prompt_len, /*normalize=*/true);
+      req->pooled.reset();
+    }
     if (req->output_len() >= req->max_new_tokens) {  // max_new_tokens == 0: prompt only
       FinishRequest(req, FinishReason::Length(req->output_len()));
       continue;

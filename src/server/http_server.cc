@@ -9,6 +9,7 @@
 
 #include "chat/reasoning_parser.h"
 #include "chat/tool_call_parser.h"
+#include "server/embeddings_api.h"
 #include "server/loads_api.h"
 #include "server/native_api.h"
 #include "server/openai_api.h"
@@ -69,6 +70,7 @@ HttpServer::HttpServer(const ServerConfig& config, Engine* engine)
   AddPauseRoutes(context_, &router_);
   AddOpenAiRoutes(context_, &router_);
   AddTokenizeRoutes(context_, &router_);
+  AddEmbeddingRoutes(context_, &router_);  // after the generation routes (it may refuse them)
   AddRadixTreeRoutes(context_, &tree_feed_, &router_);
   if (!config_.disable_web_ui) AddWebUiRoutes(&router_);
   env_.router = &router_;

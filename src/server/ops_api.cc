@@ -45,6 +45,7 @@ HandlerResult HealthGenerate(const ServerContext& ctx) {
   request.text = "Hello";
   request.sampling_params.max_new_tokens = 1;
   request.sampling_params.temperature = 0.0f;
+  request.embed = ctx.engine->config().is_embedding;  // an embedding server embeds it
   auto call = std::make_shared<GenerationCall>(ctx.engine, nullptr, nullptr,
                                                std::make_unique<HealthFormatter>(), false);
   std::vector<GenerateRequest> requests;
@@ -137,7 +138,7 @@ json ModelInfoJson(const ServerContext& ctx) {
   return json{
       {"model_path", model.model_path},
       {"tokenizer_path", model.model_path},
-      {"is_generation", true},
+      {"is_generation", !ctx.engine->config().is_embedding},
       {"preferred_sampling_params", nullptr},
       {"weight_version", "default"},
       {"has_image_understanding", false},
