@@ -29,6 +29,7 @@ const Tags& TagsOf(ReasoningFormat format) {
     case ReasoningFormat::kGranite:
       return kGranite;
     case ReasoningFormat::kDeepSeekR1:
+    case ReasoningFormat::kDeepSeekV3:
     case ReasoningFormat::kQwen3:
     case ReasoningFormat::kGptOss:
       break;
@@ -131,14 +132,20 @@ ReasoningSplit Split(ReasoningFormat format, std::string_view text, bool final) 
 
 StatusOr<ReasoningFormat> ReasoningFormatFromName(std::string_view name) {
   if (name == "deepseek-r1") return ReasoningFormat::kDeepSeekR1;
+  if (name == "deepseek-v3") return ReasoningFormat::kDeepSeekV3;
   if (name == "qwen3" || name == "glm45") return ReasoningFormat::kQwen3;
   if (name == "mistral") return ReasoningFormat::kMistral;
   if (name == "gemma4") return ReasoningFormat::kGemma4;
   if (name == "granite") return ReasoningFormat::kGranite;
   if (name == "gpt-oss") return ReasoningFormat::kGptOss;
   return InvalidArgument("unknown reasoning parser \"" + std::string(name) +
-                         "\"; expected deepseek-r1, qwen3 (glm45), mistral, gemma4, granite or "
-                         "gpt-oss");
+                         "\"; expected deepseek-r1, deepseek-v3, qwen3 (glm45), mistral, gemma4, "
+                         "granite or gpt-oss");
+}
+
+ReasoningFormat ForRequest(ReasoningFormat format, bool thinking_requested) {
+  if (format != ReasoningFormat::kDeepSeekV3) return format;
+  return thinking_requested ? ReasoningFormat::kDeepSeekR1 : ReasoningFormat::kQwen3;
 }
 
 ReasoningSplit SplitReasoning(ReasoningFormat format, std::string_view text) {

@@ -3,6 +3,9 @@
 //   deepseek-r1  the reply starts inside the thinking (the template's generation prompt opened
 //                "<think>", as GLM-Z1's does): everything before "</think>" is reasoning; a
 //                leading "<think>" is dropped. A reply without "</think>" is all reasoning.
+//   deepseek-v3  DeepSeek V3.1 / V3.2, whose template opens "<think>" only when the request sets
+//                chat_template_kwargs {"thinking": true} (and closes an empty one otherwise):
+//                deepseek-r1 for such a request, qwen3 for any other (ForRequest below).
 //   qwen3        the reply may open "<think>" itself; reasoning is what lies between
 //   (alias       "<think>" and "</think>". A reply that does not start with "<think>" is all
 //   glm45)       content. (SmolLM3's thinking, too.)
@@ -30,11 +33,24 @@
 
 namespace radixlm::chat {
 
-enum class ReasoningFormat { kDeepSeekR1, kQwen3, kMistral, kGemma4, kGranite, kGptOss };
+enum class ReasoningFormat {
+  kDeepSeekR1,
+  kDeepSeekV3,
+  kQwen3,
+  kMistral,
+  kGemma4,
+  kGranite,
+  kGptOss
+};
 
-// "deepseek-r1" | "qwen3" | "glm45" | "mistral" | "gemma4" | "granite" | "gpt-oss";
-// InvalidArgument otherwise.
+// "deepseek-r1" | "deepseek-v3" | "qwen3" | "glm45" | "mistral" | "gemma4" | "granite" |
+// "gpt-oss"; InvalidArgument otherwise.
 StatusOr<ReasoningFormat> ReasoningFormatFromName(std::string_view name);
+
+// The format one request's reply is split with: deepseek-v3 becomes deepseek-r1 when the request
+// asked for thinking (`thinking` true among its template variables), qwen3 otherwise (as SGLang's
+// deepseek-v3 parser forces reasoning only on an explicit thinking: true). Others unchanged.
+ReasoningFormat ForRequest(ReasoningFormat format, bool thinking_requested);
 
 struct ReasoningSplit {
   std::string reasoning;

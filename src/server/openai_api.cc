@@ -149,7 +149,12 @@ HandlerResult HandleChat(const ServerContext& ctx, const HttpRequest& request) {
   if (!ctx.config->reasoning_parser.empty() && parsed->separate_reasoning) {
     StatusOr<chat::ReasoningFormat> reasoning =
         chat::ReasoningFormatFromName(ctx.config->reasoning_parser);
-    if (reasoning.ok()) options.reasoning = *reasoning;
+    if (reasoning.ok()) {
+      const json& kwargs = parsed->chat_template.kwargs;
+      const auto thinking = kwargs.find("thinking");
+      options.reasoning = chat::ForRequest(
+          *reasoning, thinking != kwargs.end() && thinking->is_boolean() && thinking->get<bool>());
+    }
     options.stream_reasoning = parsed->stream_reasoning;
   }
   return Submit(ctx, *body, *parsed, std::move(prompts), std::move(options));

@@ -278,6 +278,18 @@ TEST(ReasoningParserTest, SplitsAndStreamsAtEveryByte) {
   EXPECT_FALSE(ReasoningFormatFromName("r1").ok());
 }
 
+TEST(ReasoningParserTest, DeepSeekV3ThinksOnlyWhenAsked) {
+  StatusOr<ReasoningFormat> v3 = ReasoningFormatFromName("deepseek-v3");
+  ASSERT_TRUE(v3.ok());
+  EXPECT_EQ(ForRequest(*v3, true), ReasoningFormat::kDeepSeekR1);
+  EXPECT_EQ(ForRequest(*v3, false), ReasoningFormat::kQwen3);
+  EXPECT_EQ(ForRequest(ReasoningFormat::kDeepSeekR1, false), ReasoningFormat::kDeepSeekR1);
+  EXPECT_EQ(ForRequest(ReasoningFormat::kQwen3, true), ReasoningFormat::kQwen3);
+  // Thinking off: V3.1's answer after the closed empty block is content, "</think>" or not.
+  EXPECT_EQ(SplitReasoning(ForRequest(*v3, false), "Paris.").content, "Paris.");
+  EXPECT_EQ(SplitReasoning(ForRequest(*v3, true), "hmm</think>Paris.").reasoning, "hmm");
+}
+
 const json kTools = json::parse(R"([{"type": "function", "function": {"name": "get_weather",
   "description": "Weather in a city", "parameters": {"type": "object",
   "properties": {"city": {"type": "string"}}, "required": ["city"]}}}])");
