@@ -8,6 +8,7 @@
 #include "apps/commands.h"
 #include "gguf/gguf_describe.h"
 #include "gguf/gguf_file.h"
+#include "hf/model_file.h"
 #include "util/model_path.h"
 
 namespace radixlm::apps {
@@ -26,7 +27,9 @@ void RunInspect(InspectOptions opts) {
     SetExitCode(1);
     return;
   }
-  StatusOr<std::unique_ptr<gguf::GgufFile>> file = gguf::GgufFile::Open(*path);
+  // A Hugging Face folder is shown as the GGUF radixlm reads it (what it found on stderr).
+  StatusOr<std::unique_ptr<gguf::GgufFile>> file = hf::OpenModelFile(
+      *path, "", [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
   if (!file.ok()) {
     std::fprintf(stderr, "inspect: %s\n", file.status().ToString().c_str());
     SetExitCode(1);

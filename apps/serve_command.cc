@@ -25,6 +25,7 @@
 #include "server/http_server.h"
 #include "server/listen_socket.h"
 #include "server/server_log.h"
+#include "hf/model_file.h"
 #include "util/model_path.h"
 #include "util/mutex.h"
 
@@ -252,9 +253,7 @@ Status RunServe(ServeOptions opt) {
   RADIXLM_ASSIGN_OR_RETURN(server::ListenSocket listener,
                            server::ListenSocket::Open(opt.server.host, opt.server.port));
   RADIXLM_ASSIGN_OR_RETURN(std::string path, ResolveModelPath(opt.engine.model_path));
-  std::error_code size_error;
-  const auto file_bytes = static_cast<int64_t>(std::filesystem::file_size(path, size_error));
-  if (size_error) return IoError("cannot read the size of " + path + ": " + size_error.message());
+  const int64_t file_bytes = hf::ModelPathBytes(path);  // a folder: its safetensors' bytes
   if (opt.mem_fraction_static > 0) {
     if (opt.mem_fraction_static >= 1) return InvalidArgument("--mem-fraction-static must be < 1");
     const int64_t kv_bytes =
@@ -280,6 +279,7 @@ Status RunServe(ServeOptions opt) {
     RADIXLM_ASSIGN_OR_RETURN(engine, Engine::Create(engine_config));
   }
   const ModelInfo& info = engine->assets().info();
+  opt.server.chat_sampling_defaults = info.sampling_defaults;
   const Status& chat_status = engine->assets().chat_status();
 
   RADIXLM_RETURN_IF_ERROR(StartDisaggregation(opt, engine.get(), &opt.server, &disaggregation));
@@ -337,7 +337,8 @@ const bool kServeRegistered = RegisterCommand("serve", [](CLI::App& app) {
   EngineConfig& e = opt->engine;
   server::ServerConfig& s = opt->server;
   e.model_path = "default";
-  cmd->add_option("--model-path", e.model_path, "GGUF model file, or 'default'");
+  cmd->add_option("--model-path", e.model_path,
+                  "GGUF model file, Hugging Face checkpoint folder, or 'default'");
   cmd->add_option("--host", s.host, "Address to listen on")->capture_default_str();
   cmd->add_option("--port", s.port, "Port (0: any free port)")->capture_default_str();
   cmd->add_option("--api-key", s.api_key, "Require 'Authorization: Bearer <key>'");
@@ -349,6 +350,9 @@ const bool kServeRegistered = RegisterCommand("serve", [](CLI::App& app) {
   cmd->add_flag("--disable-web-ui", s.disable_web_ui,
                 "Serve no web page at / (the /radix_tree routes stay)");
   cmd->add_option("--context-length", e.context_length, "Context length (default: the model's)");
+  cmd->add_option("--quantization", e.quantization,
+                  "Hugging Face folders: q8_0 | q4_k | q6_k quantizes the weights at load "
+                  "(default: served in their stored F32 / F16 / BF16)");
   cmd->add_flag("--is-embedding", e.is_embedding,
                 "Serve an embedding model: /v1/embeddings and /encode, no generation");
   cmd->add_option("--pooling", e.pooling,

@@ -13,6 +13,7 @@
 
 #include "apps/commands.h"
 #include "gguf/gguf_file.h"
+#include "hf/model_file.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/unicode.h"
 #include "util/model_path.h"
@@ -135,7 +136,7 @@ void Run(const TokenizeOptions& opt) {
   if (!ReadInput(opt, &text)) return;
   StatusOr<std::string> path = ResolveModelPath(opt.model_path);
   if (!path.ok()) return Fail(path.status().ToString());
-  auto file = gguf::GgufFile::Open(*path);
+  auto file = hf::OpenModelFile(*path, "", nullptr);  // a GGUF or a Hugging Face folder
   if (!file.ok()) return Fail(*path + ": " + file.status().ToString());
   auto tok = tokenizer::Tokenizer::FromGguf(**file);
   if (!tok.ok()) return Fail(*path + ": " + tok.status().ToString());

@@ -14,6 +14,9 @@ struct EngineConfig {
   std::string model_path;      // --model-path; "" or "default": the default model
   int threads = 0;             // --threads; <= 0: one per hardware thread
   int64_t context_length = 0;  // --context-length; <= 0: the model's
+  // --quantization (Hugging Face folders only): "" serves the weights in their stored type;
+  // "q8_0", "q4_k" or "q6_k" quantizes every matrix at load (hf/hf_weights.h).
+  std::string quantization;
   // --is-embedding: serve the model as an embedding model. Requests are GenerateRequest::embed
   // (prefill only; the final-normed hidden states pooled and L2-normalised), generation is
   // refused. --pooling mean|cls|last overrides the GGUF's <arch>.pooling_type; Create refuses a

@@ -10,6 +10,7 @@
 #include "engine/model_backed_runner.h"
 #include "engine/scheduler_bridge.h"
 #include "gguf/gguf_file.h"
+#include "hf/model_file.h"
 #include "model/load_progress.h"
 #include "model/model.h"
 #include "util/model_path.h"
@@ -152,7 +153,9 @@ StatusOr<Pooling> ResolvePooling(const EngineConfig& config, const gguf::GgufFil
 
 StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   RADIXLM_ASSIGN_OR_RETURN(std::string path, ResolveModelPath(config.model_path));
-  RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<gguf::GgufFile> file, gguf::GgufFile::Open(path));
+  // A GGUF file, or a Hugging Face folder presented as one (its findings go to the load log).
+  RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<gguf::GgufFile> file,
+                           hf::OpenModelFile(path, config.quantization, config.on_load_progress));
   RADIXLM_ASSIGN_OR_RETURN(model::ModelConfig mc, model::ModelConfig::FromGguf(*file));
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<ModelAssets> assets, ModelAssets::FromGguf(*file, path));
   RADIXLM_ASSIGN_OR_RETURN(const Pooling pooling, ResolvePooling(config, *file, mc.arch));

@@ -43,6 +43,16 @@ StatusOr<ModelInfo> ReadModelInfo(const gguf::GgufFile& file, const std::string&
     }
   }
   info.file_bytes = static_cast<int64_t>(file.file_size());
+  constexpr std::pair<const char*, const char*> kSamplingKeys[] = {
+      {"general.sampling.temp", "temperature"},
+      {"general.sampling.top_k", "top_k"},
+      {"general.sampling.top_p", "top_p"},
+      {"general.sampling.min_p", "min_p"},
+      {"general.sampling.penalty_repeat", "repetition_penalty"}};
+  for (const auto& [key, field] : kSamplingKeys) {
+    if (!file.Has(key)) continue;
+    RADIXLM_ASSIGN_OR_RETURN(info.sampling_defaults[field], file.GetFloat(key));
+  }
   if (auto config = model::ModelConfig::FromGguf(file); config.ok()) {
     info.n_experts = config->n_experts;
     info.n_experts_used = config->n_experts_used;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +39,10 @@ struct ModelInfo {
   int64_t n_experts_used = 0;
   int64_t total_parameters = 0;
   int64_t active_parameters = 0;
+  // Sampling defaults of the model (general.sampling.temp / top_k / top_p / min_p /
+  // penalty_repeat: a Hugging Face folder's generation_config.json, hf/hf_folder.h) under
+  // their SamplingParams names (temperature, top_k, top_p, min_p, repetition_penalty).
+  std::map<std::string, double> sampling_defaults;
   int64_t hidden_size = 0;  // the width of the hidden states (an embedding model's vectors)
 };
 

@@ -1,5 +1,6 @@
 #include "hf/hf_config.h"
 
+#include <cmath>
 #include <string_view>
 
 namespace radixlm::hf {
@@ -169,6 +170,47 @@ StatusOr<HfArchitecture> ReadHfConfig(const nlohmann::json& config, const std::s
       if (scaling->contains("original_max_position_embeddings")) {
         md.emplace_back(a + ".rope.scaling.original_context_length",
                         Value::U32((*scaling)["original_max_position_embeddings"].get<uint32_t>()));
+      }
+      const std::pair<const char*, const char*> yarn_keys[] = {
+          {"extrapolation_factor", "rope.scaling.yarn_ext_factor"},
+          {"attention_factor", "rope.scaling.attn_factor"},
+          {"attn_factor", "rope.scaling.attn_factor"},
+          {"beta_fast", "rope.scaling.yarn_beta_fast"},
+          {"beta_slow", "rope.scaling.yarn_beta_slow"}};
+      for (const auto& [hf_key, gguf_key] : yarn_keys) {
+        const std::string key = a + "." + gguf_key;
+        bool written = false;
+        for (const auto& kv : md) written = written || kv.first == key;
+        if (!written && scaling->contains(hf_key) && (*scaling)[hf_key].is_number()) {
+          md.emplace_back(key, Value::F32((*scaling)[hf_key].get<float>()));
+        }
+      }
+    } else if (type == "llama3" && out.arch == "llama") {
+      // The converter's generate_extra_tensors, in float32: wavelengths shorter than
+      // original / high_freq_factor keep their frequency, longer than original /
+      // low_freq_factor are divided by factor, and those between are interpolated.
+      auto num = [&](const char* key, double def) {
+        return scaling->contains(key) && (*scaling)[key].is_number() ? (*scaling)[key].get<double>()
+                                                                      : def;
+      };
+      const float f = static_cast<float>(num("factor", 8.0));
+      const float low = static_cast<float>(num("low_freq_factor", 1.0));
+      const float high = static_cast<float>(num("high_freq_factor", 4.0));
+      const float old_context = static_cast<float>(num("original_max_position_embeddings", 8192));
+      const float low_wavelen = old_context / low;
+      const float high_wavelen = old_context / high;
+      for (int64_t i = 0; i < head_dim; i += 2) {
+        const float exponent = static_cast<float>(i) / static_cast<float>(head_dim);
+        const float freq = 1.0f / std::pow(static_cast<float>(theta), exponent);
+        const float wavelen = static_cast<float>(2 * M_PI) / freq;
+        if (wavelen < high_wavelen) {
+          out.rope_freq_factors.push_back(1.0f);
+        } else if (wavelen > low_wavelen) {
+          out.rope_freq_factors.push_back(f);
+        } else {
+          const float smooth = (old_context / wavelen - low) / (high - low);
+          out.rope_freq_factors.push_back(1.0f / ((1 - smooth) / f + smooth));
+        }
       }
     } else if (!type.empty() && type != "default") {
       return Unimplemented(path + ": rope_scaling type '" + type +

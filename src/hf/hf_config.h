@@ -7,6 +7,7 @@
 // interleaved-pair RoPE), Qwen2ForCausalLM (-> qwen2), Qwen3ForCausalLM (-> qwen3),
 // Gemma3ForCausalLM (-> gemma3, text only: RMSNorm weights stored as w where the model uses
 // 1 + w, so 1 is added). Any other value of "architectures" is Unimplemented naming it.
+// rope_scaling: linear, yarn, and llama3 (frequency factors computed as the converter does).
 #pragma once
 
 #include <cstdint>
@@ -33,6 +34,9 @@ struct HfArchitecture {
   bool tie_word_embeddings = false;
   std::string torch_dtype;  // "bfloat16", "float16", "float32" or ""
   std::vector<std::pair<std::string, gguf::Value>> metadata;  // the <arch>.* and general.* keys
+  // rope_scaling "llama3" (Llama 3.1+): the per-pair frequency factors the converter writes as
+  // rope_freqs.weight ([head_dim / 2]); empty otherwise.
+  std::vector<float> rope_freq_factors;
 };
 
 // `config` is config.json's object; `path` names it in errors.

@@ -55,6 +55,13 @@ Status ReadSampling(const json& body, bool chat, const ServerConfig& limits, Sam
   for (const char* field : kSharedSamplingFields) {
     if (auto it = body.find(field); it != body.end()) shared[field] = *it;
   }
+  // The model's defaults (generation_config.json) for what a chat request leaves unset.
+  if (chat) {
+    for (const auto& [field, value] : limits.chat_sampling_defaults) {
+      if (FindField(shared, field.c_str()) != nullptr) continue;
+      shared[field] = field == "top_k" ? json(static_cast<int64_t>(value)) : json(value);
+    }
+  }
   RADIXLM_ASSIGN_OR_RETURN(*p, SamplingParams::FromJson(shared));
   // OpenAI's defaults: 16 tokens for completions, no cap (the context) for chat.
   if (chat) {

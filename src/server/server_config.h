@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <future>
+#include <map>
 #include <string>
 
 #include "engine/api.h"
@@ -27,6 +28,9 @@ struct ServerConfig {
   std::string api_key;             // --api-key; "" disables authentication
   std::string served_model_name;   // --served-model-name; "": ShortModelName(model path)
   int io_threads = 2;              // --io-threads: threads running sockets and handlers
+  // /v1/chat/completions: values for the sampling fields a request leaves unset, as SGLang
+  // applies generation_config.json's (ModelInfo::sampling_defaults; set by `radixlm serve`).
+  std::map<std::string, double> chat_sampling_defaults;
 
   // --- the web page and the radix-tree routes ---
   bool disable_web_ui = false;  // --disable-web-ui: no page at / (the /radix_tree routes stay)

@@ -24,6 +24,8 @@ StatusOr<std::string> ResolveModelPath(const std::string& flag_value) {
   const bool is_default = flag_value.empty() || flag_value == "default";
   std::string path = is_default ? DefaultModelPath() : flag_value;
   std::error_code ec;
+  // A directory is a Hugging Face checkpoint folder (hf/hf_folder.h checks its contents).
+  if (!is_default && std::filesystem::is_directory(path, ec)) return path;
   if (!std::filesystem::is_regular_file(path, ec)) {
     if (is_default) {
       return NotFound("default model not found at '" + path +

@@ -183,6 +183,30 @@ TEST(HfFolderTest, QuantizationAtLoad) {
   EXPECT_NE(bad.status().message().find("--quantization"), std::string::npos);
 }
 
+TEST(HfFolderTest, Llama3RopeScalingBecomesFrequencyFactors) {
+  const std::vector<uint8_t> bytes = BuildTinyModel({});
+  const std::string dir = testing::FreshDir("llama3_rope");
+  testing::WriteFolderFromGguf(*ParseTinyModel(bytes), "LlamaForCausalLM", dir);
+  std::ifstream in(dir + "/config.json");
+  nlohmann::json config = nlohmann::json::parse(in);
+  config["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
+                            {"high_freq_factor", 4.0},
+                            {"original_max_position_embeddings", 8192}};
+  testing::WriteText(dir + "/config.json", config.dump());
+  auto folder = OpenHfFolder(dir, {});
+  ASSERT_TRUE(folder.ok()) << folder.status().ToString();
+  const gguf::TensorInfo* f = folder->file->FindTensor("rope_freqs.weight");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->shape, (std::vector<int64_t>{8}));  // head_dim 16 / 2
+  const auto* v = reinterpret_cast<const float*>(f->data);
+  // Wavelength 2 pi (< 8192 / 4) keeps its frequency; 2 pi 10000^(14/16) (> 8192) is / 8.
+  EXPECT_EQ(v[0], 1.0f);
+  EXPECT_EQ(v[7], 8.0f);
+  for (int i = 1; i < 8; ++i) EXPECT_GE(v[i], v[i - 1]);
+  auto m = model::Model::FromGguf(std::move(folder->file), {});
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+}
+
 class HfFolderErrorTest : public ::testing::Test {
  protected:
   void SetUp() override {

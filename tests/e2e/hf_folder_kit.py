@@ -1,0 +1,163 @@
+"""A Hugging Face checkpoint folder for the end-to-end tests, written in Python: random numpy
+weights of a tiny Llama (LlamaForCausalLM) in model.safetensors (the `safetensors` package), a
+tokenizer.json built with the `tokenizers` package from SmolLM2-135M-Instruct's vocabulary and
+merges (read from its GGUF, the tests' chat model), and that model's chat template and special
+tokens in tokenizer_config.json.
+
+The weights are random, so the text is noise; the tests check that the folder loads, tokenizes
+as the `tokenizers` package does and serves chat completions."""
+
+import json
+import mmap
+import struct
+
+import numpy as np
+
+U8, I8, U16, I16, U32, I32, F32, BOOL, STRING, ARRAY, U64, I64, F64 = range(13)
+_SCALAR = {U8: "<B", I8: "<b", U16: "<H", I16: "<h", U32: "<I", I32: "<i", F32: "<f",
+           BOOL: "<?", U64: "<Q", I64: "<q", F64: "<d"}
+CONTROL = 3
+
+SHAPE = dict(layers=2, hidden=64, heads=4, kv_heads=2, ffn=128)
+
+
+def _read_value(buf, pos, vtype):
+    """(value, position after it) of a GGUF metadata value."""
+    if vtype in _SCALAR:
+        fmt = _SCALAR[vtype]
+        return struct.unpack_from(fmt, buf, pos)[0], pos + struct.calcsize(fmt)
+    if vtype == STRING:
+        (n,) = struct.unpack_from("<Q", buf, pos)
+        return bytes(buf[pos + 8:pos + 8 + n]).decode("utf-8"), pos + 8 + n
+    if vtype == ARRAY:
+        etype, count = struct.unpack_from("<IQ", buf, pos)
+        pos += 12
+        items = []
+        for _ in range(count):
+            item, pos = _read_value(buf, pos, etype)
+            items.append(item)
+        return items, pos
+    raise ValueError(f"GGUF value type {vtype} unknown")
+
+
+def gguf_tokenizer(path):
+    """The tokenizer.* metadata of a GGUF, decoded."""
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+        magic, version, _, n_kv = struct.unpack_from("<4sIQQ", buf, 0)
+        if magic != b"GGUF" or version not in (2, 3):
+            raise ValueError(f"{path}: not a GGUF v2/v3 file")
+        pos, out = 24, {}
+        for _ in range(n_kv):
+            (n,) = struct.unpack_from("<Q", buf, pos)
+            key = bytes(buf[pos + 8:pos + 8 + n]).decode()
+            (vtype,) = struct.unpack_from("<I", buf, pos + 8 + n)
+            value, pos = _read_value(buf, pos + 12 + n, vtype)
+            if key.startswith("tokenizer."):
+                out[key] = value
+        return out
+
+
+def build_tokenizer(meta):
+    """A `tokenizers.Tokenizer`: SmolLM2's byte-level BPE (single digits, then GPT-2's
+    pattern), its control tokens as special added tokens."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+
+    tokens, types = meta["tokenizer.ggml.tokens"], meta["tokenizer.ggml.token_type"]
+    vocab = {t: i for i, t in enumerate(tokens)}
+    merges = [tuple(m.split(" ", 1)) for m in meta["tokenizer.ggml.merges"]]
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges))
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Digits(individual_digits=True),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
+    tok.decoder = decoders.ByteLevel()
+    specials = [(i, t) for i, t in enumerate(tokens) if types[i] == CONTROL]
+    for i, t in sorted(specials):
+        tok.add_special_tokens([AddedToken(t, special=True, normalized=False)])
+        assert tok.token_to_id(t) == i, f"special token {t!r} landed at {tok.token_to_id(t)}, not {i}"
+    return tok
+
+
+def bf16_bytes(a):
+    """float32 -> bfloat16 (round to nearest even), as uint16."""
+    u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def save_safetensors(path, tensors, dtype):
+    """model.safetensors with every matrix in `dtype` ("F32" or "BF16"; numpy has no bfloat16,
+    so the file is written by hand: a little-endian header length, the JSON header, the bytes)
+    and every vector in F32."""
+    header, blobs, offset = {"__metadata__": {"format": "pt"}}, [], 0
+    for name, a in tensors.items():
+        bf16 = dtype == "BF16" and a.ndim == 2
+        data = (bf16_bytes(a) if bf16 else a.astype("<f4")).tobytes()
+        header[name] = {"dtype": "BF16" if bf16 else "F32", "shape": list(a.shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for b in blobs:
+            f.write(b)
+
+
+def write_folder(folder, chat_gguf, seed=0, generation_config=True, shape=None, dtype="F32"):
+    """Writes the folder (matrices in `dtype`, F32 or BF16; `shape` overrides SHAPE's keys);
+    returns the `tokenizers.Tokenizer` it holds."""
+    meta = gguf_tokenizer(chat_gguf)
+    tok = build_tokenizer(meta)
+    tok.save(str(folder / "tokenizer.json"))
+    tokens = meta["tokenizer.ggml.tokens"]
+    vocab = len(tokens)
+    s = {**SHAPE, **(shape or {})}
+    head_dim = s["hidden"] // s["heads"]
+    config = {
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama",
+        "num_hidden_layers": s["layers"], "hidden_size": s["hidden"],
+        "intermediate_size": s["ffn"], "num_attention_heads": s["heads"],
+        "num_key_value_heads": s["kv_heads"], "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+        "max_position_embeddings": 2048, "vocab_size": vocab, "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16" if dtype == "BF16" else "float32", "bos_token_id": meta["tokenizer.ggml.bos_token_id"],
+        "eos_token_id": meta["tokenizer.ggml.eos_token_id"]}
+    (folder / "config.json").write_text(json.dumps(config, indent=2))
+    tokenizer_config = {
+        "bos_token": tokens[meta["tokenizer.ggml.bos_token_id"]],
+        "eos_token": tokens[meta["tokenizer.ggml.eos_token_id"]],
+        "add_bos_token": False,
+        "chat_template": meta["tokenizer.chat_template"]}
+    (folder / "tokenizer_config.json").write_text(json.dumps(tokenizer_config, indent=2))
+    if generation_config:
+        (folder / "generation_config.json").write_text(json.dumps(
+            {"bos_token_id": config["bos_token_id"], "eos_token_id": config["eos_token_id"],
+             "temperature": 0.0, "top_p": 0.9}))
+
+    rng = np.random.default_rng(seed)
+
+    def w(*dims, scale=None):
+        # Unit-variance outputs for unit-variance inputs (1 / sqrt(fan-in)); vectors 0.1.
+        if scale is None:
+            scale = 1 / np.sqrt(dims[-1]) if len(dims) == 2 else 0.1
+        return (rng.standard_normal(dims) * scale).astype(np.float32)
+
+    h, kv = s["hidden"], s["kv_heads"] * head_dim
+    # An untied head of logits with a spread of about 3 (a tied one would repeat the input).
+    tensors = {"model.embed_tokens.weight": w(vocab, h, scale=1.0),
+               "lm_head.weight": w(vocab, h, scale=3 / np.sqrt(h)),
+               "model.norm.weight": 1 + w(h)}
+    for layer in range(s["layers"]):
+        p = f"model.layers.{layer}."
+        tensors.update({
+            p + "input_layernorm.weight": 1 + w(h),
+            p + "post_attention_layernorm.weight": 1 + w(h),
+            p + "self_attn.q_proj.weight": w(h, h),
+            p + "self_attn.k_proj.weight": w(kv, h),
+            p + "self_attn.v_proj.weight": w(kv, h),
+            p + "self_attn.o_proj.weight": w(h, h),
+            p + "mlp.gate_proj.weight": w(s["ffn"], h),
+            p + "mlp.up_proj.weight": w(s["ffn"], h),
+            p + "mlp.down_proj.weight": w(h, s["ffn"])})
+    save_safetensors(folder / "model.safetensors", tensors, dtype)
+    return tok
