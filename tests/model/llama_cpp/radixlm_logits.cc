@@ -1,11 +1,14 @@
 // Teacher-forced next-token logits from radixlm for a token sequence.
-// Usage: radixlm_logits MODEL IDS.bin OUT.bin CHUNK [THREADS]  (formats as llama_logits.cc)
+// Usage: radixlm_logits MODEL IDS.bin OUT.bin CHUNK [THREADS [QUANTIZATION]]  (formats as
+// llama_logits.cc). MODEL: a GGUF or a Hugging Face folder (QUANTIZATION: --quantization's
+// q8_0 | q4_k | q6_k, folders only).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <numeric>
 #include <vector>
 
+#include "hf/model_file.h"
 #include "model/model.h"
 
 using namespace radixlm;
@@ -23,7 +26,13 @@ int main(int argc, char** argv) {
   o.n_threads = argc > 5 ? atoi(argv[5]) : 2;
   o.max_batch_tokens = chunk;
   o.max_context = static_cast<int64_t>(ids.size());
-  auto m = model::Model::Load(argv[1], o);
+  auto file = hf::OpenModelFile(argv[1], argc > 6 ? argv[6] : "",
+                                [](const std::string& line) { fprintf(stderr, "%s\n", line.c_str()); });
+  if (!file.ok()) {
+    fprintf(stderr, "%s\n", file.status().ToString().c_str());
+    return 1;
+  }
+  auto m = model::Model::FromGguf(std::move(*file), o);
   if (!m.ok()) {
     fprintf(stderr, "%s\n", m.status().ToString().c_str());
     return 1;
