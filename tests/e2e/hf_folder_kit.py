@@ -57,18 +57,31 @@ def gguf_tokenizer(path):
         return out
 
 
-def build_tokenizer(meta):
-    """A `tokenizers.Tokenizer`: SmolLM2's byte-level BPE (single digits, then GPT-2's
-    pattern), its control tokens as special added tokens."""
-    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+# The Split patterns of Llama-3's and Qwen2's tokenizer.json files.
+SPLIT_PATTERNS = {
+    "llama3": r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+    "qwen2": r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+}
+
+
+def build_tokenizer(meta, pre="smollm"):
+    """A `tokenizers.Tokenizer` over SmolLM2's vocabulary and merges, its control tokens as
+    special added tokens. `pre`: SmolLM2's own pre-tokenizer (single digits, then GPT-2's
+    pattern), or Llama-3's ("llama3": its Split pattern, ignore_merges) or Qwen2's ("qwen2")."""
+    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers
 
     tokens, types = meta["tokenizer.ggml.tokens"], meta["tokenizer.ggml.token_type"]
     vocab = {t: i for i, t in enumerate(tokens)}
     merges = [tuple(m.split(" ", 1)) for m in meta["tokenizer.ggml.merges"]]
-    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges))
-    tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Digits(individual_digits=True),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, ignore_merges=pre == "llama3"))
+    if pre == "smollm":
+        tok.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Digits(individual_digits=True),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
+    else:
+        tok.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Split(Regex(SPLIT_PATTERNS[pre]), behavior="isolated", invert=False),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
     tok.decoder = decoders.ByteLevel()
     specials = [(i, t) for i, t in enumerate(tokens) if types[i] == CONTROL]
     for i, t in sorted(specials):
@@ -104,11 +117,13 @@ def save_safetensors(path, tensors, dtype):
             f.write(b)
 
 
-def write_folder(folder, chat_gguf, seed=0, generation_config=True, shape=None, dtype="F32"):
-    """Writes the folder (matrices in `dtype`, F32 or BF16; `shape` overrides SHAPE's keys);
-    returns the `tokenizers.Tokenizer` it holds."""
+def write_folder(folder, chat_gguf, seed=0, generation_config=True, shape=None, dtype="F32",
+                 pre="smollm"):
+    """Writes the folder (matrices in `dtype`, F32 or BF16; `shape` overrides SHAPE's keys;
+    `pre` chooses the tokenizer's pre-tokenizer, see build_tokenizer); returns the
+    `tokenizers.Tokenizer` it holds."""
     meta = gguf_tokenizer(chat_gguf)
-    tok = build_tokenizer(meta)
+    tok = build_tokenizer(meta, pre)
     tok.save(str(folder / "tokenizer.json"))
     tokens = meta["tokenizer.ggml.tokens"]
     vocab = len(tokens)

@@ -2,7 +2,9 @@
 LlamaForCausalLM of random numpy weights in model.safetensors, SmolLM2-135M-Instruct's
 vocabulary as a tokenizer.json built by the `tokenizers` package, its chat template):
 start-up says what it found; /tokenize gives the `tokenizers` package's ids on the tests'
-corpus (the distinct texts of tests/tokenizer/testdata/smollm2_tokenize_golden.json);
+corpus (the distinct texts of tests/tokenizer/testdata/smollm2_tokenize_golden.json), with
+SmolLM2's pre-tokenizer and with Llama-3's and Qwen2's over the same vocabulary;
+generation_config.json's temperature is the chats' default;
 /v1/chat/completions answers through the openai client; a folder with a missing or unknown
 piece fails at start-up naming it. Skipped, saying why, when SmolLM2's GGUF (the vocabulary's
 source) is not installed."""
@@ -68,6 +70,29 @@ def test_tokenization_equals_the_tokenizers_package(hf_server, folder):
                   zip(texts, got, folder[1].encode_batch(texts, add_special_tokens=False))
                   if g != e.ids]
     assert not mismatches, f"{len(mismatches)} of {len(texts)} differ, first: {mismatches[0]}"
+
+
+@pytest.mark.parametrize("pre,name", [("llama3", "llama-bpe"), ("qwen2", "qwen2")])
+def test_llama3_and_qwen2_pre_tokenizers_equal_the_tokenizers_package(tmp_path, pre, name):
+    """The same vocabulary behind Llama-3's pre-tokenizer (its Split pattern, ignore_merges)
+    and Qwen2's: radixlm's patterns of the same name split the corpus as `tokenizers` does."""
+    gguf = chat_model_path()
+    if gguf is None:
+        pytest.skip("SmolLM2-135M-Instruct's GGUF is not installed")
+    path = tmp_path / pre
+    path.mkdir()
+    tok = hf_folder_kit.write_folder(path, gguf, pre=pre, shape=dict(layers=1))
+    s = Server(model=str(path))
+    try:
+        assert f"byte-level BPE (pre-tokenizer {name}," in s.log_text()
+        texts = corpus()
+        r = s.post("/tokenize", json={"prompt": texts, "add_special_tokens": False})
+        assert r.status_code == 200, r.text
+        want = [e.ids for e in tok.encode_batch(texts, add_special_tokens=False)]
+        bad = [(t, g, w) for t, g, w in zip(texts, r.json()["tokens"], want) if g != w]
+        assert not bad, f"{len(bad)} of {len(texts)} differ, first: {bad[0]}"
+    finally:
+        assert s.stop() == 0
 
 
 def test_chat_completions(hf_server):
