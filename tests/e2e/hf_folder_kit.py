@@ -97,14 +97,17 @@ def bf16_bytes(a):
 
 
 def save_safetensors(path, tensors, dtype):
-    """model.safetensors with every matrix in `dtype` ("F32" or "BF16"; numpy has no bfloat16,
+    """model.safetensors with every matrix in `dtype` ("F32", "F16" or "BF16"; numpy has no bfloat16,
     so the file is written by hand: a little-endian header length, the JSON header, the bytes)
     and every vector in F32."""
     header, blobs, offset = {"__metadata__": {"format": "pt"}}, [], 0
     for name, a in tensors.items():
-        bf16 = dtype == "BF16" and a.ndim == 2
-        data = (bf16_bytes(a) if bf16 else a.astype("<f4")).tobytes()
-        header[name] = {"dtype": "BF16" if bf16 else "F32", "shape": list(a.shape),
+        half = dtype in ("BF16", "F16") and a.ndim == 2
+        if half and dtype == "BF16":
+            data = bf16_bytes(a).tobytes()
+        else:
+            data = a.astype("<f2" if half else "<f4").tobytes()
+        header[name] = {"dtype": dtype if half else "F32", "shape": list(a.shape),
                         "data_offsets": [offset, offset + len(data)]}
         blobs.append(data)
         offset += len(data)
@@ -135,7 +138,8 @@ def write_folder(folder, chat_gguf, seed=0, generation_config=True, shape=None, 
         "intermediate_size": s["ffn"], "num_attention_heads": s["heads"],
         "num_key_value_heads": s["kv_heads"], "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
         "max_position_embeddings": 2048, "vocab_size": vocab, "tie_word_embeddings": False,
-        "torch_dtype": "bfloat16" if dtype == "BF16" else "float32", "bos_token_id": meta["tokenizer.ggml.bos_token_id"],
+        "torch_dtype": {"BF16": "bfloat16", "F16": "float16"}.get(dtype, "float32"),
+        "bos_token_id": meta["tokenizer.ggml.bos_token_id"],
         "eos_token_id": meta["tokenizer.ggml.eos_token_id"]}
     (folder / "config.json").write_text(json.dumps(config, indent=2))
     tokenizer_config = {

@@ -10,7 +10,7 @@ by --convert-python: a venv outside the repository with torch and transformers),
   - the same for the converter's Q8_0 GGUF against radixlm with --quantization q8_0;
   - whether every tensor radixlm builds with --quantization q8_0 (hf_to_gguf) has the
     converter's name, type, shape and bytes.
-Usage: hf_compare.py --tools DIR --convert-python PY [--dtype F32|BF16] [--n 640]
+Usage: hf_compare.py --tools DIR --convert-python PY [--dtype F32|F16|BF16] [--n 640]
        [--hidden 256 --layers 4 --heads 8 --kv-heads 4 --ffn 512]
 DIR holds llama_logits, radixlm_logits and hf_to_gguf (README.md says how to build them).
 """
@@ -77,7 +77,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tools", required=True)
     ap.add_argument("--convert-python", required=True)
-    ap.add_argument("--dtype", default="F32", choices=["F32", "BF16"])
+    ap.add_argument("--dtype", default="F32", choices=["F32", "F16", "BF16"])
     ap.add_argument("--n", type=int, default=640)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=7)
