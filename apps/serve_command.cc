@@ -87,6 +87,11 @@ Status CheckDisaggregation(const ServeOptions& opt) {
                          "transfer and the disk KV tier do not work together yet; drop one of "
                          "the two");
   }
+  if (opt.engine.enable_lora || !opt.engine.lora_paths.empty()) {
+    return Unimplemented("--disaggregation-mode " + opt.disaggregation_mode +
+                         " with LoRA adapters is not built in radixlm: the KV transfer's "
+                         "records do not carry the adapter's identity; drop one of the two");
+  }
   if (!opt.engine.speculative_algorithm.empty()) {
     return Unimplemented("--disaggregation-mode " + opt.disaggregation_mode +
                          " with --speculative-algorithm " + opt.engine.speculative_algorithm +
@@ -407,6 +412,21 @@ const bool kServeRegistered = RegisterCommand("serve", [](CLI::App& app) {
                   "Regex for whitespace between JSON tokens in json_schema outputs (\"[ ]?\": "
                   "outlines' default, \"\": compact JSON; default: json.dumps's \", \" and "
                   "\": \" separators)");
+  cmd->add_flag("--enable-lora", e.enable_lora,
+                "Serve LoRA adapters over the base model (requests name one with lora_path, or "
+                "\"model\": \"base:adapter\"; /load_lora_adapter and /unload_lora_adapter)");
+  cmd->add_option("--lora-paths", e.lora_paths,
+                  "Adapters (llama.cpp's GGUF LoRA files) loaded at start-up: name=path, path "
+                  "(named by its path) or {\"lora_name\": ..., \"lora_path\": ...}; implies "
+                  "--enable-lora");
+  cmd->add_option("--max-lora-rank", e.max_lora_rank,
+                  "Adapters of a larger rank are refused (default: any)");
+  cmd->add_option("--max-loras-per-batch", e.max_loras_per_batch,
+                  "Distinct adapters one forward pass serves at most")
+      ->capture_default_str();
+  cmd->add_option("--lora-target-modules", e.lora_target_modules,
+                  "Matrices adapters may touch: q_proj k_proj v_proj o_proj gate_proj up_proj "
+                  "down_proj, or all (default: all)");
   cmd->add_option("--speculative-algorithm", e.speculative_algorithm,
                   "NGRAM: draft from an n-gram trie of every request's tokens; STANDALONE: "
                   "draft with a smaller model of the same vocabulary; drafts are verified in "
@@ -485,8 +505,8 @@ const bool kServeRegistered = RegisterCommand("serve", [](CLI::App& app) {
                   "gpt-oss | json (default: from the chat template)");
   cmd->add_option(
       "--reasoning-parser", s.reasoning_parser,
-      "deepseek-r1 | qwen3 (glm45) | mistral | gemma4 | granite | gpt-oss: reasoning_content "
-      "apart from content");
+      "deepseek-r1 | deepseek-v3 | qwen3 (glm45) | mistral | gemma4 | granite | gpt-oss: "
+      "reasoning_content apart from content");
   cmd->add_option("--max-request-bytes", s.max_body_bytes, "Largest request body (413 above)")
       ->capture_default_str();
   cmd->add_option("--max-new-tokens-cap", s.max_new_tokens_cap,

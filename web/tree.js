@@ -100,6 +100,8 @@ RL.tree = (function () {
         div.classList.add("others");
       } else {
         label = visible(n.text) + (n.tokens > 0 && n.text === "" ? "(" + n.tokens + " ids)" : "");
+        // The top of a LoRA adapter's namespace (its runs never share nodes with another's).
+        if (n.lora_namespace > 0 && n.parent === 0) label = "[lora " + n.lora_namespace + "] " + label;
       }
       if (n.collapsed && n.kind === "node" && n.parent >= 0) div.classList.add("collapsed");
       if (n.lock_ref > 0) div.classList.add("locked");

@@ -85,6 +85,9 @@ struct GenerateRequest {
   // logprobs, sessions nor disaggregation.
   bool embed = false;
   int32_t priority = 0;
+  // SGLang's lora_path: the name of a loaded LoRA adapter (Engine::lora()) the request runs
+  // under; "": the base model. An unknown name is InvalidArgument naming it.
+  std::string lora_path;
   // Prefill/decode disaggregation (docs/disaggregation.md); neither with a session turn.
   // export_kv_room (prefill side; n must be 1): when it finishes, its prompt's KV is read from
   // the tree in that same step and handed to the engine's KV export sink

@@ -77,6 +77,7 @@ Status Engine::CloseSession(const std::string& session_id) {
 
 void Engine::Shutdown() { core_->Shutdown(); }
 
+LoraRegistry* Engine::lora() const { return core_->lora(); }
 const EngineConfig& Engine::config() const { return core_->config(); }
 const EngineSettings& Engine::settings() const { return core_->settings(); }
 const ModelAssets& Engine::assets() const { return core_->assets(); }

@@ -32,6 +32,8 @@
 
 namespace radixlm {
 
+class LoraRegistry;
+
 class EngineCore;
 class ModelRunner;
 
@@ -112,6 +114,10 @@ class Engine {
   // Stops accepting requests, aborts the live ones (their streams end) and joins the
   // scheduler thread. Idempotent.
   void Shutdown();
+
+  // The LoRA adapters this engine serves (--enable-lora / --lora-paths); null when LoRA is
+  // off. Thread-safe.
+  LoraRegistry* lora() const;
 
   const EngineConfig& config() const;
   const EngineSettings& settings() const;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace radixlm {
 
@@ -108,6 +109,19 @@ struct EngineConfig {
   std::optional<std::string> constrained_json_whitespace_pattern;
   // Threads that compile grammars (automata, masks) off the submitting and scheduler threads.
   int grammar_compile_threads = 2;
+
+  // --- LoRA adapters (SGLang's flag names; engine/lora_registry.h) ---
+  // --enable-lora (implied by --lora-paths): requests may name an adapter (lora_path), and
+  // adapters may be loaded and unloaded while the server runs. --lora-paths: "name=path" or
+  // "path" items loaded at start-up. --max-lora-rank: larger ranks are refused (0: any).
+  // --max-loras-per-batch: distinct adapters one forward pass serves at most.
+  // --lora-target-modules: the matrices adapters may touch (q_proj, k_proj, v_proj, o_proj,
+  // gate_proj, up_proj, down_proj, or "all"); empty: all of them.
+  bool enable_lora = false;
+  std::vector<std::string> lora_paths;
+  int64_t max_lora_rank = 0;
+  int32_t max_loras_per_batch = 8;
+  std::vector<std::string> lora_target_modules;
 
   // --- speculative decoding (SGLang's flag names) ---
   // --speculative-algorithm: "" (off), "NGRAM" or "STANDALONE" (a draft model).

@@ -117,6 +117,14 @@ StatusOr<std::shared_ptr<GenerateStream>> EngineCore::Submit(GenerateRequest req
   if (request.export_kv_room.has_value() && !kv_export_sink_) {
     return Unimplemented("this server is not a prefill server: it exports no KV");
   }
+  LoraHandle lora;
+  if (!request.lora_path.empty()) {
+    if (lora_ == nullptr) {
+      return InvalidArgument("lora_path '" + request.lora_path + "': LoRA is not enabled on this "
+                             "server (start it with --enable-lora or --lora-paths)");
+    }
+    RADIXLM_ASSIGN_OR_RETURN(lora, lora_->Resolve(request.lora_path));
+  }
   if (request.rid.empty()) request.rid = NewRid(next_rid_++);
   const int32_t n = request.sampling_params.n;
   auto stream = std::make_shared<GenerateStream>(request.rid, n, request.return_logprob);
@@ -138,6 +146,8 @@ StatusOr<std::shared_ptr<GenerateStream>> EngineCore::Submit(GenerateRequest req
     in.top_logprobs_num = request.top_logprobs_num;
     if (request.return_logprob) in.token_ids_logprob = request.token_ids_logprob;
     in.priority = request.priority;
+    in.lora = lora.adapter;
+    in.lora_namespace = lora.key_namespace;
     in.grammar = grammar.ready;
     in.pending_grammar = grammar.pending;
     in.grammar_kind = grammar.kind;

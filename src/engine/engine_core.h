@@ -31,6 +31,7 @@
 #include "engine/api.h"
 #include "engine/engine_config.h"
 #include "engine/generate_stream.h"
+#include "engine/lora_registry.h"
 #include "engine/model_assets.h"
 #include "engine/radix_tree_view.h"
 #include "engine/request_validation.h"
@@ -80,6 +81,9 @@ class EngineCore {
   const EngineConfig& config() const { return config_; }
   const EngineSettings& settings() const { return settings_; }
   const ModelAssets& assets() const { return *assets_; }
+  // LoRA: set once, before the first Submit (Engine::Create); null: LoRA is off.
+  void set_lora(std::unique_ptr<LoraRegistry> lora) { lora_ = std::move(lora); }
+  LoraRegistry* lora() const { return lora_.get(); }
   int32_t vocab_size() const { return runner_->vocab_size(); }
   int64_t kv_token_bytes() const { return runner_->kv_token_bytes(); }
   int64_t context_length() const { return context_length_; }
@@ -211,6 +215,7 @@ class EngineCore {
   std::unique_ptr<ModelRunner> runner_;
   std::unique_ptr<ModelRunner> draft_runner_;  // null: no draft model
   std::unique_ptr<ModelAssets> assets_;
+  std::unique_ptr<LoraRegistry> lora_;  // (thread-safe itself)
   int64_t context_length_ = 0;
 
   // Constrained decoding: grammars compile once per (kind, text) against the codec's

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "cache/radix_cache.h"
 #include "engine/draft_model.h"
 #include "engine/engine.h"
 #include "engine/engine_core.h"
 #include "engine/kv_identity.h"
+#include "engine/lora_registry.h"
 #include "engine/model_backed_runner.h"
 #include "engine/scheduler_bridge.h"
 #include "gguf/gguf_file.h"
@@ -149,6 +151,51 @@ StatusOr<Pooling> ResolvePooling(const EngineConfig& config, const gguf::GgufFil
   return pooling;
 }
 
+// The LoRA registry of --enable-lora / --lora-paths (null when neither is given), with the
+// --lora-paths adapters loaded. What cannot keep adapters apart is refused.
+StatusOr<std::unique_ptr<LoraRegistry>> CreateLoraRegistry(const EngineConfig& config,
+                                                           const SchedulerConfig& sc,
+                                                           const model::Model& model) {
+  if (!config.enable_lora && config.lora_paths.empty()) return std::unique_ptr<LoraRegistry>();
+  if (sc.hicache.enable) {
+    return Unimplemented("LoRA adapters with --enable-hierarchical-cache: the disk tier's "
+                         "records do not carry the adapter's identity yet");
+  }
+  if (config.is_embedding) return Unimplemented("LoRA adapters with --is-embedding");
+  if (model.config().vocab_size > RadixCache::kKeyNamespaceStride) {
+    return Unimplemented("LoRA adapters need a vocabulary of at most " +
+                         std::to_string(RadixCache::kKeyNamespaceStride) + " tokens");
+  }
+  if (config.max_loras_per_batch < 1) {
+    return InvalidArgument("--max-loras-per-batch must be at least 1");
+  }
+  if (config.max_lora_rank < 0) return InvalidArgument("--max-lora-rank must not be negative");
+  model::LoraLoadOptions options;
+  options.max_rank = config.max_lora_rank;
+  if (!config.lora_target_modules.empty()) {
+    options.allowed_targets.fill(false);
+    for (const std::string& m : config.lora_target_modules) {
+      bool known = false;
+      for (int t = 0; t < model::kNumLoraTargets; ++t) {
+        if (m == "all" || m == model::LoraTargetModuleName(static_cast<model::LoraTarget>(t))) {
+          options.allowed_targets[t] = true;
+          known = true;
+        }
+      }
+      if (!known) {
+        return InvalidArgument("--lora-target-modules: unknown module '" + m + "' (valid: q_proj, "
+                               "k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all)");
+      }
+    }
+  }
+  auto registry = std::make_unique<LoraRegistry>(model.config(), model.weights(), options);
+  for (const std::string& item : config.lora_paths) {
+    RADIXLM_ASSIGN_OR_RETURN(auto name_path, ParseLoraPathItem(item));
+    RADIXLM_RETURN_IF_ERROR(registry->Load(name_path.first, name_path.second));
+  }
+  return registry;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
@@ -235,12 +282,15 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
       std::unique_ptr<ModelBackedRunner> runner,
       ModelBackedRunner::Create(std::move(model), kv_slots, swa_kv_slots, kv_dtype,
                                 /*state_slots=*/int64_t{sc.max_running_requests} + snapshot_slots));
+  RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<LoraRegistry> lora,
+                           CreateLoraRegistry(config, sc, runner->model()));
   EngineConfig kept = config;
   kept.on_load_progress = nullptr;  // the load is over (and the callback may capture locals)
   if (config.is_embedding) kept.pooling = PoolingName(pooling);
   RADIXLM_ASSIGN_OR_RETURN(
       std::unique_ptr<EngineCore> core,
       EngineCore::Create(kept, sc, std::move(runner), std::move(assets), std::move(draft_runner)));
+  core->set_lora(std::move(lora));  // before any request: nothing has been submitted yet
   return std::unique_ptr<Engine>(new Engine(std::move(core)));
 }
 

@@ -70,6 +70,9 @@ RadixTreeEntry MakeEntry(const Visited& v, int32_t parent, bool is_root, int32_t
   const size_t n =
       std::min<size_t>(node.key.size(), static_cast<size_t>(std::max(snippet_tokens, 0)));
   e.snippet_ids.assign(node.key.begin(), node.key.begin() + static_cast<ptrdiff_t>(n));
+  // A LoRA namespace's runs are keyed token + namespace * stride: show the tokens.
+  if (!node.key.empty()) e.lora_namespace = node.key[0] / RadixCache::kKeyNamespaceStride;
+  for (int32_t& id : e.snippet_ids) id %= RadixCache::kKeyNamespaceStride;
   return e;
 }
 
@@ -103,6 +106,7 @@ RadixTreeSnapshot SnapshotRadixTree(const RadixCache& cache, const RadixTreeQuer
          .tokens = ev.tokens,
          .hit_count = ev.hit_count,
          .snippet_ids = std::vector<int32_t>(ev.head.begin(), ev.head.begin() + ev.head_size)});
+    for (int32_t& id : snap.evictions.back().snippet_ids) id %= RadixCache::kKeyNamespaceStride;
   }
 
   const std::vector<Visited> order = VisitBreadthFirst(cache.root(), cache.num_nodes());

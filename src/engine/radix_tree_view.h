@@ -43,6 +43,7 @@ struct RadixTreeEntry {
   int32_t subtree_max_lock = 0;
   int64_t merged_subtrees = 0;       // kOthers: how many sibling subtrees it merges
   std::vector<int32_t> snippet_ids;  // the run's first snippet_tokens ids
+  int32_t lora_namespace = 0;        // the LoRA namespace its run is keyed in (0: base)
 };
 
 struct RadixTreeEvictionEntry {

@@ -113,6 +113,9 @@ StatusOr<SchedulerConfig> ToSchedulerConfig(const EngineConfig& config, int64_t 
       config.max_running_requests > 0
           ? config.max_running_requests
           : static_cast<int32_t>(std::clamp<int64_t>(pool_tokens / 32, 1, 256));
+  if (config.enable_lora || !config.lora_paths.empty()) {
+    c.max_loras_per_batch = config.max_loras_per_batch;
+  }
   c.init_new_token_ratio = std::min(1.0, 0.7 * config.schedule_conservativeness);
   c.random_seed = config.random_seed;
   c.enable_jump_forward = !config.disable_jump_forward;

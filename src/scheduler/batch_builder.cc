@@ -31,6 +31,7 @@ void BuildForwardBatch(std::span<Request* const> decodes, std::span<const Prefil
     const std::span<const int32_t> row = table.Row(req->cache.req_pool_index);
     model::SequenceInput seq;
     seq.state_slot = req->cache.req_pool_index;  // (a hybrid model's linear-layer state)
+    seq.lora = req->in.lora.get();
     seq.prefix_slots = row.first(req->kv_len);
     if (req->draft.size() > 1) {  // the root and its draft tree, every node's logits
       RADIXLM_CHECK_EQ(req->draft.token(0), req->token_ids.back());
@@ -61,6 +62,7 @@ void BuildForwardBatch(std::span<Request* const> decodes, std::span<const Prefil
     seq.prefix_slots = row.first(chunk.begin);
     seq.logits = chunk.logits;
     seq.state_slot = req->cache.req_pool_index;
+    seq.lora = req->in.lora.get();
     batch->sequences.push_back(seq);
   }
 }

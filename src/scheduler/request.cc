@@ -12,6 +12,7 @@ Request::Request(RequestInput input, int64_t effective_max_new_tokens, uint64_t 
   in.input_ids.clear();
   in.input_ids.shrink_to_fit();  // token_ids is the one copy
   cache.priority = in.priority;
+  cache.key_namespace = in.lora_namespace;
   if (in.params.repetition_penalty != 1.0f) penalties.SetPromptTokens(prompt());
   if (in.grammar != nullptr) matcher.emplace(in.grammar);
 }

@@ -34,6 +34,10 @@
 
 namespace radixlm {
 
+namespace model {
+class LoraAdapter;
+}  // namespace model
+
 // What a caller submits to the scheduler. params must have passed SamplingParams::Validate.
 struct RequestInput {
   uint64_t id = 0;  // unique among live requests
@@ -69,6 +73,10 @@ struct RequestInput {
   // position, so they take nothing from the cache; last pooling reuses a cached prefix as
   // generation does (the last token is always computed).
   Pooling pooling = Pooling::kNone;
+  // The LoRA adapter the request runs under (null: the base model), kept alive while the
+  // request lives, and its radix-tree namespace (RadixCache "Namespaces"; 0 with no adapter).
+  std::shared_ptr<const model::LoraAdapter> lora;
+  int32_t lora_namespace = 0;
 };
 
 enum class RequestState { kWaiting, kPrefilling, kDecoding, kFinished };

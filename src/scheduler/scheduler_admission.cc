@@ -71,7 +71,8 @@ bool Scheduler::IsHeldForSibling(const Request& req) const {
 void Scheduler::MatchWaiting(Request* req) {
   const CacheOpTimer timer(stats_);
   RadixCache::MatchResult m =
-      cache_->MatchPrefix(std::span<const int32_t>(req->token_ids).first(req->MaxPrefixLen()));
+      cache_->MatchPrefix(std::span<const int32_t>(req->token_ids).first(req->MaxPrefixLen()),
+                          req->cache.key_namespace);
   req->match_len = static_cast<int64_t>(m.slots.size());
   req->match_version = tree_version_;
   req->match_node = m.last_node;
@@ -208,13 +209,32 @@ void Scheduler::SchedulePrefills() {
   OrderWaitingQueue(kind, starvation, now, rng_, order);
 
   const bool nothing_holds_kv = running_.empty() && chunked_ == nullptr && chunks_.empty();
+  // --max-loras-per-batch: the adapters of the requests holding KV, which share forwards.
+  std::vector<const model::LoraAdapter*> adapters;
+  if (config_.max_loras_per_batch > 0) {
+    auto note = [&adapters](const Request* r) {
+      if (r != nullptr && r->in.lora != nullptr &&
+          std::find(adapters.begin(), adapters.end(), r->in.lora.get()) == adapters.end()) {
+        adapters.push_back(r->in.lora.get());
+      }
+    };
+    for (const Request* r : running_) note(r);
+    note(chunked_);
+  }
   size_t admitted = 0;
   for (Request* req : order) {
     if (IsHeldForSibling(*req) || req->disk_load_pending) continue;
+    const bool new_adapter =
+        config_.max_loras_per_batch > 0 && req->in.lora != nullptr &&
+        std::find(adapters.begin(), adapters.end(), req->in.lora.get()) == adapters.end();
+    if (new_adapter && static_cast<int32_t>(adapters.size()) >= config_.max_loras_per_batch) {
+      continue;  // waits until an adapter in use has no running request
+    }
     RadixCache::MatchResult m = [&] {
       const CacheOpTimer timer(stats_);
       return cache_->MatchPrefix(
-          std::span<const int32_t>(req->token_ids).first(req->MaxPrefixLen()));
+          std::span<const int32_t>(req->token_ids).first(req->MaxPrefixLen()),
+          req->cache.key_namespace);
     }();
     if (config_.hicache.async_load) {
       if (SubmitDiskLoad(req, static_cast<int64_t>(m.slots.size()))) continue;
@@ -269,10 +289,12 @@ void Scheduler::SchedulePrefills() {
       }
       req->cache = CacheRequest();
       req->cache.priority = req->in.priority;
+      req->cache.key_namespace = req->in.lora_namespace;
       req->kv_len = 0;
       req->fill_len = 0;
       break;
     }
+    if (new_adapter) adapters.push_back(req->in.lora.get());
     if (!req->admitted_once) {
       req->admitted_once = true;
       req->first_admission_time = clock_();

@@ -51,6 +51,9 @@ struct SchedulerConfig {
   int64_t chunked_prefill_size = 8192;  // <= 0: disabled (the runner's batch cap still applies)
   int64_t max_prefill_tokens = 16384;   // new prefill tokens per batch (one request may exceed)
   int32_t max_running_requests = 256;   // requests holding KV (decoding + prefilling)
+  // Distinct LoRA adapters among the requests holding KV (they share forward passes); a
+  // waiting request of another adapter waits. <= 0: no bound (--max-loras-per-batch).
+  int32_t max_loras_per_batch = 0;
 
   // --- decode reserve (SGLang's new_token_ratio) ---
   // A running request is expected to still need min(remaining max_new_tokens, clip) * ratio

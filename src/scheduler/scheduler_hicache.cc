@@ -207,7 +207,7 @@ int64_t Scheduler::InsertLoadedBlocks(Request* req, int64_t start, std::span<con
   const int64_t end = start + n_blocks * block;
   RadixCache::MatchResult match = [&] {
     const CacheOpTimer timer(stats_);
-    return cache_->MatchPrefix(tokens.first(req->MaxPrefixLen()));
+    return cache_->MatchPrefix(tokens.first(req->MaxPrefixLen()), req->cache.key_namespace);
   }();
   const auto matched = static_cast<int64_t>(match.slots.size());
   // The tree may have changed while the blocks were read: they extend it only when what RAM
@@ -272,7 +272,7 @@ void Scheduler::LoadFromDisk(Request* req, RadixCache::MatchResult* match) {
   }
   if (loaded == 0 || InsertLoadedBlocks(req, plan->start, disk_buffer_, loaded) == 0) return;
   const CacheOpTimer timer(stats_);
-  *match = cache_->MatchPrefix(tokens.first(req->MaxPrefixLen()));
+  *match = cache_->MatchPrefix(tokens.first(req->MaxPrefixLen()), req->cache.key_namespace);
 }
 
 bool Scheduler::SubmitDiskLoad(Request* req, int64_t matched) {

@@ -11,6 +11,7 @@
 #include "chat/tool_call_parser.h"
 #include "server/embeddings_api.h"
 #include "server/loads_api.h"
+#include "server/lora_api.h"
 #include "server/native_api.h"
 #include "server/openai_api.h"
 #include "server/ops_api.h"
@@ -68,6 +69,7 @@ HttpServer::HttpServer(const ServerConfig& config, Engine* engine)
   AddOpsRoutes(context_, &router_);
   AddLoadsRoutes(context_, &router_);
   AddPauseRoutes(context_, &router_);
+  AddLoraRoutes(context_, &router_);
   AddOpenAiRoutes(context_, &router_);
   AddTokenizeRoutes(context_, &router_);
   AddEmbeddingRoutes(context_, &router_);  // after the generation routes (it may refuse them)

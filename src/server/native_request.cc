@@ -5,6 +5,7 @@
 #include <string>
 
 #include "server/json_fields.h"
+#include "server/lora_api.h"
 
 namespace radixlm::server {
 namespace {
@@ -33,7 +34,7 @@ Status RejectUnsupported(const json& body) {
                            " are not supported by radixlm");
     }
   }
-  return RejectLoraAndHiddenStates(body);
+  return RejectHiddenStates(body);
 }
 
 // The per-prompt value of a field that is a scalar or (in a batch) a list of scalars.
@@ -183,15 +184,16 @@ Status ReadPromptOptions(const json& body, bool batch, size_t i, size_t size,
   RADIXLM_RETURN_IF_ERROR(ReadTokenIdsLogprob(body, batch, size, i, &request->token_ids_logprob));
   RADIXLM_RETURN_IF_ERROR(ReadInt32(body, "priority", std::numeric_limits<int32_t>::min(),
                                     kInt32Max, &request->priority));
+  if (IsFieldSet(body, "lora_path")) {  // (null, "", [] ...: the base model)
+    RADIXLM_ASSIGN_OR_RETURN(json lora_path, PerPrompt(body, "lora_path", batch, size, i));
+    RADIXLM_ASSIGN_OR_RETURN(request->lora_path, ReadLoraPath(lora_path));
+  }
   return Status::Ok();
 }
 
 }  // namespace
 
-Status RejectLoraAndHiddenStates(const json& body) {
-  if (IsFieldSet(body, "lora_path")) {
-    return Unimplemented("lora_path: LoRA adapters are not supported by radixlm");
-  }
+Status RejectHiddenStates(const json& body) {
   if (auto it = body.find("return_hidden_states");
       it != body.end() && it->is_boolean() && it->get<bool>()) {
     return Unimplemented("return_hidden_states: hidden states are not supported by radixlm");

@@ -46,8 +46,8 @@ Status ApplyServerLimits(bool max_new_tokens_given, const ServerConfig& limits,
 // InvalidArgument naming the field when malformed or when `batch` (a turn is one prompt).
 StatusOr<std::optional<SessionParams>> ReadSessionParams(const nlohmann::json& body, bool batch);
 
-// SGLang's lora_path (set) and return_hidden_states (true), which every generation route
-// refuses: radixlm has neither LoRA adapters nor a hidden-state output (Unimplemented).
-Status RejectLoraAndHiddenStates(const nlohmann::json& body);
+// SGLang's return_hidden_states (true), which every generation route refuses: radixlm has no
+// hidden-state output (Unimplemented).
+Status RejectHiddenStates(const nlohmann::json& body);
 
 }  // namespace radixlm::server

@@ -10,6 +10,7 @@
 #include "server/bootstrap_fields.h"
 #include "server/chat_prompt.h"
 #include "server/generation_call.h"
+#include "server/lora_api.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
 
@@ -67,6 +68,7 @@ HandlerResult Submit(const ServerContext& ctx, const json& body, OpenAiRequest& 
     r.stream = parsed.stream;
     r.session_params = parsed.session;
     r.priority = parsed.priority;
+    r.lora_path = ResolveOpenAiLora(ctx, parsed.model, parsed.lora_path);
   }
   if (Status pd = ApplyBootstrapFields(body, *ctx.config, &prompts); !pd.ok()) {
     return HandlerResult::Error(ApiErrorFromStatus(pd));
@@ -176,8 +178,10 @@ void AddOpenAiRoutes(const ServerContext& context, Router* router) {
   router->Add("POST", "/v1/chat/completions",
               [ctx](const HttpRequest& request) { return HandleChat(ctx, request); });
   router->Add("GET", "/v1/models", [ctx](const HttpRequest&) {
+    json data = json::array({ModelCard(ctx)});
+    for (json& card : LoraModelCards(ctx)) data.push_back(std::move(card));
     return HandlerResult::Respond(
-        HttpResponse::Json(200, json{{"object", "list"}, {"data", json::array({ModelCard(ctx)})}}));
+        HttpResponse::Json(200, json{{"object", "list"}, {"data", std::move(data)}}));
   });
   router->Add("GET", "/v1/models/" + ctx.served_model_name, [ctx](const HttpRequest&) {
     return HandlerResult::Respond(HttpResponse::Json(200, ModelCard(ctx)));

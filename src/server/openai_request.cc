@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "server/json_fields.h"
+#include "server/lora_api.h"
 #include "server/native_request.h"
 
 namespace radixlm::server {
@@ -114,7 +115,10 @@ Status ReadCommon(const json& body, bool chat, const ServerConfig& limits, OpenA
   // SGLang's extras that /generate also takes.
   RADIXLM_RETURN_IF_ERROR(ReadInt32(body, "priority", std::numeric_limits<int32_t>::min(),
                                     std::numeric_limits<int32_t>::max(), &r->priority));
-  return RejectLoraAndHiddenStates(body);
+  if (IsFieldSet(body, "lora_path")) {
+    RADIXLM_ASSIGN_OR_RETURN(r->lora_path, ReadLoraPath(body["lora_path"]));
+  }
+  return RejectHiddenStates(body);
 }
 
 // Completions: logprobs is an integer (how many alternatives).

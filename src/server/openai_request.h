@@ -49,6 +49,7 @@ struct OpenAiRequest {
   int32_t top_logprobs = 0;              // alternatives per position
   std::string rid;                       // SGLang extra; "" lets the engine choose
   int32_t priority = 0;                  // SGLang extra (--schedule-policy priority)
+  std::string lora_path;                 // SGLang extra: a loaded adapter's name; "": none
   std::optional<SessionParams> session;  // SGLang extra: a session turn (one prompt)
   ToolRequest tools;                     // chat only
   ChatTemplateOptions chat_template;     // chat only: chat_template_kwargs, continue_final_message

@@ -90,6 +90,7 @@ nlohmann::json RadixTreeJson(const RadixTreeSnapshot& snap, const TokenTextCodec
           {"hits", e.subtree_hits},
           {"max_lock", e.subtree_max_lock}}},
         {"text", DecodeSnippet(e.snippet_ids, codec)},
+        {"lora_namespace", e.lora_namespace},
     };
     if (others) node["merged_subtrees"] = e.merged_subtrees;
     nodes.push_back(std::move(node));

