@@ -87,6 +87,9 @@ def main():
     ap.add_argument("--kv-heads", type=int, default=4)
     ap.add_argument("--ffn", type=int, default=512)
     ap.add_argument("--keep", help="leave the folder and GGUFs in this directory")
+    ap.add_argument("--kquants", action="store_true",
+                    help="also --quantization q4_k / q6_k against the peer's llama-quantize --pure "
+                         "of the converter's F32 GGUF")
     args = ap.parse_args()
     chat = os.environ.get("RADIXLM_CHAT_MODEL")
     if not chat:
@@ -126,6 +129,24 @@ def main():
             mine = work / f"radixlm.{quant}.gguf"
             run([tools / "hf_to_gguf", folder, mine, quant])
             print(run([args.convert_python, "-c", TENSOR_DIFF, conv, mine, PEER / "gguf-py"]).strip())
+    if args.kquants:
+        quantize = PEER.parents[2] / "build" / "bin" / "llama-quantize"
+        for quant, ftype in (("q4_k", "Q4_K"), ("q6_k", "Q6_K")):
+            ref = work / f"llama-quantize.{quant}.gguf"
+            run([quantize, "--pure", work / "converter.f32.gguf", ref, ftype])
+            run([tools / "llama_logits", ref, work / "ids", work / "L", args.n, t])
+            run([tools / "llama_logits", ref, work / "ids", work / "L1", 1, t])
+            run([tools / "radixlm_logits", folder, work / "ids", work / "R", args.n, t, quant])
+            L, L1, R = load("L"), load("L1"), load("R")
+            lL, lL1, lR = logsoftmax(L), logsoftmax(L1), logsoftmax(R)
+            kr, ks = kl(lL, lR), kl(lL, lL1)
+            print(f"llama-quantize --pure {ftype} vs radixlm folder --quantization {quant}: "
+                  f"KL mean {kr.mean():.3e} max {kr.max():.3e}, argmax agreement "
+                  f"{(L.argmax(1) == R.argmax(1)).mean():.4f}; llama.cpp self KL mean "
+                  f"{ks.mean():.3e}")
+            mine = work / f"radixlm.{quant}.gguf"
+            run([tools / "hf_to_gguf", folder, mine, quant])
+            print(run([args.convert_python, "-c", TENSOR_DIFF, ref, mine, PEER / "gguf-py"]).strip())
     if not args.keep:
         shutil.rmtree(work)
 
