@@ -317,10 +317,17 @@ std::unique_ptr<uint8_t[], void (*)(void*)> AllocPacked(size_t bytes) {
   const size_t size = (bytes + align - 1) / align * align;
   auto* p = static_cast<uint8_t*>(std::aligned_alloc(align, size));
   RADIXLM_CHECK(p != nullptr) << "out of memory packing " << bytes << " bytes of weights";
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  if (align == kHuge) madvise(p, size, MADV_HUGEPAGE);  // advice only: failure is harmless
+#if defined(__linux__) && defined(MADV_HUGEPAGE) && defined(MADV_NOHUGEPAGE)
+  // Huge pages for the whole 2 MiB pages of the buffer only: the last, partial one on small
+  // pages, so that its untouched part stays unbacked (a huge page there would hold up to
+  // 2 MiB per matrix that nothing reads: gigabytes for a model of thousands of experts).
+  if (align == kHuge) {
+    const size_t whole = bytes / kHuge * kHuge;
+    madvise(p, whole, MADV_HUGEPAGE);  // advice only: failure is harmless
+    if (whole < size) madvise(p + whole, size - whole, MADV_NOHUGEPAGE);
+  }
 #endif
-  std::memset(p, 0, size);
+  std::memset(p, 0, bytes);  // (the rounding past `bytes` is never read)
   return {p, std::free};
 }
 
