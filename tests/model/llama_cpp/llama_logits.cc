@@ -46,6 +46,15 @@ int main(int argc, char** argv) {
     fprintf(stderr, "cannot create context\n");
     return 1;
   }
+  // LORA_ADAPTER=<adapter GGUF>: run under that LoRA adapter (user scale 1).
+  if (const char* lora_path = getenv("LORA_ADAPTER"); lora_path != nullptr && *lora_path) {
+    llama_adapter_lora* adapter = llama_adapter_lora_init(model, lora_path);
+    float scale = 1.0f;
+    if (adapter == nullptr || llama_set_adapters_lora(ctx, &adapter, 1, &scale) != 0) {
+      fprintf(stderr, "cannot apply the LoRA adapter %s\n", lora_path);
+      return 1;
+    }
+  }
   const int vocab = llama_vocab_n_tokens(llama_model_get_vocab(model));
   FILE* out = fopen(argv[3], "wb");
   llama_batch batch = llama_batch_init(ubatch, 0, 1);

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <numeric>
 #include <vector>
 
 #include "hf/model_file.h"
+#include "model/lora_adapter.h"
 #include "model/model.h"
 
 using namespace radixlm;
@@ -43,6 +45,16 @@ int main(int argc, char** argv) {
     fprintf(stderr, "%s\n", cache.status().ToString().c_str());
     return 1;
   }
+  // LORA_ADAPTER=<adapter GGUF>: run under that LoRA adapter.
+  std::unique_ptr<model::LoraAdapter> lora;
+  if (const char* lora_path = getenv("LORA_ADAPTER"); lora_path != nullptr && *lora_path) {
+    auto a = model::LoraAdapter::Load(lora_path, (*m)->config(), (*m)->weights());
+    if (!a.ok()) {
+      fprintf(stderr, "%s\n", a.status().ToString().c_str());
+      return 1;
+    }
+    lora = std::move(a).value();
+  }
   std::vector<int32_t> slots(ids.size());
   std::iota(slots.begin(), slots.end(), 0);
   FILE* out = fopen(argv[3], "wb");
@@ -52,6 +64,7 @@ int main(int argc, char** argv) {
     b.sequences.push_back({std::span<const int32_t>(ids.data() + pos, n),
                            std::span<const int32_t>(slots.data() + pos, n),
                            std::span<const int32_t>(slots.data(), pos), model::LogitsMode::kAll});
+    b.sequences.back().lora = lora.get();
     model::ForwardOutput r;
     auto st = (*m)->Forward(b, **cache, &r);
     if (!st.ok()) {
