@@ -1,8 +1,7 @@
 #include "engine/lora_registry.h"
 
-#include <utility>
-
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "cache/radix_cache.h"
 
@@ -48,8 +47,8 @@ StatusOr<LoraHandle> LoraRegistry::Resolve(const std::string& name) const {
   if (it != entries_.end()) return it->second.handle;
   std::string loaded;
   for (const auto& [n, e] : entries_) loaded += (loaded.empty() ? "" : ", ") + n;
-  return InvalidArgument("unknown LoRA adapter '" + name + "' (loaded: " +
-                         (loaded.empty() ? "none" : loaded) + ")");
+  return InvalidArgument("unknown LoRA adapter '" + name +
+                         "' (loaded: " + (loaded.empty() ? "none" : loaded) + ")");
 }
 
 std::vector<LoraAdapterInfo> LoraRegistry::List() const {
@@ -65,7 +64,8 @@ StatusOr<std::pair<std::string, std::string>> ParseLoraPathItem(const std::strin
     const nlohmann::json j = nlohmann::json::parse(item, nullptr, /*allow_exceptions=*/false);
     if (!j.is_object() || !j.contains("lora_name") || !j.contains("lora_path") ||
         !j["lora_name"].is_string() || !j["lora_path"].is_string()) {
-      return InvalidArgument("--lora-paths: '" + item + "' is not {\"lora_name\": ..., "
+      return InvalidArgument("--lora-paths: '" + item +
+                             "' is not {\"lora_name\": ..., "
                              "\"lora_path\": ...}");
     }
     return std::make_pair(j["lora_name"].get<std::string>(), j["lora_path"].get<std::string>());

@@ -19,21 +19,28 @@ struct LoraTargetNames {
   const char* stem;
 };
 constexpr LoraTargetNames kLoraTargets[kNumLoraTargets] = {
-    {"q_proj", "attn_q"},       {"k_proj", "attn_k"},   {"v_proj", "attn_v"},
-    {"o_proj", "attn_output"},  {"gate_proj", "ffn_gate"}, {"up_proj", "ffn_up"},
+    {"q_proj", "attn_q"},      {"k_proj", "attn_k"},      {"v_proj", "attn_v"},
+    {"o_proj", "attn_output"}, {"gate_proj", "ffn_gate"}, {"up_proj", "ffn_up"},
     {"down_proj", "ffn_down"},
 };
 
 const kernels::WeightMatrix& LoraBaseMatrix(const LayerWeights& w, LoraTarget t) {
   switch (t) {
-    case LoraTarget::kQ: return w.wq;
-    case LoraTarget::kK: return w.wk;
-    case LoraTarget::kV: return w.wv;
-    case LoraTarget::kO: return w.wo;
-    case LoraTarget::kGate: return w.gate;
-    case LoraTarget::kUp: return w.up;
+    case LoraTarget::kQ:
+      return w.wq;
+    case LoraTarget::kK:
+      return w.wk;
+    case LoraTarget::kV:
+      return w.wv;
+    case LoraTarget::kO:
+      return w.wo;
+    case LoraTarget::kGate:
+      return w.gate;
+    case LoraTarget::kUp:
+      return w.up;
     case LoraTarget::kDown:
-    case LoraTarget::kCount: break;
+    case LoraTarget::kCount:
+      break;
   }
   return w.down;
 }
@@ -73,16 +80,17 @@ std::string LoraShapeString(const std::vector<int64_t>& shape) {
 
 // Why layer `layer` cannot take an adapter on target t, or "" when it can.
 std::string LoraUnsupportedReason(const ModelConfig& c, const LayerWeights& w, int64_t layer,
-                              LoraTarget t) {
-  const bool attention = t == LoraTarget::kQ || t == LoraTarget::kK || t == LoraTarget::kV ||
-                         t == LoraTarget::kO;
+                                  LoraTarget t) {
+  const bool attention =
+      t == LoraTarget::kQ || t == LoraTarget::kK || t == LoraTarget::kV || t == LoraTarget::kO;
   if (attention) {
     if (c.IsLinearLayer(layer)) return "a linear-attention layer";
     if (c.IsMla()) return "latent (MLA) attention";
     if (c.attn_output_gate) return "gated attention";
-    if (t != LoraTarget::kO && (w.wqkv.data != nullptr ||
-        (static_cast<size_t>(layer) < c.layer_tensors.size() &&
-         c.layer_tensors[layer][LayerTensor::kAttnQkv] != TensorNeed::kAbsent))) {
+    if (t != LoraTarget::kO &&
+        (w.wqkv.data != nullptr ||
+         (static_cast<size_t>(layer) < c.layer_tensors.size() &&
+          c.layer_tensors[layer][LayerTensor::kAttnQkv] != TensorNeed::kAbsent))) {
       return "fused attn_qkv";
     }
   } else if (!w.gate_exps.empty()) {
@@ -164,7 +172,8 @@ StatusOr<std::unique_ptr<LoraAdapter>> LoraAdapter::FromGguf(std::unique_ptr<ggu
     int64_t layer = 0;
     LoraTarget target = LoraTarget::kQ;
     if (!ParseLoraBaseName(base_name, &layer, &target)) {
-      return Unimplemented(where + "LoRA is applied to attn_q/k/v/output and ffn_gate/up/down "
+      return Unimplemented(where +
+                           "LoRA is applied to attn_q/k/v/output and ffn_gate/up/down "
                            "of the layers only");
     }
     if (layer >= config.n_layers) {

@@ -83,7 +83,7 @@ class LoraAdapter {
   LoraAdapter() = default;
 
   std::unique_ptr<gguf::GgufFile> file_;
-  std::vector<std::vector<float>> converted_;  // Q8_0 matrices as F32
+  std::vector<std::vector<float>> converted_;                    // Q8_0 matrices as F32
   std::vector<std::array<LoraMatrix, kNumLoraTargets>> layers_;  // [n_layers]
   float alpha_ = 0.0f;
   int64_t max_rank_ = 0;

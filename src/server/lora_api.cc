@@ -48,9 +48,9 @@ HandlerResult Update(const ServerContext& ctx, const HttpRequest& request, bool 
   }
   LoraRegistry* registry = ctx.engine->lora();
   if (registry == nullptr) {
-    return HandlerResult::Respond(UpdateOutput(
-        nullptr, InvalidArgument("LoRA is not enabled on this server (start it with "
-                                 "--enable-lora or --lora-paths)")));
+    return HandlerResult::Respond(
+        UpdateOutput(nullptr, InvalidArgument("LoRA is not enabled on this server (start it with "
+                                              "--enable-lora or --lora-paths)")));
   }
   StatusOr<std::string> name = StringField(*body, "lora_name");
   if (!name.ok()) return HandlerResult::Respond(UpdateOutput(registry, name.status()));
@@ -90,9 +90,8 @@ std::string ResolveOpenAiLora(const ServerContext& ctx, const std::string& model
                               const std::string& explicit_lora_path) {
   const std::string& served = ctx.served_model_name;
   if (model.find(':') != std::string::npos && model != served) {
-    const std::string adapter = model.starts_with(served + ":")
-                                    ? model.substr(served.size() + 1)
-                                    : model.substr(model.find(':') + 1);
+    const std::string adapter = model.starts_with(served + ":") ? model.substr(served.size() + 1)
+                                                                : model.substr(model.find(':') + 1);
     if (!Trim(adapter).empty()) return Trim(adapter);
   }
   if (!model.empty() && model != served && ctx.engine->lora() != nullptr &&
@@ -105,8 +104,9 @@ std::string ResolveOpenAiLora(const ServerContext& ctx, const std::string& model
 StatusOr<std::string> ReadLoraPath(const json& value) {
   if (value.is_null()) return std::string();
   if (!value.is_string()) {
-    return InvalidArgument("lora_path must be a string (an adapter's name), null, or a list of "
-                           "them, one per prompt");
+    return InvalidArgument(
+        "lora_path must be a string (an adapter's name), null, or a list of "
+        "them, one per prompt");
   }
   return value.get<std::string>();
 }

@@ -4,10 +4,9 @@
 // the adapters' cards in /v1/models, and which adapter an OpenAI request names.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "server/router.h"
 #include "server/server_context.h"

@@ -76,7 +76,7 @@ std::vector<uint8_t> MergeLoraIntoBase(const gguf::GgufFile& base, const gguf::G
     const int64_t out = t.shape[1];
     const int64_t rank = a->shape[1];
     const float scale = alpha != 0.0f ? alpha / static_cast<float>(rank) : 1.0f;
-    std::vector<float> m = Decode(t);  // [out][in]
+    std::vector<float> m = Decode(t);          // [out][in]
     const std::vector<float> av = Decode(*a);  // [rank][in]
     const std::vector<float> bv = Decode(*b);  // [out][rank]
     for (int64_t o = 0; o < out; ++o) {

@@ -9,9 +9,9 @@
 #include <string>
 
 #include "gguf/gguf_writer.h"
+#include "lora_fixture.h"
 #include "model/lora_adapter.h"
 #include "model/model.h"
-#include "lora_fixture.h"
 #include "reference_model.h"
 #include "tiny_model.h"
 
@@ -67,7 +67,8 @@ class LoraTest : public ::testing::Test {
 
   std::vector<int32_t> Tokens(size_t n, uint32_t seed) const {
     std::mt19937 rng(seed);
-    std::uniform_int_distribution<int32_t> dist(0, static_cast<int32_t>(model_->config().vocab_size - 1));
+    std::uniform_int_distribution<int32_t> dist(
+        0, static_cast<int32_t>(model_->config().vocab_size - 1));
     std::vector<int32_t> t(n);
     for (int32_t& x : t) x = dist(rng);
     return t;
@@ -76,9 +77,9 @@ class LoraTest : public ::testing::Test {
   // One prompt prefilled (every row's logits) and then `decode` greedy steps, each sequence
   // under its own adapter, all sequences together in each forward. Returns per sequence its
   // prompt's rows then one row per decode step.
-  std::vector<std::vector<std::vector<float>>> Run(
-      const std::vector<std::vector<int32_t>>& prompts,
-      const std::vector<const LoraAdapter*>& adapters, int decode) {
+  std::vector<std::vector<std::vector<float>>> Run(const std::vector<std::vector<int32_t>>& prompts,
+                                                   const std::vector<const LoraAdapter*>& adapters,
+                                                   int decode) {
     const size_t n = prompts.size();
     std::vector<std::vector<std::vector<float>>> rows(n);
     std::vector<std::vector<int32_t>> slots(n);
@@ -261,22 +262,24 @@ TEST_F(LoraTest, RefusesAdaptersThatDoNotFitTheBase) {
   };
   std::vector<float> zeros(64 * 4, 0.0f);
   // A shape of another model (in = 32, not hidden 64).
-  expect_error(write([&](gguf::GgufWriter& w) {
-                 ASSERT_TRUE(w.AddF32Tensor("blk.0.attn_q.weight.lora_a", {32, 4},
-                                            std::vector<float>(128)).ok());
-                 ASSERT_TRUE(w.AddF32Tensor("blk.0.attn_q.weight.lora_b", {4, 64}, zeros).ok());
-               }),
-               "do not fit the base matrix");
+  expect_error(
+      write([&](gguf::GgufWriter& w) {
+        ASSERT_TRUE(
+            w.AddF32Tensor("blk.0.attn_q.weight.lora_a", {32, 4}, std::vector<float>(128)).ok());
+        ASSERT_TRUE(w.AddF32Tensor("blk.0.attn_q.weight.lora_b", {4, 64}, zeros).ok());
+      }),
+      "do not fit the base matrix");
   expect_error(write([&](gguf::GgufWriter& w) {
                  ASSERT_TRUE(w.AddF32Tensor("blk.0.attn_q.weight.lora_a", {64, 4}, zeros).ok());
                }),
                "only one of lora_a and lora_b");
-  expect_error(write([&](gguf::GgufWriter& w) {
-                 ASSERT_TRUE(w.AddF32Tensor("token_embd.weight.lora_a", {64, 4}, zeros).ok());
-                 ASSERT_TRUE(w.AddF32Tensor("token_embd.weight.lora_b", {4, 100},
-                                            std::vector<float>(400)).ok());
-               }),
-               "'token_embd.weight': LoRA is applied to");
+  expect_error(
+      write([&](gguf::GgufWriter& w) {
+        ASSERT_TRUE(w.AddF32Tensor("token_embd.weight.lora_a", {64, 4}, zeros).ok());
+        ASSERT_TRUE(
+            w.AddF32Tensor("token_embd.weight.lora_b", {4, 100}, std::vector<float>(400)).ok());
+      }),
+      "'token_embd.weight': LoRA is applied to");
   expect_error(write([&](gguf::GgufWriter& w) {
                  ASSERT_TRUE(w.AddF32Tensor("blk.7.attn_q.weight.lora_a", {64, 4}, zeros).ok());
                  ASSERT_TRUE(w.AddF32Tensor("blk.7.attn_q.weight.lora_b", {4, 64}, zeros).ok());
@@ -306,7 +309,8 @@ TEST_F(LoraTest, RefusesMatricesTheForwardDoesNotAdapt) {
   ASSERT_TRUE(w.AddF32Tensor("blk.0.attn_q.weight.lora_b", {4, 64}, std::vector<float>(256)).ok());
   a = LoadAdapter(w.Serialize());
   ASSERT_FALSE(a.ok());
-  EXPECT_NE(a.status().message().find("fused attn_qkv"), std::string::npos) << a.status().ToString();
+  EXPECT_NE(a.status().message().find("fused attn_qkv"), std::string::npos)
+      << a.status().ToString();
   SetUpBase(testing::TinyMixtralSpec());
   ls.targets = {"attn_q"};
   EXPECT_TRUE(LoadAdapter(BuildLoraAdapter(model_->gguf(), ls)).ok());
