@@ -50,33 +50,15 @@ def tensor_plan(s: sm.Shape, n_vocab: int) -> list[tuple[str, tuple[int, ...], s
 def write(s: sm.Shape, out: Path) -> None:
     import numpy as np
     gguf = sm._gguf()
-    fields = sm.tokenizer_fields(gguf)
-    n_vocab = sm.vocab_size(fields)
-    w = gguf.GGUFWriter(str(out), s.arch)
-    w.add_name(f"{s.name} (synthetic: random weights, SmolLM2 tokenizer)")
-    w.add_description(f"radixlm bench/synth_gpt_oss.py {sm.FORMAT}, seed {sm.SEED}")
-    w.add_context_length(s.context_length)
-    w.add_embedding_length(s.hidden)
-    w.add_block_count(s.n_layers)
-    w.add_feed_forward_length(s.ffn)
-    w.add_head_count(s.n_heads)
-    w.add_head_count_kv(s.n_kv_heads)
-    w.add_key_length(s.head_dim)
-    w.add_value_length(s.head_dim)
-    w.add_rope_dimension_count(s.head_dim)
-    w.add_rope_freq_base(s.rope_theta)
-    w.add_layer_norm_rms_eps(s.rms_eps)
-    w.add_expert_count(s.n_experts)
-    w.add_expert_used_count(s.n_experts_used)
-    w.add_expert_feed_forward_length(s.expert_ffn)
-    w.add_uint32(f"{s.arch}.attention.sliding_window", 128)
-    w.add_string(f"{s.arch}.rope.scaling.type", "yarn")
-    w.add_float32(f"{s.arch}.rope.scaling.factor", 32.0)
-    w.add_uint32(f"{s.arch}.rope.scaling.original_context_length", 4096)
-    w.add_vocab_size(n_vocab)
-    w.add_file_type(38)  # LLAMA_FTYPE_MOSTLY_MXFP4_MOE
-    for key, value, vtype, sub in fields:
-        w.add_key_value(key, value, vtype, sub_type=sub)
+
+    def yarn_and_window(w):
+        w.add_uint32(f"{s.arch}.attention.sliding_window", 128)
+        w.add_string(f"{s.arch}.rope.scaling.type", "yarn")
+        w.add_float32(f"{s.arch}.rope.scaling.factor", 32.0)
+        w.add_uint32(f"{s.arch}.rope.scaling.original_context_length", 4096)
+
+    w, n_vocab = sm.start_file(gguf, s, out, "synth_gpt_oss.py", 38,  # MOSTLY_MXFP4_MOE
+                               yarn_and_window)
     Q = gguf.GGMLQuantizationType
     plan = tensor_plan(s, n_vocab)
     for name, shape, kind in plan:

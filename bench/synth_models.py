@@ -285,21 +285,16 @@ def random_q8_0(rng, shape: tuple[int, ...]):
     return out.reshape(*shape[:-1], shape[-1] // 32 * 34)
 
 
-def write_f16(model: str, out: Path) -> None:
-    """Writes the F16 GGUF of `model` to `out` (matrices in Q8_0 for VIA_Q8_0's), one tensor
-    in memory at a time."""
-    import numpy as np
-    gguf = _gguf()
-    s = MODELS[model]
-    q8 = model in VIA_Q8_0
+def start_file(gguf, s: Shape, out: Path, script: str, file_type: int, extra=None):
+    """A GGUFWriter on `out` holding the metadata of shape s (extra(w) adds more keys) and the
+    tokenizer's keys; returns it and the vocabulary size."""
     fields = tokenizer_fields(gguf)
     n_vocab = vocab_size(fields)
     if n_vocab != VOCAB:
         raise SystemExit(f"{tokenizer_gguf()}: {n_vocab} tokens, expected {VOCAB}")
-    tmp = out.with_name(out.name + f".tmp{os.getpid()}")
-    w = gguf.GGUFWriter(str(tmp), s.arch)
+    w = gguf.GGUFWriter(str(out), s.arch)
     w.add_name(f"{s.name} (synthetic: random weights, SmolLM2 tokenizer)")
-    w.add_description(f"radixlm bench/synth_models.py {FORMAT}, seed {SEED}, std {WEIGHT_STD}")
+    w.add_description(f"radixlm bench/{script} {FORMAT}, seed {SEED}, std {WEIGHT_STD}")
     w.add_context_length(s.context_length)
     w.add_embedding_length(s.hidden)
     w.add_block_count(s.n_layers)
@@ -316,10 +311,25 @@ def write_f16(model: str, out: Path) -> None:
         w.add_expert_used_count(s.n_experts_used)
         if s.arch != "llama":  # (Mixtral's experts are feed_forward_length wide)
             w.add_expert_feed_forward_length(s.expert_ffn)
+    if extra:
+        extra(w)
     w.add_vocab_size(n_vocab)
-    w.add_file_type(LLAMA_FTYPE_MOSTLY_Q8_0 if q8 else LLAMA_FTYPE_MOSTLY_F16)
+    w.add_file_type(file_type)
     for key, value, vtype, sub in fields:
         w.add_key_value(key, value, vtype, sub_type=sub)
+    return w, n_vocab
+
+
+def write_f16(model: str, out: Path) -> None:
+    """Writes the F16 GGUF of `model` to `out` (matrices in Q8_0 for VIA_Q8_0's), one tensor
+    in memory at a time."""
+    import numpy as np
+    gguf = _gguf()
+    s = MODELS[model]
+    q8 = model in VIA_Q8_0
+    tmp = out.with_name(out.name + f".tmp{os.getpid()}")
+    w, n_vocab = start_file(gguf, s, tmp, "synth_models.py",
+                            LLAMA_FTYPE_MOSTLY_Q8_0 if q8 else LLAMA_FTYPE_MOSTLY_F16)
     plan = tensor_plan(s, n_vocab)
     for name, shape, kind in plan:
         if q8 and kind == "matrix":
