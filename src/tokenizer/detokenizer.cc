@@ -57,7 +57,7 @@ void TokenPieces::Build(const ResolvedVocab& vocab) {
     if (a & (attr::kControl | attr::kUnknown | attr::kUserDefined)) {
       data_.append(text);
     } else if (a & attr::kNormal) {
-      if (vocab.kind == ModelKind::kSpm || vocab.pre.spm_style) {
+      if (vocab.kind == ModelKind::kSpm || vocab.kind == ModelKind::kWpm || vocab.pre.spm_style) {
         AppendUnescapedSpaces(text, &data_);
       } else {
         AppendByteLevelAsBytes(text, &data_);

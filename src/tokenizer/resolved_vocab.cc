@@ -64,13 +64,17 @@ Status CheckModelType(const std::string& model, ModelKind* kind) {
     *kind = ModelKind::kBpe;
     return Status::Ok();
   }
+  if (model == "bert") {
+    *kind = ModelKind::kWpm;
+    return Status::Ok();
+  }
   std::string what;
-  if (model == "bert") what = " (WordPiece)";
   if (model == "t5") what = " (Unigram)";
   if (model == "none" || model == "no_vocab") what = " (the model has no vocabulary)";
   return Unimplemented(
       "unsupported tokenizer type '" + model + "'" + what +
-      "; radixlm supports 'llama' (SPM), 'gpt2' (BPE) and 'gemma4' (SPM-style BPE)");
+      "; radixlm supports 'llama' (SPM), 'gpt2' (BPE), 'gemma4' (SPM-style BPE) and 'bert' "
+      "(WordPiece)");
 }
 
 // Default special ids and flags by model type and pre-tokenizer, then the metadata's values.
@@ -83,6 +87,19 @@ Status ApplyIdsAndFlags(const Vocab& v, ResolvedVocab* r) {
     ids.unk = 0;
     r->add_space_prefix = true;
     r->add_bos = true;
+  } else if (r->kind == ModelKind::kWpm) {
+    // llama.cpp's WPM defaults: [CLS] 101 starts and [SEP] 102 ends an encoded text (always,
+    // with add_special: llama.cpp's WPM path ignores add_bos / add_eos), [UNK] 100, [PAD] 0,
+    // [MASK] 103.
+    ids.bos = 101;
+    ids.unk = 100;
+    ids.sep = 102;
+    ids.pad = 0;
+    ids.mask = 103;
+    r->add_space_prefix = false;
+    r->add_bos = true;
+    r->wpm_lowercase = v.normalizer_lowercase.value_or(true);
+    r->wpm_strip_accents = v.normalizer_strip_accents.value_or(r->wpm_lowercase);
   } else if (r->model == "gemma4") {
     r->add_space_prefix = false;  // no default ids: the metadata names them
   } else {
@@ -120,6 +137,10 @@ Status ApplyIdsAndFlags(const Vocab& v, ResolvedVocab* r) {
   if (r->add_bos && ids.bos < 0) {
     return InvalidArgument(
         "tokenizer.ggml.add_bos_token is true, but tokenizer.ggml.bos_token_id is not set");
+  }
+  if (r->kind == ModelKind::kWpm && (ids.bos < 0 || ids.sep < 0 || ids.unk < 0)) {
+    return InvalidArgument("WordPiece vocabulary of " + std::to_string(n) +
+                           " tokens lacks a [CLS] (bos), [SEP] or [UNK] id");
   }
   if (r->add_eos && ids.eos < 0) {
     return InvalidArgument(

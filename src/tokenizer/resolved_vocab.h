@@ -48,7 +48,8 @@ inline constexpr uint32_t kSkippedWhenSkippingSpecial = kControl | kUnknown | kS
 // `<unused12>`). Tags such as `<table>` or `<think>` are text, as their tokenizers say.
 bool LooksLikeSpecialMarker(std::string_view text);
 
-enum class ModelKind { kSpm, kBpe };
+// kWpm: WordPiece (tokenizer.ggml.model "bert"; BERT-family encoders), wordpiece.h.
+enum class ModelKind { kSpm, kBpe, kWpm };
 
 // Special token ids; -1 = the model has none.
 struct SpecialIds {
@@ -68,12 +69,15 @@ struct ResolvedVocab {
   bool add_bos = false;
   bool add_eos = false;
   bool add_space_prefix = false;
+  // WordPiece only: lowercase (default true) and strip accents (default: as lowercase).
+  bool wpm_lowercase = true;
+  bool wpm_strip_accents = true;
   std::vector<int32_t> eog_ids;        // sorted, unique
   std::vector<int32_t> special_order;  // control / user-defined / unknown ids, longest first
   std::string chat_template;
 };
 
-// Unimplemented "unsupported tokenizer type '<model>'" for WPM (bert), UGM (t5), RWKV, no
+// Unimplemented "unsupported tokenizer type '<model>'" for UGM (t5), RWKV, no
 // vocabulary and other models; InvalidArgument for an unknown pre-tokenizer, an empty token
 // list, a merges-less BPE vocabulary, or add_bos/add_eos without the token's id.
 StatusOr<ResolvedVocab> ResolveVocab(Vocab vocab);

@@ -11,6 +11,7 @@
 #include "tokenizer/spm.h"
 #include "tokenizer/token_index.h"
 #include "tokenizer/unicode.h"
+#include "tokenizer/wordpiece.h"
 
 namespace radixlm::tokenizer {
 namespace {
@@ -90,6 +91,14 @@ Status Tokenizer::Init(ResolvedVocab vocab) {
   if (vocab_.kind == ModelKind::kSpm) {
     spm_ = std::make_unique<SpmEncoder>(index_.get(), &vocab_.scores,
                                         SpmByteTokens(*index_, vocab_.ids.unk));
+  } else if (vocab_.kind == ModelKind::kWpm) {
+    size_t longest = 0;
+    for (const std::string& t : vocab_.tokens) longest = std::max(longest, t.size());
+    wpm_ = std::make_unique<WordPieceEncoder>(
+        index_.get(), WordPieceEncoder::Options{.lowercase = vocab_.wpm_lowercase,
+                                                .strip_accents = vocab_.wpm_strip_accents,
+                                                .unk_id = vocab_.ids.unk,
+                                                .max_token_bytes = longest});
   } else {
     RADIXLM_ASSIGN_OR_RETURN(pretokenizer_, PreTokenizer::Create(vocab_.pre));
     bpe_ =
@@ -109,6 +118,8 @@ std::vector<int32_t> Tokenizer::Encode(std::string_view text, bool add_special,
   out.reserve(text.size() / 3 + 2);
   if (vocab_.kind == ModelKind::kSpm) {
     EncodeSpm(text, add_special, parse_special, vocab_.add_space_prefix, &out);
+  } else if (vocab_.kind == ModelKind::kWpm) {
+    EncodeWpm(text, add_special, parse_special, &out);
   } else {
     EncodeBpe(text, add_special, parse_special, &out);
   }
@@ -120,6 +131,8 @@ std::vector<int32_t> Tokenizer::EncodeContinuation(std::string_view text) const 
   out.reserve(text.size() / 3 + 1);
   if (vocab_.kind == ModelKind::kSpm) {
     EncodeSpm(text, /*add_special=*/false, /*parse_special=*/false, /*space_prefix=*/false, &out);
+  } else if (vocab_.kind == ModelKind::kWpm) {
+    EncodeWpm(text, /*add_special=*/false, /*parse_special=*/false, &out);
   } else {
     EncodeBpe(text, /*add_special=*/false, /*parse_special=*/false, &out);
   }
@@ -173,6 +186,21 @@ void Tokenizer::EncodeBpe(std::string_view text, bool add_special, bool parse_sp
     bpe_->EncodeWords(words, out);
   }
   if (add_special && vocab_.add_eos) out->push_back(vocab_.ids.eos);
+}
+
+void Tokenizer::EncodeWpm(std::string_view text, bool add_special, bool parse_special,
+                          std::vector<int32_t>* out) const {
+  if (add_special) out->push_back(vocab_.ids.bos);  // [CLS]
+  std::vector<Fragment> fragments;
+  splitter_->Split(text, parse_special, &fragments);
+  for (const Fragment& f : fragments) {
+    if (f.token >= 0) {
+      out->push_back(f.token);
+    } else {
+      wpm_->Encode(f.text, out);
+    }
+  }
+  if (add_special) out->push_back(vocab_.ids.sep);  // [SEP]
 }
 
 const std::string& Tokenizer::TokenText(int32_t id) const {

@@ -1,6 +1,7 @@
-// Tokenizer: text <-> token ids for the SPM ("llama"), byte-level BPE ("gpt2") and SPM-style
-// BPE ("gemma4": " " -> U+2581, merges over UTF-8 characters, <0xXX> byte fallback) vocabularies
-// of GGUF models, producing the same ids as llama.cpp's llama_tokenize for the same file.
+// Tokenizer: text <-> token ids for the SPM ("llama"), byte-level BPE ("gpt2"), SPM-style
+// BPE ("gemma4": " " -> U+2581, merges over UTF-8 characters, <0xXX> byte fallback) and
+// WordPiece ("bert": wordpiece.h; add_special gives [CLS] ... [SEP]) vocabularies of GGUF
+// models, producing the same ids as llama.cpp's llama_tokenize for the same file.
 //
 //   auto tok = Tokenizer::FromGguf(*file);            // or FromVocab(vocab) in tests
 //   std::vector<int32_t> ids = (*tok)->Encode("Hello", /*add_special=*/true,
@@ -47,6 +48,7 @@ class PreTokenizer;
 class SpecialTokenSplitter;
 class SpmEncoder;
 class TokenIndex;
+class WordPieceEncoder;
 
 class Tokenizer {
  public:
@@ -84,7 +86,10 @@ class Tokenizer {
   bool add_eos() const { return vocab_.add_eos; }
   bool add_space_prefix() const { return vocab_.add_space_prefix; }
   ModelKind kind() const { return vocab_.kind; }
-  const char* kind_name() const { return vocab_.kind == ModelKind::kSpm ? "SPM" : "BPE"; }
+  const char* kind_name() const {
+    return vocab_.kind == ModelKind::kSpm ? "SPM" : vocab_.kind == ModelKind::kWpm ? "WPM" : "BPE";
+  }
+  int32_t sep_id() const { return vocab_.ids.sep; }  // WordPiece's [SEP]; -1: none
   // BPE pre-tokenizer family ("gpt2", "llama3", ...); "" for SPM.
   const std::string& pre_tokenizer() const { return vocab_.pre.family; }
   const std::string& chat_template() const { return vocab_.chat_template; }
@@ -107,6 +112,8 @@ class Tokenizer {
                  std::vector<int32_t>* out) const;
   void EncodeBpe(std::string_view text, bool add_special, bool parse_special,
                  std::vector<int32_t>* out) const;
+  void EncodeWpm(std::string_view text, bool add_special, bool parse_special,
+                 std::vector<int32_t>* out) const;
 
   ResolvedVocab vocab_;
   TokenPieces pieces_;  // per id: llama.cpp token_to_piece(special = true)
@@ -115,6 +122,7 @@ class Tokenizer {
   std::unique_ptr<SpmEncoder> spm_;
   std::unique_ptr<PreTokenizer> pretokenizer_;
   std::unique_ptr<BpeEncoder> bpe_;
+  std::unique_ptr<WordPieceEncoder> wpm_;
 };
 
 // Incremental detokenizer for one output stream. Feed ids one at a time; each call returns

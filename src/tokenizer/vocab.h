@@ -45,6 +45,8 @@ struct Vocab {
 
   // Flags as stated in the metadata (nullopt: key absent, the model type's default applies).
   std::optional<bool> add_bos, add_eos, add_space_prefix;
+  // WordPiece ("bert") normalisation: tokenizer.ggml.normalizer.lowercase and .strip_accents.
+  std::optional<bool> normalizer_lowercase, normalizer_strip_accents;
 
   // general.name / general.architecture: llama.cpp keys a few per-token attribute quirks on
   // them (e.g. Phi-3's special tokens strip whitespace to their right).

@@ -61,13 +61,7 @@ std::string ParamName(const ::testing::TestParamInfo<std::string>& info) {
 INSTANTIATE_TEST_SUITE_P(Vocabs, LlamaVocabTest,
                          ::testing::ValuesIn(testutil::SupportedVocabNames()), ParamName);
 
-TEST(LlamaVocabTest, BertIsReportedUnsupported) {
-  auto tok = testutil::LoadTokenizerFile(testutil::VocabPath("bert-bge"));
-  ASSERT_FALSE(tok.ok());
-  EXPECT_EQ(tok.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(tok.status().message().find("unsupported tokenizer type 'bert'"), std::string::npos)
-      << tok.status().message();
-}
+// bert-bge (WordPiece) has its own suite: wordpiece_test.cc.
 
 }  // namespace
 }  // namespace radixlm::tokenizer
