@@ -88,7 +88,7 @@ StatusOr<HfFolder> OpenHfFolder(const std::string& dir, const HfFolderOptions& o
                        (weights.owned_bytes > 0
                             ? ", " + std::to_string(weights.owned_bytes >> 20) + " MiB copied"
                             : ""));
-  out.report.push_back("tokenizer: tokenizer.json, " + tok.kind);
+  out.report.push_back("tokenizer: " + tok.source + ", " + tok.kind);
   out.report.push_back("chat template: " + tok.chat_template_source);
   for (const std::string& note : tok.notes) out.report.push_back("note: " + note);
   RADIXLM_ASSIGN_OR_RETURN(std::string sampling, ReadGenerationConfig(dir, &metadata));

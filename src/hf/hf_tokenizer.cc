@@ -5,6 +5,7 @@
 #include <map>
 #include <sstream>
 
+#include "hf/hf_vocab.h"
 #include "hf/json_file.h"
 
 namespace radixlm::hf {
@@ -13,31 +14,11 @@ namespace {
 using gguf::Value;
 namespace fs = std::filesystem;
 
-// llama.cpp's token types.
-constexpr int32_t kNormal = 1;
-constexpr int32_t kControl = 3;
-constexpr int32_t kUserDefined = 4;
-constexpr int32_t kUnused = 5;
-
 // The regexes of tokenizer.json Split pre-tokenizers, as the model cards ship them.
 constexpr const char* kLlama3Split =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 constexpr const char* kQwen2Split =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-
-bool LooksSpecial(const std::string& t) {
-  auto wraps = [&t](std::string_view open, std::string_view close) {
-    return t.size() >= open.size() + close.size() && t.compare(0, open.size(), open) == 0 &&
-           t.compare(t.size() - close.size(), close.size(), close) == 0;
-  };
-  return t == "<pad>" || t == "<mask>" || t == "<2mass>" || t == "[@BOS@]" || wraps("<|", "|>") ||
-         wraps("<\xef\xbd\x9c", "\xef\xbd\x9c>") || wraps("<unused", ">");
-}
-
-std::string Describe(const nlohmann::json& j) {
-  std::string s = j.dump();
-  return s.size() > 200 ? s.substr(0, 200) + "..." : s;
-}
 
 bool IsByteLevel(const nlohmann::json& j, bool* use_regex) {
   if (!j.is_object() || j.value("type", "") != "ByteLevel") return false;
@@ -80,40 +61,9 @@ StatusOr<std::string> PreTokenizerName(const nlohmann::json& pre) {
                          " is not one radixlm knows (byte-level GPT-2, SmolLM, Llama-3, Qwen2)");
 }
 
-StatusOr<HfTokenizer> ReadHfTokenizer(const std::string& dir, const nlohmann::json& config) {
-  const std::string tok_path = (fs::path(dir) / "tokenizer.json").string();
-  std::error_code ec;
-  if (!fs::is_regular_file(tok_path, ec)) {
-    if (fs::is_regular_file(fs::path(dir) / "tokenizer.model", ec)) {
-      return Unimplemented(dir +
-                           ": tokenizer.model (SentencePiece) without tokenizer.json is "
-                           "not supported yet (convert the folder to GGUF)");
-    }
-    return NotFound(dir + ": missing tokenizer.json");
-  }
-  RADIXLM_ASSIGN_OR_RETURN(nlohmann::json tok, ReadJsonObject(tok_path));
-  nlohmann::json tc = nlohmann::json::object();
-  const std::string tc_path = (fs::path(dir) / "tokenizer_config.json").string();
-  if (fs::is_regular_file(tc_path, ec)) {
-    RADIXLM_ASSIGN_OR_RETURN(tc, ReadJsonObject(tc_path));
-  }
-
-  HfTokenizer out;
-  const nlohmann::json& model = tok.contains("model") ? tok["model"] : nlohmann::json();
-  const std::string type = model.is_object() ? model.value("type", "") : "";
-  if (type == "Unigram" || type == "WordPiece") {
-    return Unimplemented(tok_path + ": " + type +
-                         " tokenizers are not supported in Hugging "
-                         "Face folders yet (convert the folder to GGUF)");
-  }
-  if (type != "BPE") {
-    return InvalidArgument(tok_path + ": model.type '" + type + "' is not a known tokenizer kind");
-  }
-  if (model.value("byte_fallback", false)) {
-    return Unimplemented(tok_path +
-                         ": SentencePiece-style BPE (byte_fallback) is not supported "
-                         "in Hugging Face folders yet (convert the folder to GGUF)");
-  }
+StatusOr<HfVocab> ByteLevelBpeVocab(const nlohmann::json& tok, int64_t vocab_size,
+                                    const std::string& tok_path) {
+  HfVocab out;
   const nlohmann::json& normalizer =
       tok.contains("normalizer") ? tok["normalizer"] : nlohmann::json();
   if (!normalizer.is_null()) {
@@ -127,52 +77,8 @@ StatusOr<HfTokenizer> ReadHfTokenizer(const std::string& dir, const nlohmann::js
   const nlohmann::json& pre =
       tok.contains("pre_tokenizer") ? tok["pre_tokenizer"] : nlohmann::json();
   RADIXLM_ASSIGN_OR_RETURN(const std::string pre_name, PreTokenizerName(pre));
-
-  // Vocabulary: model.vocab and added_tokens, by id.
-  if (!model.contains("vocab") || !model["vocab"].is_object()) {
-    return InvalidArgument(tok_path + ": model.vocab is not an object");
-  }
-  std::map<int64_t, std::string> by_id;
-  std::map<int64_t, const nlohmann::json*> added;
-  for (auto it = model["vocab"].begin(); it != model["vocab"].end(); ++it) {
-    if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0) {
-      return InvalidArgument(tok_path + ": vocab entry '" + it.key() + "' has no valid id");
-    }
-    by_id[it.value().get<int64_t>()] = it.key();
-  }
-  if (tok.contains("added_tokens") && tok["added_tokens"].is_array()) {
-    for (const nlohmann::json& a : tok["added_tokens"]) {
-      if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() ||
-          !a.contains("content") || !a["content"].is_string() || a["id"].get<int64_t>() < 0) {
-        return InvalidArgument(tok_path + ": an added_tokens entry has no id or content");
-      }
-      const int64_t id = a["id"].get<int64_t>();
-      by_id[id] = a["content"].get<std::string>();
-      added[id] = &a;
-    }
-  }
-  out.n_real_tokens = static_cast<int64_t>(by_id.size());
-  int64_t n = by_id.empty() ? 0 : by_id.rbegin()->first + 1;
-  if (config.contains("vocab_size") && config["vocab_size"].is_number_integer()) {
-    n = std::max<int64_t>(n, config["vocab_size"].get<int64_t>());
-  }
-  if (n > (int64_t{1} << 24)) return InvalidArgument(tok_path + ": vocabulary too large");
-  std::vector<std::string> tokens(static_cast<size_t>(n));
-  std::vector<int32_t> types(static_cast<size_t>(n), kNormal);
-  for (int64_t i = 0; i < n; ++i) {
-    const auto it = by_id.find(i);
-    if (it == by_id.end()) {
-      tokens[i] = "[PAD" + std::to_string(i) + "]";
-      types[i] = kUnused;
-      continue;
-    }
-    tokens[i] = it->second;
-    const auto a = added.find(i);
-    if (a != added.end()) {
-      types[i] =
-          a->second->value("special", false) || LooksSpecial(it->second) ? kControl : kUserDefined;
-    }
-  }
+  RADIXLM_ASSIGN_OR_RETURN(TokenTable table, ReadTokenTable(tok, vocab_size, tok_path));
+  const nlohmann::json& model = tok["model"];
   std::vector<std::string> merges;
   if (model.contains("merges") && model["merges"].is_array()) {
     for (const nlohmann::json& m : model["merges"]) {
@@ -187,20 +93,87 @@ StatusOr<HfTokenizer> ReadHfTokenizer(const std::string& dir, const nlohmann::js
   }
   if (merges.empty()) return InvalidArgument(tok_path + ": BPE model has no merges");
 
+  out.n_real_tokens = table.n_real;
+  out.kind = "byte-level BPE (pre-tokenizer " + pre_name + ", " + std::to_string(table.n_real) +
+             " tokens, " + std::to_string(merges.size()) + " merges)";
   auto& md = out.metadata;
   md.emplace_back("tokenizer.ggml.model", Value::Str("gpt2"));
   md.emplace_back("tokenizer.ggml.pre", Value::Str(pre_name));
-  md.emplace_back("tokenizer.ggml.tokens", Value::StrArr(tokens));
-  md.emplace_back("tokenizer.ggml.token_type", Value::I32Arr(types));
+  md.emplace_back("tokenizer.ggml.tokens", Value::StrArr(table.tokens));
+  md.emplace_back("tokenizer.ggml.token_type", Value::I32Arr(table.types));
   md.emplace_back("tokenizer.ggml.merges", Value::StrArr(merges));
-  out.kind = "byte-level BPE (pre-tokenizer " + pre_name + ", " +
-             std::to_string(out.n_real_tokens) + " tokens, " + std::to_string(merges.size()) +
-             " merges)";
+  out.tokens = std::move(table.tokens);
+  return out;
+}
 
+namespace {
+
+// The vocabulary from tokenizer.json, or from tokenizer.model when there is no tokenizer.json:
+// the one place that picks a reader by tokenizer model kind.
+// `tok` receives tokenizer.json's object (null when it is not used).
+StatusOr<HfVocab> ReadVocab(const std::string& dir, const nlohmann::json& tc, int64_t vocab_size,
+                            std::string* source, nlohmann::json* tok_out) {
+  const fs::path tok_path = fs::path(dir) / "tokenizer.json";
+  const fs::path spm_path = fs::path(dir) / "tokenizer.model";
+  std::error_code ec;
+  const bool has_spm = fs::is_regular_file(spm_path, ec);
+  if (!fs::is_regular_file(tok_path, ec)) {
+    if (!has_spm) return NotFound(dir + ": missing tokenizer.json (and no tokenizer.model)");
+    *source = "tokenizer.model (no tokenizer.json)";
+    return SentencePieceModelVocab(dir, tc, vocab_size);
+  }
+  *source = has_spm ? "tokenizer.json (preferred to tokenizer.model)" : "tokenizer.json";
+  const std::string path = tok_path.string();
+  RADIXLM_ASSIGN_OR_RETURN(*tok_out, ReadJsonObject(path));
+  const nlohmann::json& tok = *tok_out;
+  const nlohmann::json& model = tok.contains("model") ? tok["model"] : nlohmann::json();
+  const std::string type = model.is_object() ? model.value("type", "") : "";
+  if (type == "BPE" && model.value("byte_fallback", false)) {
+    return SentencePieceBpeVocab(tok, vocab_size, path);
+  }
+  if (type == "BPE") return ByteLevelBpeVocab(tok, vocab_size, path);
+  if (type == "Unigram") {
+    return Unimplemented(path +
+                         ": Unigram tokenizers are not built in radixlm (no Unigram "
+                         "tokenizer; convert the folder to GGUF with a BPE or SPM vocabulary)");
+  }
+  if (type == "WordPiece") {
+    return Unimplemented(path +
+                         ": WordPiece tokenizers are not supported in Hugging Face folders yet "
+                         "(convert the folder to GGUF)");
+  }
+  return InvalidArgument(path + ": model.type '" + type + "' is not a known tokenizer kind");
+}
+
+}  // namespace
+
+StatusOr<HfTokenizer> ReadHfTokenizer(const std::string& dir, const nlohmann::json& config) {
+  std::error_code ec;
+  nlohmann::json tc = nlohmann::json::object();
+  const std::string tc_path = (fs::path(dir) / "tokenizer_config.json").string();
+  if (fs::is_regular_file(tc_path, ec)) {
+    RADIXLM_ASSIGN_OR_RETURN(tc, ReadJsonObject(tc_path));
+  }
+  int64_t vocab_size = 0;
+  if (config.contains("vocab_size") && config["vocab_size"].is_number_integer()) {
+    vocab_size = config["vocab_size"].get<int64_t>();
+  }
+  HfTokenizer out;
+  nlohmann::json tok;
+  RADIXLM_ASSIGN_OR_RETURN(HfVocab vocab, ReadVocab(dir, tc, vocab_size, &out.source, &tok));
+  out.metadata = std::move(vocab.metadata);
+  out.kind = std::move(vocab.kind);
+  out.notes = std::move(vocab.notes);
+  out.n_real_tokens = vocab.n_real_tokens;
+  const int64_t n = static_cast<int64_t>(vocab.tokens.size());
+  auto& md = out.metadata;
   // Special tokens: tokenizer_config.json's <typ>_token text, else config.json's <typ>_token_id.
   std::map<std::string, int64_t> id_of;
-  for (const auto& [id, text] : by_id) id_of.emplace(text, id);
-  for (const char* typ : {"bos", "eos", "unk", "pad"}) {
+  for (int64_t id = 0; id < n; ++id) id_of.emplace(vocab.tokens[id], id);
+  // GGUF names the unk and pad ids tokenizer.ggml.unknown_token_id / padding_token_id.
+  constexpr std::pair<const char*, const char*> kSpecialIds[] = {
+      {"bos", "bos"}, {"eos", "eos"}, {"unk", "unknown"}, {"pad", "padding"}};
+  for (const auto& [typ, gguf_typ] : kSpecialIds) {
     const std::string key = std::string(typ) + "_token";
     int64_t id = -1;
     if (tc.contains(key)) {
@@ -217,8 +190,12 @@ StatusOr<HfTokenizer> ReadHfTokenizer(const std::string& dir, const nlohmann::js
       if (v.is_number_integer()) id = v.get<int64_t>();
       if (v.is_array() && !v.empty() && v[0].is_number_integer()) id = v[0].get<int64_t>();
     }
+    for (const auto& [default_typ, default_id] : vocab.default_ids) {
+      if (id < 0 && default_typ == typ) id = default_id;
+    }
     if (id >= 0 && id < n) {
-      md.emplace_back("tokenizer.ggml." + id_key, Value::U32(static_cast<uint32_t>(id)));
+      md.emplace_back("tokenizer.ggml." + std::string(gguf_typ) + "_token_id",
+                      Value::U32(static_cast<uint32_t>(id)));
     }
   }
   // add_bos_token / add_eos_token: tokenizer_config.json's, else what tokenizer.json's

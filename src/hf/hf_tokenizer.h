@@ -1,13 +1,15 @@
-// tokenizer.json + tokenizer_config.json (+ chat_template.jinja, config.json's token ids) of a
-// Hugging Face folder -> the tokenizer.* GGUF metadata radixlm's tokenizer reads, as llama.cpp's
-// convert_hf_to_gguf.py writes it: the vocabulary padded to config.json's vocab_size with
-// "[PAD<i>]" tokens, added tokens CONTROL when special (or when they look it: <|...|>),
-// USER_DEFINED otherwise, the merges as "a b" strings, the pre-tokenizer named by what
-// tokenizer.json's pre_tokenizer is.
+// tokenizer.json (or, without one, tokenizer.model) + tokenizer_config.json (+ chat_template.jinja,
+// config.json's token ids) of a Hugging Face folder -> the tokenizer.* GGUF metadata radixlm's
+// tokenizer reads, as llama.cpp's convert_hf_to_gguf.py writes it: the vocabulary padded to
+// config.json's vocab_size with "[PAD<i>]" tokens, added tokens CONTROL when special (or when
+// they look it: <|...|>), USER_DEFINED otherwise.
 //
-// Read: byte-level BPE (GPT-2, Llama-3, Qwen2/3, SmolLM pre-tokenizers). Refused by name:
-// Unigram and WordPiece models, SentencePiece-style BPE (Metaspace / byte_fallback), other
-// normalisers and pre-tokenizers (NFC is accepted and, as in llama.cpp, not applied).
+// Read (hf_vocab.h, one reader per kind): byte-level BPE (GPT-2, Llama-3, Qwen2/3, SmolLM
+// pre-tokenizers; merges as "a b" strings); SentencePiece-style BPE in tokenizer.json
+// (byte_fallback, spaces as U+2581: Gemma, Llama 2, Mistral) and SentencePiece BPE
+// tokenizer.model files, both as SPM vocabularies ("llama"). Refused by name: Unigram and
+// WordPiece models, other normalisers and pre-tokenizers (NFC is accepted and, as in
+// llama.cpp, not applied).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,7 @@ namespace radixlm::hf {
 
 struct HfTokenizer {
   std::vector<std::pair<std::string, gguf::Value>> metadata;  // tokenizer.*
+  std::string source;                // "tokenizer.json", "tokenizer.model (no tokenizer.json)"
   std::string kind;                  // "byte-level BPE (pre-tokenizer smollm)"
   std::string chat_template_source;  // "tokenizer_config.json", "chat_template.jinja" or "none"
   int64_t n_real_tokens = 0;         // vocabulary + added tokens (before padding)
