@@ -4,7 +4,7 @@
   with Server("build/apps/radixlm", model, ["--threads", "2"]) as server:
       requests.post(server.url + "/generate", ...)
 
-Waits for /health (up to 3 minutes; the log file is named in the error), stops the server on
+Waits for /health (3 minutes unless start_timeout says otherwise; the log file is named in the error), stops the server on
 exit. Standard library only, so every bench script can use it.
 """
 import socket
@@ -23,13 +23,13 @@ def free_port():
 class Process:
     """A server process on 127.0.0.1 at a free port: cmd(port) gives its command line."""
 
-    def __init__(self, cmd, log_prefix):
+    def __init__(self, cmd, log_prefix, start_timeout=180):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tempfile.NamedTemporaryFile(prefix=log_prefix, suffix=".log", delete=False)
         self.proc = subprocess.Popen([str(c) for c in cmd(self.port)], stdout=self.log,
                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + start_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 break
@@ -60,14 +60,15 @@ class Process:
 class Server(Process):
     """`radixlm serve --model-path MODEL` plus extra flags."""
 
-    def __init__(self, binary, model, extra=(), log_prefix="bench-server-"):
+    def __init__(self, binary, model, extra=(), log_prefix="bench-server-", start_timeout=180):
         super().__init__(lambda port: [binary, "serve", "--model-path", model, "--host",
-                                       "127.0.0.1", "--port", port, *extra], log_prefix)
+                                       "127.0.0.1", "--port", port, *extra], log_prefix,
+                         start_timeout)
 
 
 class LlamaServer(Process):
     """llama.cpp's `llama-server -m MODEL` plus extra flags (bench/llama_peer.py builds it)."""
 
-    def __init__(self, binary, model, extra=()):
+    def __init__(self, binary, model, extra=(), start_timeout=180):
         super().__init__(lambda port: [binary, "-m", model, "--host", "127.0.0.1", "--port",
-                                       port, *extra], "llama-server-")
+                                       port, *extra], "llama-server-", start_timeout)

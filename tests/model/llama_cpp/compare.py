@@ -78,8 +78,17 @@ def main():
     confident = (top2[:, 1] - top2[:, 0]) >= 0.5
     if confident.any():
         agree = (L.argmax(1) == R.argmax(1))[confident]
+        agree_self = (L.argmax(1) == L1.argmax(1))[confident]
         print(f"confident positions (top two >= 0.5 nats apart): {int(confident.sum())}; "
-              f"radixlm top-1 agreement there {agree.mean():.4f}")
+              f"radixlm top-1 agreement there {agree.mean():.4f} "
+              f"({int(agree.sum())}), llama.cpp ubatch {args.self_ubatch} {agree_self.mean():.4f} "
+              f"({int(agree_self.sum())})")
+        for i in np.flatnonzero(confident & (L.argmax(1) != R.argmax(1))):
+            a, b = L[i].argmax(), R[i].argmax()
+            print(f"  position {i}: llama.cpp top two {top2[i, 1] - top2[i, 0]:.3f} nats apart; "
+                  f"radixlm's pick {b} is {lL[i, a] - lL[i, b]:.3f} nats below llama.cpp's top "
+                  f"{a} there, and {lR[i, b] - lR[i, a]:.3f} above it in radixlm's; "
+                  f"KL {kr[i]:.3e}; llama.cpp ubatch {args.self_ubatch} picks {L1[i].argmax()}")
     bound = max(2 * ks.mean(), 0.01)
     print(f"bar max(2 x self, 0.01) = {bound:.3e}: {'PASS' if kr.mean() <= bound else 'FAIL'}")
 

@@ -342,7 +342,8 @@ def deepseek2_tensors(f, layers, matrix, norm, w, rng):
             continue
         n_exp, eff, sf = m["n_exp"], m["eff"], m["eff"] * m["shared"]
         w.add_tensor(p + "ffn_gate_inp.weight",
-                     rng.standard_normal((n_exp, h), dtype=np.float32) * np.float32(1 / np.sqrt(h)))
+                     rng.standard_normal((n_exp, h), dtype=np.float32) *
+                     np.float32(f.get("router_gain", 1.0) / np.sqrt(h)))
         if m.get("bias"):
             w.add_tensor(p + "exp_probs_b.bias", rng.uniform(-0.05, 0.05, n_exp).astype(np.float32))
         matrix(p + "ffn_gate_exps.weight", eff, h, 1.0 / np.sqrt(h), n_exp)
@@ -394,8 +395,15 @@ def main():
     ap.add_argument("--type", default="Q8_0", choices=["Q8_0", "F16"])
     ap.add_argument("--layers", type=int, default=0)  # (gemma4: its pattern's)
     ap.add_argument("--seed", type=int, default=1234)
+    # Router rows N(0, (gain / sqrt(hidden))^2) for the llama / qwen3moe / gpt-oss / deepseek2
+    # routers (gemma4moe sets its own). Random routers of unit gain put the k-th and (k+1)-th
+    # experts within rounding of each other at many positions, so the last bits of the hidden
+    # state (batch shape, summation order) pick other experts; trained routers are decisive.
+    ap.add_argument("--router-gain", type=float, default=None)
     args = ap.parse_args()
-    f = (REAL if args.shape == "real" else TINY)[args.family]
+    f = dict((REAL if args.shape == "real" else TINY)[args.family])
+    if args.router_gain is not None:
+        f["router_gain"] = args.router_gain
     layers = args.layers or f["layers"]
     if f.get("arch", args.family) == "gemma4":
         layers = len(f["pattern"])
@@ -517,7 +525,7 @@ def main():
                 eff = f["keys"]["expert_feed_forward_length"]
                 w.add_tensor(p + "ffn_gate_inp.weight",
                              (rng.standard_normal((n_exp, h), dtype=np.float32) *
-                              np.float32(1.0 / np.sqrt(h))))
+                              np.float32(f.get("router_gain", 1.0) / np.sqrt(h))))
                 w.add_tensor(p + "ffn_gate_inp.bias", rng.uniform(-0.5, 0.5, n_exp).astype(np.float32))
                 mxfp4_experts(w, rng, p + "ffn_gate_exps.weight", n_exp, eff, h, 1.0 / np.sqrt(h))
                 mxfp4_experts(w, rng, p + "ffn_up_exps.weight", n_exp, eff, h, 1.0 / np.sqrt(h))
