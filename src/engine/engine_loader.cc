@@ -5,6 +5,7 @@
 
 #include "cache/radix_cache.h"
 #include "engine/draft_model.h"
+#include "engine/encoder_runner.h"
 #include "engine/engine.h"
 #include "engine/engine_core.h"
 #include "engine/kv_identity.h"
@@ -203,6 +204,12 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   // A GGUF file, or a Hugging Face folder presented as one (its findings go to the load log).
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<gguf::GgufFile> file,
                            hf::OpenModelFile(path, config.quantization, config.on_load_progress));
+  // An encoder (bert, nomic-bert) runs outside the decoder's KV cache (engine/encoder_runner.h).
+  if (const StatusOr<std::string> arch = file->GetString("general.architecture");
+      arch.ok() && model::IsEncoderArchitecture(*arch)) {
+    RADIXLM_ASSIGN_OR_RETURN(const Pooling pooling, ResolvePooling(config, *file, *arch));
+    return CreateEncoderEngine(config, path, std::move(file), pooling);
+  }
   RADIXLM_ASSIGN_OR_RETURN(model::ModelConfig mc, model::ModelConfig::FromGguf(*file));
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<ModelAssets> assets, ModelAssets::FromGguf(*file, path));
   RADIXLM_ASSIGN_OR_RETURN(const Pooling pooling, ResolvePooling(config, *file, mc.arch));

@@ -49,6 +49,9 @@ class ModelRunner {
   virtual int64_t swa_kv_slots() const { return 0; }
 
   virtual Status Forward(const model::ForwardBatch& batch, model::ForwardOutput* out) = 0;
+  // True for an encoder (engine/encoder_runner.h): every prompt must reach Forward() whole, in
+  // one sequence with no prefix, so the scheduler never cuts one into chunks.
+  virtual bool runs_whole_prompts() const { return false; }
 
   // KV export and import, for the disk tier (cache/disk_store.h). kv_token_bytes(): bytes of
   // one token's KV over every layer; 0 when the runner cannot move KV (no disk tier then).

@@ -81,6 +81,9 @@ PrefillAdder::Result PrefillAdder::AddOne(const PrefillCandidate& c, int64_t* ex
   }
   const int64_t limit = ChunkLimit(c.needs_logprob_rows);
   int64_t extend = c.extend_len;
+  if (extend > limit && budgets_.whole_prompts) {
+    return admitted_requests_ > 0 ? Result::kOther : Result::kNoToken;
+  }
   if (extend > limit) {
     // Cut it: this becomes the round's chunked request.
     extend = FloorPage(limit) > 0 ? FloorPage(limit) : limit;

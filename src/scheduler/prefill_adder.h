@@ -32,6 +32,9 @@ struct PrefillBudgets {
   int64_t batch_tokens = 0;             // runner cap - decode tokens in the batch
   int64_t logprob_rows = 0;             // max_logprob_rows_per_batch
   int32_t request_slots = 0;            // max_running_requests - requests holding KV
+  // Never cut a prompt into chunks (an encoder attends over its whole prompt at once): one that
+  // does not fit this round's budget waits for another round.
+  bool whole_prompts = false;
 };
 
 struct PrefillCandidate {

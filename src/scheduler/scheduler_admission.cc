@@ -166,6 +166,7 @@ void Scheduler::SchedulePrefills() {
     budgets.chunk_tokens = config_.chunked_prefill_size - n_decodes;
   }
   budgets.batch_tokens = runner_->max_batch_tokens() - n_decodes;
+  budgets.whole_prompts = runner_->runs_whole_prompts();
   budgets.logprob_rows = config_.max_logprob_rows_per_batch;
   budgets.request_slots = config_.max_running_requests - holding;
   PrefillAdder adder(budgets);

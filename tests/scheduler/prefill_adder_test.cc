@@ -35,6 +35,33 @@ TEST(PrefillAdderTest, AdmitsWholeRequestsWhileBudgetsLast) {
   EXPECT_EQ(ext, 0);
 }
 
+TEST(PrefillAdderTest, WholePromptsAreNeverCut) {
+  PrefillBudgets b = Roomy();
+  b.chunk_tokens.reset();
+  b.batch_tokens = 300;
+  b.whole_prompts = true;  // an encoder's
+  PrefillAdder adder(b);
+  int64_t ext = 0;
+  EXPECT_EQ(adder.AddOne({.extend_len = 200, .max_new_tokens = 0}, &ext),
+            PrefillAdder::Result::kContinue);
+  EXPECT_EQ(ext, 200);
+  // 100 batch tokens left: a 150-token prompt waits for another round, whole.
+  EXPECT_EQ(adder.AddOne({.extend_len = 150, .max_new_tokens = 0}, &ext),
+            PrefillAdder::Result::kOther);
+  EXPECT_EQ(ext, 0);
+  EXPECT_FALSE(adder.has_partial());
+  EXPECT_EQ(adder.AddOne({.extend_len = 100, .max_new_tokens = 0}, &ext),
+            PrefillAdder::Result::kOther);  // fits exactly, and the batch is then full
+  EXPECT_EQ(ext, 100);
+  // Alone, with too little KV room for it: no token, nothing cut.
+  PrefillBudgets tight = b;
+  tight.available_tokens = 100;
+  PrefillAdder alone(tight);
+  EXPECT_EQ(alone.AddOne({.extend_len = 150, .max_new_tokens = 0, .force = true}, &ext),
+            PrefillAdder::Result::kNoToken);
+  EXPECT_EQ(ext, 0);
+}
+
 TEST(PrefillAdderTest, ChunksArePageAligned) {
   PrefillBudgets b = Roomy();
   b.page_size = 16;
