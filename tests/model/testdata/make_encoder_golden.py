@@ -49,18 +49,23 @@ def cut_vocab():
     return [tokens[i] for i in ids], [int(types[i]) for i in ids]
 
 
-def write_model(path, arch, tokens, types):
+def write_model(path, arch, tokens, types, hidden=HIDDEN, heads=HEADS, ffn=FFN, layers=LAYERS,
+                context=CONTEXT, dtype=np.float32, pooling=None, name=None):
+    """A bert / nomic-bert GGUF of that shape, random weights (matrices in `dtype`, vectors F32);
+    pooling: a gguf.PoolingType (default: CLS for bert, mean for nomic-bert)."""
     rng = np.random.default_rng(0 if arch == "bert" else 1)
     w = gguf.GGUFWriter(path, arch)
-    w.add_name("tiny-" + arch)
-    w.add_block_count(LAYERS)
-    w.add_context_length(CONTEXT)
-    w.add_embedding_length(HIDDEN)
-    w.add_feed_forward_length(FFN)
-    w.add_head_count(HEADS)
+    w.add_name(name or "tiny-" + arch)
+    w.add_block_count(layers)
+    w.add_context_length(context)
+    w.add_embedding_length(hidden)
+    w.add_feed_forward_length(ffn)
+    w.add_head_count(heads)
     w.add_layer_norm_eps(1e-12)
     w.add_causal_attention(False)
-    w.add_pooling_type(gguf.PoolingType.CLS if arch == "bert" else gguf.PoolingType.MEAN)
+    if pooling is None:
+        pooling = gguf.PoolingType.CLS if arch == "bert" else gguf.PoolingType.MEAN
+    w.add_pooling_type(pooling)
     if arch == "nomic-bert":
         w.add_rope_freq_base(1000.0)
     w.add_token_type_count(2)
@@ -74,16 +79,18 @@ def write_model(path, arch, tokens, types):
 
     def t(name, *shape, scale=None, mean=0.0):  # shape in numpy order: [rows, cols]
         s = scale if scale is not None else 1.0 / np.sqrt(shape[-1])
-        w.add_tensor(name, (mean + s * rng.standard_normal(shape)).astype(np.float32))
+        v = (mean + s * rng.standard_normal(shape)).astype(np.float32)
+        # token_types stays F32, as the converter writes it (llama.cpp adds its row to F32).
+        w.add_tensor(name, v.astype(dtype) if len(shape) == 2 and "token_types" not in name else v)
 
-    h = HIDDEN
+    h, FFN = hidden, ffn  # noqa: N806 (the tiny shape's names, as below)
     t("token_embd.weight", len(tokens), h, scale=1.0)
     t("token_types.weight", 2, h, scale=0.5)
     if arch == "bert":
-        t("position_embd.weight", CONTEXT, h, scale=0.5)
+        t("position_embd.weight", context, h, scale=0.5)
     t("token_embd_norm.weight", h, scale=0.1, mean=1.0)
     t("token_embd_norm.bias", h, scale=0.1)
-    for i in range(LAYERS):
+    for i in range(layers):
         b = "blk.%d." % i
         if arch == "bert":
             for m in ("attn_q", "attn_k", "attn_v"):
@@ -108,19 +115,27 @@ def write_model(path, arch, tokens, types):
     w.close()
 
 
-def embed(tool, model, pooling):
+def embed(tool, model, pooling, texts=TEXTS, threads=1, ctx=512):
+    """llama-embedding's vectors for `texts`. Its array is printed through llama.cpp's
+    asynchronous logger, which at times exits before writing it (rc 0, empty stdout, seen on a
+    loaded machine): such a run is repeated, up to 10 times."""
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False, encoding="utf-8") as f:
-        f.write("\n".join(TEXTS))
+        f.write("\n".join(texts))
     cmd = [tool, "-m", model, "-f", f.name, "--pooling", pooling, "--embd-normalize", "2",
-           "--embd-output-format", "array", "-t", "1", "-c", "512", "-b", "512",
-           "-ub", "512"]
+           "--embd-output-format", "array", "-t", str(threads), "-c", str(ctx), "-b", str(ctx),
+           "-ub", str(ctx)]
     try:
-        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        for _ in range(10):
+            out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+            try:
+                vectors = json.loads(out[out.index("["):])
+            except ValueError:
+                continue
+            if len(vectors) == len(texts):
+                return vectors
+        raise RuntimeError("llama-embedding printed no complete array in 10 runs: " + " ".join(cmd))
     finally:
         os.unlink(f.name)
-    vectors = json.loads(out[out.index("["):])
-    assert len(vectors) == len(TEXTS), (len(vectors), out[:200])
-    return vectors
 
 
 def main():
