@@ -18,6 +18,8 @@ Usage (llama-embedding linked as README.md says):
   PYTHONPATH=$LLAMA/src/vendor/llama.cpp/gguf-py .venv/bin/python \\
       tests/model/llama_cpp/encoder_oracle.py --radixlm build/apps/radixlm \\
       --llama-embedding /tmp/llama-embedding [--threads 2] [--models bge-small,...]
+  ... encoder_oracle.py --radixlm X --llama-embedding Y --write bge-small:/tmp/bge-small.gguf
+      (writes that model only, for bench/bench_embeddings.py)
 """
 import argparse
 import os
@@ -99,8 +101,15 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--models", default=",".join(SHAPES))
     ap.add_argument("--out", default=tempfile.gettempdir())
+    ap.add_argument("--write", metavar="MODEL:PATH",
+                    help="only write that synthetic model to PATH (e.g. for bench_embeddings.py)")
     args = ap.parse_args()
     tokens, types = bge_vocab()
+    if args.write:
+        name, path = args.write.split(":", 1)
+        shape = dict(SHAPES[name])
+        meg.write_model(path, shape.pop("arch"), tokens, types, name=name, **shape)
+        return
     inputs = texts()
     print("| model | pooling | texts | min cosine | mean cosine |")
     print("|---|---|---|---|---|")
