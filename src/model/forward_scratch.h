@@ -95,21 +95,23 @@ struct HybridScratch {
         core(c.IsHybrid() ? max_tokens * c.ssm_inner_size : 0),
         beta(c.IsHybrid() ? max_tokens * c.ssm_n_v_heads : 0),
         alpha(c.IsHybrid() ? max_tokens * c.ssm_n_v_heads : 0),
+        beta_alpha(c.IsHybrid() ? max_tokens * 2 * c.ssm_n_v_heads : 0),
         q_gate(c.attn_output_gate ? max_tokens * 2 * c.MaxQSize() : 0) {}
 
   int64_t bytes() const {
     return (mixed.size() + conv.size() + z.size() + core.size() + beta.size() + alpha.size() +
-            q_gate.size()) *
+            beta_alpha.size() + q_gate.size()) *
            4;
   }
 
-  FloatBuffer mixed;   // [max_tokens, C]  Q, K, V before the convolution
-  FloatBuffer conv;    // [max_tokens, C]  after it (and SiLU; Q, K then L2-normed)
-  FloatBuffer z;       // [max_tokens, V]  the output gate
-  FloatBuffer core;    // [max_tokens, V]  the delta rule's output, then normed and gated
-  FloatBuffer beta;    // [max_tokens, H]  sigmoid(beta)
-  FloatBuffer alpha;   // [max_tokens, H]  the decay's log: softplus(alpha + dt) * a
-  FloatBuffer q_gate;  // [max_tokens, 2 * q_size]  the gated attention's Q and gate, per head
+  FloatBuffer mixed;       // [max_tokens, C]  Q, K, V before the convolution
+  FloatBuffer conv;        // [max_tokens, C]  after it (and SiLU; Q, K then L2-normed)
+  FloatBuffer z;           // [max_tokens, V]  the output gate
+  FloatBuffer core;        // [max_tokens, V]  the delta rule's output, then normed and gated
+  FloatBuffer beta;        // [max_tokens, H]  sigmoid(beta)
+  FloatBuffer alpha;       // [max_tokens, H]  the decay's log: softplus(alpha + dt) * a
+  FloatBuffer beta_alpha;  // [max_tokens, 2 * H]  a fused ssm_ba's projection (qwen3next)
+  FloatBuffer q_gate;      // [max_tokens, 2 * q_size]  the gated attention's Q and gate, per head
 };
 
 // Multi-head latent attention's buffers (mla_attention.h; H = n_heads, R = mla_kv_rank, QR,

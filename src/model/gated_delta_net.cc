@@ -67,17 +67,28 @@ void RunGatedDeltaNetBlock(const LayerContext& ctx, int64_t n, std::span<const L
     k.rms_norm(s.x.data() + b * h, w.attn_norm, e - b, h, c.rms_norm_eps, s.xn.data() + b * h);
   };
   const kernels::RowPrologue input_fn = std::ref(input);
-  const kernels::MatMulOutput projections[4] = {{&w.wqkv, hs.mixed.data()},
-                                                {&w.attn_gate, hs.z.data()},
-                                                {&w.ssm_beta, hs.beta.data()},
-                                                {&w.ssm_alpha, hs.alpha.data()}};
-  k.matmul(std::span<const kernels::MatMulOutput>(projections, 4), s.xn.data(), n, ctx.pool,
-           &input_fn);
+  const bool fused_gates = w.ssm_beta_alpha.data != nullptr;
+  const kernels::MatMulOutput projections[4] = {
+      {&w.wqkv, hs.mixed.data()},
+      {&w.attn_gate, hs.z.data()},
+      fused_gates ? kernels::MatMulOutput{&w.ssm_beta_alpha, hs.beta_alpha.data()}
+                  : kernels::MatMulOutput{&w.ssm_beta, hs.beta.data()},
+      {&w.ssm_alpha, hs.alpha.data()}};
+  k.matmul(std::span<const kernels::MatMulOutput>(projections, fused_gates ? 3 : 4), s.xn.data(),
+           n, ctx.pool, &input_fn);
 
   // The gates, per token and value head.
+  const int64_t group = n_v / n_k;  // value heads per key head
   for (int64_t r = 0; r < n; ++r) {
     float* beta = hs.beta.data() + r * n_v;
     float* alpha = hs.alpha.data() + r * n_v;
+    if (fused_gates) {  // per key head: its group's beta values, then their alpha values
+      const float* ba = hs.beta_alpha.data() + r * 2 * n_v;
+      for (int64_t head = 0; head < n_v; ++head) {
+        beta[head] = ba[(head / group) * 2 * group + head % group];
+        alpha[head] = ba[(head / group) * 2 * group + group + head % group];
+      }
+    }
     for (int64_t head = 0; head < n_v; ++head) {
       beta[head] = Sigmoid(beta[head]);
       alpha[head] = Softplus(alpha[head] + w.ssm_dt[head]) * w.ssm_a[head];
@@ -122,7 +133,7 @@ void RunGatedDeltaNetBlock(const LayerContext& ctx, int64_t n, std::span<const L
                  for (int64_t task = b; task < e; ++task) {
                    const LinearSequence& seq = seqs[task / n_v];
                    const int64_t head = task % n_v;
-                   const int64_t kh = head % n_k;
+                   const int64_t kh = c.ssm_grouped_heads ? head / group : head % n_k;
                    float* m = state.Delta(ctx.layer, seq.state_slot) + head * sd * sd;
                    for (int64_t t = 0; t < seq.n_new; ++t) {
                      const int64_t row = seq.first_token + t;

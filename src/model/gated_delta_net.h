@@ -4,9 +4,10 @@
 // For each token, in its sequence's order (C, V, H, S as in layer_tensor.h):
 //   xn = attn_norm(x);  mixed = xn · attn_qkvᵀ [C];  z = xn · attn_gateᵀ [V]
 //   beta = sigmoid(xn · ssm_betaᵀ) [H];  g = softplus(xn · ssm_alphaᵀ + ssm_dt) * ssm_a [H]
+//   (qwen3next: both rows of ssm_ba, grouped by key head)
 //   conv = SiLU(causal depthwise convolution of mixed over the last conv_kernel tokens)
 //   q, k = conv's Q and K heads, each divided by sqrt(sum of squares + rms_norm_eps); v
-//   per value head h (Q/K head h % K heads):  M = exp(g) M;  M += (beta (v - M k)) kᵀ;
+//   per value head h (Q/K head h % K heads; h / (H / K heads) with ssm_grouped_heads):  M = exp(g) M;  M += (beta (v - M k)) kᵀ;
 //                                             o = M q / sqrt(S)
 //   x += ssm_out(RMSNorm(o per head) * ssm_norm * SiLU(z))
 // The convolution's window and M carry over between steps in the sequence's state slot.

@@ -88,6 +88,11 @@ enum class LayerTensor {
   kFfnDownExpsScale,  // ffn_down_exps.scale         [n_experts]
   // Per expert its gate's expert_ffn rows then its up's, in place of ffn_{gate,up}_exps:
   kFfnGateUpExps,  // ffn_gate_up_exps.weight     [hidden, 2 * expert_ffn, n_experts]
+  // Qwen3-Next / Qwen 3.5 MoE: the shared expert's output is scaled by sigmoid(xn · this).
+  kFfnGateInpShexp,  // ffn_gate_inp_shexp.weight [hidden]
+  // Qwen3-Next's linear layers: ssm_beta and ssm_alpha in one matrix, grouped by key head
+  // (per key head, its H / K heads' beta rows then their alpha rows).
+  kSsmBetaAlpha,  // ssm_ba.weight               [hidden, 2 * H]
   kCount,
 };
 inline constexpr int kNumLayerTensors = static_cast<int>(LayerTensor::kCount);

@@ -202,7 +202,7 @@ struct ModelConfig {
   // values (Q, K, V) that go through a causal depthwise convolution of ssm_conv_kernel taps and
   // SiLU; Q and K are L2-normalised per head, and the delta rule updates each of the
   // ssm_n_v_heads heads' [ssm_state_size, ssm_state_size] state (V head h reads Q/K head
-  // h % ssm_n_k_heads). Keys: ssm.conv_kernel, ssm.state_size, ssm.group_count (K heads),
+  // h % ssm_n_k_heads, or h / (ssm_n_v_heads / ssm_n_k_heads) with ssm_grouped_heads). Keys: ssm.conv_kernel, ssm.state_size, ssm.group_count (K heads),
   // ssm.time_step_rank (V heads), ssm.inner_size (V heads * state size).
   std::vector<uint8_t> linear_layers = {};  // [n_layers] or empty
   int64_t ssm_conv_kernel = 0;
@@ -210,6 +210,9 @@ struct ModelConfig {
   int64_t ssm_n_k_heads = 0;
   int64_t ssm_n_v_heads = 0;
   int64_t ssm_inner_size = 0;
+  // qwen3next: the converter keeps the checkpoint's value heads grouped by key head (llama.cpp
+  // repeats each Q/K head for its group); qwen35 and qwen35moe files have them tiled.
+  bool ssm_grouped_heads = false;
   // The full-attention layers' attn_q holds, per head, head_dim query values then head_dim gate
   // values; the attention output is multiplied by sigmoid(gate) before attn_output (qwen35).
   bool attn_output_gate = false;

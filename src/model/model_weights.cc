@@ -28,7 +28,7 @@ std::string ShapeString(const ExpectedShape& e) {
 
 // A layer's matrices, in the order they are prepared.
 // (gemma4's per-layer input matrices last.)
-std::array<kernels::WeightMatrix*, 20> LayerMatrices(LayerWeights& l) {
+std::array<kernels::WeightMatrix*, 21> LayerMatrices(LayerWeights& l) {
   return {&l.wq_a,
           &l.wq_b,
           &l.wkv_a,
@@ -43,6 +43,7 @@ std::array<kernels::WeightMatrix*, 20> LayerMatrices(LayerWeights& l) {
           &l.attn_gate,
           &l.ssm_beta,
           &l.ssm_alpha,
+          &l.ssm_beta_alpha,
           &l.ssm_out,
           &l.gate,
           &l.up,
@@ -143,6 +144,8 @@ constexpr LayerSlot kLayerSlots[] = {
     {LayerTensor::kFfnPostNorm1, nullptr, &LayerWeights::ffn_post_norm_1},
     {LayerTensor::kFfnPostNorm2, nullptr, &LayerWeights::ffn_post_norm_2},
     {LayerTensor::kFfnDownExpsScale, nullptr, &LayerWeights::down_exps_scale},
+    {LayerTensor::kFfnGateInpShexp, nullptr, &LayerWeights::gate_inp_shexp},
+    {LayerTensor::kSsmBetaAlpha, &LayerWeights::ssm_beta_alpha, nullptr},
 };
 static_assert(std::size(kLayerSlots) + std::size(kExpertSlots) == kNumLayerTensors,
               "every layer tensor has a slot");

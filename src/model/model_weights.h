@@ -75,6 +75,8 @@ struct LayerWeights {
   const float* ssm_a = nullptr;       // [H]
   kernels::WeightMatrix ssm_beta;     // rows H, cols hidden
   kernels::WeightMatrix ssm_alpha;    // rows H, cols hidden
+  // Or both in one (qwen3next's ssm_ba: rows 2 * H grouped by key head, layer_tensor.h).
+  kernels::WeightMatrix ssm_beta_alpha;  // rows 2 * H, cols hidden
   const float* ssm_norm = nullptr;    // [S]
   kernels::WeightMatrix ssm_out;      // rows hidden, cols V
   // Multi-head latent attention (ModelConfig::IsMla; R, QR, K, N, V, H as in layer_tensor.h),
@@ -91,6 +93,9 @@ struct LayerWeights {
   kernels::WeightMatrix up_shexp;      // rows S, cols hidden
   kernels::WeightMatrix down_shexp;    // rows hidden, cols S
   const float* exp_probs_b = nullptr;  // [n_experts]
+  // The shared expert's sigmoid gate (qwen3next, qwen35moe), or null: its output is scaled by
+  // sigmoid(xn · gate_inp_shexp) per token.
+  const float* gate_inp_shexp = nullptr;  // [hidden]
   // Gemma 4's mixture of experts (ModelConfig::moe_dense_branch), or null / empty: the
   // router's input scale, the experts' input norm, the post-norms of the dense FFN (gate, up,
   // down above) and of the experts' sum, each expert's output scale; and a fused

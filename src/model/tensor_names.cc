@@ -118,6 +118,10 @@ std::string_view LayerTensorSuffix(LayerTensor t) {
       return "ffn_down_exps.scale";
     case LayerTensor::kFfnGateUpExps:
       return "ffn_gate_up_exps.weight";
+    case LayerTensor::kFfnGateInpShexp:
+      return "ffn_gate_inp_shexp.weight";
+    case LayerTensor::kSsmBetaAlpha:
+      return "ssm_ba.weight";
     case LayerTensor::kCount:
       break;
   }
@@ -293,6 +297,10 @@ ExpectedShape LayerTensorShape(const ModelConfig& c, LayerTensor t, int64_t laye
     case LayerTensor::kSsmBeta:
     case LayerTensor::kSsmAlpha:
       return mat(c.hidden_size, c.ssm_n_v_heads);
+    case LayerTensor::kSsmBetaAlpha:
+      return mat(c.hidden_size, 2 * c.ssm_n_v_heads);
+    case LayerTensor::kFfnGateInpShexp:
+      return vec(c.hidden_size);
     case LayerTensor::kSsmNorm:
       return vec(c.ssm_state_size);
     case LayerTensor::kSsmOut:

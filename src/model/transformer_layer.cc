@@ -156,6 +156,21 @@ void DenseAndExpertsFfn(const LayerContext& ctx, int64_t n, const kernels::RowPr
   });
 }
 
+// Rows [begin, end) of the shared expert's output (s.moe.shared) times sigmoid(xn · gate) per
+// token (Qwen3-Next's and Qwen 3.5 MoE's shared-expert gate; the dot in float as ggml's F32
+// mat-vec).
+void ScaleBySharedExpertGate(const float* gate, int64_t h, ForwardScratch& s, int64_t begin,
+                             int64_t end) {
+  for (int64_t r = begin; r < end; ++r) {
+    const float* xn = s.xn.data() + r * h;
+    float dot = 0.0f;
+    for (int64_t i = 0; i < h; ++i) dot += xn[i] * gate[i];
+    const float g = 1.0f / (1.0f + std::exp(-dot));
+    float* out = s.moe.shared.data() + r * h;
+    for (int64_t i = 0; i < h; ++i) out[i] *= g;
+  }
+}
+
 }  // namespace
 
 void RunAttentionBlock(const LayerContext& ctx, const BatchPlan& plan, ForwardScratch& s,
@@ -274,6 +289,7 @@ void RunFfnBlock(const LayerContext& ctx, int64_t n, ForwardScratch& s,
       const int64_t sf = c.shared_expert_ffn_size;
       GatedFfn(ctx, w.gate_shexp, w.up_shexp, w.down_shexp, sf, n, nullptr, s, s.moe.shared.data());
       ParallelRows(ctx.pool, n, h, [&](int64_t b, int64_t e) {
+        if (w.gate_inp_shexp != nullptr) ScaleBySharedExpertGate(w.gate_inp_shexp, h, s, b, e);
         k.add(s.proj.data() + b * h, s.moe.shared.data() + b * h, s.proj.data() + b * h,
               (e - b) * h);
       });

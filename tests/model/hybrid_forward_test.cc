@@ -1,13 +1,16 @@
-// A hybrid model (qwen35: gated DeltaNet layers and gated full attention) against the plain
-// float reference (hybrid_reference.h), and the properties of its per-sequence state: a prompt
-// prefilled at once, in chunks or token by token gives the same logits; sequences batched
-// together each get what they get alone; a batch that misuses state slots is refused.
+// Hybrid models (qwen35: gated DeltaNet layers and gated full attention; qwen35moe and
+// qwen3next: the same with experts and a gated shared expert, qwen3next with its fused ssm_ba
+// and grouped value heads) against the plain float reference (hybrid_reference.h), and the
+// properties of their per-sequence state: a prompt prefilled at once, in chunks or token by
+// token gives the same logits; sequences batched together each get what they get alone; a
+// batch that misuses state slots is refused.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <random>
+#include <string>
 
 #include "hybrid_reference.h"
 #include "model/model.h"
@@ -18,15 +21,23 @@ namespace {
 
 using testing::BuildTinyModel;
 using testing::ParseTinyModel;
+using testing::TinyQwen35MoeSpec;
 using testing::TinyQwen35Spec;
+using testing::TinyQwen3NextSpec;
 
-class HybridForwardTest : public ::testing::Test {
+testing::TinyModelSpec HybridSpec(const std::string& arch) {
+  if (arch == "qwen35moe") return TinyQwen35MoeSpec();
+  if (arch == "qwen3next") return TinyQwen3NextSpec();
+  return TinyQwen35Spec();
+}
+
+class HybridForwardTest : public ::testing::TestWithParam<const char*> {
  protected:
   static constexpr int64_t kSlots = 512;
   static constexpr int64_t kStates = 8;
 
   void SetUp() override {
-    bytes_ = BuildTinyModel(TinyQwen35Spec());
+    bytes_ = BuildTinyModel(HybridSpec(GetParam()));
     auto model = Model::FromGguf(ParseTinyModel(bytes_), {.n_threads = 2, .max_batch_tokens = 96});
     ASSERT_TRUE(model.ok()) << model.status().ToString();
     model_ = std::move(model).value();
@@ -88,9 +99,9 @@ class HybridForwardTest : public ::testing::Test {
   std::mt19937 rng_{7};
 };
 
-TEST_F(HybridForwardTest, ConfigHasLinearAndFullLayers) {
+TEST_P(HybridForwardTest, ConfigHasLinearAndFullLayers) {
   const ModelConfig& c = model_->config();
-  EXPECT_EQ(c.arch, "qwen35");
+  EXPECT_EQ(c.arch, GetParam());
   ASSERT_EQ(c.linear_layers.size(), 5u);
   EXPECT_EQ(c.linear_layers, (std::vector<uint8_t>{1, 1, 1, 0, 1}));
   EXPECT_EQ(c.LayerKvSize(0), 0);  // linear layers keep no K/V
@@ -104,7 +115,7 @@ TEST_F(HybridForwardTest, ConfigHasLinearAndFullLayers) {
   EXPECT_EQ(cache->token_bytes(), 2 * 32 * 2);
 }
 
-TEST_F(HybridForwardTest, PrefillMatchesTheFloatReference) {
+TEST_P(HybridForwardTest, PrefillMatchesTheFloatReference) {
   const testing::HybridReference reference(*ParseTinyModel(bytes_));
   const std::vector<int32_t> tokens = RandomTokens(40);
   const auto expected = reference.Forward(tokens);
@@ -122,7 +133,7 @@ TEST_F(HybridForwardTest, PrefillMatchesTheFloatReference) {
   EXPECT_LT(worst, 2e-4 * scale) << "worst |logit difference| " << worst << " of " << scale;
 }
 
-TEST_F(HybridForwardTest, PrefillChunksAndTokenByTokenDecodeAgree) {
+TEST_P(HybridForwardTest, PrefillChunksAndTokenByTokenDecodeAgree) {
   const std::vector<int32_t> tokens = RandomTokens(30);
   const std::vector<int32_t> slots = Range(0, tokens.size());
   auto whole_cache = NewCache();
@@ -147,7 +158,7 @@ TEST_F(HybridForwardTest, PrefillChunksAndTokenByTokenDecodeAgree) {
   }
 }
 
-TEST_F(HybridForwardTest, SequencesBatchedGetWhatTheyGetAlone) {
+TEST_P(HybridForwardTest, SequencesBatchedGetWhatTheyGetAlone) {
   // Three sequences prefilled alone, then decoded one step alone; then the same with all three
   // prefilled in one batch and decoded in one batch (with a fourth sequence's fresh prefill).
   const std::vector<size_t> lengths = {9, 17, 4};
@@ -202,7 +213,7 @@ TEST_F(HybridForwardTest, SequencesBatchedGetWhatTheyGetAlone) {
   }
 }
 
-TEST_F(HybridForwardTest, AStateSlotStartsOverAtPositionZero) {
+TEST_P(HybridForwardTest, AStateSlotStartsOverAtPositionZero) {
   // A slot used by one sequence, then by another from position 0: the second gets exactly
   // what it gets in a fresh cache.
   const std::vector<int32_t> first = RandomTokens(15), second = RandomTokens(10);
@@ -214,7 +225,7 @@ TEST_F(HybridForwardTest, AStateSlotStartsOverAtPositionZero) {
   EXPECT_EQ(reused, fresh);
 }
 
-TEST_F(HybridForwardTest, MisusedStateSlotsAreRefused) {
+TEST_P(HybridForwardTest, MisusedStateSlotsAreRefused) {
   const std::vector<int32_t> tokens = RandomTokens(4);
   const std::vector<int32_t> a = Range(0, 4), b = Range(10, 4);
   auto cache = NewCache();
@@ -250,17 +261,64 @@ TEST_F(HybridForwardTest, MisusedStateSlotsAreRefused) {
   EXPECT_EQ(st.code(), StatusCode::kUnimplemented) << st.ToString();
 }
 
-TEST(HybridConfigTest, OtherHybridArchitecturesAreRefusedByName) {
+INSTANTIATE_TEST_SUITE_P(Archs, HybridForwardTest,
+                         ::testing::Values("qwen35", "qwen35moe", "qwen3next"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param);
+                         });
+
+TEST(HybridConfigTest, TheMoeVariantsReadTheirExpertsAndLayout) {
   for (const char* arch : {"qwen35moe", "qwen3next"}) {
-    testing::TinyModelSpec spec;
-    spec.arch = arch;
-    const auto bytes = BuildTinyModel(spec);
+    const auto bytes = BuildTinyModel(HybridSpec(arch));
     const auto config = ModelConfig::FromGguf(*ParseTinyModel(bytes));
-    ASSERT_FALSE(config.ok());
-    EXPECT_EQ(config.status().code(), StatusCode::kUnimplemented);
-    EXPECT_NE(config.status().message().find(std::string("'") + arch + "'"), std::string::npos)
-        << config.status().ToString();
+    ASSERT_TRUE(config.ok()) << config.status().ToString();
+    const ModelConfig& c = *config;
+    EXPECT_EQ(c.arch, arch);
+    EXPECT_EQ(c.n_experts, 8);
+    EXPECT_EQ(c.n_experts_used, 3);
+    EXPECT_EQ(c.expert_ffn_size, 32);
+    EXPECT_EQ(c.shared_expert_ffn_size, 48);
+    EXPECT_EQ(c.linear_layers, (std::vector<uint8_t>{1, 1, 1, 0, 1}));
+    EXPECT_EQ(c.ssm_grouped_heads, std::string(arch) == "qwen3next");
+    EXPECT_EQ(c.rope_layout, RopeLayout::kNeox);
+    EXPECT_TRUE(c.attn_output_gate);
+    // Each expert's three matrices count among all parameters, 3 of 8 among the active ones.
+    const int64_t per_expert = 3 * 64 * 32;
+    EXPECT_EQ(c.TotalParameters() - c.ActiveParameters(), 5 * 5 * per_expert);  // 5 layers
   }
+}
+
+TEST(HybridConfigTest, Qwen35WithExpertsIsRefusedByName) {
+  testing::TinyModelSpec spec = TinyQwen35MoeSpec();
+  spec.arch = "qwen35";
+  const auto bytes = BuildTinyModel(spec);
+  const auto config = ModelConfig::FromGguf(*ParseTinyModel(bytes));
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(config.status().message().find("'qwen35.expert_count'"), std::string::npos)
+      << config.status().ToString();
+}
+
+TEST(HybridConfigTest, AMissingSharedExpertGateIsNamed) {
+  testing::TinyModelSpec spec = TinyQwen3NextSpec();
+  spec.omit_tensors = {"blk.2.ffn_gate_inp_shexp.weight"};
+  const auto bytes = BuildTinyModel(spec);
+  const auto model = Model::FromGguf(ParseTinyModel(bytes));
+  ASSERT_FALSE(model.ok());
+  EXPECT_NE(model.status().message().find("missing tensor 'blk.2.ffn_gate_inp_shexp.weight'"),
+            std::string::npos)
+      << model.status().ToString();
+}
+
+TEST(HybridConfigTest, Qwen3NextsLegacyFusedInputProjectionIsRefusedByName) {
+  testing::TinyModelSpec spec = TinyQwen3NextSpec();
+  spec.extra_vectors = {"blk.0.ssm_in.weight"};
+  const auto bytes = BuildTinyModel(spec);
+  const auto config = ModelConfig::FromGguf(*ParseTinyModel(bytes));
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(config.status().message().find("'blk.0.ssm_in.weight'"), std::string::npos)
+      << config.status().ToString();
 }
 
 TEST(HybridConfigTest, AMissingLinearLayerTensorIsNamed) {

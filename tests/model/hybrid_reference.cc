@@ -1,7 +1,9 @@
 #include "hybrid_reference.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <utility>
 #include <string>
 
 #include "kernels/fp16.h"
@@ -55,14 +57,49 @@ HybridReference::HybridReference(const gguf::GgufFile& file) {
     Layer l;
     l.attn_norm = TensorFloats(file, p + "attn_norm.weight");
     l.post_attn_norm = TensorFloats(file, p + "post_attention_norm.weight");
-    l.gate = matrix(p + "ffn_gate.weight");
-    l.up = matrix(p + "ffn_up.weight");
-    l.down = matrix(p + "ffn_down.weight");
+    const std::string shexp = config_.n_experts > 0 ? "_shexp" : "";
+    l.gate = matrix(p + "ffn_gate" + shexp + ".weight");
+    l.up = matrix(p + "ffn_up" + shexp + ".weight");
+    l.down = matrix(p + "ffn_down" + shexp + ".weight");
+    if (config_.n_experts > 0) {
+      l.router = matrix(p + "ffn_gate_inp.weight");
+      l.shexp_gate = TensorFloats(file, p + "ffn_gate_inp_shexp.weight");
+      for (const auto& [name, out] :
+           {std::pair{"ffn_gate_exps", &l.exp_gate}, std::pair{"ffn_up_exps", &l.exp_up},
+            std::pair{"ffn_down_exps", &l.exp_down}}) {
+        const gguf::TensorInfo* t = file.FindTensor(p + name + ".weight");
+        assert(t != nullptr && t->shape.size() == 3);
+        const std::vector<float> all = TensorFloats(file, p + name + ".weight");
+        const int64_t size = t->shape[0] * t->shape[1];
+        for (int64_t e = 0; e < t->shape[2]; ++e) {
+          Matrix m;
+          m.cols = t->shape[0];
+          m.rows = t->shape[1];
+          m.w.assign(all.begin() + e * size, all.begin() + (e + 1) * size);
+          out->push_back(std::move(m));
+        }
+      }
+    }
     if (config_.IsLinearLayer(i)) {
       l.qkv = matrix(p + "attn_qkv.weight");
       l.z = matrix(p + "attn_gate.weight");
-      l.beta = matrix(p + "ssm_beta.weight");
-      l.alpha = matrix(p + "ssm_alpha.weight");
+      if (file.FindTensor(p + "ssm_ba.weight") != nullptr) {
+        // qwen3next: per key head, its value heads' beta rows then their alpha rows.
+        const Matrix ba = matrix(p + "ssm_ba.weight");
+        const int64_t group = config_.ssm_n_v_heads / config_.ssm_n_k_heads;
+        l.beta.cols = l.alpha.cols = ba.cols;
+        l.beta.rows = l.alpha.rows = ba.rows / 2;
+        for (int64_t head = 0; head < ba.rows / 2; ++head) {
+          const int64_t base = (head / group) * 2 * group + head % group;
+          l.beta.w.insert(l.beta.w.end(), ba.w.begin() + base * ba.cols,
+                          ba.w.begin() + (base + 1) * ba.cols);
+          l.alpha.w.insert(l.alpha.w.end(), ba.w.begin() + (base + group) * ba.cols,
+                           ba.w.begin() + (base + group + 1) * ba.cols);
+        }
+      } else {
+        l.beta = matrix(p + "ssm_beta.weight");
+        l.alpha = matrix(p + "ssm_alpha.weight");
+      }
       l.out = matrix(p + "ssm_out.weight");
       l.conv = TensorFloats(file, p + "ssm_conv1d.weight");
       l.dt = TensorFloats(file, p + "ssm_dt.bias");
@@ -139,8 +176,11 @@ std::vector<std::vector<float>> HybridReference::Linear(
     const std::vector<float> z = MatVec(l.z, xn[t]);
     std::vector<float> core(n_v * sd);
     for (int64_t h = 0; h < n_v; ++h) {
-      const double* q = conv.data() + (h % n_k) * sd;
-      const double* k = conv.data() + key + (h % n_k) * sd;
+      // qwen3next repeats each Q/K head for its group of value heads; qwen35's converter
+      // tiles the value heads instead.
+      const int64_t kh = c.arch == "qwen3next" ? h / (n_v / n_k) : h % n_k;
+      const double* q = conv.data() + kh * sd;
+      const double* k = conv.data() + key + kh * sd;
       const double* v = conv.data() + 2 * key + h * sd;
       const double b = GatedSigmoid(beta[h]);
       const double pre = static_cast<double>(alpha[h]) + l.dt[h];
@@ -235,6 +275,39 @@ std::vector<std::vector<float>> HybridReference::Attention(
   return out;
 }
 
+std::vector<float> HybridReference::Ffn(const Layer& l, const std::vector<float>& fn) const {
+  auto swiglu = [&](const Matrix& gate, const Matrix& up, const Matrix& down) {
+    std::vector<float> g = MatVec(gate, fn);
+    const std::vector<float> u = MatVec(up, fn);
+    for (size_t e = 0; e < g.size(); ++e) g[e] = static_cast<float>(GatedSilu(g[e]) * u[e]);
+    return MatVec(down, g);
+  };
+  std::vector<float> out = swiglu(l.gate, l.up, l.down);
+  if (l.router.rows == 0) return out;
+  // The shared expert scaled by its gate, plus the experts: softmax over all of the router's
+  // logits, the top n_experts_used, their probabilities renormalized to sum to 1.
+  double dot = 0.0;
+  for (size_t e = 0; e < fn.size(); ++e) dot += static_cast<double>(fn[e]) * l.shexp_gate[e];
+  for (float& v : out) v = static_cast<float>(v * GatedSigmoid(dot));
+  const std::vector<float> logits = MatVec(l.router, fn);
+  std::vector<double> prob(logits.size());
+  const double max_l = *std::max_element(logits.begin(), logits.end());
+  double total = 0.0;
+  for (size_t e = 0; e < logits.size(); ++e) total += (prob[e] = std::exp(logits[e] - max_l));
+  for (double& p : prob) p /= total;
+  std::vector<int64_t> order(prob.size());
+  for (size_t e = 0; e < order.size(); ++e) order[e] = static_cast<int64_t>(e);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return prob[a] > prob[b]; });
+  double chosen = 0.0;
+  for (int64_t i = 0; i < config_.n_experts_used; ++i) chosen += prob[order[i]];
+  for (int64_t i = 0; i < config_.n_experts_used; ++i) {
+    const int64_t e = order[i];
+    const std::vector<float> y = swiglu(l.exp_gate[e], l.exp_up[e], l.exp_down[e]);
+    for (size_t j = 0; j < out.size(); ++j) out[j] += static_cast<float>(prob[e] / chosen * y[j]);
+  }
+  return out;
+}
+
 std::vector<std::vector<float>> HybridReference::Forward(const std::vector<int32_t>& tokens) const {
   const ModelConfig& c = config_;
   const int64_t n = static_cast<int64_t>(tokens.size());
@@ -251,10 +324,7 @@ std::vector<std::vector<float>> HybridReference::Forward(const std::vector<int32
     for (int64_t t = 0; t < n; ++t) {
       for (int64_t e = 0; e < h; ++e) x[t][e] += mixed[t][e];
       const std::vector<float> fn = RmsNorm(x[t].data(), h, l.post_attn_norm);
-      std::vector<float> g = MatVec(l.gate, fn);
-      const std::vector<float> u = MatVec(l.up, fn);
-      for (size_t e = 0; e < g.size(); ++e) g[e] = static_cast<float>(GatedSilu(g[e]) * u[e]);
-      const std::vector<float> down = MatVec(l.down, g);
+      const std::vector<float> down = Ffn(l, fn);
       for (int64_t e = 0; e < h; ++e) x[t][e] += down[e];
     }
   }

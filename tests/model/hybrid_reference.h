@@ -1,8 +1,10 @@
-// A plain float reference forward of a hybrid (qwen35) model for the tests, written for
+// A plain float reference forward of a hybrid (qwen35, qwen35moe, qwen3next) model for the
+// tests, written for
 // clarity, not speed: every weight dequantized up front, each call recomputes the whole
 // sequence from the first token with naive loops in double, the gated DeltaNet layers in
 // their recurrent form exactly as llama.cpp's graph states it (src/models/qwen35.cpp,
-// delta-net-base.cpp), the full-attention layers over every earlier position. As in
+// qwen35moe.cpp, qwen3next.cpp, delta-net-base.cpp), the full-attention layers over every
+// earlier position, the experts of a MoE layer by a full softmax over the router's logits. As in
 // ReferenceModel (reference_model.h), K, V and Q are rounded through the cache's half type so
 // the comparison can be tight; the weights must be F32 (no activation rounding is mirrored).
 #pragma once
@@ -32,7 +34,11 @@ class HybridReference {
   };
   struct Layer {
     std::vector<float> attn_norm, post_attn_norm, q_norm, k_norm;
-    Matrix wq, wk, wv, wo, gate, up, down;
+    Matrix wq, wk, wv, wo, gate, up, down;  // gate, up, down: the shared expert with experts
+    // Mixture of experts: the router, per expert its matrices, the shared expert's gate.
+    Matrix router;
+    std::vector<Matrix> exp_gate, exp_up, exp_down;
+    std::vector<float> shexp_gate;
     // Gated DeltaNet.
     Matrix qkv, z, beta, alpha, out;
     std::vector<float> conv, dt, a, ssm_norm;  // conv: [channels][taps]
@@ -45,6 +51,8 @@ class HybridReference {
                                          const std::vector<std::vector<float>>& xn) const;
   std::vector<std::vector<float>> Attention(const Layer& l,
                                             const std::vector<std::vector<float>>& xn) const;
+  // The FFN of one token's normed input.
+  std::vector<float> Ffn(const Layer& l, const std::vector<float>& fn) const;
 
   ModelConfig config_;
   Matrix token_embd_, output_;

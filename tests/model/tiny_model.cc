@@ -23,7 +23,9 @@ class Builder {
 
   std::vector<uint8_t> Build() {
     if (spec_.arch == "gemma4") return BuildGemma4();
-    if (spec_.arch == "qwen35") return BuildQwen35();
+    if (spec_.arch == "qwen35" || spec_.arch == "qwen35moe" || spec_.arch == "qwen3next") {
+      return BuildQwen35();
+    }
     const std::string& a = spec_.arch;
     w_.AddMetadata("general.architecture", Value::Str(a));
     w_.AddMetadata("general.name", Value::Str("tiny-" + a));
@@ -215,9 +217,12 @@ class Builder {
   }
 
   // Qwen 3.5 (see TinyQwen35Spec): gated DeltaNet layers and, every fourth, gated full
-  // attention; spec_.head_dim / n_heads / n_kv_heads are the full layers'.
+  // attention; spec_.head_dim / n_heads / n_kv_heads are the full layers'. qwen35moe and
+  // qwen3next (TinyQwen35MoeSpec, TinyQwen3NextSpec): experts and a gated shared expert in
+  // place of the dense FFN; qwen3next without RoPE sections and with ssm_ba.
   std::vector<uint8_t> BuildQwen35() {
-    const std::string a = "qwen35";
+    const std::string a = spec_.arch;
+    const bool next = a == "qwen3next";
     const int64_t h = spec_.hidden;
     const int64_t hd = spec_.head_dim;
     const int64_t qs = spec_.n_heads * hd, kvs = spec_.n_kv_heads * hd;
@@ -238,10 +243,18 @@ class Builder {
     w_.AddMetadata(a + ".attention.layer_norm_rms_epsilon", Value::F32(1e-6f));
     w_.AddMetadata(a + ".rope.freq_base", Value::F32(spec_.rope_base));
     w_.AddMetadata(a + ".rope.dimension_count", u32(hd / 2));  // partial: half of each head
-    w_.AddMetadata(a + ".rope.dimension_sections",
-                   Value::Arr(gguf::ValueType::kInt32,
-                              {Value::I32(2), Value::I32(1), Value::I32(1), Value::I32(0)}));
+    if (!next) {
+      w_.AddMetadata(a + ".rope.dimension_sections",
+                     Value::Arr(gguf::ValueType::kInt32,
+                                {Value::I32(2), Value::I32(1), Value::I32(1), Value::I32(0)}));
+    }
     w_.AddMetadata(a + ".full_attention_interval", u32(4));
+    if (spec_.n_experts > 0) {
+      w_.AddMetadata(a + ".expert_count", u32(spec_.n_experts));
+      w_.AddMetadata(a + ".expert_used_count", u32(spec_.n_experts_used));
+      w_.AddMetadata(a + ".expert_feed_forward_length", u32(spec_.expert_ffn));
+      w_.AddMetadata(a + ".expert_shared_feed_forward_length", u32(spec_.ffn));
+    }
     w_.AddMetadata(a + ".ssm.conv_kernel", u32(taps));
     w_.AddMetadata(a + ".ssm.state_size", u32(state));
     w_.AddMetadata(a + ".ssm.group_count", u32(k_heads));
@@ -268,8 +281,12 @@ class Builder {
         std::vector<float> a_log = Random(v_heads, 1.0f);
         for (float& x : a_log) x = -std::exp(x);  // -exp(A_log), as converted
         Vector(p + "ssm_a", a_log);
-        Matrix(p + "ssm_beta.weight", h, v_heads, 1.0f / std::sqrt(h));
-        Matrix(p + "ssm_alpha.weight", h, v_heads, 1.0f / std::sqrt(h));
+        if (next) {
+          Matrix(p + "ssm_ba.weight", h, 2 * v_heads, 1.0f / std::sqrt(h));
+        } else {
+          Matrix(p + "ssm_beta.weight", h, v_heads, 1.0f / std::sqrt(h));
+          Matrix(p + "ssm_alpha.weight", h, v_heads, 1.0f / std::sqrt(h));
+        }
         Norm(p + "ssm_norm.weight", state);
         Matrix(p + "ssm_out.weight", value, h, 1.0f / std::sqrt(value));
       } else {
@@ -281,9 +298,18 @@ class Builder {
         Matrix(p + "attn_output.weight", qs, h, 1.0f / std::sqrt(qs));
       }
       Norm(p + "post_attention_norm.weight", h);
-      Matrix(p + "ffn_gate.weight", h, spec_.ffn, 1.0f / std::sqrt(h));
-      Matrix(p + "ffn_up.weight", h, spec_.ffn, 1.0f / std::sqrt(h));
-      Matrix(p + "ffn_down.weight", spec_.ffn, h, 1.0f / std::sqrt(spec_.ffn));
+      const std::string shexp = spec_.n_experts > 0 ? "_shexp" : "";
+      if (spec_.n_experts > 0) {
+        const int64_t ef = spec_.expert_ffn;
+        Matrix(p + "ffn_gate_inp.weight", h, spec_.n_experts, 1.0f / std::sqrt(h), GgmlType::kF32);
+        Experts(p + "ffn_gate_exps.weight", h, ef, 1.0f / std::sqrt(h));
+        Experts(p + "ffn_up_exps.weight", h, ef, 1.0f / std::sqrt(h));
+        Experts(p + "ffn_down_exps.weight", ef, h, 1.0f / std::sqrt(ef));
+        Vector(p + "ffn_gate_inp_shexp.weight", Random(h, 2.0f / std::sqrt(h)));
+      }
+      Matrix(p + "ffn_gate" + shexp + ".weight", h, spec_.ffn, 1.0f / std::sqrt(h));
+      Matrix(p + "ffn_up" + shexp + ".weight", h, spec_.ffn, 1.0f / std::sqrt(h));
+      Matrix(p + "ffn_down" + shexp + ".weight", spec_.ffn, h, 1.0f / std::sqrt(spec_.ffn));
     }
     for (const std::string& name : spec_.extra_vectors) Vector(name, Random(h, 0.2f));  // qwen35
     return w_.Serialize();
@@ -387,6 +413,22 @@ TinyModelSpec TinyQwen35Spec() {
   s.head_dim = 16;
   s.rope_base = 1e7f;
   s.tied_output = false;
+  return s;
+}
+
+TinyModelSpec TinyQwen35MoeSpec() {
+  TinyModelSpec s = TinyQwen35Spec();
+  s.arch = "qwen35moe";
+  s.ffn = 48;  // the shared expert's width
+  s.n_experts = 8;
+  s.n_experts_used = 3;
+  s.expert_ffn = 32;
+  return s;
+}
+
+TinyModelSpec TinyQwen3NextSpec() {
+  TinyModelSpec s = TinyQwen35MoeSpec();
+  s.arch = "qwen3next";
   return s;
 }
 

@@ -85,6 +85,11 @@ TinyModelSpec TinyMixtralSpec();
 // sections 2/1/1/0), the others gated DeltaNet (convolution of 4 taps over 128 channels, 2 key
 // heads and 4 value heads of 16); untied output.
 TinyModelSpec TinyQwen35Spec();
+// Its MoE relatives, with the same layers: qwen35moe with 8 experts of 32, 3 per token, and a
+// shared expert of 48 behind its sigmoid gate in every layer; qwen3next as that, with plain
+// NeoX RoPE (no sections), a fused ssm_ba and value heads grouped by key head.
+TinyModelSpec TinyQwen35MoeSpec();
+TinyModelSpec TinyQwen3NextSpec();
 
 // The serialized GGUF file.
 std::vector<uint8_t> BuildTinyModel(const TinyModelSpec& spec);

@@ -1,4 +1,4 @@
-// A hybrid (qwen35) model with the radix cache on: the tree keeps snapshots of the linear
+// A hybrid (qwen35; qwen35moe and qwen3next at the end) model with the radix cache on: the tree keeps snapshots of the linear
 // layers' state (RadixCache "State snapshots", scheduler_snapshots.cc), and a request over a
 // cached prefix resumes from the deepest snapshot at or before its match. Cache identity: every
 // request's greedy tokens and their logprobs (top 5 included) equal, bit for bit, what the same
@@ -10,6 +10,7 @@
 
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "engine/model_backed_runner.h"
@@ -371,6 +372,36 @@ TEST_F(HybridCacheTest, RefusesAHybridRunnerWithoutSnapshotSlots) {
   c.disable_radix_cache = true;
   EXPECT_TRUE(Scheduler::Create(c, runner->get(), nullptr, nullptr).ok());
 }
+
+// The MoE hybrids (qwen35moe; qwen3next with its fused ssm_ba and grouped value heads): prompts
+// that resume from a snapshot (on one, between two, beside a chunked prefill) give, bit for
+// bit, what they give with the radix cache off.
+class HybridMoeCacheTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(HybridMoeCacheTest, PromptsResumingFromSnapshotsAreUnchanged) {
+  const std::vector<uint8_t> gguf =
+      BuildTinyModel(std::string(GetParam()) == "qwen3next" ? model::testing::TinyQwen3NextSpec()
+                                                           : model::testing::TinyQwen35MoeSpec());
+  const Ids a = Prompt(41, 48);
+  const Ids on = Join(Head(a, 32), Prompt(42, 20));
+  const Ids between = Join(Head(a, 40), Prompt(43, 20));
+  const Ids later = Join(a, Prompt(44, 30));
+  const std::vector<Result> want = Uncached(gguf, {a, on, between, later}, 4);
+  Instance cached(gguf, {.chunk = 12});
+  ExpectSame(cached.Run(0, a, 4), want[0], "the first prompt");
+  ExpectSame(cached.Run(1, on, 4), want[1], "a prefix ending on a snapshot");
+  EXPECT_EQ(cached.result(1).cached_tokens, 32);
+  ExpectSame(cached.Run(2, between, 4), want[2], "a prefix ending between snapshots");
+  EXPECT_EQ(cached.result(2).cached_tokens, 32);
+  ExpectSame(cached.Run(3, later, 4), want[3], "a's whole prompt, then chunks of 12");
+  EXPECT_EQ(cached.result(3).cached_tokens, 48);
+  EXPECT_EQ(cached.scheduler().GetStats().state_snapshot_resumes, 3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Archs, HybridMoeCacheTest, ::testing::Values("qwen35moe", "qwen3next"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param);
+                         });
 
 }  // namespace
 }  // namespace radixlm

@@ -20,17 +20,20 @@ const ModelFamily& Phi3Family();
 const ModelFamily& Qwen2Family();
 const ModelFamily& Qwen3Family();
 const ModelFamily& Qwen35Family();
+const ModelFamily& Qwen35MoeFamily();
 const ModelFamily& Qwen3MoeFamily();
+const ModelFamily& Qwen3NextFamily();
 const ModelFamily& SmolLm3Family();
 
 namespace {
 
 std::span<const ModelFamily* const> Families() {
   static const ModelFamily* const families[] = {
-      &DeepSeek2Family(), &Gemma2Family(), &Gemma3Family(),   &Gemma4Family(),
-      &Glm4Family(),      &GptOssFamily(), &GraniteFamily(),  &LlamaFamily(),
-      &Mistral3Family(),  &Olmo2Family(),  &Phi3Family(),     &Qwen2Family(),
-      &Qwen3Family(),     &Qwen35Family(), &Qwen3MoeFamily(), &SmolLm3Family(),
+      &DeepSeek2Family(), &Gemma2Family(),  &Gemma3Family(),    &Gemma4Family(),
+      &Glm4Family(),      &GptOssFamily(),  &GraniteFamily(),   &LlamaFamily(),
+      &Mistral3Family(),  &Olmo2Family(),   &Phi3Family(),      &Qwen2Family(),
+      &Qwen3Family(),     &Qwen35Family(),  &Qwen35MoeFamily(), &Qwen3MoeFamily(),
+      &Qwen3NextFamily(), &SmolLm3Family(),
   };
   return families;
 }

@@ -7,10 +7,10 @@
 // (the "interleaved multimodal" RoPE of rope.dimension_sections, which for text, whose positions
 // are the same in every section, is that) and multiply the attention output by sigmoid(gate).
 // The linear layers' shapes are the ssm.* keys (ModelConfig::linear_layers). MTP (NextN) layers
-// after the decoder's are not run (ModelConfig reads nextn_predict_layers); qwen35moe and
-// qwen3next are other architectures, not read here.
+// after the decoder's are not run (ModelConfig reads nextn_predict_layers). The MoE variant is
+// qwen35moe.cc; what the Qwen hybrids share is qwen_hybrid.h.
 #include "model/families/family.h"
-#include "model/tensor_names.h"
+#include "model/families/qwen_hybrid.h"
 
 namespace radixlm::model {
 
@@ -18,120 +18,8 @@ namespace radixlm::model {
 namespace qwen35_family {
 namespace {
 
-// attention.recurrent_layers (one bool per layer), else every layer but each
-// full_attention_interval-th.
-StatusOr<std::vector<uint8_t>> ReadLinearLayers(const ArchMetadata& m, int64_t n_layers) {
-  std::vector<uint8_t> out;
-  const std::string key = m.Key("attention.recurrent_layers");
-  if (const gguf::Value* value = m.file().Find(key); value != nullptr) {
-    if (!value->is_array() || static_cast<int64_t>(value->AsArray().items.size()) < n_layers) {
-      return InvalidArgument("model metadata: '" + key + "' must be an array of one bool per layer");
-    }
-    for (int64_t i = 0; i < n_layers; ++i) {
-      const gguf::Value& item = value->AsArray().items[i];
-      if (!item.is_bool() && !item.is_integer()) {
-        return InvalidArgument("model metadata: '" + key + "' must hold bools");
-      }
-      out.push_back((item.is_bool() ? item.AsBool() : item.AsInt() != 0) ? 1 : 0);
-    }
-  } else {
-    RADIXLM_ASSIGN_OR_RETURN(const int64_t interval, m.PositiveOr("full_attention_interval", 4));
-    for (int64_t i = 0; i < n_layers; ++i) out.push_back((i + 1) % interval != 0 ? 1 : 0);
-  }
-  return out;
-}
-
-// rope.dimension_sections: for text every section sees the token's position except the fourth,
-// which sees 0; only sections where no rotated pair falls in the fourth are supported (every
-// Qwen 3.5 checkpoint's). Mirrors ggml's interleaved M-RoPE assignment of pairs to sections.
-Status CheckRopeSections(const ArchMetadata& m, int64_t rope_dims) {
-  const std::string key = m.Key("rope.dimension_sections");
-  const gguf::Value* value = m.file().Find(key);
-  if (value == nullptr) return Status::Ok();  // plain NeoX RoPE
-  if (!value->is_array() || value->AsArray().items.size() < 3) {
-    return InvalidArgument("model metadata: '" + key + "' must be an array of 4 integers");
-  }
-  int64_t s[4] = {0, 0, 0, 0};
-  for (size_t i = 0; i < 4 && i < value->AsArray().items.size(); ++i) {
-    const gguf::Value& item = value->AsArray().items[i];
-    if (!item.is_integer() || item.AsInt() < 0) {
-      return InvalidArgument("model metadata: '" + key + "' must hold integers >= 0");
-    }
-    s[i] = item.AsInt();
-  }
-  const int64_t total = s[0] + s[1] + s[2] + s[3];
-  if (total <= 0) return InvalidArgument("model metadata: '" + key + "' sums to 0");
-  for (int64_t pair = 0; pair < rope_dims / 2; ++pair) {
-    const int64_t sector = pair % total;
-    const bool positional = (sector % 3 == 0 && sector < 3 * s[0]) ||
-                            (sector % 3 == 1 && sector < 3 * s[1]) ||
-                            (sector % 3 == 2 && sector < 3 * s[2]);
-    if (!positional) {
-      return Unimplemented("model metadata: '" + key + "' puts rotated pair " +
-                           std::to_string(pair) +
-                           " in the fourth section, which text positions do not drive");
-    }
-  }
-  return Status::Ok();
-}
-
 Status Configure(const ArchMetadata& m, ModelConfig* c) {
-  RADIXLM_ASSIGN_OR_RETURN(const int64_t experts, m.file().GetIntOr(m.Key("expert_count"), 0));
-  if (experts > 0) {
-    return Unimplemented("qwen35 with experts ('" + m.Key("expert_count") +
-                         "') is not supported; the dense models are");
-  }
-  c->rope_layout = RopeLayout::kNeox;
-  RADIXLM_RETURN_IF_ERROR(CheckRopeSections(m, c->rope_dims));
-  c->qk_norm = true;
-  c->attn_output_gate = true;
-  c->post_attn_norm_is_ffn_norm = true;
-
-  RADIXLM_ASSIGN_OR_RETURN(c->ssm_conv_kernel, m.Positive("ssm.conv_kernel"));
-  RADIXLM_ASSIGN_OR_RETURN(c->ssm_state_size, m.Positive("ssm.state_size"));
-  RADIXLM_ASSIGN_OR_RETURN(c->ssm_n_k_heads, m.Positive("ssm.group_count"));
-  RADIXLM_ASSIGN_OR_RETURN(c->ssm_n_v_heads, m.Positive("ssm.time_step_rank"));
-  RADIXLM_ASSIGN_OR_RETURN(c->ssm_inner_size, m.Positive("ssm.inner_size"));
-  if (c->ssm_inner_size != c->ssm_n_v_heads * c->ssm_state_size) {
-    return Unimplemented("model metadata: '" + m.Key("ssm.inner_size") + "' (" +
-                         std::to_string(c->ssm_inner_size) + ") must be '" +
-                         m.Key("ssm.time_step_rank") + "' * '" + m.Key("ssm.state_size") +
-                         "' (value heads as wide as key heads)");
-  }
-  if (c->ssm_n_v_heads % c->ssm_n_k_heads != 0) {
-    return InvalidArgument("model metadata: '" + m.Key("ssm.time_step_rank") +
-                           "' must be a multiple of '" + m.Key("ssm.group_count") + "'");
-  }
-  RADIXLM_ASSIGN_OR_RETURN(c->linear_layers, ReadLinearLayers(m, c->n_layers));
-
-  c->layer_tensors.clear();
-  for (int64_t i = 0; i < c->n_layers; ++i) {
-    LayerTensorNeeds n;
-    n[LayerTensor::kAttnNorm] = n[LayerTensor::kPostAttnNorm] = TensorNeed::kRequired;
-    n[LayerTensor::kFfnGate] = n[LayerTensor::kFfnUp] = n[LayerTensor::kFfnDown] =
-        TensorNeed::kRequired;
-    if (c->IsLinearLayer(i)) {
-      for (LayerTensor t : {LayerTensor::kAttnQkv, LayerTensor::kAttnGate, LayerTensor::kSsmConv1d,
-                            LayerTensor::kSsmDt, LayerTensor::kSsmA, LayerTensor::kSsmBeta,
-                            LayerTensor::kSsmAlpha, LayerTensor::kSsmNorm, LayerTensor::kSsmOut}) {
-        n[t] = TensorNeed::kRequired;
-      }
-    } else {
-      // (llama.cpp also reads a fused attn_qkv here; the converter writes Q, K and V apart.)
-      const std::string fused = LayerTensorName(i, LayerTensor::kAttnQkv);
-      if (m.file().FindTensor(fused) != nullptr) {
-        return Unimplemented("tensor '" + fused +
-                             "' (qwen35 full attention with fused Q/K/V) is not supported");
-      }
-      for (LayerTensor t : {LayerTensor::kAttnQ, LayerTensor::kAttnK, LayerTensor::kAttnV,
-                            LayerTensor::kAttnOutput, LayerTensor::kAttnQNorm,
-                            LayerTensor::kAttnKNorm}) {
-        n[t] = TensorNeed::kRequired;
-      }
-    }
-    c->layer_tensors.push_back(n);
-  }
-  return Status::Ok();
+  return ConfigureQwenHybrid(m, QwenHybridLayout{}, c);
 }
 
 constexpr std::string_view kArchitectures[] = {"qwen35"};

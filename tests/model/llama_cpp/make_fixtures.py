@@ -26,6 +26,7 @@ OUT = os.path.join(os.path.dirname(HERE), "testdata", "llama_cpp")
 N_POSITIONS = 64
 VOCAB = 128  # synth_family.TINY_VOCAB
 SEED = 7
+HYBRIDS = ("qwen35", "qwen35moe", "qwen3next")  # written by synth_qwen35.py
 
 
 def log_softmax(x):
@@ -50,7 +51,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--llama-logits", required=True, help="the built llama_logits.cc")
     ap.add_argument("--families", default="gemma2,gemma4,gemma4moe,glm4,granite,mistral3,"
-                                          "mixtral,olmo2,phi3,qwen3moe,smollm3")
+                                          "mixtral,olmo2,phi3,qwen35,qwen35moe,qwen3moe,"
+                                          "qwen3next,smollm3")
     args = ap.parse_args()
     os.makedirs(OUT, exist_ok=True)
     ids = np.random.default_rng(SEED).integers(0, VOCAB, size=N_POSITIONS, dtype=np.int32)
@@ -72,10 +74,14 @@ def main():
         ids_path = f.name
     for family in args.families.split(","):
         model = os.path.join(OUT, f"{family}.gguf")
-        p = subprocess.run([sys.executable, os.path.join(HERE, "synth_family.py"), family, model,
-                            "--shape", "tiny"], capture_output=True, text=True)
+        if family in HYBRIDS:  # (their own writer)
+            argv = [os.path.join(HERE, "synth_qwen35.py"), model, "--arch", family]
+        else:
+            argv = [os.path.join(HERE, "synth_family.py"), family, model]
+        p = subprocess.run([sys.executable] + argv + ["--shape", "tiny"], capture_output=True,
+                           text=True)
         if p.returncode != 0:
-            sys.exit(f"synth_family.py {family} failed: {p.stderr[-2000:]}")
+            sys.exit(f"{os.path.basename(argv[0])} {family} failed: {p.stderr[-2000:]}")
         batch = llama_logits(args.llama_logits, model, ids_path, N_POSITIONS)
         one_by_one = llama_logits(args.llama_logits, model, ids_path, 1)
         batch.tofile(os.path.join(OUT, f"{family}.llama_logits.f32"))
