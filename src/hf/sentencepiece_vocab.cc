@@ -43,16 +43,22 @@ bool IsPrependSpace(const nlohmann::json& j) {
   return j.is_object() && j.value("type", "") == "Prepend" && j.value("prepend", "") == kSpace;
 }
 
-// Whether the tokenizer adds a space (U+2581) before the text, from how it escapes spaces: a
-// normalizer Replace(" ", "\u2581") with or without Prepend("\u2581"), or a Metaspace
-// pre-tokenizer that does not split. Anything else is refused naming it.
-StatusOr<bool> SpacePrefix(const nlohmann::json& tok, const std::string& path,
-                           std::vector<std::string>* notes) {
+struct SpaceEscaping {
+  bool prefix = false;           // add_space_prefix
+  std::string metaspace_scheme;  // "first" / "always": Metaspace's rules for the prefix
+};
+
+// Whether the tokenizer adds a space (U+2581) before the text, and by whose rules, from how it
+// escapes spaces: a normalizer Replace(" ", "\u2581") with or without Prepend("\u2581")
+// (prefix on every piece between added tokens: llama.cpp's rule), or a Metaspace pre-tokenizer
+// that does not split (prefix unless the piece starts with a space; "first": only at the start
+// of the text). Anything else is refused naming it.
+StatusOr<SpaceEscaping> SpacePrefix(const nlohmann::json& tok, const std::string& path) {
   const nlohmann::json none;
   const nlohmann::json& norm = tok.contains("normalizer") ? tok["normalizer"] : none;
   const nlohmann::json& pre = tok.contains("pre_tokenizer") ? tok["pre_tokenizer"] : none;
   bool escaped = false;
-  bool prefix = false;
+  SpaceEscaping out;
   if (IsReplaceSpace(norm)) {
     escaped = true;
   } else if (norm.is_object() && norm.value("type", "") == "Sequence" &&
@@ -61,7 +67,7 @@ StatusOr<bool> SpacePrefix(const nlohmann::json& tok, const std::string& path,
       if (IsReplaceSpace(n)) {
         escaped = true;
       } else if (IsPrependSpace(n)) {
-        prefix = true;
+        out.prefix = true;
       } else {
         return Unimplemented(path + ": normalizer " + Describe(n) +
                              " is not supported for SentencePiece-style BPE (known: "
@@ -78,17 +84,17 @@ StatusOr<bool> SpacePrefix(const nlohmann::json& tok, const std::string& path,
                            " is not supported (a Metaspace that splits, or replaces spaces "
                            "with another character)");
     }
+    if (escaped) {
+      return Unimplemented(path +
+                           ": a Metaspace pre-tokenizer after a normalizer that already "
+                           "replaces spaces is not supported");
+    }
     escaped = true;
-    const std::string scheme = pre.value("prepend_scheme", "");
-    if (scheme.empty()) {
-      prefix = prefix || pre.value("add_prefix_space", true);
-    } else if (scheme == "always" || scheme == "first") {
-      prefix = true;
-      if (scheme == "first") {
-        notes->push_back(
-            "Metaspace prepend_scheme \"first\": the space prefix is also added after special "
-            "tokens in the text, as llama.cpp does");
-      }
+    std::string scheme = pre.value("prepend_scheme", "");
+    if (scheme.empty()) scheme = pre.value("add_prefix_space", true) ? "always" : "never";
+    if (scheme == "always" || scheme == "first") {
+      out.prefix = true;
+      out.metaspace_scheme = scheme;
     } else if (scheme != "never") {
       return Unimplemented(path + ": Metaspace prepend_scheme '" + scheme + "' is not known");
     }
@@ -105,7 +111,7 @@ StatusOr<bool> SpacePrefix(const nlohmann::json& tok, const std::string& path,
                          ": a byte_fallback BPE whose spaces are not replaced by \u2581 "
                          "(no Replace normalizer or Metaspace pre-tokenizer) is not supported");
   }
-  return prefix;
+  return out;
 }
 
 bool IsByteToken(const std::string& t) {
@@ -146,8 +152,8 @@ HfVocab SpmMetadata(std::vector<std::string> tokens, const std::vector<float>& s
 
 StatusOr<HfVocab> SentencePieceBpeVocab(const nlohmann::json& tok, int64_t vocab_size,
                                         const std::string& path) {
-  std::vector<std::string> notes;
-  RADIXLM_ASSIGN_OR_RETURN(const bool prefix, SpacePrefix(tok, path, &notes));
+  RADIXLM_ASSIGN_OR_RETURN(const SpaceEscaping spaces, SpacePrefix(tok, path));
+  const bool prefix = spaces.prefix;
   RADIXLM_ASSIGN_OR_RETURN(TokenTable table, ReadTokenTable(tok, vocab_size, path));
   const nlohmann::json& model = tok["model"];
   const std::string unk = model.contains("unk_token") && model["unk_token"].is_string()
@@ -201,10 +207,16 @@ StatusOr<HfVocab> SentencePieceBpeVocab(const nlohmann::json& tok, int64_t vocab
   }
   HfVocab out = SpmMetadata(std::move(table.tokens), scores, table.types, prefix);
   out.n_real_tokens = table.n_real;
-  out.notes = std::move(notes);
+  if (!spaces.metaspace_scheme.empty()) {
+    out.metadata.emplace_back("tokenizer.hf.metaspace_prepend_scheme",
+                              Value::Str(spaces.metaspace_scheme));
+  }
   out.kind = "SentencePiece-style BPE (byte fallback, " + std::to_string(table.n_real) +
              " tokens, " + std::to_string(merges.size()) + " merges as scores, " +
-             (prefix ? "space prefix" : "no space prefix") + ")";
+             (!prefix                           ? std::string("no space prefix")
+              : spaces.metaspace_scheme.empty() ? std::string("space prefix")
+                                                : "Metaspace prefix " + spaces.metaspace_scheme) +
+             ")";
   return out;
 }
 

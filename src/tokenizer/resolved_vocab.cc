@@ -131,6 +131,14 @@ Status ApplyIdsAndFlags(const Vocab& v, ResolvedVocab* r) {
   }
 
   if (v.add_space_prefix.has_value()) r->add_space_prefix = *v.add_space_prefix;
+  if (v.metaspace_prepend_scheme == "always") {
+    r->space_prefix = ResolvedVocab::SpacePrefix::kMetaspaceAlways;
+  } else if (v.metaspace_prepend_scheme == "first") {
+    r->space_prefix = ResolvedVocab::SpacePrefix::kMetaspaceFirst;
+  } else if (!v.metaspace_prepend_scheme.empty()) {
+    return InvalidArgument("tokenizer.hf.metaspace_prepend_scheme '" + v.metaspace_prepend_scheme +
+                           "' is not \"first\" or \"always\"");
+  }
   if (v.add_bos.has_value()) r->add_bos = *v.add_bos;
   if (v.add_eos.has_value()) r->add_eos = *v.add_eos;
   if (r->kind == ModelKind::kBpe && r->pre.force_add_bos) r->add_bos = true;

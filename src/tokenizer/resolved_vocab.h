@@ -69,6 +69,11 @@ struct ResolvedVocab {
   bool add_bos = false;
   bool add_eos = false;
   bool add_space_prefix = false;
+  // How the SPM prefix space is added. kLlamaCpp: to every raw piece at the start or after a
+  // special token. Hugging Face's Metaspace: only to a piece that does not already start with a
+  // space, and with kMetaspaceFirst only to a piece at the very start of the text.
+  enum class SpacePrefix { kLlamaCpp, kMetaspaceAlways, kMetaspaceFirst };
+  SpacePrefix space_prefix = SpacePrefix::kLlamaCpp;
   // WordPiece only: lowercase (default true) and strip accents (default: as lowercase).
   bool wpm_lowercase = true;
   bool wpm_strip_accents = true;

@@ -145,15 +145,27 @@ void Tokenizer::EncodeSpm(std::string_view text, bool add_special, bool parse_sp
   std::vector<Fragment> fragments;
   splitter_->Split(text, parse_special, &fragments);
   bool prev_special = true;  // a piece at the start gets the prefix space too
+  bool at_start = true;
   std::string escaped;
+  using SpacePrefix = ResolvedVocab::SpacePrefix;
   for (const Fragment& f : fragments) {
     if (f.token >= 0) {
       out->push_back(f.token);
       prev_special = true;
+      at_start = false;
       continue;
     }
     escaped.clear();
-    if (space_prefix && prev_special) escaped.append(kEscapedSpace);
+    bool prefix = space_prefix && prev_special;
+    if (vocab_.space_prefix != SpacePrefix::kLlamaCpp) {
+      // Metaspace prepends U+2581 unless the piece, its spaces replaced, starts with one.
+      const bool starts_with_space = (!f.text.empty() && f.text.front() == ' ') ||
+                                     f.text.substr(0, kEscapedSpace.size()) == kEscapedSpace;
+      prefix = prefix && !starts_with_space &&
+               (at_start || vocab_.space_prefix == SpacePrefix::kMetaspaceAlways);
+    }
+    at_start = false;
+    if (prefix) escaped.append(kEscapedSpace);
     for (char c : f.text) {
       if (c == ' ') {
         escaped.append(kEscapedSpace);

@@ -10,7 +10,9 @@
 //
 // Encode: special tokens are cut out first (user-defined ones always, control ones only with
 // parse_special), then each raw piece goes through SPM merging (with " " -> U+2581 and, if
-// add_space_prefix, a leading space on a piece at the start or after a special token) or
+// add_space_prefix, a leading space on a piece at the start or after a special token; under a
+// Hugging Face Metaspace's rule, tokenizer.hf.metaspace_prepend_scheme, not on a piece that
+// starts with a space, and with "first" only at the start of the text) or
 // through the BPE pre-tokenizer regexes and byte-level merges. add_special adds BOS / EOS as
 // the model's add_bos / add_eos say. Invalid UTF-8 input never fails: SPM falls back to byte
 // tokens; BPE replaces invalid bytes by U+FFFD first.

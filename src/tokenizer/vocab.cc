@@ -78,6 +78,8 @@ StatusOr<Vocab> LoadVocab(const gguf::GgufFile& file) {
   RADIXLM_ASSIGN_OR_RETURN(v.general_name, file.GetStringOr("general.name", ""));
   RADIXLM_ASSIGN_OR_RETURN(v.architecture, file.GetStringOr("general.architecture", ""));
   RADIXLM_ASSIGN_OR_RETURN(v.chat_template, file.GetStringOr("tokenizer.chat_template", ""));
+  RADIXLM_ASSIGN_OR_RETURN(v.metaspace_prepend_scheme,
+                           file.GetStringOr("tokenizer.hf.metaspace_prepend_scheme", ""));
 
   if (v.model == "none" || v.model == "no_vocab") return v;  // no token list to read
 

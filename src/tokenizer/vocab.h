@@ -45,6 +45,9 @@ struct Vocab {
 
   // Flags as stated in the metadata (nullopt: key absent, the model type's default applies).
   std::optional<bool> add_bos, add_eos, add_space_prefix;
+  // tokenizer.hf.metaspace_prepend_scheme: "first" or "always" when the prefix space follows a
+  // Hugging Face Metaspace pre-tokenizer rather than llama.cpp (src/hf writes it; "" absent).
+  std::string metaspace_prepend_scheme;
   // WordPiece ("bert") normalisation: tokenizer.ggml.normalizer.lowercase and .strip_accents.
   std::optional<bool> normalizer_lowercase, normalizer_strip_accents;
 

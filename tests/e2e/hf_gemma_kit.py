@@ -91,21 +91,36 @@ def generate_merges(vocab, scores):
     return [(a, b) for a, b, _ in merges]
 
 
+def set_space_style(tok, style):
+    """How `tok` turns spaces into U+2581: "gemma" (normalizer Replace, no prefix space, a
+    Split(" ") pre-tokenizer that splits nothing), "prepend" (Llama 2 / Mistral v0.1: normalizer
+    Prepend + Replace), "metaspace-first" / "metaspace-always" (transformers' newer Llama
+    converters: no normalizer, a non-splitting Metaspace pre-tokenizer)."""
+    from tokenizers import normalizers, pre_tokenizers
+
+    if style == "gemma":
+        tok.normalizer = normalizers.Replace(" ", SPACE)
+        tok.pre_tokenizer = pre_tokenizers.Split(" ", "merged_with_previous")
+    elif style == "prepend":
+        tok.normalizer = normalizers.Sequence([normalizers.Prepend(SPACE),
+                                               normalizers.Replace(" ", SPACE)])
+        tok.pre_tokenizer = None
+    else:
+        tok.normalizer = None
+        tok.pre_tokenizer = pre_tokenizers.Metaspace(
+            replacement=SPACE, prepend_scheme=style.split("-")[1], split=False)
+
+
 def build_tokenizer(pieces, unk_token="<unk>", prefix=False):
     """The `tokenizers.Tokenizer` transformers' GemmaConverter makes of `pieces` (prefix=False),
-    or a Llama-2 style one (prefix=True: normalizer Prepend + Replace, no pre-tokenizer)."""
-    from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers
+    or a Llama-2 style one (prefix=True: set_space_style "prepend")."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models
 
     vocab = {t: i for i, (t, _, _) in enumerate(pieces)}
     scores = {t: s for t, s, _ in pieces}
     tok = Tokenizer(models.BPE(vocab=vocab, merges=generate_merges(vocab, scores),
                                unk_token=unk_token, fuse_unk=True, byte_fallback=True))
-    if prefix:
-        tok.normalizer = normalizers.Sequence([normalizers.Prepend(SPACE),
-                                               normalizers.Replace(" ", SPACE)])
-    else:
-        tok.normalizer = normalizers.Replace(" ", SPACE)
-        tok.pre_tokenizer = pre_tokenizers.Split(" ", "merged_with_previous")
+    set_space_style(tok, "prepend" if prefix else "gemma")
     tok.decoder = decoders.Sequence([decoders.Replace(SPACE, " "), decoders.ByteFallback(),
                                      decoders.Fuse()])
     added = [AddedToken(t, normalized=False, special=ty in (CONTROL, UNKNOWN))
@@ -163,7 +178,9 @@ def write_folder(folder, gguf, seed=0, shape=None, files=("tokenizer.json", "tok
         return (rng.standard_normal(dims) * scale).astype(np.float32)
 
     q, kv = s["heads"] * hd, s["kv_heads"] * hd
-    tensors = {"model.embed_tokens.weight": w(vocab, h, scale=1.0), "model.norm.weight": w(h)}
+    # Tied embeddings with a spread of logits of about 3 (unit rows would make them one-hot).
+    tensors = {"model.embed_tokens.weight": w(vocab, h, scale=3 / np.sqrt(h)),
+               "model.norm.weight": w(h)}
     for layer in range(s["layers"]):
         p = f"model.layers.{layer}."
         tensors.update({

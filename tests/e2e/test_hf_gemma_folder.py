@@ -6,7 +6,9 @@ it built with the `tokenizers` package, a 2-layer Gemma3ForCausalLM of random nu
 - with tokenizer.json (preferred to tokenizer.model, and start-up says so), /tokenize gives
   the `tokenizers` package's ids on the tests' corpus (the 126 distinct texts of
   tests/tokenizer/testdata/gemma3_tokenize_golden.json: runs of spaces and newlines, tabs,
-  leading spaces, emoji and characters that need byte fallback, special tokens in the text);
+  leading spaces, emoji and characters that need byte fallback, special tokens in the text),
+  and so it does with the same vocabulary behind Llama 2's Prepend normaliser and behind
+  Metaspace pre-tokenizers (prepend_scheme first and always);
 - with tokenizer.model alone, /tokenize gives llama.cpp's ids from that golden file (its
   parse_special cases: what /tokenize does), since the folder then becomes the metadata
   llama.cpp's converter writes from tokenizer.model;
@@ -95,6 +97,34 @@ def test_tokenizer_json_equals_the_tokenizers_package(json_server, folders):
     want = [e.ids for e in folders[2].encode_batch(texts, add_special_tokens=False)]
     bad = [(t, g, w) for t, g, w in zip(texts, r.json()["tokens"], want) if g != w]
     assert not bad, f"{len(bad)} of {len(texts)} differ, first: {bad[0]}"
+
+
+@pytest.mark.parametrize("style", ["prepend", "metaspace-first", "metaspace-always"])
+def test_space_prefix_styles_equal_the_tokenizers_package(folders, tmp_path, style):
+    """The same vocabulary with a prefix space: Llama 2's Prepend normaliser (llama.cpp's rule:
+    every piece between added tokens) and a Metaspace pre-tokenizer (tokenizers' rule: not
+    when the piece starts with a space; "first": only at the start of the text)."""
+    tok = folders[2]
+    hf_gemma_kit.set_space_style(tok, style)
+    try:
+        for name in ("config.json", "tokenizer_config.json"):
+            shutil.copy(folders[0] / name, tmp_path / name)
+        (tmp_path / "model.safetensors").symlink_to(folders[0] / "model.safetensors")
+        tok.save(str(tmp_path / "tokenizer.json"))
+        texts = corpus()
+        want = [e.ids for e in tok.encode_batch(texts, add_special_tokens=False)]
+    finally:
+        hf_gemma_kit.set_space_style(tok, "gemma")
+    s = Server(model=str(tmp_path))
+    try:
+        assert ("Metaspace prefix " + style.split("-")[-1] if "metaspace" in style
+                else "space prefix)") in s.log_text()
+        r = s.post("/tokenize", json={"prompt": texts, "add_special_tokens": False})
+        assert r.status_code == 200, r.text
+        bad = [(t, g, w) for t, g, w in zip(texts, r.json()["tokens"], want) if g != w]
+        assert not bad, f"{len(bad)} of {len(texts)} differ, first: {bad[0]}"
+    finally:
+        assert s.stop() == 0
 
 
 def test_tokenizer_model_equals_llama_cpp(model_server):

@@ -11,9 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "gguf/gguf_file.h"
 #include "hf/hf_tokenizer.h"
 #include "hf/sentencepiece_model.h"
 #include "hf_test_util.h"
+#include "tokenizer/tokenizer.h"
 
 namespace radixlm::hf {
 namespace {
@@ -298,6 +300,58 @@ TEST_F(SentencePieceFolderTest, SpacePrefixFromPrependOrMetaspace) {
     ASSERT_TRUE(t.ok()) << t.status().ToString();
     EXPECT_EQ(Meta(*t, "tokenizer.ggml.add_space_prefix")->AsBool(), std::string(scheme) != "never")
         << scheme;
+    const gguf::Value* rule = Meta(*t, "tokenizer.hf.metaspace_prepend_scheme");
+    if (std::string(scheme) == "never") {
+      EXPECT_EQ(rule, nullptr);
+    } else {
+      ASSERT_NE(rule, nullptr);
+      EXPECT_EQ(rule->AsString(), scheme);
+    }
+  }
+}
+
+// The ids of `text` (special tokens parsed, no BOS) under the tokenizer the folder's
+// tokenizer.json becomes.
+std::vector<int32_t> EncodeWith(const std::string& dir, const std::string& text) {
+  auto t = ReadHfTokenizer(dir, nlohmann::json::object());
+  EXPECT_TRUE(t.ok()) << t.status().ToString();
+  if (!t.ok()) return {};
+  auto file = gguf::GgufFile::FromParts(dir, t->metadata, {}, nullptr);
+  EXPECT_TRUE(file.ok()) << file.status().ToString();
+  if (!file.ok()) return {};
+  auto tok = tokenizer::Tokenizer::FromGguf(**file);
+  EXPECT_TRUE(tok.ok()) << tok.status().ToString();
+  if (!tok.ok()) return {};
+  return (*tok)->Encode(text, /*add_special=*/false, /*parse_special=*/true);
+}
+
+// Where the prefix space goes: Prepend (llama.cpp's rule) before every piece at the start or
+// after an added token, even one that starts with a space; Metaspace (tokenizers' rule) not
+// before a piece that starts with a space, and with "first" only at the start of the text.
+TEST_F(SentencePieceFolderTest, PrefixSpaceRules) {
+  nlohmann::json tok = SpmTokenizerJson();
+  const std::string sp = kSp;
+  tok["normalizer"] = {{"type", "Sequence"},
+                       {"normalizers",
+                        {{{"type", "Prepend"}, {"prepend", sp}},
+                         {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", sp}}}}};
+  tok["pre_tokenizer"] = nullptr;
+  testing::WriteText(dir_ + "/tokenizer.json", tok.dump());
+  EXPECT_EQ(EncodeWith(dir_, "ab"), std::vector<int32_t>({262}));  // "\u2581ab"
+  EXPECT_NE(EncodeWith(dir_, " ab"), EncodeWith(dir_, "ab"));
+  EXPECT_EQ(EncodeWith(dir_, "<unk>ab"), std::vector<int32_t>({0, 262}));
+
+  tok["normalizer"] = nullptr;
+  for (const char* scheme : {"always", "first"}) {
+    tok["pre_tokenizer"] = {
+        {"type", "Metaspace"}, {"replacement", sp}, {"prepend_scheme", scheme}, {"split", false}};
+    testing::WriteText(dir_ + "/tokenizer.json", tok.dump());
+    EXPECT_EQ(EncodeWith(dir_, "ab"), std::vector<int32_t>({262})) << scheme;
+    EXPECT_EQ(EncodeWith(dir_, " ab"), EncodeWith(dir_, "ab")) << scheme;
+    const std::vector<int32_t> after_special = std::string(scheme) == "always"
+                                                   ? std::vector<int32_t>{0, 262}
+                                                   : std::vector<int32_t>{0, 259};
+    EXPECT_EQ(EncodeWith(dir_, "<unk>ab"), after_special) << scheme;
   }
 }
 
