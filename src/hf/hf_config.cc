@@ -3,6 +3,8 @@
 #include <cmath>
 #include <string_view>
 
+#include "hf/hf_bert.h"
+
 namespace radixlm::hf {
 namespace {
 
@@ -82,6 +84,7 @@ StatusOr<HfArchitecture> ReadHfConfig(const nlohmann::json& config, const std::s
                            "class, e.g. [\"LlamaForCausalLM\"])");
   }
   const std::string hf_name = (*archs)[0].get<std::string>();
+  if (hf_name == "BertModel") return ReadBertConfig(config, path);  // an encoder: hf_bert.h
   const ArchEntry* entry = nullptr;
   for (const ArchEntry& e : kArchitectures) {
     if (e.hf_name == hf_name) entry = &e;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "hf/hf_vocab.h"
+#include "hf/hf_wordpiece.h"
 #include "hf/json_file.h"
 
 namespace radixlm::hf {
@@ -137,11 +138,7 @@ StatusOr<HfVocab> ReadVocab(const std::string& dir, const nlohmann::json& tc, in
                          ": Unigram tokenizers are not built in radixlm (no Unigram "
                          "tokenizer; convert the folder to GGUF with a BPE or SPM vocabulary)");
   }
-  if (type == "WordPiece") {
-    return Unimplemented(path +
-                         ": WordPiece tokenizers are not supported in Hugging Face folders yet "
-                         "(convert the folder to GGUF)");
-  }
+  if (type == "WordPiece") return WordPieceVocab(tok, vocab_size, path);  // hf_wordpiece.h
   return InvalidArgument(path + ": model.type '" + type + "' is not a known tokenizer kind");
 }
 

@@ -1,0 +1,134 @@
+#include "hf/hf_bert.h"
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "hf/json_file.h"
+
+namespace radixlm::hf {
+namespace {
+
+namespace fs = std::filesystem;
+using gguf::Value;
+
+StatusOr<int64_t> PositiveField(const nlohmann::json& j, const char* key, const std::string& path,
+                                int64_t def = -1) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) {
+    if (def > 0) return def;
+    return InvalidArgument(path + ": missing field \"" + key + "\"");
+  }
+  if (!it->is_number_integer() || it->get<int64_t>() <= 0) {
+    return InvalidArgument(path + ": field \"" + key + "\" must be a positive integer");
+  }
+  return it->get<int64_t>();
+}
+
+// llama.cpp's LLAMA_POOLING_TYPE_* of the folder's sentence-transformers Pooling module; 0:
+// none (no modules.json, or no Pooling module in it).
+StatusOr<uint32_t> PoolingType(const fs::path& dir) {
+  const fs::path modules = dir / "modules.json";
+  std::error_code ec;
+  if (!fs::is_regular_file(modules, ec)) return 0u;
+  std::ifstream in(modules);
+  const nlohmann::json list = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!list.is_array()) return InvalidArgument(modules.string() + ": not a JSON list of modules");
+  for (const nlohmann::json& m : list) {
+    const std::string type = m.is_object() ? m.value("type", std::string()) : "";
+    if (!type.ends_with("Pooling")) continue;
+    const fs::path config = dir / m.value("path", std::string()) / "config.json";
+    RADIXLM_ASSIGN_OR_RETURN(const nlohmann::json p, ReadJsonObject(config.string()));
+    if (p.value("pooling_mode_mean_tokens", false)) return 1u;
+    if (p.value("pooling_mode_cls_token", false)) return 2u;
+    if (p.value("pooling_mode_lasttoken", false)) return 3u;
+    const std::string mode = p.value("pooling_mode", std::string());
+    if (mode == "mean") return 1u;
+    if (mode == "cls") return 2u;
+    if (mode == "lasttoken") return 3u;
+    return Unimplemented(config.string() + ": only mean, cls and lasttoken pooling are supported");
+  }
+  return 0u;
+}
+
+}  // namespace
+
+StatusOr<HfArchitecture> ReadBertConfig(const nlohmann::json& config, const std::string& path) {
+  HfArchitecture out;
+  out.hf_name = "BertModel";
+  out.arch = "bert";
+  out.model_type = config.value("model_type", std::string());
+  out.torch_dtype = config.value("torch_dtype", config.value("dtype", std::string()));
+  const std::string pos = config.value("position_embedding_type", std::string("absolute"));
+  if (pos != "absolute") {
+    return Unimplemented(path + ": position_embedding_type '" + pos +
+                         "' (radixlm's bert reads absolute position embeddings)");
+  }
+  RADIXLM_ASSIGN_OR_RETURN(const int64_t layers, PositiveField(config, "num_hidden_layers", path));
+  RADIXLM_ASSIGN_OR_RETURN(const int64_t hidden, PositiveField(config, "hidden_size", path));
+  RADIXLM_ASSIGN_OR_RETURN(const int64_t ffn, PositiveField(config, "intermediate_size", path));
+  RADIXLM_ASSIGN_OR_RETURN(out.n_heads, PositiveField(config, "num_attention_heads", path));
+  out.n_kv_heads = out.n_heads;
+  RADIXLM_ASSIGN_OR_RETURN(const int64_t context,
+                           PositiveField(config, "max_position_embeddings", path));
+  RADIXLM_ASSIGN_OR_RETURN(const int64_t types, PositiveField(config, "type_vocab_size", path, 2));
+  RADIXLM_ASSIGN_OR_RETURN(out.vocab_size, PositiveField(config, "vocab_size", path));
+  const double eps = config.contains("layer_norm_eps") && config["layer_norm_eps"].is_number()
+                         ? config["layer_norm_eps"].get<double>()
+                         : 1e-12;
+  RADIXLM_ASSIGN_OR_RETURN(const uint32_t pooling, PoolingType(fs::path(path).parent_path()));
+  auto& md = out.metadata;
+  md.emplace_back("general.architecture", Value::Str("bert"));
+  md.emplace_back("bert.block_count", Value::U32(static_cast<uint32_t>(layers)));
+  md.emplace_back("bert.context_length", Value::U32(static_cast<uint32_t>(context)));
+  md.emplace_back("bert.embedding_length", Value::U32(static_cast<uint32_t>(hidden)));
+  md.emplace_back("bert.feed_forward_length", Value::U32(static_cast<uint32_t>(ffn)));
+  md.emplace_back("bert.attention.head_count", Value::U32(static_cast<uint32_t>(out.n_heads)));
+  md.emplace_back("bert.attention.layer_norm_epsilon", Value::F32(static_cast<float>(eps)));
+  md.emplace_back("bert.attention.causal", Value::Bool(false));
+  if (pooling > 0) md.emplace_back("bert.pooling_type", Value::U32(pooling));
+  md.emplace_back("tokenizer.ggml.token_type_count", Value::U32(static_cast<uint32_t>(types)));
+  return out;
+}
+
+StatusOr<std::string> BertTensorName(const std::string& hf_name) {
+  std::string name = hf_name.starts_with("bert.") ? hf_name.substr(5) : hf_name;
+  if (name.ends_with(".gamma")) name = name.substr(0, name.size() - 6) + ".weight";
+  if (name.ends_with(".beta")) name = name.substr(0, name.size() - 5) + ".bias";
+  if (name == "embeddings.position_ids" || name.starts_with("pooler.") ||
+      name.starts_with("cls.")) {
+    return std::string();
+  }
+  static const std::regex kEmbed(R"(embeddings\.(\w+)\.(weight|bias))");
+  static const std::regex kLayer(R"(encoder\.layer\.(\d+)\.(.+)\.(weight|bias))");
+  struct Pair {
+    const char* hf;
+    const char* gguf;
+  };
+  static constexpr Pair kEmbeddings[] = {{"word_embeddings", "token_embd"},
+                                         {"position_embeddings", "position_embd"},
+                                         {"token_type_embeddings", "token_types"},
+                                         {"LayerNorm", "token_embd_norm"}};
+  static constexpr Pair kLayers[] = {{"attention.self.query", "attn_q"},
+                                     {"attention.self.key", "attn_k"},
+                                     {"attention.self.value", "attn_v"},
+                                     {"attention.output.dense", "attn_output"},
+                                     {"attention.output.LayerNorm", "attn_output_norm"},
+                                     {"intermediate.dense", "ffn_up"},
+                                     {"output.dense", "ffn_down"},
+                                     {"output.LayerNorm", "layer_output_norm"}};
+  std::smatch m;
+  if (std::regex_match(name, m, kEmbed)) {
+    for (const Pair& p : kEmbeddings) {
+      if (m[1].str() == p.hf) return std::string(p.gguf) + "." + m[2].str();
+    }
+  }
+  if (std::regex_match(name, m, kLayer)) {
+    for (const Pair& p : kLayers) {
+      if (m[2].str() == p.hf) return "blk." + m[1].str() + "." + p.gguf + "." + m[3].str();
+    }
+  }
+  return NotFound("tensor '" + hf_name + "' has no GGUF name for BertModel");
+}
+
+}  // namespace radixlm::hf

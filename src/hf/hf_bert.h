@@ -1,0 +1,31 @@
+// BertModel checkpoints (bge, MiniLM; config.json "architectures": ["BertModel"]) -> the GGUF
+// metadata and tensor names llama.cpp's convert_hf_to_gguf.py writes for them (conversion/
+// bert.py): general.architecture "bert", bert.{block_count, context_length, embedding_length,
+// feed_forward_length, attention.head_count, attention.layer_norm_epsilon, attention.causal
+// false}, tokenizer.ggml.token_type_count (type_vocab_size) and bert.pooling_type from a
+// sentence-transformers Pooling module (modules.json, its config.json: mean, cls or last),
+// absent without one. The tensors:
+//   embeddings.{word, position, token_type}_embeddings -> token_embd, position_embd,
+//   token_types; embeddings.LayerNorm -> token_embd_norm; encoder.layer.N.attention.self.
+//   {query, key, value} -> blk.N.attn_{q, k, v}; attention.output.dense -> attn_output;
+//   attention.output.LayerNorm -> attn_output_norm; intermediate.dense -> ffn_up;
+//   output.dense -> ffn_down; output.LayerNorm -> layer_output_norm
+// (a "bert." prefix dropped, .gamma / .beta read as .weight / .bias; the pooler, position_ids
+// and the masked-LM head are dropped, as the converter drops them).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "hf/hf_config.h"
+#include "util/status.h"
+
+namespace radixlm::hf {
+
+// `path` is config.json's (its folder holds modules.json, if any).
+StatusOr<HfArchitecture> ReadBertConfig(const nlohmann::json& config, const std::string& path);
+
+// The GGUF name of a BertModel tensor; "" for those dropped; NotFound naming it otherwise.
+StatusOr<std::string> BertTensorName(const std::string& hf_name);
+
+}  // namespace radixlm::hf

@@ -1,0 +1,168 @@
+// A Hugging Face BertModel folder (config.json, model.safetensors, tokenizer.json with a
+// WordPiece model, sentence-transformers' modules.json + 1_Pooling) made from
+// tests/model/testdata/tiny_bert.gguf by undoing what llama.cpp's converter does: read back, it
+// must be that GGUF again (every tensor's values, the tokenizer's ids on the golden texts, the
+// pooling type), and the encoder must give bit-identical hidden states from either.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gguf/gguf_file.h"
+#include "hf/hf_folder.h"
+#include "hf_test_util.h"
+#include "model/encoder/encoder_model.h"
+#include "tokenizer/tokenizer.h"
+#include "tokenizer/vocab.h"
+
+namespace radixlm::hf {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::StEntry;
+
+const char* const kPhantom = "\xE2\x96\x81";
+
+// GGUF -> BertModel tensor names (the converter's map, reversed).
+std::string HfName(const std::string& gguf) {
+  static const std::map<std::string, std::string> kTop = {
+      {"token_embd", "embeddings.word_embeddings"},
+      {"position_embd", "embeddings.position_embeddings"},
+      {"token_types", "embeddings.token_type_embeddings"},
+      {"token_embd_norm", "embeddings.LayerNorm"}};
+  static const std::map<std::string, std::string> kLayer = {
+      {"attn_q", "attention.self.query"},          {"attn_k", "attention.self.key"},
+      {"attn_v", "attention.self.value"},          {"attn_output", "attention.output.dense"},
+      {"attn_output_norm", "attention.output.LayerNorm"}, {"ffn_up", "intermediate.dense"},
+      {"ffn_down", "output.dense"},                {"layer_output_norm", "output.LayerNorm"}};
+  const size_t dot = gguf.rfind('.');
+  const std::string stem = gguf.substr(0, dot), kind = gguf.substr(dot);
+  if (stem.starts_with("blk.")) {
+    const size_t d2 = stem.find('.', 4);
+    return "encoder.layer." + stem.substr(4, d2 - 4) + "." + kLayer.at(stem.substr(d2 + 1)) + kind;
+  }
+  return kTop.at(stem) + kind;
+}
+
+std::string WriteBertFolder(const gguf::GgufFile& g) {
+  const std::string dir = testing::FreshDir("bert");
+  auto u = [&](const char* key) { return *g.GetInt(std::string("bert.") + key); };
+  nlohmann::json config = {{"architectures", {"BertModel"}},
+                           {"model_type", "bert"},
+                           {"hidden_size", u("embedding_length")},
+                           {"num_hidden_layers", u("block_count")},
+                           {"num_attention_heads", u("attention.head_count")},
+                           {"intermediate_size", u("feed_forward_length")},
+                           {"max_position_embeddings", u("context_length")},
+                           {"type_vocab_size", 2},
+                           {"layer_norm_eps", 1e-12},
+                           {"hidden_act", "gelu"},
+                           {"position_embedding_type", "absolute"},
+                           {"torch_dtype", "float32"}};
+  const tokenizer::Vocab v = *tokenizer::LoadVocab(g);
+  const std::vector<std::string>& tokens = v.tokens;
+  const std::vector<int32_t>& types = v.token_types;
+  config["vocab_size"] = tokens.size();
+  testing::WriteText(dir + "/config.json", config.dump());
+  testing::WriteText(dir + "/modules.json",
+                     R"([{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+                         {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}])");
+  fs::create_directories(dir + "/1_Pooling");
+  testing::WriteText(dir + "/1_Pooling/config.json",
+                     R"({"word_embedding_dimension": 32, "pooling_mode_cls_token": true,
+                         "pooling_mode_mean_tokens": false})");
+  // tokenizer.json as the tokenizers package writes a BERT WordPiece one.
+  nlohmann::json vocab = nlohmann::json::object(), added = nlohmann::json::array();
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    std::string t = tokens[i];
+    if (types[i] == 3) {
+      added.push_back({{"id", i}, {"content", t}, {"special", true}, {"normalized", false}});
+    } else {
+      t = t.starts_with(kPhantom) ? t.substr(3) : "##" + t;
+    }
+    vocab[t] = i;
+  }
+  nlohmann::json tok = {
+      {"version", "1.0"},
+      {"added_tokens", added},
+      {"normalizer",
+       {{"type", "BertNormalizer"}, {"clean_text", true}, {"handle_chinese_chars", true},
+        {"strip_accents", nullptr}, {"lowercase", true}}},
+      {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
+      {"model",
+       {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"continuing_subword_prefix", "##"},
+        {"max_input_chars_per_word", 100}, {"vocab", vocab}}}};
+  testing::WriteText(dir + "/tokenizer.json", tok.dump());
+  testing::WriteText(dir + "/tokenizer_config.json",
+                     R"({"unk_token": "[UNK]", "pad_token": "[PAD]", "cls_token": "[CLS]",
+                         "sep_token": "[SEP]", "mask_token": "[MASK]", "do_lower_case": true})");
+  std::vector<StEntry> entries;
+  for (const gguf::TensorInfo& t : g.tensors()) {
+    std::vector<int64_t> shape(t.shape.rbegin(), t.shape.rend());  // ggml order reversed
+    entries.push_back({HfName(t.name), "F32", shape,
+                       std::vector<uint8_t>(t.data, t.data + t.size_bytes)});
+  }
+  entries.push_back({"pooler.dense.bias", "F32", {32}, std::vector<uint8_t>(32 * 4, 0)});
+  entries.push_back({"embeddings.position_ids", "I64", {1, 64}, std::vector<uint8_t>(64 * 8, 0)});
+  testing::WriteFile(dir + "/model.safetensors", testing::SafetensorsBytes(entries));
+  return dir;
+}
+
+TEST(HfBertTest, FolderReadsBackAsTheConvertersGguf) {
+  const std::string path = std::string(RADIXLM_SOURCE_DIR) + "/tests/model/testdata/tiny_bert.gguf";
+  auto g = gguf::GgufFile::Open(path);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  const std::string dir = WriteBertFolder(**g);
+  auto folder = OpenHfFolder(dir, {});
+  ASSERT_TRUE(folder.ok()) << folder.status().ToString();
+  const gguf::GgufFile& f = *folder->file;
+  EXPECT_EQ(*f.GetString("general.architecture"), "bert");
+  EXPECT_EQ(*f.GetInt("bert.pooling_type"), 2);  // CLS, from 1_Pooling/config.json
+  for (const gguf::TensorInfo& t : (*g)->tensors()) {
+    const gguf::TensorInfo* got = f.FindTensor(t.name);
+    ASSERT_NE(got, nullptr) << t.name;
+    EXPECT_EQ(got->shape, t.shape) << t.name;
+    ASSERT_EQ(got->size_bytes, t.size_bytes) << t.name;
+    EXPECT_EQ(std::memcmp(got->data, t.data, t.size_bytes), 0) << t.name;
+  }
+  EXPECT_EQ(f.tensors().size(), (*g)->tensors().size());  // the pooler and position_ids dropped
+
+  auto tok_gguf = tokenizer::Tokenizer::FromGguf(**g);
+  auto tok_hf = tokenizer::Tokenizer::FromGguf(f);
+  ASSERT_TRUE(tok_gguf.ok() && tok_hf.ok()) << tok_hf.status().ToString();
+  const std::vector<std::string> texts = {"Hello world", "café CAFÉ naïve résumé",
+                                          "It's a dog's life; they're here.", "[MASK] 3.14159"};
+  std::vector<std::vector<int32_t>> ids;
+  for (const std::string& t : texts) {
+    ids.push_back((*tok_hf)->Encode(t, true, true));
+    EXPECT_EQ(ids.back(), (*tok_gguf)->Encode(t, true, true)) << t;
+  }
+
+  std::vector<std::span<const int32_t>> seqs(ids.begin(), ids.end());
+  auto from_gguf = model::EncoderModel::FromGguf(std::move(*g), {.n_threads = 1});
+  auto from_hf = model::EncoderModel::FromGguf(std::move(folder->file), {.n_threads = 1});
+  ASSERT_TRUE(from_gguf.ok() && from_hf.ok()) << from_hf.status().ToString();
+  std::vector<float> a, b;
+  ASSERT_TRUE((*from_gguf)->Forward(seqs, &a).ok());
+  ASSERT_TRUE((*from_hf)->Forward(seqs, &b).ok());
+  EXPECT_EQ(a, b);
+}
+
+TEST(HfBertTest, UnknownPositionEmbeddingIsRefusedByName) {
+  const std::string dir = testing::FreshDir("bert_relative");
+  testing::WriteText(dir + "/config.json",
+                     R"({"architectures": ["BertModel"], "hidden_size": 32,
+                         "num_hidden_layers": 1, "num_attention_heads": 4,
+                         "intermediate_size": 64, "max_position_embeddings": 64,
+                         "vocab_size": 10, "position_embedding_type": "relative_key"})");
+  auto folder = OpenHfFolder(dir, {});
+  ASSERT_FALSE(folder.ok());
+  EXPECT_NE(folder.status().message().find("relative_key"), std::string::npos)
+      << folder.status().message();
+}
+
+}  // namespace
+}  // namespace radixlm::hf
