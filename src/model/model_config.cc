@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "model/encoder/encoder_model.h"
 #include "model/families/family.h"
 #include "model/tensor_names.h"
 
@@ -172,6 +173,10 @@ StatusOr<ModelConfig> ModelConfig::FromGguf(const gguf::GgufFile& file) {
   auto arch_name = file.GetString("general.architecture");
   if (!arch_name.ok()) {
     return InvalidArgument("model metadata: missing 'general.architecture'");
+  }
+  if (IsEncoderArchitecture(*arch_name)) {
+    return Unimplemented("'" + *arch_name + "' is an encoder (an embedding model), which only "
+                         "`radixlm serve --is-embedding` runs (model/encoder/encoder_model.h)");
   }
   const ModelFamily* family = FindModelFamily(*arch_name);
   if (family == nullptr) {

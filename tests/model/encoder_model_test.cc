@@ -12,6 +12,7 @@
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 #include "model/encoder/encoder_model.h"
+#include "model/model_config.h"
 
 namespace radixlm::model {
 namespace {
@@ -284,6 +285,18 @@ TEST(EncoderModelLoadTest, ArchitectureNames) {
   EXPECT_TRUE(IsEncoderArchitecture("bert"));
   EXPECT_TRUE(IsEncoderArchitecture("nomic-bert"));
   EXPECT_FALSE(IsEncoderArchitecture("llama"));
+}
+
+TEST(EncoderModelLoadTest, TheDecoderConfigSendsAnEncoderToServeIsEmbedding) {
+  Weights w;
+  std::vector<uint8_t> bytes = WriteTinyEncoder(TinyEncoder{}, 1, &w);
+  auto file = gguf::GgufFile::FromBuffer(bytes.data(), bytes.size());
+  ASSERT_TRUE(file.ok());
+  auto config = ModelConfig::FromGguf(**file);
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(config.status().message().find("--is-embedding"), std::string::npos)
+      << config.status().message();
 }
 
 }  // namespace
