@@ -243,16 +243,16 @@ Status EncoderModel::Forward(std::span<const std::span<const int32_t>> sequences
   }
   x_.resize(n * h);
   positions_.resize(n);
-  std::vector<int32_t> ids;
-  ids.reserve(n);
+  ids_.clear();
   for (std::span<const int32_t> s : sequences) {
     for (size_t i = 0; i < s.size(); ++i) {
-      ids.push_back(s[i]);
-      positions_[ids.size() - 1] = static_cast<int64_t>(i);
+      ids_.push_back(s[i]);
+      positions_[ids_.size() - 1] = static_cast<int64_t>(i);
     }
   }
-  kernels::GetRows(token_embd_, ids.data(), n, x_.data());
-  std::vector<float> row(h);
+  kernels::GetRows(token_embd_, ids_.data(), n, x_.data());
+  std::vector<float>& row = row_;
+  row.resize(h);
   if (has_token_types_) {  // token type 0 ("sentence A") for every token, as llama.cpp
     const int32_t zero = 0;
     kernels::GetRows(token_types_, &zero, 1, row.data());
@@ -316,12 +316,14 @@ void EncoderModel::RunLayer(const Layer& l, std::span<const std::span<const int3
                           .k = k_cache_.data(),
                           .v = v_cache_.data(),
                           .row_elems = h};
-  std::vector<int32_t> slots(n);
+  std::vector<int32_t>& slots = slots_;
+  slots.resize(n);
   std::iota(slots.begin(), slots.end(), 0);
   kernels::StoreKvRows(kv, slots.data(), n, k_.data(), v_.data());
-  std::vector<int64_t> last_pos(n);
-  std::vector<kernels::AttentionSequence> seqs;
-  seqs.reserve(sequences.size());
+  std::vector<int64_t>& last_pos = last_pos_;
+  last_pos.resize(n);
+  std::vector<kernels::AttentionSequence>& seqs = seqs_;
+  seqs.clear();
   int64_t begin = 0;
   for (std::span<const int32_t> s : sequences) {
     const int64_t len = static_cast<int64_t>(s.size());

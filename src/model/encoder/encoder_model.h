@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "gguf/gguf_file.h"
+#include "kernels/attention.h"
 #include "kernels/matmul.h"
 #include "model/rotary.h"
 #include "util/status.h"
@@ -95,8 +96,11 @@ class EncoderModel {
 
   // Scratch, grown to the largest batch.
   std::vector<float> x_, qkv_, q_, k_, v_, attn_, proj_, up_, gate_, cos_, sin_;
-  std::vector<uint16_t> k_cache_, v_cache_;
-  std::vector<int64_t> positions_;
+  std::vector<uint16_t> k_cache_, v_cache_;  // F16 K / V rows of the batch
+  std::vector<int64_t> positions_, last_pos_;
+  std::vector<int32_t> ids_, slots_;
+  std::vector<float> row_;
+  std::vector<kernels::AttentionSequence> seqs_;
 };
 
 }  // namespace radixlm::model
