@@ -234,6 +234,20 @@ StatusOr<std::unique_ptr<LoraAdapter>> LoraAdapter::FromGguf(std::unique_ptr<ggu
         return Unimplemented(where + "type " + std::string(gguf::GgmlTypeName(a.type)) +
                              " (LoRA tensors must be F32, F16 or Q8_0)");
     }
+    // B transposed to F32 [rank, out], so B t is rank row-by-scalar additions of contiguous
+    // rows (lora_apply.cc) instead of one short dot product per output.
+    {
+      std::vector<float> row(static_cast<size_t>(rank));
+      std::vector<float>& bt = adapter->converted_.emplace_back(rank * m.out);
+      const size_t b_row_bytes = kernels::RowBytes(m.type, rank);
+      for (int64_t o = 0; o < m.out; ++o) {
+        kernels::DequantizeRow(m.type, static_cast<const uint8_t*>(m.b) + o * b_row_bytes,
+                               row.data(), rank);
+        for (int64_t j = 0; j < rank; ++j) bt[j * m.out + o] = row[j];
+      }
+      m.bt = bt.data();
+      adapter->bytes_ += static_cast<int64_t>(bt.size() * sizeof(float));
+    }
     adapter->layers_[static_cast<size_t>(layer)][static_cast<int>(target)] = m;
     adapter->max_rank_ = std::max(adapter->max_rank_, rank);
     ++adapter->n_matrices_;

@@ -43,6 +43,7 @@ struct LoraMatrix {
   gguf::GgmlType type = gguf::GgmlType::kF32;  // of a and b: kF32 or kF16
   const void* a = nullptr;                     // [rank, in]
   const void* b = nullptr;                     // [out, rank]
+  const float* bt = nullptr;                   // B transposed, F32: [rank, out]
   int64_t rank = 0;
   int64_t in = 0;
   int64_t out = 0;
@@ -83,7 +84,7 @@ class LoraAdapter {
   LoraAdapter() = default;
 
   std::unique_ptr<gguf::GgufFile> file_;
-  std::vector<std::vector<float>> converted_;                    // Q8_0 matrices as F32
+  std::vector<std::vector<float>> converted_;  // Q8_0 matrices as F32, every B transposed
   std::vector<std::array<LoraMatrix, kNumLoraTargets>> layers_;  // [n_layers]
   float alpha_ = 0.0f;
   int64_t max_rank_ = 0;

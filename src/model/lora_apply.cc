@@ -10,7 +10,7 @@ namespace radixlm::model {
 
 namespace {
 
-constexpr int64_t kLoraOutChunk = 64;  // B rows per work item
+constexpr int64_t kLoraOutChunk = 256;  // B rows per work item
 
 struct LoraSegment {
   const LoraMatrix* m = nullptr;
@@ -95,7 +95,9 @@ void ApplyLora(const LoraRows& rows, int64_t layer, LoraTarget target, const flo
   };
   LoraParallelItems(pool, items, work, stage_a);
 
-  // Stage 2: y[r] += scale * B t[r], one work item per kLoraOutChunk rows of B per segment.
+  // Stage 2: y[r] += scale * B t[r], one work item per kLoraOutChunk rows of B per segment:
+  // acc = sum over j in order of t[r][j] * Bt[j] (contiguous rows of the transposed B), then
+  // y += scale * acc. Each row's sums are its own, in a fixed order (batch invariance).
   items = 0;
   work = 0;
   for (LoraSegment& s : segments) {
@@ -107,16 +109,18 @@ void ApplyLora(const LoraRows& rows, int64_t layer, LoraTarget target, const flo
     const LoraSegment& s = FindLoraSegment(segments, item);
     const LoraMatrix& m = *s.m;
     const int64_t o0 = (item - s.first_item) * kLoraOutChunk;
-    const int64_t o1 = std::min(m.out, o0 + kLoraOutChunk);
-    const kernels::VecDotFn dot = kernels::GetVecDotFn(m.type);
-    const size_t b_row_bytes = kernels::RowBytes(m.type, m.rank);
+    const int64_t len = std::min(m.out, o0 + kLoraOutChunk) - o0;
+    float acc[kLoraOutChunk];
     for (int64_t r = s.begin; r < s.end; ++r) {
       const float* tr = t.data() + r * max_rank;
-      float* yr = y + r * y_stride;
-      for (int64_t o = o0; o < o1; ++o) {
-        const auto* b_row = static_cast<const uint8_t*>(m.b) + o * b_row_bytes;
-        yr[o] += m.scale * dot(m.rank, b_row, tr);
+      for (int64_t o = 0; o < len; ++o) acc[o] = 0.0f;
+      for (int64_t j = 0; j < m.rank; ++j) {
+        const float* bj = m.bt + j * m.out + o0;
+        const float tj = tr[j];
+        for (int64_t o = 0; o < len; ++o) acc[o] += tj * bj[o];
       }
+      float* yr = y + r * y_stride + o0;
+      for (int64_t o = 0; o < len; ++o) yr[o] += m.scale * acc[o];
     }
   };
   LoraParallelItems(pool, items, work, stage_b);
