@@ -73,7 +73,7 @@ std::string SupportedHfArchitectures() {
     if (!out.empty()) out += ", ";
     out += e.hf_name;
   }
-  return out;
+  return out + ", BertModel (an encoder: --is-embedding)";
 }
 
 StatusOr<HfArchitecture> ReadHfConfig(const nlohmann::json& config, const std::string& path) {
