@@ -184,9 +184,11 @@ def write_folder(folder, gguf, seed=0, shape=None, files=("tokenizer.json", "tok
     for layer in range(s["layers"]):
         p = f"model.layers.{layer}."
         tensors.update({
-            p + "input_layernorm.weight": w(h), p + "post_attention_layernorm.weight": w(h),
+            # Post-norms of about 3 (Gemma adds 1 to the stored 2): the blocks outweigh the
+            # input embedding, which the tied head would otherwise make the certain next token.
+            p + "input_layernorm.weight": w(h), p + "post_attention_layernorm.weight": 2 + w(h),
             p + "pre_feedforward_layernorm.weight": w(h),
-            p + "post_feedforward_layernorm.weight": w(h),
+            p + "post_feedforward_layernorm.weight": 2 + w(h),
             p + "self_attn.q_norm.weight": w(hd), p + "self_attn.k_norm.weight": w(hd),
             p + "self_attn.q_proj.weight": w(q, h), p + "self_attn.k_proj.weight": w(kv, h),
             p + "self_attn.v_proj.weight": w(kv, h), p + "self_attn.o_proj.weight": w(h, q),
