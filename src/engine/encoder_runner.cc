@@ -58,7 +58,8 @@ StatusOr<std::unique_ptr<Engine>> CreateEncoderEngine(const EngineConfig& config
                                                       Pooling pooling) {
   RADIXLM_ASSIGN_OR_RETURN(const std::string arch, file->GetString("general.architecture"));
   if (!config.is_embedding) {
-    return InvalidArgument("'" + arch + "' is an encoder (an embedding model): serve it with "
+    return InvalidArgument("'" + arch +
+                           "' is an encoder (an embedding model): serve it with "
                            "--is-embedding");
   }
   if (!config.speculative_algorithm.empty()) {

@@ -27,9 +27,7 @@ class EncoderRunner : public ModelRunner {
   // scheduler's slot budget (no storage behind it).
   EncoderRunner(std::unique_ptr<model::EncoderModel> model, int64_t context, int64_t kv_slots);
 
-  int32_t vocab_size() const override {
-    return static_cast<int32_t>(model_->config().vocab_size);
-  }
+  int32_t vocab_size() const override { return static_cast<int32_t>(model_->config().vocab_size); }
   int64_t context_length() const override { return context_; }
   int64_t max_batch_tokens() const override { return max_batch_tokens_; }
   int64_t kv_slots() const override { return kv_slots_; }

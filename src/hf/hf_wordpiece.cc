@@ -40,15 +40,16 @@ StatusOr<HfVocab> WordPieceVocab(const nlohmann::json& tok, int64_t vocab_size,
                              "' (radixlm reads BertNormalizer)");
     }
     const bool lowercase = norm->value("lowercase", true);
-    const nlohmann::json& strip = norm->contains("strip_accents") ? (*norm)["strip_accents"]
-                                                                  : nlohmann::json();
+    const nlohmann::json& strip =
+        norm->contains("strip_accents") ? (*norm)["strip_accents"] : nlohmann::json();
     if (!lowercase) md.emplace_back("tokenizer.ggml.normalizer.lowercase", Value::Bool(false));
     if (strip.is_boolean()) {
       md.emplace_back("tokenizer.ggml.normalizer.strip_accents", Value::Bool(strip.get<bool>()));
     }
     if (!norm->value("handle_chinese_chars", true) || !norm->value("clean_text", true)) {
-      out.notes.push_back("BertNormalizer's handle_chinese_chars / clean_text off: not applied "
-                          "(llama.cpp always splits CJK and drops control characters)");
+      out.notes.push_back(
+          "BertNormalizer's handle_chinese_chars / clean_text off: not applied "
+          "(llama.cpp always splits CJK and drops control characters)");
     }
   }
   out.tokens = std::move(table.tokens);

@@ -175,7 +175,8 @@ StatusOr<ModelConfig> ModelConfig::FromGguf(const gguf::GgufFile& file) {
     return InvalidArgument("model metadata: missing 'general.architecture'");
   }
   if (IsEncoderArchitecture(*arch_name)) {
-    return Unimplemented("'" + *arch_name + "' is an encoder (an embedding model), which only "
+    return Unimplemented("'" + *arch_name +
+                         "' is an encoder (an embedding model), which only "
                          "`radixlm serve --is-embedding` runs (model/encoder/encoder_model.h)");
   }
   const ModelFamily* family = FindModelFamily(*arch_name);

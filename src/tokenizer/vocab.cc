@@ -137,8 +137,8 @@ StatusOr<Vocab> LoadVocab(const gguf::GgufFile& file) {
   RADIXLM_RETURN_IF_ERROR(ReadOptionalBool(file, "tokenizer.ggml.add_eos_token", &v.add_eos));
   RADIXLM_RETURN_IF_ERROR(
       ReadOptionalBool(file, "tokenizer.ggml.add_space_prefix", &v.add_space_prefix));
-  RADIXLM_RETURN_IF_ERROR(ReadOptionalBool(file, "tokenizer.ggml.normalizer.lowercase",
-                                           &v.normalizer_lowercase));
+  RADIXLM_RETURN_IF_ERROR(
+      ReadOptionalBool(file, "tokenizer.ggml.normalizer.lowercase", &v.normalizer_lowercase));
   RADIXLM_RETURN_IF_ERROR(ReadOptionalBool(file, "tokenizer.ggml.normalizer.strip_accents",
                                            &v.normalizer_strip_accents));
   return v;

@@ -34,10 +34,14 @@ std::string HfName(const std::string& gguf) {
       {"token_types", "embeddings.token_type_embeddings"},
       {"token_embd_norm", "embeddings.LayerNorm"}};
   static const std::map<std::string, std::string> kLayer = {
-      {"attn_q", "attention.self.query"},          {"attn_k", "attention.self.key"},
-      {"attn_v", "attention.self.value"},          {"attn_output", "attention.output.dense"},
-      {"attn_output_norm", "attention.output.LayerNorm"}, {"ffn_up", "intermediate.dense"},
-      {"ffn_down", "output.dense"},                {"layer_output_norm", "output.LayerNorm"}};
+      {"attn_q", "attention.self.query"},
+      {"attn_k", "attention.self.key"},
+      {"attn_v", "attention.self.value"},
+      {"attn_output", "attention.output.dense"},
+      {"attn_output_norm", "attention.output.LayerNorm"},
+      {"ffn_up", "intermediate.dense"},
+      {"ffn_down", "output.dense"},
+      {"layer_output_norm", "output.LayerNorm"}};
   const size_t dot = gguf.rfind('.');
   const std::string stem = gguf.substr(0, dot), kind = gguf.substr(dot);
   if (stem.starts_with("blk.")) {
@@ -67,8 +71,9 @@ std::string WriteBertFolder(const gguf::GgufFile& g) {
   const std::vector<int32_t>& types = v.token_types;
   config["vocab_size"] = tokens.size();
   testing::WriteText(dir + "/config.json", config.dump());
-  testing::WriteText(dir + "/modules.json",
-                     R"([{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+  testing::WriteText(
+      dir + "/modules.json",
+      R"([{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
                          {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}])");
   fs::create_directories(dir + "/1_Pooling");
   testing::WriteText(dir + "/1_Pooling/config.json",
@@ -85,16 +90,21 @@ std::string WriteBertFolder(const gguf::GgufFile& g) {
     }
     vocab[t] = i;
   }
-  nlohmann::json tok = {
-      {"version", "1.0"},
-      {"added_tokens", added},
-      {"normalizer",
-       {{"type", "BertNormalizer"}, {"clean_text", true}, {"handle_chinese_chars", true},
-        {"strip_accents", nullptr}, {"lowercase", true}}},
-      {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
-      {"model",
-       {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"continuing_subword_prefix", "##"},
-        {"max_input_chars_per_word", 100}, {"vocab", vocab}}}};
+  nlohmann::json tok = {{"version", "1.0"},
+                        {"added_tokens", added},
+                        {"normalizer",
+                         {{"type", "BertNormalizer"},
+                          {"clean_text", true},
+                          {"handle_chinese_chars", true},
+                          {"strip_accents", nullptr},
+                          {"lowercase", true}}},
+                        {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
+                        {"model",
+                         {{"type", "WordPiece"},
+                          {"unk_token", "[UNK]"},
+                          {"continuing_subword_prefix", "##"},
+                          {"max_input_chars_per_word", 100},
+                          {"vocab", vocab}}}};
   testing::WriteText(dir + "/tokenizer.json", tok.dump());
   testing::WriteText(dir + "/tokenizer_config.json",
                      R"({"unk_token": "[UNK]", "pad_token": "[PAD]", "cls_token": "[CLS]",
@@ -102,8 +112,8 @@ std::string WriteBertFolder(const gguf::GgufFile& g) {
   std::vector<StEntry> entries;
   for (const gguf::TensorInfo& t : g.tensors()) {
     std::vector<int64_t> shape(t.shape.rbegin(), t.shape.rend());  // ggml order reversed
-    entries.push_back({HfName(t.name), "F32", shape,
-                       std::vector<uint8_t>(t.data, t.data + t.size_bytes)});
+    entries.push_back(
+        {HfName(t.name), "F32", shape, std::vector<uint8_t>(t.data, t.data + t.size_bytes)});
   }
   entries.push_back({"pooler.dense.bias", "F32", {32}, std::vector<uint8_t>(32 * 4, 0)});
   entries.push_back({"embeddings.position_ids", "I64", {1, 64}, std::vector<uint8_t>(64 * 8, 0)});

@@ -1,6 +1,8 @@
 // EncoderModel (bert, nomic-bert) on tiny GGUFs the test writes with random F32 weights,
 // against a plain float reference forward written from llama.cpp's src/models/bert.cpp graph;
 // a row's hidden state does not depend on its batch (bit-exact); bad inputs are refused.
+#include "model/encoder/encoder_model.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,7 +13,6 @@
 
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
-#include "model/encoder/encoder_model.h"
 #include "model/model_config.h"
 
 namespace radixlm::model {
@@ -172,7 +173,8 @@ Mat ReferenceForward(const TinyEncoder& s, const Weights& w, const std::vector<i
         double mx = -1e30;
         for (int64_t j = 0; j < n; ++j) {
           double dot = 0;
-          for (int64_t e = 0; e < d; ++e) dot += double(q[i * h + hd * d + e]) * k[j * h + hd * d + e];
+          for (int64_t e = 0; e < d; ++e)
+            dot += double(q[i * h + hd * d + e]) * k[j * h + hd * d + e];
           sc[j] = dot / std::sqrt(double(d));
           mx = std::max(mx, sc[j]);
         }
@@ -231,7 +233,8 @@ TEST_P(EncoderModelTest, MatchesFloatReference) {
   const Mat want = ReferenceForward(spec, w, ids);
   ASSERT_EQ(got.size(), want.size());
   double max_err = 0;
-  for (size_t i = 0; i < got.size(); ++i) max_err = std::max(max_err, double(std::abs(got[i] - want[i])));
+  for (size_t i = 0; i < got.size(); ++i)
+    max_err = std::max(max_err, double(std::abs(got[i] - want[i])));
   // K/V are rounded to F16 and GELU goes through ggml's F16 table: small, not zero.
   EXPECT_LT(max_err, 3e-2) << spec.arch;
   EXPECT_GT(max_err, 0.0);

@@ -65,8 +65,9 @@ Vocab SmallWpmVocab() {
     v.tokens.push_back(t);
     v.token_types.push_back(static_cast<int32_t>(TokenType::kControl));
   }
-  for (const std::string& t : std::vector<std::string>{sp + "cafe", sp + "caf", "e", sp + "Caf", "\xC3\xA9", sp + "un",
-                               "aff", "able", sp + ",", sp + "\xE4\xB8\xAD", sp + "x"}) {
+  for (const std::string& t :
+       std::vector<std::string>{sp + "cafe", sp + "caf", "e", sp + "Caf", "\xC3\xA9", sp + "un",
+                                "aff", "able", sp + ",", sp + "\xE4\xB8\xAD", sp + "x"}) {
     v.tokens.push_back(t);
     v.token_types.push_back(static_cast<int32_t>(TokenType::kNormal));
   }
@@ -89,8 +90,8 @@ TEST(WordPieceTest, LowercasesAndStripsAccentsByDefault) {
   // punctuation and CJK ideographs are words of their own; a word with an unknown part is one
   // [UNK].
   EXPECT_EQ(t.Encode("CAFÉ unaffable,中 qx", true, false),
-            (WpmIds{2, WpmId(t, sp + "cafe"), WpmId(t, sp + "un"), WpmId(t, "aff"), WpmId(t, "able"),
-                 WpmId(t, sp + ","), WpmId(t, sp + "\xE4\xB8\xAD"), 1, 3}));
+            (WpmIds{2, WpmId(t, sp + "cafe"), WpmId(t, sp + "un"), WpmId(t, "aff"),
+                    WpmId(t, "able"), WpmId(t, sp + ","), WpmId(t, sp + "\xE4\xB8\xAD"), 1, 3}));
   // Control characters and U+200B (a format character) vanish; a tab separates words.
   EXPECT_EQ(t.Encode("x\x07x\xE2\x80\x8B\tx", false, false), (WpmIds{1, WpmId(t, sp + "x")}));
   // Control tokens are parsed only with parse_special.
@@ -108,7 +109,8 @@ TEST(WordPieceTest, NormaliserOptionsFromMetadata) {
   v.normalizer_strip_accents = true;
   auto stripped = Tokenizer::FromVocab(v);
   ASSERT_TRUE(stripped.ok());
-  EXPECT_EQ((*stripped)->Encode("Café", false, false), (WpmIds{WpmId(t, sp + "Caf"), WpmId(t, "e")}));
+  EXPECT_EQ((*stripped)->Encode("Café", false, false),
+            (WpmIds{WpmId(t, sp + "Caf"), WpmId(t, "e")}));
 }
 
 TEST(WordPieceTest, VocabularyWithoutUnknownIsRefused) {
@@ -127,7 +129,7 @@ TEST(WordPieceTest, UnicodeClassesAndMappings) {
   EXPECT_EQ(ClassOfCodePoint('$'), UnicodeClass::kSymbol);
   EXPECT_EQ(ClassOfCodePoint(0x0301), UnicodeClass::kMark);
   EXPECT_EQ(ClassOfCodePoint(0x200B), UnicodeClass::kControl);
-  EXPECT_EQ(ClassOfCodePoint(0x0378), UnicodeClass::kOther);  // unassigned
+  EXPECT_EQ(ClassOfCodePoint(0x0378), UnicodeClass::kOther);    // unassigned
   EXPECT_EQ(ClassOfCodePoint(0x1F6DC), UnicodeClass::kSymbol);  // Unicode 15.0
   EXPECT_EQ(SimpleLowercase('A'), uint32_t{'a'});
   EXPECT_EQ(SimpleLowercase(0x130), uint32_t{'i'});  // İ: its simple mapping

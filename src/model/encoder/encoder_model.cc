@@ -35,7 +35,8 @@ std::string Blk(int64_t layer, std::string_view suffix) {
 
 StatusOr<int64_t> PositiveKey(const gguf::GgufFile& f, const std::string& key) {
   auto v = f.GetInt(key);
-  if (!v.ok()) return InvalidArgument("model metadata: " + v.status().message() + " ('" + key + "')");
+  if (!v.ok())
+    return InvalidArgument("model metadata: " + v.status().message() + " ('" + key + "')");
   if (*v <= 0) return InvalidArgument("model metadata: '" + key + "' must be positive");
   return *v;
 }
@@ -76,8 +77,8 @@ bool IsEncoderArchitecture(std::string_view architecture) {
 
 EncoderModel::~EncoderModel() = default;
 
-StatusOr<std::unique_ptr<EncoderModel>> EncoderModel::FromGguf(
-    std::unique_ptr<gguf::GgufFile> file, const Options& options) {
+StatusOr<std::unique_ptr<EncoderModel>> EncoderModel::FromGguf(std::unique_ptr<gguf::GgufFile> file,
+                                                               const Options& options) {
   std::unique_ptr<EncoderModel> m(new EncoderModel());
   m->file_ = std::move(file);
   const gguf::GgufFile& f = *m->file_;
@@ -95,7 +96,8 @@ StatusOr<std::unique_ptr<EncoderModel>> EncoderModel::FromGguf(
   RADIXLM_ASSIGN_OR_RETURN(const int64_t kv_heads,
                            f.GetIntOr(p + "attention.head_count_kv", c.n_heads));
   if (kv_heads != c.n_heads) {
-    return Unimplemented("'" + p + "attention.head_count_kv' differs from head_count: grouped "
+    return Unimplemented("'" + p +
+                         "attention.head_count_kv' differs from head_count: grouped "
                          "attention in an encoder is not supported");
   }
   if (c.hidden_size % c.n_heads != 0) {
@@ -110,13 +112,14 @@ StatusOr<std::unique_ptr<EncoderModel>> EncoderModel::FromGguf(
   if (c.rope) {
     RADIXLM_ASSIGN_OR_RETURN(const double base, f.GetFloatOr(p + "rope.freq_base", 10000.0));
     c.rope_base = static_cast<float>(base);
-    m->rope_ = std::make_unique<RotaryEmbedding>(RopeParams{
-        .layout = RopeLayout::kNeox, .head_dim = c.head_dim, .base = c.rope_base});
+    m->rope_ = std::make_unique<RotaryEmbedding>(
+        RopeParams{.layout = RopeLayout::kNeox, .head_dim = c.head_dim, .base = c.rope_base});
   }
   // llama.cpp refuses a BERT file that does not say how many token types it has.
   RADIXLM_ASSIGN_OR_RETURN(const int64_t n_types, f.GetIntOr("tokenizer.ggml.token_type_count", 0));
   if (n_types <= 0) {
-    return InvalidArgument("model metadata: '" + c.arch + "' needs tokenizer.ggml.token_type_count");
+    return InvalidArgument("model metadata: '" + c.arch +
+                           "' needs tokenizer.ggml.token_type_count");
   }
   RADIXLM_RETURN_IF_ERROR(m->LoadWeights());
   m->pool_ = std::make_unique<ThreadPool>(options.n_threads);
@@ -142,8 +145,7 @@ Status EncoderModel::LoadWeights() {
     return Status::Ok();
   };
   // 1-D F32 vectors (norm weights, biases); optional ones stay null when absent.
-  auto vec = [&](const std::string& name, int64_t n, bool required,
-                 const float** out) -> Status {
+  auto vec = [&](const std::string& name, int64_t n, bool required, const float** out) -> Status {
     const gguf::TensorInfo* t = f.FindTensor(name);
     if (t == nullptr) {
       return required ? InvalidArgument("missing tensor '" + name + "'") : Status::Ok();
@@ -171,8 +173,7 @@ Status EncoderModel::LoadWeights() {
     has_token_types_ = true;
   }
   if (!c.rope) {
-    RADIXLM_RETURN_IF_ERROR(
-        matrix("position_embd.weight", h, c.context_length, &position_embd_));
+    RADIXLM_RETURN_IF_ERROR(matrix("position_embd.weight", h, c.context_length, &position_embd_));
   }
   RADIXLM_RETURN_IF_ERROR(vec("token_embd_norm.weight", h, true, &embd_norm_w_));
   RADIXLM_RETURN_IF_ERROR(vec("token_embd_norm.bias", h, true, &embd_norm_b_));
@@ -195,8 +196,7 @@ Status EncoderModel::LoadWeights() {
     for (std::string_view refused : {"attn_q_norm.weight", "attn_k_norm.weight",
                                      "attn_norm_2.weight", "ffn_gate_inp.weight"}) {
       if (f.FindTensor(Blk(i, refused)) != nullptr) {
-        return Unimplemented("tensor '" + Blk(i, refused) + "' (" + c.arch +
-                             ") is not supported");
+        return Unimplemented("tensor '" + Blk(i, refused) + "' (" + c.arch + ") is not supported");
       }
     }
     RADIXLM_RETURN_IF_ERROR(matrix(Blk(i, "attn_output.weight"), h, h, &l.wo));
@@ -256,7 +256,8 @@ Status EncoderModel::Forward(std::span<const std::span<const int32_t>> sequences
   if (has_token_types_) {  // token type 0 ("sentence A") for every token, as llama.cpp
     const int32_t zero = 0;
     kernels::GetRows(token_types_, &zero, 1, row.data());
-    for (int64_t t = 0; t < n; ++t) kernels::Add(x_.data() + t * h, row.data(), x_.data() + t * h, h);
+    for (int64_t t = 0; t < n; ++t)
+      kernels::Add(x_.data() + t * h, row.data(), x_.data() + t * h, h);
   }
   if (!c.rope) {
     for (int64_t t = 0; t < n; ++t) {
@@ -294,8 +295,8 @@ void EncoderModel::RunLayer(const Layer& l, std::span<const std::span<const int3
       std::copy(r + 2 * h, r + 3 * h, v_.data() + t * h);
     }
   } else {
-    const kernels::MatMulOutput outs[] = {{&l.wq, q_.data()}, {&l.wk, k_.data()},
-                                          {&l.wv, v_.data()}};
+    const kernels::MatMulOutput outs[] = {
+        {&l.wq, q_.data()}, {&l.wk, k_.data()}, {&l.wv, v_.data()}};
     kernels::MatMulMulti(outs, x_.data(), n, pool);
     AddBias(q_.data(), l.bq, n, h);
     AddBias(k_.data(), l.bk, n, h);
@@ -312,10 +313,8 @@ void EncoderModel::RunLayer(const Layer& l, std::span<const std::span<const int3
   attn_.resize(n * h);
   k_cache_.resize(n * h);
   v_cache_.resize(n * h);
-  kernels::KvLayerView kv{.dtype = kernels::KvDtype::kF16,
-                          .k = k_cache_.data(),
-                          .v = v_cache_.data(),
-                          .row_elems = h};
+  kernels::KvLayerView kv{
+      .dtype = kernels::KvDtype::kF16, .k = k_cache_.data(), .v = v_cache_.data(), .row_elems = h};
   std::vector<int32_t>& slots = slots_;
   slots.resize(n);
   std::iota(slots.begin(), slots.end(), 0);
@@ -336,11 +335,10 @@ void EncoderModel::RunLayer(const Layer& l, std::span<const std::span<const int3
                                               .out = attn_.data() + begin * h});
     begin += len;
   }
-  const kernels::AttentionParams params{
-      .n_heads = static_cast<int>(c.n_heads),
-      .n_kv_heads = static_cast<int>(c.n_heads),
-      .head_dim = static_cast<int>(c.head_dim),
-      .scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
+  const kernels::AttentionParams params{.n_heads = static_cast<int>(c.n_heads),
+                                        .n_kv_heads = static_cast<int>(c.n_heads),
+                                        .head_dim = static_cast<int>(c.head_dim),
+                                        .scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
   kernels::AttentionForBatch(params, kv, seqs, pool);
 
   proj_.resize(n * h);

@@ -45,10 +45,10 @@ struct EncoderConfig {
   int64_t vocab_size = 0;
   int64_t context_length = 0;  // <arch>.context_length (bert: rows of position_embd)
   float norm_eps = 1e-12f;
-  bool rope = false;          // nomic-bert: NeoX RoPE with rope_base, no position_embd
+  bool rope = false;  // nomic-bert: NeoX RoPE with rope_base, no position_embd
   float rope_base = 10000.0f;
-  bool gated_ffn = false;     // nomic-bert: SwiGLU with ffn_gate; bert: GELU
-  int64_t pooling_type = 0;   // <arch>.pooling_type as stored (llama.cpp's values); 0 absent
+  bool gated_ffn = false;    // nomic-bert: SwiGLU with ffn_gate; bert: GELU
+  int64_t pooling_type = 0;  // <arch>.pooling_type as stored (llama.cpp's values); 0 absent
 };
 
 // Whether `architecture` (general.architecture) is an encoder this class runs.
