@@ -54,10 +54,21 @@ void TokenPieces::Build(const ResolvedVocab& vocab) {
     offsets_.push_back(static_cast<uint32_t>(data_.size()));
     const uint32_t a = vocab.attrs[id];
     const std::string& text = vocab.tokens[id];
-    if (a & (attr::kControl | attr::kUnknown | attr::kUserDefined)) {
+    const bool spm_text =
+        vocab.kind == ModelKind::kSpm || vocab.kind == ModelKind::kWpm || vocab.pre.spm_style;
+    if (a & (attr::kControl | attr::kUnknown)) {
       data_.append(text);
+    } else if (a & attr::kUserDefined) {
+      // Verbatim, but an SPM user-defined token's U+2581 is a space: llama.cpp's converter
+      // writes them with spaces already; a Hugging Face tokenizer.json keeps "\u2581\u2581" and
+      // its decoder turns it into spaces.
+      if (vocab.kind == ModelKind::kSpm) {
+        AppendUnescapedSpaces(text, &data_);
+      } else {
+        data_.append(text);
+      }
     } else if (a & attr::kNormal) {
-      if (vocab.kind == ModelKind::kSpm || vocab.kind == ModelKind::kWpm || vocab.pre.spm_style) {
+      if (spm_text) {
         AppendUnescapedSpaces(text, &data_);
       } else {
         AppendByteLevelAsBytes(text, &data_);

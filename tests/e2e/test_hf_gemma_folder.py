@@ -8,7 +8,9 @@ it built with the `tokenizers` package, a 2-layer Gemma3ForCausalLM of random nu
   tests/tokenizer/testdata/gemma3_tokenize_golden.json: runs of spaces and newlines, tabs,
   leading spaces, emoji and characters that need byte fallback, special tokens in the text),
   and so it does with the same vocabulary behind Llama 2's Prepend normaliser and behind
-  Metaspace pre-tokenizers (prepend_scheme first and always);
+  Metaspace pre-tokenizers (prepend_scheme first and always); /detokenize gives the
+  package's text back (special tokens shown: the synthetic tokenizer.json has
+  <start_of_image> as a non-special token, which radixlm hides as a special marker);
 - with tokenizer.model alone, /tokenize gives llama.cpp's ids from that golden file (its
   parse_special cases: what /tokenize does), since the folder then becomes the metadata
   llama.cpp's converter writes from tokenizer.model;
@@ -97,6 +99,13 @@ def test_tokenizer_json_equals_the_tokenizers_package(json_server, folders):
     want = [e.ids for e in folders[2].encode_batch(texts, add_special_tokens=False)]
     bad = [(t, g, w) for t, g, w in zip(texts, r.json()["tokens"], want) if g != w]
     assert not bad, f"{len(bad)} of {len(texts)} differ, first: {bad[0]}"
+    # And back: the user-defined runs of U+2581 ("\u2581\u2581" in tokenizer.json) are spaces.
+    r = json_server.post("/detokenize", json={"tokens": want, "skip_special_tokens": False})
+    assert r.status_code == 200, r.text
+    got = r.json()["text"]
+    want_text = folders[2].decode_batch(want, skip_special_tokens=False)
+    bad = [(t, g, w) for t, g, w in zip(texts, got, want_text) if g != w]
+    assert not bad, f"{len(bad)} of {len(texts)} decode differently, first: {bad[0]}"
 
 
 @pytest.mark.parametrize("style", ["prepend", "metaspace-first", "metaspace-always"])

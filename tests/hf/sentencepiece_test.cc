@@ -325,6 +325,20 @@ std::vector<int32_t> EncodeWith(const std::string& dir, const std::string& text)
   return (*tok)->Encode(text, /*add_special=*/false, /*parse_special=*/true);
 }
 
+// A user-defined "\u2581\u2581" of a tokenizer.json (kept so for matching) decodes to spaces, as
+// the tokenizers package's Replace decoder gives them.
+TEST_F(SentencePieceFolderTest, UserDefinedEscapedSpacesDecodeToSpaces) {
+  testing::WriteText(dir_ + "/tokenizer.json", SpmTokenizerJson().dump());
+  auto t = ReadHfTokenizer(dir_, nlohmann::json::object());
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  auto file = gguf::GgufFile::FromParts(dir_, t->metadata, {}, nullptr);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  auto tok = tokenizer::Tokenizer::FromGguf(**file);
+  ASSERT_TRUE(tok.ok()) << tok.status().ToString();
+  const std::vector<int32_t> ids = {257, 263, 258};  // a, "\u2581\u2581", b
+  EXPECT_EQ((*tok)->Decode(ids), "a  b");
+}
+
 // Where the prefix space goes: Prepend (llama.cpp's rule) before every piece at the start or
 // after an added token, even one that starts with a space; Metaspace (tokenizers' rule) not
 // before a piece that starts with a space, and with "first" only at the start of the text.
