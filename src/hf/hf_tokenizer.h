@@ -7,9 +7,9 @@
 // Read (hf_vocab.h, one reader per kind): byte-level BPE (GPT-2, Llama-3, Qwen2/3, SmolLM
 // pre-tokenizers; merges as "a b" strings); SentencePiece-style BPE in tokenizer.json
 // (byte_fallback, spaces as U+2581: Gemma, Llama 2, Mistral) and SentencePiece BPE
-// tokenizer.model files, both as SPM vocabularies ("llama"). Refused by name: Unigram and
-// WordPiece models, other normalisers and pre-tokenizers (NFC is accepted and, as in
-// llama.cpp, not applied).
+// tokenizer.model files, both as SPM vocabularies ("llama"); WordPiece (BERT) as a "bert"
+// vocabulary (hf_wordpiece.h). Refused by name: Unigram models, other normalisers and
+// pre-tokenizers (NFC is accepted and, as in llama.cpp, not applied).
 #pragma once
 
 #include <cstdint>
