@@ -20,7 +20,8 @@ from hf_folder_kit import gguf_tokenizer, save_safetensors
 
 DATA = pathlib.Path(__file__).resolve().parents[1] / "model" / "testdata"
 H, HEADS, FFN, LAYERS, CONTEXT = 32, 4, 64, 2, 64
-TEXTS = ["Hello world", "The quick brown fox jumps over the lazy dog.", "café CAFÉ naïve résumé",
+TEXTS = ["Hello world", "The quick brown fox jumps over the lazy dog.",
+         "café CAFÉ naïve résumé",
          "UPPER lower MiXeD", "It's a dog's life; they're here, we've gone, I'd say you'll see.",
          "3 33 333 3333 33333 3.14159 1,000,000", "a"]
 
@@ -73,7 +74,8 @@ def reference(w, ids):
         return x @ w[p + ".weight"].T + w[p + ".bias"]
 
     n, d = len(ids), H // HEADS
-    x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.token_type_embeddings.weight"][0]
+    x = (w["embeddings.word_embeddings.weight"][ids]
+         + w["embeddings.token_type_embeddings.weight"][0]
          + w["embeddings.position_embeddings.weight"][:n])
     x = ln(x, "embeddings.LayerNorm")
     for i in range(LAYERS):
