@@ -28,7 +28,8 @@ Usage:
       [--long-context [--lc-contexts 4096,16384] [--lc-batches 1,4]] [--skip-speed] [--json OUT]
 
 --synth llama-8b (or llama-1b, llama-3b, qwen2.5-7b, qwen3-30b-a3b-16l, mixtral-8x7b-8l;
-:Q8_0 for that type, Q4_K_M by default; gpt-oss-20b:MXFP4)
+:Q8_0 for that type, Q4_K_M by default; gpt-oss-20b:MXFP4; the Qwen hybrids
+qwen3.5-35b-a3b-8l:Q8_0 and qwen3-next-80b-a3b-4l:Q8_0)
 runs on a synthetic GGUF of that model's shapes (bench/synth_models.py makes it on first use).
 --skip-speed leaves out parts a-c (for a serving or long-context run alone).
 

@@ -15,7 +15,9 @@ The mixtures of experts (Qwen3-30B-A3B with 16 of its 48 layers, Mixtral-8x7B wi
 spread. gpt-oss-20b is written directly in its published types (synth_gpt_oss.py: MXFP4
 experts, Q8_0 elsewhere; type name MXFP4), its F16 form being too large for this machine's
 disk; Mixtral's source file is Q8_0 (random codes at a fixed scale) for the same reason, and
-llama-quantize requantizes it.
+llama-quantize requantizes it. The Qwen hybrids with experts (Qwen3.5-35B-A3B with 8 of its 40
+layers, Qwen3-Next-80B-A3B with 4 of its 48) are written directly in Q8_0 (synth_hybrid.py;
+type name Q8_0 only).
 
 Each other model is written as F16 (tensor by tensor, so memory stays at one tensor), quantized
 with llama.cpp's llama-quantize (bench/llama_peer.py builds it) to each requested type, and
@@ -27,6 +29,7 @@ repository). Files: <cache>/v1/<model>-<TYPE>.gguf.
     python bench/synth_models.py                                  # every model, Q4_K_M
     python bench/synth_models.py --models llama-1b --types Q4_K_M,Q8_0
     python bench/synth_models.py --models gpt-oss-20b --types MXFP4
+    python bench/synth_models.py --models qwen3.5-35b-a3b-8l --types Q8_0
 
 As a module:
 
@@ -75,6 +78,7 @@ class Shape:
     n_experts: int = 0  # > 0: every layer's FFN is a mixture of this many experts
     n_experts_used: int = 0
     expert_ffn: int = 0  # each expert's width
+    rope_dims: int = 0  # > 0: RoPE on this many values of each head (else all of them)
 
 
 MODELS = {
@@ -101,8 +105,21 @@ MODELS = {
     # its F16 form would take 42 GB.
     "gpt-oss-20b": Shape("gpt-oss", "gpt-oss-20b", 24, 2880, 64, 8, 64, 2880, False, 150000.0,
                          1e-5, 131072, n_experts=32, n_experts_used=4, expert_ffn=2880),
+    # The Qwen hybrids with experts, written directly in Q8_0 (synth_hybrid.py: DeltaNet layers,
+    # full attention every 4th, 256 / 512 experts of 512 and a gated shared expert of 512).
+    # Qwen3.5-35B-A3B: 8 of its 40 layers, 8 experts per token.
+    "qwen3.5-35b-a3b-8l": Shape("qwen35moe", "Qwen3.5-35B-A3B (8 of 40 layers)", 8, 2048, 16, 2,
+                                256, 512, False, 1e7, 1e-6, 262144, qk_norm=True,
+                                n_experts=256, n_experts_used=8, expert_ffn=512, rope_dims=64),
+    # Qwen3-Next-80B-A3B: 4 of its 48 layers, 10 experts per token.
+    "qwen3-next-80b-a3b-4l": Shape("qwen3next", "Qwen3-Next-80B-A3B (4 of 48 layers)", 4, 2048,
+                                   16, 2, 256, 5120, False, 1e7, 1e-6, 262144, qk_norm=True,
+                                   n_experts=512, n_experts_used=10, expert_ffn=512, rope_dims=64),
 }
-DIRECT = {"gpt-oss-20b": "MXFP4"}  # models written in their one type, not through llama-quantize
+# Models written in their one type by their own writer, not through llama-quantize.
+DIRECT = {"gpt-oss-20b": "MXFP4", "qwen3.5-35b-a3b-8l": "Q8_0", "qwen3-next-80b-a3b-4l": "Q8_0"}
+WRITERS = {"gpt-oss-20b": "synth_gpt_oss", "qwen3.5-35b-a3b-8l": "synth_hybrid",
+           "qwen3-next-80b-a3b-4l": "synth_hybrid"}
 # Models whose F16 form would not fit beside the rest on this machine's disk: written in Q8_0
 # (random codes at a fixed scale, values of std WEIGHT_STD) and requantized from it.
 VIA_Q8_0 = {"mixtral-8x7b-8l"}
@@ -149,7 +166,7 @@ def path(model: str, qtype: str) -> Path:
         raise SystemExit(f"unknown model {model!r}; one of {', '.join(MODELS)}")
     if qtype not in TYPES:
         raise SystemExit(f"unknown type {qtype!r}; one of {', '.join(TYPES)}")
-    if (DIRECT.get(model) or qtype) != qtype or (qtype == "MXFP4") != (model in DIRECT):
+    if (DIRECT.get(model) or qtype) != qtype or (qtype == "MXFP4" and model not in DIRECT):
         raise SystemExit(f"{model} is made in type {DIRECT.get(model, 'Q4_K_M or another')} "
                          f"only, not {qtype}")
     return cache_dir() / f"{model}-{qtype}.gguf"
@@ -261,11 +278,16 @@ def tensor_plan(s: Shape, n_vocab: int) -> list[tuple[str, tuple[int, ...], str]
     return plan
 
 
+def writer(model: str):
+    """The module that writes a DIRECT model (its tensor_plan and write)."""
+    import importlib
+    return importlib.import_module(WRITERS[model])
+
+
 def parameter_count(model: str) -> int:
     s = MODELS[model]
     if model in DIRECT:
-        import synth_gpt_oss
-        return sum(math.prod(shape) for _, shape, _ in synth_gpt_oss.tensor_plan(s, VOCAB))
+        return sum(math.prod(shape) for _, shape, _ in writer(model).tensor_plan(s, VOCAB))
     plan = tensor_plan(s, VOCAB)
     return sum(math.prod(shape) for _, shape, _ in plan)
 
@@ -303,7 +325,7 @@ def start_file(gguf, s: Shape, out: Path, script: str, file_type: int, extra=Non
     w.add_head_count_kv(s.n_kv_heads)
     w.add_key_length(s.head_dim)
     w.add_value_length(s.head_dim)
-    w.add_rope_dimension_count(s.head_dim)
+    w.add_rope_dimension_count(s.rope_dims or s.head_dim)
     w.add_rope_freq_base(s.rope_theta)
     w.add_layer_norm_rms_eps(s.rms_eps)
     if s.n_experts:
@@ -421,8 +443,7 @@ def check(file: Path, model: str, qtype: str) -> None:
     reader = gguf.GGUFReader(str(file))
     arch = reader.fields["general.architecture"].contents()
     if model in DIRECT:
-        import synth_gpt_oss
-        want = len(synth_gpt_oss.tensor_plan(s, VOCAB))
+        want = len(writer(model).tensor_plan(s, VOCAB))
     else:
         want = len(tensor_plan(s, VOCAB))
     if arch != s.arch or len(reader.tensors) != want:
@@ -448,12 +469,11 @@ def ensure_many(models: list[str], qtypes: list[str]) -> dict[tuple[str, str], P
             continue
         cache_dir().mkdir(parents=True, exist_ok=True)
         if model in DIRECT:
-            import synth_gpt_oss
             out_path = path(model, DIRECT[model])
             tmp = out_path.with_name(out_path.name + f".tmp{os.getpid()}")
             log(f"writing {MODELS[model].name}-shaped weights in {DIRECT[model]} "
                 f"({parameter_count(model) / 1e9:.2f} B parameters)")
-            synth_gpt_oss.write(MODELS[model], tmp)
+            writer(model).write(MODELS[model], tmp)
             check(tmp, model, DIRECT[model])
             tmp.rename(out_path)
             out[(model, DIRECT[model])] = out_path
