@@ -291,6 +291,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
                                 /*state_slots=*/int64_t{sc.max_running_requests} + snapshot_slots));
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<LoraRegistry> lora,
                            CreateLoraRegistry(config, sc, runner->model()));
+  runner->set_lora_capacity(config.max_loras_per_batch);
   EngineConfig kept = config;
   kept.on_load_progress = nullptr;  // the load is over (and the callback may capture locals)
   if (config.is_embedding) kept.pooling = PoolingName(pooling);

@@ -30,6 +30,9 @@ Status LoraRegistry::Load(const std::string& name, const std::string& path) {
     return InvalidArgument("this server has loaded " + std::to_string(next_namespace_ - 1) +
                            " LoRA adapters, the most one run can (restart it to load more)");
   }
+  // Resident only once a forward pass needs it (the runner's LoraPool); until then it holds
+  // its mapped file and no working memory. No request can reach it yet, so this is safe here.
+  adapter->Release();
   Entry e{path, {std::shared_ptr<const model::LoraAdapter>(std::move(adapter)), next_namespace_++}};
   entries_.emplace(name, std::move(e));
   return Status::Ok();

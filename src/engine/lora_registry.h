@@ -5,7 +5,9 @@
 // while the server runs, so KV computed under an unloaded adapter can never serve one loaded
 // later under the same name. Resolve hands out a shared reference: a request keeps its adapter
 // alive until it finishes, so unloading an adapter in use takes effect for new requests at
-// once and frees its memory when its last request ends.
+// once and frees its memory when its last request ends. A loaded adapter is not resident
+// (model/lora_adapter.h) until a forward pass needs it: the runner's LoraPool keeps
+// --max-loras-per-batch of them resident, least recently used out first.
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once

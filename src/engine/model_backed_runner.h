@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "model/kv_cache.h"
+#include "model/lora_pool.h"
 #include "model/model.h"
 #include "scheduler/model_runner.h"
 
@@ -27,8 +28,12 @@ class ModelBackedRunner : public ModelRunner {
   int64_t kv_slots() const override { return kv_->n_slots(); }
   int64_t swa_kv_slots() const override { return kv_->n_swa_slots(); }
   Status Forward(const model::ForwardBatch& batch, model::ForwardOutput* out) override {
+    lora_pool_.Prepare(batch);  // the batch's LoRA adapters resident (model/lora_pool.h)
     return model_->Forward(batch, *kv_, out);
   }
+  // --max-loras-per-batch: LoRA adapters kept resident (<= 0: all that were used).
+  void set_lora_capacity(int32_t capacity) { lora_pool_.set_capacity(capacity); }
+  const model::LoraPool& lora_pool() const { return lora_pool_; }
   int64_t kv_token_bytes() const override { return kv_->token_bytes(); }
   Status ReadKv(std::span<const int32_t> slots, std::span<const int32_t> swa_slots,
                 std::span<uint8_t> out) override {
@@ -63,6 +68,7 @@ class ModelBackedRunner : public ModelRunner {
 
   std::unique_ptr<model::Model> model_;
   std::unique_ptr<model::KvCache> kv_;
+  model::LoraPool lora_pool_;
 };
 
 }  // namespace radixlm

@@ -203,57 +203,78 @@ StatusOr<std::unique_ptr<LoraAdapter>> LoraAdapter::FromGguf(std::unique_ptr<ggu
                              std::to_string(options.max_rank));
     }
     if (a.type != b.type) return InvalidArgument(where + "lora_a and lora_b differ in type");
+    if (a.type != gguf::GgmlType::kF32 && a.type != gguf::GgmlType::kF16 &&
+        a.type != gguf::GgmlType::kQ8_0) {
+      return Unimplemented(where + "type " + std::string(gguf::GgmlTypeName(a.type)) +
+                           " (LoRA tensors must be F32, F16 or Q8_0)");
+    }
+    if (a.type == gguf::GgmlType::kQ8_0 && (base.cols % 32 != 0 || rank % 32 != 0)) {
+      return InvalidArgument(where + "Q8_0 needs in and rank multiples of 32");
+    }
     LoraMatrix m;
     m.rank = rank;
     m.in = base.cols;
     m.out = base.rows;
     m.scale = alpha != 0.0 ? static_cast<float>(alpha) / static_cast<float>(rank) : 1.0f;
-    switch (a.type) {
-      case gguf::GgmlType::kF32:
-      case gguf::GgmlType::kF16:
-        m.type = a.type;
-        m.a = a.data;
-        m.b = b.data;
-        adapter->bytes_ += static_cast<int64_t>(a.size_bytes + b.size_bytes);
-        break;
-      case gguf::GgmlType::kQ8_0: {
-        if (m.in % 32 != 0 || rank % 32 != 0) {
-          return InvalidArgument(where + "Q8_0 needs in and rank multiples of 32");
-        }
-        m.type = gguf::GgmlType::kF32;
-        for (const gguf::TensorInfo* t : {&a, &b}) {
-          std::vector<float>& f = adapter->converted_.emplace_back(t->num_elements());
-          kernels::DequantizeRow(t->type, t->data, f.data(), t->num_elements());
-          adapter->bytes_ += static_cast<int64_t>(f.size() * sizeof(float));
-        }
-        m.a = adapter->converted_[adapter->converted_.size() - 2].data();
-        m.b = adapter->converted_.back().data();
-        break;
-      }
-      default:
-        return Unimplemented(where + "type " + std::string(gguf::GgmlTypeName(a.type)) +
-                             " (LoRA tensors must be F32, F16 or Q8_0)");
-    }
-    // B transposed to F32 [rank, out], so B t is rank row-by-scalar additions of contiguous
-    // rows (lora_apply.cc) instead of one short dot product per output.
-    {
-      std::vector<float> row(static_cast<size_t>(rank));
-      std::vector<float>& bt = adapter->converted_.emplace_back(rank * m.out);
-      const size_t b_row_bytes = kernels::RowBytes(m.type, rank);
-      for (int64_t o = 0; o < m.out; ++o) {
-        kernels::DequantizeRow(m.type, static_cast<const uint8_t*>(m.b) + o * b_row_bytes,
-                               row.data(), rank);
-        for (int64_t j = 0; j < rank; ++j) bt[j * m.out + o] = row[j];
-      }
-      m.bt = bt.data();
-      adapter->bytes_ += static_cast<int64_t>(bt.size() * sizeof(float));
-    }
+    m.type = a.type == gguf::GgmlType::kF16 ? gguf::GgmlType::kF16 : gguf::GgmlType::kF32;
+    m.src_a = &a;
+    m.src_b = &b;
+    adapter->bytes_ += static_cast<int64_t>(
+        (a.type == gguf::GgmlType::kQ8_0 ? m.in * rank * sizeof(float) : a.size_bytes) +
+        m.out * rank * sizeof(float));
     adapter->layers_[static_cast<size_t>(layer)][static_cast<int>(target)] = m;
     adapter->max_rank_ = std::max(adapter->max_rank_, rank);
     ++adapter->n_matrices_;
   }
   adapter->file_ = std::move(file);
+  adapter->MakeResident();
   return adapter;
+}
+
+void LoraAdapter::MakeResident() const {
+  if (resident_) return;
+  std::vector<float> row;
+  for (auto& layer : layers_) {
+    for (LoraMatrix& m : layer) {
+      if (m.rank == 0) continue;
+      const gguf::TensorInfo& a = *m.src_a;
+      const gguf::TensorInfo& b = *m.src_b;
+      if (a.type == gguf::GgmlType::kQ8_0) {
+        std::vector<float>& f = converted_.emplace_back(a.num_elements());
+        kernels::DequantizeRow(a.type, a.data, f.data(), a.num_elements());
+        m.a = f.data();
+      } else {
+        m.a = a.data;
+      }
+      // B transposed to F32 [rank, out], so B t is rank row-by-scalar additions of contiguous
+      // rows (lora_apply.cc) instead of one short dot product per output.
+      row.resize(static_cast<size_t>(m.rank));
+      std::vector<float>& bt = converted_.emplace_back(m.rank * m.out);
+      const size_t b_row_bytes = kernels::RowBytes(b.type, m.rank);
+      for (int64_t o = 0; o < m.out; ++o) {
+        kernels::DequantizeRow(b.type, b.data + o * b_row_bytes, row.data(), m.rank);
+        for (int64_t j = 0; j < m.rank; ++j) bt[j * m.out + o] = row[j];
+      }
+      m.bt = bt.data();
+    }
+  }
+  resident_ = true;
+}
+
+void LoraAdapter::Release() const {
+  if (!resident_) return;
+  for (auto& layer : layers_) {
+    for (LoraMatrix& m : layer) {
+      if (m.rank == 0) continue;
+      m.a = nullptr;
+      m.bt = nullptr;
+      for (const gguf::TensorInfo* t : {m.src_a, m.src_b})
+        file_->ReleasePages(t->data, t->size_bytes);
+    }
+  }
+  converted_.clear();
+  converted_.shrink_to_fit();
+  resident_ = false;
 }
 
 }  // namespace radixlm::model

@@ -14,7 +14,14 @@
 // refused by name, as are shapes that do not match the base, a rank above max_rank, and
 // targets outside allowed_targets.
 //
-// Immutable after load; safe to read from any thread. Owns its mapped file (F32 / F16 views).
+// Owns its mapped file. Residency: the working form the forward pass reads (A as the file's
+// F32 / F16 view or Q8_0 converted to F32, B transposed to F32) exists while the adapter is
+// resident: after Load, and after MakeResident until Release, which frees the converted
+// matrices and drops the file's pages from the resident set (the scheduler's LoraPool keeps
+// --max-loras-per-batch adapters resident, least recently used out first). The checks made at
+// load and Get's answers do not change with residency. MakeResident and Release are called
+// only by the thread that runs forward passes (the scheduler's), never during one; everything
+// else may be read from any thread.
 #pragma once
 
 #include <array>
@@ -40,10 +47,11 @@ const char* LoraTargetTensorStem(LoraTarget t);
 
 // One adapted matrix: y[out] += scale * B (A x[in]).
 struct LoraMatrix {
-  gguf::GgmlType type = gguf::GgmlType::kF32;  // of a and b: kF32 or kF16
-  const void* a = nullptr;                     // [rank, in]
-  const void* b = nullptr;                     // [out, rank]
-  const float* bt = nullptr;                   // B transposed, F32: [rank, out]
+  gguf::GgmlType type = gguf::GgmlType::kF32;  // of a as held: kF32 or kF16
+  const void* a = nullptr;                     // [rank, in]; null while not resident
+  const float* bt = nullptr;                   // B transposed, F32: [rank, out]; null likewise
+  const gguf::TensorInfo* src_a = nullptr;     // the file's lora_a and lora_b
+  const gguf::TensorInfo* src_b = nullptr;
   int64_t rank = 0;
   int64_t in = 0;
   int64_t out = 0;
@@ -56,7 +64,7 @@ struct LoraLoadOptions {
   std::array<bool, kNumLoraTargets> allowed_targets = {true, true, true, true, true, true, true};
 };
 
-class LoraAdapter {
+class LoraAdapter : public std::enable_shared_from_this<LoraAdapter> {
  public:
   // Reads and checks the adapter at path against the base model's config and weights.
   static StatusOr<std::unique_ptr<LoraAdapter>> Load(const std::string& path,
@@ -73,19 +81,26 @@ class LoraAdapter {
   // The matrix adapted at (layer, target), or null.
   const LoraMatrix* Get(int64_t layer, LoraTarget t) const {
     const LoraMatrix& m = layers_[layer][static_cast<int>(t)];
-    return m.a != nullptr ? &m : nullptr;
+    return m.rank > 0 ? &m : nullptr;
   }
   int64_t max_rank() const { return max_rank_; }
   float alpha() const { return alpha_; }
   int64_t n_matrices() const { return n_matrices_; }
-  int64_t bytes() const { return bytes_; }  // of A and B as held
+  int64_t bytes() const { return bytes_; }  // of A and B as held while resident
+
+  bool resident() const { return resident_; }
+  void MakeResident() const;
+  void Release() const;
 
  private:
   LoraAdapter() = default;
 
   std::unique_ptr<gguf::GgufFile> file_;
-  std::vector<std::vector<float>> converted_;  // Q8_0 matrices as F32, every B transposed
-  std::vector<std::array<LoraMatrix, kNumLoraTargets>> layers_;  // [n_layers]
+  // The working form (see above): Q8_0 A matrices as F32, every B transposed, and the
+  // pointers into them and into the file. Mutable: residency is a cache of the file.
+  mutable std::vector<std::vector<float>> converted_;
+  mutable std::vector<std::array<LoraMatrix, kNumLoraTargets>> layers_;  // [n_layers]
+  mutable bool resident_ = false;
   float alpha_ = 0.0f;
   int64_t max_rank_ = 0;
   int64_t n_matrices_ = 0;

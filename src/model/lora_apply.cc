@@ -5,6 +5,7 @@
 #include "gguf/ggml_types.h"
 #include "kernels/dot.h"
 #include "kernels/quant.h"
+#include "util/check.h"
 
 namespace radixlm::model {
 
@@ -66,6 +67,7 @@ void ApplyLora(const LoraRows& rows, int64_t layer, LoraTarget target, const flo
     while (e < n && rows.adapter[e] == adapter) ++e;
     const LoraMatrix* m = adapter != nullptr ? adapter->Get(layer, target) : nullptr;
     if (m != nullptr) {
+      RADIXLM_CHECK(adapter->resident()) << "a LoRA adapter not made resident before the pass";
       segments.push_back({m, r, e, 0});
       max_rank = std::max(max_rank, m->rank);
     }

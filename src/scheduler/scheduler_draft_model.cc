@@ -108,7 +108,10 @@ Status Scheduler::DraftChains() {
 
 Status Scheduler::MirrorOnDraftModel() {
   draft_batch_.sequences = batch_.sequences;
-  for (model::SequenceInput& seq : draft_batch_.sequences) seq.logits = model::LogitsMode::kNone;
+  for (model::SequenceInput& seq : draft_batch_.sequences) {
+    seq.logits = model::LogitsMode::kNone;
+    seq.lora = nullptr;  // adapters fit the target model's matrices, not the draft's
+  }
   return draft_runner_->Forward(draft_batch_, &draft_out_);
 }
 

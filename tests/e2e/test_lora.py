@@ -3,8 +3,9 @@ synthetic adapters this module writes (synth_lora.py: random A and B on q, k, v,
 down of every layer; ranks 8 and 64): SGLang's --lora-paths / lora_path / /load_lora_adapter /
 /unload_lora_adapter / "model": "base:adapter", an adapter changes the output, a batch mixing
 four adapters and the base gives every row the output it gets alone (radix cache on and off),
-KV cached under one adapter is never served to another (cached_tokens 0), loading and unloading
-while requests run loses none, and an unknown adapter is a 400 naming it."""
+KV cached under one adapter is never served to another (cached_tokens 0), a pool of one resident
+adapter changes no output, loading and unloading while requests run loses none, and an unknown
+adapter is a 400 naming it."""
 
 import concurrent.futures
 
@@ -120,6 +121,24 @@ def test_a_mixed_batch_without_the_radix_cache(lora_setup):
     s = _start(base, paths, "--disable-radix-cache")
     try:
         _mixed_batch_equals_alone(s)
+    finally:
+        assert s.stop() == 0, s.log_tail()
+
+
+def test_a_pool_of_one_resident_adapter_gives_the_same_outputs(lora_server, lora_setup):
+    """--max-loras-per-batch 1: one adapter resident at a time, the others released and brought
+    back from their files as requests need them; every row's output is unchanged."""
+    base, paths, _ = lora_setup
+    names = [*ADAPTERS, None, *reversed(list(ADAPTERS))]
+    texts = [f"Pool {i}: {PROMPT}" for i in range(len(names))]
+    want = [_generate(lora_server, t, n)["output_ids"] for t, n in zip(texts, names)]
+    s = Server(model=base, extra_args=["--lora-paths", *[f"{n}={p}" for n, p in paths.items()],
+                                       "--max-loras-per-batch", "1"])
+    try:
+        r = s.post("/generate", {"text": texts, "lora_path": names, "sampling_params": GREEDY})
+        assert r.status_code == 200, r.text
+        assert [o["output_ids"] for o in r.json()] == want
+        assert [_generate(s, t, n)["output_ids"] for t, n in zip(texts, names)] == want
     finally:
         assert s.stop() == 0, s.log_tail()
 

@@ -11,6 +11,7 @@
 #include "gguf/gguf_writer.h"
 #include "lora_fixture.h"
 #include "model/lora_adapter.h"
+#include "model/lora_pool.h"
 #include "model/model.h"
 #include "reference_model.h"
 #include "tiny_model.h"
@@ -77,9 +78,10 @@ class LoraTest : public ::testing::Test {
   // One prompt prefilled (every row's logits) and then `decode` greedy steps, each sequence
   // under its own adapter, all sequences together in each forward. Returns per sequence its
   // prompt's rows then one row per decode step.
+  // With a pool, each forward is prepared by it first (as ModelBackedRunner does).
   std::vector<std::vector<std::vector<float>>> Run(const std::vector<std::vector<int32_t>>& prompts,
                                                    const std::vector<const LoraAdapter*>& adapters,
-                                                   int decode) {
+                                                   int decode, LoraPool* pool = nullptr) {
     const size_t n = prompts.size();
     std::vector<std::vector<std::vector<float>>> rows(n);
     std::vector<std::vector<int32_t>> slots(n);
@@ -93,6 +95,7 @@ class LoraTest : public ::testing::Test {
     }
     for (int step = 0; step <= decode; ++step) {
       ForwardOutput out;
+      if (pool != nullptr) pool->Prepare(batch);
       Status st = model_->Forward(batch, *cache_, &out);
       EXPECT_TRUE(st.ok()) << st.ToString();
       if (!st.ok()) return rows;
@@ -314,6 +317,75 @@ TEST_F(LoraTest, RefusesMatricesTheForwardDoesNotAdapt) {
   SetUpBase(testing::TinyMixtralSpec());
   ls.targets = {"attn_q"};
   EXPECT_TRUE(LoadAdapter(BuildLoraAdapter(model_->gguf(), ls)).ok());
+}
+
+// Released (its converted matrices freed, its file's pages dropped) and made resident again, an
+// adapter gives the same rows bit for bit; the checks made at load stay.
+TEST_F(LoraTest, ReleasedAndResidentAgainGivesTheSameRows) {
+  SetUpBase(testing::TinyGemma3Spec());
+  LoraSpec q8;
+  q8.rank = 32;
+  q8.type = GgmlType::kQ8_0;
+  q8.targets = {"ffn_up", "ffn_gate"};
+  for (const LoraSpec& ls : {LoraSpec{}, q8}) {
+    std::unique_ptr<LoraAdapter> a = Adapter(ls);
+    ASSERT_NE(a, nullptr);
+    ASSERT_TRUE(a->resident());
+    const std::vector<int32_t> p = Tokens(6, 3);
+    const auto before = Run({p}, {a.get()}, 2)[0];
+    a->Release();
+    EXPECT_FALSE(a->resident());
+    EXPECT_NE(a->Get(0, ls.type == GgmlType::kQ8_0 ? LoraTarget::kUp : LoraTarget::kQ), nullptr);
+    a->MakeResident();
+    EXPECT_EQ(Run({p}, {a.get()}, 2)[0], before);
+  }
+}
+
+// --max-loras-per-batch adapters stay resident: a pass needing another releases the least
+// recently used one outside its batch, and a released adapter's next pass brings it back with
+// the same rows. A batch needing more adapters than the capacity keeps them all for the pass.
+TEST_F(LoraTest, PoolReleasesTheLeastRecentlyUsedAdapter) {
+  SetUpBase(testing::TinyGemma3Spec());
+  std::vector<std::shared_ptr<const LoraAdapter>> owned;
+  for (uint32_t i = 0; i < 3; ++i) {
+    LoraSpec ls;
+    ls.seed = 300 + i;
+    owned.emplace_back(Adapter(ls));
+    ASSERT_NE(owned.back(), nullptr);
+    owned.back()->Release();  // as the registry holds a loaded adapter
+  }
+  const LoraAdapter* a = owned[0].get();
+  const LoraAdapter* b = owned[1].get();
+  const LoraAdapter* c = owned[2].get();
+  LoraPool pool;
+  pool.set_capacity(2);
+  const std::vector<int32_t> p = Tokens(5, 9);
+  const auto rows_a = Run({p}, {a}, 1, &pool)[0];
+  const auto rows_b = Run({p}, {b}, 1, &pool)[0];
+  EXPECT_TRUE(a->resident() && b->resident());
+  EXPECT_EQ(Run({p}, {a}, 1, &pool)[0], rows_a);  // a is now the more recent
+  Run({p}, {c}, 1, &pool);
+  EXPECT_TRUE(a->resident());
+  EXPECT_FALSE(b->resident());
+  EXPECT_TRUE(c->resident());
+  EXPECT_EQ(pool.resident_count(), 2);
+  EXPECT_EQ(pool.releases(), 1);
+  EXPECT_EQ(Run({p}, {b}, 1, &pool)[0], rows_b);  // back from its file; a was least recent
+  EXPECT_FALSE(a->resident());
+  EXPECT_EQ(pool.resident_bytes(), b->bytes() + c->bytes());
+
+  pool.set_capacity(1);
+  const auto together = Run({p, p}, {a, c}, 0, &pool);
+  EXPECT_TRUE(a->resident() && c->resident());
+  EXPECT_EQ(together[0].back(), rows_a[p.size() - 1]);
+  Run({p}, {c}, 0, &pool);  // the next pass trims to the capacity
+  EXPECT_EQ(pool.resident_count(), 1);
+  EXPECT_TRUE(c->resident());
+
+  // An adapter gone (unloaded, its last request finished) leaves the pool.
+  owned[2].reset();
+  Run({p}, {nullptr}, 0, &pool);
+  EXPECT_EQ(pool.resident_count(), 0);
 }
 
 }  // namespace
