@@ -2,8 +2,10 @@
 
 #include <cmath>
 #include <numeric>
+#include <unordered_set>
 
 #include "kernels/attention.h"
+#include "kernels/backend.h"
 #include "kernels/dot.h"
 #include "kernels/ops.h"
 #include "kernels/quant.h"
@@ -123,6 +125,7 @@ StatusOr<std::unique_ptr<EncoderModel>> EncoderModel::FromGguf(std::unique_ptr<g
   }
   RADIXLM_RETURN_IF_ERROR(m->LoadWeights());
   m->pool_ = std::make_unique<ThreadPool>(options.n_threads);
+  m->PrepareMatrices();
   return m;
 }
 
@@ -216,11 +219,38 @@ Status EncoderModel::LoadWeights() {
   return Status::Ok();
 }
 
-int64_t EncoderModel::weights_bytes() const {
-  int64_t total = 0;
-  for (const gguf::TensorInfo& t : file_->tensors()) total += static_cast<int64_t>(t.size_bytes);
-  return total;
+void EncoderModel::PrepareMatrices() {
+  const kernels::KernelBackend& backend = kernels::CpuBackend();
+  const std::unordered_set<const void*> matrices = [&] {
+    std::unordered_set<const void*> d;
+    for (Layer& l : layers_) {
+      for (kernels::WeightMatrix* w :
+           {&l.wq, &l.wk, &l.wv, &l.wqkv, &l.wo, &l.up, &l.gate, &l.down}) {
+        if (w->data != nullptr) d.insert(w->data);
+      }
+    }
+    return d;
+  }();
+  for (const gguf::TensorInfo& t : file_->tensors()) {
+    if (matrices.count(t.data) == 0) resident_bytes_ += static_cast<int64_t>(t.size_bytes);
+  }
+  for (Layer& l : layers_) {
+    for (kernels::WeightMatrix* w :
+         {&l.wq, &l.wk, &l.wv, &l.wqkv, &l.wo, &l.up, &l.gate, &l.down}) {
+      if (w->data == nullptr) continue;
+      const size_t bytes = w->row_bytes * static_cast<size_t>(w->rows);
+      if (std::unique_ptr<kernels::PackedWeights> p = backend.prepare_weights(w, pool_.get())) {
+        resident_bytes_ += static_cast<int64_t>(p->group_bytes) * p->groups;
+        prepared_.push_back(std::move(p));
+        file_->ReleasePages(w->data, bytes);  // the GEMM reads the packed copy only
+      } else {
+        resident_bytes_ += static_cast<int64_t>(bytes);
+      }
+    }
+  }
 }
+
+int64_t EncoderModel::weights_bytes() const { return resident_bytes_; }
 
 Status EncoderModel::Forward(std::span<const std::span<const int32_t>> sequences,
                              std::vector<float>* hidden) {

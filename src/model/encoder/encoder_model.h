@@ -29,6 +29,7 @@
 #include "gguf/gguf_file.h"
 #include "kernels/attention.h"
 #include "kernels/matmul.h"
+#include "kernels/packed_weights.h"
 #include "model/rotary.h"
 #include "util/status.h"
 #include "util/thread_pool.h"
@@ -83,7 +84,13 @@ class EncoderModel {
   void RunLayer(const Layer& layer, std::span<const std::span<const int32_t>> sequences,
                 int64_t n_tokens);
 
+  // The layers' matrices repacked for the kernels' GEMM (kernels::KernelBackend's
+  // prepare_weights, as the decoder's weights are); their file pages released.
+  void PrepareMatrices();
+
   std::unique_ptr<gguf::GgufFile> file_;
+  std::vector<std::unique_ptr<kernels::PackedWeights>> prepared_;
+  int64_t resident_bytes_ = 0;  // of the weights, as the forward pass reads them
   EncoderConfig config_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<RotaryEmbedding> rope_;
