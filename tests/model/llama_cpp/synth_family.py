@@ -400,10 +400,17 @@ def main():
     # experts within rounding of each other at many positions, so the last bits of the hidden
     # state (batch shape, summation order) pick other experts; trained routers are decisive.
     ap.add_argument("--router-gain", type=float, default=None)
+    # deepseek2: the routed expert count (the real V2-Lite's 64 for speed files; 16 by default)
+    ap.add_argument("--experts", type=int, default=0)
+    ap.add_argument("--context", type=int, default=4096, help="<arch>.context_length written")
     args = ap.parse_args()
     f = dict((REAL if args.shape == "real" else TINY)[args.family])
     if args.router_gain is not None:
         f["router_gain"] = args.router_gain
+    if args.experts:
+        if "mla" not in f:
+            raise SystemExit("--experts is for the deepseek2 shapes")
+        f["mla"] = dict(f["mla"], n_exp=args.experts)
     layers = args.layers or f["layers"]
     if f.get("arch", args.family) == "gemma4":
         layers = len(f["pattern"])
@@ -416,7 +423,7 @@ def main():
     # (not the family in the name: llama.cpp keys vocabulary fix-ups on phi3 / phi-3 in it)
     w.add_name(f"synthetic GGUF ({args.shape} shape, {layers} layers, random weights)")
     h, hd = f["hidden"], f["hd"]
-    w.add_context_length(4096)
+    w.add_context_length(args.context)
     w.add_embedding_length(h)
     w.add_block_count(layers)
     w.add_head_count(f["heads"])
