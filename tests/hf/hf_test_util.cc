@@ -1,11 +1,13 @@
 #include "hf_test_util.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <string>
 
 #include "kernels/fp16.h"
 #include "kernels/quant.h"
@@ -97,7 +99,14 @@ void WriteText(const std::string& path, const std::string& text) {
 }
 
 std::string FreshDir(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / ("hf_test_" + name);
+  // One folder per test and process: ctest runs the tests of a fixture in parallel processes,
+  // which would otherwise clear each other's folder.
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string owner = test != nullptr
+                                ? std::string(test->test_suite_name()) + "." + test->name()
+                                : std::string("none");
+  const fs::path dir = fs::path(::testing::TempDir()) /
+                       ("hf_test_" + name + "_" + owner + "_" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir.string();
