@@ -323,11 +323,18 @@ Status RunServe(ServeOptions opt) {
                disaggregation.summary.empty()
                    ? ""
                    : ("  PD       " + disaggregation.summary + "\n").c_str());
-  std::fprintf(stderr,
-               "Ready. Try:\n  curl %s/generate -H 'Content-Type: application/json' "
-               "-d '{\"text\": \"The capital of France is\", \"sampling_params\": "
-               "{\"max_new_tokens\": 16, \"temperature\": 0}}'\n",
-               http->url().c_str());
+  if (opt.engine.is_embedding) {  // an embedding server refuses /generate
+    std::fprintf(stderr,
+                 "Ready. Try:\n  curl %s/v1/embeddings -H 'Content-Type: application/json' "
+                 "-d '{\"input\": \"The capital of France is Paris.\"}'\n",
+                 http->url().c_str());
+  } else {
+    std::fprintf(stderr,
+                 "Ready. Try:\n  curl %s/generate -H 'Content-Type: application/json' "
+                 "-d '{\"text\": \"The capital of France is\", \"sampling_params\": "
+                 "{\"max_new_tokens\": 16, \"temperature\": 0}}'\n",
+                 http->url().c_str());
+  }
   std::fflush(stderr);
 
   http->WaitForShutdown();
