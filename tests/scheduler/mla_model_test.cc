@@ -160,20 +160,24 @@ TEST(MlaModelSchedulerTest, PrefixThroughTheDiskTierGivesTheSameOutput) {
   const std::string dir =
       (fs::temp_directory_path() / ("radixlm_mla_model_test_" + std::to_string(::getpid())))
           .string();
-  fs::remove_all(dir);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
   const std::vector<uint8_t> gguf = model::testing::BuildDeepSeek2(Spec());
   const std::vector<int32_t> doc = Prompt(7, 70);
-  Instance tier(gguf, /*radix=*/true, dir);
-  const auto [cold_output, cold_cost] = tier.Run(1, doc);
-  ASSERT_EQ(cold_output.size(), 6u);
-  for (uint32_t i = 0; i < 3; ++i) tier.Run(10 + i, Prompt(100 + i, 70));  // evicts doc
-  tier.scheduler().disk_store_for_testing()->Flush();
-  ASSERT_GT(tier.scheduler().GetStats().disk.blocks_stored, 0);
-  const auto [warm_output, warm_cost] = tier.Run(2, doc);
-  EXPECT_EQ(warm_output, cold_output);
-  EXPECT_LE(warm_cost, cold_cost - 8) << "a disk hit computes fewer prefill tokens";
-  EXPECT_GE(tier.scheduler().GetStats().disk_hit_tokens, 8);
-  fs::remove_all(dir);
+  {
+    // The instance (and the disk store's writer thread) ends before its folder is removed.
+    Instance tier(gguf, /*radix=*/true, dir);
+    const auto [cold_output, cold_cost] = tier.Run(1, doc);
+    ASSERT_EQ(cold_output.size(), 6u);
+    for (uint32_t i = 0; i < 3; ++i) tier.Run(10 + i, Prompt(100 + i, 70));  // evicts doc
+    tier.scheduler().disk_store_for_testing()->Flush();
+    ASSERT_GT(tier.scheduler().GetStats().disk.blocks_stored, 0);
+    const auto [warm_output, warm_cost] = tier.Run(2, doc);
+    EXPECT_EQ(warm_output, cold_output);
+    EXPECT_LE(warm_cost, cold_cost - 8) << "a disk hit computes fewer prefill tokens";
+    EXPECT_GE(tier.scheduler().GetStats().disk_hit_tokens, 8);
+  }
+  fs::remove_all(dir, ec);
 }
 
 }  // namespace
