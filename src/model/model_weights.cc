@@ -4,6 +4,8 @@
 #include <chrono>
 #include <iterator>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 
 #include "kernels/dot.h"
 #include "kernels/quant.h"
@@ -208,6 +210,7 @@ class WeightLoader {
   StatusOr<const gguf::TensorInfo*> Find(const std::string& name, const ExpectedShape& shape) {
     const gguf::TensorInfo* t = file_.FindTensor(name);
     if (t == nullptr) return InvalidArgument("missing tensor '" + name + "'");
+    read_.insert(t);
     if (!ShapeMatches(*t, shape)) {
       return InvalidArgument("tensor '" + name + "' has shape " + ShapeString(t->shape) +
                              ", expected " + ShapeString(shape));
@@ -304,6 +307,20 @@ class WeightLoader {
 
   const gguf::GgufFile& file_;
   ModelWeights* weights_;
+  std::unordered_set<const gguf::TensorInfo*> read_;  // every tensor Find returned
+
+ public:
+  // Unimplemented naming the first "<matrix>.scale" tensor that was not read: llama.cpp
+  // multiplies a matrix's product by it (per tensor, or per expert for a stacked one; its
+  // NVFP4 and FP8 conversions write them), so a model run without it computes other values.
+  Status RefuseUnreadScales(std::string_view arch) const {
+    for (const gguf::TensorInfo& t : file_.tensors()) {
+      if (!t.name.ends_with(".scale") || read_.contains(&t)) continue;
+      return Unimplemented("tensor '" + t.name + "' (a weight scale that llama.cpp multiplies the " +
+                           "matrix's product by) is not supported for " + std::string(arch));
+    }
+    return Status::Ok();
+  }
 };
 
 StatusOr<std::unique_ptr<ModelWeights>> ModelWeights::Load(const gguf::GgufFile& file,
@@ -381,6 +398,7 @@ StatusOr<std::unique_ptr<ModelWeights>> ModelWeights::Load(const gguf::GgufFile&
     }
     SplitFused(c, i, l);
   }
+  RADIXLM_RETURN_IF_ERROR(loader.RefuseUnreadScales(c.arch));
   w->PrepareMatrices(file, backend, pool, on_progress);
   return w;
 }

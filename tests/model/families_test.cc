@@ -188,6 +188,15 @@ TEST(Gemma4FamilyTest, RefusesIncompleteExpertsAndMissingKeys) {
   EXPECT_NE(st.message().find("blk.2.proj.weight"), std::string::npos) << st.message();
 }
 
+TEST(ModelFamilyRegistryTest, AnUnreadWeightScaleIsRefusedByName) {
+  TinyModelSpec spec;
+  spec.extra_vectors = {"blk.1.ffn_down.scale"};
+  const Status st = LoadStatus(spec);
+  EXPECT_EQ(st.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(st.message().find("'blk.1.ffn_down.scale'"), std::string::npos) << st.message();
+  EXPECT_TRUE(LoadStatus(TinyModelSpec()).ok());
+}
+
 TEST(GraniteFamilyTest, ReadsItsFourMultipliers) {
   auto c = ConfigOf(TinyGraniteSpec());
   ASSERT_TRUE(c.ok()) << c.status().ToString();

@@ -282,6 +282,9 @@ TEST(HybridConfigTest, TheMoeVariantsReadTheirExpertsAndLayout) {
     EXPECT_EQ(c.ssm_grouped_heads, std::string(arch) == "qwen3next");
     EXPECT_EQ(c.rope_layout, RopeLayout::kNeox);
     EXPECT_TRUE(c.attn_output_gate);
+    // (blk.0.attn_qkv is the linear layer's input projection, not a fused Q/K/V.)
+    EXPECT_FALSE(c.fused_qkv);
+    EXPECT_EQ(c.DebugString().find("fused_qkv"), std::string::npos) << c.DebugString();
     // Each expert's three matrices count among all parameters, 3 of 8 among the active ones.
     const int64_t per_expert = 3 * 64 * 32;
     EXPECT_EQ(c.TotalParameters() - c.ActiveParameters(), 5 * 5 * per_expert);  // 5 layers
@@ -319,6 +322,22 @@ TEST(HybridConfigTest, Qwen3NextsLegacyFusedInputProjectionIsRefusedByName) {
   EXPECT_EQ(config.status().code(), StatusCode::kUnimplemented);
   EXPECT_NE(config.status().message().find("'blk.0.ssm_in.weight'"), std::string::npos)
       << config.status().ToString();
+}
+
+// Per-expert and per-matrix weight scales (llama.cpp multiplies a product by them) are not
+// read: a file with one is refused naming it, whatever the family, not run without it.
+TEST(HybridConfigTest, AnUnreadWeightScaleIsRefusedByName) {
+  for (const char* name : {"blk.2.ffn_up_exps.scale", "blk.0.ssm_out.scale"}) {
+    testing::TinyModelSpec spec = TinyQwen3NextSpec();
+    spec.extra_vectors = {name};
+    const auto bytes = BuildTinyModel(spec);
+    const auto model = Model::FromGguf(ParseTinyModel(bytes));
+    ASSERT_FALSE(model.ok()) << name;
+    EXPECT_EQ(model.status().code(), StatusCode::kUnimplemented) << name;
+    EXPECT_NE(model.status().message().find(std::string("'") + name + "'"), std::string::npos)
+        << model.status().ToString();
+  }
+  EXPECT_TRUE(Model::FromGguf(ParseTinyModel(BuildTinyModel(TinyQwen3NextSpec()))).ok());
 }
 
 TEST(HybridConfigTest, AMissingLinearLayerTensorIsNamed) {

@@ -143,6 +143,9 @@ Status ConfigureQwenHybrid(const ArchMetadata& m, const QwenHybridLayout& layout
     RADIXLM_RETURN_IF_ERROR(RefuseLayerTensors(m, c->n_layers, kLegacy));
   }
 
+  // blk.0's attn_qkv (which set the generic flag) is a linear layer's input projection; the
+  // full-attention layers have Q, K and V apart.
+  c->fused_qkv = false;
   c->layer_tensors.clear();
   for (int64_t i = 0; i < c->n_layers; ++i) {
     LayerTensorNeeds n;
