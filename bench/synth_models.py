@@ -26,7 +26,7 @@ the F16 file is deleted. Files that exist are reused.
 Cache folder: $RADIXLM_SYNTH_CACHE, else ~/.cache/radixlm/synth-models (never inside the
 repository). Files: <cache>/v1/<model>-<TYPE>.gguf.
 
-    python bench/synth_models.py                                  # every model, Q4_K_M
+    python bench/synth_models.py                # every model, Q4_K_M (direct ones: their type)
     python bench/synth_models.py --models llama-1b --types Q4_K_M,Q8_0
     python bench/synth_models.py --models gpt-oss-20b --types MXFP4
     python bench/synth_models.py --models qwen3.5-35b-a3b-8l --types Q8_0
@@ -515,10 +515,17 @@ def main() -> int:
     args = ap.parse_args()
     models = [m for m in args.models.split(",") if m]
     qtypes = [t for t in args.types.split(",") if t]
+    plan = []  # (model, types): the models written directly come in their one type
     for m in models:
-        for t in qtypes:
+        types = [DIRECT[m]] if m in DIRECT else qtypes
+        if m in DIRECT and qtypes != types:
+            log(f"{m} is made in {DIRECT[m]} only (not {','.join(qtypes)})")
+        for t in types:
             path(m, t)  # unknown names fail before any work
-    made = ensure_many(models, qtypes)
+        plan.append((m, types))
+    made = {}
+    for m, types in plan:
+        made.update(ensure_many([m], types))
     for (m, t), p in made.items():
         print(f"{m}:{t}\t{p}")
     return 0
