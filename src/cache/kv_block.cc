@@ -39,6 +39,12 @@ std::string BlockKey::Hex() const {
   return buf;
 }
 
+PrefixHasher::PrefixHasher(uint64_t domain) {
+  if (domain == 0) return;
+  hi_ = Mix(hi_ ^ Mix(domain));
+  lo_ = Mix((lo_ + domain) * 0xff51afd7ed558ccdull + 0x94d049bb133111ebull);
+}
+
 void PrefixHasher::Update(std::span<const int32_t> tokens) {
   for (const int32_t t : tokens) {
     const auto v = static_cast<uint64_t>(static_cast<uint32_t>(t));

@@ -3,7 +3,10 @@
 //
 // A block is keyed by (model identity, hash of the whole token prefix up to the block's end):
 // the same tokens after a different prefix have different KV, so the key covers the prefix,
-// and the tokens of the block itself are stored too and compared on load.
+// and the tokens of the block itself are stored too and compared on load. KV computed under a
+// LoRA adapter differs from the base model's for the same tokens: its prefix hash is seeded
+// with the adapter's content identity (PrefixHasher's domain; 0, the base model, is the
+// unseeded hash), so a block is found only for the adapter that computed it.
 //
 // File layout (little-endian, fixed 48-byte header):
 //   [0, 8)    magic "RLXKVBLK"
@@ -42,9 +45,13 @@ struct BlockKeyHash {
 };
 
 // Rolling hash of a token sequence: Update(a); Update(b) equals Update(a + b), so the key at
-// each block end of a prefix costs one pass over its tokens.
+// each block end of a prefix costs one pass over its tokens. `domain` seeds it: hashers of
+// different domains give unrelated keys for the same tokens (a LoRA adapter's identity; 0,
+// the base model, leaves the hash as it was before domains existed, so stored blocks stay
+// valid).
 class PrefixHasher {
  public:
+  explicit PrefixHasher(uint64_t domain = 0);
   void Update(std::span<const int32_t> tokens);
   BlockKey key() const { return {hi_, lo_}; }
 

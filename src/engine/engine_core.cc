@@ -148,6 +148,7 @@ StatusOr<std::shared_ptr<GenerateStream>> EngineCore::Submit(GenerateRequest req
     in.priority = request.priority;
     in.lora = lora.adapter;
     in.lora_namespace = lora.key_namespace;
+    in.lora_identity = lora.adapter != nullptr ? lora.adapter->identity() : 0;
     in.grammar = grammar.ready;
     in.pending_grammar = grammar.pending;
     in.grammar_kind = grammar.kind;

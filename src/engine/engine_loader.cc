@@ -155,13 +155,8 @@ StatusOr<Pooling> ResolvePooling(const EngineConfig& config, const gguf::GgufFil
 // The LoRA registry of --enable-lora / --lora-paths (null when neither is given), with the
 // --lora-paths adapters loaded. What cannot keep adapters apart is refused.
 StatusOr<std::unique_ptr<LoraRegistry>> CreateLoraRegistry(const EngineConfig& config,
-                                                           const SchedulerConfig& sc,
                                                            const model::Model& model) {
   if (!config.enable_lora && config.lora_paths.empty()) return std::unique_ptr<LoraRegistry>();
-  if (sc.hicache.enable) {
-    return Unimplemented("LoRA adapters with --enable-hierarchical-cache: the disk tier's "
-                         "records do not carry the adapter's identity yet");
-  }
   if (config.is_embedding) return Unimplemented("LoRA adapters with --is-embedding");
   if (model.config().vocab_size > RadixCache::kKeyNamespaceStride) {
     return Unimplemented("LoRA adapters need a vocabulary of at most " +
@@ -290,7 +285,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
       ModelBackedRunner::Create(std::move(model), kv_slots, swa_kv_slots, kv_dtype,
                                 /*state_slots=*/int64_t{sc.max_running_requests} + snapshot_slots));
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<LoraRegistry> lora,
-                           CreateLoraRegistry(config, sc, runner->model()));
+                           CreateLoraRegistry(config, runner->model()));
   runner->set_lora_capacity(config.max_loras_per_batch);
   EngineConfig kept = config;
   kept.on_load_progress = nullptr;  // the load is over (and the callback may capture locals)

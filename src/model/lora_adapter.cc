@@ -1,6 +1,7 @@
 #include "model/lora_adapter.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <string_view>
 #include <utility>
@@ -102,6 +103,45 @@ std::string LoraUnsupportedReason(const ModelConfig& c, const LayerWeights& w, i
   }
   if (LoraBaseMatrix(w, t).data == nullptr) return "no such matrix in the base model";
   return "";
+}
+
+// A 64-bit hash of bytes, 8 at a time, chained from `h` (identity(): not cryptographic, only
+// collision-resistant enough that two different adapters never share KV by accident).
+uint64_t HashBytes(uint64_t h, const void* data, size_t n) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  auto mix = [&h](uint64_t w) {
+    h = (h ^ (w * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
+  };
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w = 0;
+    std::memcpy(&w, p + i, 8);
+    mix(w);
+  }
+  uint64_t tail = 0;
+  std::memcpy(&tail, p + i, n - i);
+  mix(tail ^ (static_cast<uint64_t>(n) << 56));
+  return h;
+}
+
+// What the adapter computes: alpha, and every adapted matrix's name, types, shapes and bytes.
+uint64_t LoraContentIdentity(
+    double alpha,
+    const std::map<std::string, std::pair<const gguf::TensorInfo*, const gguf::TensorInfo*>>&
+        pairs) {
+  uint64_t h = HashBytes(0x4c6f5241ull /* "LoRA" */, &alpha, sizeof(alpha));
+  for (const auto& [name, pair] : pairs) {
+    h = HashBytes(h, name.data(), name.size());
+    for (const gguf::TensorInfo* t : {pair.first, pair.second}) {
+      const auto type = static_cast<int64_t>(t->type);
+      h = HashBytes(h, &type, sizeof(type));
+      h = HashBytes(h, t->shape.data(), t->shape.size() * sizeof(int64_t));
+      h = HashBytes(h, t->data, t->size_bytes);
+    }
+  }
+  h ^= h >> 29;
+  return h != 0 ? h : 1;  // 0 stands for the base model
 }
 
 }  // namespace
@@ -226,6 +266,7 @@ StatusOr<std::unique_ptr<LoraAdapter>> LoraAdapter::FromGguf(std::unique_ptr<ggu
     adapter->max_rank_ = std::max(adapter->max_rank_, rank);
     ++adapter->n_matrices_;
   }
+  adapter->identity_ = LoraContentIdentity(alpha, pairs);
   adapter->file_ = std::move(file);
   adapter->MakeResident();
   return adapter;

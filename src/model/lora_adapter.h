@@ -87,6 +87,12 @@ class LoraAdapter : public std::enable_shared_from_this<LoraAdapter> {
   float alpha() const { return alpha_; }
   int64_t n_matrices() const { return n_matrices_; }
   int64_t bytes() const { return bytes_; }  // of A and B as held while resident
+  // The adapter's content identity: a hash of alpha and every adapted matrix (name, type,
+  // shape, bytes), never 0. The same file (or one with the same tensors and alpha) has the
+  // same identity in every run, whatever name it is served under; the disk tier and the KV
+  // records of prefill/decode disaggregation carry it, so KV computed under one adapter is
+  // never used for another (or for the base model, identity 0).
+  uint64_t identity() const { return identity_; }
 
   bool resident() const { return resident_; }
   void MakeResident() const;
@@ -102,6 +108,7 @@ class LoraAdapter : public std::enable_shared_from_this<LoraAdapter> {
   mutable std::vector<std::array<LoraMatrix, kNumLoraTargets>> layers_;  // [n_layers]
   mutable bool resident_ = false;
   float alpha_ = 0.0f;
+  uint64_t identity_ = 0;
   int64_t max_rank_ = 0;
   int64_t n_matrices_ = 0;
   int64_t bytes_ = 0;

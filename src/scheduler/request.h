@@ -77,6 +77,10 @@ struct RequestInput {
   // request lives, and its radix-tree namespace (RadixCache "Namespaces"; 0 with no adapter).
   std::shared_ptr<const model::LoraAdapter> lora;
   int32_t lora_namespace = 0;
+  // The adapter's content identity (LoraAdapter::identity; 0 with no adapter): the disk tier
+  // keys the namespace's blocks by it, so they are found again for the same adapter only
+  // (also after a restart, where the namespace number may differ).
+  uint64_t lora_identity = 0;
 };
 
 enum class RequestState { kWaiting, kPrefilling, kDecoding, kFinished };

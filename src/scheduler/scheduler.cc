@@ -151,6 +151,9 @@ Status Scheduler::AddRequest(RequestInput input) {
       req->in.params, req->max_new_tokens, eog_token_ids_,
       codec_ != nullptr ? codec_->NewDecoder(req->in.params.skip_special_tokens) : nullptr);
   requests_.emplace(req->in.id, std::move(owned));
+  if (req->in.lora_namespace != 0 && req->in.lora_identity != 0) {
+    lora_identities_[req->in.lora_namespace] = req->in.lora_identity;
+  }
   if (req->in.pending_grammar.valid()) {
     // A cached grammar is ready at once; otherwise the request waits in the grammar queue.
     if (req->in.pending_grammar.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {

@@ -245,15 +245,20 @@ class Scheduler {
   void RemoveFromQueues(Request* req);
   // --- disk tier (scheduler_hicache.cc) ---
   Status OpenDiskTier();  // with config_.hicache.enable; called once by Create
+  // The disk blocks' key domain (PrefixHasher) of a tree namespace: 0 for the base model, the
+  // LoRA adapter's identity for an adapter's namespace; nullopt for a namespace whose adapter
+  // identity is unknown (nothing of it goes to or comes from disk).
+  std::optional<uint64_t> DiskDomain(int32_t key_namespace) const;
   // Queues for writing every block of tokens / slots (a prefix from position 0, with KV held
-  // for all of it) that ends after position `from` and is not on disk yet.
+  // for all of it; the token ids themselves, not namespaced) that ends after position `from`
+  // and is not on disk yet, keyed in `domain`.
   void WriteBlocksToDisk(std::span<const int32_t> tokens, std::span<const int32_t> slots,
-                         int64_t from);
+                         int64_t from, uint64_t domain);
   void WriteNodeToDisk(const RadixNode& node);  // the radix cache's release observer
   // Writes, for every path below `node`, the block that ends at block_end (tokens / slots: the
-  // path from the root to node's end; restored on return).
+  // path from the root to node's end, token ids without their namespace; restored on return).
   void WriteStraddlingBlocks(const RadixNode& node, int64_t block_end, std::vector<int32_t>& tokens,
-                             std::vector<int32_t>& slots);
+                             std::vector<int32_t>& slots, int32_t key_namespace, uint64_t domain);
   void WriteThroughToDisk(Request* req);  // write_through: req's KV so far
   // Before req releases the windowed KV of its own tokens [.., until): offers the blocks that
   // release reaches into whose KV is all computed (else they could never be stored).
@@ -491,6 +496,12 @@ class Scheduler {
   SchedulerStats stats_;
   std::unique_ptr<DiskStore> disk_;   // null: no disk tier
   std::vector<uint8_t> disk_buffer_;  // synchronous loads' KV bytes, reused
+  // Tree namespace -> its LoRA adapter's identity (RequestInput::lora_identity), learnt from
+  // the requests: the release observer sees a node, not its request. Namespaces are never
+  // reused for another adapter while the process runs. Empty: no adapter was seen, and the
+  // tree's keys are plain token ids.
+  std::unordered_map<int32_t, uint64_t> lora_identities_;
+  std::vector<int32_t> disk_key_scratch_;  // a loaded run's namespaced key, reused
   struct PendingDiskLoad {
     Request* req = nullptr;
     int64_t start = 0;

@@ -5,6 +5,14 @@
 // page size) at a block-aligned position; its key is the hash of the whole token prefix up to
 // the block's end (kv_block.h), so a block is reused only after the very same prefix.
 //
+// LoRA adapters. The tree keeps an adapter's KV in a namespace of its own (its keys offset by
+// the namespace, RadixCache "Namespaces"); on disk, a block holds the token ids themselves and
+// its prefix hash is seeded with the adapter's content identity (DiskDomain; the base model's
+// is 0). So a block computed under adapter A is found only for A, never for another adapter
+// or the base model, and a restarted server finds it again for the same adapter file, whatever
+// its namespace number or name there. A namespace whose adapter identity the scheduler has not
+// learnt (no request of it carried one) neither writes nor loads.
+//
 // Writes. write_back: a node's blocks are written when its KV is about to be released (the
 // radix cache's release observer: eviction, or the release of its windowed KV), after those of
 // its ancestors not on disk yet: a block is found on disk only after every block before it,
@@ -50,6 +58,17 @@
 #include "util/check.h"
 
 namespace radixlm {
+namespace {
+
+// Appends the first n ids of a tree key of namespace key_namespace as token ids (RadixCache
+// "Namespaces").
+void AppendTokenIds(std::span<const int32_t> key, size_t n, int32_t key_namespace,
+                    std::vector<int32_t>* out) {
+  const int32_t offset = key_namespace * RadixCache::kKeyNamespaceStride;
+  for (size_t i = 0; i < n; ++i) out->push_back(key[i] - offset);
+}
+
+}  // namespace
 
 Status Scheduler::OpenDiskTier() {
   const SchedulerConfig::HiCache& h = config_.hicache;
@@ -86,12 +105,19 @@ StatusOr<int64_t> Scheduler::ClearDiskTier() {
   return disk_->Clear();
 }
 
+std::optional<uint64_t> Scheduler::DiskDomain(int32_t key_namespace) const {
+  if (key_namespace == 0) return 0;
+  auto it = lora_identities_.find(key_namespace);
+  if (it == lora_identities_.end()) return std::nullopt;
+  return it->second;
+}
+
 void Scheduler::WriteBlocksToDisk(std::span<const int32_t> tokens, std::span<const int32_t> slots,
-                                  int64_t from) {
+                                  int64_t from, uint64_t domain) {
   const int64_t block = config_.hicache.block_tokens;
   const int64_t token_bytes = runner_->kv_token_bytes();
   const auto n = static_cast<int64_t>(tokens.size());
-  PrefixHasher hasher;
+  PrefixHasher hasher(domain);
   std::vector<int32_t> swa_rows;
   for (int64_t end = block; end <= n; end += block) {
     hasher.Update(tokens.subspan(end - block, block));
@@ -120,34 +146,44 @@ void Scheduler::WriteNodeToDisk(const RadixNode& node) {
   for (const RadixNode* n = &node; n != nullptr && n->parent != nullptr; n = n->parent) {
     path.push_back(n);
   }
+  if (path.empty() || path.back()->key.empty()) return;
+  // The namespace of the path (all of it: namespaces never share a node), from its first id;
+  // without adapters ids are plain (and may exceed the stride: LoRA refuses such vocabularies).
+  const int32_t key_namespace =
+      lora_identities_.empty() ? 0 : path.back()->key.front() / RadixCache::kKeyNamespaceStride;
+  const std::optional<uint64_t> domain = DiskDomain(key_namespace);
+  if (!domain.has_value()) return;
   std::vector<int32_t> tokens;
   std::vector<int32_t> slots;
   for (auto it = path.rbegin(); it != path.rend(); ++it) {
-    tokens.insert(tokens.end(), (*it)->key.begin(), (*it)->key.end());
+    AppendTokenIds((*it)->key, (*it)->key.size(), key_namespace, &tokens);
     slots.insert(slots.end(), (*it)->value.begin(), (*it)->value.end());
   }
   // From position 0: the ancestors' blocks not on disk yet go first (see the top).
-  WriteBlocksToDisk(tokens, slots, 0);
+  WriteBlocksToDisk(tokens, slots, 0, *domain);
   // The block that starts in this node and ends below it: its tokens below keep their windowed
   // KV (a window is released from the front), this node's is about to go, so it is now or
   // never. Without it a sliding-window model's stored prefix would stop at the first split
   // that the window's release made inside a block.
   const auto total = static_cast<int64_t>(tokens.size());
   const int64_t block = config_.hicache.block_tokens;
-  if (total % block != 0) WriteStraddlingBlocks(node, (total / block + 1) * block, tokens, slots);
+  if (total % block != 0) {
+    WriteStraddlingBlocks(node, (total / block + 1) * block, tokens, slots, key_namespace, *domain);
+  }
 }
 
 void Scheduler::WriteStraddlingBlocks(const RadixNode& node, int64_t block_end,
-                                      std::vector<int32_t>& tokens, std::vector<int32_t>& slots) {
+                                      std::vector<int32_t>& tokens, std::vector<int32_t>& slots,
+                                      int32_t key_namespace, uint64_t domain) {
   const size_t depth = tokens.size();
   for (const auto& [page, child] : node.children) {
     const size_t take = std::min(child->key.size(), static_cast<size_t>(block_end) - depth);
-    tokens.insert(tokens.end(), child->key.begin(), child->key.begin() + take);
+    AppendTokenIds(child->key, take, key_namespace, &tokens);
     slots.insert(slots.end(), child->value.begin(), child->value.begin() + take);
     if (static_cast<int64_t>(tokens.size()) == block_end) {
-      WriteBlocksToDisk(tokens, slots, block_end - config_.hicache.block_tokens + 1);
+      WriteBlocksToDisk(tokens, slots, block_end - config_.hicache.block_tokens + 1, domain);
     } else {
-      WriteStraddlingBlocks(*child, block_end, tokens, slots);
+      WriteStraddlingBlocks(*child, block_end, tokens, slots, key_namespace, domain);
     }
     tokens.resize(depth);
     slots.resize(depth);
@@ -158,9 +194,11 @@ void Scheduler::WriteThroughToDisk(Request* req) {
   if (disk_ == nullptr || !config_.hicache.write_through || req->cache.req_pool_index < 0) return;
   const int64_t n = req->kv_len / config_.hicache.block_tokens * config_.hicache.block_tokens;
   if (n <= req->disk_written_len) return;
+  const std::optional<uint64_t> domain = DiskDomain(req->cache.key_namespace);
+  if (!domain.has_value()) return;
   WriteBlocksToDisk(std::span<const int32_t>(req->token_ids).first(n),
                     std::as_const(table_).Row(req->cache.req_pool_index).first(n),
-                    req->disk_written_len);
+                    req->disk_written_len, *domain);
   req->disk_written_len = n;
 }
 
@@ -173,21 +211,25 @@ void Scheduler::WriteBeforeWindowRelease(Request* req, int64_t until) {
   const auto prefix = static_cast<int64_t>(req->cache.prefix_slots.size());
   const int64_t from = std::max(req->disk_written_len, prefix / block * block);
   if (end <= from) return;
+  const std::optional<uint64_t> domain = DiskDomain(req->cache.key_namespace);
+  if (!domain.has_value()) return;
   WriteBlocksToDisk(std::span<const int32_t>(req->token_ids).first(end),
-                    std::as_const(table_).Row(req->cache.req_pool_index).first(end), from);
+                    std::as_const(table_).Row(req->cache.req_pool_index).first(end), from, *domain);
   req->disk_written_len = end;
 }
 
 std::optional<Scheduler::DiskLoadPlan> Scheduler::PlanDiskLoad(const Request& req,
                                                                int64_t matched) const {
   if (disk_ == nullptr) return std::nullopt;
+  const std::optional<uint64_t> domain = DiskDomain(req.cache.key_namespace);
+  if (!domain.has_value()) return std::nullopt;
   const int64_t block = config_.hicache.block_tokens;
   const int64_t limit = req.MaxPrefixLen() / block * block;
   if (limit - matched < block) return std::nullopt;
   const std::span<const int32_t> tokens(req.token_ids);
   DiskLoadPlan plan;
   plan.start = matched / block * block;
-  PrefixHasher hasher;
+  PrefixHasher hasher(*domain);
   hasher.Update(tokens.first(plan.start));
   for (int64_t end = plan.start + block; end <= limit; end += block) {
     hasher.Update(tokens.subspan(end - block, block));
@@ -243,8 +285,9 @@ int64_t Scheduler::InsertLoadedBlocks(Request* req, int64_t start, std::span<con
     // the tree already has are duplicates, freed.
     std::vector<int32_t> run(match.slots.begin(), match.slots.begin() + first);
     run.insert(run.end(), slots->begin(), slots->end());
-    const auto present =
-        static_cast<int64_t>(cache_->Insert(tokens.first(end), run, req->in.priority, &pool_));
+    const std::span<const int32_t> key =
+        RadixCache::NamespacedKey(tokens.first(end), req->cache.key_namespace, &disk_key_scratch_);
+    const auto present = static_cast<int64_t>(cache_->Insert(key, run, req->in.priority, &pool_));
     RADIXLM_CHECK_GE(present, matched) << "a locked prefix was evicted";
     pool_.Free(std::span<const int32_t>(*slots).first(present - first));
     ++tree_version_;

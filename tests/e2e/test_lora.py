@@ -5,9 +5,12 @@ down of every layer; ranks 8 and 64): SGLang's --lora-paths / lora_path / /load_
 four adapters and the base gives every row the output it gets alone (radix cache on and off),
 KV cached under one adapter is never served to another (cached_tokens 0), a pool of one resident
 adapter changes no output, loading and unloading while requests run loses none, and an unknown
-adapter is a 400 naming it."""
+adapter is a 400 naming it. With the disk tier (--enable-hierarchical-cache), a prefix computed
+under an adapter comes back from disk for that adapter only (also after a restart that loads the
+same file under another name), never for another adapter or the base model."""
 
 import concurrent.futures
+import random
 
 import openai
 import pytest
@@ -221,3 +224,69 @@ def test_load_and_unload_under_load_lose_no_request(lora_server, lora_setup):
 def test_lora_off_refuses_lora_path(server):
     r = server.post("/generate", {"text": PROMPT, "lora_path": "r8a"})
     assert r.status_code == 400 and "--enable-lora" in r.json()["error"]["message"], r.text
+
+
+HICACHE_WORDS = ("time year people way day man thing woman life child world school state family "
+                 "student group country problem hand part place case week company system program "
+                 "question work government number night point home water room mother area money "
+                 "story fact month lot right study book eye job word business issue side").split()
+
+
+def _document(i, n_words=420):
+    rng = random.Random(9100 + i)
+    words = " ".join(rng.choice(HICACHE_WORDS) for _ in range(n_words))
+    return f"Document {i}.\n{words}\nQuestion: what is the first word? Answer:"
+
+
+def _tier(directory):
+    return ["--max-total-tokens", "1024", "--chunked-prefill-size", "512",
+            "--enable-hierarchical-cache", "--hicache-storage-backend", "file",
+            "--hicache-storage-dir", str(directory), "--hicache-storage-size", "1"]
+
+
+def _disk_hits(server):
+    return server.server_info()["internal_states"][0]["hicache"]["disk_hit_tokens"]
+
+
+def test_the_disk_tier_keeps_adapters_apart(lora_server, lora_setup, tmp_path):
+    """A document computed under r8a, evicted from RAM (a 1024-token pool) to disk, is a disk hit
+    for r8a with r8a's output; the same document under r8b or the base model gets no disk hit and
+    its own output; a restart that loads r8a's file under another name hits it again."""
+    base, paths, _ = lora_setup
+    doc = _document(0)
+    want = {n: _generate(lora_server, doc, n)["output_ids"] for n in ("r8a", "r8b", None)}
+    assert want["r8a"] != want[None] and want["r8a"] != want["r8b"]
+    s = _start(base, paths, *_tier(tmp_path))
+    try:
+        assert _generate(s, doc, "r8a")["output_ids"] == want["r8a"]
+        for i in (1, 2):  # evict the document (write-back stores it)
+            _generate(s, _document(i))
+        assert _disk_hits(s) == 0
+        for name in ("r8b", None):
+            out = _generate(s, doc, name)
+            assert out["output_ids"] == want[name], name
+            assert _disk_hits(s) == 0, name
+        # (The base model's run shared only "Document " with its own documents in RAM.)
+        assert out["meta_info"]["cached_tokens"] < 16, out["meta_info"]
+        for i in (3, 4):
+            _generate(s, _document(i))
+        again = _generate(s, doc, "r8a")
+        assert again["output_ids"] == want["r8a"]
+        assert _disk_hits(s) >= 64
+        assert again["meta_info"]["cached_tokens"] >= 64
+    finally:
+        assert s.stop() == 0, s.log_tail()
+    # A restart: r8a's file under another name (and another namespace) finds its blocks; r8c,
+    # never run before, finds none.
+    renamed = {"r8c": paths["r8c"], "again": paths["r8a"]}
+    s = _start(base, renamed, *_tier(tmp_path))
+    try:
+        out = _generate(s, doc, "r8c")
+        assert out["meta_info"]["cached_tokens"] == 0 and _disk_hits(s) == 0
+        out = _generate(s, doc, "again")
+        assert out["output_ids"] == want["r8a"]
+        assert _disk_hits(s) >= 64
+        assert out["meta_info"]["cached_tokens"] >= 64
+    finally:
+        assert s.stop() == 0, s.log_tail()
+

@@ -341,6 +341,34 @@ TEST_F(LoraTest, ReleasedAndResidentAgainGivesTheSameRows) {
   }
 }
 
+// identity() is the adapter's content: the same bytes loaded twice (as after a restart) share
+// it; other weights, another alpha or another target set each change it; it is never 0 (the
+// base model's).
+TEST_F(LoraTest, IdentityIsTheAdaptersContent) {
+  SetUpBase(TinyModelSpec{});
+  LoraSpec other_seed;
+  other_seed.seed = 8;
+  LoraSpec other_alpha;
+  other_alpha.alpha = 16.0f;
+  LoraSpec fewer_targets;
+  fewer_targets.targets = {"attn_q", "attn_v"};
+  std::vector<uint64_t> ids;
+  for (const LoraSpec& ls : {LoraSpec{}, other_seed, other_alpha, fewer_targets}) {
+    std::unique_ptr<LoraAdapter> a = Adapter(ls);
+    ASSERT_NE(a, nullptr);
+    EXPECT_NE(a->identity(), 0u);
+    ids.push_back(a->identity());
+  }
+  for (size_t i = 0; i < ids.size(); ++i) {
+    for (size_t j = i + 1; j < ids.size(); ++j) EXPECT_NE(ids[i], ids[j]) << i << " " << j;
+  }
+  auto again = LoadAdapter(adapter_bytes_.front());
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ((*again)->identity(), ids.front());
+  (*again)->Release();  // residency is not content
+  EXPECT_EQ((*again)->identity(), ids.front());
+}
+
 // --max-loras-per-batch adapters stay resident: a pass needing another releases the least
 // recently used one outside its batch, and a released adapter's next pass brings it back with
 // the same rows. A batch needing more adapters than the capacity keeps them all for the pass.
