@@ -87,11 +87,6 @@ Status CheckDisaggregation(const ServeOptions& opt) {
                          "transfer and the disk KV tier do not work together yet; drop one of "
                          "the two");
   }
-  if (opt.engine.enable_lora || !opt.engine.lora_paths.empty()) {
-    return Unimplemented("--disaggregation-mode " + opt.disaggregation_mode +
-                         " with LoRA adapters is not built in radixlm: the KV transfer's "
-                         "records do not carry the adapter's identity; drop one of the two");
-  }
   if (!opt.engine.speculative_algorithm.empty()) {
     return Unimplemented("--disaggregation-mode " + opt.disaggregation_mode +
                          " with --speculative-algorithm " + opt.engine.speculative_algorithm +

@@ -7,7 +7,8 @@ namespace radixlm::disagg {
 namespace {
 
 constexpr uint32_t kMagic = 0x564b4c52;  // "RLKV"
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;         // 2: the LoRA adapter's identity and name
+constexpr uint32_t kFirstVersion = 1;
 constexpr uint64_t kMaxCount = uint64_t{1} << 32;
 
 class Writer {
@@ -84,6 +85,9 @@ std::vector<uint8_t> SerializeKvTransferRecord(const KvTransferRecord& record) {
   w.PutBytes(record.prompt_ids.data(), record.prompt_ids.size() * sizeof(int32_t));
   w.Put(record.row_elems);
   w.Put(record.dtype);
+  w.Put(record.lora_identity);
+  w.Put(static_cast<uint64_t>(record.lora_name.size()));
+  w.PutBytes(record.lora_name.data(), record.lora_name.size());
   w.Put(static_cast<uint64_t>(record.rows_from.size()));
   w.PutBytes(record.rows_from.data(), record.rows_from.size() * sizeof(uint32_t));
   w.Put(static_cast<uint64_t>(record.kv.size()));
@@ -97,9 +101,10 @@ StatusOr<KvTransferRecord> ParseKvTransferRecord(std::span<const uint8_t> bytes)
   if (!r.Get(&magic) || magic != kMagic) {
     return InvalidArgument("KV transfer record: not a radixlm KV record (bad magic)");
   }
-  if (!r.Get(&version) || version != kVersion) {
+  if (!r.Get(&version) || version < kFirstVersion || version > kVersion) {
     return InvalidArgument("KV transfer record: version " + std::to_string(version) +
-                           ", expected " + std::to_string(kVersion));
+                           ", expected " + std::to_string(kFirstVersion) + " to " +
+                           std::to_string(kVersion));
   }
   KvTransferRecord record;
   const auto truncated = [](const char* field) {
@@ -120,6 +125,12 @@ StatusOr<KvTransferRecord> ParseKvTransferRecord(std::span<const uint8_t> bytes)
   }
   if (KvValueBytes(record.dtype) == 0) {
     return InvalidArgument("KV transfer record: unknown KV dtype " + std::to_string(record.dtype));
+  }
+  if (version >= 2) {
+    if (!r.Get(&record.lora_identity)) return truncated("lora_identity");
+    if (!r.Get(&n) || n > r.remaining()) return truncated("lora_name");
+    record.lora_name.resize(n);
+    if (!r.GetBytes(record.lora_name.data(), n)) return truncated("lora_name");
   }
   if (!r.Get(&n) || n >= kMaxCount || n * sizeof(uint32_t) > r.remaining()) {
     return truncated("rows_from");

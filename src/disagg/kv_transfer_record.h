@@ -27,6 +27,10 @@ struct KvTransferRecord {
   uint32_t dtype = 0;               // kernels::KvDtype as an integer (both sides must agree)
   std::vector<uint32_t> rows_from;  // [n_layers]
   std::vector<uint8_t> kv;
+  // The LoRA adapter the KV was computed under (api.h PrefixKv): its content identity (0: the
+  // base model) and its name on the prefill server. Version 1 records have neither (base).
+  uint64_t lora_identity = 0;
+  std::string lora_name;
 
   // Bytes `kv` must hold for the fields above.
   uint64_t ExpectedKvBytes() const;

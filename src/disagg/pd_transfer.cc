@@ -16,6 +16,8 @@ void MoveKvFields(From& from, To* to) {
   to->dtype = static_cast<decltype(to->dtype)>(from.dtype);
   to->rows_from = std::move(from.rows_from);
   to->kv = std::move(from.kv);
+  to->lora_identity = from.lora_identity;
+  to->lora_name = std::move(from.lora_name);
 }
 
 }  // namespace

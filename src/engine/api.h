@@ -63,6 +63,11 @@ struct PrefixKv {
   int32_t dtype = 0;
   std::vector<uint32_t> rows_from;  // [n_layers]
   std::vector<uint8_t> kv;
+  // The LoRA adapter the KV was computed under: its content identity (LoraAdapter::identity;
+  // 0: the base model), which an importing request's adapter must equal, and its name on the
+  // exporting server ("": the base model), for messages.
+  uint64_t lora_identity = 0;
+  std::string lora_name;
 };
 
 struct GenerateRequest {

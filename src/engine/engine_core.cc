@@ -134,7 +134,8 @@ StatusOr<std::shared_ptr<GenerateStream>> EngineCore::Submit(GenerateRequest req
                     .session = nullptr,
                     .export_room = request.export_kv_room,
                     .import_kv = request.import_kv,
-                    .import_pin = 0};
+                    .import_pin = 0,
+                    .lora_name = request.lora_path};
   std::vector<uint64_t> ids_of_samples;
   for (int32_t i = 0; i < n; ++i) {
     RequestInput in;
@@ -425,6 +426,9 @@ void EngineCore::Apply(SubmitCommand& cmd) {
     route.export_room = cmd.export_room;
     if (cmd.export_room.has_value()) {
       route.export_ids = std::make_shared<const std::vector<int32_t>>(cmd.inputs[i].input_ids);
+      route.export_namespace = cmd.inputs[i].lora_namespace;
+      route.export_lora_identity = cmd.inputs[i].lora_identity;
+      route.export_lora_name = cmd.lora_name;
     }
     route.import_pin = cmd.import_pin;
     if (route.import_pin != 0) ++import_pin_samples_[route.import_pin];

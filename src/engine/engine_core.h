@@ -99,6 +99,11 @@ class EngineCore {
     std::optional<uint64_t> export_room;
     std::shared_ptr<const std::vector<int32_t>> export_ids;  // shared: routes are copied
     uint64_t import_pin = 0;
+    // The LoRA adapter an exported prompt ran under: its tree namespace, its identity and
+    // name (the record carries the last two; PrefixKv).
+    int32_t export_namespace = 0;
+    uint64_t export_lora_identity = 0;
+    std::string export_lora_name;
   };
   // A session turn's part of a SubmitCommand: the scheduler thread composes its prompt
   // (SessionTable) and checks that it fits; a refused turn ends its stream with an abort
@@ -115,6 +120,7 @@ class EngineCore {
     std::optional<uint64_t> export_room;               // GenerateRequest::export_kv_room
     std::shared_future<StatusOr<PrefixKv>> import_kv;  // valid(): waits in awaiting_kv_
     uint64_t import_pin = 0;                           // the imported prefix's pin, once imported
+    std::string lora_name;                             // GenerateRequest::lora_path ("": base)
   };
   struct OpenSessionCommand {
     OpenSessionRequest request;

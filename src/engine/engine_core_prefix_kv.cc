@@ -33,22 +33,47 @@ void EngineCore::ExportPrefixKv(const Route& route, bool aborted) {
   }
   // The request's KV went to the tree in this very step: nothing can have evicted it.
   const std::vector<int32_t>& ids = *route.export_ids;
-  const std::vector<int32_t> slots = scheduler_->CachedPrefixSlots(ids);
-  kv_export_sink_(room, ReadPrefixKv(*storage, scheduler_->pool(), ids, slots));
+  // Under a LoRA adapter it is in the adapter's namespace, and the record names the adapter.
+  const std::vector<int32_t> slots = scheduler_->CachedPrefixSlots(ids, route.export_namespace);
+  PrefixKv kv = ReadPrefixKv(*storage, scheduler_->pool(), ids, slots);
+  kv.lora_identity = route.export_lora_identity;
+  kv.lora_name = route.export_lora_name;
+  kv_export_sink_(room, std::move(kv));
 }
+
+namespace {
+
+std::string AdapterDescription(const std::string& name) {
+  return name.empty() ? "the base model (no LoRA adapter)" : "LoRA adapter '" + name + "'";
+}
+
+// KV computed under one adapter must never serve another (or the base model): the record's
+// adapter must be the request's, by content (the names may differ between the servers).
+Status CheckImportedAdapter(const PrefixKv& kv, const RequestInput& in,
+                            const std::string& lora_name) {
+  if (kv.lora_identity == in.lora_identity) return Status::Ok();
+  return InvalidArgument(
+      "the prefill server computed this prompt's KV under " + AdapterDescription(kv.lora_name) +
+      " but this request runs under " + AdapterDescription(lora_name) +
+      (kv.lora_identity != 0 && in.lora_identity != 0 ? " (a different adapter file)" : "") +
+      ": send both servers the same lora_path, with the same adapter loaded under it");
+}
+
+}  // namespace
 
 Status EngineCore::ImportPrefixKv(SubmitCommand& cmd, const PrefixKv& kv) {
   model::KvCache* storage = runner_->kv_cache();
   if (storage == nullptr) return Unimplemented("this engine's model runner exposes no KV storage");
   if (storage->recurrent() != nullptr) return Unimplemented(kHybridTransfer);
-  const std::vector<int32_t>& ids = cmd.inputs.front().input_ids;
+  const RequestInput& in = cmd.inputs.front();
+  const std::vector<int32_t>& ids = in.input_ids;
   size_t shared = 0;
   const size_t limit = std::min(ids.size(), kv.tokens.size());
   while (shared < limit && ids[shared] == kv.tokens[shared]) ++shared;
   const uint64_t pin = next_pin_++;
   StatusOr<int64_t> pinned = scheduler_->ImportPrefix(
-      pin, std::span<const int32_t>(ids).first(shared), PrefixKvSwaValidFrom(*storage, kv),
-      [&](std::span<const int32_t> slots) {
+      pin, std::span<const int32_t>(ids).first(shared), in.lora_namespace,
+      PrefixKvSwaValidFrom(*storage, kv), [&](std::span<const int32_t> slots) {
         return WritePrefixKv(*storage, scheduler_->pool(), kv, slots);
       });
   if (!pinned.ok()) return pinned.status();
@@ -65,10 +90,21 @@ void EngineCore::PollKvImports() {
     SubmitCommand cmd = std::move(awaiting_kv_[i]);
     awaiting_kv_.erase(awaiting_kv_.begin() + static_cast<std::ptrdiff_t>(i));
     const StatusOr<PrefixKv>& kv = cmd.import_kv.get();
-    Status status = kv.ok() ? ImportPrefixKv(cmd, *kv) : kv.status();
+    // A record of another adapter is the client's error (400); failures to get or store the
+    // KV are the service's (503).
+    int http = 503;
+    Status status = kv.status();
+    if (kv.ok()) {
+      status = CheckImportedAdapter(*kv, cmd.inputs.front(), cmd.lora_name);
+      if (!status.ok()) {
+        http = 400;
+      } else {
+        status = ImportPrefixKv(cmd, *kv);
+      }
+    }
     cmd.import_kv = {};
     if (!status.ok()) {
-      EndUnsubmitted(cmd, FinishReason::Abort(status.message(), 503));
+      EndUnsubmitted(cmd, FinishReason::Abort(status.message(), http));
       continue;
     }
     Apply(cmd);  // routes again (now with the pin), then the scheduler

@@ -267,7 +267,8 @@ void Scheduler::FinishRequest(Request* req, FinishReason reason) {
   ReleaseKv(req);
   if (req->in.pin_on_finish.has_value() && !reason.is_abort()) {
     // The tokens with KV are in the tree now; the (reclaimable) pin keeps them there.
-    PinReclaimable(*req->in.pin_on_finish, std::span<const int32_t>(req->token_ids).first(kv_len));
+    PinReclaimable(*req->in.pin_on_finish, std::span<const int32_t>(req->token_ids).first(kv_len),
+                   req->in.lora_namespace);
   }
   req->state = RequestState::kFinished;
   if (reason.is_abort()) {

@@ -199,7 +199,9 @@ class Scheduler {
   // A session turn's pin (RequestInput::pin_on_finish) is reclaimable: released, oldest first,
   // when the pool cannot otherwise hold what admission or a decode needs (and by a cache
   // flush); UnpinPrefix of a reclaimed pin returns false.
-  StatusOr<int64_t> PinPrefix(uint64_t pin, std::span<const int32_t> ids);
+  // key_namespace: the tree namespace of ids (RadixCache "Namespaces"; a LoRA adapter's).
+  StatusOr<int64_t> PinPrefix(uint64_t pin, std::span<const int32_t> ids,
+                              int32_t key_namespace = 0);
   bool UnpinPrefix(uint64_t pin);  // false if no such pin
   size_t pinned_prefixes() const { return pins_.size(); }
   size_t reclaimable_pins() const { return reclaimable_by_seq_.size(); }
@@ -210,16 +212,17 @@ class Scheduler {
   void FlushNgramFills();
   // Prefill/decode disaggregation (scheduler_prefix_kv.cc; the engine copies the KV rows,
   // engine/prefix_kv.h). CachedPrefixSlots: the slots of the longest cached prefix of `ids`
-  // (lent: read them before the next step). ImportPrefix: takes slots for the page-aligned part
+  // in namespace key_namespace (lent: read them before the next step). ImportPrefix: takes
+  // slots for the page-aligned part
   // of `ids` (evicting as needed), has `write` fill them with KV, releases their windowed KV
   // before position `swa_valid_from` (what `write` could not fill), inserts them into the tree
   // and pins the prefix under `pin` (UnpinPrefix releases it). Returns the pinned token count;
   // ResourceExhausted when the pool cannot hold the prefix, Unimplemented with the radix cache
   // disabled, `write`'s error (nothing changed) when it fails.
   using PrefixWriter = std::function<Status(std::span<const int32_t> slots)>;
-  std::vector<int32_t> CachedPrefixSlots(std::span<const int32_t> ids);
-  StatusOr<int64_t> ImportPrefix(uint64_t pin, std::span<const int32_t> ids, int64_t swa_valid_from,
-                                 const PrefixWriter& write);
+  std::vector<int32_t> CachedPrefixSlots(std::span<const int32_t> ids, int32_t key_namespace = 0);
+  StatusOr<int64_t> ImportPrefix(uint64_t pin, std::span<const int32_t> ids, int32_t key_namespace,
+                                 int64_t swa_valid_from, const PrefixWriter& write);
 
   SchedulerStats GetStats() const;
   // Pool / tree / table consistency, including request ownership of slots (see above).
@@ -317,7 +320,7 @@ class Scheduler {
   // Allocates slots for tokens [kv_len, kv_len + n) of req and writes them to its row.
   bool AllocateExtend(Request* req, int64_t n);
   // --- reclaimable pins (scheduler_pins.cc) ---
-  void PinReclaimable(uint64_t pin, std::span<const int32_t> ids);
+  void PinReclaimable(uint64_t pin, std::span<const int32_t> ids, int32_t key_namespace);
   // Releases the oldest reclaimable pin; false if none. With a budget (admission), adds what
   // became evictable to it (*budget_change: the change to the prefill budget).
   bool ReclaimOldestPin(AdmissionBudget* budget, double* budget_change);

@@ -15,19 +15,20 @@
 
 namespace radixlm {
 
-StatusOr<int64_t> Scheduler::PinPrefix(uint64_t pin, std::span<const int32_t> ids) {
+StatusOr<int64_t> Scheduler::PinPrefix(uint64_t pin, std::span<const int32_t> ids,
+                                       int32_t key_namespace) {
   if (pins_.count(pin) != 0) return InvalidArgument("pin " + std::to_string(pin) + " is in use");
   const CacheOpTimer timer(stats_);
-  RadixCache::MatchResult m = cache_->MatchPrefix(ids);
+  RadixCache::MatchResult m = cache_->MatchPrefix(ids, key_namespace);
   uint64_t swa_lock_id = 0;
   cache_->IncLockRef(m.last_node, &swa_lock_id);
   pins_.emplace(pin, std::make_pair(m.last_node, swa_lock_id));
   return static_cast<int64_t>(m.slots.size());
 }
 
-void Scheduler::PinReclaimable(uint64_t pin, std::span<const int32_t> ids) {
+void Scheduler::PinReclaimable(uint64_t pin, std::span<const int32_t> ids, int32_t key_namespace) {
   // A pin id in use keeps its old prefix: the caller's mistake, not worth failing a request.
-  if (!PinPrefix(pin, ids).ok()) return;
+  if (!PinPrefix(pin, ids, key_namespace).ok()) return;
   const uint64_t seq = next_reclaim_seq_++;
   reclaimable_by_seq_.emplace(seq, pin);
   reclaimable_seq_.emplace(pin, seq);

@@ -6,13 +6,15 @@
 
 namespace radixlm {
 
-std::vector<int32_t> Scheduler::CachedPrefixSlots(std::span<const int32_t> ids) {
+std::vector<int32_t> Scheduler::CachedPrefixSlots(std::span<const int32_t> ids,
+                                                  int32_t key_namespace) {
   const CacheOpTimer timer(stats_);
-  return cache_->MatchPrefix(ids).slots;
+  return cache_->MatchPrefix(ids, key_namespace).slots;
 }
 
 StatusOr<int64_t> Scheduler::ImportPrefix(uint64_t pin, std::span<const int32_t> ids,
-                                          int64_t swa_valid_from, const PrefixWriter& write) {
+                                          int32_t key_namespace, int64_t swa_valid_from,
+                                          const PrefixWriter& write) {
   if (cache_->disabled()) {
     return Unimplemented(
         "a transferred prefix needs the radix cache (--disable-radix-cache is set)");
@@ -42,11 +44,14 @@ StatusOr<int64_t> Scheduler::ImportPrefix(uint64_t pin, std::span<const int32_t>
       if (until > 0) pool_.FreeSwa(mine.first(until));
     }
     const CacheOpTimer timer(stats_);
-    const auto present = static_cast<int64_t>(cache_->Insert(ids.first(aligned), mine, 0, &pool_));
+    std::vector<int32_t> scratch;
+    const std::span<const int32_t> key =
+        RadixCache::NamespacedKey(ids.first(aligned), key_namespace, &scratch);
+    const auto present = static_cast<int64_t>(cache_->Insert(key, mine, 0, &pool_));
     if (present > 0) pool_.Free(mine.first(present));
     ++tree_version_;
   }
-  return PinPrefix(pin, ids.first(aligned));
+  return PinPrefix(pin, ids.first(aligned), key_namespace);
 }
 
 }  // namespace radixlm

@@ -14,6 +14,8 @@ KvTransferRecord SampleRecord() {
   r.rows_from = {0, 3, 0};  // the middle layer keeps a window of 2 positions
   r.kv.resize(r.ExpectedKvBytes());
   for (size_t i = 0; i < r.kv.size(); ++i) r.kv[i] = static_cast<uint8_t>(i * 7 + 3);
+  r.lora_identity = 0x8badf00d12345678ull;
+  r.lora_name = "support-bot";
   return r;
 }
 
@@ -30,6 +32,33 @@ TEST(KvTransferRecordTest, RoundTripsEveryField) {
   EXPECT_EQ(parsed->dtype, r.dtype);
   EXPECT_EQ(parsed->rows_from, r.rows_from);
   EXPECT_EQ(parsed->kv, r.kv);
+  EXPECT_EQ(parsed->lora_identity, r.lora_identity);
+  EXPECT_EQ(parsed->lora_name, r.lora_name);
+}
+
+// A version 1 record (before records carried the LoRA adapter) is read as the base model's.
+TEST(KvTransferRecordTest, AVersionOneRecordIsTheBaseModels) {
+  KvTransferRecord r = SampleRecord();
+  r.lora_identity = 0;
+  r.lora_name.clear();
+  std::vector<uint8_t> bytes = SerializeKvTransferRecord(r);
+  // magic, version, room, error (empty), prompt_ids, row_elems, dtype; then the adapter's
+  // identity (8 bytes) and name (its 8-byte length, empty), which version 1 lacks.
+  const size_t adapter_at = 4 + 4 + 8 + 8 + 8 + 4 * r.prompt_ids.size() + 4 + 4;
+  bytes.erase(bytes.begin() + static_cast<std::ptrdiff_t>(adapter_at),
+              bytes.begin() + static_cast<std::ptrdiff_t>(adapter_at + 16));
+  bytes[4] = 1;
+  auto parsed = ParseKvTransferRecord(bytes);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->prompt_ids, r.prompt_ids);
+  EXPECT_EQ(parsed->rows_from, r.rows_from);
+  EXPECT_EQ(parsed->kv, r.kv);
+  EXPECT_EQ(parsed->lora_identity, 0u);
+  EXPECT_EQ(parsed->lora_name, "");
+  bytes[4] = 3;  // a version from the future
+  parsed = ParseKvTransferRecord(bytes);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find("version 3"), std::string::npos);
 }
 
 TEST(KvTransferRecordTest, AnErrorRecordCarriesItsMessageAndNoKv) {

@@ -7,16 +7,23 @@ KV cached under one adapter is never served to another (cached_tokens 0), a pool
 adapter changes no output, loading and unloading while requests run loses none, and an unknown
 adapter is a 400 naming it. With the disk tier (--enable-hierarchical-cache), a prefix computed
 under an adapter comes back from disk for that adapter only (also after a restart that loads the
-same file under another name), never for another adapter or the base model."""
+same file under another name), never for another adapter or the base model. With prefill/decode
+disaggregation (UCX, no gateway: both servers get the bootstrap fields), the decode server
+imports an adapter's KV for the same adapter file (under any name) and decodes as a plain server
+does, and answers a request of another adapter or of the base model with a 400 naming both."""
 
 import concurrent.futures
+import os
 import random
+import subprocess
 
 import openai
 import pytest
+import requests
 
 import synth_lora
-from conftest import Server, _model, chat_model_path, sse_events
+from conftest import Server, _binary, _model, chat_model_path, sse_events
+from processes import start_on_free_port
 
 GREEDY = {"temperature": 0, "max_new_tokens": 8}
 PROMPT = "The three most important inventions in history are"
@@ -290,3 +297,60 @@ def test_the_disk_tier_keeps_adapters_apart(lora_server, lora_setup, tmp_path):
     finally:
         assert s.stop() == 0, s.log_tail()
 
+
+def _ucx_built():
+    out = subprocess.run([_binary(), "serve", "--model-path", _model(), "--port", "1",
+                          "--disaggregation-mode", "decode", "--disaggregation-timeout", "0"],
+                         capture_output=True, text=True, timeout=120)
+    return "built without UCX" not in out.stderr
+
+
+def test_pd_imports_an_adapters_kv_for_that_adapter_only(lora_server, lora_setup):
+    if not _ucx_built():
+        pytest.skip("radixlm was built without UCX")
+    os.environ.setdefault("UCX_TLS", "tcp,shm,self")  # no RDMA hardware needed; inherited
+    base, paths, _ = lora_setup
+    ports = {}
+
+    def start_prefill(port):
+        ports["bootstrap"] = port
+        return _start(base, paths, "--threads", "1", "--disaggregation-mode", "prefill",
+                      "--disaggregation-bootstrap-port", str(port),
+                      "--disaggregation-transfer-backend", "ucx")
+
+    prefill = start_on_free_port(start_prefill, lambda port: f"UCX listening on 127.0.0.1:{port}")
+    # The decode server has r8a's file under another name.
+    decode = _start(base, {"tutor": paths["r8a"], "r8b": paths["r8b"]}, "--threads", "1",
+                    "--disaggregation-mode", "decode", "--disaggregation-transfer-backend", "ucx",
+                    "--disaggregation-timeout", "20")
+    try:
+        def pair(room, prefill_lora, decode_lora):
+            body = {"text": PROMPT, "sampling_params": GREEDY, "bootstrap_host": "127.0.0.1",
+                    "bootstrap_port": ports["bootstrap"], "bootstrap_room": room}
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                answer = pool.submit(requests.post, decode.url + "/generate",
+                                     json={**body, "lora_path": decode_lora}, timeout=120)
+                r = requests.post(prefill.url + "/generate",
+                                  json={**body, "lora_path": prefill_lora}, timeout=120)
+                assert r.status_code == 200, r.text
+                return answer.result()
+
+        want = _generate(lora_server, PROMPT, "r8a")
+        r = pair(101, "r8a", "tutor")
+        assert r.status_code == 200, (r.text, decode.log_tail())
+        got = r.json()
+        assert got["output_ids"] == want["output_ids"]
+        meta = got["meta_info"]
+        assert meta["cached_tokens"] >= meta["prompt_tokens"] - 1, meta
+        # Another adapter, or the base model, for r8a's KV; r8a for the base model's.
+        for room, (prefill_lora, decode_lora, named) in enumerate([
+                ("r8a", "r8b", ["'r8a'", "'r8b'"]),
+                ("r8a", None, ["'r8a'", "base model"]),
+                (None, "tutor", ["base model", "'tutor'"])], start=102):
+            r = pair(room, prefill_lora, decode_lora)
+            assert r.status_code == 400, r.text
+            message = r.json()["error"]["message"]
+            assert all(n in message for n in named), message
+    finally:
+        assert decode.stop() == 0, decode.log_tail()
+        assert prefill.stop() == 0, prefill.log_tail()
