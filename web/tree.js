@@ -83,6 +83,8 @@ RL.tree = (function () {
     const last = Math.min(rows.length, first + Math.ceil(scroll.clientHeight / ROW) + 10);
     const now = Date.now();
     const frag = document.createDocumentFragment();
+    // LoRA adapters' namespaces in the tree: the base model's subtrees are labelled too.
+    const anyLora = snapshot.nodes.some((n) => n.lora_namespace > 0);
     for (let i = first; i < last; i++) {
       const { entry: n, depth } = rows[i];
       const div = document.createElement("div");
@@ -100,8 +102,13 @@ RL.tree = (function () {
         div.classList.add("others");
       } else {
         label = visible(n.text) + (n.tokens > 0 && n.text === "" ? "(" + n.tokens + " ids)" : "");
-        // The top of a LoRA adapter's namespace (its runs never share nodes with another's).
-        if (n.lora_namespace > 0 && n.parent === 0) label = "[lora " + n.lora_namespace + "] " + label;
+        // The top of a namespace (a LoRA adapter's runs never share nodes with another's or the
+        // base model's): labelled by the adapter's name, or "base model" once adapters show.
+        if (n.parent === 0 && n.lora_namespace > 0) {
+          label = "[lora " + (n.lora_adapter || "#" + n.lora_namespace) + "] " + label;
+        } else if (n.parent === 0 && anyLora) {
+          label = "[base model] " + label;
+        }
       }
       if (n.collapsed && n.kind === "node" && n.parent >= 0) div.classList.add("collapsed");
       if (n.lock_ref > 0) div.classList.add("locked");

@@ -560,6 +560,12 @@ void EngineCore::Apply(StatsCommand& cmd) {
 void EngineCore::Apply(TreeCommand& cmd) {
   const auto start = std::chrono::steady_clock::now();
   RadixTreeSnapshot snap = SnapshotRadixTree(scheduler_->cache(), cmd.query);
+  if (lora_ != nullptr) {
+    const std::map<int32_t, std::string> names = lora_->NamespaceNames();
+    for (RadixTreeEntry& e : snap.entries) {
+      if (auto it = names.find(e.lora_namespace); it != names.end()) e.lora_adapter = it->second;
+    }
+  }
   const SchedulerStats stats = scheduler_->GetStats();
   snap.pool_size = stats.pool_size;
   snap.pool_free = stats.pool_free;

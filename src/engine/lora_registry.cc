@@ -33,6 +33,7 @@ Status LoraRegistry::Load(const std::string& name, const std::string& path) {
   // Resident only once a forward pass needs it (the runner's LoraPool); until then it holds
   // its mapped file and no working memory. No request can reach it yet, so this is safe here.
   adapter->Release();
+  namespace_names_[next_namespace_] = name;
   Entry e{path, {std::shared_ptr<const model::LoraAdapter>(std::move(adapter)), next_namespace_++}};
   entries_.emplace(name, std::move(e));
   return Status::Ok();
@@ -40,7 +41,10 @@ Status LoraRegistry::Load(const std::string& name, const std::string& path) {
 
 Status LoraRegistry::Unload(const std::string& name) {
   MutexLock lock(&mu_);
-  if (entries_.erase(name) == 0) return NotFound("no LoRA adapter named '" + name + "' is loaded");
+  auto it = entries_.find(name);
+  if (it == entries_.end()) return NotFound("no LoRA adapter named '" + name + "' is loaded");
+  namespace_names_[it->second.handle.key_namespace] = name + " (unloaded)";
+  entries_.erase(it);
   return Status::Ok();
 }
 
@@ -59,6 +63,11 @@ std::vector<LoraAdapterInfo> LoraRegistry::List() const {
   std::vector<LoraAdapterInfo> out;
   for (const auto& [n, e] : entries_) out.push_back({n, e.path, e.handle.adapter->max_rank()});
   return out;
+}
+
+std::map<int32_t, std::string> LoraRegistry::NamespaceNames() const {
+  MutexLock lock(&mu_);
+  return namespace_names_;
 }
 
 StatusOr<std::pair<std::string, std::string>> ParseLoraPathItem(const std::string& item) {

@@ -49,6 +49,9 @@ class LoraRegistry {
   // The adapter named name (InvalidArgument naming it and the loaded ones when there is none).
   StatusOr<LoraHandle> Resolve(const std::string& name) const;
   std::vector<LoraAdapterInfo> List() const;
+  // The name of every namespace handed out (an adapter unloaded since: "NAME (unloaded)"), for
+  // the tree view; the base model's 0 is not among them.
+  std::map<int32_t, std::string> NamespaceNames() const;
 
  private:
   struct Entry {
@@ -60,6 +63,7 @@ class LoraRegistry {
   const model::LoraLoadOptions options_;
   mutable Mutex mu_;
   std::map<std::string, Entry> entries_ GUARDED_BY(mu_);
+  std::map<int32_t, std::string> namespace_names_ GUARDED_BY(mu_);  // at most kMaxKeyNamespace
   int32_t next_namespace_ GUARDED_BY(mu_) = 1;
 };
 

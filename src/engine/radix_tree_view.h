@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace radixlm {
@@ -44,6 +45,9 @@ struct RadixTreeEntry {
   int64_t merged_subtrees = 0;       // kOthers: how many sibling subtrees it merges
   std::vector<int32_t> snippet_ids;  // the run's first snippet_tokens ids
   int32_t lora_namespace = 0;        // the LoRA namespace its run is keyed in (0: base)
+  // The LoRA adapter of that namespace by name ("" for the base model, namespace 0); an
+  // adapter unloaded since, whose KV stays until evicted, is "NAME (unloaded)".
+  std::string lora_adapter;
 };
 
 struct RadixTreeEvictionEntry {

@@ -91,6 +91,9 @@ nlohmann::json RadixTreeJson(const RadixTreeSnapshot& snap, const TokenTextCodec
           {"max_lock", e.subtree_max_lock}}},
         {"text", DecodeSnippet(e.snippet_ids, codec)},
         {"lora_namespace", e.lora_namespace},
+        // The namespace's adapter by name; null for the base model.
+        {"lora_adapter",
+         e.lora_namespace == 0 ? nlohmann::json(nullptr) : nlohmann::json(e.lora_adapter)},
     };
     if (others) node["merged_subtrees"] = e.merged_subtrees;
     nodes.push_back(std::move(node));

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "engine/lora_registry.h"
 #include "gguf/gguf_file.h"
 #include "model/lora_fixture.h"
 #include "support/real_model.h"
@@ -159,9 +161,29 @@ TEST_F(RealModelPdLoraTest, TheSameAdapterImportsAndDecodesUnderIt) {
   EXPECT_FALSE(got.finish_reason->is_abort()) << got.finish_reason->matched_text;
   EXPECT_EQ(got.output_ids, want.output_ids);
   EXPECT_GE(got.meta.cached_tokens, got.meta.prompt_tokens - 1) << "the imported KV is used";
-  // It went to the adapter's branch: the base model and the other adapter find nothing.
+  // It went to the adapter's branch, which the tree view names after the adapter; the base
+  // model and the other adapter find nothing.
+  StatusOr<RadixTreeSnapshot> tree = decode->GetRadixTree({});
+  ASSERT_TRUE(tree.ok()) << tree.status().ToString();
+  bool named = false;
+  for (const RadixTreeEntry& e : tree->entries) {
+    if (e.parent == 0) {
+      EXPECT_EQ(e.lora_adapter, "tutor-v1");
+      named = e.lora_namespace > 0;
+    }
+  }
+  EXPECT_TRUE(named);
   EXPECT_EQ(Plain(*decode, "").meta.cached_tokens, 0);
   EXPECT_EQ(Plain(*decode, "poet-v1").meta.cached_tokens, 0);
+  ASSERT_TRUE(decode->lora()->Unload("tutor-v1").ok());
+  tree = decode->GetRadixTree({});
+  ASSERT_TRUE(tree.ok()) << tree.status().ToString();
+  std::vector<std::string> labels;
+  for (const RadixTreeEntry& e : tree->entries) {
+    if (e.parent == 0) labels.push_back(e.lora_adapter);
+  }
+  std::sort(labels.begin(), labels.end());
+  EXPECT_EQ(labels, (std::vector<std::string>{"", "poet-v1", "tutor-v1 (unloaded)"}));
 }
 
 TEST_F(RealModelPdLoraTest, AnotherAdapterOrTheBaseModelIsA400NamingBoth) {

@@ -68,5 +68,36 @@ TEST(RadixTreeJsonTest, SnapshotShape) {
   EXPECT_FALSE(RadixTreeCountersJson(snap).contains("nodes"));
 }
 
+// A LoRA adapter's namespace is labelled by the adapter's name; the base model's by null.
+TEST(RadixTreeJsonTest, NamespacesNameTheirAdapters) {
+  RadixTreeSnapshot snap;
+  RadixTreeEntry root;
+  RadixTreeEntry base;
+  base.id = 1;
+  base.parent = 0;
+  base.tokens = 4;
+  RadixTreeEntry tutor = base;
+  tutor.id = 2;
+  tutor.lora_namespace = 3;
+  tutor.lora_adapter = "tutor";
+  RadixTreeEntry below = tutor;  // a node under the adapter's top one
+  below.id = 5;
+  below.parent = 2;
+  RadixTreeEntry gone = base;
+  gone.id = 6;
+  gone.lora_namespace = 1;
+  gone.lora_adapter = "poet (unloaded)";
+  snap.entries = {root, base, tutor, below, gone};
+  const nlohmann::json j = RadixTreeJson(snap, FakeTokenTextCodec());
+  ASSERT_EQ(j["nodes"].size(), 5u);
+  EXPECT_EQ(j["nodes"][1]["lora_namespace"], 0);
+  EXPECT_TRUE(j["nodes"][1]["lora_adapter"].is_null());
+  EXPECT_EQ(j["nodes"][2]["lora_namespace"], 3);
+  EXPECT_EQ(j["nodes"][2]["lora_adapter"], "tutor");
+  EXPECT_EQ(j["nodes"][3]["lora_adapter"], "tutor");
+  EXPECT_EQ(j["nodes"][4]["lora_namespace"], 1);
+  EXPECT_EQ(j["nodes"][4]["lora_adapter"], "poet (unloaded)");
+}
+
 }  // namespace
 }  // namespace radixlm::server
