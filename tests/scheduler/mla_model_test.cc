@@ -2,7 +2,8 @@
 // layer, no V) under the scheduler: with the radix cache on, prompts sharing prefixes reuse the
 // cached latents and give exactly the greedy outputs they give with the cache off; a prefix
 // evicted to the disk tier and read back (ModelBackedRunner::ReadKv / WriteKv of the latent
-// rows) gives the output of computing it, with fewer prefill tokens computed.
+// rows), or moved to another instance as prefill/decode disaggregation moves it (PrefixKv),
+// gives the output of computing it, with fewer prefill tokens computed.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "engine/model_backed_runner.h"
+#include "engine/prefix_kv.h"
 #include "model/deepseek2_reference.h"
 #include "model/model.h"
 #include "model/tiny_model.h"
@@ -99,6 +101,7 @@ class Instance {
 
   const std::vector<int32_t>& Output(uint64_t id) { return outputs_[id]; }
   Scheduler& scheduler() { return *scheduler_; }
+  model::KvCache& kv() { return *runner_->kv_cache(); }
 
  private:
   std::unique_ptr<ModelBackedRunner> runner_;
@@ -178,6 +181,35 @@ TEST(MlaModelSchedulerTest, PrefixThroughTheDiskTierGivesTheSameOutput) {
     EXPECT_GE(tier.scheduler().GetStats().disk_hit_tokens, 8);
   }
   fs::remove_all(dir, ec);
+}
+
+// Prefill/decode disaggregation's move (engine/prefix_kv.h, as EngineCore exports and imports):
+// the latent rows of a prompt computed by one instance, written into another's pool and tree,
+// give that instance the output of computing the prompt itself.
+TEST(MlaModelSchedulerTest, APrefixMovedToAnotherInstanceGivesTheSameOutput) {
+  const std::vector<uint8_t> gguf = model::testing::BuildDeepSeek2(Spec());
+  const std::vector<int32_t> doc = Prompt(11, 70);
+  Instance prefill(gguf, /*radix=*/true, "");
+  const auto [cold_output, cold_cost] = prefill.Run(1, doc);
+  ASSERT_EQ(cold_output.size(), 6u);
+  const std::vector<int32_t> slots = prefill.scheduler().CachedPrefixSlots(doc);
+  ASSERT_GE(slots.size(), 64u);
+  const PrefixKv moved = ReadPrefixKv(prefill.kv(), prefill.scheduler().pool(), doc, slots);
+  EXPECT_EQ(moved.tokens.size(), slots.size());
+
+  Instance decode(gguf, /*radix=*/true, "");
+  const std::span<const int32_t> prefix = std::span<const int32_t>(doc).first(slots.size());
+  auto pinned = decode.scheduler().ImportPrefix(
+      /*pin=*/1, prefix, /*key_namespace=*/0, PrefixKvSwaValidFrom(decode.kv(), moved),
+      [&](std::span<const int32_t> to) {
+        return WritePrefixKv(decode.kv(), decode.scheduler().pool(), moved, to);
+      });
+  ASSERT_TRUE(pinned.ok()) << pinned.status().ToString();
+  EXPECT_GE(*pinned, 64);
+  const auto [warm_output, warm_cost] = decode.Run(2, doc);
+  EXPECT_EQ(warm_output, cold_output);
+  EXPECT_LE(warm_cost, cold_cost - *pinned + 1) << "the moved prefix is not computed again";
+  EXPECT_TRUE(decode.scheduler().UnpinPrefix(1));
 }
 
 }  // namespace
