@@ -38,8 +38,8 @@ StatusOr<std::unique_ptr<GgufFile>> GgufFile::Open(const std::string& path) {
   const size_t size = static_cast<size_t>(st.st_size);
   void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   int map_errno = errno;
-  ::close(fd);  // the mapping keeps its own reference to the file
   if (map == MAP_FAILED) {
+    ::close(fd);
     return IoError("cannot mmap '" + path + "': " + std::strerror(map_errno));
   }
   std::unique_ptr<GgufFile> file(new GgufFile());
@@ -47,6 +47,7 @@ StatusOr<std::unique_ptr<GgufFile>> GgufFile::Open(const std::string& path) {
   file->base_ = static_cast<const uint8_t*>(map);
   file->size_ = size;
   file->owns_mapping_ = true;
+  file->fd_ = fd;  // for ReadBytes (the mapping holds its own reference)
   Status st_parse = file->Parse();
   if (!st_parse.ok()) return Status(st_parse.code(), path + ": " + st_parse.message());
   return file;
@@ -66,6 +67,33 @@ GgufFile::~GgufFile() {
   if (owns_mapping_ && base_ != nullptr) {
     ::munmap(const_cast<uint8_t*>(base_), size_);
   }
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status GgufFile::ReadBytes(const void* at, size_t n, void* out) const {
+  const auto start = reinterpret_cast<uintptr_t>(at);
+  const auto map_start = reinterpret_cast<uintptr_t>(base_);
+  if (start < map_start || n > size_ || start - map_start > size_ - n) {
+    return InvalidArgument(path_ + ": a read outside the file's bytes");
+  }
+  if (fd_ < 0) {
+    std::memcpy(out, at, n);
+    return Status::Ok();
+  }
+  auto* dst = static_cast<uint8_t*>(out);
+  auto offset = static_cast<off_t>(start - map_start);
+  while (n > 0) {
+    const ssize_t got = ::pread(fd_, dst, n, offset);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      return IoError("cannot read '" + path_ + "': " +
+                     (got < 0 ? std::string(std::strerror(errno)) : "unexpected end of file"));
+    }
+    dst += got;
+    offset += got;
+    n -= static_cast<size_t>(got);
+  }
+  return Status::Ok();
 }
 
 size_t GgufFile::ReleasePages(const void* begin, size_t bytes) const {

@@ -94,6 +94,12 @@ class GgufFile {
   // caller's memory is never touched), an empty or out-of-mapping range, or a failed madvise.
   // Safe from any thread (the file stays logically immutable).
   size_t ReleasePages(const void* begin, size_t bytes) const;
+  // Copies the n bytes at `at` (a pointer into the file's bytes) to `out` without touching the
+  // mapping's pages: for a mapping made by Open(), read from the file (pread; the page cache
+  // serves it), so a released range stays out of the resident set; memcpy for a FromBuffer
+  // image. InvalidArgument for a range outside the bytes, IoError for a failed read. Safe from
+  // any thread.
+  Status ReadBytes(const void* at, size_t n, void* out) const;
 
  private:
   GgufFile() = default;
@@ -103,6 +109,7 @@ class GgufFile {
   const uint8_t* base_ = nullptr;
   size_t size_ = 0;
   bool owns_mapping_ = false;
+  int fd_ = -1;                          // Open(): the mapped file, kept open for ReadBytes
   std::shared_ptr<const void> storage_;  // FromParts: what the tensors point into
   uint32_t version_ = 0;
   uint64_t alignment_ = 32;

@@ -7,6 +7,7 @@
 
 #include "kernels/backend.h"
 #include "kernels/ops.h"
+#include "kernels/quant.h"
 #include "model/gated_attention.h"
 #include "model/gated_delta_net.h"
 #include "model/mla_attention.h"
@@ -125,6 +126,23 @@ void Model::PrepareAttentionSequences(int64_t qs) {
   }
 }
 
+Status Model::EmbedTokens(int64_t n, float* out) {
+  const kernels::WeightMatrix& table = weights_->token_embd;
+  if (!weights_->embed_reads_file) {
+    backend_->embed(table, plan_.tokens.data(), n, out);
+    return Status::Ok();
+  }
+  // The same rows and dequantization as the backend's embed (kernels::GetRows).
+  embed_row_.resize(table.row_bytes);
+  const auto* base = static_cast<const uint8_t*>(table.data);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint8_t* row = base + static_cast<int64_t>(plan_.tokens[i]) * table.row_bytes;
+    RADIXLM_RETURN_IF_ERROR(file_->ReadBytes(row, table.row_bytes, embed_row_.data()));
+    kernels::DequantizeRow(table.type, embed_row_.data(), out + i * table.cols, table.cols);
+  }
+  return Status::Ok();
+}
+
 Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* out) {
   const ModelConfig& c = config_;
   if (cache.n_layers() != c.n_layers || cache.row_elems() != c.MaxKvSize()) {
@@ -148,7 +166,7 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
 
   // x = token_embd[tokens] [* embedding_scale]   [n, hidden]
   const kernels::KernelBackend& k = *backend_;
-  k.embed(weights_->token_embd, plan_.tokens.data(), n, s.x.data());
+  RADIXLM_RETURN_IF_ERROR(EmbedTokens(n, s.x.data()));
   if (c.scale_embeddings) k.scale(s.x.data(), c.embedding_scale, s.x.data(), n * h);
   for (size_t v = 0; v < rope_variants_.size(); ++v) {
     rope_variants_[v].ComputeTables(plan_.positions.data(), n, s.rope_cos[v].data(),
@@ -257,7 +275,8 @@ Status Model::PrepareRecurrentState(const ForwardBatch& batch, KvCache& cache) {
     const SequenceInput& in = batch.sequences[i];
     const std::string where = "sequence " + std::to_string(i) + ": ";
     if (!in.tree_depth.empty()) {
-      return Unimplemented(where + "draft trees are not supported by hybrid (linear-attention) "
+      return Unimplemented(where +
+                           "draft trees are not supported by hybrid (linear-attention) "
                            "models");
     }
     if (in.state_slot < 0 || in.state_slot >= state->n_slots()) {

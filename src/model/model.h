@@ -79,6 +79,9 @@ class Model {
   // scratch per_layer_inputs for this step's tokens (gemma4; ModelConfig::
   // per_layer_input_size), from the scaled embeddings in scratch x.
   void ComputePerLayerInputs();
+  // out = token_embd[plan_.tokens] [n, hidden]: through the backend's embed, or read from the
+  // file where the table's pages were released (ModelWeights::embed_reads_file).
+  Status EmbedTokens(int64_t n, float* out);
   void ComputeLogits(ForwardOutput* out, const PendingResidual& pending);
   // A hybrid model's: checks the batch's state slots, fills linear_seqs_ and zeroes the state
   // of sequences starting at position 0.
@@ -100,9 +103,10 @@ class Model {
 
   std::unique_ptr<ForwardScratch> scratch_;
   BatchPlan plan_;
-  int64_t prepared_q_size_ = 0;  // the row width the attention sequences point with
+  int64_t prepared_q_size_ = 0;              // the row width the attention sequences point with
   std::vector<LinearSequence> linear_seqs_;  // a hybrid model's sequences, this step
   std::vector<const LoraAdapter*> lora_rows_;
+  std::vector<uint8_t> embed_row_;  // EmbedTokens: one row's bytes read from the file
   std::vector<const LoraAdapter*> lora_logit_rows_;
   std::vector<float> lora_scratch_;  // LoraRows::scratch
 };

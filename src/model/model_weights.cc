@@ -316,7 +316,8 @@ class WeightLoader {
   Status RefuseUnreadScales(std::string_view arch) const {
     for (const gguf::TensorInfo& t : file_.tensors()) {
       if (!t.name.ends_with(".scale") || read_.contains(&t)) continue;
-      return Unimplemented("tensor '" + t.name + "' (a weight scale that llama.cpp multiplies the " +
+      return Unimplemented("tensor '" + t.name +
+                           "' (a weight scale that llama.cpp multiplies the " +
                            "matrix's product by) is not supported for " + std::string(arch));
     }
     return Status::Ok();
@@ -439,8 +440,10 @@ void ModelWeights::PrepareMatrices(const gguf::GgufFile& file,
     progress.bytes_done += matrix_bytes(m);
   };
   // token_embd stays as it is: it is only read row by row (embed). A tied output head packed
-  // from it releases its pages; the rows embed reads fault back in one page at a time.
+  // from it releases its pages, and the rows are then read from the file (embed_reads_file):
+  // read through the mapping, each lookup would map its page and its neighbours back in.
   prepare(output);
+  embed_reads_file = tied_output && output.packed != nullptr && file.is_mapped();
   prepare(per_layer_model_proj);  // (per_layer_token_embd, like token_embd, is read by row)
   report();
   for (LayerWeights& l : layers) {

@@ -69,7 +69,7 @@ struct LayerWeights {
   std::vector<kernels::WeightMatrix> down_exps;  // [n_experts]: rows hidden, cols expert_ffn
   // Gated DeltaNet (a hybrid model's linear layers; C, V, H, S as in layer_tensor.h), with
   // wqkv (rows C, cols hidden) kept whole as their input projection.
-  kernels::WeightMatrix attn_gate;   // rows V, cols hidden
+  kernels::WeightMatrix attn_gate;    // rows V, cols hidden
   const float* ssm_conv1d = nullptr;  // [C, conv_kernel]: channel c's taps, oldest first
   const float* ssm_dt = nullptr;      // [H]
   const float* ssm_a = nullptr;       // [H]
@@ -77,8 +77,8 @@ struct LayerWeights {
   kernels::WeightMatrix ssm_alpha;    // rows H, cols hidden
   // Or both in one (qwen3next's ssm_ba: rows 2 * H grouped by key head, layer_tensor.h).
   kernels::WeightMatrix ssm_beta_alpha;  // rows 2 * H, cols hidden
-  const float* ssm_norm = nullptr;    // [S]
-  kernels::WeightMatrix ssm_out;      // rows hidden, cols V
+  const float* ssm_norm = nullptr;       // [S]
+  kernels::WeightMatrix ssm_out;         // rows hidden, cols V
   // Multi-head latent attention (ModelConfig::IsMla; R, QR, K, N, V, H as in layer_tensor.h),
   // with wq (rows H * K) where there is no QR and wo (cols H * V); else empty / null.
   kernels::WeightMatrix wq_a;               // rows QR, cols hidden
@@ -112,6 +112,10 @@ struct ModelWeights {
   kernels::WeightMatrix token_embd;  // rows vocab, cols hidden
   kernels::WeightMatrix output;      // rows vocab, cols hidden (token_embd when tied)
   bool tied_output = false;
+  // token_embd's pages were released (the tied output head packed from it): the embedding's
+  // rows are read from the file (GgufFile::ReadBytes), so they do not fault the mapping's pages
+  // back in and the process keeps one copy of the table.
+  bool embed_reads_file = false;
   const float* output_norm = nullptr;         // [hidden]
   const float* rope_freqs = nullptr;          // [rope_dims/2] or null (llama-3 frequency factors)
   const float* rope_factors_long = nullptr;   // [rope_dims/2] or null (LongRoPE, phi3)

@@ -3,43 +3,23 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 #include "gguf_test_util.h"
+#include "support/mapping_rss.h"
 
 namespace radixlm::gguf {
 namespace {
 
+using radixlm::testing::MappingRssBytes;
 using testing::RandomBytes;
-
-// Resident bytes of the mapping holding `address` (its Rss in /proc/self/smaps); -1 if unknown.
-int64_t MappingRssBytes(const void* address) {
-  std::ifstream smaps("/proc/self/smaps");
-  const auto a = reinterpret_cast<uintptr_t>(address);
-  std::string line;
-  bool inside = false;
-  while (std::getline(smaps, line)) {
-    uintptr_t lo = 0, hi = 0;
-    char dash = 0;
-    std::istringstream head(line);
-    if (head >> std::hex >> lo >> dash >> hi && dash == '-') {
-      inside = a >= lo && a < hi;
-    } else if (inside && line.rfind("Rss:", 0) == 0) {
-      std::istringstream field(line.substr(4));
-      int64_t kib = 0;
-      field >> kib;
-      return kib * 1024;
-    }
-  }
-  return -1;
-}
 
 class ReleasePagesTest : public ::testing::Test {
  protected:
@@ -99,6 +79,43 @@ TEST_F(ReleasePagesTest, RangesWithoutAWholePageOrOutsideTheMappingReleaseNothin
   EXPECT_EQ((*file)->ReleasePages(bytes_.data(), bytes_.size()), 0u);         // not the mapping
   EXPECT_EQ((*file)->ReleasePages(big->data, (*file)->file_size() + 1), 0u);  // runs past it
   EXPECT_EQ(std::memcmp(big->data, bytes_.data(), bytes_.size()), 0);
+}
+
+// ReadBytes copies bytes from the file without mapping them back in: a released range stays out
+// of the resident set; a buffer image is copied as it is; ranges outside the bytes are refused.
+TEST_F(ReleasePagesTest, ReadBytesLeavesAReleasedRangeReleased) {
+  auto file = GgufFile::Open(path_);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  const TensorInfo* big = (*file)->FindTensor("big");
+  ASSERT_NE(big, nullptr);
+  ASSERT_GT((*file)->ReleasePages(big->data, big->size_bytes), 0u);
+  const int64_t rss_released = MappingRssBytes(big->data);
+  std::vector<uint8_t> out(bytes_.size());
+  for (size_t at = 0; at < bytes_.size(); at += 4096 + 24) {  // a row here and there
+    const size_t n = std::min<size_t>(100, bytes_.size() - at);
+    ASSERT_TRUE((*file)->ReadBytes(big->data + at, n, out.data() + at).ok());
+    ASSERT_EQ(std::memcmp(out.data() + at, bytes_.data() + at, n), 0) << at;
+  }
+  if (rss_released >= 0) {
+    EXPECT_EQ(MappingRssBytes(big->data), rss_released);
+  }
+  ASSERT_TRUE((*file)->ReadBytes(big->data, bytes_.size(), out.data()).ok());
+  EXPECT_EQ(out, bytes_);
+  EXPECT_EQ((*file)->ReadBytes(bytes_.data(), 4, out.data()).code(),
+            StatusCode::kInvalidArgument);  // not the file's bytes
+  EXPECT_EQ((*file)->ReadBytes(big->data, (*file)->file_size() + 1, out.data()).code(),
+            StatusCode::kInvalidArgument);
+
+  std::ifstream in(path_, std::ios::binary);
+  std::vector<uint8_t> image((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+  auto buffer = GgufFile::FromBuffer(image.data(), image.size());
+  ASSERT_TRUE(buffer.ok()) << buffer.status().ToString();
+  const TensorInfo* copy = (*buffer)->FindTensor("big");
+  ASSERT_NE(copy, nullptr);
+  std::fill(out.begin(), out.end(), 0);
+  ASSERT_TRUE((*buffer)->ReadBytes(copy->data, bytes_.size(), out.data()).ok());
+  EXPECT_EQ(out, bytes_);
 }
 
 TEST_F(ReleasePagesTest, ABufferImageIsNeverReleased) {

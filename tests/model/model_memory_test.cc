@@ -11,6 +11,7 @@
 
 #include "kernels/packed_weights.h"
 #include "model/model.h"
+#include "support/mapping_rss.h"
 #include "tiny_model.h"
 
 namespace radixlm::model {
@@ -92,9 +93,21 @@ TEST_F(ModelMemoryTest, PackedMatricesReleaseTheirPagesAndComputeTheSame) {
     EXPECT_EQ(w.released_bytes(), 0);
   }
   // The tied embedding table's pages went with the output head packed from them: embedding
-  // lookups fault them back in. Same logits as the buffer image, bit for bit.
+  // lookups read its rows from the file, so the mapping keeps what it held after the load.
+  // Same logits as the buffer image, bit for bit.
+  EXPECT_EQ(w.embed_reads_file, kernels::PackedGemmAvailable());
+  EXPECT_FALSE((*image)->weights().embed_reads_file);
+  const int64_t rss_loaded = ::radixlm::testing::MappingRssBytes(w.token_embd.data);
   const std::vector<int32_t> tokens = {1, 500, 999, 7, 42, 500};
   EXPECT_EQ(Logits(**mapped, tokens), Logits(**image, tokens));
+  for (int32_t first = 0; first < 1000; first += 25) {  // every row of the table, once
+    std::vector<int32_t> rows(25);
+    for (int32_t i = 0; i < 25; ++i) rows[i] = first + i;
+    EXPECT_EQ(Logits(**mapped, rows), Logits(**image, rows)) << first;
+  }
+  if (rss_loaded >= 0 && w.embed_reads_file) {
+    EXPECT_EQ(::radixlm::testing::MappingRssBytes(w.token_embd.data), rss_loaded);
+  }
 }
 
 TEST_F(ModelMemoryTest, ResidentBytesByKind) {
