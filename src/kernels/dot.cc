@@ -175,6 +175,7 @@ constexpr int kMaxTypeId = 40;  // above every weight type's id (MXFP4: 39)
 
 VecDot4Fn Avx2Dot4Fn(GgmlType t);
 VecDot8Fn Avx2Dot8Fn(GgmlType t);
+VecDot8Q8KFn Avx2Dot8Q8KFn(GgmlType t);
 
 struct DispatchTable {
   VecDotFn fns[kMaxTypeId] = {};
@@ -187,7 +188,8 @@ struct DispatchTable {
       // exists: the tiled kernels are faster for prefill and batched decode, and one weight
       // type uses one arithmetic for every batch size (batch invariance). Agreement of every
       // SIMD path with the scalar reference is a test (tests/kernels/dot_test.cc).
-      if (isa >= Isa::kAvx512 && Avx2Dot4Fn(t) == nullptr && Avx2Dot8Fn(t) == nullptr) {
+      if (isa >= Isa::kAvx512 && Avx2Dot4Fn(t) == nullptr && Avx2Dot8Fn(t) == nullptr &&
+          Avx2Dot8Q8KFn(t) == nullptr) {
         fn = Avx512Fn(t);
       }
       if (fn == nullptr && static_cast<int>(isa) >= static_cast<int>(Isa::kAvx2)) fn = Avx2Fn(t);
@@ -317,6 +319,10 @@ VecDot4Fn Avx2Dot4Fn(GgmlType t) {
       return a::Dot4IQ4NL;
     case GgmlType::kMXFP4:
       return a::Dot4MXFP4;
+    case GgmlType::kIQ3_XXS:
+      return a::Dot4IQ3XXS;
+    case GgmlType::kIQ3_S:
+      return a::Dot4IQ3S;
     default:
       return nullptr;
   }
@@ -336,6 +342,23 @@ VecDot8Fn Avx2Dot8Fn(GgmlType t) {
       return a::Dot8Q5_0;
     case GgmlType::kQ8_0:
       return a::Dot8Q8_0;
+    default:
+      return nullptr;
+  }
+#else
+  (void)t;
+  return nullptr;
+#endif
+}
+
+VecDot8Q8KFn Avx2Dot8Q8KFn(GgmlType t) {
+#if defined(RADIXLM_KERNELS_X86)
+  namespace a = cpu::avx2;
+  switch (t) {
+    case GgmlType::kIQ3_XXS:
+      return a::Dot8IQ3XXS;
+    case GgmlType::kIQ3_S:
+      return a::Dot8IQ3S;
     default:
       return nullptr;
   }
@@ -366,6 +389,13 @@ VecDot8Fn GetVecDot8Fn(GgmlType weight_type) {
   const VecDotFn single = GetVecDotFn(weight_type);
   if (single == nullptr || single != Avx2Fn(weight_type)) return nullptr;
   return Avx2Dot8Fn(weight_type);
+}
+
+VecDot8Q8KFn GetVecDot8Q8KFn(GgmlType weight_type) {
+  // As GetVecDot4Fn: only where the dispatched single-row kernel is the AVX2 one it matches.
+  const VecDotFn single = GetVecDotFn(weight_type);
+  if (single == nullptr || single != Avx2Fn(weight_type)) return nullptr;
+  return Avx2Dot8Q8KFn(weight_type);
 }
 
 VecDot4Fn GetVecDot4Fn(GgmlType weight_type) {

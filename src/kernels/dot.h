@@ -67,6 +67,15 @@ VecDot8Fn GetVecDot8Fn(GgmlType weight_type);
 void SplitQ8_0x8(int64_t n, const void* x, size_t x_stride, int8_t* qs, size_t qs_stride,
                  float* scales);
 
+// One weight row against 8 Q8_K activation rows in VecDot4Fn's layout (x_j = x + j * x_stride,
+// j < 8): out[j] bit-identical to GetVecDotFn(weight_type)(n, weight_row, x_j), like VecDot4Fn.
+// For the codebook types (IQ3 / IQ2 / IQ1), whose weight decode (grid lookups) costs more than
+// the products: each weight group is decoded once for 8 tokens. nullptr where no such kernel
+// matches the dispatched VecDotFn; callers then use VecDot4Fn / VecDotFn.
+using VecDot8Q8KFn = void (*)(int64_t n, const void* weight_row, const void* x, size_t x_stride,
+                              float* out);
+VecDot8Q8KFn GetVecDot8Q8KFn(GgmlType weight_type);
+
 // Convenience: GetVecDotFn(weight_type)(n, weight_row, x).
 float VecDot(GgmlType weight_type, int64_t n, const void* weight_row, const void* x);
 

@@ -92,9 +92,37 @@ QuantizedInput PrepareInput(GgmlType act, const float* x, int64_t n_tokens, int6
   return in;
 }
 
+// The multi-row kernels of one weight type (dot.h); any may be null.
+struct RowKernels {
+  VecDotFn dot;
+  VecDot4Fn dot4;
+  VecDot8Fn dot8;        // Q8_0 activations, split
+  VecDot8Q8KFn dot8q8k;  // Q8_K activations, in place
+};
+
+// Tokens [t, t + kTile) of rows [rb, re) through `kernel` (one weight row against kTile
+// activation rows in place), stored into y.
+template <int kTile, typename Kernel>
+void TileRows(const WeightMatrix& w, Kernel kernel, const QuantizedInput& in, int64_t t, float* y,
+              int64_t rb, int64_t re) {
+  const auto* wdata = static_cast<const uint8_t*>(w.data);
+  const uint8_t* xt = in.data + t * in.row_stride;
+  float tile[kTile][kRowBlock];  // [token][row]: contiguous stores into y
+  for (int64_t r = rb; r < re; ++r) {
+    float out[kTile];
+    kernel(w.cols, wdata + r * w.row_bytes, xt, in.row_stride, out);
+    for (int j = 0; j < kTile; ++j) tile[j][r - rb] = out[j];
+  }
+  for (int j = 0; j < kTile; ++j) {
+    std::memcpy(y + (t + j) * w.rows + rb, tile[j], (re - rb) * sizeof(float));
+  }
+}
+
 // y[t, r] for r in [r0, r1), all tokens.
-void ComputeRows(const WeightMatrix& w, VecDotFn dot, VecDot4Fn dot4, VecDot8Fn dot8,
-                 const QuantizedInput& in, int64_t n_tokens, float* y, int64_t r0, int64_t r1) {
+void ComputeRows(const WeightMatrix& w, const RowKernels& k, const QuantizedInput& in,
+                 int64_t n_tokens, float* y, int64_t r0, int64_t r1) {
+  const VecDotFn dot = k.dot;
+  const VecDot8Fn dot8 = k.dot8;
   const auto* wdata = static_cast<const uint8_t*>(w.data);
   if (n_tokens == 1) {
     // Decode streams each weight row exactly once: prefetch a few rows ahead so the next
@@ -129,19 +157,11 @@ void ComputeRows(const WeightMatrix& w, VecDotFn dot, VecDot4Fn dot4, VecDot8Fn 
         }
       }
     }
-    if (dot4 != nullptr) {
-      for (; t + 4 <= n_tokens; t += 4) {
-        const uint8_t* xt = in.data + t * in.row_stride;
-        float tile[4][kRowBlock];  // [token][row]: contiguous stores into y
-        for (int64_t r = rb; r < re; ++r) {
-          float out[4];
-          dot4(w.cols, wdata + r * w.row_bytes, xt, in.row_stride, out);
-          for (int j = 0; j < 4; ++j) tile[j][r - rb] = out[j];
-        }
-        for (int j = 0; j < 4; ++j) {
-          std::memcpy(y + (t + j) * w.rows + rb, tile[j], (re - rb) * sizeof(float));
-        }
-      }
+    if (k.dot8q8k != nullptr) {
+      for (; t + 8 <= n_tokens; t += 8) TileRows<8>(w, k.dot8q8k, in, t, y, rb, re);
+    }
+    if (k.dot4 != nullptr) {
+      for (; t + 4 <= n_tokens; t += 4) TileRows<4>(w, k.dot4, in, t, y, rb, re);
     }
     for (; t < n_tokens; ++t) {
       const uint8_t* xt = in.data + t * in.row_stride;
@@ -238,9 +258,7 @@ void MatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t 
   QuantizedInput inputs[3];  // F32, Q8_0, Q8_K
   bool have[3] = {false, false, false};
   QuantizedInput per_output[kMaxOutputs];
-  VecDotFn fns[kMaxOutputs];
-  VecDot4Fn fns4[kMaxOutputs];
-  VecDot8Fn fns8[kMaxOutputs];
+  RowKernels kernels[kMaxOutputs];
   int64_t row_offset[kMaxOutputs + 1];
   row_offset[0] = 0;
   for (size_t k = 0; k < outputs.size(); ++k) {
@@ -255,10 +273,9 @@ void MatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t 
       have[slot] = true;
     }
     per_output[k] = inputs[slot];
-    fns[k] = GetVecDotFn(w.type);
-    fns4[k] = GetVecDot4Fn(w.type);
-    fns8[k] = GetVecDot8Fn(w.type);
-    assert(fns[k] != nullptr);
+    kernels[k] = {GetVecDotFn(w.type), GetVecDot4Fn(w.type), GetVecDot8Fn(w.type),
+                  GetVecDot8Q8KFn(w.type)};
+    assert(kernels[k].dot != nullptr);
     // Each output's rows are rounded up to whole grains so a grain never spans two outputs.
     row_offset[k + 1] = row_offset[k] + (w.rows + kRowGrain - 1) / kRowGrain * kRowGrain;
   }
@@ -272,8 +289,7 @@ void MatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t 
       const WeightMatrix& w = *outputs[k].w;
       const int64_t r0 = b - row_offset[k];
       const int64_t r1 = std::min(w.rows, e - row_offset[k]);
-      if (r0 < r1)
-        ComputeRows(w, fns[k], fns4[k], fns8[k], per_output[k], n_tokens, outputs[k].y, r0, r1);
+      if (r0 < r1) ComputeRows(w, kernels[k], per_output[k], n_tokens, outputs[k].y, r0, r1);
     }
   });
 }

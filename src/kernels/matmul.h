@@ -10,8 +10,9 @@
 // Work is split over output rows across the pool (blocks of 16 rows). For several tokens, each
 // block of weight rows stays in L1 while all tokens stream past: groups of 8 tokens go through
 // the register-tiled 8-token kernels where the type has one (dot.h, VecDot8Fn, Q8_0 activations
-// split once per call), then groups of 4 through the 4-row kernels (VecDot4Fn), the rest through
-// the single-row kernel; all give bit-identical per-element results (batch invariance).
+// split once per call; the codebook types: VecDot8Q8KFn), then groups of 4 through the 4-row
+// kernels (VecDot4Fn), the rest through the single-row kernel; all give bit-identical
+// per-element results (batch invariance).
 // pool may be null (serial).
 // Thread-safety: concurrent calls from different threads are fine (separate scratch).
 // x and y must not overlap.

@@ -261,6 +261,48 @@ TEST_P(LowbitTest, FourRowKernelIsBitIdenticalToSingleRowDots) {
   }
 }
 
+// Where an 8-row kernel exists (the codebook types), it is bit for bit 8 single-row dots.
+TEST_P(LowbitTest, EightRowKernelIsBitIdenticalToSingleRowDots) {
+  const GgmlType t = GetParam();
+  const VecDot8Q8KFn dot8 = GetVecDot8Q8KFn(t);
+  if (dot8 == nullptr) GTEST_SKIP() << "no 8-row kernel for " << LowbitName(t);
+  ASSERT_EQ(ActivationType(t), GgmlType::kQ8_K);
+  std::mt19937 rng(56);
+  for (int trial = 0; trial < 20; ++trial) {
+    const int64_t n = BlockSize(t) * (1 + rng() % 9);
+    const auto w = RandomLowbitRow(rng, t, n);
+    const size_t stride = RowBytes(ActivationType(t), n) + (trial % 2 ? 4 : 0);
+    std::vector<uint8_t> xs(8 * stride);
+    for (int j = 0; j < 8; ++j) {
+      auto xf = RandomFloats(rng, n, -2.0f, 2.0f);
+      if (trial % 9 == j) xf[rng() % n] = 1e4f;
+      if (trial % 7 == j) std::fill(xf.begin(), xf.end(), 0.0f);
+      const auto xq = LowbitActivation(t, xf);
+      std::copy(xq.begin(), xq.end(), xs.begin() + j * stride);
+    }
+    float out[8];
+    std::fill(out, out + 8, -1.0f);
+    dot8(n, w.data(), xs.data(), stride, out);
+    for (int j = 0; j < 8; ++j) {
+      EXPECT_EQ(out[j], VecDot(t, n, w.data(), xs.data() + j * stride))
+          << LowbitName(t) << " row " << j << " n=" << n;
+    }
+  }
+}
+
+// From AVX2 up the codebook types decode each weight group once per 4 or 8 tokens (the
+// single-row kernel they match is AVX2's at every level above scalar).
+TEST_P(LowbitTest, CodebookTypesHaveMultiRowKernels) {
+  const GgmlType t = GetParam();
+  const bool codebook = t == GgmlType::kIQ3_XXS || t == GgmlType::kIQ3_S;
+  if (!codebook || ActiveIsa() == Isa::kScalar) {
+    GTEST_SKIP() << LowbitName(t) << " at " << IsaName(ActiveIsa());
+  }
+  EXPECT_NE(GetVecDot4Fn(t), nullptr) << LowbitName(t);
+  EXPECT_NE(GetVecDot8Q8KFn(t), nullptr) << LowbitName(t);
+  EXPECT_EQ(GetVecDotFn(t), GetVecDotFnForIsa(t, Isa::kAvx2)) << LowbitName(t);
+}
+
 TEST_P(LowbitTest, ZeroActivationsGiveZero) {
   const GgmlType t = GetParam();
   std::mt19937 rng(7);
@@ -275,7 +317,9 @@ TEST_P(LowbitTest, ZeroActivationsGiveZero) {
   }
 }
 
-// MatMul (single-row dots, any token count and thread count) and GetRows on llama.cpp's rows.
+// MatMul equals the single-row dots for any token count (groups of 8 and 4 tokens through the
+// multi-row kernels, the rest single; row blocks of 16 with 37 rows) and thread count; GetRows
+// equals DequantizeRow.
 TEST_P(LowbitTest, MatMulAndGetRows) {
   const GgmlType t = GetParam();
   std::mt19937 rng(5);
@@ -287,7 +331,7 @@ TEST_P(LowbitTest, MatMulAndGetRows) {
   }
   const WeightMatrix w = MakeWeightMatrix(t, data.data(), rows, cols);
   ThreadPool pool(3);
-  for (int64_t n_tok : {1, 5, 9}) {
+  for (int64_t n_tok : {1, 3, 4, 5, 8, 9, 13, 15, 20}) {
     const auto x = RandomFloats(rng, n_tok * cols, -2.0f, 2.0f);
     std::vector<float> serial(n_tok * rows), parallel(n_tok * rows);
     MatMul(w, x.data(), n_tok, serial.data(), nullptr);

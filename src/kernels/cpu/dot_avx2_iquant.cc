@@ -2,49 +2,13 @@
 // IQ1_M) with Q8_K activations. Each group's grid entry is loaded as bytes (4 x 8 or 8 x 4 per
 // 32 elements), the signs are applied to the activations (vpsignb), and vpmaddubsw multiplies
 // the unsigned magnitudes with them; sub-block scales multiply the int16 pair sums exactly.
+// The group decoders are in iquant_avx2.h (shared with the multi-row kernels).
 #include <array>
 
-#include "kernels/cpu/avx2_common.h"
-#include "kernels/cpu/iq_grids.h"
-#include "kernels/cpu/lowbit_impl.h"
+#include "kernels/cpu/iquant_avx2.h"
 
 namespace radixlm::kernels::cpu::avx2 {
 namespace {
-
-// kSignBytes[s]: the 8 sign bytes (+1 or -1) of 7 stored sign bits s (parity completes 8).
-constexpr std::array<uint64_t, 128> kSignBytes = [] {
-  std::array<uint64_t, 128> t{};
-  for (int s = 0; s < 128; ++s) {
-    for (int j = 0; j < 8; ++j) {
-      const uint64_t byte = (kIqSigns[s] >> j) & 1 ? 0xFF : 0x01;
-      t[s] |= byte << (8 * j);
-    }
-  }
-  return t;
-}();
-
-// Table lookups go through vpgatherdq / vpgatherdd: four (eight) scalar loads and inserts
-// would queue on the one shuffle port that the sign and scale shuffles need too.
-
-// 32 sign bytes (+1 or -1) of the 4 stored 7-bit sign groups of a 32-bit word (bits 7l..7l+6).
-inline __m256i SignsFrom7BitGroups(uint32_t aux) {
-  const __m128i idx = _mm_and_si128(
-      _mm_srlv_epi32(_mm_set1_epi32(static_cast<int>(aux)), _mm_set_epi32(21, 14, 7, 0)),
-      _mm_set1_epi32(127));
-  return _mm256_i32gather_epi64(reinterpret_cast<const long long*>(kSignBytes.data()), idx, 8);
-}
-
-// 32 sign bytes (+1 or -1) from 32 sign bits (bit j of the little-endian word: element j).
-inline __m256i SignsFromBits(const uint8_t* p) {
-  uint32_t bits;
-  std::memcpy(&bits, p, sizeof(bits));
-  const __m256i spread = _mm256_shuffle_epi8(
-      _mm256_set1_epi32(static_cast<int>(bits)),
-      _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0));
-  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ULL));
-  const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
-  return _mm256_or_si256(set, _mm256_set1_epi8(1));
-}
 
 // The 4 grid entries (8 bytes each) at the 4 int32 indices of idx.
 inline __m256i Grid4x64(const uint64_t* grid, __m128i idx) {
@@ -56,11 +20,6 @@ inline __m128i BytesToI32(const uint8_t* p) {
   int32_t v;
   std::memcpy(&v, p, sizeof(v));
   return _mm_cvtepu8_epi32(_mm_cvtsi32_si128(v));
-}
-
-// The 8 grid entries (4 bytes each) at the 8 int32 indices of idx.
-inline __m256i Grid8x32(const uint32_t* grid, __m256i idx) {
-  return _mm256_i32gather_epi32(reinterpret_cast<const int*>(grid), idx, 4);
 }
 
 // Unsigned magnitudes q times the activations y with signs s applied: 16 int16 pair sums.
@@ -194,62 +153,10 @@ float DotIQ2S(int64_t n, const void* w, const void* x) {
 }
 
 float DotIQ3XXS(int64_t n, const void* w, const void* x) {
-  const BlockIQ3XXS* a = static_cast<const BlockIQ3XXS*>(w);
-  const BlockQ8K* y = static_cast<const BlockQ8K*>(x);
-  __m256 acc = _mm256_setzero_ps();
-  for (int64_t i = 0; i < n / kQK_K; ++i) {
-    const auto group = [&](int ib) {
-      const uint8_t* qs = a[i].qs + 8 * ib;
-      uint32_t aux;
-      std::memcpy(&aux, a[i].qs + kQK_K / 4 + 4 * ib, sizeof(aux));
-      const __m256i idx =
-          _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(qs)));
-      const __m256i p = SignedProducts(Grid8x32(kIq3xxsGrid, idx), Load256(y[i].qs + 32 * ib),
-                                       SignsFrom7BitGroups(aux));
-      const int ls = 2 * static_cast<int>(aux >> 28) + 1;
-      return _mm256_madd_epi16(p, _mm256_set1_epi16(static_cast<int16_t>(ls)));
-    };
-    __m256i sumi0 = _mm256_setzero_si256(), sumi1 = _mm256_setzero_si256();
-    for (int ib = 0; ib < kQK_K / 32; ib += 2) {
-      sumi0 = _mm256_add_epi32(sumi0, group(ib));
-      sumi1 = _mm256_add_epi32(sumi1, group(ib + 1));
-    }
-    const float d = y[i].d * HalfToFloat(a[i].d);
-    acc =
-        _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_add_epi32(sumi0, sumi1)), acc);
-  }
-  return 0.25f * HsumF32(acc);
+  return DotIqRow<Iq3xxsDecoder>(n, w, x);
 }
 
-float DotIQ3S(int64_t n, const void* w, const void* x) {
-  const BlockIQ3S* a = static_cast<const BlockIQ3S*>(w);
-  const BlockQ8K* y = static_cast<const BlockQ8K*>(x);
-  // Grid index k of a group: qs[k] | (bit k of qh) << 8, computed 8 at a time.
-  const __m256i index_shift = _mm256_set_epi32(1, 2, 3, 4, 5, 6, 7, 8);
-  const __m256i index_bit = _mm256_set1_epi32(256);
-  __m256 acc = _mm256_setzero_ps();
-  for (int64_t i = 0; i < n / kQK_K; ++i) {
-    const auto group = [&](int ib) {
-      const __m128i low = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(a[i].qs + 8 * ib));
-      const __m256i high = _mm256_and_si256(
-          _mm256_sllv_epi32(_mm256_set1_epi32(a[i].qh[ib]), index_shift), index_bit);
-      const __m256i idx = _mm256_or_si256(_mm256_cvtepu8_epi32(low), high);
-      const __m256i p = SignedProducts(Grid8x32(kIq3sGrid, idx), Load256(y[i].qs + 32 * ib),
-                                       SignsFromBits(a[i].signs + 4 * ib));
-      const int ls = 2 * ((a[i].scales[ib / 2] >> (4 * (ib % 2))) & 0xF) + 1;
-      return _mm256_madd_epi16(p, _mm256_set1_epi16(static_cast<int16_t>(ls)));
-    };
-    __m256i sumi0 = _mm256_setzero_si256(), sumi1 = _mm256_setzero_si256();
-    for (int ib = 0; ib < kQK_K / 32; ib += 2) {
-      sumi0 = _mm256_add_epi32(sumi0, group(ib));
-      sumi1 = _mm256_add_epi32(sumi1, group(ib + 1));
-    }
-    const float d = y[i].d * HalfToFloat(a[i].d);
-    acc =
-        _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_add_epi32(sumi0, sumi1)), acc);
-  }
-  return HsumF32(acc);
-}
+float DotIQ3S(int64_t n, const void* w, const void* x) { return DotIqRow<Iq3sDecoder>(n, w, x); }
 
 // IQ1 grids hold signed bytes in {-1, 0, 1}: the sign of the weight moves onto the activation
 // and its magnitude (0 or 1) multiplies it.
@@ -324,8 +231,7 @@ float DotIQ1M(int64_t n, const void* w, const void* x) {
       const __m128i high[2] = {_mm_unpacklo_epi8(lo, hi), _mm_unpackhi_epi8(lo, hi)};
       for (int k = 0; k < 4; ++k) {
         const __m128i q8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(a[i].qs + 8 * k));
-        const __m128i h8 =
-            k % 2 == 0 ? high[k / 2] : _mm_unpackhi_epi64(high[k / 2], high[k / 2]);
+        const __m128i h8 = k % 2 == 0 ? high[k / 2] : _mm_unpackhi_epi64(high[k / 2], high[k / 2]);
         const __m256i idx = _mm256_or_si256(_mm256_cvtepu8_epi32(q8),
                                             _mm256_slli_epi32(_mm256_cvtepu8_epi32(h8), 8));
         _mm256_store_si256(reinterpret_cast<__m256i*>(index + 8 * k), idx);

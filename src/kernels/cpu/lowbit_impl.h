@@ -32,7 +32,8 @@ void DequantizeIQ1M(const BlockIQ1M* x, float* y, int64_t n);
 
 // The 16 E2M1 values of MXFP4, doubled (0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives, times 2):
 // integers, so a block's dot with Q8_0 activations is an exact integer sum.
-inline constexpr int8_t kMxfp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+inline constexpr int8_t kMxfp4Values[16] = {0, 1,  2,  3,  4,  6,  8,  12,
+                                            0, -1, -2, -3, -4, -6, -8, -12};
 
 // Half the value of an E8M0 exponent byte, 2^(e - 128) (the doubled levels' scale), exactly:
 // e < 2 gives the subnormals 2^-128 and 2^-127. e = 255 (NaN in the spec) gives 2^127.
@@ -90,6 +91,13 @@ void Dot4Q3K(int64_t n, const void* w, const void* x, size_t x_stride, float* ou
 void Dot4IQ4XS(int64_t n, const void* w, const void* x, size_t x_stride, float* out);
 void Dot4IQ4NL(int64_t n, const void* w, const void* x, size_t x_stride, float* out);  // Q8_0 x
 void Dot4MXFP4(int64_t n, const void* w, const void* x, size_t x_stride, float* out);  // Q8_0 x
+// The codebook types against 4 and 8 Q8_K rows (dot.h, VecDot4Fn and VecDot8Q8KFn).
+#define RADIXLM_DECLARE_IQ_ROWS(T)                                                    \
+  void Dot4##T(int64_t n, const void* w, const void* x, size_t x_stride, float* out); \
+  void Dot8##T(int64_t n, const void* w, const void* x, size_t x_stride, float* out);
+RADIXLM_DECLARE_IQ_ROWS(IQ3XXS)
+RADIXLM_DECLARE_IQ_ROWS(IQ3S)
+#undef RADIXLM_DECLARE_IQ_ROWS
 }  // namespace avx2
 
 #undef RADIXLM_DECLARE_LOWBIT_DOTS

@@ -1,0 +1,188 @@
+// AVX2 decoders of the codebook types (IQ3_XXS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M),
+// shared by their single-row dots (dot_avx2_iquant.cc) and their multi-row dots
+// (dot4_avx2_iquant.cc), so both multiply the same decoded values in the same order (batch
+// invariance). Include only from translation units compiled with -mavx2 -mfma -mf16c.
+//
+// A decoder is built from one weight super-block (256 elements) and hands out its 8 groups of 32
+// elements as an IqGroup, computed from the grid-coded bytes in registers (the weights stay in
+// their GGUF bytes). The product of a group with 32 Q8_K activations y is
+//   madd(maddubs(mag, sign(y, sign)), scale):
+// unsigned magnitudes times the activations with the weights' signs applied (vpsignb), the int16
+// pair sums times the group's sub-block scales, as 8 int32 (exact). A decoder also gives
+//   Scale(): the block's float scale (the activation block's d multiplies it),
+//   kOutScale: the factor of the final sum (the grids' fixed-point scale),
+//   kHasDelta: whether the block adds a delta term (IQ1_S: DeltaSums, from the bsums).
+#pragma once
+
+#include <array>
+
+#include "kernels/cpu/avx2_common.h"
+#include "kernels/cpu/iq_grids.h"
+#include "kernels/cpu/lowbit_impl.h"
+
+namespace radixlm::kernels::cpu::avx2 {
+
+struct IqGroup {
+  __m256i mag;    // 32 unsigned magnitudes
+  __m256i sign;   // 32 bytes whose signs are the weights' (+-1, or the signed weight itself)
+  __m256i scale;  // 16 int16 sub-block scales (one per int16 pair sum)
+};
+
+// The group's 8 int32 sums of scale * weight * activation over the 32 activations at y.
+inline __m256i GroupProducts(const IqGroup& g, const int8_t* y) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(g.mag, _mm256_sign_epi8(Load256(y), g.sign)),
+                           g.scale);
+}
+
+// kSignBytes[s]: the 8 sign bytes (+1 or -1) of 7 stored sign bits s (parity completes 8).
+inline constexpr std::array<uint64_t, 128> kSignBytes = [] {
+  std::array<uint64_t, 128> t{};
+  for (int s = 0; s < 128; ++s) {
+    for (int j = 0; j < 8; ++j) {
+      const uint64_t byte = (kIqSigns[s] >> j) & 1 ? 0xFF : 0x01;
+      t[s] |= byte << (8 * j);
+    }
+  }
+  return t;
+}();
+
+// Table lookups go through vpgatherdq / vpgatherdd: four (eight) scalar loads and inserts
+// would queue on the one shuffle port that the sign and scale shuffles need too.
+
+// 32 sign bytes (+1 or -1) of the 4 stored 7-bit sign groups of a 32-bit word (bits 7l..7l+6).
+inline __m256i SignsFrom7BitGroups(uint32_t aux) {
+  const __m128i idx = _mm_and_si128(
+      _mm_srlv_epi32(_mm_set1_epi32(static_cast<int>(aux)), _mm_set_epi32(21, 14, 7, 0)),
+      _mm_set1_epi32(127));
+  return _mm256_i32gather_epi64(reinterpret_cast<const long long*>(kSignBytes.data()), idx, 8);
+}
+
+// 32 sign bytes (+1 or -1) from 32 sign bits (bit j of the little-endian word: element j).
+inline __m256i SignsFromBits(const uint8_t* p) {
+  uint32_t bits;
+  std::memcpy(&bits, p, sizeof(bits));
+  const __m256i spread = _mm256_shuffle_epi8(
+      _mm256_set1_epi32(static_cast<int>(bits)),
+      _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0));
+  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ULL));
+  const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+  return _mm256_or_si256(set, _mm256_set1_epi8(1));
+}
+
+// The 8 grid entries (4 bytes each) at the 8 int32 indices of idx.
+inline __m256i Grid8x32(const uint32_t* grid, __m256i idx) {
+  return _mm256_i32gather_epi32(reinterpret_cast<const int*>(grid), idx, 4);
+}
+
+class Iq3xxsDecoder {
+ public:
+  using Block = BlockIQ3XXS;
+  static constexpr float kOutScale = 0.25f;
+  static constexpr bool kHasDelta = false;
+
+  explicit Iq3xxsDecoder(const BlockIQ3XXS& b) : b_(b) {}
+  float Scale() const { return HalfToFloat(b_.d); }
+  IqGroup Group(int ib) const {
+    uint32_t aux;
+    std::memcpy(&aux, b_.qs + kQK_K / 4 + 4 * ib, sizeof(aux));
+    const __m256i idx =
+        _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b_.qs + 8 * ib)));
+    const int ls = 2 * static_cast<int>(aux >> 28) + 1;
+    return {Grid8x32(kIq3xxsGrid, idx), SignsFrom7BitGroups(aux),
+            _mm256_set1_epi16(static_cast<int16_t>(ls))};
+  }
+
+ private:
+  const BlockIQ3XXS& b_;
+};
+
+class Iq3sDecoder {
+ public:
+  using Block = BlockIQ3S;
+  static constexpr float kOutScale = 1.0f;
+  static constexpr bool kHasDelta = false;
+
+  explicit Iq3sDecoder(const BlockIQ3S& b) : b_(b) {}
+  float Scale() const { return HalfToFloat(b_.d); }
+  IqGroup Group(int ib) const {
+    // Grid index k of a group: qs[k] | (bit k of qh) << 8, computed 8 at a time.
+    const __m128i low = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b_.qs + 8 * ib));
+    const __m256i high = _mm256_and_si256(
+        _mm256_sllv_epi32(_mm256_set1_epi32(b_.qh[ib]), _mm256_set_epi32(1, 2, 3, 4, 5, 6, 7, 8)),
+        _mm256_set1_epi32(256));
+    const __m256i idx = _mm256_or_si256(_mm256_cvtepu8_epi32(low), high);
+    const int ls = 2 * ((b_.scales[ib / 2] >> (4 * (ib % 2))) & 0xF) + 1;
+    return {Grid8x32(kIq3sGrid, idx), SignsFromBits(b_.signs + 4 * ib),
+            _mm256_set1_epi16(static_cast<int16_t>(ls))};
+  }
+
+ private:
+  const BlockIQ3S& b_;
+};
+
+// One weight row of a codebook type against N Q8_K activation rows (row j at x + j * x_stride):
+// out[j] = dot. Each group is decoded once for all N rows. Per row the integer sums are exact
+// and the float operations are those of DotIqRow below, in the same order, so out[j] is bit for
+// bit DotIqRow's result for row j.
+template <class Decoder, int N>
+inline void DotIqRows(int64_t n, const void* w, const void* x, size_t x_stride, float* out) {
+  using Block = typename Decoder::Block;
+  const Block* a = static_cast<const Block*>(w);
+  const BlockQ8K* y[N];
+  for (int j = 0; j < N; ++j) {
+    y[j] = reinterpret_cast<const BlockQ8K*>(static_cast<const uint8_t*>(x) + j * x_stride);
+  }
+  __m256 acc[N];
+  for (int j = 0; j < N; ++j) acc[j] = _mm256_setzero_ps();
+  for (int64_t i = 0; i < n / kQK_K; ++i) {
+    const Decoder dec(a[i]);
+    __m256i sumi[N];
+    for (int j = 0; j < N; ++j) sumi[j] = _mm256_setzero_si256();
+    for (int ib = 0; ib < kQK_K / 32; ++ib) {
+      const IqGroup g = dec.Group(ib);
+      for (int j = 0; j < N; ++j) {
+        sumi[j] = _mm256_add_epi32(sumi[j], GroupProducts(g, y[j][i].qs + 32 * ib));
+      }
+    }
+    const float dw = dec.Scale();
+    for (int j = 0; j < N; ++j) {
+      const float d = y[j][i].d * dw;
+      __m256 total = _mm256_cvtepi32_ps(sumi[j]);
+      if constexpr (Decoder::kHasDelta) {
+        total = _mm256_fmadd_ps(_mm256_set1_ps(kIq1Delta),
+                                _mm256_cvtepi32_ps(dec.DeltaSums(y[j][i].bsums)), total);
+      }
+      acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(d), total, acc[j]);
+    }
+  }
+  for (int j = 0; j < N; ++j) out[j] = Decoder::kOutScale * HsumF32(acc[j]);
+}
+
+// One weight row against one activation row. Two groups per iteration into two accumulators
+// (the grid loads of one group overlap the arithmetic of the other); the integer sums are exact,
+// so they equal DotIqRows' single accumulator.
+template <class Decoder>
+inline float DotIqRow(int64_t n, const void* w, const void* x) {
+  using Block = typename Decoder::Block;
+  const Block* a = static_cast<const Block*>(w);
+  const BlockQ8K* y = static_cast<const BlockQ8K*>(x);
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t i = 0; i < n / kQK_K; ++i) {
+    const Decoder dec(a[i]);
+    __m256i sumi0 = _mm256_setzero_si256(), sumi1 = _mm256_setzero_si256();
+    for (int ib = 0; ib < kQK_K / 32; ib += 2) {
+      sumi0 = _mm256_add_epi32(sumi0, GroupProducts(dec.Group(ib), y[i].qs + 32 * ib));
+      sumi1 = _mm256_add_epi32(sumi1, GroupProducts(dec.Group(ib + 1), y[i].qs + 32 * ib + 32));
+    }
+    const float d = y[i].d * dec.Scale();
+    __m256 total = _mm256_cvtepi32_ps(_mm256_add_epi32(sumi0, sumi1));
+    if constexpr (Decoder::kHasDelta) {
+      total = _mm256_fmadd_ps(_mm256_set1_ps(kIq1Delta),
+                              _mm256_cvtepi32_ps(dec.DeltaSums(y[i].bsums)), total);
+    }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(d), total, acc);
+  }
+  return Decoder::kOutScale * HsumF32(acc);
+}
+
+}  // namespace radixlm::kernels::cpu::avx2
