@@ -323,6 +323,12 @@ VecDot4Fn Avx2Dot4Fn(GgmlType t) {
       return a::Dot4IQ3XXS;
     case GgmlType::kIQ3_S:
       return a::Dot4IQ3S;
+    case GgmlType::kIQ2_XXS:
+      return a::Dot4IQ2XXS;
+    case GgmlType::kIQ2_XS:
+      return a::Dot4IQ2XS;
+    case GgmlType::kIQ2_S:
+      return a::Dot4IQ2S;
     default:
       return nullptr;
   }
@@ -359,6 +365,12 @@ VecDot8Q8KFn Avx2Dot8Q8KFn(GgmlType t) {
       return a::Dot8IQ3XXS;
     case GgmlType::kIQ3_S:
       return a::Dot8IQ3S;
+    case GgmlType::kIQ2_XXS:
+      return a::Dot8IQ2XXS;
+    case GgmlType::kIQ2_XS:
+      return a::Dot8IQ2XS;
+    case GgmlType::kIQ2_S:
+      return a::Dot8IQ2S;
     default:
       return nullptr;
   }

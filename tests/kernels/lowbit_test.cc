@@ -294,7 +294,8 @@ TEST_P(LowbitTest, EightRowKernelIsBitIdenticalToSingleRowDots) {
 // single-row kernel they match is AVX2's at every level above scalar).
 TEST_P(LowbitTest, CodebookTypesHaveMultiRowKernels) {
   const GgmlType t = GetParam();
-  const bool codebook = t == GgmlType::kIQ3_XXS || t == GgmlType::kIQ3_S;
+  const bool codebook = t == GgmlType::kIQ3_XXS || t == GgmlType::kIQ3_S ||
+                        t == GgmlType::kIQ2_XXS || t == GgmlType::kIQ2_XS || t == GgmlType::kIQ2_S;
   if (!codebook || ActiveIsa() == Isa::kScalar) {
     GTEST_SKIP() << LowbitName(t) << " at " << IsaName(ActiveIsa());
   }

@@ -10,33 +10,9 @@
 namespace radixlm::kernels::cpu::avx2 {
 namespace {
 
-// The 4 grid entries (8 bytes each) at the 4 int32 indices of idx.
-inline __m256i Grid4x64(const uint64_t* grid, __m128i idx) {
-  return _mm256_i32gather_epi64(reinterpret_cast<const long long*>(grid), idx, 8);
-}
-
-// 4 bytes at p, zero-extended to 4 int32.
-inline __m128i BytesToI32(const uint8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, sizeof(v));
-  return _mm_cvtepu8_epi32(_mm_cvtsi32_si128(v));
-}
-
 // Unsigned magnitudes q times the activations y with signs s applied: 16 int16 pair sums.
 inline __m256i SignedProducts(__m256i q, __m256i y, __m256i s) {
   return _mm256_maddubs_epi16(q, _mm256_sign_epi8(y, s));
-}
-
-// The 16 scales 2 * s + 1 of an IQ2_XS / IQ2_S block (a nibble each, group ib: low nibble of
-// scales[ib] for its elements 0..15, high for 16..31) as int16: low lane the low nibbles, high
-// lane the high ones, so BroadcastI16Mask(ib) gives group ib's two scales.
-inline __m256i Iq2BlockScales(const uint8_t* scales) {
-  uint64_t packed;
-  std::memcpy(&packed, scales, sizeof(packed));
-  const __m128i nibbles =
-      _mm_and_si128(_mm_set_epi64x(static_cast<int64_t>(packed >> 4), static_cast<int64_t>(packed)),
-                    _mm_set1_epi8(0xF));
-  return _mm256_cvtepu8_epi16(_mm_add_epi8(_mm_add_epi8(nibbles, nibbles), _mm_set1_epi8(1)));
 }
 
 // IQ1_M's grid with its delta folded in: entry (sign << 11) | k holds 8 * (grid[k] + delta) =
@@ -65,92 +41,12 @@ const uint64_t* Iq1mScaledGrid() {
 }  // namespace
 
 float DotIQ2XXS(int64_t n, const void* w, const void* x) {
-  const BlockIQ2XXS* a = static_cast<const BlockIQ2XXS*>(w);
-  const BlockQ8K* y = static_cast<const BlockQ8K*>(x);
-  __m256 acc = _mm256_setzero_ps();
-  for (int64_t i = 0; i < n / kQK_K; ++i) {
-    const int8_t* q8 = y[i].qs;
-    __m256i sumi0 = _mm256_setzero_si256(), sumi1 = _mm256_setzero_si256();
-    for (int ib = 0; ib < kQK_K / 32; ib += 2, q8 += 64) {
-      uint32_t aux[4];
-      std::memcpy(aux, a[i].qs + 4 * ib, sizeof(aux));
-      const uint8_t* index = reinterpret_cast<const uint8_t*>(a[i].qs + 4 * ib);
-      const __m256i q0 = Grid4x64(kIq2xxsGrid, BytesToI32(index));
-      const __m256i q1 = Grid4x64(kIq2xxsGrid, BytesToI32(index + 8));
-      const __m256i p0 = SignedProducts(q0, Load256(q8), SignsFrom7BitGroups(aux[1]));
-      const __m256i p1 = SignedProducts(q1, Load256(q8 + 32), SignsFrom7BitGroups(aux[3]));
-      const int ls0 = 2 * static_cast<int>(aux[1] >> 28) + 1;
-      const int ls1 = 2 * static_cast<int>(aux[3] >> 28) + 1;
-      sumi0 = _mm256_add_epi32(sumi0, _mm256_madd_epi16(p0, _mm256_set1_epi16(ls0)));
-      sumi1 = _mm256_add_epi32(sumi1, _mm256_madd_epi16(p1, _mm256_set1_epi16(ls1)));
-    }
-    const float d = y[i].d * HalfToFloat(a[i].d);
-    acc =
-        _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_add_epi32(sumi0, sumi1)), acc);
-  }
-  return 0.125f * HsumF32(acc);
+  return DotIqRow<Iq2xxsDecoder>(n, w, x);
 }
 
-// The kernels below take two 32-element groups per iteration into two accumulators (the grid
-// loads of one group overlap the arithmetic of the other).
+float DotIQ2XS(int64_t n, const void* w, const void* x) { return DotIqRow<Iq2xsDecoder>(n, w, x); }
 
-float DotIQ2XS(int64_t n, const void* w, const void* x) {
-  const BlockIQ2XS* a = static_cast<const BlockIQ2XS*>(w);
-  const BlockQ8K* y = static_cast<const BlockQ8K*>(x);
-  __m256 acc = _mm256_setzero_ps();
-  for (int64_t i = 0; i < n / kQK_K; ++i) {
-    const __m256i scales = Iq2BlockScales(a[i].scales);
-    const auto group = [&](int ib) {
-      const uint16_t* qs = a[i].qs + 4 * ib;
-      const __m128i words =
-          _mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(qs)));
-      const __m256i q = Grid4x64(kIq2xsGrid, _mm_and_si128(words, _mm_set1_epi32(511)));
-      const __m256i s = _mm256_i32gather_epi64(
-          reinterpret_cast<const long long*>(kSignBytes.data()), _mm_srli_epi32(words, 9), 8);
-      const __m256i p = SignedProducts(q, Load256(y[i].qs + 32 * ib), s);
-      return _mm256_madd_epi16(p, _mm256_shuffle_epi8(scales, BroadcastI16Mask(ib)));
-    };
-    __m256i sumi0 = _mm256_setzero_si256(), sumi1 = _mm256_setzero_si256();
-    for (int ib = 0; ib < kQK_K / 32; ib += 2) {
-      sumi0 = _mm256_add_epi32(sumi0, group(ib));
-      sumi1 = _mm256_add_epi32(sumi1, group(ib + 1));
-    }
-    const float d = y[i].d * HalfToFloat(a[i].d);
-    acc =
-        _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_add_epi32(sumi0, sumi1)), acc);
-  }
-  return 0.125f * HsumF32(acc);
-}
-
-float DotIQ2S(int64_t n, const void* w, const void* x) {
-  const BlockIQ2S* a = static_cast<const BlockIQ2S*>(w);
-  const BlockQ8K* y = static_cast<const BlockQ8K*>(x);
-  __m256 acc = _mm256_setzero_ps();
-  for (int64_t i = 0; i < n / kQK_K; ++i) {
-    const __m256i scales = Iq2BlockScales(a[i].scales);
-    const auto group = [&](int ib) {
-      const uint8_t* qs = a[i].qs + 4 * ib;
-      const int qh = a[i].qh[ib];
-      // Index l: qs[l] | (bits 2l, 2l + 1 of qh) << 8.
-      const __m128i high =
-          _mm_and_si128(_mm_srlv_epi32(_mm_set1_epi32(qh << 8), _mm_set_epi32(6, 4, 2, 0)),
-                        _mm_set1_epi32(0x300));
-      const __m256i q = Grid4x64(kIq2sGrid, _mm_or_si128(BytesToI32(qs), high));
-      const __m256i p = SignedProducts(q, Load256(y[i].qs + 32 * ib),
-                                       SignsFromBits(a[i].qs + kQK_K / 8 + 4 * ib));
-      return _mm256_madd_epi16(p, _mm256_shuffle_epi8(scales, BroadcastI16Mask(ib)));
-    };
-    __m256i sumi0 = _mm256_setzero_si256(), sumi1 = _mm256_setzero_si256();
-    for (int ib = 0; ib < kQK_K / 32; ib += 2) {
-      sumi0 = _mm256_add_epi32(sumi0, group(ib));
-      sumi1 = _mm256_add_epi32(sumi1, group(ib + 1));
-    }
-    const float d = y[i].d * HalfToFloat(a[i].d);
-    acc =
-        _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(_mm256_add_epi32(sumi0, sumi1)), acc);
-  }
-  return 0.125f * HsumF32(acc);
-}
+float DotIQ2S(int64_t n, const void* w, const void* x) { return DotIqRow<Iq2sDecoder>(n, w, x); }
 
 float DotIQ3XXS(int64_t n, const void* w, const void* x) {
   return DotIqRow<Iq3xxsDecoder>(n, w, x);

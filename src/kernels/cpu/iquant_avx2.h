@@ -74,6 +74,30 @@ inline __m256i Grid8x32(const uint32_t* grid, __m256i idx) {
   return _mm256_i32gather_epi32(reinterpret_cast<const int*>(grid), idx, 4);
 }
 
+// The 4 grid entries (8 bytes each) at the 4 int32 indices of idx.
+inline __m256i Grid4x64(const uint64_t* grid, __m128i idx) {
+  return _mm256_i32gather_epi64(reinterpret_cast<const long long*>(grid), idx, 8);
+}
+
+// 4 bytes at p, zero-extended to 4 int32.
+inline __m128i BytesToI32(const uint8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return _mm_cvtepu8_epi32(_mm_cvtsi32_si128(v));
+}
+
+// The 16 scales 2 * s + 1 of an IQ2_XS / IQ2_S block (a nibble each, group ib: low nibble of
+// scales[ib] for its elements 0..15, high for 16..31) as int16: low lane the low nibbles, high
+// lane the high ones, so BroadcastI16Mask(ib) gives group ib's two scales.
+inline __m256i Iq2BlockScales(const uint8_t* scales) {
+  uint64_t packed;
+  std::memcpy(&packed, scales, sizeof(packed));
+  const __m128i nibbles =
+      _mm_and_si128(_mm_set_epi64x(static_cast<int64_t>(packed >> 4), static_cast<int64_t>(packed)),
+                    _mm_set1_epi8(0xF));
+  return _mm256_cvtepu8_epi16(_mm_add_epi8(_mm_add_epi8(nibbles, nibbles), _mm_set1_epi8(1)));
+}
+
 class Iq3xxsDecoder {
  public:
   using Block = BlockIQ3XXS;
@@ -118,6 +142,74 @@ class Iq3sDecoder {
 
  private:
   const BlockIQ3S& b_;
+};
+
+class Iq2xxsDecoder {
+ public:
+  using Block = BlockIQ2XXS;
+  static constexpr float kOutScale = 0.125f;
+  static constexpr bool kHasDelta = false;
+
+  explicit Iq2xxsDecoder(const BlockIQ2XXS& b) : b_(b) {}
+  float Scale() const { return HalfToFloat(b_.d); }
+  IqGroup Group(int ib) const {
+    // Two u32 per group: four 8-bit grid indices; 4 x 7 sign bits and the 4-bit scale.
+    const uint8_t* index = reinterpret_cast<const uint8_t*>(b_.qs + 4 * ib);
+    uint32_t aux;
+    std::memcpy(&aux, index + 4, sizeof(aux));
+    const int ls = 2 * static_cast<int>(aux >> 28) + 1;
+    return {Grid4x64(kIq2xxsGrid, BytesToI32(index)), SignsFrom7BitGroups(aux),
+            _mm256_set1_epi16(static_cast<int16_t>(ls))};
+  }
+
+ private:
+  const BlockIQ2XXS& b_;
+};
+
+class Iq2xsDecoder {
+ public:
+  using Block = BlockIQ2XS;
+  static constexpr float kOutScale = 0.125f;
+  static constexpr bool kHasDelta = false;
+
+  explicit Iq2xsDecoder(const BlockIQ2XS& b) : b_(b), scales_(Iq2BlockScales(b.scales)) {}
+  float Scale() const { return HalfToFloat(b_.d); }
+  IqGroup Group(int ib) const {
+    // Per 8 elements a u16: a 9-bit grid index and 7 sign bits.
+    const __m128i words =
+        _mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b_.qs + 4 * ib)));
+    return {Grid4x64(kIq2xsGrid, _mm_and_si128(words, _mm_set1_epi32(511))),
+            _mm256_i32gather_epi64(reinterpret_cast<const long long*>(kSignBytes.data()),
+                                   _mm_srli_epi32(words, 9), 8),
+            _mm256_shuffle_epi8(scales_, BroadcastI16Mask(ib))};
+  }
+
+ private:
+  const BlockIQ2XS& b_;
+  __m256i scales_;
+};
+
+class Iq2sDecoder {
+ public:
+  using Block = BlockIQ2S;
+  static constexpr float kOutScale = 0.125f;
+  static constexpr bool kHasDelta = false;
+
+  explicit Iq2sDecoder(const BlockIQ2S& b) : b_(b), scales_(Iq2BlockScales(b.scales)) {}
+  float Scale() const { return HalfToFloat(b_.d); }
+  IqGroup Group(int ib) const {
+    // Index l: qs[l] | (bits 2l, 2l + 1 of qh) << 8.
+    const __m128i high =
+        _mm_and_si128(_mm_srlv_epi32(_mm_set1_epi32(b_.qh[ib] << 8), _mm_set_epi32(6, 4, 2, 0)),
+                      _mm_set1_epi32(0x300));
+    return {Grid4x64(kIq2sGrid, _mm_or_si128(BytesToI32(b_.qs + 4 * ib), high)),
+            SignsFromBits(b_.qs + kQK_K / 8 + 4 * ib),
+            _mm256_shuffle_epi8(scales_, BroadcastI16Mask(ib))};
+  }
+
+ private:
+  const BlockIQ2S& b_;
+  __m256i scales_;
 };
 
 // One weight row of a codebook type against N Q8_K activation rows (row j at x + j * x_stride):

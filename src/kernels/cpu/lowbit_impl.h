@@ -97,6 +97,9 @@ void Dot4MXFP4(int64_t n, const void* w, const void* x, size_t x_stride, float* 
   void Dot8##T(int64_t n, const void* w, const void* x, size_t x_stride, float* out);
 RADIXLM_DECLARE_IQ_ROWS(IQ3XXS)
 RADIXLM_DECLARE_IQ_ROWS(IQ3S)
+RADIXLM_DECLARE_IQ_ROWS(IQ2XXS)
+RADIXLM_DECLARE_IQ_ROWS(IQ2XS)
+RADIXLM_DECLARE_IQ_ROWS(IQ2S)
 #undef RADIXLM_DECLARE_IQ_ROWS
 }  // namespace avx2
 
