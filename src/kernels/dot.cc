@@ -329,6 +329,10 @@ VecDot4Fn Avx2Dot4Fn(GgmlType t) {
       return a::Dot4IQ2XS;
     case GgmlType::kIQ2_S:
       return a::Dot4IQ2S;
+    case GgmlType::kIQ1_S:
+      return a::Dot4IQ1S;
+    case GgmlType::kIQ1_M:
+      return a::Dot4IQ1M;
     default:
       return nullptr;
   }
@@ -371,6 +375,10 @@ VecDot8Q8KFn Avx2Dot8Q8KFn(GgmlType t) {
       return a::Dot8IQ2XS;
     case GgmlType::kIQ2_S:
       return a::Dot8IQ2S;
+    case GgmlType::kIQ1_S:
+      return a::Dot8IQ1S;
+    case GgmlType::kIQ1_M:
+      return a::Dot8IQ1M;
     default:
       return nullptr;
   }

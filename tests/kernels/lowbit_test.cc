@@ -295,7 +295,8 @@ TEST_P(LowbitTest, EightRowKernelIsBitIdenticalToSingleRowDots) {
 TEST_P(LowbitTest, CodebookTypesHaveMultiRowKernels) {
   const GgmlType t = GetParam();
   const bool codebook = t == GgmlType::kIQ3_XXS || t == GgmlType::kIQ3_S ||
-                        t == GgmlType::kIQ2_XXS || t == GgmlType::kIQ2_XS || t == GgmlType::kIQ2_S;
+                        t == GgmlType::kIQ2_XXS || t == GgmlType::kIQ2_XS ||
+                        t == GgmlType::kIQ2_S || t == GgmlType::kIQ1_S || t == GgmlType::kIQ1_M;
   if (!codebook || ActiveIsa() == Isa::kScalar) {
     GTEST_SKIP() << LowbitName(t) << " at " << IsaName(ActiveIsa());
   }

@@ -212,6 +212,102 @@ class Iq2sDecoder {
   __m256i scales_;
 };
 
+// IQ1 grids hold signed bytes in {-1, 0, 1}: the sign of the weight moves onto the activation
+// and its magnitude (0 or 1) multiplies it.
+class Iq1sDecoder {
+ public:
+  using Block = BlockIQ1S;
+  static constexpr float kOutScale = 1.0f;
+  static constexpr bool kHasDelta = true;
+
+  // Per group ib (qh[ib]): scale ls = 2 * bits 12..14 + 1 and the delta's sign (bit 15), all 8
+  // at once.
+  explicit Iq1sDecoder(const BlockIQ1S& b) : b_(b) {
+    const __m128i qh = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh));
+    const __m128i ls =
+        _mm_add_epi16(_mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(qh, 12), _mm_set1_epi16(7)), 1),
+                      _mm_set1_epi16(1));
+    const __m128i negative = _mm_srai_epi16(qh, 15);
+    const __m128i signed_ls = _mm_sub_epi16(_mm_xor_si128(ls, negative), negative);
+    delta_scales_ = _mm256_set_m128i(_mm_unpackhi_epi16(signed_ls, signed_ls),
+                                     _mm_unpacklo_epi16(signed_ls, signed_ls));
+    scales_ = _mm256_broadcastsi128_si256(ls);
+  }
+  float Scale() const { return HalfToFloat(b_.d); }
+  // The delta term sum_ib +-ls * (sum of the group's 32 activations), from the 16 bsums.
+  __m256i DeltaSums(const int16_t* bsums) const {
+    return _mm256_madd_epi16(delta_scales_, Load256(bsums));
+  }
+  IqGroup Group(int ib) const {
+    // Index l: qs[l] | (bits 3l..3l+2 of qh) << 8.
+    const __m128i high =
+        _mm_and_si128(_mm_srlv_epi32(_mm_set1_epi32(b_.qh[ib] << 8), _mm_set_epi32(9, 6, 3, 0)),
+                      _mm_set1_epi32(0x700));
+    const __m256i q = Grid4x64(kIq1sGrid, _mm_or_si128(BytesToI32(b_.qs + 4 * ib), high));
+    return {_mm256_sign_epi8(q, q), q, _mm256_shuffle_epi8(scales_, BroadcastI16Mask(ib))};
+  }
+
+ private:
+  const BlockIQ1S& b_;
+  __m256i delta_scales_;
+  __m256i scales_;
+};
+
+// IQ1_M's grid with its delta folded in: entry (sign << 11) | k holds 8 * (grid[k] + delta) =
+// 8 * grid[k] + 1 (sign 0) or - 1 (sign 1) per byte, a nonzero int8. Indexed by qs | nibble << 8
+// (the nibble's bits 0..2 extend the grid index, bit 3 is the delta's sign), one gather gives a
+// group's 8 values with their delta. (4096 entries; built on first use.)
+const uint64_t* Iq1mScaledGrid();
+
+class Iq1mDecoder {
+ public:
+  using Block = BlockIQ1M;
+  static_assert(kIq1Delta == 0.125f, "the grid values are scaled by 1 / kIq1Delta = 8");
+  static constexpr float kOutScale = kIq1Delta;  // the sums are of 8 * (grid + delta)
+  static constexpr bool kHasDelta = false;
+
+  explicit Iq1mDecoder(const BlockIQ1M& b) : b_(b), grid_(Iq1mScaledGrid()) {
+    // The 16 sub-block scales 2 * s + 1: s is bits 3t..3t+2 of scale word k for sub-block
+    // 4k + t. Shifting the 4 words by 0, 6 (low lane) and 3, 9 (high lane) puts sub-block
+    // 2 * ib (elements 0..15 of group ib) in the low lane and 2 * ib + 1 in the high lane, both
+    // at int16 position (ib % 2) * 4 + ib / 2.
+    uint64_t words;
+    std::memcpy(&words, b.scales, sizeof(words));
+    const __m256i s =
+        _mm256_and_si256(_mm256_srlv_epi64(_mm256_set1_epi64x(static_cast<int64_t>(words)),
+                                           _mm256_set_epi64x(9, 3, 6, 0)),
+                         _mm256_set1_epi16(7));
+    block_scales_ = _mm256_add_epi16(_mm256_add_epi16(s, s), _mm256_set1_epi16(1));
+    // The 32 indices into the scaled grid, qs[l] | (qh nibble l) << 8, computed 8 at a time
+    // into memory; each group then loads its 4.
+    const __m128i qh = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh));
+    const __m128i m15 = _mm_set1_epi8(15);
+    const __m128i lo = _mm_and_si128(qh, m15);
+    const __m128i hi = _mm_and_si128(_mm_srli_epi16(qh, 4), m15);
+    const __m128i high[2] = {_mm_unpacklo_epi8(lo, hi), _mm_unpackhi_epi8(lo, hi)};
+    for (int k = 0; k < 4; ++k) {
+      const __m128i q8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b.qs + 8 * k));
+      const __m128i h8 = k % 2 == 0 ? high[k / 2] : _mm_unpackhi_epi64(high[k / 2], high[k / 2]);
+      const __m256i idx =
+          _mm256_or_si256(_mm256_cvtepu8_epi32(q8), _mm256_slli_epi32(_mm256_cvtepu8_epi32(h8), 8));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(index_ + 8 * k), idx);
+    }
+  }
+  float Scale() const { return HalfToFloat(IQ1MHalfScale(b_)); }
+  IqGroup Group(int ib) const {
+    const __m256i q8 =
+        Grid4x64(grid_, _mm_load_si128(reinterpret_cast<const __m128i*>(index_ + 4 * ib)));
+    return {_mm256_sign_epi8(q8, q8), q8,
+            _mm256_shuffle_epi8(block_scales_, BroadcastI16Mask((ib % 2) * 4 + ib / 2))};
+  }
+
+ private:
+  const BlockIQ1M& b_;
+  const uint64_t* grid_;
+  __m256i block_scales_;
+  alignas(32) int32_t index_[32];
+};
+
 // One weight row of a codebook type against N Q8_K activation rows (row j at x + j * x_stride):
 // out[j] = dot. Each group is decoded once for all N rows. Per row the integer sums are exact
 // and the float operations are those of DotIqRow below, in the same order, so out[j] is bit for
