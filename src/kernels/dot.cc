@@ -388,6 +388,54 @@ VecDot8Q8KFn Avx2Dot8Q8KFn(GgmlType t) {
 #endif
 }
 
+// The AVX-512 multi-row kernels of the codebook types (bit for bit the AVX2 single-row ones).
+#if defined(RADIXLM_KERNELS_X86) && defined(RADIXLM_KERNELS_AVX512)
+#define RADIXLM_CODEBOOK_ROWS(N) \
+  case GgmlType::kIQ3_XXS:       \
+    return a::Dot##N##IQ3XXS;    \
+  case GgmlType::kIQ3_S:         \
+    return a::Dot##N##IQ3S;      \
+  case GgmlType::kIQ2_XXS:       \
+    return a::Dot##N##IQ2XXS;    \
+  case GgmlType::kIQ2_XS:        \
+    return a::Dot##N##IQ2XS;     \
+  case GgmlType::kIQ2_S:         \
+    return a::Dot##N##IQ2S;      \
+  case GgmlType::kIQ1_S:         \
+    return a::Dot##N##IQ1S;      \
+  case GgmlType::kIQ1_M:         \
+    return a::Dot##N##IQ1M;
+VecDot4Fn Avx512Dot4Fn(GgmlType t) {
+  namespace a = cpu::avx512;
+  switch (t) {
+    RADIXLM_CODEBOOK_ROWS(4)
+    default:
+      return nullptr;
+  }
+}
+VecDot8Q8KFn Avx512Dot8Q8KFn(GgmlType t) {
+  namespace a = cpu::avx512;
+  switch (t) {
+    RADIXLM_CODEBOOK_ROWS(8)
+    default:
+      return nullptr;
+  }
+}
+#undef RADIXLM_CODEBOOK_ROWS
+#else
+VecDot4Fn Avx512Dot4Fn(GgmlType) { return nullptr; }
+VecDot8Q8KFn Avx512Dot8Q8KFn(GgmlType) { return nullptr; }
+#endif
+
+// Whether the dispatched single-row kernel is the AVX2 one, which every multi-row kernel
+// matches bit for bit. Where it is another one (AVX-512, scalar), MatMul uses the single-row
+// kernel for every token: a token's result must not depend on how many tokens share the call
+// (batch invariance).
+bool DispatchesAvx2SingleRow(GgmlType t) {
+  const VecDotFn single = GetVecDotFn(t);
+  return single != nullptr && single == Avx2Fn(t);
+}
+
 }  // namespace
 
 void SplitQ8_0x8(int64_t n, const void* x, size_t x_stride, int8_t* qs, size_t qs_stride,
@@ -405,27 +453,33 @@ void SplitQ8_0x8(int64_t n, const void* x, size_t x_stride, int8_t* qs, size_t q
 }
 
 VecDot8Fn GetVecDot8Fn(GgmlType weight_type) {
-  // As GetVecDot4Fn: only where the dispatched single-row kernel is the AVX2 one it matches.
-  const VecDotFn single = GetVecDotFn(weight_type);
-  if (single == nullptr || single != Avx2Fn(weight_type)) return nullptr;
-  return Avx2Dot8Fn(weight_type);
+  return DispatchesAvx2SingleRow(weight_type) ? Avx2Dot8Fn(weight_type) : nullptr;
 }
 
 VecDot8Q8KFn GetVecDot8Q8KFn(GgmlType weight_type) {
-  // As GetVecDot4Fn: only where the dispatched single-row kernel is the AVX2 one it matches.
-  const VecDotFn single = GetVecDotFn(weight_type);
-  if (single == nullptr || single != Avx2Fn(weight_type)) return nullptr;
-  return Avx2Dot8Q8KFn(weight_type);
+  return DispatchesAvx2SingleRow(weight_type) ? GetVecDot8Q8KFnForIsa(weight_type, ActiveIsa())
+                                              : nullptr;
 }
 
 VecDot4Fn GetVecDot4Fn(GgmlType weight_type) {
-  // The 4-row kernels are bit-identical to the AVX2 single-row kernels only. Where the
-  // dispatched single-row kernel is another one (AVX-512, scalar), return nullptr so MatMul
-  // uses the single-row kernel for every token: a token's result must not depend on how many
-  // tokens share the call (batch invariance).
-  const VecDotFn single = GetVecDotFn(weight_type);
-  if (single == nullptr || single != Avx2Fn(weight_type)) return nullptr;
-  return Avx2Dot4Fn(weight_type);
+  return DispatchesAvx2SingleRow(weight_type) ? GetVecDot4FnForIsa(weight_type, ActiveIsa())
+                                              : nullptr;
+}
+
+VecDot4Fn GetVecDot4FnForIsa(GgmlType weight_type, Isa isa) {
+  if (!IsaAvailable(isa)) return nullptr;
+  if (isa >= Isa::kAvx512) {
+    if (const VecDot4Fn fn = Avx512Dot4Fn(weight_type)) return fn;
+  }
+  return isa >= Isa::kAvx2 ? Avx2Dot4Fn(weight_type) : nullptr;
+}
+
+VecDot8Q8KFn GetVecDot8Q8KFnForIsa(GgmlType weight_type, Isa isa) {
+  if (!IsaAvailable(isa)) return nullptr;
+  if (isa >= Isa::kAvx512) {
+    if (const VecDot8Q8KFn fn = Avx512Dot8Q8KFn(weight_type)) return fn;
+  }
+  return isa >= Isa::kAvx2 ? Avx2Dot8Q8KFn(weight_type) : nullptr;
 }
 
 VecDotFn GetVecDotFn(GgmlType weight_type) {

@@ -91,5 +91,10 @@ bool IsaAvailable(Isa isa);
 // The implementation at exactly `isa` level for a weight type, or nullptr if that level has no
 // specialized kernel for it (or is unavailable). For tests and benchmarks comparing paths.
 VecDotFn GetVecDotFnForIsa(GgmlType weight_type, Isa isa);
+// The multi-row kernels MatMul runs at exactly `isa` level (where the dispatched single-row
+// kernel is AVX2's), or nullptr; each is bit for bit GetVecDotFnForIsa(weight_type, kAvx2) per
+// row. From kAvx512 up the codebook types have AVX-512 ones (two groups per 512-bit register).
+VecDot4Fn GetVecDot4FnForIsa(GgmlType weight_type, Isa isa);
+VecDot8Q8KFn GetVecDot8Q8KFnForIsa(GgmlType weight_type, Isa isa);
 
 }  // namespace radixlm::kernels

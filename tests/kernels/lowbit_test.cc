@@ -290,6 +290,47 @@ TEST_P(LowbitTest, EightRowKernelIsBitIdenticalToSingleRowDots) {
   }
 }
 
+// The multi-row kernels of each ISA level this machine has (AVX2, and AVX-512 for the codebook
+// types) are bit for bit the AVX2 single-row kernel MatMul dispatches with them, whichever level
+// RADIXLM_ISA caps the process at; 4 and 8 rows, odd block counts, padded strides.
+TEST_P(LowbitTest, MultiRowKernelsOfEveryIsaMatchTheAvx2SingleRowDot) {
+  const GgmlType t = GetParam();
+  const VecDotFn single = GetVecDotFnForIsa(t, Isa::kAvx2);
+  if (single == nullptr) GTEST_SKIP() << "no AVX2";
+  std::mt19937 rng(57);
+  int kernels = 0;
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    const VecDot4Fn dot4 = GetVecDot4FnForIsa(t, isa);
+    const VecDot8Q8KFn dot8 = GetVecDot8Q8KFnForIsa(t, isa);
+    kernels += (dot4 != nullptr) + (dot8 != nullptr);
+    for (int trial = 0; trial < 10 && (dot4 != nullptr || dot8 != nullptr); ++trial) {
+      const int64_t n = BlockSize(t) * (1 + rng() % 7);
+      const auto w = RandomLowbitRow(rng, t, n);
+      const size_t stride = RowBytes(ActivationType(t), n) + (trial % 2 ? 36 : 0);
+      std::vector<uint8_t> xs(8 * stride);
+      for (int j = 0; j < 8; ++j) {
+        auto xf = RandomFloats(rng, n, -2.0f, 2.0f);
+        if (trial % 8 == j) xf[rng() % n] = -1e4f;
+        const auto xq = LowbitActivation(t, xf);
+        std::copy(xq.begin(), xq.end(), xs.begin() + j * stride);
+      }
+      float out[8];
+      for (int rows : {4, 8}) {
+        if (rows == 4 && dot4 == nullptr) continue;
+        if (rows == 8 && dot8 == nullptr) continue;
+        std::fill(out, out + 8, -1.0f);
+        (rows == 4 ? dot4 : dot8)(n, w.data(), xs.data(), stride, out);
+        for (int j = 0; j < rows; ++j) {
+          ASSERT_EQ(out[j], single(n, w.data(), xs.data() + j * stride))
+              << LowbitName(t) << " " << IsaName(isa) << " " << rows << " rows, row " << j
+              << " n=" << n;
+        }
+      }
+    }
+  }
+  std::printf("%s: %d multi-row kernel(s) checked\n", LowbitName(t).c_str(), kernels);
+}
+
 // From AVX2 up the codebook types decode each weight group once per 4 or 8 tokens (the
 // single-row kernel they match is AVX2's at every level above scalar).
 TEST_P(LowbitTest, CodebookTypesHaveMultiRowKernels) {

@@ -1,11 +1,13 @@
 // AVX2 decoders of the codebook types (IQ3_XXS, IQ3_S, IQ2_XXS, IQ2_XS, IQ2_S, IQ1_S, IQ1_M),
 // shared by their single-row dots (dot_avx2_iquant.cc) and their multi-row dots
-// (dot4_avx2_iquant.cc), so both multiply the same decoded values in the same order (batch
-// invariance). Include only from translation units compiled with -mavx2 -mfma -mf16c.
+// (dot4_avx2_iquant.cc, dot4_avx512_iquant.cc), so all multiply the same decoded values (batch
+// invariance). Include only from translation units compiled with at least -mavx2 -mfma -mf16c;
+// everything here but Iq1mScaledGrid is in an unnamed namespace, so the AVX-512 translation
+// unit's copies never stand in for the AVX2 ones at link time.
 //
-// A decoder is built from one weight super-block (256 elements) and hands out its 8 groups of 32
-// elements as an IqGroup, computed from the grid-coded bytes in registers (the weights stay in
-// their GGUF bytes). The product of a group with 32 Q8_K activations y is
+// A decoder is built from one weight super-block (256 elements) and its type's Tables (made
+// once per row) and hands out its 8 groups of 32 elements as an IqGroup, computed from the
+// grid-coded bytes in registers (the weights stay in their GGUF bytes). The product of a group with 32 Q8_K activations y is
 //   madd(maddubs(mag, sign(y, sign)), scale):
 // unsigned magnitudes times the activations with the weights' signs applied (vpsignb), the int16
 // pair sums times the group's sub-block scales, as 8 int32 (exact). A decoder also gives
@@ -21,6 +23,17 @@
 #include "kernels/cpu/lowbit_impl.h"
 
 namespace radixlm::kernels::cpu::avx2 {
+
+// IQ1_M's grid with its delta folded in: entry (sign << 11) | k holds 8 * (grid[k] + delta) =
+// 8 * grid[k] + 1 (sign 0) or - 1 (sign 1) per byte, a nonzero int8. Indexed by qs | nibble << 8
+// (the nibble's bits 0..2 extend the grid index, bit 3 is the delta's sign), one gather gives a
+// group's 8 values with their delta. (4096 entries; built on first use; dot_avx2_iquant.cc.)
+const uint64_t* Iq1mScaledGrid();
+
+namespace {
+
+// The tables a decoder reads besides the fixed codebooks (none but IQ1_M's).
+struct NoTables {};
 
 struct IqGroup {
   __m256i mag;    // 32 unsigned magnitudes
@@ -101,10 +114,11 @@ inline __m256i Iq2BlockScales(const uint8_t* scales) {
 class Iq3xxsDecoder {
  public:
   using Block = BlockIQ3XXS;
+  using Tables = NoTables;
   static constexpr float kOutScale = 0.25f;
   static constexpr bool kHasDelta = false;
 
-  explicit Iq3xxsDecoder(const BlockIQ3XXS& b) : b_(b) {}
+  Iq3xxsDecoder(const BlockIQ3XXS& b, NoTables) : b_(b) {}
   float Scale() const { return HalfToFloat(b_.d); }
   IqGroup Group(int ib) const {
     uint32_t aux;
@@ -123,10 +137,11 @@ class Iq3xxsDecoder {
 class Iq3sDecoder {
  public:
   using Block = BlockIQ3S;
+  using Tables = NoTables;
   static constexpr float kOutScale = 1.0f;
   static constexpr bool kHasDelta = false;
 
-  explicit Iq3sDecoder(const BlockIQ3S& b) : b_(b) {}
+  Iq3sDecoder(const BlockIQ3S& b, NoTables) : b_(b) {}
   float Scale() const { return HalfToFloat(b_.d); }
   IqGroup Group(int ib) const {
     // Grid index k of a group: qs[k] | (bit k of qh) << 8, computed 8 at a time.
@@ -147,10 +162,11 @@ class Iq3sDecoder {
 class Iq2xxsDecoder {
  public:
   using Block = BlockIQ2XXS;
+  using Tables = NoTables;
   static constexpr float kOutScale = 0.125f;
   static constexpr bool kHasDelta = false;
 
-  explicit Iq2xxsDecoder(const BlockIQ2XXS& b) : b_(b) {}
+  Iq2xxsDecoder(const BlockIQ2XXS& b, NoTables) : b_(b) {}
   float Scale() const { return HalfToFloat(b_.d); }
   IqGroup Group(int ib) const {
     // Two u32 per group: four 8-bit grid indices; 4 x 7 sign bits and the 4-bit scale.
@@ -169,10 +185,11 @@ class Iq2xxsDecoder {
 class Iq2xsDecoder {
  public:
   using Block = BlockIQ2XS;
+  using Tables = NoTables;
   static constexpr float kOutScale = 0.125f;
   static constexpr bool kHasDelta = false;
 
-  explicit Iq2xsDecoder(const BlockIQ2XS& b) : b_(b), scales_(Iq2BlockScales(b.scales)) {}
+  Iq2xsDecoder(const BlockIQ2XS& b, NoTables) : b_(b), scales_(Iq2BlockScales(b.scales)) {}
   float Scale() const { return HalfToFloat(b_.d); }
   IqGroup Group(int ib) const {
     // Per 8 elements a u16: a 9-bit grid index and 7 sign bits.
@@ -192,10 +209,11 @@ class Iq2xsDecoder {
 class Iq2sDecoder {
  public:
   using Block = BlockIQ2S;
+  using Tables = NoTables;
   static constexpr float kOutScale = 0.125f;
   static constexpr bool kHasDelta = false;
 
-  explicit Iq2sDecoder(const BlockIQ2S& b) : b_(b), scales_(Iq2BlockScales(b.scales)) {}
+  Iq2sDecoder(const BlockIQ2S& b, NoTables) : b_(b), scales_(Iq2BlockScales(b.scales)) {}
   float Scale() const { return HalfToFloat(b_.d); }
   IqGroup Group(int ib) const {
     // Index l: qs[l] | (bits 2l, 2l + 1 of qh) << 8.
@@ -217,12 +235,13 @@ class Iq2sDecoder {
 class Iq1sDecoder {
  public:
   using Block = BlockIQ1S;
+  using Tables = NoTables;
   static constexpr float kOutScale = 1.0f;
   static constexpr bool kHasDelta = true;
 
   // Per group ib (qh[ib]): scale ls = 2 * bits 12..14 + 1 and the delta's sign (bit 15), all 8
   // at once.
-  explicit Iq1sDecoder(const BlockIQ1S& b) : b_(b) {
+  Iq1sDecoder(const BlockIQ1S& b, NoTables) : b_(b) {
     const __m128i qh = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qh));
     const __m128i ls =
         _mm_add_epi16(_mm_slli_epi16(_mm_and_si128(_mm_srli_epi16(qh, 12), _mm_set1_epi16(7)), 1),
@@ -253,20 +272,17 @@ class Iq1sDecoder {
   __m256i scales_;
 };
 
-// IQ1_M's grid with its delta folded in: entry (sign << 11) | k holds 8 * (grid[k] + delta) =
-// 8 * grid[k] + 1 (sign 0) or - 1 (sign 1) per byte, a nonzero int8. Indexed by qs | nibble << 8
-// (the nibble's bits 0..2 extend the grid index, bit 3 is the delta's sign), one gather gives a
-// group's 8 values with their delta. (4096 entries; built on first use.)
-const uint64_t* Iq1mScaledGrid();
-
 class Iq1mDecoder {
  public:
   using Block = BlockIQ1M;
+  struct Tables {  // looked up once per row
+    const uint64_t* grid = Iq1mScaledGrid();
+  };
   static_assert(kIq1Delta == 0.125f, "the grid values are scaled by 1 / kIq1Delta = 8");
   static constexpr float kOutScale = kIq1Delta;  // the sums are of 8 * (grid + delta)
   static constexpr bool kHasDelta = false;
 
-  explicit Iq1mDecoder(const BlockIQ1M& b) : b_(b), grid_(Iq1mScaledGrid()) {
+  Iq1mDecoder(const BlockIQ1M& b, const Tables& tables) : b_(b), grid_(tables.grid) {
     // The 16 sub-block scales 2 * s + 1: s is bits 3t..3t+2 of scale word k for sub-block
     // 4k + t. Shifting the 4 words by 0, 6 (low lane) and 3, 9 (high lane) puts sub-block
     // 2 * ib (elements 0..15 of group ib) in the low lane and 2 * ib + 1 in the high lane, both
@@ -320,10 +336,11 @@ inline void DotIqRows(int64_t n, const void* w, const void* x, size_t x_stride, 
   for (int j = 0; j < N; ++j) {
     y[j] = reinterpret_cast<const BlockQ8K*>(static_cast<const uint8_t*>(x) + j * x_stride);
   }
+  const typename Decoder::Tables tables{};
   __m256 acc[N];
   for (int j = 0; j < N; ++j) acc[j] = _mm256_setzero_ps();
   for (int64_t i = 0; i < n / kQK_K; ++i) {
-    const Decoder dec(a[i]);
+    const Decoder dec(a[i], tables);
     __m256i sumi[N];
     for (int j = 0; j < N; ++j) sumi[j] = _mm256_setzero_si256();
     for (int ib = 0; ib < kQK_K / 32; ++ib) {
@@ -354,9 +371,10 @@ inline float DotIqRow(int64_t n, const void* w, const void* x) {
   using Block = typename Decoder::Block;
   const Block* a = static_cast<const Block*>(w);
   const BlockQ8K* y = static_cast<const BlockQ8K*>(x);
+  const typename Decoder::Tables tables{};
   __m256 acc = _mm256_setzero_ps();
   for (int64_t i = 0; i < n / kQK_K; ++i) {
-    const Decoder dec(a[i]);
+    const Decoder dec(a[i], tables);
     __m256i sumi0 = _mm256_setzero_si256(), sumi1 = _mm256_setzero_si256();
     for (int ib = 0; ib < kQK_K / 32; ib += 2) {
       sumi0 = _mm256_add_epi32(sumi0, GroupProducts(dec.Group(ib), y[i].qs + 32 * ib));
@@ -373,4 +391,5 @@ inline float DotIqRow(int64_t n, const void* w, const void* x) {
   return Decoder::kOutScale * HsumF32(acc);
 }
 
+}  // namespace
 }  // namespace radixlm::kernels::cpu::avx2

@@ -77,6 +77,18 @@ inline uint16_t IQ1MHalfScale(const BlockIQ1M& b) {
   float DotIQ1S(int64_t n, const void* w, const void* x);   \
   float DotIQ1M(int64_t n, const void* w, const void* x);
 
+#define RADIXLM_DECLARE_IQ_ROWS_OF(T)                                                 \
+  void Dot4##T(int64_t n, const void* w, const void* x, size_t x_stride, float* out); \
+  void Dot8##T(int64_t n, const void* w, const void* x, size_t x_stride, float* out);
+#define RADIXLM_DECLARE_IQ_ROWS      \
+  RADIXLM_DECLARE_IQ_ROWS_OF(IQ3XXS) \
+  RADIXLM_DECLARE_IQ_ROWS_OF(IQ3S)   \
+  RADIXLM_DECLARE_IQ_ROWS_OF(IQ2XXS) \
+  RADIXLM_DECLARE_IQ_ROWS_OF(IQ2XS)  \
+  RADIXLM_DECLARE_IQ_ROWS_OF(IQ2S)   \
+  RADIXLM_DECLARE_IQ_ROWS_OF(IQ1S)   \
+  RADIXLM_DECLARE_IQ_ROWS_OF(IQ1M)
+
 namespace scalar {
 RADIXLM_DECLARE_LOWBIT_DOTS
 }  // namespace scalar
@@ -92,19 +104,17 @@ void Dot4IQ4XS(int64_t n, const void* w, const void* x, size_t x_stride, float* 
 void Dot4IQ4NL(int64_t n, const void* w, const void* x, size_t x_stride, float* out);  // Q8_0 x
 void Dot4MXFP4(int64_t n, const void* w, const void* x, size_t x_stride, float* out);  // Q8_0 x
 // The codebook types against 4 and 8 Q8_K rows (dot.h, VecDot4Fn and VecDot8Q8KFn).
-#define RADIXLM_DECLARE_IQ_ROWS(T)                                                    \
-  void Dot4##T(int64_t n, const void* w, const void* x, size_t x_stride, float* out); \
-  void Dot8##T(int64_t n, const void* w, const void* x, size_t x_stride, float* out);
-RADIXLM_DECLARE_IQ_ROWS(IQ3XXS)
-RADIXLM_DECLARE_IQ_ROWS(IQ3S)
-RADIXLM_DECLARE_IQ_ROWS(IQ2XXS)
-RADIXLM_DECLARE_IQ_ROWS(IQ2XS)
-RADIXLM_DECLARE_IQ_ROWS(IQ2S)
-RADIXLM_DECLARE_IQ_ROWS(IQ1S)
-RADIXLM_DECLARE_IQ_ROWS(IQ1M)
-#undef RADIXLM_DECLARE_IQ_ROWS
+RADIXLM_DECLARE_IQ_ROWS
 }  // namespace avx2
 
+// Compiled with AVX-512 F/BW/VL/DQ (RADIXLM_KERNELS_AVX512); call only if CpuHasAvx512(). The
+// codebook types against 4 and 8 Q8_K rows, bit for bit avx2's single-row kernels.
+namespace avx512 {
+RADIXLM_DECLARE_IQ_ROWS
+}  // namespace avx512
+
 #undef RADIXLM_DECLARE_LOWBIT_DOTS
+#undef RADIXLM_DECLARE_IQ_ROWS
+#undef RADIXLM_DECLARE_IQ_ROWS_OF
 
 }  // namespace radixlm::kernels::cpu
