@@ -122,7 +122,7 @@ BENCHMARK(BM_MatMul)
 // (packed:0, how they ran before they were packable): the A/B of one binary. rows x cols
 // 1024 x 2048 sits in L2, 32768 x 4096 (44-75 MB) streams from memory or L3. Weights are random
 // blocks (every quant, index and scale bit random, half scales 1e-2; MXFP4 through its
-// quantizer).
+// quantizer). BM_MatMulCodebook: the same for the codebook types, never packed.
 void BM_MatMulLowbit(benchmark::State& state) {
   const auto t = static_cast<GgmlType>(state.range(0));
   const int64_t rows = state.range(1), cols = state.range(2), n_tok = state.range(3);
@@ -140,6 +140,14 @@ void BM_MatMulLowbit(benchmark::State& state) {
     const size_t d_at = t == GgmlType::kQ2_K ? 80 : t == GgmlType::kQ3_K ? 108 : 0;
     const uint16_t d = 0x211f;  // 0.01 as a half
     for (size_t o = 0; o < w.size(); o += block) {
+      if (t == GgmlType::kIQ1_M) {
+        // The half is the top nibbles of the 4 scale words (bytes 48..55).
+        for (int k = 0; k < 4; ++k) {
+          uint8_t& hi = w[o + 48 + 2 * k + 1];
+          hi = static_cast<uint8_t>((hi & 0x0F) | (((d >> (4 * k)) & 0xF) << 4));
+        }
+        continue;
+      }
       std::memcpy(w.data() + o + d_at, &d, 2);
       if (t == GgmlType::kQ2_K) std::memcpy(w.data() + o + 82, &d, 2);
     }
@@ -167,6 +175,19 @@ void LowbitArgs(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_MatMulLowbit)
     ->ArgNames({"type", "rows", "cols", "tok", "thr", "packed"})
     ->Apply(LowbitArgs)
+    ->UseRealTime();
+// The codebook types (IQ3 / IQ2 / IQ1), read in their GGUF bytes by the dot kernels: 1 token
+// (the single-row kernels), 8 and 16 (the 8-row kernels), 13 (8 + 4 + 1).
+void CodebookArgs(benchmark::internal::Benchmark* b) {
+  for (GgmlType t : {GgmlType::kIQ3_XXS, GgmlType::kIQ3_S, GgmlType::kIQ2_XXS, GgmlType::kIQ2_XS,
+                     GgmlType::kIQ2_S, GgmlType::kIQ1_S, GgmlType::kIQ1_M}) {
+    for (int tok : {1, 8, 13, 16}) b->Args({static_cast<int>(t), 1024, 2048, tok, 2, 0});
+  }
+}
+BENCHMARK(BM_MatMulLowbit)
+    ->Name("BM_MatMulCodebook")
+    ->ArgNames({"type", "rows", "cols", "tok", "thr", "packed"})
+    ->Apply(CodebookArgs)
     ->UseRealTime();
 
 // The default model's file, or null with the benchmark marked skipped when it is absent.
