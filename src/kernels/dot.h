@@ -17,7 +17,7 @@
 // From the avx2 level up, quantized model weights of the packable types bypass these kernels
 // (packed_weights.h, IsPackableType: Q2_K, Q3_K, IQ4_NL, IQ4_XS and MXFP4 among them); the
 // other low-bit types (the IQ3 / IQ2 / IQ1 family) always run here, reading the weights in
-// their GGUF bytes.
+// their GGUF bytes (from AVX2 up with 4- and 8-row kernels: VecDot4Fn, VecDot8Q8KFn).
 #pragma once
 
 #include <cstddef>

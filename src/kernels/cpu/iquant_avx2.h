@@ -7,7 +7,8 @@
 //
 // A decoder is built from one weight super-block (256 elements) and its type's Tables (made
 // once per row) and hands out its 8 groups of 32 elements as an IqGroup, computed from the
-// grid-coded bytes in registers (the weights stay in their GGUF bytes). The product of a group with 32 Q8_K activations y is
+// grid-coded bytes in registers (the weights stay in their GGUF bytes). The product of a group with
+// 32 Q8_K activations y is
 //   madd(maddubs(mag, sign(y, sign)), scale):
 // unsigned magnitudes times the activations with the weights' signs applied (vpsignb), the int16
 // pair sums times the group's sub-block scales, as 8 int32 (exact). A decoder also gives
@@ -126,8 +127,9 @@ class Iq3xxsDecoder {
     const __m256i idx =
         _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b_.qs + 8 * ib)));
     const int ls = 2 * static_cast<int>(aux >> 28) + 1;
-    return {Grid8x32(kIq3xxsGrid, idx), SignsFrom7BitGroups(aux),
-            _mm256_set1_epi16(static_cast<int16_t>(ls))};
+    // The sign gather issues first (as the single-row kernel always had it scheduled).
+    const __m256i sign = SignsFrom7BitGroups(aux);
+    return {Grid8x32(kIq3xxsGrid, idx), sign, _mm256_set1_epi16(static_cast<int16_t>(ls))};
   }
 
  private:
@@ -151,8 +153,8 @@ class Iq3sDecoder {
         _mm256_set1_epi32(256));
     const __m256i idx = _mm256_or_si256(_mm256_cvtepu8_epi32(low), high);
     const int ls = 2 * ((b_.scales[ib / 2] >> (4 * (ib % 2))) & 0xF) + 1;
-    return {Grid8x32(kIq3sGrid, idx), SignsFromBits(b_.signs + 4 * ib),
-            _mm256_set1_epi16(static_cast<int16_t>(ls))};
+    const __m256i sign = SignsFromBits(b_.signs + 4 * ib);
+    return {Grid8x32(kIq3sGrid, idx), sign, _mm256_set1_epi16(static_cast<int16_t>(ls))};
   }
 
  private:

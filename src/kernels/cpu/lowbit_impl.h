@@ -32,8 +32,7 @@ void DequantizeIQ1M(const BlockIQ1M* x, float* y, int64_t n);
 
 // The 16 E2M1 values of MXFP4, doubled (0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives, times 2):
 // integers, so a block's dot with Q8_0 activations is an exact integer sum.
-inline constexpr int8_t kMxfp4Values[16] = {0, 1,  2,  3,  4,  6,  8,  12,
-                                            0, -1, -2, -3, -4, -6, -8, -12};
+inline constexpr int8_t kMxfp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
 // Half the value of an E8M0 exponent byte, 2^(e - 128) (the doubled levels' scale), exactly:
 // e < 2 gives the subnormals 2^-128 and 2^-127. e = 255 (NaN in the spec) gives 2^127.
