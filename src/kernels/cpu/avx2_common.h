@@ -1,5 +1,7 @@
 // Inline AVX2 helpers shared by the AVX2 kernel files. Include only from translation units
-// compiled with -mavx2 -mfma -mf16c.
+// compiled with -mavx2 -mfma -mf16c. They have internal linkage (an unnamed namespace): the
+// AVX-512 files include them too, and a copy compiled with AVX-512 flags must never be the one
+// the linker keeps for an AVX2-only CPU's calls.
 #pragma once
 
 #include <immintrin.h>
@@ -8,6 +10,7 @@
 #include <cstring>
 
 namespace radixlm::kernels::cpu::avx2 {
+namespace {
 
 inline float HalfToFloat(uint16_t h) { return _cvtsh_ss(h); }
 
@@ -84,4 +87,5 @@ inline __m256i BroadcastI16Mask(int i) {
   return _mm256_set1_epi16(static_cast<int16_t>(lo | (hi << 8)));
 }
 
+}  // namespace
 }  // namespace radixlm::kernels::cpu::avx2
