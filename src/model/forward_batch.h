@@ -47,11 +47,22 @@ struct SequenceInput {
   // The LoRA adapter this sequence runs under (model/lora_adapter.h; kept alive by the caller
   // for the duration of Forward()); null: the base model alone.
   const LoraAdapter* lora = nullptr;
+  // A hybrid model's state checkpoints (speculative verification, where drafted tokens may be
+  // rejected): after new token i the linear layers' state is also copied into state slot
+  // state_checkpoints[i] (none where it is -1). [n_new] or empty; slots distinct from every
+  // sequence's state_slot.
+  std::span<const int32_t> state_checkpoints = {};
+  // The NextN (MTP) layer's second input (model/nextn_model.h): for each new token, the
+  // target model's final-normed hidden state at the position before it. [n_new * hidden_size];
+  // read by a NextnModel only.
+  std::span<const float> nextn_hidden = {};
 };
 
 struct ForwardBatch {
   std::vector<SequenceInput> sequences;
   std::span<const int32_t> swa_slot_map = {};  // [>= every slot used] or empty
+  // Also return every new token's final-normed hidden state (ForwardOutput::hidden).
+  bool output_hidden = false;
 };
 
 // Logits of a batch, rows in sequence order. Buffers are reused across calls (they grow to
@@ -62,6 +73,9 @@ struct ForwardOutput {
   std::vector<int64_t> row_count;   // [n_sequences]: 0, 1 or n_new
   int64_t n_rows = 0;
   int64_t vocab_size = 0;
+  // With ForwardBatch::output_hidden: [n_tokens, hidden_size], each new token's hidden state
+  // after the final norm (the LM head's input), in batch order (sequence by sequence).
+  std::vector<float> hidden;
 
   // Logits row r of sequence s ([vocab]); r < row_count[s].
   const float* Row(size_t s, int64_t r = 0) const {

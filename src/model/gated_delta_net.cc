@@ -1,6 +1,7 @@
 #include "model/gated_delta_net.h"
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 
 #include "kernels/backend.h"
@@ -46,8 +47,8 @@ void GatedDeltaStep(float* m, const float* q, const float* k, const float* v, fl
 }
 
 void RunGatedDeltaNetBlock(const LayerContext& ctx, int64_t n, std::span<const LinearSequence> seqs,
-                           RecurrentState& state, ForwardScratch& s,
-                           const PendingResidual& pending, bool defer_residual) {
+                           RecurrentState& state, ForwardScratch& s, const PendingResidual& pending,
+                           bool defer_residual) {
   const kernels::KernelBackend& k = *ctx.backend;
   const ModelConfig& c = *ctx.config;
   const LayerWeights& w = *ctx.weights;
@@ -74,8 +75,8 @@ void RunGatedDeltaNetBlock(const LayerContext& ctx, int64_t n, std::span<const L
       fused_gates ? kernels::MatMulOutput{&w.ssm_beta_alpha, hs.beta_alpha.data()}
                   : kernels::MatMulOutput{&w.ssm_beta, hs.beta.data()},
       {&w.ssm_alpha, hs.alpha.data()}};
-  k.matmul(std::span<const kernels::MatMulOutput>(projections, fused_gates ? 3 : 4), s.xn.data(),
-           n, ctx.pool, &input_fn);
+  k.matmul(std::span<const kernels::MatMulOutput>(projections, fused_gates ? 3 : 4), s.xn.data(), n,
+           ctx.pool, &input_fn);
 
   // The gates, per token and value head.
   const int64_t group = n_v / n_k;  // value heads per key head
@@ -113,6 +114,12 @@ void RunGatedDeltaNetBlock(const LayerContext& ctx, int64_t n, std::span<const L
           }
           if (taps > 1) window[(taps - 2) * channels + ch] = in;
           hs.conv.data()[row * channels + ch] = Silu(sum);
+          if (seq.checkpoints != nullptr && seq.checkpoints[t] >= 0) {
+            float* saved = state.Conv(ctx.layer, seq.checkpoints[t]);
+            for (int64_t i = 0; i + 1 < taps; ++i) {
+              saved[i * channels + ch] = window[i * channels + ch];
+            }
+          }
         }
       }
     }
@@ -143,6 +150,10 @@ void RunGatedDeltaNetBlock(const LayerContext& ctx, int64_t n, std::span<const L
                                     std::exp(hs.alpha.data()[row * n_v + head]),
                                     hs.beta.data()[row * n_v + head], sd,
                                     hs.core.data() + row * vs + head * sd);
+                     if (seq.checkpoints != nullptr && seq.checkpoints[t] >= 0) {
+                       std::memcpy(state.Delta(ctx.layer, seq.checkpoints[t]) + head * sd * sd, m,
+                                   static_cast<size_t>(sd * sd) * sizeof(float));
+                     }
                    }
                  }
                });
@@ -157,8 +168,7 @@ void RunGatedDeltaNetBlock(const LayerContext& ctx, int64_t n, std::span<const L
   };
   const kernels::RowPrologue gate_fn = std::ref(gate);
   const kernels::MatMulOutput out{&w.ssm_out, s.proj.data()};
-  k.matmul(std::span<const kernels::MatMulOutput>(&out, 1), hs.core.data(), n, ctx.pool,
-           &gate_fn);
+  k.matmul(std::span<const kernels::MatMulOutput>(&out, 1), hs.core.data(), n, ctx.pool, &gate_fn);
   if (!defer_residual) {
     ParallelRows(ctx.pool, n, 2 * h, [&](int64_t b, int64_t e) {
       ApplyPendingResidual(k, c, PendingResidual{true, nullptr}, s, b, e);

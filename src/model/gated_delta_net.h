@@ -7,10 +7,12 @@
 //   (qwen3next: both rows of ssm_ba, grouped by key head)
 //   conv = SiLU(causal depthwise convolution of mixed over the last conv_kernel tokens)
 //   q, k = conv's Q and K heads, each divided by sqrt(sum of squares + rms_norm_eps); v
-//   per value head h (Q/K head h % K heads; h / (H / K heads) with ssm_grouped_heads):  M = exp(g) M;  M += (beta (v - M k)) kᵀ;
+//   per value head h (Q/K head h % K heads; h / (H / K heads) with ssm_grouped_heads):  M = exp(g)
+//   M;  M += (beta (v - M k)) kᵀ;
 //                                             o = M q / sqrt(S)
 //   x += ssm_out(RMSNorm(o per head) * ssm_norm * SiLU(z))
-// The convolution's window and M carry over between steps in the sequence's state slot.
+// The convolution's window and M carry over between steps in the sequence's state slot (and
+// are copied after each token into the sequence's checkpoint slots, where it names them).
 #pragma once
 
 #include <cstdint>

@@ -93,6 +93,15 @@ enum class LayerTensor {
   // Qwen3-Next's linear layers: ssm_beta and ssm_alpha in one matrix, grouped by key head
   // (per key head, its H / K heads' beta rows then their alpha rows).
   kSsmBetaAlpha,  // ssm_ba.weight               [hidden, 2 * H]
+  // A multi-token-prediction (NextN) layer's own tensors (model/nextn_model.h): the layer's
+  // input is eh_proj · [enorm(embedding) | hnorm(hidden)]; its output goes through
+  // shared_head_norm (else output_norm) to shared_head_head (else the model's LM head).
+  kNextnEhProj,          // nextn.eh_proj.weight          [2 * hidden, hidden]
+  kNextnEnorm,           // nextn.enorm.weight            [hidden]
+  kNextnHnorm,           // nextn.hnorm.weight            [hidden]
+  kNextnSharedHeadNorm,  // nextn.shared_head_norm.weight [hidden]
+  kNextnEmbedTokens,     // nextn.embed_tokens.weight     [hidden, vocab]: read by row
+  kNextnSharedHeadHead,  // nextn.shared_head_head.weight [hidden, vocab]
   kCount,
 };
 inline constexpr int kNumLayerTensors = static_cast<int>(LayerTensor::kCount);

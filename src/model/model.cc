@@ -232,6 +232,9 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
     if (!last) {
       RunFfnBlock(ctx, n, s, {true, lw.post_attn_norm}, /*defer_residual=*/!output_block);
       if (output_block) RunLayerOutputBlock(ctx, n, s, per_layer_input);
+    } else if (batch.output_hidden) {  // every row's hidden state is wanted
+      RunFfnBlock(ctx, n, s, {}, /*defer_residual=*/!output_block);
+      if (output_block) RunLayerOutputBlock(ctx, n, s, per_layer_input);
     } else {
       // Only rows whose logits are wanted matter after the last attention: compact them to
       // the front (logit_rows is increasing, so moving forward never overwrites a source).
@@ -249,8 +252,34 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
     }
     pending = output_block ? PendingResidual{} : PendingResidual{true, lw.post_ffn_norm};
   }
+  if (batch.output_hidden) {
+    OutputHidden(out, pending);
+    pending = {};
+  }
   ComputeLogits(out, pending);
   return Status::Ok();
+}
+
+void Model::OutputHidden(ForwardOutput* out, const PendingResidual& pending) {
+  const ModelConfig& c = config_;
+  ForwardScratch& s = *scratch_;
+  const int64_t n = plan_.n_tokens;
+  const int64_t h = c.hidden_size;
+  out->hidden.resize(static_cast<size_t>(n * h));
+  // x += the last FFN's residual; hidden = output_norm(x), the rows the LM head reads.
+  ParallelRows(pool_.get(), n, 4 * h, [&](int64_t b, int64_t e) {
+    ApplyPendingResidual(*backend_, c, pending, s, b, e);
+    backend_->rms_norm(s.x.data() + b * h, weights_->output_norm, e - b, h, c.rms_norm_eps,
+                       out->hidden.data() + b * h);
+  });
+  // The rows whose logits are wanted, to the front of x (as the last layer compacts them
+  // without output_hidden; logit_rows is increasing).
+  for (size_t r = 0; r < plan_.logit_rows.size(); ++r) {
+    const int64_t src = plan_.logit_rows[r];
+    if (src != static_cast<int64_t>(r)) {
+      std::memcpy(s.x.data() + r * h, s.x.data() + src * h, h * sizeof(float));
+    }
+  }
 }
 
 void Model::PrepareLoraRows(const ForwardBatch& batch) {
@@ -274,10 +303,18 @@ Status Model::PrepareRecurrentState(const ForwardBatch& batch, KvCache& cache) {
   for (size_t i = 0; i < batch.sequences.size(); ++i) {
     const SequenceInput& in = batch.sequences[i];
     const std::string where = "sequence " + std::to_string(i) + ": ";
-    if (!in.tree_depth.empty()) {
-      return Unimplemented(where +
-                           "draft trees are not supported by hybrid (linear-attention) "
-                           "models");
+    // A draft chain (every node the child of the one before) runs as a sequence; a tree
+    // would need a state per branch.
+    for (size_t t = 0; t < in.tree_depth.size(); ++t) {
+      if (in.tree_depth[t] != static_cast<int32_t>(t) ||
+          in.tree_mask[t] != (t + 1 == 64 ? ~uint64_t{0} : (uint64_t{1} << (t + 1)) - 1)) {
+        return Unimplemented(where +
+                             "draft trees are not supported by hybrid "
+                             "(linear-attention) models; chains are");
+      }
+    }
+    if (!in.state_checkpoints.empty() && in.state_checkpoints.size() != in.tokens.size()) {
+      return InvalidArgument(where + "state_checkpoints must have one entry per new token");
     }
     if (in.state_slot < 0 || in.state_slot >= state->n_slots()) {
       return InvalidArgument(where + "state_slot " + std::to_string(in.state_slot) +
@@ -290,7 +327,25 @@ Status Model::PrepareRecurrentState(const ForwardBatch& batch, KvCache& cache) {
       }
     }
     const BatchPlan::Sequence& planned = plan_.sequences[i];
-    linear_seqs_.push_back({planned.first_token, planned.n_new, in.state_slot});
+    linear_seqs_.push_back({planned.first_token, planned.n_new, in.state_slot,
+                            in.state_checkpoints.empty() ? nullptr : in.state_checkpoints.data()});
+  }
+  // Checkpoints are written during the step: none may be a state the batch reads.
+  for (size_t i = 0; i < batch.sequences.size(); ++i) {
+    for (const int32_t slot : batch.sequences[i].state_checkpoints) {
+      if (slot < 0) continue;
+      const std::string where = "sequence " + std::to_string(i) + ": ";
+      if (slot >= state->n_slots()) {
+        return InvalidArgument(where + "state checkpoint " + std::to_string(slot) +
+                               " outside [0, " + std::to_string(state->n_slots()) + ")");
+      }
+      for (const LinearSequence& other : linear_seqs_) {
+        if (other.state_slot == slot) {
+          return InvalidArgument(where + "state checkpoint " + std::to_string(slot) +
+                                 " is a sequence's state slot");
+        }
+      }
+    }
   }
   // Checked first, so a refused batch leaves every state as it was.
   for (size_t i = 0; i < batch.sequences.size(); ++i) {

@@ -83,6 +83,9 @@ class Model {
   // file where the table's pages were released (ModelWeights::embed_reads_file).
   Status EmbedTokens(int64_t n, float* out);
   void ComputeLogits(ForwardOutput* out, const PendingResidual& pending);
+  // ForwardBatch::output_hidden: applies `pending` to every row, writes out->hidden, and
+  // moves the logit rows of x to its front (what ComputeLogits then reads).
+  void OutputHidden(ForwardOutput* out, const PendingResidual& pending);
   // A hybrid model's: checks the batch's state slots, fills linear_seqs_ and zeroes the state
   // of sequences starting at position 0.
   Status PrepareRecurrentState(const ForwardBatch& batch, KvCache& cache);

@@ -190,13 +190,14 @@ StatusOr<ModelConfig> ModelConfig::FromGguf(const gguf::GgufFile& file) {
   const ArchMetadata m(file, a);
 
   RADIXLM_ASSIGN_OR_RETURN(c.n_layers, m.Positive("block_count"));
-  // Multi-token-prediction layers after the decoder's (GLM, DeepSeek): not run, not loaded.
+  // Multi-token-prediction layers after the decoder's: not run in the decoder's forward pass.
   RADIXLM_ASSIGN_OR_RETURN(const int64_t nextn, file.GetIntOr(a + ".nextn_predict_layers", 0));
   if (nextn < 0 || nextn >= c.n_layers) {
     return InvalidArgument("model metadata: '" + a + ".nextn_predict_layers' (" +
                            std::to_string(nextn) + ") must be in [0, block_count)");
   }
   c.n_layers -= nextn;
+  c.nextn_layers = nextn;
   RADIXLM_ASSIGN_OR_RETURN(c.hidden_size, m.Positive("embedding_length"));
   RADIXLM_ASSIGN_OR_RETURN(c.n_heads, m.Positive("attention.head_count"));
   // feed_forward_length and head_count_kv: a number, or one per layer (as llama.cpp reads

@@ -198,12 +198,13 @@ struct ModelConfig {
   // Hybrid linear attention (qwen35: llama.cpp's gated DeltaNet layers between full-attention
   // ones). With linear_layers non-empty, layer i is a linear layer iff linear_layers[i]: it
   // has no K/V, and per sequence it keeps a fixed-size state (recurrent_state.h) instead. Its
-  // input projection attn_qkv gives conv_channels = 2 * ssm_n_k_heads * ssm_state_size + ssm_inner_size
-  // values (Q, K, V) that go through a causal depthwise convolution of ssm_conv_kernel taps and
-  // SiLU; Q and K are L2-normalised per head, and the delta rule updates each of the
-  // ssm_n_v_heads heads' [ssm_state_size, ssm_state_size] state (V head h reads Q/K head
-  // h % ssm_n_k_heads, or h / (ssm_n_v_heads / ssm_n_k_heads) with ssm_grouped_heads). Keys: ssm.conv_kernel, ssm.state_size, ssm.group_count (K heads),
-  // ssm.time_step_rank (V heads), ssm.inner_size (V heads * state size).
+  // input projection attn_qkv gives conv_channels = 2 * ssm_n_k_heads * ssm_state_size +
+  // ssm_inner_size values (Q, K, V) that go through a causal depthwise convolution of
+  // ssm_conv_kernel taps and SiLU; Q and K are L2-normalised per head, and the delta rule updates
+  // each of the ssm_n_v_heads heads' [ssm_state_size, ssm_state_size] state (V head h reads Q/K
+  // head h % ssm_n_k_heads, or h / (ssm_n_v_heads / ssm_n_k_heads) with ssm_grouped_heads). Keys:
+  // ssm.conv_kernel, ssm.state_size, ssm.group_count (K heads), ssm.time_step_rank (V heads),
+  // ssm.inner_size (V heads * state size).
   std::vector<uint8_t> linear_layers = {};  // [n_layers] or empty
   int64_t ssm_conv_kernel = 0;
   int64_t ssm_state_size = 0;
@@ -224,6 +225,14 @@ struct ModelConfig {
   // in tensor_names.h) unless the family says otherwise.
   std::vector<LayerTensorNeeds> layer_tensors = {};
 
+  // Multi-token-prediction layers after the decoder's (<arch>.nextn_predict_layers; block_count
+  // counts them, n_layers does not). The forward pass never runs them; a family that can run
+  // its first one as a speculative draft (model/nextn_model.h) sets nextn_tensors to the
+  // tensors of block n_layers (with has_nextn_layer), the others leave it false.
+  int64_t nextn_layers = 0;
+  bool has_nextn_layer = false;
+  LayerTensorNeeds nextn_tensors = {};
+
   // Widths of Q and K/V rows where every layer has the same (else the global layers').
   int64_t q_size() const { return n_heads * head_dim; }
   int64_t kv_size() const { return n_kv_heads * head_dim; }
@@ -239,9 +248,7 @@ struct ModelConfig {
   bool IsHybrid() const { return !linear_layers.empty(); }
   bool IsLinearLayer(int64_t layer) const { return IsHybrid() && linear_layers[layer] != 0; }
   // A linear layer's Q, K, V channels (attn_qkv's rows, the convolution's channels).
-  int64_t LinearConvChannels() const {
-    return 2 * ssm_n_k_heads * ssm_state_size + ssm_inner_size;
-  }
+  int64_t LinearConvChannels() const { return 2 * ssm_n_k_heads * ssm_state_size + ssm_inner_size; }
   LayerAttentionConfig LayerAttention(int64_t layer) const;
   int64_t LayerQSize(int64_t layer) const;   // n_heads * the layer's head_dim
   int64_t LayerKvSize(int64_t layer) const;  // the layer's n_kv_heads * head_dim (0: linear)

@@ -30,7 +30,7 @@ std::string ShapeString(const ExpectedShape& e) {
 
 // A layer's matrices, in the order they are prepared.
 // (gemma4's per-layer input matrices last.)
-std::array<kernels::WeightMatrix*, 21> LayerMatrices(LayerWeights& l) {
+std::array<kernels::WeightMatrix*, 23> LayerMatrices(LayerWeights& l) {
   return {&l.wq_a,
           &l.wq_b,
           &l.wkv_a,
@@ -51,7 +51,9 @@ std::array<kernels::WeightMatrix*, 21> LayerMatrices(LayerWeights& l) {
           &l.up,
           &l.down,
           &l.per_layer_inp_gate,
-          &l.per_layer_proj};
+          &l.per_layer_proj,
+          &l.nextn_eh_proj,
+          &l.nextn_shared_head_head};
 }
 
 // The router and every expert's matrices of a layer (none for a dense one).
@@ -148,6 +150,12 @@ constexpr LayerSlot kLayerSlots[] = {
     {LayerTensor::kFfnDownExpsScale, nullptr, &LayerWeights::down_exps_scale},
     {LayerTensor::kFfnGateInpShexp, nullptr, &LayerWeights::gate_inp_shexp},
     {LayerTensor::kSsmBetaAlpha, &LayerWeights::ssm_beta_alpha, nullptr},
+    {LayerTensor::kNextnEhProj, &LayerWeights::nextn_eh_proj, nullptr},
+    {LayerTensor::kNextnEnorm, nullptr, &LayerWeights::nextn_enorm},
+    {LayerTensor::kNextnHnorm, nullptr, &LayerWeights::nextn_hnorm},
+    {LayerTensor::kNextnSharedHeadNorm, nullptr, &LayerWeights::nextn_shared_head_norm},
+    {LayerTensor::kNextnEmbedTokens, &LayerWeights::nextn_embed_tokens, nullptr},
+    {LayerTensor::kNextnSharedHeadHead, &LayerWeights::nextn_shared_head_head, nullptr},
 };
 static_assert(std::size(kLayerSlots) + std::size(kExpertSlots) == kNumLayerTensors,
               "every layer tensor has a slot");
@@ -372,6 +380,25 @@ StatusOr<std::unique_ptr<ModelWeights>> ModelWeights::Load(const gguf::GgufFile&
         loader.Vector(std::string(kPerLayerProjNormName), c.per_layer_input_size));
   }
 
+  RADIXLM_RETURN_IF_ERROR(w->LoadLayers(file, c, /*first_block=*/0, loader));
+  RADIXLM_RETURN_IF_ERROR(loader.RefuseUnreadScales(c.arch));
+  w->PrepareMatrices(file, backend, pool, on_progress);
+  return w;
+}
+
+StatusOr<std::unique_ptr<ModelWeights>> ModelWeights::LoadBlocks(
+    const gguf::GgufFile& file, const ModelConfig& c, int64_t first_block,
+    const kernels::KernelBackend& backend, ThreadPool* pool) {
+  auto w = std::make_unique<ModelWeights>();
+  WeightLoader loader(file, w.get());
+  RADIXLM_RETURN_IF_ERROR(w->LoadLayers(file, c, first_block, loader));
+  w->PrepareMatrices(file, backend, pool, nullptr);
+  return w;
+}
+
+Status ModelWeights::LoadLayers(const gguf::GgufFile& file, const ModelConfig& c,
+                                int64_t first_block, WeightLoader& loader) {
+  ModelWeights* w = this;
   w->layers.resize(c.n_layers);
   for (int64_t i = 0; i < c.n_layers; ++i) {
     LayerWeights& l = w->layers[i];
@@ -381,7 +408,7 @@ StatusOr<std::unique_ptr<ModelWeights>> ModelWeights::Load(const gguf::GgufFile&
     for (const LayerSlot& slot : kLayerSlots) {
       const TensorNeed need = needs[slot.tensor];
       if (need == TensorNeed::kAbsent) continue;
-      const std::string name = LayerTensorName(i, slot.tensor);
+      const std::string name = LayerTensorName(first_block + i, slot.tensor);
       if (need == TensorNeed::kOptional && file.FindTensor(name) == nullptr) continue;
       const ExpectedShape shape = LayerTensorShape(c, slot.tensor, i);
       if (slot.matrix != nullptr) {
@@ -392,16 +419,14 @@ StatusOr<std::unique_ptr<ModelWeights>> ModelWeights::Load(const gguf::GgufFile&
     }
     for (const ExpertSlot& slot : kExpertSlots) {
       if (needs[slot.tensor] == TensorNeed::kAbsent) continue;
-      const std::string name = LayerTensorName(i, slot.tensor);
+      const std::string name = LayerTensorName(first_block + i, slot.tensor);
       if (needs[slot.tensor] == TensorNeed::kOptional && file.FindTensor(name) == nullptr) continue;
       RADIXLM_ASSIGN_OR_RETURN(l.*slot.experts,
                                loader.Experts(name, LayerTensorShape(c, slot.tensor, i)));
     }
     SplitFused(c, i, l);
   }
-  RADIXLM_RETURN_IF_ERROR(loader.RefuseUnreadScales(c.arch));
-  w->PrepareMatrices(file, backend, pool, on_progress);
-  return w;
+  return Status::Ok();
 }
 
 void ModelWeights::PrepareMatrices(const gguf::GgufFile& file,

@@ -26,6 +26,8 @@ namespace radixlm::model {
 
 // One layer's tensors; those the layer does not have (ModelConfig::layer_tensors) are null
 // (vectors) or empty (matrices: data null).
+class WeightLoader;
+
 struct LayerWeights {
   const float* attn_norm = nullptr;       // [hidden] or null
   kernels::WeightMatrix wq;               // rows n_heads*head_dim, cols hidden
@@ -106,6 +108,14 @@ struct LayerWeights {
   const float* ffn_post_norm_2 = nullptr;           // [hidden]
   const float* down_exps_scale = nullptr;           // [n_experts]
   std::vector<kernels::WeightMatrix> gate_up_exps;  // [n_experts]: rows 2 * expert_ffn
+  // A NextN (multi-token-prediction) layer's own tensors (model/nextn_model.h), or empty /
+  // null (embed_tokens and shared_head_head are optional there too).
+  kernels::WeightMatrix nextn_eh_proj;            // rows hidden, cols 2 * hidden
+  const float* nextn_enorm = nullptr;             // [hidden]
+  const float* nextn_hnorm = nullptr;             // [hidden]
+  const float* nextn_shared_head_norm = nullptr;  // [hidden]
+  kernels::WeightMatrix nextn_embed_tokens;       // rows vocab, cols hidden (read by row)
+  kernels::WeightMatrix nextn_shared_head_head;   // rows vocab, cols hidden
 };
 
 struct ModelWeights {
@@ -135,6 +145,11 @@ struct ModelWeights {
       const gguf::GgufFile& file, const ModelConfig& config,
       const kernels::KernelBackend& backend = kernels::CpuBackend(), ThreadPool* pool = nullptr,
       const LoadProgressFn& on_progress = nullptr);
+  // Only the layers, config's layer i being the file's block first_block + i (a model's NextN
+  // layers after its decoder's); the model-wide tensors stay empty.
+  static StatusOr<std::unique_ptr<ModelWeights>> LoadBlocks(
+      const gguf::GgufFile& file, const ModelConfig& config, int64_t first_block,
+      const kernels::KernelBackend& backend = kernels::CpuBackend(), ThreadPool* pool = nullptr);
 
   // Bytes the forward pass keeps resident for the weights: the backend-prepared (packed)
   // copies, the matrices it reads unpacked from the mapping, and the 1-D tensors (converted or
@@ -146,6 +161,8 @@ struct ModelWeights {
   int64_t released_bytes() const { return released_bytes_; }
 
  private:
+  Status LoadLayers(const gguf::GgufFile& file, const ModelConfig& config, int64_t first_block,
+                    WeightLoader& loader);
   void PrepareMatrices(const gguf::GgufFile& file, const kernels::KernelBackend& backend,
                        ThreadPool* pool, const LoadProgressFn& on_progress);
 

@@ -24,6 +24,9 @@ struct LinearSequence {
   int64_t first_token = 0;
   int64_t n_new = 0;
   int32_t state_slot = 0;
+  // [n_new] or null: after new token t the state is also copied into slot checkpoints[t]
+  // (none where -1), so that a caller can go back to it (rejected speculative drafts).
+  const int32_t* checkpoints = nullptr;
 };
 
 class RecurrentState {
@@ -59,8 +62,8 @@ class RecurrentState {
   int64_t n_slots_ = 0;
   int64_t conv_floats_ = 0;
   int64_t delta_floats_ = 0;
-  int64_t layer_floats_ = 0;  // conv + delta
-  int64_t slot_floats_ = 0;   // every linear layer's
+  int64_t layer_floats_ = 0;          // conv + delta
+  int64_t slot_floats_ = 0;           // every linear layer's
   std::vector<int64_t> layer_index_;  // [n_layers]: the linear layer's index, -1 for the others
   struct FreeDeleter {
     void operator()(float* p) const;

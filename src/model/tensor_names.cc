@@ -122,6 +122,18 @@ std::string_view LayerTensorSuffix(LayerTensor t) {
       return "ffn_gate_inp_shexp.weight";
     case LayerTensor::kSsmBetaAlpha:
       return "ssm_ba.weight";
+    case LayerTensor::kNextnEhProj:
+      return "nextn.eh_proj.weight";
+    case LayerTensor::kNextnEnorm:
+      return "nextn.enorm.weight";
+    case LayerTensor::kNextnHnorm:
+      return "nextn.hnorm.weight";
+    case LayerTensor::kNextnSharedHeadNorm:
+      return "nextn.shared_head_norm.weight";
+    case LayerTensor::kNextnEmbedTokens:
+      return "nextn.embed_tokens.weight";
+    case LayerTensor::kNextnSharedHeadHead:
+      return "nextn.shared_head_head.weight";
     case LayerTensor::kCount:
       break;
   }
@@ -230,6 +242,15 @@ ExpectedShape LayerTensorShape(const ModelConfig& c, LayerTensor t, int64_t laye
       return vec(c.hidden_size);
     case LayerTensor::kFfnGateUpExps:
       return experts(c.hidden_size, 2 * c.expert_ffn_size);
+    case LayerTensor::kNextnEhProj:
+      return mat(2 * c.hidden_size, c.hidden_size);
+    case LayerTensor::kNextnEnorm:
+    case LayerTensor::kNextnHnorm:
+    case LayerTensor::kNextnSharedHeadNorm:
+      return vec(c.hidden_size);
+    case LayerTensor::kNextnEmbedTokens:
+    case LayerTensor::kNextnSharedHeadHead:
+      return mat(c.hidden_size, c.vocab_size);
     case LayerTensor::kAttnNorm:
     case LayerTensor::kPostAttnNorm:
     case LayerTensor::kFfnNorm:

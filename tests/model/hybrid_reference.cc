@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
-#include <utility>
 #include <string>
+#include <utility>
 
 #include "kernels/fp16.h"
 #include "kernels/quant.h"
@@ -53,68 +53,83 @@ HybridReference::HybridReference(const gguf::GgufFile& file) {
   output_ = file.FindTensor("output.weight") != nullptr ? matrix("output.weight") : token_embd_;
   output_norm_ = TensorFloats(file, "output_norm.weight");
   for (int64_t i = 0; i < config_.n_layers; ++i) {
-    const std::string p = "blk." + std::to_string(i) + ".";
-    Layer l;
-    l.attn_norm = TensorFloats(file, p + "attn_norm.weight");
-    l.post_attn_norm = TensorFloats(file, p + "post_attention_norm.weight");
-    const std::string shexp = config_.n_experts > 0 ? "_shexp" : "";
-    l.gate = matrix(p + "ffn_gate" + shexp + ".weight");
-    l.up = matrix(p + "ffn_up" + shexp + ".weight");
-    l.down = matrix(p + "ffn_down" + shexp + ".weight");
-    if (config_.n_experts > 0) {
-      l.router = matrix(p + "ffn_gate_inp.weight");
-      l.shexp_gate = TensorFloats(file, p + "ffn_gate_inp_shexp.weight");
-      for (const auto& [name, out] :
-           {std::pair{"ffn_gate_exps", &l.exp_gate}, std::pair{"ffn_up_exps", &l.exp_up},
-            std::pair{"ffn_down_exps", &l.exp_down}}) {
-        const gguf::TensorInfo* t = file.FindTensor(p + name + ".weight");
-        assert(t != nullptr && t->shape.size() == 3);
-        const std::vector<float> all = TensorFloats(file, p + name + ".weight");
-        const int64_t size = t->shape[0] * t->shape[1];
-        for (int64_t e = 0; e < t->shape[2]; ++e) {
-          Matrix m;
-          m.cols = t->shape[0];
-          m.rows = t->shape[1];
-          m.w.assign(all.begin() + e * size, all.begin() + (e + 1) * size);
-          out->push_back(std::move(m));
-        }
-      }
-    }
-    if (config_.IsLinearLayer(i)) {
-      l.qkv = matrix(p + "attn_qkv.weight");
-      l.z = matrix(p + "attn_gate.weight");
-      if (file.FindTensor(p + "ssm_ba.weight") != nullptr) {
-        // qwen3next: per key head, its value heads' beta rows then their alpha rows.
-        const Matrix ba = matrix(p + "ssm_ba.weight");
-        const int64_t group = config_.ssm_n_v_heads / config_.ssm_n_k_heads;
-        l.beta.cols = l.alpha.cols = ba.cols;
-        l.beta.rows = l.alpha.rows = ba.rows / 2;
-        for (int64_t head = 0; head < ba.rows / 2; ++head) {
-          const int64_t base = (head / group) * 2 * group + head % group;
-          l.beta.w.insert(l.beta.w.end(), ba.w.begin() + base * ba.cols,
-                          ba.w.begin() + (base + 1) * ba.cols);
-          l.alpha.w.insert(l.alpha.w.end(), ba.w.begin() + (base + group) * ba.cols,
-                           ba.w.begin() + (base + group + 1) * ba.cols);
-        }
-      } else {
-        l.beta = matrix(p + "ssm_beta.weight");
-        l.alpha = matrix(p + "ssm_alpha.weight");
-      }
-      l.out = matrix(p + "ssm_out.weight");
-      l.conv = TensorFloats(file, p + "ssm_conv1d.weight");
-      l.dt = TensorFloats(file, p + "ssm_dt.bias");
-      l.a = TensorFloats(file, p + "ssm_a");
-      l.ssm_norm = TensorFloats(file, p + "ssm_norm.weight");
-    } else {
-      l.wq = matrix(p + "attn_q.weight");
-      l.wk = matrix(p + "attn_k.weight");
-      l.wv = matrix(p + "attn_v.weight");
-      l.wo = matrix(p + "attn_output.weight");
-      l.q_norm = TensorFloats(file, p + "attn_q_norm.weight");
-      l.k_norm = TensorFloats(file, p + "attn_k_norm.weight");
-    }
-    layers_.push_back(std::move(l));
+    layers_.push_back(LoadLayer(file, i, config_.IsLinearLayer(i)));
   }
+  if (config_.nextn_layers > 0) LoadNextn(file);
+}
+
+HybridReference::Layer HybridReference::LoadLayer(const gguf::GgufFile& file, int64_t i,
+                                                  bool linear) const {
+  auto matrix = [&](const std::string& name) {
+    const gguf::TensorInfo* t = file.FindTensor(name);
+    assert(t != nullptr && t->shape.size() == 2);
+    Matrix m;
+    m.cols = t->shape[0];
+    m.rows = t->shape[1];
+    m.w = TensorFloats(file, name);
+    return m;
+  };
+  const std::string p = "blk." + std::to_string(i) + ".";
+  Layer l;
+  l.attn_norm = TensorFloats(file, p + "attn_norm.weight");
+  l.post_attn_norm = TensorFloats(file, p + "post_attention_norm.weight");
+  const std::string shexp = config_.n_experts > 0 ? "_shexp" : "";
+  l.gate = matrix(p + "ffn_gate" + shexp + ".weight");
+  l.up = matrix(p + "ffn_up" + shexp + ".weight");
+  l.down = matrix(p + "ffn_down" + shexp + ".weight");
+  if (config_.n_experts > 0) {
+    l.router = matrix(p + "ffn_gate_inp.weight");
+    l.shexp_gate = TensorFloats(file, p + "ffn_gate_inp_shexp.weight");
+    for (const auto& [name, out] :
+         {std::pair{"ffn_gate_exps", &l.exp_gate}, std::pair{"ffn_up_exps", &l.exp_up},
+          std::pair{"ffn_down_exps", &l.exp_down}}) {
+      const gguf::TensorInfo* t = file.FindTensor(p + name + ".weight");
+      assert(t != nullptr && t->shape.size() == 3);
+      const std::vector<float> all = TensorFloats(file, p + name + ".weight");
+      const int64_t size = t->shape[0] * t->shape[1];
+      for (int64_t e = 0; e < t->shape[2]; ++e) {
+        Matrix m;
+        m.cols = t->shape[0];
+        m.rows = t->shape[1];
+        m.w.assign(all.begin() + e * size, all.begin() + (e + 1) * size);
+        out->push_back(std::move(m));
+      }
+    }
+  }
+  if (linear) {
+    l.qkv = matrix(p + "attn_qkv.weight");
+    l.z = matrix(p + "attn_gate.weight");
+    if (file.FindTensor(p + "ssm_ba.weight") != nullptr) {
+      // qwen3next: per key head, its value heads' beta rows then their alpha rows.
+      const Matrix ba = matrix(p + "ssm_ba.weight");
+      const int64_t group = config_.ssm_n_v_heads / config_.ssm_n_k_heads;
+      l.beta.cols = l.alpha.cols = ba.cols;
+      l.beta.rows = l.alpha.rows = ba.rows / 2;
+      for (int64_t head = 0; head < ba.rows / 2; ++head) {
+        const int64_t base = (head / group) * 2 * group + head % group;
+        l.beta.w.insert(l.beta.w.end(), ba.w.begin() + base * ba.cols,
+                        ba.w.begin() + (base + 1) * ba.cols);
+        l.alpha.w.insert(l.alpha.w.end(), ba.w.begin() + (base + group) * ba.cols,
+                         ba.w.begin() + (base + group + 1) * ba.cols);
+      }
+    } else {
+      l.beta = matrix(p + "ssm_beta.weight");
+      l.alpha = matrix(p + "ssm_alpha.weight");
+    }
+    l.out = matrix(p + "ssm_out.weight");
+    l.conv = TensorFloats(file, p + "ssm_conv1d.weight");
+    l.dt = TensorFloats(file, p + "ssm_dt.bias");
+    l.a = TensorFloats(file, p + "ssm_a");
+    l.ssm_norm = TensorFloats(file, p + "ssm_norm.weight");
+  } else {
+    l.wq = matrix(p + "attn_q.weight");
+    l.wk = matrix(p + "attn_k.weight");
+    l.wv = matrix(p + "attn_v.weight");
+    l.wo = matrix(p + "attn_output.weight");
+    l.q_norm = TensorFloats(file, p + "attn_q_norm.weight");
+    l.k_norm = TensorFloats(file, p + "attn_k_norm.weight");
+  }
+  return l;
 }
 
 std::vector<float> HybridReference::MatVec(const Matrix& m, const std::vector<float>& x) const {
@@ -129,7 +144,7 @@ std::vector<float> HybridReference::MatVec(const Matrix& m, const std::vector<fl
 }
 
 std::vector<float> HybridReference::RmsNorm(const float* x, int64_t n,
-                                             const std::vector<float>& w) const {
+                                            const std::vector<float>& w) const {
   double sum = 0.0;
   for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
   const double scale = 1.0 / std::sqrt(sum / static_cast<double>(n) + config_.rms_norm_eps);
@@ -223,8 +238,8 @@ std::vector<std::vector<float>> HybridReference::Attention(
   const int64_t half = c.rope_dims / 2;
   auto rope = [&](float* head, int64_t pos) {
     for (int64_t i = 0; i < half; ++i) {
-      const double theta =
-          static_cast<double>(pos) * std::pow(static_cast<double>(c.rope_base), -2.0 * i / c.rope_dims);
+      const double theta = static_cast<double>(pos) *
+                           std::pow(static_cast<double>(c.rope_base), -2.0 * i / c.rope_dims);
       const double x0 = head[i], x1 = head[i + half];
       head[i] = static_cast<float>(x0 * std::cos(theta) - x1 * std::sin(theta));
       head[i + half] = static_cast<float>(x0 * std::sin(theta) + x1 * std::cos(theta));
@@ -297,7 +312,8 @@ std::vector<float> HybridReference::Ffn(const Layer& l, const std::vector<float>
   for (double& p : prob) p /= total;
   std::vector<int64_t> order(prob.size());
   for (size_t e = 0; e < order.size(); ++e) order[e] = static_cast<int64_t>(e);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return prob[a] > prob[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return prob[a] > prob[b]; });
   double chosen = 0.0;
   for (int64_t i = 0; i < config_.n_experts_used; ++i) chosen += prob[order[i]];
   for (int64_t i = 0; i < config_.n_experts_used; ++i) {
@@ -308,7 +324,8 @@ std::vector<float> HybridReference::Ffn(const Layer& l, const std::vector<float>
   return out;
 }
 
-std::vector<std::vector<float>> HybridReference::Forward(const std::vector<int32_t>& tokens) const {
+std::vector<std::vector<float>> HybridReference::Forward(
+    const std::vector<int32_t>& tokens, std::vector<std::vector<float>>* hidden) const {
   const ModelConfig& c = config_;
   const int64_t n = static_cast<int64_t>(tokens.size());
   const int64_t h = c.hidden_size;
@@ -329,7 +346,12 @@ std::vector<std::vector<float>> HybridReference::Forward(const std::vector<int32
     }
   }
   std::vector<std::vector<float>> logits(n);
-  for (int64_t t = 0; t < n; ++t) logits[t] = MatVec(output_, RmsNorm(x[t].data(), h, output_norm_));
+  if (hidden != nullptr) hidden->resize(n);
+  for (int64_t t = 0; t < n; ++t) {
+    const std::vector<float> normed = RmsNorm(x[t].data(), h, output_norm_);
+    logits[t] = MatVec(output_, normed);
+    if (hidden != nullptr) (*hidden)[t] = normed;
+  }
   return logits;
 }
 

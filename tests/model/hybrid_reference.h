@@ -23,8 +23,20 @@ class HybridReference {
 
   const ModelConfig& config() const { return config_; }
 
-  // Logits after each token of `tokens`: [tokens.size()][vocab].
-  std::vector<std::vector<float>> Forward(const std::vector<int32_t>& tokens) const;
+  // Logits after each token of `tokens`: [tokens.size()][vocab]; with `hidden`, also each
+  // token's final-normed hidden state (the LM head's input): [tokens.size()][hidden].
+  std::vector<std::vector<float>> Forward(const std::vector<int32_t>& tokens,
+                                          std::vector<std::vector<float>>* hidden = nullptr) const;
+
+  // The file's first NextN layer (nextn_reference.cc; llama.cpp's qwen35 graph_mtp) over a
+  // sequence: token t at position t beside hidden_in[t] (the target's hidden state of
+  // position t - 1); its logits after each token and its own final-normed hidden states.
+  struct NextnOutput {
+    std::vector<std::vector<float>> logits;  // [tokens][vocab]
+    std::vector<std::vector<float>> hidden;  // [tokens][hidden]
+  };
+  NextnOutput NextnForward(const std::vector<int32_t>& tokens,
+                           const std::vector<std::vector<float>>& hidden_in) const;
 
  private:
   struct Matrix {
@@ -54,7 +66,18 @@ class HybridReference {
   // The FFN of one token's normed input.
   std::vector<float> Ffn(const Layer& l, const std::vector<float>& fn) const;
 
+  // The NextN layer's tensors (nextn_reference.cc), when the file has one.
+  void LoadNextn(const gguf::GgufFile& file);
+  Layer LoadLayer(const gguf::GgufFile& file, int64_t block, bool linear) const;
+  struct Nextn {
+    Layer layer;
+    Matrix eh_proj, head;  // head: shared_head_head, else the model's output
+    std::vector<float> enorm, hnorm, head_norm;
+    bool present = false;
+  };
+
   ModelConfig config_;
+  Nextn nextn_;
   Matrix token_embd_, output_;
   std::vector<float> output_norm_;
   std::vector<Layer> layers_;

@@ -229,10 +229,14 @@ class Builder {
     const int64_t taps = 4, state = 16, k_heads = 2, v_heads = 4;
     const int64_t key = k_heads * state, value = v_heads * state;
     const int64_t channels = 2 * key + value;
+    const float out_scale = spec_.residual_write_scale;
     auto u32 = [](int64_t v) { return Value::U32(static_cast<uint32_t>(v)); };
     w_.AddMetadata("general.architecture", Value::Str(a));
     w_.AddMetadata("general.name", Value::Str("tiny-" + a));
-    w_.AddMetadata(a + ".block_count", u32(spec_.n_layers));
+    w_.AddMetadata(a + ".block_count", u32(spec_.n_layers + spec_.nextn_layers));
+    if (spec_.nextn_layers > 0) {
+      w_.AddMetadata(a + ".nextn_predict_layers", u32(spec_.nextn_layers));
+    }
     w_.AddMetadata(a + ".context_length", u32(4096));
     w_.AddMetadata(a + ".embedding_length", u32(h));
     w_.AddMetadata(a + ".feed_forward_length", u32(spec_.ffn));
@@ -265,10 +269,11 @@ class Builder {
     Matrix("token_embd.weight", h, spec_.vocab, 1.0f);
     Norm("output_norm.weight", h);
     if (!spec_.tied_output) Matrix("output.weight", h, spec_.vocab, 1.0f / std::sqrt(h));
-    for (int64_t i = 0; i < spec_.n_layers; ++i) {
+    for (int64_t i = 0; i < spec_.n_layers + spec_.nextn_layers; ++i) {
       const std::string p = "blk." + std::to_string(i) + ".";
       Norm(p + "attn_norm.weight", h);
-      if ((i + 1) % 4 != 0) {
+      if (i >= spec_.n_layers) NextnTensors(p);
+      if ((i + 1) % 4 != 0 && i < spec_.n_layers) {
         Matrix(p + "attn_qkv.weight", h, channels, 1.0f / std::sqrt(h));
         Matrix(p + "attn_gate.weight", h, value, 1.0f / std::sqrt(h));
         std::vector<float> conv = Random(taps * channels, 0.6f);
@@ -288,14 +293,14 @@ class Builder {
           Matrix(p + "ssm_alpha.weight", h, v_heads, 1.0f / std::sqrt(h));
         }
         Norm(p + "ssm_norm.weight", state);
-        Matrix(p + "ssm_out.weight", value, h, 1.0f / std::sqrt(value));
+        Matrix(p + "ssm_out.weight", value, h, out_scale / std::sqrt(value));
       } else {
         Matrix(p + "attn_q.weight", h, 2 * qs, 1.0f / std::sqrt(h));
         Matrix(p + "attn_k.weight", h, kvs, 1.0f / std::sqrt(h));
         Matrix(p + "attn_v.weight", h, kvs, 1.0f / std::sqrt(h));
         Norm(p + "attn_q_norm.weight", hd);
         Norm(p + "attn_k_norm.weight", hd);
-        Matrix(p + "attn_output.weight", qs, h, 1.0f / std::sqrt(qs));
+        Matrix(p + "attn_output.weight", qs, h, out_scale / std::sqrt(qs));
       }
       Norm(p + "post_attention_norm.weight", h);
       const std::string shexp = spec_.n_experts > 0 ? "_shexp" : "";
@@ -304,12 +309,12 @@ class Builder {
         Matrix(p + "ffn_gate_inp.weight", h, spec_.n_experts, 1.0f / std::sqrt(h), GgmlType::kF32);
         Experts(p + "ffn_gate_exps.weight", h, ef, 1.0f / std::sqrt(h));
         Experts(p + "ffn_up_exps.weight", h, ef, 1.0f / std::sqrt(h));
-        Experts(p + "ffn_down_exps.weight", ef, h, 1.0f / std::sqrt(ef));
+        Experts(p + "ffn_down_exps.weight", ef, h, out_scale / std::sqrt(ef));
         Vector(p + "ffn_gate_inp_shexp.weight", Random(h, 2.0f / std::sqrt(h)));
       }
       Matrix(p + "ffn_gate" + shexp + ".weight", h, spec_.ffn, 1.0f / std::sqrt(h));
       Matrix(p + "ffn_up" + shexp + ".weight", h, spec_.ffn, 1.0f / std::sqrt(h));
-      Matrix(p + "ffn_down" + shexp + ".weight", spec_.ffn, h, 1.0f / std::sqrt(spec_.ffn));
+      Matrix(p + "ffn_down" + shexp + ".weight", spec_.ffn, h, out_scale / std::sqrt(spec_.ffn));
     }
     for (const std::string& name : spec_.extra_vectors) Vector(name, Random(h, 0.2f));  // qwen35
     return w_.Serialize();
@@ -319,6 +324,29 @@ class Builder {
   bool Omitted(const std::string& name) const {
     return std::find(spec_.omit_tensors.begin(), spec_.omit_tensors.end(), name) !=
            spec_.omit_tensors.end();
+  }
+
+  // A NextN layer's own tensors (TinyModelSpec::nextn_layers).
+  void NextnTensors(const std::string& p) {
+    const int64_t h = spec_.hidden;
+    Norm(p + "nextn.enorm.weight", h);
+    Norm(p + "nextn.hnorm.weight", h);
+    Norm(p + "nextn.shared_head_norm.weight", h);
+    if (spec_.nextn_own_head) {
+      Matrix(p + "nextn.shared_head_head.weight", h, spec_.vocab, 1.0f / std::sqrt(h));
+    }
+    // [2 * hidden, hidden]: row j reads the normed embedding, then the normed hidden state.
+    std::vector<float> eh = Random(2 * h * h, 1.0f / std::sqrt(2.0f * h));
+    if (spec_.nextn_eh_identity) {
+      for (int64_t j = 0; j < h; ++j) {
+        for (int64_t i = 0; i < 2 * h; ++i) eh[j * 2 * h + i] *= i < h ? 0.1f : 0.05f;
+        eh[j * 2 * h + j] += 1.0f;
+      }
+    }
+    if (Omitted(p + "nextn.eh_proj.weight")) return;
+    Status st = w_.AddF32Tensor(p + "nextn.eh_proj.weight", {2 * h, h}, eh);
+    assert(st.ok());
+    (void)st;
   }
 
   std::vector<float> Random(int64_t n, float scale) {

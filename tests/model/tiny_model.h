@@ -42,6 +42,21 @@ struct TinyModelSpec {
   int64_t n_experts = 0;
   int64_t n_experts_used = 0;
   int64_t expert_ffn = 0;
+  // qwen35 / qwen35moe / qwen3next: NextN (multi-token-prediction) layers after the n_layers
+  // decoder layers (block_count counts both; <arch>.nextn_predict_layers), each a full-attention
+  // layer with the family's FFN and nextn.eh_proj / enorm / hnorm / shared_head_norm (and
+  // nextn.shared_head_head with nextn_own_head). nextn_eh_identity: eh_proj passes the
+  // normed embedding half through (identity plus noise) and scales the hidden half down, so
+  // the layer's drafts often agree with a target model whose residual stream the token's
+  // embedding dominates (residual_write_scale below): drafts kept and rejected both.
+  int64_t nextn_layers = 0;
+  bool nextn_own_head = false;
+  bool nextn_eh_identity = false;
+  // qwen35 / qwen35moe / qwen3next: scales the matrices that write into the residual stream
+  // (attn_output, ssm_out, the FFN's down projections), so that with a small value the token's
+  // own embedding dominates each position's output (a model whose next token the NextN layer
+  // can often guess).
+  float residual_write_scale = 1.0f;
   std::vector<std::pair<std::string, gguf::Value>> extra_metadata;  // e.g. a tokenizer
   uint32_t seed = 1;
 };

@@ -7,7 +7,8 @@
 // (the "interleaved multimodal" RoPE of rope.dimension_sections, which for text, whose positions
 // are the same in every section, is that) and multiply the attention output by sigmoid(gate).
 // The linear layers' shapes are the ssm.* keys (ModelConfig::linear_layers). MTP (NextN) layers
-// after the decoder's are not run (ModelConfig reads nextn_predict_layers). The MoE variant is
+// after the decoder's (nextn_predict_layers) are not part of the forward pass; the first one
+// drafts for --speculative-algorithm NEXTN (model/nextn_model.h). The MoE variant is
 // qwen35moe.cc; what the Qwen hybrids share is qwen_hybrid.h.
 #include "model/families/family.h"
 #include "model/families/qwen_hybrid.h"

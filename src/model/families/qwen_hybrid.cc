@@ -118,6 +118,26 @@ void SetFfnTensors(const ArchMetadata& m, const ModelConfig& c, int64_t layer,
   }
 }
 
+// The first NextN layer (block n_layers; llama.cpp's load_block_mtp): a full-attention layer
+// with the family's FFN, and the NextN tensors.
+void SetNextnTensors(const ArchMetadata& m, ModelConfig* c) {
+  LayerTensorNeeds n;
+  n[LayerTensor::kAttnNorm] = n[LayerTensor::kPostAttnNorm] = TensorNeed::kRequired;
+  SetFfnTensors(m, *c, c->n_layers, n);
+  for (LayerTensor t :
+       {LayerTensor::kAttnQ, LayerTensor::kAttnK, LayerTensor::kAttnV, LayerTensor::kAttnOutput,
+        LayerTensor::kAttnQNorm, LayerTensor::kAttnKNorm, LayerTensor::kNextnEhProj,
+        LayerTensor::kNextnEnorm, LayerTensor::kNextnHnorm}) {
+    n[t] = TensorNeed::kRequired;
+  }
+  for (LayerTensor t : {LayerTensor::kNextnSharedHeadNorm, LayerTensor::kNextnEmbedTokens,
+                        LayerTensor::kNextnSharedHeadHead}) {
+    n[t] = TensorNeed::kOptional;
+  }
+  c->nextn_tensors = n;
+  c->has_nextn_layer = true;
+}
+
 }  // namespace
 }  // namespace qwen_hybrid
 
@@ -177,6 +197,7 @@ Status ConfigureQwenHybrid(const ArchMetadata& m, const QwenHybridLayout& layout
     }
     c->layer_tensors.push_back(n);
   }
+  if (c->nextn_layers > 0) SetNextnTensors(m, c);
   return Status::Ok();
 }
 
