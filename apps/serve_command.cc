@@ -22,10 +22,10 @@
 #include "disagg/pd_transfer.h"
 #endif
 #include "engine/engine.h"
+#include "hf/model_file.h"
 #include "server/http_server.h"
 #include "server/listen_socket.h"
 #include "server/server_log.h"
-#include "hf/model_file.h"
 #include "util/model_path.h"
 #include "util/mutex.h"
 
@@ -44,12 +44,15 @@ struct ServeOptions {
   bool num_draft_tokens_given = false;  // --speculative-num-draft-tokens on the command line
 };
 
-// As SGLang: a STANDALONE chain (--speculative-eagle-topk 1) drafts num_steps tokens after its
-// root, so its draft size is num_steps + 1 whatever --speculative-num-draft-tokens says; an
-// explicit other value is adjusted with a warning.
+// As SGLang: a STANDALONE or NEXTN chain (--speculative-eagle-topk 1) drafts num_steps tokens
+// after its root, so its draft size is num_steps + 1 whatever --speculative-num-draft-tokens
+// says; an explicit other value is adjusted with a warning.
 void AlignChainDraftTokens(ServeOptions* opt) {
   EngineConfig& e = opt->engine;
-  if (e.speculative_algorithm != "STANDALONE" || e.speculative_eagle_topk != 1) return;
+  if ((e.speculative_algorithm != "STANDALONE" && e.speculative_algorithm != "NEXTN") ||
+      e.speculative_eagle_topk != 1) {
+    return;
+  }
   const int chain = e.speculative_num_steps + 1;
   if (opt->num_draft_tokens_given && e.speculative_num_draft_tokens != chain) {
     std::fprintf(stderr,
@@ -431,17 +434,18 @@ const bool kServeRegistered = RegisterCommand("serve", [](CLI::App& app) {
                   "down_proj, or all (default: all)");
   cmd->add_option("--speculative-algorithm", e.speculative_algorithm,
                   "NGRAM: draft from an n-gram trie of every request's tokens; STANDALONE: "
-                  "draft with a smaller model of the same vocabulary; drafts are verified in "
-                  "the decode forward (outputs unchanged)");
+                  "draft with a smaller model of the same vocabulary; NEXTN: draft with the "
+                  "model's own NextN (MTP) layer; drafts are verified in the decode forward "
+                  "(outputs unchanged)");
   CLI::Option* num_draft_tokens =
       cmd->add_option("--speculative-num-draft-tokens", e.speculative_num_draft_tokens,
                       "Draft tree size per request and step, root included (STANDALONE with "
-                      "--speculative-eagle-topk 1: --speculative-num-steps + 1)")
+                      "--speculative-eagle-topk 1, NEXTN: --speculative-num-steps + 1)")
           ->capture_default_str();
   cmd->add_option("--speculative-draft-model-path", e.speculative_draft_model_path,
                   "STANDALONE: the draft model's GGUF (same vocabulary as the model)");
   cmd->add_option("--speculative-num-steps", e.speculative_num_steps,
-                  "STANDALONE: draft depth (draft model steps) per request and step")
+                  "STANDALONE, NEXTN: draft depth (draft model steps) per request and step")
       ->capture_default_str();
   cmd->add_option("--speculative-eagle-topk", e.speculative_eagle_topk,
                   "STANDALONE: draft branching; 1 drafts chains, K > 1 trees that expand each "

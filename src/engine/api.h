@@ -256,7 +256,7 @@ struct EngineSettings {
   int32_t page_size = 1;
   bool disable_radix_cache = false;
   bool enable_jump_forward = true;
-  std::string speculative_algorithm;         // "" (off), "NGRAM" or "STANDALONE"
+  std::string speculative_algorithm;         // "" (off), "NGRAM", "STANDALONE" or "NEXTN"
   int32_t speculative_num_draft_tokens = 0;  // most draft nodes per request, root included
   double waiting_timeout_s = 0;              // 0: none
   double running_timeout_s = 0;              // 0: none

@@ -45,7 +45,7 @@ struct EngineConfig {
   // layer keeps every token (one pool). No effect on models without both kinds of layers.
   double swa_full_tokens_ratio = 0.8;
   bool disable_hybrid_swa_memory = false;
-  bool disable_radix_cache = false;           // --disable-radix-cache
+  bool disable_radix_cache = false;  // --disable-radix-cache
   // Hybrid (linear-attention) models with the radix cache on: the tree keeps snapshots of the
   // linear layers' state. --max-mamba-cache-size (SGLang's name): how many; <= 0: as many as a
   // quarter of the KV memory holds (the KV pool keeping the other three quarters; with
@@ -124,7 +124,8 @@ struct EngineConfig {
   std::vector<std::string> lora_target_modules;
 
   // --- speculative decoding (SGLang's flag names) ---
-  // --speculative-algorithm: "" (off), "NGRAM" or "STANDALONE" (a draft model).
+  // --speculative-algorithm: "" (off), "NGRAM", "STANDALONE" (a draft model) or "NEXTN" (the
+  // model's own NextN layer, engine/nextn_runner.h).
   std::string speculative_algorithm;
   // Draft tree size, root included. STANDALONE with eagle_topk 1 (chains) uses
   // speculative_num_steps + 1 instead, as SGLang does.

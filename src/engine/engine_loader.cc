@@ -11,6 +11,7 @@
 #include "engine/kv_identity.h"
 #include "engine/lora_registry.h"
 #include "engine/model_backed_runner.h"
+#include "engine/nextn_runner.h"
 #include "engine/scheduler_bridge.h"
 #include "gguf/gguf_file.h"
 #include "hf/model_file.h"
@@ -118,7 +119,8 @@ int32_t SizeStateSnapshots(const EngineConfig& config, const model::ModelConfig&
     budget = static_cast<double>(config.kv_cache_memory_mb) * (int64_t{1} << 20) / 4;
     kv->pool_tokens = kv->pool_tokens * 3 / 4;
   }
-  const auto n = static_cast<int64_t>(budget / static_cast<double>(std::max<int64_t>(slot_bytes, 1)));
+  const auto n =
+      static_cast<int64_t>(budget / static_cast<double>(std::max<int64_t>(slot_bytes, 1)));
   return static_cast<int32_t>(std::clamp<int64_t>(n, 1, INT32_MAX / 2));
 }
 
@@ -179,7 +181,8 @@ StatusOr<std::unique_ptr<LoraRegistry>> CreateLoraRegistry(const EngineConfig& c
         }
       }
       if (!known) {
-        return InvalidArgument("--lora-target-modules: unknown module '" + m + "' (valid: q_proj, "
+        return InvalidArgument("--lora-target-modules: unknown module '" + m +
+                               "' (valid: q_proj, "
                                "k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all)");
       }
     }
@@ -206,11 +209,24 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
     return CreateEncoderEngine(config, path, std::move(file), pooling);
   }
   RADIXLM_ASSIGN_OR_RETURN(model::ModelConfig mc, model::ModelConfig::FromGguf(*file));
+  if (config.speculative_algorithm == "NEXTN" && !mc.has_nextn_layer) {
+    return mc.nextn_layers < 1
+               ? InvalidArgument(
+                     "--speculative-algorithm NEXTN needs a model with NextN "
+                     "(multi-token-prediction) layers; this '" +
+                     mc.arch + "' model has none (" + mc.arch +
+                     ".nextn_predict_layers is 0 or absent)")
+               : Unimplemented("--speculative-algorithm NEXTN: running the NextN layers of '" +
+                               mc.arch +
+                               "' models is not supported (qwen35, qwen35moe and "
+                               "qwen3next are)");
+  }
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<ModelAssets> assets, ModelAssets::FromGguf(*file, path));
   RADIXLM_ASSIGN_OR_RETURN(const Pooling pooling, ResolvePooling(config, *file, mc.arch));
   if (config.is_embedding && !config.speculative_algorithm.empty()) {
-    return InvalidArgument("--speculative-algorithm does not go with --is-embedding (nothing is "
-                           "decoded)");
+    return InvalidArgument(
+        "--speculative-algorithm does not go with --is-embedding (nothing is "
+        "decoded)");
   }
 
   int64_t context = mc.context_length;
@@ -219,9 +235,8 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
                            ParseKvCacheDtype(config.kv_cache_dtype));
   RADIXLM_ASSIGN_OR_RETURN(KvSizing kv, SizeKv(config, mc, kv_dtype));
   const bool hybrid = mc.IsHybrid();
-  const int32_t snapshot_slots = hybrid && !config.disable_radix_cache
-                                     ? SizeStateSnapshots(config, mc, kv_dtype, &kv)
-                                     : 0;
+  const int32_t snapshot_slots =
+      hybrid && !config.disable_radix_cache ? SizeStateSnapshots(config, mc, kv_dtype, &kv) : 0;
   RADIXLM_ASSIGN_OR_RETURN(
       SchedulerConfig sc,
       ToSchedulerConfig(config, kv.pool_tokens, context, kv.swa_pool_tokens, kv.sliding_window));
@@ -230,24 +245,37 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   }
   // A hybrid model's linear layers keep a state per request, not per token: the radix tree
   // keeps snapshots of it beside the KV (scheduler_snapshots.cc); what moves KV alone (the
-  // disk tier, PD transfer) or rolls the state back (speculative decoding) is refused.
+  // disk tier, PD transfer) is refused; speculative decoding only with NEXTN, whose
+  // verification rolls the state back (scheduler_nextn.cc).
   sc.state_snapshot_slots = snapshot_slots;
   sc.hybrid_snapshot_interval = config.hybrid_snapshot_interval;
   if (snapshot_slots > 0 && (config.hybrid_snapshot_interval < 1 ||
                              config.hybrid_snapshot_interval % sc.page_size != 0)) {
-    return InvalidArgument("--hybrid-snapshot-interval must be a positive multiple of "
-                           "--page-size (" + std::to_string(sc.page_size) + "), got " +
-                           std::to_string(config.hybrid_snapshot_interval));
+    return InvalidArgument(
+        "--hybrid-snapshot-interval must be a positive multiple of "
+        "--page-size (" +
+        std::to_string(sc.page_size) + "), got " + std::to_string(config.hybrid_snapshot_interval));
   }
   RADIXLM_RETURN_IF_ERROR(sc.Validate());
+  // Draft chains verify on a hybrid model with checkpoints of its state (scheduler_nextn.cc):
+  // speculative_num_steps more state slots per running request.
+  const int64_t checkpoint_slots = hybrid && sc.speculative_nextn
+                                       ? int64_t{sc.max_running_requests} * sc.speculative_num_steps
+                                       : 0;
   if (hybrid) {
-    if (sc.speculative_ngram || sc.speculative_draft_model) {
-      return Unimplemented("speculative decoding is not supported for hybrid (linear-attention) "
-                           "models such as '" + mc.arch + "'");
+    if (sc.speculative_ngram || (sc.speculative_draft_model && !sc.speculative_nextn)) {
+      return Unimplemented(
+          "speculative decoding is not supported for hybrid (linear-attention) "
+          "models such as '" +
+          mc.arch +
+          "' except --speculative-algorithm "
+          "NEXTN");
     }
     if (sc.hicache.enable) {
-      return Unimplemented("--enable-hierarchical-cache is not supported for hybrid "
-                           "(linear-attention) models such as '" + mc.arch + "'");
+      return Unimplemented(
+          "--enable-hierarchical-cache is not supported for hybrid "
+          "(linear-attention) models such as '" +
+          mc.arch + "'");
     }
   }
 
@@ -268,7 +296,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   const int64_t page = sc.page_size;
   const int64_t kv_slots = (kv.pool_tokens / page + 1) * page;
   const int64_t swa_kv_slots = kv.swa_pool_tokens > 0 ? (kv.swa_pool_tokens / page + 1) * page : 0;
-  std::unique_ptr<ModelBackedRunner> draft_runner;
+  std::unique_ptr<ModelRunner> draft_runner;
   // Its KV cache mirrors the target's full-layer slots one for one (every layer, windowed ones
   // included: the draft keeps KV for every token the target computes).
   if (sc.speculative_draft_model) {
@@ -280,10 +308,15 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   mo.on_load_progress = progress_lines("");
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<model::Model> model,
                            model::Model::FromGguf(std::move(file), mo));
+  model::Model* target = model.get();  // (the runner owns it and outlives the draft runner)
   RADIXLM_ASSIGN_OR_RETURN(
       std::unique_ptr<ModelBackedRunner> runner,
-      ModelBackedRunner::Create(std::move(model), kv_slots, swa_kv_slots, kv_dtype,
-                                /*state_slots=*/int64_t{sc.max_running_requests} + snapshot_slots));
+      ModelBackedRunner::Create(
+          std::move(model), kv_slots, swa_kv_slots, kv_dtype,
+          /*state_slots=*/int64_t{sc.max_running_requests} + snapshot_slots + checkpoint_slots));
+  if (sc.speculative_nextn) {  // the model's own NextN layer, its KV slot for slot the target's
+    RADIXLM_ASSIGN_OR_RETURN(draft_runner, NextnRunner::Create(*target, kv_slots, kv_dtype));
+  }
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<LoraRegistry> lora,
                            CreateLoraRegistry(config, runner->model()));
   runner->set_lora_capacity(config.max_loras_per_batch);

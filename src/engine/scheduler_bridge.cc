@@ -28,9 +28,28 @@ Status ApplySpeculativeFlags(const EngineConfig& config, SchedulerConfig* c) {
                                           : config.speculative_num_draft_tokens;
     return Status::Ok();
   }
+  if (algo == "NEXTN") {  // the model's own NextN layer drafts (engine/nextn_runner.h)
+    if (!config.speculative_draft_model_path.empty()) {
+      return InvalidArgument(
+          "--speculative-draft-model-path goes with STANDALONE; NEXTN drafts "
+          "with the model's own NextN layer");
+    }
+    if (config.speculative_eagle_topk != 1) {
+      return InvalidArgument(
+          "--speculative-algorithm NEXTN drafts chains: "
+          "--speculative-eagle-topk must be 1, got " +
+          std::to_string(config.speculative_eagle_topk));
+    }
+    c->speculative_draft_model = true;
+    c->speculative_nextn = true;
+    c->speculative_num_steps = config.speculative_num_steps;
+    c->speculative_eagle_topk = 1;
+    c->speculative_num_draft_tokens = config.speculative_num_steps + 1;
+    return Status::Ok();
+  }
   if (algo != "NGRAM") {
     return InvalidArgument("--speculative-algorithm " + algo +
-                           " is not supported; radixlm implements NGRAM and STANDALONE "
+                           " is not supported; radixlm implements NGRAM, STANDALONE and NEXTN "
                            "(EAGLE-style heads are not built)");
   }
   if (!config.speculative_draft_model_path.empty()) {
@@ -150,6 +169,7 @@ EngineSettings ToEngineSettings(const SchedulerConfig& config) {
       .disable_radix_cache = config.disable_radix_cache,
       .enable_jump_forward = config.enable_jump_forward,
       .speculative_algorithm = config.speculative_ngram         ? "NGRAM"
+                               : config.speculative_nextn       ? "NEXTN"
                                : config.speculative_draft_model ? "STANDALONE"
                                                                 : "",
       .speculative_num_draft_tokens =

@@ -82,6 +82,10 @@ class ModelRunner {
     return Unimplemented("this model runner keeps no recurrent state");
   }
 
+  // A NextN draft runner's (engine/nextn_runner.h): the width of the target's hidden states
+  // each new token of its sequences takes (SequenceInput::nextn_hidden); 0 for the others.
+  virtual int64_t nextn_hidden_size() const { return 0; }
+
   // Worker threads the scheduler may borrow between forwards (for sampling); null: none.
   virtual ThreadPool* thread_pool() { return nullptr; }
 

@@ -132,13 +132,21 @@ struct Request {
   // This round's draft: the root (token_ids[kv_len]) and drafted nodes, whose slots are row
   // positions kv_len .. kv_len + draft.size() - 1; size() <= 1 outside a drafted round.
   spec::DraftTree draft;
-  size_t ngram_added = 0;        // token_ids already handed to the n-gram trie's filler
-  int32_t draft_budget = 0;      // nodes the next draft may have (adapts to acceptance)
+  size_t ngram_added = 0;       // token_ids already handed to the n-gram trie's filler
+  int32_t draft_budget = 0;     // nodes the next draft may have (adapts to acceptance)
   spec::DraftPacer spec_pacer;  // when this request drafts (spec/draft_pacing.h)
-  int64_t spec_verify_ct = 0;    // decode forwards while speculation was on
-  int64_t spec_tokens = 0;       // output tokens those forwards produced
-  int64_t drafted_tokens = 0;    // drafted nodes verified
-  int64_t accepted_tokens = 0;   // of which kept
+  int64_t spec_verify_ct = 0;   // decode forwards while speculation was on
+  int64_t spec_tokens = 0;      // output tokens those forwards produced
+  int64_t drafted_tokens = 0;   // drafted nodes verified
+  int64_t accepted_tokens = 0;  // of which kept
+  // NEXTN speculation (scheduler_nextn.cc): the target's final-normed hidden state at
+  // position nextn_hidden_pos (-1: none kept), the NextN layer's input beside the next token.
+  std::vector<float> nextn_hidden;
+  int64_t nextn_hidden_pos = -1;
+  // A hybrid model mid-verification (scheduler_nextn.cc): the state slot holding the linear
+  // layers' state after the kv_len tokens kept so far, when that is a checkpoint and not the
+  // request's own slot (-1: its own).
+  int32_t state_checkpoint = -1;
 
   // --- outputs ---
   PenaltyState penalties;

@@ -38,6 +38,27 @@ StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerConfig& co
                              " tokens, the target model's " + std::to_string(runner->vocab_size()) +
                              "; they must be the same");
     }
+    if (draft_runner->nextn_hidden_size() > 0 && config.speculative_eagle_topk != 1) {
+      return InvalidArgument("NEXTN drafts chains: --speculative-eagle-topk must be 1, got " +
+                             std::to_string(config.speculative_eagle_topk));
+    }
+    // A hybrid target verifies chains only (its linear layers run a chain as a sequence), with
+    // speculative_num_steps checkpoints of state per running request after the tree's
+    // snapshots (scheduler_nextn.cc).
+    const int64_t checkpoints = int64_t{config.max_running_requests} + config.state_snapshot_slots +
+                                int64_t{config.max_running_requests} * config.speculative_num_steps;
+    if (runner->state_slots() > 0 && config.speculative_eagle_topk != 1) {
+      return InvalidArgument(
+          "a hybrid (linear-attention) model verifies draft chains only: "
+          "--speculative-eagle-topk must be 1");
+    }
+    if (runner->state_slots() > 0 && runner->state_slots() < checkpoints) {
+      return InvalidArgument("the runner has " + std::to_string(runner->state_slots()) +
+                             " state slots; draft verification needs " +
+                             std::to_string(checkpoints) +
+                             " (max_running_requests * (1 + speculative_num_steps) + "
+                             "state_snapshot_slots)");
+    }
     if (draft_runner->kv_slots() < runner->kv_slots() ||
         draft_runner->max_batch_tokens() < runner->max_batch_tokens() ||
         draft_runner->context_length() < context) {
@@ -78,11 +99,12 @@ StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerConfig& co
           "a hybrid (linear-attention) model's radix cache needs state snapshot slots "
           "(--max-mamba-cache-size at least 1), or --disable-radix-cache");
     }
-    if (runner->state_slots() < int64_t{config.max_running_requests} + config.state_snapshot_slots) {
-      return InvalidArgument("the runner has " + std::to_string(runner->state_slots()) +
-                             " state slots; max_running_requests + state_snapshot_slots need " +
-                             std::to_string(int64_t{config.max_running_requests} +
-                                            config.state_snapshot_slots));
+    if (runner->state_slots() <
+        int64_t{config.max_running_requests} + config.state_snapshot_slots) {
+      return InvalidArgument(
+          "the runner has " + std::to_string(runner->state_slots()) +
+          " state slots; max_running_requests + state_snapshot_slots need " +
+          std::to_string(int64_t{config.max_running_requests} + config.state_snapshot_slots));
     }
     if (pool.has_swa()) {
       return InvalidArgument("state snapshots with a sliding-window KV pool are not built");
@@ -131,6 +153,11 @@ Scheduler::Scheduler(const SchedulerConfig& config, ModelRunner* runner, ModelRu
         config.ngram, static_cast<size_t>(config.speculative_ngram_fill_queue_tokens));
   }
   draft_runner_ = draft_runner;
+  if (draft_runner != nullptr) {
+    nextn_hidden_ = draft_runner->nextn_hidden_size();
+    state_checkpoints_ = runner->state_slots() > 0;
+    first_checkpoint_ = config.max_running_requests + config.state_snapshot_slots;
+  }
 }
 
 Scheduler::~Scheduler() = default;
@@ -342,6 +369,8 @@ Status Scheduler::Step() {
   }
   BuildForwardBatch(decodes_, chunks_, table_, &batch_);
   batch_.swa_slot_map = pool_.swa_slot_map();
+  batch_.output_hidden = nextn_hidden_ > 0;  // the NextN layer's inputs
+  AttachStateCheckpoints();
   const auto forward_start = std::chrono::steady_clock::now();
   Status status = runner_->Forward(batch_, &forward_out_);
   const double forward_seconds =

@@ -413,6 +413,22 @@ class Scheduler {
   // its KV cache holds every token the target's does, in the same slots.
   Status MirrorOnDraftModel();
 
+  // --- NEXTN speculation and a hybrid model's drafts (scheduler_nextn.cc) ---
+  // The state slot holding req's linear-layer state after its kv_len tokens.
+  int32_t StateSlotOf(const Request& req) const;
+  // The checkpoint slot of request row `row` after new token `token` of a verified chain.
+  int32_t CheckpointSlot(int32_t row, int32_t token) const;
+  // A hybrid model: batch_'s drafted sequences get their state checkpoints.
+  void AttachStateCheckpoints();
+  // MirrorOnDraftModel for a NextN draft runner: each token beside the target's hidden state
+  // of the position before it; keeps each sequence's last hidden state in its request.
+  Status MirrorOnNextn();
+  // The NextN input of req's draft root (its kept hidden state, or zeros) into `out` [h].
+  void NextnRootHidden(const Request& req, float* out) const;
+  // After VerifyDraft's walk of sequence `seq` (a chain of n nodes) kept `accepted` drafted
+  // nodes: req's kept hidden state and (a hybrid model) its linear-layer state follow.
+  void OnChainVerified(Request* req, size_t seq, int32_t n, int32_t accepted);
+
   // --- jump-forward (scheduler_jump_forward.cc) ---
   // After req (decoding) sampled a token its grammar accepted: if the grammar now forces
   // bytes, retokenizes the sampled token + forced text, hands the computed KV to the tree and
@@ -486,6 +502,12 @@ class Scheduler {
   std::vector<size_t> draft_active_;     // draft_reqs_ indices in this draft step's batch
   model::ForwardBatch draft_batch_;
   model::ForwardOutput draft_out_;
+  int64_t nextn_hidden_ = 0;        // > 0: the draft runner is a NextN layer of this width
+  bool state_checkpoints_ = false;  // a hybrid target verifying drafts: checkpoint its state
+  int32_t first_checkpoint_ = 0;    // the first checkpoint state slot
+  std::vector<int32_t> checkpoint_scratch_;  // batch_'s sequences' checkpoint slots
+  std::vector<float> nextn_in_;              // the NextN inputs' hidden states of a forward
+  std::vector<int64_t> hidden_offset_;       // batch_'s sequences' first rows in hidden
   // Top-k draft trees (DraftTrees): per draft_reqs_ entry, its builder and the scratch slot
   // of each candidate expanded (-1: none); per draft step sequence, its (draft_reqs_ index,
   // node), token and prefix slots.

@@ -60,7 +60,8 @@ Status SchedulerConfig::Validate() const {
   if (max_running_requests < 1) {
     return bad("max_running_requests", "at least 1", max_running_requests);
   }
-  if (state_snapshot_slots < 0) return bad("state_snapshot_slots", "at least 0", state_snapshot_slots);
+  if (state_snapshot_slots < 0)
+    return bad("state_snapshot_slots", "at least 0", state_snapshot_slots);
   if (state_snapshot_slots > 0 &&
       (hybrid_snapshot_interval < 1 || hybrid_snapshot_interval % page_size != 0)) {
     return bad("hybrid_snapshot_interval", "a positive multiple of page_size",
@@ -92,6 +93,11 @@ Status SchedulerConfig::Validate() const {
   }
   if (speculative_ngram && speculative_draft_model) {
     return InvalidArgument("speculative decoding takes one draft source: NGRAM or a draft model");
+  }
+  if (speculative_nextn && (!speculative_draft_model || speculative_eagle_topk != 1)) {
+    return InvalidArgument(
+        "NEXTN speculation drafts chains with the NextN layer as the draft "
+        "model (speculative_draft_model, speculative_eagle_topk 1)");
   }
   if (speculative_draft_model &&
       (speculative_num_steps < 1 || speculative_num_steps >= spec::DraftTree::kMaxNodes)) {

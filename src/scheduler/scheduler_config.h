@@ -109,6 +109,9 @@ struct SchedulerConfig {
   // tokens (or top-k trees, below) from a draft model (the draft runner given to
   // Scheduler::Create), verified the same way. See scheduler_draft_model.cc.
   bool speculative_draft_model = false;
+  // --speculative-algorithm NEXTN: the draft model is the target's own NextN layer
+  // (engine/nextn_runner.h; chains only). With speculative_draft_model.
+  bool speculative_nextn = false;
   int32_t speculative_num_steps = 3;
   // --speculative-eagle-topk: 1 drafts chains; K > 1 drafts trees, each node expanded into its
   // K likeliest tokens, of at most speculative_num_draft_tokens nodes (root included) and

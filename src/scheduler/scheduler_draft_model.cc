@@ -21,6 +21,7 @@
 // Cost: the draft model computes every token the target computes, plus k tokens per drafting
 // request and round. Drafts only propose: no output depends on the draft model or its KV.
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -52,6 +53,13 @@ int32_t ArgmaxAllowed(const float* logits, int32_t vocab, const int32_t* mask) {
 
 Status Scheduler::DraftChains() {
   const int32_t vocab = draft_runner_->vocab_size();
+  // NEXTN (scheduler_nextn.cc): each chain's hidden-state input of its next step.
+  const int64_t h = nextn_hidden_;
+  nextn_in_.resize(draft_reqs_.size() * static_cast<size_t>(h));
+  for (size_t i = 0; h > 0 && i < draft_reqs_.size(); ++i) {
+    NextnRootHidden(*draft_reqs_[i], nextn_in_.data() + i * h);
+  }
+  draft_batch_.output_hidden = h > 0;
   Status status = Status::Ok();
   for (int32_t step = 0; status.ok(); ++step) {
     draft_batch_.sequences.clear();
@@ -69,6 +77,7 @@ Status Scheduler::DraftChains() {
       seq.new_slots = row.subspan(req->kv_len + step, 1);
       seq.prefix_slots = row.first(req->kv_len + step);
       seq.logits = model::LogitsMode::kLast;
+      if (h > 0) seq.nextn_hidden = std::span<const float>(nextn_in_.data() + i * h, h);
       draft_batch_.sequences.push_back(seq);
       draft_active_.push_back(i);
     }
@@ -77,6 +86,10 @@ Status Scheduler::DraftChains() {
     if (!status.ok()) break;
     for (size_t s = 0; s < draft_active_.size(); ++s) {
       Request* req = draft_reqs_[draft_active_[s]];
+      if (h > 0) {  // the layer's own output state goes with the token drafted from it
+        std::memcpy(nextn_in_.data() + draft_active_[s] * h, draft_out_.hidden.data() + s * h,
+                    static_cast<size_t>(h) * sizeof(float));
+      }
       // The matcher stands after the chain drafted so far.
       const int32_t* mask = req->matcher.has_value() ? FillGrammarMask(req, vocab) : nullptr;
       const int32_t token = ArgmaxAllowed(draft_out_.LastRow(s), vocab, mask);
@@ -107,10 +120,13 @@ Status Scheduler::DraftChains() {
 }
 
 Status Scheduler::MirrorOnDraftModel() {
+  if (nextn_hidden_ > 0) return MirrorOnNextn();
   draft_batch_.sequences = batch_.sequences;
+  draft_batch_.output_hidden = false;
   for (model::SequenceInput& seq : draft_batch_.sequences) {
     seq.logits = model::LogitsMode::kNone;
     seq.lora = nullptr;  // adapters fit the target model's matrices, not the draft's
+    seq.state_checkpoints = {};
   }
   return draft_runner_->Forward(draft_batch_, &draft_out_);
 }

@@ -35,7 +35,7 @@ void Scheduler::SnapshotAtNode(Request* req) {
   }
   ++tree_version_;
   if (!id.has_value()) return;
-  const Status copied = runner_->CopyState(req->cache.req_pool_index, *id);
+  const Status copied = runner_->CopyState(StateSlotOf(*req), *id);
   RADIXLM_CHECK(copied.ok()) << copied.ToString();
   cache_->AttachSnapshot(node, *id);
   ++stats_.state_snapshots_taken;
@@ -53,7 +53,7 @@ int32_t Scheduler::SnapshotForRelease(const Request& req) {
   }
   ++tree_version_;
   if (!id.has_value()) return -1;
-  const Status copied = runner_->CopyState(req.cache.req_pool_index, *id);
+  const Status copied = runner_->CopyState(StateSlotOf(req), *id);
   RADIXLM_CHECK(copied.ok()) << copied.ToString();
   ++stats_.state_snapshots_taken;
   return *id;

@@ -166,6 +166,10 @@ void Scheduler::VerifyDraft(Request* req, size_t seq) {
   int32_t node = 0, accepted = 0;
   bool live = true;
   while (true) {
+    // A finish or jump-forward here snapshots the state after the nodes kept so far.
+    if (state_checkpoints_) {
+      req->state_checkpoint = node + 1 < n ? CheckpointSlot(row_index, node) : -1;
+    }
     FillSampleRow(req,
                   forward_out_.logits.data() +
                       (forward_out_.row_offset[seq] + node) * forward_out_.vocab_size,
@@ -195,6 +199,7 @@ void Scheduler::VerifyDraft(Request* req, size_t seq) {
   stats_.spec_accepted_tokens += accepted;
   stats_.decode_tokens += accepted;
   if (!live) return;
+  if (state_checkpoints_ || nextn_hidden_ > 0) OnChainVerified(req, seq, n, accepted);
   req->drafted_tokens += n - 1;
   req->accepted_tokens += accepted;
   req->draft_budget = std::clamp(2 * (accepted + 1), 2, MaxDraftNodes());
