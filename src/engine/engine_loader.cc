@@ -298,8 +298,9 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   const int64_t swa_kv_slots = kv.swa_pool_tokens > 0 ? (kv.swa_pool_tokens / page + 1) * page : 0;
   std::unique_ptr<ModelRunner> draft_runner;
   // Its KV cache mirrors the target's full-layer slots one for one (every layer, windowed ones
-  // included: the draft keeps KV for every token the target computes).
-  if (sc.speculative_draft_model) {
+  // included: the draft keeps KV for every token the target computes). (NEXTN's draft is the
+  // model's own layer, made below.)
+  if (sc.speculative_draft_model && !sc.speculative_nextn) {
     model::ModelOptions draft_options = mo;
     draft_options.on_load_progress = progress_lines("draft model: ");
     RADIXLM_ASSIGN_OR_RETURN(draft_runner, LoadDraftRunner(config.speculative_draft_model_path,
