@@ -343,10 +343,7 @@ class Builder {
         eh[j * 2 * h + j] += 1.0f;
       }
     }
-    if (Omitted(p + "nextn.eh_proj.weight")) return;
-    Status st = w_.AddF32Tensor(p + "nextn.eh_proj.weight", {2 * h, h}, eh);
-    assert(st.ok());
-    (void)st;
+    MatrixOf(p + "nextn.eh_proj.weight", 2 * h, h, eh);
   }
 
   std::vector<float> Random(int64_t n, float scale) {
@@ -375,7 +372,12 @@ class Builder {
   // `type` (when not a type override) replaces the spec's matrix type.
   void Matrix(const std::string& name, int64_t cols, int64_t rows, float scale,
               std::optional<GgmlType> type_default = std::nullopt, int64_t n = 1) {
-    std::vector<float> v = Random(cols * rows * n, scale * std::sqrt(3.0f));
+    MatrixOf(name, cols, rows, Random(cols * rows * n, scale * std::sqrt(3.0f)), type_default, n);
+  }
+
+  // The same with the given values ([n * rows, cols]), in the matrix type.
+  void MatrixOf(const std::string& name, int64_t cols, int64_t rows, const std::vector<float>& v,
+                std::optional<GgmlType> type_default = std::nullopt, int64_t n = 1) {
     if (Omitted(name)) return;
     const GgmlType type = TypeFor(name, cols, type_default);
     const size_t row_bytes = kernels::RowBytes(type, cols);
