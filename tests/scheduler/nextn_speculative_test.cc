@@ -41,7 +41,7 @@ struct Result {
 
 class Instance {
  public:
-  Instance(const std::vector<uint8_t>& gguf, bool nextn) {
+  Instance(const std::vector<uint8_t>& gguf, bool nextn, bool cache = true) {
     model::ModelOptions mo;
     mo.n_threads = 2;
     mo.max_batch_tokens = 160;
@@ -52,7 +52,7 @@ class Instance {
     constexpr int64_t kPool = 1024;
     auto runner = ModelBackedRunner::Create(
         std::move(*model), kPool + 1, 0, kernels::KvDtype::kF16,
-        /*state_slots=*/kRunning + kSnapshots + (nextn ? kRunning * kSteps : 0));
+        /*state_slots=*/kRunning + (cache ? kSnapshots : 0) + (nextn ? kRunning * kSteps : 0));
     EXPECT_TRUE(runner.ok()) << runner.status().ToString();
     runner_ = std::move(*runner);
     SchedulerConfig c;
@@ -60,8 +60,9 @@ class Instance {
     c.max_running_requests = kRunning;
     c.chunked_prefill_size = 64;
     c.max_prefill_tokens = 128;
-    c.state_snapshot_slots = kSnapshots;
+    c.state_snapshot_slots = cache ? kSnapshots : 0;
     c.hybrid_snapshot_interval = 16;
+    c.disable_radix_cache = !cache;
     if (nextn) {
       auto draft = NextnRunner::Create(*target, kPool + 1, kernels::KvDtype::kF16);
       EXPECT_TRUE(draft.ok()) << draft.status().ToString();
@@ -86,11 +87,14 @@ class Instance {
     scheduler_ = std::move(*sched);
   }
 
-  void Add(uint64_t id, const Ids& prompt, int max_new, const std::vector<int32_t>& stop = {}) {
+  // Greedy, or with `temperature` > 0 seeded sampling (the same tokens whatever the batch).
+  void Add(uint64_t id, const Ids& prompt, int max_new, const std::vector<int32_t>& stop = {},
+           float temperature = 0.0f) {
     RequestInput in;
     in.id = id;
     in.input_ids = prompt;
-    in.params.temperature = 0.0f;
+    in.params.temperature = temperature;
+    in.params.sampling_seed = 1000 + static_cast<int64_t>(id);
     in.params.max_new_tokens = max_new;
     in.params.ignore_eos = true;
     in.params.stop_token_ids = stop;
@@ -204,6 +208,29 @@ TEST_P(NextnSpeculativeTest, OutputsEqualPlainDecodingWithTheRadixCacheOn) {
               static_cast<long long>(s.spec_drafted_tokens),
               static_cast<long long>(s.forward_passes),
               static_cast<long long>(plain.stats().forward_passes));
+}
+
+TEST_P(NextnSpeculativeTest, WithTheRadixCacheOffAndSeededSampling) {
+  // No snapshots (the checkpoints follow the running rows directly), and sampled requests
+  // beside greedy ones: each keeps the tokens its seed gives without speculation.
+  const std::vector<uint8_t> gguf = BuildTinyModel(Spec(GetParam()));
+  auto run = [&](Instance& in) {
+    for (uint64_t id = 0; id < 6; ++id) {
+      in.Add(id, Prompt(30 + static_cast<uint32_t>(id), 12 + 5 * static_cast<int64_t>(id)), 30, {},
+             id % 2 == 1 ? 0.8f : 0.0f);
+    }
+    in.Drain();
+  };
+  Instance plain(gguf, /*nextn=*/false, /*cache=*/false);
+  run(plain);
+  Instance spec(gguf, /*nextn=*/true, /*cache=*/false);
+  run(spec);
+  for (uint64_t id = 0; id < 6; ++id) {
+    ExpectSame(spec.result(id), plain.result(id), "request " + std::to_string(id));
+  }
+  const SchedulerStats s = spec.stats();
+  EXPECT_GT(s.spec_accepted_tokens, 5);
+  EXPECT_GT(s.spec_drafted_tokens - s.spec_accepted_tokens, 5);
 }
 
 TEST_P(NextnSpeculativeTest, AStopInsideAChainSnapshotsTheRolledBackState) {
