@@ -126,17 +126,19 @@ void Model::PrepareAttentionSequences(int64_t qs) {
   }
 }
 
-Status Model::EmbedTokens(int64_t n, float* out) {
+Status Model::EmbedTokens(int64_t n, float* out) { return Embed(plan_.tokens.data(), n, out); }
+
+Status Model::Embed(const int32_t* tokens, int64_t n, float* out) {
   const kernels::WeightMatrix& table = weights_->token_embd;
   if (!weights_->embed_reads_file) {
-    backend_->embed(table, plan_.tokens.data(), n, out);
+    backend_->embed(table, tokens, n, out);
     return Status::Ok();
   }
   // The same rows and dequantization as the backend's embed (kernels::GetRows).
   embed_row_.resize(table.row_bytes);
   const auto* base = static_cast<const uint8_t*>(table.data);
   for (int64_t i = 0; i < n; ++i) {
-    const uint8_t* row = base + static_cast<int64_t>(plan_.tokens[i]) * table.row_bytes;
+    const uint8_t* row = base + static_cast<int64_t>(tokens[i]) * table.row_bytes;
     RADIXLM_RETURN_IF_ERROR(file_->ReadBytes(row, table.row_bytes, embed_row_.data()));
     kernels::DequantizeRow(table.type, embed_row_.data(), out + i * table.cols, table.cols);
   }

@@ -67,6 +67,10 @@ class Model {
   // A cache shaped for this model.
   StatusOr<std::unique_ptr<KvCache>> CreateKvCache(const KvCacheOptions& options) const;
 
+  // out = token_embd[tokens] ([n, hidden]), as the forward pass reads it (through the
+  // mapping, or from the file where the table's pages were released). Forward()'s thread only.
+  Status Embed(const int32_t* tokens, int64_t n, float* out);
+
   // Runs every sequence of `batch` one step: writes the new tokens' K/V into `cache` and
   // fills `out` with the requested logits. InvalidArgument for a malformed batch (see
   // BatchPlan::Build) or a cache of another shape; nothing is written then.

@@ -100,9 +100,11 @@ Status NextnModel::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOut
   const int64_t n = plan_.n_tokens;
 
   // concat = [enorm(embed(token)) | hnorm(hidden)] per row; x = concat · eh_projᵀ.
-  const kernels::WeightMatrix& embd =
-      lw.nextn_embed_tokens.data != nullptr ? lw.nextn_embed_tokens : tw.token_embd;
-  k.embed(embd, plan_.tokens.data(), n, s.xn.data());
+  if (lw.nextn_embed_tokens.data != nullptr) {
+    k.embed(lw.nextn_embed_tokens, plan_.tokens.data(), n, s.xn.data());
+  } else {
+    RADIXLM_RETURN_IF_ERROR(target_->Embed(plan_.tokens.data(), n, s.xn.data()));
+  }
   for (size_t i = 0; i < batch.sequences.size(); ++i) {
     const BatchPlan::Sequence& planned = plan_.sequences[i];
     std::memcpy(s.x.data() + planned.first_token * h, batch.sequences[i].nextn_hidden.data(),
