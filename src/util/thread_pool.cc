@@ -49,27 +49,15 @@ ThreadPool::~ThreadPool() {
   for (auto& w : workers_) w.join();
 }
 
-void ThreadPool::ChunkRange(int64_t n, int64_t grain, int n_chunks, int t, int64_t* begin,
-                            int64_t* end) {
-  // Distribute whole grains as evenly as possible; the first (blocks % n_chunks) chunks get one
-  // extra grain.
-  const int64_t blocks = (n + grain - 1) / grain;
-  const int64_t base = blocks / n_chunks;
-  const int64_t extra = blocks % n_chunks;
-  const int64_t b = t * base + std::min<int64_t>(t, extra);
-  const int64_t e = b + base + (t < extra ? 1 : 0);
-  *begin = std::min(n, b * grain);
-  *end = std::min(n, e * grain);
-}
-
 void ThreadPool::RunChunks(Job& job, int thread_id) {
+  int64_t first = job.next_grain.load(std::memory_order_relaxed);
   for (;;) {
-    const int c = job.next_chunk.fetch_add(1, std::memory_order_relaxed);
-    if (c >= job.n_chunks) return;
-    int64_t begin, end;
-    ChunkRange(job.n, job.grain, job.n_chunks, c, &begin, &end);
-    if (begin < end) (*job.fn)(begin, end, thread_id);
-    job.done_chunks.fetch_add(1, std::memory_order_release);
+    if (first >= job.grains) return;
+    const int64_t last = first + ChunkGrains(job.grains - first, job.n_threads);
+    if (!job.next_grain.compare_exchange_weak(first, last, std::memory_order_relaxed)) continue;
+    (*job.fn)(first * job.grain, std::min(job.n, last * job.grain), thread_id);
+    job.done_grains.fetch_add(last - first, std::memory_order_release);
+    first = job.next_grain.load(std::memory_order_relaxed);
   }
 }
 
@@ -92,10 +80,10 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain, const RangeFn& fn) {
   job.fn = &fn;
   job.n = n;
   job.grain = grain;
-  job.n_chunks = static_cast<int>(
-      std::min<int64_t>(blocks, static_cast<int64_t>(n_threads_) * kChunksPerThread));
-  job.next_chunk.store(0, std::memory_order_relaxed);
-  job.done_chunks.store(0, std::memory_order_relaxed);
+  job.grains = blocks;
+  job.n_threads = n_threads_;
+  job.next_grain.store(0, std::memory_order_relaxed);
+  job.done_grains.store(0, std::memory_order_relaxed);
   job.id.store(id);
   generation_.store(id);  // publishes the job (seq_cst, pairs with the sleepers_ check below)
   if (sleepers_.load() > 0) generation_.notify_all();
@@ -104,7 +92,7 @@ void ThreadPool::ParallelFor(int64_t n, int64_t grain, const RangeFn& fn) {
   RunChunks(job, 0);
   t_inside_job = false;
   const auto wait_start = std::chrono::steady_clock::now();
-  SpinUntil([&] { return job.done_chunks.load(std::memory_order_acquire) == job.n_chunks; });
+  SpinUntil([&] { return job.done_grains.load(std::memory_order_acquire) == job.grains; });
   ++stats_.regions;
   stats_.barrier_ns += static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                                  std::chrono::steady_clock::now() - wait_start)

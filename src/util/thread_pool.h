@@ -1,11 +1,14 @@
 // ThreadPool: a fixed set of persistent worker threads for data-parallel kernels.
 //
-// ParallelFor(n, fn) splits [0, n) into contiguous chunks (a fixed partition: up to
-// kChunksPerThread per thread, boundaries on multiples of grain) and runs them on the calling
-// thread plus the size()-1 workers. Threads claim chunks through one atomic counter, so a
-// worker the OS has descheduled (an oversubscribed machine) does not hold up the others: the
-// rest take its share. fn's thread_id is the id of the thread running the chunk (0 = caller),
-// stable for that thread, so it can index per-thread scratch; one thread may run several
+// ParallelFor(n, fn) splits [0, n) into contiguous chunks (boundaries on multiples of grain)
+// and runs them on the calling thread plus the size()-1 workers. Threads claim chunks from the
+// front of the range through one atomic position, each claim a share of what is left
+// (guided scheduling: 1 / (2 size()) of the remaining grains, at least one), so the chunks
+// shrink toward the end and the threads finish within a small chunk of each other: a worker
+// that starts late, runs slower or is descheduled (an oversubscribed machine) does not hold
+// up the others, who take its share. The partition is a function of (n, grain, size()) only,
+// whichever thread claims each chunk. fn's thread_id is the id of the thread running the chunk (0 =
+// caller), stable for that thread, so it can index per-thread scratch; one thread may run several
 // chunks, one after the other. Workers spin briefly on an atomic generation counter before
 // blocking (futex via std::atomic::wait), so back-to-back calls (a decode step issues a few
 // hundred) cost a few microseconds each, while an idle pool burns no CPU.
@@ -41,11 +44,9 @@ class ThreadPool {
 
   int size() const { return n_threads_; }
 
-  static constexpr int kChunksPerThread = 4;
-
-  // Runs fn over [0, n) split into min(size() * kChunksPerThread, ceil(n / grain)) contiguous
-  // chunks whose boundaries are multiples of grain (except the end, n); each chunk runs exactly
-  // once. With one chunk (or size() == 1) fn(0, n, 0) runs inline. grain >= 1. n <= 0: no-op.
+  // Runs fn over [0, n) split into contiguous chunks whose boundaries are multiples of grain
+  // (except the end, n), sized as above (ChunkGrains); each chunk runs exactly once. With one
+  // grain (or size() == 1) fn(0, n, 0) runs inline. grain >= 1. n <= 0: no-op.
   void ParallelFor(int64_t n, int64_t grain, const RangeFn& fn) EXCLUDES(submit_mutex_);
   void ParallelFor(int64_t n, const RangeFn& fn) { ParallelFor(n, 1, fn); }
 
@@ -58,9 +59,12 @@ class ThreadPool {
   };
   Stats stats() EXCLUDES(submit_mutex_);
 
-  // The range of chunk t of n_chunks over [0, n), grain-aligned (the partition used above).
-  static void ChunkRange(int64_t n, int64_t grain, int n_chunks, int t, int64_t* begin,
-                         int64_t* end);
+  // Grains in the chunk claimed when `remaining` grains of the range are left (the partition
+  // used above): ceil(remaining / (2 n_threads)).
+  static int64_t ChunkGrains(int64_t remaining, int n_threads) {
+    const int64_t share = 2 * static_cast<int64_t>(n_threads);
+    return (remaining + share - 1) / share;
+  }
 
  private:
   // One job. Jobs alternate between two slots, so a worker that wakes late for a finished job
@@ -70,12 +74,13 @@ class ThreadPool {
   struct alignas(64) Job {
     std::atomic<uint32_t> id{0};  // generation this slot holds; 0 while being rewritten
     std::atomic<int> active{0};   // workers currently inside this slot
-    alignas(64) std::atomic<int> next_chunk{0};
-    alignas(64) std::atomic<int> done_chunks{0};
+    alignas(64) std::atomic<int64_t> next_grain{0};  // start of the next unclaimed chunk
+    alignas(64) std::atomic<int64_t> done_grains{0};
     const RangeFn* fn = nullptr;
     int64_t n = 0;
     int64_t grain = 1;
-    int n_chunks = 0;
+    int64_t grains = 0;  // ceil(n / grain)
+    int n_threads = 1;
   };
 
   void WorkerLoop(int thread_id);
