@@ -105,27 +105,6 @@ StatusOr<std::unique_ptr<KvCache>> Model::CreateKvCache(const KvCacheOptions& op
   return KvCache::Create(config_, options);
 }
 
-void Model::PrepareAttentionSequences(int64_t qs) {
-  ForwardScratch& s = *scratch_;
-  prepared_q_size_ = qs;
-  s.attn_seqs.clear();
-  s.swa_attn_seqs.clear();
-  for (const BatchPlan::AttentionEntry& e : plan_.attention) {
-    kernels::AttentionSequence a;
-    a.q = s.q.data() + e.first_token * qs;
-    a.q_pos = plan_.positions.data() + e.first_token;
-    a.n_q = static_cast<int>(e.n_q);
-    a.kv_slots = plan_.kv_slots.data() + e.kv_offset;
-    a.n_kv = static_cast<int>(e.n_kv);
-    a.out = s.attn.data() + e.first_token * qs;
-    s.attn_seqs.push_back(a);
-    if (!plan_.swa_kv_slots.empty()) {
-      a.kv_slots = plan_.swa_kv_slots.data() + e.kv_offset;
-      s.swa_attn_seqs.push_back(a);
-    }
-  }
-}
-
 Status Model::EmbedTokens(int64_t n, float* out) { return Embed(plan_.tokens.data(), n, out); }
 
 Status Model::Embed(const int32_t* tokens, int64_t n, float* out) {
@@ -184,7 +163,10 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
     const int variant = layer_rope_variant_[layer];
     // The sequences point into q / attn with the layer's row width.
     const int64_t q_size = c.n_heads * la.head_dim;
-    if (q_size != prepared_q_size_) PrepareAttentionSequences(q_size);
+    if (q_size != prepared_q_size_) {
+      PrepareAttentionSequences(plan_, q_size, s);
+      prepared_q_size_ = q_size;
+    }
     LayerContext ctx;
     ctx.backend = backend_;
     ctx.config = &c;
@@ -195,13 +177,7 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
       ctx.rope_cos = s.rope_cos[variant].data();
       ctx.rope_sin = s.rope_sin[variant].data();
     }
-    ctx.attention.n_heads = static_cast<int>(c.n_heads);
-    ctx.attention.n_kv_heads = static_cast<int>(la.n_kv_heads);
-    ctx.attention.head_dim = static_cast<int>(la.head_dim);
-    ctx.attention.scale = c.attention_scale;
-    ctx.attention.sliding_window = la.sliding_window;
-    ctx.attention.logit_softcap = c.attn_logit_softcap;
-    ctx.attention.scale_query = c.scale_query;
+    ctx.attention = LayerAttentionParams(c, la);
     ctx.attention.sinks = weights_->layers[layer].attn_sinks;  // (null: none)
     ctx.own_kv = la.kv_layer == layer;
     ctx.kv = cache.Layer(layer);  // (its source's, for a layer reading another's)

@@ -78,8 +78,6 @@ class Model {
 
  private:
   Model() = default;
-  // Points the attention sequences into scratch q / attn rows of width qs.
-  void PrepareAttentionSequences(int64_t qs);
   // scratch per_layer_inputs for this step's tokens (gemma4; ModelConfig::
   // per_layer_input_size), from the scaled embeddings in scratch x.
   void ComputePerLayerInputs();

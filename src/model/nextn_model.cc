@@ -126,18 +126,7 @@ Status NextnModel::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOut
     rope_->ComputeTables(plan_.positions.data(), n, s.rope_cos[0].data(), s.rope_sin[0].data());
   }
   const LayerAttentionConfig la = c.LayerAttention(0);
-  const int64_t qs = c.n_heads * la.head_dim;
-  s.attn_seqs.clear();
-  for (const BatchPlan::AttentionEntry& e : plan_.attention) {
-    kernels::AttentionSequence a;
-    a.q = s.q.data() + e.first_token * qs;
-    a.q_pos = plan_.positions.data() + e.first_token;
-    a.n_q = static_cast<int>(e.n_q);
-    a.kv_slots = plan_.kv_slots.data() + e.kv_offset;
-    a.n_kv = static_cast<int>(e.n_kv);
-    a.out = s.attn.data() + e.first_token * qs;
-    s.attn_seqs.push_back(a);
-  }
+  PrepareAttentionSequences(plan_, c.n_heads * la.head_dim, s);
   LayerContext ctx;
   ctx.backend = &k;
   ctx.config = &c;
@@ -148,13 +137,7 @@ Status NextnModel::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOut
     ctx.rope_cos = s.rope_cos[0].data();
     ctx.rope_sin = s.rope_sin[0].data();
   }
-  ctx.attention.n_heads = static_cast<int>(c.n_heads);
-  ctx.attention.n_kv_heads = static_cast<int>(la.n_kv_heads);
-  ctx.attention.head_dim = static_cast<int>(la.head_dim);
-  ctx.attention.scale = c.attention_scale;
-  ctx.attention.sliding_window = la.sliding_window;
-  ctx.attention.logit_softcap = c.attn_logit_softcap;
-  ctx.attention.scale_query = c.scale_query;
+  ctx.attention = LayerAttentionParams(c, la);
   ctx.kv = cache.Layer(0);
   ctx.new_slots = plan_.new_slots.data();
   ctx.attn_seqs = s.attn_seqs;

@@ -329,6 +329,38 @@ void RunLayerOutputBlock(const LayerContext& ctx, int64_t n, ForwardScratch& s,
   if (w.out_scale != nullptr) k.scale(s.x.data(), *w.out_scale, s.x.data(), n * h);
 }
 
+kernels::AttentionParams LayerAttentionParams(const ModelConfig& c,
+                                              const LayerAttentionConfig& la) {
+  kernels::AttentionParams p;
+  p.n_heads = static_cast<int>(c.n_heads);
+  p.n_kv_heads = static_cast<int>(la.n_kv_heads);
+  p.head_dim = static_cast<int>(la.head_dim);
+  p.scale = c.attention_scale;
+  p.sliding_window = la.sliding_window;
+  p.logit_softcap = c.attn_logit_softcap;
+  p.scale_query = c.scale_query;
+  return p;
+}
+
+void PrepareAttentionSequences(const BatchPlan& plan, int64_t qs, ForwardScratch& s) {
+  s.attn_seqs.clear();
+  s.swa_attn_seqs.clear();
+  for (const BatchPlan::AttentionEntry& e : plan.attention) {
+    kernels::AttentionSequence a;
+    a.q = s.q.data() + e.first_token * qs;
+    a.q_pos = plan.positions.data() + e.first_token;
+    a.n_q = static_cast<int>(e.n_q);
+    a.kv_slots = plan.kv_slots.data() + e.kv_offset;
+    a.n_kv = static_cast<int>(e.n_kv);
+    a.out = s.attn.data() + e.first_token * qs;
+    s.attn_seqs.push_back(a);
+    if (!plan.swa_kv_slots.empty()) {
+      a.kv_slots = plan.swa_kv_slots.data() + e.kv_offset;
+      s.swa_attn_seqs.push_back(a);
+    }
+  }
+}
+
 void ApplyPendingResidual(const kernels::KernelBackend& k, const ModelConfig& c,
                           const PendingResidual& pending, ForwardScratch& s, int64_t begin,
                           int64_t end) {

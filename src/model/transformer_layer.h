@@ -39,6 +39,15 @@ struct LayerContext {
   LoraRows lora;
 };
 
+// The attention parameters config gives layer `la` (heads, head size, scale, sliding window,
+// logit soft-cap, query scaling; no sinks).
+kernels::AttentionParams LayerAttentionParams(const ModelConfig& c, const LayerAttentionConfig& la);
+
+// scratch.attn_seqs, and scratch.swa_attn_seqs where the plan has sliding-window slots: one
+// sequence per plan.attention entry, pointing into scratch.q / scratch.attn with rows of qs
+// floats.
+void PrepareAttentionSequences(const BatchPlan& plan, int64_t qs, ForwardScratch& scratch);
+
 // A block's last step, x += [post_norm](proj), left for whoever reads x next to do row by row
 // in its own parallel region (fewer fork/joins per step; the same operations per row).
 struct PendingResidual {
