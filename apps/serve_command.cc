@@ -149,8 +149,8 @@ Status StartDisaggregation(const ServeOptions& opt, Engine* engine, server::Serv
   const auto timeout =
       std::chrono::milliseconds(static_cast<int64_t>(opt.disaggregation_timeout_s * 1000));
   // A record longer than this server's own context length of KV is refused unread.
-  const uint64_t max_record_bytes =
-      disagg::MaxKvRecordBytes(engine->context_length(), engine->kv_token_bytes());
+  const uint64_t max_record_bytes = disagg::MaxKvRecordBytes(
+      engine->context_length(), engine->kv_token_bytes(), engine->state_slot_bytes());
   RADIXLM_ASSIGN_OR_RETURN(ends->importer,
                            disagg::DecodeKvImporter::Create(timeout, max_record_bytes));
   disagg::DecodeKvImporter* importer = ends->importer.get();
@@ -389,7 +389,8 @@ const bool kServeRegistered = RegisterCommand("serve", [](CLI::App& app) {
                   "the radix cache keeps (default: what a quarter of the KV memory holds)");
   cmd->add_option("--hybrid-snapshot-interval", e.hybrid_snapshot_interval,
                   "Hybrid (linear-attention) models: snapshot the linear layers' state every "
-                  "this many prefill tokens (prefill chunks end there)")
+                  "this many prefill tokens (prefill chunks end there; with the disk tier, a "
+                  "multiple of its block size)")
       ->capture_default_str();
   cmd->add_option("--swa-full-tokens-ratio", e.swa_full_tokens_ratio,
                   "Sliding-window models: KV tokens of a windowed layer per token of a "

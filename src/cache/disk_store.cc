@@ -371,6 +371,13 @@ void DiskStore::LoaderLoop() {
       ++result.blocks_loaded;
     }
     result.bytes.resize(static_cast<size_t>(result.blocks_loaded) * job.block_bytes);
+    if (job.state_bytes > 0 && n > 0 && static_cast<size_t>(result.blocks_loaded) == n) {
+      result.state.resize(job.state_bytes);
+      if (!Load(job.state_key, tokens.subspan((n - 1) * block_tokens, block_tokens), result.state)
+               .ok()) {
+        result.state.clear();
+      }
+    }
     {
       MutexLock lock(&mu_);
       load_results_.push_back(std::move(result));

@@ -82,12 +82,17 @@ struct DiskLoadJob {
   std::vector<BlockKey> keys;   // in prefix order
   std::vector<int32_t> tokens;  // the blocks' tokens, keys.size() equal runs
   size_t block_bytes = 0;       // payload bytes of one block
+  // state_bytes > 0: a hybrid model's state snapshot after the last block (its file keyed by
+  // state_key, holding the last block's tokens), read once every block was.
+  BlockKey state_key;
+  size_t state_bytes = 0;
 };
 
 struct DiskLoadResult {
   uint64_t ticket = 0;
   int64_t blocks_loaded = 0;   // the first blocks_loaded blocks of the job (a failure ends it)
   std::vector<uint8_t> bytes;  // [blocks_loaded * block_bytes]
+  std::vector<uint8_t> state;  // [state_bytes] when asked for and read; else empty
 };
 
 class DiskStore {

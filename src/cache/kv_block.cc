@@ -53,6 +53,15 @@ void PrefixHasher::Update(std::span<const int32_t> tokens) {
   }
 }
 
+BlockKey StateSnapshotKey(const BlockKey& prefix) {
+  // A hasher of its own domain over the prefix key's four 32-bit words.
+  PrefixHasher hasher(0x5354415445ull);  // "STATE"
+  const int32_t words[4] = {static_cast<int32_t>(prefix.hi >> 32), static_cast<int32_t>(prefix.hi),
+                            static_cast<int32_t>(prefix.lo >> 32), static_cast<int32_t>(prefix.lo)};
+  hasher.Update(words);
+  return hasher.key();
+}
+
 std::vector<uint8_t> EncodeKvBlock(uint64_t model_id, const BlockKey& key,
                                    std::span<const int32_t> tokens,
                                    std::span<const uint8_t> payload) {

@@ -60,6 +60,11 @@ class PrefixHasher {
   uint64_t lo_ = 0xbb67ae8584caa73bull;
 };
 
+// The key of a hybrid model's state snapshot after the prefix whose key is `prefix` (the
+// linear layers' state there, stored in a file of its own beside the prefix's last block,
+// holding that block's tokens): unrelated to every prefix key, so the two files never collide.
+BlockKey StateSnapshotKey(const BlockKey& prefix);
+
 // What the header says (DecodeKvBlockHeader).
 struct KvBlockHeader {
   uint32_t version = 0;

@@ -209,6 +209,11 @@ class RadixCache {
   // observer must not change the tree. The disk tier's write-back hook; null: none.
   using ReleaseObserver = std::function<void(const Node&)>;
   void set_release_observer(ReleaseObserver observer) { release_observer_ = std::move(observer); }
+  // State snapshots: the release observer also sees a deleted node's snapshot (node.snapshot
+  // is still set during the call); the snapshot observer is called with a node whose snapshot
+  // EvictSnapshots is about to free, the node itself staying or not (the disk tier's
+  // write-back of snapshots). The same rules as the release observer's.
+  void set_snapshot_observer(ReleaseObserver observer) { snapshot_observer_ = std::move(observer); }
 
   // --- state snapshots (radix_cache_snapshots.cc; see "State snapshots" above) ---
   bool snapshots_enabled() const { return snapshot_slots_ > 0; }
@@ -328,6 +333,7 @@ class RadixCache {
   std::array<RadixEviction, kEvictionLogSize> eviction_log_ = {};
 
   ReleaseObserver release_observer_;
+  ReleaseObserver snapshot_observer_;
 
   int64_t sliding_window_ = 0;
   int64_t swa_evictable_size_ = 0;

@@ -78,6 +78,7 @@ int64_t RadixCache::EvictSnapshots(int64_t n, KvPool& pool) {
     heap.pop();
     // Only snapshot-less leaves are deleted below, never a candidate still in the heap.
     RADIXLM_CHECK(node->snapshot >= 0 && node->end_lock_ref == 0) << "evicting a held snapshot";
+    if (snapshot_observer_) snapshot_observer_(*node);
     DetachSnapshot(node);
     ++freed;
     // A leaf without a snapshot can no longer be resumed from: delete it and every unlocked,

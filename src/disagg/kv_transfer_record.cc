@@ -7,7 +7,7 @@ namespace radixlm::disagg {
 namespace {
 
 constexpr uint32_t kMagic = 0x564b4c52;  // "RLKV"
-constexpr uint32_t kVersion = 2;         // 2: the LoRA adapter's identity and name
+constexpr uint32_t kVersion = 3;         // 2: the LoRA adapter's identity and name; 3: linear state
 constexpr uint32_t kFirstVersion = 1;
 constexpr uint64_t kMaxCount = uint64_t{1} << 32;
 
@@ -74,6 +74,11 @@ uint64_t KvTransferRecord::ExpectedKvBytes() const {
   return rows * 2 /* K and V */ * row_elems * KvValueBytes(dtype);
 }
 
+uint64_t KvTransferRecord::ExpectedStateBytes() const {
+  if (prompt_ids.empty()) return 0;
+  return uint64_t{state_layers} * (state_conv_floats + state_delta_floats) * sizeof(float);
+}
+
 std::vector<uint8_t> SerializeKvTransferRecord(const KvTransferRecord& record) {
   Writer w;
   w.Put(kMagic);
@@ -92,6 +97,11 @@ std::vector<uint8_t> SerializeKvTransferRecord(const KvTransferRecord& record) {
   w.PutBytes(record.rows_from.data(), record.rows_from.size() * sizeof(uint32_t));
   w.Put(static_cast<uint64_t>(record.kv.size()));
   w.PutBytes(record.kv.data(), record.kv.size());
+  w.Put(record.state_layers);
+  w.Put(record.state_conv_floats);
+  w.Put(record.state_delta_floats);
+  w.Put(static_cast<uint64_t>(record.state.size()));
+  w.PutBytes(record.state.data(), record.state.size());
   return w.Take();
 }
 
@@ -140,11 +150,30 @@ StatusOr<KvTransferRecord> ParseKvTransferRecord(std::span<const uint8_t> bytes)
   if (!r.Get(&n) || n > r.remaining()) return truncated("kv");
   record.kv.resize(n);
   if (!r.GetBytes(record.kv.data(), n)) return truncated("kv");
+  if (version >= 3) {
+    if (!r.Get(&record.state_layers) || !r.Get(&record.state_conv_floats) ||
+        !r.Get(&record.state_delta_floats)) {
+      return truncated("state shape");
+    }
+    if (record.state_conv_floats >= kMaxCount || record.state_delta_floats >= kMaxCount) {
+      return InvalidArgument("KV transfer record: a linear-layer state of " +
+                             std::to_string(record.state_conv_floats) + " + " +
+                             std::to_string(record.state_delta_floats) + " values per layer");
+    }
+    if (!r.Get(&n) || n > r.remaining()) return truncated("state");
+    record.state.resize(n);
+    if (!r.GetBytes(record.state.data(), n)) return truncated("state");
+  }
   if (r.remaining() != 0) return InvalidArgument("KV transfer record: trailing bytes");
   if (record.error.empty() && record.kv.size() != record.ExpectedKvBytes()) {
     return InvalidArgument("KV transfer record: " + std::to_string(record.kv.size()) +
                            " KV bytes for a layout that needs " +
                            std::to_string(record.ExpectedKvBytes()));
+  }
+  if (record.error.empty() && record.state.size() != record.ExpectedStateBytes()) {
+    return InvalidArgument("KV transfer record: " + std::to_string(record.state.size()) +
+                           " bytes of linear-layer state for a shape that needs " +
+                           std::to_string(record.ExpectedStateBytes()));
   }
   return record;
 }

@@ -8,6 +8,11 @@
 // [rows_from[l], prompt_ids.size()), each row `row_elems` values of `dtype` (KvValueBytes each).
 // Full-attention layers send every position (rows_from = 0); sliding-window layers may start
 // later (only the window the decode side still attends to).
+//
+// A hybrid model's record (version 3) also carries its linear layers' state after the record's
+// tokens (api.h PrefixKv: state_layers layers of state_conv_floats + state_delta_floats f32
+// values each; none for an empty prefix); state_layers is 0 for other models and in the records
+// of versions 1 and 2.
 #pragma once
 
 #include <cstdint>
@@ -31,9 +36,15 @@ struct KvTransferRecord {
   // base model) and its name on the prefill server. Version 1 records have neither (base).
   uint64_t lora_identity = 0;
   std::string lora_name;
+  uint32_t state_layers = 0;
+  uint64_t state_conv_floats = 0;
+  uint64_t state_delta_floats = 0;
+  std::vector<uint8_t> state;
 
   // Bytes `kv` must hold for the fields above.
   uint64_t ExpectedKvBytes() const;
+  // Bytes `state` must hold: state_layers * (conv + delta) * 4, or 0 for an empty prefix.
+  uint64_t ExpectedStateBytes() const;
 };
 
 // Bytes of one value of a KV dtype (kernels::KvDtype as an integer: 0 f16, 1 bf16 -> 2;
@@ -43,7 +54,7 @@ uint64_t KvValueBytes(uint32_t dtype);
 std::vector<uint8_t> SerializeKvTransferRecord(const KvTransferRecord& record);
 
 // InvalidArgument naming the problem for bytes that are not a well-formed record (a wrong
-// magic or version, a truncated or oversized field, kv of the wrong size).
+// magic or version, a truncated or oversized field, kv or state of the wrong size).
 StatusOr<KvTransferRecord> ParseKvTransferRecord(std::span<const uint8_t> bytes);
 
 }  // namespace radixlm::disagg

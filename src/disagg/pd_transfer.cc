@@ -18,6 +18,10 @@ void MoveKvFields(From& from, To* to) {
   to->kv = std::move(from.kv);
   to->lora_identity = from.lora_identity;
   to->lora_name = std::move(from.lora_name);
+  to->state_layers = from.state_layers;
+  to->state_conv_floats = from.state_conv_floats;
+  to->state_delta_floats = from.state_delta_floats;
+  to->state = std::move(from.state);
 }
 
 }  // namespace
@@ -29,10 +33,11 @@ PrefixKv PrefixKvFromRecord(KvTransferRecord&& record) {
   return kv;
 }
 
-uint64_t MaxKvRecordBytes(int64_t max_tokens, int64_t kv_token_bytes) {
+uint64_t MaxKvRecordBytes(int64_t max_tokens, int64_t kv_token_bytes, int64_t state_bytes) {
   const auto tokens = static_cast<uint64_t>(std::max<int64_t>(max_tokens, 0));
   const auto per_token = static_cast<uint64_t>(std::max<int64_t>(kv_token_bytes, 0));
-  return tokens * (per_token + sizeof(int32_t)) + kRecordSlackBytes;
+  const auto state = static_cast<uint64_t>(std::max<int64_t>(state_bytes, 0));
+  return tokens * (per_token + sizeof(int32_t)) + state + kRecordSlackBytes;
 }
 
 KvTransferRecord RecordFromPrefixKv(uint64_t room, StatusOr<PrefixKv>&& kv) {

@@ -56,7 +56,8 @@ struct OpenSessionRequest {
 // layer in order, its K rows then its V rows for positions [rows_from[layer], tokens.size()),
 // each row `row_elems` values of `dtype` (kernels::KvDtype as an integer; 2 bytes each, 1 for
 // fp8_e5m2). Full-attention
-// layers have every position; sliding-window layers may start later.
+// layers have every position; sliding-window layers may start later. A hybrid model's record
+// also carries its linear layers' state after all of `tokens` (model/recurrent_state.h).
 struct PrefixKv {
   std::vector<int32_t> tokens;
   int32_t row_elems = 0;
@@ -68,6 +69,14 @@ struct PrefixKv {
   // exporting server ("": the base model), for messages.
   uint64_t lora_identity = 0;
   std::string lora_name;
+  // A hybrid model's linear layers (state_layers > 0; 0: a model without them): their shape
+  // (RecurrentState's conv_floats and delta_floats per layer) and their state after all of
+  // `tokens`, as RecurrentState::ReadSlot lays it out (f32): state_layers * (conv + delta) * 4
+  // bytes, or none when `tokens` is empty (the initial, zero state).
+  uint32_t state_layers = 0;
+  uint64_t state_conv_floats = 0;
+  uint64_t state_delta_floats = 0;
+  std::vector<uint8_t> state;
 };
 
 struct GenerateRequest {

@@ -84,5 +84,6 @@ const ModelAssets& Engine::assets() const { return core_->assets(); }
 int32_t Engine::vocab_size() const { return core_->vocab_size(); }
 int64_t Engine::context_length() const { return core_->context_length(); }
 int64_t Engine::kv_token_bytes() const { return core_->kv_token_bytes(); }
+int64_t Engine::state_slot_bytes() const { return core_->state_slot_bytes(); }
 
 }  // namespace radixlm

@@ -126,6 +126,8 @@ class Engine {
   int64_t context_length() const;
   // Bytes of one position's KV over every layer (K and V rows); 0 when the runner cannot move KV.
   int64_t kv_token_bytes() const;
+  // Bytes of one sequence's linear-layer state (a hybrid model's; 0 for the others).
+  int64_t state_slot_bytes() const;
   int64_t max_total_tokens() const { return settings().max_total_tokens; }
 
  private:

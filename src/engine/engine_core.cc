@@ -154,6 +154,7 @@ StatusOr<std::shared_ptr<GenerateStream>> EngineCore::Submit(GenerateRequest req
     in.pending_grammar = grammar.pending;
     in.grammar_kind = grammar.kind;
     in.pooling = pooling_;
+    in.snapshot_resume_point = request.export_kv_room.has_value();
     if (request.sampling_params.sampling_seed.has_value()) {
       in.seed = static_cast<uint64_t>(*request.sampling_params.sampling_seed) + i;
     }

@@ -86,6 +86,7 @@ class EngineCore {
   LoraRegistry* lora() const { return lora_.get(); }
   int32_t vocab_size() const { return runner_->vocab_size(); }
   int64_t kv_token_bytes() const { return runner_->kv_token_bytes(); }
+  int64_t state_slot_bytes() const { return runner_->state_slot_bytes(); }
   int64_t context_length() const { return context_length_; }
 
  private:

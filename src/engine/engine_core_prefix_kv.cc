@@ -9,11 +9,6 @@
 
 namespace radixlm {
 
-// A hybrid model's linear layers keep a per-request state that the KV records do not carry.
-constexpr char kHybridTransfer[] =
-    "prefill/decode KV transfer is not supported for hybrid (linear-attention) models: their "
-    "per-request state is not part of the KV records";
-
 void EngineCore::ExportPrefixKv(const Route& route, bool aborted) {
   if (!kv_export_sink_) return;
   const uint64_t room = *route.export_room;
@@ -27,15 +22,18 @@ void EngineCore::ExportPrefixKv(const Route& route, bool aborted) {
     kv_export_sink_(room, Unimplemented("this engine's model runner exposes no KV storage"));
     return;
   }
-  if (storage->recurrent() != nullptr) {
-    kv_export_sink_(room, Unimplemented(kHybridTransfer));
-    return;
-  }
-  // The request's KV went to the tree in this very step: nothing can have evicted it.
+  // The request's KV went to the tree in this very step: nothing can have evicted it. A hybrid
+  // model's prefix ends at the snapshot the request took where its last prompt position starts
+  // (RequestInput::snapshot_resume_point), unless the tree had to evict it: then at the deepest
+  // one left.
   const std::vector<int32_t>& ids = *route.export_ids;
   // Under a LoRA adapter it is in the adapter's namespace, and the record names the adapter.
-  const std::vector<int32_t> slots = scheduler_->CachedPrefixSlots(ids, route.export_namespace);
-  PrefixKv kv = ReadPrefixKv(*storage, scheduler_->pool(), ids, slots);
+  const Scheduler::CachedPrefix cached = scheduler_->ExportablePrefix(ids, route.export_namespace);
+  PrefixKv kv = ReadPrefixKv(*storage, scheduler_->pool(), ids, cached.slots);
+  if (Status read = ReadPrefixState(*storage, cached.state_slot, &kv); !read.ok()) {
+    kv_export_sink_(room, read);
+    return;
+  }
   kv.lora_identity = route.export_lora_identity;
   kv.lora_name = route.export_lora_name;
   kv_export_sink_(room, std::move(kv));
@@ -64,18 +62,27 @@ Status CheckImportedAdapter(const PrefixKv& kv, const RequestInput& in,
 Status EngineCore::ImportPrefixKv(SubmitCommand& cmd, const PrefixKv& kv) {
   model::KvCache* storage = runner_->kv_cache();
   if (storage == nullptr) return Unimplemented("this engine's model runner exposes no KV storage");
-  if (storage->recurrent() != nullptr) return Unimplemented(kHybridTransfer);
+  RADIXLM_RETURN_IF_ERROR(CheckPrefixState(*storage, kv));
   const RequestInput& in = cmd.inputs.front();
   const std::vector<int32_t>& ids = in.input_ids;
   size_t shared = 0;
   const size_t limit = std::min(ids.size(), kv.tokens.size());
   while (shared < limit && ids[shared] == kv.tokens[shared]) ++shared;
+  // A hybrid model's state is after all of the record's tokens: of a shorter shared prefix the
+  // request can use nothing.
+  if (storage->recurrent() != nullptr && shared < kv.tokens.size()) shared = 0;
   const uint64_t pin = next_pin_++;
+  Scheduler::StateWriter write_state;
+  if (storage->recurrent() != nullptr) {
+    write_state = [&](int32_t state_slot) { return WritePrefixState(*storage, kv, state_slot); };
+  }
   StatusOr<int64_t> pinned = scheduler_->ImportPrefix(
       pin, std::span<const int32_t>(ids).first(shared), in.lora_namespace,
-      PrefixKvSwaValidFrom(*storage, kv), [&](std::span<const int32_t> slots) {
+      PrefixKvSwaValidFrom(*storage, kv),
+      [&](std::span<const int32_t> slots) {
         return WritePrefixKv(*storage, scheduler_->pool(), kv, slots);
-      });
+      },
+      write_state);
   if (!pinned.ok()) return pinned.status();
   cmd.import_pin = pin;
   return Status::Ok();

@@ -271,12 +271,6 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
           "' except --speculative-algorithm "
           "NEXTN");
     }
-    if (sc.hicache.enable) {
-      return Unimplemented(
-          "--enable-hierarchical-cache is not supported for hybrid "
-          "(linear-attention) models such as '" +
-          mc.arch + "'");
-    }
   }
 
   model::ModelOptions mo;

@@ -51,6 +51,14 @@ class ModelBackedRunner : public ModelRunner {
     return kv_->recurrent() != nullptr ? kv_->recurrent()->slot_bytes() : 0;
   }
   Status CopyState(int32_t from, int32_t to) override;
+  Status ReadState(int32_t slot, std::span<uint8_t> out) override {
+    if (kv_->recurrent() == nullptr) return Unimplemented("the model keeps no recurrent state");
+    return kv_->recurrent()->ReadSlot(slot, out);
+  }
+  Status WriteState(int32_t slot, std::span<const uint8_t> in) override {
+    if (kv_->recurrent() == nullptr) return Unimplemented("the model keeps no recurrent state");
+    return kv_->recurrent()->WriteSlot(slot, in);
+  }
   RunnerMemory memory() const override {
     return RunnerMemory{.weights_bytes = model_->weights_bytes(),
                         .kv_bytes = static_cast<int64_t>(kv_->bytes()),

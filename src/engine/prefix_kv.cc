@@ -2,12 +2,19 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 namespace radixlm {
 namespace {
 
 int32_t SwaRow(const KvPool& pool, int32_t slot) {
   return pool.swa_slot_map()[static_cast<size_t>(slot)];
+}
+
+// Whether `layer` keeps K/V rows of its own: not one reading another layer's, nor a hybrid
+// model's linear layer (a state instead, of zero-width rows).
+bool HasRows(const model::KvCache& kv, int64_t layer) {
+  return kv.HasOwnKv(layer) && kv.row_elems(layer) > 0;
 }
 
 }  // namespace
@@ -24,8 +31,9 @@ PrefixKv ReadPrefixKv(model::KvCache& kv, const KvPool& pool, std::span<const in
   while (swa_from > 0 && pool.HasSwa(slots[swa_from - 1])) --swa_from;
   for (int64_t layer = 0; layer < kv.n_layers(); ++layer) {
     const bool swa = kv.IsSwaLayer(layer);
-    // A layer reading another's K/V carries none (its rows start past the end).
-    const int64_t from = !kv.HasOwnKv(layer) ? n : swa ? swa_from : 0;
+    // A layer reading another's K/V, or a linear layer, carries none (its rows start past the
+    // end).
+    const int64_t from = !HasRows(kv, layer) ? n : swa ? swa_from : 0;
     const size_t row_bytes = kv.row_bytes(layer);
     out.rows_from.push_back(static_cast<uint32_t>(from));
     const kernels::KvLayerView view = kv.Layer(layer);
@@ -42,11 +50,64 @@ PrefixKv ReadPrefixKv(model::KvCache& kv, const KvPool& pool, std::span<const in
   return out;
 }
 
+namespace {
+
+std::string StateShape(uint64_t layers, uint64_t conv, uint64_t delta) {
+  if (layers == 0) return "no linear-attention layers";
+  return std::to_string(layers) + " linear-attention layers of " + std::to_string(conv) +
+         " conv and " + std::to_string(delta) + " state values";
+}
+
+}  // namespace
+
+Status ReadPrefixState(model::KvCache& kv, int32_t state_slot, PrefixKv* prefix) {
+  model::RecurrentState* state = kv.recurrent();
+  if (state == nullptr) return Status::Ok();
+  prefix->state_layers = static_cast<uint32_t>(state->linear_layers());
+  prefix->state_conv_floats = static_cast<uint64_t>(state->conv_floats());
+  prefix->state_delta_floats = static_cast<uint64_t>(state->delta_floats());
+  prefix->state.clear();
+  if (prefix->tokens.empty()) return Status::Ok();
+  prefix->state.resize(static_cast<size_t>(state->slot_bytes()));
+  return state->ReadSlot(state_slot, prefix->state);
+}
+
+Status CheckPrefixState(model::KvCache& kv, const PrefixKv& prefix) {
+  const model::RecurrentState* state = kv.recurrent();
+  const uint64_t layers = state != nullptr ? static_cast<uint64_t>(state->linear_layers()) : 0;
+  const uint64_t conv = state != nullptr ? static_cast<uint64_t>(state->conv_floats()) : 0;
+  const uint64_t delta = state != nullptr ? static_cast<uint64_t>(state->delta_floats()) : 0;
+  if (prefix.state_layers != layers ||
+      (layers > 0 && (prefix.state_conv_floats != conv || prefix.state_delta_floats != delta))) {
+    return InvalidArgument(
+        "the transferred prefix has " +
+        StateShape(prefix.state_layers, prefix.state_conv_floats, prefix.state_delta_floats) +
+        "; this model has " + StateShape(layers, conv, delta) +
+        ": the prefill and decode servers must serve the same model");
+  }
+  const uint64_t bytes = layers * (conv + delta) * sizeof(float);
+  if (prefix.state.size() != (prefix.tokens.empty() ? 0 : bytes)) {
+    return InvalidArgument("the transferred linear-layer state holds " +
+                           std::to_string(prefix.state.size()) + " bytes; " +
+                           std::to_string(prefix.tokens.size()) + " tokens of this model need " +
+                           std::to_string(prefix.tokens.empty() ? 0 : bytes));
+  }
+  return Status::Ok();
+}
+
+Status WritePrefixState(model::KvCache& kv, const PrefixKv& prefix, int32_t state_slot) {
+  RADIXLM_RETURN_IF_ERROR(CheckPrefixState(kv, prefix));
+  if (kv.recurrent() == nullptr || prefix.state.empty()) {
+    return InvalidArgument("the transferred prefix carries no linear-layer state to write");
+  }
+  return kv.recurrent()->WriteSlot(state_slot, prefix.state);
+}
+
 int64_t PrefixKvSwaValidFrom(const model::KvCache& kv, const PrefixKv& prefix) {
   int64_t from = 0;
   for (int64_t layer = 0;
        layer < kv.n_layers() && layer < static_cast<int64_t>(prefix.rows_from.size()); ++layer) {
-    if (kv.IsSwaLayer(layer) && kv.HasOwnKv(layer)) {
+    if (kv.IsSwaLayer(layer) && HasRows(kv, layer)) {
       from = std::max<int64_t>(from, prefix.rows_from[layer]);
     }
   }
@@ -71,10 +132,10 @@ Status WritePrefixKv(model::KvCache& kv, const KvPool& pool, const PrefixKv& pre
   // Only a sliding-window layer may start late (its rows before the window are not needed); a
   // full-attention layer must hold every position, or slots would enter the tree unwritten.
   for (int64_t layer = 0; layer < kv.n_layers(); ++layer) {
-    if (!kv.HasOwnKv(layer)) {
+    if (!HasRows(kv, layer)) {
       if (prefix.rows_from[layer] < total) {
         return InvalidArgument("the transferred KV has rows for layer " + std::to_string(layer) +
-                               ", which reads another layer's");
+                               ", which keeps none of its own");
       }
       continue;
     }

@@ -63,4 +63,32 @@ void RecurrentState::Copy(int64_t from, int64_t to) {
               static_cast<size_t>(slot_floats_) * sizeof(float));
 }
 
+namespace {
+
+Status CheckSlotCopy(int64_t slot, int64_t n_slots, size_t bytes, int64_t slot_bytes) {
+  if (slot < 0 || slot >= n_slots) {
+    return InvalidArgument("state slot " + std::to_string(slot) + " outside [0, " +
+                           std::to_string(n_slots) + ")");
+  }
+  if (bytes != static_cast<size_t>(slot_bytes)) {
+    return InvalidArgument("a state slot holds " + std::to_string(slot_bytes) + " bytes, not " +
+                           std::to_string(bytes));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status RecurrentState::ReadSlot(int64_t slot, std::span<uint8_t> out) const {
+  RADIXLM_RETURN_IF_ERROR(CheckSlotCopy(slot, n_slots_, out.size(), slot_bytes()));
+  std::memcpy(out.data(), data_.get() + slot * slot_floats_, out.size());
+  return Status::Ok();
+}
+
+Status RecurrentState::WriteSlot(int64_t slot, std::span<const uint8_t> in) {
+  RADIXLM_RETURN_IF_ERROR(CheckSlotCopy(slot, n_slots_, in.size(), slot_bytes()));
+  std::memcpy(data_.get() + slot * slot_floats_, in.data(), in.size());
+  return Status::Ok();
+}
+
 }  // namespace radixlm::model

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "model/model_config.h"
@@ -44,6 +45,7 @@ class RecurrentState {
   int64_t delta_floats() const { return delta_floats_; }  // heads * S * S
   int64_t slot_bytes() const { return slot_floats_ * static_cast<int64_t>(sizeof(float)); }
   int64_t bytes() const { return slot_bytes() * n_slots_; }
+  int64_t linear_layers() const { return layer_floats_ > 0 ? slot_floats_ / layer_floats_ : 0; }
 
   // Layer `layer`'s (a linear one) state in `slot`:
   //   Conv: [conv_kernel - 1, channels], the latest inputs, oldest first;
@@ -54,6 +56,11 @@ class RecurrentState {
   void Clear(int64_t slot);
   // Copies every layer's state in slot `from` to slot `to` (a snapshot taken or resumed).
   void Copy(int64_t from, int64_t to);
+  // Every layer's state in `slot` as bytes ([slot_bytes()]: per linear layer, its Conv then its
+  // Delta floats), copied out or in (a snapshot moved to another server or to disk).
+  // InvalidArgument for a slot out of range or a span of another size.
+  Status ReadSlot(int64_t slot, std::span<uint8_t> out) const;
+  Status WriteSlot(int64_t slot, std::span<const uint8_t> in);
 
  private:
   RecurrentState() = default;

@@ -81,6 +81,14 @@ class ModelRunner {
   virtual Status CopyState(int32_t /*from*/, int32_t /*to*/) {
     return Unimplemented("this model runner keeps no recurrent state");
   }
+  // A slot's state as state_slot_bytes() bytes, copied out or in (the disk tier's snapshots).
+  // InvalidArgument for a slot out of range or a span of another size.
+  virtual Status ReadState(int32_t /*slot*/, std::span<uint8_t> /*out*/) {
+    return Unimplemented("this model runner keeps no recurrent state");
+  }
+  virtual Status WriteState(int32_t /*slot*/, std::span<const uint8_t> /*in*/) {
+    return Unimplemented("this model runner keeps no recurrent state");
+  }
 
   // A NextN draft runner's (engine/nextn_runner.h): the width of the target's hidden states
   // each new token of its sequences takes (SequenceInput::nextn_hidden); 0 for the others.

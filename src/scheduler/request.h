@@ -81,6 +81,11 @@ struct RequestInput {
   // keys the namespace's blocks by it, so they are found again for the same adapter only
   // (also after a restart, where the namespace number may differ).
   uint64_t lora_identity = 0;
+  // A hybrid model (state snapshots): its state is also snapshotted where a request with this
+  // prompt resumes from (MaxPrefixLen, in whole pages), its prefill chunk ending there. A
+  // prefill server exports that snapshot with the prompt's KV (prefill/decode
+  // disaggregation), so the decode server computes only the last prompt position.
+  bool snapshot_resume_point = false;
 };
 
 enum class RequestState { kWaiting, kPrefilling, kDecoding, kFinished };

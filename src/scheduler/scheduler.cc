@@ -109,8 +109,15 @@ StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(const SchedulerConfig& co
     if (pool.has_swa()) {
       return InvalidArgument("state snapshots with a sliding-window KV pool are not built");
     }
-    if (config.hicache.enable) {
-      return InvalidArgument("the disk tier does not carry a hybrid model's state snapshots");
+    // Snapshots go to disk where blocks end (scheduler_hicache_state.cc).
+    if (config.hicache.enable &&
+        config.hybrid_snapshot_interval % config.hicache.block_tokens != 0) {
+      return InvalidArgument(
+          "the disk tier keeps a hybrid model's state snapshots where its blocks end: "
+          "--hybrid-snapshot-interval (" +
+          std::to_string(config.hybrid_snapshot_interval) +
+          ") must be a multiple of its block size (" + std::to_string(config.hicache.block_tokens) +
+          " tokens)");
     }
   }
   RADIXLM_ASSIGN_OR_RETURN(

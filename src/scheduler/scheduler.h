@@ -219,10 +219,26 @@ class Scheduler {
   // and pins the prefix under `pin` (UnpinPrefix releases it). Returns the pinned token count;
   // ResourceExhausted when the pool cannot hold the prefix, Unimplemented with the radix cache
   // disabled, `write`'s error (nothing changed) when it fails.
+  // With state snapshots (a hybrid model) the KV alone cannot resume the linear layers:
+  // ImportPrefix also takes a snapshot id (evicting another if none is free), has `write_state`
+  // fill it with the state after all of `ids`, and attaches it to the node ending there. When
+  // `ids` are not whole pages or no snapshot id can be had, nothing is imported and the root is
+  // pinned (0 tokens: the request computes its prompt).
+  // ExportablePrefix: the cached prefix of `ids` a request with this prompt would start from,
+  // as its lent slots and, with state snapshots, the state slot of the snapshot after them
+  // (-1: none, the empty prefix): the longest cached prefix, or with snapshots the deepest one
+  // within ids[0, size - 1) (a request's last prompt position is always computed).
   using PrefixWriter = std::function<Status(std::span<const int32_t> slots)>;
+  using StateWriter = std::function<Status(int32_t state_slot)>;
   std::vector<int32_t> CachedPrefixSlots(std::span<const int32_t> ids, int32_t key_namespace = 0);
+  struct CachedPrefix {
+    std::vector<int32_t> slots;
+    int32_t state_slot = -1;
+  };
+  CachedPrefix ExportablePrefix(std::span<const int32_t> ids, int32_t key_namespace = 0);
   StatusOr<int64_t> ImportPrefix(uint64_t pin, std::span<const int32_t> ids, int32_t key_namespace,
-                                 int64_t swa_valid_from, const PrefixWriter& write);
+                                 int64_t swa_valid_from, const PrefixWriter& write,
+                                 const StateWriter& write_state = nullptr);
 
   SchedulerStats GetStats() const;
   // Pool / tree / table consistency, including request ownership of slots (see above).
@@ -258,6 +274,23 @@ class Scheduler {
   void WriteBlocksToDisk(std::span<const int32_t> tokens, std::span<const int32_t> slots,
                          int64_t from, uint64_t domain);
   void WriteNodeToDisk(const RadixNode& node);  // the radix cache's release observer
+  // The path root -> node as token ids (without their namespace) and slots, appended to
+  // *tokens / *slots, and its disk key domain; nullopt (nothing appended) for the root or a
+  // namespace that does not go to disk.
+  std::optional<uint64_t> NodePath(const RadixNode& node, std::vector<int32_t>* tokens,
+                                   std::vector<int32_t>* slots, int32_t* key_namespace) const;
+  // A hybrid model's state snapshots on disk (scheduler_hicache_state.cc). WriteStateToDisk
+  // queues the state in `state_slot`, the state after `tokens` (token ids), when
+  // tokens.size() is a whole number of blocks. WriteSnapshotToDisk: the radix cache's snapshot
+  // observer (node's path blocks, then its snapshot). WriteThroughState: write_through, a
+  // snapshot req just took of its state after kv_len tokens. PlanStateLoad cuts plan's blocks
+  // at the deepest one with a snapshot on disk beyond `matched` (false: none).
+  // AttachLoadedState gives node (the end of loaded blocks) a snapshot holding `state`; false
+  // when no snapshot id is free (the node keeps one it has: true). Under the caller's
+  // CacheOpTimer.
+  void WriteStateToDisk(std::span<const int32_t> tokens, int32_t state_slot, uint64_t domain);
+  void WriteSnapshotToDisk(const RadixNode& node);
+  void WriteThroughState(const Request& req, int32_t state_slot);
   // Writes, for every path below `node`, the block that ends at block_end (tokens / slots: the
   // path from the root to node's end, token ids without their namespace; restored on return).
   void WriteStraddlingBlocks(const RadixNode& node, int64_t block_end, std::vector<int32_t>& tokens,
@@ -271,12 +304,16 @@ class Scheduler {
   struct DiskLoadPlan {
     int64_t start = 0;  // block-aligned position of the first block
     std::vector<BlockKey> keys;
+    std::optional<BlockKey> state_key;  // a hybrid model's snapshot after the last block
   };
   std::optional<DiskLoadPlan> PlanDiskLoad(const Request& req, int64_t matched) const;
+  bool PlanStateLoad(int64_t matched, DiskLoadPlan* plan) const;
+  bool AttachLoadedState(RadixNode* node, std::span<const uint8_t> state);
   // Puts n_blocks loaded blocks of req's tokens from `start` (their KV bytes) into the tree
-  // where they extend what it holds now; returns the tokens gained.
+  // where they extend what it holds now; returns the tokens gained. A hybrid model's blocks
+  // need `state`, the snapshot after the last one (empty: nothing is inserted).
   int64_t InsertLoadedBlocks(Request* req, int64_t start, std::span<const uint8_t> bytes,
-                             int64_t n_blocks);
+                             int64_t n_blocks, std::span<const uint8_t> state = {});
   // Synchronous load: extends `match` (req's fresh match) with blocks read from disk now.
   void LoadFromDisk(Request* req, RadixCache::MatchResult* match);
   // Asynchronous load: sends req to the load queue if disk blocks extend its match; true if so.

@@ -277,6 +277,10 @@ void Scheduler::SchedulePrefills() {
     req->cache.prefix_slots = std::move(m.slots);
     req->cache.last_node = m.last_node;
     req->cache.snapshot_due = m.kv_match > prefix ? m.kv_match : 0;
+    if (req->in.snapshot_resume_point && cache_->snapshots_enabled()) {
+      const int64_t resume = req->MaxPrefixLen() / page * page;
+      if (resume > prefix) req->cache.snapshot_due = resume;
+    }
     table_.Write(*row, 0, req->cache.prefix_slots);
     req->kv_len = prefix;
     req->fill_len = static_cast<int64_t>(req->token_ids.size());

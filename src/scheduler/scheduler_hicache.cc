@@ -47,6 +47,10 @@
 // the request's next match (and any later one) takes them from RAM. Without async_load the same
 // happens synchronously inside admission. A block that fails to load ends its run there; the
 // rest is recomputed. A request is sent to the load queue at most kMaxDiskLoadAttempts times.
+//
+// A hybrid model's state snapshots (scheduler_hicache_state.cc) go to disk beside the block
+// ending where they were taken, and a load brings the blocks up to the deepest snapshot on disk
+// with that snapshot, or nothing (KV the linear layers cannot resume from is useless).
 #include <algorithm>
 #include <chrono>
 #include <optional>
@@ -93,6 +97,9 @@ Status Scheduler::OpenDiskTier() {
   store.io = h.file_io;
   RADIXLM_ASSIGN_OR_RETURN(disk_, DiskStore::Open(std::move(store)));
   cache_->set_release_observer([this](const RadixNode& node) { WriteNodeToDisk(node); });
+  if (cache_->snapshots_enabled()) {
+    cache_->set_snapshot_observer([this](const RadixNode& node) { WriteSnapshotToDisk(node); });
+  }
   return Status::Ok();
 }
 
@@ -141,26 +148,37 @@ void Scheduler::WriteBlocksToDisk(std::span<const int32_t> tokens, std::span<con
   }
 }
 
-void Scheduler::WriteNodeToDisk(const RadixNode& node) {
+std::optional<uint64_t> Scheduler::NodePath(const RadixNode& node, std::vector<int32_t>* tokens,
+                                            std::vector<int32_t>* slots,
+                                            int32_t* key_namespace) const {
   std::vector<const RadixNode*> path;
   for (const RadixNode* n = &node; n != nullptr && n->parent != nullptr; n = n->parent) {
     path.push_back(n);
   }
-  if (path.empty() || path.back()->key.empty()) return;
+  if (path.empty() || path.back()->key.empty()) return std::nullopt;
   // The namespace of the path (all of it: namespaces never share a node), from its first id;
   // without adapters ids are plain (and may exceed the stride: LoRA refuses such vocabularies).
-  const int32_t key_namespace =
+  *key_namespace =
       lora_identities_.empty() ? 0 : path.back()->key.front() / RadixCache::kKeyNamespaceStride;
-  const std::optional<uint64_t> domain = DiskDomain(key_namespace);
-  if (!domain.has_value()) return;
+  const std::optional<uint64_t> domain = DiskDomain(*key_namespace);
+  if (!domain.has_value()) return std::nullopt;
+  for (auto it = path.rbegin(); it != path.rend(); ++it) {
+    AppendTokenIds((*it)->key, (*it)->key.size(), *key_namespace, tokens);
+    slots->insert(slots->end(), (*it)->value.begin(), (*it)->value.end());
+  }
+  return domain;
+}
+
+void Scheduler::WriteNodeToDisk(const RadixNode& node) {
   std::vector<int32_t> tokens;
   std::vector<int32_t> slots;
-  for (auto it = path.rbegin(); it != path.rend(); ++it) {
-    AppendTokenIds((*it)->key, (*it)->key.size(), key_namespace, &tokens);
-    slots.insert(slots.end(), (*it)->value.begin(), (*it)->value.end());
-  }
+  int32_t key_namespace = 0;
+  const std::optional<uint64_t> domain = NodePath(node, &tokens, &slots, &key_namespace);
+  if (!domain.has_value()) return;
   // From position 0: the ancestors' blocks not on disk yet go first (see the top).
   WriteBlocksToDisk(tokens, slots, 0, *domain);
+  // A hybrid model's snapshot at the node's end goes beside its last block.
+  if (node.snapshot >= 0) WriteStateToDisk(tokens, node.snapshot, *domain);
   // The block that starts in this node and ends below it: its tokens below keep their windowed
   // KV (a window is released from the front), this node's is about to go, so it is now or
   // never. Without it a sliding-window model's stored prefix would stop at the first split
@@ -236,13 +254,16 @@ std::optional<Scheduler::DiskLoadPlan> Scheduler::PlanDiskLoad(const Request& re
     if (!disk_->Contains(hasher.key())) break;
     plan.keys.push_back(hasher.key());
   }
+  if (cache_->snapshots_enabled() && !PlanStateLoad(matched, &plan)) return std::nullopt;
   const int64_t end = plan.start + static_cast<int64_t>(plan.keys.size()) * block;
   if (end - matched < block) return std::nullopt;  // less than a block beyond RAM: recompute
   return plan;
 }
 
 int64_t Scheduler::InsertLoadedBlocks(Request* req, int64_t start, std::span<const uint8_t> bytes,
-                                      int64_t n_blocks) {
+                                      int64_t n_blocks, std::span<const uint8_t> state) {
+  // A hybrid model's KV is of no use without the state after it (see the top).
+  if (cache_->snapshots_enabled() && state.empty()) return 0;
   const int64_t block = config_.hicache.block_tokens;
   const int64_t token_bytes = runner_->kv_token_bytes();
   const std::span<const int32_t> tokens(req->token_ids);
@@ -287,12 +308,16 @@ int64_t Scheduler::InsertLoadedBlocks(Request* req, int64_t start, std::span<con
     run.insert(run.end(), slots->begin(), slots->end());
     const std::span<const int32_t> key =
         RadixCache::NamespacedKey(tokens.first(end), req->cache.key_namespace, &disk_key_scratch_);
-    const auto present = static_cast<int64_t>(cache_->Insert(key, run, req->in.priority, &pool_));
+    RadixNode* end_node = nullptr;
+    const auto present =
+        static_cast<int64_t>(cache_->Insert(key, run, req->in.priority, &pool_, &end_node));
     RADIXLM_CHECK_GE(present, matched) << "a locked prefix was evicted";
     pool_.Free(std::span<const int32_t>(*slots).first(present - first));
     ++tree_version_;
-    gained = end - matched;
-    stats_.disk_hit_tokens += gained;
+    if (state.empty() || AttachLoadedState(end_node, state)) {
+      gained = end - matched;
+      stats_.disk_hit_tokens += gained;
+    }
   }
   cache_->DecLockRef(node, swa_lock_id);
   return gained;
@@ -313,7 +338,20 @@ void Scheduler::LoadFromDisk(Request* req, RadixCache::MatchResult* match) {
     if (!disk_->Load(key, tokens.subspan(plan->start + loaded * block, block), out).ok()) break;
     ++loaded;
   }
-  if (loaded == 0 || InsertLoadedBlocks(req, plan->start, disk_buffer_, loaded) == 0) return;
+  // A hybrid model's state after the last block (whose tokens its file holds too).
+  std::vector<uint8_t> state;
+  if (plan->state_key.has_value() && loaded == static_cast<int64_t>(plan->keys.size())) {
+    state.resize(static_cast<size_t>(runner_->state_slot_bytes()));
+    if (!disk_
+             ->Load(*plan->state_key, tokens.subspan(plan->start + (loaded - 1) * block, block),
+                    state)
+             .ok()) {
+      state.clear();
+    }
+  }
+  if (loaded == 0 || InsertLoadedBlocks(req, plan->start, disk_buffer_, loaded, state) == 0) {
+    return;
+  }
   const CacheOpTimer timer(stats_);
   *match = cache_->MatchPrefix(tokens.first(req->MaxPrefixLen()), req->cache.key_namespace);
 }
@@ -330,6 +368,10 @@ bool Scheduler::SubmitDiskLoad(Request* req, int64_t matched) {
       req->token_ids.begin() + plan->start + static_cast<int64_t>(plan->keys.size()) * block);
   job.keys = std::move(plan->keys);
   job.block_bytes = static_cast<size_t>(block * runner_->kv_token_bytes());
+  if (plan->state_key.has_value()) {
+    job.state_key = *plan->state_key;
+    job.state_bytes = static_cast<size_t>(runner_->state_slot_bytes());
+  }
   req->disk_load_pending = true;
   req->disk_load_ticket = job.ticket;
   ++req->disk_load_attempts;
@@ -350,7 +392,7 @@ void Scheduler::PollDiskLoads() {
     pending.req->disk_load_pending = false;
     pending.req->match_len = -1;  // re-matched at admission
     if (r.blocks_loaded > 0)
-      InsertLoadedBlocks(pending.req, pending.start, r.bytes, r.blocks_loaded);
+      InsertLoadedBlocks(pending.req, pending.start, r.bytes, r.blocks_loaded, r.state);
   }
 }
 

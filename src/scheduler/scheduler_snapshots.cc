@@ -39,6 +39,7 @@ void Scheduler::SnapshotAtNode(Request* req) {
   RADIXLM_CHECK(copied.ok()) << copied.ToString();
   cache_->AttachSnapshot(node, *id);
   ++stats_.state_snapshots_taken;
+  WriteThroughState(*req, *id);
 }
 
 int32_t Scheduler::SnapshotForRelease(const Request& req) {
@@ -56,6 +57,7 @@ int32_t Scheduler::SnapshotForRelease(const Request& req) {
   const Status copied = runner_->CopyState(StateSlotOf(req), *id);
   RADIXLM_CHECK(copied.ok()) << copied.ToString();
   ++stats_.state_snapshots_taken;
+  WriteThroughState(req, *id);
   return *id;
 }
 

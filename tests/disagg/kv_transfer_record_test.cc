@@ -5,6 +5,10 @@
 namespace radixlm::disagg {
 namespace {
 
+// A record without linear-layer state ends with its shape (4 + 8 + 8 bytes) and the empty
+// state's length (8).
+constexpr size_t kStateTailBytes = 4 + 8 + 8 + 8;
+
 KvTransferRecord SampleRecord() {
   KvTransferRecord r;
   r.room = (uint64_t{1} << 62) + 12345;
@@ -43,7 +47,10 @@ TEST(KvTransferRecordTest, AVersionOneRecordIsTheBaseModels) {
   r.lora_name.clear();
   std::vector<uint8_t> bytes = SerializeKvTransferRecord(r);
   // magic, version, room, error (empty), prompt_ids, row_elems, dtype; then the adapter's
-  // identity (8 bytes) and name (its 8-byte length, empty), which version 1 lacks.
+  // identity (8 bytes) and name (its 8-byte length, empty), which version 1 lacks; at the end
+  // the linear-layer state's shape (4 + 8 + 8 bytes) and bytes (8 for the empty length),
+  // which versions 1 and 2 lack.
+  bytes.resize(bytes.size() - kStateTailBytes);
   const size_t adapter_at = 4 + 4 + 8 + 8 + 8 + 4 * r.prompt_ids.size() + 4 + 4;
   bytes.erase(bytes.begin() + static_cast<std::ptrdiff_t>(adapter_at),
               bytes.begin() + static_cast<std::ptrdiff_t>(adapter_at + 16));
@@ -55,10 +62,58 @@ TEST(KvTransferRecordTest, AVersionOneRecordIsTheBaseModels) {
   EXPECT_EQ(parsed->kv, r.kv);
   EXPECT_EQ(parsed->lora_identity, 0u);
   EXPECT_EQ(parsed->lora_name, "");
-  bytes[4] = 3;  // a version from the future
+  bytes[4] = 4;  // a version from the future
   parsed = ParseKvTransferRecord(bytes);
   ASSERT_FALSE(parsed.ok());
-  EXPECT_NE(parsed.status().message().find("version 3"), std::string::npos);
+  EXPECT_NE(parsed.status().message().find("version 4"), std::string::npos);
+}
+
+// A hybrid model's record (version 3) carries the linear layers' state after its tokens.
+TEST(KvTransferRecordTest, AHybridRecordCarriesItsLinearLayersState) {
+  KvTransferRecord r = SampleRecord();
+  r.state_layers = 3;
+  r.state_conv_floats = 6;
+  r.state_delta_floats = 16;
+  EXPECT_EQ(r.ExpectedStateBytes(), uint64_t{3 * (6 + 16) * 4});
+  r.state.resize(r.ExpectedStateBytes());
+  for (size_t i = 0; i < r.state.size(); ++i) r.state[i] = static_cast<uint8_t>(i * 5 + 1);
+  auto parsed = ParseKvTransferRecord(SerializeKvTransferRecord(r));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->kv, r.kv);
+  EXPECT_EQ(parsed->state_layers, 3u);
+  EXPECT_EQ(parsed->state_conv_floats, 6u);
+  EXPECT_EQ(parsed->state_delta_floats, 16u);
+  EXPECT_EQ(parsed->state, r.state);
+
+  // An empty prefix's state is the initial one: no bytes.
+  KvTransferRecord empty = r;
+  empty.prompt_ids.clear();
+  empty.kv.clear();
+  empty.state.clear();
+  parsed = ParseKvTransferRecord(SerializeKvTransferRecord(empty));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->state_layers, 3u);
+  EXPECT_TRUE(parsed->state.empty());
+
+  r.state.pop_back();
+  parsed = ParseKvTransferRecord(SerializeKvTransferRecord(r));
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find("linear-layer state"), std::string::npos)
+      << parsed.status().message();
+}
+
+// A version 2 record (before records carried the linear layers' state) has none.
+TEST(KvTransferRecordTest, AVersionTwoRecordHasNoLinearState) {
+  const KvTransferRecord r = SampleRecord();
+  std::vector<uint8_t> bytes = SerializeKvTransferRecord(r);
+  bytes.resize(bytes.size() - kStateTailBytes);
+  bytes[4] = 2;
+  auto parsed = ParseKvTransferRecord(bytes);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->kv, r.kv);
+  EXPECT_EQ(parsed->lora_name, r.lora_name);
+  EXPECT_EQ(parsed->state_layers, 0u);
+  EXPECT_TRUE(parsed->state.empty());
 }
 
 TEST(KvTransferRecordTest, AnErrorRecordCarriesItsMessageAndNoKv) {
