@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -35,6 +36,7 @@ struct Options {
   int64_t pool = 160;
   std::string disk_dir = {};  // non-empty: the disk tier there
   bool write_through = false;
+  bool async_load = true;
 };
 
 struct Result {
@@ -67,6 +69,7 @@ class Instance {
     c.hybrid_snapshot_interval = 16;
     c.hicache.enable = !o.disk_dir.empty();
     c.hicache.write_through = o.write_through;
+    c.hicache.async_load = o.async_load;
     c.hicache.dir = o.disk_dir;
     c.hicache.capacity_bytes = 64 << 20;
     c.hicache.model_id = 1;
@@ -237,9 +240,10 @@ TEST_F(HybridTransferTest, APrefixMovedToAnotherInstanceResumesAtItsLastPosition
 class HybridDiskTierTest : public HybridTransferTest {
  protected:
   void SetUp() override {
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '_');  // a parameterized test's "Name/Param"
     dir_ = (fs::temp_directory_path() /
-            ("radixlm_hybrid_transfer_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+            ("radixlm_hybrid_transfer_" + std::to_string(::getpid()) + "_" + name))
                .string();
     std::error_code ec;
     fs::remove_all(dir_, ec);
@@ -251,12 +255,21 @@ class HybridDiskTierTest : public HybridTransferTest {
   std::string dir_;
 };
 
-TEST_F(HybridDiskTierTest, APrefixEvictedToDiskResumesFromItsSnapshotThereAndAfterARestart) {
+class HybridDiskTierLoadTest : public HybridDiskTierTest,
+                               public ::testing::WithParamInterface<bool> {};
+
+// Loads on the store's loader thread (async_load) and inside admission.
+INSTANTIATE_TEST_SUITE_P(Loads, HybridDiskTierLoadTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Async" : "Sync";
+                         });
+
+TEST_P(HybridDiskTierLoadTest, APrefixEvictedToDiskResumesFromItsSnapshotThereAndAfterARestart) {
   const Ids doc = Prompt(7, 70);
   const Result want = Uncached(doc, 6);
   {
     // (The instance, and the disk store's writer thread, ends before the next one opens.)
-    Instance tier(gguf_, {.disk_dir = dir_});
+    Instance tier(gguf_, {.disk_dir = dir_, .async_load = GetParam()});
     ExpectSame(tier.Run(1, doc, 6), want, "computed");
     for (uint32_t i = 0; i < 3; ++i) tier.Run(10 + i, Prompt(100 + i, 70), 6);  // evicts doc
     tier.scheduler().disk_store_for_testing()->Flush();
@@ -269,7 +282,7 @@ TEST_F(HybridDiskTierTest, APrefixEvictedToDiskResumesFromItsSnapshotThereAndAft
     EXPECT_EQ(tier.prefill_tokens() - before, 70 - 64);
     EXPECT_GE(tier.scheduler().GetStats().disk_hit_tokens, 64);
   }
-  Instance restarted(gguf_, {.disk_dir = dir_});
+  Instance restarted(gguf_, {.disk_dir = dir_, .async_load = GetParam()});
   const Result& warm = restarted.Run(3, doc, 6);
   ExpectSame(warm, want, "after a restart");
   EXPECT_EQ(warm.cached_tokens, 64);
