@@ -66,7 +66,7 @@ uint64_t KvValueBytes(uint32_t dtype) {
   }
 }
 
-uint64_t KvTransferRecord::ExpectedKvBytes() const {
+uint64_t KvTransferRecord::MaxKvBytes() const {
   uint64_t rows = 0;
   for (uint32_t from : rows_from) {
     if (from < prompt_ids.size()) rows += prompt_ids.size() - from;
@@ -165,10 +165,10 @@ StatusOr<KvTransferRecord> ParseKvTransferRecord(std::span<const uint8_t> bytes)
     if (!r.GetBytes(record.state.data(), n)) return truncated("state");
   }
   if (r.remaining() != 0) return InvalidArgument("KV transfer record: trailing bytes");
-  if (record.error.empty() && record.kv.size() != record.ExpectedKvBytes()) {
+  if (record.error.empty() && record.kv.size() > record.MaxKvBytes()) {
     return InvalidArgument("KV transfer record: " + std::to_string(record.kv.size()) +
-                           " KV bytes for a layout that needs " +
-                           std::to_string(record.ExpectedKvBytes()));
+                           " KV bytes for a layout of at most " +
+                           std::to_string(record.MaxKvBytes()));
   }
   if (record.error.empty() && record.state.size() != record.ExpectedStateBytes()) {
     return InvalidArgument("KV transfer record: " + std::to_string(record.state.size()) +

@@ -5,9 +5,10 @@
 // aborted), and the decode side ends its request with that message.
 //
 // KV layout in `kv`: for each layer l in order, its K rows then its V rows for prompt positions
-// [rows_from[l], prompt_ids.size()), each row `row_elems` values of `dtype` (KvValueBytes each).
-// Full-attention layers send every position (rows_from = 0); sliding-window layers may start
-// later (only the window the decode side still attends to).
+// [rows_from[l], prompt_ids.size()), each row the layer's width in values of `dtype`
+// (KvValueBytes each; row_elems is the widest layer's). Full-attention layers send every
+// position (rows_from = 0); sliding-window layers may start later (only the window the decode
+// side still attends to). A latent cache (deepseek2) has no V rows.
 //
 // A hybrid model's record (version 3) also carries its linear layers' state after the record's
 // tokens (api.h PrefixKv: state_layers layers of state_conv_floats + state_delta_floats f32
@@ -41,8 +42,11 @@ struct KvTransferRecord {
   uint64_t state_delta_floats = 0;
   std::vector<uint8_t> state;
 
-  // Bytes `kv` must hold for the fields above.
-  uint64_t ExpectedKvBytes() const;
+  // The most bytes `kv` can hold for the fields above: two planes (K and V) of row_elems values
+  // per row. A latent cache has one plane, and layers may be narrower than row_elems (the
+  // widest layer's); the importing engine checks the exact size against its model's layout
+  // (engine/prefix_kv.h WritePrefixKv).
+  uint64_t MaxKvBytes() const;
   // Bytes `state` must hold: state_layers * (conv + delta) * 4, or 0 for an empty prefix.
   uint64_t ExpectedStateBytes() const;
 };
@@ -54,7 +58,8 @@ uint64_t KvValueBytes(uint32_t dtype);
 std::vector<uint8_t> SerializeKvTransferRecord(const KvTransferRecord& record);
 
 // InvalidArgument naming the problem for bytes that are not a well-formed record (a wrong
-// magic or version, a truncated or oversized field, kv or state of the wrong size).
+// magic or version, a truncated or oversized field, kv larger than its layout allows, state of the
+// wrong size).
 StatusOr<KvTransferRecord> ParseKvTransferRecord(std::span<const uint8_t> bytes);
 
 }  // namespace radixlm::disagg

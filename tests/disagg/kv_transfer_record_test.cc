@@ -16,7 +16,7 @@ KvTransferRecord SampleRecord() {
   r.row_elems = 4;
   r.dtype = 1;
   r.rows_from = {0, 3, 0};  // the middle layer keeps a window of 2 positions
-  r.kv.resize(r.ExpectedKvBytes());
+  r.kv.resize(r.MaxKvBytes());
   for (size_t i = 0; i < r.kv.size(); ++i) r.kv[i] = static_cast<uint8_t>(i * 7 + 3);
   r.lora_identity = 0x8badf00d12345678ull;
   r.lora_name = "support-bot";
@@ -26,7 +26,7 @@ KvTransferRecord SampleRecord() {
 TEST(KvTransferRecordTest, RoundTripsEveryField) {
   const KvTransferRecord r = SampleRecord();
   // (5 + 2 + 5 rows) * K,V * 4 values * 2 bytes
-  EXPECT_EQ(r.ExpectedKvBytes(), uint64_t{12 * 2 * 4 * 2});
+  EXPECT_EQ(r.MaxKvBytes(), uint64_t{12 * 2 * 4 * 2});
   auto parsed = ParseKvTransferRecord(SerializeKvTransferRecord(r));
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_EQ(parsed->room, r.room);
@@ -140,20 +140,31 @@ TEST(KvTransferRecordTest, RejectsEveryTruncationAndTrailingBytes) {
   EXPECT_NE(parsed.status().message().find("trailing"), std::string::npos);
 }
 
-TEST(KvTransferRecordTest, RejectsKvOfTheWrongSizeForItsLayout) {
+TEST(KvTransferRecordTest, RejectsKvLargerThanItsLayoutAllows) {
   KvTransferRecord r = SampleRecord();
-  r.rows_from[1] = 0;  // now claims 2 more rows than kv holds
+  r.rows_from[1] += 1;  // now claims one row fewer than kv holds
   auto parsed = ParseKvTransferRecord(SerializeKvTransferRecord(r));
   ASSERT_FALSE(parsed.ok());
   EXPECT_NE(parsed.status().message().find("KV bytes"), std::string::npos)
       << parsed.status().message();
 }
 
+// A latent cache sends one plane per layer, and a model with layers of different widths sends
+// each layer's own rows: fewer bytes than two planes of row_elems. The record carries them; the
+// importing engine checks the exact layout against its model (prefix_kv_test).
+TEST(KvTransferRecordTest, CarriesOnePlaneAndNarrowerLayers) {
+  KvTransferRecord r = SampleRecord();
+  r.kv.resize(r.MaxKvBytes() / 2);
+  auto parsed = ParseKvTransferRecord(SerializeKvTransferRecord(r));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->kv, r.kv);
+}
+
 TEST(KvTransferRecordTest, AnFp8RecordHoldsOneBytePerValueAndUnknownDtypesAreRefused) {
   KvTransferRecord r = SampleRecord();
   r.dtype = 2;  // fp8_e5m2
-  EXPECT_EQ(r.ExpectedKvBytes(), uint64_t{12 * 2 * 4 * 1});
-  r.kv.resize(r.ExpectedKvBytes());
+  EXPECT_EQ(r.MaxKvBytes(), uint64_t{12 * 2 * 4 * 1});
+  r.kv.resize(r.MaxKvBytes());
   auto parsed = ParseKvTransferRecord(SerializeKvTransferRecord(r));
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_EQ(parsed->kv, r.kv);

@@ -129,7 +129,7 @@ TEST(KvTransferUcxTest, TheCapHoldsAFullContextRecordOfTheModelAndNotTwice) {
     record.prompt_ids.assign(static_cast<size_t>(tokens), 5);
     record.row_elems = kRowElems;
     record.rows_from.assign(kLayers, 0);
-    record.kv.resize(record.ExpectedKvBytes());
+    record.kv.resize(record.MaxKvBytes());
     return SerializeKvTransferRecord(record);
   };
   EXPECT_LE(record_of(kContext).size(), cap);

@@ -12,9 +12,11 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "disagg/kv_transfer_record.h"
+#include "disagg/prefix_kv_record.h"
 #include "engine/model_backed_runner.h"
 #include "engine/prefix_kv.h"
 #include "model/model.h"
@@ -148,34 +150,13 @@ void ExpectSame(const Result& got, const Result& want, const std::string& what) 
   }
 }
 
-// Through the wire form a transport moves (disagg/kv_transfer_record.h), field for field as
-// the UCX ends (disagg/pd_transfer.cc) fill and read it.
+// Through the wire form the UCX ends move (disagg/prefix_kv_record.h, kv_transfer_record.h).
 PrefixKv ThroughTheRecord(const PrefixKv& kv) {
-  disagg::KvTransferRecord r;
-  r.prompt_ids = kv.tokens;
-  r.row_elems = static_cast<uint32_t>(kv.row_elems);
-  r.dtype = static_cast<uint32_t>(kv.dtype);
-  r.rows_from = kv.rows_from;
-  r.kv = kv.kv;
-  r.state_layers = kv.state_layers;
-  r.state_conv_floats = kv.state_conv_floats;
-  r.state_delta_floats = kv.state_delta_floats;
-  r.state = kv.state;
-  StatusOr<disagg::KvTransferRecord> parsed =
-      disagg::ParseKvTransferRecord(disagg::SerializeKvTransferRecord(r));
+  StatusOr<disagg::KvTransferRecord> parsed = disagg::ParseKvTransferRecord(
+      disagg::SerializeKvTransferRecord(disagg::RecordFromPrefixKv(/*room=*/1, PrefixKv(kv))));
   EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
   if (!parsed.ok()) return {};
-  PrefixKv out;
-  out.tokens = parsed->prompt_ids;
-  out.row_elems = static_cast<int32_t>(parsed->row_elems);
-  out.dtype = static_cast<int32_t>(parsed->dtype);
-  out.rows_from = parsed->rows_from;
-  out.kv = parsed->kv;
-  out.state_layers = parsed->state_layers;
-  out.state_conv_floats = parsed->state_conv_floats;
-  out.state_delta_floats = parsed->state_delta_floats;
-  out.state = parsed->state;
-  return out;
+  return disagg::PrefixKvFromRecord(std::move(*parsed));
 }
 
 class HybridTransferTest : public ::testing::Test {

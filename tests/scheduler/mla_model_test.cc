@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "disagg/kv_transfer_record.h"
+#include "disagg/prefix_kv_record.h"
 #include "engine/model_backed_runner.h"
 #include "engine/prefix_kv.h"
 #include "model/deepseek2_reference.h"
@@ -194,7 +196,12 @@ TEST(MlaModelSchedulerTest, APrefixMovedToAnotherInstanceGivesTheSameOutput) {
   ASSERT_EQ(cold_output.size(), 6u);
   const std::vector<int32_t> slots = prefill.scheduler().CachedPrefixSlots(doc);
   ASSERT_GE(slots.size(), 64u);
-  const PrefixKv moved = ReadPrefixKv(prefill.kv(), prefill.scheduler().pool(), doc, slots);
+  // Through the wire form the UCX ends move (disagg/pd_transfer.h): one latent plane per layer.
+  const std::vector<uint8_t> wire = disagg::SerializeKvTransferRecord(disagg::RecordFromPrefixKv(
+      /*room=*/1, ReadPrefixKv(prefill.kv(), prefill.scheduler().pool(), doc, slots)));
+  StatusOr<disagg::KvTransferRecord> record = disagg::ParseKvTransferRecord(wire);
+  ASSERT_TRUE(record.ok()) << record.status().ToString();
+  const PrefixKv moved = disagg::PrefixKvFromRecord(std::move(*record));
   EXPECT_EQ(moved.tokens.size(), slots.size());
 
   Instance decode(gguf, /*radix=*/true, "");
