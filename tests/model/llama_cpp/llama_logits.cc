@@ -1,6 +1,7 @@
 // Teacher-forced next-token logits from llama.cpp (libllama) for a token sequence.
 // Usage: llama_logits MODEL IDS.bin OUT.bin N_UBATCH [THREADS]
 //   IDS.bin: int32 token ids; OUT.bin: float32 [n, vocab], row i = logits after ids[0..i].
+//   LLAMA_KV_F32=1: the KV cache in F32 with flash attention off (llama.cpp's default is F16).
 // The sequence is decoded in llama_decode calls of N_UBATCH tokens (the batch shape whose
 // effect on the logits the caller measures), every row's logits requested.
 #include <cstdio>
@@ -41,6 +42,11 @@ int main(int argc, char** argv) {
   cp.n_threads = threads;
   cp.n_threads_batch = threads;
   cp.no_perf = true;
+  if (const char* kv_f32 = getenv("LLAMA_KV_F32"); kv_f32 != nullptr && *kv_f32 == '1') {
+    cp.type_k = GGML_TYPE_F32;
+    cp.type_v = GGML_TYPE_F32;
+    cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
+  }
   llama_context* ctx = llama_init_from_model(model, cp);
   if (!ctx) {
     fprintf(stderr, "cannot create context\n");
