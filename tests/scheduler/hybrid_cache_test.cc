@@ -1,11 +1,11 @@
-// A hybrid (qwen35; qwen35moe and qwen3next at the end) model with the radix cache on: the tree keeps snapshots of the linear
-// layers' state (RadixCache "State snapshots", scheduler_snapshots.cc), and a request over a
-// cached prefix resumes from the deepest snapshot at or before its match. Cache identity: every
-// request's greedy tokens and their logprobs (top 5 included) equal, bit for bit, what the same
-// request gives with the radix cache off, whether its prefix ends on a snapshot, between two,
-// after the snapshot's node was evicted, or while the prefix is still being prefilled in
-// chunks, batched, in pages, after retractions; and a multi-turn chat recomputes less than one
-// snapshot interval per turn.
+// A hybrid (qwen35; qwen35moe and qwen3next at the end) model with the radix cache on: the tree
+// keeps snapshots of the linear layers' state (RadixCache "State snapshots",
+// scheduler_snapshots.cc), and a request over a cached prefix resumes from the deepest snapshot at
+// or before its match. Cache identity: every request's greedy tokens and their logprobs (top 5
+// included) equal, bit for bit, what the same request gives with the radix cache off, whether its
+// prefix ends on a snapshot, between two, after the snapshot's node was evicted, or while the
+// prefix is still being prefilled in chunks, batched, in pages, after retractions; and a multi-turn
+// chat recomputes less than one snapshot interval per turn.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -16,6 +16,7 @@
 #include "engine/model_backed_runner.h"
 #include "model/model.h"
 #include "model/tiny_model.h"
+#include "scheduler/run_result.h"
 #include "scheduler/scheduler.h"
 
 namespace radixlm {
@@ -23,7 +24,10 @@ namespace {
 
 using model::testing::BuildTinyModel;
 using model::testing::ParseTinyModel;
-using Ids = std::vector<int32_t>;
+using scheduler_testing::ExpectSame;
+using scheduler_testing::Ids;
+using scheduler_testing::Prompt;
+using scheduler_testing::Result;
 
 constexpr int32_t kRunning = 4;
 constexpr int64_t kInterval = 16;
@@ -37,12 +41,6 @@ struct Options {
   double new_token_ratio = 0.7;  // admission's guess of the decode tokens still to come
 };
 
-struct Result {
-  Ids tokens;
-  std::vector<LogprobEntry> logprobs;
-  int64_t cached_tokens = 0;
-};
-
 class Instance {
  public:
   Instance(const std::vector<uint8_t>& gguf, Options o) {
@@ -52,9 +50,9 @@ class Instance {
     mo.max_context = 400;
     auto model = model::Model::FromGguf(ParseTinyModel(gguf), mo);
     EXPECT_TRUE(model.ok()) << model.status().ToString();
-    auto runner = ModelBackedRunner::Create(std::move(*model), o.pool + o.page, 0,
-                                            kernels::KvDtype::kF16,
-                                            /*state_slots=*/kRunning + o.snapshots);
+    auto runner =
+        ModelBackedRunner::Create(std::move(*model), o.pool + o.page, 0, kernels::KvDtype::kF16,
+                                  /*state_slots=*/kRunning + o.snapshots);
     EXPECT_TRUE(runner.ok()) << runner.status().ToString();
     runner_ = std::move(*runner);
     SchedulerConfig c;
@@ -115,43 +113,12 @@ class Instance {
   std::map<uint64_t, Result> results_;
 };
 
-Ids Prompt(uint32_t seed, int64_t n) {
-  Ids p(n);
-  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 7;
-  for (auto& t : p) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    t = static_cast<int32_t>(1 + x % 99);
-  }
-  return p;
-}
-
 Ids Join(Ids a, const Ids& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
 }
 
 Ids Head(const Ids& a, int64_t n) { return Ids(a.begin(), a.begin() + n); }
-
-// The same tokens, logprobs and top-5 alternatives (ids and values), bit for bit: the forward
-// is batch-invariant (a row's values do not depend on the rows beside it, nor on how a prompt
-// was cut into chunks), so resuming from a snapshot must not change a single bit.
-void ExpectSame(const Result& got, const Result& want, const std::string& what) {
-  EXPECT_EQ(got.tokens, want.tokens) << what;
-  ASSERT_EQ(got.logprobs.size(), want.logprobs.size()) << what;
-  for (size_t i = 0; i < got.logprobs.size(); ++i) {
-    const LogprobEntry& g = got.logprobs[i];
-    const LogprobEntry& w = want.logprobs[i];
-    ASSERT_TRUE(g.logprob.has_value() && w.logprob.has_value());
-    EXPECT_EQ(*g.logprob, *w.logprob) << what << ", token " << i;
-    ASSERT_EQ(g.top.size(), w.top.size()) << what;
-    for (size_t k = 0; k < g.top.size(); ++k) {
-      EXPECT_EQ(g.top[k].token, w.top[k].token) << what << ", token " << i << ", top " << k;
-      EXPECT_EQ(g.top[k].logprob, w.top[k].logprob) << what << ", token " << i;
-    }
-  }
-}
 
 // What each prompt gives alone, with the radix cache off (every prompt computed whole).
 std::vector<Result> Uncached(const std::vector<uint8_t>& gguf, const std::vector<Ids>& prompts,
@@ -282,8 +249,9 @@ TEST_F(HybridCacheTest, AcrossAChunkedPrefill) {
   EXPECT_EQ(on.result(1).cached_tokens, 32);
   EXPECT_EQ(on.result(2).cached_tokens, 64);
   // Several at once sharing prefixes (batch invariance with the cache on): each as alone.
-  const std::vector<Ids> more = {Join(Head(a, 20), Prompt(24, 30)), Join(Head(b, 50), Prompt(25, 3)),
-                                 Prompt(26, 33), Join(Head(c, 70), Prompt(27, 20))};
+  const std::vector<Ids> more = {Join(Head(a, 20), Prompt(24, 30)),
+                                 Join(Head(b, 50), Prompt(25, 3)), Prompt(26, 33),
+                                 Join(Head(c, 70), Prompt(27, 20))};
   const std::vector<Result> more_want = Uncached(gguf_, more, 6);
   for (size_t i = 0; i < more.size(); ++i) on.Add(10 + i, more[i], 6);
   on.Drain();
@@ -381,7 +349,7 @@ class HybridMoeCacheTest : public ::testing::TestWithParam<const char*> {};
 TEST_P(HybridMoeCacheTest, PromptsResumingFromSnapshotsAreUnchanged) {
   const std::vector<uint8_t> gguf =
       BuildTinyModel(std::string(GetParam()) == "qwen3next" ? model::testing::TinyQwen3NextSpec()
-                                                           : model::testing::TinyQwen35MoeSpec());
+                                                            : model::testing::TinyQwen35MoeSpec());
   const Ids a = Prompt(41, 48);
   const Ids on = Join(Head(a, 32), Prompt(42, 20));
   const Ids between = Join(Head(a, 40), Prompt(43, 20));

@@ -20,6 +20,7 @@
 #include "engine/nextn_runner.h"
 #include "model/model.h"
 #include "model/tiny_model.h"
+#include "scheduler/run_result.h"
 #include "scheduler/scheduler.h"
 
 namespace radixlm {
@@ -27,17 +28,14 @@ namespace {
 
 using model::testing::BuildTinyModel;
 using model::testing::ParseTinyModel;
-using Ids = std::vector<int32_t>;
+using scheduler_testing::ExpectSame;
+using scheduler_testing::Ids;
+using scheduler_testing::Prompt;
+using scheduler_testing::Result;
 
 constexpr int32_t kRunning = 4;
 constexpr int32_t kSnapshots = 32;
 constexpr int32_t kSteps = 3;
-
-struct Result {
-  Ids tokens;
-  std::vector<LogprobEntry> logprobs;
-  int64_t cached_tokens = 0;
-};
 
 class Instance {
  public:
@@ -122,40 +120,12 @@ class Instance {
   std::map<uint64_t, Result> results_;
 };
 
-Ids Prompt(uint32_t seed, int64_t n) {
-  Ids p(n);
-  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 7;
-  for (auto& t : p) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    t = static_cast<int32_t>(1 + x % 99);
-  }
-  return p;
-}
-
 Ids Join(Ids a, const Ids& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
 }
 
 Ids Head(const Ids& a, int64_t n) { return Ids(a.begin(), a.begin() + n); }
-
-void ExpectSame(const Result& got, const Result& want, const std::string& what) {
-  EXPECT_EQ(got.tokens, want.tokens) << what;
-  ASSERT_EQ(got.logprobs.size(), want.logprobs.size()) << what;
-  for (size_t i = 0; i < got.logprobs.size(); ++i) {
-    const LogprobEntry& g = got.logprobs[i];
-    const LogprobEntry& w = want.logprobs[i];
-    ASSERT_TRUE(g.logprob.has_value() && w.logprob.has_value());
-    EXPECT_EQ(*g.logprob, *w.logprob) << what << ", token " << i;
-    ASSERT_EQ(g.top.size(), w.top.size()) << what;
-    for (size_t k = 0; k < g.top.size(); ++k) {
-      EXPECT_EQ(g.top[k].token, w.top[k].token) << what << ", token " << i << ", top " << k;
-      EXPECT_EQ(g.top[k].logprob, w.top[k].logprob) << what << ", token " << i;
-    }
-  }
-}
 
 model::testing::TinyModelSpec Spec(const std::string& arch) {
   model::testing::TinyModelSpec s = arch == "qwen35moe"   ? model::testing::TinyQwen35MoeSpec()
