@@ -25,9 +25,10 @@ StatusOr<int64_t> PositiveField(const nlohmann::json& j, const char* key, const 
   return it->get<int64_t>();
 }
 
-// llama.cpp's LLAMA_POOLING_TYPE_* of the folder's sentence-transformers Pooling module; 0:
-// none (no modules.json, or no Pooling module in it).
-StatusOr<uint32_t> PoolingType(const fs::path& dir) {
+}  // namespace
+
+StatusOr<uint32_t> SentenceTransformersPooling(const std::string& dir_name) {
+  const fs::path dir(dir_name);
   const fs::path modules = dir / "modules.json";
   std::error_code ec;
   if (!fs::is_regular_file(modules, ec)) return 0u;
@@ -50,8 +51,6 @@ StatusOr<uint32_t> PoolingType(const fs::path& dir) {
   }
   return 0u;
 }
-
-}  // namespace
 
 StatusOr<HfArchitecture> ReadBertConfig(const nlohmann::json& config, const std::string& path) {
   HfArchitecture out;
@@ -76,7 +75,8 @@ StatusOr<HfArchitecture> ReadBertConfig(const nlohmann::json& config, const std:
   const double eps = config.contains("layer_norm_eps") && config["layer_norm_eps"].is_number()
                          ? config["layer_norm_eps"].get<double>()
                          : 1e-12;
-  RADIXLM_ASSIGN_OR_RETURN(const uint32_t pooling, PoolingType(fs::path(path).parent_path()));
+  RADIXLM_ASSIGN_OR_RETURN(const uint32_t pooling,
+                           SentenceTransformersPooling(fs::path(path).parent_path().string()));
   auto& md = out.metadata;
   md.emplace_back("general.architecture", Value::Str("bert"));
   md.emplace_back("bert.block_count", Value::U32(static_cast<uint32_t>(layers)));

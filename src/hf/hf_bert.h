@@ -14,6 +14,7 @@
 // and the masked-LM head are dropped, as the converter drops them).
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -27,5 +28,10 @@ StatusOr<HfArchitecture> ReadBertConfig(const nlohmann::json& config, const std:
 
 // The GGUF name of a BertModel tensor; "" for those dropped; NotFound naming it otherwise.
 StatusOr<std::string> BertTensorName(const std::string& hf_name);
+
+// llama.cpp's LLAMA_POOLING_TYPE_* of the sentence-transformers Pooling module in `dir`
+// (modules.json, the module's config.json: mean 1, cls 2, lasttoken 3), as the converter's
+// _try_set_pooling_type reads it; 0 without one. Another mode is Unimplemented naming it.
+StatusOr<uint32_t> SentenceTransformersPooling(const std::string& dir);
 
 }  // namespace radixlm::hf

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "hf/hf_bert.h"
+#include "hf/hf_nomic_bert.h"
 
 namespace radixlm::hf {
 namespace {
@@ -73,7 +74,7 @@ std::string SupportedHfArchitectures() {
     if (!out.empty()) out += ", ";
     out += e.hf_name;
   }
-  return out + ", BertModel (an encoder: --is-embedding)";
+  return out + ", BertModel and NomicBertModel (encoders: --is-embedding)";
 }
 
 StatusOr<HfArchitecture> ReadHfConfig(const nlohmann::json& config, const std::string& path) {
@@ -85,6 +86,7 @@ StatusOr<HfArchitecture> ReadHfConfig(const nlohmann::json& config, const std::s
   }
   const std::string hf_name = (*archs)[0].get<std::string>();
   if (hf_name == "BertModel") return ReadBertConfig(config, path);  // an encoder: hf_bert.h
+  if (hf_name == "NomicBertModel") return ReadNomicBertConfig(config, path);  // hf_nomic_bert.h
   const ArchEntry* entry = nullptr;
   for (const ArchEntry& e : kArchitectures) {
     if (e.hf_name == hf_name) entry = &e;
@@ -194,7 +196,7 @@ StatusOr<HfArchitecture> ReadHfConfig(const nlohmann::json& config, const std::s
       // low_freq_factor are divided by factor, and those between are interpolated.
       auto num = [&](const char* key, double def) {
         return scaling->contains(key) && (*scaling)[key].is_number() ? (*scaling)[key].get<double>()
-                                                                      : def;
+                                                                     : def;
       };
       const float f = static_cast<float>(num("factor", 8.0));
       const float low = static_cast<float>(num("low_freq_factor", 1.0));

@@ -6,7 +6,8 @@
 // Architectures: LlamaForCausalLM and MistralForCausalLM (-> llama, Q/K rows permuted to
 // interleaved-pair RoPE), Qwen2ForCausalLM (-> qwen2), Qwen3ForCausalLM (-> qwen3),
 // Gemma3ForCausalLM (-> gemma3, text only: RMSNorm weights stored as w where the model uses
-// 1 + w, so 1 is added), BertModel (-> bert, an encoder: hf_bert.h). Any other value of
+// 1 + w, so 1 is added), BertModel (-> bert, an encoder: hf_bert.h), NomicBertModel (->
+// nomic-bert, an encoder: hf_nomic_bert.h). Any other value of
 // "architectures" is Unimplemented naming it.
 // rope_scaling: linear, yarn, and llama3 (frequency factors computed as the converter does).
 #pragma once

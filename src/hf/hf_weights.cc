@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "hf/hf_bert.h"
+#include "hf/hf_nomic_bert.h"
 #include "kernels/fp16.h"
 #include "kernels/quant.h"
 
@@ -90,6 +91,7 @@ void QuantizeRowQ8_0Reference(const float* src, uint8_t* dst, int64_t n) {
 
 StatusOr<std::string> GgufTensorName(const std::string& hf_name, const HfArchitecture& arch) {
   if (arch.arch == "bert") return BertTensorName(hf_name);
+  if (arch.arch == "nomic-bert") return NomicBertTensorName(hf_name);
   if (hf_name == "model.embed_tokens.weight") return std::string("token_embd.weight");
   if (hf_name == "model.norm.weight") return std::string("output_norm.weight");
   if (hf_name == "lm_head.weight") return std::string("output.weight");

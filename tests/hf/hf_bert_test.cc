@@ -1,14 +1,16 @@
-// A Hugging Face BertModel folder (config.json, model.safetensors, tokenizer.json with a
-// WordPiece model, sentence-transformers' modules.json + 1_Pooling) made from
-// tests/model/testdata/tiny_bert.gguf by undoing what llama.cpp's converter does: read back, it
-// must be that GGUF again (every tensor's values, the tokenizer's ids on the golden texts, the
-// pooling type), and the encoder must give bit-identical hidden states from either.
+// Hugging Face BertModel and NomicBertModel folders (config.json, model.safetensors,
+// tokenizer.json with a WordPiece model, sentence-transformers' modules.json + 1_Pooling) made
+// from tests/model/testdata/tiny_bert.gguf and tiny_nomic_bert.gguf by undoing what llama.cpp's
+// converter does: read back, each must be its GGUF again (every tensor's values, the tokenizer's
+// ids on the golden texts, the pooling type), and the encoder must give bit-identical hidden
+// states from either.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gguf/gguf_file.h"
@@ -51,21 +53,75 @@ std::string HfName(const std::string& gguf) {
   return kTop.at(stem) + kind;
 }
 
-std::string WriteBertFolder(const gguf::GgufFile& g) {
-  const std::string dir = testing::FreshDir("bert");
+// GGUF -> NomicBertModel tensor names (gguf-py's tensor_mapping.py for nomic-bert, reversed).
+std::string NomicHfName(const std::string& gguf) {
+  static const std::map<std::string, std::string> kTop = {
+      {"token_embd", "embeddings.word_embeddings"},
+      {"token_types", "embeddings.token_type_embeddings"},
+      {"token_embd_norm", "emb_ln"}};
+  static const std::map<std::string, std::string> kLayer = {
+      {"attn_qkv", "attn.Wqkv"},     {"attn_output", "attn.out_proj"},
+      {"attn_output_norm", "norm1"}, {"ffn_up", "mlp.fc11"},
+      {"ffn_gate", "mlp.fc12"},      {"ffn_down", "mlp.fc2"},
+      {"layer_output_norm", "norm2"}};
+  const size_t dot = gguf.rfind('.');
+  const std::string stem = gguf.substr(0, dot), kind = gguf.substr(dot);
+  if (stem.starts_with("blk.")) {
+    const size_t d2 = stem.find('.', 4);
+    return "encoder.layers." + stem.substr(4, d2 - 4) + "." + kLayer.at(stem.substr(d2 + 1)) + kind;
+  }
+  return kTop.at(stem) + kind;
+}
+
+// config.json of a BertModel with the tiny GGUF's shape.
+nlohmann::json BertConfig(const gguf::GgufFile& g) {
   auto u = [&](const char* key) { return *g.GetInt(std::string("bert.") + key); };
-  nlohmann::json config = {{"architectures", {"BertModel"}},
-                           {"model_type", "bert"},
-                           {"hidden_size", u("embedding_length")},
-                           {"num_hidden_layers", u("block_count")},
-                           {"num_attention_heads", u("attention.head_count")},
-                           {"intermediate_size", u("feed_forward_length")},
-                           {"max_position_embeddings", u("context_length")},
-                           {"type_vocab_size", 2},
-                           {"layer_norm_eps", 1e-12},
-                           {"hidden_act", "gelu"},
-                           {"position_embedding_type", "absolute"},
-                           {"torch_dtype", "float32"}};
+  return {{"architectures", {"BertModel"}},
+          {"model_type", "bert"},
+          {"hidden_size", u("embedding_length")},
+          {"num_hidden_layers", u("block_count")},
+          {"num_attention_heads", u("attention.head_count")},
+          {"intermediate_size", u("feed_forward_length")},
+          {"max_position_embeddings", u("context_length")},
+          {"type_vocab_size", 2},
+          {"layer_norm_eps", 1e-12},
+          {"hidden_act", "gelu"},
+          {"position_embedding_type", "absolute"},
+          {"torch_dtype", "float32"}};
+}
+
+// config.json of nomic-embed-text-v1.5 with the tiny GGUF's shape.
+nlohmann::json NomicConfig(const gguf::GgufFile& g) {
+  auto u = [&](const char* key) { return *g.GetInt(std::string("nomic-bert.") + key); };
+  return {{"architectures", {"NomicBertModel"}},
+          {"model_type", "nomic_bert"},
+          {"activation_function", "swiglu"},
+          {"causal", false},
+          {"prenorm", false},
+          {"qkv_proj_bias", false},
+          {"mlp_fc1_bias", false},
+          {"mlp_fc2_bias", false},
+          {"rotary_emb_fraction", 1.0},
+          {"rotary_emb_interleaved", false},
+          {"rotary_emb_scale_base", nullptr},
+          {"rotary_scaling_factor", nullptr},
+          {"rotary_emb_base", *g.GetFloat("nomic-bert.rope.freq_base")},
+          {"n_embd", u("embedding_length")},
+          {"n_layer", u("block_count")},
+          {"n_head", u("attention.head_count")},
+          {"n_inner", u("feed_forward_length")},
+          {"n_positions", 8192},
+          {"max_trained_positions", 2048},
+          {"type_vocab_size", 2},
+          {"layer_norm_epsilon", 1e-12},
+          {"torch_dtype", "float32"}};
+}
+
+// `g` is tiny_bert.gguf (a BertModel folder) or tiny_nomic_bert.gguf (a NomicBertModel one).
+std::string WriteBertFolder(const gguf::GgufFile& g) {
+  const bool nomic = *g.GetString("general.architecture") == "nomic-bert";
+  const std::string dir = testing::FreshDir(nomic ? "nomic_bert" : "bert");
+  nlohmann::json config = nomic ? NomicConfig(g) : BertConfig(g);
   const tokenizer::Vocab v = *tokenizer::LoadVocab(g);
   const std::vector<std::string>& tokens = v.tokens;
   const std::vector<int32_t>& types = v.token_types;
@@ -77,8 +133,10 @@ std::string WriteBertFolder(const gguf::GgufFile& g) {
                          {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}])");
   fs::create_directories(dir + "/1_Pooling");
   testing::WriteText(dir + "/1_Pooling/config.json",
-                     R"({"word_embedding_dimension": 32, "pooling_mode_cls_token": true,
-                         "pooling_mode_mean_tokens": false})");
+                     nlohmann::json{{"word_embedding_dimension", 32},
+                                    {"pooling_mode_cls_token", !nomic},
+                                    {"pooling_mode_mean_tokens", nomic}}
+                         .dump());
   // tokenizer.json as the tokenizers package writes a BERT WordPiece one.
   nlohmann::json vocab = nlohmann::json::object(), added = nlohmann::json::array();
   for (size_t i = 0; i < tokens.size(); ++i) {
@@ -112,25 +170,39 @@ std::string WriteBertFolder(const gguf::GgufFile& g) {
   std::vector<StEntry> entries;
   for (const gguf::TensorInfo& t : g.tensors()) {
     std::vector<int64_t> shape(t.shape.rbegin(), t.shape.rend());  // ggml order reversed
-    entries.push_back(
-        {HfName(t.name), "F32", shape, std::vector<uint8_t>(t.data, t.data + t.size_bytes)});
+    entries.push_back({nomic ? NomicHfName(t.name) : HfName(t.name), "F32", shape,
+                       std::vector<uint8_t>(t.data, t.data + t.size_bytes)});
   }
-  entries.push_back({"pooler.dense.bias", "F32", {32}, std::vector<uint8_t>(32 * 4, 0)});
-  entries.push_back({"embeddings.position_ids", "I64", {1, 64}, std::vector<uint8_t>(64 * 8, 0)});
+  if (!nomic) {
+    entries.push_back({"pooler.dense.bias", "F32", {32}, std::vector<uint8_t>(32 * 4, 0)});
+    entries.push_back({"embeddings.position_ids", "I64", {1, 64}, std::vector<uint8_t>(64 * 8, 0)});
+  }
   testing::WriteFile(dir + "/model.safetensors", testing::SafetensorsBytes(entries));
   return dir;
 }
 
-TEST(HfBertTest, FolderReadsBackAsTheConvertersGguf) {
-  const std::string path = std::string(RADIXLM_SOURCE_DIR) + "/tests/model/testdata/tiny_bert.gguf";
+// The folder written from testdata/<gguf_name> reads back as that GGUF; `pooling` is the
+// pooling type its 1_Pooling/config.json gives.
+void ExpectFolderReadsBackAsGguf(const std::string& gguf_name, int64_t pooling) {
+  const std::string path = std::string(RADIXLM_SOURCE_DIR) + "/tests/model/testdata/" + gguf_name;
   auto g = gguf::GgufFile::Open(path);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
+  const std::string arch = *(*g)->GetString("general.architecture");
   const std::string dir = WriteBertFolder(**g);
   auto folder = OpenHfFolder(dir, {});
   ASSERT_TRUE(folder.ok()) << folder.status().ToString();
   const gguf::GgufFile& f = *folder->file;
-  EXPECT_EQ(*f.GetString("general.architecture"), "bert");
-  EXPECT_EQ(*f.GetInt("bert.pooling_type"), 2);  // CLS, from 1_Pooling/config.json
+  EXPECT_EQ(*f.GetString("general.architecture"), arch);
+  EXPECT_EQ(*f.GetInt(arch + ".pooling_type"), pooling);  // from 1_Pooling/config.json
+  for (const char* key :
+       {".block_count", ".embedding_length", ".feed_forward_length", ".attention.head_count"}) {
+    EXPECT_EQ(*f.GetInt(arch + key), *(*g)->GetInt(arch + key)) << key;
+  }
+  if (arch == "nomic-bert") {
+    EXPECT_EQ(*f.GetFloat("nomic-bert.rope.freq_base"),
+              *(*g)->GetFloat("nomic-bert.rope.freq_base"));
+    EXPECT_EQ(*f.GetInt("nomic-bert.context_length"), 2048);  // the converter's rule for v1.5
+  }
   for (const gguf::TensorInfo& t : (*g)->tensors()) {
     const gguf::TensorInfo* got = f.FindTensor(t.name);
     ASSERT_NE(got, nullptr) << t.name;
@@ -159,6 +231,37 @@ TEST(HfBertTest, FolderReadsBackAsTheConvertersGguf) {
   ASSERT_TRUE((*from_gguf)->Forward(seqs, &a).ok());
   ASSERT_TRUE((*from_hf)->Forward(seqs, &b).ok());
   EXPECT_EQ(a, b);
+}
+
+TEST(HfBertTest, FolderReadsBackAsTheConvertersGguf) {
+  ExpectFolderReadsBackAsGguf("tiny_bert.gguf", 2);  // CLS
+}
+
+TEST(HfBertTest, NomicBertFolderReadsBackAsTheConvertersGguf) {
+  ExpectFolderReadsBackAsGguf("tiny_nomic_bert.gguf", 1);  // mean
+}
+
+TEST(HfBertTest, NomicBertWithBiasesOrMoeIsRefusedByName) {
+  const std::string path =
+      std::string(RADIXLM_SOURCE_DIR) + "/tests/model/testdata/tiny_nomic_bert.gguf";
+  auto g = gguf::GgufFile::Open(path);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  const std::string dir = WriteBertFolder(**g);
+  const nlohmann::json base = NomicConfig(**g);
+  for (const auto& [key, value, named] :
+       std::vector<std::tuple<std::string, nlohmann::json, std::string>>{
+           {"qkv_proj_bias", true, "qkv_proj_bias"},
+           {"activation_function", "gelu", "activation_function"},
+           {"moe_every_n_layers", 2, "nomic-bert-moe"}}) {
+    nlohmann::json config = base;
+    config["vocab_size"] = 10;
+    config[key] = value;
+    testing::WriteText(dir + "/config.json", config.dump());
+    auto folder = OpenHfFolder(dir, {});
+    ASSERT_FALSE(folder.ok()) << key;
+    EXPECT_NE(folder.status().message().find(named), std::string::npos)
+        << folder.status().message();
+  }
 }
 
 TEST(HfBertTest, UnknownPositionEmbeddingIsRefusedByName) {
