@@ -133,11 +133,7 @@ StatusOr<HfVocab> ReadVocab(const std::string& dir, const nlohmann::json& tc, in
     return SentencePieceBpeVocab(tok, vocab_size, path);
   }
   if (type == "BPE") return ByteLevelBpeVocab(tok, vocab_size, path);
-  if (type == "Unigram") {
-    return Unimplemented(path +
-                         ": Unigram tokenizers are not built in radixlm (no Unigram "
-                         "tokenizer; convert the folder to GGUF with a BPE or SPM vocabulary)");
-  }
+  if (type == "Unigram") return UnigramVocab(tok, vocab_size, path);      // hf_unigram.cc
   if (type == "WordPiece") return WordPieceVocab(tok, vocab_size, path);  // hf_wordpiece.h
   return InvalidArgument(path + ": model.type '" + type + "' is not a known tokenizer kind");
 }
@@ -164,6 +160,40 @@ StatusOr<HfTokenizer> ReadHfTokenizer(const std::string& dir, const nlohmann::js
   out.n_real_tokens = vocab.n_real_tokens;
   const int64_t n = static_cast<int64_t>(vocab.tokens.size());
   auto& md = out.metadata;
+  // tokenizer.json's TemplateProcessing post-processor (the last one of a Sequence), if any.
+  const nlohmann::json* single = nullptr;  // its "single" template
+  const nlohmann::json* template_specials = nullptr;
+  if (tok.contains("post_processor") && tok["post_processor"].is_object()) {
+    const nlohmann::json* pp = &tok["post_processor"];
+    if (pp->value("type", "") == "Sequence" && pp->contains("processors")) {
+      for (const nlohmann::json& p : (*pp)["processors"]) {
+        if (p.value("type", "") == "TemplateProcessing") pp = &p;
+      }
+    }
+    if (pp->value("type", "") == "TemplateProcessing" && pp->contains("single") &&
+        (*pp)["single"].is_array() && !(*pp)["single"].empty()) {
+      single = &(*pp)["single"];
+      if (pp->contains("special_tokens")) template_specials = &(*pp)["special_tokens"];
+    }
+  }
+  // The id of a template item when it is a special token with one id, else -1.
+  auto template_id = [&](const nlohmann::json& item) -> int64_t {
+    if (!item.is_object() || !item.contains("SpecialToken") || template_specials == nullptr) {
+      return -1;
+    }
+    const std::string name = item["SpecialToken"].value("id", "");
+    const auto it = template_specials->find(name);
+    if (it == template_specials->end() || !it->contains("ids") || !(*it)["ids"].is_array() ||
+        (*it)["ids"].size() != 1 || !(*it)["ids"][0].is_number_integer()) {
+      return -1;
+    }
+    return (*it)["ids"][0].get<int64_t>();
+  };
+  if (vocab.eos_from_template && single != nullptr) {
+    const int64_t bos = template_id(single->front()), eos = template_id(single->back());
+    if (bos >= 0) vocab.default_ids.emplace_back("bos", static_cast<int32_t>(bos));
+    if (eos >= 0) vocab.default_ids.emplace_back("eos", static_cast<int32_t>(eos));
+  }
   // Special tokens: tokenizer_config.json's <typ>_token text, else config.json's <typ>_token_id.
   std::map<std::string, int64_t> id_of;
   for (int64_t id = 0; id < n; ++id) id_of.emplace(vocab.tokens[id], id);
@@ -197,26 +227,22 @@ StatusOr<HfTokenizer> ReadHfTokenizer(const std::string& dir, const nlohmann::js
   }
   // add_bos_token / add_eos_token: tokenizer_config.json's, else what tokenizer.json's
   // TemplateProcessing post-processor puts around a single sequence.
-  bool add_bos_set = false;
+  // (Unigram models: add_eos_token from the template's last item the same way.)
+  bool add_bos_set = false, add_eos_set = false;
   for (const char* typ : {"bos", "eos"}) {
     const std::string key = std::string("add_") + typ + "_token";
     if (tc.contains(key) && tc[key].is_boolean()) {
       md.emplace_back("tokenizer.ggml." + key, Value::Bool(tc[key].get<bool>()));
-      if (std::string(typ) == "bos") add_bos_set = true;
+      (std::string(typ) == "bos" ? add_bos_set : add_eos_set) = true;
     }
   }
-  if (!add_bos_set && tok.contains("post_processor") && tok["post_processor"].is_object()) {
-    const nlohmann::json* pp = &tok["post_processor"];
-    if (pp->value("type", "") == "Sequence" && pp->contains("processors")) {
-      for (const nlohmann::json& p : (*pp)["processors"]) {
-        if (p.value("type", "") == "TemplateProcessing") pp = &p;
-      }
-    }
-    if (pp->value("type", "") == "TemplateProcessing" && pp->contains("single") &&
-        (*pp)["single"].is_array() && !(*pp)["single"].empty()) {
-      md.emplace_back("tokenizer.ggml.add_bos_token",
-                      Value::Bool((*pp)["single"][0].contains("SpecialToken")));
-    }
+  if (!add_bos_set && single != nullptr) {
+    md.emplace_back("tokenizer.ggml.add_bos_token",
+                    Value::Bool(single->front().contains("SpecialToken")));
+  }
+  if (!add_eos_set && single != nullptr && vocab.eos_from_template) {
+    md.emplace_back("tokenizer.ggml.add_eos_token",
+                    Value::Bool(single->size() > 1 && single->back().contains("SpecialToken")));
   }
 
   // Chat template: tokenizer_config.json's chat_template (a string, or a list of named

@@ -14,6 +14,11 @@ bool LooksSpecial(const std::string& t) {
          wraps("<\xef\xbd\x9c", "\xef\xbd\x9c>") || wraps("<unused", ">");
 }
 
+bool IsByteToken(const std::string& t) {
+  auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F'); };
+  return t.size() == 6 && t.compare(0, 3, "<0x") == 0 && hex(t[3]) && hex(t[4]) && t[5] == '>';
+}
+
 std::string Describe(const nlohmann::json& j) {
   std::string s = j.dump();
   return s.size() > 200 ? s.substr(0, 200) + "..." : s;

@@ -33,8 +33,12 @@ struct HfVocab {
   int64_t n_real_tokens = 0;        // before padding
   std::string kind;                 // for the start-up log
   std::vector<std::string> notes;   // accepted but not applied
-  // trainer_spec's ids (tokenizer.model only): the last fallback for the special token ids.
+  // The last fallback for the special token ids: trainer_spec's (tokenizer.model), a Unigram
+  // model's unk_id, or the ids of the post-processor template's first and last special tokens
+  // (Unigram: "<s> $A </s>").
   std::vector<std::pair<std::string, int32_t>> default_ids;
+  // Unigram: add_eos_token from the template's last item too (as add_bos_token from its first).
+  bool eos_from_template = false;
 };
 
 // tokenizer.json's model.vocab and added_tokens by id, padded to `vocab_size` (config.json's,
@@ -51,6 +55,8 @@ StatusOr<TokenTable> ReadTokenTable(const nlohmann::json& tok, int64_t vocab_siz
 
 // The converter's does_token_look_special.
 bool LooksSpecial(const std::string& text);
+// "<0xXX>" (upper-case hex): a byte-fallback piece.
+bool IsByteToken(const std::string& text);
 // `j` as JSON text, cut at 200 characters, for error messages.
 std::string Describe(const nlohmann::json& j);
 
@@ -60,6 +66,9 @@ StatusOr<HfVocab> ByteLevelBpeVocab(const nlohmann::json& tok, int64_t vocab_siz
 // tokenizer.json with a SentencePiece-style BPE model (sentencepiece_vocab.cc).
 StatusOr<HfVocab> SentencePieceBpeVocab(const nlohmann::json& tok, int64_t vocab_size,
                                         const std::string& path);
+// tokenizer.json with a Unigram model (hf_unigram.cc).
+StatusOr<HfVocab> UnigramVocab(const nlohmann::json& tok, int64_t vocab_size,
+                               const std::string& path);
 // tokenizer.model, with the folder's added_tokens.json and tokenizer_config.json's
 // added_tokens_decoder (`tokenizer_config`; an empty object when there is none).
 StatusOr<HfVocab> SentencePieceModelVocab(const std::string& dir,

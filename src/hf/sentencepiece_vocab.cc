@@ -114,11 +114,6 @@ StatusOr<SpaceEscaping> SpacePrefix(const nlohmann::json& tok, const std::string
   return out;
 }
 
-bool IsByteToken(const std::string& t) {
-  auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F'); };
-  return t.size() == 6 && t.compare(0, 3, "<0x") == 0 && hex(t[3]) && hex(t[4]) && t[5] == '>';
-}
-
 // The converter writes user-defined tokens with their U+2581 as spaces ("pre-normalize
 // user-defined spaces"): they are matched in the raw text.
 std::string SpacesUnescaped(const std::string& text) {

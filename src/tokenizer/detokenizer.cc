@@ -54,15 +54,15 @@ void TokenPieces::Build(const ResolvedVocab& vocab) {
     offsets_.push_back(static_cast<uint32_t>(data_.size()));
     const uint32_t a = vocab.attrs[id];
     const std::string& text = vocab.tokens[id];
-    const bool spm_text =
-        vocab.kind == ModelKind::kSpm || vocab.kind == ModelKind::kWpm || vocab.pre.spm_style;
+    const bool spm_text = vocab.kind == ModelKind::kSpm || vocab.kind == ModelKind::kWpm ||
+                          vocab.kind == ModelKind::kUgm || vocab.pre.spm_style;
     if (a & (attr::kControl | attr::kUnknown)) {
       data_.append(text);
     } else if (a & attr::kUserDefined) {
       // Verbatim, but an SPM user-defined token's U+2581 is a space: llama.cpp's converter
       // writes them with spaces already; a Hugging Face tokenizer.json keeps "\u2581\u2581" and
       // its decoder turns it into spaces.
-      if (vocab.kind == ModelKind::kSpm) {
+      if (vocab.kind == ModelKind::kSpm || vocab.kind == ModelKind::kUgm) {
         AppendUnescapedSpaces(text, &data_);
       } else {
         data_.append(text);
@@ -98,13 +98,17 @@ std::string_view Tokenizer::TokenPiece(int32_t id) const {
 
 std::string Tokenizer::Decode(std::span<const int32_t> ids, bool skip_special) const {
   std::string out;
-  for (size_t i = 0; i < ids.size(); ++i) out.append(DecodePiece(ids[i], i == 0, skip_special));
+  bool first = true;
+  for (int32_t id : ids) {
+    out.append(DecodePiece(id, first, skip_special));
+    first = first && StillFirstAfter(id, skip_special);
+  }
   return out;
 }
 
 std::string StreamingDetokenizer::Feed(int32_t id) {
   pending_.append(tokenizer_->DecodePiece(id, first_, skip_special_));
-  first_ = false;
+  first_ = first_ && tokenizer_->StillFirstAfter(id, skip_special_);
   const size_t ready = CompleteUtf8PrefixLength(pending_);
   std::string out = pending_.substr(0, ready);
   pending_.erase(0, ready);

@@ -69,7 +69,11 @@ Status CheckModelType(const std::string& model, ModelKind* kind) {
     return Status::Ok();
   }
   std::string what;
-  if (model == "t5") what = " (Unigram)";
+  if (model == "t5") {
+    what =
+        " (Unigram as llama.cpp's UGM, with a precompiled charsmap: only Hugging Face "
+        "tokenizer.json Unigram models are built)";
+  }
   if (model == "none" || model == "no_vocab") what = " (the model has no vocabulary)";
   return Unimplemented(
       "unsupported tokenizer type '" + model + "'" + what +
@@ -102,6 +106,14 @@ Status ApplyIdsAndFlags(const Vocab& v, ResolvedVocab* r) {
     r->wpm_strip_accents = v.normalizer_strip_accents.value_or(r->wpm_lowercase);
   } else if (r->model == "gemma4") {
     r->add_space_prefix = false;  // no default ids: the metadata names them
+  } else if (r->kind == ModelKind::kUgm) {
+    // No default ids (the metadata names them). Decoding drops the first token's leading space
+    // when a Metaspace adds one, as its decoder does.
+    r->add_space_prefix = false;
+    for (const std::string& step : r->hf_pre_tokenizers) {
+      if (step.starts_with("Metaspace\t"))
+        r->add_space_prefix = !step.ends_with("\tnever\t0") && !step.ends_with("\tnever\t1");
+    }
   } else {
     ids.bos = 11;
     ids.eos = 11;
@@ -309,7 +321,15 @@ bool LooksLikeSpecialMarker(std::string_view text) {
 
 StatusOr<ResolvedVocab> ResolveVocab(Vocab v) {
   ResolvedVocab r;
-  RADIXLM_RETURN_IF_ERROR(CheckModelType(v.model, &r.kind));
+  if (v.model == "t5" && v.hf_unigram) {
+    r.kind = ModelKind::kUgm;
+    r.hf_normalizers = std::move(v.hf_normalizers);
+    r.hf_pre_tokenizers = std::move(v.hf_pre_tokenizers);
+    r.hf_byte_fallback = v.hf_byte_fallback;
+    r.hf_unigram_tokens = std::min<int64_t>(v.hf_unigram_tokens, v.tokens.size());
+  } else {
+    RADIXLM_RETURN_IF_ERROR(CheckModelType(v.model, &r.kind));
+  }
   r.model = v.model;
   if (v.tokens.empty()) return InvalidArgument("tokenizer.ggml.tokens is empty");
   if (r.kind == ModelKind::kBpe) {

@@ -43,13 +43,14 @@ inline constexpr uint32_t kSkippedWhenSkippingSpecial = kControl | kUnknown | kS
 
 // A user-defined token's text is a special marker when it is `<...>` without white space, the
 // inside has a letter, digit, '_' or non-ASCII character (Gemma 4's string quote `<|"|>` is
-// tool-call text), and the inside is `|...|` (`<|image|>`), `｜...｜` (DeepSeek's full-width bars), or starts with
-// "start_of_", "end_of_" or "unused" (Gemma's `<start_of_image>`, `<end_of_image>`,
+// tool-call text), and the inside is `|...|` (`<|image|>`), `｜...｜` (DeepSeek's full-width bars),
+// or starts with "start_of_", "end_of_" or "unused" (Gemma's `<start_of_image>`, `<end_of_image>`,
 // `<unused12>`). Tags such as `<table>` or `<think>` are text, as their tokenizers say.
 bool LooksLikeSpecialMarker(std::string_view text);
 
 // kWpm: WordPiece (tokenizer.ggml.model "bert"; BERT-family encoders), wordpiece.h.
-enum class ModelKind { kSpm, kBpe, kWpm };
+// kUgm: a Hugging Face Unigram tokenizer.json ("t5" with tokenizer.hf.unigram), unigram.h.
+enum class ModelKind { kSpm, kBpe, kWpm, kUgm };
 
 // Special token ids; -1 = the model has none.
 struct SpecialIds {
@@ -77,12 +78,18 @@ struct ResolvedVocab {
   // WordPiece only: lowercase (default true) and strip accents (default: as lowercase).
   bool wpm_lowercase = true;
   bool wpm_strip_accents = true;
+  // Unigram only: the tokenizer.json's normaliser and pre-tokenizer steps (hf_text_steps.h)
+  // and byte fallback.
+  std::vector<std::string> hf_normalizers, hf_pre_tokenizers;
+  bool hf_byte_fallback = false;
+  int64_t hf_unigram_tokens = 0;       // ids below this are the model's pieces
   std::vector<int32_t> eog_ids;        // sorted, unique
   std::vector<int32_t> special_order;  // control / user-defined / unknown ids, longest first
   std::string chat_template;
 };
 
-// Unimplemented "unsupported tokenizer type '<model>'" for UGM (t5), RWKV, no
+// Unimplemented "unsupported tokenizer type '<model>'" for llama.cpp's UGM (a t5 vocabulary
+// that src/hf did not write from a tokenizer.json), RWKV, no
 // vocabulary and other models; InvalidArgument for an unknown pre-tokenizer, an empty token
 // list, a merges-less BPE vocabulary, or add_bos/add_eos without the token's id.
 StatusOr<ResolvedVocab> ResolveVocab(Vocab vocab);

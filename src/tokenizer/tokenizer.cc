@@ -6,11 +6,13 @@
 #include "gguf/gguf_file.h"
 #include "tokenizer/bpe.h"
 #include "tokenizer/detokenizer.h"
+#include "tokenizer/hf_text_steps.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/special_tokens.h"
 #include "tokenizer/spm.h"
 #include "tokenizer/token_index.h"
 #include "tokenizer/unicode.h"
+#include "tokenizer/unigram.h"
 #include "tokenizer/wordpiece.h"
 
 namespace radixlm::tokenizer {
@@ -91,6 +93,15 @@ Status Tokenizer::Init(ResolvedVocab vocab) {
   if (vocab_.kind == ModelKind::kSpm) {
     spm_ = std::make_unique<SpmEncoder>(index_.get(), &vocab_.scores,
                                         SpmByteTokens(*index_, vocab_.ids.unk));
+  } else if (vocab_.kind == ModelKind::kUgm) {
+    RADIXLM_ASSIGN_OR_RETURN(HfTextSteps steps,
+                             HfTextSteps::Parse(vocab_.hf_normalizers, vocab_.hf_pre_tokenizers));
+    hf_steps_ = std::make_unique<HfTextSteps>(std::move(steps));
+    ugm_ = std::make_unique<UnigramEncoder>(
+        index_.get(), &vocab_.tokens, &vocab_.scores,
+        UnigramEncoder::Options{.unk_id = vocab_.ids.unk,
+                                .byte_fallback = vocab_.hf_byte_fallback,
+                                .n_pieces = static_cast<int32_t>(vocab_.hf_unigram_tokens)});
   } else if (vocab_.kind == ModelKind::kWpm) {
     size_t longest = 0;
     for (const std::string& t : vocab_.tokens) longest = std::max(longest, t.size());
@@ -120,6 +131,8 @@ std::vector<int32_t> Tokenizer::Encode(std::string_view text, bool add_special,
     EncodeSpm(text, add_special, parse_special, vocab_.add_space_prefix, &out);
   } else if (vocab_.kind == ModelKind::kWpm) {
     EncodeWpm(text, add_special, parse_special, &out);
+  } else if (vocab_.kind == ModelKind::kUgm) {
+    EncodeUgm(text, add_special, parse_special, &out);
   } else {
     EncodeBpe(text, add_special, parse_special, &out);
   }
@@ -133,6 +146,8 @@ std::vector<int32_t> Tokenizer::EncodeContinuation(std::string_view text) const 
     EncodeSpm(text, /*add_special=*/false, /*parse_special=*/false, /*space_prefix=*/false, &out);
   } else if (vocab_.kind == ModelKind::kWpm) {
     EncodeWpm(text, /*add_special=*/false, /*parse_special=*/false, &out);
+  } else if (vocab_.kind == ModelKind::kUgm) {
+    EncodeUgm(text, /*add_special=*/false, /*parse_special=*/false, &out);
   } else {
     EncodeBpe(text, /*add_special=*/false, /*parse_special=*/false, &out);
   }
@@ -213,6 +228,28 @@ void Tokenizer::EncodeWpm(std::string_view text, bool add_special, bool parse_sp
     }
   }
   if (add_special) out->push_back(vocab_.ids.sep);  // [SEP]
+}
+
+void Tokenizer::EncodeUgm(std::string_view text, bool add_special, bool parse_special,
+                          std::vector<int32_t>* out) const {
+  if (add_special && vocab_.add_bos && vocab_.ids.bos >= 0) out->push_back(vocab_.ids.bos);
+  std::vector<Fragment> fragments;
+  splitter_->Split(text, parse_special, &fragments);
+  std::string clean;
+  std::vector<std::string> pieces;
+  bool at_start = true;
+  for (const Fragment& f : fragments) {
+    if (f.token >= 0) {
+      out->push_back(f.token);
+    } else {
+      SanitizeUtf8(f.text, &clean);
+      pieces.clear();
+      hf_steps_->Run(clean, at_start, &pieces);
+      for (const std::string& p : pieces) ugm_->Encode(p, out);
+    }
+    at_start = false;
+  }
+  if (add_special && vocab_.add_eos && vocab_.ids.eos >= 0) out->push_back(vocab_.ids.eos);
 }
 
 const std::string& Tokenizer::TokenText(int32_t id) const {

@@ -1,7 +1,11 @@
 // Tokenizer: text <-> token ids for the SPM ("llama"), byte-level BPE ("gpt2"), SPM-style
 // BPE ("gemma4": " " -> U+2581, merges over UTF-8 characters, <0xXX> byte fallback) and
 // WordPiece ("bert": wordpiece.h; add_special gives [CLS] ... [SEP]) vocabularies of GGUF
-// models, producing the same ids as llama.cpp's llama_tokenize for the same file.
+// models, producing the same ids as llama.cpp's llama_tokenize for the same file; and Unigram
+// models of Hugging Face tokenizer.json files ("t5" with tokenizer.hf.unigram, written by
+// src/hf: hf_text_steps.h normalises and splits each piece between special tokens, unigram.h
+// segments it; add_special adds BOS / EOS as the post-processor's template does), producing
+// the `tokenizers` package's ids.
 //
 //   auto tok = Tokenizer::FromGguf(*file);            // or FromVocab(vocab) in tests
 //   std::vector<int32_t> ids = (*tok)->Encode("Hello", /*add_special=*/true,
@@ -19,9 +23,10 @@
 //
 // Decode: concatenates token pieces (U+2581 -> space, <0xXX> -> the byte, GPT-2 unicode ->
 // bytes); with add_space_prefix the first token's leading space is dropped, as llama.cpp
-// does. skip_special omits control and unknown tokens and user-defined special markers. The output
-// is raw bytes and may be invalid UTF-8 when the ids split a character; StreamingDetokenizer
-// handles streams.
+// does (Unigram: the first token left after skipping special ones, as tokenizers does).
+// skip_special omits control and unknown tokens and user-defined special markers. The output is raw
+// bytes and may be invalid UTF-8 when the ids split a character; StreamingDetokenizer handles
+// streams.
 //
 // Immutable after creation: every method is const and safe to call from many threads.
 #pragma once
@@ -46,10 +51,12 @@ class GgufFile;
 namespace radixlm::tokenizer {
 
 class BpeEncoder;
+class HfTextSteps;
 class PreTokenizer;
 class SpecialTokenSplitter;
 class SpmEncoder;
 class TokenIndex;
+class UnigramEncoder;
 class WordPieceEncoder;
 
 class Tokenizer {
@@ -72,6 +79,12 @@ class Tokenizer {
   // The bytes token `id` contributes to Decode at position `first` (true: the first id of the
   // sequence) — what Decode and StreamingDetokenizer concatenate. Empty for ids out of range.
   std::string_view DecodePiece(int32_t id, bool first, bool skip_special) const;
+  // Whether the token after `id` is still the first one for DecodePiece: for Unigram models
+  // (whose Metaspace decoder sees only the tokens left after skipping special ones) when `id`
+  // is skipped; never for the others (llama.cpp strips the space of the first id only).
+  bool StillFirstAfter(int32_t id, bool skip_special) const {
+    return vocab_.kind == ModelKind::kUgm && skip_special && IsSpecial(id);
+  }
   // The piece of `id` with special tokens rendered and no leading-space stripping.
   std::string_view TokenPiece(int32_t id) const;
   // The vocabulary text of `id` (e.g. "▁Hello", "Ġworld", "<0x0A>"); empty if out of range.
@@ -89,7 +102,10 @@ class Tokenizer {
   bool add_space_prefix() const { return vocab_.add_space_prefix; }
   ModelKind kind() const { return vocab_.kind; }
   const char* kind_name() const {
-    return vocab_.kind == ModelKind::kSpm ? "SPM" : vocab_.kind == ModelKind::kWpm ? "WPM" : "BPE";
+    return vocab_.kind == ModelKind::kSpm   ? "SPM"
+           : vocab_.kind == ModelKind::kWpm ? "WPM"
+           : vocab_.kind == ModelKind::kUgm ? "UGM"
+                                            : "BPE";
   }
   int32_t sep_id() const { return vocab_.ids.sep; }  // WordPiece's [SEP]; -1: none
   // BPE pre-tokenizer family ("gpt2", "llama3", ...); "" for SPM.
@@ -116,6 +132,8 @@ class Tokenizer {
                  std::vector<int32_t>* out) const;
   void EncodeWpm(std::string_view text, bool add_special, bool parse_special,
                  std::vector<int32_t>* out) const;
+  void EncodeUgm(std::string_view text, bool add_special, bool parse_special,
+                 std::vector<int32_t>* out) const;
 
   ResolvedVocab vocab_;
   TokenPieces pieces_;  // per id: llama.cpp token_to_piece(special = true)
@@ -125,6 +143,8 @@ class Tokenizer {
   std::unique_ptr<PreTokenizer> pretokenizer_;
   std::unique_ptr<BpeEncoder> bpe_;
   std::unique_ptr<WordPieceEncoder> wpm_;
+  std::unique_ptr<HfTextSteps> hf_steps_;
+  std::unique_ptr<UnigramEncoder> ugm_;
 };
 
 // Incremental detokenizer for one output stream. Feed ids one at a time; each call returns

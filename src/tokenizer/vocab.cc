@@ -106,6 +106,15 @@ StatusOr<Vocab> LoadVocab(const gguf::GgufFile& file) {
     v.token_types.push_back(static_cast<int32_t>(d));
   }
   RADIXLM_RETURN_IF_ERROR(ReadStrings(file, "tokenizer.ggml.merges", &v.merges));
+  std::optional<int64_t> unigram_tokens;
+  RADIXLM_RETURN_IF_ERROR(ReadOptionalId(file, "tokenizer.hf.unigram_tokens", &unigram_tokens));
+  v.hf_unigram = unigram_tokens.has_value();
+  v.hf_unigram_tokens = unigram_tokens.value_or(0);
+  std::optional<bool> flag;
+  RADIXLM_RETURN_IF_ERROR(ReadOptionalBool(file, "tokenizer.hf.byte_fallback", &flag));
+  v.hf_byte_fallback = flag.value_or(false);
+  RADIXLM_RETURN_IF_ERROR(ReadStrings(file, "tokenizer.hf.normalizers", &v.hf_normalizers));
+  RADIXLM_RETURN_IF_ERROR(ReadStrings(file, "tokenizer.hf.pre_tokenizers", &v.hf_pre_tokenizers));
 
   struct IdKey {
     const char* key;

@@ -48,6 +48,15 @@ struct Vocab {
   // tokenizer.hf.metaspace_prepend_scheme: "first" or "always" when the prefix space follows a
   // Hugging Face Metaspace pre-tokenizer rather than llama.cpp (src/hf writes it; "" absent).
   std::string metaspace_prepend_scheme;
+  // A Hugging Face Unigram tokenizer.json (src/hf writes tokenizer.ggml.model "t5" with
+  // tokenizer.hf.unigram true): its normaliser and pre-tokenizer steps (hf_text_steps.h) and
+  // tokenizer.hf.byte_fallback; tokenizer.hf.unigram_tokens: how many ids (from 0) are the
+  // Unigram model's own pieces (the rest: added tokens and padding). A "t5" vocabulary without
+  // it (llama.cpp's UGM, with a precompiled charsmap) is not built.
+  bool hf_unigram = false;
+  int64_t hf_unigram_tokens = 0;
+  std::vector<std::string> hf_normalizers, hf_pre_tokenizers;
+  bool hf_byte_fallback = false;
   // WordPiece ("bert") normalisation: tokenizer.ggml.normalizer.lowercase and .strip_accents.
   std::optional<bool> normalizer_lowercase, normalizer_strip_accents;
 

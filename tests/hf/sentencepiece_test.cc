@@ -389,8 +389,8 @@ TEST_F(SentencePieceFolderTest, UnknownShapesAreRefusedByName) {
   tok["model"]["merges"].push_back("b b");
   EXPECT_NE(refused(tok).find("'bb', which is not in the vocabulary"), std::string::npos);
   tok = SpmTokenizerJson();
-  tok["model"]["type"] = "Unigram";
-  EXPECT_NE(refused(tok).find("Unigram tokenizers are not built"), std::string::npos);
+  tok["model"]["type"] = "Unigram";  // with a BPE's vocab object, not Unigram's [piece, score]s
+  EXPECT_NE(refused(tok).find("Unigram model.vocab is not a non-empty list"), std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,51 @@
+// The normalisers and pre-tokenizers of a Hugging Face tokenizer.json that a Unigram model
+// runs behind, as src/hf writes them into GGUF metadata (tokenizer.hf.normalizers,
+// tokenizer.hf.pre_tokenizers: one step a string, its fields split by '\t'), applied as the
+// `tokenizers` package applies them to each piece of text between added tokens:
+//   normalisers, in order:  "Replace\t<from>\t<to>" (every occurrence, left to right),
+//     "Prepend\t<text>" (to a non-empty text), "Strip\t<left 0|1>\t<right 0|1>" (Unicode white
+//     space), "Lowercase" (each character's full lowercase mapping);
+//   pre-tokenizers, in order, each over the pieces the previous one made:
+//     "WhitespaceSplit" (the runs between white space), "Metaspace\t<replacement>\t<always|
+//     first|never>\t<split 0|1>" (spaces become the replacement; it is prepended to a
+//     non-empty piece that does not start with it, with "first" only to a piece that starts
+//     at the beginning of the whole text; with split, a piece is cut before every
+//     replacement character).
+// Parse refuses any other step by name (InvalidArgument). Immutable after Parse.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/status.h"
+
+namespace radixlm::tokenizer {
+
+class HfTextSteps {
+ public:
+  static StatusOr<HfTextSteps> Parse(const std::vector<std::string>& normalizers,
+                                     const std::vector<std::string>& pre_tokenizers);
+
+  // Normalises `text` (valid UTF-8) and appends its pieces to *pieces. `at_text_start`: the
+  // text starts the whole input (Metaspace's "first").
+  void Run(std::string_view text, bool at_text_start, std::vector<std::string>* pieces) const;
+
+  // The Metaspace step's prepend scheme ("" without one): whether decoding drops a leading space.
+  const std::string& metaspace_scheme() const { return metaspace_scheme_; }
+
+ private:
+  struct Step {
+    enum Kind { kReplace, kPrepend, kStrip, kLowercase, kWhitespaceSplit, kMetaspace };
+    Kind kind = kReplace;
+    std::string a, b;    // Replace: from, to; Prepend / Metaspace: the text in a
+    bool left = false;   // Strip: left; Metaspace: split
+    bool right = false;  // Strip: right
+    std::string scheme;  // Metaspace: always | first | never
+  };
+  std::vector<Step> normalizers_;
+  std::vector<Step> pre_tokenizers_;
+  std::string metaspace_scheme_;
+};
+
+}  // namespace radixlm::tokenizer
