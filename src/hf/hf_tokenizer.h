@@ -8,8 +8,11 @@
 // pre-tokenizers; merges as "a b" strings); SentencePiece-style BPE in tokenizer.json
 // (byte_fallback, spaces as U+2581: Gemma, Llama 2, Mistral) and SentencePiece BPE
 // tokenizer.model files, both as SPM vocabularies ("llama"); WordPiece (BERT) as a "bert"
-// vocabulary (hf_wordpiece.h). Refused by name: Unigram models, other normalisers and
-// pre-tokenizers (NFC is accepted and, as in llama.cpp, not applied).
+// vocabulary (hf_wordpiece.h); Unigram tokenizer.json models as radixlm's Unigram tokenizer
+// ("t5" with tokenizer.hf.* steps: hf_unigram.cc; the template's first and last special
+// tokens give BOS / EOS and add_bos / add_eos). Refused by name: other normalisers and
+// pre-tokenizers (NFC is accepted for byte-level BPE and, as in llama.cpp, not applied), and
+// Unigram tokenizer.model files.
 #pragma once
 
 #include <cstdint>

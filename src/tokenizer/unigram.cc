@@ -8,10 +8,10 @@
 namespace radixlm::tokenizer {
 namespace {
 
-constexpr float kUnkPenalty = 10.0f;  // tokenizers' K_UNK_PENALTY
+constexpr double kUnkPenalty = 10.0;  // tokenizers' K_UNK_PENALTY
 
 struct Node {
-  float score = 0.0f;
+  double score = 0.0;  // the path's sum, in double as tokenizers sums its f64 scores
   int32_t start = -1;  // -1: no path ends here yet
   int32_t id = -1;
 };
@@ -30,7 +30,7 @@ UnigramEncoder::UnigramEncoder(const TokenIndex* index, const std::vector<std::s
     min_score = any ? std::min(min_score, s) : s;
     any = true;
   }
-  unk_score_ = min_score - kUnkPenalty;
+  unk_score_ = static_cast<double>(min_score) - kUnkPenalty;
   static constexpr char kHex[] = "0123456789ABCDEF";
   for (int b = 0; b < 256; ++b) {
     const char name[6] = {'<', '0', 'x', kHex[b >> 4], kHex[b & 15], '>'};
@@ -46,13 +46,13 @@ void UnigramEncoder::Encode(std::string_view piece, std::vector<int32_t>* out) c
   for (size_t start = 0; start < n;) {
     const size_t char_len =
         std::min(Utf8LenFromLead(static_cast<uint8_t>(piece[start])), n - start);
-    const float base = best[start].score;
+    const double base = best[start].score;
     bool has_single = false;
     const size_t longest = std::min(max_token_bytes_, n - start);
     for (size_t len = 1; len <= longest; ++len) {
       const int32_t id = Lookup(piece.substr(start, len));
       if (id < 0) continue;
-      const float score = base + (*scores_)[id];
+      const double score = base + (*scores_)[id];
       Node& target = best[start + len];
       if (target.start < 0 || score > target.score) {
         target = Node{score, static_cast<int32_t>(start), id};
@@ -61,7 +61,7 @@ void UnigramEncoder::Encode(std::string_view piece, std::vector<int32_t>* out) c
     }
     if (!has_single) {
       Node& target = best[start + char_len];
-      const float score = base + unk_score_;
+      const double score = base + unk_score_;
       if (target.start < 0 || score > target.score) {
         target = Node{score, static_cast<int32_t>(start), options_.unk_id};
       }

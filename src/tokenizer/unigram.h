@@ -42,7 +42,7 @@ class UnigramEncoder {
   const TokenIndex* index_;
   const std::vector<float>* scores_;
   Options options_;
-  float unk_score_ = 0.0f;
+  double unk_score_ = 0.0;
   size_t max_token_bytes_ = 0;
   int32_t byte_tokens_[256];
 };
