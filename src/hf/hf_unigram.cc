@@ -3,7 +3,9 @@
 // the pieces and their scores by id, then the added tokens past them and "[PAD<i>]" up to
 // config.json's vocab_size; token types UNKNOWN (model.unk_id), BYTE (<0xXX> with
 // byte_fallback), CONTROL / USER_DEFINED (added tokens, special or not), NORMAL;
-// tokenizer.hf.unigram_tokens (how many pieces the model has), tokenizer.hf.byte_fallback, and
+// tokenizer.hf.unigram_tokens (how many pieces the model has), tokenizer.hf.unigram_scores (their
+// scores in double, as the file and tokenizers keep them: exact ties between paths, such as the
+// orders of the same pieces, are broken by their rounding), tokenizer.hf.byte_fallback, and
 // the normaliser and pre-tokenizer as steps (tokenizer/hf_text_steps.h). Refused by name:
 // a Precompiled normaliser (a SentencePiece charsmap: not built), Unicode normal forms (NFC,
 // NFKC, NFD, NFKD: radixlm has no composition tables), Replace by a regex, and any other
@@ -123,6 +125,7 @@ StatusOr<HfVocab> UnigramVocab(const nlohmann::json& tok, int64_t vocab_size,
   const auto n_pieces = static_cast<int64_t>(model["vocab"].size());
   std::vector<std::string> tokens;
   std::vector<float> scores;
+  std::vector<gguf::Value> exact_scores;  // the file's f64 scores: Viterbi's ties depend on them
   std::vector<int32_t> types;
   for (const nlohmann::json& p : model["vocab"]) {
     if (!p.is_array() || p.size() != 2 || !p[0].is_string() || !p[1].is_number() ||
@@ -132,6 +135,7 @@ StatusOr<HfVocab> UnigramVocab(const nlohmann::json& tok, int64_t vocab_size,
     }
     tokens.push_back(p[0].get<std::string>());
     scores.push_back(static_cast<float>(p[1].get<double>()));
+    exact_scores.push_back(Value::F64(p[1].get<double>()));
     const bool byte = byte_fallback && IsByteToken(tokens.back());
     types.push_back(static_cast<int64_t>(tokens.size()) - 1 == unk_id ? kUnknown
                     : byte                                            ? kByte
@@ -179,6 +183,8 @@ StatusOr<HfVocab> UnigramVocab(const nlohmann::json& tok, int64_t vocab_size,
   md.emplace_back("tokenizer.ggml.scores", Value::F32Arr(scores));
   md.emplace_back("tokenizer.ggml.token_type", Value::I32Arr(types));
   md.emplace_back("tokenizer.hf.unigram_tokens", Value::U32(static_cast<uint32_t>(n_pieces)));
+  md.emplace_back("tokenizer.hf.unigram_scores",
+                  Value::Arr(gguf::ValueType::kFloat64, std::move(exact_scores)));
   md.emplace_back("tokenizer.hf.byte_fallback", Value::Bool(byte_fallback));
   if (!normalizers.empty()) {
     md.emplace_back("tokenizer.hf.normalizers", Value::StrArr(normalizers));

@@ -327,6 +327,7 @@ StatusOr<ResolvedVocab> ResolveVocab(Vocab v) {
     r.hf_pre_tokenizers = std::move(v.hf_pre_tokenizers);
     r.hf_byte_fallback = v.hf_byte_fallback;
     r.hf_unigram_tokens = std::min<int64_t>(v.hf_unigram_tokens, v.tokens.size());
+    r.hf_unigram_scores = std::move(v.hf_unigram_scores);
   } else {
     RADIXLM_RETURN_IF_ERROR(CheckModelType(v.model, &r.kind));
   }
@@ -351,6 +352,10 @@ StatusOr<ResolvedVocab> ResolveVocab(Vocab v) {
     for (size_t i = 0; i < n; ++i) r.attrs[i] = AttrFromType(v.token_types[i]);
   }
   r.chat_template = std::move(v.chat_template);
+  if (r.kind == ModelKind::kUgm &&
+      r.hf_unigram_scores.size() < static_cast<size_t>(r.hf_unigram_tokens)) {
+    r.hf_unigram_scores.assign(r.scores.begin(), r.scores.begin() + r.hf_unigram_tokens);
+  }
 
   RADIXLM_RETURN_IF_ERROR(ApplyIdsAndFlags(v, &r));
   // Before the end-of-generation pass, which makes gpt-oss's structural tokens (and its

@@ -82,9 +82,10 @@ struct ResolvedVocab {
   // and byte fallback.
   std::vector<std::string> hf_normalizers, hf_pre_tokenizers;
   bool hf_byte_fallback = false;
-  int64_t hf_unigram_tokens = 0;       // ids below this are the model's pieces
-  std::vector<int32_t> eog_ids;        // sorted, unique
-  std::vector<int32_t> special_order;  // control / user-defined / unknown ids, longest first
+  int64_t hf_unigram_tokens = 0;          // ids below this are the model's pieces
+  std::vector<double> hf_unigram_scores;  // [hf_unigram_tokens]: their scores
+  std::vector<int32_t> eog_ids;           // sorted, unique
+  std::vector<int32_t> special_order;     // control / user-defined / unknown ids, longest first
   std::string chat_template;
 };
 

@@ -98,7 +98,7 @@ Status Tokenizer::Init(ResolvedVocab vocab) {
                              HfTextSteps::Parse(vocab_.hf_normalizers, vocab_.hf_pre_tokenizers));
     hf_steps_ = std::make_unique<HfTextSteps>(std::move(steps));
     ugm_ = std::make_unique<UnigramEncoder>(
-        index_.get(), &vocab_.tokens, &vocab_.scores,
+        index_.get(), &vocab_.tokens, &vocab_.hf_unigram_scores,
         UnigramEncoder::Options{.unk_id = vocab_.ids.unk,
                                 .byte_fallback = vocab_.hf_byte_fallback,
                                 .n_pieces = static_cast<int32_t>(vocab_.hf_unigram_tokens)});

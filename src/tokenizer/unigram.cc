@@ -19,18 +19,18 @@ struct Node {
 }  // namespace
 
 UnigramEncoder::UnigramEncoder(const TokenIndex* index, const std::vector<std::string>* tokens,
-                               const std::vector<float>* scores, Options options)
+                               const std::vector<double>* scores, Options options)
     : index_(index), scores_(scores), options_(options) {
-  float min_score = 0.0f;
+  double min_score = 0.0;
   bool any = false;
   const size_t n = std::min<size_t>(tokens->size(), std::max(options_.n_pieces, 0));
   for (size_t id = 0; id < n; ++id) {
     max_token_bytes_ = std::max(max_token_bytes_, (*tokens)[id].size());
-    const float s = id < scores->size() ? (*scores)[id] : 0.0f;
+    const double s = id < scores->size() ? (*scores)[id] : 0.0;
     min_score = any ? std::min(min_score, s) : s;
     any = true;
   }
-  unk_score_ = static_cast<double>(min_score) - kUnkPenalty;
+  unk_score_ = min_score - kUnkPenalty;
   static constexpr char kHex[] = "0123456789ABCDEF";
   for (int b = 0; b < 256; ++b) {
     const char name[6] = {'<', '0', 'x', kHex[b >> 4], kHex[b & 15], '>'};

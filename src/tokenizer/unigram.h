@@ -24,10 +24,10 @@ class UnigramEncoder {
     bool byte_fallback = false;
     int32_t n_pieces = 0;  // ids [0, n_pieces) are the model's pieces; others are never used
   };
-  // `index` and `scores` (by id) must outlive the encoder; `tokens` is the vocabulary `index`
-  // was built over. min(score) is over the model's pieces.
+  // `index` and `scores` (by id, at least n_pieces) must outlive the encoder; `tokens` is the
+  // vocabulary `index` was built over. min(score) is over the model's pieces.
   UnigramEncoder(const TokenIndex* index, const std::vector<std::string>* tokens,
-                 const std::vector<float>* scores, Options options);
+                 const std::vector<double>* scores, Options options);
 
   // `piece` is valid UTF-8, already normalised and pre-tokenised.
   void Encode(std::string_view piece, std::vector<int32_t>* out) const;
@@ -40,7 +40,7 @@ class UnigramEncoder {
   }
 
   const TokenIndex* index_;
-  const std::vector<float>* scores_;
+  const std::vector<double>* scores_;  // [n_pieces]
   Options options_;
   double unk_score_ = 0.0;
   size_t max_token_bytes_ = 0;

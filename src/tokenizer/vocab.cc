@@ -110,6 +110,14 @@ StatusOr<Vocab> LoadVocab(const gguf::GgufFile& file) {
   RADIXLM_RETURN_IF_ERROR(ReadOptionalId(file, "tokenizer.hf.unigram_tokens", &unigram_tokens));
   v.hf_unigram = unigram_tokens.has_value();
   v.hf_unigram_tokens = unigram_tokens.value_or(0);
+  if (v.hf_unigram_tokens < 0 || static_cast<size_t>(v.hf_unigram_tokens) > n) {
+    return WrongArray("tokenizer.hf.unigram_tokens", "is not between 0 and the token count");
+  }
+  if (v.hf_unigram && file.Has("tokenizer.hf.unigram_scores")) {
+    RADIXLM_RETURN_IF_ERROR(ReadNumbers(file, "tokenizer.hf.unigram_scores",
+                                        static_cast<size_t>(v.hf_unigram_tokens), true,
+                                        &v.hf_unigram_scores));
+  }
   std::optional<bool> flag;
   RADIXLM_RETURN_IF_ERROR(ReadOptionalBool(file, "tokenizer.hf.byte_fallback", &flag));
   v.hf_byte_fallback = flag.value_or(false);

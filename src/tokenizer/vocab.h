@@ -53,8 +53,10 @@ struct Vocab {
   // tokenizer.hf.byte_fallback; tokenizer.hf.unigram_tokens: how many ids (from 0) are the
   // Unigram model's own pieces (the rest: added tokens and padding). A "t5" vocabulary without
   // it (llama.cpp's UGM, with a precompiled charsmap) is not built.
+  // tokenizer.hf.unigram_scores: the pieces' scores in double (empty: tokenizer.ggml.scores').
   bool hf_unigram = false;
   int64_t hf_unigram_tokens = 0;
+  std::vector<double> hf_unigram_scores;
   std::vector<std::string> hf_normalizers, hf_pre_tokenizers;
   bool hf_byte_fallback = false;
   // WordPiece ("bert") normalisation: tokenizer.ggml.normalizer.lowercase and .strip_accents.

@@ -2,7 +2,7 @@
 """Writes unigram_golden.json: Unigram tokenizer.json files built with the `tokenizers`
 package, and that package's ids (with and without the template's special tokens) and decoded
 text for every distinct text of tests/tokenizer/testdata/smollm2_tokenize_golden.json (the
-tests' corpus). The pieces and scores come from tokenizers' UnigramTrainer run on the corpus
+tests' corpus) and a few edge cases (EXTRA). The pieces and scores come from tokenizers' UnigramTrainer run on the corpus
 (deterministic for a given tokenizers version) less those with characters from U+2000 up, the
 <0xXX> byte pieces appended; each variant
 puts them behind a different normaliser / pre-tokenizer / byte_fallback:
@@ -24,6 +24,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 CORPUS = os.path.join(ROOT, "tests", "tokenizer", "testdata", "smollm2_tokenize_golden.json")
 SPECIALS = ["<pad>", "<s>", "</s>", "<unk>"]
+# Beyond the corpus: the steps' edge cases (empty and all-space texts, the Replace pattern,
+# U+0130 whose lowercase is two characters, Unicode white space, special tokens mid-text).
+EXTRA = ["", "   ", "``quoted'' and ``more``", "\u0130stanbul \u03a3\u0391\u03a3 \u00c9T\u00c9",
+         "  leading and trailing  ", "a\u3000b\u00a0c\u2003d", "tab\tsep\nnew\r\nline",
+         "x<s>y</s> z", "\u2581already\u2581escaped \u2581\u2581 runs"]
 
 
 def corpus():
@@ -32,7 +37,7 @@ def corpus():
         for case in json.load(f)["cases"]:
             if case["text"] not in texts:
                 texts.append(case["text"])
-    return texts
+    return texts + [t for t in EXTRA if t not in texts]
 
 
 def trained_pieces(texts):
