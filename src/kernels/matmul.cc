@@ -174,7 +174,18 @@ void ComputeRows(const WeightMatrix& w, const RowKernels& k, const QuantizedInpu
 // Row groups (16 rows) per scheduling grain of the packed GEMM.
 constexpr int64_t kGroupGrain = 2;
 
-int ActSlot(const PackedWeights& p) { return p.act_block == 32 ? 0 : p.act_block == 256 ? 1 : 2; }
+int ActSlot(const PackedWeights& p) {
+  switch (p.act_block) {
+    case 32:
+      return 0;
+    case 256:
+      return 1;
+    case kActBf16:
+      return 3;
+    default:
+      return 2;
+  }
+}
 
 // MatMulMulti for outputs that all have packed weights (the input quantized once per
 // activation format in use).
@@ -182,8 +193,8 @@ void PackedMatMulMulti(std::span<const MatMulOutput> outputs, const float* x, in
                        ThreadPool* pool, const RowPrologue* prologue) {
   const int n_out = static_cast<int>(outputs.size());
   const int64_t cols = outputs[0].w->cols;
-  PackedActivations acts[3];  // act_block 32, 256, 0 (float weights)
-  bool have[3] = {false, false, false};
+  PackedActivations acts[4];  // act_block 32, 256, 0 (float weights), kActBf16
+  bool have[4] = {false, false, false, false};
   int64_t group_offset[kMaxMatMulOutputs + 1];
   group_offset[0] = 0;
   for (int k = 0; k < n_out; ++k) {

@@ -272,12 +272,34 @@ void TileToken(PackedActivations& a, int64_t t, int8_t* tq, float* tdx, float* t
     tsum16[(kb * 2 + 1) * kActTile + i] = a.sum16[2 * tb + 1];
   }
 }
-thread_local ActScratch t_act[2];  // act_block 32, 256
+thread_local ActScratch t_act[2];               // act_block 32, 256
+thread_local std::vector<uint16_t> t_act_bf16;  // kActBf16, + 32 for alignment
 
 void ReferenceGroups(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens,
                      int64_t g0, int64_t g1, float* y, int64_t y_stride);
 
-// Float weights in the k-major layout of packed_weights.h, values kept in their own type.
+}  // namespace
+
+std::unique_ptr<uint8_t[], void (*)(void*)> AllocPacked(size_t bytes) {
+  constexpr size_t kHuge = size_t{2} << 20;
+  const size_t align = bytes >= kHuge ? kHuge : 64;
+  const size_t size = (bytes + align - 1) / align * align;
+  auto* p = static_cast<uint8_t*>(std::aligned_alloc(align, size));
+  RADIXLM_CHECK(p != nullptr) << "out of memory packing " << bytes << " bytes of weights";
+#if defined(__linux__) && defined(MADV_HUGEPAGE) && defined(MADV_NOHUGEPAGE)
+  // Huge pages for the whole 2 MiB pages of the buffer only: the last, partial one on small
+  // pages, so that its untouched part stays unbacked (a huge page there would hold up to
+  // 2 MiB per matrix that nothing reads: gigabytes for a model of thousands of experts).
+  if (align == kHuge) {
+    const size_t whole = bytes / kHuge * kHuge;
+    madvise(p, whole, MADV_HUGEPAGE);  // advice only: failure is harmless
+    if (whole < size) madvise(p + whole, size - whole, MADV_NOHUGEPAGE);
+  }
+#endif
+  std::memset(p, 0, bytes);  // (the rounding past `bytes` is never read)
+  return {p, std::free};
+}
+
 std::unique_ptr<PackedWeights> PackFloatWeights(const WeightMatrix& w, ThreadPool* pool) {
   auto p = std::make_unique<PackedWeights>();
   p->source_type = w.type;
@@ -309,28 +331,27 @@ std::unique_ptr<PackedWeights> PackFloatWeights(const WeightMatrix& w, ThreadPoo
   return p;
 }
 
-}  // namespace
-
-std::unique_ptr<uint8_t[], void (*)(void*)> AllocPacked(size_t bytes) {
-  constexpr size_t kHuge = size_t{2} << 20;
-  const size_t align = bytes >= kHuge ? kHuge : 64;
-  const size_t size = (bytes + align - 1) / align * align;
-  auto* p = static_cast<uint8_t*>(std::aligned_alloc(align, size));
-  RADIXLM_CHECK(p != nullptr) << "out of memory packing " << bytes << " bytes of weights";
-#if defined(__linux__) && defined(MADV_HUGEPAGE) && defined(MADV_NOHUGEPAGE)
-  // Huge pages for the whole 2 MiB pages of the buffer only: the last, partial one on small
-  // pages, so that its untouched part stays unbacked (a huge page there would hold up to
-  // 2 MiB per matrix that nothing reads: gigabytes for a model of thousands of experts).
-  if (align == kHuge) {
-    const size_t whole = bytes / kHuge * kHuge;
-    madvise(p, whole, MADV_HUGEPAGE);  // advice only: failure is harmless
-    if (whole < size) madvise(p + whole, size - whole, MADV_NOHUGEPAGE);
-  }
-#endif
-  std::memset(p, 0, bytes);  // (the rounding past `bytes` is never read)
-  return {p, std::free};
+std::unique_ptr<PackedWeights> PackBf16PairWeights(const WeightMatrix& w, ThreadPool* pool) {
+  RADIXLM_CHECK(w.type == GgmlType::kBF16) << "k pairs are a layout of BF16 weights";
+  auto p = PackFloatWeights(w, pool);  // sizes and the zeroed buffer; values rearranged below
+  p->bf16_pairs = true;
+  p->act_block = kActBf16;
+  const auto* src = static_cast<const uint8_t*>(w.data);
+  ParallelFor(pool, p->groups, 16, [&](int64_t g0, int64_t g1, int) {
+    for (int64_t g = g0; g < g1; ++g) {
+      for (int r = 0; r < 16 && g * 16 + r < w.rows; ++r) {
+        const uint8_t* row = src + (g * 16 + r) * w.row_bytes;
+        for (int64_t k = 0; k < w.cols; ++k) {
+          const int64_t kk = k % 32;
+          uint8_t* dst = const_cast<uint8_t*>(p->Block(g, k / 32)) +
+                         static_cast<size_t>(64 * (kk / 2) + 4 * r + 2 * (kk % 2));
+          std::memcpy(dst, row + 2 * k, 2);
+        }
+      }
+    }
+  });
+  return p;
 }
-
 
 bool IsPackableType(GgmlType type) {
   switch (type) {
@@ -420,6 +441,11 @@ float PackedWeights::ScaleM(int64_t group, int64_t block, int lane, int s) const
 }
 
 float PackedFloat(const PackedWeights& w, const uint8_t* blk, int lane, int k) {
+  if (w.bf16_pairs) {
+    uint16_t h;
+    std::memcpy(&h, blk + 64 * (k / 2) + 4 * lane + 2 * (k % 2), 2);
+    return Bf16ToF32(h);
+  }
   const size_t i = static_cast<size_t>(k) * 16 + lane;
   if (w.float_bytes == 4) {
     float v;
@@ -469,7 +495,39 @@ const char* PackedGemmPathName(PackedGemmPath path) {
 
 bool PackedGemmAvailable() { return ActivePackedGemmPath() != PackedGemmPath::kNone; }
 
+Bf16GemmPath ActiveBf16GemmPath() {
+  static const Bf16GemmPath path = [] {
+    const Isa isa = ActiveIsa();
+    (void)isa;
+#if defined(RADIXLM_KERNELS_AMX_BF16)
+    if (isa == Isa::kAmx && cpu::CpuHasAmxBf16() && cpu::CpuHasAvx512Bf16()) {
+      return Bf16GemmPath::kAmxBf16;
+    }
+#endif
+#if defined(RADIXLM_KERNELS_AVX512_BF16)
+    if (isa >= Isa::kAvx512 && cpu::CpuHasAvx512Bf16()) return Bf16GemmPath::kAvx512Bf16;
+#endif
+    return Bf16GemmPath::kNone;
+  }();
+  return path;
+}
+
+const char* Bf16GemmPathName(Bf16GemmPath path) {
+  switch (path) {
+    case Bf16GemmPath::kNone:
+      return "none";
+    case Bf16GemmPath::kAvx512Bf16:
+      return "avx512_bf16";
+    case Bf16GemmPath::kAmxBf16:
+      return "amx_bf16";
+  }
+  return "?";
+}
+
 std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* pool) {
+  if (w.type == GgmlType::kBF16 && ActiveBf16GemmPath() != Bf16GemmPath::kNone) {
+    return PackBf16PairWeights(w, pool);
+  }
   if (w.type == GgmlType::kF32 || w.type == GgmlType::kF16 || w.type == GgmlType::kBF16) {
     return PackFloatWeights(w, pool);
   }
@@ -632,6 +690,26 @@ PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, in
     a.nb = nb;
     return a;
   }
+  if (act_block == kActBf16) {
+    const int64_t tiled = (n_tokens + kActTile - 1) / kActTile * kActTile;
+    const auto need = static_cast<size_t>(tiled * cols + 32);
+    if (t_act_bf16.size() < need) t_act_bf16.resize(need);
+    auto* xb = reinterpret_cast<uint16_t*>(Align64(reinterpret_cast<int8_t*>(t_act_bf16.data())));
+    auto round = [&](int64_t t0, int64_t t1, int) {
+      if (prologue != nullptr) (*prologue)(t0, t1);
+      F32ToBf16Row(x + t0 * cols, xb + t0 * cols, (t1 - t0) * cols);
+    };
+    if (n_tokens >= 16) {
+      ParallelFor(pool, n_tokens, 1, round);
+    } else {
+      round(0, n_tokens, 0);
+    }
+    PackedActivations a;
+    a.xb = xb;
+    a.xb_stride = cols;
+    a.nb = nb;
+    return a;
+  }
   const size_t stride = static_cast<size_t>((cols + 63) / 64 * 64);
   ActScratch& s = t_act[act_block == 32 ? 0 : 1];
   const size_t need = stride * static_cast<size_t>(n_tokens) + 64;
@@ -702,6 +780,10 @@ PackedActivations SlicePackedActivations(const PackedActivations& a, int64_t fir
     s.xf = a.xf + first_token * a.xf_stride;
     return s;
   }
+  if (a.xb != nullptr) {  // bf16 rows
+    s.xb = a.xb + first_token * a.xb_stride;
+    return s;
+  }
   const int64_t t = first_token, tiles = first_token / kActTile;
   s.qs = a.qs + t * static_cast<int64_t>(a.stride);
   s.dx = a.dx + t * a.nb;
@@ -717,6 +799,19 @@ PackedActivations SlicePackedActivations(const PackedActivations& a, int64_t fir
 
 void PackedGemmGroups(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens,
                       int64_t g0, int64_t g1, float* y, int64_t y_stride) {
+  if (w.bf16_pairs) {
+#if defined(RADIXLM_KERNELS_AMX_BF16)
+    if (ActiveBf16GemmPath() == Bf16GemmPath::kAmxBf16) {
+      return cpu::amxbf16::Bf16Gemm(w, a, n_tokens, g0, g1, y, y_stride);
+    }
+#endif
+#if defined(RADIXLM_KERNELS_AVX512_BF16)
+    if (ActiveBf16GemmPath() != Bf16GemmPath::kNone) {
+      return cpu::avx512bf16::Bf16Gemm(w, a, n_tokens, g0, g1, y, y_stride);
+    }
+#endif
+    return ReferenceGroups(w, a, n_tokens, g0, g1, y, y_stride);
+  }
   if (w.float_bytes != 0) {
 #if defined(RADIXLM_KERNELS_AVX512)
     if (ActiveIsa() >= Isa::kAvx512)
@@ -788,6 +883,24 @@ namespace {
 
 void ReferenceGroups(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens,
                      int64_t g0, int64_t g1, float* y, int64_t y_stride) {
+  if (w.bf16_pairs) {  // vdpbf16ps's order: the pairs in turn, the odd column first
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      const uint16_t* xb = a.xb + t * a.xb_stride;
+      for (int64_t r = g0 * 16; r < std::min(w.rows, g1 * 16); ++r) {
+        float acc = 0.0f;
+        for (int64_t k = 0; k < w.cols; k += 2) {
+          const uint8_t* blk = w.Block(r / 16, k / 32);
+          const int lane = static_cast<int>(r % 16), kk = static_cast<int>(k % 32);
+          const float p1 = PackedFloat(w, blk, lane, kk + 1) * Bf16ToF32(xb[k + 1]);
+          const float p0 = PackedFloat(w, blk, lane, kk) * Bf16ToF32(xb[k]);
+          acc = acc + p1;
+          acc = acc + p0;
+        }
+        y[t * y_stride + r] = acc;
+      }
+    }
+    return;
+  }
   if (w.float_bytes != 0) {
     for (int64_t t = 0; t < n_tokens; ++t) {
       for (int64_t r = g0 * 16; r < std::min(w.rows, g1 * 16); ++r) {

@@ -56,6 +56,16 @@
 // source's own type (float_bytes 4 or 2; F16 and BF16 widen to float exactly). Their activations
 // stay float (act_block 0), and each output is fma(w, x, acc) over the columns in ascending
 // order.
+// BF16 weights, where the CPU runs the BF16 GEMM (ActiveBf16GemmPath() != kNone), are packed in
+// k pairs instead (bf16_pairs): per group, per block of 32 columns, pair p (columns 2p, 2p + 1)
+// of the 16 rows is 64 bytes, row r's two bf16 at 64 p + 4 r (column 2p first) — vdpbf16ps's
+// weight operand and AMX's B tile, 2 bytes per weight as in the file. Their activations are
+// rounded to bf16 once per matrix (round to nearest even, as llama.cpp rounds a BF16 matmul's
+// activations: act_block kActBf16), and each output adds the pairs' products in ascending order:
+// acc = (acc + w[2p+1] x[2p+1]) + w[2p] x[2p] (products exact, additions rounded to nearest
+// even, denormals flushed to zero) on the AVX512-BF16 path; AMX-BF16 tiles round within a tile
+// product otherwise (within a float rounding per addition of that sum) and run every token
+// count at the amx level, so a row's result never depends on its batch at either level.
 //
 // Numerics: each output element is accumulated block after block in the same float
 // operations whatever the number of tokens, rows or threads (batch invariance), and the same
@@ -90,7 +100,8 @@ struct PackedWeights {
   int act_block = 32;    // activation scale block: 32 (Q8_0-like), 256 (Q8_K-like), 0 (float)
   // Lookup types: u of each stored 4-bit index (16 entries, static storage); else null.
   const uint8_t* levels = nullptr;
-  int float_bytes = 0;   // float weights: bytes per stored value (4 or 2); 0 for quants
+  int float_bytes = 0;      // float weights: bytes per stored value (4 or 2); 0 for quants
+  bool bf16_pairs = false;  // BF16 weights in k pairs for the BF16 GEMM (layout above)
   ScaleForm scale_form = ScaleForm::kNone;  // kNone: float weights
   size_t quant_bytes = 0;   // per (group, block): 512, 256 with nibbles (128 with 2 low
                             // bits), + 64 per plane;
@@ -148,12 +159,23 @@ PackedGemmPath ActivePackedGemmPath();
 const char* PackedGemmPathName(PackedGemmPath path);
 bool PackedGemmAvailable();  // ActivePackedGemmPath() != kNone
 
+// The BF16 GEMM for BF16 weights at the dispatched ISA level: AVX512-BF16 from the avx512
+// level where the CPU has it; AMX-BF16 tiles (for every token count) at the amx level where it
+// has AMX-BF16. kNone: BF16 weights take the float GEMM (k-major layout, float activations).
+enum class Bf16GemmPath { kNone, kAvx512Bf16, kAmxBf16 };
+Bf16GemmPath ActiveBf16GemmPath();
+const char* Bf16GemmPathName(Bf16GemmPath path);
+
 // True for the weight types PackWeights accepts (the quant types above, F32, F16, BF16).
 bool IsPackableType(gguf::GgmlType type);
 
 // Repacks w (whose rows are GGUF blocks) into the layout above; pool may be null. Requires
 // IsPackableType(w.type).
 std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* pool);
+// The two layouts of float weights whatever the dispatch picks (tests compare the paths):
+// k-major for the float GEMM (F32, F16, BF16), k pairs for the BF16 GEMM (BF16 only).
+std::unique_ptr<PackedWeights> PackFloatWeights(const WeightMatrix& w, ThreadPool* pool);
+std::unique_ptr<PackedWeights> PackBf16PairWeights(const WeightMatrix& w, ThreadPool* pool);
 
 // A zeroed, 64-byte aligned buffer as packed weights live in. Past 2 MiB it is aligned to 2 MiB
 // and asked for transparent huge pages: decode streams every weight once per token, and with
@@ -172,10 +194,16 @@ std::unique_ptr<uint8_t[], void (*)(void*)> AllocPacked(size_t bytes);
 // n_tokens in the last tile hold finite values of no meaning (zeros, or an earlier call's):
 // a kernel may read them, never store outputs computed from them.
 // For float weights (act_block 0): token t's floats at xf + t * xf_stride, and nb only.
+// For BF16 weights in k pairs (act_block kActBf16): token t's bf16 values at xb + t * xb_stride
+// (xb 64-byte aligned, xb_stride a multiple of 32), rows allocated to whole tiles of kActTile
+// tokens (the padding tokens as in the int8 tiles: finite values of no meaning), and nb.
 inline constexpr int kActTile = 16;
+inline constexpr int kActBf16 = 2;
 struct PackedActivations {
   const float* xf = nullptr;
   int64_t xf_stride = 0;
+  const uint16_t* xb = nullptr;  // [tiled tokens, xb_stride] bf16
+  int64_t xb_stride = 0;
   const int8_t* qs = nullptr;
   size_t stride = 0;
   int64_t nb = 0;
@@ -191,7 +219,8 @@ struct PackedActivations {
 
 // Quantizes x: [n_tokens, cols] with scale blocks of act_block (32 or 256; cols a multiple)
 // into the calling thread's scratch for that act_block (valid until its next call with it).
-// act_block 0 (float weights): x itself, nothing copied.
+// act_block 0 (float weights): x itself, nothing copied. kActBf16: x rounded to bf16 into the
+// calling thread's scratch.
 // prologue (optional): run over each range of rows before they are quantized, in the same
 // parallel region (MatMulMulti's prologue); with act_block 0, over all rows first.
 PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, int64_t cols,

@@ -80,4 +80,30 @@ bool CpuHasAmxInt8() {
 #endif
 }
 
+bool CpuHasAvx512Bf16() {
+#if defined(__x86_64__)
+  static const bool has = [] {
+    unsigned eax, ebx, ecx, edx;
+    if (!CpuHasAvx512() || !__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) return false;
+    return ((eax >> 5) & 1) != 0;  // CPUID.(EAX=7,ECX=1):EAX[5] AVX512_BF16
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
+
+bool CpuHasAmxBf16() {
+#if defined(__x86_64__) && defined(__linux__)
+  static const bool has = [] {
+    unsigned eax, ebx, ecx, edx;
+    if (!CpuHasAmxInt8() || !__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+    return ((edx >> 22) & 1) != 0;  // CPUID.(EAX=7,ECX=0):EDX[22] AMX-BF16
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
+
 }  // namespace radixlm::kernels::cpu

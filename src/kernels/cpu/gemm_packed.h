@@ -79,4 +79,22 @@ void PackedGemm16(const PackedWeights& w, const PackedActivations& a, int64_t g,
                   float* y, int64_t y_stride, uint16_t store_mask);
 }  // namespace amx
 
+// BF16 weights packed in k pairs (bf16_pairs) against bf16 activations (act_block kActBf16):
+// y[tokens [0, n_tokens), rows of groups [g0, g1)].
+// Compiled with the AVX-512 flags and -mavx512bf16 where RADIXLM_KERNELS_AVX512_BF16 is
+// defined; call only if CpuHasAvx512Bf16(). Bit for bit PackedGemmReference.
+namespace avx512bf16 {
+void Bf16Gemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
+              int64_t g1, float* y, int64_t y_stride);
+}  // namespace avx512bf16
+
+// Compiled with -mamx-tile -mamx-bf16 where RADIXLM_KERNELS_AMX_BF16 is defined; call only if
+// CpuHasAmxBf16(). Configures and releases this thread's tiles itself. Within a float rounding
+// of PackedGemmReference per addition (tdpbf16ps rounds otherwise than vdpbf16ps), and the
+// same bits for a token whatever the other tokens and their number.
+namespace amxbf16 {
+void Bf16Gemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
+              int64_t g1, float* y, int64_t y_stride);
+}  // namespace amxbf16
+
 }  // namespace radixlm::kernels::cpu

@@ -22,6 +22,9 @@ bool CpuHasAvxVnni();     // CpuHasAvx2() and AVX-VNNI (VEX-encoded vpdpbusd on 
 // AMX-TILE + AMX-INT8 in CPUID and the tile data state granted to this process by the kernel
 // (Linux arch_prctl ARCH_REQ_XCOMP_PERM, requested on the first call).
 bool CpuHasAmxInt8();
+bool CpuHasAvx512Bf16();  // CpuHasAvx512() and AVX512_BF16 (vdpbf16ps)
+// CpuHasAmxInt8() (tile state granted) and AMX-BF16 (tdpbf16ps).
+bool CpuHasAmxBf16();
 
 #define RADIXLM_DECLARE_DOTS                                      \
   float DotF32(int64_t n, const void* w, const void* x);          \
