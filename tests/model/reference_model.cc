@@ -7,6 +7,7 @@
 
 #include "kernels/dot.h"
 #include "kernels/fp16.h"
+#include "kernels/packed_weights.h"
 #include "kernels/quant.h"
 #include "model/tensor_names.h"
 
@@ -233,6 +234,12 @@ std::vector<float> ReferenceModel::MatVec(const Matrix& m, const std::vector<flo
     std::vector<uint8_t> q(kernels::RowBytes(act, m.cols));
     kernels::QuantizeRow(act, x_in.data(), q.data(), m.cols);
     kernels::DequantizeRow(act, q.data(), x.data(), m.cols);
+  }
+  // BF16 weights packed for the BF16 GEMM take bf16 activations (kernels/packed_weights.h).
+  if (m.type == gguf::GgmlType::kBF16 && options_.round_activations && m.cols % 32 == 0 &&
+      kernels::PackedGemmAvailable() &&
+      kernels::ActiveBf16GemmPath() != kernels::Bf16GemmPath::kNone) {
+    for (float& v : x) v = kernels::Bf16ToF32(kernels::F32ToBf16(v));
   }
   std::vector<float> y(m.rows);
   for (int64_t r = 0; r < m.rows; ++r) {
