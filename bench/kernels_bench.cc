@@ -122,7 +122,7 @@ BENCHMARK(BM_MatMul)
 // (packed:0, how they ran before they were packable): the A/B of one binary. rows x cols
 // 1024 x 2048 sits in L2, 32768 x 4096 (44-75 MB) streams from memory or L3. Weights are random
 // blocks (every quant, index and scale bit random, half scales 1e-2; MXFP4 through its
-// quantizer). BM_MatMulCodebook: the same for the codebook types, never packed.
+// quantizer). BM_MatMulCodebook: the same for the codebook types.
 void BM_MatMulLowbit(benchmark::State& state) {
   const auto t = static_cast<GgmlType>(state.range(0));
   const int64_t rows = state.range(1), cols = state.range(2), n_tok = state.range(3);
@@ -154,7 +154,8 @@ void BM_MatMulLowbit(benchmark::State& state) {
   }
   WeightMatrix wm = MakeWeightMatrix(t, w.data(), rows, cols);
   const std::unique_ptr<PackedWeights> packed =
-      state.range(5) != 0 && PackedGemmAvailable() ? PackWeights(wm, &pool) : nullptr;
+      state.range(5) != 0 && PackedGemmAvailable() && IsPackableType(t) ? PackWeights(wm, &pool)
+                                                                        : nullptr;
   wm.packed = packed.get();
   const auto x = Random(cols * n_tok, 4);
   std::vector<float> y(rows * n_tok);
@@ -177,11 +178,18 @@ BENCHMARK(BM_MatMulLowbit)
     ->Apply(LowbitArgs)
     ->UseRealTime();
 // The codebook types (IQ3 / IQ2 / IQ1), read in their GGUF bytes by the dot kernels: 1 token
-// (the single-row kernels), 8 and 16 (the 8-row kernels), 13 (8 + 4 + 1).
+// (the single-row kernels), 8 and 16 (the 8-row kernels), 13 (8 + 4 + 1), 64; IQ3_XXS also
+// packed (packed_codebook.h; where the CPU packs it, else the same dot kernels).
 void CodebookArgs(benchmark::internal::Benchmark* b) {
   for (GgmlType t : {GgmlType::kIQ3_XXS, GgmlType::kIQ3_S, GgmlType::kIQ2_XXS, GgmlType::kIQ2_XS,
                      GgmlType::kIQ2_S, GgmlType::kIQ1_S, GgmlType::kIQ1_M}) {
-    for (int tok : {1, 8, 13, 16}) b->Args({static_cast<int>(t), 1024, 2048, tok, 2, 0});
+    for (int tok : {1, 8, 13, 16, 64}) {
+      for (int packed : {0, 1}) {
+        if (packed == 0 || t == GgmlType::kIQ3_XXS) {
+          b->Args({static_cast<int>(t), 1024, 2048, tok, 2, packed});
+        }
+      }
+    }
   }
 }
 BENCHMARK(BM_MatMulLowbit)

@@ -18,6 +18,7 @@
 #include "kernels/dot.h"
 #include "kernels/fp16.h"
 #include "kernels/matmul.h"
+#include "kernels/packed_codebook.h"
 #include "kernels/quant_blocks.h"
 #include "util/check.h"
 
@@ -373,7 +374,7 @@ bool IsPackableType(GgmlType type) {
     case GgmlType::kBF16:
       return true;
     default:
-      return false;
+      return IsCodebookPackable(type);
   }
 }
 
@@ -422,6 +423,7 @@ float PackedWeights::ScaleD(int64_t group, int64_t block, int s, int lane) const
     }
     case ScaleForm::kE8M0:
       return cpu::E8M0HalfToFloat(sp[lane]);
+    case ScaleForm::kIq3Xxs:  // packed_codebook.h
     case ScaleForm::kNone:
       break;
   }
@@ -531,6 +533,7 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
   if (w.type == GgmlType::kF32 || w.type == GgmlType::kF16 || w.type == GgmlType::kBF16) {
     return PackFloatWeights(w, pool);
   }
+  if (w.type == GgmlType::kIQ3_XXS) return PackCodebookWeights(w, pool);
   const TypeTraits tr = Traits(w.type);
   auto p = std::make_unique<PackedWeights>();
   p->source_type = w.type;
@@ -574,6 +577,7 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
     case ScaleForm::kE8M0:
       p->scale_bytes = 16;
       break;
+    case ScaleForm::kIq3Xxs:
     case ScaleForm::kNone:
       std::abort();
   }
@@ -667,6 +671,7 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
             case ScaleForm::kE8M0:
               scales[r] = ub.e;
               break;
+            case ScaleForm::kIq3Xxs:
             case ScaleForm::kNone:
               break;
           }
@@ -822,6 +827,15 @@ void PackedGemmGroups(const PackedWeights& w, const PackedActivations& a, int64_
 #endif
     return ReferenceGroups(w, a, n_tokens, g0, g1, y, y_stride);
   }
+  if (w.scale_form == ScaleForm::kIq3Xxs) {
+#if defined(RADIXLM_KERNELS_AVX512_VNNI)
+    const PackedGemmPath path = ActivePackedGemmPath();
+    if (path == PackedGemmPath::kAvx512Vnni || path == PackedGemmPath::kAmx) {
+      return cpu::avx512vnni::CodebookGemm(w, a, n_tokens, g0, g1, y, y_stride);
+    }
+#endif
+    return CodebookReferenceGroups(w, a, n_tokens, g0, g1, y, y_stride);
+  }
   switch (ActivePackedGemmPath()) {
 #if defined(RADIXLM_KERNELS_AVX512_VNNI)
     case PackedGemmPath::kAvx512Vnni:
@@ -914,6 +928,9 @@ void ReferenceGroups(const PackedWeights& w, const PackedActivations& a, int64_t
       }
     }
     return;
+  }
+  if (w.scale_form == ScaleForm::kIq3Xxs) {
+    return CodebookReferenceGroups(w, a, n_tokens, g0, g1, y, y_stride);
   }
   const int n_scales = 32 / w.sub;
   for (int64_t t = 0; t < n_tokens; ++t) {

@@ -91,7 +91,9 @@ void Tile16(const PackedWeights& w, const PackedActivations& a, int64_t g, int64
 
 }  // namespace
 
-bool Supports(const PackedWeights& w) { return w.sub == 32 && w.levels == nullptr; }
+bool Supports(const PackedWeights& w) {
+  return w.sub == 32 && w.levels == nullptr && w.scale_form != ScaleForm::kIq3Xxs;
+}
 
 // In static storage: GCC 12 drops stores into a local config before ldtilecfg reads it.
 // Tiles 0-2 and 3-5: C (16 rows x 64 bytes), A (16 x 32), B (8 x 64).

@@ -63,12 +63,15 @@ void QuantizeActivationRow(const float* x, int64_t n, int act_block, int8_t* qs,
 // use_amx: 16-token tiles through amx::PackedGemm16 (requires amx::Supports(w)).
 void PackedGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
                 int64_t g1, float* y, int64_t y_stride, bool use_amx);
+// The codebook types (kernels/packed_codebook.h): 16 rows x up to 8 tokens per tile.
+void CodebookGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
+                  int64_t g1, float* y, int64_t y_stride);
 }  // namespace avx512vnni
 
 // Compiled with -mamx-tile -mamx-int8 where RADIXLM_KERNELS_AMX is defined; call only if
 // CpuHasAmxInt8().
 namespace amx {
-// One scale per 32-block (not Q6_K) and u stored as is (not the lookup types).
+// One scale per 32-block (not Q6_K) and u stored as is (not the lookup or codebook types).
 bool Supports(const PackedWeights& w);
 // Configure this thread's tiles before PackedGemm16 calls, and release them after (a thread
 // holding tile state pays for it at every context switch and may run at a lower clock).

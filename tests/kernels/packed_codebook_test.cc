@@ -1,0 +1,188 @@
+// The packed GEMM of the codebook types (kernels/packed_codebook.h; IQ3_XXS): the layout keeps
+// the GGUF's bytes per weight and its weights exactly, the AVX-512 VNNI kernel (which the avx512
+// and amx levels run) gives the scalar definition's bits for every tile shape and partial
+// group, a row's output never depends on the batch or the threads, and the result is the row
+// dot's (dot.h) up to float rounding, and the dequantized weights' float product up to the
+// activations' rounding. Below the avx512 level the type is not packed (its dot kernels run).
+#include "kernels/packed_codebook.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/gemm_packed.h"
+#include "kernels/cpu/isa.h"
+#include "kernels/dot.h"
+#include "kernels/fp16.h"
+#include "kernels/matmul.h"
+#include "kernels/packed_weights.h"
+#include "kernels/quant.h"
+#include "kernels/quant_blocks.h"
+#include "util/thread_pool.h"
+
+namespace radixlm::kernels {
+namespace {
+
+using gguf::GgmlType;
+
+struct Fixture {
+  int64_t rows, cols;
+  std::vector<uint8_t> raw;  // GGUF rows
+  std::vector<float> dense;  // dequantized [rows, cols]
+  WeightMatrix w;
+};
+
+// Random IQ3_XXS blocks: every index, sign and scale bit random, d in [1e-3, 1e-1].
+Fixture MakeIq3xxs(int64_t rows, int64_t cols, uint32_t seed) {
+  Fixture f{rows, cols, {}, {}, {}};
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> exponent(-3.0f, -1.0f);
+  const size_t row_bytes = RowBytes(GgmlType::kIQ3_XXS, cols);
+  f.raw.resize(row_bytes * rows);
+  for (auto& b : f.raw) b = static_cast<uint8_t>(rng());
+  auto* blocks = reinterpret_cast<BlockIQ3XXS*>(f.raw.data());
+  for (size_t i = 0; i < f.raw.size() / sizeof(BlockIQ3XXS); ++i) {
+    blocks[i].d = F32ToF16(std::pow(10.0f, exponent(rng)));
+  }
+  f.dense.resize(rows * cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    DequantizeRow(GgmlType::kIQ3_XXS, f.raw.data() + r * row_bytes, f.dense.data() + r * cols,
+                  cols);
+  }
+  f.w = MakeWeightMatrix(GgmlType::kIQ3_XXS, f.raw.data(), rows, cols);
+  return f;
+}
+
+std::vector<float> RandomActivations(int64_t n_tokens, int64_t cols, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> x(n_tokens * cols);
+  for (auto& v : x) v = dist(rng);
+  for (int64_t c = 0; c < 256; ++c) x[c] = 0.0f;  // an all-zero super-block (scale 0)
+  return x;
+}
+
+bool Avx512VnniHere() {
+#if defined(RADIXLM_KERNELS_AVX512_VNNI)
+  return cpu::CpuHasAvx512Vnni();
+#else
+  return false;
+#endif
+}
+
+TEST(PackedCodebookTest, PackableExactlyWhereTheAvx512VnniPathRuns) {
+  const PackedGemmPath path = ActivePackedGemmPath();
+  const bool avx512 = path == PackedGemmPath::kAvx512Vnni || path == PackedGemmPath::kAmx;
+  EXPECT_EQ(IsPackableType(GgmlType::kIQ3_XXS), avx512) << PackedGemmPathName(path);
+  for (GgmlType t : {GgmlType::kIQ3_S, GgmlType::kIQ2_XXS, GgmlType::kIQ2_XS, GgmlType::kIQ2_S,
+                     GgmlType::kIQ1_S, GgmlType::kIQ1_M}) {
+    EXPECT_FALSE(IsPackableType(t)) << static_cast<int>(t);
+  }
+}
+
+TEST(PackedCodebookTest, Iq3xxsKeepsItsGgufBytesAndWeights) {
+  const Fixture f = MakeIq3xxs(37, 768, 7);
+  const auto p = PackCodebookWeights(f.w, nullptr);
+  EXPECT_EQ(p->act_block, 256);
+  EXPECT_DOUBLE_EQ(static_cast<double>(p->group_bytes) / (16 * 768), 98.0 / 256);
+  for (int64_t r = 0; r < f.rows; ++r) {
+    for (int64_t k = 0; k < f.cols; ++k) {
+      const int64_t g = r / 16, b = k / 32;
+      const int lane = static_cast<int>(r % 16);
+      uint16_t h;
+      std::memcpy(&h, p->Supers(g, b) + 2 * lane, 2);
+      const float v = F16ToF32(h) * static_cast<float>(CodebookBlockScale(*p, g, b, lane)) *
+                      CodebookOutScale(*p) *
+                      static_cast<float>(CodebookWeight(*p, g, b, lane, static_cast<int>(k % 32)));
+      ASSERT_NEAR(v, f.dense[r * f.cols + k], 1e-6f * (1.0f + std::fabs(v)))
+          << "row " << r << " col " << k;
+    }
+  }
+}
+
+TEST(PackedCodebookTest, Avx512VnniKernelMatchesReferenceBitForBit) {
+  if (!Avx512VnniHere()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+#if defined(RADIXLM_KERNELS_AVX512_VNNI)
+  for (int64_t cols : {256, 768}) {
+    // 45 rows: two full groups and a partial one of 13.
+    const Fixture f = MakeIq3xxs(45, cols, 21);
+    const auto p = PackCodebookWeights(f.w, nullptr);
+    for (int64_t n_tokens : {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 37}) {
+      SCOPED_TRACE("cols " + std::to_string(cols) + " tokens " + std::to_string(n_tokens));
+      const std::vector<float> x = RandomActivations(n_tokens, cols, 9);
+      const PackedActivations a =
+          QuantizePackedActivations(x.data(), n_tokens, cols, p->act_block, nullptr);
+      std::vector<float> ref(n_tokens * f.rows), got(n_tokens * f.rows, -1.0f);
+      PackedGemmReference(*p, a, n_tokens, ref.data(), f.rows);
+      cpu::avx512vnni::CodebookGemm(*p, a, n_tokens, 0, p->groups, got.data(), f.rows);
+      ASSERT_EQ(0, std::memcmp(ref.data(), got.data(), ref.size() * sizeof(float)));
+      // Groups one at a time (as threads split them) give the same bits.
+      std::vector<float> split(n_tokens * f.rows, -1.0f);
+      for (int64_t g = 0; g < p->groups; ++g) {
+        cpu::avx512vnni::CodebookGemm(*p, a, n_tokens, g, g + 1, split.data(), f.rows);
+      }
+      ASSERT_EQ(0, std::memcmp(ref.data(), split.data(), ref.size() * sizeof(float)));
+    }
+  }
+#endif
+}
+
+TEST(PackedCodebookTest, MatchesTheRowDotAndTheDequantizedProduct) {
+  const Fixture f = MakeIq3xxs(45, 512, 11);
+  const auto p = PackCodebookWeights(f.w, nullptr);
+  const int64_t n_tokens = 19;
+  const std::vector<float> x = RandomActivations(n_tokens, f.cols, 5);
+  const PackedActivations a =
+      QuantizePackedActivations(x.data(), n_tokens, f.cols, p->act_block, nullptr);
+  std::vector<float> got(n_tokens * f.rows);
+  PackedGemmGroups(*p, a, n_tokens, 0, p->groups, got.data(), f.rows);
+  std::vector<uint8_t> xq(RowBytes(GgmlType::kQ8_K, f.cols));
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    QuantizeRow(GgmlType::kQ8_K, x.data() + t * f.cols, xq.data(), f.cols);
+    for (int64_t r = 0; r < f.rows; ++r) {
+      double exact = 0.0, mag = 0.0;
+      for (int64_t k = 0; k < f.cols; ++k) {
+        const double v = static_cast<double>(f.dense[r * f.cols + k]) * x[t * f.cols + k];
+        exact += v;
+        mag += std::fabs(v);
+      }
+      const float dot =
+          VecDot(GgmlType::kIQ3_XXS, f.cols, f.raw.data() + r * f.w.row_bytes, xq.data());
+      const float y = got[t * f.rows + r];
+      ASSERT_NEAR(y, dot, 1e-5 * mag) << "token " << t << " row " << r;
+      ASSERT_NEAR(y, exact, 0.01 * mag) << "token " << t << " row " << r;
+    }
+  }
+}
+
+TEST(PackedCodebookTest, MatMulIsBatchAndThreadInvariant) {
+  const Fixture f = MakeIq3xxs(70, 512, 13);
+  const auto p = PackCodebookWeights(f.w, nullptr);
+  WeightMatrix w = f.w;
+  w.packed = p.get();
+  const int64_t n_tokens = 21;
+  const std::vector<float> x = RandomActivations(n_tokens, f.cols, 17);
+  std::vector<float> serial(n_tokens * f.rows), threaded(n_tokens * f.rows);
+  MatMul(w, x.data(), n_tokens, serial.data(), nullptr);
+  ThreadPool pool(3);
+  MatMul(w, x.data(), n_tokens, threaded.data(), &pool);
+  EXPECT_EQ(0, std::memcmp(serial.data(), threaded.data(), serial.size() * sizeof(float)));
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    std::vector<float> one(f.rows);
+    MatMul(w, x.data() + t * f.cols, 1, one.data(), &pool);
+    ASSERT_EQ(0, std::memcmp(one.data(), serial.data() + t * f.rows, f.rows * sizeof(float)))
+        << "token " << t;
+  }
+  const PackedActivations a =
+      QuantizePackedActivations(x.data(), n_tokens, f.cols, p->act_block, nullptr);
+  std::vector<float> ref(n_tokens * f.rows);
+  PackedGemmReference(*p, a, n_tokens, ref.data(), f.rows);
+  EXPECT_EQ(0, std::memcmp(serial.data(), ref.data(), ref.size() * sizeof(float)));
+}
+
+}  // namespace
+}  // namespace radixlm::kernels
