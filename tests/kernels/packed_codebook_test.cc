@@ -88,7 +88,12 @@ TEST(PackedCodebookTest, Iq3xxsKeepsItsGgufBytesAndWeights) {
   const Fixture f = MakeIq3xxs(37, 768, 7);
   const auto p = PackCodebookWeights(f.w, nullptr);
   EXPECT_EQ(p->act_block, 256);
-  EXPECT_DOUBLE_EQ(static_cast<double>(p->group_bytes) / (16 * 768), 98.0 / 256);
+  // 16 rows' GGUF bytes, the group padded to 64 bytes (768 columns: 4,704 bytes -> 4,736).
+  EXPECT_EQ(p->group_bytes, (16 * RowBytes(GgmlType::kIQ3_XXS, 768) + 63) / 64 * 64);
+  const Fixture f512 = MakeIq3xxs(32, 512, 3);
+  EXPECT_DOUBLE_EQ(
+      static_cast<double>(PackCodebookWeights(f512.w, nullptr)->group_bytes) / (16 * 512),
+      98.0 / 256);
   for (int64_t r = 0; r < f.rows; ++r) {
     for (int64_t k = 0; k < f.cols; ++k) {
       const int64_t g = r / 16, b = k / 32;
