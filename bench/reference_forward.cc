@@ -2,7 +2,9 @@
 // reference forward (tests/model/reference_model.h) as a tool, for oracle comparisons of
 // rounding choices. Reads a JSON array of token-id arrays (one per text) from --ids-file and
 // prints one JSON object {"argmax": [[...], ...]}: per text, the reference's top token after
-// each prefix (all but the last position). Flags turn the reference's roundings off or add
+// each prefix (all but the last position); with --last-hidden, {"hidden": [[...], ...]}: per
+// text, the final norm's output at its last token (a decoder embedder's last-token pooling,
+// before L2 normalisation). Flags turn the reference's roundings off or add
 // llama.cpp's one-query attention accumulator (ReferenceOptions). Texts run one per thread.
 // bench/oracle_llama_server.py --reference-forward runs it; it is slow (naive float loops,
 // about 3 CPU-minutes for the 528 positions of bench/data/oracle_texts.txt).
@@ -42,6 +44,7 @@ int main(int argc, char** argv) {
   int threads = 2;
   bool no_activation_rounding = false;
   bool no_kv_rounding = false;
+  bool last_hidden = false;
   ReferenceOptions options;
   CLI::App app{"Plain float reference forward: argmax after each prefix of each text"};
   app.add_option("--model-path", model_path, "GGUF file")->required();
@@ -52,6 +55,8 @@ int main(int argc, char** argv) {
   app.add_flag("--no-kv-rounding", no_kv_rounding, "K, V and Q stay float (no F16 rounding)");
   app.add_flag("--f16-attention-accumulator", options.f16_attention_accumulator,
                "attention as llama.cpp's one-query kernel (F16 output accumulator)");
+  app.add_flag("--last-hidden", last_hidden,
+               "print each text's final hidden state at its last token instead of argmaxes");
   CLI11_PARSE(app, argc, argv);
   options.round_activations = !no_activation_rounding;
   options.round_kv = !no_kv_rounding;
@@ -91,14 +96,25 @@ int main(int argc, char** argv) {
   }
 
   std::vector<std::vector<int32_t>> top(ids.size());
+  std::vector<std::vector<float>> hidden(ids.size());
   std::vector<std::thread> workers;
   const size_t n_workers = static_cast<size_t>(std::max(threads, 1));
   for (size_t w = 0; w < n_workers; ++w) {
     workers.emplace_back([&, w] {
-      for (size_t t = w; t < ids.size(); t += n_workers) top[t] = Argmax(model, ids[t]);
+      for (size_t t = w; t < ids.size(); t += n_workers) {
+        if (last_hidden) {
+          hidden[t] = model.ForwardHidden(ids[t]).back();
+        } else {
+          top[t] = Argmax(model, ids[t]);
+        }
+      }
     });
   }
   for (std::thread& worker : workers) worker.join();
-  std::cout << nlohmann::json{{"argmax", top}}.dump() << "\n";
+  if (last_hidden) {
+    std::cout << nlohmann::json{{"hidden", hidden}}.dump() << "\n";
+  } else {
+    std::cout << nlohmann::json{{"argmax", top}}.dump() << "\n";
+  }
   return 0;
 }

@@ -454,6 +454,23 @@ std::vector<float> ReferenceModel::Ffn(const Layer& l, const std::vector<float>&
 
 std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_t>& tokens) const {
   const ModelConfig& c = config_;
+  std::vector<std::vector<float>> logits = ForwardHidden(tokens);
+  for (std::vector<float>& row : logits) {
+    row = MatVec(output_, row);
+    for (float& z : row) {
+      z *= c.output_scale;
+      if (c.final_logit_softcap > 0.0f) {
+        z = static_cast<float>(c.final_logit_softcap *
+                               std::tanh(double{z} / c.final_logit_softcap));
+      }
+    }
+  }
+  return logits;
+}
+
+std::vector<std::vector<float>> ReferenceModel::ForwardHidden(
+    const std::vector<int32_t>& tokens) const {
+  const ModelConfig& c = config_;
   const int64_t n = static_cast<int64_t>(tokens.size());
   const int64_t h = c.hidden_size;
 
@@ -600,18 +617,9 @@ std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_
     }
   }
 
-  std::vector<std::vector<float>> logits(n);
-  for (int64_t t = 0; t < n; ++t) {
-    logits[t] = MatVec(output_, RmsNorm(x[t], output_norm_));
-    for (float& z : logits[t]) {
-      z *= c.output_scale;
-      if (c.final_logit_softcap > 0.0f) {
-        z = static_cast<float>(c.final_logit_softcap *
-                               std::tanh(double{z} / c.final_logit_softcap));
-      }
-    }
-  }
-  return logits;
+  std::vector<std::vector<float>> hidden(n);
+  for (int64_t t = 0; t < n; ++t) hidden[t] = RmsNorm(x[t], output_norm_);
+  return hidden;
 }
 
 }  // namespace radixlm::model::testing

@@ -37,6 +37,9 @@ class ReferenceModel {
 
   // Logits after each token of `tokens`: [tokens.size()][vocab].
   std::vector<std::vector<float>> Forward(const std::vector<int32_t>& tokens) const;
+  // The final norm's output after each token (what the output head multiplies; a decoder
+  // embedder's pooled rows): [tokens.size()][hidden].
+  std::vector<std::vector<float>> ForwardHidden(const std::vector<int32_t>& tokens) const;
 
  private:
   struct Matrix {
