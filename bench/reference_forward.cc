@@ -30,8 +30,8 @@ std::vector<int32_t> Argmax(const ReferenceModel& model, const std::vector<int32
   const std::vector<std::vector<float>> logits = model.Forward(ids);
   std::vector<int32_t> top;
   for (size_t p = 0; p + 1 < ids.size(); ++p) {
-    top.push_back(static_cast<int32_t>(
-        std::max_element(logits[p].begin(), logits[p].end()) - logits[p].begin()));
+    top.push_back(static_cast<int32_t>(std::max_element(logits[p].begin(), logits[p].end()) -
+                                       logits[p].begin()));
   }
   return top;
 }
