@@ -12,19 +12,6 @@ namespace {
 namespace fs = std::filesystem;
 using gguf::Value;
 
-StatusOr<int64_t> PositiveField(const nlohmann::json& j, const char* key, const std::string& path,
-                                int64_t def = -1) {
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null()) {
-    if (def > 0) return def;
-    return InvalidArgument(path + ": missing field \"" + key + "\"");
-  }
-  if (!it->is_number_integer() || it->get<int64_t>() <= 0) {
-    return InvalidArgument(path + ": field \"" + key + "\" must be a positive integer");
-  }
-  return it->get<int64_t>();
-}
-
 }  // namespace
 
 StatusOr<uint32_t> SentenceTransformersPooling(const std::string& dir_name) {
@@ -63,15 +50,17 @@ StatusOr<HfArchitecture> ReadBertConfig(const nlohmann::json& config, const std:
     return Unimplemented(path + ": position_embedding_type '" + pos +
                          "' (radixlm's bert reads absolute position embeddings)");
   }
-  RADIXLM_ASSIGN_OR_RETURN(const int64_t layers, PositiveField(config, "num_hidden_layers", path));
-  RADIXLM_ASSIGN_OR_RETURN(const int64_t hidden, PositiveField(config, "hidden_size", path));
-  RADIXLM_ASSIGN_OR_RETURN(const int64_t ffn, PositiveField(config, "intermediate_size", path));
-  RADIXLM_ASSIGN_OR_RETURN(out.n_heads, PositiveField(config, "num_attention_heads", path));
+  RADIXLM_ASSIGN_OR_RETURN(const int64_t layers,
+                           PositiveIntField(config, "num_hidden_layers", path));
+  RADIXLM_ASSIGN_OR_RETURN(const int64_t hidden, PositiveIntField(config, "hidden_size", path));
+  RADIXLM_ASSIGN_OR_RETURN(const int64_t ffn, PositiveIntField(config, "intermediate_size", path));
+  RADIXLM_ASSIGN_OR_RETURN(out.n_heads, PositiveIntField(config, "num_attention_heads", path));
   out.n_kv_heads = out.n_heads;
   RADIXLM_ASSIGN_OR_RETURN(const int64_t context,
-                           PositiveField(config, "max_position_embeddings", path));
-  RADIXLM_ASSIGN_OR_RETURN(const int64_t types, PositiveField(config, "type_vocab_size", path, 2));
-  RADIXLM_ASSIGN_OR_RETURN(out.vocab_size, PositiveField(config, "vocab_size", path));
+                           PositiveIntField(config, "max_position_embeddings", path));
+  RADIXLM_ASSIGN_OR_RETURN(const int64_t types,
+                           PositiveIntField(config, "type_vocab_size", path, 2));
+  RADIXLM_ASSIGN_OR_RETURN(out.vocab_size, PositiveIntField(config, "vocab_size", path));
   const double eps = config.contains("layer_norm_eps") && config["layer_norm_eps"].is_number()
                          ? config["layer_norm_eps"].get<double>()
                          : 1e-12;

@@ -5,25 +5,13 @@
 #include <regex>
 
 #include "hf/hf_bert.h"
+#include "hf/json_file.h"
 
 namespace radixlm::hf {
 namespace {
 
 namespace fs = std::filesystem;
 using gguf::Value;
-
-StatusOr<int64_t> Positive(const nlohmann::json& j, const char* key, const std::string& path,
-                           int64_t def = -1) {
-  const auto it = j.find(key);
-  if (it == j.end() || it->is_null()) {
-    if (def > 0) return def;
-    return InvalidArgument(path + ": missing field \"" + key + "\"");
-  }
-  if (!it->is_number_integer() || it->get<int64_t>() <= 0) {
-    return InvalidArgument(path + ": field \"" + key + "\" must be a positive integer");
-  }
-  return it->get<int64_t>();
-}
 
 // `key` must be absent or equal to `want` (the converter's assertions); Unimplemented naming
 // the field and its value otherwise.
@@ -66,18 +54,20 @@ StatusOr<HfArchitecture> ReadNomicBertConfig(const nlohmann::json& config,
   out.arch = "nomic-bert";
   out.model_type = config.value("model_type", std::string());
   out.torch_dtype = config.value("torch_dtype", config.value("dtype", std::string()));
-  RADIXLM_ASSIGN_OR_RETURN(const int64_t layers, Positive(config, "n_layer", path));
-  RADIXLM_ASSIGN_OR_RETURN(const int64_t hidden, Positive(config, "n_embd", path));
-  RADIXLM_ASSIGN_OR_RETURN(const int64_t ffn, Positive(config, "n_inner", path));
-  RADIXLM_ASSIGN_OR_RETURN(out.n_heads, Positive(config, "n_head", path));
+  RADIXLM_ASSIGN_OR_RETURN(const int64_t layers, PositiveIntField(config, "n_layer", path));
+  RADIXLM_ASSIGN_OR_RETURN(const int64_t hidden, PositiveIntField(config, "n_embd", path));
+  RADIXLM_ASSIGN_OR_RETURN(const int64_t ffn, PositiveIntField(config, "n_inner", path));
+  RADIXLM_ASSIGN_OR_RETURN(out.n_heads, PositiveIntField(config, "n_head", path));
   out.n_kv_heads = out.n_heads;
-  RADIXLM_ASSIGN_OR_RETURN(const int64_t n_positions, Positive(config, "n_positions", path));
+  RADIXLM_ASSIGN_OR_RETURN(const int64_t n_positions,
+                           PositiveIntField(config, "n_positions", path));
   RADIXLM_ASSIGN_OR_RETURN(const int64_t trained,
-                           Positive(config, "max_trained_positions", path, 2048));
+                           PositiveIntField(config, "max_trained_positions", path, 2048));
   const int64_t context =
       n_positions == 8192 && trained == 2048 ? 2048 : std::min(n_positions, trained);
-  RADIXLM_ASSIGN_OR_RETURN(const int64_t types, Positive(config, "type_vocab_size", path, 2));
-  RADIXLM_ASSIGN_OR_RETURN(out.vocab_size, Positive(config, "vocab_size", path));
+  RADIXLM_ASSIGN_OR_RETURN(const int64_t types,
+                           PositiveIntField(config, "type_vocab_size", path, 2));
+  RADIXLM_ASSIGN_OR_RETURN(out.vocab_size, PositiveIntField(config, "vocab_size", path));
   auto number = [&](const char* key, double def) {
     return config.contains(key) && config[key].is_number() ? config[key].get<double>() : def;
   };

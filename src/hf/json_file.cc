@@ -19,4 +19,17 @@ StatusOr<nlohmann::json> ReadJsonObject(const std::string& path) {
   return j;
 }
 
+StatusOr<int64_t> PositiveIntField(const nlohmann::json& j, const char* key,
+                                   const std::string& path, int64_t def) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) {
+    if (def > 0) return def;
+    return InvalidArgument(path + ": missing field \"" + key + "\"");
+  }
+  if (!it->is_number_integer() || it->get<int64_t>() <= 0) {
+    return InvalidArgument(path + ": field \"" + key + "\" must be a positive integer");
+  }
+  return it->get<int64_t>();
+}
+
 }  // namespace radixlm::hf
