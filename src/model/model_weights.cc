@@ -2,6 +2,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstring>
 #include <iterator>
 #include <string>
 #include <string_view>
@@ -271,7 +272,7 @@ class WeightLoader {
     return out;
   }
 
-  // A 1-D tensor as floats (a view for F32, converted otherwise).
+  // A 1-D tensor as floats (copied; converted from other types).
   StatusOr<const float*> Vector(const std::string& name, int64_t n) {
     ExpectedShape shape;
     shape.dims[0] = n;
@@ -287,9 +288,16 @@ class WeightLoader {
       if (t->size_bytes < static_cast<uint64_t>(n) * sizeof(float)) {
         return InvalidArgument("tensor '" + name + "' is truncated");
       }
-      // GGUF aligns tensor data (>= 32 bytes), so the view is float-aligned.
+      // Copied, like the converted types below: read through the mapping on every step, each
+      // norm would fault its page back in, and with the page cache's large folios a whole
+      // folio around it (megabytes of the file mapped for a few kilobytes of norms).
+      auto owned = std::make_unique<float[]>(n);
+      std::memcpy(owned.get(), t->data, static_cast<size_t>(n) * sizeof(float));
+      const float* view = owned.get();
+      weights_->owned_.push_back(std::move(owned));
       weights_->resident_bytes_ += n * static_cast<int64_t>(sizeof(float));
-      return reinterpret_cast<const float*>(t->data);
+      file_.ReleasePages(t->data, t->size_bytes);
+      return view;
     }
     if (!kernels::IsSupportedType(t->type) || !kernels::IsRowSizeValid(t->type, n) ||
         kernels::RowBytes(t->type, n) > t->size_bytes) {
