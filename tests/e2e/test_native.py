@@ -247,8 +247,8 @@ def test_memory_by_kind(server):
     assert 0.3 * file_bytes < memory["weights_bytes"] <= 2 * file_bytes, (memory, file_bytes)
     # The packed copies are written at load, so they are resident.
     assert memory["rss_bytes"] >= 0.9 * memory["weights_bytes"], memory
-    # The mapping keeps only what is still read from it (the header, the norms, the embedding
-    # rows looked up so far): far from the file's size.
+    # The mapping keeps only the header and what loading last touched: norms are copied at
+    # load and embedding rows read with pread, so a forward pass maps none of the file back in.
     mapped = _mapping_rss_bytes(server.proc.pid, os.path.realpath(model_path))
     if mapped is not None:
         assert mapped < 0.25 * file_bytes, (mapped, file_bytes)
