@@ -1,13 +1,13 @@
-"""Synthetic Qwen hybrids with experts (qwen35moe, qwen3next) in Q8_0, written directly.
+"""Synthetic Qwen hybrids (qwen35, qwen35moe, qwen3next) in Q8_0, written directly.
 
 Their F16 form would not fit beside the rest on this machine's disk (Qwen3.5-35B-A3B's 256
-experts of 512 are 0.8 B parameters a layer), so synth_models.py calls this writer instead of
-writing F16 and quantizing: matrices Q8_0 (synth_models.random_q8_0: values of std 0.02), norms
+experts of 512 are 0.8 B parameters a layer; Qwen3.5-9B is 18 GB in F16), so synth_models.py
+calls this writer instead of writing F16 and quantizing: matrices Q8_0 (synth_models.random_q8_0: values of std 0.02), norms
 1, routers and the shared experts' gates small normals in F32 (as llama-quantize keeps them),
 the DeltaNet's convolution taps N(0, 0.5^2), dt bias U(-4, -2) and a = -exp(U(0, ln 16)) as a
 trained model's (per-head decays of about 0.5-0.99 a token). Layers: gated DeltaNet, every
 fourth full attention (Q with its output gate, Q/K norms, RoPE on 64 of 256 values); each
-with the experts and a shared expert. qwen3next: plain NeoX RoPE, one ssm_ba. One tensor in
+with the experts and a shared expert (qwen35moe, qwen3next) or a dense FFN (qwen35). qwen3next: plain NeoX RoPE, one ssm_ba. One tensor in
 memory at a time. The weights mean nothing; the shapes, types and bytes per token are the
 real models'.
 """
@@ -58,8 +58,13 @@ def tensor_plan(s: sm.Shape, n_vocab: int) -> list[tuple[str, tuple[int, ...], s
                      (b + "attn_q_norm.weight", (s.head_dim,), "norm"),
                      (b + "attn_k_norm.weight", (s.head_dim,), "norm"),
                      (b + "attn_output.weight", (s.hidden, q), "q8")]
-        plan += [(b + "post_attention_norm.weight", (s.hidden,), "norm"),
-                 (b + "ffn_gate_inp.weight", (e, s.hidden), "small"),
+        plan.append((b + "post_attention_norm.weight", (s.hidden,), "norm"))
+        if not e:  # qwen35: a dense FFN
+            plan += [(b + "ffn_gate.weight", (s.ffn, s.hidden), "q8"),
+                     (b + "ffn_up.weight", (s.ffn, s.hidden), "q8"),
+                     (b + "ffn_down.weight", (s.hidden, s.ffn), "q8")]
+            continue
+        plan += [(b + "ffn_gate_inp.weight", (e, s.hidden), "small"),
                  (b + "ffn_gate_exps.weight", (e, f, s.hidden), "q8"),
                  (b + "ffn_up_exps.weight", (e, f, s.hidden), "q8"),
                  (b + "ffn_down_exps.weight", (e, s.hidden, f), "q8"),
@@ -84,7 +89,8 @@ def write(s: sm.Shape, out: Path) -> None:
         w.add_uint32(f"{a}.ssm.group_count", K_HEADS)
         w.add_uint32(f"{a}.ssm.time_step_rank", V_HEADS)
         w.add_uint32(f"{a}.ssm.inner_size", V_HEADS * STATE)
-        w.add_expert_shared_feed_forward_length(SHARED_FFN)
+        if s.n_experts:
+            w.add_expert_shared_feed_forward_length(SHARED_FFN)
 
     w, n_vocab = sm.start_file(gguf, s, out, "synth_hybrid.py", 7,  # MOSTLY_Q8_0
                                hybrid_keys)

@@ -15,9 +15,9 @@ The mixtures of experts (Qwen3-30B-A3B with 16 of its 48 layers, Mixtral-8x7B wi
 spread. gpt-oss-20b is written directly in its published types (synth_gpt_oss.py: MXFP4
 experts, Q8_0 elsewhere; type name MXFP4), its F16 form being too large for this machine's
 disk; Mixtral's source file is Q8_0 (random codes at a fixed scale) for the same reason, and
-llama-quantize requantizes it. The Qwen hybrids with experts (Qwen3.5-35B-A3B with 8 of its 40
-layers, Qwen3-Next-80B-A3B with 4 of its 48) are written directly in Q8_0 (synth_hybrid.py;
-type name Q8_0 only).
+llama-quantize requantizes it. The Qwen hybrids (Qwen3.5-9B whole, Qwen3.5-35B-A3B with 8 of
+its 40 layers, Qwen3-Next-80B-A3B with 4 of its 48) are written directly in Q8_0
+(synth_hybrid.py; type name Q8_0 only).
 
 Each other model is written as F16 (tensor by tensor, so memory stays at one tensor), quantized
 with llama.cpp's llama-quantize (bench/llama_peer.py builds it) to each requested type, and
@@ -105,8 +105,12 @@ MODELS = {
     # its F16 form would take 42 GB.
     "gpt-oss-20b": Shape("gpt-oss", "gpt-oss-20b", 24, 2880, 64, 8, 64, 2880, False, 150000.0,
                          1e-5, 131072, n_experts=32, n_experts_used=4, expert_ffn=2880),
-    # The Qwen hybrids with experts, written directly in Q8_0 (synth_hybrid.py: DeltaNet layers,
-    # full attention every 4th, 256 / 512 experts of 512 and a gated shared expert of 512).
+    # The Qwen hybrids, written directly in Q8_0 (synth_hybrid.py: DeltaNet layers, full
+    # attention every 4th; the MoE ones with 256 / 512 experts of 512 and a gated shared expert
+    # of 512). Qwen3.5-9B whole (dense): 32 layers, 24 DeltaNet (16 key / 32 value heads of 128) and 8
+    # full attention (16 query / 4 KV heads of 256), FFN 12288.
+    "qwen3.5-9b": Shape("qwen35", "Qwen3.5-9B", 32, 4096, 16, 4, 256, 12288, False, 1e7, 1e-6,
+                        262144, qk_norm=True, rope_dims=64),
     # Qwen3.5-35B-A3B: 8 of its 40 layers, 8 experts per token.
     "qwen3.5-35b-a3b-8l": Shape("qwen35moe", "Qwen3.5-35B-A3B (8 of 40 layers)", 8, 2048, 16, 2,
                                 256, 512, False, 1e7, 1e-6, 262144, qk_norm=True,
@@ -117,8 +121,10 @@ MODELS = {
                                    n_experts=512, n_experts_used=10, expert_ffn=512, rope_dims=64),
 }
 # Models written in their one type by their own writer, not through llama-quantize.
-DIRECT = {"gpt-oss-20b": "MXFP4", "qwen3.5-35b-a3b-8l": "Q8_0", "qwen3-next-80b-a3b-4l": "Q8_0"}
-WRITERS = {"gpt-oss-20b": "synth_gpt_oss", "qwen3.5-35b-a3b-8l": "synth_hybrid",
+DIRECT = {"gpt-oss-20b": "MXFP4", "qwen3.5-9b": "Q8_0", "qwen3.5-35b-a3b-8l": "Q8_0",
+          "qwen3-next-80b-a3b-4l": "Q8_0"}
+WRITERS = {"gpt-oss-20b": "synth_gpt_oss", "qwen3.5-9b": "synth_hybrid",
+           "qwen3.5-35b-a3b-8l": "synth_hybrid",
            "qwen3-next-80b-a3b-4l": "synth_hybrid"}
 # Models whose F16 form would not fit beside the rest on this machine's disk: written in Q8_0
 # (random codes at a fixed scale, values of std WEIGHT_STD) and requantized from it.
