@@ -30,6 +30,9 @@ uint64_t KvIdentity(const gguf::GgufFile& file, int32_t block_tokens, kernels::K
     if (t.data != nullptr) bytes(t.data, std::min<size_t>(256, t.size_bytes));
   }
   str(std::string("kv=") + kernels::KvDtypeName(dtype));
+  // The layout of a hybrid model's linear-layer state in snapshot files (recurrent_state.h):
+  // DeltaNet matrices key-major since this tag (files of the value-major layout are not read).
+  str("linear-state=2");
   const int64_t block = block_tokens;
   bytes(&block, sizeof(block));
   return h;

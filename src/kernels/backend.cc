@@ -3,6 +3,7 @@
 #include <string>
 
 #include "kernels/dot.h"
+#include "kernels/gated_delta.h"
 #include "kernels/ops.h"
 #include "kernels/rope.h"
 
@@ -33,6 +34,7 @@ const KernelBackend& CpuBackend() {
       .swiglu = SwiGlu,
       .swiglu_oai = SwiGluOai,
       .rope = ApplyRopeTables,
+      .gated_delta_step = GatedDeltaStep,
       .store_kv = StoreKvRows,
       .attention = AttentionForBatch,
   };

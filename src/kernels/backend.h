@@ -49,6 +49,10 @@ struct KernelBackend {
   void (*rope)(float* x, int64_t row_begin, int64_t row_end, int64_t n_heads, int64_t head_dim,
                bool neox, const float* cos, const float* sin);
 
+  // GatedDeltaStep (gated_delta.h): one DeltaNet head's state update and output for a token.
+  void (*gated_delta_step)(float* m, const float* q, const float* k, const float* v, float decay,
+                           float beta, int64_t s, float* out);
+
   // StoreKvRows and AttentionForBatch (attention.h).
   void (*store_kv)(const KvLayerView& kv, const int32_t* slots, int64_t n, const float* k_rows,
                    const float* v_rows);

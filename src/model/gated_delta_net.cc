@@ -26,25 +26,7 @@ void L2Norm(float* x, int64_t n, float eps) {
   for (int64_t i = 0; i < n; ++i) x[i] = x[i] * scale * inv_sqrt_n;
 }
 
-float Dot(const float* a, const float* b, int64_t n) {
-  float sum = 0.0f;
-  for (int64_t i = 0; i < n; ++i) sum += a[i] * b[i];
-  return sum;
-}
-
 }  // namespace
-
-void GatedDeltaStep(float* m, const float* q, const float* k, const float* v, float decay,
-                    float beta, int64_t s, float* out) {
-  const float scale = 1.0f / std::sqrt(static_cast<float>(s));
-  for (int64_t j = 0; j < s; ++j) {
-    float* row = m + j * s;
-    for (int64_t i = 0; i < s; ++i) row[i] *= decay;
-    const float delta = (v[j] - Dot(row, k, s)) * beta;
-    for (int64_t i = 0; i < s; ++i) row[i] += delta * k[i];
-    out[j] = Dot(row, q, s) * scale;
-  }
-}
 
 void RunGatedDeltaNetBlock(const LayerContext& ctx, int64_t n, std::span<const LinearSequence> seqs,
                            RecurrentState& state, ForwardScratch& s, const PendingResidual& pending,
@@ -96,30 +78,44 @@ void RunGatedDeltaNetBlock(const LayerContext& ctx, int64_t n, std::span<const L
     }
   }
 
-  // The causal convolution, channel by channel (each independent): each sequence's window is
-  // its state's conv_kernel - 1 inputs then its new tokens'; the state keeps the last ones.
+  // The causal convolution, each channel independent: a sequence's inputs are its state's
+  // conv_kernel - 1 latest ones, then its new tokens'; token by token over a range of channels
+  // (rows read contiguously); the state keeps the last inputs (and each checkpoint the inputs
+  // after its token).
   ParallelRows(ctx.pool, channels, n * taps, [&](int64_t cb, int64_t ce) {
     for (const LinearSequence& seq : seqs) {
       float* window = state.Conv(ctx.layer, seq.state_slot);  // [taps - 1, channels]
-      for (int64_t ch = cb; ch < ce; ++ch) {
-        const float* tap = w.ssm_conv1d + ch * taps;
-        for (int64_t t = 0; t < seq.n_new; ++t) {
-          const int64_t row = seq.first_token + t;
-          const float in = hs.mixed.data()[row * channels + ch];
+      // Input tp of the sequence, tp in [-(taps - 1), n_new): the window's rows, then mixed's.
+      auto input = [&](int64_t tp) -> const float* {
+        return tp < 0 ? window + (tp + taps - 1) * channels
+                      : hs.mixed.data() + (seq.first_token + tp) * channels;
+      };
+      const float* src[kMaxConvKernel];
+      for (int64_t t = 0; t < seq.n_new; ++t) {
+        for (int64_t i = 0; i < taps; ++i) src[i] = input(t - (taps - 1) + i);
+        float* out = hs.conv.data() + (seq.first_token + t) * channels;
+        for (int64_t ch = cb; ch < ce; ++ch) {
+          const float* tap = w.ssm_conv1d + ch * taps;
           float sum = 0.0f;
-          for (int64_t i = 0; i + 1 < taps; ++i) sum += window[i * channels + ch] * tap[i];
-          sum += in * tap[taps - 1];
-          for (int64_t i = 0; i + 2 < taps; ++i) {
-            window[i * channels + ch] = window[(i + 1) * channels + ch];
+          for (int64_t i = 0; i + 1 < taps; ++i) sum += src[i][ch] * tap[i];
+          out[ch] = sum + src[taps - 1][ch] * tap[taps - 1];
+        }
+        for (int64_t ch = cb; ch < ce; ++ch) out[ch] = Silu(out[ch]);
+        if (seq.checkpoints != nullptr && seq.checkpoints[t] >= 0) {
+          float* saved = state.Conv(ctx.layer, seq.checkpoints[t]);
+          for (int64_t i = 0; i + 1 < taps; ++i) {
+            std::memcpy(saved + i * channels + cb, src[i + 1] + cb,
+                        static_cast<size_t>(ce - cb) * sizeof(float));
           }
-          if (taps > 1) window[(taps - 2) * channels + ch] = in;
-          hs.conv.data()[row * channels + ch] = Silu(sum);
-          if (seq.checkpoints != nullptr && seq.checkpoints[t] >= 0) {
-            float* saved = state.Conv(ctx.layer, seq.checkpoints[t]);
-            for (int64_t i = 0; i + 1 < taps; ++i) {
-              saved[i * channels + ch] = window[i * channels + ch];
-            }
-          }
+        }
+      }
+      // The window after the last token: inputs n_new - (taps - 1) ... n_new - 1 (ascending, so
+      // a row still to be read from the old window is never overwritten first).
+      for (int64_t i = 0; i + 1 < taps; ++i) {
+        const float* from = input(seq.n_new - (taps - 1) + i);
+        if (from != window + i * channels) {
+          std::memmove(window + i * channels + cb, from + cb,
+                       static_cast<size_t>(ce - cb) * sizeof(float));
         }
       }
     }
@@ -145,11 +141,11 @@ void RunGatedDeltaNetBlock(const LayerContext& ctx, int64_t n, std::span<const L
                    for (int64_t t = 0; t < seq.n_new; ++t) {
                      const int64_t row = seq.first_token + t;
                      const float* conv = hs.conv.data() + row * channels;
-                     GatedDeltaStep(m, conv + kh * sd, conv + key_size + kh * sd,
-                                    conv + 2 * key_size + head * sd,
-                                    std::exp(hs.alpha.data()[row * n_v + head]),
-                                    hs.beta.data()[row * n_v + head], sd,
-                                    hs.core.data() + row * vs + head * sd);
+                     k.gated_delta_step(m, conv + kh * sd, conv + key_size + kh * sd,
+                                        conv + 2 * key_size + head * sd,
+                                        std::exp(hs.alpha.data()[row * n_v + head]),
+                                        hs.beta.data()[row * n_v + head], sd,
+                                        hs.core.data() + row * vs + head * sd);
                      if (seq.checkpoints != nullptr && seq.checkpoints[t] >= 0) {
                        std::memcpy(state.Delta(ctx.layer, seq.checkpoints[t]) + head * sd * sd, m,
                                    static_cast<size_t>(sd * sd) * sizeof(float));

@@ -11,8 +11,9 @@
 //   M;  M += (beta (v - M k)) kᵀ;
 //                                             o = M q / sqrt(S)
 //   x += ssm_out(RMSNorm(o per head) * ssm_norm * SiLU(z))
-// The convolution's window and M carry over between steps in the sequence's state slot (and
-// are copied after each token into the sequence's checkpoint slots, where it names them).
+// (M's step is the kernel backend's gated_delta_step, kernels/gated_delta.h; M is stored
+// key-major.) The convolution's window and M carry over between steps in the sequence's state slot
+// (and are copied after each token into the sequence's checkpoint slots, where it names them).
 #pragma once
 
 #include <cstdint>
@@ -30,10 +31,5 @@ void RunGatedDeltaNetBlock(const LayerContext& ctx, int64_t n_tokens,
                            std::span<const LinearSequence> seqs, RecurrentState& state,
                            ForwardScratch& scratch, const PendingResidual& pending = {},
                            bool defer_residual = false);
-
-// The delta-rule update and output of one head for one token, as above (scalar; the reference
-// the block runs): m [S, S] is updated in place; q, k: [S] (L2-normed); v, out: [S].
-void GatedDeltaStep(float* m, const float* q, const float* k, const float* v, float decay,
-                    float beta, int64_t s, float* out);
 
 }  // namespace radixlm::model

@@ -46,6 +46,9 @@ struct LayerAttentionConfig {
   float rope_attn_factor = 1.0f;  // cos and sin scaled by this (LongRoPE, YaRN)
 };
 
+// The most taps of a linear layer's causal convolution (real models have 4).
+inline constexpr int64_t kMaxConvKernel = 16;
+
 // Every member has a default initializer: tests build configs with designated initializers
 // under -Wmissing-field-initializers.
 struct ModelConfig {
@@ -206,7 +209,7 @@ struct ModelConfig {
   // ssm.conv_kernel, ssm.state_size, ssm.group_count (K heads), ssm.time_step_rank (V heads),
   // ssm.inner_size (V heads * state size).
   std::vector<uint8_t> linear_layers = {};  // [n_layers] or empty
-  int64_t ssm_conv_kernel = 0;
+  int64_t ssm_conv_kernel = 0;              // <= kMaxConvKernel
   int64_t ssm_state_size = 0;
   int64_t ssm_n_k_heads = 0;
   int64_t ssm_n_v_heads = 0;

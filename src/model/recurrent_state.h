@@ -49,7 +49,8 @@ class RecurrentState {
 
   // Layer `layer`'s (a linear one) state in `slot`:
   //   Conv: [conv_kernel - 1, channels], the latest inputs, oldest first;
-  //   Delta: [heads, S (value), S (key)], head h's matrix M with output o = M q.
+  //   Delta: [heads, S (key), S (value)], head h's matrix M (output o = M q) stored
+  //   transposed, key-major (kernels/gated_delta.h).
   float* Conv(int64_t layer, int64_t slot);
   float* Delta(int64_t layer, int64_t slot);
   // Zeroes every layer's state in `slot` (a sequence starting over).

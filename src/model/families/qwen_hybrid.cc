@@ -68,6 +68,11 @@ Status CheckRopeSections(const ArchMetadata& m, int64_t rope_dims) {
 
 Status ReadSsmShapes(const ArchMetadata& m, ModelConfig* c) {
   RADIXLM_ASSIGN_OR_RETURN(c->ssm_conv_kernel, m.Positive("ssm.conv_kernel"));
+  if (c->ssm_conv_kernel > kMaxConvKernel) {
+    return Unimplemented("model metadata: '" + m.Key("ssm.conv_kernel") + "' is " +
+                         std::to_string(c->ssm_conv_kernel) + "; at most " +
+                         std::to_string(kMaxConvKernel) + " taps are supported");
+  }
   RADIXLM_ASSIGN_OR_RETURN(c->ssm_state_size, m.Positive("ssm.state_size"));
   RADIXLM_ASSIGN_OR_RETURN(c->ssm_n_k_heads, m.Positive("ssm.group_count"));
   RADIXLM_ASSIGN_OR_RETURN(c->ssm_n_v_heads, m.Positive("ssm.time_step_rank"));
