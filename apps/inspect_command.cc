@@ -28,8 +28,9 @@ void RunInspect(InspectOptions opts) {
     return;
   }
   // A Hugging Face folder is shown as the GGUF radixlm reads it (what it found on stderr).
-  StatusOr<std::unique_ptr<gguf::GgufFile>> file = hf::OpenModelFile(
-      *path, "", [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
+  hf::ModelFileOptions file_options;
+  file_options.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  StatusOr<std::unique_ptr<gguf::GgufFile>> file = hf::OpenModelFile(*path, file_options);
   if (!file.ok()) {
     std::fprintf(stderr, "inspect: %s\n", file.status().ToString().c_str());
     SetExitCode(1);

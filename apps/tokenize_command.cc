@@ -136,7 +136,7 @@ void Run(const TokenizeOptions& opt) {
   if (!ReadInput(opt, &text)) return;
   StatusOr<std::string> path = ResolveModelPath(opt.model_path);
   if (!path.ok()) return Fail(path.status().ToString());
-  auto file = hf::OpenModelFile(*path, "", nullptr);  // a GGUF or a Hugging Face folder
+  auto file = hf::OpenModelFile(*path, {});  // a GGUF or a Hugging Face folder
   if (!file.ok()) return Fail(*path + ": " + file.status().ToString());
   auto tok = tokenizer::Tokenizer::FromGguf(**file);
   if (!tok.ok()) return Fail(*path + ": " + tok.status().ToString());

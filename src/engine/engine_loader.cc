@@ -201,7 +201,9 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   RADIXLM_ASSIGN_OR_RETURN(std::string path, ResolveModelPath(config.model_path));
   // A GGUF file, or a Hugging Face folder presented as one (its findings go to the load log).
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<gguf::GgufFile> file,
-                           hf::OpenModelFile(path, config.quantization, config.on_load_progress));
+                           hf::OpenModelFile(path, {.quantization = config.quantization,
+                                                    .n_threads = config.threads,
+                                                    .log = config.on_load_progress}));
   // An encoder (bert, nomic-bert) runs outside the decoder's KV cache (engine/encoder_runner.h).
   if (const StatusOr<std::string> arch = file->GetString("general.architecture");
       arch.ok() && model::IsEncoderArchitecture(*arch)) {

@@ -72,7 +72,7 @@ StatusOr<HfFolder> OpenHfFolder(const std::string& dir, const HfFolderOptions& o
   RADIXLM_ASSIGN_OR_RETURN(HfTokenizer tok, ReadHfTokenizer(dir, config));
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<Checkpoint> ckpt, Checkpoint::Open(dir));
   const int64_t embed_rows = arch.norm_plus_one ? tok.n_real_tokens : 0;
-  RADIXLM_ASSIGN_OR_RETURN(HfWeights weights, MapWeights(*ckpt, arch, q, embed_rows));
+  RADIXLM_ASSIGN_OR_RETURN(HfWeights weights, MapWeights(*ckpt, arch, q, embed_rows, options.pool));
 
   HfFolder out;
   std::string name = fs::path(dir).filename().string();

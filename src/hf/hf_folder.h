@@ -14,11 +14,14 @@
 
 #include "gguf/gguf_file.h"
 #include "util/status.h"
+#include "util/thread_pool.h"
 
 namespace radixlm::hf {
 
 struct HfFolderOptions {
   std::string quantization;  // "" (serve as stored), "q8_0", "q4_k" or "q6_k"
+  // Quantization at load splits each matrix's rows over this pool; nullptr: the calling thread.
+  ThreadPool* pool = nullptr;
 };
 
 struct HfFolder {

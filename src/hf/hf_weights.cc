@@ -6,7 +6,7 @@
 
 #include "hf/hf_bert.h"
 #include "hf/hf_nomic_bert.h"
-#include "kernels/fp16.h"
+#include "hf/reference_quant.h"
 #include "kernels/quant.h"
 
 namespace radixlm::hf {
@@ -67,27 +67,24 @@ GgmlType QuantType(const std::string& q) {
   return GgmlType::kQ6_K;
 }
 
-float RoundHalfAway(float x) {
-  const float a = std::fabs(x);
-  const float b = std::floor(a) + std::floor(2 * (a - std::floor(a)));
-  return x < 0 ? -b : b;
+// One row of `cols` floats quantized to `type` (a K-quant, Q8_0 or the F16 fallback).
+void QuantizeRowAtLoad(GgmlType type, const float* row, uint8_t* dst, int64_t cols) {
+  switch (type) {
+    case GgmlType::kQ8_0:
+      QuantizeRowQ8_0Reference(row, dst, cols);
+      return;
+    case GgmlType::kQ4_K:
+      QuantizeRowQ4KReference(row, dst, cols);
+      return;
+    case GgmlType::kQ6_K:
+      QuantizeRowQ6KReference(row, dst, cols);
+      return;
+    default:
+      kernels::QuantizeRow(type, row, dst, cols);
+  }
 }
 
 }  // namespace
-
-void QuantizeRowQ8_0Reference(const float* src, uint8_t* dst, int64_t n) {
-  for (int64_t b = 0; b < n / 32; ++b, src += 32, dst += 34) {
-    float amax = 0.0f;
-    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(src[j]));
-    const float d = amax / 127.0f;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    const uint16_t dh = kernels::F32ToF16(d);
-    std::memcpy(dst, &dh, 2);
-    for (int j = 0; j < 32; ++j) {
-      dst[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(RoundHalfAway(src[j] * id)));
-    }
-  }
-}
 
 StatusOr<std::string> GgufTensorName(const std::string& hf_name, const HfArchitecture& arch) {
   if (arch.arch == "bert") return BertTensorName(hf_name);
@@ -115,7 +112,8 @@ StatusOr<std::string> GgufTensorName(const std::string& hf_name, const HfArchite
 }
 
 StatusOr<HfWeights> MapWeights(const Checkpoint& ckpt, const HfArchitecture& arch,
-                               const std::string& quantization, int64_t embed_rows) {
+                               const std::string& quantization, int64_t embed_rows,
+                               ThreadPool* pool) {
   HfWeights out;
   int n_permuted = 0, n_vectors = 0, n_quantized = 0, n_fallback = 0;
   std::string source_types;
@@ -204,15 +202,20 @@ StatusOr<HfWeights> MapWeights(const Checkpoint& ckpt, const HfArchitecture& arc
       const size_t row_bytes = kernels::RowBytes(q, cols);
       info.size_bytes = row_bytes * static_cast<size_t>(rows);
       auto buf = std::make_unique<uint8_t[]>(info.size_bytes);
-      std::vector<float> row(static_cast<size_t>(cols));
-      for (int64_t r = 0; r < rows; ++r) {
-        kernels::DequantizeRow(src_type, source_row(r), row.data(), cols);
-        uint8_t* dst = buf.get() + static_cast<size_t>(r) * row_bytes;
-        if (q == GgmlType::kQ8_0) {
-          QuantizeRowQ8_0Reference(row.data(), dst, cols);
-        } else {
-          kernels::QuantizeRow(q, row.data(), dst, cols);
+      // Each row is quantized on its own, so splitting the rows over threads changes nothing.
+      const int n_threads = pool != nullptr ? pool->size() : 1;
+      std::vector<std::vector<float>> scratch(n_threads, std::vector<float>(cols));
+      auto quantize_rows = [&](int64_t begin, int64_t end, int thread_id) {
+        float* row = scratch[thread_id].data();
+        for (int64_t r = begin; r < end; ++r) {
+          kernels::DequantizeRow(src_type, source_row(r), row, cols);
+          QuantizeRowAtLoad(q, row, buf.get() + static_cast<size_t>(r) * row_bytes, cols);
         }
+      };
+      if (pool != nullptr) {
+        pool->ParallelFor(rows, quantize_rows);
+      } else {
+        quantize_rows(0, rows, 0);
       }
       info.data = buf.get();
       out.owned_bytes += static_cast<int64_t>(info.size_bytes);

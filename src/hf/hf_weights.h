@@ -8,10 +8,11 @@
 // Matrices in F32 / F16 / BF16 stay where they are (pointers into the mapped safetensors),
 // except Q/K of llama-style models, whose rows are permuted into a copy. Vectors (norms,
 // biases) become F32 copies, gemma's norms + 1. With `quantization` ("q8_0", "q4_k", "q6_k")
-// every matrix is quantized at load into owned memory: Q8_0 exactly as the converter's
-// --outtype q8_0 (ggml's reference: d = amax / 127, q = round-half-away(x * (1 / d))), Q4_K /
-// Q6_K with radixlm's reference quantizers (kernels/quant.h); a matrix whose rows do not fit
-// the type's blocks falls back to Q8_0, then F16, as the converter falls back.
+// every matrix is quantized at load into owned memory, byte for byte as llama.cpp's tools
+// quantize it (hf/reference_quant.h): Q8_0 as the converter's --outtype q8_0, Q4_K / Q6_K as
+// llama-quantize without an importance matrix. A matrix whose rows do not fit the type's blocks
+// falls back to Q8_0, then F16. The rows of a matrix are quantized on `pool` (nullptr: the
+// calling thread); the bytes do not depend on its size.
 // A tensor whose name is not mapped, of a non-float dtype, or of the wrong rank is an error
 // naming it; so is a layer tensor of the family that is missing (checked by the model loader).
 #pragma once
@@ -25,6 +26,7 @@
 #include "hf/hf_config.h"
 #include "hf/safetensors.h"
 #include "util/status.h"
+#include "util/thread_pool.h"
 
 namespace radixlm::hf {
 
@@ -42,10 +44,7 @@ StatusOr<std::string> GgufTensorName(const std::string& hf_name, const HfArchite
 // `embed_rows`: the rows of the embedding to keep (gemma drops rows past the tokenizer's
 // vocabulary, as the converter does); 0 keeps them all.
 StatusOr<HfWeights> MapWeights(const Checkpoint& ckpt, const HfArchitecture& arch,
-                               const std::string& quantization, int64_t embed_rows);
-
-// ggml's reference Q8_0 (quantize_row_q8_0_ref; gguf-py's Q8_0.quantize_blocks): n % 32 == 0,
-// dst holds n / 32 blocks of 34 bytes.
-void QuantizeRowQ8_0Reference(const float* src, uint8_t* dst, int64_t n);
+                               const std::string& quantization, int64_t embed_rows,
+                               ThreadPool* pool = nullptr);
 
 }  // namespace radixlm::hf

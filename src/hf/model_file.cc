@@ -3,24 +3,29 @@
 #include <filesystem>
 
 #include "hf/hf_folder.h"
+#include "util/thread_pool.h"
 
 namespace radixlm::hf {
 
-StatusOr<std::unique_ptr<gguf::GgufFile>> OpenModelFile(
-    const std::string& path, const std::string& quantization,
-    const std::function<void(const std::string&)>& log) {
+StatusOr<std::unique_ptr<gguf::GgufFile>> OpenModelFile(const std::string& path,
+                                                        const ModelFileOptions& options) {
   if (!IsHfFolder(path)) {
-    if (!quantization.empty()) {
+    if (!options.quantization.empty()) {
       return InvalidArgument("--quantization applies to Hugging Face folders; '" + path +
                              "' is a GGUF file (its tensors keep their types)");
     }
     return gguf::GgufFile::Open(path);
   }
-  HfFolderOptions options;
-  options.quantization = quantization;
-  RADIXLM_ASSIGN_OR_RETURN(HfFolder folder, OpenHfFolder(path, options));
-  if (log) {
-    for (const std::string& line : folder.report) log(line);
+  // The pool lives for the load only: the model that reads the file starts its own (of the
+  // same --threads) once the file is open.
+  std::unique_ptr<ThreadPool> pool;
+  if (!options.quantization.empty()) pool = std::make_unique<ThreadPool>(options.n_threads);
+  HfFolderOptions folder_options;
+  folder_options.quantization = options.quantization;
+  folder_options.pool = pool.get();
+  RADIXLM_ASSIGN_OR_RETURN(HfFolder folder, OpenHfFolder(path, folder_options));
+  if (options.log) {
+    for (const std::string& line : folder.report) options.log(line);
   }
   return std::move(folder.file);
 }

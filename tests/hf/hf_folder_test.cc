@@ -13,6 +13,7 @@
 #include <numeric>
 
 #include "hf/hf_weights.h"
+#include "hf/reference_quant.h"
 #include "hf_test_util.h"
 #include "kernels/fp16.h"
 #include "model/model.h"
@@ -189,7 +190,9 @@ TEST(HfFolderTest, Llama3RopeScalingBecomesFrequencyFactors) {
   testing::WriteFolderFromGguf(*ParseTinyModel(bytes), "LlamaForCausalLM", dir);
   std::ifstream in(dir + "/config.json");
   nlohmann::json config = nlohmann::json::parse(in);
-  config["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
+  config["rope_scaling"] = {{"rope_type", "llama3"},
+                            {"factor", 8.0},
+                            {"low_freq_factor", 1.0},
                             {"high_freq_factor", 4.0},
                             {"original_max_position_embeddings", 8192}};
   testing::WriteText(dir + "/config.json", config.dump());

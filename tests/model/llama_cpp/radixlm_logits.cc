@@ -28,8 +28,10 @@ int main(int argc, char** argv) {
   o.n_threads = argc > 5 ? atoi(argv[5]) : 2;
   o.max_batch_tokens = chunk;
   o.max_context = static_cast<int64_t>(ids.size());
-  auto file = hf::OpenModelFile(argv[1], argc > 6 ? argv[6] : "",
-                                [](const std::string& line) { fprintf(stderr, "%s\n", line.c_str()); });
+  auto file = hf::OpenModelFile(
+      argv[1], {.quantization = argc > 6 ? argv[6] : "",
+                .n_threads = o.n_threads,
+                .log = [](const std::string& line) { fprintf(stderr, "%s\n", line.c_str()); }});
   if (!file.ok()) {
     fprintf(stderr, "%s\n", file.status().ToString().c_str());
     return 1;
