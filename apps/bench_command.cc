@@ -18,6 +18,7 @@
 #include "benchclient/bench_stats.h"
 #include "benchclient/workload.h"
 #include "gguf/gguf_file.h"
+#include "hf/model_file.h"
 #include "net/http_client.h"
 #include "tokenizer/tokenizer.h"
 #include "util/model_path.h"
@@ -83,12 +84,13 @@ Status RunBenchCommand(const BenchFlags& f) {
   o.seed = f.seed;
   o.ignore_eos = !f.disable_ignore_eos;
 
-  // Token lengths: exact in the tokenizer of a GGUF, or in words with --tokenizer none.
+  // Token lengths: exact in the tokenizer of a GGUF or a Hugging Face folder, or in words with
+  // --tokenizer none.
   std::unique_ptr<gguf::GgufFile> file;
   std::unique_ptr<tokenizer::Tokenizer> tokenizer;
   if (f.tokenizer != "none") {
     RADIXLM_ASSIGN_OR_RETURN(std::string path, ResolveModelPath(f.tokenizer));
-    RADIXLM_ASSIGN_OR_RETURN(file, gguf::GgufFile::Open(path));
+    RADIXLM_ASSIGN_OR_RETURN(file, hf::OpenModelFile(path, {}));  // a GGUF or an HF folder
     RADIXLM_ASSIGN_OR_RETURN(tokenizer, tokenizer::Tokenizer::FromGguf(*file));
   }
   std::vector<BenchPrompt> prompts;
@@ -161,8 +163,8 @@ const bool kBenchRegistered = RegisterCommand("bench", [](CLI::App& app) {
   cmd->add_option("--api-key", f->api_key, "Bearer token (default: $OPENAI_API_KEY)");
   cmd->add_option("--dataset-name", f->dataset, "random | generated-shared-prefix");
   cmd->add_option("--tokenizer", f->tokenizer,
-                  "GGUF whose tokenizer measures prompt lengths ('default', a path, or 'none' "
-                  "to count words)");
+                  "GGUF file or Hugging Face folder whose tokenizer measures prompt lengths "
+                  "('default', a path, or 'none' to count words)");
   cmd->add_option("--num-prompts", f->random.num_prompts, "random: number of prompts");
   cmd->add_option("--random-input-len", f->random.input_len, "random: prompt tokens");
   cmd->add_option("--random-output-len", f->random.output_len, "random: output tokens");

@@ -1,5 +1,6 @@
-// `radixlm generate --model-path FILE --prompt TEXT [--max-new-tokens N] [--temperature T]
-//  [--threads N] [--seed S]`: one prompt through the model, the continuation streamed to
+// `radixlm generate --model-path FILE|FOLDER --prompt TEXT [--quantization Q]
+//  [--max-new-tokens N] [--temperature T] [--threads N] [--seed S]`: one prompt through the model,
+//  the continuation streamed to
 // stdout as it is produced, prompt and decode speed printed to stderr at the end.
 //
 // Sampling is deliberately minimal (greedy at T = 0, plain temperature sampling otherwise);
@@ -15,15 +16,15 @@
 #include <vector>
 
 #include "apps/commands.h"
+#include "apps/model_flags.h"
 #include "model/model.h"
 #include "tokenizer/tokenizer.h"
-#include "util/model_path.h"
 
 namespace radixlm::apps {
 namespace {
 
 struct GenerateOptions {
-  std::string model_path = "default";
+  ModelFlags model;
   std::string prompt;
   int max_new_tokens = 128;
   float temperature = 0.0f;
@@ -73,12 +74,11 @@ Status RunGenerate(const GenerateOptions& opt) {
     return InvalidArgument("--kv-dtype must be f16, bf16 or fp8_e5m2");
   }
 
-  RADIXLM_ASSIGN_OR_RETURN(std::string path, ResolveModelPath(opt.model_path));
   model::ModelOptions model_options;
   model_options.n_threads = opt.threads;
   model_options.max_batch_tokens = opt.prefill_chunk;
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<model::Model> model,
-                           model::Model::Load(path, model_options));
+                           LoadCommandModel(opt.model, model_options, "generate"));
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<tokenizer::Tokenizer> tok,
                            tokenizer::Tokenizer::FromGguf(model->gguf()));
   const model::ModelConfig& config = model->config();
@@ -158,7 +158,7 @@ Status RunGenerate(const GenerateOptions& opt) {
 const bool kGenerateRegistered = RegisterCommand("generate", [](CLI::App& app) {
   auto opt = std::make_shared<GenerateOptions>();
   CLI::App* cmd = app.add_subcommand("generate", "Generate a continuation of a prompt");
-  cmd->add_option("--model-path", opt->model_path, "GGUF model file, or 'default'");
+  AddModelFlags(cmd, &opt->model);
   cmd->add_option("--prompt", opt->prompt, "Prompt text")->required();
   cmd->add_option("--max-new-tokens", opt->max_new_tokens, "Tokens to generate at most");
   cmd->add_option("--temperature", opt->temperature, "0: greedy");

@@ -7,21 +7,20 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "apps/commands.h"
+#include "apps/model_flags.h"
 #include "eval/score.h"
-#include "util/model_path.h"
 
 namespace radixlm::apps {
 namespace {
 
 struct ScoreOptions {
-  std::string model_path = "default";
+  ModelFlags model;
   std::string ids_file;
   int threads = 0;
   int chunk = 512;
@@ -44,13 +43,12 @@ StatusOr<std::vector<int32_t>> ReadIds(const std::string& path) {
 }
 
 Status RunScore(const ScoreOptions& opts) {
-  RADIXLM_ASSIGN_OR_RETURN(std::string path, ResolveModelPath(opts.model_path));
   RADIXLM_ASSIGN_OR_RETURN(std::vector<int32_t> ids, ReadIds(opts.ids_file));
   model::ModelOptions model_options;
   model_options.n_threads = opts.threads;
   model_options.max_batch_tokens = std::max(opts.chunk, 1);
   model_options.max_context = static_cast<int64_t>(ids.size());
-  RADIXLM_ASSIGN_OR_RETURN(auto model, model::Model::Load(path, model_options));
+  RADIXLM_ASSIGN_OR_RETURN(auto model, LoadCommandModel(opts.model, model_options, "score"));
   RADIXLM_ASSIGN_OR_RETURN(eval::ScoreResult r, eval::ScoreSequence(*model, ids, opts.chunk));
   nlohmann::json result = {{"n", ids.size()},
                            {"argmax", r.argmax},
@@ -65,7 +63,7 @@ const bool kScoreRegistered = RegisterCommand("score", [](CLI::App& app) {
   auto opts = std::make_shared<ScoreOptions>();
   CLI::App* cmd = app.add_subcommand(
       "score", "Teacher-forced scoring of token ids: per-position argmax, logprob, perplexity");
-  cmd->add_option("--model-path", opts->model_path, "GGUF file, or 'default'");
+  AddModelFlags(cmd, &opts->model);
   cmd->add_option("--ids-file", opts->ids_file, "JSON array of token ids")->required();
   cmd->add_option("--threads", opts->threads, "Worker threads (0: all cores)");
   cmd->add_option("--chunk", opts->chunk, "Tokens per forward call (chunked prefill)");

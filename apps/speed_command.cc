@@ -7,22 +7,21 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/commands.h"
+#include "apps/model_flags.h"
 #include "eval/speed.h"
 #include "kernels/dot.h"
-#include "util/model_path.h"
 
 namespace radixlm::apps {
 namespace {
 
 struct SpeedFlags {
-  std::string model_path = "default";
+  ModelFlags model;
   int threads = 0;
   eval::SpeedOptions options;
   bool human = false;
 };
 
 Status RunSpeed(const SpeedFlags& flags) {
-  RADIXLM_ASSIGN_OR_RETURN(std::string path, ResolveModelPath(flags.model_path));
   const auto& o = flags.options;
   if (o.batch_sizes.empty()) return InvalidArgument("--batch needs at least one size");
   int64_t max_batch = 1;
@@ -34,7 +33,7 @@ Status RunSpeed(const SpeedFlags& flags) {
   model_options.n_threads = flags.threads;
   model_options.max_batch_tokens = std::max(o.prompt_tokens, max_batch * o.decode_prefix);
   model_options.max_context = std::max(o.prompt_tokens, o.decode_prefix + o.decode_tokens);
-  RADIXLM_ASSIGN_OR_RETURN(auto model, model::Model::Load(path, model_options));
+  RADIXLM_ASSIGN_OR_RETURN(auto model, LoadCommandModel(flags.model, model_options, "speed"));
   RADIXLM_ASSIGN_OR_RETURN(eval::SpeedResult r, eval::MeasureSpeed(*model, o));
   nlohmann::json decode = nlohmann::json::array();
   for (const auto& d : r.decode) {
@@ -65,7 +64,7 @@ const bool kSpeedRegistered = RegisterCommand("speed", [](CLI::App& app) {
   auto flags = std::make_shared<SpeedFlags>();
   CLI::App* cmd = app.add_subcommand(
       "speed", "Forward-pass speed: prefill tok/s, decode tok/s per batch size, bandwidth bound");
-  cmd->add_option("--model-path", flags->model_path, "GGUF file, or 'default'");
+  AddModelFlags(cmd, &flags->model);
   cmd->add_option("--threads", flags->threads, "Worker threads (0: all cores)");
   cmd->add_option("--prompt-tokens", flags->options.prompt_tokens, "Prefill prompt length");
   cmd->add_option("--prefill-reps", flags->options.prefill_reps,

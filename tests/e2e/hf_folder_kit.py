@@ -9,6 +9,7 @@ as the `tokenizers` package does and serves chat completions."""
 
 import json
 import mmap
+import pathlib
 import struct
 
 import numpy as np
@@ -180,3 +181,100 @@ def write_folder(folder, chat_gguf, seed=0, generation_config=True, shape=None, 
             p + "mlp.down_proj.weight": w(h, s["ffn"])})
     save_safetensors(folder / "model.safetensors", tensors, dtype)
     return tok
+
+
+def load_safetensors_f32(path):
+    """{name: float32 array} of a safetensors file whose tensors are all F32."""
+    raw = pathlib.Path(path).read_bytes()
+    (n,) = struct.unpack_from("<Q", raw, 0)
+    header = json.loads(raw[8:8 + n])
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        if info["dtype"] != "F32":
+            raise ValueError(f"{name}: {info['dtype']}, only F32 is read")
+        begin, end = info["data_offsets"]
+        out[name] = np.frombuffer(raw[8 + n + begin:8 + n + end], dtype="<f4").reshape(
+            info["shape"])
+    return out
+
+
+def _permute(w, n_head):
+    """convert_hf_to_gguf.py's LlamaModel.permute: each head's two halves interleaved."""
+    return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(
+        w.shape)
+
+
+def _q8_0_bytes(a):
+    """gguf-py's Q8_0.quantize_blocks (ggml's quantize_row_q8_0_ref) of a float32 matrix."""
+    blocks = np.ascontiguousarray(a, dtype=np.float32).reshape(-1, 32)
+    d = abs(blocks).max(axis=1, keepdims=True) / np.float32(127)
+    with np.errstate(divide="ignore"):
+        inv = np.where(d == 0, np.float32(0), np.float32(1) / d).astype(np.float32)
+    x = blocks * inv
+    ax = abs(x)
+    floored = np.floor(ax)
+    qs = (np.sign(x) * (floored + np.floor(np.float32(2) * (ax - floored)))).astype(np.int8)
+    return np.concatenate([d.astype(np.float16).view(np.uint8), qs.view(np.uint8)],
+                          axis=1).tobytes()
+
+
+def write_gguf_of_folder(folder, chat_gguf, path, outtype="f32"):
+    """The GGUF convert_hf_to_gguf.py makes of a folder write_folder wrote (F32 safetensors), in
+    pure Python: its tensor names, Q/K rows permuted, its llama.* keys, the tokenizer.* keys of
+    `chat_gguf` (the folder's vocabulary) with add_bos_token as the folder's
+    tokenizer_config.json says. outtype "f32", or "q8_0" (matrices as gguf-py quantizes them;
+    vectors F32)."""
+    from synth_moe import (BOOL, _f32, _kv, _pad, _str, _string, _u32,
+                           tokenizer_metadata)
+    config = json.loads((pathlib.Path(folder) / "config.json").read_text())
+    tok_config = json.loads((pathlib.Path(folder) / "tokenizer_config.json").read_text())
+    heads, kv_heads = config["num_attention_heads"], config["num_key_value_heads"]
+    meta = {"general.architecture": _str("llama"), "general.name": _str("tiny-llama")}
+    for key, value in {"block_count": _u32(config["num_hidden_layers"]),
+                       "context_length": _u32(config["max_position_embeddings"]),
+                       "embedding_length": _u32(config["hidden_size"]),
+                       "feed_forward_length": _u32(config["intermediate_size"]),
+                       "attention.head_count": _u32(heads),
+                       "attention.head_count_kv": _u32(kv_heads),
+                       "attention.layer_norm_rms_epsilon": _f32(config["rms_norm_eps"]),
+                       "rope.freq_base": _f32(config["rope_theta"]),
+                       "rope.dimension_count": _u32(config["hidden_size"] // heads)}.items():
+        meta["llama." + key] = value
+    meta.update(tokenizer_metadata(chat_gguf))
+    meta["tokenizer.ggml.add_bos_token"] = struct.pack("<I?", BOOL, tok_config["add_bos_token"])
+    names = {"model.embed_tokens.weight": "token_embd.weight", "lm_head.weight": "output.weight",
+             "model.norm.weight": "output_norm.weight"}
+    layer_names = {"input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm",
+                   "self_attn.q_proj": "attn_q", "self_attn.k_proj": "attn_k",
+                   "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output",
+                   "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up",
+                   "mlp.down_proj": "ffn_down"}
+    infos, blobs, offset = b"", [], 0
+    for name, a in load_safetensors_f32(pathlib.Path(folder) / "model.safetensors").items():
+        if name in names:
+            gguf_name = names[name]
+        else:
+            _, _, layer, part = name.split(".", 3)
+            gguf_name = f"blk.{layer}.{layer_names[part.rsplit('.', 1)[0]]}.weight"
+        if name.endswith("q_proj.weight"):
+            a = _permute(a, heads)
+        elif name.endswith("k_proj.weight"):
+            a = _permute(a, kv_heads)
+        if outtype == "q8_0" and a.ndim == 2:
+            ggml_type, data = 8, _q8_0_bytes(a)
+        else:
+            ggml_type, data = 0, np.ascontiguousarray(a, dtype="<f4").tobytes()
+        dims = a.shape[::-1]
+        infos += (_string(gguf_name) + struct.pack("<I", len(dims)) +
+                  b"".join(struct.pack("<Q", d) for d in dims) +
+                  struct.pack("<IQ", ggml_type, offset))
+        blobs.append(data)
+        offset += len(data) + _pad(len(data))
+    head = (b"GGUF" + struct.pack("<IQQ", 3, len(blobs), len(meta)) +
+            b"".join(_kv(k, v) for k, v in meta.items()) + infos)
+    with open(path, "wb") as f:
+        f.write(head + b"\0" * _pad(len(head)))
+        for blob in blobs:
+            f.write(blob + b"\0" * _pad(len(blob)))
