@@ -1,5 +1,7 @@
 // `radixlm inspect [FILE]`: prints a GGUF file's header, metadata, tensor table and a summary.
 // FILE may be "default" (the default model, see util/model_path.h); that is also the default.
+// A Hugging Face folder is shown as the GGUF radixlm reads it (with --quantization: the tensor
+// types it would serve).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
@@ -16,6 +18,7 @@ namespace {
 
 struct InspectOptions {
   std::string file = "default";
+  std::string quantization;
   gguf::DescribeOptions describe;
   bool no_tensors = false;
 };
@@ -29,6 +32,7 @@ void RunInspect(InspectOptions opts) {
   }
   // A Hugging Face folder is shown as the GGUF radixlm reads it (what it found on stderr).
   hf::ModelFileOptions file_options;
+  file_options.quantization = opts.quantization;
   file_options.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
   StatusOr<std::unique_ptr<gguf::GgufFile>> file = hf::OpenModelFile(*path, file_options);
   if (!file.ok()) {
@@ -45,8 +49,11 @@ const bool kInspectRegistered = RegisterCommand("inspect", [](CLI::App& app) {
   auto opts = std::make_shared<InspectOptions>();
   CLI::App* cmd =
       app.add_subcommand("inspect", "Print a GGUF file's header, metadata, tensors and summary");
-  cmd->add_option("file", opts->file, "GGUF file, or \"default\" for the default model")
+  cmd->add_option("file", opts->file,
+                  "GGUF file, Hugging Face checkpoint folder, or \"default\" for the default model")
       ->capture_default_str();
+  cmd->add_option("--quantization", opts->quantization,
+                  "Hugging Face folders: q8_0 | q4_k | q6_k, as serve would quantize them");
   cmd->add_option("--max-items", opts->describe.max_items, "Array items shown before abbreviating")
       ->capture_default_str();
   cmd->add_option("--max-string", opts->describe.max_string_bytes,

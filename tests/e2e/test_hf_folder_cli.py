@@ -1,9 +1,10 @@
 """Every subcommand that takes a model takes a Hugging Face folder as `serve` does: `generate`,
 `score` and `speed` on the folder hf_folder_kit.py writes give what they give on the GGUF
 convert_hf_to_gguf.py would make of it (written here in pure Python: its names, Q/K
-permutation and keys; F32, and Q8_0 as gguf-py quantizes it against --quantization q8_0), and
-`bench` measures prompts with the folder's tokenizer as with the GGUF's. Skipped, saying why,
-when SmolLM2's GGUF (the vocabulary's source) is not installed."""
+permutation and keys; F32, and Q8_0 as gguf-py quantizes it against --quantization q8_0),
+`inspect` shows the tensor types the folder is served in, and `bench` measures prompts with the
+folder's tokenizer as with the GGUF's. Skipped, saying why, when SmolLM2's GGUF (the
+vocabulary's source) is not installed."""
 
 import json
 import subprocess
@@ -75,6 +76,18 @@ def test_speed_on_a_folder_reads_the_weights_of_the_gguf(models):
         on_gguf = json.loads(radixlm("speed", "--model-path", gguf, *common).stdout)
         assert on_folder["prefill_tokens_per_second"] > 0
         assert on_folder["weight_bytes_per_step"] == on_gguf["weight_bytes_per_step"], flags
+
+
+def test_inspect_shows_the_types_a_folder_is_served_in(models):
+    folder, _, _ = models
+
+    def attn_q_type(*flags):
+        out = radixlm("inspect", folder, *flags).stdout
+        row = next(line for line in out.splitlines() if "blk.0.attn_q.weight" in line)
+        return row.split()[1]
+
+    assert attn_q_type() == "F32"
+    assert attn_q_type("--quantization", "q8_0") == "Q8_0"
 
 
 def test_quantization_is_for_folders_only(models):
