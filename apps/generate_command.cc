@@ -1,7 +1,7 @@
 // `radixlm generate --model-path FILE|FOLDER --prompt TEXT [--quantization Q]
-//  [--max-new-tokens N] [--temperature T] [--threads N] [--seed S]`: one prompt through the model,
-//  the continuation streamed to
-// stdout as it is produced, prompt and decode speed printed to stderr at the end.
+//  [--max-new-tokens N] [--temperature T] [--threads N] [--seed S]`: one prompt through the
+// model, the continuation streamed to stdout as it is produced, prompt and decode speed printed
+// to stderr at the end.
 //
 // Sampling is deliberately minimal (greedy at T = 0, plain temperature sampling otherwise);
 // the engine's sampling module is what servers use.
