@@ -6,13 +6,15 @@
 // tokenizer.hf.unigram_tokens (how many pieces the model has), tokenizer.hf.unigram_scores (their
 // scores in double, as the file and tokenizers keep them: exact ties between paths, such as the
 // orders of the same pieces, are broken by their rounding), tokenizer.hf.byte_fallback, and
-// the normaliser and pre-tokenizer as steps (tokenizer/hf_text_steps.h). Refused by name:
-// a Precompiled normaliser (a SentencePiece charsmap: not built), Unicode normal forms (NFC,
-// NFKC, NFD, NFKD: radixlm has no composition tables), Replace by a regex, and any other
+// the normaliser and pre-tokenizer as steps (tokenizer/hf_text_steps.h), a Precompiled
+// normaliser's SentencePiece charsmap checked here (tokenizer/precompiled_charsmap.h), so that a
+// malformed one fails at start-up. Refused by name: Unicode normal forms (NFC, NFKC, NFD, NFKD:
+// radixlm has no composition tables), Replace by any regex but " {2,}", and any other
 // normaliser or pre-tokenizer.
 #include <cmath>
 
 #include "hf/hf_vocab.h"
+#include "tokenizer/precompiled_charsmap.h"
 
 namespace radixlm::hf {
 namespace {
@@ -57,10 +59,33 @@ Status NormalizerSteps(const nlohmann::json& j, const std::string& path,
     steps->push_back("Lowercase");
     return Status::Ok();
   }
+  if (type == "Replace" && j.contains("pattern") && j["pattern"].is_object() &&
+      j["pattern"].contains("Regex") && j["pattern"]["Regex"] == " {2,}" && j.contains("content") &&
+      j["content"].is_string() && no_tab(j["content"])) {
+    // The one regex SentencePiece conversions write (runs of spaces): built without a regex.
+    steps->push_back("ReplaceSpaceRuns\t" + j["content"].get<std::string>());
+    return Status::Ok();
+  }
   if (type == "Precompiled") {
-    return Unimplemented(path +
-                         ": the Precompiled normalizer (a SentencePiece precompiled_charsmap) is "
-                         "not built in radixlm's Unigram tokenizer");
+    if (!j.contains("precompiled_charsmap") || !j["precompiled_charsmap"].is_string()) {
+      return InvalidArgument(path +
+                             ": the Precompiled normalizer has no precompiled_charsmap "
+                             "string");
+    }
+    const std::string base64 = j["precompiled_charsmap"].get<std::string>();
+    std::string blob;
+    if (!tokenizer::DecodeBase64(base64, &blob)) {
+      return InvalidArgument(path +
+                             ": the Precompiled normalizer's precompiled_charsmap is not "
+                             "base64");
+    }
+    auto charsmap = tokenizer::PrecompiledCharsmap::Parse(blob);
+    if (!charsmap.ok()) {
+      return InvalidArgument(path + ": the Precompiled normalizer's " +
+                             charsmap.status().message());
+    }
+    steps->push_back("Precompiled\t" + base64);
+    return Status::Ok();
   }
   if (type == "NFC" || type == "NFKC" || type == "NFD" || type == "NFKD") {
     return Unimplemented(path + ": the " + type +
@@ -68,8 +93,8 @@ Status NormalizerSteps(const nlohmann::json& j, const std::string& path,
                          "normalization tables)");
   }
   return Unimplemented(path + ": normalizer " + Describe(j) +
-                       " is not supported for Unigram (known: Replace of a string, Prepend, "
-                       "Strip, Lowercase, Sequence)");
+                       " is not supported for Unigram (known: Precompiled, Replace of a string "
+                       "or of the regex \" {2,}\", Prepend, Strip, Lowercase, Sequence)");
 }
 
 Status PreTokenizerSteps(const nlohmann::json& j, const std::string& path,

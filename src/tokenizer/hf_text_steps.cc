@@ -52,6 +52,27 @@ void Strip(std::string* s, bool left, bool right) {
   *s = s->substr(begin, end - begin);
 }
 
+// Every run of two or more spaces (U+0020) replaced by `to`, left to right.
+void ReplaceSpaceRuns(std::string* s, const std::string& to) {
+  if (s->find("  ") == std::string::npos) return;
+  std::string out;
+  for (size_t pos = 0; pos < s->size();) {
+    if ((*s)[pos] != ' ') {
+      out.push_back((*s)[pos++]);
+      continue;
+    }
+    size_t end = pos;
+    while (end < s->size() && (*s)[end] == ' ') ++end;
+    if (end - pos >= 2) {
+      out.append(to);
+    } else {
+      out.push_back(' ');
+    }
+    pos = end;
+  }
+  s->swap(out);
+}
+
 void Lowercase(std::string* s) {
   std::string out;
   out.reserve(s->size());
@@ -87,6 +108,20 @@ StatusOr<HfTextSteps> HfTextSteps::Parse(const std::vector<std::string>& normali
       s.right = f[2] == "1";
     } else if (f[0] == "Lowercase" && f.size() == 1) {
       s.kind = Step::kLowercase;
+    } else if (f[0] == "ReplaceSpaceRuns" && f.size() == 2) {
+      s.kind = Step::kReplaceSpaceRuns;
+      s.a = f[1];
+    } else if (f[0] == "Precompiled" && f.size() == 2) {
+      s.kind = Step::kPrecompiled;
+      std::string blob;
+      if (!DecodeBase64(f[1], &blob)) {
+        return InvalidArgument("tokenizer.hf.normalizers: Precompiled's charsmap is not base64");
+      }
+      auto charsmap = PrecompiledCharsmap::Parse(blob);
+      if (!charsmap.ok()) {
+        return InvalidArgument("tokenizer.hf.normalizers: " + charsmap.status().message());
+      }
+      s.charsmap = std::make_shared<const PrecompiledCharsmap>(std::move(*charsmap));
     } else {
       return InvalidArgument("tokenizer.hf.normalizers: unknown step '" + f[0] + "'");
     }
@@ -121,6 +156,12 @@ void HfTextSteps::Run(std::string_view text, bool at_text_start,
       case Step::kReplace:
         ReplaceAll(&normalized, s.a, s.b);
         break;
+      case Step::kReplaceSpaceRuns:
+        ReplaceSpaceRuns(&normalized, s.a);
+        break;
+      case Step::kPrecompiled:
+        normalized = s.charsmap->Normalize(normalized);
+        break;
       case Step::kPrepend:
         if (!normalized.empty()) normalized.insert(0, s.a);
         break;
@@ -131,8 +172,10 @@ void HfTextSteps::Run(std::string_view text, bool at_text_start,
         Strip(&normalized, false, s.right);
         break;
       }
-      default:
+      case Step::kLowercase:
         Lowercase(&normalized);
+        break;
+      default:
         break;
     }
   }

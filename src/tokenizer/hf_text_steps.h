@@ -4,20 +4,25 @@
 // `tokenizers` package applies them to each piece of text between added tokens:
 //   normalisers, in order:  "Replace\t<from>\t<to>" (every occurrence, left to right),
 //     "Prepend\t<text>" (to a non-empty text), "Strip\t<left 0|1>\t<right 0|1>" (Unicode white
-//     space), "Lowercase" (each character's full lowercase mapping);
+//     space), "Lowercase" (each character's full lowercase mapping), "ReplaceSpaceRuns\t<to>"
+//     (every run of two or more U+0020, tokenizers' Replace of the regex " {2,}"),
+//     "Precompiled\t<base64 charsmap>" (a SentencePiece charsmap, precompiled_charsmap.h);
 //   pre-tokenizers, in order, each over the pieces the previous one made:
 //     "WhitespaceSplit" (the runs between white space), "Metaspace\t<replacement>\t<always|
 //     first|never>\t<split 0|1>" (spaces become the replacement; it is prepended to a
 //     non-empty piece that does not start with it, with "first" only to a piece that starts
 //     at the beginning of the whole text; with split, a piece is cut before every
 //     replacement character).
-// Parse refuses any other step by name (InvalidArgument). Immutable after Parse.
+// Parse refuses any other step by name, and a malformed charsmap (InvalidArgument). Immutable
+// after Parse.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "tokenizer/precompiled_charsmap.h"
 #include "util/status.h"
 
 namespace radixlm::tokenizer {
@@ -36,12 +41,22 @@ class HfTextSteps {
 
  private:
   struct Step {
-    enum Kind { kReplace, kPrepend, kStrip, kLowercase, kWhitespaceSplit, kMetaspace };
+    enum Kind {
+      kReplace,
+      kReplaceSpaceRuns,
+      kPrepend,
+      kStrip,
+      kLowercase,
+      kPrecompiled,
+      kWhitespaceSplit,
+      kMetaspace
+    };
     Kind kind = kReplace;
-    std::string a, b;    // Replace: from, to; Prepend / Metaspace: the text in a
+    std::string a, b;    // Replace: from, to; ReplaceSpaceRuns / Prepend / Metaspace: the text in a
     bool left = false;   // Strip: left; Metaspace: split
     bool right = false;  // Strip: right
     std::string scheme;  // Metaspace: always | first | never
+    std::shared_ptr<const PrecompiledCharsmap> charsmap;  // Precompiled
   };
   std::vector<Step> normalizers_;
   std::vector<Step> pre_tokenizers_;

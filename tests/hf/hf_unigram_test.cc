@@ -84,9 +84,13 @@ TEST(UnigramRefusalTest, UnsupportedStepsAreNamed) {
   const nlohmann::json base = Golden()["variants"]["metaspace_always"]["tokenizer"];
   const std::vector<std::pair<nlohmann::json, std::string>> cases = {
       {{{"normalizer", {{"type", "Precompiled"}, {"precompiled_charsmap", "AAAA"}}}},
-       "Precompiled normalizer"},
+       "precompiled_charsmap: 3 bytes"},
+      {{{"normalizer", {{"type", "Precompiled"}, {"precompiled_charsmap", "A*AA"}}}},
+       "precompiled_charsmap is not base64"},
+      {{{"normalizer", {{"type", "Precompiled"}, {"precompiled_charsmap", nullptr}}}},
+       "no precompiled_charsmap"},
       {{{"normalizer", {{"type", "NFKC"}}}}, "NFKC normalizer"},
-      {{{"normalizer", {{"type", "Replace"}, {"pattern", {{"Regex", " {2,}"}}}, {"content", " "}}}},
+      {{{"normalizer", {{"type", "Replace"}, {"pattern", {{"Regex", "\\s+"}}}, {"content", " "}}}},
        "Regex"},
       {{{"pre_tokenizer", {{"type", "Whitespace"}}}}, "Whitespace"},
   };
