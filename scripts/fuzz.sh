@@ -20,8 +20,8 @@ if ! command -v "$cxx" >/dev/null; then
 fi
 dir="${RADIXLM_FUZZ_BUILD_DIR:-build-fuzz}"
 seconds="${RADIXLM_FUZZ_SECONDS:-45}"
-all_targets=(fuzz_gguf fuzz_tokenizer_spm fuzz_tokenizer_bpe fuzz_regex fuzz_json_schema
-             fuzz_ebnf fuzz_chat_template fuzz_http_request fuzz_json_request)
+all_targets=(fuzz_gguf fuzz_tokenizer_spm fuzz_tokenizer_bpe fuzz_precompiled_charsmap fuzz_regex
+             fuzz_json_schema fuzz_ebnf fuzz_chat_template fuzz_http_request fuzz_json_request)
 # shellcheck disable=SC2206
 targets=(${RADIXLM_FUZZ_TARGETS:-${all_targets[@]}})
 
@@ -44,7 +44,7 @@ ninja -C "$dir" ${RADIXLM_FUZZ_JOBS:+-j "$RADIXLM_FUZZ_JOBS"} "${targets[@]}"
 # that one input is cheap (the grammar compilers' own limits bound the rest).
 max_len() {
   case "$1" in
-    fuzz_gguf) echo 8192 ;;
+    fuzz_gguf | fuzz_precompiled_charsmap) echo 8192 ;;
     fuzz_http_request | fuzz_json_request | fuzz_chat_template) echo 4096 ;;
     *) echo 1024 ;;
   esac

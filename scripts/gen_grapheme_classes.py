@@ -5,8 +5,11 @@ cluster rules read (src/tokenizer/grapheme.h).
 
 Python's unicodedata has none of them; they come from the `regex` package's Unicode property
 tables (\\p{Grapheme_Cluster_Break=...}, \\p{Extended_Pictographic}, \\p{Indic_Conjunct_Break=...}),
-pinned below. tests/hf/testdata/make_precompiled_golden.py checks the segmentation they give
-against the `tokenizers` package's (its Precompiled normaliser works grapheme by grapheme).
+pinned at 2026.7.19: the release whose tables agree with the unicode-segmentation crate in the
+`tokenizers` package the goldens come from (0.23.2) on every code point. An older release
+(2025.7.34) and a newer one (2026.12.2), with other Unicode versions, each disagree with it on a
+few dozen code points assigned in one version and not the other. tests/hf/hf_precompiled_test.cc checks the segmentation on
+every code point against the package's (testdata/grapheme_probe.json).
 
 Usage (once; the output is committed):
   python3 -m venv /tmp/gv && /tmp/gv/bin/pip install regex==2026.7.19

@@ -1,7 +1,8 @@
 // Extended grapheme clusters (Unicode Standard Annex #29, rules GB3 to GB999, with GB9c's Indic
 // conjuncts), as the Rust unicode-segmentation crate that the `tokenizers` package uses finds
 // them: the Precompiled normaliser (precompiled_charsmap.h) looks whole clusters up first.
-// The character properties are generated (grapheme_classes.cc, scripts/gen_grapheme_classes.py).
+// The character properties are generated (grapheme_classes.cc, scripts/gen_grapheme_classes.py)
+// from the Unicode version that crate has in tokenizers 0.23.2.
 #pragma once
 
 #include <cstddef>
