@@ -49,18 +49,44 @@ double MatrixBytes(const kernels::WeightMatrix& w) {
   return static_cast<double>(w.row_bytes) * static_cast<double>(w.rows);
 }
 
-// What one batch-1 decode step reads of the weights: every layer matrix and the output head in
-// the form the kernels read (packed or GGUF rows), one embedding row, and the 1-D tensors.
+// What one batch-1 decode step reads of the weights: every matrix of every layer (attention of
+// each kind, DeltaNet, latent attention, dense and shared FFNs, per-layer inputs) and the output
+// head in the form the kernels read (packed or GGUF rows), the n_experts_used experts a token
+// routes to, one row of each embedding, and the 1-D tensors.
 double WeightBytesPerStep(const model::Model& model) {
   const model::ModelWeights& w = model.weights();
-  double bytes = MatrixBytes(w.output);
-  bytes += static_cast<double>(w.token_embd.row_bytes);
+  double bytes = MatrixBytes(w.output) + MatrixBytes(w.per_layer_model_proj);
+  bytes += static_cast<double>(w.token_embd.row_bytes + w.per_layer_token_embd.row_bytes);
   for (const model::LayerWeights& l : w.layers) {
-    for (const kernels::WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) {
+    for (const kernels::WeightMatrix* m : {&l.wq,
+                                           &l.wk,
+                                           &l.wv,
+                                           &l.wo,
+                                           &l.wqkv,
+                                           &l.gate,
+                                           &l.up,
+                                           &l.down,
+                                           &l.per_layer_inp_gate,
+                                           &l.per_layer_proj,
+                                           &l.gate_inp,
+                                           &l.attn_gate,
+                                           &l.ssm_beta,
+                                           &l.ssm_alpha,
+                                           &l.ssm_beta_alpha,
+                                           &l.ssm_out,
+                                           &l.wq_a,
+                                           &l.wq_b,
+                                           &l.wkv_a,
+                                           &l.gate_shexp,
+                                           &l.up_shexp,
+                                           &l.down_shexp}) {
       bytes += MatrixBytes(*m);
     }
-    // A mixture of experts: the router and the n_experts_used experts a token routes to.
-    bytes += MatrixBytes(l.gate_inp);
+    for (const auto* heads : {&l.wk_b, &l.wv_b}) {
+      for (const kernels::WeightMatrix& m : *heads) bytes += MatrixBytes(m);
+    }
+    // A mixture of experts: the n_experts_used experts a token routes to (gate_up_exps, where
+    // there, holds what gate_exps and up_exps view).
     double experts = 0.0;
     for (size_t e = 0; e < l.gate_exps.size(); ++e) {
       experts +=
