@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "kernels/cpu/iq_grids.h"
 #include "kernels/fp16.h"
+#include "kernels/quant.h"
 #include "kernels/quant_blocks.h"
 #include "util/check.h"
 
@@ -14,50 +16,104 @@ namespace {
 
 using gguf::GgmlType;
 
-constexpr size_t kIq3xxsBlockBytes = 192;  // per group and 32 columns: indices, then words
+constexpr const CodebookLayout* kLayouts[] = {&kIq3xxsLayout, &kIq2xxsLayout};
 
-uint32_t SignScaleWord(const uint8_t* blk, int lane) {
-  uint32_t aux;
-  std::memcpy(&aux, blk + 128 + 4 * lane, 4);
-  return aux;
+uint32_t Load32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// The 4 (IQ3) or 8 (IQ2) magnitudes of a grid entry, each times the sign of its bit in `signs`
+// (bit i: element i negative), into q.
+void SignedGrid(uint64_t grid, int n, int signs, int8_t* q) {
+  for (int i = 0; i < n; ++i) {
+    const int mag = static_cast<int>((grid >> (8 * i)) & 255);
+    q[i] = static_cast<int8_t>((signs >> i) & 1 ? -mag : mag);
+  }
+}
+
+void DecodeIq3xxs(const uint8_t* blk, CodebookBlock* out) {
+  const uint8_t* qs = blk + 2;
+  for (int ib = 0; ib < 8; ++ib) {
+    const uint32_t aux = Load32(qs + 64 + 4 * ib);
+    for (int l = 0; l < 4; ++l) {
+      const int signs = cpu::kIqSigns[(aux >> (7 * l)) & 127];
+      for (int h = 0; h < 2; ++h) {
+        SignedGrid(cpu::kIq3xxsGrid[qs[8 * ib + 2 * l + h]], 4, signs >> (4 * h),
+                   out->q + 32 * ib + 8 * l + 4 * h);
+      }
+    }
+    out->scale[2 * ib] = out->scale[2 * ib + 1] = static_cast<int8_t>(2 * (aux >> 28) + 1);
+  }
+}
+
+void DecodeIq2xxs(const uint8_t* blk, CodebookBlock* out) {
+  for (int ib = 0; ib < 8; ++ib) {
+    const uint8_t* idx = blk + 2 + 8 * ib;
+    const uint32_t aux = Load32(idx + 4);
+    for (int l = 0; l < 4; ++l) {
+      SignedGrid(cpu::kIq2xxsGrid[idx[l]], 8, cpu::kIqSigns[(aux >> (7 * l)) & 127],
+                 out->q + 32 * ib + 8 * l);
+    }
+    out->scale[2 * ib] = out->scale[2 * ib + 1] = static_cast<int8_t>(2 * (aux >> 28) + 1);
+  }
 }
 
 }  // namespace
 
+const CodebookLayout* FindCodebookLayout(GgmlType type) {
+  for (const CodebookLayout* l : kLayouts) {
+    if (l->type == type) return l;
+  }
+  return nullptr;
+}
+
 bool IsCodebookPackable(GgmlType type) {
-  if (type != GgmlType::kIQ3_XXS) return false;
+  if (FindCodebookLayout(type) == nullptr) return false;
   const PackedGemmPath path = ActivePackedGemmPath();
   return path == PackedGemmPath::kAvx512Vnni || path == PackedGemmPath::kAmx;
 }
 
 std::unique_ptr<PackedWeights> PackCodebookWeights(const WeightMatrix& w, ThreadPool* pool) {
-  RADIXLM_CHECK(w.type == GgmlType::kIQ3_XXS) << "not a packed codebook type";
-  RADIXLM_CHECK(w.cols % kQK_K == 0) << "IQ3_XXS columns must be whole super-blocks";
+  const CodebookLayout* layout = FindCodebookLayout(w.type);
+  RADIXLM_CHECK(layout != nullptr) << "not a packed codebook type";
+  RADIXLM_CHECK(w.cols % kQK_K == 0) << "codebook columns must be whole super-blocks";
+  RADIXLM_CHECK(8 * layout->BlockBytes() + layout->SuperBytes() == 16 * BlockBytes(w.type));
   auto p = std::make_unique<PackedWeights>();
   p->source_type = w.type;
   p->rows = w.rows;
   p->cols = w.cols;
   p->groups = (w.rows + 15) / 16;
-  p->act_block = 256;  // Q8_K, as the dot kernels quantize for IQ3_XXS
-  p->scale_form = ScaleForm::kIq3Xxs;
-  p->quant_bytes = kIq3xxsBlockBytes;
-  p->super_bytes = 32;
+  p->act_block = 256;  // Q8_K, as the dot kernels quantize for the codebook types
+  p->scale_form = ScaleForm::kCodebook;
+  p->quant_bytes = layout->BlockBytes();
+  p->super_bytes = layout->SuperBytes();
   const int64_t nb = w.cols / 32;
   p->group_bytes = (p->quant_bytes * nb + p->super_bytes * (nb / 8) + 63) / 64 * 64;
   p->stream_bytes = p->group_bytes / nb;
   p->data = AllocPacked(p->group_bytes * static_cast<size_t>(p->groups));  // zeroed padding
   const auto* src = static_cast<const uint8_t*>(w.data);
+  const size_t gguf_bytes = BlockBytes(w.type);
   ParallelFor(pool, p->groups, 16, [&](int64_t g0, int64_t g1, int) {
     for (int64_t g = g0; g < g1; ++g) {
       for (int r = 0; r < 16 && g * 16 + r < w.rows; ++r) {
-        const auto* row = reinterpret_cast<const BlockIQ3XXS*>(src + (g * 16 + r) * w.row_bytes);
+        const uint8_t* row = src + (g * 16 + r) * w.row_bytes;
         for (int64_t b = 0; b < nb; ++b) {
-          const BlockIQ3XXS& sb = row[b / 8];
+          const uint8_t* sb = row + (b / 8) * gguf_bytes;
           const int j = static_cast<int>(b % 8);
-          auto* dst = const_cast<uint8_t*>(p->Block(g, b));
-          for (int c = 0; c < 8; ++c) dst[16 * c + r] = sb.qs[8 * j + c];
-          std::memcpy(dst + 128 + 4 * r, sb.qs + kQK_K / 4 + 4 * j, 4);
-          if (j == 0) std::memcpy(const_cast<uint8_t*>(p->Supers(g, b)) + 2 * r, &sb.d, 2);
+          auto* blk = const_cast<uint8_t*>(p->Block(g, b));
+          for (int f = 0; f < layout->n_block; ++f) {
+            const CodebookField& fd = layout->block[f];
+            std::memcpy(blk + layout->BlockFieldOffset(f) + fd.width * r,
+                        sb + fd.src + fd.stride * j, fd.width);
+          }
+          if (j != 0) continue;
+          auto* sup = const_cast<uint8_t*>(p->Supers(g, b));
+          for (int f = 0; f < layout->n_super; ++f) {
+            const CodebookField& fd = layout->super[f];
+            std::memcpy(sup + layout->SuperFieldOffset(f) + fd.width * r, sb + fd.src, fd.width);
+          }
         }
       }
     }
@@ -65,40 +121,59 @@ std::unique_ptr<PackedWeights> PackCodebookWeights(const WeightMatrix& w, Thread
   return p;
 }
 
-int CodebookWeight(const PackedWeights& w, int64_t group, int64_t block, int lane, int k) {
-  const uint8_t* blk = w.Block(group, block);
-  const int c = k / 4;
-  const int mag = static_cast<int>((cpu::kIq3xxsGrid[blk[16 * c + lane]] >> (8 * (k % 4))) & 255);
-  const uint32_t aux = SignScaleWord(blk, lane);
-  const int signs = cpu::kIqSigns[(aux >> (7 * (k / 8))) & 127];
-  return (signs >> (k % 8)) & 1 ? -mag : mag;
+void UnpackCodebookBlock(const PackedWeights& w, int64_t group, int64_t super, int lane,
+                         uint8_t* block) {
+  const CodebookLayout* layout = FindCodebookLayout(w.source_type);
+  for (int j = 0; j < 8; ++j) {
+    const uint8_t* blk = w.Block(group, 8 * super + j);
+    for (int f = 0; f < layout->n_block; ++f) {
+      const CodebookField& fd = layout->block[f];
+      std::memcpy(block + fd.src + fd.stride * j,
+                  blk + layout->BlockFieldOffset(f) + fd.width * lane, fd.width);
+    }
+  }
+  const uint8_t* sup = w.Supers(group, 8 * super);
+  for (int f = 0; f < layout->n_super; ++f) {
+    const CodebookField& fd = layout->super[f];
+    std::memcpy(block + fd.src, sup + layout->SuperFieldOffset(f) + fd.width * lane, fd.width);
+  }
 }
 
-int CodebookBlockScale(const PackedWeights& w, int64_t group, int64_t block, int lane) {
-  return 2 * static_cast<int>(SignScaleWord(w.Block(group, block), lane) >> 28) + 1;
+void DecodeCodebookBlock(GgmlType type, const uint8_t* block, CodebookBlock* out) {
+  uint16_t h;
+  std::memcpy(&h, block, 2);
+  out->d = F16ToF32(h);
+  switch (type) {
+    case GgmlType::kIQ3_XXS:
+      return DecodeIq3xxs(block, out);
+    case GgmlType::kIQ2_XXS:
+      return DecodeIq2xxs(block, out);
+    default:
+      RADIXLM_CHECK(false) << "not a packed codebook type";
+  }
 }
-
-float CodebookOutScale(const PackedWeights&) { return 0.25f; }
 
 void CodebookReferenceGroups(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens,
                              int64_t g0, int64_t g1, float* y, int64_t y_stride) {
-  const float out_scale = CodebookOutScale(w);
-  for (int64_t t = 0; t < n_tokens; ++t) {
-    for (int64_t r = g0 * 16; r < std::min(w.rows, g1 * 16); ++r) {
-      const int64_t g = r / 16;
-      const int lane = static_cast<int>(r % 16);
+  const float out_scale = FindCodebookLayout(w.source_type)->out_scale;
+  std::vector<uint8_t> gguf(BlockBytes(w.source_type));
+  CodebookBlock cb;
+  for (int64_t r = g0 * 16; r < std::min(w.rows, g1 * 16); ++r) {
+    const int64_t g = r / 16;
+    const int lane = static_cast<int>(r % 16);
+    for (int64_t t = 0; t < n_tokens; ++t) {
       float acc = 0.0f;
       for (int64_t s = 0; s < a.nb / 8; ++s) {
+        UnpackCodebookBlock(w, g, s, lane, gguf.data());
+        DecodeCodebookBlock(w.source_type, gguf.data(), &cb);
+        const int8_t* xq = a.qs + t * a.stride + s * 256;
         int32_t isum = 0;
-        for (int64_t b = 8 * s; b < 8 * s + 8; ++b) {
-          const int8_t* xq = a.qs + t * a.stride + b * 32;
+        for (int h = 0; h < 16; ++h) {
           int32_t dot = 0;
-          for (int k = 0; k < 32; ++k) dot += CodebookWeight(w, g, b, lane, k) * xq[k];
-          isum += CodebookBlockScale(w, g, b, lane) * dot;
+          for (int k = 16 * h; k < 16 * h + 16; ++k) dot += cb.q[k] * xq[k];
+          isum += cb.scale[h] * dot;
         }
-        uint16_t h;
-        std::memcpy(&h, w.Supers(g, 8 * s) + 2 * lane, 2);
-        acc = std::fma(static_cast<float>(isum), F16ToF32(h) * a.dx[t * a.nb + 8 * s], acc);
+        acc = std::fma(static_cast<float>(isum), cb.d * a.dx[t * a.nb + 8 * s], acc);
       }
       y[t * y_stride + r] = out_scale * acc;
     }

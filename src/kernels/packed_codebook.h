@@ -1,23 +1,24 @@
 // The packed GEMM's layout and scalar definition for the codebook types (packed_weights.h,
-// ScaleForm::kIq3Xxs). So far IQ3_XXS; the other codebook types (IQ3_S, IQ2_XXS, IQ2_XS,
+// ScaleForm::kCodebook): IQ3_XXS and IQ2_XXS so far; the other codebook types (IQ3_S, IQ2_XS,
 // IQ2_S, IQ1_S, IQ1_M) are not packed and run on the dot kernels (dot.h).
 //
-// IQ3_XXS keeps its GGUF bytes, rearranged for 16 rows per group. Per group, block b (32
-// columns) holds 192 bytes:
-//   bytes 16 c + r (c < 8, r < 16): row r's grid index of chunk c (columns 4c..4c+3), one
-//     entry of kIq3xxsGrid (four magnitudes);
-//   bytes 128 + 4 r: row r's 32-bit word of the block as the GGUF stores it: 4 x 7 sign bits
-//     (bits 7l..7l+6 for columns 8l..8l+7; the 8th sign is their parity) and the 4-bit ls
-//     (bits 28..31);
-// after every block, per super-block of 256 columns, the rows' half d[16] (32 bytes): 16 x 98
-// bytes per 16 rows x 256 columns, the GGUF's bytes per weight.
-// A weight is d * (2 ls + 1) / 4 * grid * sign. Numerics (the kernels give these bits): per
-// token and row, per super-block the exact integer sum
-//   isum = sum over its 8 blocks of (2 ls + 1) * sum over 32 columns of (grid * sign) * xq
+// A packed codebook type keeps its GGUF bytes, rearranged for 16 rows per group. Its GGUF block
+// of 256 columns is cut into fields (CodebookLayout): per 32-column block j, `block` fields of
+// `width` bytes at GGUF offset src + j * stride (grid indices, sign and scale words); per
+// super-block, `super` fields (the half d, and scales). In the group, block b (32 columns) holds
+// its fields one after the other, each as 16 rows x width bytes (row r's bytes at 16 * field
+// offset + width * r), so one vector load takes a field of all 16 rows; after every 8 blocks
+// come the super-block's fields the same way. A group is 16 x the GGUF's bytes (padded to 64):
+// the file's bytes per weight.
+// Numerics (the kernels give these bits): a weight is d * out_scale * scale * q with integer q
+// and scale (CodebookBlock: IQ1's q = 8 * grid +- 1, its +-1/8 shift folded in). Per token and
+// row, per super-block the exact integer sum
+//   isum = sum over its 16 sub-blocks h of 16 columns of scale[h] * sum of q * xq
 // over the Q8_K activation quants xq, then acc = fma(float(isum), d * dx, acc) super-block
-// after super-block, and y = 0.25 * acc, whatever the number of tokens, rows or threads.
+// after super-block, and y = out_scale * acc, whatever the number of tokens, rows or threads.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
@@ -28,19 +29,83 @@
 
 namespace radixlm::kernels {
 
-// True for the codebook types this build packs on this CPU: IQ3_XXS where the packed GEMM runs
-// on AVX-512 VNNI (the avx512 and amx levels); elsewhere they keep the dot kernels.
+// A field of a GGUF super-block: block j's (or, for a super-block field, the one: stride 0)
+// `width` bytes at offset src + stride * j.
+struct CodebookField {
+  int src = 0, stride = 0, width = 0;
+};
+
+struct CodebookLayout {
+  gguf::GgmlType type;
+  float out_scale;
+  int n_block = 0;
+  CodebookField block[10];
+  int n_super = 0;
+  CodebookField super[4];
+
+  // Offset of block field f in a packed block (and of super field f in the super-block's bytes).
+  constexpr size_t BlockFieldOffset(int f) const { return FieldOffset(block, f); }
+  constexpr size_t SuperFieldOffset(int f) const { return FieldOffset(super, f); }
+  constexpr size_t BlockBytes() const { return FieldOffset(block, n_block); }
+  constexpr size_t SuperBytes() const { return FieldOffset(super, n_super); }
+
+ private:
+  static constexpr size_t FieldOffset(const CodebookField* fields, int f) {
+    size_t off = 0;
+    for (int i = 0; i < f; ++i) off += 16 * static_cast<size_t>(fields[i].width);
+    return off;
+  }
+};
+
+// IQ3_XXS: the 8 grid indices of block j (one per 4 columns), then its sign / scale word
+// (4 x 7 sign bits, the 4-bit ls at bits 28..31); the half d.
+inline constexpr CodebookLayout kIq3xxsLayout{gguf::GgmlType::kIQ3_XXS,
+                                              0.25f,
+                                              9,
+                                              {{2, 8, 1},
+                                               {3, 8, 1},
+                                               {4, 8, 1},
+                                               {5, 8, 1},
+                                               {6, 8, 1},
+                                               {7, 8, 1},
+                                               {8, 8, 1},
+                                               {9, 8, 1},
+                                               {66, 4, 4}},
+                                              1,
+                                              {{0, 0, 2}}};
+// IQ2_XXS: the 4 grid indices of block j (one per 8 columns), then its sign / scale word
+// (4 x 7 sign bits, ls at bits 28..31); the half d.
+inline constexpr CodebookLayout kIq2xxsLayout{
+    gguf::GgmlType::kIQ2_XXS,
+    0.125f,
+    5,
+    {{2, 8, 1}, {3, 8, 1}, {4, 8, 1}, {5, 8, 1}, {6, 8, 4}},
+    1,
+    {{0, 0, 2}}};
+
+// The layout of a packed codebook type, or null for the others.
+const CodebookLayout* FindCodebookLayout(gguf::GgmlType type);
+
+// True for the codebook types this build packs on this CPU: those with a layout, where the
+// packed GEMM runs on AVX-512 VNNI (the avx512 and amx levels); elsewhere they keep the dot
+// kernels.
 bool IsCodebookPackable(gguf::GgmlType type);
 
-// The layout above (w.type IQ3_XXS; cols a multiple of 256).
+// The layout above (w.type with a layout; cols a multiple of 256).
 std::unique_ptr<PackedWeights> PackCodebookWeights(const WeightMatrix& w, ThreadPool* pool);
 
-// The signed weight grid * sign (without scales) of column k (0..31) of row `lane` in block
-// `block` of group `group`, and that block's integer scale 2 ls + 1 for the row.
-int CodebookWeight(const PackedWeights& w, int64_t group, int64_t block, int lane, int k);
-int CodebookBlockScale(const PackedWeights& w, int64_t group, int64_t block, int lane);
-// The float factor of the final sum (0.25 for IQ3_XXS).
-float CodebookOutScale(const PackedWeights& w);
+// Row `lane` of group `group`'s GGUF block of super-block `super` (256 columns), read back from
+// the packed bytes: block_bytes (the type's BlockBytes) bytes.
+void UnpackCodebookBlock(const PackedWeights& w, int64_t group, int64_t super, int lane,
+                         uint8_t* block);
+
+// One GGUF block of a packed codebook type in the integers of the numerics above.
+struct CodebookBlock {
+  float d = 0.0f;    // the half d (IQ1_M: from its scale words' top nibbles)
+  int8_t q[256];     // the signed integer weights
+  int8_t scale[16];  // per 16 columns
+};
+void DecodeCodebookBlock(gguf::GgmlType type, const uint8_t* block, CodebookBlock* out);
 
 // The scalar definition above for row groups [g0, g1).
 void CodebookReferenceGroups(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens,

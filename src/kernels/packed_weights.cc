@@ -423,7 +423,7 @@ float PackedWeights::ScaleD(int64_t group, int64_t block, int s, int lane) const
     }
     case ScaleForm::kE8M0:
       return cpu::E8M0HalfToFloat(sp[lane]);
-    case ScaleForm::kIq3Xxs:  // packed_codebook.h
+    case ScaleForm::kCodebook:  // packed_codebook.h
     case ScaleForm::kNone:
       break;
   }
@@ -533,7 +533,7 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
   if (w.type == GgmlType::kF32 || w.type == GgmlType::kF16 || w.type == GgmlType::kBF16) {
     return PackFloatWeights(w, pool);
   }
-  if (w.type == GgmlType::kIQ3_XXS) return PackCodebookWeights(w, pool);
+  if (FindCodebookLayout(w.type) != nullptr) return PackCodebookWeights(w, pool);
   const TypeTraits tr = Traits(w.type);
   auto p = std::make_unique<PackedWeights>();
   p->source_type = w.type;
@@ -577,7 +577,7 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
     case ScaleForm::kE8M0:
       p->scale_bytes = 16;
       break;
-    case ScaleForm::kIq3Xxs:
+    case ScaleForm::kCodebook:
     case ScaleForm::kNone:
       std::abort();
   }
@@ -671,7 +671,7 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
             case ScaleForm::kE8M0:
               scales[r] = ub.e;
               break;
-            case ScaleForm::kIq3Xxs:
+            case ScaleForm::kCodebook:
             case ScaleForm::kNone:
               break;
           }
@@ -827,7 +827,7 @@ void PackedGemmGroups(const PackedWeights& w, const PackedActivations& a, int64_
 #endif
     return ReferenceGroups(w, a, n_tokens, g0, g1, y, y_stride);
   }
-  if (w.scale_form == ScaleForm::kIq3Xxs) {
+  if (w.scale_form == ScaleForm::kCodebook) {
 #if defined(RADIXLM_KERNELS_AVX512_VNNI)
     const PackedGemmPath path = ActivePackedGemmPath();
     if (path == PackedGemmPath::kAvx512Vnni || path == PackedGemmPath::kAmx) {
@@ -929,7 +929,7 @@ void ReferenceGroups(const PackedWeights& w, const PackedActivations& a, int64_t
     }
     return;
   }
-  if (w.scale_form == ScaleForm::kIq3Xxs) {
+  if (w.scale_form == ScaleForm::kCodebook) {
     return CodebookReferenceGroups(w, a, n_tokens, g0, g1, y, y_stride);
   }
   const int n_scales = 32 / w.sub;

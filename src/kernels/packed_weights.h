@@ -51,9 +51,9 @@
 // format: 32-element blocks with a half-precision scale (Q8_0) for the 32-element block
 // types, 256-element blocks with a float scale (Q8_K) for the K-quants; see PackedActivations.
 //
-// The codebook type IQ3_XXS (where the AVX-512 VNNI path runs) keeps its grid indices, sign
-// bits and scales as the GGUF stores them, rearranged per group of 16 rows, with numerics of
-// its own (kernels/packed_codebook.h; ScaleForm::kIq3Xxs).
+// The codebook types with a packed layout (kernels/packed_codebook.h names them; where the
+// AVX-512 VNNI path runs) keep their grid indices, sign bits and scales as the GGUF stores them,
+// rearranged per group of 16 rows, with numerics of their own (ScaleForm::kCodebook).
 //
 // Float weights (F32, F16, BF16) are repacked too, unquantized, for a register-tiled float GEMM:
 // per group, per block of 32 columns, column k's 16 row values are contiguous (k-major), in the
@@ -88,8 +88,8 @@
 namespace radixlm::kernels {
 
 // How a packed block's scales are stored (the layout above).
-// kIq3Xxs: a codebook type in its own layout (packed_codebook.h), none of the above.
-enum class ScaleForm { kHalf, kK4, kQ6K, kQ3K, kQ2K, kI6, kE8M0, kIq3Xxs, kNone };
+// kCodebook: a codebook type in its own layout (packed_codebook.h), none of the above.
+enum class ScaleForm { kHalf, kK4, kQ6K, kQ3K, kQ2K, kI6, kE8M0, kCodebook, kNone };
 
 struct PackedWeights {
   gguf::GgmlType source_type = gguf::GgmlType::kF32;
@@ -172,7 +172,7 @@ Bf16GemmPath ActiveBf16GemmPath();
 const char* Bf16GemmPathName(Bf16GemmPath path);
 
 // True for the weight types PackWeights accepts (the quant types above, F32, F16, BF16; and
-// IQ3_XXS where packed_codebook.h's IsCodebookPackable says so).
+// the codebook types where packed_codebook.h's IsCodebookPackable says so).
 bool IsPackableType(gguf::GgmlType type);
 
 // Repacks w (whose rows are GGUF blocks) into the layout above; pool may be null. Requires

@@ -1,19 +1,23 @@
-// The packed GEMM of the codebook types (kernels/packed_codebook.h; IQ3_XXS): the layout keeps
-// the GGUF's bytes per weight and its weights exactly, the AVX-512 VNNI kernel (which the avx512
-// and amx levels run) gives the scalar definition's bits for every tile shape and partial
-// group, a row's output never depends on the batch or the threads, and the result is the row
-// dot's (dot.h) up to float rounding, and the dequantized weights' float product up to the
-// activations' rounding. Below the avx512 level the type is not packed (its dot kernels run).
+// The packed GEMM of the codebook types (kernels/packed_codebook.h), per type: the layout keeps
+// the GGUF's bytes per weight and its bytes exactly (they read back), the integer form decodes
+// to the dequantized weights, the AVX-512 VNNI kernel (which the avx512 and amx levels run)
+// gives the scalar definition's bits for every tile shape and partial group, a row's output
+// never depends on the batch or the threads, and the result is the row dot's (dot.h) up to
+// float rounding, and the dequantized weights' float product up to the activations' rounding.
+// Below the avx512 level the types are not packed (their dot kernels run).
 #include "kernels/packed_codebook.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "gguf/ggml_types.h"
 #include "kernels/cpu/gemm_packed.h"
 #include "kernels/cpu/isa.h"
 #include "kernels/dot.h"
@@ -36,24 +40,36 @@ struct Fixture {
   WeightMatrix w;
 };
 
-// Random IQ3_XXS blocks: every index, sign and scale bit random, d in [1e-3, 1e-1].
-Fixture MakeIq3xxs(int64_t rows, int64_t cols, uint32_t seed) {
+// The codebook types packed so far.
+const GgmlType kPackedTypes[] = {GgmlType::kIQ3_XXS, GgmlType::kIQ2_XXS};
+
+// Random blocks: every index, sign and scale bit random, d in [1e-3, 1e-1] (IQ1_M: in the top
+// nibbles of its scale words).
+Fixture MakeCodebook(GgmlType type, int64_t rows, int64_t cols, uint32_t seed) {
   Fixture f{rows, cols, {}, {}, {}};
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> exponent(-3.0f, -1.0f);
-  const size_t row_bytes = RowBytes(GgmlType::kIQ3_XXS, cols);
+  const size_t row_bytes = RowBytes(type, cols);
   f.raw.resize(row_bytes * rows);
   for (auto& b : f.raw) b = static_cast<uint8_t>(rng());
-  auto* blocks = reinterpret_cast<BlockIQ3XXS*>(f.raw.data());
-  for (size_t i = 0; i < f.raw.size() / sizeof(BlockIQ3XXS); ++i) {
-    blocks[i].d = F32ToF16(std::pow(10.0f, exponent(rng)));
+  const size_t bb = BlockBytes(type);
+  for (size_t i = 0; i < f.raw.size() / bb; ++i) {
+    uint8_t* block = f.raw.data() + i * bb;
+    const uint16_t h = F32ToF16(std::pow(10.0f, exponent(rng)));
+    if (type == GgmlType::kIQ1_M) {
+      for (int k = 0; k < 4; ++k) {
+        uint8_t* hi = block + offsetof(BlockIQ1M, scales) + 2 * k + 1;
+        *hi = static_cast<uint8_t>((*hi & 0x0F) | (((h >> (4 * k)) & 0xF) << 4));
+      }
+    } else {
+      std::memcpy(block, &h, 2);
+    }
   }
   f.dense.resize(rows * cols);
   for (int64_t r = 0; r < rows; ++r) {
-    DequantizeRow(GgmlType::kIQ3_XXS, f.raw.data() + r * row_bytes, f.dense.data() + r * cols,
-                  cols);
+    DequantizeRow(type, f.raw.data() + r * row_bytes, f.dense.data() + r * cols, cols);
   }
-  f.w = MakeWeightMatrix(GgmlType::kIQ3_XXS, f.raw.data(), rows, cols);
+  f.w = MakeWeightMatrix(type, f.raw.data(), rows, cols);
   return f;
 }
 
@@ -77,44 +93,54 @@ bool Avx512VnniHere() {
 TEST(PackedCodebookTest, PackableExactlyWhereTheAvx512VnniPathRuns) {
   const PackedGemmPath path = ActivePackedGemmPath();
   const bool avx512 = path == PackedGemmPath::kAvx512Vnni || path == PackedGemmPath::kAmx;
-  EXPECT_EQ(IsPackableType(GgmlType::kIQ3_XXS), avx512) << PackedGemmPathName(path);
-  for (GgmlType t : {GgmlType::kIQ3_S, GgmlType::kIQ2_XXS, GgmlType::kIQ2_XS, GgmlType::kIQ2_S,
-                     GgmlType::kIQ1_S, GgmlType::kIQ1_M}) {
-    EXPECT_FALSE(IsPackableType(t)) << static_cast<int>(t);
+  for (GgmlType t : {GgmlType::kIQ3_XXS, GgmlType::kIQ3_S, GgmlType::kIQ2_XXS, GgmlType::kIQ2_XS,
+                     GgmlType::kIQ2_S, GgmlType::kIQ1_S, GgmlType::kIQ1_M}) {
+    const bool packed = FindCodebookLayout(t) != nullptr;
+    EXPECT_EQ(packed, std::find(std::begin(kPackedTypes), std::end(kPackedTypes), t) !=
+                          std::end(kPackedTypes))
+        << gguf::GgmlTypeName(t);
+    EXPECT_EQ(IsPackableType(t), packed && avx512)
+        << gguf::GgmlTypeName(t) << " " << PackedGemmPathName(path);
   }
 }
 
-TEST(PackedCodebookTest, Iq3xxsKeepsItsGgufBytesAndWeights) {
-  const Fixture f = MakeIq3xxs(37, 768, 7);
+class PackedCodebookTypeTest : public ::testing::TestWithParam<GgmlType> {};
+
+TEST_P(PackedCodebookTypeTest, KeepsItsGgufBytesAndWeights) {
+  const GgmlType type = GetParam();
+  const Fixture f = MakeCodebook(type, 37, 768, 7);
   const auto p = PackCodebookWeights(f.w, nullptr);
   EXPECT_EQ(p->act_block, 256);
-  // 16 rows' GGUF bytes, the group padded to 64 bytes (768 columns: 4,704 bytes -> 4,736).
-  EXPECT_EQ(p->group_bytes, (16 * RowBytes(GgmlType::kIQ3_XXS, 768) + 63) / 64 * 64);
-  const Fixture f512 = MakeIq3xxs(32, 512, 3);
-  EXPECT_DOUBLE_EQ(
-      static_cast<double>(PackCodebookWeights(f512.w, nullptr)->group_bytes) / (16 * 512),
-      98.0 / 256);
+  // 16 rows' GGUF bytes, the group padded to 64 bytes.
+  EXPECT_EQ(p->group_bytes, (16 * RowBytes(type, 768) + 63) / 64 * 64);
+  const Fixture f1024 = MakeCodebook(type, 32, 1024, 3);
+  EXPECT_EQ(PackCodebookWeights(f1024.w, nullptr)->group_bytes, 16 * RowBytes(type, 1024));
+  const size_t bb = BlockBytes(type);
+  std::vector<uint8_t> block(bb);
+  CodebookBlock cb;
+  const float out_scale = FindCodebookLayout(type)->out_scale;
   for (int64_t r = 0; r < f.rows; ++r) {
-    for (int64_t k = 0; k < f.cols; ++k) {
-      const int64_t g = r / 16, b = k / 32;
-      const int lane = static_cast<int>(r % 16);
-      uint16_t h;
-      std::memcpy(&h, p->Supers(g, b) + 2 * lane, 2);
-      const float v = F16ToF32(h) * static_cast<float>(CodebookBlockScale(*p, g, b, lane)) *
-                      CodebookOutScale(*p) *
-                      static_cast<float>(CodebookWeight(*p, g, b, lane, static_cast<int>(k % 32)));
-      ASSERT_NEAR(v, f.dense[r * f.cols + k], 1e-6f * (1.0f + std::fabs(v)))
-          << "row " << r << " col " << k;
+    for (int64_t s = 0; s < f.cols / 256; ++s) {
+      const uint8_t* gguf = f.raw.data() + r * f.w.row_bytes + s * bb;
+      UnpackCodebookBlock(*p, r / 16, s, static_cast<int>(r % 16), block.data());
+      ASSERT_EQ(0, std::memcmp(block.data(), gguf, bb)) << "row " << r << " super-block " << s;
+      DecodeCodebookBlock(type, gguf, &cb);
+      for (int k = 0; k < 256; ++k) {
+        const float v =
+            cb.d * static_cast<float>(cb.scale[k / 16]) * out_scale * static_cast<float>(cb.q[k]);
+        ASSERT_NEAR(v, f.dense[r * f.cols + 256 * s + k], 1e-6f * (1.0f + std::fabs(v)))
+            << "row " << r << " col " << 256 * s + k;
+      }
     }
   }
 }
 
-TEST(PackedCodebookTest, Avx512VnniKernelMatchesReferenceBitForBit) {
+TEST_P(PackedCodebookTypeTest, Avx512VnniKernelMatchesReferenceBitForBit) {
   if (!Avx512VnniHere()) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
 #if defined(RADIXLM_KERNELS_AVX512_VNNI)
   for (int64_t cols : {256, 768}) {
     // 45 rows: two full groups and a partial one of 13.
-    const Fixture f = MakeIq3xxs(45, cols, 21);
+    const Fixture f = MakeCodebook(GetParam(), 45, cols, 21);
     const auto p = PackCodebookWeights(f.w, nullptr);
     for (int64_t n_tokens : {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 37}) {
       SCOPED_TRACE("cols " + std::to_string(cols) + " tokens " + std::to_string(n_tokens));
@@ -136,8 +162,9 @@ TEST(PackedCodebookTest, Avx512VnniKernelMatchesReferenceBitForBit) {
 #endif
 }
 
-TEST(PackedCodebookTest, MatchesTheRowDotAndTheDequantizedProduct) {
-  const Fixture f = MakeIq3xxs(45, 512, 11);
+TEST_P(PackedCodebookTypeTest, MatchesTheRowDotAndTheDequantizedProduct) {
+  const GgmlType type = GetParam();
+  const Fixture f = MakeCodebook(type, 45, 512, 11);
   const auto p = PackCodebookWeights(f.w, nullptr);
   const int64_t n_tokens = 19;
   const std::vector<float> x = RandomActivations(n_tokens, f.cols, 5);
@@ -155,8 +182,7 @@ TEST(PackedCodebookTest, MatchesTheRowDotAndTheDequantizedProduct) {
         exact += v;
         mag += std::fabs(v);
       }
-      const float dot =
-          VecDot(GgmlType::kIQ3_XXS, f.cols, f.raw.data() + r * f.w.row_bytes, xq.data());
+      const float dot = VecDot(type, f.cols, f.raw.data() + r * f.w.row_bytes, xq.data());
       const float y = got[t * f.rows + r];
       ASSERT_NEAR(y, dot, 1e-5 * mag) << "token " << t << " row " << r;
       ASSERT_NEAR(y, exact, 0.01 * mag) << "token " << t << " row " << r;
@@ -164,8 +190,8 @@ TEST(PackedCodebookTest, MatchesTheRowDotAndTheDequantizedProduct) {
   }
 }
 
-TEST(PackedCodebookTest, MatMulIsBatchAndThreadInvariant) {
-  const Fixture f = MakeIq3xxs(70, 512, 13);
+TEST_P(PackedCodebookTypeTest, MatMulIsBatchAndThreadInvariant) {
+  const Fixture f = MakeCodebook(GetParam(), 70, 512, 13);
   const auto p = PackCodebookWeights(f.w, nullptr);
   WeightMatrix w = f.w;
   w.packed = p.get();
@@ -188,6 +214,11 @@ TEST(PackedCodebookTest, MatMulIsBatchAndThreadInvariant) {
   PackedGemmReference(*p, a, n_tokens, ref.data(), f.rows);
   EXPECT_EQ(0, std::memcmp(serial.data(), ref.data(), ref.size() * sizeof(float)));
 }
+
+INSTANTIATE_TEST_SUITE_P(Types, PackedCodebookTypeTest, ::testing::ValuesIn(kPackedTypes),
+                         [](const ::testing::TestParamInfo<GgmlType>& info) {
+                           return std::string(gguf::GgmlTypeName(info.param));
+                         });
 
 }  // namespace
 }  // namespace radixlm::kernels

@@ -92,7 +92,7 @@ void Tile16(const PackedWeights& w, const PackedActivations& a, int64_t g, int64
 }  // namespace
 
 bool Supports(const PackedWeights& w) {
-  return w.sub == 32 && w.levels == nullptr && w.scale_form != ScaleForm::kIq3Xxs;
+  return w.sub == 32 && w.levels == nullptr && w.scale_form != ScaleForm::kCodebook;
 }
 
 // In static storage: GCC 12 drops stores into a local config before ldtilecfg reads it.

@@ -1,13 +1,14 @@
-// AVX-512 VNNI packed GEMM of the codebook types (kernels/packed_codebook.h: IQ3_XXS). Each
-// 32-column block of a 16-row group is decoded once per tile of up to 8 tokens into the 8
-// chunks of 16 rows x 4 columns that vpdpbusd takes, as u = grid * sign + 128 (the magnitudes
-// gathered from the grid, the stored 7 sign bits completed by their parity), and multiplied
-// with every token of the tile; the offset comes off with 128 times the block's activation sum,
-// the block's 2 ls + 1 multiplies the block's sum, and the super-block's sum goes into the float
-// accumulator as the scalar definition has it (the same bits).
+// AVX-512 VNNI packed GEMM of the codebook types (kernels/packed_codebook.h). Each 32-column
+// block of a 16-row group is decoded once per tile of up to 8 tokens into the 8 chunks of 16
+// rows x 4 columns that vpdpbusd takes, as u = q + 128 (the magnitudes gathered from the grid,
+// signed by the stored sign bits), and multiplied with every token of the tile; the offset comes
+// off with 128 times the activation sums, each 16-column half's scale multiplies its sum (or the
+// block's one scale the block's sum), and the super-block's sum goes into the float accumulator
+// as the scalar definition has it (the same bits).
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "kernels/cpu/gemm_packed.h"
@@ -19,11 +20,22 @@ namespace {
 
 constexpr int kMaxTokens = 8;
 
-inline __m512 LoadHalves(const uint8_t* p) {
-  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+inline __m512i Load16x8(const uint8_t* p) {  // 16 bytes -> 16 x int32
+  return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+inline __m512i Load16x16(const uint8_t* p) {  // 16 x uint16 -> 16 x int32
+  return _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+inline __m512i Load16x32(const uint8_t* p) { return _mm512_loadu_si512(p); }
+
+// 2 s + 1 of the 4-bit s at bit `shift` of each lane.
+inline __m512i OddScale(__m512i v, int shift, int bits) {
+  const __m512i s =
+      _mm512_and_si512(_mm512_srli_epi32(v, shift), _mm512_set1_epi32((1 << bits) - 1));
+  return _mm512_add_epi32(_mm512_slli_epi32(s, 1), _mm512_set1_epi32(1));
 }
 
-// The 8 signs bytes of each lane's 7 stored bits s (low 7 bits of each 32-bit lane, the rest
+// The 8 sign bits of each lane's 7 stored bits s (low 7 bits of each 32-bit lane, the rest
 // zero), bit 7 their parity: s ^ parity(s) << 7.
 inline __m512i CompleteSigns(__m512i s) {
   __m512i p = _mm512_xor_si512(s, _mm512_srli_epi32(s, 4));
@@ -32,29 +44,76 @@ inline __m512i CompleteSigns(__m512i s) {
   return _mm512_or_si512(s, _mm512_slli_epi32(_mm512_and_si512(p, _mm512_set1_epi32(1)), 7));
 }
 
-// Block `blk` of IQ3_XXS (packed_codebook.h) as u[c] = grid * sign + 128 of chunk c of the 16
-// rows, and the rows' 2 ls + 1.
-inline void DecodeIq3xxs(const uint8_t* blk, __m512i* u, __m512i* scale) {
-  const __m512i aux = _mm512_loadu_si512(blk + 128);
-  *scale = _mm512_add_epi32(_mm512_slli_epi32(_mm512_srli_epi32(aux, 28), 1), _mm512_set1_epi32(1));
+// The 8 sign bits of group l (8 columns) from the 7 stored at bits 7 l.. of each lane of aux.
+inline __m512i StoredSigns(__m512i aux, int l) {
+  return CompleteSigns(_mm512_and_si512(_mm512_srli_epi32(aux, 7 * l), _mm512_set1_epi32(127)));
+}
+
+// u = 128 + mag, or 128 - mag where bit i (i < 4) of byte 0 of the lane of `signs` is set for
+// byte i of the lane of mag (mag < 128).
+inline __m512i SignChunk(__m512i mag, __m512i signs) {
   // Byte 0 of each 32-bit lane into all four of its bytes.
   const __m512i spread = _mm512_set4_epi32(0x0C0C0C0C, 0x08080808, 0x04040404, 0x00000000);
-  const __m512i bits = _mm512_set1_epi32(0x08040201);
-  const __m512i n127 = _mm512_set1_epi32(127), flip = _mm512_set1_epi8(static_cast<char>(0x80));
-  for (int l = 0; l < 4; ++l) {
-    const __m512i s8 = CompleteSigns(_mm512_and_si512(_mm512_srli_epi32(aux, 7 * l), n127));
-    for (int h = 0; h < 2; ++h) {
-      const int c = 2 * l + h;
-      const __m512i idx =
-          _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 16 * c)));
-      const __m512i mag = _mm512_i32gather_epi32(idx, reinterpret_cast<const int*>(kIq3xxsGrid), 4);
-      const __m512i nib = _mm512_srli_epi32(s8, 4 * h);  // bits 0..3: the chunk's signs
-      const __mmask64 neg = _mm512_test_epi8_mask(_mm512_shuffle_epi8(nib, spread), bits);
-      // 128 + mag (mag < 128), or 128 - mag for the negative weights.
-      u[c] = _mm512_mask_sub_epi8(_mm512_xor_si512(mag, flip), neg, flip, mag);
+  const __mmask64 neg =
+      _mm512_test_epi8_mask(_mm512_shuffle_epi8(signs, spread), _mm512_set1_epi32(0x08040201));
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  return _mm512_mask_sub_epi8(_mm512_xor_si512(mag, flip), neg, flip, mag);
+}
+
+// The 16 rows' 8-byte grid entries table[idx] as two chunks: columns 0..3 (*lo) and 4..7 (*hi).
+inline void Grid8(__m512i idx, const uint64_t* table, __m512i* lo, __m512i* hi) {
+  const auto* base = reinterpret_cast<const long long*>(table);
+  const __m512i g0 = _mm512_i32gather_epi64(_mm512_castsi512_si256(idx), base, 8);
+  const __m512i g1 = _mm512_i32gather_epi64(_mm512_extracti64x4_epi64(idx, 1), base, 8);
+  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  *lo = _mm512_permutex2var_epi32(g0, even, g1);
+  *hi = _mm512_permutex2var_epi32(g0, odd, g1);
+}
+
+// Per type: Decode(blk, sup, j, u, scale) of block j (0..7) of its super-block; kTwoScales:
+// scale[0] for columns 0..15 and scale[1] for 16..31, else scale[0] for all 32.
+// LoadD(sup): the 16 rows' d.
+inline __m512 LoadHalves(const uint8_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+struct Iq3xxs {
+  static constexpr const CodebookLayout& kLayout = kIq3xxsLayout;
+  static constexpr bool kTwoScales = false;
+  static void Decode(const uint8_t* blk, const uint8_t*, int, __m512i* u, __m512i* scale) {
+    const __m512i aux = Load16x32(blk + kLayout.BlockFieldOffset(8));
+    scale[0] = OddScale(aux, 28, 4);
+    for (int l = 0; l < 4; ++l) {
+      const __m512i s8 = StoredSigns(aux, l);
+      for (int h = 0; h < 2; ++h) {
+        const int c = 2 * l + h;
+        const __m512i idx = Load16x8(blk + kLayout.BlockFieldOffset(c));
+        const __m512i mag =
+            _mm512_i32gather_epi32(idx, reinterpret_cast<const int*>(kIq3xxsGrid), 4);
+        u[c] = SignChunk(mag, _mm512_srli_epi32(s8, 4 * h));
+      }
     }
   }
-}
+  static __m512 LoadD(const uint8_t* sup) { return LoadHalves(sup); }
+};
+
+struct Iq2xxs {
+  static constexpr const CodebookLayout& kLayout = kIq2xxsLayout;
+  static constexpr bool kTwoScales = false;
+  static void Decode(const uint8_t* blk, const uint8_t*, int, __m512i* u, __m512i* scale) {
+    const __m512i aux = Load16x32(blk + kLayout.BlockFieldOffset(4));
+    scale[0] = OddScale(aux, 28, 4);
+    for (int l = 0; l < 4; ++l) {
+      const __m512i s8 = StoredSigns(aux, l);
+      __m512i lo, hi;
+      Grid8(Load16x8(blk + kLayout.BlockFieldOffset(l)), kIq2xxsGrid, &lo, &hi);
+      u[2 * l] = SignChunk(lo, s8);
+      u[2 * l + 1] = SignChunk(hi, _mm512_srli_epi32(s8, 4));
+    }
+  }
+  static __m512 LoadD(const uint8_t* sup) { return LoadHalves(sup); }
+};
 
 inline __m512i Broadcast4(const int8_t* p) {
   int32_t v;
@@ -62,38 +121,49 @@ inline __m512i Broadcast4(const int8_t* p) {
   return _mm512_set1_epi32(v);
 }
 
-template <int kTokens>
-void Iq3xxsTile(const PackedWeights& w, const PackedActivations& a, int64_t t0, int64_t g,
-                bool prefetch, float* y, int64_t y_stride) {
+template <typename Type, int kTokens>
+void Tile(const PackedWeights& w, const PackedActivations& a, int64_t t0, int64_t g, bool prefetch,
+          float* y, int64_t y_stride) {
   const int64_t nb = a.nb;
   __m512 facc[kTokens];
   for (int t = 0; t < kTokens; ++t) facc[t] = _mm512_setzero_ps();
   for (int64_t s = 0; s < nb / 8; ++s) {
+    const uint8_t* sup = w.Supers(g, 8 * s);
     __m512i isum[kTokens];
     for (int t = 0; t < kTokens; ++t) isum[t] = _mm512_setzero_si512();
     for (int64_t b = 8 * s; b < 8 * s + 8; ++b) {
       const uint8_t* blk = w.Block(g, b);
       if (prefetch) PrefetchAhead(blk, w.stream_bytes);
-      __m512i u[8], scale;
-      DecodeIq3xxs(blk, u, &scale);
+      __m512i u[8], scale[2];
+      Type::Decode(blk, sup, static_cast<int>(b - 8 * s), u, scale);
       for (int t = 0; t < kTokens; ++t) {
         const int64_t tok = t0 + t;
         const int8_t* xq = a.qs + tok * static_cast<int64_t>(a.stride) + 32 * b;
-        __m512i dot = _mm512_setzero_si512();
-        for (int c = 0; c < 8; ++c) dot = _mm512_dpbusd_epi32(dot, u[c], Broadcast4(xq + 4 * c));
         const int64_t tb = tok * nb + b;
-        const int32_t xsum = a.sum16[2 * tb] + a.sum16[2 * tb + 1];
-        dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(128 * xsum));
-        isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(dot, scale));
+        __m512i dot0 = _mm512_setzero_si512(), dot1 = _mm512_setzero_si512();
+        __m512i& dot_hi = Type::kTwoScales ? dot1 : dot0;  // columns 16..31
+        for (int c = 0; c < 4; ++c) dot0 = _mm512_dpbusd_epi32(dot0, u[c], Broadcast4(xq + 4 * c));
+        for (int c = 4; c < 8; ++c)
+          dot_hi = _mm512_dpbusd_epi32(dot_hi, u[c], Broadcast4(xq + 4 * c));
+        if constexpr (Type::kTwoScales) {
+          dot0 = _mm512_sub_epi32(dot0, _mm512_set1_epi32(128 * a.sum16[2 * tb]));
+          dot1 = _mm512_sub_epi32(dot1, _mm512_set1_epi32(128 * a.sum16[2 * tb + 1]));
+          isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(dot0, scale[0]));
+          isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(dot1, scale[1]));
+        } else {
+          const int32_t xsum = a.sum16[2 * tb] + a.sum16[2 * tb + 1];
+          dot0 = _mm512_sub_epi32(dot0, _mm512_set1_epi32(128 * xsum));
+          isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(dot0, scale[0]));
+        }
       }
     }
-    const __m512 dw = LoadHalves(w.Supers(g, 8 * s));
+    const __m512 dw = Type::LoadD(sup);
     for (int t = 0; t < kTokens; ++t) {
       const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(a.dx[(t0 + t) * nb + 8 * s]));
       facc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]), d, facc[t]);
     }
   }
-  const __m512 out_scale = _mm512_set1_ps(CodebookOutScale(w));
+  const __m512 out_scale = _mm512_set1_ps(Type::kLayout.out_scale);
   const int64_t row0 = g * 16;
   const __mmask16 rows_mask =
       static_cast<__mmask16>((1u << std::min<int64_t>(16, w.rows - row0)) - 1);
@@ -105,20 +175,33 @@ void Iq3xxsTile(const PackedWeights& w, const PackedActivations& a, int64_t t0, 
 
 using TileFn = void (*)(const PackedWeights&, const PackedActivations&, int64_t, int64_t, bool,
                         float*, int64_t);
-constexpr TileFn kTiles[kMaxTokens + 1] = {
-    nullptr,       Iq3xxsTile<1>, Iq3xxsTile<2>, Iq3xxsTile<3>, Iq3xxsTile<4>,
-    Iq3xxsTile<5>, Iq3xxsTile<6>, Iq3xxsTile<7>, Iq3xxsTile<8>,
-};
 
-}  // namespace
-
-void CodebookGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
-                  int64_t g1, float* y, int64_t y_stride) {
+template <typename Type>
+void Gemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
+          int64_t g1, float* y, int64_t y_stride) {
+  constexpr TileFn kTiles[kMaxTokens + 1] = {
+      nullptr,       Tile<Type, 1>, Tile<Type, 2>, Tile<Type, 3>, Tile<Type, 4>,
+      Tile<Type, 5>, Tile<Type, 6>, Tile<Type, 7>, Tile<Type, 8>,
+  };
   for (int64_t g = g0; g < g1; ++g) {
     for (int64_t t0 = 0; t0 < n_tokens; t0 += kMaxTokens) {
       const int64_t n = std::min<int64_t>(kMaxTokens, n_tokens - t0);
       kTiles[n](w, a, t0, g, t0 == 0, y, y_stride);
     }
+  }
+}
+
+}  // namespace
+
+void CodebookGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
+                  int64_t g1, float* y, int64_t y_stride) {
+  switch (w.source_type) {
+    case gguf::GgmlType::kIQ3_XXS:
+      return Gemm<Iq3xxs>(w, a, n_tokens, g0, g1, y, y_stride);
+    case gguf::GgmlType::kIQ2_XXS:
+      return Gemm<Iq2xxs>(w, a, n_tokens, g0, g1, y, y_stride);
+    default:
+      std::abort();
   }
 }
 
