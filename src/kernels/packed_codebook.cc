@@ -16,7 +16,7 @@ namespace {
 
 using gguf::GgmlType;
 
-constexpr const CodebookLayout* kLayouts[] = {&kIq3xxsLayout, &kIq2xxsLayout};
+constexpr const CodebookLayout* kLayouts[] = {&kIq3xxsLayout, &kIq2xxsLayout, &kIq3sLayout};
 
 uint32_t Load32(const uint8_t* p) {
   uint32_t v;
@@ -57,6 +57,19 @@ void DecodeIq2xxs(const uint8_t* blk, CodebookBlock* out) {
                  out->q + 32 * ib + 8 * l);
     }
     out->scale[2 * ib] = out->scale[2 * ib + 1] = static_cast<int8_t>(2 * (aux >> 28) + 1);
+  }
+}
+
+void DecodeIq3s(const uint8_t* blk, CodebookBlock* out) {
+  const uint8_t *qs = blk + 2, *qh = blk + 66, *signs = blk + 74, *scales = blk + 106;
+  for (int ib = 0; ib < 8; ++ib) {
+    for (int c = 0; c < 8; ++c) {
+      const int index = qs[8 * ib + c] | (((qh[ib] >> c) & 1) << 8);
+      SignedGrid(cpu::kIq3sGrid[index], 4, signs[4 * ib + c / 2] >> (4 * (c % 2)),
+                 out->q + 32 * ib + 4 * c);
+    }
+    const int ls = (scales[ib / 2] >> (4 * (ib % 2))) & 15;
+    out->scale[2 * ib] = out->scale[2 * ib + 1] = static_cast<int8_t>(2 * ls + 1);
   }
 }
 
@@ -148,6 +161,8 @@ void DecodeCodebookBlock(GgmlType type, const uint8_t* block, CodebookBlock* out
       return DecodeIq3xxs(block, out);
     case GgmlType::kIQ2_XXS:
       return DecodeIq2xxs(block, out);
+    case GgmlType::kIQ3_S:
+      return DecodeIq3s(block, out);
     default:
       RADIXLM_CHECK(false) << "not a packed codebook type";
   }

@@ -1,5 +1,5 @@
 // The packed GEMM's layout and scalar definition for the codebook types (packed_weights.h,
-// ScaleForm::kCodebook): IQ3_XXS and IQ2_XXS so far; the other codebook types (IQ3_S, IQ2_XS,
+// ScaleForm::kCodebook): IQ3_XXS, IQ2_XXS and IQ3_S so far; the other codebook types (IQ2_XS,
 // IQ2_S, IQ1_S, IQ1_M) are not packed and run on the dot kernels (dot.h).
 //
 // A packed codebook type keeps its GGUF bytes, rearranged for 16 rows per group. Its GGUF block
@@ -82,6 +82,24 @@ inline constexpr CodebookLayout kIq2xxsLayout{
     {{2, 8, 1}, {3, 8, 1}, {4, 8, 1}, {5, 8, 1}, {6, 8, 4}},
     1,
     {{0, 0, 2}}};
+// IQ3_S: the 8 low bytes of block j's 9-bit grid indices, its byte of 9th bits (bit c: index
+// c), its 4 sign bytes (one bit per column); the half d, the 4 bytes of 4-bit scales (block j's
+// at bits 4 j..4 j + 3 of the word).
+inline constexpr CodebookLayout kIq3sLayout{gguf::GgmlType::kIQ3_S,
+                                            1.0f,
+                                            10,
+                                            {{2, 8, 1},
+                                             {3, 8, 1},
+                                             {4, 8, 1},
+                                             {5, 8, 1},
+                                             {6, 8, 1},
+                                             {7, 8, 1},
+                                             {8, 8, 1},
+                                             {9, 8, 1},
+                                             {66, 1, 1},
+                                             {74, 4, 4}},
+                                            2,
+                                            {{0, 0, 2}, {106, 0, 4}}};
 
 // The layout of a packed codebook type, or null for the others.
 const CodebookLayout* FindCodebookLayout(gguf::GgmlType type);

@@ -115,6 +115,24 @@ struct Iq2xxs {
   static __m512 LoadD(const uint8_t* sup) { return LoadHalves(sup); }
 };
 
+struct Iq3s {
+  static constexpr const CodebookLayout& kLayout = kIq3sLayout;
+  static constexpr bool kTwoScales = false;
+  static void Decode(const uint8_t* blk, const uint8_t* sup, int j, __m512i* u, __m512i* scale) {
+    const __m512i qh = Load16x8(blk + kLayout.BlockFieldOffset(8));
+    const __m512i signs = Load16x32(blk + kLayout.BlockFieldOffset(9));
+    scale[0] = OddScale(Load16x32(sup + kLayout.SuperFieldOffset(1)), 4 * j, 4);
+    for (int c = 0; c < 8; ++c) {
+      // The 9th bit of index c (bit c of qh) to bit 8.
+      const __m512i high = _mm512_and_si512(_mm512_slli_epi32(qh, 8 - c), _mm512_set1_epi32(256));
+      const __m512i idx = _mm512_or_si512(Load16x8(blk + kLayout.BlockFieldOffset(c)), high);
+      const __m512i mag = _mm512_i32gather_epi32(idx, reinterpret_cast<const int*>(kIq3sGrid), 4);
+      u[c] = SignChunk(mag, _mm512_srli_epi32(signs, 4 * c));
+    }
+  }
+  static __m512 LoadD(const uint8_t* sup) { return LoadHalves(sup); }
+};
+
 inline __m512i Broadcast4(const int8_t* p) {
   int32_t v;
   std::memcpy(&v, p, 4);
@@ -200,6 +218,8 @@ void CodebookGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_
       return Gemm<Iq3xxs>(w, a, n_tokens, g0, g1, y, y_stride);
     case gguf::GgmlType::kIQ2_XXS:
       return Gemm<Iq2xxs>(w, a, n_tokens, g0, g1, y, y_stride);
+    case gguf::GgmlType::kIQ3_S:
+      return Gemm<Iq3s>(w, a, n_tokens, g0, g1, y, y_stride);
     default:
       std::abort();
   }
