@@ -16,7 +16,8 @@ namespace {
 
 using gguf::GgmlType;
 
-constexpr const CodebookLayout* kLayouts[] = {&kIq3xxsLayout, &kIq2xxsLayout, &kIq3sLayout};
+constexpr const CodebookLayout* kLayouts[] = {&kIq3xxsLayout, &kIq2xxsLayout, &kIq3sLayout,
+                                              &kIq2xsLayout};
 
 uint32_t Load32(const uint8_t* p) {
   uint32_t v;
@@ -70,6 +71,23 @@ void DecodeIq3s(const uint8_t* blk, CodebookBlock* out) {
     }
     const int ls = (scales[ib / 2] >> (4 * (ib % 2))) & 15;
     out->scale[2 * ib] = out->scale[2 * ib + 1] = static_cast<int8_t>(2 * ls + 1);
+  }
+}
+
+// The two 4-bit scales of a byte (16 columns each) as 2 s + 1.
+void HalfScales(uint8_t sc, int8_t* scale) {
+  scale[0] = static_cast<int8_t>(2 * (sc & 15) + 1);
+  scale[1] = static_cast<int8_t>(2 * (sc >> 4) + 1);
+}
+
+void DecodeIq2xs(const uint8_t* blk, CodebookBlock* out) {
+  for (int ib = 0; ib < 8; ++ib) {
+    for (int l = 0; l < 4; ++l) {
+      uint16_t q;
+      std::memcpy(&q, blk + 2 + 8 * ib + 2 * l, 2);
+      SignedGrid(cpu::kIq2xsGrid[q & 511], 8, cpu::kIqSigns[q >> 9], out->q + 32 * ib + 8 * l);
+    }
+    HalfScales(blk[66 + ib], out->scale + 2 * ib);
   }
 }
 
@@ -163,6 +181,8 @@ void DecodeCodebookBlock(GgmlType type, const uint8_t* block, CodebookBlock* out
       return DecodeIq2xxs(block, out);
     case GgmlType::kIQ3_S:
       return DecodeIq3s(block, out);
+    case GgmlType::kIQ2_XS:
+      return DecodeIq2xs(block, out);
     default:
       RADIXLM_CHECK(false) << "not a packed codebook type";
   }

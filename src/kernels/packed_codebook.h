@@ -1,6 +1,6 @@
 // The packed GEMM's layout and scalar definition for the codebook types (packed_weights.h,
-// ScaleForm::kCodebook): IQ3_XXS, IQ2_XXS and IQ3_S so far; the other codebook types (IQ2_XS,
-// IQ2_S, IQ1_S, IQ1_M) are not packed and run on the dot kernels (dot.h).
+// ScaleForm::kCodebook): IQ3_XXS, IQ2_XXS, IQ3_S and IQ2_XS so far; the other codebook types
+// (IQ2_S, IQ1_S, IQ1_M) are not packed and run on the dot kernels (dot.h).
 //
 // A packed codebook type keeps its GGUF bytes, rearranged for 16 rows per group. Its GGUF block
 // of 256 columns is cut into fields (CodebookLayout): per 32-column block j, `block` fields of
@@ -100,6 +100,15 @@ inline constexpr CodebookLayout kIq3sLayout{gguf::GgmlType::kIQ3_S,
                                              {74, 4, 4}},
                                             2,
                                             {{0, 0, 2}, {106, 0, 4}}};
+// IQ2_XS: block j's 4 16-bit words (a 9-bit grid index and 7 sign bits per 8 columns), its
+// scale byte (4 bits per 16 columns); the half d.
+inline constexpr CodebookLayout kIq2xsLayout{
+    gguf::GgmlType::kIQ2_XS,
+    0.125f,
+    5,
+    {{2, 8, 2}, {4, 8, 2}, {6, 8, 2}, {8, 8, 2}, {66, 1, 1}},
+    1,
+    {{0, 0, 2}}};
 
 // The layout of a packed codebook type, or null for the others.
 const CodebookLayout* FindCodebookLayout(gguf::GgmlType type);

@@ -133,6 +133,25 @@ struct Iq3s {
   static __m512 LoadD(const uint8_t* sup) { return LoadHalves(sup); }
 };
 
+struct Iq2xs {
+  static constexpr const CodebookLayout& kLayout = kIq2xsLayout;
+  static constexpr bool kTwoScales = true;
+  static void Decode(const uint8_t* blk, const uint8_t*, int, __m512i* u, __m512i* scale) {
+    const __m512i sc = Load16x8(blk + kLayout.BlockFieldOffset(4));
+    scale[0] = OddScale(sc, 0, 4);
+    scale[1] = OddScale(sc, 4, 4);
+    for (int l = 0; l < 4; ++l) {
+      const __m512i q = Load16x16(blk + kLayout.BlockFieldOffset(l));
+      const __m512i s8 = CompleteSigns(_mm512_srli_epi32(q, 9));
+      __m512i lo, hi;
+      Grid8(_mm512_and_si512(q, _mm512_set1_epi32(511)), kIq2xsGrid, &lo, &hi);
+      u[2 * l] = SignChunk(lo, s8);
+      u[2 * l + 1] = SignChunk(hi, _mm512_srli_epi32(s8, 4));
+    }
+  }
+  static __m512 LoadD(const uint8_t* sup) { return LoadHalves(sup); }
+};
+
 inline __m512i Broadcast4(const int8_t* p) {
   int32_t v;
   std::memcpy(&v, p, 4);
@@ -220,6 +239,8 @@ void CodebookGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_
       return Gemm<Iq2xxs>(w, a, n_tokens, g0, g1, y, y_stride);
     case gguf::GgmlType::kIQ3_S:
       return Gemm<Iq3s>(w, a, n_tokens, g0, g1, y, y_stride);
+    case gguf::GgmlType::kIQ2_XS:
+      return Gemm<Iq2xs>(w, a, n_tokens, g0, g1, y, y_stride);
     default:
       std::abort();
   }
