@@ -17,7 +17,7 @@ namespace {
 using gguf::GgmlType;
 
 constexpr const CodebookLayout* kLayouts[] = {&kIq3xxsLayout, &kIq2xxsLayout, &kIq3sLayout,
-                                              &kIq2xsLayout};
+                                              &kIq2xsLayout, &kIq2sLayout};
 
 uint32_t Load32(const uint8_t* p) {
   uint32_t v;
@@ -88,6 +88,17 @@ void DecodeIq2xs(const uint8_t* blk, CodebookBlock* out) {
       SignedGrid(cpu::kIq2xsGrid[q & 511], 8, cpu::kIqSigns[q >> 9], out->q + 32 * ib + 8 * l);
     }
     HalfScales(blk[66 + ib], out->scale + 2 * ib);
+  }
+}
+
+void DecodeIq2s(const uint8_t* blk, CodebookBlock* out) {
+  const uint8_t *qs = blk + 2, *signs = blk + 34, *qh = blk + 66, *scales = blk + 74;
+  for (int ib = 0; ib < 8; ++ib) {
+    for (int l = 0; l < 4; ++l) {
+      const int index = qs[4 * ib + l] | (((qh[ib] >> (2 * l)) & 3) << 8);
+      SignedGrid(cpu::kIq2sGrid[index], 8, signs[4 * ib + l], out->q + 32 * ib + 8 * l);
+    }
+    HalfScales(scales[ib], out->scale + 2 * ib);
   }
 }
 
@@ -183,6 +194,8 @@ void DecodeCodebookBlock(GgmlType type, const uint8_t* block, CodebookBlock* out
       return DecodeIq3s(block, out);
     case GgmlType::kIQ2_XS:
       return DecodeIq2xs(block, out);
+    case GgmlType::kIQ2_S:
+      return DecodeIq2s(block, out);
     default:
       RADIXLM_CHECK(false) << "not a packed codebook type";
   }

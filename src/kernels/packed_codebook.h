@@ -1,6 +1,6 @@
 // The packed GEMM's layout and scalar definition for the codebook types (packed_weights.h,
-// ScaleForm::kCodebook): IQ3_XXS, IQ2_XXS, IQ3_S and IQ2_XS so far; the other codebook types
-// (IQ2_S, IQ1_S, IQ1_M) are not packed and run on the dot kernels (dot.h).
+// ScaleForm::kCodebook): IQ3_XXS, IQ2_XXS, IQ3_S, IQ2_XS and IQ2_S so far; the other codebook
+// types (IQ1_S, IQ1_M) are not packed and run on the dot kernels (dot.h).
 //
 // A packed codebook type keeps its GGUF bytes, rearranged for 16 rows per group. Its GGUF block
 // of 256 columns is cut into fields (CodebookLayout): per 32-column block j, `block` fields of
@@ -107,6 +107,15 @@ inline constexpr CodebookLayout kIq2xsLayout{
     0.125f,
     5,
     {{2, 8, 2}, {4, 8, 2}, {6, 8, 2}, {8, 8, 2}, {66, 1, 1}},
+    1,
+    {{0, 0, 2}}};
+// IQ2_S: the 4 low bytes of block j's 10-bit grid indices (one per 8 columns), its 4 sign bytes,
+// its byte of high index bits (2 per index), its scale byte (4 bits per 16 columns); the half d.
+inline constexpr CodebookLayout kIq2sLayout{
+    gguf::GgmlType::kIQ2_S,
+    0.125f,
+    7,
+    {{2, 4, 1}, {3, 4, 1}, {4, 4, 1}, {5, 4, 1}, {34, 4, 4}, {66, 1, 1}, {74, 1, 1}},
     1,
     {{0, 0, 2}}};
 

@@ -152,6 +152,30 @@ struct Iq2xs {
   static __m512 LoadD(const uint8_t* sup) { return LoadHalves(sup); }
 };
 
+struct Iq2s {
+  static constexpr const CodebookLayout& kLayout = kIq2sLayout;
+  static constexpr bool kTwoScales = true;
+  static void Decode(const uint8_t* blk, const uint8_t*, int, __m512i* u, __m512i* scale) {
+    const __m512i signs = Load16x32(blk + kLayout.BlockFieldOffset(4));
+    const __m512i qh = Load16x8(blk + kLayout.BlockFieldOffset(5));
+    const __m512i sc = Load16x8(blk + kLayout.BlockFieldOffset(6));
+    scale[0] = OddScale(sc, 0, 4);
+    scale[1] = OddScale(sc, 4, 4);
+    for (int l = 0; l < 4; ++l) {
+      // Bits 2 l, 2 l + 1 of qh to bits 8, 9.
+      const __m512i high =
+          _mm512_and_si512(_mm512_slli_epi32(qh, 8 - 2 * l), _mm512_set1_epi32(0x300));
+      const __m512i idx = _mm512_or_si512(Load16x8(blk + kLayout.BlockFieldOffset(l)), high);
+      const __m512i s8 = _mm512_srli_epi32(signs, 8 * l);
+      __m512i lo, hi;
+      Grid8(idx, kIq2sGrid, &lo, &hi);
+      u[2 * l] = SignChunk(lo, s8);
+      u[2 * l + 1] = SignChunk(hi, _mm512_srli_epi32(s8, 4));
+    }
+  }
+  static __m512 LoadD(const uint8_t* sup) { return LoadHalves(sup); }
+};
+
 inline __m512i Broadcast4(const int8_t* p) {
   int32_t v;
   std::memcpy(&v, p, 4);
@@ -241,6 +265,8 @@ void CodebookGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_
       return Gemm<Iq3s>(w, a, n_tokens, g0, g1, y, y_stride);
     case gguf::GgmlType::kIQ2_XS:
       return Gemm<Iq2xs>(w, a, n_tokens, g0, g1, y, y_stride);
+    case gguf::GgmlType::kIQ2_S:
+      return Gemm<Iq2s>(w, a, n_tokens, g0, g1, y, y_stride);
     default:
       std::abort();
   }
