@@ -17,7 +17,7 @@ namespace {
 using gguf::GgmlType;
 
 constexpr const CodebookLayout* kLayouts[] = {&kIq3xxsLayout, &kIq2xxsLayout, &kIq3sLayout,
-                                              &kIq2xsLayout, &kIq2sLayout};
+                                              &kIq2xsLayout,  &kIq2sLayout,   &kIq1sLayout};
 
 uint32_t Load32(const uint8_t* p) {
   uint32_t v;
@@ -99,6 +99,25 @@ void DecodeIq2s(const uint8_t* blk, CodebookBlock* out) {
       SignedGrid(cpu::kIq2sGrid[index], 8, signs[4 * ib + l], out->q + 32 * ib + 8 * l);
     }
     HalfScales(scales[ib], out->scale + 2 * ib);
+  }
+}
+
+// IQ1: the 8 int8 grid values g of an entry as 8 g + shift (shift +-1, the +-1/8 times 8).
+void ShiftedGrid(uint64_t grid, int shift, int8_t* q) {
+  for (int i = 0; i < 8; ++i) {
+    q[i] = static_cast<int8_t>(8 * static_cast<int8_t>(grid >> (8 * i)) + shift);
+  }
+}
+
+void DecodeIq1s(const uint8_t* blk, CodebookBlock* out) {
+  for (int ib = 0; ib < 8; ++ib) {
+    uint16_t qh;
+    std::memcpy(&qh, blk + 34 + 2 * ib, 2);
+    for (int l = 0; l < 4; ++l) {
+      const int index = blk[2 + 4 * ib + l] | (((qh >> (3 * l)) & 7) << 8);
+      ShiftedGrid(cpu::kIq1sGrid[index], qh & 0x8000 ? -1 : 1, out->q + 32 * ib + 8 * l);
+    }
+    out->scale[2 * ib] = out->scale[2 * ib + 1] = static_cast<int8_t>(2 * ((qh >> 12) & 7) + 1);
   }
 }
 
@@ -196,6 +215,8 @@ void DecodeCodebookBlock(GgmlType type, const uint8_t* block, CodebookBlock* out
       return DecodeIq2xs(block, out);
     case GgmlType::kIQ2_S:
       return DecodeIq2s(block, out);
+    case GgmlType::kIQ1_S:
+      return DecodeIq1s(block, out);
     default:
       RADIXLM_CHECK(false) << "not a packed codebook type";
   }

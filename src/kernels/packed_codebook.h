@@ -1,6 +1,6 @@
 // The packed GEMM's layout and scalar definition for the codebook types (packed_weights.h,
-// ScaleForm::kCodebook): IQ3_XXS, IQ2_XXS, IQ3_S, IQ2_XS and IQ2_S so far; the other codebook
-// types (IQ1_S, IQ1_M) are not packed and run on the dot kernels (dot.h).
+// ScaleForm::kCodebook): IQ3_XXS, IQ2_XXS, IQ3_S, IQ2_XS, IQ2_S and IQ1_S so far; IQ1_M is not
+// packed and runs on the dot kernels (dot.h).
 //
 // A packed codebook type keeps its GGUF bytes, rearranged for 16 rows per group. Its GGUF block
 // of 256 columns is cut into fields (CodebookLayout): per 32-column block j, `block` fields of
@@ -116,6 +116,16 @@ inline constexpr CodebookLayout kIq2sLayout{
     0.125f,
     7,
     {{2, 4, 1}, {3, 4, 1}, {4, 4, 1}, {5, 4, 1}, {34, 4, 4}, {66, 1, 1}, {74, 1, 1}},
+    1,
+    {{0, 0, 2}}};
+// IQ1_S: the 4 low bytes of block j's 11-bit grid indices (one per 8 columns), its 16-bit word
+// (4 x 3 high index bits, the 3-bit scale at bits 12..14, the shift's sign at bit 15); the
+// half d. Its weight d * (2 s + 1) * (grid +- 1/8) is d / 8 * (2 s + 1) * (8 grid +- 1).
+inline constexpr CodebookLayout kIq1sLayout{
+    gguf::GgmlType::kIQ1_S,
+    0.125f,
+    5,
+    {{2, 4, 1}, {3, 4, 1}, {4, 4, 1}, {5, 4, 1}, {34, 2, 2}},
     1,
     {{0, 0, 2}}};
 

@@ -42,7 +42,7 @@ struct Fixture {
 
 // The codebook types packed so far.
 const GgmlType kPackedTypes[] = {GgmlType::kIQ3_XXS, GgmlType::kIQ2_XXS, GgmlType::kIQ3_S,
-                                 GgmlType::kIQ2_XS, GgmlType::kIQ2_S};
+                                 GgmlType::kIQ2_XS,  GgmlType::kIQ2_S,   GgmlType::kIQ1_S};
 
 // Random blocks: every index, sign and scale bit random, d in [1e-3, 1e-1] (IQ1_M: in the top
 // nibbles of its scale words).

@@ -71,6 +71,16 @@ inline void Grid8(__m512i idx, const uint64_t* table, __m512i* lo, __m512i* hi) 
   *hi = _mm512_permutex2var_epi32(g0, odd, g1);
 }
 
+// IQ1: u = 128 + 8 g + shift of the int8 grid values g in {-1, 0, 1} of `grid`, shift +1, or -1
+// in the lanes of `neg`.
+inline __m512i ShiftedChunk(__m512i grid, __mmask16 neg) {
+  // 128 + 8 g by g & 3 (0, 1, or 3 for -1).
+  const __m512i lut = _mm512_set4_epi32(0, 0, 0, 0x78008880);
+  const __m512i base = _mm512_shuffle_epi8(lut, _mm512_and_si512(grid, _mm512_set1_epi8(3)));
+  const __m512i shift = _mm512_mask_blend_epi32(neg, _mm512_set1_epi8(1), _mm512_set1_epi8(-1));
+  return _mm512_add_epi8(base, shift);
+}
+
 // Per type: Decode(blk, sup, j, u, scale) of block j (0..7) of its super-block; kTwoScales:
 // scale[0] for columns 0..15 and scale[1] for 16..31, else scale[0] for all 32.
 // LoadD(sup): the 16 rows' d.
@@ -176,6 +186,26 @@ struct Iq2s {
   static __m512 LoadD(const uint8_t* sup) { return LoadHalves(sup); }
 };
 
+struct Iq1s {
+  static constexpr const CodebookLayout& kLayout = kIq1sLayout;
+  static constexpr bool kTwoScales = false;
+  static void Decode(const uint8_t* blk, const uint8_t*, int, __m512i* u, __m512i* scale) {
+    const __m512i qh = Load16x16(blk + kLayout.BlockFieldOffset(4));
+    scale[0] = OddScale(qh, 12, 3);
+    const __mmask16 neg = _mm512_test_epi32_mask(qh, _mm512_set1_epi32(0x8000));
+    for (int l = 0; l < 4; ++l) {
+      const __m512i high = _mm512_slli_epi32(
+          _mm512_and_si512(_mm512_srli_epi32(qh, 3 * l), _mm512_set1_epi32(7)), 8);
+      __m512i lo, hi;
+      Grid8(_mm512_or_si512(Load16x8(blk + kLayout.BlockFieldOffset(l)), high), kIq1sGrid, &lo,
+            &hi);
+      u[2 * l] = ShiftedChunk(lo, neg);
+      u[2 * l + 1] = ShiftedChunk(hi, neg);
+    }
+  }
+  static __m512 LoadD(const uint8_t* sup) { return LoadHalves(sup); }
+};
+
 inline __m512i Broadcast4(const int8_t* p) {
   int32_t v;
   std::memcpy(&v, p, 4);
@@ -267,6 +297,8 @@ void CodebookGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_
       return Gemm<Iq2xs>(w, a, n_tokens, g0, g1, y, y_stride);
     case gguf::GgmlType::kIQ2_S:
       return Gemm<Iq2s>(w, a, n_tokens, g0, g1, y, y_stride);
+    case gguf::GgmlType::kIQ1_S:
+      return Gemm<Iq1s>(w, a, n_tokens, g0, g1, y, y_stride);
     default:
       std::abort();
   }
