@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/cpu/iq_grids.h"
+#include "kernels/cpu/lowbit_impl.h"
 #include "kernels/fp16.h"
 #include "kernels/quant.h"
 #include "kernels/quant_blocks.h"
@@ -17,7 +18,8 @@ namespace {
 using gguf::GgmlType;
 
 constexpr const CodebookLayout* kLayouts[] = {&kIq3xxsLayout, &kIq2xxsLayout, &kIq3sLayout,
-                                              &kIq2xsLayout,  &kIq2sLayout,   &kIq1sLayout};
+                                              &kIq2xsLayout,  &kIq2sLayout,   &kIq1sLayout,
+                                              &kIq1mLayout};
 
 uint32_t Load32(const uint8_t* p) {
   uint32_t v;
@@ -121,6 +123,23 @@ void DecodeIq1s(const uint8_t* blk, CodebookBlock* out) {
   }
 }
 
+void DecodeIq1m(const uint8_t* blk, CodebookBlock* out) {
+  for (int ib = 0; ib < 8; ++ib) {
+    uint16_t qh, sc;
+    std::memcpy(&qh, blk + 32 + 2 * ib, 2);
+    std::memcpy(&sc, blk + 48 + 2 * (ib / 2), 2);
+    for (int l = 0; l < 4; ++l) {
+      const int h = qh >> (4 * l);
+      ShiftedGrid(cpu::kIq1sGrid[blk[4 * ib + l] | ((h & 7) << 8)], h & 8 ? -1 : 1,
+                  out->q + 32 * ib + 8 * l);
+    }
+    for (int half = 0; half < 2; ++half) {
+      const int ls = (sc >> (6 * (ib % 2) + 3 * half)) & 7;
+      out->scale[2 * ib + half] = static_cast<int8_t>(2 * ls + 1);
+    }
+  }
+}
+
 }  // namespace
 
 const CodebookLayout* FindCodebookLayout(GgmlType type) {
@@ -203,6 +222,7 @@ void UnpackCodebookBlock(const PackedWeights& w, int64_t group, int64_t super, i
 void DecodeCodebookBlock(GgmlType type, const uint8_t* block, CodebookBlock* out) {
   uint16_t h;
   std::memcpy(&h, block, 2);
+  if (type == GgmlType::kIQ1_M) h = cpu::IQ1MHalfScale(*reinterpret_cast<const BlockIQ1M*>(block));
   out->d = F16ToF32(h);
   switch (type) {
     case GgmlType::kIQ3_XXS:
@@ -217,6 +237,8 @@ void DecodeCodebookBlock(GgmlType type, const uint8_t* block, CodebookBlock* out
       return DecodeIq2s(block, out);
     case GgmlType::kIQ1_S:
       return DecodeIq1s(block, out);
+    case GgmlType::kIQ1_M:
+      return DecodeIq1m(block, out);
     default:
       RADIXLM_CHECK(false) << "not a packed codebook type";
   }

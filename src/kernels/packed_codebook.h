@@ -1,6 +1,5 @@
 // The packed GEMM's layout and scalar definition for the codebook types (packed_weights.h,
-// ScaleForm::kCodebook): IQ3_XXS, IQ2_XXS, IQ3_S, IQ2_XS, IQ2_S and IQ1_S so far; IQ1_M is not
-// packed and runs on the dot kernels (dot.h).
+// ScaleForm::kCodebook): IQ3_XXS, IQ2_XXS, IQ3_S, IQ2_XS, IQ2_S, IQ1_S and IQ1_M.
 //
 // A packed codebook type keeps its GGUF bytes, rearranged for 16 rows per group. Its GGUF block
 // of 256 columns is cut into fields (CodebookLayout): per 32-column block j, `block` fields of
@@ -128,6 +127,16 @@ inline constexpr CodebookLayout kIq1sLayout{
     {{2, 4, 1}, {3, 4, 1}, {4, 4, 1}, {5, 4, 1}, {34, 2, 2}},
     1,
     {{0, 0, 2}}};
+// IQ1_M: the 4 low bytes of block j's 11-bit grid indices, its 16-bit word of 4 nibbles (per 8
+// columns 3 high index bits and the shift's sign); the 4 16-bit scale words (block j's 3-bit
+// scales at bits 6 (j % 2).. of word j / 2, the half d in their top nibbles).
+inline constexpr CodebookLayout kIq1mLayout{
+    gguf::GgmlType::kIQ1_M,
+    0.125f,
+    5,
+    {{0, 4, 1}, {1, 4, 1}, {2, 4, 1}, {3, 4, 1}, {32, 2, 2}},
+    4,
+    {{48, 0, 2}, {50, 0, 2}, {52, 0, 2}, {54, 0, 2}}};
 
 // The layout of a packed codebook type, or null for the others.
 const CodebookLayout* FindCodebookLayout(gguf::GgmlType type);

@@ -40,9 +40,10 @@ struct Fixture {
   WeightMatrix w;
 };
 
-// The codebook types packed so far.
+// The codebook types packed_codebook.h lays out.
 const GgmlType kPackedTypes[] = {GgmlType::kIQ3_XXS, GgmlType::kIQ2_XXS, GgmlType::kIQ3_S,
-                                 GgmlType::kIQ2_XS,  GgmlType::kIQ2_S,   GgmlType::kIQ1_S};
+                                 GgmlType::kIQ2_XS,  GgmlType::kIQ2_S,   GgmlType::kIQ1_S,
+                                 GgmlType::kIQ1_M};
 
 // Random blocks: every index, sign and scale bit random, d in [1e-3, 1e-1] (IQ1_M: in the top
 // nibbles of its scale words).

@@ -206,6 +206,36 @@ struct Iq1s {
   static __m512 LoadD(const uint8_t* sup) { return LoadHalves(sup); }
 };
 
+struct Iq1m {
+  static constexpr const CodebookLayout& kLayout = kIq1mLayout;
+  static constexpr bool kTwoScales = true;
+  static void Decode(const uint8_t* blk, const uint8_t* sup, int j, __m512i* u, __m512i* scale) {
+    const __m512i qh = Load16x16(blk + kLayout.BlockFieldOffset(4));
+    const __m512i sc = Load16x16(sup + kLayout.SuperFieldOffset(j / 2));
+    scale[0] = OddScale(sc, 6 * (j % 2), 3);
+    scale[1] = OddScale(sc, 6 * (j % 2) + 3, 3);
+    for (int l = 0; l < 4; ++l) {
+      const __m512i h = _mm512_srli_epi32(qh, 4 * l);
+      const __m512i high = _mm512_slli_epi32(_mm512_and_si512(h, _mm512_set1_epi32(7)), 8);
+      const __mmask16 neg = _mm512_test_epi32_mask(h, _mm512_set1_epi32(8));
+      __m512i lo, hi;
+      Grid8(_mm512_or_si512(Load16x8(blk + kLayout.BlockFieldOffset(l)), high), kIq1sGrid, &lo,
+            &hi);
+      u[2 * l] = ShiftedChunk(lo, neg);
+      u[2 * l + 1] = ShiftedChunk(hi, neg);
+    }
+  }
+  // The half d from the top nibbles of the 4 scale words.
+  static __m512 LoadD(const uint8_t* sup) {
+    __m512i d = _mm512_setzero_si512();
+    for (int k = 0; k < 4; ++k) {
+      const __m512i top = _mm512_srli_epi32(Load16x16(sup + kLayout.SuperFieldOffset(k)), 12);
+      d = _mm512_or_si512(d, _mm512_slli_epi32(top, 4 * k));
+    }
+    return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(d));
+  }
+};
+
 inline __m512i Broadcast4(const int8_t* p) {
   int32_t v;
   std::memcpy(&v, p, 4);
@@ -299,6 +329,8 @@ void CodebookGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_
       return Gemm<Iq2s>(w, a, n_tokens, g0, g1, y, y_stride);
     case gguf::GgmlType::kIQ1_S:
       return Gemm<Iq1s>(w, a, n_tokens, g0, g1, y, y_stride);
+    case gguf::GgmlType::kIQ1_M:
+      return Gemm<Iq1m>(w, a, n_tokens, g0, g1, y, y_stride);
     default:
       std::abort();
   }
