@@ -72,6 +72,7 @@ inline constexpr CodebookLayout kIq3xxsLayout{gguf::GgmlType::kIQ3_XXS,
                                                {66, 4, 4}},
                                               1,
                                               {{0, 0, 2}}};
+
 // IQ2_XXS: the 4 grid indices of block j (one per 8 columns), then its sign / scale word
 // (4 x 7 sign bits, ls at bits 28..31); the half d.
 inline constexpr CodebookLayout kIq2xxsLayout{
@@ -81,6 +82,7 @@ inline constexpr CodebookLayout kIq2xxsLayout{
     {{2, 8, 1}, {3, 8, 1}, {4, 8, 1}, {5, 8, 1}, {6, 8, 4}},
     1,
     {{0, 0, 2}}};
+
 // IQ3_S: the 8 low bytes of block j's 9-bit grid indices, its byte of 9th bits (bit c: index
 // c), its 4 sign bytes (one bit per column); the half d, the 4 bytes of 4-bit scales (block j's
 // at bits 4 j..4 j + 3 of the word).
@@ -99,6 +101,7 @@ inline constexpr CodebookLayout kIq3sLayout{gguf::GgmlType::kIQ3_S,
                                              {74, 4, 4}},
                                             2,
                                             {{0, 0, 2}, {106, 0, 4}}};
+
 // IQ2_XS: block j's 4 16-bit words (a 9-bit grid index and 7 sign bits per 8 columns), its
 // scale byte (4 bits per 16 columns); the half d.
 inline constexpr CodebookLayout kIq2xsLayout{
@@ -108,6 +111,7 @@ inline constexpr CodebookLayout kIq2xsLayout{
     {{2, 8, 2}, {4, 8, 2}, {6, 8, 2}, {8, 8, 2}, {66, 1, 1}},
     1,
     {{0, 0, 2}}};
+
 // IQ2_S: the 4 low bytes of block j's 10-bit grid indices (one per 8 columns), its 4 sign bytes,
 // its byte of high index bits (2 per index), its scale byte (4 bits per 16 columns); the half d.
 inline constexpr CodebookLayout kIq2sLayout{
@@ -117,6 +121,7 @@ inline constexpr CodebookLayout kIq2sLayout{
     {{2, 4, 1}, {3, 4, 1}, {4, 4, 1}, {5, 4, 1}, {34, 4, 4}, {66, 1, 1}, {74, 1, 1}},
     1,
     {{0, 0, 2}}};
+
 // IQ1_S: the 4 low bytes of block j's 11-bit grid indices (one per 8 columns), its 16-bit word
 // (4 x 3 high index bits, the 3-bit scale at bits 12..14, the shift's sign at bit 15); the
 // half d. Its weight d * (2 s + 1) * (grid +- 1/8) is d / 8 * (2 s + 1) * (8 grid +- 1).
@@ -127,6 +132,7 @@ inline constexpr CodebookLayout kIq1sLayout{
     {{2, 4, 1}, {3, 4, 1}, {4, 4, 1}, {5, 4, 1}, {34, 2, 2}},
     1,
     {{0, 0, 2}}};
+
 // IQ1_M: the 4 low bytes of block j's 11-bit grid indices, its 16-bit word of 4 nibbles (per 8
 // columns 3 high index bits and the shift's sign); the 4 16-bit scale words (block j's 3-bit
 // scales at bits 6 (j % 2).. of word j / 2, the half d in their top nibbles).
@@ -150,7 +156,7 @@ bool IsCodebookPackable(gguf::GgmlType type);
 std::unique_ptr<PackedWeights> PackCodebookWeights(const WeightMatrix& w, ThreadPool* pool);
 
 // Row `lane` of group `group`'s GGUF block of super-block `super` (256 columns), read back from
-// the packed bytes: block_bytes (the type's BlockBytes) bytes.
+// the packed bytes: BlockBytes(w.source_type) bytes.
 void UnpackCodebookBlock(const PackedWeights& w, int64_t group, int64_t super, int lane,
                          uint8_t* block);
 
