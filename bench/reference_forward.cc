@@ -4,7 +4,9 @@
 // prints one JSON object {"argmax": [[...], ...]}: per text, the reference's top token after
 // each prefix (all but the last position); with --last-hidden, {"hidden": [[...], ...]}: per
 // text, the final norm's output at its last token (a decoder embedder's last-token pooling,
-// before L2 normalisation). Flags turn the reference's roundings off or add
+// before L2 normalisation); with --logits-out FILE, every text's logits after each of its
+// tokens written to FILE as float32 [positions, vocab], the texts one after another (the
+// layout of tests/model/llama_cpp's logits tools). Flags turn the reference's roundings off or add
 // llama.cpp's one-query attention accumulator (ReferenceOptions). Texts run one per thread.
 // bench/oracle_llama_server.py --reference-forward runs it; it is slow (naive float loops,
 // about 3 CPU-minutes for the 528 positions of bench/data/oracle_texts.txt).
@@ -45,6 +47,7 @@ int main(int argc, char** argv) {
   bool no_activation_rounding = false;
   bool no_kv_rounding = false;
   bool last_hidden = false;
+  std::string logits_out;
   ReferenceOptions options;
   CLI::App app{"Plain float reference forward: argmax after each prefix of each text"};
   app.add_option("--model-path", model_path, "GGUF file")->required();
@@ -57,6 +60,8 @@ int main(int argc, char** argv) {
                "attention as llama.cpp's one-query kernel (F16 output accumulator)");
   app.add_flag("--last-hidden", last_hidden,
                "print each text's final hidden state at its last token instead of argmaxes");
+  app.add_option("--logits-out", logits_out,
+                 "write every position's logits (float32 [positions, vocab]) to this file");
   CLI11_PARSE(app, argc, argv);
   options.round_activations = !no_activation_rounding;
   options.round_kv = !no_kv_rounding;
@@ -97,6 +102,7 @@ int main(int argc, char** argv) {
 
   std::vector<std::vector<int32_t>> top(ids.size());
   std::vector<std::vector<float>> hidden(ids.size());
+  std::vector<std::vector<std::vector<float>>> logits(ids.size());
   std::vector<std::thread> workers;
   const size_t n_workers = static_cast<size_t>(std::max(threads, 1));
   for (size_t w = 0; w < n_workers; ++w) {
@@ -104,6 +110,8 @@ int main(int argc, char** argv) {
       for (size_t t = w; t < ids.size(); t += n_workers) {
         if (last_hidden) {
           hidden[t] = model.ForwardHidden(ids[t]).back();
+        } else if (!logits_out.empty()) {
+          logits[t] = model.Forward(ids[t]);
         } else {
           top[t] = Argmax(model, ids[t]);
         }
@@ -113,6 +121,18 @@ int main(int argc, char** argv) {
   for (std::thread& worker : workers) worker.join();
   if (last_hidden) {
     std::cout << nlohmann::json{{"hidden", hidden}}.dump() << "\n";
+  } else if (!logits_out.empty()) {
+    std::ofstream out(logits_out, std::ios::binary);
+    for (const auto& text : logits) {
+      for (const std::vector<float>& row : text) {
+        out.write(reinterpret_cast<const char*>(row.data()),
+                  static_cast<std::streamsize>(row.size() * sizeof(float)));
+      }
+    }
+    if (!out) {
+      std::cerr << "reference_forward: cannot write " << logits_out << "\n";
+      return 1;
+    }
   } else {
     std::cout << nlohmann::json{{"argmax", top}}.dump() << "\n";
   }
