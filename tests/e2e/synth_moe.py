@@ -1,9 +1,12 @@
 """Small synthetic mixture-of-experts GGUFs for the end-to-end tests, written in pure Python and
 numpy (CI has neither llama.cpp nor gguf-py): random F32 weights in a tiny shape of `qwen3moe`
 (8 experts, 2 per token, Q/K norms), `gpt-oss` (4 experts, 2 per token, biases, attention
-sinks, sliding and full layers alternating) or Mixtral's (`llama` with 4 experts, 2 per token),
-and the tokenizer of SmolLM2-135M-Instruct (the
-tests' chat model) copied key by key from its GGUF, with the chat template the caller gives.
+sinks, sliding and full layers alternating), Mixtral's (`llama` with 4 experts, 2 per token) or
+Gemma 4's mixture of experts (`gemma4` with 4 experts, 2 per token, beside each layer's dense
+FFN: a sliding layer with heads of 16 and a global one with heads of 32 whose V is K's
+projection, the experts' gate and up fused on the first), and the tokenizer of
+SmolLM2-135M-Instruct (the tests' chat model) copied key by key from its GGUF, with the chat
+template the caller gives.
 
 The weights are random, so the text is noise; the tests check what the server does with it
 (cache reuse, constraints, speculation, parsing), not what a model says."""
@@ -78,6 +81,10 @@ def _str(v):
     return struct.pack("<I", STRING) + _string(v)
 
 
+def _bools(values):
+    return struct.pack("<IIQ", ARRAY, BOOL, len(values)) + bytes(int(v) for v in values)
+
+
 def _pad(n):
     return (-n) % ALIGNMENT
 
@@ -102,13 +109,15 @@ def write_gguf(path, metadata, tensors):
             f.write(blob + b"\0" * _pad(len(blob)))
 
 
-# The tiny shapes: hidden 64, 4 query heads and 2 KV heads of 16, 2 layers (gpt-oss: 2, one
-# sliding-window layer of 128 and one full).
+# The tiny shapes: hidden 64, 4 query heads and 2 KV heads of 16, 2 layers (gpt-oss and gemma4:
+# one sliding-window layer of 128 and one full; gemma4's full layer has heads of 32).
 HIDDEN, HEADS, KV_HEADS, HEAD_DIM, LAYERS = 64, 4, 2, 16, 2
+GEMMA4_GLOBAL_HEAD_DIM = 32
 SHAPES = {
     "qwen3moe": dict(experts=8, used=2, expert_ffn=32),
     "gpt-oss": dict(experts=4, used=2, expert_ffn=32),
     "llama": dict(experts=4, used=2, expert_ffn=64),  # Mixtral: experts as wide as the FFN
+    "gemma4": dict(experts=4, used=2, expert_ffn=32),  # beside a dense FFN of 64
 }
 
 
@@ -134,6 +143,16 @@ def write_model(path, arch, tokenizer_gguf, chat_template, seed=0):
         meta[f"{arch}.expert_feed_forward_length"] = _u32(s["expert_ffn"])
     if arch == "gpt-oss":
         meta["gpt-oss.attention.sliding_window"] = _u32(128)
+    if arch == "gemma4":  # layer 0 sliding (heads of 16), layer 1 global (heads of 32)
+        meta.update({"gemma4.attention.sliding_window": _u32(128),
+                     "gemma4.attention.sliding_window_pattern": _bools([True, False]),
+                     "gemma4.attention.key_length": _u32(GEMMA4_GLOBAL_HEAD_DIM),
+                     "gemma4.attention.value_length": _u32(GEMMA4_GLOBAL_HEAD_DIM),
+                     "gemma4.attention.key_length_swa": _u32(HEAD_DIM),
+                     "gemma4.attention.value_length_swa": _u32(HEAD_DIM),
+                     "gemma4.rope.freq_base": _f32(1000000.0),
+                     "gemma4.rope.freq_base_swa": _f32(10000.0),
+                     "gemma4.final_logit_softcapping": _f32(30.0)})
     tok = tokenizer_metadata(tokenizer_gguf)
     tok["tokenizer.chat_template"] = _str(chat_template)
     meta.update(tok)
@@ -152,6 +171,9 @@ def write_model(path, arch, tokenizer_gguf, chat_template, seed=0):
     tensors = [("token_embd.weight", matrix(n_vocab, HIDDEN, 1.0)),
                ("output_norm.weight", norm(HIDDEN)),
                ("output.weight", matrix(n_vocab, HIDDEN))]
+    if arch == "gemma4":
+        write_gguf(path, meta, tensors[:2] + _gemma4_layers(rng, matrix, norm, e, f))
+        return
     for i in range(LAYERS):
         p = f"blk.{i}."
         layer = [("attn_norm.weight", norm(HIDDEN)), ("attn_q.weight", matrix(q, HIDDEN)),
@@ -175,3 +197,39 @@ def write_model(path, arch, tokenizer_gguf, chat_template, seed=0):
                       ("ffn_up_exps.bias", bias(e, f)), ("ffn_down_exps.bias", bias(e, HIDDEN))]
         tensors += [(p + name, a) for name, a in layer]
     write_gguf(path, meta, tensors)
+
+
+def _gemma4_layers(rng, matrix, norm, e, f):
+    """Gemma 4's MoE layers (a tied head: the embedding is the output matrix): a sliding layer
+    and a global one (proportional RoPE: rope_freqs leaves half its pairs in place; V is K's
+    projection), each with the dense FFN beside the routed experts (the router's input scale,
+    the experts' pre-norm, both branches' post-norms, per-expert output scales), the experts'
+    gate and up fused in layer 0 and separate in layer 1."""
+    half = GEMMA4_GLOBAL_HEAD_DIM // 2
+    tensors = [("rope_freqs.weight", np.array([1.0] * (half // 2) + [1e30] * (half - half // 2)))]
+    for i, hd in enumerate([HEAD_DIM, GEMMA4_GLOBAL_HEAD_DIM]):
+        q, kv = HEADS * hd, KV_HEADS * hd
+        layer = [("attn_norm.weight", norm(HIDDEN)), ("attn_q.weight", matrix(q, HIDDEN)),
+                 ("attn_k.weight", matrix(kv, HIDDEN)),
+                 ("attn_q_norm.weight", norm(hd) / hd ** 0.25),
+                 ("attn_k_norm.weight", norm(hd) / hd ** 0.25),
+                 ("attn_output.weight", matrix(HIDDEN, q)),
+                 ("post_attention_norm.weight", norm(HIDDEN)), ("ffn_norm.weight", norm(HIDDEN)),
+                 ("ffn_gate.weight", matrix(64, HIDDEN)), ("ffn_up.weight", matrix(64, HIDDEN)),
+                 ("ffn_down.weight", matrix(HIDDEN, 64)), ("post_ffw_norm.weight", norm(HIDDEN)),
+                 ("ffn_gate_inp.weight", matrix(e, HIDDEN, 4.0)),
+                 ("ffn_gate_inp.scale", norm(HIDDEN)), ("pre_ffw_norm_2.weight", norm(HIDDEN)),
+                 ("post_ffw_norm_1.weight", norm(HIDDEN)),
+                 ("post_ffw_norm_2.weight", norm(HIDDEN)),
+                 ("ffn_down_exps.weight", rng.normal(0, f ** -0.5, (e, HIDDEN, f))),
+                 ("ffn_down_exps.scale", rng.uniform(0.5, 1.5, e)),
+                 ("layer_output_scale.weight", rng.uniform(0.5, 1.0, 1))]
+        if i == 0:  # sliding: a V of its own; the experts' gate and up fused (gate rows first)
+            layer += [("attn_v.weight", matrix(kv, HIDDEN)),
+                      ("ffn_gate_up_exps.weight",
+                       rng.normal(0, HIDDEN ** -0.5, (e, 2 * f, HIDDEN)))]
+        else:
+            layer += [("ffn_gate_exps.weight", rng.normal(0, HIDDEN ** -0.5, (e, f, HIDDEN))),
+                      ("ffn_up_exps.weight", rng.normal(0, HIDDEN ** -0.5, (e, f, HIDDEN)))]
+        tensors += [(f"blk.{i}.{name}", a) for name, a in layer]
+    return tensors

@@ -1,6 +1,7 @@
-"""Mixture-of-experts models served end to end: synthetic qwen3moe, gpt-oss and Mixtral (llama
-with experts) GGUFs (synth_moe.py writes them: random weights, SmolLM2-135M-Instruct's
-tokenizer, gpt-oss's harmony chat template) through /generate and the OpenAI routes:
+"""Mixture-of-experts models served end to end: synthetic qwen3moe, gpt-oss, Mixtral (llama
+with experts) and Gemma 4 MoE (gemma4 with experts) GGUFs (synth_moe.py writes them: random
+weights, SmolLM2-135M-Instruct's tokenizer, gpt-oss's harmony chat template) through /generate
+and the OpenAI routes:
 /get_model_info reports the experts, a prompt sharing a prefix with an earlier one reuses its
 KV (cached_tokens > 0, the shared node in /radix_tree, the web page's tree view) and decodes
 what a cold run decodes, JSON-schema constrained replies
@@ -43,7 +44,7 @@ PREFIX = ("A shared preamble long enough to span a few pages of the radix tree: 
           "fox jumps over the lazy dog, pack my box with five dozen liquor jugs. ")
 
 
-@pytest.fixture(scope="module", params=["qwen3moe", "gpt-oss", "llama"])
+@pytest.fixture(scope="module", params=["qwen3moe", "gpt-oss", "llama", "gemma4"])
 def moe_model(request, tmp_path_factory):
     tokenizer = chat_model_path()
     if tokenizer is None:
