@@ -132,19 +132,14 @@ struct RowState {
   double l;
 };
 
-// Rounds x[0, n) in place to the nearest value of the cache's half type (round to nearest
-// even): what ggml's mul_mat does to a float operand multiplied with an F16 (BF16) matrix.
-void RoundThroughHalf(KvDtype dtype, float* x, int64_t n) {
+// Rounds x[0, n) in place to the nearest BF16 value (round to nearest even): what ggml's mul_mat
+// does to a float operand multiplied with a BF16 matrix.
+void RoundThroughBf16(float* x, int64_t n) {
   uint16_t half[256];
   for (int64_t i = 0; i < n; i += 256) {
     const int64_t m = std::min<int64_t>(256, n - i);
-    if (dtype == KvDtype::kBF16) {
-      F32ToBf16Row(x + i, half, m);
-      Bf16ToF32Row(half, x + i, m);
-    } else {  // F16, and F16 for an E5M2 cache (its values are exact in F16)
-      F32ToF16Row(x + i, half, m);
-      F16ToF32Row(half, x + i, m);
-    }
+    F32ToBf16Row(x + i, half, m);
+    Bf16ToF32Row(half, x + i, m);
   }
 }
 
@@ -192,7 +187,7 @@ inline void VisibleKeys(const AttentionParams& p, const AttentionSequence& sq, i
 // Per-thread buffers (grown on demand).
 struct AttentionScratch {
   std::vector<float> kvbuf;    // [kKeyBlock, max(head_dim, v_dim)]: K or V rows as float
-  std::vector<float> q16;      // [pairs, head_dim]: the tile's queries rounded to F16
+  std::vector<float> q;        // [pairs, head_dim]: the tile's queries (see PrepareQueries)
   std::vector<float> scores;   // [pairs, kChunk]: one chunk's scores, then probabilities
   std::vector<float> chunk_o;  // [pairs, v_dim]: one chunk's P·V
   std::vector<float> run_o;    // [pairs, v_dim]: the fold so far (unsplit items)
@@ -220,24 +215,25 @@ void LoadKeyBlock(const KvLayerView& kv, const void* base, const AttentionSequen
   }
 }
 
-// The tile's queries as llama.cpp multiplies them with the cache: rounded to its half type
-// (after the scale when the model scales Q itself), into sc.q16.
+// The tile's queries (scaled first when the model scales Q itself), into sc.q: in float with an
+// F16 or E5M2 cache (as llama.cpp's batched flash attention multiplies an F16 cache, and the
+// exact math), rounded to BF16 with a BF16 cache (llama.cpp's one kernel for it does so).
 void PrepareQueries(const AttentionParams& p, const KvLayerView& kv, const AttentionSequence& sq,
                     const WorkItem& it, AttentionScratch& sc) {
   const int hd = p.head_dim;
   const int group = p.n_heads / p.n_kv_heads;
   const int n_pairs = (it.q1 - it.q0) * group;
   const int64_t q_stride = static_cast<int64_t>(p.n_heads) * hd;
-  Grow(sc.q16, static_cast<int64_t>(n_pairs) * hd);
+  Grow(sc.q, static_cast<int64_t>(n_pairs) * hd);
   const float s = p.scale_query ? p.scale : 1.0f;
   for (int qi = it.q0; qi < it.q1; ++qi) {
     for (int hh = 0; hh < group; ++hh) {
       const float* src = sq.q + qi * q_stride + (it.kv_head * group + hh) * hd;
-      float* dst = sc.q16.data() + static_cast<int64_t>((qi - it.q0) * group + hh) * hd;
+      float* dst = sc.q.data() + static_cast<int64_t>((qi - it.q0) * group + hh) * hd;
       for (int d = 0; d < hd; ++d) dst[d] = src[d] * s;
     }
   }
-  RoundThroughHalf(kv.dtype, sc.q16.data(), static_cast<int64_t>(n_pairs) * hd);
+  if (kv.dtype == KvDtype::kBF16) RoundThroughBf16(sc.q.data(), static_cast<int64_t>(n_pairs) * hd);
 }
 
 // One softmax chunk of the tile: keys [a, b). Leaves per pair its state in sc.chunk_state and
@@ -265,14 +261,14 @@ void RunChunk(const AttentionParams& p, const KvLayerView& kv, const AttentionSe
       const int pair0 = (qi - it.q0) * group;
       const float* kblk = sc.kvbuf.data() + static_cast<int64_t>(blo - kb) * hd;
       if (kern.score_tile != nullptr) {  // the query's heads together: each key loaded once
-        kern.score_tile(sc.q16.data() + static_cast<int64_t>(pair0) * hd, group, kblk, bhi - blo,
-                        hd, rows + pair0 * kChunk + (blo - a), kChunk);
+        kern.score_tile(sc.q.data() + static_cast<int64_t>(pair0) * hd, group, kblk, bhi - blo, hd,
+                        rows + pair0 * kChunk + (blo - a), kChunk);
       }
       for (int hh = 0; hh < group; ++hh) {
         const int pair = pair0 + hh;
         float* s = rows + pair * kChunk + (blo - a);
         if (kern.score_tile == nullptr) {
-          kern.score(sc.q16.data() + static_cast<int64_t>(pair) * hd, kblk, bhi - blo, hd, s);
+          kern.score(sc.q.data() + static_cast<int64_t>(pair) * hd, kblk, bhi - blo, hd, s);
         }
         if (score_scale != 1.0f) {
           for (int j = 0; j < bhi - blo; ++j) s[j] *= score_scale;

@@ -13,8 +13,12 @@
 // (q_pos[i] < n_kv). GQA: query head h uses kv head h / (n_heads / n_kv_heads).
 //
 // Numerics (the same on every ISA, and for every batch, chunking, tiling and pool size):
-//   q16   = F16(q * scale) if scale_query (Gemma graphs scale Q), else F16(q)
-//   s_j   = dot(q16, k_j) (* scale unless scale_query); if logit_softcap > 0,
+//   q'    = q * scale if scale_query (Gemma graphs scale Q), else q; in float (an F16 or
+//           fp8_e5m2 cache: as llama.cpp's batched flash attention, which keeps Q in F32, and
+//           the exact math; llama.cpp's one-query kernel rounds Q to F16, which moved confident
+//           next tokens of gpt-oss against llama.cpp's batch: tests/model/llama_cpp/README.md),
+//           rounded to BF16 with a BF16 cache (llama.cpp's kernel for one does so)
+//   s_j   = dot(q', k_j) (* scale unless scale_query); if logit_softcap > 0,
 //           s_j = softcap * tanh(s_j / softcap)
 // then a flash-style softmax over fixed chunks of kChunk = 256 key positions (chunk c covers
 // positions [256 c, 256 c + 256), whatever the query): per chunk, over the keys the query sees,
@@ -26,8 +30,7 @@
 // fused multiply-adds (dots) or in float per aligned group of 8 then in double (l_c), and the
 // lanes reduced as ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)) (kernels/cpu/attention_impl.h). o_c
 // keeps one fused multiply-add accumulator per output element over the keys in ascending order.
-// (With a BF16 cache, BF16 takes F16's place; with an fp8_e5m2 cache the queries are rounded to
-// F16 and each key and value is the E5M2 value, exact in F16.)
+// (With an fp8_e5m2 cache each key and value is the E5M2 value, exact in F16.)
 // Work is split across the pool over (sequence, kv head, query tile) and, for long contexts
 // with few queries (decode), also over ranges of whole chunks, whose states are then folded in
 // the same order. pool may be null.
@@ -73,7 +76,7 @@ struct AttentionParams {
   float scale = 1.0f;          // usually 1/sqrt(head_dim) (Gemma 3: query_pre_attn_scalar)
   int sliding_window = 0;      // 0 = none; key visible iff q_pos - k_pos < window
   float logit_softcap = 0.0f;  // 0 = none
-  bool scale_query = false;    // apply scale to q before its F16 rounding (see above)
+  bool scale_query = false;    // apply scale to q itself, before Q·K (see above)
   // [n_heads] or null: a learned logit per query head that joins every row's softmax with no
   // value (gpt-oss's attention sinks): out = O e^(M - m') / (L e^(M - m') + e^(sink - m')),
   // m' = max(M, sink), after the chunks are folded (GgmlExp; the sums in double).

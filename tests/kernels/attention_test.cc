@@ -42,14 +42,14 @@ float LoadValue(KvDtype dtype, const std::vector<uint8_t>& plane, int64_t i) {
   return dtype == KvDtype::kF16 ? F16ToF32(h) : Bf16ToF32(h);
 }
 
-// A query value as the kernel rounds it: to BF16 for a BF16 cache, else to F16.
+// A query value as the kernel rounds it: to BF16 for a BF16 cache, else not at all.
 float RoundQuery(KvDtype dtype, float x) {
-  return dtype == KvDtype::kBF16 ? Bf16ToF32(F32ToBf16(x)) : F16ToF32(F32ToF16(x));
+  return dtype == KvDtype::kBF16 ? Bf16ToF32(F32ToBf16(x)) : x;
 }
 
 // Naive reference in double over the values actually stored in the cache, with the kernel's
-// one rounding of an input (attention.h): q (scaled first if scale_query) is rounded to the
-// cache's half type.
+// one rounding of an input (attention.h): q (scaled first if scale_query) is rounded to BF16
+// for a BF16 cache.
 std::vector<double> NaiveAttention(const AttentionParams& p, const std::vector<float>& q,
                                    const std::vector<int64_t>& q_pos, const Cache& c,
                                    const std::vector<int32_t>& slots) {
@@ -178,6 +178,34 @@ TEST(Attention, MatchesNaiveReference) {
   for (const Case& cs : cases) {
     RunCase(cs, nullptr, rng);
     RunCase(cs, &pool, rng);
+  }
+}
+
+// Q is not rounded with an F16 cache (llama.cpp's batched kernel and the exact math keep it in
+// float), and is rounded to BF16 with a BF16 cache. Scores 1024 + 1024 * 2^-12 and 1024: a query
+// value 1 + 2^-12 rounded to F16 or BF16 would become 1 and weigh the two values equally.
+TEST(Attention, QueryStaysFloatWithAnF16Cache) {
+  constexpr int kDim = 16;
+  AttentionParams p;
+  p.n_heads = 1;
+  p.n_kv_heads = 1;
+  p.head_dim = kDim;
+  p.scale = 1.0f;
+  std::vector<float> k(2 * kDim, 0.0f), v(2 * kDim, 0.0f), q(kDim, 0.0f);
+  k[0] = 1024.0f;         // key 0 reads q[0]
+  k[kDim + 1] = 1024.0f;  // key 1 reads q[1]
+  v[0] = 1.0f;            // out[0] = key 0's weight
+  q[0] = 1.0f + std::ldexp(1.0f, -12);
+  q[1] = 1.0f;
+  const int32_t slots[2] = {0, 1};
+  const int64_t q_pos = 1;
+  for (const KvDtype dtype : {KvDtype::kF16, KvDtype::kFp8E5M2, KvDtype::kBF16}) {
+    Cache c = MakeCache(dtype, 2, kDim);
+    StoreKvRows(c.view, slots, 2, k.data(), v.data());
+    std::vector<float> out(kDim, NAN);
+    AttentionForSequence(p, q.data(), &q_pos, 1, c.view, slots, 2, out.data(), nullptr);
+    const double want = dtype == KvDtype::kBF16 ? 0.5 : 1.0 / (1.0 + std::exp(-0.25));
+    EXPECT_NEAR(out[0], want, 1e-5) << KvDtypeName(dtype);
   }
 }
 

@@ -273,7 +273,7 @@ std::vector<std::vector<float>> HybridReference::Attention(
       double max_s = -INFINITY;
       for (int64_t j = 0; j <= t; ++j) {
         double dot = 0.0;
-        for (int64_t e = 0; e < d; ++e) dot += HalfRounded(q[t][h * d + e]) * k[j][kvh * d + e];
+        for (int64_t e = 0; e < d; ++e) dot += double{q[t][h * d + e]} * k[j][kvh * d + e];
         scores[j] = dot * c.attention_scale;
         max_s = std::max(max_s, scores[j]);
       }

@@ -5,7 +5,7 @@
 // their recurrent form exactly as llama.cpp's graph states it (src/models/qwen35.cpp,
 // qwen35moe.cpp, qwen3next.cpp, delta-net-base.cpp), the full-attention layers over every
 // earlier position, the experts of a MoE layer by a full softmax over the router's logits. As in
-// ReferenceModel (reference_model.h), K, V and Q are rounded through the cache's half type so
+// ReferenceModel (reference_model.h), K and V are rounded through the cache's half type so
 // the comparison can be tight; the weights must be F32 (no activation rounding is mirrored).
 #pragma once
 

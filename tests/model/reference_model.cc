@@ -344,9 +344,9 @@ float ReferenceModel::RoundKv(float x) const {
 }
 
 float ReferenceModel::RoundQuery(float x) const {
-  if (!options_.round_kv) return x;
-  return kv_dtype_ == kernels::KvDtype::kBF16 ? kernels::Bf16ToF32(kernels::F32ToBf16(x))
-                                              : kernels::F16ToF32(kernels::F32ToF16(x));
+  if (options_.f16_attention_accumulator) return kernels::F16ToF32(kernels::F32ToF16(x));
+  if (!options_.round_kv || kv_dtype_ != kernels::KvDtype::kBF16) return x;
+  return kernels::Bf16ToF32(kernels::F32ToBf16(x));
 }
 
 void ReferenceModel::F16AccumulatorAttention(const std::vector<double>& scores,
@@ -557,8 +557,8 @@ std::vector<std::vector<float>> ReferenceModel::ForwardHidden(
       std::vector<float> attn(c.n_heads * d, 0.0f);
       for (int64_t head = 0; head < c.n_heads; ++head) {
         const int64_t kvh = head / group;
-        // As the kernels (kernels/attention.h) and llama.cpp do: Q is rounded to the cache's
-        // half type (after the scale when the graph scales Q); probabilities stay exact.
+        // As the kernels (kernels/attention.h) do: Q (scaled first when the graph scales Q)
+        // stays float but with a BF16 cache (RoundQuery); probabilities stay exact.
         const float q_scale = c.scale_query ? c.attention_scale : 1.0f;
         const double s_scale = c.scale_query ? 1.0 : c.attention_scale;
         std::vector<float> qh(d);

@@ -3,8 +3,8 @@
 // Every weight is dequantized to float up front; each call recomputes the whole sequence from
 // scratch with naive loops (no KV cache, no batching, no threads). Two numeric details follow
 // the optimized path on purpose, so that the comparison can be tight:
-//   * K and V are rounded through the KV cache's half-precision format, and so is Q (as
-//     llama.cpp's F16 mul_mat does, mirrored by kernels/attention.h);
+//   * K and V are rounded through the KV cache's half-precision format (Q only through BF16,
+//     with a BF16 cache: kernels/attention.h);
 //   * a matmul input is rounded through the activation format the weight type is dotted
 //     with (Q8_0 / Q8_K for quantized weights, see kernels/dot.h), as the kernels do.
 // ReferenceOptions can turn those roundings off, or add llama.cpp's one-query attention
@@ -22,9 +22,10 @@ namespace radixlm::model::testing {
 
 struct ReferenceOptions {
   bool round_activations = true;  // matmul inputs through Q8_0 / Q8_K (see above)
-  bool round_kv = true;           // K, V and Q through the cache's half type
-  // Attention as llama.cpp's one-query flash-attention kernel: keys in order with an online
-  // softmax in float, the output accumulated in F16 (rounded after every scale and add).
+  bool round_kv = true;           // K and V through the cache's half type (Q: BF16 only)
+  // Attention as llama.cpp's one-query flash-attention kernel: Q rounded to F16, keys in order
+  // with an online softmax in float, the output accumulated in F16 (rounded after every scale
+  // and add).
   bool f16_attention_accumulator = false;
 };
 
@@ -90,7 +91,7 @@ class ReferenceModel {
                                const std::vector<std::vector<float>>& v, int64_t kv_head, int64_t d,
                                float* out) const;
   float RoundKv(float x) const;     // a K or V value as the cache stores it
-  float RoundQuery(float x) const;  // a query value as attention rounds it (kernels/attention.h)
+  float RoundQuery(float x) const;  // a query value as attention rounds it (see options_)
 
   ModelConfig config_;
   kernels::KvDtype kv_dtype_;
