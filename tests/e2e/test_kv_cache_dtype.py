@@ -64,10 +64,11 @@ def test_greedy_continuations_agree_with_f16(servers):
         assert len(got) == len(want)
         same_start += got[:2] == want[:2]
         same_all += got == want
-    # A lossy cache (2 mantissa bits) flips some near-ties (measured on the default model: all 8
-    # start alike, 4 of 8 agree on all 12 tokens, the others part after 2 to 8); a broken cache
-    # would give other text from the first tokens.
-    assert same_start >= 7 and same_all >= 3, (same_start, same_all)
+    # A lossy cache (2 mantissa bits) flips some near-ties (measured on the default model with
+    # attention's queries in float: 6 of 8 start alike, the other two part at their first or
+    # second token, where the F16 server's top two are 0.43-0.47 nats apart; 3 of 8 agree on all
+    # 12 tokens); a broken cache would give other text from the first tokens.
+    assert same_start >= 6 and same_all >= 3, (same_start, same_all)
 
 
 def test_long_prompts_and_prefix_hits(servers):

@@ -26,6 +26,9 @@ from conftest import Server, _binary, _model, chat_model_path, sse_events
 from processes import start_on_free_port
 
 GREEDY = {"temperature": 0, "max_new_tokens": 8}
+# The disk-tier test's document: 16 tokens, where r8a, r8b and the base model all part on each
+# model (8 tokens of r8a and r8b agree on SmolLM2 there).
+DOC_GREEDY = {"temperature": 0, "max_new_tokens": 16}
 PROMPT = "The three most important inventions in history are"
 # name -> (rank, seed)
 ADAPTERS = {"r8a": (8, 1), "r64": (64, 2), "r8b": (8, 3), "r8c": (8, 4)}
@@ -261,23 +264,24 @@ def test_the_disk_tier_keeps_adapters_apart(lora_server, lora_setup, tmp_path):
     its own output; a restart that loads r8a's file under another name hits it again."""
     base, paths, _ = lora_setup
     doc = _document(0)
-    want = {n: _generate(lora_server, doc, n)["output_ids"] for n in ("r8a", "r8b", None)}
+    want = {n: _generate(lora_server, doc, n, DOC_GREEDY)["output_ids"]
+            for n in ("r8a", "r8b", None)}
     assert want["r8a"] != want[None] and want["r8a"] != want["r8b"]
     s = _start(base, paths, *_tier(tmp_path))
     try:
-        assert _generate(s, doc, "r8a")["output_ids"] == want["r8a"]
+        assert _generate(s, doc, "r8a", DOC_GREEDY)["output_ids"] == want["r8a"]
         for i in (1, 2):  # evict the document (write-back stores it)
             _generate(s, _document(i))
         assert _disk_hits(s) == 0
         for name in ("r8b", None):
-            out = _generate(s, doc, name)
+            out = _generate(s, doc, name, DOC_GREEDY)
             assert out["output_ids"] == want[name], name
             assert _disk_hits(s) == 0, name
         # (The base model's run shared only "Document " with its own documents in RAM.)
         assert out["meta_info"]["cached_tokens"] < 16, out["meta_info"]
         for i in (3, 4):
             _generate(s, _document(i))
-        again = _generate(s, doc, "r8a")
+        again = _generate(s, doc, "r8a", DOC_GREEDY)
         assert again["output_ids"] == want["r8a"]
         assert _disk_hits(s) >= 64
         assert again["meta_info"]["cached_tokens"] >= 64
@@ -288,9 +292,9 @@ def test_the_disk_tier_keeps_adapters_apart(lora_server, lora_setup, tmp_path):
     renamed = {"r8c": paths["r8c"], "again": paths["r8a"]}
     s = _start(base, renamed, *_tier(tmp_path))
     try:
-        out = _generate(s, doc, "r8c")
+        out = _generate(s, doc, "r8c", DOC_GREEDY)
         assert out["meta_info"]["cached_tokens"] == 0 and _disk_hits(s) == 0
-        out = _generate(s, doc, "again")
+        out = _generate(s, doc, "again", DOC_GREEDY)
         assert out["output_ids"] == want["r8a"]
         assert _disk_hits(s) >= 64
         assert out["meta_info"]["cached_tokens"] >= 64
