@@ -8,6 +8,7 @@
 #include <fstream>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "kernels/fp16.h"
 #include "kernels/quant.h"
@@ -98,6 +99,28 @@ void WriteText(const std::string& path, const std::string& text) {
   ASSERT_TRUE(out.good()) << path;
 }
 
+namespace {
+
+// The folders FreshDir made in this process, removed when it exits unless a test failed (then
+// they stay for a look).
+class MadeDirs {
+ public:
+  ~MadeDirs() {
+    const ::testing::UnitTest* unit = ::testing::UnitTest::GetInstance();
+    if (unit->Failed()) return;
+    for (const fs::path& dir : dirs_) {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  }
+  void Add(const fs::path& dir) { dirs_.push_back(dir); }
+
+ private:
+  std::vector<fs::path> dirs_;
+};
+
+}  // namespace
+
 std::string FreshDir(const std::string& name) {
   // One folder per test and process: ctest runs the tests of a fixture in parallel processes,
   // which would otherwise clear each other's folder.
@@ -109,6 +132,8 @@ std::string FreshDir(const std::string& name) {
                        ("hf_test_" + name + "_" + owner + "_" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
+  static MadeDirs made;  // constructed after gtest's UnitTest, so destroyed before it
+  made.Add(dir);
   return dir.string();
 }
 

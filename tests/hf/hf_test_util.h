@@ -24,7 +24,8 @@ std::vector<uint8_t> SafetensorsBytes(const std::vector<StEntry>& entries);
 void WriteFile(const std::string& path, const std::vector<uint8_t>& bytes);
 void WriteText(const std::string& path, const std::string& text);
 
-// A fresh empty directory under the test's temporary directory.
+// A fresh empty directory under the test's temporary directory, removed when the test process
+// exits (kept where a test failed).
 std::string FreshDir(const std::string& name);
 
 // tokenizer.json: a byte-level BPE of `n` tokens (printable ASCII characters, then merged

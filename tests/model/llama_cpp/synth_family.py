@@ -395,6 +395,9 @@ def main():
     ap.add_argument("--type", default="Q8_0", choices=["Q8_0", "F16"])
     ap.add_argument("--layers", type=int, default=0)  # (gemma4: its pattern's)
     ap.add_argument("--seed", type=int, default=1234)
+    # Tensors go to a temporary file as they are made (TMPDIR): memory stays at about one
+    # tensor, for whole-model shapes; needs the file's size again in free disk.
+    ap.add_argument("--spool", action="store_true")
     # Router rows N(0, (gain / sqrt(hidden))^2) for the llama / qwen3moe / gpt-oss / deepseek2
     # routers (gemma4moe sets its own). Random routers of unit gain put the k-th and (k+1)-th
     # experts within rounding of each other at many positions, so the last bits of the hidden
@@ -419,7 +422,7 @@ def main():
              "F16": gguf.GGMLQuantizationType.F16}[args.type]
 
     arch = f.get("arch", args.family)  # mixtral is written as llama
-    w = gguf.GGUFWriter(args.out, arch)
+    w = gguf.GGUFWriter(args.out, arch, use_temp_file=args.spool)
     # (not the family in the name: llama.cpp keys vocabulary fix-ups on phi3 / phi-3 in it)
     w.add_name(f"synthetic GGUF ({args.shape} shape, {layers} layers, random weights)")
     h, hd = f["hidden"], f["hd"]
