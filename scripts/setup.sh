@@ -23,6 +23,7 @@ log() { echo "[setup $((SECONDS - setup_start))s] $*" >&2; }
 # ---- 1. system packages ---------------------------------------------------------------
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache git
+  libpng-dev libjpeg62-turbo-dev libwebp-dev libgif-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libpcre2-dev libboost-dev
   libucx-dev

@@ -1,0 +1,68 @@
+// Projector: a vision encoder loaded from llama.cpp's projector GGUF (`--mmproj`,
+// general.architecture "clip"), turning one decoded image into the rows of embeddings the
+// language model reads in place of the image's tokens.
+//
+// One implementation per clip.projector_type (llama.cpp's names), chosen by Load(); each reads
+// its own preprocessing from the file's metadata (image size, resize, mean / std). Built:
+//   gemma3   SigLIP ViT, average pool to tokens-per-side, RMS norm, projection (gemma3.cc)
+// Every other type is refused with an Unimplemented error naming it.
+//
+// Batch invariance: an image's embeddings depend on that image and the file only (each image
+// runs alone through the encoder, on batch-invariant kernels).
+// Thread-safety: Encode() serialises its callers (one image at a time on the projector's thread
+// pool); the accessors are safe from any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gguf/gguf_file.h"
+#include "util/status.h"
+#include "vision/image.h"
+
+namespace radixlm::vision {
+
+// What the language model's side needs to know to place an image (llama.cpp's mtmd.cpp).
+struct ImagePromptFormat {
+  std::string begin;  // text before the image's embeddings ("<start_of_image>" for gemma3)
+  std::string end;    // text after them ("<end_of_image>")
+  // The language model attends bidirectionally within the image's span (llama.cpp's
+  // mtmd_decode_use_non_causal: true for gemma3), causally elsewhere.
+  bool non_causal_span = false;
+};
+
+class Projector {
+ public:
+  struct Options {
+    int n_threads = 0;  // <= 0: one per hardware thread
+  };
+
+  // Opens the GGUF at `path` and builds the projector its clip.projector_type names.
+  // InvalidArgument for a file that is not a vision projector or is malformed (naming the key
+  // or tensor), Unimplemented for a projector type or feature not built.
+  static StatusOr<std::unique_ptr<Projector>> Load(const std::string& path, const Options& options);
+  static StatusOr<std::unique_ptr<Projector>> FromGguf(std::unique_ptr<gguf::GgufFile> file,
+                                                       const Options& options);
+  // The projector types Load() builds.
+  static std::vector<std::string_view> SupportedTypes();
+
+  virtual ~Projector() = default;
+
+  virtual std::string_view type() const = 0;  // clip.projector_type, e.g. "gemma3"
+  // Width of each output row: the language model's hidden size (clip.vision.projection_dim).
+  virtual int64_t n_embd() const = 0;
+  // Rows Encode() produces for this image (gemma3: (image_size / patch / scale)^2, any image).
+  virtual int64_t TokensFor(const Image& image) const = 0;
+  virtual ImagePromptFormat prompt_format() const = 0;
+  // Bytes of weights resident for the forward pass.
+  virtual int64_t weights_bytes() const = 0;
+
+  // out becomes [TokensFor(image), n_embd()] row-major. InvalidArgument for an image with no
+  // pixels or whose rgb size is not width * height * 3.
+  virtual Status Encode(const Image& image, std::vector<float>* out) = 0;
+};
+
+}  // namespace radixlm::vision
