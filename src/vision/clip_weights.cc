@@ -1,5 +1,6 @@
 #include "vision/clip_weights.h"
 
+#include <algorithm>
 #include <cstring>
 #include <unordered_set>
 
@@ -18,8 +19,14 @@ std::string Shape(const gguf::TensorInfo& t) {
 
 }  // namespace
 
+int64_t ClipWeights::PaddedCols(gguf::GgmlType type, int64_t cols) {
+  const bool is_float =
+      type == gguf::GgmlType::kF32 || type == gguf::GgmlType::kF16 || type == gguf::GgmlType::kBF16;
+  return is_float ? (cols + 31) / 32 * 32 : cols;
+}
+
 Status ClipWeights::Matrix(const std::string& name, int64_t cols, int64_t rows,
-                           kernels::WeightMatrix* out) {
+                           kernels::WeightMatrix* out, int64_t padded_cols, int64_t padded_rows) {
   const gguf::TensorInfo* t = Find(name);
   if (t == nullptr) return InvalidArgument("projector: missing tensor '" + name + "'");
   if (t->shape.empty() || t->num_elements() != cols * rows || t->shape.back() != rows) {
@@ -31,7 +38,22 @@ Status ClipWeights::Matrix(const std::string& name, int64_t cols, int64_t rows,
     return Unimplemented("projector: tensor '" + name +
                          "' has a type the matmul kernels do not support");
   }
-  *out = kernels::MakeWeightMatrix(t->type, t->data, rows, cols);
+  padded_cols = std::max(padded_cols, cols);
+  padded_rows = std::max(padded_rows, rows);
+  if (padded_cols == cols && padded_rows == rows) {
+    *out = kernels::MakeWeightMatrix(t->type, t->data, rows, cols);
+  } else {
+    if (padded_cols != cols && PaddedCols(t->type, cols) == cols) {
+      return Unimplemented("projector: tensor '" + name + "' cannot be padded (not a float type)");
+    }
+    const size_t row_bytes = kernels::RowBytes(t->type, cols);
+    const size_t padded_row_bytes = kernels::RowBytes(t->type, padded_cols);
+    std::vector<uint8_t>& dst = owned_.emplace_back(padded_row_bytes * padded_rows, 0);
+    for (int64_t r = 0; r < rows; ++r) {
+      std::memcpy(dst.data() + r * padded_row_bytes, t->data + r * row_bytes, row_bytes);
+    }
+    *out = kernels::MakeWeightMatrix(t->type, dst.data(), padded_rows, padded_cols);
+  }
   matrices_.push_back(out);
   return Status::Ok();
 }
@@ -62,7 +84,8 @@ Status ClipWeights::TransposedMatrix(const std::string& name, int64_t cols, int6
   return Status::Ok();
 }
 
-Status ClipWeights::Vector(const std::string& name, int64_t n, bool required, const float** out) {
+Status ClipWeights::Vector(const std::string& name, int64_t n, bool required, const float** out,
+                           int64_t padded_n) {
   const gguf::TensorInfo* t = Find(name);
   if (t == nullptr) {
     return required ? InvalidArgument("projector: missing tensor '" + name + "'") : Status::Ok();
@@ -72,6 +95,11 @@ Status ClipWeights::Vector(const std::string& name, int64_t n, bool required, co
                            " values");
   }
   *out = reinterpret_cast<const float*>(t->data);
+  if (padded_n > n) {
+    std::vector<uint8_t>& dst = owned_.emplace_back(padded_n * sizeof(float), 0);
+    std::memcpy(dst.data(), t->data, n * sizeof(float));
+    *out = reinterpret_cast<const float*>(dst.data());
+  }
   return Status::Ok();
 }
 

@@ -20,6 +20,7 @@ struct VisionTransformer::Layer {
   const float* ln1_b = nullptr;
   const float* ln2_w = nullptr;
   const float* ln2_b = nullptr;
+  int64_t n_ff = 0;  // the FFN width as the matrices hold it: padded to the GEMM's 32 columns
 };
 
 namespace {
@@ -53,7 +54,10 @@ StatusOr<std::unique_ptr<VisionTransformer>> VisionTransformer::Load(const ClipC
   vit->side_ = c.image_size / c.patch_size;
   const int64_t h = c.n_embd;
   const int64_t patch_cols = 3 * c.patch_size * c.patch_size;
-  RADIXLM_RETURN_IF_ERROR(w->Matrix("v.patch_embd.weight", patch_cols, h, &vit->patch_w_));
+  const gguf::TensorInfo* patch = w->Find("v.patch_embd.weight");
+  vit->patch_cols_ = patch ? ClipWeights::PaddedCols(patch->type, patch_cols) : patch_cols;
+  RADIXLM_RETURN_IF_ERROR(
+      w->Matrix("v.patch_embd.weight", patch_cols, h, &vit->patch_w_, vit->patch_cols_));
   RADIXLM_RETURN_IF_ERROR(w->Vector("v.patch_embd.bias", h, false, &vit->patch_b_));
   if (w->Find("v.class_embd") != nullptr) {
     return Unimplemented("projector: a class embedding (v.class_embd) is not supported");
@@ -101,12 +105,14 @@ StatusOr<std::unique_ptr<VisionTransformer>> VisionTransformer::Load(const ClipC
     const bool swapped = down != nullptr && !down->shape.empty() && down->shape[0] == h;
     const char* up_name = swapped ? "ffn_down" : "ffn_up";
     const char* down_name = swapped ? "ffn_up" : "ffn_down";
+    const std::string down_weight = Blk(i, (std::string(down_name) + ".weight").c_str());
+    const gguf::TensorInfo* down_t = w->Find(down_weight);
+    l.n_ff = down_t ? ClipWeights::PaddedCols(down_t->type, c.n_ff) : c.n_ff;
     RADIXLM_RETURN_IF_ERROR(
-        w->Matrix(Blk(i, (std::string(up_name) + ".weight").c_str()), h, c.n_ff, &l.up));
-    RADIXLM_RETURN_IF_ERROR(
-        w->Matrix(Blk(i, (std::string(down_name) + ".weight").c_str()), c.n_ff, h, &l.down));
-    RADIXLM_RETURN_IF_ERROR(
-        w->Vector(Blk(i, (std::string(up_name) + ".bias").c_str()), c.n_ff, false, &l.b_up));
+        w->Matrix(Blk(i, (std::string(up_name) + ".weight").c_str()), h, c.n_ff, &l.up, 0, l.n_ff));
+    RADIXLM_RETURN_IF_ERROR(w->Matrix(down_weight, c.n_ff, h, &l.down, l.n_ff));
+    RADIXLM_RETURN_IF_ERROR(w->Vector(Blk(i, (std::string(up_name) + ".bias").c_str()), c.n_ff,
+                                      false, &l.b_up, l.n_ff));
     RADIXLM_RETURN_IF_ERROR(
         w->Vector(Blk(i, (std::string(down_name) + ".bias").c_str()), h, false, &l.b_down));
   }
@@ -116,9 +122,9 @@ StatusOr<std::unique_ptr<VisionTransformer>> VisionTransformer::Load(const ClipC
 void VisionTransformer::Forward(const float* pixels, std::vector<float>* out, ThreadPool* pool) {
   const ClipConfig& c = config_;
   const int64_t h = c.n_embd, n = n_patches(), p = c.patch_size, size = c.image_size;
-  const int64_t patch_cols = 3 * p * p;
-  // im2col: patch (py, px) -> its values by channel, row, column.
-  cur_.resize(n * patch_cols);
+  const int64_t patch_cols = patch_cols_;
+  // im2col: patch (py, px) -> its values by channel, row, column (then the zero padding).
+  cur_.assign(n * patch_cols, 0.0f);
   for (int64_t py = 0; py < side_; ++py) {
     for (int64_t px = 0; px < side_; ++px) {
       float* dst = cur_.data() + (py * side_ + px) * patch_cols;
@@ -189,18 +195,19 @@ void VisionTransformer::RunLayer(const Layer& l, ThreadPool* pool) {
   kernels::Add(proj_.data(), x_.data(), x_.data(), n * h);
 
   kernels::LayerNorm(x_.data(), l.ln2_w, l.ln2_b, n, h, c.eps, cur_.data());
-  up_.resize(n * c.n_ff);
+  // The padding columns are 0 (zero rows, zero bias) and stay 0 through each activation.
+  up_.resize(n * l.n_ff);
   kernels::MatMul(l.up, cur_.data(), n, up_.data(), pool);
-  AddBias(up_.data(), l.b_up, n, c.n_ff);
+  AddBias(up_.data(), l.b_up, n, l.n_ff);
   switch (c.ffn) {
     case FfnActivation::kGelu:
-      kernels::GeluTanh(up_.data(), up_.data(), n * c.n_ff);
+      kernels::GeluTanh(up_.data(), up_.data(), n * l.n_ff);
       break;
     case FfnActivation::kGeluQuick:
-      GeluQuick(up_.data(), n * c.n_ff);
+      GeluQuick(up_.data(), n * l.n_ff);
       break;
     case FfnActivation::kSilu:
-      kernels::Silu(up_.data(), up_.data(), n * c.n_ff);
+      kernels::Silu(up_.data(), up_.data(), n * l.n_ff);
       break;
   }
   kernels::MatMul(l.down, up_.data(), n, proj_.data(), pool);

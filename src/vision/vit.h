@@ -9,7 +9,10 @@
 //   x = LayerNorm(x) with v.post_ln when the file has it
 //
 // The patch convolution is a matmul over each patch's 3 * p * p values, ordered channel, then
-// row, then column (ggml's im2col). Attention is bidirectional over the image's patches, with
+// row, then column (ggml's im2col). Float matrices whose width is not a multiple of 32 (the
+// patch kernel's 588 columns, SigLIP's FFN of 4304) are held with zero columns (and the FFN's
+// up matrix with zero rows) to the next multiple, so that they run on the packed GEMM: the
+// zeros change no sum. Attention is bidirectional over the image's patches, with
 // K and V rounded to F16 (llama.cpp's flash attention, which its CPU build uses by default).
 // Files whose ffn_down reads n_embd values (the legacy converters' swapped names) have up and
 // down swapped, as llama.cpp does for these projector types.
@@ -52,6 +55,7 @@ class VisionTransformer {
 
   ClipConfig config_;
   int64_t side_ = 0;
+  int64_t patch_cols_ = 0;  // 3 * p * p, padded to the GEMM's 32 columns
   kernels::WeightMatrix patch_w_, position_;
   const float* patch_b_ = nullptr;
   const float* pre_ln_w_ = nullptr;
