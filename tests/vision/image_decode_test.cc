@@ -67,6 +67,23 @@ TEST(ImageDecodeTest, PngAlphaIsDroppedNotComposited) {
   EXPECT_EQ(r->rgb, img.rgb);
 }
 
+TEST(ImageDecodeTest, Png16BitKeepsTheHighByte) {
+  // Samples hi << 8 | lo (big-endian in the file); stb_image keeps hi, whatever lo is.
+  const Image img = TestPicture(11, 6, 9);
+  for (int channels : {3, 4}) {
+    std::vector<uint8_t> wide;
+    for (size_t i = 0; i < img.rgb.size(); i += 3) {
+      for (int c = 0; c < channels; ++c) {
+        const uint8_t hi = c < 3 ? img.rgb[i + c] : 7;
+        wide.insert(wide.end(), {hi, static_cast<uint8_t>(255 - hi)});
+      }
+    }
+    auto r = DecodeImage(EncodePng(wide, 11, 6, channels, false, 16));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->rgb, img.rgb) << channels << " channels";
+  }
+}
+
 TEST(ImageDecodeTest, PngGreyIsReplicated) {
   std::vector<uint8_t> grey(12 * 7), grey_alpha;
   for (size_t i = 0; i < grey.size(); ++i) grey[i] = static_cast<uint8_t>(i * 3);

@@ -16,7 +16,7 @@
 namespace radixlm::vision::testing {
 
 std::vector<uint8_t> EncodePng(const std::vector<uint8_t>& pixels, int width, int height,
-                               int channels, bool interlaced) {
+                               int channels, bool interlaced, int bit_depth) {
   // The low-level writer (the simplified one cannot interlace).
   std::vector<uint8_t> out;
   png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
@@ -33,13 +33,13 @@ std::vector<uint8_t> EncodePng(const std::vector<uint8_t>& pixels, int width, in
                     : channels == 2 ? PNG_COLOR_TYPE_GRAY_ALPHA
                     : channels == 3 ? PNG_COLOR_TYPE_RGB
                                     : PNG_COLOR_TYPE_RGB_ALPHA;
-  png_set_IHDR(png, info, width, height, 8, color,
+  png_set_IHDR(png, info, width, height, bit_depth, color,
                interlaced ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
                PNG_FILTER_TYPE_DEFAULT);
   png_write_info(png, info);
   std::vector<png_bytep> rows(height);
   for (int y = 0; y < height; ++y) {
-    rows[y] = const_cast<png_bytep>(pixels.data()) + size_t(y) * width * channels;
+    rows[y] = const_cast<png_bytep>(pixels.data()) + size_t(y) * width * channels * bit_depth / 8;
   }
   png_write_image(png, rows.data());
   png_write_end(png, nullptr);

@@ -9,9 +9,10 @@
 
 namespace radixlm::vision::testing {
 
-// PNG of `channels` 1 (grey), 2 (grey + alpha), 3 (RGB) or 4 (RGBA) 8-bit samples per pixel.
+// PNG of `channels` 1 (grey), 2 (grey + alpha), 3 (RGB) or 4 (RGBA) samples per pixel of
+// `bit_depth` 8, or 16 (each sample two bytes, big-endian, as PNG stores them).
 std::vector<uint8_t> EncodePng(const std::vector<uint8_t>& pixels, int width, int height,
-                               int channels, bool interlaced = false);
+                               int channels, bool interlaced = false, int bit_depth = 8);
 // Palette PNG: `indices` [height, width] into `palette` (RGB triples).
 std::vector<uint8_t> EncodePalettePng(const std::vector<uint8_t>& indices, int width, int height,
                                       const std::vector<uint8_t>& palette);
