@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Clang's thread-safety analysis over the libraries whose locks are annotated (util/mutex.h,
-# GUARDED_BY and friends): radixlm_util, radixlm_grammar, radixlm_spec, radixlm_engine and
-# radixlm_server, built with clang++-14, -Wthread-safety and -Werror (with the project's other
-# warnings). Compile only: these static libraries are the only targets built, unoptimized, and
-# nothing is run.
+# GUARDED_BY and friends): radixlm_util, radixlm_grammar, radixlm_spec, radixlm_engine,
+# radixlm_server and radixlm_vision, built with clang++-14, -Wthread-safety and -Werror (with
+# the project's other warnings). Compile only: these static libraries are the only targets
+# built, unoptimized, and nothing is run.
 # Env: RADIXLM_TSA_BUILD_DIR (default build-tsa; an existing tree is used as it is, and must
 #      have been configured with clang and -Wthread-safety, as scripts/fuzz.sh's build-fuzz is),
 #      RADIXLM_CLANGXX (default clang++-14).
@@ -47,6 +47,6 @@ if "$cxx" -std=c++20 -Isrc -Wthread-safety -Werror -fsyntax-only "$probe" 2>/dev
   exit 1
 fi
 
-libs=(radixlm_util radixlm_grammar radixlm_spec radixlm_engine radixlm_server)
+libs=(radixlm_util radixlm_grammar radixlm_spec radixlm_engine radixlm_server radixlm_vision)
 ninja -C "$dir" ${RADIXLM_TSA_JOBS:+-j "$RADIXLM_TSA_JOBS"} "${libs[@]}"
 echo "thread-safety analysis clean: ${libs[*]}"

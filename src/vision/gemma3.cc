@@ -9,9 +9,9 @@
 //   5. RMS norm with mm.soft_emb_norm.weight (eps = layer_norm_epsilon)
 //   6. mm.input_projection.weight ([text, vision] in the file: applied transposed)
 #include <algorithm>
-#include <mutex>
 
 #include "kernels/ops.h"
+#include "util/mutex.h"
 #include "util/thread_pool.h"
 #include "vision/image_resize.h"
 #include "vision/projector_types.h"
@@ -69,7 +69,7 @@ class Gemma3Projector final : public Projector {
         image.rgb.size() != static_cast<size_t>(image.width) * image.height * 3) {
       return InvalidArgument("the image has no pixels or its RGB buffer is not width x height x 3");
     }
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(&mutex_);
     const int size = static_cast<int>(config_.image_size);
     const Image fitted = ResizeToFit(image, size, size, ResizeFilter::kBilinear);
     const int64_t plane = int64_t{size} * size;
@@ -95,7 +95,7 @@ class Gemma3Projector final : public Projector {
       : file_(std::move(file)), config_(config), weights_(file_.get()) {}
 
   // patches_ [side * side, n_embd] -> tokens_ [tokens_side^2, n_embd] (ggml_pool_2d, AVG).
-  void Pool() {
+  void Pool() REQUIRES(mutex_) {
     const int64_t h = config_.n_embd, side = vit_->patches_per_side(), k = merge_;
     tokens_.assign(tokens_side_ * tokens_side_ * h, 0.0f);
     const float area = static_cast<float>(k * k);
@@ -124,8 +124,10 @@ class Gemma3Projector final : public Projector {
   kernels::WeightMatrix proj_;
   const float* norm_w_ = nullptr;
 
-  std::mutex mutex_;  // Encode: one image at a time (the scratch below, the ViT's)
-  std::vector<float> pixels_, patches_, tokens_;
+  Mutex mutex_;  // Encode: one image at a time (the scratch below, the ViT's)
+  std::vector<float> pixels_ GUARDED_BY(mutex_);
+  std::vector<float> patches_ GUARDED_BY(mutex_);
+  std::vector<float> tokens_ GUARDED_BY(mutex_);
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "kernels/layer_norm.h"
+#include "kernels/quant.h"
 #include "kernels/ops.h"
 
 namespace radixlm::vision {
