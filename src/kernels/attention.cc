@@ -99,18 +99,18 @@ static_assert(kChunk % kKeyBlock == 0);
 cpu::AttentionKernels SelectKernels() {
 #if defined(RADIXLM_KERNELS_X86) && defined(RADIXLM_KERNELS_AVX512)
   if (ActiveIsa() >= Isa::kAvx512) {
-    return {cpu::avx2::ScoreBlock, cpu::avx512::ScoreTile, cpu::avx2::ExpSum,
+    return {cpu::avx2::ScoreBlock,       cpu::avx512::ScoreTile, cpu::avx2::ExpSum,
             cpu::avx512::AccumulateTile, cpu::avx2::LoadF16Rows, cpu::avx2::RowMax};
   }
 #endif
 #if defined(RADIXLM_KERNELS_X86)
   if (static_cast<int>(ActiveIsa()) >= static_cast<int>(Isa::kAvx2)) {
-    return {cpu::avx2::ScoreBlock, nullptr,          cpu::avx2::ExpSum,
-            cpu::avx2::AccumulateTile, cpu::avx2::LoadF16Rows, cpu::avx2::RowMax};
+    return {cpu::avx2::ScoreBlock,  nullptr,          cpu::avx2::ExpSum, cpu::avx2::AccumulateTile,
+            cpu::avx2::LoadF16Rows, cpu::avx2::RowMax};
   }
 #endif
-  return {cpu::scalar::ScoreBlock, nullptr, cpu::scalar::ExpSum, cpu::scalar::AccumulateTile,
-          nullptr, cpu::scalar::RowMax};
+  return {cpu::scalar::ScoreBlock,     nullptr, cpu::scalar::ExpSum,
+          cpu::scalar::AccumulateTile, nullptr, cpu::scalar::RowMax};
 }
 
 // One unit of parallel work: a tile of queries of one sequence x one kv head, over the softmax
@@ -176,12 +176,17 @@ inline void StoreRow(KvDtype dtype, void* base, int64_t elem, const float* src, 
 // The V head size (AttentionParams::v_head_dim, else head_dim).
 inline int VDim(const AttentionParams& p) { return p.v_head_dim > 0 ? p.v_head_dim : p.head_dim; }
 
-// The key range [lo, hi) query qi may see: causal and window rule.
+// The last key position query qi sees (AttentionSequence::q_last_key, else causal).
+inline int64_t LastKey(const AttentionSequence& sq, int qi) {
+  return sq.q_last_key != nullptr ? sq.q_last_key[qi] : sq.q_pos[qi];
+}
+
+// The key range [lo, hi) query qi may see: causal (or q_last_key) and window rule.
 inline void VisibleKeys(const AttentionParams& p, const AttentionSequence& sq, int qi, int64_t* lo,
                         int64_t* hi) {
   const int64_t pos = sq.q_pos[qi];
   *lo = p.sliding_window > 0 ? std::max<int64_t>(0, pos - p.sliding_window + 1) : 0;
-  *hi = pos + 1;
+  *hi = LastKey(sq, qi) + 1;
 }
 
 // Per-thread buffers (grown on demand).
@@ -348,8 +353,8 @@ void WriteOutput(const RowState& st, const float* o, int hd, float sink, float* 
   }
   const float m = std::max(st.m, sink);
   const float e_run = st.m == -INFINITY ? 0.0f : cpu::scalar::GgmlExp(st.m - m);
-  const double l = st.l * static_cast<double>(e_run) +
-                   static_cast<double>(cpu::scalar::GgmlExp(sink - m));
+  const double l =
+      st.l * static_cast<double>(e_run) + static_cast<double>(cpu::scalar::GgmlExp(sink - m));
   const float inv = static_cast<float>(1.0 / l);
   for (int d = 0; d < hd; ++d) out[d] = (o[d] * e_run) * inv;
 }
@@ -497,11 +502,11 @@ void AttentionForBatch(const AttentionParams& params, const KvLayerView& kv,
     const AttentionSequence& s = seqs[si];
     for (int q0 = 0; q0 < s.n_q; q0 += kQueryTile) {
       const int q1 = std::min(s.n_q, q0 + kQueryTile);
-      int64_t pmin = s.q_pos[q0], pmax = s.q_pos[q0];
+      int64_t pmin = s.q_pos[q0], pmax = LastKey(s, q0);
       for (int i = q0; i < q1; ++i) {
-        assert(s.q_pos[i] >= 0 && s.q_pos[i] < s.n_kv);
+        assert(s.q_pos[i] >= 0 && LastKey(s, i) >= s.q_pos[i] && LastKey(s, i) < s.n_kv);
         pmin = std::min(pmin, s.q_pos[i]);
-        pmax = std::max(pmax, s.q_pos[i]);
+        pmax = std::max(pmax, LastKey(s, i));
       }
       int k0 = 0;
       if (params.sliding_window > 0) {

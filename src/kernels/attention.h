@@ -55,7 +55,7 @@ const char* KvDtypeName(KvDtype dtype);
 
 struct KvLayerView {
   KvDtype dtype = KvDtype::kF16;
-  void* k = nullptr;      // [n_slots, row_elems] values of dtype (KvDtypeBytes each)
+  void* k = nullptr;  // [n_slots, row_elems] values of dtype (KvDtypeBytes each)
   // [n_slots, row_elems], or null for a latent cache (multi-head latent attention): there is
   // no V plane, and V head h is the first AttentionParams::v_head_dim values of K head h.
   void* v = nullptr;
@@ -101,6 +101,10 @@ struct AttentionSequence {
   const int32_t* kv_slots = nullptr;  // [n_kv]
   int n_kv = 0;
   float* out = nullptr;  // [n_q, n_heads * v_head_dim]
+  // [n_q] or null: the last key position each query sees, >= its q_pos and < n_kv (null:
+  // q_pos, the causal rule). Lets a span attend bidirectionally (an image's tokens see the
+  // whole image); the sliding window still counts back from q_pos.
+  const int64_t* q_last_key = nullptr;
 };
 void AttentionForBatch(const AttentionParams& params, const KvLayerView& kv,
                        std::span<const AttentionSequence> seqs, ThreadPool* pool);

@@ -53,6 +53,8 @@ Status BatchPlan::Build(const ForwardBatch& batch, int64_t vocab_size, int64_t n
   sequences.clear();
   attention.clear();
   logit_rows.clear();
+  embedding_rows.clear();
+  last_key.clear();
   n_tokens = 0;
   if (batch.sequences.empty()) return InvalidArgument("forward batch has no sequences");
 
@@ -65,7 +67,19 @@ Status BatchPlan::Build(const ForwardBatch& batch, int64_t vocab_size, int64_t n
       return InvalidArgument(where + std::to_string(in.tokens.size()) + " tokens but " +
                              std::to_string(in.new_slots.size()) + " new slots");
     }
-    for (int32_t t : in.tokens) {
+    RADIXLM_RETURN_IF_ERROR(CheckEmbeddingSpans(in, where));
+    size_t span = 0;
+    for (size_t i = 0; i < in.tokens.size(); ++i) {
+      while (span < in.embedding_spans.size() &&
+             in.embedding_spans[span].begin + in.embedding_spans[span].n <=
+                 static_cast<int64_t>(i)) {
+        ++span;
+      }
+      if (span < in.embedding_spans.size() &&
+          in.embedding_spans[span].begin <= static_cast<int64_t>(i)) {
+        continue;  // the row is given; the id is not a vocabulary id
+      }
+      const int32_t t = in.tokens[i];
       if (t < 0 || t >= vocab_size) {
         return InvalidArgument(where + "token id " + std::to_string(t) + " outside [0, " +
                                std::to_string(vocab_size) + ")");
@@ -96,6 +110,10 @@ Status BatchPlan::Build(const ForwardBatch& batch, int64_t vocab_size, int64_t n
     seq.n_new = static_cast<int64_t>(in.tokens.size());
     const int64_t n_prefix = static_cast<int64_t>(in.prefix_slots.size());
     tokens.insert(tokens.end(), in.tokens.begin(), in.tokens.end());
+    for (const EmbeddingSpan& e : in.embedding_spans) {
+      std::fill_n(tokens.begin() + seq.first_token + e.begin, e.n, 0);
+      embedding_rows.push_back({seq.first_token + e.begin, e.n, e.rows});
+    }
     new_slots.insert(new_slots.end(), in.new_slots.begin(), in.new_slots.end());
     if (in.tree_depth.empty()) {
       const auto offset = static_cast<int64_t>(kv_slots.size());
@@ -113,6 +131,22 @@ Status BatchPlan::Build(const ForwardBatch& batch, int64_t vocab_size, int64_t n
           if ((in.tree_mask[i] >> j) & 1) kv_slots.push_back(in.new_slots[j]);
         }
         attention.push_back({seq.first_token + i, 1, offset, n_prefix + depth + 1});
+      }
+    }
+
+    bool bidirectional = false;
+    for (const EmbeddingSpan& e : in.embedding_spans) bidirectional |= e.bidirectional;
+    // last_key covers every token of the batch once any sequence has a bidirectional span
+    // (those before it: their positions, the causal rule).
+    if (bidirectional && last_key.size() < static_cast<size_t>(seq.first_token)) {
+      last_key.assign(positions.begin(), positions.begin() + seq.first_token);
+    }
+    if (bidirectional || !last_key.empty()) {
+      last_key.insert(last_key.end(), positions.end() - seq.n_new, positions.end());
+      for (const EmbeddingSpan& e : in.embedding_spans) {
+        if (!e.bidirectional) continue;
+        const int64_t last = n_prefix + e.begin + e.n - 1;  // (a chain: position = index)
+        std::fill_n(last_key.begin() + seq.first_token + e.begin, e.n, last);
       }
     }
 
@@ -134,6 +168,25 @@ Status BatchPlan::Build(const ForwardBatch& batch, int64_t vocab_size, int64_t n
     sequences.push_back(seq);
   }
   if (n_swa_slots > 0) return TranslateSwa(batch.swa_slot_map, n_swa_slots, swa_window);
+  return Status::Ok();
+}
+
+Status BatchPlan::CheckEmbeddingSpans(const SequenceInput& in, const std::string& where) const {
+  if (in.embedding_spans.empty()) return Status::Ok();
+  if (!in.tree_depth.empty()) {
+    return InvalidArgument(where + "embedding spans are not supported in a draft tree");
+  }
+  int64_t end = 0;
+  for (const EmbeddingSpan& e : in.embedding_spans) {
+    if (e.n < 1 || e.begin < end || e.begin + e.n > static_cast<int64_t>(in.tokens.size()) ||
+        e.rows == nullptr) {
+      return InvalidArgument(where + "embedding span [" + std::to_string(e.begin) + ", " +
+                             std::to_string(e.begin + e.n) +
+                             ") is empty, out of order or outside the sequence's " +
+                             std::to_string(in.tokens.size()) + " new tokens");
+    }
+    end = e.begin + e.n;
+  }
   return Status::Ok();
 }
 

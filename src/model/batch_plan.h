@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "model/forward_batch.h"
@@ -33,8 +34,15 @@ struct BatchPlan {
     int64_t n_kv = 0;
   };
 
+  // An EmbeddingSpan placed in the batch's rows.
+  struct EmbeddingRows {
+    int64_t first_token = 0;
+    int64_t n = 0;
+    const float* rows = nullptr;  // [n, hidden]
+  };
+
   int64_t n_tokens = 0;
-  std::vector<int32_t> tokens;     // [n_tokens]
+  std::vector<int32_t> tokens;     // [n_tokens] (0 where an embedding span gives the row)
   std::vector<int64_t> positions;  // [n_tokens]
   std::vector<int32_t> new_slots;  // [n_tokens]
   std::vector<int32_t> kv_slots;   // [sum of n_kv]
@@ -45,10 +53,15 @@ struct BatchPlan {
   std::vector<Sequence> sequences;
   std::vector<AttentionEntry> attention;
   std::vector<int32_t> logit_rows;  // token rows whose logits are returned, output order
+  std::vector<EmbeddingRows> embedding_rows;
+  // [n_tokens] or empty (no bidirectional span in the batch): the last key position each
+  // token attends to (kernels::AttentionSequence::q_last_key).
+  std::vector<int64_t> last_key;
 
   // Validates and flattens. InvalidArgument (naming the sequence) for: an empty batch or
   // sequence, mismatched span sizes, token ids outside [0, vocab_size), slots outside
-  // [0, n_slots), more than max_tokens new tokens, positions beyond max_positions, or a draft
+  // [0, n_slots), more than max_tokens new tokens, positions beyond max_positions, an
+  // embedding span outside the sequence's new tokens or out of order, or a draft
   // tree that is not one (more than 64 nodes, a node whose mask is not its parent's plus
   // itself, depths that do not follow the masks). With n_swa_slots > 0 (windowed layers keep
   // their own rows) also: no swa_slot_map, a slot the map does not cover or maps outside
@@ -58,6 +71,7 @@ struct BatchPlan {
                int64_t max_positions, int64_t n_swa_slots = 0, int64_t swa_window = 0);
 
  private:
+  Status CheckEmbeddingSpans(const SequenceInput& in, const std::string& where) const;
   Status TranslateSwa(std::span<const int32_t> map, int64_t n_swa_slots, int64_t swa_window);
 };
 

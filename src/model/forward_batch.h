@@ -33,8 +33,23 @@ enum class LogitsMode {
   kNone,  // no logits (e.g. a middle chunk of a chunked prefill)
 };
 
+// Rows given in place of token embeddings for new tokens [begin, begin + n) of a sequence (an
+// image's projector output). They are used as they are: the model's embedding_scale applies to
+// token rows only (llama.cpp's gemma3 scales only when its input is tokens). The token ids at
+// those positions are not read (the radix tree's image ids lie outside the vocabulary).
+// bidirectional: every token of the span also sees the span's later tokens, as llama.cpp decodes
+// gemma3's image tokens (mtmd_decode_use_non_causal); the sliding window still counts back from
+// each token's own position. The whole span is in this batch: a bidirectional span split over
+// two forward passes would not be the same computation.
+struct EmbeddingSpan {
+  int64_t begin = 0;            // first new token of the span
+  int64_t n = 0;                // >= 1
+  const float* rows = nullptr;  // [n, hidden_size]
+  bool bidirectional = false;
+};
+
 struct SequenceInput {
-  std::span<const int32_t> tokens;        // [n_new] token ids in [0, vocab)
+  std::span<const int32_t> tokens;        // [n_new] token ids in [0, vocab) (see EmbeddingSpan)
   std::span<const int32_t> new_slots;     // [n_new] KV slots written for the new tokens
   std::span<const int32_t> prefix_slots;  // [n_prefix] slots of positions 0..n_prefix-1
   LogitsMode logits = LogitsMode::kLast;
@@ -56,6 +71,9 @@ struct SequenceInput {
   // target model's final-normed hidden state at the position before it. [n_new * hidden_size];
   // read by a NextnModel only.
   std::span<const float> nextn_hidden = {};
+  // Spans of new tokens whose input rows are given (EmbeddingSpan), in order and disjoint;
+  // not with a draft tree.
+  std::span<const EmbeddingSpan> embedding_spans = {};
 };
 
 struct ForwardBatch {

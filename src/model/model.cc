@@ -149,6 +149,9 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
   const kernels::KernelBackend& k = *backend_;
   RADIXLM_RETURN_IF_ERROR(EmbedTokens(n, s.x.data()));
   if (c.scale_embeddings) k.scale(s.x.data(), c.embedding_scale, s.x.data(), n * h);
+  for (const BatchPlan::EmbeddingRows& e : plan_.embedding_rows) {  // (unscaled)
+    std::memcpy(s.x.data() + e.first_token * h, e.rows, e.n * h * sizeof(float));
+  }
   for (size_t v = 0; v < rope_variants_.size(); ++v) {
     rope_variants_[v].ComputeTables(plan_.positions.data(), n, s.rope_cos[v].data(),
                                     s.rope_sin[v].data());

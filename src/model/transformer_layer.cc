@@ -353,6 +353,7 @@ void PrepareAttentionSequences(const BatchPlan& plan, int64_t qs, ForwardScratch
     a.kv_slots = plan.kv_slots.data() + e.kv_offset;
     a.n_kv = static_cast<int>(e.n_kv);
     a.out = s.attn.data() + e.first_token * qs;
+    a.q_last_key = plan.last_key.empty() ? nullptr : plan.last_key.data() + e.first_token;
     s.attn_seqs.push_back(a);
     if (!plan.swa_kv_slots.empty()) {
       a.kv_slots = plan.swa_kv_slots.data() + e.kv_offset;

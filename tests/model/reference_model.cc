@@ -452,9 +452,10 @@ std::vector<float> ReferenceModel::Ffn(const Layer& l, const std::vector<float>&
   return std::vector<float>(out.begin(), out.end());
 }
 
-std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_t>& tokens) const {
+std::vector<std::vector<float>> ReferenceModel::Forward(
+    const std::vector<int32_t>& tokens, const std::vector<ReferenceEmbeddingSpan>& spans) const {
   const ModelConfig& c = config_;
-  std::vector<std::vector<float>> logits = ForwardHidden(tokens);
+  std::vector<std::vector<float>> logits = ForwardHidden(tokens, spans);
   for (std::vector<float>& row : logits) {
     row = MatVec(output_, row);
     for (float& z : row) {
@@ -469,15 +470,26 @@ std::vector<std::vector<float>> ReferenceModel::Forward(const std::vector<int32_
 }
 
 std::vector<std::vector<float>> ReferenceModel::ForwardHidden(
-    const std::vector<int32_t>& tokens) const {
+    const std::vector<int32_t>& tokens, const std::vector<ReferenceEmbeddingSpan>& spans) const {
   const ModelConfig& c = config_;
   const int64_t n = static_cast<int64_t>(tokens.size());
   const int64_t h = c.hidden_size;
 
   // Residual stream per token.
   std::vector<std::vector<float>> x(n, std::vector<float>(h));
+  std::vector<int64_t> last_key(n);  // the last key each token sees
+  std::vector<bool> given(n, false);
+  for (int64_t t = 0; t < n; ++t) last_key[t] = t;
+  for (const ReferenceEmbeddingSpan& span : spans) {
+    const auto len = static_cast<int64_t>(span.rows.size());
+    for (int64_t i = 0; i < len; ++i) {
+      x[span.begin + i] = span.rows[i];
+      given[span.begin + i] = true;
+      if (span.bidirectional) last_key[span.begin + i] = span.begin + len - 1;
+    }
+  }
   for (int64_t t = 0; t < n; ++t) {
-    for (int64_t i = 0; i < h; ++i) {
+    for (int64_t i = 0; !given[t] && i < h; ++i) {
       x[t][i] = token_embd_.w[tokens[t] * h + i];
       if (c.scale_embeddings) x[t][i] *= c.embedding_scale;
     }
@@ -565,7 +577,7 @@ std::vector<std::vector<float>> ReferenceModel::ForwardHidden(
         for (int64_t e = 0; e < d; ++e) qh[e] = RoundQuery(q[t][head * d + e] * q_scale);
         std::vector<double> scores;
         std::vector<int64_t> keys;
-        for (int64_t j = 0; j <= t; ++j) {
+        for (int64_t j = 0; j <= last_key[t]; ++j) {
           if (window > 0 && t - j >= window) continue;
           double s = 0.0;
           for (int64_t e = 0; e < d; ++e) s += double{qh[e]} * keys_of[j][kvh * d + e];

@@ -29,6 +29,14 @@ struct ReferenceOptions {
   bool f16_attention_accumulator = false;
 };
 
+// Rows given in place of token embeddings from position begin on (an image's embeddings; not
+// scaled), optionally attended bidirectionally within the span (model/forward_batch.h).
+struct ReferenceEmbeddingSpan {
+  int64_t begin = 0;
+  std::vector<std::vector<float>> rows;  // [n][hidden]
+  bool bidirectional = false;
+};
+
 class ReferenceModel {
  public:
   ReferenceModel(const gguf::GgufFile& file, kernels::KvDtype kv_dtype,
@@ -37,10 +45,15 @@ class ReferenceModel {
   const ModelConfig& config() const { return config_; }
 
   // Logits after each token of `tokens`: [tokens.size()][vocab].
-  std::vector<std::vector<float>> Forward(const std::vector<int32_t>& tokens) const;
+  // spans: rows given in place of some tokens' embeddings (ids there are not read).
+  std::vector<std::vector<float>> Forward(
+      const std::vector<int32_t>& tokens,
+      const std::vector<ReferenceEmbeddingSpan>& spans = {}) const;
   // The final norm's output after each token (what the output head multiplies; a decoder
   // embedder's pooled rows): [tokens.size()][hidden].
-  std::vector<std::vector<float>> ForwardHidden(const std::vector<int32_t>& tokens) const;
+  std::vector<std::vector<float>> ForwardHidden(
+      const std::vector<int32_t>& tokens,
+      const std::vector<ReferenceEmbeddingSpan>& spans = {}) const;
 
  private:
   struct Matrix {
