@@ -26,7 +26,7 @@ APT_PACKAGES=(
   libpng-dev libjpeg62-turbo-dev libwebp-dev libgif-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libpcre2-dev libboost-dev
-  libucx-dev
+  libucx-dev libssl-dev
   python3 python3-venv python3-pip curl
 )
 # Only the test command needs these (the sanitizer and fuzzing builds, the browser test); the

@@ -113,6 +113,13 @@ struct GenerateRequest {
   // a cached prompt do. A failed future ends the request with finish_reason abort, status 503,
   // and the future's message. Only the tokens the KV and the prompt share are used.
   std::shared_future<StatusOr<PrefixKv>> import_kv;
+  // Images in the prompt (an engine with a vision projector, --mmproj): each one image file's
+  // bytes (PNG, JPEG, WebP, GIF), placed where `text` holds the marker "<__media__>"
+  // (engine/image_prompt.h), one marker per image, in order. With text only; neither with
+  // sessions, disaggregation nor input logprobs over an image.
+  std::vector<std::vector<uint8_t>> image_data;
+  // `text` is a rendered chat template (its BOS written out): tokenized with none added.
+  bool text_verbatim = false;
 };
 
 // SGLang's POST /pause_generation {"mode": ...}: what happens to the live requests when
@@ -237,10 +244,17 @@ struct MemoryCounters {
   int64_t recurrent_state_bytes = 0;
 };
 
+// The image encoder's cache (engine/image_cache.h).
+struct ImageCounters {
+  int64_t encodes = 0;  // images the encoder ran on
+  int64_t hits = 0;     // images found already encoded
+};
+
 struct EngineStats {
   SchedulerCounters scheduler;
-  int64_t live_requests = 0;  // submitted and not yet ended (all samples)
-  int64_t open_sessions = 0;  // /open_session without /close_session since
+  std::optional<ImageCounters> images;  // nullopt: the engine takes no images
+  int64_t live_requests = 0;            // submitted and not yet ended (all samples)
+  int64_t open_sessions = 0;            // /open_session without /close_session since
   GrammarCounters grammar;
   MemoryCounters memory;
   // Share of prefill tokens served by the radix cache: hit / (hit + computed).

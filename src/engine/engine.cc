@@ -78,6 +78,16 @@ Status Engine::CloseSession(const std::string& session_id) {
 void Engine::Shutdown() { core_->Shutdown(); }
 
 LoraRegistry* Engine::lora() const { return core_->lora(); }
+
+Status Engine::SetImageEncoder(std::unique_ptr<ImageEncoder> encoder) {
+  return core_->SetImageEncoder(std::move(encoder));
+}
+
+std::optional<ImageCache::Counters> Engine::image_counters() const {
+  const ImageCache* cache = core_->image_cache();
+  if (cache == nullptr) return std::nullopt;
+  return cache->counters();
+}
 const EngineConfig& Engine::config() const { return core_->config(); }
 const EngineSettings& Engine::settings() const { return core_->settings(); }
 const ModelAssets& Engine::assets() const { return core_->assets(); }

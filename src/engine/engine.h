@@ -19,12 +19,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/api.h"
 #include "engine/engine_config.h"
 #include "engine/generate_stream.h"
+#include "engine/image_cache.h"
 #include "engine/model_assets.h"
 #include "engine/radix_tree_view.h"
 #include "tokenizer/text_codec.h"
@@ -118,6 +120,11 @@ class Engine {
   // The LoRA adapters this engine serves (--enable-lora / --lora-paths); null when LoRA is
   // off. Thread-safe.
   LoraRegistry* lora() const;
+  // Images: the vision projector (--mmproj loads it in Create), set before the first Submit
+  // (tests give their own). InvalidArgument when its rows do not fit the model's hidden size.
+  Status SetImageEncoder(std::unique_ptr<ImageEncoder> encoder);
+  // What the engine's image cache counted (encodes, hits); nullopt: the model takes no images.
+  std::optional<ImageCache::Counters> image_counters() const;
 
   const EngineConfig& config() const;
   const EngineSettings& settings() const;

@@ -66,6 +66,14 @@ struct EngineConfig {
   std::string hicache_storage_dir;
   double hicache_storage_size_gb = 16;
 
+  // --- images ---
+  // --mmproj: llama.cpp's vision projector GGUF for the model (general.architecture clip): the
+  // model then takes images (GenerateRequest::image_data). "": text only.
+  std::string mmproj_path;
+  int32_t max_images_per_request = 8;  // --max-images-per-request: more are refused
+  // --image-cache-mb: encoder outputs kept by image content (engine/image_cache.h); 0: none.
+  int64_t image_cache_mb = 256;
+
   // --- scheduling ---
   std::string schedule_policy = "lpm";  // --schedule-policy
   // --chunked-prefill-size; -1 disables. It also sizes the forward pass's activation scratch

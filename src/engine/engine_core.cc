@@ -96,13 +96,20 @@ StatusOr<std::shared_ptr<GenerateStream>> EngineCore::Submit(GenerateRequest req
   const ValidationLimits limits = Limits();
   RADIXLM_RETURN_IF_ERROR(CheckEmbeddingRequest(&request));
   const bool session = request.session_params.has_value();
-  RADIXLM_ASSIGN_OR_RETURN(std::vector<int32_t> ids,
-                           PrepareGenerateRequest(request, assets_->codec(), limits));
+  std::optional<ImagePrompt> images;
+  if (!request.image_data.empty()) {
+    RADIXLM_ASSIGN_OR_RETURN(images, PrepareImages(request));
+  }
+  RADIXLM_ASSIGN_OR_RETURN(
+      std::vector<int32_t> ids,
+      PrepareGenerateRequest(request, assets_->codec(), limits, images ? &*images : nullptr));
   // A session turn's whole prompt is known on the scheduler thread only; it checks the fit.
   // Otherwise the prompt and the request are made to fit here (with --allow-auto-truncate),
-  // before the samples copy them.
+  // before the samples copy them. A prompt with images is never cut (a cut image is no image).
   PromptCut cut;
-  if (!session) {
+  if (images.has_value()) {
+    RADIXLM_RETURN_IF_ERROR(ValidatePromptFit(ids, request, limits));
+  } else if (!session) {
     RADIXLM_ASSIGN_OR_RETURN(cut, FitPrompt(ids, request, limits));
   }
   RADIXLM_ASSIGN_OR_RETURN(PreparedGrammar grammar, PrepareGrammar(request.sampling_params));
@@ -120,7 +127,8 @@ StatusOr<std::shared_ptr<GenerateStream>> EngineCore::Submit(GenerateRequest req
   LoraHandle lora;
   if (!request.lora_path.empty()) {
     if (lora_ == nullptr) {
-      return InvalidArgument("lora_path '" + request.lora_path + "': LoRA is not enabled on this "
+      return InvalidArgument("lora_path '" + request.lora_path +
+                             "': LoRA is not enabled on this "
                              "server (start it with --enable-lora or --lora-paths)");
     }
     RADIXLM_ASSIGN_OR_RETURN(lora, lora_->Resolve(request.lora_path));
@@ -155,6 +163,7 @@ StatusOr<std::shared_ptr<GenerateStream>> EngineCore::Submit(GenerateRequest req
     in.grammar_kind = grammar.kind;
     in.pooling = pooling_;
     in.snapshot_resume_point = request.export_kv_room.has_value();
+    if (images.has_value()) in.images = images->images;
     if (request.sampling_params.sampling_seed.has_value()) {
       in.seed = static_cast<uint64_t>(*request.sampling_params.sampling_seed) + i;
     }
@@ -181,17 +190,104 @@ StatusOr<std::shared_ptr<GenerateStream>> EngineCore::Submit(GenerateRequest req
   return stream;
 }
 
+Status EngineCore::SetImageEncoder(std::unique_ptr<ImageEncoder> encoder) {
+  const int64_t hidden = runner_->hidden_size();
+  if (hidden > 0 && encoder->n_embd() != hidden) {
+    return InvalidArgument("the vision projector (" + std::string(encoder->projector_type()) +
+                           ") outputs rows of " + std::to_string(encoder->n_embd()) +
+                           " values but the model's hidden size is " + std::to_string(hidden) +
+                           ": it is not this model's projector");
+  }
+  image_encoder_ = std::move(encoder);
+  image_cache_ = std::make_unique<ImageCache>(image_encoder_.get(),
+                                              config_.image_cache_mb * (int64_t{1} << 20));
+  return Status::Ok();
+}
+
+StatusOr<ImagePrompt> EngineCore::PrepareImages(const GenerateRequest& request) const {
+  if (image_cache_ == nullptr) {
+    return InvalidArgument(
+        "this model takes no images: the server was started without a vision "
+        "projector (--mmproj)");
+  }
+  const auto n = static_cast<int64_t>(request.image_data.size());
+  if (n > config_.max_images_per_request) {
+    return InvalidArgument("the request has " + std::to_string(n) + " images; the limit is " +
+                           std::to_string(config_.max_images_per_request) +
+                           " (--max-images-per-request)");
+  }
+  if (!request.text.has_value()) {
+    return InvalidArgument("images need a text prompt with their markers (" +
+                           std::string(kImageMarker) + "), not input_ids");
+  }
+  if (request.embed || request.session_params.has_value() || request.export_kv_room.has_value() ||
+      request.import_kv.valid()) {
+    return Unimplemented(
+        "images are not taken by embedding requests, session turns or "
+        "prefill/decode disaggregation");
+  }
+  if (draft_runner_ != nullptr) {
+    return Unimplemented("images are not taken with a draft model (--speculative-algorithm)");
+  }
+  std::vector<EncodedImage> encoded;
+  for (int64_t i = 0; i < n; ++i) {
+    StatusOr<EncodedImage> image = image_cache_->Get(request.image_data[i]);
+    if (!image.ok()) {
+      return Status(image.status().code(),
+                    "image " + std::to_string(i) + ": " + image.status().message());
+    }
+    encoded.push_back(std::move(image).value());
+  }
+  // SGLang's clients (sgl.image) write the model's image token (gemma3: <start_of_image>)
+  // where each image goes: with no marker in the text, those are the markers.
+  const ImagePromptLayout layout = image_encoder_->layout();
+  std::string text = *request.text;
+  if (text.find(kImageMarker) == std::string::npos && !layout.begin_text.empty()) {
+    std::string marked;
+    size_t from = 0;
+    for (size_t at = text.find(layout.begin_text); at != std::string::npos;
+         at = text.find(layout.begin_text, from)) {
+      marked += text.substr(from, at - from);
+      marked += kImageMarker;
+      from = at + layout.begin_text.size();
+    }
+    text = marked + text.substr(from);
+  }
+  RADIXLM_ASSIGN_OR_RETURN(ImagePrompt prompt, BuildImagePrompt(text, request.text_verbatim,
+                                                                encoded, layout, assets_->codec()));
+  // A bidirectional span is prefilled in one forward pass.
+  int64_t chunk = runner_->max_batch_tokens();
+  if (config_.chunked_prefill_size > 0) chunk = std::min(chunk, config_.chunked_prefill_size);
+  for (const PromptImage& image : prompt.images) {
+    if (image.bidirectional && image.n > chunk) {
+      return InvalidArgument("an image takes " + std::to_string(image.n) +
+                             " tokens, more than one prefill chunk (" + std::to_string(chunk) +
+                             " tokens: --chunked-prefill-size)");
+    }
+    if (request.return_logprob && request.logprob_start_len >= 0 &&
+        request.logprob_start_len < image.begin + image.n) {
+      return InvalidArgument("input logprobs (logprob_start_len " +
+                             std::to_string(request.logprob_start_len) +
+                             ") cannot cover an image's positions (it ends at " +
+                             std::to_string(image.begin + image.n) + ")");
+    }
+  }
+  return prompt;
+}
+
 Status EngineCore::CheckEmbeddingRequest(GenerateRequest* request) const {
   if (!config_.is_embedding) {
     if (request->embed) {
-      return InvalidArgument("this server runs a generation model: embeddings are served only "
-                             "with --is-embedding");
+      return InvalidArgument(
+          "this server runs a generation model: embeddings are served only "
+          "with --is-embedding");
     }
     return Status::Ok();
   }
   if (!request->embed) {
-    return InvalidArgument("this server runs an embedding model (--is-embedding): it serves "
-                           "/v1/embeddings and /encode, not generation");
+    return InvalidArgument(
+        "this server runs an embedding model (--is-embedding): it serves "
+        "/v1/embeddings and /encode, not generation");
   }
   if (request->sampling_params.n != 1) return InvalidArgument("an embedding request has n = 1");
   if (request->return_logprob) return InvalidArgument("an embedding request returns no logprobs");
@@ -318,6 +414,7 @@ StatusOr<int64_t> EngineCore::ClearHiCacheStorage() {
 EngineStats EngineCore::GetStats() {
   EngineStats stats = Ask(StatsCommand{}, EngineStats{});
   stats.memory.rss_bytes = ResidentSetBytes();
+  if (image_cache_ != nullptr) stats.images = image_cache_->counters();
   if (const grammar::GrammarCache* cache = grammar_cache_ready_.load(std::memory_order_acquire)) {
     const grammar::GrammarCacheStats grammar = cache->stats();
     stats.grammar = GrammarCounters{.lookups = grammar.lookups,

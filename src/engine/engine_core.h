@@ -31,6 +31,8 @@
 #include "engine/api.h"
 #include "engine/engine_config.h"
 #include "engine/generate_stream.h"
+#include "engine/image_cache.h"
+#include "engine/image_prompt.h"
 #include "engine/lora_registry.h"
 #include "engine/model_assets.h"
 #include "engine/radix_tree_view.h"
@@ -84,6 +86,11 @@ class EngineCore {
   // LoRA: set once, before the first Submit (Engine::Create); null: LoRA is off.
   void set_lora(std::unique_ptr<LoraRegistry> lora) { lora_ = std::move(lora); }
   LoraRegistry* lora() const { return lora_.get(); }
+  // Images (--mmproj): the projector, set once before the first Submit. InvalidArgument when
+  // its output width is not the model's hidden size (where the runner says it).
+  Status SetImageEncoder(std::unique_ptr<ImageEncoder> encoder);
+  // Null when the engine takes no images.
+  const ImageCache* image_cache() const { return image_cache_.get(); }
   int32_t vocab_size() const { return runner_->vocab_size(); }
   int64_t kv_token_bytes() const { return runner_->kv_token_bytes(); }
   int64_t state_slot_bytes() const { return runner_->state_slot_bytes(); }
@@ -193,6 +200,9 @@ class EngineCore {
   Status StartSessionTurn(SubmitCommand& command);
   // What a request's prompt is checked against (request_validation.h).
   ValidationLimits Limits() const;
+  // A request's images encoded (through image_cache_) and its prompt built around them;
+  // InvalidArgument / Unimplemented for what cannot take images.
+  StatusOr<ImagePrompt> PrepareImages(const GenerateRequest& request) const;
   // Logs that request `rid` was cut to fit (--allow-auto-truncate).
   void WarnCut(const PromptCut& cut, const std::string& rid) const;
   void AbortRid(const std::string& rid, const std::string& message);
@@ -223,6 +233,8 @@ class EngineCore {
   std::unique_ptr<ModelRunner> draft_runner_;  // null: no draft model
   std::unique_ptr<ModelAssets> assets_;
   std::unique_ptr<LoraRegistry> lora_;  // (thread-safe itself)
+  std::unique_ptr<ImageEncoder> image_encoder_;
+  std::unique_ptr<ImageCache> image_cache_;  // (thread-safe itself)
   int64_t context_length_ = 0;
 
   // Constrained decoding: grammars compile once per (kind, text) against the codec's

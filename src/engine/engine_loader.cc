@@ -12,6 +12,7 @@
 #include "engine/lora_registry.h"
 #include "engine/model_backed_runner.h"
 #include "engine/nextn_runner.h"
+#include "engine/projector_encoder.h"
 #include "engine/scheduler_bridge.h"
 #include "gguf/gguf_file.h"
 #include "hf/model_file.h"
@@ -324,6 +325,11 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
       std::unique_ptr<EngineCore> core,
       EngineCore::Create(kept, sc, std::move(runner), std::move(assets), std::move(draft_runner)));
   core->set_lora(std::move(lora));  // before any request: nothing has been submitted yet
+  if (!config.mmproj_path.empty()) {
+    RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<ImageEncoder> encoder,
+                             LoadProjectorEncoder(config.mmproj_path, config.threads));
+    RADIXLM_RETURN_IF_ERROR(core->SetImageEncoder(std::move(encoder)));
+  }
   return std::unique_ptr<Engine>(new Engine(std::move(core)));
 }
 

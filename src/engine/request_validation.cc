@@ -9,7 +9,8 @@ namespace radixlm {
 
 StatusOr<std::vector<int32_t>> PrepareGenerateRequest(const GenerateRequest& request,
                                                       const TokenTextCodec& codec,
-                                                      const ValidationLimits& limits) {
+                                                      const ValidationLimits& limits,
+                                                      const ImagePrompt* images) {
   if (request.text.has_value() == request.input_ids.has_value()) {
     return InvalidArgument(request.text.has_value()
                                ? "Only one of text and input_ids may be provided."
@@ -25,12 +26,21 @@ StatusOr<std::vector<int32_t>> PrepareGenerateRequest(const GenerateRequest& req
     }
   }
   std::vector<int32_t> ids;
-  if (request.text.has_value()) {
-    RADIXLM_ASSIGN_OR_RETURN(ids, codec.Encode(*request.text));
+  std::vector<bool> image_position;
+  if (images != nullptr) {
+    ids = images->ids;
+    image_position.resize(ids.size());
+    for (const PromptImage& image : images->images) {
+      std::fill_n(image_position.begin() + image.begin, image.n, true);
+    }
+  } else if (request.text.has_value()) {
+    RADIXLM_ASSIGN_OR_RETURN(ids, request.text_verbatim ? codec.EncodeVerbatim(*request.text)
+                                                        : codec.Encode(*request.text));
   } else {
     ids = *request.input_ids;
   }
   for (size_t i = 0; i < ids.size(); ++i) {
+    if (!image_position.empty() && image_position[i]) continue;
     if (ids[i] < 0 || ids[i] >= limits.vocab_size) {
       return InvalidArgument("input_ids[" + std::to_string(i) + "] = " + std::to_string(ids[i]) +
                              " is outside the vocabulary [0, " + std::to_string(limits.vocab_size) +

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/api.h"
+#include "engine/image_prompt.h"
 #include "tokenizer/text_codec.h"
 #include "util/status.h"
 
@@ -30,9 +31,12 @@ struct ValidationLimits {
 // Checks `request`'s own fields and returns its own ids (tokenizing `text` with codec), all
 // in the vocabulary. Not checked: whether the prompt fits (ValidatePromptFit), which for a
 // session turn depends on the session's earlier turns.
+// With `images` (a prompt with images, already built from request.text: BuildImagePrompt),
+// its ids are the request's, the images' ids exempt from the vocabulary check.
 StatusOr<std::vector<int32_t>> PrepareGenerateRequest(const GenerateRequest& request,
                                                       const TokenTextCodec& codec,
-                                                      const ValidationLimits& limits);
+                                                      const ValidationLimits& limits,
+                                                      const ImagePrompt* images = nullptr);
 
 // Checks that `ids`, the whole prompt of `request`, is not empty and fits the context length
 // and the pool with its max_new_tokens, and that logprob_start_len is within it.

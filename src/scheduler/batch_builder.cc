@@ -1,5 +1,7 @@
 #include "scheduler/batch_builder.h"
 
+#include <algorithm>
+
 #include "util/check.h"
 
 namespace radixlm {
@@ -48,7 +50,7 @@ void BuildForwardBatch(std::span<Request* const> decodes, std::span<const Prefil
     batch->sequences.push_back(seq);
   }
   for (const PrefillChunk& chunk : chunks) {
-    const Request* req = chunk.req;
+    Request* req = chunk.req;
     RADIXLM_CHECK(req->state == RequestState::kPrefilling);
     RADIXLM_CHECK(chunk.begin == req->kv_len && chunk.end > chunk.begin &&
                   chunk.end <= req->fill_len)
@@ -63,6 +65,20 @@ void BuildForwardBatch(std::span<Request* const> decodes, std::span<const Prefil
     seq.logits = chunk.logits;
     seq.state_slot = req->cache.req_pool_index;
     seq.lora = req->in.lora.get();
+    req->chunk_spans.clear();
+    for (const PromptImage& image : req->in.images) {
+      const int64_t b = std::max(image.begin, chunk.begin);
+      const int64_t e = std::min(image.begin + image.n, chunk.end);
+      if (b >= e) continue;
+      RADIXLM_CHECK(!image.bidirectional || e == image.begin + image.n)
+          << "a prefill chunk ends inside a bidirectional image span";
+      const int64_t width = static_cast<int64_t>(image.embeddings->size()) / image.n;
+      req->chunk_spans.push_back({.begin = b - chunk.begin,
+                                  .n = e - b,
+                                  .rows = image.embeddings->data() + (b - image.begin) * width,
+                                  .bidirectional = image.bidirectional});
+    }
+    seq.embedding_spans = req->chunk_spans;
     batch->sequences.push_back(seq);
   }
 }

@@ -36,6 +36,13 @@ int64_t PrefillAdder::ChunkLimit(bool needs_logprob_rows) const {
   return limit;
 }
 
+int64_t PrefillAdder::AvoidSplit(const PrefillCandidate& c, int64_t extend) {
+  for (const auto& [a, b] : c.whole_ranges) {
+    if (a < extend && extend < b) return a;
+  }
+  return extend;
+}
+
 void PrefillAdder::Charge(int64_t extend, int64_t reserved_new_tokens, bool logprob_rows) {
   const int64_t paged = CeilPage(extend);
   total_offset_ += static_cast<double>(paged + reserved_new_tokens);
@@ -62,6 +69,8 @@ std::optional<int64_t> PrefillAdder::AddChunked(const PrefillCandidate& c) {
   if (extend <= 0) return std::nullopt;
   const bool cut = extend < c.extend_len;
   if (cut && FloorPage(extend) > 0) extend = FloorPage(extend);
+  if (cut) extend = AvoidSplit(c, extend);
+  if (extend <= 0) return std::nullopt;
   Charge(extend, cut ? 0 : std::min<int64_t>(c.max_new_tokens, budgets_.clip_max_new_tokens),
          c.needs_logprob_rows);
   has_partial_ = cut;
@@ -87,6 +96,7 @@ PrefillAdder::Result PrefillAdder::AddOne(const PrefillCandidate& c, int64_t* ex
   if (extend > limit) {
     // Cut it: this becomes the round's chunked request.
     extend = FloorPage(limit) > 0 ? FloorPage(limit) : limit;
+    extend = AvoidSplit(c, extend);
     if (extend <= 0) return c.force ? Result::kNoToken : Result::kOther;
     Charge(extend, 0, c.needs_logprob_rows);
     has_partial_ = true;

@@ -19,6 +19,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
+#include <utility>
 
 namespace radixlm {
 
@@ -41,6 +43,10 @@ struct PrefillCandidate {
   int64_t extend_len = 0;           // tokens still to prefill (fill_len - prefix)
   int64_t max_new_tokens = 0;       // remaining new tokens it may generate
   bool needs_logprob_rows = false;  // every prefilled token needs a full logits row
+  // Ranges [a, b) of the tokens to prefill (relative to the first) that a cut must not fall
+  // inside, in order (a bidirectional image span: its tokens are computed together). A cut
+  // that would moves back to the range's start; when that leaves nothing, the request waits.
+  std::span<const std::pair<int64_t, int64_t>> whole_ranges = {};
   // Admit even if the total budget says no (the first candidate when nothing else holds KV,
   // so a lone request always makes progress when it physically fits).
   bool force = false;
@@ -74,6 +80,8 @@ class PrefillAdder {
   int64_t FloorPage(int64_t n) const;
   // Most tokens of one request that fit this round's chunk / batch / row budgets and memory.
   int64_t ChunkLimit(bool needs_logprob_rows) const;
+  // `extend` moved back to the start of a whole range it would cut (PrefillCandidate).
+  static int64_t AvoidSplit(const PrefillCandidate& candidate, int64_t extend);
   void Charge(int64_t extend, int64_t reserved_new_tokens, bool logprob_rows);
   Result State() const;
 

@@ -25,4 +25,15 @@ int64_t Request::MaxPrefixLen() const {
   return std::max<int64_t>(limit, 0);
 }
 
+std::vector<std::pair<int64_t, int64_t>> Request::WholeRanges(int64_t from) const {
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (const PromptImage& image : in.images) {
+    const int64_t end = image.begin + image.n;
+    if (image.bidirectional && end > from) {
+      ranges.emplace_back(std::max(image.begin, from) - from, end - from);
+    }
+  }
+  return ranges;
+}
+
 }  // namespace radixlm

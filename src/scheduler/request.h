@@ -24,9 +24,11 @@
 
 #include "cache/radix_cache.h"
 #include "grammar/matcher.h"
+#include "model/forward_batch.h"
 #include "sampling/penalty_state.h"
 #include "sampling/pooling.h"
 #include "sampling/sampling_params.h"
+#include "scheduler/prompt_image.h"
 #include "scheduler/request_output.h"
 #include "scheduler/stop_checker.h"
 #include "spec/draft_pacing.h"
@@ -86,6 +88,9 @@ struct RequestInput {
   // prefill server exports that snapshot with the prompt's KV (prefill/decode
   // disaggregation), so the decode server computes only the last prompt position.
   bool snapshot_resume_point = false;
+  // The prompt's images (scheduler/prompt_image.h), in order and disjoint; input_ids holds
+  // their ids (WriteImageIds) at their positions.
+  std::vector<PromptImage> images;
 };
 
 enum class RequestState { kWaiting, kPrefilling, kDecoding, kFinished };
@@ -163,6 +168,8 @@ struct Request {
   std::optional<FinishReason> finish;
   std::optional<PoolingAccumulator> pooled;  // an embedding request's, while it prefills
   std::vector<float> embedding;              // its result, reported in the final output
+  // The embedding spans of the chunk in the batch being built (BuildForwardBatch).
+  std::vector<model::EmbeddingSpan> chunk_spans;
 
   int64_t output_len() const { return static_cast<int64_t>(token_ids.size()) - prompt_len; }
   std::span<const int32_t> prompt() const {
@@ -185,6 +192,9 @@ struct Request {
   // The longest prefix the cache may supply for the next prefill: all tokens but the last
   // (whose logits are needed), and none of the rows input logprobs need.
   int64_t MaxPrefixLen() const;
+  // The ranges of token_ids[from, ...) a prefill chunk must not end inside (the rest of each
+  // bidirectional image span), relative to `from`, in order.
+  std::vector<std::pair<int64_t, int64_t>> WholeRanges(int64_t from) const;
 };
 
 }  // namespace radixlm

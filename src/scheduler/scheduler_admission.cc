@@ -176,10 +176,12 @@ void Scheduler::SchedulePrefills() {
 
   // 1. The chunked request continues first (SGLang: add_chunked_req).
   if (Request* req = chunked_; req != nullptr) {
+    const std::vector<std::pair<int64_t, int64_t>> whole = req->WholeRanges(req->kv_len);
     const PrefillCandidate c{
         .extend_len = req->fill_len - req->kv_len,
         .max_new_tokens = req->remaining_new_tokens(),
-        .needs_logprob_rows = req->wants_input_logprobs() && req->kv_len < req->prompt_len};
+        .needs_logprob_rows = req->wants_input_logprobs() && req->kv_len < req->prompt_len,
+        .whole_ranges = whole};
     std::optional<int64_t> extend = adder.AddChunked(c);
     double change = 0;
     while (!extend.has_value() && adder.cur_rem_tokens() < page &&
@@ -250,9 +252,11 @@ void Scheduler::SchedulePrefills() {
       continue;  // a sibling admitted this round fills the tree first
     }
     adder.OnEvictableChange(LockForAdmission(m.last_node, &req->cache.swa_lock_id, true, &budget));
+    const std::vector<std::pair<int64_t, int64_t>> whole = req->WholeRanges(prefix);
     const PrefillCandidate c{.extend_len = static_cast<int64_t>(req->token_ids.size()) - prefix,
                              .max_new_tokens = req->remaining_new_tokens(),
                              .needs_logprob_rows = req->wants_input_logprobs(),
+                             .whole_ranges = whole,
                              .force = nothing_holds_kv && admitted == 0};
     int64_t extend = 0;
     PrefillAdder::Result result = adder.AddOne(c, &extend);

@@ -134,7 +134,14 @@ Status Scheduler::PrepareDrafts() {
 
 void Scheduler::QueueNgramWindows(Request* req) {
   if (ngram_ == nullptr) return;
-  ngram_windows_.Append(req->token_ids, req->ngram_added, config_.ngram.max_trie_depth);
+  // Windows never reach into an image: its ids are not tokens to draft.
+  size_t skip = 0;
+  if (!req->in.images.empty()) {
+    skip = static_cast<size_t>(req->in.images.back().begin + req->in.images.back().n);
+  }
+  const std::span<const int32_t> all = std::span<const int32_t>(req->token_ids).subspan(skip);
+  ngram_windows_.Append(all, req->ngram_added > skip ? req->ngram_added - skip : 0,
+                        config_.ngram.max_trie_depth);
   req->ngram_added = req->token_ids.size();
 }
 

@@ -149,6 +149,14 @@ std::vector<int32_t> FakeModelRunner::ReferenceGreedy(std::span<const int32_t> p
   return out;
 }
 
+const model::EmbeddingSpan* FakeModelRunner::EmbeddingSpanAt(const model::SequenceInput& seq,
+                                                             size_t i) {
+  for (const model::EmbeddingSpan& e : seq.embedding_spans) {
+    if (static_cast<int64_t>(i) >= e.begin && static_cast<int64_t>(i) < e.begin + e.n) return &e;
+  }
+  return nullptr;
+}
+
 Status FakeModelRunner::Forward(const model::ForwardBatch& batch, model::ForwardOutput* out) {
   if (config_.forward_delay.count() > 0) std::this_thread::sleep_for(config_.forward_delay);
   if (fail_next_ && fail_skip_ > 0) {
@@ -170,9 +178,22 @@ Status FakeModelRunner::Forward(const model::ForwardBatch& batch, model::Forward
     if (static_cast<int64_t>(seq.prefix_slots.size()) + n_new > config_.context_length) {
       return InvalidArgument(where + "beyond the context length");
     }
-    for (int32_t t : seq.tokens) {
-      if (t < 0 || t >= vocab) return InvalidArgument(where + "token out of range");
+    for (size_t i = 0; i < seq.tokens.size(); ++i) {
+      const int32_t t = seq.tokens[i];
+      if ((t < 0 || t >= vocab) && EmbeddingSpanAt(seq, i) == nullptr) {
+        return InvalidArgument(where + "token out of range");
+      }
     }
+    for (const model::EmbeddingSpan& e : seq.embedding_spans) {
+      if (e.begin < 0 || e.n < 1 || e.begin + e.n > n_new || e.rows == nullptr) {
+        return InvalidArgument(where + "bad embedding span");
+      }
+    }
+    embedding_rows_ += [&] {
+      int64_t n = 0;
+      for (const model::EmbeddingSpan& e : seq.embedding_spans) n += e.n;
+      return n;
+    }();
     n_tokens += n_new;
     n_rows += seq.logits == model::LogitsMode::kAll    ? n_new
               : seq.logits == model::LogitsMode::kLast ? 1
@@ -230,8 +251,16 @@ Status FakeModelRunner::Forward(const model::ForwardBatch& batch, model::Forward
         h = parent < 0 ? prefix_hash : node_hash[parent];
         pos = prefix_len + seq.tree_depth[i];
       }
-      h = ExtendHash(h, seq.tokens[i], pos);
-      kv_[slot] = SlotKv{seq.tokens[i], pos, h};
+      // A given row stands for its token: the hash takes the row's first value's bits (so
+      // different rows under the same id give different KV).
+      int32_t token = seq.tokens[i];
+      if (const model::EmbeddingSpan* e = EmbeddingSpanAt(seq, static_cast<size_t>(i))) {
+        uint32_t bits = 0;
+        std::memcpy(&bits, e->rows + (i - e->begin) * config_.hidden_size, sizeof(bits));
+        token = static_cast<int32_t>(bits & 0x7fffffff) ^ token;
+      }
+      h = ExtendHash(h, token, pos);
+      kv_[slot] = SlotKv{token, pos, h};
       if (config_.swa_kv_slots > 0) swa_kv_[batch.swa_slot_map[slot]] = kv_[slot];
       if (tree) node_hash[i] = h;
       ++pos;

@@ -40,6 +40,9 @@ struct FakeModelConfig {
   // function, so this runner is a second model that agrees with the default one on most
   // contexts (a draft model for speculative decoding tests).
   uint64_t logits_salt = 0;
+  // Width of rows given in place of token embeddings (model::EmbeddingSpan; images): a given
+  // row's first value stands for its position's token in the hash.
+  int64_t hidden_size = 8;
 };
 
 class FakeModelRunner : public ModelRunner {
@@ -49,6 +52,7 @@ class FakeModelRunner : public ModelRunner {
   int32_t vocab_size() const override { return config_.vocab_size; }
   int64_t context_length() const override { return config_.context_length; }
   int64_t max_batch_tokens() const override { return config_.max_batch_tokens; }
+  int64_t hidden_size() const override { return config_.hidden_size; }
   int64_t kv_slots() const override { return config_.kv_slots; }
   int64_t swa_kv_slots() const override { return config_.swa_kv_slots; }
   Status Forward(const model::ForwardBatch& batch, model::ForwardOutput* out) override;
@@ -81,6 +85,8 @@ class FakeModelRunner : public ModelRunner {
   int64_t max_sequences_per_batch() const { return max_sequences_per_batch_; }
   // Most new tokens of one sequence in one forward (the largest prefill chunk).
   int64_t max_chunk_tokens() const { return max_chunk_tokens_; }
+  // Positions computed from given rows (embedding spans), over every Forward().
+  int64_t embedding_rows() const { return embedding_rows_; }
 
  private:
   struct SlotKv {
@@ -94,6 +100,9 @@ class FakeModelRunner : public ModelRunner {
   Status CheckWindowRows(const model::ForwardBatch& batch, const model::SequenceInput& seq,
                          const std::string& where) const;
 
+  // The span of seq covering new token i, or null.
+  static const model::EmbeddingSpan* EmbeddingSpanAt(const model::SequenceInput& seq, size_t i);
+
   std::vector<SlotKv> kv_;
   std::vector<SlotKv> swa_kv_;
   bool fail_next_ = false;
@@ -103,6 +112,7 @@ class FakeModelRunner : public ModelRunner {
   int64_t max_tokens_per_batch_ = 0;
   int64_t max_sequences_per_batch_ = 0;
   int64_t max_chunk_tokens_ = 0;
+  int64_t embedding_rows_ = 0;
 };
 
 }  // namespace radixlm

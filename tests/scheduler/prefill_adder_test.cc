@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+#include <vector>
+
 namespace radixlm {
 namespace {
 
@@ -33,6 +36,37 @@ TEST(PrefillAdderTest, AdmitsWholeRequestsWhileBudgetsLast) {
   EXPECT_EQ(adder.AddOne({.extend_len = 1, .max_new_tokens = 1}, &ext),
             PrefillAdder::Result::kOther);
   EXPECT_EQ(ext, 0);
+}
+
+// An image attended bidirectionally is one range a chunk never ends inside: the cut moves back
+// to the image's start, and a chunk that would start inside nothing else waits.
+TEST(PrefillAdderTest, CutsNeverFallInsideAWholeRange) {
+  const std::vector<std::pair<int64_t, int64_t>> image = {{250, 350}};
+  PrefillAdder adder(Roomy());  // chunk 300
+  int64_t ext = 0;
+  EXPECT_EQ(adder.AddOne({.extend_len = 400, .max_new_tokens = 10, .whole_ranges = image}, &ext),
+            PrefillAdder::Result::kOther);
+  EXPECT_EQ(ext, 250);
+  EXPECT_TRUE(adder.has_partial());
+
+  // The next round continues at the image: 300 chunk tokens hold it whole.
+  PrefillAdder next(Roomy());
+  const std::vector<std::pair<int64_t, int64_t>> at_start = {{0, 100}};
+  EXPECT_EQ(next.AddChunked({.extend_len = 150, .max_new_tokens = 10, .whole_ranges = at_start}),
+            150);
+
+  // 60 chunk tokens left: the image's 100 do not fit, nothing is admitted.
+  PrefillBudgets small = Roomy();
+  small.chunk_tokens = 60;
+  PrefillAdder tight(small);
+  EXPECT_EQ(tight.AddChunked({.extend_len = 150, .max_new_tokens = 10, .whole_ranges = at_start}),
+            std::nullopt);
+  EXPECT_EQ(tight.AddOne({.extend_len = 150, .max_new_tokens = 10, .whole_ranges = at_start}, &ext),
+            PrefillAdder::Result::kOther);
+  EXPECT_EQ(ext, 0);
+  // A range the cut does not reach changes nothing.
+  const std::vector<std::pair<int64_t, int64_t>> later = {{100, 140}};
+  EXPECT_EQ(tight.AddChunked({.extend_len = 150, .max_new_tokens = 10, .whole_ranges = later}), 60);
 }
 
 TEST(PrefillAdderTest, WholePromptsAreNeverCut) {

@@ -1,0 +1,42 @@
+// ImageEncoder: what the engine needs of a vision projector (--mmproj): one image file's bytes
+// in, the rows the language model takes for the image's token span out, and how the prompt
+// wraps that span for the projector's model family.
+//
+// Implementations: the projector GGUF's (engine/projector_encoder.h, over src/vision) and, in
+// tests, a deterministic double (testing/fake_image_encoder.h).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/status.h"
+
+namespace radixlm {
+
+// How a projector's images sit in the prompt (llama.cpp's mtmd for the same projector type):
+// begin_text, the image's span, end_text, each text tokenized on its own.
+struct ImagePromptLayout {
+  std::string begin_text;  // gemma3: "<start_of_image>"
+  std::string end_text;    // gemma3: "<end_of_image>"
+  // The span attends bidirectionally (gemma3; llama.cpp's mtmd_decode_use_non_causal).
+  bool bidirectional = false;
+};
+
+class ImageEncoder {
+ public:
+  virtual ~ImageEncoder() = default;
+
+  virtual std::string_view projector_type() const = 0;
+  // Width of each output row; must equal the language model's hidden size.
+  virtual int64_t n_embd() const = 0;
+  virtual ImagePromptLayout layout() const = 0;
+  // Decodes and encodes one image file: *rows gets [n_tokens, n_embd] floats and the token
+  // count is returned. InvalidArgument naming the problem for an image that cannot be decoded
+  // (truncated, unsupported format, over the size or pixel limits). Thread-safe.
+  virtual StatusOr<int64_t> Encode(std::span<const uint8_t> bytes, std::vector<float>* rows) = 0;
+};
+
+}  // namespace radixlm

@@ -1,0 +1,51 @@
+// Images in a prompt, and the ids their token spans carry in the radix tree.
+//
+// An image enters the prompt as a span of positions whose model inputs are its encoder's
+// embeddings (model/forward_batch.h EmbeddingSpan), not token rows. The radix tree keys a span
+// by the image's content: position i of an image whose 128-bit content hash is (h1, h2) holds
+// the id
+//   kImageIdBase | ((SplitMix64(h1 + i) ^ SplitMix64(h2 - i)) & (kImageIdBase - 1)),
+// a value in [2^30, 2^31) — above every vocabulary (the largest are ~2^18), so an image id is
+// never a token id, and different for every position of the span. So the same image in two
+// requests matches through the span and beyond (the tree compares ids only), and a different
+// image stops the match at its first position (unless two 30-bit ids collide there: 2^-30 per
+// pair of different images; a match can then reach only as far as the ids keep colliding).
+//
+// The ids live in Request::token_ids and the tree only; nothing reads them as vocabulary:
+// the model takes the embeddings there, and every path that looks up a prompt token's text or
+// logit (input logprobs, repetition penalty, n-gram drafts) skips or refuses them (IsImageId).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace radixlm {
+
+constexpr int32_t kImageIdBase = int32_t{1} << 30;
+
+inline bool IsImageId(int32_t id) { return id >= kImageIdBase; }
+
+// An image's content hash: 128 bits of the SHA-256 of its file's bytes (engine/image_cache.h).
+struct ImageHash {
+  uint64_t h1 = 0, h2 = 0;
+  bool operator==(const ImageHash&) const = default;
+};
+
+// Fills `ids` with the span's ids for an image of content hash `hash` (see above).
+void WriteImageIds(const ImageHash& hash, std::span<int32_t> ids);
+
+// One image of a request's prompt: prompt positions [begin, begin + n) hold its ids.
+struct PromptImage {
+  int64_t begin = 0;
+  int64_t n = 0;
+  ImageHash hash;  // what the ids derive from
+  // The encoder's output, [n, hidden] (shared with the engine's encoder cache).
+  std::shared_ptr<const std::vector<float>> embeddings;
+  // Its tokens see the whole span (gemma3: llama.cpp's mtmd_decode_use_non_causal); a prefill
+  // chunk then never ends inside it.
+  bool bidirectional = false;
+};
+
+}  // namespace radixlm

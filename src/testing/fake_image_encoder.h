@@ -1,0 +1,39 @@
+// FakeImageEncoder: a test double of the vision projector (engine/image_encoder.h). An "image"
+// is bytes starting with "FAKEIMG"; anything else is refused as undecodable. Its rows are a
+// deterministic function of every byte (so two different files give different rows, the same
+// file the same rows), n_tokens rows of n_embd values. Counts its encodes.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/image_encoder.h"
+
+namespace radixlm {
+
+class FakeImageEncoder : public ImageEncoder {
+ public:
+  FakeImageEncoder(int64_t n_tokens, int64_t n_embd, ImagePromptLayout layout = {})
+      : n_tokens_(n_tokens), n_embd_(n_embd), layout_(std::move(layout)) {}
+
+  // The bytes of a fake image file whose content is `seed`.
+  static std::vector<uint8_t> File(const std::string& seed);
+
+  std::string_view projector_type() const override { return "fake"; }
+  int64_t n_embd() const override { return n_embd_; }
+  ImagePromptLayout layout() const override { return layout_; }
+  StatusOr<int64_t> Encode(std::span<const uint8_t> bytes, std::vector<float>* rows) override;
+
+  int64_t encodes() const { return encodes_.load(); }
+
+ private:
+  const int64_t n_tokens_;
+  const int64_t n_embd_;
+  const ImagePromptLayout layout_;
+  std::atomic<int64_t> encodes_{0};
+};
+
+}  // namespace radixlm
