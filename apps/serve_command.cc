@@ -433,6 +433,18 @@ const bool kServeRegistered = RegisterCommand("serve", [](CLI::App& app) {
   cmd->add_option("--lora-target-modules", e.lora_target_modules,
                   "Matrices adapters may touch: q_proj k_proj v_proj o_proj gate_proj up_proj "
                   "down_proj, or all (default: all)");
+  cmd->add_option("--mmproj", e.mmproj_path,
+                  "Vision projector GGUF (llama.cpp's mmproj file for this model): the model "
+                  "then takes images (chat image_url parts, /generate image_data)");
+  cmd->add_option("--max-images-per-request", e.max_images_per_request,
+                  "Requests with more images are refused (400)")
+      ->capture_default_str();
+  cmd->add_option("--image-cache-mb", e.image_cache_mb,
+                  "Encoded images kept by content, so a repeated image is not encoded again")
+      ->capture_default_str();
+  cmd->add_option("--allowed-local-media-path", s.allowed_local_media_path,
+                  "Images given as local paths or file:// URLs are read only under this folder "
+                  "(default: none are read)");
   cmd->add_option("--speculative-algorithm", e.speculative_algorithm,
                   "NGRAM: draft from an n-gram trie of every request's tokens; STANDALONE: "
                   "draft with a smaller model of the same vocabulary; NEXTN: draft with the "

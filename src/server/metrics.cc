@@ -153,6 +153,11 @@ std::string ServerMetrics::Render(const EngineStats& stats, const std::string& m
             s.cache_hit_tokens);
   w.Gauge("cache_hit_rate", "Share of prefill tokens served by the radix cache.",
           stats.cache_hit_rate());
+  if (stats.images.has_value()) {
+    w.Counter("image_encodes_total", "Images the vision encoder ran on.", stats.images->encodes);
+    w.Counter("image_cache_hits_total", "Images whose encoding came from the image cache.",
+              stats.images->hits);
+  }
   w.Gauge("num_running_reqs", "Requests holding KV (decoding or mid prefill).",
           static_cast<double>(s.running_requests + s.prefilling_requests));
   w.Gauge("num_queue_reqs", "Requests waiting to be scheduled.",

@@ -1,10 +1,11 @@
-#include "server/bootstrap_fields.h"
 #include "server/native_api.h"
 
 #include <nlohmann/json.hpp>
 
 #include "engine/result_json.h"
+#include "server/bootstrap_fields.h"
 #include "server/generation_call.h"
+#include "server/image_input.h"
 #include "server/native_request.h"
 #include "server/sse.h"
 
@@ -84,6 +85,22 @@ HandlerResult HandleGenerate(const ServerContext& ctx, const HttpRequest& reques
   if (!parsed.ok()) return HandlerResult::Error(ApiErrorFromStatus(parsed.status()));
   if (Status pd = ApplyBootstrapFields(*body, *ctx.config, &parsed->requests); !pd.ok()) {
     return HandlerResult::Error(ApiErrorFromStatus(pd));
+  }
+  const ImageInputLimits limits = ImageLimits(*ctx.config);
+  for (size_t p = 0; p < parsed->requests.size(); ++p) {
+    if (!parsed->image_refs[p].empty()) {
+      Status takes = CheckTakesImages(ctx.engine->image_counters().has_value());
+      if (!takes.ok()) return HandlerResult::Error(ApiErrorFromStatus(takes));
+    }
+    for (size_t i = 0; i < parsed->image_refs[p].size(); ++i) {
+      StatusOr<std::vector<uint8_t>> bytes = ReadImageReference(parsed->image_refs[p][i], limits);
+      if (!bytes.ok()) {
+        return HandlerResult::Error(
+            ApiErrorFromStatus(Status(bytes.status().code(), "image_data " + std::to_string(i) +
+                                                                 ": " + bytes.status().message())));
+      }
+      parsed->requests[p].image_data.push_back(std::move(bytes).value());
+    }
   }
   auto formatter = std::make_unique<NativeFormatter>(
       *parsed, ctx.config->incremental_streaming_output, &ctx.engine->assets().codec());

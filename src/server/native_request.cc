@@ -21,7 +21,6 @@ struct UnsupportedField {
 };
 constexpr UnsupportedField kUnsupported[] = {
     {"input_embeds", "input embeddings"},
-    {"image_data", "image inputs (this server runs text-only models)"},
     {"audio_data", "audio inputs (this server runs text-only models)"},
     {"video_data", "video inputs (this server runs text-only models)"},
     {"custom_logit_processor", "custom logit processors"},
@@ -261,11 +260,45 @@ StatusOr<std::optional<SessionParams>> ReadSessionParams(const json& body, bool 
   return std::optional<SessionParams>(std::move(params));
 }
 
+// SGLang's image_data: for a single prompt, one image reference or a list of them; for a
+// batch, one such entry (or null) per prompt.
+Status ReadImageData(const json& body, NativeGenerateCall* call) {
+  call->image_refs.assign(call->requests.size(), {});
+  const json* data = FindField(body, "image_data");
+  if (data == nullptr) return Status::Ok();
+  auto read_one = [](const json& v, const std::string& name, std::vector<std::string>* out) {
+    if (v.is_null()) return Status::Ok();
+    if (v.is_string()) {
+      out->push_back(v.get<std::string>());
+      return Status::Ok();
+    }
+    if (!v.is_array()) return WrongType(name, "an image (a string) or a list of images", v);
+    for (size_t j = 0; j < v.size(); ++j) {
+      if (!v[j].is_string()) {
+        return WrongType(name + "[" + std::to_string(j) + "]", "an image (a string)", v[j]);
+      }
+      out->push_back(v[j].get<std::string>());
+    }
+    return Status::Ok();
+  };
+  if (!call->batch) return read_one(*data, "image_data", &call->image_refs[0]);
+  if (!data->is_array() || data->size() != call->requests.size()) {
+    return InvalidArgument("image_data must have one entry per prompt of the batch (" +
+                           std::to_string(call->requests.size()) + ")");
+  }
+  for (size_t i = 0; i < data->size(); ++i) {
+    RADIXLM_RETURN_IF_ERROR(
+        read_one((*data)[i], "image_data[" + std::to_string(i) + "]", &call->image_refs[i]));
+  }
+  return Status::Ok();
+}
+
 StatusOr<NativeGenerateCall> ParseNativeGenerate(const json& body, const ServerConfig& limits) {
   if (!body.is_object()) return WrongType("the request body", "a JSON object", body);
   RADIXLM_RETURN_IF_ERROR(RejectUnsupported(body));
   NativeGenerateCall call;
   RADIXLM_RETURN_IF_ERROR(ReadInputs(body, &call.requests, &call.batch));
+  RADIXLM_RETURN_IF_ERROR(ReadImageData(body, &call));
   RADIXLM_RETURN_IF_ERROR(ReadBool(body, "stream", &call.stream));
   RADIXLM_RETURN_IF_ERROR(ReadBool(body, "return_text_in_logprobs", &call.return_text_in_logprobs));
   RADIXLM_ASSIGN_OR_RETURN(std::optional<SessionParams> session,

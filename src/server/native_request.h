@@ -1,12 +1,13 @@
 // Parsing of SGLang's native POST /generate body into engine requests.
 //
 // Accepted shape (SGLang's GenerateReqInput): "text" (string or list of strings) or
-// "input_ids" (list of ids or list of lists), "sampling_params" (object, or one object per
+// "input_ids" (list of ids or list of lists), "image_data" (per prompt: an image or a list;
+// a model with --mmproj), "sampling_params" (object, or one object per
 // prompt), "rid", "return_logprob", "logprob_start_len", "top_logprobs_num" (each a scalar or a
 // per-prompt list), "return_text_in_logprobs", "stream", "priority". A list input is a batch.
 // null means "default" everywhere; unknown fields are ignored, as SGLang does; fields for
-// features radixlm does not have (images, embeddings, LoRA, sessions, ...) are rejected with a
-// message naming them.
+// features radixlm does not have (audio, video, input embeddings, LoRA, sessions, ...) are rejected
+// with a message naming them.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -24,6 +25,8 @@ struct NativeGenerateCall {
   bool batch = false;                     // the input was a list: the response is a list
   bool stream = false;
   bool return_text_in_logprobs = false;
+  // image_data: each prompt's image references (server/image_input.h), read before Submit.
+  std::vector<std::vector<std::string>> image_refs;
 
   // The response is a list when the input was a batch or any prompt asks for n > 1 samples
   // (prompt-major: every sample of prompt 0, then of prompt 1, ...).

@@ -10,6 +10,7 @@
 #include "server/bootstrap_fields.h"
 #include "server/chat_prompt.h"
 #include "server/generation_call.h"
+#include "server/image_input.h"
 #include "server/lora_api.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
@@ -45,6 +46,26 @@ std::string DecodeIds(const TokenTextCodec& codec, const std::vector<int32_t>& i
 StatusOr<GenerateRequest> ChatPrompt(const ServerContext& ctx, const std::string& text) {
   GenerateRequest request;
   RADIXLM_ASSIGN_OR_RETURN(request.input_ids, ctx.engine->assets().codec().EncodeVerbatim(text));
+  return request;
+}
+
+// A chat prompt with images: the rendered text (markers where the images go, tokenized by the
+// engine around them) and each image's bytes.
+StatusOr<GenerateRequest> ChatPromptWithImages(const ServerContext& ctx, const std::string& text,
+                                               const std::vector<std::string>& urls) {
+  RADIXLM_RETURN_IF_ERROR(CheckTakesImages(ctx.engine->image_counters().has_value()));
+  GenerateRequest request;
+  request.text = text;
+  request.text_verbatim = true;
+  const ImageInputLimits limits = ImageLimits(*ctx.config);
+  for (size_t i = 0; i < urls.size(); ++i) {
+    StatusOr<std::vector<uint8_t>> bytes = ReadImageReference(urls[i], limits);
+    if (!bytes.ok()) {
+      return Status(bytes.status().code(),
+                    "image " + std::to_string(i) + ": " + bytes.status().message());
+    }
+    request.image_data.push_back(std::move(bytes).value());
+  }
   return request;
 }
 
@@ -141,7 +162,9 @@ HandlerResult HandleChat(const ServerContext& ctx, const HttpRequest& request) {
     parsed->sampling.structural_tag =
         AutoToolCallConstraint(tools, format, compile_options, ctx.grammar_checks);
   }
-  StatusOr<GenerateRequest> chat_prompt = ChatPrompt(ctx, *prompt);
+  StatusOr<GenerateRequest> chat_prompt =
+      parsed->image_urls.empty() ? ChatPrompt(ctx, *prompt)
+                                 : ChatPromptWithImages(ctx, *prompt, parsed->image_urls);
   if (!chat_prompt.ok()) return HandlerResult::Error(ApiErrorFromStatus(chat_prompt.status()));
   std::vector<GenerateRequest> prompts;
   prompts.push_back(std::move(*chat_prompt));

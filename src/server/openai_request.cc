@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "engine/image_prompt.h"
 #include "server/json_fields.h"
 #include "server/lora_api.h"
 #include "server/native_request.h"
@@ -176,7 +177,22 @@ Status ReadPrompts(const json& body, std::vector<GenerateRequest>* prompts) {
   return Status::Ok();
 }
 
-Status ReadContent(const json& message, const std::string& name, ChatMessage* out) {
+// An image part's URL: {"type": "image_url", "image_url": {"url": ...}} (or the URL as a
+// string, as some clients send it).
+StatusOr<std::string> ReadImageUrl(const json& part, const std::string& part_name) {
+  const json* image = FindField(part, "image_url");
+  if (image != nullptr && image->is_string()) return image->get<std::string>();
+  const json* url = image != nullptr && image->is_object() ? FindField(*image, "url") : nullptr;
+  if (url == nullptr || !url->is_string()) {
+    return InvalidArgument(part_name + ".image_url.url must be a string (a data: or http URL)");
+  }
+  return url->get<std::string>();
+}
+
+// An image part becomes the image marker (engine/image_prompt.h) in the message's text, and
+// its URL joins image_urls.
+Status ReadContent(const json& message, const std::string& name, ChatMessage* out,
+                   std::vector<std::string>* image_urls) {
   auto it = message.find("content");
   if (it == message.end() || it->is_null()) {
     if (out->role != "assistant") return InvalidArgument(name + ".content is required");
@@ -194,9 +210,15 @@ Status ReadContent(const json& message, const std::string& name, ChatMessage* ou
     if (!part.is_object()) return WrongType(part_name, "an object", part);
     std::string type;
     RADIXLM_RETURN_IF_ERROR(ReadString(part, "type", &type));
+    if (type == "image_url") {
+      RADIXLM_ASSIGN_OR_RETURN(std::string url, ReadImageUrl(part, part_name));
+      image_urls->push_back(std::move(url));
+      out->content += kImageMarker;
+      continue;
+    }
     if (type != "text") {
       return Unimplemented(part_name + ".type \"" + type +
-                           "\" is not supported (this server runs text-only models)");
+                           "\" is not supported (text and image_url parts are)");
     }
     const json* text = FindField(part, "text");
     if (text == nullptr || !text->is_string()) {
@@ -228,10 +250,21 @@ Status ReadMessages(const json& body, OpenAiRequest* r) {
                              "tool; got \"" +
                              message.role + "\"");
     }
-    RADIXLM_RETURN_IF_ERROR(ReadContent(m, name, &message));
+    RADIXLM_RETURN_IF_ERROR(ReadContent(m, name, &message, &r->image_urls));
     r->messages.push_back(std::move(message));
   }
   r->raw_messages = *messages;
+  // Image parts reach the chat template as text parts holding the marker (as llama-server
+  // sends them), so the template places them and the engine puts each image there.
+  for (json& m : r->raw_messages) {
+    auto content = m.find("content");
+    if (content == m.end() || !content->is_array()) continue;
+    for (json& part : *content) {
+      if (part.value("type", "") == "image_url") {
+        part = json{{"type", "text"}, {"text", std::string(kImageMarker)}};
+      }
+    }
+  }
   return Status::Ok();
 }
 

@@ -38,12 +38,14 @@ struct OpenAiRequest {
   std::string model;
   // Completions: one entry per prompt; each is text or token ids.
   std::vector<GenerateRequest> prompts;
-  std::vector<ChatMessage> messages;  // chat only
-  nlohmann::json raw_messages;        // chat only: as sent (for templates that want more)
-  SamplingParams sampling;            // shared by every prompt
+  std::vector<ChatMessage> messages;    // chat only
+  nlohmann::json raw_messages;          // chat only: as sent (for templates that want more),
+                                        // image parts turned into text parts with the marker
+  std::vector<std::string> image_urls;  // chat only: the image parts' URLs, in order
+  SamplingParams sampling;              // shared by every prompt
   bool stream = false;
   bool include_usage = false;
-  bool continuous_usage = false;  // stream_options.continuous_usage_stats
+  bool continuous_usage = false;         // stream_options.continuous_usage_stats
   bool echo = false;                     // completions
   bool logprobs = false;                 // return logprobs at all
   int32_t top_logprobs = 0;              // alternatives per position

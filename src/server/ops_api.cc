@@ -141,7 +141,7 @@ json ModelInfoJson(const ServerContext& ctx) {
       {"is_generation", !ctx.engine->config().is_embedding},
       {"preferred_sampling_params", nullptr},
       {"weight_version", "default"},
-      {"has_image_understanding", false},
+      {"has_image_understanding", ctx.engine->image_counters().has_value()},
       {"has_audio_understanding", false},
       {"model_type", model.model_type},
       {"architectures", model.architectures},

@@ -4,6 +4,8 @@
 #include <string_view>
 #include <vector>
 
+#include "scheduler/prompt_image.h"
+
 namespace radixlm::server {
 namespace {
 
@@ -11,7 +13,13 @@ std::string DecodeSnippet(const std::vector<int32_t>& ids, const TokenTextCodec&
   if (ids.empty()) return "";
   std::unique_ptr<TokenTextDecoder> decoder = codec.NewDecoder(/*skip_special_tokens=*/false);
   std::string text;
-  for (int32_t id : ids) text += decoder->Append(id);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (!IsImageId(ids[i])) {
+      text += decoder->Append(ids[i]);
+    } else if (i == 0 || !IsImageId(ids[i - 1])) {  // an image's span (its ids are no tokens)
+      text += decoder->Flush() + "<image>";
+    }
+  }
   text += decoder->Flush();
   return text;
 }

@@ -53,6 +53,13 @@ struct ServerConfig {
   int32_t max_batch_samples = 1024;  // prompts × n in one request
   int32_t max_new_tokens_cap = 0;    // > 0: a larger max_new_tokens is 400
 
+  // --- images (a model with --mmproj; server/image_input.h) ---
+  // --allowed-local-media-path: image paths and file:// URLs are read only under this folder;
+  // "": none are read.
+  std::string allowed_local_media_path;
+  int64_t max_image_bytes = 20 << 20;  // an image file (or download) larger than this is 400
+  double image_fetch_timeout_s = 10;   // an http:// image taking longer is 400
+
   // --- streaming ---
   bool incremental_streaming_output = false;  // native streams send deltas, not cumulative text
 

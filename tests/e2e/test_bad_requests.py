@@ -169,8 +169,8 @@ def test_oversized_body_is_413(server):
 
 
 def test_unsupported_features_are_501_with_a_reason(server):
-    r = server.post(G, {"text": "a", "image_data": "cat.png"})
-    assert r.status_code == 501 and "image" in r.json()["error"]["message"]
+    r = server.post(G, {"text": "a", "image_data": "cat.png"})  # no --mmproj
+    assert r.status_code == 400 and "--mmproj" in r.json()["error"]["message"]
     r = server.post(CHAT, {"messages": USER, "functions": [{"name": "f"}]})
     assert r.status_code == 501 and "tools" in r.json()["error"]["message"]
     r = server.post(CHAT, {"messages": USER, "function_call": "auto"})

@@ -129,10 +129,29 @@ TEST(NativeRequestTest, AMisspeltSamplingParameterIsRefused) {
   EXPECT_EQ(call->requests[0].sampling_params.top_k, 5);
 }
 
-TEST(NativeRequestTest, UnsupportedFeaturesAreUnimplemented) {
+// SGLang's image_data: one image or a list per prompt; a batch has one entry per prompt.
+TEST(NativeRequestTest, ImageDataIsReadPerPrompt) {
+  auto one = Parse(R"({"text": "a <__media__>", "image_data": "x.png"})");
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ(one->image_refs, (std::vector<std::vector<std::string>>{{"x.png"}}));
+  auto list = Parse(R"({"text": "a", "image_data": ["x.png", "data:image/png;base64,AA"]})");
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ(list->image_refs[0].size(), 2u);
+  auto batch = Parse(R"({"text": ["a", "b"], "image_data": [null, ["y.png"]]})");
+  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+  EXPECT_EQ(batch->image_refs, (std::vector<std::vector<std::string>>{{}, {"y.png"}}));
   for (const char* body :
-       {R"({"text": "a", "image_data": "x.png"})",
-        R"({"text": "a", "return_hidden_states": true})"}) {
+       {R"({"text": ["a", "b"], "image_data": ["x.png"]})", R"({"text": "a", "image_data": 3})",
+        R"({"text": "a", "image_data": ["x.png", 3]})"}) {
+    auto bad = Parse(body);
+    EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument) << body;
+    EXPECT_NE(bad.status().message().find("image_data"), std::string::npos) << body;
+  }
+}
+
+TEST(NativeRequestTest, UnsupportedFeaturesAreUnimplemented) {
+  for (const char* body : {R"({"text": "a", "audio_data": "x.wav"})",
+                           R"({"text": "a", "return_hidden_states": true})"}) {
     auto call = Parse(body);
     ASSERT_FALSE(call.ok()) << body;
     EXPECT_EQ(call.status().code(), StatusCode::kUnimplemented) << body;
@@ -163,8 +182,9 @@ TEST(NativeRequestTest, LoraPathNamesAnAdapterPerPrompt) {
   auto shared = Parse(R"({"text": ["a", "b"], "lora_path": "l"})");
   ASSERT_TRUE(shared.ok());
   EXPECT_EQ(shared->requests[1].lora_path, "l");
-  for (const char* body : {R"({"text": ["a", "b"], "lora_path": ["l"]})",
-                           R"({"text": "a", "lora_path": ["l"]})", R"({"text": "a", "lora_path": 1})"}) {
+  for (const char* body :
+       {R"({"text": ["a", "b"], "lora_path": ["l"]})", R"({"text": "a", "lora_path": ["l"]})",
+        R"({"text": "a", "lora_path": 1})"}) {
     auto bad = Parse(body);
     ASSERT_FALSE(bad.ok()) << body;
     EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument) << body;

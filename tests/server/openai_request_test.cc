@@ -133,7 +133,22 @@ TEST(OpenAiRequestTest, ChatBadMessages) {
   EXPECT_EQ(Chat(R"({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]})")
                 .status()
                 .code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(Chat(R"({"messages": [{"role": "user", "content": [{"type": "input_audio"}]}]})")
+                .status()
+                .code(),
             StatusCode::kUnimplemented);
+  // Image parts: their URLs in order, each a text part holding the marker for the template.
+  auto images = Chat(R"({"messages": [{"role": "user", "content": [
+      {"type": "text", "text": "see"},
+      {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA"}},
+      {"type": "image_url", "image_url": "http://h/x.png"}]}]})");
+  ASSERT_TRUE(images.ok()) << images.status().ToString();
+  EXPECT_EQ(images->image_urls,
+            (std::vector<std::string>{"data:image/png;base64,AA", "http://h/x.png"}));
+  EXPECT_EQ(images->messages[0].content, "see<__media__><__media__>");
+  EXPECT_EQ(images->raw_messages[0]["content"][1],
+            nlohmann::json({{"type", "text"}, {"text", "<__media__>"}}));
   EXPECT_EQ(Chat(R"({"messages": [{"role": "user", "content": "x"}],
       "tools": [{"type": "function"}]})")
                 .status()
