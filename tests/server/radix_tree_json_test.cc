@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "scheduler/prompt_image.h"
 #include "testing/fake_token_text.h"
 
 namespace radixlm::server {
@@ -24,6 +25,24 @@ TEST(RadixTreeJsonTest, MaxNodesParameter) {
     EXPECT_EQ(error.http_status, 400);
     EXPECT_NE(error.message.find("max_nodes"), std::string::npos);
   }
+}
+
+// An image's ids (scheduler/prompt_image.h) are no tokens: the text shows one <image> per span.
+TEST(RadixTreeJsonTest, ImageSpansShowAsImage) {
+  RadixTreeSnapshot snap;
+  RadixTreeEntry root;
+  RadixTreeEntry node;
+  node.id = 1;
+  node.parent = 0;
+  std::vector<int32_t> image(3);
+  WriteImageIds(ImageHash{1, 2}, image);
+  node.snippet_ids = {3 + ('h' - 'a')};
+  node.snippet_ids.insert(node.snippet_ids.end(), image.begin(), image.end());
+  node.snippet_ids.push_back(3 + ('i' - 'a'));
+  node.tokens = static_cast<int64_t>(node.snippet_ids.size());
+  snap.entries = {root, node};
+  const nlohmann::json j = RadixTreeJson(snap, FakeTokenTextCodec());
+  EXPECT_EQ(j["nodes"][1]["text"], "h<image>i");
 }
 
 TEST(RadixTreeJsonTest, SnapshotShape) {
