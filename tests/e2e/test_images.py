@@ -21,6 +21,7 @@ import openai
 import pytest
 
 from conftest import Server, _binary, _model
+from processes import free_port
 from synth_mmproj import TOKENS_PER_IMAGE, write_mmproj
 
 GREEDY = {"temperature": 0, "max_new_tokens": 8, "ignore_eos": True}
@@ -230,7 +231,7 @@ def test_images_to_a_model_without_a_projector_are_400(server):
 def test_a_projector_of_another_width_is_refused_at_start_up(tmp_path):
     wrong = tmp_path / "wrong.gguf"
     write_mmproj(str(wrong), 64)
-    out = subprocess.run([_binary(), "serve", "--host", "127.0.0.1", "--port", "1",
+    out = subprocess.run([_binary(), "serve", "--host", "127.0.0.1", "--port", str(free_port()),
                           "--model-path", _model(), "--mmproj", str(wrong)],
                          capture_output=True, text=True, timeout=300,
                          env={**os.environ})
