@@ -345,7 +345,9 @@ def deepseek2_tensors(f, layers, matrix, norm, w, rng):
                      rng.standard_normal((n_exp, h), dtype=np.float32) *
                      np.float32(f.get("router_gain", 1.0) / np.sqrt(h)))
         if m.get("bias"):
-            w.add_tensor(p + "exp_probs_b.bias", rng.uniform(-0.05, 0.05, n_exp).astype(np.float32))
+            spread = f.get("bias_spread", 0.05)
+            w.add_tensor(p + "exp_probs_b.bias",
+                         rng.uniform(-spread, spread, n_exp).astype(np.float32))
         matrix(p + "ffn_gate_exps.weight", eff, h, 1.0 / np.sqrt(h), n_exp)
         matrix(p + "ffn_up_exps.weight", eff, h, 1.0 / np.sqrt(h), n_exp)
         matrix(p + "ffn_down_exps.weight", h, eff, 1.0 / np.sqrt(eff), n_exp)
@@ -403,6 +405,8 @@ def main():
     # experts within rounding of each other at many positions, so the last bits of the hidden
     # state (batch shape, summation order) pick other experts; trained routers are decisive.
     ap.add_argument("--router-gain", type=float, default=None)
+    # deepseek2-v3: the selection bias exp_probs_b U(-spread, spread) (0.05 by default)
+    ap.add_argument("--bias-spread", type=float, default=None)
     # deepseek2: the routed expert count (the real V2-Lite's 64 for speed files; 16 by default)
     ap.add_argument("--experts", type=int, default=0)
     ap.add_argument("--context", type=int, default=4096, help="<arch>.context_length written")
@@ -410,6 +414,8 @@ def main():
     f = dict((REAL if args.shape == "real" else TINY)[args.family])
     if args.router_gain is not None:
         f["router_gain"] = args.router_gain
+    if args.bias_spread is not None:
+        f["bias_spread"] = args.bias_spread
     if args.experts:
         if "mla" not in f:
             raise SystemExit("--experts is for the deepseek2 shapes")
