@@ -181,14 +181,17 @@ BENCHMARK(BM_MatMulLowbit)
 // The codebook types (IQ3 / IQ2 / IQ1), read in their GGUF bytes by the dot kernels: 1 token
 // (the single-row kernels), 8 and 16 (the 8-row kernels), 13 (8 + 4 + 1), 64; the types with a
 // packed layout also packed (packed_codebook.h; where the CPU packs them, else the same dot
-// kernels).
+// kernels). On one thread (thr:1, the caller runs everything) the CPU time is the kernels' own,
+// the measure to read on a loaded machine; on two, the wall time.
 void CodebookArgs(benchmark::internal::Benchmark* b) {
   for (GgmlType t : {GgmlType::kIQ3_XXS, GgmlType::kIQ3_S, GgmlType::kIQ2_XXS, GgmlType::kIQ2_XS,
                      GgmlType::kIQ2_S, GgmlType::kIQ1_S, GgmlType::kIQ1_M}) {
     for (int tok : {1, 8, 13, 16, 64}) {
-      for (int packed : {0, 1}) {
-        if (packed == 0 || FindCodebookLayout(t) != nullptr) {
-          b->Args({static_cast<int>(t), 1024, 2048, tok, 2, packed});
+      for (int thr : {1, 2}) {
+        for (int packed : {0, 1}) {
+          if (packed == 0 || FindCodebookLayout(t) != nullptr) {
+            b->Args({static_cast<int>(t), 1024, 2048, tok, thr, packed});
+          }
         }
       }
     }

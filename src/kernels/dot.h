@@ -16,10 +16,9 @@
 // RADIXLM_ISA=scalar|avx2|avx_vnni|avx512|amx caps the level (for benchmarking and debugging).
 // From the avx2 level up, quantized model weights of the packable types bypass these kernels
 // (packed_weights.h, IsPackableType: Q2_K, Q3_K, IQ4_NL, IQ4_XS and MXFP4 among them, and
-// the codebook types packed_codebook.h lays out from the avx512 level up where the CPU has
-// AVX-512 VNNI); the other low-bit types (the rest of the IQ3 / IQ2 / IQ1 family, and the
-// packed ones below that level) run here, reading the weights in their GGUF bytes (from AVX2
-// up with 4- and 8-row kernels: VecDot4Fn, VecDot8Q8KFn).
+// the codebook types packed_codebook.h lays out at the levels its IsCodebookPackable names);
+// the other low-bit types (the codebook types at the other levels) run here, reading the weights in
+// their GGUF bytes (from AVX2 up with 4- and 8-row kernels: VecDot4Fn, VecDot8Q8KFn).
 #pragma once
 
 #include <cstddef>

@@ -151,8 +151,20 @@ const CodebookLayout* FindCodebookLayout(GgmlType type) {
 
 bool IsCodebookPackable(GgmlType type) {
   if (FindCodebookLayout(type) == nullptr) return false;
-  const PackedGemmPath path = ActivePackedGemmPath();
-  return path == PackedGemmPath::kAvx512Vnni || path == PackedGemmPath::kAmx;
+  // Below the avx512 level, the types whose packed GEMM beat their dot kernels at every token
+  // count measured (bench/RESULTS.md, "below the avx512 level"): vpmaddubsw's three operations
+  // per chunk and token leave the AVX2 kernel level with the 4- and 8-row dots for the others.
+  switch (ActivePackedGemmPath()) {
+    case PackedGemmPath::kAvx512Vnni:
+    case PackedGemmPath::kAmx:
+      return true;
+    case PackedGemmPath::kAvxVnni:
+      return type != GgmlType::kIQ2_XS && type != GgmlType::kIQ1_M;
+    case PackedGemmPath::kAvx2:
+      return type == GgmlType::kIQ3_XXS || type == GgmlType::kIQ1_S;
+    default:
+      return false;
+  }
 }
 
 std::unique_ptr<PackedWeights> PackCodebookWeights(const WeightMatrix& w, ThreadPool* pool) {

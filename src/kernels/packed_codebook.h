@@ -147,9 +147,11 @@ inline constexpr CodebookLayout kIq1mLayout{
 // The layout of a packed codebook type, or null for the others.
 const CodebookLayout* FindCodebookLayout(gguf::GgmlType type);
 
-// True for the codebook types this build packs on this CPU: those with a layout, where the
-// packed GEMM runs on AVX-512 VNNI (the avx512 and amx levels); elsewhere they keep the dot
-// kernels.
+// True for the codebook types this build packs on this CPU at the dispatched level (elsewhere
+// they keep the dot kernels): every type with a layout where the packed GEMM runs on AVX-512
+// VNNI (the avx512 and amx levels); on AVX-VNNI (the avx_vnni level) all but IQ2_XS and IQ1_M;
+// on AVX2 (the avx2 level) IQ3_XXS and IQ1_S: where the packed kernel was measured faster than
+// the dot kernels (bench/RESULTS.md).
 bool IsCodebookPackable(gguf::GgmlType type);
 
 // The layout above (w.type with a layout; cols a multiple of 256).

@@ -828,13 +828,23 @@ void PackedGemmGroups(const PackedWeights& w, const PackedActivations& a, int64_
     return ReferenceGroups(w, a, n_tokens, g0, g1, y, y_stride);
   }
   if (w.scale_form == ScaleForm::kCodebook) {
+    switch (ActivePackedGemmPath()) {
 #if defined(RADIXLM_KERNELS_AVX512_VNNI)
-    const PackedGemmPath path = ActivePackedGemmPath();
-    if (path == PackedGemmPath::kAvx512Vnni || path == PackedGemmPath::kAmx) {
-      return cpu::avx512vnni::CodebookGemm(w, a, n_tokens, g0, g1, y, y_stride);
-    }
+      case PackedGemmPath::kAvx512Vnni:
+      case PackedGemmPath::kAmx:
+        return cpu::avx512vnni::CodebookGemm(w, a, n_tokens, g0, g1, y, y_stride);
 #endif
-    return CodebookReferenceGroups(w, a, n_tokens, g0, g1, y, y_stride);
+#if defined(RADIXLM_KERNELS_AVX_VNNI)
+      case PackedGemmPath::kAvxVnni:
+        return cpu::avxvnni::CodebookGemm(w, a, n_tokens, g0, g1, y, y_stride);
+#endif
+#if defined(RADIXLM_KERNELS_X86)
+      case PackedGemmPath::kAvx2:
+        return cpu::avx2::CodebookGemm(w, a, n_tokens, g0, g1, y, y_stride);
+#endif
+      default:
+        return CodebookReferenceGroups(w, a, n_tokens, g0, g1, y, y_stride);
+    }
   }
   switch (ActivePackedGemmPath()) {
 #if defined(RADIXLM_KERNELS_AVX512_VNNI)

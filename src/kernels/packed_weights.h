@@ -51,9 +51,10 @@
 // format: 32-element blocks with a half-precision scale (Q8_0) for the 32-element block
 // types, 256-element blocks with a float scale (Q8_K) for the K-quants; see PackedActivations.
 //
-// The codebook types with a packed layout (kernels/packed_codebook.h names them; where the
-// AVX-512 VNNI path runs) keep their grid indices, sign bits and scales as the GGUF stores them,
-// rearranged per group of 16 rows, with numerics of their own (ScaleForm::kCodebook).
+// The codebook types with a packed layout (kernels/packed_codebook.h names them and, with
+// IsCodebookPackable, the levels that pack each) keep their grid indices, sign bits and scales as
+// the GGUF stores them, rearranged per group of 16 rows, with numerics of their own
+// (ScaleForm::kCodebook).
 //
 // Float weights (F32, F16, BF16) are repacked too, unquantized, for a register-tiled float GEMM:
 // per group, per block of 32 columns, column k's 16 row values are contiguous (k-major), in the

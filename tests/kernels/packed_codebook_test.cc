@@ -1,10 +1,11 @@
 // The packed GEMM of the codebook types (kernels/packed_codebook.h), per type: the layout keeps
 // the GGUF's bytes per weight and its bytes exactly (they read back), the integer form decodes
-// to the dequantized weights, the AVX-512 VNNI kernel (which the avx512 and amx levels run)
-// gives the scalar definition's bits for every tile shape and partial group, a row's output
-// never depends on the batch or the threads, and the result is the row dot's (dot.h) up to
-// float rounding, and the dequantized weights' float product up to the activations' rounding.
-// Below the avx512 level the types are not packed (their dot kernels run).
+// to the dequantized weights, every ISA's kernel (AVX2 at the avx2 level, AVX-VNNI at avx_vnni,
+// AVX-512 VNNI at avx512 and amx) gives the scalar definition's bits for every tile shape and
+// partial group, so all levels give the same output, a row's output never depends on the batch
+// or the threads, and the result is the row dot's (dot.h) up to float rounding, and the
+// dequantized weights' float product up to the activations' rounding. Which types each level
+// packs: PackableAtTheLevelsWhereThePackedKernelIsFaster.
 #include "kernels/packed_codebook.h"
 
 #include <gtest/gtest.h>
@@ -92,16 +93,32 @@ bool Avx512VnniHere() {
 #endif
 }
 
-TEST(PackedCodebookTest, PackableExactlyWhereTheAvx512VnniPathRuns) {
+// Packed at the levels where the packed kernel beat the dot kernels (packed_codebook.h): every
+// type from the avx512 level up, all but IQ2_XS and IQ1_M at avx_vnni, IQ3_XXS and IQ1_S at avx2.
+TEST(PackedCodebookTest, PackableAtTheLevelsWhereThePackedKernelIsFaster) {
   const PackedGemmPath path = ActivePackedGemmPath();
-  const bool avx512 = path == PackedGemmPath::kAvx512Vnni || path == PackedGemmPath::kAmx;
   for (GgmlType t : {GgmlType::kIQ3_XXS, GgmlType::kIQ3_S, GgmlType::kIQ2_XXS, GgmlType::kIQ2_XS,
                      GgmlType::kIQ2_S, GgmlType::kIQ1_S, GgmlType::kIQ1_M}) {
-    const bool packed = FindCodebookLayout(t) != nullptr;
-    EXPECT_EQ(packed, std::find(std::begin(kPackedTypes), std::end(kPackedTypes), t) !=
+    const bool layout = FindCodebookLayout(t) != nullptr;
+    EXPECT_EQ(layout, std::find(std::begin(kPackedTypes), std::end(kPackedTypes), t) !=
                           std::end(kPackedTypes))
         << gguf::GgmlTypeName(t);
-    EXPECT_EQ(IsPackableType(t), packed && avx512)
+    bool packed = false;
+    switch (path) {
+      case PackedGemmPath::kAvx512Vnni:
+      case PackedGemmPath::kAmx:
+        packed = true;
+        break;
+      case PackedGemmPath::kAvxVnni:
+        packed = t != GgmlType::kIQ2_XS && t != GgmlType::kIQ1_M;
+        break;
+      case PackedGemmPath::kAvx2:
+        packed = t == GgmlType::kIQ3_XXS || t == GgmlType::kIQ1_S;
+        break;
+      case PackedGemmPath::kNone:
+        break;
+    }
+    EXPECT_EQ(IsPackableType(t), layout && packed)
         << gguf::GgmlTypeName(t) << " " << PackedGemmPathName(path);
   }
 }
@@ -162,6 +179,80 @@ TEST_P(PackedCodebookTypeTest, Avx512VnniKernelMatchesReferenceBitForBit) {
     }
   }
 #endif
+}
+
+// Every packed codebook kernel this binary has and this CPU runs (AVX2, AVX-VNNI, AVX-512 VNNI:
+// the avx2, avx_vnni and avx512 / amx levels), whatever RADIXLM_ISA dispatches.
+struct CodebookKernel {
+  const char* name;
+  void (*gemm)(const PackedWeights&, const PackedActivations&, int64_t, int64_t, int64_t, float*,
+               int64_t);
+};
+std::vector<CodebookKernel> CodebookKernelsHere() {
+  std::vector<CodebookKernel> k;
+#if defined(RADIXLM_KERNELS_X86)
+  if (cpu::CpuHasAvx2()) k.push_back({"avx2", cpu::avx2::CodebookGemm});
+#endif
+#if defined(RADIXLM_KERNELS_AVX_VNNI)
+  if (cpu::CpuHasAvxVnni()) k.push_back({"avx_vnni", cpu::avxvnni::CodebookGemm});
+#endif
+#if defined(RADIXLM_KERNELS_AVX512_VNNI)
+  if (cpu::CpuHasAvx512Vnni()) k.push_back({"avx512_vnni", cpu::avx512vnni::CodebookGemm});
+#endif
+  return k;
+}
+
+// Odd shapes (a group of 5 rows: half a half; 8: one half; 13 and 45: a partial second half;
+// 1, 3 and 5 super-blocks), token counts around each kernel's tile (4 and 8), and tokens of
+// constant activations (every quant +127, or -127) that put the largest products into every
+// pair vpmaddubsw adds: each kernel gives the scalar definition's bits, so all give the same.
+TEST_P(PackedCodebookTypeTest, EveryIsaKernelMatchesReferenceBitForBit) {
+  const std::vector<CodebookKernel> kernels = CodebookKernelsHere();
+  if (kernels.empty()) GTEST_SKIP() << "no packed codebook kernel on this CPU";
+  for (auto [rows, cols] :
+       {std::pair<int64_t, int64_t>{5, 256}, {8, 1280}, {13, 768}, {45, 256}, {45, 768}}) {
+    const Fixture f = MakeCodebook(GetParam(), rows, cols, static_cast<uint32_t>(rows + cols));
+    const auto p = PackCodebookWeights(f.w, nullptr);
+    for (int64_t n_tokens : {1, 2, 3, 4, 5, 7, 8, 9, 13, 17}) {
+      SCOPED_TRACE("rows " + std::to_string(rows) + " cols " + std::to_string(cols) + " tokens " +
+                   std::to_string(n_tokens));
+      std::vector<float> x = RandomActivations(n_tokens, cols, 3);
+      if (n_tokens >= 3) {
+        std::fill(x.begin() + cols, x.begin() + 2 * cols, 0.5f);
+        std::fill(x.begin() + 2 * cols, x.begin() + 3 * cols, -2.0f);
+      }
+      const PackedActivations a =
+          QuantizePackedActivations(x.data(), n_tokens, cols, p->act_block, nullptr);
+      std::vector<float> ref(n_tokens * rows);
+      PackedGemmReference(*p, a, n_tokens, ref.data(), rows);
+      for (const CodebookKernel& k : kernels) {
+        SCOPED_TRACE(k.name);
+        std::vector<float> got(n_tokens * rows, -1.0f);
+        k.gemm(*p, a, n_tokens, 0, p->groups, got.data(), rows);
+        ASSERT_EQ(0, std::memcmp(ref.data(), got.data(), ref.size() * sizeof(float)));
+        // Groups one at a time (as threads split them) give the same bits.
+        std::vector<float> split(n_tokens * rows, -1.0f);
+        for (int64_t g = 0; g < p->groups; ++g) {
+          k.gemm(*p, a, n_tokens, g, g + 1, split.data(), rows);
+        }
+        ASSERT_EQ(0, std::memcmp(ref.data(), split.data(), ref.size() * sizeof(float)));
+      }
+    }
+  }
+}
+
+// Padding rows of the last group are never stored: a 13-row output with a guard row after it.
+TEST_P(PackedCodebookTypeTest, EveryIsaKernelStoresOnlyTheMatrixRows) {
+  const Fixture f = MakeCodebook(GetParam(), 13, 256, 29);
+  const auto p = PackCodebookWeights(f.w, nullptr);
+  const int64_t n_tokens = 6, stride = 14;
+  const std::vector<float> x = RandomActivations(n_tokens, 256, 31);
+  const PackedActivations a = QuantizePackedActivations(x.data(), n_tokens, 256, 256, nullptr);
+  for (const CodebookKernel& k : CodebookKernelsHere()) {
+    std::vector<float> y(n_tokens * stride, -7.0f);
+    k.gemm(*p, a, n_tokens, 0, p->groups, y.data(), stride);
+    for (int64_t t = 0; t < n_tokens; ++t) EXPECT_EQ(y[t * stride + 13], -7.0f) << k.name;
+  }
 }
 
 TEST_P(PackedCodebookTypeTest, MatchesTheRowDotAndTheDequantizedProduct) {

@@ -43,6 +43,9 @@ void PackedGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_to
 // Float weights (float_bytes 4 or 2): y = w x in float, 16 rows x up to 6 tokens per tile.
 void FloatGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
                int64_t g1, float* y, int64_t y_stride);
+// The codebook types (kernels/packed_codebook.h): 8 rows x up to 4 tokens per tile.
+void CodebookGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
+                  int64_t g1, float* y, int64_t y_stride);
 }  // namespace avx2
 
 namespace avx512 {  // with RADIXLM_KERNELS_AVX512 (AVX-512 F/BW/VL/DQ flags); CpuHasAvx512()
@@ -55,6 +58,9 @@ namespace avxvnni {
 // vpdpbusd on ymm: 8 rows x up to 4 tokens per tile.
 void PackedGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
                 int64_t g1, float* y, int64_t y_stride);
+// The codebook types (kernels/packed_codebook.h): 8 rows x up to 4 tokens per tile.
+void CodebookGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
+                  int64_t g1, float* y, int64_t y_stride);
 }  // namespace avxvnni
 
 namespace avx512vnni {
