@@ -35,6 +35,7 @@ const KernelBackend& CpuBackend() {
       .swiglu_oai = SwiGluOai,
       .rope = ApplyRopeTables,
       .gated_delta_step = GatedDeltaStep,
+      .gated_delta_chunk = GatedDeltaChunk,
       .store_kv = StoreKvRows,
       .attention = AttentionForBatch,
   };

@@ -13,6 +13,7 @@
 #include <span>
 
 #include "kernels/attention.h"
+#include "kernels/gated_delta.h"
 #include "kernels/matmul.h"
 #include "kernels/packed_weights.h"
 #include "util/thread_pool.h"
@@ -52,6 +53,9 @@ struct KernelBackend {
   // GatedDeltaStep (gated_delta.h): one DeltaNet head's state update and output for a token.
   void (*gated_delta_step)(float* m, const float* q, const float* k, const float* v, float decay,
                            float beta, int64_t s, float* out);
+  // GatedDeltaChunk (gated_delta.h): the same for up to kGatedDeltaChunk tokens at once.
+  void (*gated_delta_chunk)(float* m, const GatedDeltaTokens& x, int64_t n, int64_t s,
+                            float* scratch);
 
   // StoreKvRows and AttentionForBatch (attention.h).
   void (*store_kv)(const KvLayerView& kv, const int32_t* slots, int64_t n, const float* k_rows,

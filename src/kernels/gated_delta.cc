@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/cpu/gated_delta_chunk_impl.h"
 #include "kernels/dot.h"
 
 namespace radixlm::kernels {
@@ -41,7 +42,16 @@ void GatedDeltaStep(float* m, const float* q, const float* k, const float* v, fl
   }
 }
 
+void GatedDeltaChunk(float* m, const GatedDeltaTokens& x, int64_t n, int64_t s, float* scratch) {
+  GatedDeltaChunkVec<ScalarLanes, 4, 4>(m, x, n, s, scratch);
+}
+
 }  // namespace cpu::scalar
+
+int64_t GatedDeltaChunkScratch(int64_t s) {
+  const int64_t c = kGatedDeltaChunk;
+  return 4 * c * s + 2 * c * c + c + std::max(c, s);
+}
 
 void GatedDeltaStep(float* m, const float* q, const float* k, const float* v, float decay,
                     float beta, int64_t s, float* out) {
@@ -56,6 +66,16 @@ void GatedDeltaStep(float* m, const float* q, const float* k, const float* v, fl
   }
 #endif
   cpu::scalar::GatedDeltaStep(m, q, k, v, decay, beta, s, out);
+}
+
+void GatedDeltaChunk(float* m, const GatedDeltaTokens& x, int64_t n, int64_t s, float* scratch) {
+#if defined(RADIXLM_KERNELS_AVX512)
+  if (ActiveIsa() >= Isa::kAvx512) return cpu::avx512::GatedDeltaChunk(m, x, n, s, scratch);
+#endif
+#if defined(RADIXLM_KERNELS_X86)
+  if (ActiveIsa() >= Isa::kAvx2) return cpu::avx2::GatedDeltaChunk(m, x, n, s, scratch);
+#endif
+  cpu::scalar::GatedDeltaChunk(m, x, n, s, scratch);
 }
 
 }  // namespace radixlm::kernels

@@ -2,6 +2,7 @@
 // value indices (their sums and deltas in 8 of the 16 registers).
 #include <immintrin.h>
 
+#include "kernels/cpu/gated_delta_chunk_impl.h"
 #include "kernels/cpu/gated_delta_impl.h"
 #include "kernels/gated_delta.h"
 
@@ -25,6 +26,10 @@ struct Avx2 {
 void GatedDeltaStep(float* m, const float* q, const float* k, const float* v, float decay,
                     float beta, int64_t s, float* out) {
   GatedDeltaStepVec<Avx2, 4>(m, q, k, v, decay, beta, s, out);
+}
+
+void GatedDeltaChunk(float* m, const GatedDeltaTokens& x, int64_t n, int64_t s, float* scratch) {
+  GatedDeltaChunkVec<Avx2, 4, 2>(m, x, n, s, scratch);
 }
 
 }  // namespace radixlm::kernels::cpu::avx2
