@@ -25,8 +25,8 @@ void GatedDeltaStep(float* m, const float* q, const float* k, const float* v, fl
 // matrix products and a forward substitution instead of n passes over M. It gives the outputs
 // and final state of n GatedDeltaStep calls up to float rounding, not the same floats (the sums
 // run in another order): chunked results depend on where the chunks start. Every ISA level
-// computes the same floats (the sums over each inner index in ascending order, no fused
-// multiply-add).
+// computes the same floats (the sums over each inner index in ascending order, one fused
+// multiply-add per term).
 inline constexpr int64_t kGatedDeltaChunk = 64;
 
 // Token t's inputs: q + t * qkv_stride (likewise k, v; [S] each, q and k L2-normed),

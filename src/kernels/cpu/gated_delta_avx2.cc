@@ -19,6 +19,7 @@ struct Avx2 {
   static Reg Add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
   static Reg Sub(Reg a, Reg b) { return _mm256_sub_ps(a, b); }
   static Reg Mul(Reg a, Reg b) { return _mm256_mul_ps(a, b); }
+  static Reg Fma(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
 };
 
 }  // namespace
