@@ -15,14 +15,16 @@ namespace radixlm::apps {
 
 struct ModelFlags {
   std::string model_path = "default";
-  std::string quantization;  // "" | q8_0 | q4_k | q6_k (folders only)
+  std::string quantization;                       // "" | q8_0 | q4_k | q6_k (folders only)
+  std::string linear_attn_prefill = "recurrent";  // model::ParseLinearAttnPrefill's names
 };
 
-// Adds --model-path and --quantization to `cmd`, writing into `flags`.
+// Adds --model-path, --quantization and --linear-attn-prefill to `cmd`, writing into `flags`.
 void AddModelFlags(CLI::App* cmd, ModelFlags* flags);
 
 // Resolves and opens flags.model_path and loads the model with `options` (its n_threads also
-// quantizes a folder). A folder's findings go to stderr, each line prefixed with `command`.
+// quantizes a folder; its linear_attn_prefill is the flag's). A folder's findings go to stderr,
+// each line prefixed with `command`.
 StatusOr<std::unique_ptr<model::Model>> LoadCommandModel(const ModelFlags& flags,
                                                          const model::ModelOptions& options,
                                                          const std::string& command);

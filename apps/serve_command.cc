@@ -363,6 +363,11 @@ const bool kServeRegistered = RegisterCommand("serve", [](CLI::App& app) {
   cmd->add_option("--quantization", e.quantization,
                   "Hugging Face folders: q8_0 | q4_k | q6_k quantizes the weights at load "
                   "(default: served in their stored F32 / F16 / BF16)");
+  cmd->add_option("--linear-attn-prefill", e.linear_attn_prefill,
+                  "Hybrid (linear-attention) models: recurrent (token by token; outputs "
+                  "independent of how a prompt is chunked) | chunked (faster prefill; outputs "
+                  "depend, within float rounding, on where the prompt's chunks start)")
+      ->capture_default_str();
   cmd->add_flag("--is-embedding", e.is_embedding,
                 "Serve an embedding model: /v1/embeddings and /encode, no generation");
   cmd->add_option("--pooling", e.pooling,

@@ -18,6 +18,11 @@ struct EngineConfig {
   // --quantization (Hugging Face folders only): "" serves the weights in their stored type;
   // "q8_0", "q4_k" or "q6_k" quantizes every matrix at load (hf/hf_weights.h).
   std::string quantization;
+  // --linear-attn-prefill (hybrid models): "recurrent" (default: token by token, so a row's
+  // outputs never depend on how its prompt was chunked) or "chunked" (the gated DeltaNet's
+  // chunked form for prefill chunks; faster, outputs depend within float rounding on where
+  // the chunks start). model::ParseLinearAttnPrefill.
+  std::string linear_attn_prefill = "recurrent";
   // --is-embedding: serve the model as an embedding model. Requests are GenerateRequest::embed
   // (prefill only; the final-normed hidden states pooled and L2-normalised), generation is
   // refused. --pooling mean|cls|last overrides the GGUF's <arch>.pooling_type; Create refuses a

@@ -284,6 +284,8 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
       sc.max_running_requests + sc.page_size;
   mo.max_context = context;
   mo.output_hidden_states = config.is_embedding;
+  RADIXLM_ASSIGN_OR_RETURN(mo.linear_attn_prefill,
+                           model::ParseLinearAttnPrefill(config.linear_attn_prefill));
   auto progress_lines = [&config](std::string prefix) -> model::LoadProgressFn {
     if (!config.on_load_progress) return nullptr;
     return [&config, prefix](const model::LoadProgress& p) {

@@ -3,8 +3,10 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <vector>
 
 #include "kernels/backend.h"
+#include "kernels/gated_delta.h"
 
 namespace radixlm::model {
 
@@ -129,15 +131,41 @@ void RunGatedDeltaNetBlock(const LayerContext& ctx, int64_t n, std::span<const L
     }
   });
 
-  // The delta rule, one (sequence, value head) per task, tokens in order.
+  // The delta rule, one (sequence, value head) per task, tokens in order: step by step, or
+  // (chunked prefill, a sequence of several new tokens and no checkpoints) in chunks that
+  // start at multiples of kGatedDeltaChunk in positions.
   const auto n_tasks = static_cast<int64_t>(seqs.size()) * n_v;
   ParallelRows(ctx.pool, n_tasks, n * sd * sd / std::max<int64_t>(1, std::ssize(seqs)) * 4,
                [&](int64_t b, int64_t e) {
+                 std::vector<float> chunk_scratch;
                  for (int64_t task = b; task < e; ++task) {
                    const LinearSequence& seq = seqs[task / n_v];
                    const int64_t head = task % n_v;
                    const int64_t kh = c.ssm_grouped_heads ? head / group : head % n_k;
                    float* m = state.Delta(ctx.layer, seq.state_slot) + head * sd * sd;
+                   if (ctx.chunked_linear_prefill && seq.n_new > 1 && seq.checkpoints == nullptr) {
+                     if (chunk_scratch.empty())
+                       chunk_scratch.resize(kernels::GatedDeltaChunkScratch(sd));
+                     constexpr int64_t kChunk = kernels::kGatedDeltaChunk;
+                     for (int64_t t = 0; t < seq.n_new;) {
+                       const int64_t len =
+                           std::min(seq.n_new - t, kChunk - (seq.first_position + t) % kChunk);
+                       const int64_t row = seq.first_token + t;
+                       const float* conv = hs.conv.data() + row * channels;
+                       const kernels::GatedDeltaTokens tokens{conv + kh * sd,
+                                                              conv + key_size + kh * sd,
+                                                              conv + 2 * key_size + head * sd,
+                                                              channels,
+                                                              hs.alpha.data() + row * n_v + head,
+                                                              hs.beta.data() + row * n_v + head,
+                                                              n_v,
+                                                              hs.core.data() + row * vs + head * sd,
+                                                              vs};
+                       k.gated_delta_chunk(m, tokens, len, sd, chunk_scratch.data());
+                       t += len;
+                     }
+                     continue;
+                   }
                    for (int64_t t = 0; t < seq.n_new; ++t) {
                      const int64_t row = seq.first_token + t;
                      const float* conv = hs.conv.data() + row * channels;

@@ -15,6 +15,12 @@
 
 namespace radixlm::model {
 
+StatusOr<LinearAttnPrefill> ParseLinearAttnPrefill(const std::string& name) {
+  if (name == "recurrent") return LinearAttnPrefill::kRecurrent;
+  if (name == "chunked") return LinearAttnPrefill::kChunked;
+  return InvalidArgument("--linear-attn-prefill must be recurrent or chunked, not '" + name + "'");
+}
+
 StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path, const ModelOptions& options) {
   RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<gguf::GgufFile> file, gguf::GgufFile::Open(path));
   return FromGguf(std::move(file), options);
@@ -188,6 +194,7 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
     ctx.new_slots = swa_rows ? plan_.swa_new_slots.data() : plan_.new_slots.data();
     ctx.attn_seqs = swa_rows ? s.swa_attn_seqs : s.attn_seqs;
     ctx.pool = pool;
+    ctx.chunked_linear_prefill = options_.linear_attn_prefill == LinearAttnPrefill::kChunked;
     if (!lora_rows_.empty()) ctx.lora = {lora_rows_, &lora_scratch_};
 
     // Each block's closing residual add runs in the next block's first parallel region (its
@@ -309,7 +316,8 @@ Status Model::PrepareRecurrentState(const ForwardBatch& batch, KvCache& cache) {
     }
     const BatchPlan::Sequence& planned = plan_.sequences[i];
     linear_seqs_.push_back({planned.first_token, planned.n_new, in.state_slot,
-                            in.state_checkpoints.empty() ? nullptr : in.state_checkpoints.data()});
+                            in.state_checkpoints.empty() ? nullptr : in.state_checkpoints.data(),
+                            static_cast<int64_t>(in.prefix_slots.size())});
   }
   // Checkpoints are written during the step: none may be a state the batch reads.
   for (size_t i = 0; i < batch.sequences.size(); ++i) {

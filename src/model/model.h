@@ -29,6 +29,16 @@ namespace radixlm::model {
 
 struct PendingResidual;  // model/transformer_layer.h
 
+// How a hybrid model's gated DeltaNet layers run a sequence's new tokens (model/gated_delta_net.h).
+enum class LinearAttnPrefill {
+  kRecurrent,  // token by token: a row's outputs never depend on how its prompt was split
+  kChunked,    // several new tokens in chunks of kernels::kGatedDeltaChunk positions: faster,
+               // outputs depend (within float rounding) on where the prompt's chunks start
+};
+
+// "recurrent" | "chunked" (--linear-attn-prefill); InvalidArgument naming the flag otherwise.
+StatusOr<LinearAttnPrefill> ParseLinearAttnPrefill(const std::string& name);
+
 struct ModelOptions {
   int n_threads = 0;                // <= 0: one per hardware thread
   int64_t max_batch_tokens = 2048;  // new tokens per Forward() (sum over sequences)
@@ -41,6 +51,8 @@ struct ModelOptions {
   // states ([rows, hidden_size]; ForwardOutput::vocab_size is hidden_size), not logits; the
   // LM head is never applied.
   bool output_hidden_states = false;
+  // --linear-attn-prefill (hybrid models; ignored by the others).
+  LinearAttnPrefill linear_attn_prefill = LinearAttnPrefill::kRecurrent;
 };
 
 class Model {

@@ -28,6 +28,9 @@ struct LinearSequence {
   // [n_new] or null: after new token t the state is also copied into slot checkpoints[t]
   // (none where -1), so that a caller can go back to it (rejected speculative drafts).
   const int32_t* checkpoints = nullptr;
+  // The sequence position of its first new token (the chunked prefill's chunks start at
+  // multiples of the chunk size in positions).
+  int64_t first_position = 0;
 };
 
 class RecurrentState {

@@ -35,6 +35,9 @@ struct LayerContext {
   const int32_t* new_slots = nullptr;  // [plan.n_tokens]: rows of kv this step writes
   std::span<const kernels::AttentionSequence> attn_seqs;  // into scratch.q / scratch.attn
   ThreadPool* pool = nullptr;
+  // Gated DeltaNet layers: a sequence's new tokens in the chunked form
+  // (ModelOptions::linear_attn_prefill).
+  bool chunked_linear_prefill = false;
   // Each row's LoRA adapter (the FFN of the last layer: the compacted rows'); empty: none.
   LoraRows lora;
 };

@@ -273,6 +273,7 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"swa_full_tokens_ratio", ec.swa_full_tokens_ratio},
       {"max_mamba_cache_size", ec.max_mamba_cache_size},
       {"hybrid_snapshot_interval", ec.hybrid_snapshot_interval},
+      {"linear_attn_prefill", ec.linear_attn_prefill},
       {"kv_cache_dtype", ec.kv_cache_dtype},
       {"kv_token_bytes", ctx.engine->kv_token_bytes()},
       {"sliding_window_size", sc.sliding_window},

@@ -1,6 +1,6 @@
 // Teacher-forced next-token logits from radixlm for a token sequence.
 // Usage: radixlm_logits MODEL IDS.bin OUT.bin CHUNK [THREADS [QUANTIZATION]]  (formats as
-// llama_logits.cc). MODEL: a GGUF or a Hugging Face folder (QUANTIZATION: --quantization's
+// llama_logits.cc; LINEAR_ATTN_PREFILL=chunked: a hybrid model's chunked DeltaNet prefill). MODEL: a GGUF or a Hugging Face folder (QUANTIZATION: --quantization's
 // q8_0 | q4_k | q6_k, folders only).
 #include <algorithm>
 #include <cstdio>
@@ -28,6 +28,15 @@ int main(int argc, char** argv) {
   o.n_threads = argc > 5 ? atoi(argv[5]) : 2;
   o.max_batch_tokens = chunk;
   o.max_context = static_cast<int64_t>(ids.size());
+  // LINEAR_ATTN_PREFILL=recurrent|chunked: a hybrid model's --linear-attn-prefill.
+  if (const char* mode = getenv("LINEAR_ATTN_PREFILL"); mode != nullptr && *mode) {
+    auto parsed = model::ParseLinearAttnPrefill(mode);
+    if (!parsed.ok()) {
+      fprintf(stderr, "%s\n", parsed.status().ToString().c_str());
+      return 1;
+    }
+    o.linear_attn_prefill = *parsed;
+  }
   auto file = hf::OpenModelFile(
       argv[1], {.quantization = argc > 6 ? argv[6] : "",
                 .n_threads = o.n_threads,
