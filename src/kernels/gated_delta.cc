@@ -50,7 +50,7 @@ void GatedDeltaChunk(float* m, const GatedDeltaTokens& x, int64_t n, int64_t s, 
 
 int64_t GatedDeltaChunkScratch(int64_t s) {
   const int64_t c = kGatedDeltaChunk;
-  return 4 * c * s + 3 * c * c + c + std::max(c, s);
+  return 6 * c * s + 3 * c * c + c + std::max(c, s);
 }
 
 void GatedDeltaStep(float* m, const float* q, const float* k, const float* v, float decay,

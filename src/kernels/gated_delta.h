@@ -26,7 +26,7 @@ void GatedDeltaStep(float* m, const float* q, const float* k, const float* v, fl
 // and final state of n GatedDeltaStep calls up to float rounding, not the same floats (the sums
 // run in another order): chunked results depend on where the chunks start. Every ISA level
 // computes the same floats (the sums over each inner index in ascending order, one fused
-// multiply-add per term).
+// multiply-add per term; on x86 with subnormals flushed to zero).
 inline constexpr int64_t kGatedDeltaChunk = 64;
 
 // Token t's inputs: q + t * qkv_stride (likewise k, v; [S] each, q and k L2-normed),

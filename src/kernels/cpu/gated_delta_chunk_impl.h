@@ -12,6 +12,10 @@
 
 #include "kernels/gated_delta.h"
 
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
+
 namespace radixlm::kernels::cpu {
 namespace {
 
@@ -128,8 +132,24 @@ void SubScaled(float* u, const float* w, float a, int64_t n) {
 //   U_t = β_t (v_t - Γ_t W_t) - Σ_{s<t} β_t D_ts (k_t·k_s) U_s  (forward substitution);
 //   o_t = (Γ_t P_t + Σ_{s<=t} D_ts (q_t·k_s) U_s) / sqrt(S);
 //   M = Γ_n M₀ + Σ_s D_ns U_s k_sᵀ  (n: the last token).
+// Subnormal floats flushed to zero (inputs and results) while it lives, on x86: the decays
+// between far-apart tokens of a chunk, and products with them, can fall below FLT_MIN, and
+// every arithmetic instruction on a subnormal takes a microcode assist (a chunk then runs over
+// ten times slower). Values that small are far below the rounding of the sums they enter.
+class FlushSubnormals {
+ public:
+#if defined(__SSE__)
+  FlushSubnormals() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | 0x8040u); }  // FTZ | DAZ
+  ~FlushSubnormals() { _mm_setcsr(saved_); }
+
+ private:
+  unsigned saved_;
+#endif
+};
+
 template <class V, int kRows, int kVectors>
 void GatedDeltaChunkVec(float* m, const GatedDeltaTokens& x, int64_t n, int64_t s, float* scratch) {
+  const FlushSubnormals flush;
   const int64_t c = kGatedDeltaChunk;
   float* kt = scratch;           // [S, c]: kt[i][t] = k_t[i]
   float* kk = kt + s * c;        // [c, c]: k_t · k_s
@@ -138,11 +158,17 @@ void GatedDeltaChunkVec(float* m, const GatedDeltaTokens& x, int64_t n, int64_t 
   float* w = d + c * c;          // [c, S]: W, then D_ns U_s
   float* p = w + c * s;          // [c, S]: P
   float* u = p + c * s;          // [c, S]: U
-  float* gamma = u + c * s;      // [c]
+  float* kb = u + c * s;         // [c, S]: the k rows, packed
+  float* qb = kb + c * s;        // [c, S]: the q rows, packed
+  float* gamma = qb + c * s;     // [c]
   float* row_scale = gamma + c;  // [max(c, S)]
-  const float* kb = x.k;
-  const float* qb = x.q;
-  const int64_t st = x.qkv_stride;
+  // The model's rows are far apart (a multiple of 4 KiB in the hybrid models: the same cache
+  // sets), so the products read packed copies.
+  for (int64_t t = 0; t < n; ++t) {
+    std::copy_n(x.k + t * x.qkv_stride, s, kb + t * s);
+    std::copy_n(x.q + t * x.qkv_stride, s, qb + t * s);
+  }
+  const int64_t st = s;
   for (int64_t t = 0; t < n; ++t) {
     const float a = std::exp(x.log_decay[t * x.gate_stride]);
     gamma[t] = t == 0 ? a : gamma[t - 1] * a;
@@ -161,7 +187,7 @@ void GatedDeltaChunkVec(float* m, const GatedDeltaTokens& x, int64_t n, int64_t 
   const float scale = 1.0f / std::sqrt(static_cast<float>(s));
   for (int64_t t = 0; t < n; ++t) {
     const float beta = x.beta[t * x.gate_stride];
-    const float* v = x.v + t * st;
+    const float* v = x.v + t * x.qkv_stride;
     const float* dt = d + t * c;
     float* ut = u + t * s;
     for (int64_t j = 0; j < s; ++j) ut[j] = (v[j] - gamma[t] * w[t * s + j]) * beta;
