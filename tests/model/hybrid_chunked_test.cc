@@ -2,8 +2,8 @@
 // = kChunked) on the tiny qwen35 / qwen35moe / qwen3next files: prefill logits within the
 // float reference's tolerance and close to the recurrent form's, the same greedy tokens where
 // the recurrent form's top two are apart; bit-identical whatever the threads and wherever the
-// prompt is split at a multiple of the chunk size; decode steps after it as the recurrent
-// form's would run them.
+// prompt is split at a multiple of the chunk size, and batched with another; decode steps as
+// the recurrent form's.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -43,7 +43,7 @@ class HybridChunkedTest : public ::testing::TestWithParam<const char*> {
   std::unique_ptr<Model> Load(LinearAttnPrefill mode, int threads) {
     auto model = Model::FromGguf(testing::ParseTinyModel(bytes_),
                                  {.n_threads = threads,
-                                  .max_batch_tokens = static_cast<int64_t>(kPromptLength),
+                                  .max_batch_tokens = static_cast<int64_t>(2 * kPromptLength),
                                   .linear_attn_prefill = mode});
     EXPECT_TRUE(model.ok()) << model.status().ToString();
     return model.ok() ? std::move(model).value() : nullptr;
@@ -152,6 +152,42 @@ TEST_P(HybridChunkedTest, SingleTokenStepsRunTheRecurrentForm) {
   const auto chunked = Run(*Load(LinearAttnPrefill::kChunked, 2), each);
   ASSERT_EQ(chunked.size(), 24u);
   EXPECT_EQ(chunked, recurrent);
+}
+
+TEST_P(HybridChunkedTest, SequencesBatchedGetWhatTheyGetAlone) {
+  // Two prompts prefilled in one batch (the second from position 0 of its own), each as alone.
+  auto model = Load(LinearAttnPrefill::kChunked, 2);
+  const auto alone = Run(*model, {kPromptLength});
+  auto cache = model->CreateKvCache({.n_slots = 1024, .n_state_slots = 4});
+  ASSERT_TRUE(cache.ok()) << cache.status().ToString();
+  const size_t n2 = kChunkPositions + 9;
+  std::vector<int32_t> slots2(n2);
+  for (size_t i = 0; i < n2; ++i) slots2[i] = static_cast<int32_t>(600 + i);
+  ForwardBatch batch;
+  SequenceInput a;
+  a.tokens = tokens_;
+  a.new_slots = slots_;
+  a.logits = LogitsMode::kAll;
+  a.state_slot = 3;
+  SequenceInput b = a;
+  b.tokens = std::span<const int32_t>(tokens_).first(n2);
+  b.new_slots = slots2;
+  b.state_slot = 0;
+  batch.sequences = {a, b};
+  ForwardOutput out;
+  const Status st = model->Forward(batch, **cache, &out);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_EQ(out.row_count[0], static_cast<int64_t>(kPromptLength));
+  ASSERT_EQ(out.row_count[1], static_cast<int64_t>(n2));
+  for (size_t r = 0; r < kPromptLength; ++r) {
+    const std::vector<float> got(out.Row(0, r), out.Row(0, r) + out.vocab_size);
+    EXPECT_EQ(got, alone[r]) << "sequence 0 position " << r;
+  }
+  const auto alone2 = Run(*model, {n2});
+  for (size_t r = 0; r < n2; ++r) {
+    const std::vector<float> got(out.Row(1, r), out.Row(1, r) + out.vocab_size);
+    EXPECT_EQ(got, alone2[r]) << "sequence 1 position " << r;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, HybridChunkedTest,
