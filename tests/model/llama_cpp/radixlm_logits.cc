@@ -1,7 +1,8 @@
 // Teacher-forced next-token logits from radixlm for a token sequence.
 // Usage: radixlm_logits MODEL IDS.bin OUT.bin CHUNK [THREADS [QUANTIZATION]]  (formats as
-// llama_logits.cc; LINEAR_ATTN_PREFILL=chunked: a hybrid model's chunked DeltaNet prefill). MODEL: a GGUF or a Hugging Face folder (QUANTIZATION: --quantization's
-// q8_0 | q4_k | q6_k, folders only).
+// llama_logits.cc; LINEAR_ATTN_PREFILL=chunked: a hybrid model's chunked DeltaNet prefill).
+// MODEL: a GGUF or a Hugging Face folder (QUANTIZATION: --quantization's q8_0 | q4_k | q6_k,
+// folders only).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
