@@ -145,7 +145,20 @@ void HttpSession::Dispatch() {
   HandlerResult result = env_.router->Handle(request);
   if (result.call != nullptr) return StartCall(std::move(result.call));
   if (result.blocking) return RunBlocking(std::move(result.blocking));
+  if (result.deferred) return RunDeferred(std::move(result.deferred));
   SendResponse(result.response.value_or(ErrorResponse(ApiError{500, "no response", ""})));
+}
+
+void HttpSession::RunDeferred(std::function<HandlerResult()> rest) {
+  stream_.expires_never();
+  net::post(*env_.blocking_pool, [self = shared_from_this(), rest = std::move(rest)] {
+    auto result = std::make_shared<HandlerResult>(rest());
+    net::post(self->stream_.get_executor(), [self, result] {
+      if (result->call != nullptr) return self->StartCall(std::move(result->call));
+      self->SendResponse(
+          result->response.value_or(ErrorResponse(ApiError{500, "no response", ""})));
+    });
+  });
 }
 
 void HttpSession::RunBlocking(std::function<HttpResponse()> work) {

@@ -33,6 +33,7 @@
 namespace radixlm::server {
 
 class ServerCall;
+struct HandlerResult;
 class ServerMetrics;
 
 // The server's HttpRequest for a request Beast has parsed: the target split at '?' (one
@@ -70,6 +71,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void RespondToReadError(boost::beast::error_code ec);
   void Dispatch();
   void RunBlocking(std::function<HttpResponse()> work);
+  void RunDeferred(std::function<HandlerResult()> rest);
   void SendResponse(const HttpResponse& response);
 
   void StartCall(std::shared_ptr<ServerCall> call);

@@ -31,11 +31,14 @@ StatusOr<std::vector<uint8_t>> ReadLocal(const std::string& path, const std::str
                            "': local files are not served (start the server with "
                            "--allowed-local-media-path)");
   }
-  std::error_code ec;
-  const fs::path allowed = fs::weakly_canonical(limits.allowed_local_media_path, ec);
+  // Both resolved (symbolic links and "..": a link inside the folder to a file outside it is
+  // outside), and compared element by element ("/media" does not hold "/media2/a.png").
+  std::error_code ec_allowed, ec;
+  fs::path allowed = fs::weakly_canonical(limits.allowed_local_media_path, ec_allowed);
+  if (!allowed.empty() && allowed.filename().empty()) allowed = allowed.parent_path();  // "dir/"
   const fs::path file = fs::weakly_canonical(path, ec);
   const auto [end, _] = std::mismatch(allowed.begin(), allowed.end(), file.begin(), file.end());
-  if (ec || end != allowed.end()) {
+  if (ec_allowed || ec || end != allowed.end()) {
     return InvalidArgument("image '" + Shown(ref) +
                            "' is outside the allowed media folder (--allowed-local-media-path)");
   }

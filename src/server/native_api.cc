@@ -1,5 +1,7 @@
 #include "server/native_api.h"
 
+#include <algorithm>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "engine/result_json.h"
@@ -77,6 +79,8 @@ class NativeFormatter : public GenerationFormatter {
   std::vector<int32_t> offsets_;
 };
 
+HandlerResult SubmitGenerate(const ServerContext& ctx, NativeGenerateCall& call_request);
+
 HandlerResult HandleGenerate(const ServerContext& ctx, const HttpRequest& request) {
   ApiError error;
   std::optional<json> body = ParseJsonBody(request, &error);
@@ -86,6 +90,19 @@ HandlerResult HandleGenerate(const ServerContext& ctx, const HttpRequest& reques
   if (Status pd = ApplyBootstrapFields(*body, *ctx.config, &parsed->requests); !pd.ok()) {
     return HandlerResult::Error(ApiErrorFromStatus(pd));
   }
+  const bool has_images =
+      std::any_of(parsed->image_refs.begin(), parsed->image_refs.end(),
+                  [](const std::vector<std::string>& refs) { return !refs.empty(); });
+  if (!has_images) return SubmitGenerate(ctx, *parsed);
+  // Reading the images (an http fetch) and encoding them (Engine::Submit) may take seconds: off
+  // the IO threads.
+  auto state = std::make_shared<NativeGenerateCall>(std::move(*parsed));
+  return HandlerResult::Deferred([ctx, state] { return SubmitGenerate(ctx, *state); });
+}
+
+// A parsed /generate: its images read, then submitted.
+HandlerResult SubmitGenerate(const ServerContext& ctx, NativeGenerateCall& call_request) {
+  NativeGenerateCall* parsed = &call_request;
   const ImageInputLimits limits = ImageLimits(*ctx.config);
   for (size_t p = 0; p < parsed->requests.size(); ++p) {
     if (!parsed->image_refs[p].empty()) {

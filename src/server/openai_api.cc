@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <tuple>
 
 #include "chat/chat_renderer.h"
 #include "server/bootstrap_fields.h"
@@ -133,6 +135,9 @@ bool HasControlToken(const TokenTextCodec& codec, std::string_view text) {
                      [&](int32_t id) { return codec.IsControlToken(id); });
 }
 
+HandlerResult FinishChat(const ServerContext& ctx, const json& body, OpenAiRequest& parsed_chat,
+                         StatusOr<GenerateRequest> chat_prompt, chat::ToolCallFormat format);
+
 HandlerResult HandleChat(const ServerContext& ctx, const HttpRequest& request) {
   ApiError error;
   std::optional<json> body = ParseJsonBody(request, &error);
@@ -162,9 +167,25 @@ HandlerResult HandleChat(const ServerContext& ctx, const HttpRequest& request) {
     parsed->sampling.structural_tag =
         AutoToolCallConstraint(tools, format, compile_options, ctx.grammar_checks);
   }
-  StatusOr<GenerateRequest> chat_prompt =
-      parsed->image_urls.empty() ? ChatPrompt(ctx, *prompt)
-                                 : ChatPromptWithImages(ctx, *prompt, parsed->image_urls);
+  if (parsed->image_urls.empty()) {
+    return FinishChat(ctx, *body, *parsed, ChatPrompt(ctx, *prompt), format);
+  }
+  // Reading the images (an http fetch) and encoding them (Engine::Submit) may take seconds: off
+  // the IO threads.
+  auto state = std::make_shared<std::tuple<json, OpenAiRequest, std::string>>(
+      std::move(*body), std::move(*parsed), std::move(*prompt));
+  return HandlerResult::Deferred([ctx, state, format] {
+    auto& [deferred_body, deferred_parsed, text] = *state;
+    return FinishChat(ctx, deferred_body, deferred_parsed,
+                      ChatPromptWithImages(ctx, text, deferred_parsed.image_urls), format);
+  });
+}
+
+// The rest of a chat request once its prompt is built: the response options and the submit.
+HandlerResult FinishChat(const ServerContext& ctx, const json& body, OpenAiRequest& parsed_chat,
+                         StatusOr<GenerateRequest> chat_prompt, chat::ToolCallFormat format) {
+  OpenAiRequest* parsed = &parsed_chat;
+  const ToolRequest& tools = parsed->tools;
   if (!chat_prompt.ok()) return HandlerResult::Error(ApiErrorFromStatus(chat_prompt.status()));
   std::vector<GenerateRequest> prompts;
   prompts.push_back(std::move(*chat_prompt));
@@ -182,7 +203,7 @@ HandlerResult HandleChat(const ServerContext& ctx, const HttpRequest& request) {
     }
     options.stream_reasoning = parsed->stream_reasoning;
   }
-  return Submit(ctx, *body, *parsed, std::move(prompts), std::move(options));
+  return Submit(ctx, body, *parsed, std::move(prompts), std::move(options));
 }
 
 json ModelCard(const ServerContext& ctx) {

@@ -76,6 +76,12 @@ HandlerResult HandlerResult::Blocking(std::function<HttpResponse()> work) {
   return r;
 }
 
+HandlerResult HandlerResult::Deferred(std::function<HandlerResult()> rest) {
+  HandlerResult r;
+  r.deferred = std::move(rest);
+  return r;
+}
+
 void Router::Add(const std::string& method, const std::string& path, Handler handler, bool open) {
   routes_[path][method] = Route{std::move(handler), open};
 }
@@ -117,6 +123,21 @@ HandlerResult Router::Handle(const HttpRequest& request) const {
     HandlerResult result = method->second.handler(request);
     if (result.blocking) {
       result.blocking = [work = std::move(result.blocking)] { return GuardedCall(work); };
+    }
+    if (result.deferred) {
+      result.deferred = [rest = std::move(result.deferred)]() -> HandlerResult {
+        try {
+          HandlerResult inner = rest();
+          if (inner.blocking || inner.deferred) {
+            return HandlerResult::Error(ApiError{500, "internal error: nested deferred work", ""});
+          }
+          return inner;
+        } catch (const std::exception& e) {
+          return HandlerResult::Error(FromException(e));
+        } catch (...) {
+          return HandlerResult::Error(ApiError{500, "internal error", ""});
+        }
+      };
     }
     return result;
   } catch (const std::exception& e) {

@@ -20,17 +20,20 @@ namespace radixlm::server {
 class ServerCall;
 
 // What a handler produced: exactly one of an immediate response, a call in flight (a
-// generation or an event stream: the session drives it), or work that may block on the engine (run
-// off the IO threads).
+// generation or an event stream: the session drives it), work that may block on the engine (run
+// off the IO threads), or a handler's slow remainder (reading and encoding a request's images:
+// run off the IO threads, its own result then handled as the handler's would be).
 struct HandlerResult {
   std::optional<HttpResponse> response;
   std::shared_ptr<ServerCall> call;
   std::function<HttpResponse()> blocking;
+  std::function<HandlerResult()> deferred;
 
   static HandlerResult Respond(HttpResponse response);
   static HandlerResult Error(const ApiError& error);
   static HandlerResult Generate(std::shared_ptr<ServerCall> call);
   static HandlerResult Blocking(std::function<HttpResponse()> work);
+  static HandlerResult Deferred(std::function<HandlerResult()> rest);
 };
 
 using Handler = std::function<HandlerResult(const HttpRequest&)>;
@@ -43,7 +46,7 @@ class Router {
   // `open` routes need no API key (health checks and metrics, as in SGLang).
   void Add(const std::string& method, const std::string& path, Handler handler, bool open = false);
 
-  // Never throws. A blocking result's work is wrapped the same way.
+  // Never throws. A blocking or deferred result's work is wrapped the same way.
   HandlerResult Handle(const HttpRequest& request) const;
 
  private:

@@ -61,6 +61,20 @@ TEST(ImageInputTest, LocalFilesOnlyUnderTheAllowedFolder) {
   EXPECT_NE(MessageOf(ReadImageReference((root / "allowed" / "none.png").string(), limits))
                 .find("no such file"),
             std::string::npos);
+  // The folder named with a trailing slash holds the same files.
+  limits.allowed_local_media_path = (root / "allowed").string() + "/";
+  EXPECT_EQ(ReadImageReference(inside, limits)->size(), 7u);
+  // A link inside the folder to a file outside it, and a sibling folder whose name starts with
+  // the allowed one's, are outside.
+  fs::create_symlink(root / "b.png", root / "allowed" / "link.png");
+  fs::create_directories(root / "allowed2");
+  std::ofstream(root / "allowed2" / "c.png") << "SIBLING";
+  for (const std::string& outside :
+       {(root / "allowed" / "link.png").string(), (root / "allowed2" / "c.png").string()}) {
+    EXPECT_NE(MessageOf(ReadImageReference(outside, limits)).find("outside the allowed"),
+              std::string::npos)
+        << outside;
+  }
   fs::remove_all(root);
 }
 
