@@ -27,7 +27,7 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libpcre2-dev libboost-dev
   libucx-dev libssl-dev
-  python3 python3-venv python3-pip curl
+  python3 python3-venv python3-pip curl openssl
 )
 # Only the test command needs these (the sanitizer and fuzzing builds, the browser test); the
 # main command skips them, they are the largest downloads.

@@ -1,7 +1,9 @@
 // A small blocking HTTP/1.1 client (Boost.Beast), shared by the frontend's remote backend and
 // `radixlm bench`: one connection per request, the response body handed over fragment by
 // fragment as it arrives (so streamed SSE tokens are timed when they arrive, not when the
-// response ends). Plain http only.
+// response ends). http and https (TLS through OpenSSL: the peer's certificate is verified
+// against OpenSSL's default trust store, which SSL_CERT_FILE / SSL_CERT_DIR can name, and its
+// host name or IP address checked).
 // Thread-safe: every call uses its own io_context and socket.
 #pragma once
 
@@ -17,9 +19,11 @@ struct HttpTarget {
   std::string host;
   std::string port;
   std::string path_prefix;  // e.g. "" or "/api" (no trailing slash)
+  bool tls = false;         // https
 };
 
-// "http://127.0.0.1:30000" (port defaults to 80; a path becomes path_prefix).
+// "http://127.0.0.1:30000" (port defaults to 80, 443 for https://; a path becomes
+// path_prefix; no scheme means http).
 StatusOr<HttpTarget> ParseBaseUrl(const std::string& url);
 
 struct HttpCall {
@@ -32,9 +36,11 @@ struct HttpCall {
 };
 
 // Performs the call; on_data receives body fragments in order. Returns the HTTP status, or an
-// error for connection / protocol failures and timeouts.
+// error for connection / TLS / protocol failures and timeouts. When `location` is given it
+// receives the response's Location header (empty when there is none).
 StatusOr<int> Fetch(const HttpTarget& target, const HttpCall& call,
-                    const std::function<void(std::string_view)>& on_data);
+                    const std::function<void(std::string_view)>& on_data,
+                    std::string* location = nullptr);
 
 // Splits a byte stream of server-sent events into the payloads of its "data:" lines.
 class SseSplitter {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string_view>
@@ -56,41 +57,68 @@ StatusOr<std::vector<uint8_t>> ReadLocal(const std::string& path, const std::str
   return bytes;
 }
 
+// The next URL of a redirect: an absolute http(s) URL, or a path on the same server.
+std::string RedirectTarget(const radixlm::net::HttpTarget& from, const std::string& location) {
+  if (location.rfind("http://", 0) == 0 || location.rfind("https://", 0) == 0) return location;
+  if (location.empty() || location[0] != '/' || location.rfind("//", 0) == 0) return "";
+  return std::string(from.tls ? "https://" : "http://") + from.host + ":" + from.port + location;
+}
+
+// GETs an http(s) image, following up to kMaxRedirects redirects within one time limit.
 StatusOr<std::vector<uint8_t>> FetchImage(const std::string& url, const ImageInputLimits& limits) {
-  if (url.rfind("https://", 0) == 0) {
-    return InvalidArgument("image '" + Shown(url) +
-                           "': https URLs are not fetched (plain http only); send the image "
-                           "as a data: URL");
-  }
-  StatusOr<radixlm::net::HttpTarget> target = radixlm::net::ParseBaseUrl(url);
-  if (!target.ok()) return InvalidArgument("image URL '" + Shown(url) + "' is malformed");
-  std::string path = target->path_prefix.empty() ? "/" : target->path_prefix;
-  target->path_prefix.clear();
-  radixlm::net::HttpCall call;
-  call.method = "GET";
-  call.path = path;
-  call.timeout_s = limits.fetch_timeout_s;
-  std::vector<uint8_t> bytes;
-  bool too_large = false;
-  StatusOr<int> status = radixlm::net::Fetch(*target, call, [&](std::string_view data) {
-    if (too_large) return;
-    if (static_cast<int64_t>(bytes.size() + data.size()) > limits.max_bytes) {
-      too_large = true;
-      bytes.clear();
-      return;
+  constexpr int kMaxRedirects = 5;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(limits.fetch_timeout_s);
+  std::string next = url;
+  for (int hop = 0;; ++hop) {
+    StatusOr<radixlm::net::HttpTarget> target = radixlm::net::ParseBaseUrl(next);
+    if (!target.ok()) return InvalidArgument("image URL '" + Shown(next) + "' is malformed");
+    const radixlm::net::HttpTarget server = *target;
+    std::string path = target->path_prefix.empty() ? "/" : target->path_prefix;
+    target->path_prefix.clear();
+    radixlm::net::HttpCall call;
+    call.method = "GET";
+    call.path = path;
+    call.timeout_s =
+        std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+    if (call.timeout_s <= 0) {
+      return InvalidArgument("image URL '" + Shown(url) + "' could not be fetched: timed out");
     }
-    bytes.insert(bytes.end(), data.begin(), data.end());
-  });
-  if (!status.ok()) {
-    return InvalidArgument("image URL '" + Shown(url) +
-                           "' could not be fetched: " + status.status().message());
+    std::vector<uint8_t> bytes;
+    bool too_large = false;
+    std::string location;
+    StatusOr<int> status = radixlm::net::Fetch(
+        *target, call,
+        [&](std::string_view data) {
+          if (too_large) return;
+          if (static_cast<int64_t>(bytes.size() + data.size()) > limits.max_bytes) {
+            too_large = true;
+            bytes.clear();
+            return;
+          }
+          bytes.insert(bytes.end(), data.begin(), data.end());
+        },
+        &location);
+    if (!status.ok()) {
+      return InvalidArgument("image URL '" + Shown(url) +
+                             "' could not be fetched: " + status.status().message());
+    }
+    const bool redirect =
+        *status == 301 || *status == 302 || *status == 303 || *status == 307 || *status == 308;
+    if (redirect && hop < kMaxRedirects && !RedirectTarget(server, location).empty()) {
+      next = RedirectTarget(server, location);
+      continue;
+    }
+    if (*status != 200) {
+      return InvalidArgument("image URL '" + Shown(url) + "' answered HTTP " +
+                             std::to_string(*status) +
+                             (redirect ? " (redirects are followed up to 5 times, to http(s) "
+                                         "URLs or paths)"
+                                       : ""));
+    }
+    if (too_large) return TooLarge(limits.max_bytes);
+    return bytes;
   }
-  if (*status != 200) {
-    return InvalidArgument("image URL '" + Shown(url) + "' answered HTTP " +
-                           std::to_string(*status));
-  }
-  if (too_large) return TooLarge(limits.max_bytes);
-  return bytes;
 }
 
 bool HasImageExtension(const std::string& ref) {

@@ -1,7 +1,8 @@
 """Images through the server: the default model with a tiny synthetic gemma3 projector
 (synth_mmproj.py, output width 640 as gemma-3-270m's hidden size; 16 tokens per image).
 
-The openai client with a base64 image, an image by http URL from a local server, a local path
+The openai client with a base64 image, images by http and https URL from local servers (https:
+a certificate the server trusts through SSL_CERT_FILE and one it does not; redirects), a local path
 under --allowed-local-media-path, native /generate image_data; the same image twice shares the
 radix cache through the image (cached_tokens) with the output of a cache-less server, a different
 image of the same size matches only the text before it; the encoder runs once for a repeated
@@ -12,6 +13,7 @@ refused at start-up.
 import base64
 import http.server
 import os
+import ssl
 import struct
 import subprocess
 import threading
@@ -56,24 +58,41 @@ def media(tmp_path_factory):
     (root / "outside.png").write_bytes(png(40, 30, 2))
     mmproj = root / "mmproj.gguf"
     write_mmproj(str(mmproj), 640, seed=1)
+    for name in ("trusted", "untrusted"):
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                        "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
+                        "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                        "-keyout", str(root / f"{name}.key"), "-out", str(root / f"{name}.pem")],
+                       check=True, capture_output=True)
     return root
 
 
 @pytest.fixture(scope="module")
 def vision_server(media):
+    # The server trusts one self-signed certificate (OpenSSL's default trust store, which
+    # SSL_CERT_FILE names), so https image URLs are tested without reaching the internet.
     s = Server(extra_args=["--mmproj", str(media / "mmproj.gguf"), "--allowed-local-media-path",
-                           str(media / "allowed"), "--max-images-per-request", "2"])
+                           str(media / "allowed"), "--max-images-per-request", "2"],
+               wrapper=("env", f"SSL_CERT_FILE={media / 'trusted.pem'}"))
     yield s
     assert s.stop() == 0, s.log_tail()
 
 
-@pytest.fixture(scope="module")
-def image_host():
-    """A local HTTP server serving /a.png, /slow.png (never answers in time) and 404s."""
+def serve_images(tls_cert=None):
+    """A local HTTP(S) server serving /a.png, redirects to it (/moved, relative; /elsewhere,
+    absolute), a redirect loop (/loop) and 404s. Returns (base URL, server)."""
     images = {"/a.png": png(24, 24, 3)}
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
+            redirects = {"/moved": "/a.png", "/loop": "/loop",
+                         "/elsewhere": base + "/a.png"}
+            if self.path in redirects:
+                self.send_response(302)
+                self.send_header("Location", redirects[self.path])
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             body = images.get(self.path)
             if body is None:
                 self.send_error(404)
@@ -88,10 +107,32 @@ def image_host():
             pass
 
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    scheme = "http"
+    if tls_cert is not None:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(str(tls_cert) + ".pem", str(tls_cert) + ".key")
+        httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
+        scheme = "https"
+    base = f"{scheme}://127.0.0.1:{httpd.server_address[1]}"
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return base, httpd
+
+
+@pytest.fixture(scope="module")
+def image_host():
+    base, httpd = serve_images()
+    yield base
     httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def https_hosts(media):
+    """Two HTTPS image servers: one whose certificate the server trusts, one it does not."""
+    trusted, a = serve_images(media / "trusted")
+    untrusted, b = serve_images(media / "untrusted")
+    yield trusted, untrusted
+    a.shutdown()
+    b.shutdown()
 
 
 def chat(server, content, **kwargs):
@@ -137,6 +178,25 @@ def test_image_by_http_url_and_local_path(vision_server, image_host, media):
                            "file://" + str(media / "allowed" / "cat.png"))
     by_data = generate(vision_server, "Look: <__media__>", data_url(png(40, 30, 1)))
     assert by_path["output_ids"] == by_file_url["output_ids"] == by_data["output_ids"]
+
+
+def test_image_by_https_url_and_redirects(vision_server, https_hosts, image_host):
+    trusted, untrusted = https_hosts
+    by_data = generate(vision_server, "Look: <__media__>", data_url(png(24, 24, 3)))
+    for url in (trusted + "/a.png", trusted + "/moved", trusted + "/elsewhere",
+                image_host + "/moved"):
+        assert generate(vision_server, "Look: <__media__>", url)["output_ids"] == \
+            by_data["output_ids"], url
+    r = chat(vision_server, [{"type": "text", "text": "Describe:"},
+                             image_part(trusted + "/a.png")])
+    assert r.status_code == 200, r.text
+    for url, words in ((untrusted + "/a.png", "certificate verify failed"),
+                       (trusted + "/loop", "answered HTTP 302 (redirects are followed"),
+                       (trusted + "/none.png", "answered HTTP 404")):
+        r = vision_server.post("/generate", {"text": "Look: <__media__>", "image_data": url,
+                                             "sampling_params": GREEDY})
+        assert r.status_code == 400, r.text
+        assert words in r.json()["error"]["message"], r.text
 
 
 def test_same_image_shares_the_cache_and_output_matches_a_cacheless_server(vision_server, media):

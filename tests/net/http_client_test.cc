@@ -1,5 +1,6 @@
 // The HTTP client's pieces that need no server: URL parsing and SSE splitting. (Requests go to
-// the real server in tests/e2e/: test_bench.py and test_frontend.py's remote backend.)
+// the real server in tests/e2e/: test_bench.py and test_frontend.py's remote backend; https and
+// redirects in test_images.py.)
 #include "net/http_client.h"
 
 #include <gtest/gtest.h>
@@ -22,7 +23,17 @@ TEST(ParseBaseUrl, HostPortAndPrefix) {
   EXPECT_EQ(t->host, "localhost");
   EXPECT_EQ(t->port, "80");
   EXPECT_EQ(t->path_prefix, "/api");
-  EXPECT_FALSE(ParseBaseUrl("https://example.com").ok());
+  EXPECT_FALSE(t->tls);
+  t = ParseBaseUrl("https://example.com/img/a.png");
+  ASSERT_TRUE(t.ok());
+  EXPECT_TRUE(t->tls);
+  EXPECT_EQ(t->host, "example.com");
+  EXPECT_EQ(t->port, "443");
+  EXPECT_EQ(t->path_prefix, "/img/a.png");
+  t = ParseBaseUrl("https://127.0.0.1:8443");
+  ASSERT_TRUE(t.ok());
+  EXPECT_TRUE(t->tls);
+  EXPECT_EQ(t->port, "8443");
   EXPECT_FALSE(ParseBaseUrl("http://").ok());
   EXPECT_FALSE(ParseBaseUrl("http://host:").ok());
 }
