@@ -1,6 +1,6 @@
 // Image references as clients send them, read into the image file's bytes:
 //   "data:image/png;base64,...."   a data URL (OpenAI's image_url; any image type)
-//   "http://host:port/path"        fetched (plain http; size and time limited)
+//   "http(s)://host:port/path"     fetched (size and time limited, redirects followed)
 //   "file:///abs/path", "a/b.png"  read only under --allowed-local-media-path (a path: any
 //                                  string ending .png, .jpg, .jpeg, .webp or .gif, as SGLang)
 //   "iVBORw0KGgo...", "/9j/4AAQ..." raw base64 (SGLang's image_data), anything else
