@@ -339,8 +339,17 @@ void GroupedMatMul(std::span<const GroupedMatMulItem> items, const float* x, int
     }
     return;
   }
+  // int8 formats: only the items' rows are prologued and quantized (padding keeps finite
+  // quants); float and bf16: every row, as the kernels read x itself.
+  thread_local std::vector<RowRange> live;
+  live.clear();
+  if (act_block != 0 && act_block != kActBf16) {
+    for (const GroupedMatMulItem& item : items) {
+      if (item.rows > 0) live.push_back({item.first, item.rows});
+    }
+  }
   const PackedActivations acts =
-      QuantizePackedActivations(x, n_tokens, cols, act_block, pool, prologue);
+      QuantizePackedActivations(x, n_tokens, cols, act_block, pool, prologue, live);
   // One scheduling range over every (item, weight)'s row groups, each rounded up to whole
   // grains so that a grain never spans two weights.
   struct Unit {

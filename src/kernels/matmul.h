@@ -76,11 +76,12 @@ void MatMulMulti(std::span<const MatMulOutput> outputs, const float* x, int64_t 
 // up, or its down, to the rows routed to it). Item i: for each of its weights w[j] (w[1] may be
 // null), y[j] = x[first, first + rows) · w[j]ᵀ, y[j]: [rows, w[j]->rows]. x: [n_tokens, cols],
 // every item's rows inside it, `first` a multiple of kGroupedRowAlign; rows of x in no item
-// (padding) are read and their results dropped, so they must be finite (the prologue may write
-// them). Every weight must have `cols` columns. Where all weights are packed for the same
-// activation format, x is quantized once for every item; otherwise the items run one after
-// another through MatMulMulti (the prologue first). Per element, results are those of
-// MatMulMulti (batch invariance). prologue as MatMulMulti's, over [0, n_tokens).
+// (padding) may be read and their results are dropped, so they must be finite (the prologue
+// may write them). Every weight must have `cols` columns. Where all weights are packed for the
+// same activation format, x is quantized once for every item (int8 formats: only the items'
+// rows, the prologue only over them; padding reads earlier finite quants); otherwise the items
+// run one after another through MatMulMulti (the prologue first, over [0, n_tokens)). Per
+// element, results are those of MatMulMulti (batch invariance).
 inline constexpr int64_t kGroupedRowAlign = 16;
 struct GroupedMatMulItem {
   const WeightMatrix* w[2] = {nullptr, nullptr};

@@ -685,7 +685,8 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
 
 PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, int64_t cols,
                                             int act_block, ThreadPool* pool,
-                                            const RowPrologue* prologue) {
+                                            const RowPrologue* prologue,
+                                            std::span<const RowRange> live) {
   const int64_t nb = cols / 32;
   if (act_block == 0) {
     RunRowPrologue(prologue, n_tokens, pool);  // nothing to quantize
@@ -767,6 +768,31 @@ PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, in
       TileToken(a, t, tq, s.tdx.data(), s.tdxs.data(), s.txsum.data(), s.tsum16.data());
     }
   };
+  if (!live.empty()) {
+    // Only the live rows (a mixture of experts' segments, each padded to whole tiles: at
+    // batch 1 one row in 16), over one index space of those rows, contiguous runs together.
+    thread_local std::vector<int64_t> live_rows;
+    std::vector<int64_t>& rows = live_rows;  // this thread's, as the workers will see it
+    rows.clear();
+    for (const RowRange& r : live) {
+      for (int64_t t = r.first; t < r.first + r.rows; ++t) rows.push_back(t);
+    }
+    auto quantize_live = [&](int64_t i0, int64_t i1, int thread) {
+      for (int64_t i = i0; i < i1;) {
+        int64_t j = i + 1;
+        while (j < i1 && rows[j] == rows[j - 1] + 1) ++j;
+        quantize(rows[i], rows[j - 1] + 1, thread);
+        i = j;
+      }
+    };
+    const auto n_live = static_cast<int64_t>(rows.size());
+    if (n_live >= 16) {
+      ParallelFor(pool, n_live, 1, quantize_live);
+    } else {
+      quantize_live(0, n_live, 0);
+    }
+    return a;
+  }
   if (n_tokens >= 16) {
     ParallelFor(pool, n_tokens, 1, quantize);
   } else {

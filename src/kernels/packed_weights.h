@@ -230,9 +230,16 @@ struct PackedActivations {
 // calling thread's scratch.
 // prologue (optional): run over each range of rows before they are quantized, in the same
 // parallel region (MatMulMulti's prologue); with act_block 0, over all rows first.
+// live (optional, int8 formats only): the only row ranges {first, rows} to prologue and
+// quantize (GroupedMatMul's items); the other rows keep the scratch's earlier finite quants.
+struct RowRange {
+  int64_t first = 0;
+  int64_t rows = 0;
+};
 PackedActivations QuantizePackedActivations(const float* x, int64_t n_tokens, int64_t cols,
                                             int act_block, ThreadPool* pool,
-                                            const RowPrologue* prologue = nullptr);
+                                            const RowPrologue* prologue = nullptr,
+                                            std::span<const RowRange> live = {});
 
 // The activations of tokens first_token, first_token + 1, ... of `a` as activations of their
 // own (token 0 = a's first_token): views, nothing copied. first_token must be a multiple of

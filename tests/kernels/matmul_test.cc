@@ -168,7 +168,8 @@ TEST(MatMul, PrologueRunsOnceOnEveryRowBeforeItIsRead) {
 
 // GroupedMatMul (a mixture of experts' GEMMs): each item's rows of the input through its own
 // weights give, bit for bit, what MatMulMulti gives for those rows alone, packed or not, for
-// segments of 1, 5 and 23 rows with padding between them.
+// segments of 1, 5 and 23 rows with padding between them (padding rows hold 1e30 where the
+// prologue does not write them).
 TEST(GroupedMatMul, EachItemEqualsItsOwnMatMul) {
   std::mt19937 rng(16);
   ThreadPool pool(2);
@@ -216,7 +217,14 @@ TEST(GroupedMatMul, EachItemEqualsItsOwnMatMul) {
         items[e].rows = counts[e];
       }
       GroupedMatMul(items, x.data(), n_tok, &pool, &prologue);
-      for (int64_t t = 0; t < n_tok; ++t) EXPECT_EQ(calls[t].load(), 1) << t;
+      // Int8-quantized activations: the prologue runs over the items' rows only (padding is
+      // neither written nor quantized); float activations: over every row, as x is read.
+      const bool live_only = packed && type != GgmlType::kF32;
+      for (int64_t t = 0; t < n_tok; ++t) {
+        bool live = false;
+        for (int e = 0; e < 3; ++e) live |= t >= firsts[e] && t < firsts[e] + counts[e];
+        EXPECT_EQ(calls[t].load(), live || !live_only ? 1 : 0) << t;
+      }
       for (int e = 0; e < 3; ++e) {
         std::vector<float> rg(yg[e].size()), ru(yu[e].size());
         const MatMulOutput refs[] = {{&gate[e].w, rg.data()}, {&up[e].w, ru.data()}};
