@@ -146,6 +146,27 @@ Image ResizePillow(const Image& src, int width, int height, ResizeFilter filter)
   return src;
 }
 
+ImageSize SizePreservingRatio(int width, int height, int align, int64_t min_pixels,
+                              int64_t max_pixels) {
+  const float f = static_cast<float>(align);
+  auto round_by = [&](float x) { return static_cast<int>(std::round(x / f)) * align; };
+  auto ceil_by = [&](float x) { return static_cast<int>(std::ceil(x / f)) * align; };
+  auto floor_by = [&](float x) { return static_cast<int>(std::floor(x / f)) * align; };
+  int w = std::max(align, round_by(static_cast<float>(width)));
+  int h = std::max(align, round_by(static_cast<float>(height)));
+  if (max_pixels > 0 && int64_t{w} * h > max_pixels) {
+    const float beta = std::sqrt(static_cast<float>(height) * width / max_pixels);
+    h = std::max(align, floor_by(height / beta));
+    w = std::max(align, floor_by(width / beta));
+  } else if (min_pixels > 0 && int64_t{w} * h < min_pixels) {
+    const float beta =
+        std::sqrt(static_cast<float>(min_pixels) / (static_cast<float>(height) * width));
+    h = ceil_by(height * beta);
+    w = ceil_by(width * beta);
+  }
+  return {.width = w, .height = h};
+}
+
 Image ResizeToFit(const Image& src, int width, int height, ResizeFilter filter,
                   std::array<uint8_t, 3> pad) {
   if (src.width == width && src.height == height) return src;

@@ -16,6 +16,18 @@ enum class ResizeFilter { kBilinear, kBicubic, kLanczos };
 // (bicubic a = -0.5): horizontal pass, then vertical, each skipped when that side is unchanged.
 Image ResizePillow(const Image& src, int width, int height, ResizeFilter filter);
 
+// The size llama.cpp's dynamic-resolution preprocessors resize to (img_tool::
+// calc_size_preserved_ratio, Hugging Face's Qwen2-VL "smart_resize", in llama.cpp's float
+// arithmetic): each side rounded to a multiple of `align` (at least `align`); over max_pixels,
+// both sides scaled down by sqrt(w * h / max_pixels) and floored to multiples; under
+// min_pixels, scaled up by sqrt(min_pixels / (w * h)) and ceiled. width, height >= 1.
+struct ImageSize {
+  int width = 0;
+  int height = 0;
+};
+ImageSize SizePreservingRatio(int width, int height, int align, int64_t min_pixels,
+                              int64_t max_pixels);
+
 // llama.cpp's PAD_CEIL resize: scale to fit inside width x height keeping the aspect ratio
 // (each side ceil(side * scale), at most the target), centre on a `pad` canvas at
 // ((width - w') / 2, (height - h') / 2). An image already that size is copied.

@@ -15,6 +15,7 @@ struct Registered {
 };
 constexpr Registered kProjectors[] = {
     {"gemma3", internal::MakeGemma3Projector},
+    {"qwen2.5vl_merger", internal::MakeQwen25VlProjector},
 };
 
 }  // namespace

@@ -4,7 +4,10 @@
 //
 // One implementation per clip.projector_type (llama.cpp's names), chosen by Load(); each reads
 // its own preprocessing from the file's metadata (image size, resize, mean / std). Built:
-//   gemma3   SigLIP ViT, average pool to tokens-per-side, RMS norm, projection (gemma3.cc)
+//   gemma3             SigLIP ViT, average pool to tokens-per-side, RMS norm, projection
+//                      (gemma3.cc)
+//   qwen2.5vl_merger   Qwen2.5-VL: dynamic resolution, ViT with 2-D RoPE and window attention,
+//                      2x2 patch merger (qwen25vl.cc, qwen_vit.cc)
 // Every other type is refused with an Unimplemented error naming it.
 //
 // Batch invariance: an image's embeddings depend on that image and the file only (each image
@@ -54,7 +57,8 @@ class Projector {
   virtual std::string_view type() const = 0;  // clip.projector_type, e.g. "gemma3"
   // Width of each output row: the language model's hidden size (clip.vision.projection_dim).
   virtual int64_t n_embd() const = 0;
-  // Rows Encode() produces for this image (gemma3: (image_size / patch / scale)^2, any image).
+  // Rows Encode() produces for this image (gemma3: (image_size / patch / scale)^2, any image;
+  // qwen2.5vl_merger: (h / 2p) * (w / 2p) of the size the image is resized to).
   virtual int64_t TokensFor(const Image& image) const = 0;
   virtual ImagePromptFormat prompt_format() const = 0;
   // Bytes of weights resident for the forward pass.

@@ -15,5 +15,9 @@ namespace radixlm::vision::internal {
 StatusOr<std::unique_ptr<Projector>> MakeGemma3Projector(std::unique_ptr<gguf::GgufFile> file,
                                                          const ClipConfig& config,
                                                          const Projector::Options& options);
+// qwen25vl.cc
+StatusOr<std::unique_ptr<Projector>> MakeQwen25VlProjector(std::unique_ptr<gguf::GgufFile> file,
+                                                           const ClipConfig& config,
+                                                           const Projector::Options& options);
 
 }  // namespace radixlm::vision::internal
