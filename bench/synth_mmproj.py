@@ -1,0 +1,115 @@
+"""Synthetic files for bench/vision_oracle.py's qwen25vl comparison (random weights, numpy seed 0).
+
+write_qwen25vl_projector: a projector GGUF as convert_hf_to_gguf.py's Qwen2VLVisionModel writes
+it for Qwen2.5-VL (clip.projector_type "qwen2.5vl_merger", clip.use_silu, n_wa_pattern; the
+Conv3D patch kernel split into v.patch_embd.weight and .weight.1; q / k / v with biases,
+RMSNorm weights ln1 / ln2 / post_ln, the gated FFN with biases, the merger mm.0 / mm.2 with
+biases): F16 matrices and patch kernels, F32 norms and biases.
+
+write_text_model: the text-model GGUF libmtmd's context needs beside a projector (it checks
+that the model's width is the projector's output width and tokenizes the prompt around the
+image): a 1-layer llama of the given width, zero weights, SmolLM2's tokenizer (as
+bench/synth_models.py's files); nothing is decoded with it.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import synth_models  # noqa: E402
+
+
+def write_qwen25vl_projector(path: Path, layers: int, width: int, ffn: int, heads: int,
+                             patch: int, out_width: int, n_wa_pattern: int, gguf_py: Path,
+                             window_size: int = 0) -> None:
+    sys.path.insert(0, str(gguf_py))
+    import gguf  # noqa: PLC0415
+    rng = np.random.default_rng(0)
+    w = gguf.GGUFWriter(str(path), "clip")
+    w.add_bool("clip.has_vision_encoder", True)
+    w.add_string("clip.projector_type", "qwen2.5vl_merger")
+    w.add_bool("clip.use_silu", True)
+    w.add_uint32("clip.vision.n_wa_pattern", n_wa_pattern)
+    if window_size:
+        w.add_uint32("clip.vision.window_size", window_size)
+    w.add_uint32("clip.vision.projection_dim", out_width)
+    w.add_uint32("clip.vision.image_size", 560)  # the converter's default (llama.cpp's warmup)
+    w.add_uint32("clip.vision.patch_size", patch)
+    w.add_uint32("clip.vision.embedding_length", width)
+    w.add_uint32("clip.vision.feed_forward_length", ffn)
+    w.add_uint32("clip.vision.block_count", layers)
+    w.add_uint32("clip.vision.attention.head_count", heads)
+    w.add_float32("clip.vision.attention.layer_norm_epsilon", 1e-6)
+    w.add_array("clip.vision.image_mean", [0.48145466, 0.4578275, 0.40821073])
+    w.add_array("clip.vision.image_std", [0.26862954, 0.26130258, 0.27577711])
+
+    def t(name, shape, scale, offset=0.0, f16=False):
+        a = (offset + scale * rng.standard_normal(shape, dtype=np.float32)).astype(np.float32)
+        w.add_tensor(name, a.astype(np.float16) if f16 else a)
+
+    for suffix in ("", ".1"):
+        t("v.patch_embd.weight" + suffix, (width, 3, patch, patch), 0.05, f16=True)
+    s = width ** -0.5
+    for i in range(layers):
+        b = f"v.blk.{i}."
+        for m in ("attn_q", "attn_k", "attn_v", "attn_out"):
+            t(b + m + ".weight", (width, width), s, f16=True)
+            t(b + m + ".bias", (width,), 0.05)
+        t(b + "ln1.weight", (width,), 0.1, 1.0)
+        t(b + "ln2.weight", (width,), 0.1, 1.0)
+        for m in ("ffn_up", "ffn_gate"):
+            t(b + m + ".weight", (ffn, width), s, f16=True)
+            t(b + m + ".bias", (ffn,), 0.05)
+        t(b + "ffn_down.weight", (width, ffn), ffn ** -0.5, f16=True)
+        t(b + "ffn_down.bias", (width,), 0.05)
+    t("v.post_ln.weight", (width,), 0.1, 1.0)
+    merged = 4 * width
+    t("mm.0.weight", (merged, merged), merged ** -0.5, f16=True)
+    t("mm.0.bias", (merged,), 0.05)
+    t("mm.2.weight", (out_width, merged), merged ** -0.5, f16=True)
+    t("mm.2.bias", (out_width,), 0.05)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def write_text_model(path: Path, width: int, gguf_py: Path) -> None:
+    sys.path.insert(0, str(gguf_py))
+    import gguf  # noqa: PLC0415
+    fields = synth_models.tokenizer_fields(gguf)
+    n_vocab = synth_models.vocab_size(fields)
+    head_dim, kv_heads, ffn = 128, 4, 256
+    w = gguf.GGUFWriter(str(path), "llama")
+    w.add_name(f"width-{width} stand-in (synthetic: zero weights, SmolLM2 tokenizer)")
+    w.add_context_length(4096)
+    w.add_embedding_length(width)
+    w.add_block_count(1)
+    w.add_feed_forward_length(ffn)
+    w.add_head_count(width // head_dim)
+    w.add_head_count_kv(kv_heads)
+    w.add_rope_dimension_count(head_dim)
+    w.add_layer_norm_rms_eps(1e-6)
+    w.add_vocab_size(n_vocab)
+    w.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
+    for key, value, vtype, sub in fields:
+        w.add_key_value(key, value, vtype, sub_type=sub)
+    f16, f32 = np.float16, np.float32
+    kv = kv_heads * head_dim
+    w.add_tensor("token_embd.weight", np.zeros((n_vocab, width), f16))
+    w.add_tensor("output_norm.weight", np.ones(width, f32))
+    w.add_tensor("blk.0.attn_norm.weight", np.ones(width, f32))
+    w.add_tensor("blk.0.ffn_norm.weight", np.ones(width, f32))
+    for name, shape in (("attn_q", (width, width)), ("attn_k", (kv, width)),
+                        ("attn_v", (kv, width)), ("attn_output", (width, width)),
+                        ("ffn_gate", (ffn, width)), ("ffn_up", (ffn, width)),
+                        ("ffn_down", (width, ffn))):
+        w.add_tensor(f"blk.0.{name}.weight", np.zeros(shape, f16))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
