@@ -7,7 +7,6 @@
 
 #include "kernels/attention.h"
 #include "kernels/ops.h"
-#include "kernels/quant.h"
 
 namespace radixlm::vision {
 
