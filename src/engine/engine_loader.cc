@@ -330,6 +330,13 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   if (!config.mmproj_path.empty()) {
     RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<ImageEncoder> encoder,
                              LoadProjectorEncoder(config.mmproj_path, config.threads));
+    // The prompt layout and positions are built for gemma3's projector only: Qwen2.5-VL's
+    // images take M-RoPE positions in a qwen2vl language model, which is not built.
+    if (encoder->projector_type() != "gemma3") {
+      return Unimplemented("serving images through a '" + std::string(encoder->projector_type()) +
+                           "' projector is not built (its language-model side is not: e.g. "
+                           "qwen2vl's M-RoPE image positions); only gemma3 projectors are served");
+    }
     RADIXLM_RETURN_IF_ERROR(core->SetImageEncoder(std::move(encoder)));
   }
   return std::unique_ptr<Engine>(new Engine(std::move(core)));
