@@ -25,7 +25,7 @@ APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache git
   libpng-dev libjpeg62-turbo-dev libwebp-dev libgif-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  nlohmann-json3-dev libcli11-dev libpcre2-dev libboost-dev
+  nlohmann-json3-dev libcli11-dev libpcre2-dev libicu-dev libboost-dev
   libucx-dev libssl-dev
   python3 python3-venv python3-pip curl openssl
 )

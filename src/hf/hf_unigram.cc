@@ -8,12 +8,13 @@
 // orders of the same pieces, are broken by their rounding), tokenizer.hf.byte_fallback, and
 // the normaliser and pre-tokenizer as steps (tokenizer/hf_text_steps.h), a Precompiled
 // normaliser's SentencePiece charsmap checked here (tokenizer/precompiled_charsmap.h), so that a
-// malformed one fails at start-up. Refused by name: Unicode normal forms (NFC, NFKC, NFD, NFKD:
-// radixlm has no composition tables), Replace by any regex but " {2,}", and any other
-// normaliser or pre-tokenizer.
+// malformed one fails at start-up; the Unicode normal forms NFC, NFD, NFKC and NFKD as steps of
+// the same names (tokenizer/normal_form.h). Refused by name: Replace by any regex but " {2,}",
+// and any other normaliser or pre-tokenizer.
 #include <cmath>
 
 #include "hf/hf_vocab.h"
+#include "tokenizer/normal_form.h"
 #include "tokenizer/precompiled_charsmap.h"
 
 namespace radixlm::hf {
@@ -87,14 +88,14 @@ Status NormalizerSteps(const nlohmann::json& j, const std::string& path,
     steps->push_back("Precompiled\t" + base64);
     return Status::Ok();
   }
-  if (type == "NFC" || type == "NFKC" || type == "NFD" || type == "NFKD") {
-    return Unimplemented(path + ": the " + type +
-                         " normalizer is not built in radixlm's Unigram tokenizer (no Unicode "
-                         "normalization tables)");
+  if (tokenizer::NormalFormFromName(type).has_value()) {
+    steps->push_back(type);  // NFC, NFD, NFKC or NFKD (tokenizer/normal_form.h)
+    return Status::Ok();
   }
   return Unimplemented(path + ": normalizer " + Describe(j) +
-                       " is not supported for Unigram (known: Precompiled, Replace of a string "
-                       "or of the regex \" {2,}\", Prepend, Strip, Lowercase, Sequence)");
+                       " is not supported for Unigram (known: Precompiled, NFC, NFD, NFKC, NFKD, "
+                       "Replace of a string or of the regex \" {2,}\", Prepend, Strip, "
+                       "Lowercase, Sequence)");
 }
 
 Status PreTokenizerSteps(const nlohmann::json& j, const std::string& path,

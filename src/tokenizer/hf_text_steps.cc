@@ -111,6 +111,9 @@ StatusOr<HfTextSteps> HfTextSteps::Parse(const std::vector<std::string>& normali
     } else if (f[0] == "ReplaceSpaceRuns" && f.size() == 2) {
       s.kind = Step::kReplaceSpaceRuns;
       s.a = f[1];
+    } else if (NormalFormFromName(f[0]).has_value() && f.size() == 1) {
+      s.kind = Step::kNormalForm;
+      s.form = *NormalFormFromName(f[0]);
     } else if (f[0] == "Precompiled" && f.size() == 2) {
       s.kind = Step::kPrecompiled;
       std::string blob;
@@ -161,6 +164,9 @@ void HfTextSteps::Run(std::string_view text, bool at_text_start,
         break;
       case Step::kPrecompiled:
         normalized = s.charsmap->Normalize(normalized);
+        break;
+      case Step::kNormalForm:
+        normalized = ToNormalForm(normalized, s.form);
         break;
       case Step::kPrepend:
         if (!normalized.empty()) normalized.insert(0, s.a);

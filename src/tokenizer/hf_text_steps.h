@@ -6,7 +6,8 @@
 //     "Prepend\t<text>" (to a non-empty text), "Strip\t<left 0|1>\t<right 0|1>" (Unicode white
 //     space), "Lowercase" (each character's full lowercase mapping), "ReplaceSpaceRuns\t<to>"
 //     (every run of two or more U+0020, tokenizers' Replace of the regex " {2,}"),
-//     "Precompiled\t<base64 charsmap>" (a SentencePiece charsmap, precompiled_charsmap.h);
+//     "Precompiled\t<base64 charsmap>" (a SentencePiece charsmap, precompiled_charsmap.h),
+//     "NFC" / "NFD" / "NFKC" / "NFKD" (a Unicode normal form of the whole text, normal_form.h);
 //   pre-tokenizers, in order, each over the pieces the previous one made:
 //     "WhitespaceSplit" (the runs between white space), "Metaspace\t<replacement>\t<always|
 //     first|never>\t<split 0|1>" (spaces become the replacement; it is prepended to a
@@ -22,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tokenizer/normal_form.h"
 #include "tokenizer/precompiled_charsmap.h"
 #include "util/status.h"
 
@@ -48,6 +50,7 @@ class HfTextSteps {
       kStrip,
       kLowercase,
       kPrecompiled,
+      kNormalForm,
       kWhitespaceSplit,
       kMetaspace
     };
@@ -56,6 +59,7 @@ class HfTextSteps {
     bool left = false;   // Strip: left; Metaspace: split
     bool right = false;  // Strip: right
     std::string scheme;  // Metaspace: always | first | never
+    NormalForm form = NormalForm::kNfc;                   // NormalForm
     std::shared_ptr<const PrecompiledCharsmap> charsmap;  // Precompiled
   };
   std::vector<Step> normalizers_;

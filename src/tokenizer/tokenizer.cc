@@ -242,7 +242,7 @@ void Tokenizer::EncodeUgm(std::string_view text, bool add_special, bool parse_sp
     if (f.token >= 0) {
       out->push_back(f.token);
     } else {
-      SanitizeUtf8(f.text, &clean);
+      SanitizeUtf8Lossy(f.text, &clean);  // as tokenizers' texts are made from bytes
       pieces.clear();
       hf_steps_->Run(clean, at_start, &pieces);
       for (const std::string& p : pieces) ugm_->Encode(p, out);

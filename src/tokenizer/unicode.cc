@@ -119,6 +119,33 @@ bool SanitizeUtf8(std::string_view text, std::string* out) {
   return replaced;
 }
 
+bool SanitizeUtf8Lossy(std::string_view text, std::string* out) {
+  out->clear();
+  out->reserve(text.size());
+  bool replaced = false;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const auto lead = static_cast<uint8_t>(text[pos]);
+    const size_t want = StrictSequenceLength(lead);
+    size_t got = 1;  // bytes of a well-formed prefix so far
+    if (want > 1) {
+      while (got < want && pos + got < text.size()) {
+        const auto b = static_cast<uint8_t>(text[pos + got]);
+        if (got == 1 ? !SecondByteValid(lead, b) : !IsContinuation(b)) break;
+        ++got;
+      }
+    }
+    if (want != 0 && got == want) {
+      out->append(text.substr(pos, got));
+    } else {
+      AppendUtf8(kReplacementChar, out);
+      replaced = true;
+    }
+    pos += got;
+  }
+  return replaced;
+}
+
 size_t CompleteUtf8PrefixLength(std::string_view bytes) {
   const size_t n = bytes.size();
   // Find the last byte that is not a continuation byte, within the last 4 bytes.

@@ -28,6 +28,12 @@ void AppendUtf8(uint32_t code_point, std::string* out);
 // (one per byte, as llama.cpp does). Returns true if anything was replaced.
 bool SanitizeUtf8(std::string_view text, std::string* out);
 
+// Copy of `text` with every maximal ill-formed subsequence (a lead byte and the continuation
+// bytes that were valid after it, or one stray byte) replaced by one U+FFFD: Unicode's
+// "substitution of maximal subparts", as Rust's String::from_utf8_lossy and Python's
+// errors="replace" do (Hugging Face tokenizers' texts). Returns true if anything was replaced.
+bool SanitizeUtf8Lossy(std::string_view text, std::string* out);
+
 // Length of the longest prefix of `bytes` that does not end inside an incomplete (but so far
 // well-formed) multi-byte sequence: the part a streaming decoder may emit now. Bytes that can
 // never start or continue a valid sequence are not held back.
