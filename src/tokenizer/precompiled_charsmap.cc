@@ -1,5 +1,6 @@
 #include "tokenizer/precompiled_charsmap.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "tokenizer/grapheme.h"
@@ -153,6 +154,24 @@ bool DecodeBase64(std::string_view text, std::string* out) {
   }
   // The bits past the last whole byte must be zero (canonical encoding).
   return (acc & ((1u << bits) - 1)) == 0;
+}
+
+std::string EncodeBase64(std::string_view bytes) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    const size_t n = std::min<size_t>(3, bytes.size() - i);
+    uint32_t acc = 0;
+    for (size_t k = 0; k < 3; ++k) {
+      acc = (acc << 8) | (k < n ? static_cast<uint8_t>(bytes[i + k]) : 0u);
+    }
+    for (size_t k = 0; k < 4; ++k) {
+      out.push_back(k <= n ? kAlphabet[(acc >> (18 - 6 * k)) & 63] : '=');
+    }
+  }
+  return out;
 }
 
 }  // namespace radixlm::tokenizer

@@ -49,5 +49,7 @@ class PrecompiledCharsmap {
 
 // Standard base64 (RFC 4648, with '=' padding) decoded into *out; false on any other input.
 bool DecodeBase64(std::string_view text, std::string* out);
+// `bytes` in standard base64 (RFC 4648, with '=' padding): DecodeBase64's inverse.
+std::string EncodeBase64(std::string_view bytes);
 
 }  // namespace radixlm::tokenizer

@@ -5,6 +5,8 @@
 #include <initializer_list>
 #include <string_view>
 
+#include "tokenizer/precompiled_charsmap.h"
+
 namespace radixlm::tokenizer {
 namespace {
 
@@ -69,11 +71,6 @@ Status CheckModelType(const std::string& model, ModelKind* kind) {
     return Status::Ok();
   }
   std::string what;
-  if (model == "t5") {
-    what =
-        " (Unigram as llama.cpp's UGM, with a precompiled charsmap: only Hugging Face "
-        "tokenizer.json Unigram models are built)";
-  }
   if (model == "none" || model == "no_vocab") what = " (the model has no vocabulary)";
   return Unimplemented(
       "unsupported tokenizer type '" + model + "'" + what +
@@ -82,6 +79,35 @@ Status CheckModelType(const std::string& model, ModelKind* kind) {
 }
 
 // Default special ids and flags by model type and pre-tokenizer, then the metadata's values.
+// llama.cpp's UGM normalisation (llm_tokenizer_ugm_session::normalize) as text steps: the
+// charsmap; with remove_extra_whitespaces, spaces stripped at both ends and runs of them made one,
+// then every space escaped as U+2581 and one prepended (to every word, so also the first);
+// without it, add_space_prefix prepends one before the spaces are escaped. The Viterbi runs over
+// the whole normalised text in llama.cpp; split before each U+2581 here, which is the same for
+// SentencePiece vocabularies (no piece has U+2581 past its first character).
+Status LlamaCppUgmSteps(const Vocab& v, ResolvedVocab* r) {
+  if (!v.precompiled_charsmap.empty()) {
+    auto charsmap = PrecompiledCharsmap::Parse(v.precompiled_charsmap);
+    if (!charsmap.ok()) {
+      return InvalidArgument("tokenizer.ggml.precompiled_charsmap: " + charsmap.status().message());
+    }
+    r->hf_normalizers.push_back("Precompiled\t" + EncodeBase64(v.precompiled_charsmap));
+  }
+  const std::string escaped_space = "\xE2\x96\x81";
+  if (v.remove_extra_whitespaces.value_or(false)) {
+    r->hf_normalizers.push_back("Strip\t1\t1");
+    r->hf_normalizers.push_back("ReplaceSpaceRuns\t ");
+    r->hf_pre_tokenizers.push_back("Metaspace\t" + escaped_space + "\talways\t1");
+  } else {
+    if (v.add_space_prefix.value_or(false)) {
+      r->hf_normalizers.push_back("Prepend\t" + escaped_space);
+    }
+    r->hf_pre_tokenizers.push_back("Metaspace\t" + escaped_space + "\tnever\t1");
+  }
+  r->hf_unigram_tokens = static_cast<int64_t>(v.tokens.size());
+  return Status::Ok();
+}
+
 Status ApplyIdsAndFlags(const Vocab& v, ResolvedVocab* r) {
   const auto n = static_cast<int64_t>(r->tokens.size());
   SpecialIds& ids = r->ids;
@@ -114,6 +140,11 @@ Status ApplyIdsAndFlags(const Vocab& v, ResolvedVocab* r) {
       if (step.starts_with("Metaspace\t"))
         r->add_space_prefix = !step.ends_with("\tnever\t0") && !step.ends_with("\tnever\t1");
     }
+    if (!v.hf_unigram) {  // llama.cpp's UGM defaults (T5's): </s> 1 ends a text, <unk> 2, <pad> 0
+      ids.eos = 1;
+      ids.unk = 2;
+      ids.pad = 0;
+    }
   } else {
     ids.bos = 11;
     ids.eos = 11;
@@ -121,7 +152,7 @@ Status ApplyIdsAndFlags(const Vocab& v, ResolvedVocab* r) {
     r->add_bos = r->pre.default_add_bos;
     if (r->pre.clear_bos) ids.bos = -1;
   }
-  r->add_eos = false;
+  r->add_eos = r->kind == ModelKind::kUgm && !v.hf_unigram;  // llama.cpp's UGM default
 
   struct IdSlot {
     int32_t* id;
@@ -328,6 +359,9 @@ StatusOr<ResolvedVocab> ResolveVocab(Vocab v) {
     r.hf_byte_fallback = v.hf_byte_fallback;
     r.hf_unigram_tokens = std::min<int64_t>(v.hf_unigram_tokens, v.tokens.size());
     r.hf_unigram_scores = std::move(v.hf_unigram_scores);
+  } else if (v.model == "t5") {
+    r.kind = ModelKind::kUgm;
+    RADIXLM_RETURN_IF_ERROR(LlamaCppUgmSteps(v, &r));
   } else {
     RADIXLM_RETURN_IF_ERROR(CheckModelType(v.model, &r.kind));
   }

@@ -49,7 +49,8 @@ inline constexpr uint32_t kSkippedWhenSkippingSpecial = kControl | kUnknown | kS
 bool LooksLikeSpecialMarker(std::string_view text);
 
 // kWpm: WordPiece (tokenizer.ggml.model "bert"; BERT-family encoders), wordpiece.h.
-// kUgm: a Hugging Face Unigram tokenizer.json ("t5" with tokenizer.hf.unigram), unigram.h.
+// kUgm: a Hugging Face Unigram tokenizer.json ("t5" with tokenizer.hf.unigram), or llama.cpp's
+// UGM ("t5" without it: its charsmap and whitespace flags as the same steps), unigram.h.
 enum class ModelKind { kSpm, kBpe, kWpm, kUgm };
 
 // Special token ids; -1 = the model has none.
@@ -89,10 +90,10 @@ struct ResolvedVocab {
   std::string chat_template;
 };
 
-// Unimplemented "unsupported tokenizer type '<model>'" for llama.cpp's UGM (a t5 vocabulary
-// that src/hf did not write from a tokenizer.json), RWKV, no
-// vocabulary and other models; InvalidArgument for an unknown pre-tokenizer, an empty token
-// list, a merges-less BPE vocabulary, or add_bos/add_eos without the token's id.
+// Unimplemented "unsupported tokenizer type '<model>'" for RWKV, no vocabulary and other
+// models (InvalidArgument for a malformed precompiled charsmap); InvalidArgument for an unknown
+// pre-tokenizer, an empty token list, a merges-less BPE vocabulary, or add_bos/add_eos without the
+// token's id.
 StatusOr<ResolvedVocab> ResolveVocab(Vocab vocab);
 
 }  // namespace radixlm::tokenizer

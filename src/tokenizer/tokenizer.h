@@ -5,7 +5,10 @@
 // models of Hugging Face tokenizer.json files ("t5" with tokenizer.hf.unigram, written by
 // src/hf: hf_text_steps.h normalises and splits each piece between special tokens, unigram.h
 // segments it; add_special adds BOS / EOS as the post-processor's template does), producing
-// the `tokenizers` package's ids.
+// the `tokenizers` package's ids; and llama.cpp's UGM vocabularies ("t5" without
+// tokenizer.hf.unigram, as convert_hf_to_gguf.py writes XLM-RoBERTa's: its charsmap and
+// whitespace flags run as the same steps; add_special: </s> at the end unless the metadata
+// says otherwise).
 //
 //   auto tok = Tokenizer::FromGguf(*file);            // or FromVocab(vocab) in tests
 //   std::vector<int32_t> ids = (*tok)->Encode("Hello", /*add_special=*/true,

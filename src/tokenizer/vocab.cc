@@ -122,6 +122,20 @@ StatusOr<Vocab> LoadVocab(const gguf::GgufFile& file) {
   RADIXLM_RETURN_IF_ERROR(ReadOptionalBool(file, "tokenizer.hf.byte_fallback", &flag));
   v.hf_byte_fallback = flag.value_or(false);
   RADIXLM_RETURN_IF_ERROR(ReadStrings(file, "tokenizer.hf.normalizers", &v.hf_normalizers));
+  RADIXLM_RETURN_IF_ERROR(ReadOptionalBool(file, "tokenizer.ggml.remove_extra_whitespaces",
+                                           &v.remove_extra_whitespaces));
+  RADIXLM_ASSIGN_OR_RETURN(const gguf::Array* charsmap,
+                           OptionalArray(file, "tokenizer.ggml.precompiled_charsmap"));
+  if (charsmap != nullptr) {
+    if (charsmap->element_type != gguf::ValueType::kUint8 &&
+        charsmap->element_type != gguf::ValueType::kInt8) {
+      return WrongArray("tokenizer.ggml.precompiled_charsmap", "expected an array of bytes");
+    }
+    v.precompiled_charsmap.reserve(charsmap->items.size());
+    for (const gguf::Value& b : charsmap->items) {
+      v.precompiled_charsmap.push_back(static_cast<char>(b.AsInt() & 0xFF));
+    }
+  }
   RADIXLM_RETURN_IF_ERROR(ReadStrings(file, "tokenizer.hf.pre_tokenizers", &v.hf_pre_tokenizers));
 
   struct IdKey {

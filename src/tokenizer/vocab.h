@@ -52,13 +52,18 @@ struct Vocab {
   // tokenizer.hf.unigram true): its normaliser and pre-tokenizer steps (hf_text_steps.h) and
   // tokenizer.hf.byte_fallback; tokenizer.hf.unigram_tokens: how many ids (from 0) are the
   // Unigram model's own pieces (the rest: added tokens and padding). A "t5" vocabulary without
-  // it (llama.cpp's UGM, with a precompiled charsmap) is not built.
+  // it is llama.cpp's UGM (convert_hf_to_gguf.py's XLM-RoBERTa / T5 vocabularies): its
+  // normalisation from tokenizer.ggml.precompiled_charsmap (a SentencePiece charsmap, int8 or
+  // uint8 array), tokenizer.ggml.remove_extra_whitespaces and add_space_prefix, run as the same
+  // steps (resolved_vocab.cc).
   // tokenizer.hf.unigram_scores: the pieces' scores in double (empty: tokenizer.ggml.scores').
   bool hf_unigram = false;
   int64_t hf_unigram_tokens = 0;
   std::vector<double> hf_unigram_scores;
   std::vector<std::string> hf_normalizers, hf_pre_tokenizers;
   bool hf_byte_fallback = false;
+  std::string precompiled_charsmap;  // its bytes ("" when absent)
+  std::optional<bool> remove_extra_whitespaces;
   // WordPiece ("bert") normalisation: tokenizer.ggml.normalizer.lowercase and .strip_accents.
   std::optional<bool> normalizer_lowercase, normalizer_strip_accents;
 

@@ -5,6 +5,7 @@
 // text of the corpus. Unsupported normalisers and pre-tokenizers are refused by name.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "gguf/gguf_file.h"
 #include "hf/hf_tokenizer.h"
 #include "hf_test_util.h"
+#include "tokenizer/precompiled_charsmap.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/vocab.h"
 
@@ -89,7 +91,7 @@ TEST(UnigramRefusalTest, UnsupportedStepsAreNamed) {
        "precompiled_charsmap is not base64"},
       {{{"normalizer", {{"type", "Precompiled"}, {"precompiled_charsmap", nullptr}}}},
        "no precompiled_charsmap"},
-      {{{"normalizer", {{"type", "NFKC"}}}}, "NFKC normalizer"},
+      {{{"normalizer", {{"type", "NFKC_CF"}}}}, "NFKC_CF"},
       {{{"normalizer", {{"type", "Replace"}, {"pattern", {{"Regex", "\\s+"}}}, {"content", " "}}}},
        "Regex"},
       {{{"pre_tokenizer", {{"type", "Whitespace"}}}}, "Whitespace"},
@@ -105,14 +107,77 @@ TEST(UnigramRefusalTest, UnsupportedStepsAreNamed) {
   }
 }
 
-// A GGUF "t5" vocabulary (llama.cpp's UGM, not written from a tokenizer.json) stays refused.
-TEST(UnigramRefusalTest, GgufT5VocabularyIsUnimplemented) {
+// A GGUF "t5" vocabulary as llama.cpp's convert_hf_to_gguf.py writes XLM-RoBERTa's (no
+// tokenizer.hf.* keys: the pieces, their scores and types, the precompiled charsmap,
+// add_space_prefix and remove_extra_whitespaces) runs llama.cpp's UGM normalisation. On texts
+// where that and the tokenizer.json's (Precompiled, Replace(" {2,}"), Metaspace) agree, whose
+// normalised form does not end in white space (tokenizers keeps a trailing U+2581 piece,
+// llama.cpp drops it), its ids are the `tokenizers` package's (precompiled_golden.json).
+TEST(UnigramGgufTest, ConvertersT5VocabularyRunsLlamaCppsUgm) {
+  std::ifstream in(std::string(RADIXLM_SOURCE_DIR) + "/tests/hf/testdata/precompiled_golden.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  const nlohmann::json golden = nlohmann::json::parse(text.str());
+  const nlohmann::json& spec = golden["tokenizer"];
   tokenizer::Vocab v;
   v.model = "t5";
-  v.tokens = {"<pad>", "</s>", "<unk>", "\xE2\x96\x81"};
-  auto t = tokenizer::Tokenizer::FromVocab(v);
-  ASSERT_FALSE(t.ok());
-  EXPECT_NE(t.status().message().find("'t5'"), std::string::npos) << t.status().message();
+  for (const nlohmann::json& p : spec["model"]["vocab"]) {
+    v.tokens.push_back(p[0].get<std::string>());
+    v.scores.push_back(p[1].get<float>());
+    v.token_types.push_back(1);  // NORMAL
+  }
+  const int64_t unk = spec["model"]["unk_id"].get<int64_t>();
+  v.token_types[unk] = 2;  // UNKNOWN
+  for (const nlohmann::json& a : spec["added_tokens"]) {
+    const int64_t id = a["id"].get<int64_t>();
+    if (id != unk) v.token_types[id] = 3;  // CONTROL
+  }
+  const std::string base64 = spec["normalizer"]["normalizers"][0]["precompiled_charsmap"];
+  ASSERT_TRUE(tokenizer::DecodeBase64(base64, &v.precompiled_charsmap));
+  EXPECT_EQ(tokenizer::EncodeBase64(v.precompiled_charsmap), base64);
+  v.add_space_prefix = true;
+  v.remove_extra_whitespaces = true;
+  v.bos_id = 1;
+  v.eos_id = 2;
+  v.unk_id = unk;
+  v.add_bos = true;
+  v.add_eos = true;
+  auto tok = tokenizer::Tokenizer::FromVocab(v);
+  ASSERT_TRUE(tok.ok()) << tok.status().ToString();
+  EXPECT_STREQ((*tok)->kind_name(), "UGM");
+  int checked = 0;
+  for (const nlohmann::json& c : golden["cases"]) {
+    const std::string normalized = c["precompiled"].get<std::string>();
+    if (normalized.empty() || std::isspace(static_cast<unsigned char>(normalized.back()))) {
+      continue;
+    }
+    const std::string t = c["text"].get<std::string>();
+    EXPECT_EQ((*tok)->Encode(t, /*add_special=*/true, /*parse_special=*/true),
+              c["ids_special"].get<std::vector<int32_t>>())
+        << t;
+    ++checked;
+  }
+  EXPECT_GE(checked, 60);
+
+  // llama.cpp's UGM defaults without the metadata's ids and flags (T5's): no BOS, </s> = 1 last.
+  tokenizer::Vocab bare = v;
+  bare.bos_id.reset();
+  bare.eos_id.reset();
+  bare.add_bos.reset();
+  bare.add_eos.reset();
+  auto t5 = tokenizer::Tokenizer::FromVocab(bare);
+  ASSERT_TRUE(t5.ok()) << t5.status().ToString();
+  const std::vector<int32_t> ids = (*t5)->Encode("Hello world", true, true);
+  ASSERT_FALSE(ids.empty());
+  EXPECT_EQ(ids.back(), 1);
+  EXPECT_EQ(std::vector<int32_t>(ids.begin(), ids.end() - 1),
+            (*tok)->Encode("Hello world", false, true));
+
+  v.precompiled_charsmap = "bad";
+  auto refused = tokenizer::Tokenizer::FromVocab(v);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("precompiled_charsmap"), std::string::npos)
+      << refused.status().message();
 }
 
 }  // namespace

@@ -315,7 +315,7 @@ TEST(BpeTest, InvalidUtf8BecomesReplacementCharacter) {
 }
 
 TEST(LoadErrorsTest, UnsupportedModelTypes) {
-  for (const char* model : {"t5", "rwkv", "none", "plamo2"}) {
+  for (const char* model : {"rwkv", "none", "plamo2"}) {
     Vocab v = SpmVocab({});
     v.model = model;
     auto t = Tokenizer::FromVocab(std::move(v));
