@@ -42,6 +42,9 @@ StatusOr<uint32_t> SentenceTransformersPooling(const std::string& dir_name) {
 StatusOr<HfArchitecture> ReadBertConfig(const nlohmann::json& config, const std::string& path) {
   HfArchitecture out;
   out.hf_name = "BertModel";
+  const std::string hf_name = config["architectures"][0].get<std::string>();
+  const bool roberta = hf_name.starts_with("XLMRoberta");
+  if (roberta) out.hf_name = hf_name;
   out.arch = "bert";
   out.model_type = config.value("model_type", std::string());
   out.torch_dtype = config.value("torch_dtype", config.value("dtype", std::string()));
@@ -56,10 +59,20 @@ StatusOr<HfArchitecture> ReadBertConfig(const nlohmann::json& config, const std:
   RADIXLM_ASSIGN_OR_RETURN(const int64_t ffn, PositiveIntField(config, "intermediate_size", path));
   RADIXLM_ASSIGN_OR_RETURN(out.n_heads, PositiveIntField(config, "num_attention_heads", path));
   out.n_kv_heads = out.n_heads;
-  RADIXLM_ASSIGN_OR_RETURN(const int64_t context,
+  RADIXLM_ASSIGN_OR_RETURN(int64_t context,
                            PositiveIntField(config, "max_position_embeddings", path));
   RADIXLM_ASSIGN_OR_RETURN(const int64_t types,
-                           PositiveIntField(config, "type_vocab_size", path, 2));
+                           PositiveIntField(config, "type_vocab_size", path, roberta ? 1 : 2));
+  if (roberta && config.contains("pad_token_id") && config["pad_token_id"].is_number_integer()) {
+    // RoBERTa numbers positions from padding_idx + 1: the converter drops the rows before.
+    out.position_row_offset = config["pad_token_id"].get<int64_t>() + 1;
+    if (out.position_row_offset < 0 || out.position_row_offset >= context) {
+      return InvalidArgument(
+          path + ": pad_token_id " + std::to_string(out.position_row_offset - 1) +
+          " leaves no position of max_position_embeddings " + std::to_string(context));
+    }
+    context -= out.position_row_offset;
+  }
   RADIXLM_ASSIGN_OR_RETURN(out.vocab_size, PositiveIntField(config, "vocab_size", path));
   const double eps = config.contains("layer_norm_eps") && config["layer_norm_eps"].is_number()
                          ? config["layer_norm_eps"].get<double>()
@@ -81,11 +94,13 @@ StatusOr<HfArchitecture> ReadBertConfig(const nlohmann::json& config, const std:
 }
 
 StatusOr<std::string> BertTensorName(const std::string& hf_name) {
-  std::string name = hf_name.starts_with("bert.") ? hf_name.substr(5) : hf_name;
+  std::string name = hf_name.starts_with("bert.")      ? hf_name.substr(5)
+                     : hf_name.starts_with("roberta.") ? hf_name.substr(8)
+                                                       : hf_name;
   if (name.ends_with(".gamma")) name = name.substr(0, name.size() - 6) + ".weight";
   if (name.ends_with(".beta")) name = name.substr(0, name.size() - 5) + ".bias";
   if (name == "embeddings.position_ids" || name.starts_with("pooler.") ||
-      name.starts_with("cls.")) {
+      name.starts_with("cls.") || name.starts_with("lm_head.") || name.starts_with("classifier.")) {
     return std::string();
   }
   static const std::regex kEmbed(R"(embeddings\.(\w+)\.(weight|bias))");

@@ -12,6 +12,12 @@
 //   output.dense -> ffn_down; output.LayerNorm -> layer_output_norm
 // (a "bert." prefix dropped, .gamma / .beta read as .weight / .bias; the pooler, position_ids
 // and the masked-LM head are dropped, as the converter drops them).
+// XLMRobertaModel / XLMRobertaForMaskedLM (bge-m3, multilingual-e5; the converter's
+// XLMRobertaModel class) are the same graph: a "roberta." prefix and the lm_head / classifier
+// dropped, type_vocab_size 1 by default, and positions numbered from pad_token_id + 1, so the
+// first pad_token_id + 1 rows of the position embeddings are skipped (position_row_offset) and
+// the context is max_position_embeddings less them. Their Unigram tokenizer.json is
+// hf_unigram.cc's.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +29,8 @@
 
 namespace radixlm::hf {
 
-// `path` is config.json's (its folder holds modules.json, if any).
+// `path` is config.json's (its folder holds modules.json, if any); config["architectures"][0]
+// is BertModel or an XLMRoberta* class.
 StatusOr<HfArchitecture> ReadBertConfig(const nlohmann::json& config, const std::string& path);
 
 // The GGUF name of a BertModel tensor; "" for those dropped; NotFound naming it otherwise.

@@ -74,7 +74,9 @@ std::string SupportedHfArchitectures() {
     if (!out.empty()) out += ", ";
     out += e.hf_name;
   }
-  return out + ", BertModel and NomicBertModel (encoders: --is-embedding)";
+  return out +
+         ", BertModel, XLMRobertaModel, XLMRobertaForMaskedLM and NomicBertModel (encoders: "
+         "--is-embedding)";
 }
 
 StatusOr<HfArchitecture> ReadHfConfig(const nlohmann::json& config, const std::string& path) {
@@ -85,7 +87,10 @@ StatusOr<HfArchitecture> ReadHfConfig(const nlohmann::json& config, const std::s
                            "class, e.g. [\"LlamaForCausalLM\"])");
   }
   const std::string hf_name = (*archs)[0].get<std::string>();
-  if (hf_name == "BertModel") return ReadBertConfig(config, path);  // an encoder: hf_bert.h
+  if (hf_name == "BertModel" || hf_name == "XLMRobertaModel" ||
+      hf_name == "XLMRobertaForMaskedLM") {
+    return ReadBertConfig(config, path);  // an encoder: hf_bert.h
+  }
   if (hf_name == "NomicBertModel") return ReadNomicBertConfig(config, path);  // hf_nomic_bert.h
   const ArchEntry* entry = nullptr;
   for (const ArchEntry& e : kArchitectures) {

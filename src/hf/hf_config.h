@@ -6,7 +6,8 @@
 // Architectures: LlamaForCausalLM and MistralForCausalLM (-> llama, Q/K rows permuted to
 // interleaved-pair RoPE), Qwen2ForCausalLM (-> qwen2), Qwen3ForCausalLM (-> qwen3),
 // Gemma3ForCausalLM (-> gemma3, text only: RMSNorm weights stored as w where the model uses
-// 1 + w, so 1 is added), BertModel (-> bert, an encoder: hf_bert.h), NomicBertModel (->
+// 1 + w, so 1 is added), BertModel, XLMRobertaModel and XLMRobertaForMaskedLM (-> bert, an
+// encoder: hf_bert.h), NomicBertModel (->
 // nomic-bert, an encoder: hf_nomic_bert.h). Any other value of
 // "architectures" is Unimplemented naming it.
 // rope_scaling: linear, yarn, and llama3 (frequency factors computed as the converter does).
@@ -39,6 +40,9 @@ struct HfArchitecture {
   // rope_scaling "llama3" (Llama 3.1+): the per-pair frequency factors the converter writes as
   // rope_freqs.weight ([head_dim / 2]); empty otherwise.
   std::vector<float> rope_freq_factors;
+  // XLM-RoBERTa: rows at the start of the position embeddings that no position uses
+  // (pad_token_id + 1); they are skipped, as the converter drops them.
+  int64_t position_row_offset = 0;
 };
 
 // `config` is config.json's object; `path` names it in errors.

@@ -148,9 +148,19 @@ StatusOr<HfWeights> MapWeights(const Checkpoint& ckpt, const HfArchitecture& arc
     }
     if (name == "token_embd.weight" && embed_rows > 0 && embed_rows < rows) rows = embed_rows;
     const size_t src_elem = static_cast<size_t>(StDtypeBytes(t->dtype));
+    const uint8_t* first = t->data;  // the first row served
+    if (name == "position_embd.weight" && arch.position_row_offset > 0) {
+      if (t->shape.size() != 2 || rows <= arch.position_row_offset) {
+        return InvalidArgument(who + ": has no rows past the " +
+                               std::to_string(arch.position_row_offset) +
+                               " that positions from pad_token_id + 1 skip");
+      }
+      rows -= arch.position_row_offset;
+      first += static_cast<size_t>(arch.position_row_offset) * static_cast<size_t>(cols) * src_elem;
+    }
     auto source_row = [&](int64_t r) {
       const int64_t s = perm_heads > 0 ? PermutedSource(r, rows, perm_heads) : r;
-      return t->data + static_cast<size_t>(s) * static_cast<size_t>(cols) * src_elem;
+      return first + static_cast<size_t>(s) * static_cast<size_t>(cols) * src_elem;
     };
     gguf::TensorInfo info;
     info.name = name;
@@ -189,7 +199,7 @@ StatusOr<HfWeights> MapWeights(const Checkpoint& ckpt, const HfArchitecture& arc
         out.owned.push_back(std::move(buf));
         ++n_permuted;
       } else {
-        info.data = t->data;
+        info.data = first;
       }
     } else {
       GgmlType q = QuantType(quantization);

@@ -264,6 +264,70 @@ TEST(HfBertTest, NomicBertWithBiasesOrMoeIsRefusedByName) {
   }
 }
 
+// An XLMRobertaModel folder (bge-m3, multilingual-e5) is BertModel's graph with RoBERTa's
+// numbering of positions from pad_token_id + 1: the rows before are skipped as the converter
+// drops them, the context shrinks by as many, a "roberta." prefix and the masked-LM head are
+// dropped, and the encoder's hidden states equal the GGUF's.
+TEST(HfBertTest, XlmRobertaFolderSkipsThePositionsBeforePaddingIdx) {
+  const std::string path = std::string(RADIXLM_SOURCE_DIR) + "/tests/model/testdata/tiny_bert.gguf";
+  auto g = gguf::GgufFile::Open(path);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  const std::string dir = WriteBertFolder(**g);
+  const int64_t context = *(*g)->GetInt("bert.context_length");
+  const int64_t pad = 1;  // XLM-RoBERTa's <pad>
+  nlohmann::json config = BertConfig(**g);
+  config["architectures"] = {"XLMRobertaModel"};
+  config["model_type"] = "xlm-roberta";
+  config["pad_token_id"] = pad;
+  config["max_position_embeddings"] = context + pad + 1;
+  config["vocab_size"] = tokenizer::LoadVocab(**g)->tokens.size();
+  testing::WriteText(dir + "/config.json", config.dump());
+  std::vector<StEntry> entries;
+  for (const gguf::TensorInfo& t : (*g)->tensors()) {
+    std::vector<int64_t> shape(t.shape.rbegin(), t.shape.rend());
+    std::vector<uint8_t> bytes(t.data, t.data + t.size_bytes);
+    if (t.name == "position_embd.weight") {  // pad + 1 rows no position reads, first
+      const size_t row = t.size_bytes / static_cast<size_t>(shape[0]);
+      bytes.insert(bytes.begin(), static_cast<size_t>(pad + 1) * row, uint8_t{0x7f});
+      shape[0] += pad + 1;
+    }
+    entries.push_back({"roberta." + HfName(t.name), "F32", shape, std::move(bytes)});
+  }
+  entries.push_back({"lm_head.bias", "F32", {4}, std::vector<uint8_t>(16, 0)});
+  testing::WriteFile(dir + "/model.safetensors", testing::SafetensorsBytes(entries));
+
+  auto folder = OpenHfFolder(dir, {});
+  ASSERT_TRUE(folder.ok()) << folder.status().ToString();
+  const gguf::GgufFile& f = *folder->file;
+  EXPECT_EQ(*f.GetString("general.architecture"), "bert");
+  EXPECT_EQ(*f.GetInt("bert.context_length"), context);
+  EXPECT_EQ(*f.GetInt("tokenizer.ggml.token_type_count"), 2);
+  for (const gguf::TensorInfo& t : (*g)->tensors()) {
+    const gguf::TensorInfo* got = f.FindTensor(t.name);
+    ASSERT_NE(got, nullptr) << t.name;
+    EXPECT_EQ(got->shape, t.shape) << t.name;
+    ASSERT_EQ(got->size_bytes, t.size_bytes) << t.name;
+    EXPECT_EQ(std::memcmp(got->data, t.data, t.size_bytes), 0) << t.name;
+  }
+  EXPECT_EQ(f.tensors().size(), (*g)->tensors().size());  // lm_head dropped
+  const std::vector<int32_t> ids = {2, 7, 8, 9, 3};
+  std::vector<std::span<const int32_t>> seqs = {ids};
+  auto from_gguf = model::EncoderModel::FromGguf(std::move(*g), {.n_threads = 1});
+  auto from_hf = model::EncoderModel::FromGguf(std::move(folder->file), {.n_threads = 1});
+  ASSERT_TRUE(from_gguf.ok() && from_hf.ok()) << from_hf.status().ToString();
+  std::vector<float> a, b;
+  ASSERT_TRUE((*from_gguf)->Forward(seqs, &a).ok());
+  ASSERT_TRUE((*from_hf)->Forward(seqs, &b).ok());
+  EXPECT_EQ(a, b);
+
+  config["pad_token_id"] = context + 5;  // no position left
+  testing::WriteText(dir + "/config.json", config.dump());
+  auto refused = OpenHfFolder(dir, {});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("pad_token_id"), std::string::npos)
+      << refused.status().message();
+}
+
 TEST(HfBertTest, UnknownPositionEmbeddingIsRefusedByName) {
   const std::string dir = testing::FreshDir("bert_relative");
   testing::WriteText(dir + "/config.json",
