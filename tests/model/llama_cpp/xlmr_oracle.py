@@ -11,17 +11,18 @@ Prints, per pooling and radixlm's input, the min and mean cosine over the texts 
 
 Texts: the distinct corpus texts of tests/hf/testdata/precompiled_golden.json, one line each
 (llama-embedding reads one text per line), stripped of surrounding white space (llama.cpp's
-UGM drops a trailing space that tokenizers keeps as a piece).
+UGM drops a trailing space that tokenizers keeps as a piece), those with control characters or
+a backslash left out (llama-embedding's prompt reader turns a written "\\n" into a line break).
 
 Usage (llama-embedding linked as README.md says; a venv with torch and transformers for the
 converter):
   LLAMA=~/.cache/radixlm/llama-peer/0.3.36
-  .venv/bin/python tests/model/llama_cpp/xlmr_oracle.py --radixlm build/apps/radixlm \\
+  PYTHONPATH=$LLAMA/src/vendor/llama.cpp/gguf-py .venv/bin/python \\
+      tests/model/llama_cpp/xlmr_oracle.py --radixlm build/apps/radixlm \\
       --llama-embedding /tmp/llama-embedding --convert-python ~/.cache/radixlm/convert-venv/bin/python
 """
 import argparse
 import json
-import os
 import pathlib
 import subprocess
 import sys
@@ -49,7 +50,7 @@ def texts():
     out = []
     for c in golden["cases"]:
         t = " ".join(c["text"].split())
-        if t and t not in out:
+        if t and t not in out and "\\" not in t and all(ord(ch) >= 32 for ch in t):
             out.append(t)
     return out
 
