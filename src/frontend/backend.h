@@ -3,13 +3,20 @@
 // /generate). Both send text, not token ids, so the server tokenizes every prompt the same
 // way and the two give the same tokens (and, at temperature 0, the same text).
 //
+// Images (the language's image()): a prompt holds kImageMarker where each image goes, and the
+// images' file bytes go beside it, in order, as the server's chat path sends a chat's image
+// parts (the engine lays each one out as its projector's model expects).
+//
 // Thread safety: every method may be called from many threads at once (one per running
 // branch).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "frontend/chat_roles.h"
@@ -17,6 +24,13 @@
 #include "util/status.h"
 
 namespace radixlm::frontend {
+
+// Where an image goes in a prompt: llama-server's media marker, which the engine reads
+// (engine/image_prompt.h).
+inline constexpr std::string_view kImageMarker = "<__media__>";
+
+// An image file's bytes (PNG, JPEG, WebP or GIF), shared by the states that hold it.
+using ImageBytes = std::shared_ptr<const std::vector<uint8_t>>;
 
 struct GenerateReply {
   std::string text;
@@ -53,6 +67,14 @@ class Backend {
   // Continues `prompt` under `params`.
   virtual StatusOr<GenerateReply> Generate(const std::string& prompt,
                                            const SamplingParams& params) = 0;
+  // Continues `prompt`, which holds one kImageMarker per image of `images`, in order. A backend
+  // that sends no images answers Unimplemented; a model that takes none, the engine's
+  // InvalidArgument.
+  virtual StatusOr<GenerateReply> GenerateWithImages(const std::string& /*prompt*/,
+                                                     std::span<const ImageBytes> /*images*/,
+                                                     const SamplingParams& /*params*/) {
+    return Unimplemented("this backend does not send images (the in-process EngineBackend does)");
+  }
 
   // Prefills `text` (no new tokens) so later prompts extending it find its KV cached; with
   // `pin`, and where the backend can, keeps that KV from eviction until ReleasePrefix.

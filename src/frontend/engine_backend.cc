@@ -1,5 +1,7 @@
 #include "frontend/engine_backend.h"
 
+#include "engine/image_prompt.h"
+
 namespace radixlm::frontend {
 namespace {
 
@@ -89,9 +91,27 @@ StatusOr<GenerateReply> EngineBackend::Generate(const std::string& prompt,
   GenerateRequest r;
   r.text = prompt;
   r.sampling_params = params;
-  r.sampling_params.n = 1;
+  return RunGenerate(std::move(r));
+}
+
+StatusOr<GenerateReply> EngineBackend::GenerateWithImages(const std::string& prompt,
+                                                          std::span<const ImageBytes> images,
+                                                          const SamplingParams& params) {
+  static_assert(kImageMarker == radixlm::kImageMarker);
+  GenerateRequest r;
+  r.text = prompt;
+  r.sampling_params = params;
+  for (const ImageBytes& image : images) {
+    if (image == nullptr) return InvalidArgument("an image of the prompt has no bytes");
+    r.image_data.push_back(*image);
+  }
+  return RunGenerate(std::move(r));
+}
+
+StatusOr<GenerateReply> EngineBackend::RunGenerate(GenerateRequest request) {
+  request.sampling_params.n = 1;
   std::vector<GenerateRequest> one;
-  one.push_back(std::move(r));
+  one.push_back(std::move(request));
   RADIXLM_ASSIGN_OR_RETURN(std::vector<GenerateResult> results, RunAll(std::move(one)));
   const GenerateResult& g = results[0];
   Count(g, &BackendCounters::generate_calls);

@@ -26,6 +26,11 @@ class EngineBackend : public Backend {
 
   StatusOr<GenerateReply> Generate(const std::string& prompt,
                                    const SamplingParams& params) override;
+  // As the server's chat path: the prompt text with its markers, each image's bytes as the
+  // request's image_data (encoded through the engine's image cache).
+  StatusOr<GenerateReply> GenerateWithImages(const std::string& prompt,
+                                             std::span<const ImageBytes> images,
+                                             const SamplingParams& params) override;
   StatusOr<PrefixCommit> CommitPrefix(const std::string& text, bool pin) override;
   void ReleasePrefix(uint64_t pin) override;
   bool caches_prefixes() const override { return !engine_->config().disable_radix_cache; }
@@ -41,6 +46,7 @@ class EngineBackend : public Backend {
 
  private:
   EngineBackend(Engine* engine, ChatRoles roles) : engine_(engine), roles_(std::move(roles)) {}
+  StatusOr<GenerateReply> RunGenerate(GenerateRequest request);
   // Submits every request, then collects each one's single result.
   StatusOr<std::vector<GenerateResult>> RunAll(std::vector<GenerateRequest> requests);
   // RunAll on scoring requests; each one's input token logprobs.

@@ -49,7 +49,12 @@ BatchResult RunPrograms(Backend& backend, const RunOptions& options,
         break;
       }
     }
-    out.common_prefix = TokenSafePrefix(CommonPrefix(prefixes));
+    std::string common = CommonPrefix(prefixes);
+    // A commit carries text only: the shared prefix ends before the first image.
+    if (const size_t image = common.find(kImageMarker); image != std::string::npos) {
+      common.resize(image);
+    }
+    out.common_prefix = TokenSafePrefix(common);
     if (!out.common_prefix.empty()) {
       StatusOr<PrefixCommit> commit = backend.CommitPrefix(out.common_prefix, /*pin=*/true);
       if (commit.ok()) {

@@ -26,6 +26,8 @@ const char* NodeKindName(NodeKind kind) {
       return "ConcatenateAndAppend";
     case NodeKind::kCommitLazy:
       return "CommitLazy";
+    case NodeKind::kImage:
+      return "Image";
   }
   return "?";
 }
@@ -67,6 +69,9 @@ std::string Node::ToString() const {
       return out + "(" + name + ")";
     case NodeKind::kCommitLazy:
       return out;
+    case NodeKind::kImage:
+      if (!text.empty()) return out + "(" + nlohmann::json(text).dump() + ")";
+      return out + "(" + std::to_string(image == nullptr ? 0 : image->size()) + " bytes)";
   }
   return out;
 }

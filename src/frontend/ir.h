@@ -36,6 +36,7 @@ enum class NodeKind {
   kRoleEnd,               // name: the role's suffix
   kConcatenateAndAppend,  // fork_id: each branch's new text, in branch order, appended
   kCommitLazy,            // the text so far is prefilled (and pinned) before a fork
+  kImage,                 // text (a file's path) or image (its bytes): an image at this point
 };
 
 // How `select` picks among options (SGLang's choices sampling methods).
@@ -52,7 +53,7 @@ class ProgramIr;
 
 struct Node {
   NodeKind kind = NodeKind::kConstantText;
-  std::string text;                  // kConstantText
+  std::string text;                  // kConstantText; kImage: the file's path ("": bytes given)
   std::string name;                  // variable (Gen, Select, Variable, GetForkItem) or role
   GenOptions gen;                    // kGen
   std::vector<std::string> options;  // kSelect
@@ -61,6 +62,7 @@ struct Node {
   int32_t fork_size = 0;   // kFork
   int32_t fork_index = 0;  // kGetForkItem
   std::vector<std::shared_ptr<const ProgramIr>> branches;  // kFork
+  std::shared_ptr<const std::vector<uint8_t>> image;       // kImage given bytes
 
   // One line, e.g. `Gen(answer, max_tokens=64, stop=["\n"])`.
   std::string ToString() const;

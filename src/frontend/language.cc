@@ -57,6 +57,18 @@ Expr select(std::string name, std::vector<std::string> options, SelectMethod met
   return Expr(std::move(n));
 }
 
+Expr image(std::string path) {
+  Node n = Make(NodeKind::kImage);
+  n.text = std::move(path);
+  return Expr(std::move(n));
+}
+
+Expr image(std::vector<uint8_t> bytes) {
+  Node n = Make(NodeKind::kImage);
+  n.image = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+  return Expr(std::move(n));
+}
+
 Expr role_begin(std::string name) { return Expr(Make(NodeKind::kRoleBegin, std::move(name))); }
 Expr role_end(std::string name) { return Expr(Make(NodeKind::kRoleEnd, std::move(name))); }
 

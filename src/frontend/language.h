@@ -4,11 +4,13 @@
 //   s += user("Q: " + question);
 //   s += assistant(gen("answer", {.max_tokens = 64, .stop = {"\n"}}));
 //   s += select("verdict", {"yes", "no"});
+//   s += user(image("photo.png") + "What is in the picture?");
 //
 // An Expr is a sequence of IR nodes; strings convert to constant text, `+` concatenates, and a
 // role wraps its content in RoleBegin / RoleEnd (rendered with the model's chat template).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,17 @@ Expr gen_string(std::string name, GenOptions options = {});
 // The model picks one of `options` (see SelectMethod); the pick is appended and stored.
 Expr select(std::string name, std::vector<std::string> options,
             SelectMethod method = SelectMethod::kTokenLengthNormalized);
+
+// An image at this point of the prompt (SGLang's sgl.image): a PNG, JPEG, WebP or GIF file,
+// read when the node runs (an unreadable path fails the state with NotFound naming it), or the
+// file's bytes. The text gets the image marker (kImageMarker) and the state the image; gen then
+// sends both, as the server's chat path sends a chat's image parts, and the engine places the
+// image's tokens as its projector's model expects. A model without a projector fails the gen
+// (InvalidArgument). select after an image is Unimplemented (its options are scored by calls
+// that carry text only); fork after one commits no prefix (the branches still share it through
+// the radix tree, which keys an image by its content).
+Expr image(std::string path);
+Expr image(std::vector<uint8_t> bytes);
 
 // Chat roles: `content` between the role's prefix and suffix.
 Expr role(std::string name, const Expr& content);

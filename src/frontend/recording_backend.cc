@@ -18,6 +18,16 @@ StatusOr<GenerateReply> RecordingBackend::Generate(const std::string& prompt,
   return inner_->Generate(prompt, params);
 }
 
+StatusOr<GenerateReply> RecordingBackend::GenerateWithImages(const std::string& prompt,
+                                                             std::span<const ImageBytes> images,
+                                                             const SamplingParams& params) {
+  Record({{"kind", "generate"},
+          {"prompt", prompt},
+          {"images", images.size()},
+          {"sampling_params", params.ToJson()}});
+  return inner_->GenerateWithImages(prompt, images, params);
+}
+
 StatusOr<PrefixCommit> RecordingBackend::CommitPrefix(const std::string& text, bool pin) {
   Record({{"kind", "commit"}, {"prompt", text}});
   return inner_->CommitPrefix(text, pin);

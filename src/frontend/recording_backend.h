@@ -16,6 +16,9 @@ class RecordingBackend : public Backend {
 
   StatusOr<GenerateReply> Generate(const std::string& prompt,
                                    const SamplingParams& params) override;
+  StatusOr<GenerateReply> GenerateWithImages(const std::string& prompt,
+                                             std::span<const ImageBytes> images,
+                                             const SamplingParams& params) override;
   StatusOr<PrefixCommit> CommitPrefix(const std::string& text, bool pin) override;
   void ReleasePrefix(uint64_t pin) override { inner_->ReleasePrefix(pin); }
   bool caches_prefixes() const override { return inner_->caches_prefixes(); }
@@ -32,7 +35,8 @@ class RecordingBackend : public Backend {
   BackendCounters counters() const override { return inner_->counters(); }
 
   // [{"kind": "generate" | "commit" | "score", "prompt": ..., "sampling_params": {...}}, ...]
-  // in the order the calls were made. Scoring calls list one entry per option prompt.
+  // in the order the calls were made (a generate call with images also has "images": the
+  // number of them). Scoring calls list one entry per option prompt.
   nlohmann::json Calls() const;
 
  private:

@@ -175,7 +175,9 @@ ForkGroup State::fork(int n) {
   if (backend == nullptr) {
     std::lock_guard<std::mutex> lock(runtime_->trace_mu);
     if (!runtime_->constant_prefix.has_value()) runtime_->constant_prefix = copy.text;
-  } else if (copy.status.ok() && n >= 1 && backend->caches_prefixes()) {
+  } else if (copy.status.ok() && n >= 1 && backend->caches_prefixes() && copy.images.empty()) {
+    // (A prefix with images is not committed: a commit carries text only. The branches still
+    // share it through the radix tree, which keys each image's span by the image's content.)
     StatusOr<PrefixCommit> c = backend->CommitPrefix(copy.text, /*pin=*/true);
     if (!c.ok()) {
       Fail(c.status());
@@ -191,6 +193,7 @@ ForkGroup State::fork(int n) {
     branch->fork_id_ = id;
     branch->fork_index_ = i;
     branch->fork_point_ = copy.text.size();
+    branch->fork_images_ = copy.images.size();
     branch->pin_ = group.pin_;
     branch->data_ = copy;
     branch->data_.decisions.clear();
@@ -209,12 +212,16 @@ ForkGroup::~ForkGroup() {
 void join(ForkGroup& group, JoinMode mode) {
   State* parent = group.parent_;
   std::vector<std::string> texts;
+  std::vector<ImageBytes> images;  // the branches' new images, in the order of their texts
   Status first_error;
   for (auto& b : group.branches_) {
     b->Sync();
     std::lock_guard<std::mutex> lock(b->mu_);
     if (first_error.ok() && !b->data_.status.ok()) first_error = b->data_.status;
     texts.push_back(b->data_.text.substr(std::min(b->fork_point_, b->data_.text.size())));
+    for (size_t i = b->fork_images_; i < b->data_.images.size(); ++i) {
+      images.push_back(b->data_.images[i]);
+    }
     b->pin_.reset();
   }
   group.pin_.reset();  // the prefix is unpinned once no branch runs
@@ -225,17 +232,19 @@ void join(ForkGroup& group, JoinMode mode) {
     node.fork_id = group.fork_id_;
     parent->ir_->Append(node);
   }
-  parent->Enqueue([parent, mode, texts = std::move(texts), first_error] {
-    std::lock_guard<std::mutex> lock(parent->mu_);
-    if (!parent->data_.status.ok()) return;
-    if (!first_error.ok()) {
-      parent->data_.status = first_error;
-      return;
-    }
-    if (mode == JoinMode::kConcatenate) {
-      for (const std::string& t : texts) parent->data_.text += t;
-    }
-  });
+  parent->Enqueue(
+      [parent, mode, texts = std::move(texts), images = std::move(images), first_error] {
+        std::lock_guard<std::mutex> lock(parent->mu_);
+        if (!parent->data_.status.ok()) return;
+        if (!first_error.ok()) {
+          parent->data_.status = first_error;
+          return;
+        }
+        if (mode == JoinMode::kConcatenate) {
+          for (const std::string& t : texts) parent->data_.text += t;
+          parent->data_.images.insert(parent->data_.images.end(), images.begin(), images.end());
+        }
+      });
 }
 
 }  // namespace radixlm::frontend

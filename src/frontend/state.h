@@ -119,6 +119,7 @@ class State {
     Status status;
     std::map<std::string, SelectDecision> decisions;
     std::map<std::string, GenerateReply> replies;
+    std::vector<ImageBytes> images;  // one per kImageMarker in text, in order
   };
 
   // Queues fn on the worker (or runs it now when tracing).
@@ -126,12 +127,15 @@ class State {
   void WorkerLoop();
   // Executes one node (on the worker), updating data_. Returns the node's error, if any.
   Status Execute(const Node& node);
-  // The text so far into *prompt, and the backend to run `node` on; nullptr when tracing
-  // (then the constant prefix is recorded and the node's variable set to "").
-  Backend* PromptOrTrace(const Node& node, std::string* prompt);
+  // The text so far into *prompt (and its images into *images when given), and the backend to
+  // run `node` on; nullptr when tracing (then the constant prefix is recorded and the node's
+  // variable set to "").
+  Backend* PromptOrTrace(const Node& node, std::string* prompt,
+                         std::vector<ImageBytes>* images = nullptr);
   Status ExecuteGen(const Node& node);
   Status ExecuteSelect(const Node& node);
   Status ExecuteRole(const Node& node);
+  Status ExecuteImage(const Node& node);
   void Fail(Status status);  // sets status if none yet
   void AppendText(const std::string& text);
 
@@ -141,6 +145,7 @@ class State {
   int64_t fork_id_ = -1;
   int32_t fork_index_ = 0;
   size_t fork_point_ = 0;      // text length at the fork
+  size_t fork_images_ = 0;     // images at the fork
   std::shared_ptr<void> pin_;  // the fork prefix's pin, released when the last holder goes
 
   std::mutex mu_;

@@ -1,4 +1,7 @@
 // State: executing IR nodes (on the state's worker thread, or inline when tracing).
+#include <fstream>
+#include <iterator>
+
 #include "frontend/state.h"
 
 namespace radixlm::frontend {
@@ -29,6 +32,8 @@ Status State::Execute(const Node& node) {
     case NodeKind::kRoleBegin:
     case NodeKind::kRoleEnd:
       return ExecuteRole(node);
+    case NodeKind::kImage:
+      return ExecuteImage(node);
     case NodeKind::kVariable: {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = data_.vars.find(node.name);
@@ -75,10 +80,29 @@ Status State::ExecuteRole(const Node& node) {
   return Status::Ok();
 }
 
-Backend* State::PromptOrTrace(const Node& node, std::string* prompt) {
+Status State::ExecuteImage(const Node& node) {
+  ImageBytes bytes = node.image;
+  if (bytes == nullptr && runtime_->backend != nullptr) {  // tracing reads no file
+    if (node.text.empty()) return InvalidArgument("image() was given an empty path");
+    std::ifstream in(node.text, std::ios::binary);
+    if (!in) return NotFound("image '" + node.text + "' cannot be read");
+    auto read = std::make_shared<std::vector<uint8_t>>((std::istreambuf_iterator<char>(in)),
+                                                       std::istreambuf_iterator<char>());
+    if (in.bad()) return NotFound("image '" + node.text + "' cannot be read");
+    bytes = std::move(read);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  data_.text += kImageMarker;
+  data_.images.push_back(std::move(bytes));
+  return Status::Ok();
+}
+
+Backend* State::PromptOrTrace(const Node& node, std::string* prompt,
+                              std::vector<ImageBytes>* images) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     *prompt = data_.text;
+    if (images != nullptr) *images = data_.images;
   }
   Backend* backend = runtime_->backend;
   if (backend == nullptr) {
@@ -91,11 +115,14 @@ Backend* State::PromptOrTrace(const Node& node, std::string* prompt) {
 
 Status State::ExecuteGen(const Node& node) {
   std::string prompt;
-  Backend* backend = PromptOrTrace(node, &prompt);
+  std::vector<ImageBytes> images;
+  Backend* backend = PromptOrTrace(node, &prompt, &images);
   if (backend == nullptr) return Status::Ok();
   const GenOptions options = MergeGenOptions(runtime_->default_gen, node.gen);
+  const SamplingParams params = ToSamplingParams(options);
   RADIXLM_ASSIGN_OR_RETURN(GenerateReply reply,
-                           backend->Generate(prompt, ToSamplingParams(options)));
+                           images.empty() ? backend->Generate(prompt, params)
+                                          : backend->GenerateWithImages(prompt, images, params));
   std::lock_guard<std::mutex> lock(mu_);
   data_.text += reply.text;
   if (!node.name.empty()) {
@@ -108,8 +135,14 @@ Status State::ExecuteGen(const Node& node) {
 Status State::ExecuteSelect(const Node& node) {
   if (node.options.empty()) return InvalidArgument("select '" + node.name + "' has no options");
   std::string prompt;
-  Backend* backend = PromptOrTrace(node, &prompt);
+  std::vector<ImageBytes> images;
+  Backend* backend = PromptOrTrace(node, &prompt, &images);
   if (backend == nullptr) return Status::Ok();
+  if (!images.empty()) {
+    return Unimplemented("select '" + node.name +
+                         "' after an image is not supported: its options are scored by calls "
+                         "that carry text only (use gen)");
+  }
   RADIXLM_ASSIGN_OR_RETURN(SelectDecision d,
                            SelectOption(*backend, prompt, node.options, node.select_method));
   std::lock_guard<std::mutex> lock(mu_);

@@ -1,5 +1,6 @@
 // The frontend on the real default model (gemma-3-270m): a forked program prefills its shared
-// prefix exactly once (engine stats), and roles render with the model's chat template.
+// prefix exactly once (engine stats), roles render with the model's chat template, and image()
+// reaches the model through a projector.
 //
 // Runs only when RADIXLM_DEFAULT_MODEL names an existing file; skipped under the sanitizers.
 #include <gtest/gtest.h>
@@ -65,6 +66,52 @@ TEST_F(FrontendRealModelTest, AForkedProgramPrefillsItsSharedPrefixExactlyOnce) 
   EXPECT_EQ(stats.scheduler.prefill_tokens, prefix_tokens + branch_computed);
   EXPECT_LT(branch_computed, prefix_tokens);
   EXPECT_EQ(stats.scheduler.protected_tokens, 0);  // unpinned at join
+}
+
+// image() on the default model with the tests' tiny gemma3 projector (output width 640, 4 tokens
+// per image; tests/vision/testdata): the image reaches the model, encoded once per content, and
+// a repeat of the program finds it cached through the image and beyond.
+TEST(FrontendRealModelImageTest, AnImageReachesTheModelAndARepeatIsCached) {
+  if (std::string why = testing::RealModelSkipReason(); !why.empty()) GTEST_SKIP() << why;
+  const std::string testdata = RADIXLM_SOURCE_DIR "/tests/vision/testdata/";
+  EngineConfig c;
+  c.model_path = testing::RealModelPath();
+  c.mmproj_path = testdata + "tiny_gemma3_mmproj.gguf";
+  c.max_total_tokens = 4096;
+  c.context_length = 1024;
+  auto e = Engine::Create(c);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  auto b = EngineBackend::Create(e->get());
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  auto describe = [&](const std::string& file, GenerateReply* reply) {
+    return frontend::Run(**b, {.default_gen = {.temperature = 0.0f}}, [&](State& s) {
+      s += user(image(testdata + file) + "Describe the picture.");
+      s += assistant(gen("answer", {.max_tokens = 8}));
+      *reply = s.gen_reply("answer").value_or(GenerateReply{});
+    });
+  };
+  GenerateReply first, again, other;
+  const ProgramResult r1 = describe("gemma3_golden_24x24.png", &first);
+  ASSERT_TRUE(r1.status.ok()) << r1.status.ToString();
+  EXPECT_EQ(r1.text.find("<start_of_turn>user\n"), 0u);
+  const ProgramResult r2 = describe("gemma3_golden_24x24.png", &again);
+  ASSERT_TRUE(r2.status.ok()) << r2.status.ToString();
+  EXPECT_EQ(r2.variables.at("answer"), r1.variables.at("answer"));
+  EXPECT_EQ(again.prompt_tokens, first.prompt_tokens);
+  EXPECT_EQ(again.cached_tokens, again.prompt_tokens - 1);
+  ASSERT_TRUE((*e)->image_counters().has_value());
+  EXPECT_EQ((*e)->image_counters()->encodes, 1);
+  EXPECT_EQ((*e)->image_counters()->hits, 1);
+  // Another picture (of another size, resized by the projector) gives the same token count and
+  // no cache hit past the text before it.
+  const ProgramResult r3 = describe("gemma3_golden_45x29.png", &other);
+  ASSERT_TRUE(r3.status.ok()) << r3.status.ToString();
+  EXPECT_EQ(other.prompt_tokens, first.prompt_tokens);
+  const StatusOr<int64_t> before = (*b)->CountPromptTokens("<start_of_turn>user\n<start_of_image>");
+  ASSERT_TRUE(before.ok());
+  EXPECT_LE(other.cached_tokens, *before);
+  EXPECT_GT(first.prompt_tokens, *before + 4);
+  EXPECT_EQ((*e)->image_counters()->encodes, 2);
 }
 
 }  // namespace
