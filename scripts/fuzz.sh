@@ -5,7 +5,7 @@
 # repository. Exits non-zero when a target finds a crash, a sanitizer report, a timeout or an
 # out-of-memory input, printing the reproducer and the command that replays it (the temporary
 # directory is then kept).
-# Env: RADIXLM_FUZZ_SECONDS (per target, default 45: 9 targets in under 4 minutes on 2 cores),
+# Env: RADIXLM_FUZZ_SECONDS (per target, default 45: 11 targets in under 5 minutes on 2 cores),
 #      RADIXLM_FUZZ_TARGETS (space-separated subset, default all),
 #      RADIXLM_FUZZ_BUILD_DIR (default build-fuzz), RADIXLM_FUZZ_JOBS (ninja -j),
 #      RADIXLM_FUZZ_PARALLEL (targets run at once, default one per core),
@@ -21,7 +21,8 @@ fi
 dir="${RADIXLM_FUZZ_BUILD_DIR:-build-fuzz}"
 seconds="${RADIXLM_FUZZ_SECONDS:-45}"
 all_targets=(fuzz_gguf fuzz_tokenizer_spm fuzz_tokenizer_bpe fuzz_precompiled_charsmap fuzz_regex
-             fuzz_json_schema fuzz_ebnf fuzz_chat_template fuzz_http_request fuzz_json_request)
+             fuzz_json_schema fuzz_ebnf fuzz_chat_template fuzz_http_request fuzz_json_request
+             fuzz_image_decode)
 # shellcheck disable=SC2206
 targets=(${RADIXLM_FUZZ_TARGETS:-${all_targets[@]}})
 
@@ -45,7 +46,7 @@ ninja -C "$dir" ${RADIXLM_FUZZ_JOBS:+-j "$RADIXLM_FUZZ_JOBS"} "${targets[@]}"
 max_len() {
   case "$1" in
     fuzz_gguf | fuzz_precompiled_charsmap) echo 8192 ;;
-    fuzz_http_request | fuzz_json_request | fuzz_chat_template) echo 4096 ;;
+    fuzz_http_request | fuzz_json_request | fuzz_chat_template | fuzz_image_decode) echo 4096 ;;
     *) echo 1024 ;;
   esac
 }
