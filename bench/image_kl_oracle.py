@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""radixlm's next-token distributions after an image prompt against llama.cpp's (libmtmd).
+
+The same text model (gemma-3-270m Q4_K_M by default), a synthetic gemma3 projector GGUF with
+output width 640 (bench/vision_oracle.py's writer: random weights, numpy seed 0), the same
+image files and the same prompts with "<__media__>" markers. Each prompt is teacher-forced:
+both sides compute the logits after every text position, and this script compares them where
+they predict text after the first image.
+
+llama.cpp side: bench/mtmd_logits.cc compiled against the peer build (bench/llama_peer.py) into
+the cache folder, never into the repository: mtmd_tokenize (llama-server's layout: BOS,
+<start_of_image> / <end_of_image> around each image, the text between tokenized piece by piece),
+each image encoded and decoded whole (non-causal), text decoded in batches of --batch tokens
+with every position's logits. Run twice: --batch (the reference L) and --self-batch (L', the
+bar: llama.cpp's divergence from itself at another batch shape).
+radixlm side: <build>/bench/image_logits (the engine's BuildImagePrompt over the projector's
+ImageEncoder, Model::Forward in chunks of --chunk).
+
+Checked: the two prompt layouts are the same token for token (ids, image positions and token
+counts); mean KL(L || radixlm) <= max(2 x mean KL(L || L'), 0.01 nats) over the text positions
+after the first image; radixlm's top token equals llama.cpp's wherever llama.cpp's top two
+log-probabilities are >= 0.5 nats apart.
+
+    python bench/image_kl_oracle.py --build build
+    python bench/image_kl_oracle.py --build build --layers 27 --width 1152 --ffn 4304 --heads 16
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import llama_peer  # noqa: E402
+import vision_oracle  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+MARKER = "<__media__>"
+
+
+def log(msg: str) -> None:
+    print(f"[image-kl] {msg}", flush=True)
+
+
+def build_tool(version: str) -> Path:
+    """Compiles bench/mtmd_logits.cc against the peer build into the cache folder."""
+    peer = llama_peer.cache_dir(version)
+    src, build = peer / "src" / "vendor" / "llama.cpp", peer / "build"
+    out = vision_oracle.cache() / "mtmd_logits"
+    source = Path(__file__).resolve().parent / "mtmd_logits.cc"
+    if out.exists() and out.stat().st_mtime > source.stat().st_mtime:
+        return out
+    libs = [build / "tools/mtmd/libmtmd.a", build / "src/libllama.a",
+            build / "vendor/hash/libvendor-hash.a", build / "ggml/src/libggml.a",
+            build / "ggml/src/libggml-cpu.a", build / "ggml/src/libggml-base.a"]
+    missing = [str(p) for p in libs if not p.exists()]
+    if missing:
+        raise SystemExit(f"peer build lacks {missing}: run bench/llama_peer.py first")
+    log("compiling " + out.name)
+    subprocess.run(["g++", "-O2", "-std=c++17", f"-I{src}/include", f"-I{src}/ggml/include",
+                    f"-I{src}/tools/mtmd", str(source), "-o", str(out), *map(str, libs),
+                    "-fopenmp", "-lpthread", "-ldl"], check=True)
+    return out
+
+
+def passages() -> list[str]:
+    text = (ROOT / "bench" / "data" / "oracle_texts.txt").read_text()
+    return [p.strip() for p in text.split("<<<>>>") if p.strip()]
+
+
+def prompts(images: list[Path]) -> list[tuple[str, list[Path]]]:
+    """One chat turn per image with a teacher-forced answer, and one turn with two images."""
+    texts = passages()
+    out = []
+    for i, image in enumerate(images):
+        out.append((f"<start_of_turn>user\n{MARKER}Describe the picture, then go on.<end_of_turn>\n"
+                    f"<start_of_turn>model\n{texts[i % len(texts)]}", [image]))
+    if len(images) >= 2:
+        out.append((f"<start_of_turn>user\nThe first picture: {MARKER}\nThe second: {MARKER}\n"
+                    f"Which is brighter?<end_of_turn>\n<start_of_turn>model\n"
+                    f"{texts[len(images) % len(texts)]}", images[:2]))
+    return out
+
+
+def run(cmd: list[str]) -> dict:
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"{Path(cmd[0]).name} failed ({r.returncode}):\n{r.stderr[-3000:]}")
+    return json.loads([line for line in r.stdout.splitlines() if line.startswith("{")][-1])
+
+
+def log_softmax(x: np.ndarray) -> np.ndarray:
+    x = x.astype(np.float64)
+    m = x.max(axis=-1, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(axis=-1, keepdims=True))
+
+
+def compare(ref: Path, other: Path, rows: np.ndarray, vocab: int) -> dict:
+    """KL(ref || other) and top-1 agreement over the given text rows."""
+    a = np.memmap(ref, dtype=np.float32, mode="r").reshape(-1, vocab)
+    b = np.memmap(other, dtype=np.float32, mode="r").reshape(-1, vocab)
+    kls, agree, confident, confident_agree = [], 0, 0, 0
+    for at in range(0, len(rows), 16):
+        idx = rows[at:at + 16]
+        la, lb = log_softmax(a[idx]), log_softmax(b[idx])
+        kls.extend((np.exp(la) * (la - lb)).sum(axis=-1).tolist())
+        top_a, top_b = la.argmax(axis=-1), lb.argmax(axis=-1)
+        agree += int((top_a == top_b).sum())
+        two = np.sort(la, axis=-1)[:, -2:]
+        sure = (two[:, 1] - two[:, 0]) >= 0.5
+        confident += int(sure.sum())
+        confident_agree += int((sure & (top_a == top_b)).sum())
+    return {"kls": kls, "agree": agree, "confident": confident, "confident_agree": confident_agree}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build", help="radixlm build folder (with bench/image_logits)")
+    ap.add_argument("--peer-version", default=llama_peer.DEFAULT_VERSION)
+    ap.add_argument("--text-model", default=os.environ.get("RADIXLM_DEFAULT_MODEL",
+                                                           str(vision_oracle.DEFAULT_TEXT_MODEL)))
+    ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--width", type=int, default=256)
+    ap.add_argument("--ffn", type=int, default=1024)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--image-size", type=int, default=896)
+    ap.add_argument("--patch", type=int, default=14)
+    ap.add_argument("--scale", type=int, default=4, help="pooling factor (256 tokens at 896 / 14 / 4)")
+    ap.add_argument("--out-width", type=int, default=640)
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--batch", type=int, default=512, help="llama.cpp's text batch (the reference)")
+    ap.add_argument("--self-batch", type=int, default=1, help="llama.cpp's other text batch (the bar)")
+    ap.add_argument("--chunk", type=int, default=512, help="radixlm's prefill chunk")
+    ap.add_argument("--images", nargs="*", help="image files (default: generated PNGs and the peer's JPEG)")
+    ap.add_argument("--json", help="write the results here")
+    args = ap.parse_args()
+
+    work = vision_oracle.cache()
+    tag = (f"gemma3_L{args.layers}_w{args.width}_f{args.ffn}_h{args.heads}_i{args.image_size}"
+           f"_p{args.patch}_s{args.scale}_o{args.out_width}")
+    proj = work / f"{tag}.gguf"
+    if not proj.exists():
+        log(f"writing {proj}")
+        vision_oracle.write_projector(proj.with_suffix(".tmp"), args.layers, args.width, args.ffn,
+                                      args.heads, args.image_size, args.patch, args.out_width,
+                                      args.scale, llama_peer.gguf_py_dir(args.peer_version))
+        proj.with_suffix(".tmp").rename(proj)
+    theirs = build_tool(args.peer_version)
+    ours = Path(args.build).resolve() / "bench" / "image_logits"
+    if not ours.exists():
+        raise SystemExit(f"{ours} is missing: ninja -C {args.build} image_logits")
+    if args.images:
+        images = [Path(p) for p in args.images]
+    else:
+        images = vision_oracle.default_images(work, args.peer_version)[:5]
+    out_dir = work / "image_kl"
+    out_dir.mkdir(exist_ok=True)
+    threads = str(args.threads)
+    rows, all_kl, all_self, layout_ok = [], [], [], True
+    totals = {"agree": 0, "confident": 0, "confident_agree": 0, "n": 0}
+    for k, (prompt, files) in enumerate(prompts(images)):
+        pf = out_dir / f"prompt{k}.txt"
+        pf.write_text(prompt)
+        files_s = [str(f) for f in files]
+        stem = {s: out_dir / f"p{k}_{s}" for s in ("L", "S", "R")}
+        log(f"prompt {k}: {', '.join(f.name for f in files)}")
+        meta_l = run([str(theirs), str(proj), args.text_model, str(pf), str(stem["L"]), threads,
+                      str(args.batch), *files_s])
+        meta_s = run([str(theirs), str(proj), args.text_model, str(pf), str(stem["S"]), threads,
+                      str(args.self_batch), *files_s])
+        meta_r = run([str(ours), str(proj), args.text_model, str(pf), str(stem["R"]), threads,
+                      str(args.chunk), *files_s])
+        ids = {s: np.fromfile(str(p) + ".ids", dtype=np.int32) for s, p in stem.items()}
+        same = (len(ids["L"]) == len(ids["R"]) and bool((ids["L"] == ids["R"]).all())
+                and meta_l["image_tokens"] == meta_r["image_tokens"])
+        if not same:
+            layout_ok = False
+            n = min(len(ids["L"]), len(ids["R"]))
+            first = next((i for i in range(n) if ids["L"][i] != ids["R"][i]), n)
+            log(f"  layouts differ at position {first}: llama.cpp {ids['L'][first:first + 8].tolist()} "
+                f"radixlm {ids['R'][first:first + 8].tolist()} (lengths {len(ids['L'])}, {len(ids['R'])})")
+            continue
+        # Text rows (in position order) whose position lies after the first image.
+        text_pos = np.flatnonzero(ids["L"] >= 0)
+        first_image_end = int(np.flatnonzero(ids["L"] < 0)[meta_l["image_tokens"][0] - 1]) + 1
+        after = np.flatnonzero(text_pos >= first_image_end)
+        vocab = meta_l["vocab"]
+        r = compare(Path(str(stem["L"]) + ".f32"), Path(str(stem["R"]) + ".f32"), after, vocab)
+        s = compare(Path(str(stem["L"]) + ".f32"), Path(str(stem["S"]) + ".f32"), after, vocab)
+        for f in stem.values():
+            Path(str(f) + ".f32").unlink()
+        all_kl += r["kls"]
+        all_self += s["kls"]
+        for key in ("agree", "confident", "confident_agree"):
+            totals[key] += r[key]
+        totals["n"] += len(after)
+        row = {"prompt": k, "images": [f.name for f in files], "positions": int(meta_l["positions"]),
+               "image_tokens": meta_l["image_tokens"], "scored": int(len(after)),
+               "bos": int(ids["L"][0]), "mean_kl": float(np.mean(r["kls"])),
+               "max_kl": float(np.max(r["kls"])), "self_mean_kl": float(np.mean(s["kls"])),
+               "top1": r["agree"], "confident": r["confident"],
+               "confident_agree": r["confident_agree"]}
+        rows.append(row)
+        log(f"  {row['scored']} positions after the image: mean KL {row['mean_kl']:.3e} "
+            f"(llama.cpp vs itself {row['self_mean_kl']:.3e}), top-1 {row['top1']}/{row['scored']}")
+    print(f"\nprojector {tag}; llama.cpp batch {args.batch} (reference) and {args.self_batch}; "
+          f"radixlm chunk {args.chunk}; {threads} threads")
+    print(f"{'prompt':>6} {'images':40} {'pos':>5} {'scored':>6} {'mean KL':>10} {'max KL':>10} "
+          f"{'self KL':>10} {'top-1':>9} {'confident':>10}")
+    for r in rows:
+        print(f"{r['prompt']:>6} {', '.join(r['images'])[:40]:40} {r['positions']:>5} {r['scored']:>6} "
+              f"{r['mean_kl']:10.3e} {r['max_kl']:10.3e} {r['self_mean_kl']:10.3e} "
+              f"{r['top1']:>4}/{r['scored']:<4} {r['confident_agree']:>4}/{r['confident']:<4}")
+    if not rows:
+        print("no prompt compared")
+        return 1
+    mean_kl, self_kl = float(np.mean(all_kl)), float(np.mean(all_self))
+    bar = max(2 * self_kl, 0.01)
+    ok = layout_ok and mean_kl <= bar and totals["confident_agree"] == totals["confident"]
+    print(f"\nlayouts {'identical' if layout_ok else 'DIFFER'}; {totals['n']} positions after an image: "
+          f"mean KL {mean_kl:.3e} (bar max(2 x {self_kl:.3e}, 0.01) = {bar:.3e}); top-1 "
+          f"{totals['agree']}/{totals['n']}, where llama.cpp's top two are >= 0.5 nats apart "
+          f"{totals['confident_agree']}/{totals['confident']}: {'PASS' if ok else 'FAIL'}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"projector": tag, "rows": rows, "mean_kl": mean_kl,
+                                               "self_mean_kl": self_kl, "pass": ok}, indent=1) + "\n")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
