@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
   for (const PromptImage& image : built->images) max_image = std::max(max_image, image.n);
   model::ModelOptions options;
   options.n_threads = threads;
-  options.max_batch_tokens = std::max(chunk, max_image);
+  options.max_batch_tokens = chunk + max_image;  // a chunk runs on to the end of an image
   options.max_context = n_ids;
   auto m = model::Model::FromGguf(std::move(*file), options);
   if (!m.ok()) return Fail(m.status());
