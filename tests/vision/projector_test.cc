@@ -138,7 +138,8 @@ TEST(ProjectorTest, RefusesWhatItDoesNotBuild) {
 }
 
 TEST(ProjectorTest, RefusesABadImageBuffer) {
-  auto proj = FromBytes(MakeTinyProjector({}));
+  const TinyProjector tiny = MakeTinyProjector({});  // the projector reads from its bytes
+  auto proj = FromBytes(tiny);
   ASSERT_TRUE(proj.ok());
   std::vector<float> out;
   EXPECT_EQ((*proj)->Encode(Image{}, &out).code(), StatusCode::kInvalidArgument);

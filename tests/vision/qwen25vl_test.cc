@@ -99,7 +99,8 @@ TEST(Qwen25VlTest, ResizesToMultiplesOfTheMergedPatch) {
 }
 
 TEST(Qwen25VlTest, TokensForMatchesWhatEncodeProduces) {
-  auto proj = FromBytes(MakeTinyQwen25Vl({}));
+  const TinyProjector tiny = MakeTinyQwen25Vl({});  // the projector reads from its bytes
+  auto proj = FromBytes(tiny);
   ASSERT_TRUE(proj.ok()) << proj.status().ToString();
   const int sizes[][2] = {{1, 1}, {3, 50}, {50, 3}, {8, 8}, {17, 9}, {64, 64}, {100, 37}, {23, 90}};
   for (const auto& [w, h] : sizes) {
@@ -171,7 +172,8 @@ TEST(Qwen25VlTest, RefusesWhatItDoesNotBuild) {
 }
 
 TEST(Qwen25VlTest, RefusesABadImageBuffer) {
-  auto proj = FromBytes(MakeTinyQwen25Vl({}));
+  const TinyProjector tiny = MakeTinyQwen25Vl({});
+  auto proj = FromBytes(tiny);
   ASSERT_TRUE(proj.ok());
   std::vector<float> out;
   EXPECT_EQ((*proj)->Encode(Image{}, &out).code(), StatusCode::kInvalidArgument);
