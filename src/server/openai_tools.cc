@@ -89,6 +89,15 @@ std::string HarmonyCallHeader(std::string_view name) {
          " <|constrain|>json<|message|>";
 }
 
+// Harmony messages that may precede a forced call: "<|channel|>analysis<|message|>" (or a
+// "commentary" preamble) + a body + "<|end|><|start|>assistant". A body is any text in which no
+// "<|e" occurs (so that it cannot run past its <|end|>; llama.cpp's older harmony grammar bounds
+// it the same way).
+std::string HarmonyMessagesBeforeCall() {
+  return "(?:<\\|channel\\|>(?:analysis|commentary)<\\|message\\|>"
+         "(?:[^<]|<[^|]|<\\|[^e])*<\\|end\\|><\\|start\\|>assistant)*";
+}
+
 std::string CallRegex(const ToolFunction& f, chat::ToolCallFormat format,
                       const std::string& params_regex) {
   // GLM-4 writes the name on a line of its own, then the arguments object.
@@ -186,7 +195,10 @@ StatusOr<std::string> ForcedToolCallPattern(const ToolRequest& request, chat::To
     case chat::ToolCallFormat::kGemma4:
       return "<\\|tool_call>call:" + one + "<tool_call\\|>";
     case chat::ToolCallFormat::kGptOss:
-      return one;  // the model ends the generation with <|call|>
+      // Before the call, any number of analysis (reasoning) or preamble messages, each closed
+      // by <|end|> and a new assistant message, as llama.cpp's grammar for a required call
+      // allows; the model ends the generation with <|call|> after the call.
+      return HarmonyMessagesBeforeCall() + one;
   }
   return one;
 }

@@ -399,6 +399,37 @@ TEST(OpenAiToolsTest, ForcedRegexMatchesItsOwnFormat) {
   }
 }
 
+// gpt-oss: a forced call may follow analysis (reasoning) and preamble messages, as llama.cpp's
+// grammar for a required call allows; a reply that ends in the analysis, or whose message after
+// the analysis is a final answer, does not match.
+TEST(OpenAiToolsTest, ForcedHarmonyCallMayFollowAnalysis) {
+  auto request = ToolChat(R"(, "tool_choice": "required")");
+  ASSERT_TRUE(request.ok());
+  auto regex = ForcedToolCallRegex(request->tools, chat::ToolCallFormat::kGptOss, {});
+  ASSERT_TRUE(regex.ok()) << regex.status().ToString();
+  auto grammar = grammar::testing::MustCompile(grammar::GrammarKind::kRegex, *regex);
+  ASSERT_NE(grammar, nullptr) << *regex;
+  std::string call = chat::FormatToolCalls(chat::ToolCallFormat::kGptOss,
+                                           {{"get_weather", R"({"city": "Oslo"})"}});
+  call.resize(call.size() - strlen("<|call|>"));
+  const std::string analysis =
+      "<|channel|>analysis<|message|>The user wants Oslo's weather: x < 3, a <b> tag.\n"
+      "<|end|><|start|>assistant";
+  const std::string preamble =
+      "<|channel|>commentary<|message|>Looking it up.<|end|><|start|>assistant";
+  EXPECT_TRUE(grammar::testing::FullMatch(*grammar, analysis + call));
+  EXPECT_TRUE(grammar::testing::FullMatch(*grammar, analysis + preamble + call));
+  EXPECT_FALSE(grammar::testing::FullMatch(*grammar, analysis));
+  EXPECT_FALSE(grammar::testing::FullMatch(
+      *grammar, analysis + "<|channel|>final<|message|>It is sunny."));
+  // The analysis is not a call: the parser still finds exactly the one call after it.
+  chat::ParsedToolOutput parsed =
+      chat::ToolCallParser(chat::ToolCallFormat::kGptOss, request->tools.names())
+          .Parse(analysis + call + "<|call|>");
+  ASSERT_EQ(parsed.calls.size(), 1u);
+  EXPECT_EQ(parsed.calls[0].name, "get_weather");
+}
+
 // A forced call whose automaton is over the state cap is refused as a bad request before it
 // is submitted (the engine's compilation would otherwise end it with an abort).
 TEST(OpenAiToolsTest, ForcedRegexOverTheStateCapIsInvalidArgument) {
