@@ -91,7 +91,8 @@ void AccumulateTile(const float* p, int64_t p_stride, int n_rows, const float* v
 }  // namespace cpu::scalar
 
 namespace {
-constexpr int kQueryTile = 32;                   // queries per work item
+constexpr int kQueryTile = 32;                   // queries per work item, at least
+constexpr int kPairsPerTile = 128;  // (query, head) pairs per work item, at most (and kQueryTile)
 constexpr int kKeyBlock = cpu::kAttendBlockMax;  // keys converted to float at a time
 constexpr int kChunk = 256;                      // keys per softmax chunk (see attention.h)
 static_assert(kChunk % kKeyBlock == 0);
@@ -257,7 +258,15 @@ void RunChunk(const AttentionParams& p, const KvLayerView& kv, const AttentionSe
   for (int kb = a; kb < b; kb += kKeyBlock) {
     const int ke = std::min(b, kb + kKeyBlock);
     LoadKeyBlock(kv, kv.k, sq, kern, head_off, hd, kb, ke - kb, b - kb, sc.kvbuf.data());
-    for (int qi = it.q0; qi < it.q1; ++qi) {
+    // Whether query qi sees every key of the block (then its scores may come from one tile
+    // call with its neighbours': ScoreTileFn's values do not depend on the rows beside them).
+    auto sees_block = [&](int qi) {
+      int64_t lo, hi;
+      VisibleKeys(p, sq, qi, &lo, &hi);
+      return lo <= kb && hi >= ke;
+    };
+    for (int qi = it.q0, q_next = it.q0; qi < it.q1; qi = q_next) {
+      q_next = qi + 1;
       int64_t lo, hi;
       VisibleKeys(p, sq, qi, &lo, &hi);
       const int blo = static_cast<int>(std::clamp<int64_t>(lo, kb, ke));
@@ -266,10 +275,15 @@ void RunChunk(const AttentionParams& p, const KvLayerView& kv, const AttentionSe
       const int pair0 = (qi - it.q0) * group;
       const float* kblk = sc.kvbuf.data() + static_cast<int64_t>(blo - kb) * hd;
       if (kern.score_tile != nullptr) {  // the query's heads together: each key loaded once
-        kern.score_tile(sc.q.data() + static_cast<int64_t>(pair0) * hd, group, kblk, bhi - blo, hd,
-                        rows + pair0 * kChunk + (blo - a), kChunk);
+        // Consecutive queries that all see the whole block go in one call (each key row then
+        // serves several queries: a bidirectional span, or a causal prompt's earlier keys).
+        if (blo == kb && bhi == ke) {
+          while (q_next < it.q1 && sees_block(q_next)) ++q_next;
+        }
+        kern.score_tile(sc.q.data() + static_cast<int64_t>(pair0) * hd, (q_next - qi) * group,
+                        kblk, bhi - blo, hd, rows + pair0 * kChunk + (blo - a), kChunk);
       }
-      for (int hh = 0; hh < group; ++hh) {
+      for (int hh = 0; hh < (q_next - qi) * group; ++hh) {
         const int pair = pair0 + hh;
         float* s = rows + pair * kChunk + (blo - a);
         if (kern.score_tile == nullptr) {
@@ -483,11 +497,14 @@ void AttentionForBatch(const AttentionParams& params, const KvLayerView& kv,
   const int group = params.n_heads / params.n_kv_heads;
   const int hd = VDim(params);  // the width of the states folded here
   const int n_threads = pool != nullptr ? pool->size() : 1;
+  // Queries per work item: each item converts its keys' K and V rows to float once, so without
+  // grouped heads (a vision encoder's) a tile takes more queries. Results do not depend on it.
+  const int q_tile = std::max(kQueryTile, kPairsPerTile / group);
 
   // Count tiles to decide whether to split chunk ranges (few queries, long context: decode).
   int64_t base_items = 0;
   for (const auto& s : seqs) {
-    base_items += static_cast<int64_t>(params.n_kv_heads) * ((s.n_q + kQueryTile - 1) / kQueryTile);
+    base_items += static_cast<int64_t>(params.n_kv_heads) * ((s.n_q + q_tile - 1) / q_tile);
   }
   const int64_t want = 2LL * n_threads;
 
@@ -500,8 +517,8 @@ void AttentionForBatch(const AttentionParams& params, const KvLayerView& kv,
   int64_t n_states = 0;
   for (int si = 0; si < static_cast<int>(seqs.size()); ++si) {
     const AttentionSequence& s = seqs[si];
-    for (int q0 = 0; q0 < s.n_q; q0 += kQueryTile) {
-      const int q1 = std::min(s.n_q, q0 + kQueryTile);
+    for (int q0 = 0; q0 < s.n_q; q0 += q_tile) {
+      const int q1 = std::min(s.n_q, q0 + q_tile);
       int64_t pmin = s.q_pos[q0], pmax = LastKey(s, q0);
       for (int i = q0; i < q1; ++i) {
         assert(s.q_pos[i] >= 0 && LastKey(s, i) >= s.q_pos[i] && LastKey(s, i) < s.n_kv);

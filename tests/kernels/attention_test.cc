@@ -172,6 +172,10 @@ TEST(Attention, MatchesNaiveReference) {
       {8, 2, 64, 128, 0.0f, 300, 9, KvDtype::kF16, false, true},
       {8, 2, 64, 0, 0.0f, 1500, 1, KvDtype::kF16, false, true},
       {4, 1, 32, 0, 0.0f, 0, 1, KvDtype::kBF16, false, true},  // one key: sink vs one score
+      // Without grouped heads (vision encoders' head sizes): tiles of 128 queries, whole key
+      // blocks scored for several queries at once.
+      {2, 2, 72, 0, 0.0f, 0, 300, KvDtype::kF16},
+      {2, 2, 80, 0, 0.0f, 100, 150, KvDtype::kF16},
   };
   std::mt19937 rng(21);
   ThreadPool pool(3);
@@ -405,7 +409,8 @@ TEST(AttentionKernels, Avx512MatchesScalarBitForBit) {
       }
     }
   }
-  ExpectAccumulateMatchesScalar(cpu::avx512::AccumulateTile, {5, 8, 24, 72, 256}, rng);
+  ExpectAccumulateMatchesScalar(cpu::avx512::AccumulateTile, {5, 8, 24, 64, 72, 80, 136, 144, 256},
+                                rng);
 }
 #endif
 

@@ -94,8 +94,18 @@ template <int R>
 void AccumulateRows(const float* p, int64_t p_stride, const float* v, int n, int width, float* acc,
                     int64_t acc_stride) {
   int d = 0;
-  for (; d + 64 <= width; d += 64) {
+  // 1-16 columns past the last 64 go with those 64 (five vectors: head sizes 72 and 80 of the
+  // vision encoders), so each p value is broadcast once for all of them.
+  const int rest = width % 64;
+  const int full = width / 64 - (width >= 64 && rest > 0 && rest <= 16 ? 1 : 0);
+  for (; d < 64 * full; d += 64) {
     AccumulateMicro<R, 4>(p, p_stride, v, n, width, d, 0xffff, acc, acc_stride);
+  }
+  if (width - d > 64 && width - d <= 80) {
+    const int m = width - d - 64;
+    AccumulateMicro<R, 5>(p, p_stride, v, n, width, d, static_cast<__mmask16>((1u << m) - 1), acc,
+                          acc_stride);
+    d = width;
   }
   for (; d < width; d += 16) {
     const int m = std::min(16, width - d);
