@@ -91,7 +91,7 @@ void AccumulateTile(const float* p, int64_t p_stride, int n_rows, const float* v
 }  // namespace cpu::scalar
 
 namespace {
-constexpr int kQueryTile = 32;                   // queries per work item, at least
+constexpr int kQueryTile = 32;      // queries per work item, at least
 constexpr int kPairsPerTile = 128;  // (query, head) pairs per work item, at most (and kQueryTile)
 constexpr int kKeyBlock = cpu::kAttendBlockMax;  // keys converted to float at a time
 constexpr int kChunk = 256;                      // keys per softmax chunk (see attention.h)
@@ -280,8 +280,8 @@ void RunChunk(const AttentionParams& p, const KvLayerView& kv, const AttentionSe
         if (blo == kb && bhi == ke) {
           while (q_next < it.q1 && sees_block(q_next)) ++q_next;
         }
-        kern.score_tile(sc.q.data() + static_cast<int64_t>(pair0) * hd, (q_next - qi) * group,
-                        kblk, bhi - blo, hd, rows + pair0 * kChunk + (blo - a), kChunk);
+        kern.score_tile(sc.q.data() + static_cast<int64_t>(pair0) * hd, (q_next - qi) * group, kblk,
+                        bhi - blo, hd, rows + pair0 * kChunk + (blo - a), kChunk);
       }
       for (int hh = 0; hh < (q_next - qi) * group; ++hh) {
         const int pair = pair0 + hh;

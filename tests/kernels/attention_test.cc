@@ -266,27 +266,30 @@ TEST(Attention, LatentCacheMatchesNaiveReference) {
 // change any bit, whatever the pool size.
 TEST(Attention, SplitWorkGivesIdenticalResults) {
   for (const KvDtype dtype : {KvDtype::kF16, KvDtype::kFp8E5M2}) {
-  std::mt19937 rng(23);
-  AttentionParams p{4, 1, 256, 0.0625f, 512, 0.0f, true};
-  const int n_kv = 1337;
-  const int64_t row = 256;
-  Cache c = MakeCache(dtype, n_kv, row);
-  const auto k = RandomFloats(rng, n_kv * row), v = RandomFloats(rng, n_kv * row);
-  std::vector<int32_t> slots(n_kv);
-  std::iota(slots.begin(), slots.end(), 0);
-  StoreKvRows(c.view, slots.data(), n_kv, k.data(), v.data());
-  const auto q = RandomFloats(rng, 4 * 256, -8.0f, 8.0f);
-  for (const int64_t pos : {int64_t{n_kv - 1}, int64_t{700}, int64_t{300}}) {
-    std::vector<float> serial(q.size()), pooled2(q.size()), pooled4(q.size());
-    ThreadPool pool2(2), pool4(4);
-    AttentionForSequence(p, q.data(), &pos, 1, c.view, slots.data(), n_kv, serial.data(), nullptr);
-    AttentionForSequence(p, q.data(), &pos, 1, c.view, slots.data(), n_kv, pooled2.data(), &pool2);
-    AttentionForSequence(p, q.data(), &pos, 1, c.view, slots.data(), n_kv, pooled4.data(), &pool4);
-    for (size_t i = 0; i < q.size(); ++i) {
-      ASSERT_EQ(serial[i], pooled2[i]) << "pos=" << pos << " i=" << i;
-      ASSERT_EQ(serial[i], pooled4[i]) << "pos=" << pos << " i=" << i;
+    std::mt19937 rng(23);
+    AttentionParams p{4, 1, 256, 0.0625f, 512, 0.0f, true};
+    const int n_kv = 1337;
+    const int64_t row = 256;
+    Cache c = MakeCache(dtype, n_kv, row);
+    const auto k = RandomFloats(rng, n_kv * row), v = RandomFloats(rng, n_kv * row);
+    std::vector<int32_t> slots(n_kv);
+    std::iota(slots.begin(), slots.end(), 0);
+    StoreKvRows(c.view, slots.data(), n_kv, k.data(), v.data());
+    const auto q = RandomFloats(rng, 4 * 256, -8.0f, 8.0f);
+    for (const int64_t pos : {int64_t{n_kv - 1}, int64_t{700}, int64_t{300}}) {
+      std::vector<float> serial(q.size()), pooled2(q.size()), pooled4(q.size());
+      ThreadPool pool2(2), pool4(4);
+      AttentionForSequence(p, q.data(), &pos, 1, c.view, slots.data(), n_kv, serial.data(),
+                           nullptr);
+      AttentionForSequence(p, q.data(), &pos, 1, c.view, slots.data(), n_kv, pooled2.data(),
+                           &pool2);
+      AttentionForSequence(p, q.data(), &pos, 1, c.view, slots.data(), n_kv, pooled4.data(),
+                           &pool4);
+      for (size_t i = 0; i < q.size(); ++i) {
+        ASSERT_EQ(serial[i], pooled2[i]) << "pos=" << pos << " i=" << i;
+        ASSERT_EQ(serial[i], pooled4[i]) << "pos=" << pos << " i=" << i;
+      }
     }
-  }
   }
 }
 

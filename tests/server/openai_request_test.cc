@@ -420,8 +420,8 @@ TEST(OpenAiToolsTest, ForcedHarmonyCallMayFollowAnalysis) {
   EXPECT_TRUE(grammar::testing::FullMatch(*grammar, analysis + call));
   EXPECT_TRUE(grammar::testing::FullMatch(*grammar, analysis + preamble + call));
   EXPECT_FALSE(grammar::testing::FullMatch(*grammar, analysis));
-  EXPECT_FALSE(grammar::testing::FullMatch(
-      *grammar, analysis + "<|channel|>final<|message|>It is sunny."));
+  EXPECT_FALSE(
+      grammar::testing::FullMatch(*grammar, analysis + "<|channel|>final<|message|>It is sunny."));
   // The analysis is not a call: the parser still finds exactly the one call after it.
   chat::ParsedToolOutput parsed =
       chat::ToolCallParser(chat::ToolCallFormat::kGptOss, request->tools.names())
