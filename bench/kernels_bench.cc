@@ -116,6 +116,9 @@ BENCHMARK(BM_MatMul)
     ->Args({static_cast<int>(GgmlType::kQ5_0), 2048, 640, 16, 2})
     ->Args({static_cast<int>(GgmlType::kQ4_K), 640, 1024, 16, 2})
     ->Args({static_cast<int>(GgmlType::kQ6_K), 640, 2048, 16, 2})
+    // Float weights (the float GEMM): a vision encoder's F16 matrices over 256 patches.
+    ->Args({static_cast<int>(GgmlType::kF16), 1152, 1152, 256, 2})
+    ->Args({static_cast<int>(GgmlType::kF16), 4304, 1152, 256, 2})
     ->UseRealTime();
 
 // The low-bit types packed since issue 41 (Q2_K, Q3_K, IQ4_NL, IQ4_XS, MXFP4) through MatMul,

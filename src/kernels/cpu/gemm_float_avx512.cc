@@ -77,7 +77,7 @@ void Gemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, 
           int64_t g1, float* y, int64_t y_stride) {
   int64_t t = 0;
   for (; t + kMaxTile <= n_tokens; t += kMaxTile) {
-    TokenTile<kMaxTile, 1, kBytes, kBf16>(w, a, g0, g1, t, y, y_stride);
+    TokenTile<kMaxTile, 2, kBytes, kBf16>(w, a, g0, g1, t, y, y_stride);
   }
   switch (n_tokens - t) {
     case 7:
