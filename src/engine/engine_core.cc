@@ -220,11 +220,12 @@ StatusOr<ImagePrompt> EngineCore::PrepareImages(const GenerateRequest& request) 
     return InvalidArgument("images need a text prompt with their markers (" +
                            std::string(kImageMarker) + "), not input_ids");
   }
-  if (request.embed || request.session_params.has_value() || request.export_kv_room.has_value() ||
-      request.import_kv.valid()) {
-    return Unimplemented(
-        "images are not taken by embedding requests, session turns or "
-        "prefill/decode disaggregation");
+  // Prefill/decode disaggregation takes them: both servers lay out the same prompt (the
+  // images' ids come from their content) and the prefill server's record carries the image
+  // spans' KV. The decode server encodes the images too (through its image cache), though the
+  // imported KV covers their spans.
+  if (request.embed || request.session_params.has_value()) {
+    return Unimplemented("images are not taken by embedding requests or session turns");
   }
   if (draft_runner_ != nullptr) {
     return Unimplemented("images are not taken with a draft model (--speculative-algorithm)");

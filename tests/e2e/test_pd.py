@@ -180,12 +180,15 @@ def free_kv(server):
 
 
 class PdPair:
-    def __init__(self):
+    """A prefill and a decode server behind smg; `extra`: flags both servers get."""
+
+    def __init__(self, extra=()):
+        self.extra = list(extra)
         # The UCX listener exits the prefill server when the bootstrap port was taken first.
         self.prefill = start_on_free_port(self._start_prefill,
                                           lambda port: f"UCX listening on 127.0.0.1:{port}")
         self.decode = Server(extra_args=[
-            "--threads", "1", "--disaggregation-mode", "decode",
+            *self.extra, "--threads", "1", "--disaggregation-mode", "decode",
             "--disaggregation-transfer-backend", "ucx", "--disaggregation-timeout", "20"])
         self.gateway = Gateway(
             [self.prefill.url, self.decode.url], policy="round_robin",
@@ -198,7 +201,7 @@ class PdPair:
     def _start_prefill(self, bootstrap_port):
         self.bootstrap_port = bootstrap_port
         return Server(extra_args=[
-            "--threads", "1", "--disaggregation-mode", "prefill",
+            *self.extra, "--threads", "1", "--disaggregation-mode", "prefill",
             "--disaggregation-bootstrap-port", str(bootstrap_port),
             "--disaggregation-transfer-backend", "ucx"])
 
