@@ -65,15 +65,20 @@ StatusOr<std::string> PreTokenizerName(const nlohmann::json& pre) {
 StatusOr<HfVocab> ByteLevelBpeVocab(const nlohmann::json& tok, int64_t vocab_size,
                                     const std::string& tok_path) {
   HfVocab out;
-  const nlohmann::json& normalizer =
-      tok.contains("normalizer") ? tok["normalizer"] : nlohmann::json();
-  if (!normalizer.is_null()) {
-    if (normalizer.is_object() && normalizer.value("type", "") == "NFC") {
-      out.notes.push_back("tokenizer.json's NFC normaliser is not applied (nor by llama.cpp)");
-    } else {
-      return Unimplemented(tok_path + ": normalizer " + Describe(normalizer) +
-                           " is not supported for byte-level BPE");
+  // Unicode normal forms only (Qwen2's NFC), applied to the text between added tokens before
+  // the pre-tokenizer, as tokenizers does (llama.cpp's converter drops them).
+  std::vector<std::string> normal_forms;
+  std::string forms_text;
+  for (const nlohmann::json& n :
+       NormalizerMembers(tok.contains("normalizer") ? tok["normalizer"] : nlohmann::json())) {
+    const std::string form = NormalFormStep(n);
+    if (form.empty()) {
+      return Unimplemented(tok_path + ": normalizer " + Describe(n) +
+                           " is not supported for byte-level BPE (known: NFC, NFD, NFKC, NFKD, "
+                           "a Sequence of them)");
     }
+    normal_forms.push_back(form);
+    forms_text += (forms_text.empty() ? "" : " ") + form;
   }
   const nlohmann::json& pre =
       tok.contains("pre_tokenizer") ? tok["pre_tokenizer"] : nlohmann::json();
@@ -95,14 +100,19 @@ StatusOr<HfVocab> ByteLevelBpeVocab(const nlohmann::json& tok, int64_t vocab_siz
   if (merges.empty()) return InvalidArgument(tok_path + ": BPE model has no merges");
 
   out.n_real_tokens = table.n_real;
-  out.kind = "byte-level BPE (pre-tokenizer " + pre_name + ", " + std::to_string(table.n_real) +
-             " tokens, " + std::to_string(merges.size()) + " merges)";
+  out.kind = "byte-level BPE (pre-tokenizer " + pre_name + ", " +
+             (forms_text.empty() ? "" : "normalizer " + forms_text + ", ") +
+             std::to_string(table.n_real) + " tokens, " + std::to_string(merges.size()) +
+             " merges)";
   auto& md = out.metadata;
   md.emplace_back("tokenizer.ggml.model", Value::Str("gpt2"));
   md.emplace_back("tokenizer.ggml.pre", Value::Str(pre_name));
   md.emplace_back("tokenizer.ggml.tokens", Value::StrArr(table.tokens));
   md.emplace_back("tokenizer.ggml.token_type", Value::I32Arr(table.types));
   md.emplace_back("tokenizer.ggml.merges", Value::StrArr(merges));
+  if (!normal_forms.empty()) {
+    md.emplace_back("tokenizer.hf.normalizers", Value::StrArr(normal_forms));
+  }
   out.tokens = std::move(table.tokens);
   return out;
 }

@@ -10,9 +10,11 @@
 // tokenizer.model files, both as SPM vocabularies ("llama"); WordPiece (BERT) as a "bert"
 // vocabulary (hf_wordpiece.h); Unigram tokenizer.json models as radixlm's Unigram tokenizer
 // ("t5" with tokenizer.hf.* steps: hf_unigram.cc; the template's first and last special
-// tokens give BOS / EOS and add_bos / add_eos). Refused by name: other normalisers and
-// pre-tokenizers (NFC is accepted for byte-level BPE and, as in llama.cpp, not applied), and
-// Unigram tokenizer.model files.
+// tokens give BOS / EOS and add_bos / add_eos). The Unicode normal form normalisers (NFC, NFD,
+// NFKC, NFKD, alone or in a Sequence) of every tokenizer.json kind become
+// tokenizer.hf.normalizers steps, which the tokenizer applies to the text between added tokens
+// as the tokenizers package does (llama.cpp's converter drops them; llama.cpp applies none).
+// Refused by name: other normalisers and pre-tokenizers, and Unigram tokenizer.model files.
 #pragma once
 
 #include <cstdint>

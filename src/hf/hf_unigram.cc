@@ -88,8 +88,8 @@ Status NormalizerSteps(const nlohmann::json& j, const std::string& path,
     steps->push_back("Precompiled\t" + base64);
     return Status::Ok();
   }
-  if (tokenizer::NormalFormFromName(type).has_value()) {
-    steps->push_back(type);  // NFC, NFD, NFKC or NFKD (tokenizer/normal_form.h)
+  if (const std::string form = NormalFormStep(j); !form.empty()) {
+    steps->push_back(form);  // NFC, NFD, NFKC or NFKD (tokenizer/normal_form.h)
     return Status::Ok();
   }
   return Unimplemented(path + ": normalizer " + Describe(j) +

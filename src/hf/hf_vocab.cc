@@ -3,6 +3,8 @@
 #include <map>
 #include <string_view>
 
+#include "tokenizer/normal_form.h"
+
 namespace radixlm::hf {
 
 bool LooksSpecial(const std::string& t) {
@@ -22,6 +24,20 @@ bool IsByteToken(const std::string& t) {
 std::string Describe(const nlohmann::json& j) {
   std::string s = j.dump();
   return s.size() > 200 ? s.substr(0, 200) + "..." : s;
+}
+
+std::string NormalFormStep(const nlohmann::json& j) {
+  const std::string type = j.is_object() ? j.value("type", "") : "";
+  return tokenizer::NormalFormFromName(type).has_value() ? type : "";
+}
+
+std::vector<nlohmann::json> NormalizerMembers(const nlohmann::json& j) {
+  if (j.is_null()) return {};
+  if (j.is_object() && j.value("type", "") == "Sequence" && j.contains("normalizers") &&
+      j["normalizers"].is_array()) {
+    return j["normalizers"].get<std::vector<nlohmann::json>>();
+  }
+  return {j};
 }
 
 StatusOr<TokenTable> ReadTokenTable(const nlohmann::json& tok, int64_t vocab_size,

@@ -60,6 +60,14 @@ bool IsByteToken(const std::string& text);
 // `j` as JSON text, cut at 200 characters, for error messages.
 std::string Describe(const nlohmann::json& j);
 
+// The step name (tokenizer/normal_form.h; written into tokenizer.hf.normalizers) of a
+// tokenizer.json Unicode normal form normaliser ({"type": "NFC"}, "NFD", "NFKC", "NFKD"); ""
+// for any other normaliser.
+std::string NormalFormStep(const nlohmann::json& j);
+// A tokenizer.json normaliser as the list of its members: a Sequence's normalizers, nothing
+// for null, else `j` alone.
+std::vector<nlohmann::json> NormalizerMembers(const nlohmann::json& j);
+
 // tokenizer.json with a byte-level BPE model (hf_tokenizer.cc).
 StatusOr<HfVocab> ByteLevelBpeVocab(const nlohmann::json& tok, int64_t vocab_size,
                                     const std::string& path);

@@ -32,13 +32,39 @@ StatusOr<HfVocab> WordPieceVocab(const nlohmann::json& tok, int64_t vocab_size,
   if (sep >= 0) {
     md.emplace_back("tokenizer.ggml.seperator_token_id", Value::U32(static_cast<uint32_t>(sep)));
   }
-  const nlohmann::json* norm = tok.contains("normalizer") ? &tok["normalizer"] : nullptr;
-  if (norm != nullptr && norm->is_object()) {
-    const std::string type = norm->value("type", std::string());
-    if (type != "BertNormalizer") {
-      return InvalidArgument(path + ": WordPiece with normalizer '" + type +
-                             "' (radixlm reads BertNormalizer)");
+  // The Unicode normal forms, then at most one BertNormalizer (whose steps the WordPiece
+  // encoder runs: a normal form after them is refused).
+  const nlohmann::json* norm = nullptr;
+  std::vector<std::string> normal_forms;
+  const std::vector<nlohmann::json> members =
+      NormalizerMembers(tok.contains("normalizer") ? tok["normalizer"] : nlohmann::json());
+  for (const nlohmann::json& n : members) {
+    const std::string form = NormalFormStep(n);
+    if (!form.empty() && norm == nullptr) {
+      normal_forms.push_back(form);
+    } else if (n.is_object() && n.value("type", "") == "BertNormalizer" && norm == nullptr) {
+      norm = &n;
+    } else {
+      return InvalidArgument(path + ": WordPiece with normalizer " + Describe(n) +
+                             " (radixlm reads the Unicode normal forms NFC, NFD, NFKC, NFKD, "
+                             "then one BertNormalizer)");
     }
+  }
+  if (!normal_forms.empty()) {
+    md.emplace_back("tokenizer.hf.normalizers", Value::StrArr(normal_forms));
+    out.kind += " (normalizer";
+    for (const std::string& form : normal_forms) out.kind += " " + form;
+    out.kind += norm != nullptr ? " BertNormalizer)" : ")";
+  }
+  if (norm == nullptr && !members.empty()) {
+    // Normal forms without a BertNormalizer: no lowercasing or accent stripping.
+    md.emplace_back("tokenizer.ggml.normalizer.lowercase", Value::Bool(false));
+    md.emplace_back("tokenizer.ggml.normalizer.strip_accents", Value::Bool(false));
+    out.notes.push_back(
+        "no BertNormalizer: CJK ideographs are still split and control characters dropped "
+        "(llama.cpp's WordPiece always does)");
+  }
+  if (norm != nullptr) {
     const bool lowercase = norm->value("lowercase", true);
     const nlohmann::json& strip =
         norm->contains("strip_accents") ? (*norm)["strip_accents"] : nlohmann::json();

@@ -6,7 +6,10 @@
 // vocabulary has "[SEP]". One addition the converter does not make: a BertNormalizer with
 // lowercase false (a cased model) or an explicit strip_accents is written as
 // tokenizer.ggml.normalizer.lowercase / .strip_accents (which llama.cpp reads), since the
-// defaults (lowercase, strip accents) would tokenize a cased model wrongly.
+// defaults (lowercase, strip accents) would tokenize a cased model wrongly. Unicode normal
+// forms before the BertNormalizer (a Sequence of NFC, NFD, NFKC or NFKD, then BertNormalizer,
+// or the forms alone: no lowercasing or accent stripping) are written as
+// tokenizer.hf.normalizers, which the tokenizer applies before WordPiece's own steps.
 #pragma once
 
 #include <cstdint>

@@ -44,39 +44,43 @@ bool IsPrependSpace(const nlohmann::json& j) {
 }
 
 struct SpaceEscaping {
-  bool prefix = false;           // add_space_prefix
-  std::string metaspace_scheme;  // "first" / "always": Metaspace's rules for the prefix
+  bool prefix = false;                    // add_space_prefix
+  std::string metaspace_scheme;           // "first" / "always": Metaspace's rules for the prefix
+  std::vector<std::string> normal_forms;  // the normaliser's Unicode normal forms, in order
 };
 
 // Whether the tokenizer adds a space (U+2581) before the text, and by whose rules, from how it
 // escapes spaces: a normalizer Replace(" ", "\u2581") with or without Prepend("\u2581")
 // (prefix on every piece between added tokens: llama.cpp's rule), or a Metaspace pre-tokenizer
 // that does not split (prefix unless the piece starts with a space; "first": only at the start
-// of the text). Anything else is refused naming it.
+// of the text). The normaliser's Unicode normal forms are applied before the spaces are
+// escaped, which is where tokenizers applies them wherever they stand in the Sequence: NFC and
+// NFD neither make nor take U+0020 or U+2581, and NFKC / NFKD (which make spaces of U+00A0,
+// U+3000, ...) are taken only before the Replace. Anything else is refused naming it.
 StatusOr<SpaceEscaping> SpacePrefix(const nlohmann::json& tok, const std::string& path) {
   const nlohmann::json none;
   const nlohmann::json& norm = tok.contains("normalizer") ? tok["normalizer"] : none;
   const nlohmann::json& pre = tok.contains("pre_tokenizer") ? tok["pre_tokenizer"] : none;
   bool escaped = false;
   SpaceEscaping out;
-  if (IsReplaceSpace(norm)) {
-    escaped = true;
-  } else if (norm.is_object() && norm.value("type", "") == "Sequence" &&
-             norm.contains("normalizers") && norm["normalizers"].is_array()) {
-    for (const nlohmann::json& n : norm["normalizers"]) {
-      if (IsReplaceSpace(n)) {
-        escaped = true;
-      } else if (IsPrependSpace(n)) {
-        out.prefix = true;
-      } else {
-        return Unimplemented(path + ": normalizer " + Describe(n) +
-                             " is not supported for SentencePiece-style BPE (known: "
-                             "Replace(\" \", \"\u2581\"), Prepend(\"\u2581\"))");
-      }
+  for (const nlohmann::json& n : NormalizerMembers(norm)) {
+    const std::string form = NormalFormStep(n);
+    if (IsReplaceSpace(n)) {
+      escaped = true;
+    } else if (IsPrependSpace(n)) {
+      out.prefix = true;
+    } else if (!form.empty() && escaped && form.starts_with("NFK")) {
+      return Unimplemented(path + ": normalizer " + form +
+                           " after Replace(\" \", \"\u2581\") is not supported (the spaces it "
+                           "makes would stay spaces)");
+    } else if (!form.empty()) {
+      out.normal_forms.push_back(form);
+    } else {
+      return Unimplemented(path + ": normalizer " + Describe(n) +
+                           " is not supported for SentencePiece-style BPE (known: "
+                           "Replace(\" \", \"\u2581\"), Prepend(\"\u2581\"), NFC, NFD, NFKC, "
+                           "NFKD, a Sequence of them)");
     }
-  } else if (!norm.is_null()) {
-    return Unimplemented(path + ": normalizer " + Describe(norm) +
-                         " is not supported for SentencePiece-style BPE");
   }
   if (pre.is_object() && pre.value("type", "") == "Metaspace") {
     if (pre.value("replacement", kSpace) != kSpace || pre.value("split", false)) {
@@ -206,12 +210,17 @@ StatusOr<HfVocab> SentencePieceBpeVocab(const nlohmann::json& tok, int64_t vocab
     out.metadata.emplace_back("tokenizer.hf.metaspace_prepend_scheme",
                               Value::Str(spaces.metaspace_scheme));
   }
+  std::string forms_text;
+  for (const std::string& form : spaces.normal_forms) forms_text += ", " + form;
+  if (!spaces.normal_forms.empty()) {
+    out.metadata.emplace_back("tokenizer.hf.normalizers", Value::StrArr(spaces.normal_forms));
+  }
   out.kind = "SentencePiece-style BPE (byte fallback, " + std::to_string(table.n_real) +
              " tokens, " + std::to_string(merges.size()) + " merges as scores, " +
              (!prefix                           ? std::string("no space prefix")
               : spaces.metaspace_scheme.empty() ? std::string("space prefix")
                                                 : "Metaspace prefix " + spaces.metaspace_scheme) +
-             ")";
+             forms_text + ")";
   return out;
 }
 

@@ -150,10 +150,13 @@ StatusOr<HfTextSteps> HfTextSteps::Parse(const std::vector<std::string>& normali
   return out;
 }
 
-void HfTextSteps::Run(std::string_view text, bool at_text_start,
-                      std::vector<std::string>* pieces) const {
+std::string HfTextSteps::Normalize(std::string_view text) const {
+  bool starts_at_origin = true;
+  return NormalizeTracking(text, &starts_at_origin);
+}
+
+std::string HfTextSteps::NormalizeTracking(std::string_view text, bool* starts_at_origin) const {
   std::string normalized(text);
-  bool starts_at_origin = at_text_start;  // the first character is the input's first
   for (const Step& s : normalizers_) {
     switch (s.kind) {
       case Step::kReplace:
@@ -174,7 +177,7 @@ void HfTextSteps::Run(std::string_view text, bool at_text_start,
       case Step::kStrip: {
         const size_t before = normalized.size();
         Strip(&normalized, s.left, false);
-        if (normalized.size() != before) starts_at_origin = false;
+        if (normalized.size() != before) *starts_at_origin = false;
         Strip(&normalized, false, s.right);
         break;
       }
@@ -185,6 +188,20 @@ void HfTextSteps::Run(std::string_view text, bool at_text_start,
         break;
     }
   }
+  return normalized;
+}
+
+bool HfTextSteps::OnlyNormalForms() const {
+  for (const Step& s : normalizers_) {
+    if (s.kind != Step::kNormalForm) return false;
+  }
+  return pre_tokenizers_.empty();
+}
+
+void HfTextSteps::Run(std::string_view text, bool at_text_start,
+                      std::vector<std::string>* pieces) const {
+  bool starts_at_origin = at_text_start;  // the first character is the input's first
+  std::string normalized = NormalizeTracking(text, &starts_at_origin);
   // Each piece, and whether it starts at the beginning of the whole input.
   std::vector<std::pair<std::string, bool>> current = {{std::move(normalized), true}};
   std::vector<std::pair<std::string, bool>> next;

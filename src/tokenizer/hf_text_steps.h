@@ -38,6 +38,14 @@ class HfTextSteps {
   // text starts the whole input (Metaspace's "first").
   void Run(std::string_view text, bool at_text_start, std::vector<std::string>* pieces) const;
 
+  // `text` (valid UTF-8) through the normalisers alone: what BPE and WordPiece vocabularies with
+  // a tokenizer.json normaliser tokenize (their own steps follow, tokenizer.h).
+  std::string Normalize(std::string_view text) const;
+
+  // Whether every normaliser is a Unicode normal form (NFC, NFD, NFKC, NFKD) and there is no
+  // pre-tokenizer: the steps the BPE and WordPiece vocabularies take.
+  bool OnlyNormalForms() const;
+
   // The Metaspace step's prepend scheme ("" without one): whether decoding drops a leading space.
   const std::string& metaspace_scheme() const { return metaspace_scheme_; }
 
@@ -62,6 +70,9 @@ class HfTextSteps {
     NormalForm form = NormalForm::kNfc;                   // NormalForm
     std::shared_ptr<const PrecompiledCharsmap> charsmap;  // Precompiled
   };
+  // The normalised text; *starts_at_origin is cleared when a Strip removed its start.
+  std::string NormalizeTracking(std::string_view text, bool* starts_at_origin) const;
+
   std::vector<Step> normalizers_;
   std::vector<Step> pre_tokenizers_;
   std::string metaspace_scheme_;

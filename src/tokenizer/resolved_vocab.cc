@@ -364,6 +364,10 @@ StatusOr<ResolvedVocab> ResolveVocab(Vocab v) {
     RADIXLM_RETURN_IF_ERROR(LlamaCppUgmSteps(v, &r));
   } else {
     RADIXLM_RETURN_IF_ERROR(CheckModelType(v.model, &r.kind));
+    // A Hugging Face tokenizer.json's Unicode normal forms (src/hf writes them for BPE, SPM-style
+    // BPE and WordPiece); the tokenizer refuses any other step for these kinds.
+    r.hf_normalizers = std::move(v.hf_normalizers);
+    r.hf_pre_tokenizers = std::move(v.hf_pre_tokenizers);
   }
   r.model = v.model;
   if (v.tokens.empty()) return InvalidArgument("tokenizer.ggml.tokens is empty");

@@ -79,8 +79,8 @@ struct ResolvedVocab {
   // WordPiece only: lowercase (default true) and strip accents (default: as lowercase).
   bool wpm_lowercase = true;
   bool wpm_strip_accents = true;
-  // Unigram only: the tokenizer.json's normaliser and pre-tokenizer steps (hf_text_steps.h)
-  // and byte fallback.
+  // The tokenizer.json's normaliser and pre-tokenizer steps (hf_text_steps.h; for the other
+  // kinds than Unigram, only Unicode normal forms) and, Unigram only, byte fallback.
   std::vector<std::string> hf_normalizers, hf_pre_tokenizers;
   bool hf_byte_fallback = false;
   int64_t hf_unigram_tokens = 0;          // ids below this are the model's pieces

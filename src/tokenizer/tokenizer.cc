@@ -119,8 +119,27 @@ Status Tokenizer::Init(ResolvedVocab vocab) {
     vocab_.merges.clear();
     vocab_.merges.shrink_to_fit();
   }
+  if (vocab_.kind != ModelKind::kUgm &&
+      (!vocab_.hf_normalizers.empty() || !vocab_.hf_pre_tokenizers.empty())) {
+    RADIXLM_ASSIGN_OR_RETURN(HfTextSteps steps,
+                             HfTextSteps::Parse(vocab_.hf_normalizers, vocab_.hf_pre_tokenizers));
+    if (!steps.OnlyNormalForms()) {
+      return InvalidArgument(std::string("tokenizer.hf.normalizers: a ") + kind_name() +
+                             " vocabulary takes only the Unicode normal forms (NFC, NFD, NFKC, "
+                             "NFKD), and no tokenizer.hf.pre_tokenizers");
+    }
+    normal_forms_ = std::make_unique<HfTextSteps>(std::move(steps));
+  }
   pieces_.Build(vocab_);
   return Status::Ok();
+}
+
+std::string_view Tokenizer::NormalizedFragment(std::string_view text, std::string* buffer) const {
+  if (normal_forms_ == nullptr) return text;
+  std::string clean;
+  SanitizeUtf8Lossy(text, &clean);  // as tokenizers' texts are made from bytes
+  *buffer = normal_forms_->Normalize(clean);
+  return *buffer;
 }
 
 std::vector<int32_t> Tokenizer::Encode(std::string_view text, bool add_special,
@@ -161,7 +180,7 @@ void Tokenizer::EncodeSpm(std::string_view text, bool add_special, bool parse_sp
   splitter_->Split(text, parse_special, &fragments);
   bool prev_special = true;  // a piece at the start gets the prefix space too
   bool at_start = true;
-  std::string escaped;
+  std::string escaped, normalized;
   using SpacePrefix = ResolvedVocab::SpacePrefix;
   for (const Fragment& f : fragments) {
     if (f.token >= 0) {
@@ -170,18 +189,19 @@ void Tokenizer::EncodeSpm(std::string_view text, bool add_special, bool parse_sp
       at_start = false;
       continue;
     }
+    const std::string_view piece = NormalizedFragment(f.text, &normalized);
     escaped.clear();
     bool prefix = space_prefix && prev_special;
     if (vocab_.space_prefix != SpacePrefix::kLlamaCpp) {
       // Metaspace prepends U+2581 unless the piece, its spaces replaced, starts with one.
-      const bool starts_with_space = (!f.text.empty() && f.text.front() == ' ') ||
-                                     f.text.substr(0, kEscapedSpace.size()) == kEscapedSpace;
+      const bool starts_with_space = (!piece.empty() && piece.front() == ' ') ||
+                                     piece.substr(0, kEscapedSpace.size()) == kEscapedSpace;
       prefix = prefix && !starts_with_space &&
                (at_start || vocab_.space_prefix == SpacePrefix::kMetaspaceAlways);
     }
     at_start = false;
     if (prefix) escaped.append(kEscapedSpace);
-    for (char c : f.text) {
+    for (char c : piece) {
       if (c == ' ') {
         escaped.append(kEscapedSpace);
       } else {
@@ -199,14 +219,14 @@ void Tokenizer::EncodeBpe(std::string_view text, bool add_special, bool parse_sp
   if (add_special && vocab_.add_bos) out->push_back(vocab_.ids.bos);
   std::vector<Fragment> fragments;
   splitter_->Split(text, parse_special, &fragments);
-  std::string clean;
+  std::string clean, normalized;
   std::vector<std::string_view> words;
   for (const Fragment& f : fragments) {
     if (f.token >= 0) {
       out->push_back(f.token);
       continue;
     }
-    SanitizeUtf8(f.text, &clean);  // the regexes need valid UTF-8
+    SanitizeUtf8(NormalizedFragment(f.text, &normalized), &clean);  // the regexes need UTF-8
     if (vocab_.pre.spm_style) EscapeSpaces(&clean);
     words.clear();
     pretokenizer_->Split(clean, &words);
@@ -220,11 +240,12 @@ void Tokenizer::EncodeWpm(std::string_view text, bool add_special, bool parse_sp
   if (add_special) out->push_back(vocab_.ids.bos);  // [CLS]
   std::vector<Fragment> fragments;
   splitter_->Split(text, parse_special, &fragments);
+  std::string normalized;
   for (const Fragment& f : fragments) {
     if (f.token >= 0) {
       out->push_back(f.token);
     } else {
-      wpm_->Encode(f.text, out);
+      wpm_->Encode(NormalizedFragment(f.text, &normalized), out);
     }
   }
   if (add_special) out->push_back(vocab_.ids.sep);  // [SEP]

@@ -22,7 +22,11 @@
 // starts with a space, and with "first" only at the start of the text) or
 // through the BPE pre-tokenizer regexes and byte-level merges. add_special adds BOS / EOS as
 // the model's add_bos / add_eos say. Invalid UTF-8 input never fails: SPM falls back to byte
-// tokens; BPE replaces invalid bytes by U+FFFD first.
+// tokens; BPE replaces invalid bytes by U+FFFD first. A vocabulary that src/hf read from a
+// tokenizer.json with Unicode normal forms (tokenizer.hf.normalizers "NFC" ...: Qwen2's NFC)
+// runs each raw piece through them first, after making it valid UTF-8 as the `tokenizers`
+// package receives text, as that package does; GGUF files from llama.cpp's converter have no
+// such key and llama.cpp applies no normal form (nor does radixlm on them).
 //
 // Decode: concatenates token pieces (U+2581 -> space, <0xXX> -> the byte, GPT-2 unicode ->
 // bytes); with add_space_prefix the first token's leading space is dropped, as llama.cpp
@@ -137,6 +141,11 @@ class Tokenizer {
                  std::vector<int32_t>* out) const;
   void EncodeUgm(std::string_view text, bool add_special, bool parse_special,
                  std::vector<int32_t>* out) const;
+  // A piece of raw text between special tokens as the SPM, BPE and WordPiece steps take it:
+  // `text` itself, or with tokenizer.json normal forms (normal_forms_) `text` made valid UTF-8
+  // as tokenizers receives it (one U+FFFD per maximal ill-formed subsequence) and normalised,
+  // in *buffer.
+  std::string_view NormalizedFragment(std::string_view text, std::string* buffer) const;
 
   ResolvedVocab vocab_;
   TokenPieces pieces_;  // per id: llama.cpp token_to_piece(special = true)
@@ -146,7 +155,8 @@ class Tokenizer {
   std::unique_ptr<PreTokenizer> pretokenizer_;
   std::unique_ptr<BpeEncoder> bpe_;
   std::unique_ptr<WordPieceEncoder> wpm_;
-  std::unique_ptr<HfTextSteps> hf_steps_;
+  std::unique_ptr<HfTextSteps> hf_steps_;      // Unigram: normalisers and pre-tokenizers
+  std::unique_ptr<HfTextSteps> normal_forms_;  // the others: tokenizer.json's normal forms
   std::unique_ptr<UnigramEncoder> ugm_;
 };
 

@@ -57,6 +57,8 @@ struct Vocab {
   // uint8 array), tokenizer.ggml.remove_extra_whitespaces and add_space_prefix, run as the same
   // steps (resolved_vocab.cc).
   // tokenizer.hf.unigram_scores: the pieces' scores in double (empty: tokenizer.ggml.scores').
+  // tokenizer.hf.normalizers on the other kinds (src/hf writes them for BPE, SentencePiece-style
+  // BPE and WordPiece tokenizer.json files): the Unicode normal forms alone ("NFC", ...).
   bool hf_unigram = false;
   int64_t hf_unigram_tokens = 0;
   std::vector<double> hf_unigram_scores;

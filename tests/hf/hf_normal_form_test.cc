@@ -34,17 +34,9 @@ const nlohmann::json& NormalFormGolden() {
   return golden;
 }
 
-std::string BytesFromHex(const std::string& hex) {
-  std::string out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
-  }
-  return out;
-}
-
 // A case's input as bytes: its text, or the bytes that are not UTF-8.
 std::string NormalFormCaseInput(const nlohmann::json& c) {
-  return c.contains("bytes_hex") ? BytesFromHex(c["bytes_hex"].get<std::string>())
+  return c.contains("bytes_hex") ? testing::BytesFromHex(c["bytes_hex"].get<std::string>())
                                  : c["text"].get<std::string>();
 }
 

@@ -121,6 +121,14 @@ class MadeDirs {
 
 }  // namespace
 
+std::string BytesFromHex(const std::string& hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  }
+  return out;
+}
+
 std::string FreshDir(const std::string& name) {
   // One folder per test and process: ctest runs the tests of a fixture in parallel processes,
   // which would otherwise clear each other's folder.

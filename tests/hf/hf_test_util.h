@@ -24,6 +24,10 @@ std::vector<uint8_t> SafetensorsBytes(const std::vector<StEntry>& entries);
 void WriteFile(const std::string& path, const std::vector<uint8_t>& bytes);
 void WriteText(const std::string& path, const std::string& text);
 
+// The bytes spelled by `hex` ("c3a9" -> "\xC3\xA9"), for goldens that hold bytes that are not
+// UTF-8.
+std::string BytesFromHex(const std::string& hex);
+
 // A fresh empty directory under the test's temporary directory, removed when the test process
 // exits (kept where a test failed).
 std::string FreshDir(const std::string& name);
