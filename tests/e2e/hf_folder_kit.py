@@ -68,8 +68,10 @@ SPLIT_PATTERNS = {
 def build_tokenizer(meta, pre="smollm"):
     """A `tokenizers.Tokenizer` over SmolLM2's vocabulary and merges, its control tokens as
     special added tokens. `pre`: SmolLM2's own pre-tokenizer (single digits, then GPT-2's
-    pattern), or Llama-3's ("llama3": its Split pattern, ignore_merges) or Qwen2's ("qwen2")."""
-    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers
+    pattern), or Llama-3's ("llama3": its Split pattern, ignore_merges) or Qwen2's ("qwen2":
+    with Qwen2's NFC normalizer)."""
+    from tokenizers import (AddedToken, Regex, Tokenizer, decoders, models, normalizers,
+                            pre_tokenizers)
 
     tokens, types = meta["tokenizer.ggml.tokens"], meta["tokenizer.ggml.token_type"]
     vocab = {t: i for i, t in enumerate(tokens)}
@@ -83,6 +85,8 @@ def build_tokenizer(meta, pre="smollm"):
         tok.pre_tokenizer = pre_tokenizers.Sequence([
             pre_tokenizers.Split(Regex(SPLIT_PATTERNS[pre]), behavior="isolated", invert=False),
             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    if pre == "qwen2":
+        tok.normalizer = normalizers.NFC()
     tok.decoder = decoders.ByteLevel()
     specials = [(i, t) for i, t in enumerate(tokens) if types[i] == CONTROL]
     for i, t in sorted(specials):

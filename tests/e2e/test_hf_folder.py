@@ -43,6 +43,11 @@ def hf_server(folder):
     assert s.stop() == 0, s.log_tail()
 
 
+# Text that NFC changes: decomposed accents, Hangul jamo, canonical singletons.
+DECOMPOSED = ["cafe\u0301 nai\u0308ve Cu\u031b\u0309a Vie\u0323\u0302t",
+              "\u1112\u1161\u11ab\u1100\u1173\u11af A\u030a \u212b \u2126"]
+
+
 def corpus():
     texts = []
     for case in json.loads(CORPUS.read_text())["cases"]:
@@ -75,7 +80,8 @@ def test_tokenization_equals_the_tokenizers_package(hf_server, folder):
 @pytest.mark.parametrize("pre,name", [("llama3", "llama-bpe"), ("qwen2", "qwen2")])
 def test_llama3_and_qwen2_pre_tokenizers_equal_the_tokenizers_package(tmp_path, pre, name):
     """The same vocabulary behind Llama-3's pre-tokenizer (its Split pattern, ignore_merges)
-    and Qwen2's: radixlm's patterns of the same name split the corpus as `tokenizers` does."""
+    and Qwen2's (with its NFC normalizer): radixlm's patterns of the same name split the corpus
+    as `tokenizers` does, and text in other normal forms is normalised as Qwen2's is."""
     gguf = chat_model_path()
     if gguf is None:
         pytest.skip("SmolLM2-135M-Instruct's GGUF is not installed")
@@ -85,7 +91,9 @@ def test_llama3_and_qwen2_pre_tokenizers_equal_the_tokenizers_package(tmp_path, 
     s = Server(model=str(path))
     try:
         assert f"byte-level BPE (pre-tokenizer {name}," in s.log_text()
-        texts = corpus()
+        assert (f"byte-level BPE (pre-tokenizer {name}, normalizer NFC," in s.log_text()) == (
+            pre == "qwen2")
+        texts = corpus() + DECOMPOSED
         r = s.post("/tokenize", json={"prompt": texts, "add_special_tokens": False})
         assert r.status_code == 200, r.text
         want = [e.ids for e in tok.encode_batch(texts, add_special_tokens=False)]
