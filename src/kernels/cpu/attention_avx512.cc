@@ -66,8 +66,13 @@ void ScoreTileM(const float* q, const float* k, int n, int hd, float* scores,
 template <int R, int C>
 void AccumulateMicro(const float* p, int64_t p_stride, const float* v, int n, int width, int d,
                      __mmask16 mask, float* acc, int64_t acc_stride) {
+  // Every loop over r and c fully unrolled, so that the R x C accumulators live in registers
+  // only (with the loads and stores around the key loop left as loops, the compiler kept a copy
+  // on the stack and stored all of them on every key).
   __m512 a[R][C];
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 8
     for (int c = 0; c < C; ++c) {
       a[r][c] =
           _mm512_maskz_loadu_ps(c == C - 1 ? mask : 0xffff, acc + r * acc_stride + d + 16 * c);
@@ -76,14 +81,19 @@ void AccumulateMicro(const float* p, int64_t p_stride, const float* v, int n, in
   for (int j = 0; j < n; ++j) {
     const float* vj = v + static_cast<int64_t>(j) * width + d;
     __m512 vv[C];
+#pragma GCC unroll 8
     for (int c = 0; c < C; ++c)
       vv[c] = _mm512_maskz_loadu_ps(c == C - 1 ? mask : 0xffff, vj + 16 * c);
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const __m512 pr = _mm512_set1_ps(p[r * p_stride + j]);
+#pragma GCC unroll 8
       for (int c = 0; c < C; ++c) a[r][c] = _mm512_fmadd_ps(vv[c], pr, a[r][c]);
     }
   }
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 8
     for (int c = 0; c < C; ++c) {
       _mm512_mask_storeu_ps(acc + r * acc_stride + d + 16 * c, c == C - 1 ? mask : 0xffff, a[r][c]);
     }
