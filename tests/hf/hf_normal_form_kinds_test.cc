@@ -26,19 +26,8 @@ namespace radixlm::hf {
 namespace {
 
 const nlohmann::json& KindsGolden() {
-  static const nlohmann::json golden = [] {
-    std::ifstream in(std::string(RADIXLM_SOURCE_DIR) +
-                     "/tests/hf/testdata/normal_form_kinds_golden.json");
-    std::stringstream text;
-    text << in.rdbuf();
-    return nlohmann::json::parse(text.str());
-  }();
+  static const nlohmann::json golden = testing::ReadTestdataJson("normal_form_kinds_golden.json");
   return golden;
-}
-
-std::string CaseInput(const nlohmann::json& c) {
-  return c.contains("bytes_hex") ? testing::BytesFromHex(c["bytes_hex"].get<std::string>())
-                                 : c["text"].get<std::string>();
 }
 
 // `metadata` without the key `drop` ("" keeps all) -> Tokenizer.
@@ -72,7 +61,7 @@ TEST_P(NormalFormKindsTest, IdsEqualTheTokenizersPackage) {
   ASSERT_GE(cases.size(), 130u);
   size_t invalid = 0, changed = 0;
   for (const nlohmann::json& c : cases) {
-    const std::string input = CaseInput(c);
+    const std::string input = testing::GoldenCaseInput(c);
     invalid += c.contains("bytes_hex");
     changed += c["changed"].get<bool>();
     EXPECT_EQ((*tok)->Encode(input, /*add_special=*/false, /*parse_special=*/true),
@@ -101,7 +90,7 @@ TEST_P(NormalFormKindsTest, WithoutTheKeyNoNormalFormIsApplied) {
   for (const nlohmann::json& c : variant["cases"]) {
     if (!c.contains("ids_plain") || c.contains("bytes_hex")) continue;
     ++checked;
-    const std::string input = CaseInput(c);
+    const std::string input = testing::GoldenCaseInput(c);
     EXPECT_EQ((*tok)->Encode(input, /*add_special=*/false, /*parse_special=*/true),
               c["ids_plain"].get<std::vector<int32_t>>())
         << input;

@@ -24,20 +24,8 @@ namespace radixlm::hf {
 namespace {
 
 const nlohmann::json& NormalFormGolden() {
-  static const nlohmann::json golden = [] {
-    std::ifstream in(std::string(RADIXLM_SOURCE_DIR) +
-                     "/tests/hf/testdata/normal_form_golden.json");
-    std::stringstream text;
-    text << in.rdbuf();
-    return nlohmann::json::parse(text.str());
-  }();
+  static const nlohmann::json golden = testing::ReadTestdataJson("normal_form_golden.json");
   return golden;
-}
-
-// A case's input as bytes: its text, or the bytes that are not UTF-8.
-std::string NormalFormCaseInput(const nlohmann::json& c) {
-  return c.contains("bytes_hex") ? testing::BytesFromHex(c["bytes_hex"].get<std::string>())
-                                 : c["text"].get<std::string>();
 }
 
 class NormalFormGoldenTest : public ::testing::TestWithParam<std::string> {};
@@ -56,7 +44,7 @@ TEST_P(NormalFormGoldenTest, IdsEqualTheTokenizersPackage) {
   ASSERT_GE(cases.size(), 90u);
   size_t invalid = 0;
   for (const nlohmann::json& c : cases) {
-    const std::string input = NormalFormCaseInput(c);
+    const std::string input = testing::GoldenCaseInput(c);
     invalid += c.contains("bytes_hex");
     EXPECT_EQ((*tok)->Encode(input, /*add_special=*/false, /*parse_special=*/true),
               c["ids"].get<std::vector<int32_t>>())
@@ -74,7 +62,7 @@ TEST_P(NormalFormGoldenTest, NormalFormEqualsTheTokenizersPackage) {
   EXPECT_STREQ(tokenizer::NormalFormName(*form), GetParam().c_str());
   for (const nlohmann::json& c : NormalFormGolden()["forms"][GetParam()]["cases"]) {
     std::string clean;
-    tokenizer::SanitizeUtf8Lossy(NormalFormCaseInput(c), &clean);
+    tokenizer::SanitizeUtf8Lossy(testing::GoldenCaseInput(c), &clean);
     EXPECT_EQ(tokenizer::ToNormalForm(clean, *form), c["normalized"].get<std::string>()) << clean;
   }
 }

@@ -23,15 +23,8 @@
 namespace radixlm::hf {
 namespace {
 
-nlohmann::json ReadTestdataJson(const std::string& name) {
-  std::ifstream in(std::string(RADIXLM_SOURCE_DIR) + "/tests/hf/testdata/" + name);
-  std::stringstream text;
-  text << in.rdbuf();
-  return nlohmann::json::parse(text.str());
-}
-
 const nlohmann::json& PrecompiledGolden() {
-  static const nlohmann::json golden = ReadTestdataJson("precompiled_golden.json");
+  static const nlohmann::json golden = testing::ReadTestdataJson("precompiled_golden.json");
   return golden;
 }
 
@@ -76,7 +69,7 @@ TEST(PrecompiledGoldenTest, IdsTextAndNormalisationEqualTheTokenizersPackage) {
 // charsmap that maps all others to "#": the package's output shows its cluster boundaries
 // (a cluster under 6 bytes becomes one "#"; a longer one, one "#" per character).
 TEST(PrecompiledGoldenTest, GraphemeClustersEqualTheTokenizersPackage) {
-  const nlohmann::json probe = ReadTestdataJson("grapheme_probe.json");
+  const nlohmann::json probe = testing::ReadTestdataJson("grapheme_probe.json");
   const tokenizer::PrecompiledCharsmap charsmap = CharsmapOf(probe["charsmap"]);
   // Every code point the golden has, but only every 251st of planes 4 to 13 (all unassigned).
   std::vector<uint32_t> cps;

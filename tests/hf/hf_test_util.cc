@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -127,6 +128,18 @@ std::string BytesFromHex(const std::string& hex) {
     out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
   }
   return out;
+}
+
+nlohmann::json ReadTestdataJson(const std::string& name) {
+  std::ifstream in(std::string(RADIXLM_SOURCE_DIR) + "/tests/hf/testdata/" + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  return nlohmann::json::parse(text.str());
+}
+
+std::string GoldenCaseInput(const nlohmann::json& c) {
+  return c.contains("bytes_hex") ? BytesFromHex(c["bytes_hex"].get<std::string>())
+                                 : c["text"].get<std::string>();
 }
 
 std::string FreshDir(const std::string& name) {

@@ -28,6 +28,12 @@ void WriteText(const std::string& path, const std::string& text);
 // UTF-8.
 std::string BytesFromHex(const std::string& hex);
 
+// tests/hf/testdata/`name`, parsed.
+nlohmann::json ReadTestdataJson(const std::string& name);
+
+// A golden case's input: its "text", or the bytes of its "bytes_hex" (input that is not UTF-8).
+std::string GoldenCaseInput(const nlohmann::json& c);
+
 // A fresh empty directory under the test's temporary directory, removed when the test process
 // exits (kept where a test failed).
 std::string FreshDir(const std::string& name);
