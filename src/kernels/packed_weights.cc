@@ -857,8 +857,10 @@ void PackedGemmGroups(const PackedWeights& w, const PackedActivations& a, int64_
     switch (ActivePackedGemmPath()) {
 #if defined(RADIXLM_KERNELS_AVX512_VNNI)
       case PackedGemmPath::kAvx512Vnni:
-      case PackedGemmPath::kAmx:
         return cpu::avx512vnni::CodebookGemm(w, a, n_tokens, g0, g1, y, y_stride);
+      case PackedGemmPath::kAmx:  // AMX-INT8 tiles for full tiles of 16 tokens
+        return cpu::avx512vnni::CodebookGemm(w, a, n_tokens, g0, g1, y, y_stride,
+                                             cpu::avx512vnni::CodebookAmxBuilt());
 #endif
 #if defined(RADIXLM_KERNELS_AVX_VNNI)
       case PackedGemmPath::kAvxVnni:

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -181,12 +182,14 @@ TEST_P(PackedCodebookTypeTest, Avx512VnniKernelMatchesReferenceBitForBit) {
 #endif
 }
 
-// Every packed codebook kernel this binary has and this CPU runs (AVX2, AVX-VNNI, AVX-512 VNNI:
-// the avx2, avx_vnni and avx512 / amx levels), whatever RADIXLM_ISA dispatches.
+// Every packed codebook kernel this binary has and this CPU runs (AVX2, AVX-VNNI, AVX-512 VNNI,
+// AMX-INT8 tiles for 16 tokens: the avx2, avx_vnni, avx512 and amx levels), whatever
+// RADIXLM_ISA dispatches.
 struct CodebookKernel {
   const char* name;
-  void (*gemm)(const PackedWeights&, const PackedActivations&, int64_t, int64_t, int64_t, float*,
-               int64_t);
+  std::function<void(const PackedWeights&, const PackedActivations&, int64_t, int64_t, int64_t,
+                     float*, int64_t)>
+      gemm;
 };
 std::vector<CodebookKernel> CodebookKernelsHere() {
   std::vector<CodebookKernel> k;
@@ -197,7 +200,16 @@ std::vector<CodebookKernel> CodebookKernelsHere() {
   if (cpu::CpuHasAvxVnni()) k.push_back({"avx_vnni", cpu::avxvnni::CodebookGemm});
 #endif
 #if defined(RADIXLM_KERNELS_AVX512_VNNI)
-  if (cpu::CpuHasAvx512Vnni()) k.push_back({"avx512_vnni", cpu::avx512vnni::CodebookGemm});
+  auto vnni = [](bool amx) {
+    return [amx](const PackedWeights& w, const PackedActivations& a, int64_t n, int64_t g0,
+                 int64_t g1, float* y, int64_t stride) {
+      cpu::avx512vnni::CodebookGemm(w, a, n, g0, g1, y, stride, amx);
+    };
+  };
+  if (cpu::CpuHasAvx512Vnni()) k.push_back({"avx512_vnni", vnni(false)});
+  if (cpu::CpuHasAvx512Vnni() && cpu::CpuHasAmxInt8() && cpu::avx512vnni::CodebookAmxBuilt()) {
+    k.push_back({"amx", vnni(true)});
+  }
 #endif
   return k;
 }
@@ -213,7 +225,7 @@ TEST_P(PackedCodebookTypeTest, EveryIsaKernelMatchesReferenceBitForBit) {
        {std::pair<int64_t, int64_t>{5, 256}, {8, 1280}, {13, 768}, {45, 256}, {45, 768}}) {
     const Fixture f = MakeCodebook(GetParam(), rows, cols, static_cast<uint32_t>(rows + cols));
     const auto p = PackCodebookWeights(f.w, nullptr);
-    for (int64_t n_tokens : {1, 2, 3, 4, 5, 7, 8, 9, 13, 17}) {
+    for (int64_t n_tokens : {1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17, 35}) {
       SCOPED_TRACE("rows " + std::to_string(rows) + " cols " + std::to_string(cols) + " tokens " +
                    std::to_string(n_tokens));
       std::vector<float> x = RandomActivations(n_tokens, cols, 3);

@@ -4,7 +4,8 @@
 // signed by the stored sign bits), and multiplied with every token of the tile; the offset comes
 // off with 128 times the activation sums, each 16-column half's scale multiplies its sum (or the
 // block's one scale the block's sum), and the super-block's sum goes into the float accumulator
-// as the scalar definition has it (the same bits).
+// as the scalar definition has it (the same bits). Where the build has AMX-INT8, full tiles
+// of 16 tokens can take AMX tile products instead (TileAmx16, the same bits).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -297,40 +298,156 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t t0, int64_
 using TileFn = void (*)(const PackedWeights&, const PackedActivations&, int64_t, int64_t, bool,
                         float*, int64_t);
 
+#if defined(__AMX_TILE__) && defined(__AMX_INT8__)
+constexpr bool kAmxBuilt = true;
+
+// AMX-INT8: 16 tokens x the group's 16 rows per 32-column block. The decoded chunks u[0..7]
+// are AMX's B layout as they are (chunk c = tile row c: 16 rows x 4 bytes); the tokens' int8
+// activations are A (16 rows of 32 bytes, a.stride apart); tdpbsud gives each (token, row) the
+// same integer sum as the VNNI tile's dpbusd chain (exact), and the rest is Tile's integer and
+// float epilogue per token, so the bits are Tile's. Two-scale types take each 16-column half
+// in its own product (A 16 x 16 bytes, B 4 chunks).
+struct alignas(64) TileConfig {
+  uint8_t palette = 1;
+  uint8_t start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+// tmm0, tmm1: C (16 tokens x 16 rows int32); tmm2, tmm3: A, B of a whole block;
+// tmm4, tmm5 / tmm6, tmm7: A, B of the low / high 16 columns. (Static storage: GCC 12 drops
+// stores into a local config before ldtilecfg reads it.)
+alignas(64) constexpr TileConfig kAmxConfig = {
+    .palette = 1,
+    .start_row = 0,
+    .reserved = {},
+    .colsb = {64, 64, 32, 64, 16, 64, 16, 64},
+    .rows = {16, 16, 16, 8, 16, 4, 16, 4},
+};
+
+template <typename Type>
+void TileAmx16(const PackedWeights& w, const PackedActivations& a, int64_t t0, int64_t g, float* y,
+               int64_t y_stride) {
+  constexpr int kTokens = 16;
+  const int64_t nb = a.nb;
+  const auto stride = static_cast<int64_t>(a.stride);
+  __m512 facc[kTokens];
+  for (int t = 0; t < kTokens; ++t) facc[t] = _mm512_setzero_ps();
+  alignas(64) int32_t c0[kTokens][16];
+  alignas(64) int32_t c1[kTokens][16];
+  alignas(64) uint8_t bt[8 * 64];
+  for (int64_t s = 0; s < nb / 8; ++s) {
+    const uint8_t* sup = w.Supers(g, 8 * s);
+    __m512i isum[kTokens];
+    for (int t = 0; t < kTokens; ++t) isum[t] = _mm512_setzero_si512();
+    for (int64_t b = 8 * s; b < 8 * s + 8; ++b) {
+      __m512i u[8], scale[2];
+      Type::Decode(w.Block(g, b), sup, static_cast<int>(b - 8 * s), u, scale);
+      for (int c = 0; c < 8; ++c) _mm512_store_si512(bt + 64 * c, u[c]);
+      const int8_t* xq = a.qs + t0 * stride + 32 * b;
+      if constexpr (Type::kTwoScales) {
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_loadd(4, xq, stride);
+        _tile_loadd(5, bt, 64);
+        _tile_loadd(6, xq + 16, stride);
+        _tile_loadd(7, bt + 256, 64);
+        _tile_dpbsud(0, 4, 5);
+        _tile_dpbsud(1, 6, 7);
+        _tile_stored(0, c0, 64);
+        _tile_stored(1, c1, 64);
+        for (int t = 0; t < kTokens; ++t) {
+          const int64_t tb = (t0 + t) * nb + b;
+          const __m512i dot0 =
+              _mm512_sub_epi32(_mm512_load_si512(c0[t]), _mm512_set1_epi32(128 * a.sum16[2 * tb]));
+          const __m512i dot1 = _mm512_sub_epi32(_mm512_load_si512(c1[t]),
+                                                _mm512_set1_epi32(128 * a.sum16[2 * tb + 1]));
+          isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(dot0, scale[0]));
+          isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(dot1, scale[1]));
+        }
+      } else {
+        _tile_zero(0);
+        _tile_loadd(2, xq, stride);
+        _tile_loadd(3, bt, 64);
+        _tile_dpbsud(0, 2, 3);
+        _tile_stored(0, c0, 64);
+        for (int t = 0; t < kTokens; ++t) {
+          const int64_t tb = (t0 + t) * nb + b;
+          const int32_t xsum = a.sum16[2 * tb] + a.sum16[2 * tb + 1];
+          const __m512i dot0 =
+              _mm512_sub_epi32(_mm512_load_si512(c0[t]), _mm512_set1_epi32(128 * xsum));
+          isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(dot0, scale[0]));
+        }
+      }
+    }
+    const __m512 dw = Type::LoadD(sup);
+    for (int t = 0; t < kTokens; ++t) {
+      const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(a.dx[(t0 + t) * nb + 8 * s]));
+      facc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]), d, facc[t]);
+    }
+  }
+  const __m512 out_scale = _mm512_set1_ps(Type::kLayout.out_scale);
+  const int64_t row0 = g * 16;
+  const __mmask16 rows_mask =
+      static_cast<__mmask16>((1u << std::min<int64_t>(16, w.rows - row0)) - 1);
+  for (int t = 0; t < kTokens; ++t) {
+    _mm512_mask_storeu_ps(y + (t0 + t) * y_stride + row0, rows_mask,
+                          _mm512_mul_ps(out_scale, facc[t]));
+  }
+}
+#else
+constexpr bool kAmxBuilt = false;
+#endif
+
 template <typename Type>
 void Gemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
-          int64_t g1, float* y, int64_t y_stride) {
+          int64_t g1, float* y, int64_t y_stride, bool use_amx) {
   constexpr TileFn kTiles[kMaxTokens + 1] = {
       nullptr,       Tile<Type, 1>, Tile<Type, 2>, Tile<Type, 3>, Tile<Type, 4>,
       Tile<Type, 5>, Tile<Type, 6>, Tile<Type, 7>, Tile<Type, 8>,
   };
+  use_amx = use_amx && kAmxBuilt && n_tokens >= 16;
+#if defined(__AMX_TILE__) && defined(__AMX_INT8__)
+  if (use_amx) _tile_loadconfig(&kAmxConfig);
+#endif
   for (int64_t g = g0; g < g1; ++g) {
-    for (int64_t t0 = 0; t0 < n_tokens; t0 += kMaxTokens) {
+    int64_t t0 = 0;
+#if defined(__AMX_TILE__) && defined(__AMX_INT8__)
+    if (use_amx) {
+      for (; t0 + 16 <= n_tokens; t0 += 16) TileAmx16<Type>(w, a, t0, g, y, y_stride);
+    }
+#endif
+    for (; t0 < n_tokens; t0 += kMaxTokens) {
       const int64_t n = std::min<int64_t>(kMaxTokens, n_tokens - t0);
       kTiles[n](w, a, t0, g, t0 == 0, y, y_stride);
     }
   }
+#if defined(__AMX_TILE__) && defined(__AMX_INT8__)
+  if (use_amx) _tile_release();
+#endif
 }
 
 }  // namespace
 
+bool CodebookAmxBuilt() { return kAmxBuilt; }
+
 void CodebookGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
-                  int64_t g1, float* y, int64_t y_stride) {
+                  int64_t g1, float* y, int64_t y_stride, bool use_amx) {
   switch (w.source_type) {
     case gguf::GgmlType::kIQ3_XXS:
-      return Gemm<Iq3xxs>(w, a, n_tokens, g0, g1, y, y_stride);
+      return Gemm<Iq3xxs>(w, a, n_tokens, g0, g1, y, y_stride, use_amx);
     case gguf::GgmlType::kIQ2_XXS:
-      return Gemm<Iq2xxs>(w, a, n_tokens, g0, g1, y, y_stride);
+      return Gemm<Iq2xxs>(w, a, n_tokens, g0, g1, y, y_stride, use_amx);
     case gguf::GgmlType::kIQ3_S:
-      return Gemm<Iq3s>(w, a, n_tokens, g0, g1, y, y_stride);
+      return Gemm<Iq3s>(w, a, n_tokens, g0, g1, y, y_stride, use_amx);
     case gguf::GgmlType::kIQ2_XS:
-      return Gemm<Iq2xs>(w, a, n_tokens, g0, g1, y, y_stride);
+      return Gemm<Iq2xs>(w, a, n_tokens, g0, g1, y, y_stride, use_amx);
     case gguf::GgmlType::kIQ2_S:
-      return Gemm<Iq2s>(w, a, n_tokens, g0, g1, y, y_stride);
+      return Gemm<Iq2s>(w, a, n_tokens, g0, g1, y, y_stride, use_amx);
     case gguf::GgmlType::kIQ1_S:
-      return Gemm<Iq1s>(w, a, n_tokens, g0, g1, y, y_stride);
+      return Gemm<Iq1s>(w, a, n_tokens, g0, g1, y, y_stride, use_amx);
     case gguf::GgmlType::kIQ1_M:
-      return Gemm<Iq1m>(w, a, n_tokens, g0, g1, y, y_stride);
+      return Gemm<Iq1m>(w, a, n_tokens, g0, g1, y, y_stride, use_amx);
     default:
       std::abort();
   }

@@ -69,9 +69,13 @@ void QuantizeActivationRow(const float* x, int64_t n, int act_block, int8_t* qs,
 // use_amx: 16-token tiles through amx::PackedGemm16 (requires amx::Supports(w)).
 void PackedGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
                 int64_t g1, float* y, int64_t y_stride, bool use_amx);
-// The codebook types (kernels/packed_codebook.h): 16 rows x up to 8 tokens per tile.
+// The codebook types (kernels/packed_codebook.h): 16 rows x up to 8 tokens per tile; with
+// use_amx (only where CodebookAmxBuilt() and the CPU has AMX-INT8), 16 rows x 16 tokens per
+// AMX-INT8 tile product where 16 tokens remain, the same bits.
 void CodebookGemm(const PackedWeights& w, const PackedActivations& a, int64_t n_tokens, int64_t g0,
-                  int64_t g1, float* y, int64_t y_stride);
+                  int64_t g1, float* y, int64_t y_stride, bool use_amx = false);
+// Whether this build compiled CodebookGemm's AMX tiles.
+bool CodebookAmxBuilt();
 }  // namespace avx512vnni
 
 // Compiled with -mamx-tile -mamx-int8 where RADIXLM_KERNELS_AMX is defined; call only if
