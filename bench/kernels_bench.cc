@@ -175,6 +175,7 @@ void LowbitArgs(benchmark::internal::Benchmark* b) {
         for (int packed : {0, 1}) b->Args({static_cast<int>(t), rows, cols, tok, 2, packed});
       }
     }
+    b->Args({static_cast<int>(t), 1024, 2048, 64, 2, 1});  // prefill-sized: AMX tiles at amx
   }
 }
 BENCHMARK(BM_MatMulLowbit)

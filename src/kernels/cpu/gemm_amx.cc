@@ -2,7 +2,9 @@
 // 32-column block in one tdpbsud (activations s8 as A, the packed chunks — already AMX's B
 // layout — as u8 B), then the float epilogue of the AVX-512 VNNI kernel with the same operations
 // per element, so results are bit-identical to it and to the scalar reference whatever path a
-// token takes. Types with two scales per block (Q6_K) stay on the VNNI kernel.
+// token takes. The lookup types (IQ4_NL, IQ4_XS, MXFP4) map their nibbles through w.levels
+// first, as the VNNI kernel does. Types with two scales per block (Q6_K, Q2_K, Q3_K) stay on the
+// VNNI kernel.
 #include <immintrin.h>
 
 #include <cstdint>
@@ -34,6 +36,9 @@ struct alignas(64) TileConfig {
     if constexpr (kNib) {                                                            \
       __m512i wq[8];                                                                 \
       UnpackChunks<kHigh>(src, wq);                                                  \
+      if constexpr (kLut) {                                                          \
+        for (int ch = 0; ch < 8; ++ch) wq[ch] = _mm512_shuffle_epi8(lut, wq[ch]);    \
+      }                                                                              \
       for (int ch = 0; ch < 8; ++ch) _mm512_store_si512(unpacked + 64 * ch, wq[ch]); \
       src = unpacked;                                                                \
     }                                                                                \
@@ -43,9 +48,17 @@ struct alignas(64) TileConfig {
     _tile_dpbsud(C, A, B);                                                           \
   } while (0)
 
-template <bool kNib, int kHigh, bool kMin>
+// kLut: the nibbles index w.levels (IQ4_NL, IQ4_XS, MXFP4), looked up with vpshufb as the VNNI
+// kernel does; IQ4_XS's 6-bit block scales times its super-block's d.
+template <bool kNib, int kHigh, bool kMin, bool kLut = false>
 void Tile16(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t t0, float* y,
             int64_t y_stride, __mmask16 store_mask) {
+  __m512i lut = _mm512_setzero_si512();
+  if constexpr (kLut) {
+    lut = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.levels)));
+  }
+  const bool i6 = kLut && w.scale_form == ScaleForm::kI6;
+  __m512 dsup = _mm512_setzero_ps();
   __m512 acc[16];
   for (int t = 0; t < 16; ++t) acc[t] = _mm512_setzero_ps();
   const int64_t nb = a.nb;
@@ -58,7 +71,12 @@ void Tile16(const PackedWeights& w, const PackedActivations& a, int64_t g, int64
   const int64_t kb0 = t0 / kActTile * nb;
   auto epilogue = [&](int64_t b) {
     __m512 d[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()}, m = _mm512_setzero_ps();
-    BlockScales16(w, g, b, d, &m);
+    if (i6) {
+      if (b % 8 == 0) dsup = LoadHalves16(w.Supers(g, b));
+      d[0] = I6Scales16(w.Scales(g, b), dsup);
+    } else {
+      BlockScales16(w, g, b, d, &m);
+    }
     const int64_t kb = kb0 + b;
     const int32_t* xsum = a.txsum + kb * kActTile;
     const float* dx = a.tdx + kb * kActTile;
@@ -92,7 +110,8 @@ void Tile16(const PackedWeights& w, const PackedActivations& a, int64_t g, int64
 }  // namespace
 
 bool Supports(const PackedWeights& w) {
-  return w.sub == 32 && w.levels == nullptr && w.scale_form != ScaleForm::kCodebook;
+  return w.sub == 32 && w.scale_form != ScaleForm::kCodebook && w.low_bits != 2 &&
+         (w.levels == nullptr || w.nibbles);
 }
 
 // In static storage: GCC 12 drops stores into a local config before ldtilecfg reads it.
@@ -111,6 +130,9 @@ void End() { _tile_release(); }
 
 void PackedGemm16(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t t0,
                   float* y, int64_t y_stride, uint16_t store_mask) {
+  if (w.levels != nullptr) {  // the lookup types
+    return Tile16<true, 0, false, true>(w, a, g, t0, y, y_stride, store_mask);
+  }
   if (w.nibbles && w.high_bits == 1) {
     if (w.has_min) return Tile16<true, 1, true>(w, a, g, t0, y, y_stride, store_mask);
     return Tile16<true, 1, false>(w, a, g, t0, y, y_stride, store_mask);

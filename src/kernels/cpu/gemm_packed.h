@@ -81,7 +81,8 @@ bool CodebookAmxBuilt();
 // Compiled with -mamx-tile -mamx-int8 where RADIXLM_KERNELS_AMX is defined; call only if
 // CpuHasAmxInt8().
 namespace amx {
-// One scale per 32-block (not Q6_K) and u stored as is (not the lookup or codebook types).
+// One scale per 32-block (not Q6_K, Q2_K, Q3_K), u stored as is or looked up through w.levels
+// (the lookup types), not the codebook types.
 bool Supports(const PackedWeights& w);
 // Configure this thread's tiles before PackedGemm16 calls, and release them after (a thread
 // holding tile state pays for it at every context switch and may run at a lower clock).
