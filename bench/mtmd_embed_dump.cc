@@ -5,7 +5,8 @@
 //   mtmd_embed_dump MMPROJ TEXT_MODEL OUT_DIR THREADS IMAGE...
 // IMAGE is a file (decoded by llama.cpp's helper, stb_image), raw:W:H:PATH (8-bit RGB bytes),
 // or size:W:H (a grey W x H image, tokenized only: its token count, no encoding).
-// For image i, OUT_DIR/i.f32 gets the [n_tokens, n_embd] floats, and stdout one JSON line
+// For image i, OUT_DIR/i.f32 gets the [n_tokens, n_embd] floats (of every image chunk, in
+// order: idefics3's tiles, then its overview), and stdout one JSON line
 // {"image": i, "n_tokens": .., "n_embd": .., "encode_ms": ..} (size:W:H: encode_ms is absent).
 #include <chrono>
 #include <cstdio>
@@ -74,28 +75,34 @@ int main(int argc, char** argv) {
     mtmd_input_text text{marker.c_str(), marker.size(), false, true};
     const mtmd_bitmap* bitmaps[] = {bitmap};
     if (mtmd_tokenize(ctx, chunks, &text, bitmaps, 1) != 0) return 1;
-    const mtmd_input_chunk* image = nullptr;
+    // One image chunk, or several (idefics3: each tile, then the overview): their rows in order.
+    std::vector<const mtmd_input_chunk*> images;
+    size_t n_tokens = 0;
     for (size_t c = 0; c < mtmd_input_chunks_size(chunks); ++c) {
       const mtmd_input_chunk* chunk = mtmd_input_chunks_get(chunks, c);
-      if (mtmd_input_chunk_get_type(chunk) == MTMD_INPUT_CHUNK_TYPE_IMAGE) image = chunk;
+      if (mtmd_input_chunk_get_type(chunk) != MTMD_INPUT_CHUNK_TYPE_IMAGE) continue;
+      images.push_back(chunk);
+      n_tokens += mtmd_input_chunk_get_n_tokens(chunk);
     }
-    if (image == nullptr) return 1;
+    if (images.empty()) return 1;
     if (count_only) {
-      std::printf("{\"image\": %d, \"n_tokens\": %zu, \"n_embd\": %d}\n", i - 5,
-                  mtmd_input_chunk_get_n_tokens(image), n_embd);
+      std::printf("{\"image\": %d, \"n_tokens\": %zu, \"n_embd\": %d}\n", i - 5, n_tokens, n_embd);
       std::fflush(stdout);
       mtmd_input_chunks_free(chunks);
       mtmd_bitmap_free(bitmap);
       continue;
     }
-    const auto t0 = std::chrono::steady_clock::now();
-    if (mtmd_encode_chunk(ctx, image) != 0) return 1;
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    const size_t n_tokens = mtmd_input_chunk_get_n_tokens(image);
-    const float* embd = mtmd_get_output_embd(ctx);
     std::ofstream out(out_dir + "/" + std::to_string(i - 5) + ".f32", std::ios::binary);
-    out.write(reinterpret_cast<const char*>(embd), n_tokens * n_embd * sizeof(float));
+    double ms = 0;
+    for (const mtmd_input_chunk* image : images) {
+      const auto t0 = std::chrono::steady_clock::now();
+      if (mtmd_encode_chunk(ctx, image) != 0) return 1;
+      ms +=
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      const float* embd = mtmd_get_output_embd(ctx);
+      out.write(reinterpret_cast<const char*>(embd),
+                mtmd_input_chunk_get_n_tokens(image) * n_embd * sizeof(float));
+    }
     std::printf("{\"image\": %d, \"n_tokens\": %zu, \"n_embd\": %d, \"encode_ms\": %.1f}\n", i - 5,
                 n_tokens, n_embd, ms);
     std::fflush(stdout);

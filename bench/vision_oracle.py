@@ -96,13 +96,16 @@ def build_dumper(version: str) -> Path:
 
 
 def write_projector(path: Path, layers: int, width: int, ffn: int, heads: int, image: int,
-                    patch: int, out_width: int, scale: int, gguf_py: Path) -> None:
+                    patch: int, out_width: int, scale: int, gguf_py: Path, kind: str = "gemma3",
+                    longest_edge: int = 0) -> None:
+    """gemma3, or idefics3 (kind; as conversion/smolvlm.py writes it: the same SigLIP, the pixel
+    shuffle factor and the preprocessor's longest edge, and mm.model.fc.weight)."""
     sys.path.insert(0, str(gguf_py))
     import gguf  # noqa: PLC0415
     rng = np.random.default_rng(0)
     w = gguf.GGUFWriter(str(path), "clip")
     w.add_bool("clip.has_vision_encoder", True)
-    w.add_string("clip.projector_type", "gemma3")
+    w.add_string("clip.projector_type", kind)
     w.add_bool("clip.use_gelu", True)
     w.add_uint32("clip.vision.projection_dim", out_width)
     w.add_uint32("clip.vision.image_size", image)
@@ -114,8 +117,10 @@ def write_projector(path: Path, layers: int, width: int, ffn: int, heads: int, i
     w.add_float32("clip.vision.attention.layer_norm_epsilon", 1e-6)
     w.add_array("clip.vision.image_mean", [0.5, 0.5, 0.5])
     w.add_array("clip.vision.image_std", [0.5, 0.5, 0.5])
-    if scale != 4:
+    if scale != 4 or kind == "idefics3":
         w.add_uint32("clip.vision.projector.scale_factor", scale)
+    if kind == "idefics3":
+        w.add_uint32("clip.vision.preproc_image_size", longest_edge)
 
     def t(name, shape, scale_, offset=0.0, f16=False):
         a = (offset + scale_ * rng.standard_normal(shape, dtype=np.float32)).astype(np.float32)
@@ -140,8 +145,12 @@ def write_projector(path: Path, layers: int, width: int, ffn: int, heads: int, i
         t(b + "ffn_down.bias", (width,), 0.05)
     t("v.post_ln.weight", (width,), 0.1, 1.0)
     t("v.post_ln.bias", (width,), 0.05)
-    t("mm.soft_emb_norm.weight", (width,), 0.1, 1.0)
-    t("mm.input_projection.weight", (width, out_width), s, f16=True)  # ggml [out, width]
+    if kind == "idefics3":
+        merged = width * scale * scale
+        t("mm.model.fc.weight", (out_width, merged), merged ** -0.5, f16=True)  # ggml [merged, out]
+    else:
+        t("mm.soft_emb_norm.weight", (width,), 0.1, 1.0)
+        t("mm.input_projection.weight", (width, out_width), s, f16=True)  # ggml [out, width]
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
@@ -204,6 +213,9 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
 GOLDEN_SHAPE = dict(layers=2, width=32, ffn=48, heads=4, image=24, patch=4, out_width=640, scale=3)
 
 
+# SmolVLM-256M's SigLIP (the 2B's is 27 x 1152, FFN 4304, 16 heads, image 384, patch 14, scale 3)
+IDEFICS3_SHAPE = dict(layers=12, width=768, ffn=3072, heads=12, image_size=512, patch=16,
+                      out_width=576)
 QWEN_SHAPE = dict(layers=32, width=1280, ffn=3420, heads=16, patch=14, out_width=3584,
                   n_wa_pattern=8)
 QWEN_GOLDEN_SHAPE = dict(layers=2, width=32, ffn=40, heads=4, patch=8, out_width=640,
@@ -265,6 +277,42 @@ def text_model_for(width: int, default: str, gguf_py: Path) -> str:
     return str(path)
 
 
+IDEFICS3_GOLDEN_SHAPE = dict(layers=2, width=32, ffn=48, heads=4, image=24, patch=4, out_width=640,
+                             scale=2, longest_edge=40)
+IDEFICS3_GOLDEN_COUNT_SIZES = ((24, 24), (45, 29), (29, 45), (30, 12), (40, 40), (41, 40),
+                               (100, 3), (3, 100), (1000, 1000), (500, 333))
+
+
+def write_idefics3_golden(dest: Path, dumper: Path, text_model: str, gguf_py: Path,
+                          version: str) -> int:
+    dest.mkdir(parents=True, exist_ok=True)
+    proj = dest / "tiny_idefics3_mmproj.gguf"
+    write_projector(proj, gguf_py=gguf_py, kind="idefics3", **IDEFICS3_GOLDEN_SHAPE)
+    images = []
+    for (w, h, seed) in ((45, 29, 31), (30, 12, 32)):
+        p = dest / f"idefics3_golden_{w}x{h}.png"
+        write_png(p, picture(w, h, seed))
+        images.append(p)
+    out = cache() / "golden_idefics3"
+    out.mkdir(exist_ok=True)
+    sizes = [f"size:{w}:{h}" for w, h in IDEFICS3_GOLDEN_COUNT_SIZES]
+    rows = run_json([str(dumper), str(proj), text_model, str(out), "1", *map(str, images), *sizes])
+    golden = {"producer": f"llama.cpp {llama_peer.peer_version(version)} libmtmd "
+                          "(bench/mtmd_embed_dump.cc), written by bench/vision_oracle.py "
+                          "--type idefics3 --golden",
+              "projector": proj.name, "images": [], "token_counts": []}
+    for i, p in enumerate(images):
+        e = np.fromfile(out / f"{i}.f32", dtype=np.float32)
+        golden["images"].append({"file": p.name, "n_tokens": rows[i]["n_tokens"],
+                                 "n_embd": rows[i]["n_embd"],
+                                 "embeddings": [float(f"{v:.6g}") for v in e]})
+    for (w, h), row in zip(IDEFICS3_GOLDEN_COUNT_SIZES, rows[len(images):]):
+        golden["token_counts"].append({"width": w, "height": h, "n_tokens": row["n_tokens"]})
+    (dest / "idefics3_golden.json").write_text(json.dumps(golden) + "\n")
+    log(f"wrote {proj.name}, {len(images)} images and idefics3_golden.json to {dest}")
+    return 0
+
+
 def write_golden(dest: Path, dumper: Path, text_model: str, gguf_py: Path, version: str) -> int:
     dest.mkdir(parents=True, exist_ok=True)
     proj = dest / "tiny_gemma3_mmproj.gguf"
@@ -295,16 +343,17 @@ def main() -> int:
     ap.add_argument("--build", default="build", help="radixlm build folder (with bench/vision_encode)")
     ap.add_argument("--peer-version", default=llama_peer.DEFAULT_VERSION)
     ap.add_argument("--text-model", default=os.environ.get("RADIXLM_DEFAULT_MODEL", str(DEFAULT_TEXT_MODEL)))
-    ap.add_argument("--type", choices=("gemma3", "qwen25vl"), default="gemma3")
-    ap.add_argument("--layers", type=int, help="default 27 (gemma3), 32 (qwen25vl)")
-    ap.add_argument("--width", type=int, help="default 1152 (gemma3), 1280 (qwen25vl)")
-    ap.add_argument("--ffn", type=int, help="default 4304 (gemma3), 3420 (qwen25vl)")
-    ap.add_argument("--heads", type=int, default=16)
-    ap.add_argument("--image-size", type=int, default=896, help="gemma3 only")
-    ap.add_argument("--patch", type=int, default=14)
-    ap.add_argument("--scale", type=int, default=4, help="gemma3: pooling factor (tokens per side = image / patch / scale)")
+    ap.add_argument("--type", choices=("gemma3", "qwen25vl", "idefics3"), default="gemma3")
+    ap.add_argument("--layers", type=int, help="default 27 (gemma3), 32 (qwen25vl), 12 (idefics3)")
+    ap.add_argument("--width", type=int, help="default 1152 (gemma3), 1280 (qwen25vl), 768 (idefics3)")
+    ap.add_argument("--ffn", type=int, help="default 4304 (gemma3), 3420 (qwen25vl), 3072 (idefics3)")
+    ap.add_argument("--heads", type=int, help="default 16, 12 (idefics3)")
+    ap.add_argument("--image-size", type=int, help="gemma3: default 896; idefics3: the tile, default 512")
+    ap.add_argument("--patch", type=int, help="default 14, 16 (idefics3)")
+    ap.add_argument("--scale", type=int, default=4, help="gemma3: pooling factor (tokens per side = image / patch / scale); idefics3: pixel shuffle factor")
+    ap.add_argument("--longest-edge", type=int, default=2048, help="idefics3: clip.vision.preproc_image_size (SmolVLM's 2048)")
     ap.add_argument("--n-wa-pattern", type=int, default=8, help="qwen25vl: every n-th layer attends fully")
-    ap.add_argument("--out-width", type=int, help="default 640 (gemma3), 3584 (qwen25vl)")
+    ap.add_argument("--out-width", type=int, help="default 640 (gemma3), 3584 (qwen25vl), 576 (idefics3)")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--images", nargs="*", help="image files (default: generated PNGs and the peer tree's pictures)")
     ap.add_argument("--skip-rgb", action="store_true", help="only the 'file' comparison")
@@ -312,9 +361,16 @@ def main() -> int:
     ap.add_argument("--golden", help="write the CI golden files into this folder and stop")
     args = ap.parse_args()
     qwen = args.type == "qwen25vl"
-    for key, gemma_default in (("layers", 27), ("width", 1152), ("ffn", 4304), ("out_width", 640)):
+    idefics3 = args.type == "idefics3"
+    for key, gemma_default in (("layers", 27), ("width", 1152), ("ffn", 4304), ("out_width", 640),
+                               ("heads", 16), ("image_size", 896), ("patch", 14)):
         if getattr(args, key) is None:
-            setattr(args, key, QWEN_SHAPE[key] if qwen else gemma_default)
+            setattr(args, key, QWEN_SHAPE[key] if qwen and key in QWEN_SHAPE else
+                    IDEFICS3_SHAPE[key] if idefics3 else gemma_default)
+    if args.golden and args.type == "idefics3":
+        return write_idefics3_golden(Path(args.golden), build_dumper(args.peer_version),
+                                     args.text_model, llama_peer.gguf_py_dir(args.peer_version),
+                                     args.peer_version)
     if args.golden and qwen:
         return write_qwen_golden(Path(args.golden), build_dumper(args.peer_version), args.text_model,
                                  llama_peer.gguf_py_dir(args.peer_version), args.peer_version)
@@ -324,7 +380,9 @@ def main() -> int:
 
     work = cache()
     gguf_py = llama_peer.gguf_py_dir(args.peer_version)
-    if qwen:
+    if idefics3:
+        tag = f"idefics3_L{args.layers}_w{args.width}_f{args.ffn}_h{args.heads}_i{args.image_size}_p{args.patch}_s{args.scale}_e{args.longest_edge}_o{args.out_width}"
+    elif qwen:
         tag = f"qwen25vl_L{args.layers}_w{args.width}_f{args.ffn}_h{args.heads}_p{args.patch}_wa{args.n_wa_pattern}_o{args.out_width}"
     else:
         tag = f"gemma3_L{args.layers}_w{args.width}_f{args.ffn}_h{args.heads}_i{args.image_size}_p{args.patch}_s{args.scale}_o{args.out_width}"
@@ -338,9 +396,10 @@ def main() -> int:
         else:
             write_projector(proj.with_suffix(".tmp"), args.layers, args.width, args.ffn,
                             args.heads, args.image_size, args.patch, args.out_width, args.scale,
-                            gguf_py)
+                            gguf_py, kind=args.type, longest_edge=args.longest_edge)
         proj.with_suffix(".tmp").rename(proj)
-    text_model = text_model_for(args.out_width, args.text_model, gguf_py) if qwen else args.text_model
+    text_model = (text_model_for(args.out_width, args.text_model, gguf_py) if qwen or idefics3
+                  else args.text_model)
     dumper = build_dumper(args.peer_version)
     encode = Path(args.build).resolve() / "bench" / "vision_encode"
     if not encode.exists():
@@ -348,7 +407,8 @@ def main() -> int:
     if args.images:
         images = [Path(p) for p in args.images]
     else:
-        images = qwen_images(work) if qwen else default_images(work, args.peer_version)
+        images = (qwen_images(work) if qwen or idefics3
+                  else default_images(work, args.peer_version))
     ours_dir, theirs_dir, raw_dir = (work / d for d in ("radixlm", "llamacpp", "llamacpp_rgb"))
     for d in (ours_dir, theirs_dir, raw_dir):
         d.mkdir(exist_ok=True)

@@ -16,6 +16,7 @@ struct Registered {
 constexpr Registered kProjectors[] = {
     {"gemma3", internal::MakeGemma3Projector},
     {"qwen2.5vl_merger", internal::MakeQwen25VlProjector},
+    {"idefics3", internal::MakeIdefics3Projector},
 };
 
 }  // namespace

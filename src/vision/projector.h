@@ -8,6 +8,9 @@
 //                      (gemma3.cc)
 //   qwen2.5vl_merger   Qwen2.5-VL: dynamic resolution, ViT with 2-D RoPE and window attention,
 //                      2x2 patch merger (qwen25vl.cc, qwen_vit.cc)
+//   idefics3           SmolVLM / Idefics3: tiles and an overview (idefics3.h), SigLIP ViT on
+//                      each, pixel shuffle, linear projection (idefics3.cc); the engine does
+//                      not serve it yet (its tiled prompt layout is not built)
 // Every other type is refused with an Unimplemented error naming it.
 //
 // Batch invariance: an image's embeddings depend on that image and the file only (each image
@@ -58,7 +61,8 @@ class Projector {
   // Width of each output row: the language model's hidden size (clip.vision.projection_dim).
   virtual int64_t n_embd() const = 0;
   // Rows Encode() produces for this image (gemma3: (image_size / patch / scale)^2, any image;
-  // qwen2.5vl_merger: (h / 2p) * (w / 2p) of the size the image is resized to).
+  // qwen2.5vl_merger: (h / 2p) * (w / 2p) of the size the image is resized to; idefics3:
+  // (tiles + 1) * (image_size / patch / scale)^2).
   virtual int64_t TokensFor(const Image& image) const = 0;
   virtual ImagePromptFormat prompt_format() const = 0;
   // Bytes of weights resident for the forward pass.

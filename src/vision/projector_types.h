@@ -15,6 +15,10 @@ namespace radixlm::vision::internal {
 StatusOr<std::unique_ptr<Projector>> MakeGemma3Projector(std::unique_ptr<gguf::GgufFile> file,
                                                          const ClipConfig& config,
                                                          const Projector::Options& options);
+// idefics3.cc
+StatusOr<std::unique_ptr<Projector>> MakeIdefics3Projector(std::unique_ptr<gguf::GgufFile> file,
+                                                           const ClipConfig& config,
+                                                           const Projector::Options& options);
 // qwen25vl.cc
 StatusOr<std::unique_ptr<Projector>> MakeQwen25VlProjector(std::unique_ptr<gguf::GgufFile> file,
                                                            const ClipConfig& config,

@@ -41,6 +41,10 @@ TinyProjector MakeTinyProjector(const TinyProjectorSpec& s) {
   if (s.scale_factor > 0) {
     w.AddMetadata("clip.vision.projector.scale_factor", gguf::Value::U32(s.scale_factor));
   }
+  const bool idefics3 = s.projector_type == "idefics3";
+  if (idefics3 && s.preproc_image_size > 0) {
+    w.AddMetadata("clip.vision.preproc_image_size", gguf::Value::U32(s.preproc_image_size));
+  }
   auto add = [&](const std::string& name, std::vector<int64_t> shape, float scale, float offset,
                  gguf::GgmlType type) {
     int64_t n = 1;
@@ -86,9 +90,16 @@ TinyProjector MakeTinyProjector(const TinyProjectorSpec& s) {
   }
   add("v.post_ln.weight", {h}, 0.1f, 1.0f, f32);
   add("v.post_ln.bias", {h}, 0.1f, 0.0f, f32);
-  add("mm.soft_emb_norm.weight", {h}, 0.1f, 1.0f, f32);
-  add("mm.input_projection.weight", {s.projection_dim, h}, wscale, 0.0f,
-      s.matrix_type == f32 ? f32 : gguf::GgmlType::kF16);
+  if (idefics3) {
+    const int64_t k = s.scale_factor > 0 ? s.scale_factor : 2;  // the file may leave it out
+    const int64_t merged = h * k * k;
+    add("mm.model.fc.weight", {merged, s.projection_dim}, 1.0f / std::sqrt(float(merged)), 0.0f,
+        s.matrix_type);
+  } else {
+    add("mm.soft_emb_norm.weight", {h}, 0.1f, 1.0f, f32);
+    add("mm.input_projection.weight", {s.projection_dim, h}, wscale, 0.0f,
+        s.matrix_type == f32 ? f32 : gguf::GgmlType::kF16);
+  }
   p.gguf = w.Serialize();
   return p;
 }
@@ -123,9 +134,8 @@ std::vector<float> Linear(const std::vector<float>& x, int64_t n, int64_t cols,
   return y;
 }
 
-}  // namespace
-
-std::vector<float> ReferenceGemma3(const TinyProjector& p, const Image& img) {
+// The ViT: [side * side, n_embd] after the post-layernorm.
+std::vector<float> ReferenceVit(const TinyProjector& p, const Image& img) {
   const TinyProjectorSpec& s = p.spec;
   const int64_t h = s.n_embd, ps = s.patch_size, size = s.image_size, side = size / ps;
   const int64_t n = side * side, hd = h / s.n_heads;
@@ -186,6 +196,15 @@ std::vector<float> ReferenceGemma3(const TinyProjector& p, const Image& img) {
     for (int64_t i = 0; i < n * h; ++i) x[i] += down[i];
   }
   LayerNormRef(x, n, h, p.Get("v.post_ln.weight"), p.Get("v.post_ln.bias"), s.eps);
+  return x;
+}
+
+}  // namespace
+
+std::vector<float> ReferenceGemma3(const TinyProjector& p, const Image& img) {
+  const TinyProjectorSpec& s = p.spec;
+  const int64_t h = s.n_embd, side = s.image_size / s.patch_size;
+  const std::vector<float> x = ReferenceVit(p, img);
   const int64_t k = s.scale_factor > 0 ? s.scale_factor : 4, ts = side / k, nt = ts * ts;
   std::vector<float> tok(nt * h, 0.0f);
   for (int64_t oy = 0; oy < ts; ++oy)
@@ -214,6 +233,23 @@ std::vector<float> ReferenceGemma3(const TinyProjector& p, const Image& img) {
       out[t * s.projection_dim + j] = float(acc);
     }
   return out;
+}
+
+std::vector<float> ReferenceIdefics3Tile(const TinyProjector& p, const Image& img) {
+  const TinyProjectorSpec& s = p.spec;
+  const int64_t h = s.n_embd, side = s.image_size / s.patch_size, k = s.scale_factor;
+  const int64_t ts = side / k, nt = ts * ts, merged = h * k * k;
+  const std::vector<float> x = ReferenceVit(p, img);
+  // Token (ty, tx): patches (ty * k + dy, tx * k + dx) side by side, dy outer, dx inner.
+  std::vector<float> tok(nt * merged);
+  for (int64_t ty = 0; ty < ts; ++ty)
+    for (int64_t tx = 0; tx < ts; ++tx)
+      for (int64_t dy = 0; dy < k; ++dy)
+        for (int64_t dx = 0; dx < k; ++dx)
+          for (int64_t d = 0; d < h; ++d)
+            tok[(ty * ts + tx) * merged + (dy * k + dx) * h + d] =
+                x[((ty * k + dy) * side + tx * k + dx) * h + d];
+  return Linear(tok, nt, merged, p.Get("mm.model.fc.weight"), s.projection_dim, nullptr);
 }
 
 Image TestPicture(int width, int height, uint32_t seed) {
