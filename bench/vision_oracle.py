@@ -40,6 +40,20 @@ projector (2 layers, the first windowed, width 32, FFN 40, patch 8, output 640; 
 matrices), two PNGs (120x70: 8 x 4 tokens in two windows; 20x20: scaled up to the 8-token
 minimum) with llama.cpp's embeddings, and llama.cpp's token counts for more sizes (tokenized
 only, not encoded) in qwen25vl_golden.json.
+
+--type idefics3 compares a SmolVLM (Idefics3) projector, by default of SmolVLM-256M's vision
+shape: SigLIP 12 layers, width 768, FFN 3072, 12 heads, tiles of 512, patch 16, pixel shuffle
+4 (64 tokens per tile), longest edge 2048 (--longest-edge), output 576 (a 1-layer stand-in text
+model of that width). Each image becomes tiles and an overview; both sides' rows are the
+tiles' in order, then the overview's.
+
+    python bench/vision_oracle.py --type idefics3 --build build
+    python bench/vision_oracle.py --type idefics3 --golden tests/vision/testdata
+
+--type idefics3 --golden DIR writes what tests/vision/idefics3_test.cc reads: a tiny projector
+(2 layers, width 32, FFN 48, tiles of 24, patch 4, shuffle 2: 9 tokens per tile; longest edge
+40; output 640; F16 matrices), two PNGs (45x29: 2 x 2 tiles; 30x12: 2 x 1) with llama.cpp's
+embeddings, and llama.cpp's token counts for more sizes in idefics3_golden.json.
 """
 from __future__ import annotations
 
