@@ -423,9 +423,11 @@ def main() -> int:
     else:
         images = (qwen_images(work) if qwen or idefics3
                   else default_images(work, args.peer_version))
-    ours_dir, theirs_dir, raw_dir = (work / d for d in ("radixlm", "llamacpp", "llamacpp_rgb"))
+    # Outputs in a folder of this run's own (by process id): two runs at once never share one.
+    run_dir = work / "runs" / f"{tag}_{os.getpid()}"
+    ours_dir, theirs_dir, raw_dir = (run_dir / d for d in ("radixlm", "llamacpp", "llamacpp_rgb"))
     for d in (ours_dir, theirs_dir, raw_dir):
-        d.mkdir(exist_ok=True)
+        d.mkdir(parents=True, exist_ok=True)
         for f in d.glob("*"):
             f.unlink()
     threads = str(args.threads)
