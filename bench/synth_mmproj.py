@@ -83,9 +83,10 @@ def write_text_model(path: Path, width: int, gguf_py: Path) -> None:
     import gguf  # noqa: PLC0415
     fields = synth_models.tokenizer_fields(gguf)
     n_vocab = synth_models.vocab_size(fields)
-    # Heads of 128 where the width allows (4 KV heads), else of 64 (SmolLM2's 576: 9 heads).
+    # Heads of 128 and 4 KV heads where the width allows, else heads of 64, each its own KV head
+    # (SmolLM2's 576: 9 heads).
     head_dim = 128 if width % 128 == 0 else 64
-    kv_heads = 4 if (width // head_dim) % 4 == 0 else width // head_dim
+    kv_heads = 4 if head_dim == 128 else width // head_dim
     ffn = 256
     w = gguf.GGUFWriter(str(path), "llama")
     w.add_name(f"width-{width} stand-in (synthetic: zero weights, SmolLM2 tokenizer)")
