@@ -48,6 +48,7 @@ Status BatchPlan::Build(const ForwardBatch& batch, int64_t vocab_size, int64_t n
   swa_new_slots.clear();
   swa_kv_slots.clear();
   positions.clear();
+  rope_positions.clear();
   new_slots.clear();
   kv_slots.clear();
   sequences.clear();
@@ -91,6 +92,22 @@ Status BatchPlan::Build(const ForwardBatch& batch, int64_t vocab_size, int64_t n
     if (!in.tree_depth.empty() || !in.tree_mask.empty()) {
       RADIXLM_RETURN_IF_ERROR(CheckTree(in, where));
     }
+    if (!in.rope_positions.empty()) {
+      if (!in.tree_depth.empty()) {
+        return InvalidArgument(where + "rotary positions with a draft tree");
+      }
+      if (in.rope_positions.size() != 3 * in.tokens.size()) {
+        return InvalidArgument(where + std::to_string(in.tokens.size()) + " tokens but " +
+                               std::to_string(in.rope_positions.size()) +
+                               " rotary positions (3 per token)");
+      }
+      for (int64_t p : in.rope_positions) {
+        if (p < 0 || p >= max_positions) {
+          return InvalidArgument(where + "rotary position " + std::to_string(p) + " outside [0, " +
+                                 std::to_string(max_positions) + ")");
+        }
+      }
+    }
     const int64_t n_kv = static_cast<int64_t>(in.prefix_slots.size() + in.tokens.size());
     if (n_kv > max_positions) {
       return InvalidArgument(where + "sequence length " + std::to_string(n_kv) +
@@ -103,6 +120,9 @@ Status BatchPlan::Build(const ForwardBatch& batch, int64_t vocab_size, int64_t n
                            " new tokens; the limit (max_batch_tokens) is " +
                            std::to_string(max_tokens));
   }
+  const bool any_rope_positions =
+      std::any_of(batch.sequences.begin(), batch.sequences.end(),
+                  [](const SequenceInput& in) { return !in.rope_positions.empty(); });
 
   for (const SequenceInput& in : batch.sequences) {
     Sequence seq;
@@ -131,6 +151,17 @@ Status BatchPlan::Build(const ForwardBatch& batch, int64_t vocab_size, int64_t n
           if ((in.tree_mask[i] >> j) & 1) kv_slots.push_back(in.new_slots[j]);
         }
         attention.push_back({seq.first_token + i, 1, offset, n_prefix + depth + 1});
+      }
+    }
+
+    if (any_rope_positions) {
+      if (!in.rope_positions.empty()) {
+        rope_positions.insert(rope_positions.end(), in.rope_positions.begin(),
+                              in.rope_positions.end());
+      } else {
+        for (auto p = positions.end() - seq.n_new; p != positions.end(); ++p) {
+          rope_positions.insert(rope_positions.end(), {*p, *p, *p});
+        }
       }
     }
 

@@ -44,6 +44,9 @@ struct BatchPlan {
   int64_t n_tokens = 0;
   std::vector<int32_t> tokens;     // [n_tokens] (0 where an embedding span gives the row)
   std::vector<int64_t> positions;  // [n_tokens]
+  // [n_tokens * 3] or empty (no sequence gave SequenceInput::rope_positions): each token's
+  // (t, h, w) M-RoPE positions, (p, p, p) for a sequence that gave none.
+  std::vector<int64_t> rope_positions;
   std::vector<int32_t> new_slots;  // [n_tokens]
   std::vector<int32_t> kv_slots;   // [sum of n_kv]
   // The same slots as rows of the sliding-window layers (through the batch's swa_slot_map);

@@ -74,6 +74,13 @@ struct SequenceInput {
   // Spans of new tokens whose input rows are given (EmbeddingSpan), in order and disjoint;
   // not with a draft tree.
   std::span<const EmbeddingSpan> embedding_spans = {};
+  // M-RoPE models (ModelConfig::mrope()): each new token's (t, h, w) rotary positions, [n_new * 3]
+  // token by token; empty: all three are the token's position (prefix_slots.size() + i), as for
+  // text. Only RoPE reads them: the causal mask and the KV slots stay by position in the
+  // sequence (an image's tokens share t and differ in h, w; text after it continues from
+  // its t + max(rows, cols), so rotary positions fall behind sequence positions). Not with a
+  // draft tree; refused by models without M-RoPE.
+  std::span<const int64_t> rope_positions = {};
 };
 
 struct ForwardBatch {

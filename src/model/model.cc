@@ -88,6 +88,7 @@ StatusOr<std::unique_ptr<Model>> Model::FromGguf(std::unique_ptr<gguf::GgufFile>
       rp.freq_factors = la.use_rope_freq_factors ? freq_factors : nullptr;
       rp.attn_factor = la.rope_attn_factor;
       rp.ext_factor = la.rope_ext_factor;
+      rp.mrope_sections = c.mrope_sections;
       if (rp.ext_factor != 0.0f) {
         YarnCorrDims(la.rope_dims, c.rope_yarn_original_context, la.rope_base,
                      c.rope_yarn_beta_fast, c.rope_yarn_beta_slow, rp.corr_dims);
@@ -144,6 +145,9 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
   RADIXLM_RETURN_IF_ERROR(plan_.Build(batch, c.vocab_size, cache.n_slots(),
                                       options_.max_batch_tokens, options_.max_context,
                                       cache.n_swa_slots(), swa_window));
+  if (!plan_.rope_positions.empty() && !c.mrope()) {
+    return InvalidArgument("forward batch: rotary positions given to a model without M-RoPE");
+  }
   if (c.IsHybrid()) RADIXLM_RETURN_IF_ERROR(PrepareRecurrentState(batch, cache));
   PrepareLoraRows(batch);
   ForwardScratch& s = *scratch_;
@@ -159,8 +163,13 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
     std::memcpy(s.x.data() + e.first_token * h, e.rows, e.n * h * sizeof(float));
   }
   for (size_t v = 0; v < rope_variants_.size(); ++v) {
-    rope_variants_[v].ComputeTables(plan_.positions.data(), n, s.rope_cos[v].data(),
-                                    s.rope_sin[v].data());
+    if (plan_.rope_positions.empty()) {
+      rope_variants_[v].ComputeTables(plan_.positions.data(), n, s.rope_cos[v].data(),
+                                      s.rope_sin[v].data());
+    } else {
+      rope_variants_[v].ComputeTablesMrope(plan_.rope_positions.data(), n, s.rope_cos[v].data(),
+                                           s.rope_sin[v].data());
+    }
   }
   if (c.per_layer_input_size > 0) ComputePerLayerInputs();
   prepared_q_size_ = 0;

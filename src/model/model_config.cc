@@ -353,6 +353,9 @@ std::string ModelConfig::DebugString() const {
   if (rope_yarn) s << " yarn(original_ctx=" << rope_yarn_original_context << ")";
   if (rope_dims > 0 && rope_dims != head_dim) s << " rope_dims=" << rope_dims;
   if (no_rope_layer_interval > 0) s << " no_rope_every=" << no_rope_layer_interval;
+  if (mrope()) {
+    s << " mrope=" << mrope_sections[0] << "/" << mrope_sections[1] << "/" << mrope_sections[2];
+  }
   if (head_dim_swa > 0) s << " head_dim_swa=" << head_dim_swa;
   if (!layer_n_kv_heads.empty()) s << " per_layer_kv_heads";
   if (!layer_ffn_size.empty()) s << " per_layer_ffn";

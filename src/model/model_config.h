@@ -8,6 +8,7 @@
 // own keys and sets its features and its per-layer tensors on top.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -94,6 +95,11 @@ struct ModelConfig {
   bool rope_yarn_mscale_all_dims = false;
   // > 0: layer i has no RoPE iff (i + 1) % no_rope_layer_interval == 0 (smollm3: every 4th).
   int64_t no_rope_layer_interval = 0;
+  // M-RoPE (qwen2vl's rope.dimension_sections, model/rotary.h): pairs of each head by section
+  // take a token's t, h or w position; all 0: plain RoPE. The positions come with the batch
+  // (SequenceInput::rope_positions); text alone gives every section the same one.
+  std::array<int64_t, 3> mrope_sections = {0, 0, 0};
+  bool mrope() const { return mrope_sections[0] + mrope_sections[1] + mrope_sections[2] > 0; }
 
   // Sliding window: layer i is a sliding-window layer iff sliding_window > 0 and
   // sliding_layers[i] when sliding_layers is not empty, else

@@ -36,42 +36,70 @@ RotaryEmbedding::RotaryEmbedding(const RopeParams& p)
       freq_scale_(p.freq_scale),
       attn_factor_(p.attn_factor),
       ext_factor_(p.ext_factor),
-      corr_dims_{p.corr_dims[0], p.corr_dims[1]} {
+      corr_dims_{p.corr_dims[0], p.corr_dims[1]},
+      mrope_sections_(p.mrope_sections) {
   if (p.freq_factors != nullptr) {
     freq_factors_.assign(p.freq_factors, p.freq_factors + rope_dims_ / 2);
+  }
+}
+
+void RotaryEmbedding::ComputeRow(const int64_t pos[3], float* cos, float* sin) const {
+  const int64_t h = half();
+  const int64_t rotated = rope_dims_ / 2;
+  const bool factors = !freq_factors_.empty();
+  float mscale = attn_factor_;
+  if (ext_factor_ != 0.0f) mscale *= 1.0f + 0.1f * std::log(1.0f / freq_scale_);
+  // Which of the three positions drives pair k (ggml_mrope_cache_init's sectors); one
+  // position for all pairs without sections.
+  const int64_t s0 = mrope_sections_[0];
+  const int64_t s01 = s0 + mrope_sections_[1];
+  const int64_t total = s01 + mrope_sections_[2];
+  float theta[3] = {static_cast<float>(pos[0]), static_cast<float>(pos[1]),
+                    static_cast<float>(pos[2])};
+  for (int64_t k = rotated; k < h; ++k) {  // partial rotary: the rest pass through
+    cos[k] = 1.0f;
+    sin[k] = 0.0f;
+  }
+  for (int64_t k = 0; k < rotated; ++k) {
+    int section = 0;
+    if (total > 0) {
+      const int64_t sector = k % total;
+      section = sector < s0 ? 0 : sector < s01 ? 1 : 2;
+    }
+    const float extrap = factors ? theta[section] / freq_factors_[k] : theta[section];
+    float angle = freq_scale_ * extrap;
+    if (ext_factor_ != 0.0f) {
+      const float mix = YarnRamp(corr_dims_[0], corr_dims_[1], k) * ext_factor_;
+      angle = angle * (1 - mix) + extrap * mix;
+    }
+    cos[k] = std::cos(angle);
+    sin[k] = std::sin(angle);
+    for (float& t : theta) t *= theta_scale_;
+  }
+  if (mscale != 1.0f) {
+    for (int64_t k = 0; k < rotated; ++k) {
+      cos[k] *= mscale;
+      sin[k] *= mscale;
+    }
   }
 }
 
 void RotaryEmbedding::ComputeTables(const int64_t* positions, int64_t n, float* cos,
                                     float* sin) const {
   const int64_t h = half();
-  const int64_t rotated = rope_dims_ / 2;
-  const bool factors = !freq_factors_.empty();
-  float mscale = attn_factor_;
-  if (ext_factor_ != 0.0f) mscale *= 1.0f + 0.1f * std::log(1.0f / freq_scale_);
   for (int64_t t = 0; t < n; ++t) {
-    float theta = static_cast<float>(positions[t]);
-    for (int64_t k = rotated; k < h; ++k) {  // partial rotary: the rest pass through
-      cos[t * h + k] = 1.0f;
-      sin[t * h + k] = 0.0f;
-    }
-    for (int64_t k = 0; k < rotated; ++k) {
-      const float extrap = factors ? theta / freq_factors_[k] : theta;
-      float angle = freq_scale_ * extrap;
-      if (ext_factor_ != 0.0f) {
-        const float mix = YarnRamp(corr_dims_[0], corr_dims_[1], k) * ext_factor_;
-        angle = angle * (1 - mix) + extrap * mix;
-      }
-      cos[t * h + k] = std::cos(angle);
-      sin[t * h + k] = std::sin(angle);
-      theta *= theta_scale_;
-    }
-    if (mscale != 1.0f) {
-      for (int64_t k = 0; k < rotated; ++k) {
-        cos[t * h + k] *= mscale;
-        sin[t * h + k] *= mscale;
-      }
-    }
+    const int64_t pos[3] = {positions[t], positions[t], positions[t]};
+    ComputeRow(pos, cos + t * h, sin + t * h);
+  }
+}
+
+void RotaryEmbedding::ComputeTablesMrope(const int64_t* positions3, int64_t n, float* cos,
+                                         float* sin) const {
+  const int64_t h = half();
+  for (int64_t t = 0; t < n; ++t) {
+    const int64_t* p = positions3 + 3 * t;
+    const int64_t pos[3] = {p[0], mrope() ? p[1] : p[0], mrope() ? p[2] : p[0]};
+    ComputeRow(pos, cos + t * h, sin + t * h);
   }
 }
 

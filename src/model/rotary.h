@@ -17,8 +17,16 @@
 // Everything is evaluated as ggml's CPU RoPE does (rope_yarn), so greedy tokens match
 // llama.cpp's: in float, with base^(-2k / rope_dims) as repeated products of
 // powf(base, -2 / rope_dims), then cosf / sinf.
+//
+// M-RoPE (Qwen2-VL's multimodal RoPE, ggml_rope_multi in GGML_ROPE_TYPE_MROPE mode, NeoX pairs):
+// each token has three positions (t, h, w), and pair k takes the one of its section: with
+// s = mrope_sections and sector = k % (s[0] + s[1] + s[2]), t for sector < s[0], h for
+// sector < s[0] + s[1], else w (llama.cpp's fourth section, which text drives with position 0,
+// is not supported). theta is pos_section * base^(-2k / rope_dims), the repeated products as
+// above. A text token's three positions are equal, so its table is the 1-D one of that position.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -36,6 +44,7 @@ struct RopeParams {
   float attn_factor = 1.0f;
   float ext_factor = 0.0f;  // YaRN: 1 (0: none)
   float corr_dims[2] = {0.0f, 0.0f};
+  std::array<int64_t, 3> mrope_sections = {0, 0, 0};  // all 0: one position per token
 };
 
 // YaRN's correction range (ggml_rope_yarn_corr_dims): the pairs whose wavelength falls between
@@ -52,6 +61,11 @@ class RotaryEmbedding {
 
   // cos, sin: [n, head_dim/2] for the given positions (as described above).
   void ComputeTables(const int64_t* positions, int64_t n, float* cos, float* sin) const;
+  // The same for M-RoPE: positions3 is [n, 3], each token's (t, h, w). Without sections (not
+  // mrope()) the t positions drive every pair.
+  void ComputeTablesMrope(const int64_t* positions3, int64_t n, float* cos, float* sin) const;
+
+  bool mrope() const { return mrope_sections_[0] + mrope_sections_[1] + mrope_sections_[2] > 0; }
 
   // The tables are applied by the kernel backend's rope (kernels::ApplyRopeTables), with
   // neox() telling the pair layout.
@@ -67,6 +81,10 @@ class RotaryEmbedding {
   float ext_factor_;
   float corr_dims_[2];
   std::vector<float> freq_factors_;  // [rope_dims/2], or empty (all 1)
+  std::array<int64_t, 3> mrope_sections_;
+
+  // One token's row of the tables from the position driving each of the three sections.
+  void ComputeRow(const int64_t pos[3], float* cos, float* sin) const;
 };
 
 }  // namespace radixlm::model

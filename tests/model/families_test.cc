@@ -39,8 +39,8 @@ Status LoadStatus(const TinyModelSpec& spec) {
 
 TEST(ModelFamilyRegistryTest, EveryFamilyIsFoundByItsArchitectures) {
   for (const char* arch : {"deepseek2", "gemma2", "gemma3", "gemma4", "glm4", "gpt-oss", "granite",
-                           "llama", "mistral3", "olmo2", "phi3", "qwen2", "qwen3", "qwen35",
-                           "qwen35moe", "qwen3moe", "qwen3next", "smollm3"}) {
+                           "llama", "mistral3", "olmo2", "phi3", "qwen2", "qwen2vl", "qwen3",
+                           "qwen35", "qwen35moe", "qwen3moe", "qwen3next", "smollm3"}) {
     const ModelFamily* family = FindModelFamily(arch);
     ASSERT_NE(family, nullptr) << arch;
     EXPECT_EQ(family->name, arch);
@@ -51,7 +51,8 @@ TEST(ModelFamilyRegistryTest, EveryFamilyIsFoundByItsArchitectures) {
   EXPECT_EQ(FindModelFamily(""), nullptr);
   EXPECT_EQ(SupportedArchitectures(),
             "deepseek2, gemma2, gemma3, gemma4, glm4, gpt-oss, granite, llama, mistral3, "
-            "mistral4, olmo2, phi3, qwen2, qwen3, qwen35, qwen35moe, qwen3moe, qwen3next, smollm3");
+            "mistral4, olmo2, phi3, qwen2, qwen2vl, qwen3, qwen35, qwen35moe, qwen3moe, qwen3next, "
+            "smollm3");
 }
 
 TEST(ModelFamilyRegistryTest, UnknownArchitectureNamesItAndTheSupportedOnes) {
@@ -63,7 +64,8 @@ TEST(ModelFamilyRegistryTest, UnknownArchitectureNamesItAndTheSupportedOnes) {
   EXPECT_EQ(c.status().message(),
             "unsupported model architecture 'mamba2' (general.architecture); supported: "
             "deepseek2, gemma2, gemma3, gemma4, glm4, gpt-oss, granite, llama, mistral3, "
-            "mistral4, olmo2, phi3, qwen2, qwen3, qwen35, qwen35moe, qwen3moe, qwen3next, smollm3");
+            "mistral4, olmo2, phi3, qwen2, qwen2vl, qwen3, qwen35, qwen35moe, qwen3moe, qwen3next, "
+            "smollm3");
 }
 
 TEST(ModelFamilyRegistryTest, ConfigNamesTheFamily) {

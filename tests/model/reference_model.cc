@@ -291,7 +291,7 @@ std::vector<std::vector<float>> ReferenceModel::PerLayerInputs(
   return out;
 }
 
-void ReferenceModel::Rope(float* head, int64_t pos, bool sliding, int64_t rope_dims) const {
+void ReferenceModel::Rope(float* head, int64_t t, bool sliding, int64_t rope_dims) const {
   const int64_t d = rope_dims;  // the first rope_dims values rotate, the rest stay
   const double base = sliding ? config_.rope_base_local : config_.rope_base;
   const double scale = sliding ? config_.rope_freq_scale_local : config_.rope_freq_scale;
@@ -313,7 +313,15 @@ void ReferenceModel::Rope(float* head, int64_t pos, bool sliding, int64_t rope_d
                                            : mscale(1.0)) *
         config_.rope_attn_factor;
   }
+  const auto& sections = config_.mrope_sections;
+  const int64_t n_sectors = sections[0] + sections[1] + sections[2];
   for (int64_t k = 0; k < d / 2; ++k) {
+    int64_t pos = t;
+    if (!rope_positions_.empty()) {  // the pair's section: t, h or w
+      const int64_t sector = k % n_sectors;
+      const int section = sector < sections[0] ? 0 : sector < sections[0] + sections[1] ? 1 : 2;
+      pos = rope_positions_.at(t)[section];
+    }
     double extrap = pos * std::pow(base, -2.0 * k / d);
     if (!sliding && !rope_freqs_.empty()) extrap /= rope_freqs_[k];
     double theta = extrap * scale;

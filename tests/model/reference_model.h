@@ -11,6 +11,7 @@
 // accumulator, for bench/reference_forward.cc (how far such choices move the next token).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -43,6 +44,12 @@ class ReferenceModel {
                  ReferenceOptions options = {});
 
   const ModelConfig& config() const { return config_; }
+
+  // M-RoPE (ModelConfig::mrope()): each token's (t, h, w) rotary positions for the next
+  // Forward calls, [tokens][3]; empty (the default): token i is at (i, i, i).
+  void SetRopePositions(std::vector<std::array<int64_t, 3>> positions) {
+    rope_positions_ = std::move(positions);
+  }
 
   // Logits after each token of `tokens`: [tokens.size()][vocab].
   // spans: rows given in place of some tokens' embeddings (ids there are not read).
@@ -94,8 +101,9 @@ class ReferenceModel {
   std::vector<float> RmsNorm(const std::vector<float>& x, const std::vector<float>& w) const;
   // RMSNorm without a weight (an empty w above means no norm at all).
   std::vector<float> RmsNormUnweighted(const std::vector<float>& x) const;
-  // Rotates the first rope_dims values of a head (NeoX: pairs rope_dims / 2 apart).
-  void Rope(float* head, int64_t pos, bool sliding, int64_t rope_dims) const;
+  // Rotates the first rope_dims values of a head (NeoX: pairs rope_dims / 2 apart) of token t
+  // (at position t, or at rope_positions_[t] by M-RoPE section).
+  void Rope(float* head, int64_t t, bool sliding, int64_t rope_dims) const;
   // Each token's per-layer inputs (gemma4): [n][n_layers * per_layer_input_size].
   std::vector<std::vector<float>> PerLayerInputs(const std::vector<int32_t>& tokens,
                                                  const std::vector<std::vector<float>>& x) const;
@@ -113,6 +121,7 @@ class ReferenceModel {
   Matrix output_;
   std::vector<float> output_norm_;
   std::vector<float> rope_freqs_;
+  std::vector<std::array<int64_t, 3>> rope_positions_;
   Matrix per_layer_token_embd_, per_layer_model_proj_;  // gemma4, or empty
   std::vector<float> per_layer_proj_norm_;
   std::vector<Layer> layers_;

@@ -70,7 +70,7 @@ class Builder {
     const bool post_norms = a == "gemma3" || a == "gemma2" || a == "olmo2" || a == "glm4";
     const bool fused_qkv = a == "phi3";
     const bool fused_gate_up = a == "phi3" || a == "glm4";  // the gate's rows first in ffn_up
-    const bool qkv_bias = a == "qwen2" || a == "glm4";
+    const bool qkv_bias = a == "qwen2" || a == "qwen2vl" || a == "glm4";
     Matrix("token_embd.weight", h, spec_.vocab, 1.0f);
     if (!spec_.tied_output) Matrix("output.weight", h, spec_.vocab, 1.0f / std::sqrt(h));
     Norm("output_norm.weight", h);

@@ -18,6 +18,7 @@ const ModelFamily& Mistral3Family();
 const ModelFamily& Olmo2Family();
 const ModelFamily& Phi3Family();
 const ModelFamily& Qwen2Family();
+const ModelFamily& Qwen2VlFamily();
 const ModelFamily& Qwen3Family();
 const ModelFamily& Qwen35Family();
 const ModelFamily& Qwen35MoeFamily();
@@ -32,7 +33,7 @@ std::span<const ModelFamily* const> Families() {
       &DeepSeek2Family(), &Gemma2Family(),  &Gemma3Family(),    &Gemma4Family(),
       &Glm4Family(),      &GptOssFamily(),  &GraniteFamily(),   &LlamaFamily(),
       &Mistral3Family(),  &Olmo2Family(),   &Phi3Family(),      &Qwen2Family(),
-      &Qwen3Family(),     &Qwen35Family(),  &Qwen35MoeFamily(), &Qwen3MoeFamily(),
+      &Qwen2VlFamily(),   &Qwen3Family(),     &Qwen35Family(),  &Qwen35MoeFamily(), &Qwen3MoeFamily(),
       &Qwen3NextFamily(), &SmolLm3Family(),
   };
   return families;
