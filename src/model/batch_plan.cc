@@ -93,9 +93,6 @@ Status BatchPlan::Build(const ForwardBatch& batch, int64_t vocab_size, int64_t n
       RADIXLM_RETURN_IF_ERROR(CheckTree(in, where));
     }
     if (!in.rope_positions.empty()) {
-      if (!in.tree_depth.empty()) {
-        return InvalidArgument(where + "rotary positions with a draft tree");
-      }
       if (in.rope_positions.size() != 3 * in.tokens.size()) {
         return InvalidArgument(where + std::to_string(in.tokens.size()) + " tokens but " +
                                std::to_string(in.rope_positions.size()) +

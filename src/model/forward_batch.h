@@ -78,8 +78,8 @@ struct SequenceInput {
   // token by token; empty: all three are the token's position (prefix_slots.size() + i), as for
   // text. Only RoPE reads them: the causal mask and the KV slots stay by position in the
   // sequence (an image's tokens share t and differ in h, w; text after it continues from
-  // its t + max(rows, cols), so rotary positions fall behind sequence positions). Not with a
-  // draft tree; refused by models without M-RoPE.
+  // its t + max(rows, cols), so rotary positions fall behind sequence positions). A draft
+  // tree's node gives the positions of its depth. Refused by models without M-RoPE.
   std::span<const int64_t> rope_positions = {};
 };
 

@@ -27,7 +27,7 @@ void BuildForwardBatch(std::span<Request* const> decodes, std::span<const Prefil
                        const ReqToTokenTable& table, model::ForwardBatch* batch) {
   batch->sequences.clear();
   batch->sequences.reserve(decodes.size() + chunks.size());
-  for (const Request* req : decodes) {
+  for (Request* req : decodes) {
     RADIXLM_CHECK(req->state == RequestState::kDecoding);
     RADIXLM_CHECK_EQ(req->kv_len + 1, static_cast<int64_t>(req->token_ids.size()));
     const std::span<const int32_t> row = table.Row(req->cache.req_pool_index);
@@ -42,10 +42,23 @@ void BuildForwardBatch(std::span<Request* const> decodes, std::span<const Prefil
       seq.logits = model::LogitsMode::kAll;
       seq.tree_depth = req->draft.depths();
       seq.tree_mask = req->draft.masks();
+      if (HasMropeImages(req->in.images)) {  // node i continues the text at depth i
+        req->rope_positions.clear();
+        for (const int32_t depth : req->draft.depths()) {
+          MropePositions(req->in.images, req->kv_len + depth, req->kv_len + depth + 1,
+                         &req->rope_positions);
+        }
+        seq.rope_positions = req->rope_positions;
+      }
     } else {
       seq.tokens = std::span<const int32_t>(req->token_ids).subspan(req->kv_len, 1);
       seq.new_slots = row.subspan(req->kv_len, 1);
       seq.logits = model::LogitsMode::kLast;
+      if (HasMropeImages(req->in.images)) {  // behind its index by the images' rows
+        req->rope_positions.clear();
+        MropePositions(req->in.images, req->kv_len, req->kv_len + 1, &req->rope_positions);
+        seq.rope_positions = req->rope_positions;
+      }
     }
     batch->sequences.push_back(seq);
   }
@@ -79,6 +92,11 @@ void BuildForwardBatch(std::span<Request* const> decodes, std::span<const Prefil
                                   .bidirectional = image.bidirectional});
     }
     seq.embedding_spans = req->chunk_spans;
+    if (HasMropeImages(req->in.images)) {
+      req->rope_positions.clear();
+      MropePositions(req->in.images, chunk.begin, chunk.end, &req->rope_positions);
+      seq.rope_positions = req->rope_positions;
+    }
     batch->sequences.push_back(seq);
   }
 }

@@ -34,7 +34,9 @@ model::LogitsMode ChunkLogitsMode(const Request& req, int64_t begin, int64_t end
 // (token_ids[kv_len], kv_len == token_ids.size() - 1), written to row slot kv_len; a decode
 // with a draft (Request::draft) sends the whole tree, node i to row slot kv_len + i, and asks
 // for every node's logits. A chunk's images (RequestInput::images) go as embedding spans over
-// the positions of each that the chunk covers (kept in Request::chunk_spans).
+// the positions of each that the chunk covers (kept in Request::chunk_spans). A request whose
+// images have grids (M-RoPE) gives every new token, prefill and decode, its rotary positions
+// (MropePositions, kept in Request::rope_positions).
 void BuildForwardBatch(std::span<Request* const> decodes, std::span<const PrefillChunk> chunks,
                        const ReqToTokenTable& table, model::ForwardBatch* batch);
 

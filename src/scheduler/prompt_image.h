@@ -46,6 +46,24 @@ struct PromptImage {
   // Its tokens see the whole span (gemma3: llama.cpp's mtmd_decode_use_non_causal); a prefill
   // chunk then never ends inside it.
   bool bidirectional = false;
+  // > 0: the span is a grid of grid_rows x grid_cols tokens (row by row; n = rows * cols) whose
+  // M-RoPE positions are 2-D (Qwen2-VL's language model; see MropePositions); 0: the span's
+  // tokens take positions one after another, as text does.
+  int64_t grid_rows = 0;
+  int64_t grid_cols = 0;
 };
+
+// Whether a prompt's images give its tokens M-RoPE positions (some image has a grid).
+bool HasMropeImages(std::span<const PromptImage> images);
+
+// The M-RoPE (t, h, w) positions of tokens [begin, end) of a sequence whose prompt has
+// `images` (in order), appended to *out token by token (3 values each), as llama.cpp's mtmd
+// gives them (MTMD_POS_TYPE_MROPE): text continues from the previous token's t + 1 with all
+// three equal; a grid image starting at t = p0 gives its token (row, col) the positions
+// (p0, p0 + row, p0 + col), and the text after it continues at p0 + max(rows, cols). So every
+// token after an image is max(rows, cols) - rows * cols behind its index (decode steps too:
+// `end` may pass the prompt). Images without a grid take one position per token.
+void MropePositions(std::span<const PromptImage> images, int64_t begin, int64_t end,
+                    std::vector<int64_t>* out);
 
 }  // namespace radixlm

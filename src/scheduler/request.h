@@ -170,6 +170,9 @@ struct Request {
   std::vector<float> embedding;              // its result, reported in the final output
   // The embedding spans of the chunk in the batch being built (BuildForwardBatch).
   std::vector<model::EmbeddingSpan> chunk_spans;
+  // The M-RoPE positions of its new tokens in that batch (a prompt with grid images only;
+  // MropePositions).
+  std::vector<int64_t> rope_positions;
 
   int64_t output_len() const { return static_cast<int64_t>(token_ids.size()) - prompt_len; }
   std::span<const int32_t> prompt() const {
