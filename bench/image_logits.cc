@@ -6,7 +6,8 @@
 // built as the engine builds a /generate prompt with image_data (engine/image_prompt.h over the
 // projector's ImageEncoder, BOS added) and run through Model::Forward in chunks of CHUNK
 // tokens, a chunk that would end inside an image's span running on to its end (the whole span
-// in one pass, as the scheduler prefills it).
+// in one pass, as the scheduler prefills it), with M-RoPE positions for images on a grid
+// (qwen2.5vl_merger beside qwen2vl) as the scheduler gives them.
 // Writes OUT_PREFIX.ids (int32 per position: the token id, -1 at an image's positions) and
 // OUT_PREFIX.f32 (float32 [text positions, vocab]: the logits after each text position, in
 // order); stdout gets one JSON line {"positions": .., "text_positions": .., "vocab": ..,
@@ -63,7 +64,11 @@ int main(int argc, char** argv) {
     auto rows = std::make_shared<std::vector<float>>();
     auto n = (*encoder)->Encode(bytes, rows.get());
     if (!n.ok()) return Fail(n.status());
-    images.push_back({.hash = HashImageBytes(bytes), .n_tokens = *n, .rows = std::move(rows)});
+    images.push_back({.hash = HashImageBytes(bytes),
+                      .n_tokens = n->n,
+                      .rows = std::move(rows),
+                      .grid_rows = n->grid_rows,
+                      .grid_cols = n->grid_cols});
   }
 
   hf::ModelFileOptions file_options;
@@ -117,6 +122,11 @@ int main(int argc, char** argv) {
     in.prefix_slots = std::span<const int32_t>(slots.data(), pos);
     in.logits = model::LogitsMode::kAll;
     in.embedding_spans = spans;
+    std::vector<int64_t> rope_positions;  // (M-RoPE: the scheduler's MropePositions)
+    if (HasMropeImages(built->images)) {
+      MropePositions(built->images, pos, end, &rope_positions);
+      in.rope_positions = rope_positions;
+    }
     batch.sequences.push_back(in);
     model::ForwardOutput out;
     if (Status s = (*m)->Forward(batch, **cache, &out); !s.ok()) return Fail(s);

@@ -330,12 +330,20 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
   if (!config.mmproj_path.empty()) {
     RADIXLM_ASSIGN_OR_RETURN(std::unique_ptr<ImageEncoder> encoder,
                              LoadProjectorEncoder(config.mmproj_path, config.threads));
-    // The prompt layout and positions are built for gemma3's projector only: Qwen2.5-VL's
-    // images take M-RoPE positions in a qwen2vl language model, which is not built.
-    if (encoder->projector_type() != "gemma3") {
-      return Unimplemented("serving images through a '" + std::string(encoder->projector_type()) +
-                           "' projector is not built (its language-model side is not: e.g. "
-                           "qwen2vl's M-RoPE image positions); only gemma3 projectors are served");
+    // A projector serves beside the language model its image positions are made for: gemma3's
+    // (one position per image token) beside a model without M-RoPE, qwen2.5vl_merger's (2-D
+    // M-RoPE positions, MropePositions) beside qwen2vl's M-RoPE.
+    const std::string type(encoder->projector_type());
+    const model::ModelConfig& lm = target->config();
+    if (type != "gemma3" && type != "qwen2.5vl_merger") {
+      return Unimplemented("serving images through a '" + type +
+                           "' projector is not built; gemma3 and qwen2.5vl_merger projectors are");
+    }
+    if ((type == "qwen2.5vl_merger") != lm.mrope()) {
+      return InvalidArgument(
+          "--mmproj: a '" + type + "' projector does not fit a '" + lm.arch +
+          "' language model (qwen2.5vl_merger goes with qwen2vl's M-RoPE, gemma3 with a model "
+          "without it)");
     }
     RADIXLM_RETURN_IF_ERROR(core->SetImageEncoder(std::move(encoder)));
   }

@@ -29,12 +29,15 @@ StatusOr<EncodedImage> ImageCache::Get(std::span<const uint8_t> bytes) {
     }
   }
   auto rows = std::make_shared<std::vector<float>>();
-  RADIXLM_ASSIGN_OR_RETURN(const int64_t n_tokens, encoder_->Encode(bytes, rows.get()));
-  if (n_tokens <= 0 || static_cast<int64_t>(rows->size()) != n_tokens * encoder_->n_embd()) {
+  RADIXLM_ASSIGN_OR_RETURN(const ImageTokens tokens, encoder_->Encode(bytes, rows.get()));
+  const int64_t n_tokens = tokens.n;
+  if (n_tokens <= 0 || static_cast<int64_t>(rows->size()) != n_tokens * encoder_->n_embd() ||
+      (tokens.grid_cols != 0 && tokens.grid_rows * tokens.grid_cols != n_tokens)) {
     return Internal("the image encoder returned " + std::to_string(rows->size()) + " values for " +
-                    std::to_string(n_tokens) + " tokens");
+                    std::to_string(n_tokens) + " tokens (grid " + std::to_string(tokens.grid_rows) +
+                    " x " + std::to_string(tokens.grid_cols) + ")");
   }
-  EncodedImage image{hash, n_tokens, std::move(rows)};
+  EncodedImage image{hash, n_tokens, std::move(rows), tokens.grid_rows, tokens.grid_cols};
   MutexLock lock(&mu_);
   ++counters_.encodes;
   const auto size = static_cast<int64_t>(image.rows->size() * sizeof(float));

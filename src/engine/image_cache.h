@@ -27,6 +27,8 @@ struct EncodedImage {
   ImageHash hash;
   int64_t n_tokens = 0;
   std::shared_ptr<const std::vector<float>> rows;  // [n_tokens, n_embd]
+  int64_t grid_rows = 0;                           // ImageTokens' grid (0: a plain sequence)
+  int64_t grid_cols = 0;
 };
 
 ImageHash HashImageBytes(std::span<const uint8_t> bytes);

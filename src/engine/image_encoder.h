@@ -25,6 +25,15 @@ struct ImagePromptLayout {
   bool bidirectional = false;
 };
 
+// What Encode() made of one image: n rows, lying on the image as a grid of grid_rows x
+// grid_cols (row by row) whose M-RoPE positions are 2-D (qwen2.5vl_merger), or grid 0 (a
+// plain sequence: gemma3).
+struct ImageTokens {
+  int64_t n = 0;
+  int64_t grid_rows = 0;
+  int64_t grid_cols = 0;
+};
+
 class ImageEncoder {
  public:
   virtual ~ImageEncoder() = default;
@@ -33,10 +42,11 @@ class ImageEncoder {
   // Width of each output row; must equal the language model's hidden size.
   virtual int64_t n_embd() const = 0;
   virtual ImagePromptLayout layout() const = 0;
-  // Decodes and encodes one image file: *rows gets [n_tokens, n_embd] floats and the token
-  // count is returned. InvalidArgument naming the problem for an image that cannot be decoded
+  // Decodes and encodes one image file: *rows gets [n, n_embd] floats and the tokens are
+  // described. InvalidArgument naming the problem for an image that cannot be decoded
   // (truncated, unsupported format, over the size or pixel limits). Thread-safe.
-  virtual StatusOr<int64_t> Encode(std::span<const uint8_t> bytes, std::vector<float>* rows) = 0;
+  virtual StatusOr<ImageTokens> Encode(std::span<const uint8_t> bytes,
+                                       std::vector<float>* rows) = 0;
 };
 
 }  // namespace radixlm

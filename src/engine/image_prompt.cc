@@ -50,6 +50,8 @@ StatusOr<ImagePrompt> BuildImagePrompt(std::string_view text, bool verbatim,
       span.hash = image.hash;
       span.embeddings = image.rows;
       span.bidirectional = layout.bidirectional;
+      span.grid_rows = image.grid_rows;
+      span.grid_cols = image.grid_cols;
       prompt.ids.resize(prompt.ids.size() + image.n_tokens);
       WriteImageIds(image.hash, std::span<int32_t>(prompt.ids).subspan(span.begin));
       prompt.images.push_back(std::move(span));

@@ -25,10 +25,12 @@ class ProjectorEncoder : public ImageEncoder {
             .bidirectional = format.non_causal_span};
   }
 
-  StatusOr<int64_t> Encode(std::span<const uint8_t> bytes, std::vector<float>* rows) override {
+  StatusOr<ImageTokens> Encode(std::span<const uint8_t> bytes, std::vector<float>* rows) override {
     RADIXLM_ASSIGN_OR_RETURN(const vision::Image image, vision::DecodeImage(bytes));
     RADIXLM_RETURN_IF_ERROR(projector_->Encode(image, rows));
-    return projector_->TokensFor(image);
+    const vision::TokenGrid grid = projector_->GridFor(image);
+    return ImageTokens{
+        .n = projector_->TokensFor(image), .grid_rows = grid.rows, .grid_cols = grid.cols};
   }
 
  private:

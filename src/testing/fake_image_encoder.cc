@@ -16,8 +16,8 @@ std::vector<uint8_t> FakeImageEncoder::File(const std::string& seed) {
   return std::vector<uint8_t>(text.begin(), text.end());
 }
 
-StatusOr<int64_t> FakeImageEncoder::Encode(std::span<const uint8_t> bytes,
-                                           std::vector<float>* rows) {
+StatusOr<ImageTokens> FakeImageEncoder::Encode(std::span<const uint8_t> bytes,
+                                               std::vector<float>* rows) {
   if (bytes.size() < kMagic.size() ||
       std::string_view(reinterpret_cast<const char*>(bytes.data()), kMagic.size()) != kMagic) {
     return InvalidArgument("cannot decode the image: not a fake image file");
@@ -30,7 +30,7 @@ StatusOr<int64_t> FakeImageEncoder::Encode(std::span<const uint8_t> bytes,
     h = h * 6364136223846793005ull + 1442695040888963407ull;
     (*rows)[i] = static_cast<float>(static_cast<int64_t>(h >> 40) % 1000) / 250.0f - 2.0f;
   }
-  return n_tokens_;
+  return ImageTokens{.n = n_tokens_, .grid_rows = grid_rows_, .grid_cols = grid_cols_};
 }
 
 }  // namespace radixlm

@@ -1,7 +1,8 @@
 // FakeImageEncoder: a test double of the vision projector (engine/image_encoder.h). An "image"
 // is bytes starting with "FAKEIMG"; anything else is refused as undecodable. Its rows are a
 // deterministic function of every byte (so two different files give different rows, the same
-// file the same rows), n_tokens rows of n_embd values. Counts its encodes.
+// file the same rows), n_tokens rows of n_embd values (as a grid of grid_rows x grid_cols when
+// given: M-RoPE positions). Counts its encodes.
 #pragma once
 
 #include <atomic>
@@ -16,8 +17,13 @@ namespace radixlm {
 
 class FakeImageEncoder : public ImageEncoder {
  public:
-  FakeImageEncoder(int64_t n_tokens, int64_t n_embd, ImagePromptLayout layout = {})
-      : n_tokens_(n_tokens), n_embd_(n_embd), layout_(std::move(layout)) {}
+  FakeImageEncoder(int64_t n_tokens, int64_t n_embd, ImagePromptLayout layout = {},
+                   int64_t grid_rows = 0, int64_t grid_cols = 0)
+      : n_tokens_(n_tokens),
+        n_embd_(n_embd),
+        layout_(std::move(layout)),
+        grid_rows_(grid_rows),
+        grid_cols_(grid_cols) {}
 
   // The bytes of a fake image file whose content is `seed`.
   static std::vector<uint8_t> File(const std::string& seed);
@@ -25,7 +31,7 @@ class FakeImageEncoder : public ImageEncoder {
   std::string_view projector_type() const override { return "fake"; }
   int64_t n_embd() const override { return n_embd_; }
   ImagePromptLayout layout() const override { return layout_; }
-  StatusOr<int64_t> Encode(std::span<const uint8_t> bytes, std::vector<float>* rows) override;
+  StatusOr<ImageTokens> Encode(std::span<const uint8_t> bytes, std::vector<float>* rows) override;
 
   int64_t encodes() const { return encodes_.load(); }
 
@@ -33,6 +39,8 @@ class FakeImageEncoder : public ImageEncoder {
   const int64_t n_tokens_;
   const int64_t n_embd_;
   const ImagePromptLayout layout_;
+  const int64_t grid_rows_;
+  const int64_t grid_cols_;
   std::atomic<int64_t> encodes_{0};
 };
 

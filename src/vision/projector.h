@@ -31,6 +31,13 @@
 
 namespace radixlm::vision {
 
+// An image's tokens as a grid of rows x cols, row by row (Qwen-VL's merged patches, to which
+// the language model's M-RoPE gives 2-D positions); {0, 0}: a plain sequence (gemma3).
+struct TokenGrid {
+  int64_t rows = 0;
+  int64_t cols = 0;
+};
+
 // What the language model's side needs to know to place an image (llama.cpp's mtmd.cpp).
 struct ImagePromptFormat {
   std::string begin;  // text before the image's embeddings ("<start_of_image>" for gemma3)
@@ -64,6 +71,8 @@ class Projector {
   // qwen2.5vl_merger: (h / 2p) * (w / 2p) of the size the image is resized to; idefics3:
   // (tiles + 1) * (image_size / patch / scale)^2).
   virtual int64_t TokensFor(const Image& image) const = 0;
+  // How those rows lie on the image (rows * cols == TokensFor(image) when not {0, 0}).
+  virtual TokenGrid GridFor(const Image&) const { return {}; }
   virtual ImagePromptFormat prompt_format() const = 0;
   // Bytes of weights resident for the forward pass.
   virtual int64_t weights_bytes() const = 0;

@@ -81,6 +81,11 @@ class Qwen25VlProjector final : public Projector {
     const ImageSize s = InputSize(image);
     return (s.width / align()) * (s.height / align());
   }
+  TokenGrid GridFor(const Image& image) const override {  // (clip_n_output_tokens_x / _y)
+    if (image.width <= 0 || image.height <= 0) return {};
+    const ImageSize s = InputSize(image);
+    return {.rows = s.height / align(), .cols = s.width / align()};
+  }
   ImagePromptFormat prompt_format() const override {
     return {.begin = "<|vision_start|>", .end = "<|vision_end|>", .non_causal_span = false};
   }

@@ -70,6 +70,28 @@ TEST(ImagePromptTest, PlacesEachImageBetweenItsMarkerTexts) {
   EXPECT_NE(short_of_markers.status().message().find("1 image markers"), std::string::npos);
 }
 
+// An encoder whose tokens lie on a grid (qwen2.5vl_merger's) gives each image's span its grid,
+// which the scheduler turns into M-RoPE positions (MropePositions).
+TEST(ImagePromptTest, CarriesTheImageGrid) {
+  FakeImageEncoder grid(6, kHidden, {.begin_text = "A", .end_text = "B"}, 2, 3);
+  FakeImageEncoder plain(6, kHidden);
+  const std::vector<EncodedImage> images = {Encoded(grid, "a"), Encoded(plain, "b")};
+  VerbatimCodec codec;
+  StatusOr<ImagePrompt> p = BuildImagePrompt("x<__media__>y<__media__>", false, images,
+                                             {.begin_text = "A", .end_text = "B"}, codec);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_EQ(p->images.size(), 2u);
+  EXPECT_EQ(p->images[0].grid_rows, 2);
+  EXPECT_EQ(p->images[0].grid_cols, 3);
+  EXPECT_FALSE(p->images[0].bidirectional);
+  EXPECT_EQ(p->images[1].grid_cols, 0);
+  EXPECT_TRUE(HasMropeImages(p->images));
+  // An encoder whose grid does not hold its tokens is an internal error, not a wrong prompt.
+  FakeImageEncoder wrong(6, kHidden, {}, 2, 2);
+  ImageCache cache(&wrong, 0);
+  EXPECT_EQ(cache.Get(FakeImageEncoder::File("c")).status().code(), StatusCode::kInternal);
+}
+
 class EngineImageTest : public ::testing::Test {
  protected:
   void Start(EngineConfig config = {}) {

@@ -52,7 +52,8 @@ TEST(ProjectorTest, Gemma3MatchesTheFloatReference) {
     EXPECT_EQ((*proj)->type(), "gemma3");
     EXPECT_EQ((*proj)->n_embd(), 24);
     const Image img = TestPicture(32, 32, 11);
-    EXPECT_EQ((*proj)->TokensFor(img), 16);  // (32 / 4 / 2)^2
+    EXPECT_EQ((*proj)->TokensFor(img), 16);    // (32 / 4 / 2)^2
+    EXPECT_EQ((*proj)->GridFor(img).cols, 0);  // a plain sequence (no M-RoPE grid)
     std::vector<float> out;
     ASSERT_TRUE((*proj)->Encode(img, &out).ok());
     ExpectClose(out, ReferenceGemma3(p, img), 5e-3);

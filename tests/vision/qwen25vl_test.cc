@@ -92,6 +92,9 @@ TEST(Qwen25VlTest, ResizesToMultiplesOfTheMergedPatch) {
   ASSERT_EQ(size.width, 48);
   ASSERT_EQ(size.height, 32);
   EXPECT_EQ((*proj)->TokensFor(img), 24);
+  // The merged grid, row by row: 32 / 8 rows of 48 / 8 columns (mtmd's nx, ny).
+  EXPECT_EQ((*proj)->GridFor(img).rows, 4);
+  EXPECT_EQ((*proj)->GridFor(img).cols, 6);
   std::vector<float> out;
   ASSERT_TRUE((*proj)->Encode(img, &out).ok());
   ExpectClose(out, ReferenceQwen25Vl(p, spec, ResizeToFit(img, 48, 32, ResizeFilter::kBicubic)),
@@ -109,6 +112,7 @@ TEST(Qwen25VlTest, TokensForMatchesWhatEncodeProduces) {
     ASSERT_TRUE((*proj)->Encode(img, &out).ok()) << w << "x" << h;
     const int64_t tokens = (*proj)->TokensFor(img);
     EXPECT_EQ(static_cast<int64_t>(out.size()), tokens * (*proj)->n_embd()) << w << "x" << h;
+    EXPECT_EQ((*proj)->GridFor(img).rows * (*proj)->GridFor(img).cols, tokens) << w << "x" << h;
     // llama.cpp's limits for Qwen-VL: 8 to 4096 tokens.
     EXPECT_GE(tokens, 8) << w << "x" << h;
   }
