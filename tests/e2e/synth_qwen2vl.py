@@ -69,7 +69,8 @@ def write_model(path, tokenizer_gguf, chat_template, seed=0):
                ("output_norm.weight", norm(HIDDEN))]
     for i in range(LAYERS):
         p = f"blk.{i}."
-        tensors += [(p + "attn_norm.weight", norm(HIDDEN)), (p + "attn_q.weight", matrix(q, HIDDEN)),
+        tensors += [(p + "attn_norm.weight", norm(HIDDEN)),
+                    (p + "attn_q.weight", matrix(q, HIDDEN)),
                     (p + "attn_k.weight", matrix(kv, HIDDEN)),
                     (p + "attn_v.weight", matrix(kv, HIDDEN)), (p + "attn_q.bias", bias(q)),
                     (p + "attn_k.bias", bias(kv)), (p + "attn_v.bias", bias(kv)),
@@ -114,12 +115,14 @@ def write_mmproj(path, projection_dim=HIDDEN, seed=1):
             tensors += [(b + m + ".weight", t((w, w), s)), (b + m + ".bias", t((w,), 0.05))]
         tensors += [(b + "ln1.weight", t((w,), 0.1, 1.0)), (b + "ln2.weight", t((w,), 0.1, 1.0))]
         for m in ("ffn_up", "ffn_gate"):
-            tensors += [(b + m + ".weight", t((VIT_FFN, w), s)), (b + m + ".bias", t((VIT_FFN,), 0.05))]
+            tensors += [(b + m + ".weight", t((VIT_FFN, w), s)),
+                        (b + m + ".bias", t((VIT_FFN,), 0.05))]
         tensors += [(b + "ffn_down.weight", t((w, VIT_FFN), VIT_FFN ** -0.5)),
                     (b + "ffn_down.bias", t((w,), 0.05))]
     merged = 4 * w
     tensors += [("v.post_ln.weight", t((w,), 0.1, 1.0)),
-                ("mm.0.weight", t((merged, merged), merged ** -0.5)), ("mm.0.bias", t((merged,), 0.05)),
+                ("mm.0.weight", t((merged, merged), merged ** -0.5)),
+                ("mm.0.bias", t((merged,), 0.05)),
                 ("mm.2.weight", t((projection_dim, merged), merged ** -0.5)),
                 ("mm.2.bias", t((projection_dim,), 0.05))]
     write_gguf(path, metadata, tensors)
