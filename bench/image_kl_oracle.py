@@ -23,6 +23,14 @@ log-probabilities are >= 0.5 nats apart.
 
     python bench/image_kl_oracle.py --build build
     python bench/image_kl_oracle.py --build build --layers 27 --width 1152 --ffn 4304 --heads 16
+
+--type qwen25vl compares Qwen2.5-VL instead: a synthetic qwen2.5vl_merger projector
+(bench/synth_mmproj.py; 4 layers of Qwen2.5-VL's ViT width by default) beside a synthetic
+qwen2vl language model of Qwen2.5-VL-3B's width with few layers (random weights, SmolLM2's
+tokenizer, quantized to Q4_K_M by the peer's llama-quantize), ChatML turns; the image tokens take
+M-RoPE positions on both sides (llama.cpp's mtmd, radixlm's MropePositions).
+
+    python bench/image_kl_oracle.py --build build --type qwen25vl
 """
 from __future__ import annotations
 
@@ -37,6 +45,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import llama_peer  # noqa: E402
+import synth_mmproj  # noqa: E402
 import vision_oracle  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,18 +82,60 @@ def passages() -> list[str]:
     return [p.strip() for p in text.split("<<<>>>") if p.strip()]
 
 
-def prompts(images: list[Path]) -> list[tuple[str, list[Path]]]:
+# A user turn's opening and closing, and the model turn's opening (Gemma's; ChatML for Qwen).
+TURNS = {"gemma3": ("<start_of_turn>user\n", "<end_of_turn>\n", "<start_of_turn>model\n"),
+         "qwen25vl": ("<|im_start|>user\n", "<|im_end|>\n", "<|im_start|>assistant\n")}
+
+
+def prompts(images: list[Path], kind: str = "gemma3") -> list[tuple[str, list[Path]]]:
     """One chat turn per image with a teacher-forced answer, and one turn with two images."""
+    user, end, model = TURNS[kind]
     texts = passages()
     out = []
     for i, image in enumerate(images):
-        out.append((f"<start_of_turn>user\n{MARKER}Describe the picture, then go on.<end_of_turn>\n"
-                    f"<start_of_turn>model\n{texts[i % len(texts)]}", [image]))
+        out.append((f"{user}{MARKER}Describe the picture, then go on.{end}"
+                    f"{model}{texts[i % len(texts)]}", [image]))
     if len(images) >= 2:
-        out.append((f"<start_of_turn>user\nThe first picture: {MARKER}\nThe second: {MARKER}\n"
-                    f"Which is brighter?<end_of_turn>\n<start_of_turn>model\n"
+        # (ChatML: each marker after a newline. With the synthetic qwen2vl's borrowed SmolLM2
+        # vocabulary, where <|vision_start|> is plain text, radixlm and llama.cpp tokenize
+        # " <|vision_start|>" differently: "Ġ<" "|" against "Ġ" "<" "|".)
+        sep = "\n" if kind == "qwen25vl" else " "
+        out.append((f"{user}The first picture:{sep}{MARKER}\nThe second:{sep}{MARKER}\n"
+                    f"Which is brighter?{end}{model}"
                     f"{texts[len(images) % len(texts)]}", images[:2]))
     return out
+
+
+def qwen_files(args, work: Path) -> tuple[Path, str, str]:
+    """The --type qwen25vl pair: a qwen2.5vl_merger projector (bench/synth_mmproj.py) and a
+    qwen2vl language model of the given shape quantized to Q4_K_M by the peer's llama-quantize
+    (kept in the cache folder). Returns (projector, text model, tag)."""
+    gguf_py = llama_peer.gguf_py_dir(args.peer_version)
+    tag = (f"qwen25vl_L{args.layers}_w{args.width}_f{args.ffn}_h{args.heads}_p{args.patch}"
+           f"_o{args.text_width}")
+    proj = work / f"{tag}.gguf"
+    if not proj.exists():
+        log(f"writing {proj}")
+        synth_mmproj.write_qwen25vl_projector(proj.with_suffix(".tmp"), args.layers, args.width,
+                                              args.ffn, args.heads, args.patch, args.text_width,
+                                              args.n_wa_pattern, gguf_py)
+        proj.with_suffix(".tmp").rename(proj)
+    lm_tag = f"qwen2vl_w{args.text_width}_L{args.text_layers}_f{args.text_ffn}"
+    lm = work / f"{lm_tag}-Q4_K_M.gguf"
+    if not lm.exists():
+        f16 = work / f"{lm_tag}-F16.gguf"
+        if not f16.exists():
+            log(f"writing {f16}")
+            synth_mmproj.write_qwen2vl_text_model(f16.with_suffix(".tmp"), args.text_width,
+                                                  args.text_layers, args.text_width // 128, 2,
+                                                  args.text_ffn, gguf_py)
+            f16.with_suffix(".tmp").rename(f16)
+        quantize = llama_peer.cache_dir(args.peer_version) / "build" / "bin" / "llama-quantize"
+        log(f"quantizing {lm.name}")
+        subprocess.run([str(quantize), str(f16), str(lm.with_suffix(".tmp")), "Q4_K_M"],
+                       check=True, capture_output=True)
+        lm.with_suffix(".tmp").rename(lm)
+    return proj, str(lm), f"{tag} + {lm.name}"
 
 
 def run(cmd: list[str]) -> dict:
@@ -124,10 +175,17 @@ def main() -> int:
     ap.add_argument("--peer-version", default=llama_peer.DEFAULT_VERSION)
     ap.add_argument("--text-model", default=os.environ.get("RADIXLM_DEFAULT_MODEL",
                                                            str(vision_oracle.DEFAULT_TEXT_MODEL)))
-    ap.add_argument("--layers", type=int, default=2)
-    ap.add_argument("--width", type=int, default=256)
-    ap.add_argument("--ffn", type=int, default=1024)
-    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--type", choices=("gemma3", "qwen25vl"), default="gemma3")
+    ap.add_argument("--layers", type=int, help="projector layers: default 2 (gemma3), 4 (qwen25vl)")
+    ap.add_argument("--width", type=int,
+                    help="projector width: default 256 (gemma3), 1280 (qwen25vl)")
+    ap.add_argument("--ffn", type=int, help="projector FFN: default 1024 (gemma3), 3420 (qwen25vl)")
+    ap.add_argument("--heads", type=int, help="projector heads: default 4 (gemma3), 16 (qwen25vl)")
+    ap.add_argument("--n-wa-pattern", type=int, default=2, help="qwen25vl: every Nth layer full")
+    ap.add_argument("--text-width", type=int, default=2048,
+                    help="qwen25vl: the language model's width (Qwen2.5-VL-3B's)")
+    ap.add_argument("--text-layers", type=int, default=4, help="qwen25vl: its layers")
+    ap.add_argument("--text-ffn", type=int, default=11008, help="qwen25vl: its FFN (3B's)")
     ap.add_argument("--image-size", type=int, default=896)
     ap.add_argument("--patch", type=int, default=14)
     ap.add_argument("--scale", type=int, default=4, help="pooling factor (256 tokens at 896 / 14 / 4)")
@@ -137,14 +195,23 @@ def main() -> int:
     ap.add_argument("--self-batch", type=int, default=1, help="llama.cpp's other text batch (the bar)")
     ap.add_argument("--chunk", type=int, default=512, help="radixlm's prefill chunk")
     ap.add_argument("--images", nargs="*", help="image files (default: generated PNGs and the peer's JPEG)")
+    ap.add_argument("--prompt", type=int, action="append",
+                    help="run only this prompt (its index in the table; repeatable)")
     ap.add_argument("--json", help="write the results here")
     args = ap.parse_args()
+    qwen = args.type == "qwen25vl"
+    for key, gemma3, qwen25vl in (("layers", 2, 4), ("width", 256, 1280), ("ffn", 1024, 3420),
+                                  ("heads", 4, 16)):
+        if getattr(args, key) is None:
+            setattr(args, key, qwen25vl if qwen else gemma3)
 
     work = vision_oracle.cache()
     tag = (f"gemma3_L{args.layers}_w{args.width}_f{args.ffn}_h{args.heads}_i{args.image_size}"
            f"_p{args.patch}_s{args.scale}_o{args.out_width}")
     proj = work / f"{tag}.gguf"
-    if not proj.exists():
+    if qwen:
+        proj, args.text_model, tag = qwen_files(args, work)
+    elif not proj.exists():
         log(f"writing {proj}")
         vision_oracle.write_projector(proj.with_suffix(".tmp"), args.layers, args.width, args.ffn,
                                       args.heads, args.image_size, args.patch, args.out_width,
@@ -156,6 +223,9 @@ def main() -> int:
         raise SystemExit(f"{ours} is missing: ninja -C {args.build} image_logits")
     if args.images:
         images = [Path(p) for p in args.images]
+    elif qwen:  # (dynamic resolution: a 448x448 image is 256 tokens)
+        images = vision_oracle.qwen_images(work) + vision_oracle.default_images(
+            work, args.peer_version)[1:2]
     else:
         images = vision_oracle.default_images(work, args.peer_version)[:5]
     out_dir = work / "image_kl"
@@ -163,7 +233,9 @@ def main() -> int:
     threads = str(args.threads)
     rows, all_kl, all_self, layout_ok = [], [], [], True
     totals = {"agree": 0, "confident": 0, "confident_agree": 0, "n": 0}
-    for k, (prompt, files) in enumerate(prompts(images)):
+    for k, (prompt, files) in enumerate(prompts(images, args.type)):
+        if args.prompt and k not in args.prompt:
+            continue
         pf = out_dir / f"prompt{k}.txt"
         pf.write_text(prompt)
         files_s = [str(f) for f in files]

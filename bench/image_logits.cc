@@ -7,7 +7,8 @@
 // projector's ImageEncoder, BOS added) and run through Model::Forward in chunks of CHUNK
 // tokens, a chunk that would end inside an image's span running on to its end (the whole span
 // in one pass, as the scheduler prefills it), with M-RoPE positions for images on a grid
-// (qwen2.5vl_merger beside qwen2vl) as the scheduler gives them.
+// (qwen2.5vl_merger beside qwen2vl) as the scheduler gives them (with the environment variable
+// IMAGE_LOGITS_PLAIN_POSITIONS set: one position per token instead, a negative control).
 // Writes OUT_PREFIX.ids (int32 per position: the token id, -1 at an image's positions) and
 // OUT_PREFIX.f32 (float32 [text positions, vocab]: the logits after each text position, in
 // order); stdout gets one JSON line {"positions": .., "text_positions": .., "vocab": ..,
@@ -123,7 +124,7 @@ int main(int argc, char** argv) {
     in.logits = model::LogitsMode::kAll;
     in.embedding_spans = spans;
     std::vector<int64_t> rope_positions;  // (M-RoPE: the scheduler's MropePositions)
-    if (HasMropeImages(built->images)) {
+    if (HasMropeImages(built->images) && std::getenv("IMAGE_LOGITS_PLAIN_POSITIONS") == nullptr) {
       MropePositions(built->images, pos, end, &rope_positions);
       in.rope_positions = rope_positions;
     }

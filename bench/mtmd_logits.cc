@@ -10,11 +10,12 @@
 // llama_decode calls of N_BATCH tokens with every position's logits requested (the batch shape
 // whose effect on the logits the caller measures); every image chunk is encoded
 // (mtmd_encode_chunk) and decoded whole (mtmd_helper_decode_image_chunk, non-causal for
-// gemma3) as llama-server does.
-// Writes OUT_PREFIX.ids (int32 per position: the text token id, -1 at an image's positions)
-// and OUT_PREFIX.f32 (float32 [text positions, vocab]: the logits after each text position,
-// in order); stdout gets one JSON line {"positions": .., "text_positions": .., "vocab": ..,
-// "image_tokens": [..]}.
+// gemma3; M-RoPE positions for qwen2vl, whose text after an image continues at the image's
+// position + max(rows, cols)) as llama-server does.
+// Writes OUT_PREFIX.ids (int32 per prompt token: the text token id, -1 at an image's tokens)
+// and OUT_PREFIX.f32 (float32 [text positions, vocab]: the logits after each text token,
+// in order); stdout gets one JSON line {"positions": .. (prompt tokens), "text_positions": ..,
+// "vocab": .., "image_tokens": [..]}.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -77,7 +78,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   // The context: every position, and batches that hold N_BATCH text tokens or a whole image.
-  const llama_pos n_pos = mtmd_helper_get_n_pos(chunks);
+  // (M-RoPE: an image takes max(rows, cols) positions but rows * cols KV cells.)
+  const llama_pos n_pos = std::max<llama_pos>(
+      mtmd_helper_get_n_pos(chunks), static_cast<llama_pos>(mtmd_helper_get_n_tokens(chunks)));
   int max_image = 0;
   for (size_t c = 0; c < mtmd_input_chunks_size(chunks); ++c) {
     const mtmd_input_chunk* chunk = mtmd_input_chunks_get(chunks, c);
@@ -100,6 +103,7 @@ int main(int argc, char** argv) {
   if (ids_out == nullptr || logits_out == nullptr) return 1;
   llama_batch batch = llama_batch_init(n_batch, 0, 1);
   llama_pos n_past = 0;
+  int n_written = 0;  // prompt tokens (ids written)
   size_t text_positions = 0;
   std::string image_tokens;
   for (size_t c = 0; c < mtmd_input_chunks_size(chunks); ++c) {
@@ -126,6 +130,7 @@ int main(int argc, char** argv) {
           std::fwrite(llama_get_logits_ith(lctx, i), sizeof(float), vocab, logits_out);
         }
         n_past += m;
+        n_written += m;
         text_positions += m;
       }
       continue;
@@ -137,16 +142,17 @@ int main(int argc, char** argv) {
                                        lp.n_batch, &new_n_past, nullptr, nullptr) != 0) {
       return 1;
     }
-    const std::vector<int32_t> none(mtmd_input_chunk_get_n_pos(chunk), -1);
+    const std::vector<int32_t> none(n, -1);  // one per token (M-RoPE: fewer positions)
     std::fwrite(none.data(), sizeof(int32_t), none.size(), ids_out);
     n_past = new_n_past;
+    n_written += n;
     image_tokens += (image_tokens.empty() ? "" : ", ") + std::to_string(n);
   }
   std::fclose(ids_out);
   std::fclose(logits_out);
   std::printf(
       "{\"positions\": %d, \"text_positions\": %zu, \"vocab\": %d, \"image_tokens\": [%s]}\n",
-      n_past, text_positions, vocab, image_tokens.c_str());
+      n_written, text_positions, vocab, image_tokens.c_str());
   llama_batch_free(batch);
   mtmd_input_chunks_free(chunks);
   for (mtmd_bitmap* b : bitmaps) mtmd_bitmap_free(b);

@@ -10,6 +10,9 @@ write_text_model: the text-model GGUF libmtmd's context needs beside a projector
 that the model's width is the projector's output width and tokenizes the prompt around the
 image): a 1-layer llama of the given width, zero weights, SmolLM2's tokenizer (as
 bench/synth_models.py's files); nothing is decoded with it.
+
+write_qwen2vl_text_model: a qwen2vl language model of a given shape (random weights) for
+bench/image_kl_oracle.py's Qwen2.5-VL comparison.
 """
 from __future__ import annotations
 
@@ -113,6 +116,72 @@ def write_text_model(path: Path, width: int, gguf_py: Path) -> None:
                         ("ffn_gate", (ffn, width)), ("ffn_up", (ffn, width)),
                         ("ffn_down", (width, ffn))):
         w.add_tensor(f"blk.0.{name}.weight", np.zeros(shape, f16))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def write_qwen2vl_text_model(path: Path, width: int, layers: int, heads: int, kv_heads: int,
+                             ffn: int, gguf_py: Path, seed: int = 0) -> None:
+    """A qwen2vl language model (Qwen2.5-VL's: qwen2 with M-RoPE sections 16/24/24/0 of 64
+    pairs, heads of 128, rope base 1e6, Q/K/V biases) of the given shape, random weights (numpy
+    `seed`; F16 matrices, F32 norms and biases), SmolLM2's tokenizer: the language side of
+    bench/image_kl_oracle.py's --type qwen25vl, which quantizes it with the peer's
+    llama-quantize."""
+    sys.path.insert(0, str(gguf_py))
+    import gguf  # noqa: PLC0415
+    rng = np.random.default_rng(seed)
+    fields = synth_models.tokenizer_fields(gguf)
+    n_vocab = synth_models.vocab_size(fields)
+    head_dim = 128
+    w = gguf.GGUFWriter(str(path), "qwen2vl")
+    w.add_name(f"qwen2vl width {width}, {layers} layers "
+               "(synthetic: random weights, SmolLM2 tokenizer)")
+    w.add_context_length(32768)
+    w.add_embedding_length(width)
+    w.add_block_count(layers)
+    w.add_feed_forward_length(ffn)
+    w.add_head_count(heads)
+    w.add_head_count_kv(kv_heads)
+    w.add_rope_dimension_count(head_dim)
+    w.add_rope_dimension_sections([16, 24, 24, 0])
+    w.add_rope_freq_base(1000000.0)
+    w.add_layer_norm_rms_eps(1e-6)
+    w.add_vocab_size(n_vocab)
+    w.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
+    for key, value, vtype, sub in fields:
+        w.add_key_value(key, value, vtype, sub_type=sub)
+
+    def matrix(rows, cols):
+        a = rng.standard_normal((rows, cols), dtype=np.float32) / np.sqrt(cols)
+        return a.astype(np.float16)
+
+    def norm(n):
+        return (1.0 + 0.1 * rng.standard_normal(n, dtype=np.float32)).astype(np.float32)
+
+    def bias(n):
+        return (0.1 * rng.standard_normal(n, dtype=np.float32)).astype(np.float32)
+
+    q, kv = heads * head_dim, kv_heads * head_dim
+    w.add_tensor("token_embd.weight", rng.standard_normal((n_vocab, width), dtype=np.float32)
+                 .astype(np.float16))
+    w.add_tensor("output_norm.weight", norm(width))
+    w.add_tensor("output.weight", matrix(n_vocab, width))
+    for i in range(layers):
+        b = f"blk.{i}."
+        w.add_tensor(b + "attn_norm.weight", norm(width))
+        w.add_tensor(b + "attn_q.weight", matrix(q, width))
+        w.add_tensor(b + "attn_k.weight", matrix(kv, width))
+        w.add_tensor(b + "attn_v.weight", matrix(kv, width))
+        w.add_tensor(b + "attn_q.bias", bias(q))
+        w.add_tensor(b + "attn_k.bias", bias(kv))
+        w.add_tensor(b + "attn_v.bias", bias(kv))
+        w.add_tensor(b + "attn_output.weight", matrix(width, q))
+        w.add_tensor(b + "ffn_norm.weight", norm(width))
+        w.add_tensor(b + "ffn_gate.weight", matrix(ffn, width))
+        w.add_tensor(b + "ffn_up.weight", matrix(ffn, width))
+        w.add_tensor(b + "ffn_down.weight", matrix(width, ffn))
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
