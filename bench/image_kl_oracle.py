@@ -96,9 +96,10 @@ def prompts(images: list[Path], kind: str = "gemma3") -> list[tuple[str, list[Pa
         out.append((f"{user}{MARKER}Describe the picture, then go on.{end}"
                     f"{model}{texts[i % len(texts)]}", [image]))
     if len(images) >= 2:
-        # (ChatML: each marker after a newline. With the synthetic qwen2vl's borrowed SmolLM2
-        # vocabulary, where <|vision_start|> is plain text, radixlm and llama.cpp tokenize
-        # " <|vision_start|>" differently: "Ġ<" "|" against "Ġ" "<" "|".)
+        # (ChatML: each marker after a newline. In the synthetic qwen2vl's borrowed SmolLM2
+        # vocabulary <|vision_start|> is plain text, which mtmd_tokenize tokenizes as a piece of
+        # its own and BuildImagePrompt with the text before it: "Ġ" "<" "|" against "Ġ<" "|"
+        # after a space; bench/RESULTS.md.)
         sep = "\n" if kind == "qwen25vl" else " "
         out.append((f"{user}The first picture:{sep}{MARKER}\nThe second:{sep}{MARKER}\n"
                     f"Which is brighter?{end}{model}"
