@@ -6,6 +6,15 @@ Conv3D patch kernel split into v.patch_embd.weight and .weight.1; q / k / v with
 RMSNorm weights ln1 / ln2 / post_ln, the gated FFN with biases, the merger mm.0 / mm.2 with
 biases): F16 matrices and patch kernels, F32 norms and biases.
 
+write_gemma4v_projector: a projector GGUF as convert_hf_to_gguf.py's Gemma4VisionAudioModel
+writes Gemma 4's vision tower (clip.projector_type "gemma4v", no use_gelu / use_silu key so
+llama.cpp's gelu_quick, image_size 224 as the converter's placeholder, mean 0 / std 1; the patch
+kernel without bias, F32 x / y position tables [2, positions, n_embd], q / k / v / out without
+biases, per-head q / k norms, ln1 / ln2 / attn_post_norm / ffn_post_norm, the gated FFN,
+out_scale, mm.input_projection [out, n_embd]); with standardize, v.std_bias / v.std_scale; with
+clamps, Gemma4ClippableLinear's input / output min / max scalars on every linear. F16 matrices,
+F32 the rest.
+
 write_text_model: the text-model GGUF libmtmd's context needs beside a projector (it checks
 that the model's width is the projector's output width and tokenizes the prompt around the
 image): a 1-layer llama of the given width, zero weights, SmolLM2's tokenizer (as
@@ -75,6 +84,69 @@ def write_qwen25vl_projector(path: Path, layers: int, width: int, ffn: int, head
     t("mm.0.bias", (merged,), 0.05)
     t("mm.2.weight", (out_width, merged), merged ** -0.5, f16=True)
     t("mm.2.bias", (out_width,), 0.05)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def write_gemma4v_projector(path: Path, layers: int, width: int, ffn: int, heads: int,
+                            patch: int, out_width: int, gguf_py: Path, merge: int = 0,
+                            positions: int = 10240, standardize: bool = True,
+                            clamps: bool = False) -> None:
+    sys.path.insert(0, str(gguf_py))
+    import gguf  # noqa: PLC0415
+    rng = np.random.default_rng(0)
+    w = gguf.GGUFWriter(str(path), "clip")
+    w.add_bool("clip.has_vision_encoder", True)
+    w.add_string("clip.projector_type", "gemma4v")
+    w.add_uint32("clip.vision.projection_dim", out_width)
+    w.add_uint32("clip.vision.image_size", 224)
+    w.add_uint32("clip.vision.patch_size", patch)
+    w.add_uint32("clip.vision.embedding_length", width)
+    w.add_uint32("clip.vision.feed_forward_length", ffn)
+    w.add_uint32("clip.vision.block_count", layers)
+    w.add_uint32("clip.vision.attention.head_count", heads)
+    w.add_float32("clip.vision.attention.layer_norm_epsilon", 1e-6)
+    w.add_array("clip.vision.image_mean", [0.0, 0.0, 0.0])
+    w.add_array("clip.vision.image_std", [1.0, 1.0, 1.0])
+    if merge:
+        w.add_uint32("clip.vision.projector.scale_factor", merge)
+
+    def t(name, shape, scale, offset=0.0, f16=False):
+        a = (offset + scale * rng.standard_normal(shape, dtype=np.float32)).astype(np.float32)
+        w.add_tensor(name, a.astype(np.float16) if f16 else a)
+
+    def clip(base):
+        if clamps:  # tight enough that some inputs and outputs are clipped
+            for suffix, centre in (("input_min", -1.5), ("input_max", 1.5),
+                                   ("output_min", -2.0), ("output_max", 2.0)):
+                t(f"{base}.{suffix}", (1,), 0.1, centre)
+
+    head = width // heads
+    t("v.patch_embd.weight", (width, 3, patch, patch), 0.05, f16=True)
+    t("v.position_embd.weight", (2, positions, width), 0.3)
+    s = width ** -0.5
+    for i in range(layers):
+        b = f"v.blk.{i}."
+        for m in ("attn_q", "attn_k", "attn_v", "attn_out"):
+            t(b + m + ".weight", (width, width), s, f16=True)
+            clip(b + m)
+        t(b + "attn_q_norm.weight", (head,), 0.1, 1.0)
+        t(b + "attn_k_norm.weight", (head,), 0.1, 1.0)
+        for n in ("ln1", "ln2", "attn_post_norm", "ffn_post_norm"):
+            t(b + n + ".weight", (width,), 0.1, 1.0)
+        for m in ("ffn_up", "ffn_gate"):
+            t(b + m + ".weight", (ffn, width), s, f16=True)
+            clip(b + m)
+        t(b + "ffn_down.weight", (width, ffn), ffn ** -0.5, f16=True)
+        clip(b + "ffn_down")
+        t(b + "out_scale.weight", (1,), 0.05, 0.9)
+    if standardize:
+        t("v.std_bias", (width,), 0.3)
+        t("v.std_scale", (width,), 0.1, 1.0)
+    t("mm.input_projection.weight", (out_width, width), s, f16=True)
+    clip("mm.input_projection")
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()

@@ -15,6 +15,7 @@ struct Registered {
 };
 constexpr Registered kProjectors[] = {
     {"gemma3", internal::MakeGemma3Projector},
+    {"gemma4v", internal::MakeGemma4vProjector},
     {"qwen2.5vl_merger", internal::MakeQwen25VlProjector},
     {"idefics3", internal::MakeIdefics3Projector},
 };

@@ -6,6 +6,8 @@
 // its own preprocessing from the file's metadata (image size, resize, mean / std). Built:
 //   gemma3             SigLIP ViT, average pool to tokens-per-side, RMS norm, projection
 //                      (gemma3.cc)
+//   gemma4v            Gemma 4: dynamic resolution, RMS-norm ViT with x / y position tables
+//                      and 2-D rope, average pool, projection (gemma4v.cc)
 //   qwen2.5vl_merger   Qwen2.5-VL: dynamic resolution, ViT with 2-D RoPE and window attention,
 //                      2x2 patch merger (qwen25vl.cc, qwen_vit.cc)
 //   idefics3           SmolVLM / Idefics3: tiles and an overview (idefics3.h), SigLIP ViT on
@@ -68,7 +70,8 @@ class Projector {
   // Width of each output row: the language model's hidden size (clip.vision.projection_dim).
   virtual int64_t n_embd() const = 0;
   // Rows Encode() produces for this image (gemma3: (image_size / patch / scale)^2, any image;
-  // qwen2.5vl_merger: (h / 2p) * (w / 2p) of the size the image is resized to; idefics3:
+  // qwen2.5vl_merger: (h / 2p) * (w / 2p) of the size the image is resized to; gemma4v:
+  // (h / kp) * (w / kp) of that size, k the pooling factor; idefics3:
   // (tiles + 1) * (image_size / patch / scale)^2).
   virtual int64_t TokensFor(const Image& image) const = 0;
   // How those rows lie on the image (rows * cols == TokensFor(image) when not {0, 0}).

@@ -19,6 +19,10 @@ StatusOr<std::unique_ptr<Projector>> MakeGemma3Projector(std::unique_ptr<gguf::G
 StatusOr<std::unique_ptr<Projector>> MakeIdefics3Projector(std::unique_ptr<gguf::GgufFile> file,
                                                            const ClipConfig& config,
                                                            const Projector::Options& options);
+// gemma4v.cc
+StatusOr<std::unique_ptr<Projector>> MakeGemma4vProjector(std::unique_ptr<gguf::GgufFile> file,
+                                                          const ClipConfig& config,
+                                                          const Projector::Options& options);
 // qwen25vl.cc
 StatusOr<std::unique_ptr<Projector>> MakeQwen25VlProjector(std::unique_ptr<gguf::GgufFile> file,
                                                            const ClipConfig& config,
