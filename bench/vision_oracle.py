@@ -35,6 +35,23 @@ tokens (dynamic resolution), so the token count follows the image size.
     python bench/vision_oracle.py --type qwen25vl --build build
     python bench/vision_oracle.py --type qwen25vl --golden tests/vision/testdata
 
+--type gemma4v compares a Gemma 4 projector (bench/synth_mmproj.py writes it), by default of
+Gemma 4 31B's vision shape (its Hugging Face vision_config): width 1152, FFN 4304, 16 heads of
+72, patch 16, pooling 3, 10240 positions, std_bias / std_scale, no clamps; 27 layers unless
+--layers says fewer; output width 5376 (the 31B's text width) into a 1-layer stand-in text model.
+--clamps adds Gemma4ClippableLinear's scalars (as the E2B / E4B files have them),
+--no-standardize drops std_bias / std_scale. Images are resized to multiples of 48 within 70 to
+1120 tokens.
+
+    python bench/vision_oracle.py --type gemma4v --build build --layers 4
+    python bench/vision_oracle.py --type gemma4v --golden tests/vision/testdata
+
+--type gemma4v --golden DIR writes what tests/vision/gemma4v_golden_test.cc reads: a tiny
+projector (2 layers, width 32, FFN 40, 4 heads, patch 4, pooling 2, 48 positions, clamps and
+std_bias / std_scale, output 256 into a stand-in text model; F16 matrices), two PNGs (80x64:
+10 x 8 tokens as is; 45x29: scaled up to the 70-token minimum) with llama.cpp's embeddings, and
+llama.cpp's token counts for more sizes in gemma4v_golden.json.
+
 --type qwen25vl --golden DIR writes what tests/vision/qwen25vl_golden_test.cc reads: a tiny
 projector (2 layers, the first windowed, width 32, FFN 40, patch 8, output 640; F16
 matrices), two PNGs (120x70: 8 x 4 tokens in two windows; 20x20: scaled up to the 8-token
@@ -269,6 +286,55 @@ def write_qwen_golden(dest: Path, dumper: Path, text_model: str, gguf_py: Path,
     return 0
 
 
+GEMMA4_SHAPE = dict(layers=27, width=1152, ffn=4304, heads=16, patch=16, out_width=5376)
+GEMMA4_GOLDEN_SHAPE = dict(layers=2, width=32, ffn=40, heads=4, patch=4, out_width=256, merge=2,
+                           positions=48, standardize=True, clamps=True)
+GEMMA4_GOLDEN_COUNT_SIZES = ((1, 1), (1, 300), (300, 1), (12, 12), (45, 29), (80, 64), (120, 70),
+                             (500, 300), (37, 2000), (1100, 1000), (4000, 3000), (8000, 100),
+                             (513, 7000))
+
+
+def write_gemma4v_golden(dest: Path, dumper: Path, gguf_py: Path, version: str) -> int:
+    dest.mkdir(parents=True, exist_ok=True)
+    proj = dest / "tiny_gemma4v_mmproj.gguf"
+    shape = dict(GEMMA4_GOLDEN_SHAPE)
+    synth_mmproj.write_gemma4v_projector(proj, gguf_py=gguf_py, **shape)
+    text_model = text_model_for(shape["out_width"], "", gguf_py)
+    images = []
+    for (w, h, seed) in ((80, 64, 31), (45, 29, 32)):
+        p = dest / f"gemma4v_golden_{w}x{h}.png"
+        write_png(p, picture(w, h, seed))
+        images.append(p)
+    out = cache() / "golden_gemma4v"
+    out.mkdir(exist_ok=True)
+    sizes = [f"size:{w}:{h}" for w, h in GEMMA4_GOLDEN_COUNT_SIZES]
+    rows = run_json([str(dumper), str(proj), text_model, str(out), "1", *map(str, images), *sizes])
+    golden = {"producer": f"llama.cpp {llama_peer.peer_version(version)} libmtmd "
+                          "(bench/mtmd_embed_dump.cc), written by bench/vision_oracle.py "
+                          "--type gemma4v --golden",
+              "projector": proj.name, "images": [], "token_counts": []}
+    for i, p in enumerate(images):
+        e = np.fromfile(out / f"{i}.f32", dtype=np.float32)
+        golden["images"].append({"file": p.name, "n_tokens": rows[i]["n_tokens"],
+                                 "n_embd": rows[i]["n_embd"],
+                                 "embeddings": [float(f"{v:.6g}") for v in e]})
+    for (w, h), row in zip(GEMMA4_GOLDEN_COUNT_SIZES, rows[len(images):]):
+        golden["token_counts"].append({"width": w, "height": h, "n_tokens": row["n_tokens"]})
+    (dest / "gemma4v_golden.json").write_text(json.dumps(golden) + "\n")
+    log(f"wrote {proj.name}, {len(images)} images and gemma4v_golden.json to {dest}")
+    return 0
+
+
+def gemma4_images(work: Path) -> list[Path]:
+    images = []
+    for (w, h, seed) in ((448, 448, 1), (300, 700, 3), (100, 60, 5), (1000, 563, 4)):
+        p = work / f"picture_{w}x{h}.png"
+        if not p.exists():
+            write_png(p, picture(w, h, seed))
+        images.append(p)
+    return images
+
+
 def qwen_images(work: Path) -> list[Path]:
     images = []
     for (w, h, seed) in ((448, 448, 1), (300, 700, 3), (100, 60, 5)):
@@ -357,17 +423,19 @@ def main() -> int:
     ap.add_argument("--build", default="build", help="radixlm build folder (with bench/vision_encode)")
     ap.add_argument("--peer-version", default=llama_peer.DEFAULT_VERSION)
     ap.add_argument("--text-model", default=os.environ.get("RADIXLM_DEFAULT_MODEL", str(DEFAULT_TEXT_MODEL)))
-    ap.add_argument("--type", choices=("gemma3", "qwen25vl", "idefics3"), default="gemma3")
-    ap.add_argument("--layers", type=int, help="default 27 (gemma3), 32 (qwen25vl), 12 (idefics3)")
-    ap.add_argument("--width", type=int, help="default 1152 (gemma3), 1280 (qwen25vl), 768 (idefics3)")
-    ap.add_argument("--ffn", type=int, help="default 4304 (gemma3), 3420 (qwen25vl), 3072 (idefics3)")
+    ap.add_argument("--type", choices=("gemma3", "qwen25vl", "idefics3", "gemma4v"), default="gemma3")
+    ap.add_argument("--layers", type=int, help="default 27 (gemma3, gemma4v), 32 (qwen25vl), 12 (idefics3)")
+    ap.add_argument("--width", type=int, help="default 1152 (gemma3, gemma4v), 1280 (qwen25vl), 768 (idefics3)")
+    ap.add_argument("--ffn", type=int, help="default 4304 (gemma3, gemma4v), 3420 (qwen25vl), 3072 (idefics3)")
     ap.add_argument("--heads", type=int, help="default 16, 12 (idefics3)")
+    ap.add_argument("--clamps", action="store_true", help="gemma4v: clippable-linear scalars")
+    ap.add_argument("--no-standardize", action="store_true", help="gemma4v: no std_bias / std_scale")
     ap.add_argument("--image-size", type=int, help="gemma3: default 896; idefics3: the tile, default 512")
-    ap.add_argument("--patch", type=int, help="default 14, 16 (idefics3)")
+    ap.add_argument("--patch", type=int, help="default 14 (gemma3, qwen25vl), 16 (gemma4v, idefics3)")
     ap.add_argument("--scale", type=int, default=4, help="gemma3: pooling factor (tokens per side = image / patch / scale); idefics3: pixel shuffle factor")
     ap.add_argument("--longest-edge", type=int, default=2048, help="idefics3: clip.vision.preproc_image_size (SmolVLM's 2048)")
     ap.add_argument("--n-wa-pattern", type=int, default=8, help="qwen25vl: every n-th layer attends fully")
-    ap.add_argument("--out-width", type=int, help="default 640 (gemma3), 3584 (qwen25vl), 576 (idefics3)")
+    ap.add_argument("--out-width", type=int, help="default 640 (gemma3), 3584 (qwen25vl), 576 (idefics3), 5376 (gemma4v)")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--images", nargs="*", help="image files (default: generated PNGs and the peer tree's pictures)")
     ap.add_argument("--skip-rgb", action="store_true", help="only the 'file' comparison")
@@ -376,15 +444,20 @@ def main() -> int:
     args = ap.parse_args()
     qwen = args.type == "qwen25vl"
     idefics3 = args.type == "idefics3"
+    gemma4 = args.type == "gemma4v"
     for key, gemma_default in (("layers", 27), ("width", 1152), ("ffn", 4304), ("out_width", 640),
                                ("heads", 16), ("image_size", 896), ("patch", 14)):
         if getattr(args, key) is None:
-            setattr(args, key, QWEN_SHAPE[key] if qwen and key in QWEN_SHAPE else
-                    IDEFICS3_SHAPE[key] if idefics3 else gemma_default)
-    if args.golden and args.type == "idefics3":
+            shape = (QWEN_SHAPE if qwen else GEMMA4_SHAPE if gemma4 else IDEFICS3_SHAPE if idefics3
+                     else {})
+            setattr(args, key, shape.get(key, gemma_default))
+    if args.golden and idefics3:
         return write_idefics3_golden(Path(args.golden), build_dumper(args.peer_version),
                                      args.text_model, llama_peer.gguf_py_dir(args.peer_version),
                                      args.peer_version)
+    if args.golden and gemma4:
+        return write_gemma4v_golden(Path(args.golden), build_dumper(args.peer_version),
+                                    llama_peer.gguf_py_dir(args.peer_version), args.peer_version)
     if args.golden and qwen:
         return write_qwen_golden(Path(args.golden), build_dumper(args.peer_version), args.text_model,
                                  llama_peer.gguf_py_dir(args.peer_version), args.peer_version)
@@ -396,6 +469,9 @@ def main() -> int:
     gguf_py = llama_peer.gguf_py_dir(args.peer_version)
     if idefics3:
         tag = f"idefics3_L{args.layers}_w{args.width}_f{args.ffn}_h{args.heads}_i{args.image_size}_p{args.patch}_s{args.scale}_e{args.longest_edge}_o{args.out_width}"
+    elif gemma4:
+        tag = (f"gemma4v_L{args.layers}_w{args.width}_f{args.ffn}_h{args.heads}_p{args.patch}_o{args.out_width}"
+               f"{'_clamps' if args.clamps else ''}{'_nostd' if args.no_standardize else ''}")
     elif qwen:
         tag = f"qwen25vl_L{args.layers}_w{args.width}_f{args.ffn}_h{args.heads}_p{args.patch}_wa{args.n_wa_pattern}_o{args.out_width}"
     else:
@@ -403,7 +479,12 @@ def main() -> int:
     proj = work / f"{tag}.gguf"
     if not proj.exists():
         log(f"writing {proj}")
-        if qwen:
+        if gemma4:
+            synth_mmproj.write_gemma4v_projector(
+                proj.with_suffix(".tmp"), args.layers, args.width, args.ffn, args.heads,
+                args.patch, args.out_width, gguf_py, standardize=not args.no_standardize,
+                clamps=args.clamps)
+        elif qwen:
             synth_mmproj.write_qwen25vl_projector(
                 proj.with_suffix(".tmp"), args.layers, args.width, args.ffn, args.heads,
                 args.patch, args.out_width, args.n_wa_pattern, gguf_py)
@@ -412,7 +493,7 @@ def main() -> int:
                             args.heads, args.image_size, args.patch, args.out_width, args.scale,
                             gguf_py, kind=args.type, longest_edge=args.longest_edge)
         proj.with_suffix(".tmp").rename(proj)
-    text_model = (text_model_for(args.out_width, args.text_model, gguf_py) if qwen or idefics3
+    text_model = (text_model_for(args.out_width, args.text_model, gguf_py) if qwen or idefics3 or gemma4
                   else args.text_model)
     dumper = build_dumper(args.peer_version)
     encode = Path(args.build).resolve() / "bench" / "vision_encode"
@@ -421,7 +502,7 @@ def main() -> int:
     if args.images:
         images = [Path(p) for p in args.images]
     else:
-        images = (qwen_images(work) if qwen or idefics3
+        images = (qwen_images(work) if qwen or idefics3 else gemma4_images(work) if gemma4
                   else default_images(work, args.peer_version))
     # Outputs in a folder of this run's own (by process id): two runs at once never share one.
     run_dir = work / "runs" / f"{tag}_{os.getpid()}"
