@@ -15,7 +15,9 @@
 //        x = x + attn_post_norm(O(softmax(q k^T) v))       scale 1.0, bidirectional
 //        h = RMSNorm_2(x)
 //        x = x + ffn_post_norm(down(act(gate(h)) * up(h)))  act: gelu_quick unless use_gelu /
-//                                                           use_silu; no gate: act(up(h))
+//                                                           use_silu; no gate: act(up(h));
+//                                                           gelu_quick on F16-rounded values
+//                                                           to an F16 result, as ggml's table
 //        x = x * out_scale                                  when the file has it
 //      The rope: head dims [0, d/2) turn by the patch's column, [d/2, d) by its row, each half
 //      NeoX-paired (j, j + d/4) with theta = pos * 100^(-4j / d) (llama.cpp's rope_theta 100).
@@ -35,6 +37,7 @@
 #include <span>
 
 #include "kernels/attention.h"
+#include "kernels/fp16.h"
 #include "kernels/ops.h"
 #include "kernels/quant.h"
 #include "util/mutex.h"
@@ -115,8 +118,11 @@ void Activation(FfnActivation act, float* gate, float* up, int64_t n, bool gated
       }
       return;
     case FfnActivation::kGeluQuick:
+      // ggml's CPU gelu_quick: a table over F16 inputs of F16 results (GGML_GELU_QUICK_FP16).
       for (int64_t i = 0; i < n; ++i) {
-        const float g = x[i] / (1.0f + std::exp(-1.702f * x[i]));
+        const float h = kernels::F16ToF32(kernels::F32ToF16(x[i]));
+        const float g =
+            kernels::F16ToF32(kernels::F32ToF16(h * (1.0f / (1.0f + std::exp(-1.702f * h)))));
         up[i] = gated ? g * up[i] : g;
       }
       return;
