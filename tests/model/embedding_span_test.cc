@@ -1,7 +1,7 @@
 // Embedding spans (model/forward_batch.h): rows given in place of token embeddings (an image's
 // projector output), unscaled, attended bidirectionally within the span as llama.cpp decodes
 // gemma3's image tokens; checked against the float reference, across batching, and with a
-// cached prefix that ends inside the span.
+// cached prefix that ends inside the span; gemma4's per-layer inputs at image positions.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "gguf/gguf_file.h"
 #include "model/model.h"
 #include "reference_model.h"
 #include "tiny_model.h"
@@ -250,6 +251,61 @@ TEST_F(EmbeddingSpanTest, RefusesSpansOutsideTheNewTokens) {
   ForwardBatch batch;
   batch.sequences.push_back(in);
   EXPECT_EQ(model_->Forward(batch, *cache_, &out).code(), StatusCode::kInvalidArgument);
+}
+
+// gemma4 (the tiny fixture of tests/model/testdata/llama_cpp, with per-layer inputs), as
+// llama.cpp's gemma4 reads embeddings: the rows enter unscaled, and the per-layer inputs at
+// image positions are token 0's (its padding row), whatever id the radix tree gives the image.
+TEST(Gemma4EmbeddingSpanTest, RowsAreUnscaledAndPerLayerInputsAreTokenZeros) {
+  auto file = gguf::GgufFile::Open(std::string(RADIXLM_SOURCE_DIR) +
+                                   "/tests/model/testdata/llama_cpp/gemma4.gguf");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  ModelOptions options;
+  options.n_threads = 2;
+  auto model = Model::FromGguf(std::move(*file), options);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const ModelConfig& c = (*model)->config();
+  ASSERT_GT(c.per_layer_input_size, 0);
+  ASSERT_TRUE(c.scale_embeddings);
+  auto forward = [&](const std::vector<int32_t>& ids, const EmbeddingSpan* span) {
+    auto cache = (*model)->CreateKvCache({.n_slots = 32, .dtype = KvDtype::kF16});
+    EXPECT_TRUE(cache.ok());
+    std::vector<int32_t> slots(ids.size());
+    std::iota(slots.begin(), slots.end(), 0);
+    SequenceInput in{ids, slots, {}, LogitsMode::kAll};
+    if (span != nullptr) in.embedding_spans = std::span<const EmbeddingSpan>(span, 1);
+    ForwardBatch batch;
+    batch.sequences.push_back(in);
+    ForwardOutput out;
+    const Status st = (*model)->Forward(batch, **cache, &out);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return std::vector<float>(out.logits.begin(), out.logits.begin() + out.n_rows * out.vocab_size);
+  };
+  const int32_t token = 17;
+  for (const int32_t row_of : {0, token}) {
+    // The span's row: token `row_of`'s embedding as the model scales it.
+    std::vector<float> row(c.hidden_size);
+    ASSERT_TRUE((*model)->Embed(&row_of, 1, row.data()).ok());
+    for (float& x : row) x *= c.embedding_scale;
+    const EmbeddingSpan span{.begin = 2, .n = 1, .rows = row.data()};
+    const std::vector<float> image = forward({5, 9, kImageId, 33, 2}, &span);
+    const std::vector<float> zero = forward({5, 9, 0, 33, 2}, nullptr);
+    const std::vector<float> same = forward({5, 9, row_of, 33, 2}, nullptr);
+    ASSERT_EQ(image.size(), same.size());
+    float to_zero = 0.0f, to_same = 0.0f, scale = 1.0f;
+    for (size_t i = 0; i < image.size(); ++i) {
+      to_zero = std::max(to_zero, std::fabs(image[i] - zero[i]));
+      to_same = std::max(to_same, std::fabs(image[i] - same[i]));
+      scale = std::max(scale, std::fabs(same[i]));
+    }
+    if (row_of == 0) {
+      EXPECT_LE(to_same, 1e-5f * scale);  // token 0's row and token 0's per-layer inputs
+    } else {
+      // Token 17's row with token 0's per-layer inputs: neither token's forward.
+      EXPECT_GT(to_same, 1e-3f * scale);
+      EXPECT_GT(to_zero, 1e-3f * scale);
+    }
+  }
 }
 
 }  // namespace
