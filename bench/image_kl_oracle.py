@@ -31,6 +31,15 @@ tokenizer, quantized to Q4_K_M by the peer's llama-quantize), ChatML turns; the 
 M-RoPE positions on both sides (llama.cpp's mtmd, radixlm's MropePositions).
 
     python bench/image_kl_oracle.py --build build --type qwen25vl
+
+--type gemma4v: a synthetic gemma4v projector (bench/synth_mmproj.py: patch 16 unless --patch,
+pooling 3, clamps, std_bias / std_scale) beside a gemma4 text model of its output width, e.g.
+tests/model/llama_cpp/synth_family.py's Gemma 4 E2B shape (width 1536: llama.cpp decodes its
+image spans causally; SmolLM2's tokenizer, so <|image> and <image|> are plain text to both):
+
+    python tests/model/llama_cpp/synth_family.py gemma4 /tmp/gemma4_e2b.gguf --shape real
+    python bench/image_kl_oracle.py --build build --type gemma4v --text-model /tmp/gemma4_e2b.gguf \
+        --out-width 1536 --patch 16
 """
 from __future__ import annotations
 
@@ -176,12 +185,15 @@ def main() -> int:
     ap.add_argument("--peer-version", default=llama_peer.DEFAULT_VERSION)
     ap.add_argument("--text-model", default=os.environ.get("RADIXLM_DEFAULT_MODEL",
                                                            str(vision_oracle.DEFAULT_TEXT_MODEL)))
-    ap.add_argument("--type", choices=("gemma3", "qwen25vl"), default="gemma3")
-    ap.add_argument("--layers", type=int, help="projector layers: default 2 (gemma3), 4 (qwen25vl)")
+    ap.add_argument("--type", choices=("gemma3", "qwen25vl", "gemma4v"), default="gemma3")
+    ap.add_argument("--layers", type=int,
+                    help="projector layers: default 2 (gemma3, gemma4v), 4 (qwen25vl)")
     ap.add_argument("--width", type=int,
-                    help="projector width: default 256 (gemma3), 1280 (qwen25vl)")
-    ap.add_argument("--ffn", type=int, help="projector FFN: default 1024 (gemma3), 3420 (qwen25vl)")
-    ap.add_argument("--heads", type=int, help="projector heads: default 4 (gemma3), 16 (qwen25vl)")
+                    help="projector width: default 256 (gemma3, gemma4v), 1280 (qwen25vl)")
+    ap.add_argument("--ffn", type=int,
+                    help="projector FFN: default 1024 (gemma3, gemma4v), 3420 (qwen25vl)")
+    ap.add_argument("--heads", type=int,
+                    help="projector heads: default 4 (gemma3, gemma4v), 16 (qwen25vl)")
     ap.add_argument("--n-wa-pattern", type=int, default=2, help="qwen25vl: every Nth layer full")
     ap.add_argument("--text-width", type=int, default=2048,
                     help="qwen25vl: the language model's width (Qwen2.5-VL-3B's)")
@@ -207,12 +219,22 @@ def main() -> int:
             setattr(args, key, qwen25vl if qwen else gemma3)
 
     work = vision_oracle.cache()
-    tag = (f"gemma3_L{args.layers}_w{args.width}_f{args.ffn}_h{args.heads}_i{args.image_size}"
-           f"_p{args.patch}_s{args.scale}_o{args.out_width}")
+    if args.type == "gemma4v":
+        tag = (f"gemma4v_L{args.layers}_w{args.width}_f{args.ffn}_h{args.heads}_p{args.patch}"
+               f"_o{args.out_width}_clamps")
+    else:
+        tag = (f"gemma3_L{args.layers}_w{args.width}_f{args.ffn}_h{args.heads}_i{args.image_size}"
+               f"_p{args.patch}_s{args.scale}_o{args.out_width}")
     proj = work / f"{tag}.gguf"
     if qwen:
         proj, args.text_model, tag = qwen_files(args, work)
-    elif not proj.exists():
+    if not proj.exists() and args.type == "gemma4v":
+        log(f"writing {proj}")
+        synth_mmproj.write_gemma4v_projector(
+            proj.with_suffix(".tmp"), args.layers, args.width, args.ffn, args.heads, args.patch,
+            args.out_width, llama_peer.gguf_py_dir(args.peer_version), clamps=True)
+        proj.with_suffix(".tmp").rename(proj)
+    if not proj.exists():
         log(f"writing {proj}")
         vision_oracle.write_projector(proj.with_suffix(".tmp"), args.layers, args.width, args.ffn,
                                       args.heads, args.image_size, args.patch, args.out_width,

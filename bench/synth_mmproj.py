@@ -10,7 +10,7 @@ write_gemma4v_projector: a projector GGUF as convert_hf_to_gguf.py's Gemma4Visio
 writes Gemma 4's vision tower (clip.projector_type "gemma4v", no use_gelu / use_silu key so
 llama.cpp's gelu_quick, image_size 224 as the converter's placeholder, mean 0 / std 1; the patch
 kernel without bias, F32 x / y position tables [2, positions, n_embd], q / k / v / out without
-biases, per-head q / k norms, ln1 / ln2 / attn_post_norm / ffn_post_norm, the gated FFN,
+biases, per-head q / k norms (weights about head^-1/4), ln1 / ln2 / attn_post_norm / ffn_post_norm, the gated FFN,
 out_scale, mm.input_projection [out, n_embd]); with standardize, v.std_bias / v.std_scale; with
 clamps, Gemma4ClippableLinear's input / output min / max scalars on every linear. F16 matrices,
 F32 the rest.
@@ -132,8 +132,11 @@ def write_gemma4v_projector(path: Path, layers: int, width: int, ffn: int, heads
         for m in ("attn_q", "attn_k", "attn_v", "attn_out"):
             t(b + m + ".weight", (width, width), s, f16=True)
             clip(b + m)
-        t(b + "attn_q_norm.weight", (head,), 0.1, 1.0)
-        t(b + "attn_k_norm.weight", (head,), 0.1, 1.0)
+        # Q / K norm weights of head^-1/4: the unscaled scores get a unit's spread, as a trained
+        # model's norms give them (weights 1 give scores of std sqrt(head): near-argmax
+        # attention in every layer, where rounding flips the winner and 27 layers diverge).
+        t(b + "attn_q_norm.weight", (head,), 0.1 * head ** -0.25, head ** -0.25)
+        t(b + "attn_k_norm.weight", (head,), 0.1 * head ** -0.25, head ** -0.25)
         for n in ("ln1", "ln2", "attn_post_norm", "ffn_post_norm"):
             t(b + n + ".weight", (width,), 0.1, 1.0)
         for m in ("ffn_up", "ffn_gate"):
