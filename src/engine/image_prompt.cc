@@ -27,23 +27,34 @@ StatusOr<ImagePrompt> BuildImagePrompt(std::string_view text, bool verbatim,
                            std::string(kImageMarker) + ") for " + std::to_string(images.size()) +
                            " images");
   }
-  // As mtmd_tokenize: each marker becomes begin_text + marker + end_text, and the text between
-  // markers is tokenized piece by piece.
-  std::vector<std::string> pieces(1);
+  // As mtmd_tokenize (llama.cpp 0.3.36): the text between markers, and each image's begin_text
+  // and end_text, are tokenized as pieces of their own (special tokens parsed; only the first
+  // piece may get BOS). A begin_text that is not a special token (Gemma 4's <|image> under
+  // another tokenizer) is thus never merged with the text before it.
+  std::vector<std::string> segments(1);
   for (size_t from = 0;;) {
     const size_t at = text.find(kImageMarker, from);
     if (at == std::string_view::npos) {
-      pieces.back() += text.substr(from);
+      segments.back() = std::string(text.substr(from));
       break;
     }
-    pieces.back() += std::string(text.substr(from, at - from)) + layout.begin_text;
-    pieces.push_back(layout.end_text);
+    segments.back() = std::string(text.substr(from, at - from));
+    segments.emplace_back();
     from = at + kImageMarker.size();
   }
   ImagePrompt prompt;
-  for (size_t i = 0; i < pieces.size(); ++i) {
+  auto add_text = [&](const std::string& piece, bool with_bos) -> Status {
+    if (piece.empty() && !with_bos) return Status::Ok();
+    StatusOr<std::vector<int32_t>> ids =
+        with_bos ? codec.Encode(piece) : codec.EncodeVerbatim(piece);
+    RADIXLM_RETURN_IF_ERROR(ids.status());
+    prompt.ids.insert(prompt.ids.end(), ids->begin(), ids->end());
+    return Status::Ok();
+  };
+  for (size_t i = 0; i < segments.size(); ++i) {
     if (i > 0) {
       const EncodedImage& image = images[i - 1];
+      RADIXLM_RETURN_IF_ERROR(add_text(layout.begin_text, false));
       PromptImage span;
       span.begin = static_cast<int64_t>(prompt.ids.size());
       span.n = image.n_tokens;
@@ -55,13 +66,9 @@ StatusOr<ImagePrompt> BuildImagePrompt(std::string_view text, bool verbatim,
       prompt.ids.resize(prompt.ids.size() + image.n_tokens);
       WriteImageIds(image.hash, std::span<int32_t>(prompt.ids).subspan(span.begin));
       prompt.images.push_back(std::move(span));
+      RADIXLM_RETURN_IF_ERROR(add_text(layout.end_text, false));
     }
-    const bool with_bos = i == 0 && !verbatim;
-    if (pieces[i].empty() && !with_bos) continue;
-    StatusOr<std::vector<int32_t>> ids =
-        with_bos ? codec.Encode(pieces[i]) : codec.EncodeVerbatim(pieces[i]);
-    RADIXLM_RETURN_IF_ERROR(ids.status());
-    prompt.ids.insert(prompt.ids.end(), ids->begin(), ids->end());
+    RADIXLM_RETURN_IF_ERROR(add_text(segments[i], i == 0 && !verbatim));
   }
   return prompt;
 }

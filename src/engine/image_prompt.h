@@ -1,7 +1,8 @@
 // A text prompt with images: where each image's span goes and the ids around it, as llama.cpp's
 // mtmd lays out the same prompt (mtmd_tokenize): every marker becomes
-// layout.begin_text + the image's span + layout.end_text, and the text between spans is
-// tokenized piece by piece (special tokens parsed; only the first piece may get BOS).
+// layout.begin_text + the image's span + layout.end_text, and the text between spans,
+// begin_text and end_text are tokenized piece by piece (special tokens parsed; only the first
+// piece may get BOS).
 #pragma once
 
 #include <cstdint>

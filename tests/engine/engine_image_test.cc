@@ -159,7 +159,9 @@ TEST_F(EngineImageTest, ADifferentImageMatchesOnlyTheTextBeforeIt) {
   Start();
   const Result cat = Run(WithImages("ab cd<__media__> ef gh", {"cat"}));
   const Result dog = Run(WithImages("ab cd<__media__> ef gh", {"dog"}));
-  EXPECT_EQ(dog.cached_tokens, 7);  // BOS "ab cdA": the text before the image's span
+  // The text before the image's span: BOS "ab cd", then the begin text as a piece of its own
+  // (mtmd_tokenize's layout), which the fake codec's EncodeVerbatim gives a BOS too: BOS "A".
+  EXPECT_EQ(dog.cached_tokens, 8);
   EXPECT_EQ(encoder_->encodes(), 2);
   // The outputs are those of two different prompts (the rows reach the model).
   EXPECT_NE(cat.output, dog.output);
