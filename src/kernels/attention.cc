@@ -554,10 +554,10 @@ void AttentionForBatch(const AttentionParams& params, const KvLayerView& kv,
       }
     }
   }
-  if (shared_state.size() < static_cast<size_t>(n_states)) {
-    shared_state.resize(n_states);
-    shared_o.resize(n_states * hd);
-  }
+  // Each grown on its own: layers of one model may differ in head size (gemma4's sliding and
+  // global layers), so enough states need not mean enough state outputs.
+  if (shared_state.size() < static_cast<size_t>(n_states)) shared_state.resize(n_states);
+  if (shared_o.size() < static_cast<size_t>(n_states * hd)) shared_o.resize(n_states * hd);
 
   const cpu::AttentionKernels kern = SelectKernels();
   const WorkItem* item_data = items.data();

@@ -1,6 +1,7 @@
 """A second server with --api-key: authentication, a second server on its port, then SIGTERM
 while a stream is running (test_faults.py checks the drain itself)."""
 
+import signal
 import subprocess
 import threading
 
@@ -73,3 +74,19 @@ def test_sigterm_aborts_streams_still_running_at_the_drain_deadline_and_exits_0(
     assert events[-1] == "data: [DONE]"
     assert '"abort"' in events[-2]
 
+
+
+def test_a_crashing_server_exits_instead_of_hanging():
+    # A fatal signal ends the process (the default action; UCX's handlers, which print a
+    # backtrace from inside the handler and can deadlock after heap corruption, are replaced), so
+    # its clients see the connection close and a supervisor sees the exit.
+    s = Server()
+    try:
+        assert requests.get(s.url + "/health", timeout=60).status_code == 200
+        s.proc.send_signal(signal.SIGSEGV)
+        s.proc.wait(timeout=60)
+        assert s.proc.returncode != 0
+    finally:
+        if s.proc.poll() is None:
+            s.proc.kill()
+            s.proc.wait()

@@ -264,6 +264,21 @@ TEST(Attention, LatentCacheMatchesNaiveReference) {
 
 // The split of decode work (ranges of whole softmax chunks, folded in order afterwards) must not
 // change any bit, whatever the pool size.
+// Split decode (a long context, few queries) of a layer with larger heads after one with smaller
+// heads, on the same threads: the split states' buffers must grow with the head size too (gemma4
+// alternates heads of 256 and 512; the second layer wrote past the first's buffer).
+TEST(Attention, SplitDecodeAfterSmallerHeadsMatchesReference) {
+  std::mt19937 rng(5);
+  ThreadPool pool(2);
+  for (const Case& cs : {Case{8, 1, 32, 0, 0.0f, 1500, 1, KvDtype::kF16},
+                         Case{8, 1, 256, 0, 0.0f, 1200, 1, KvDtype::kF16},
+                         Case{8, 1, 64, 0, 0.0f, 1500, 2, KvDtype::kF16},
+                         Case{8, 1, 512, 0, 0.0f, 1400, 1, KvDtype::kF16}}) {
+    RunCase(cs, &pool, rng);
+    RunCase(cs, nullptr, rng);
+  }
+}
+
 TEST(Attention, SplitWorkGivesIdenticalResults) {
   for (const KvDtype dtype : {KvDtype::kF16, KvDtype::kFp8E5M2}) {
     std::mt19937 rng(23);
