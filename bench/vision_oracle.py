@@ -46,13 +46,13 @@ Gemma 4 31B's vision shape (its Hugging Face vision_config): width 1152, FFN 430
     python bench/vision_oracle.py --type gemma4v --build build --layers 4
     python bench/vision_oracle.py --type gemma4v --golden tests/vision/testdata
 
---type gemma4v --golden DIR writes what tests/vision/gemma4v_golden_test.cc reads: a tiny
+--type gemma4v --golden DIR writes what tests/vision/projector_golden_test.cc reads: a tiny
 projector (2 layers, width 32, FFN 40, 4 heads, patch 4, pooling 2, 48 positions, clamps and
 std_bias / std_scale, output 256 into a stand-in text model; F16 matrices), two PNGs (80x64:
 10 x 8 tokens as is; 45x29: scaled up to the 70-token minimum) with llama.cpp's embeddings, and
 llama.cpp's token counts for more sizes in gemma4v_golden.json.
 
---type qwen25vl --golden DIR writes what tests/vision/qwen25vl_golden_test.cc reads: a tiny
+--type qwen25vl --golden DIR writes what tests/vision/projector_golden_test.cc reads: a tiny
 projector (2 layers, the first windowed, width 32, FFN 40, patch 8, output 640; F16
 matrices), two PNGs (120x70: 8 x 4 tokens in two windows; 20x20: scaled up to the 8-token
 minimum) with llama.cpp's embeddings, and llama.cpp's token counts for more sizes (tokenized

@@ -1,11 +1,15 @@
-// The gemma4v projector against llama.cpp's libmtmd on the files of tests/vision/testdata: a
-// tiny projector (random weights, F16 matrices, 2 layers, width 32, patch 4, pooling 2, 48
-// positions, clamp scalars on every linear, std_bias / std_scale, output 256) and two PNG
-// pictures, 80x64 (10 x 8 tokens, not resized) and 45x29 (scaled up past the 70-token minimum
-// to 88x56: 11 x 7 tokens), with llama.cpp's embeddings of them and its token counts for more
-// image sizes in gemma4v_golden.json, written by
-//   python bench/vision_oracle.py --type gemma4v --golden tests/vision/testdata
+// The gemma4v and qwen2.5vl_merger projectors against llama.cpp's libmtmd on the files of
+// tests/vision/testdata, each a tiny projector (random weights, F16 matrices) and two PNG
+// pictures with llama.cpp's embeddings of them and its token counts for more image sizes in
+// <type>_golden.json, written by
+//   python bench/vision_oracle.py --type <type> --golden tests/vision/testdata
 // (llama.cpp decodes the PNGs itself; never edit the values by hand).
+//   gemma4v: 2 layers, width 32, patch 4, pooling 2, 48 positions, clamp scalars on every
+//     linear, std_bias / std_scale, output 256; 80x64 (10 x 8 tokens, not resized) and 45x29
+//     (scaled up past the 70-token minimum to 88x56: 11 x 7 tokens).
+//   qwen25vl: patch 8, one windowed and one full layer, llama.cpp's 112-pixel windows; 120x70
+//     (resized to 128x64: 8 x 4 tokens, two windows across) and 20x20 (scaled up past the
+//     8-token minimum to 48x48: 3 x 3 tokens).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -19,19 +23,19 @@
 #include "vision/image.h"
 #include "vision/projector.h"
 
-namespace radixlm::vision::gemma4v_golden_test {
+namespace radixlm::vision::projector_golden_test {
 namespace {
 
 std::string TestData(const std::string& name) {
   return std::string(RADIXLM_SOURCE_DIR) + "/tests/vision/testdata/" + name;
 }
 
-class Gemma4vGoldenTest : public ::testing::Test {
+class ProjectorGoldenTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    std::ifstream in(TestData("gemma4v_golden.json"));
-    ASSERT_TRUE(in.good()) << "run bench/vision_oracle.py --type gemma4v --golden "
-                              "tests/vision/testdata";
+    std::ifstream in(TestData(GetParam() + "_golden.json"));
+    ASSERT_TRUE(in.good()) << "run bench/vision_oracle.py --type " << GetParam()
+                           << " --golden tests/vision/testdata";
     golden_ = nlohmann::json::parse(in);
     auto projector = Projector::Load(TestData(golden_.at("projector")), {.n_threads = 2});
     ASSERT_TRUE(projector.ok()) << projector.status().ToString();
@@ -42,7 +46,7 @@ class Gemma4vGoldenTest : public ::testing::Test {
   std::unique_ptr<Projector> projector_;
 };
 
-TEST_F(Gemma4vGoldenTest, EmbeddingsMatchLlamaCpp) {
+TEST_P(ProjectorGoldenTest, EmbeddingsMatchLlamaCpp) {
   int checked = 0;
   for (const nlohmann::json& g : golden_.at("images")) {
     const std::string file = g.at("file");
@@ -80,7 +84,7 @@ TEST_F(Gemma4vGoldenTest, EmbeddingsMatchLlamaCpp) {
   EXPECT_EQ(checked, 2);
 }
 
-TEST_F(Gemma4vGoldenTest, TokenCountsMatchLlamaCpp) {
+TEST_P(ProjectorGoldenTest, TokenCountsMatchLlamaCpp) {
   int checked = 0;
   for (const nlohmann::json& c : golden_.at("token_counts")) {
     const Image image{
@@ -92,5 +96,7 @@ TEST_F(Gemma4vGoldenTest, TokenCountsMatchLlamaCpp) {
   EXPECT_GE(checked, 8);
 }
 
+INSTANTIATE_TEST_SUITE_P(Types, ProjectorGoldenTest, ::testing::Values("gemma4v", "qwen25vl"));
+
 }  // namespace
-}  // namespace radixlm::vision::gemma4v_golden_test
+}  // namespace radixlm::vision::projector_golden_test
