@@ -239,3 +239,36 @@ def test_bad_flags_are_refused_at_startup(args, message):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode != 0
     assert message in r.stdout + r.stderr
+
+
+def test_an_image_span_comes_back_from_the_disk_tier(tmp_path):
+    # The tier stores blocks of the token prefix, an image's content-derived ids included: after
+    # /flush_cache the same image prompt is read back from disk through the image (its span lies
+    # in the first blocks) and gives the same greedy output.
+    import base64  # noqa: PLC0415
+
+    from synth_mmproj import write_mmproj  # noqa: PLC0415
+    from test_images import png  # noqa: PLC0415
+    write_mmproj(str(tmp_path / "mmproj.gguf"), 640, seed=1)
+    srv = Server(extra_args=tier_args(tmp_path / "store", policy="write_through") +
+                 ["--mmproj", str(tmp_path / "mmproj.gguf")])
+    try:
+        body = {"text": "Describe <__media__> in detail. " + "The quick brown fox jumps. " * 30,
+                "image_data": [base64.b64encode(png(40, 30, 1)).decode()],
+                "sampling_params": {"temperature": 0, "max_new_tokens": 8, "ignore_eos": True}}
+        first = srv.post("/generate", body, timeout=600)
+        assert first.status_code == 200, first.text
+        deadline = time.time() + 60
+        while hicache(srv)["disk_tokens"] < 64:  # write-through: stored as the KV enters the tree
+            assert time.time() < deadline, hicache(srv)
+            time.sleep(0.2)
+        assert srv.post("/flush_cache").status_code == 200
+        again = srv.post("/generate", body, timeout=600)
+        assert again.status_code == 200, again.text
+        # The image's 16 positions start within the first few tokens: a hit of 64 or more
+        # covers it.
+        assert again.json()["meta_info"]["cached_tokens"] >= 64
+        assert hicache(srv)["disk_hit_tokens"] >= 64
+        assert again.json()["text"] == first.json()["text"]
+    finally:
+        assert srv.stop() == 0, srv.log_tail()
