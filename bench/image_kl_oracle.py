@@ -32,6 +32,15 @@ M-RoPE positions on both sides (llama.cpp's mtmd, radixlm's MropePositions).
 
     python bench/image_kl_oracle.py --build build --type qwen25vl
 
+--type qwen3vl compares Qwen3-VL: a synthetic qwen3vl_merger projector (bench/synth_mmproj.py;
+4 layers of Qwen3-VL-2B's ViT width, 2304 learned positions, deepstack mergers after ViT layers
+0, 1 and 2 by default) beside a synthetic qwen3vl language model of Qwen3-VL-2B's width (2048,
+16 heads / 8 KV heads of 128, FFN 6144) with --text-layers layers and 3 deepstack layers
+(Q4_K_M); interleaved M-RoPE positions for the image tokens and the deepstack slices added after
+the first 3 layers on both sides.
+
+    python bench/image_kl_oracle.py --build build --type qwen3vl
+
 --type gemma4v: a synthetic gemma4v projector (bench/synth_mmproj.py: patch 16 unless --patch,
 pooling 3, clamps, std_bias / std_scale) beside a gemma4 text model of its output width, e.g.
 tests/model/llama_cpp/synth_family.py's Gemma 4 E2B shape (width 1536: llama.cpp decodes its
@@ -93,7 +102,8 @@ def passages() -> list[str]:
 
 # A user turn's opening and closing, and the model turn's opening (Gemma's; ChatML for Qwen).
 TURNS = {"gemma3": ("<start_of_turn>user\n", "<end_of_turn>\n", "<start_of_turn>model\n"),
-         "qwen25vl": ("<|im_start|>user\n", "<|im_end|>\n", "<|im_start|>assistant\n")}
+         "qwen25vl": ("<|im_start|>user\n", "<|im_end|>\n", "<|im_start|>assistant\n"),
+         "qwen3vl": ("<|im_start|>user\n", "<|im_end|>\n", "<|im_start|>assistant\n")}
 
 
 def prompts(images: list[Path], kind: str = "gemma3") -> list[tuple[str, list[Path]]]:
@@ -109,7 +119,7 @@ def prompts(images: list[Path], kind: str = "gemma3") -> list[tuple[str, list[Pa
         # vocabulary <|vision_start|> is plain text, which mtmd_tokenize tokenizes as a piece of
         # its own and BuildImagePrompt with the text before it: "Ġ" "<" "|" against "Ġ<" "|"
         # after a space; bench/RESULTS.md.)
-        sep = "\n" if kind == "qwen25vl" else " "
+        sep = "\n" if kind in ("qwen25vl", "qwen3vl") else " "
         out.append((f"{user}The first picture:{sep}{MARKER}\nThe second:{sep}{MARKER}\n"
                     f"Which is brighter?{end}{model}"
                     f"{texts[len(images) % len(texts)]}", images[:2]))
@@ -139,6 +149,42 @@ def qwen_files(args, work: Path) -> tuple[Path, str, str]:
             synth_mmproj.write_qwen2vl_text_model(f16.with_suffix(".tmp"), args.text_width,
                                                   args.text_layers, args.text_width // 128, 2,
                                                   args.text_ffn, gguf_py)
+            f16.with_suffix(".tmp").rename(f16)
+        quantize = llama_peer.cache_dir(args.peer_version) / "build" / "bin" / "llama-quantize"
+        log(f"quantizing {lm.name}")
+        subprocess.run([str(quantize), str(f16), str(lm.with_suffix(".tmp")), "Q4_K_M"],
+                       check=True, capture_output=True)
+        lm.with_suffix(".tmp").rename(lm)
+    return proj, str(lm), f"{tag} + {lm.name}"
+
+
+QWEN3_DEEPSTACK = (0, 1, 2)
+
+
+def qwen3_files(args, work: Path) -> tuple[Path, str, str]:
+    """The --type qwen3vl pair: a qwen3vl_merger projector and a qwen3vl language model with as
+    many deepstack layers (bench/synth_mmproj.py), the latter quantized to Q4_K_M."""
+    gguf_py = llama_peer.gguf_py_dir(args.peer_version)
+    ds = tuple(d for d in QWEN3_DEEPSTACK if d < args.layers)
+    tag = (f"qwen3vl_L{args.layers}_w{args.width}_f{args.ffn}_h{args.heads}_p{args.patch}"
+           f"_ds{len(ds)}_o{args.text_width}")
+    proj = work / f"{tag}.gguf"
+    if not proj.exists():
+        log(f"writing {proj}")
+        synth_mmproj.write_qwen3vl_projector(proj.with_suffix(".tmp"), args.layers, args.width,
+                                             args.ffn, args.heads, args.patch, args.text_width,
+                                             2304, ds, gguf_py)
+        proj.with_suffix(".tmp").rename(proj)
+    lm_tag = f"qwen3vl_w{args.text_width}_L{args.text_layers}_f{args.text_ffn}_ds{len(ds)}"
+    lm = work / f"{lm_tag}-Q4_K_M.gguf"
+    if not lm.exists():
+        f16 = work / f"{lm_tag}-F16.gguf"
+        if not f16.exists():
+            log(f"writing {f16}")
+            synth_mmproj.write_qwen3vl_text_model(f16.with_suffix(".tmp"), args.text_width,
+                                                  args.text_layers, args.text_width // 128,
+                                                  args.text_width // 256, args.text_ffn, len(ds),
+                                                  gguf_py)
             f16.with_suffix(".tmp").rename(f16)
         quantize = llama_peer.cache_dir(args.peer_version) / "build" / "bin" / "llama-quantize"
         log(f"quantizing {lm.name}")
@@ -185,7 +231,8 @@ def main() -> int:
     ap.add_argument("--peer-version", default=llama_peer.DEFAULT_VERSION)
     ap.add_argument("--text-model", default=os.environ.get("RADIXLM_DEFAULT_MODEL",
                                                            str(vision_oracle.DEFAULT_TEXT_MODEL)))
-    ap.add_argument("--type", choices=("gemma3", "qwen25vl", "gemma4v"), default="gemma3")
+    ap.add_argument("--type", choices=("gemma3", "qwen25vl", "qwen3vl", "gemma4v"),
+                    default="gemma3")
     ap.add_argument("--layers", type=int,
                     help="projector layers: default 2 (gemma3, gemma4v), 4 (qwen25vl)")
     ap.add_argument("--width", type=int,
@@ -198,9 +245,10 @@ def main() -> int:
     ap.add_argument("--text-width", type=int, default=2048,
                     help="qwen25vl: the language model's width (Qwen2.5-VL-3B's)")
     ap.add_argument("--text-layers", type=int, default=4, help="qwen25vl: its layers")
-    ap.add_argument("--text-ffn", type=int, default=11008, help="qwen25vl: its FFN (3B's)")
+    ap.add_argument("--text-ffn", type=int,
+                    help="qwen25vl / qwen3vl: its FFN (default 11008, 3B's; 6144, 2B's)")
     ap.add_argument("--image-size", type=int, default=896)
-    ap.add_argument("--patch", type=int, default=14)
+    ap.add_argument("--patch", type=int, help="default 14, 16 (qwen3vl)")
     ap.add_argument("--scale", type=int, default=4, help="pooling factor (256 tokens at 896 / 14 / 4)")
     ap.add_argument("--out-width", type=int, default=640)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
@@ -213,10 +261,15 @@ def main() -> int:
     ap.add_argument("--json", help="write the results here")
     args = ap.parse_args()
     qwen = args.type == "qwen25vl"
-    for key, gemma3, qwen25vl in (("layers", 2, 4), ("width", 256, 1280), ("ffn", 1024, 3420),
-                                  ("heads", 4, 16)):
+    qwen3 = args.type == "qwen3vl"
+    for key, gemma3, qwen25vl, qwen3vl in (("layers", 2, 4, 4), ("width", 256, 1280, 1024),
+                                           ("ffn", 1024, 3420, 4096), ("heads", 4, 16, 16)):
         if getattr(args, key) is None:
-            setattr(args, key, qwen25vl if qwen else gemma3)
+            setattr(args, key, qwen25vl if qwen else qwen3vl if qwen3 else gemma3)
+    if args.text_ffn is None:
+        args.text_ffn = 6144 if qwen3 else 11008
+    if args.patch is None:
+        args.patch = 16 if qwen3 else 14
 
     work = vision_oracle.cache()
     if args.type == "gemma4v":
@@ -228,6 +281,8 @@ def main() -> int:
     proj = work / f"{tag}.gguf"
     if qwen:
         proj, args.text_model, tag = qwen_files(args, work)
+    if qwen3:
+        proj, args.text_model, tag = qwen3_files(args, work)
     if not proj.exists() and args.type == "gemma4v":
         log(f"writing {proj}")
         synth_mmproj.write_gemma4v_projector(
@@ -246,7 +301,7 @@ def main() -> int:
         raise SystemExit(f"{ours} is missing: ninja -C {args.build} image_logits")
     if args.images:
         images = [Path(p) for p in args.images]
-    elif qwen:  # (dynamic resolution: a 448x448 image is 256 tokens)
+    elif qwen or qwen3:  # (dynamic resolution: a 448x448 image is 256 / 196 tokens)
         images = vision_oracle.qwen_images(work) + vision_oracle.default_images(
             work, args.peer_version)[1:2]
     else:

@@ -261,3 +261,147 @@ def write_qwen2vl_text_model(path: Path, width: int, layers: int, heads: int, kv
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
+
+
+def write_qwen3vl_projector(path: Path, layers: int, width: int, ffn: int, heads: int,
+                            patch: int, out_width: int, positions: int,
+                            deepstack: tuple[int, ...], gguf_py: Path) -> None:
+    """A projector GGUF as conversion/qwen3vl.py's Qwen3VLVisionModel writes Qwen3-VL's vision
+    tower (clip.projector_type "qwen3vl_merger", clip.use_gelu, spatial_merge_size 2,
+    is_deepstack_layers; the Conv3D patch kernel split into v.patch_embd.weight and .weight.1,
+    with v.patch_embd.bias; learned v.position_embd.weight [positions, width] (positions a
+    square: the converter's num_position_embeddings); per layer the fused attn_qkv, attn_out,
+    LayerNorms ln1 / ln2 and the plain FFN ffn_up / ffn_down, all with biases; the merger's norm
+    as v.post_ln, mm.0 / mm.2; for each layer in `deepstack`, v.deepstack.<layer>.norm / fc1 /
+    fc2 over 4 * width). F16 matrices and patch kernels, F32 the rest; numpy seed 0."""
+    sys.path.insert(0, str(gguf_py))
+    import gguf  # noqa: PLC0415
+    rng = np.random.default_rng(0)
+    side = int(round(positions ** 0.5))
+    assert side * side == positions
+    w = gguf.GGUFWriter(str(path), "clip")
+    w.add_bool("clip.has_vision_encoder", True)
+    w.add_string("clip.projector_type", "qwen3vl_merger")
+    w.add_bool("clip.use_gelu", True)
+    w.add_uint32("clip.vision.spatial_merge_size", 2)
+    w.add_uint32("clip.vision.projection_dim", out_width)
+    w.add_uint32("clip.vision.image_size", side * patch)
+    w.add_uint32("clip.vision.patch_size", patch)
+    w.add_uint32("clip.vision.embedding_length", width)
+    w.add_uint32("clip.vision.feed_forward_length", ffn)
+    w.add_uint32("clip.vision.block_count", layers)
+    w.add_uint32("clip.vision.attention.head_count", heads)
+    w.add_float32("clip.vision.attention.layer_norm_epsilon", 1e-6)
+    w.add_array("clip.vision.image_mean", [0.5, 0.5, 0.5])
+    w.add_array("clip.vision.image_std", [0.5, 0.5, 0.5])
+    w.add_array("clip.vision.is_deepstack_layers", [i in deepstack for i in range(layers)])
+
+    def t(name, shape, scale, offset=0.0, f16=False):
+        a = (offset + scale * rng.standard_normal(shape, dtype=np.float32)).astype(np.float32)
+        w.add_tensor(name, a.astype(np.float16) if f16 else a)
+
+    for suffix in ("", ".1"):
+        t("v.patch_embd.weight" + suffix, (width, 3, patch, patch), 0.05, f16=True)
+    t("v.patch_embd.bias", (width,), 0.05)
+    t("v.position_embd.weight", (positions, width), 0.3)
+    s = width ** -0.5
+    for i in range(layers):
+        b = f"v.blk.{i}."
+        t(b + "attn_qkv.weight", (3 * width, width), s, f16=True)
+        t(b + "attn_qkv.bias", (3 * width,), 0.05)
+        t(b + "attn_out.weight", (width, width), s, f16=True)
+        t(b + "attn_out.bias", (width,), 0.05)
+        for n in ("ln1", "ln2"):
+            t(b + n + ".weight", (width,), 0.1, 1.0)
+            t(b + n + ".bias", (width,), 0.05)
+        t(b + "ffn_up.weight", (ffn, width), s, f16=True)
+        t(b + "ffn_up.bias", (ffn,), 0.05)
+        t(b + "ffn_down.weight", (width, ffn), ffn ** -0.5, f16=True)
+        t(b + "ffn_down.bias", (width,), 0.05)
+    t("v.post_ln.weight", (width,), 0.1, 1.0)
+    t("v.post_ln.bias", (width,), 0.05)
+    merged = 4 * width
+    t("mm.0.weight", (merged, merged), merged ** -0.5, f16=True)
+    t("mm.0.bias", (merged,), 0.05)
+    t("mm.2.weight", (out_width, merged), merged ** -0.5, f16=True)
+    t("mm.2.bias", (out_width,), 0.05)
+    for i in deepstack:
+        b = f"v.deepstack.{i}."
+        t(b + "norm.weight", (merged,), 0.1, 1.0)
+        t(b + "norm.bias", (merged,), 0.05)
+        t(b + "fc1.weight", (merged, merged), merged ** -0.5, f16=True)
+        t(b + "fc1.bias", (merged,), 0.05)
+        t(b + "fc2.weight", (out_width, merged), merged ** -0.5, f16=True)
+        t(b + "fc2.bias", (out_width,), 0.05)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def write_qwen3vl_text_model(path: Path, width: int, layers: int, heads: int, kv_heads: int,
+                             ffn: int, deepstack: int, gguf_py: Path, head_dim: int = 128,
+                             seed: int = 0) -> None:
+    """A qwen3vl language model (Qwen3-VL's: qwen3 with per-head Q / K RMSNorms, no biases,
+    interleaved M-RoPE sections 24/20/20/0 of 64 pairs for heads of 128, scaled for smaller
+    heads, rope base 5e6, qwen3vl.n_deepstack_layers = `deepstack`) of the given shape, random
+    weights (numpy `seed`; F16 matrices, F32 norms), SmolLM2's tokenizer: the language side of
+    bench/image_kl_oracle.py's --type qwen3vl and the stand-in libmtmd needs beside a qwen3vl
+    projector in bench/vision_oracle.py (whose input width is width * (1 + deepstack))."""
+    sys.path.insert(0, str(gguf_py))
+    import gguf  # noqa: PLC0415
+    rng = np.random.default_rng(seed)
+    fields = synth_models.tokenizer_fields(gguf)
+    n_vocab = synth_models.vocab_size(fields)
+    pairs = head_dim // 2
+    sections = [pairs * 24 // 64, pairs * 20 // 64, pairs * 20 // 64, 0]
+    w = gguf.GGUFWriter(str(path), "qwen3vl")
+    w.add_name(f"qwen3vl width {width}, {layers} layers, {deepstack} deepstack "
+               "(synthetic: random weights, SmolLM2 tokenizer)")
+    w.add_context_length(32768)
+    w.add_embedding_length(width)
+    w.add_block_count(layers)
+    w.add_feed_forward_length(ffn)
+    w.add_head_count(heads)
+    w.add_head_count_kv(kv_heads)
+    w.add_key_length(head_dim)
+    w.add_value_length(head_dim)
+    w.add_rope_dimension_count(head_dim)
+    w.add_rope_dimension_sections(sections)
+    w.add_rope_freq_base(5000000.0)
+    w.add_layer_norm_rms_eps(1e-6)
+    w.add_uint32("qwen3vl.n_deepstack_layers", deepstack)
+    w.add_vocab_size(n_vocab)
+    w.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
+    for key, value, vtype, sub in fields:
+        w.add_key_value(key, value, vtype, sub_type=sub)
+
+    def matrix(rows, cols):
+        a = rng.standard_normal((rows, cols), dtype=np.float32) / np.sqrt(cols)
+        return a.astype(np.float16)
+
+    def norm(n):
+        return (1.0 + 0.1 * rng.standard_normal(n, dtype=np.float32)).astype(np.float32)
+
+    q, kv = heads * head_dim, kv_heads * head_dim
+    w.add_tensor("token_embd.weight", rng.standard_normal((n_vocab, width), dtype=np.float32)
+                 .astype(np.float16))
+    w.add_tensor("output_norm.weight", norm(width))
+    w.add_tensor("output.weight", matrix(n_vocab, width))
+    for i in range(layers):
+        b = f"blk.{i}."
+        w.add_tensor(b + "attn_norm.weight", norm(width))
+        w.add_tensor(b + "attn_q.weight", matrix(q, width))
+        w.add_tensor(b + "attn_k.weight", matrix(kv, width))
+        w.add_tensor(b + "attn_v.weight", matrix(kv, width))
+        w.add_tensor(b + "attn_q_norm.weight", norm(head_dim))
+        w.add_tensor(b + "attn_k_norm.weight", norm(head_dim))
+        w.add_tensor(b + "attn_output.weight", matrix(width, q))
+        w.add_tensor(b + "ffn_norm.weight", norm(width))
+        w.add_tensor(b + "ffn_gate.weight", matrix(ffn, width))
+        w.add_tensor(b + "ffn_up.weight", matrix(ffn, width))
+        w.add_tensor(b + "ffn_down.weight", matrix(width, ffn))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()

@@ -58,6 +58,20 @@ matrices), two PNGs (120x70: 8 x 4 tokens in two windows; 20x20: scaled up to th
 minimum) with llama.cpp's embeddings, and llama.cpp's token counts for more sizes (tokenized
 only, not encoded) in qwen25vl_golden.json.
 
+--type qwen3vl compares a Qwen3-VL projector (bench/synth_mmproj.py writes it), by default of
+Qwen3-VL-2B's vision shape: 24 layers, width 1024, FFN 4096, 16 heads, patch 16, 2304 learned
+positions (48 x 48), deepstack mergers after layers 5, 11 and 17, merger to 2048; each token's
+row is 2048 x (1 + 3) wide. The text model beside it is a 1-layer qwen3vl stand-in of that width
+with 3 deepstack layers (bench/synth_mmproj.py; libmtmd checks the input width).
+
+    python bench/vision_oracle.py --type qwen3vl --build build --layers 8
+
+--type qwen3vl --golden DIR writes what tests/vision/projector_golden_test.cc reads: a tiny
+projector (3 layers, width 32, FFN 40, 4 heads, patch 8, 16 learned positions (4 x 4, resized
+to every grid), deepstack after layers 0 and 1, output 64: rows of 192; F16 matrices), two PNGs
+(120x70: 8 x 4 tokens; 20x20: scaled up to the 8-token minimum) with llama.cpp's embeddings,
+and llama.cpp's token counts for more sizes in qwen3vl_golden.json.
+
 --type idefics3 compares a SmolVLM (Idefics3) projector, by default of SmolVLM-256M's vision
 shape: SigLIP 12 layers, width 768, FFN 3072, 12 heads, tiles of 512, patch 16, pixel shuffle
 4 (64 tokens per tile), longest edge 2048 (--longest-edge), output 576 (a 1-layer stand-in text
@@ -286,6 +300,59 @@ def write_qwen_golden(dest: Path, dumper: Path, text_model: str, gguf_py: Path,
     return 0
 
 
+# Qwen3-VL-2B's vision tower (the 8B's: 27 layers, width 1152, FFN 4304, deepstack 8 / 16 / 24)
+QWEN3_SHAPE = dict(layers=24, width=1024, ffn=4096, heads=16, patch=16, out_width=2048,
+                   positions=2304, deepstack=(5, 11, 17))
+QWEN3_GOLDEN_SHAPE = dict(layers=3, width=32, ffn=40, heads=4, patch=8, out_width=64,
+                          positions=16, deepstack=(0, 1))
+
+
+def write_qwen3vl_golden(dest: Path, dumper: Path, gguf_py: Path, version: str) -> int:
+    dest.mkdir(parents=True, exist_ok=True)
+    proj = dest / "tiny_qwen3vl_mmproj.gguf"
+    shape = dict(QWEN3_GOLDEN_SHAPE)
+    synth_mmproj.write_qwen3vl_projector(proj, gguf_py=gguf_py, **shape)
+    text_model = qwen3vl_standin(shape["out_width"], len(shape["deepstack"]), gguf_py)
+    images = []
+    for (w, h, seed) in ((120, 70, 41), (20, 20, 42)):
+        p = dest / f"qwen3vl_golden_{w}x{h}.png"
+        write_png(p, picture(w, h, seed))
+        images.append(p)
+    out = cache() / "golden_qwen3vl"
+    out.mkdir(exist_ok=True)
+    sizes = [f"size:{w}:{h}" for w, h in QWEN_GOLDEN_COUNT_SIZES]
+    rows = run_json([str(dumper), str(proj), text_model, str(out), "1", *map(str, images), *sizes])
+    golden = {"producer": f"llama.cpp {llama_peer.peer_version(version)} libmtmd "
+                          "(bench/mtmd_embed_dump.cc), written by bench/vision_oracle.py "
+                          "--type qwen3vl --golden",
+              "projector": proj.name, "images": [], "token_counts": []}
+    for i, p in enumerate(images):
+        e = np.fromfile(out / f"{i}.f32", dtype=np.float32)
+        golden["images"].append({"file": p.name, "n_tokens": rows[i]["n_tokens"],
+                                 "n_embd": rows[i]["n_embd"],
+                                 "embeddings": [float(f"{v:.6g}") for v in e]})
+    for (w, h), row in zip(QWEN_GOLDEN_COUNT_SIZES, rows[len(images):]):
+        golden["token_counts"].append({"width": w, "height": h, "n_tokens": row["n_tokens"]})
+    (dest / "qwen3vl_golden.json").write_text(json.dumps(golden) + "\n")
+    log(f"wrote {proj.name}, {len(images)} images and qwen3vl_golden.json to {dest}")
+    return 0
+
+
+def qwen3vl_standin(width: int, deepstack: int, gguf_py: Path) -> str:
+    """A 1-layer qwen3vl text model of `width` with `deepstack` deepstack layers (cached): libmtmd
+    requires its input width, width * (1 + deepstack), to be the projector's."""
+    path = cache() / f"text_standin_qwen3vl_w{width}_ds{deepstack}.gguf"
+    if not path.exists():
+        log(f"writing {path}")
+        head_dim = 128 if width % 128 == 0 else 32
+        synth_mmproj.write_qwen3vl_text_model(
+            path.with_suffix(".tmp"), width, layers=1, heads=width // head_dim,
+            kv_heads=width // head_dim, ffn=64, deepstack=deepstack, gguf_py=gguf_py,
+            head_dim=head_dim)
+        path.with_suffix(".tmp").rename(path)
+    return str(path)
+
+
 GEMMA4_SHAPE = dict(layers=27, width=1152, ffn=4304, heads=16, patch=16, out_width=5376)
 GEMMA4_GOLDEN_SHAPE = dict(layers=2, width=32, ffn=40, heads=4, patch=4, out_width=256, merge=2,
                            positions=48, standardize=True, clamps=True)
@@ -423,7 +490,8 @@ def main() -> int:
     ap.add_argument("--build", default="build", help="radixlm build folder (with bench/vision_encode)")
     ap.add_argument("--peer-version", default=llama_peer.DEFAULT_VERSION)
     ap.add_argument("--text-model", default=os.environ.get("RADIXLM_DEFAULT_MODEL", str(DEFAULT_TEXT_MODEL)))
-    ap.add_argument("--type", choices=("gemma3", "qwen25vl", "idefics3", "gemma4v"), default="gemma3")
+    ap.add_argument("--type", choices=("gemma3", "qwen25vl", "qwen3vl", "idefics3", "gemma4v"),
+                    default="gemma3")
     ap.add_argument("--layers", type=int, help="default 27 (gemma3, gemma4v), 32 (qwen25vl), 12 (idefics3)")
     ap.add_argument("--width", type=int, help="default 1152 (gemma3, gemma4v), 1280 (qwen25vl), 768 (idefics3)")
     ap.add_argument("--ffn", type=int, help="default 4304 (gemma3, gemma4v), 3420 (qwen25vl), 3072 (idefics3)")
@@ -443,13 +511,14 @@ def main() -> int:
     ap.add_argument("--golden", help="write the CI golden files into this folder and stop")
     args = ap.parse_args()
     qwen = args.type == "qwen25vl"
+    qwen3 = args.type == "qwen3vl"
     idefics3 = args.type == "idefics3"
     gemma4 = args.type == "gemma4v"
     for key, gemma_default in (("layers", 27), ("width", 1152), ("ffn", 4304), ("out_width", 640),
                                ("heads", 16), ("image_size", 896), ("patch", 14)):
         if getattr(args, key) is None:
-            shape = (QWEN_SHAPE if qwen else GEMMA4_SHAPE if gemma4 else IDEFICS3_SHAPE if idefics3
-                     else {})
+            shape = (QWEN_SHAPE if qwen else QWEN3_SHAPE if qwen3 else GEMMA4_SHAPE if gemma4
+                     else IDEFICS3_SHAPE if idefics3 else {})
             setattr(args, key, shape.get(key, gemma_default))
     if args.golden and idefics3:
         return write_idefics3_golden(Path(args.golden), build_dumper(args.peer_version),
@@ -457,6 +526,9 @@ def main() -> int:
                                      args.peer_version)
     if args.golden and gemma4:
         return write_gemma4v_golden(Path(args.golden), build_dumper(args.peer_version),
+                                    llama_peer.gguf_py_dir(args.peer_version), args.peer_version)
+    if args.golden and qwen3:
+        return write_qwen3vl_golden(Path(args.golden), build_dumper(args.peer_version),
                                     llama_peer.gguf_py_dir(args.peer_version), args.peer_version)
     if args.golden and qwen:
         return write_qwen_golden(Path(args.golden), build_dumper(args.peer_version), args.text_model,
@@ -472,6 +544,9 @@ def main() -> int:
     elif gemma4:
         tag = (f"gemma4v_L{args.layers}_w{args.width}_f{args.ffn}_h{args.heads}_p{args.patch}_o{args.out_width}"
                f"{'_clamps' if args.clamps else ''}{'_nostd' if args.no_standardize else ''}")
+    elif qwen3:
+        ds = "-".join(map(str, QWEN3_SHAPE["deepstack"]))
+        tag = f"qwen3vl_L{args.layers}_w{args.width}_f{args.ffn}_h{args.heads}_p{args.patch}_ds{ds}_o{args.out_width}"
     elif qwen:
         tag = f"qwen25vl_L{args.layers}_w{args.width}_f{args.ffn}_h{args.heads}_p{args.patch}_wa{args.n_wa_pattern}_o{args.out_width}"
     else:
@@ -484,6 +559,11 @@ def main() -> int:
                 proj.with_suffix(".tmp"), args.layers, args.width, args.ffn, args.heads,
                 args.patch, args.out_width, gguf_py, standardize=not args.no_standardize,
                 clamps=args.clamps)
+        elif qwen3:
+            synth_mmproj.write_qwen3vl_projector(
+                proj.with_suffix(".tmp"), args.layers, args.width, args.ffn, args.heads,
+                args.patch, args.out_width, QWEN3_SHAPE["positions"],
+                tuple(d for d in QWEN3_SHAPE["deepstack"] if d < args.layers), gguf_py)
         elif qwen:
             synth_mmproj.write_qwen25vl_projector(
                 proj.with_suffix(".tmp"), args.layers, args.width, args.ffn, args.heads,
@@ -493,8 +573,13 @@ def main() -> int:
                             args.heads, args.image_size, args.patch, args.out_width, args.scale,
                             gguf_py, kind=args.type, longest_edge=args.longest_edge)
         proj.with_suffix(".tmp").rename(proj)
-    text_model = (text_model_for(args.out_width, args.text_model, gguf_py) if qwen or idefics3 or gemma4
-                  else args.text_model)
+    if qwen3:
+        text_model = qwen3vl_standin(
+            args.out_width, sum(d < args.layers for d in QWEN3_SHAPE["deepstack"]), gguf_py)
+    elif qwen or idefics3 or gemma4:
+        text_model = text_model_for(args.out_width, args.text_model, gguf_py)
+    else:
+        text_model = args.text_model
     dumper = build_dumper(args.peer_version)
     encode = Path(args.build).resolve() / "bench" / "vision_encode"
     if not encode.exists():
@@ -502,7 +587,7 @@ def main() -> int:
     if args.images:
         images = [Path(p) for p in args.images]
     else:
-        images = (qwen_images(work) if qwen or idefics3 else gemma4_images(work) if gemma4
+        images = (qwen_images(work) if qwen or qwen3 or idefics3 else gemma4_images(work) if gemma4
                   else default_images(work, args.peer_version))
     # Outputs in a folder of this run's own (by process id): two runs at once never share one.
     run_dir = work / "runs" / f"{tag}_{os.getpid()}"

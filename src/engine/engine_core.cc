@@ -195,8 +195,9 @@ Status EngineCore::SetImageEncoder(std::unique_ptr<ImageEncoder> encoder) {
   if (hidden > 0 && encoder->n_embd() != hidden) {
     return InvalidArgument("the vision projector (" + std::string(encoder->projector_type()) +
                            ") outputs rows of " + std::to_string(encoder->n_embd()) +
-                           " values but the model's hidden size is " + std::to_string(hidden) +
-                           ": it is not this model's projector");
+                           " values but the model takes rows of " + std::to_string(hidden) +
+                           " (its hidden size, times 1 + its deepstack layers): it is not this "
+                           "model's projector");
   }
   image_encoder_ = std::move(encoder);
   image_cache_ = std::make_unique<ImageCache>(image_encoder_.get(),

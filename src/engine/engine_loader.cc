@@ -332,26 +332,38 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
                              LoadProjectorEncoder(config.mmproj_path, config.threads));
     // A projector serves beside the language model its image positions are made for: gemma3's
     // (one position per image token) beside a model without M-RoPE, qwen2.5vl_merger's (2-D
-    // M-RoPE positions, MropePositions) beside qwen2vl's M-RoPE, gemma4v's beside a gemma4 model
-    // (image rows unscaled, per-layer inputs of token 0 at image positions, as llama.cpp's gemma4
-    // reads embeddings).
+    // M-RoPE positions, MropePositions) beside qwen2vl's M-RoPE, qwen3vl_merger's (the same
+    // positions, rows with deepstack slices) beside qwen3vl's interleaved M-RoPE and deepstack,
+    // gemma4v's beside a gemma4 model (image rows unscaled, per-layer inputs of token 0 at image
+    // positions, as llama.cpp's gemma4 reads embeddings).
     const std::string type(encoder->projector_type());
     const model::ModelConfig& lm = target->config();
-    if (type != "gemma3" && type != "qwen2.5vl_merger" && type != "gemma4v") {
+    if (type != "gemma3" && type != "qwen2.5vl_merger" && type != "qwen3vl_merger" &&
+        type != "gemma4v") {
       return Unimplemented("serving images through a '" + type +
-                           "' projector is not built; gemma3, gemma4v and qwen2.5vl_merger "
-                           "projectors are");
+                           "' projector is not built; gemma3, gemma4v, qwen2.5vl_merger and "
+                           "qwen3vl_merger projectors are");
+    }
+    const bool qwen3 = type == "qwen3vl_merger";
+    if ((qwen3 || lm.mrope_interleaved) && (qwen3 != lm.mrope_interleaved ||
+                                           encoder->n_deepstack() != lm.n_deepstack_layers)) {
+      return InvalidArgument(
+          "--mmproj: a '" + type + "' projector with " + std::to_string(encoder->n_deepstack()) +
+          " deepstack layers does not fit a '" + lm.arch + "' language model with " +
+          std::to_string(lm.n_deepstack_layers) +
+          " (qwen3vl_merger goes with qwen3vl's interleaved M-RoPE, as many deepstack layers on "
+          "each side)");
     }
     if (type == "gemma4v" && lm.arch != "gemma4") {
       return Unimplemented(
           "a gemma4v projector is served beside a gemma4 language model only; this model is '" +
           lm.arch + "'");
     }
-    if ((type == "qwen2.5vl_merger") != lm.mrope()) {
+    if ((type == "qwen2.5vl_merger" || qwen3) != lm.mrope()) {
       return InvalidArgument(
           "--mmproj: a '" + type + "' projector does not fit a '" + lm.arch +
-          "' language model (qwen2.5vl_merger goes with qwen2vl's M-RoPE, gemma3 and gemma4v with "
-          "a model without it)");
+          "' language model (qwen2.5vl_merger goes with qwen2vl's M-RoPE, qwen3vl_merger with "
+          "qwen3vl's, gemma3 and gemma4v with a model without it)");
     }
     RADIXLM_RETURN_IF_ERROR(core->SetImageEncoder(std::move(encoder)));
   }

@@ -39,8 +39,11 @@ class ImageEncoder {
   virtual ~ImageEncoder() = default;
 
   virtual std::string_view projector_type() const = 0;
-  // Width of each output row; must equal the language model's hidden size.
+  // Width of each output row; must equal the language model's hidden size (times 1 + its
+  // deepstack layers: qwen3vl).
   virtual int64_t n_embd() const = 0;
+  // The deepstack slices after the first in each row (qwen3vl_merger); 0 elsewhere.
+  virtual int64_t n_deepstack() const { return 0; }
   virtual ImagePromptLayout layout() const = 0;
   // Decodes and encodes one image file: *rows gets [n, n_embd] floats and the tokens are
   // described. InvalidArgument naming the problem for an image that cannot be decoded

@@ -23,7 +23,7 @@ class ModelBackedRunner : public ModelRunner {
       kernels::KvDtype kv_dtype = kernels::KvDtype::kF16, int64_t state_slots = 1);
 
   int32_t vocab_size() const override { return static_cast<int32_t>(model_->config().vocab_size); }
-  int64_t hidden_size() const override { return model_->config().hidden_size; }
+  int64_t hidden_size() const override { return model_->config().EmbeddingRowSize(); }
   int64_t context_length() const override { return model_->options().max_context; }
   int64_t max_batch_tokens() const override { return model_->options().max_batch_tokens; }
   int64_t kv_slots() const override { return kv_->n_slots(); }

@@ -18,6 +18,7 @@ class ProjectorEncoder : public ImageEncoder {
 
   std::string_view projector_type() const override { return projector_->type(); }
   int64_t n_embd() const override { return projector_->n_embd(); }
+  int64_t n_deepstack() const override { return projector_->n_deepstack(); }
   ImagePromptLayout layout() const override {
     const vision::ImagePromptFormat format = projector_->prompt_format();
     return {.begin_text = format.begin,

@@ -44,7 +44,9 @@ enum class LogitsMode {
 struct EmbeddingSpan {
   int64_t begin = 0;            // first new token of the span
   int64_t n = 0;                // >= 1
-  const float* rows = nullptr;  // [n, hidden_size]
+  // [n, hidden_size], or [n, hidden_size * (1 + n_deepstack_layers)] for a model with deepstack
+  // (ModelConfig::EmbeddingRowSize(): qwen3vl's image rows and their deepstack slices).
+  const float* rows = nullptr;
   bool bidirectional = false;
 };
 

@@ -89,6 +89,8 @@ StatusOr<std::unique_ptr<Model>> Model::FromGguf(std::unique_ptr<gguf::GgufFile>
       rp.attn_factor = la.rope_attn_factor;
       rp.ext_factor = la.rope_ext_factor;
       rp.mrope_sections = c.mrope_sections;
+      rp.mrope_interleaved = c.mrope_interleaved;
+      rp.mrope_section_e = c.mrope_section_e;
       if (rp.ext_factor != 0.0f) {
         YarnCorrDims(la.rope_dims, c.rope_yarn_original_context, la.rope_base,
                      c.rope_yarn_beta_fast, c.rope_yarn_beta_slow, rp.corr_dims);
@@ -159,8 +161,11 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
   const kernels::KernelBackend& k = *backend_;
   RADIXLM_RETURN_IF_ERROR(EmbedTokens(n, s.x.data()));
   if (c.scale_embeddings) k.scale(s.x.data(), c.embedding_scale, s.x.data(), n * h);
+  const int64_t row_size = c.EmbeddingRowSize();  // (deepstack slices after the first h)
   for (const BatchPlan::EmbeddingRows& e : plan_.embedding_rows) {  // (unscaled)
-    std::memcpy(s.x.data() + e.first_token * h, e.rows, e.n * h * sizeof(float));
+    for (int64_t r = 0; r < e.n; ++r) {
+      std::memcpy(s.x.data() + (e.first_token + r) * h, e.rows + r * row_size, h * sizeof(float));
+    }
   }
   for (size_t v = 0; v < rope_variants_.size(); ++v) {
     if (plan_.rope_positions.empty()) {
@@ -248,6 +253,16 @@ Status Model::Forward(const ForwardBatch& batch, KvCache& cache, ForwardOutput* 
       if (output_block) RunLayerOutputBlock(ctx, n_logit_rows, s, per_layer_input);
     }
     pending = output_block ? PendingResidual{} : PendingResidual{true, lw.post_ffn_norm};
+    if (layer < c.n_deepstack_layers) {
+      // llama.cpp adds the deepstack slice to the layer's output; here x still lacks the FFN's
+      // (pending) residual, and the two adds commute up to rounding.
+      for (const BatchPlan::EmbeddingRows& e : plan_.embedding_rows) {
+        for (int64_t r = 0; r < e.n; ++r) {
+          float* x = s.x.data() + (e.first_token + r) * h;
+          k.add(x, e.rows + r * row_size + (layer + 1) * h, x, h);
+        }
+      }
+    }
   }
   if (batch.output_hidden) {
     OutputHidden(out, pending);

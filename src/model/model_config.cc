@@ -355,7 +355,9 @@ std::string ModelConfig::DebugString() const {
   if (no_rope_layer_interval > 0) s << " no_rope_every=" << no_rope_layer_interval;
   if (mrope()) {
     s << " mrope=" << mrope_sections[0] << "/" << mrope_sections[1] << "/" << mrope_sections[2];
+    if (mrope_interleaved) s << "/" << mrope_section_e << " interleaved";
   }
+  if (n_deepstack_layers > 0) s << " deepstack=" << n_deepstack_layers;
   if (head_dim_swa > 0) s << " head_dim_swa=" << head_dim_swa;
   if (!layer_n_kv_heads.empty()) s << " per_layer_kv_heads";
   if (!layer_ffn_size.empty()) s << " per_layer_ffn";

@@ -100,6 +100,17 @@ struct ModelConfig {
   // (SequenceInput::rope_positions); text alone gives every section the same one.
   std::array<int64_t, 3> mrope_sections = {0, 0, 0};
   bool mrope() const { return mrope_sections[0] + mrope_sections[1] + mrope_sections[2] > 0; }
+  // qwen3vl's interleaved M-RoPE (llama.cpp's LLAMA_ROPE_TYPE_IMROPE): the sections alternate
+  // t, h, w pair by pair instead of lying one after the other, and pairs past 3 * a section's
+  // size (sectors counted modulo the four sections' sum) take the fourth position, which
+  // llama.cpp sets to 0 for text and images alike (model/rotary.h).
+  bool mrope_interleaved = false;
+  int64_t mrope_section_e = 0;  // the fourth section of rope.dimension_sections
+  // qwen3vl's deepstack: an image's rows (EmbeddingSpan) carry hidden_size * (1 +
+  // n_deepstack_layers) values; after layer k < n_deepstack_layers, slice k + 1 of its row is
+  // added to each image token's hidden state (text rows: nothing, llama.cpp's zero padding).
+  int64_t n_deepstack_layers = 0;
+  int64_t EmbeddingRowSize() const { return hidden_size * (1 + n_deepstack_layers); }
 
   // Sliding window: layer i is a sliding-window layer iff sliding_window > 0 and
   // sliding_layers[i] when sliding_layers is not empty, else

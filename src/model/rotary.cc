@@ -37,7 +37,9 @@ RotaryEmbedding::RotaryEmbedding(const RopeParams& p)
       attn_factor_(p.attn_factor),
       ext_factor_(p.ext_factor),
       corr_dims_{p.corr_dims[0], p.corr_dims[1]},
-      mrope_sections_(p.mrope_sections) {
+      mrope_sections_(p.mrope_sections),
+      mrope_interleaved_(p.mrope_interleaved),
+      mrope_section_e_(p.mrope_section_e) {
   if (p.freq_factors != nullptr) {
     freq_factors_.assign(p.freq_factors, p.freq_factors + rope_dims_ / 2);
   }
@@ -53,16 +55,28 @@ void RotaryEmbedding::ComputeRow(const int64_t pos[3], float* cos, float* sin) c
   // position for all pairs without sections.
   const int64_t s0 = mrope_sections_[0];
   const int64_t s01 = s0 + mrope_sections_[1];
-  const int64_t total = s01 + mrope_sections_[2];
-  float theta[3] = {static_cast<float>(pos[0]), static_cast<float>(pos[1]),
-                    static_cast<float>(pos[2])};
+  const int64_t total = s01 + mrope_sections_[2] + (mrope_interleaved_ ? mrope_section_e_ : 0);
+  // The fourth: IMROPE's pairs outside the t, h and w sectors, always at position 0.
+  float theta[4] = {static_cast<float>(pos[0]), static_cast<float>(pos[1]),
+                    static_cast<float>(pos[2]), 0.0f};
   for (int64_t k = rotated; k < h; ++k) {  // partial rotary: the rest pass through
     cos[k] = 1.0f;
     sin[k] = 0.0f;
   }
   for (int64_t k = 0; k < rotated; ++k) {
     int section = 0;
-    if (total > 0) {
+    if (total > 0 && mrope_interleaved_) {
+      const int64_t sector = k % total;
+      if (sector % 3 == 1 && sector < 3 * mrope_sections_[1]) {
+        section = 1;
+      } else if (sector % 3 == 2 && sector < 3 * mrope_sections_[2]) {
+        section = 2;
+      } else if (sector % 3 == 0 && sector < 3 * s0) {
+        section = 0;
+      } else {
+        section = 3;
+      }
+    } else if (total > 0) {
       const int64_t sector = k % total;
       section = sector < s0 ? 0 : sector < s01 ? 1 : 2;
     }

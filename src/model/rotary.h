@@ -24,6 +24,11 @@
 // sector < s[0] + s[1], else w (llama.cpp's fourth section, which text drives with position 0,
 // is not supported). theta is pos_section * base^(-2k / rope_dims), the repeated products as
 // above. A text token's three positions are equal, so its table is the 1-D one of that position.
+//
+// Interleaved M-RoPE (qwen3vl, GGML_ROPE_TYPE_IMROPE): with sector = k % (s[0] + s[1] + s[2] +
+// s[3]), pair k takes h where sector % 3 == 1 and sector < 3 s[1], w where sector % 3 == 2 and
+// sector < 3 s[2], t where sector % 3 == 0 and sector < 3 s[0], else the fourth position, which
+// is 0 (llama.cpp's, for text and images): such pairs are not rotated, text included.
 #pragma once
 
 #include <array>
@@ -45,6 +50,8 @@ struct RopeParams {
   float ext_factor = 0.0f;  // YaRN: 1 (0: none)
   float corr_dims[2] = {0.0f, 0.0f};
   std::array<int64_t, 3> mrope_sections = {0, 0, 0};  // all 0: one position per token
+  bool mrope_interleaved = false;  // IMROPE (see below)
+  int64_t mrope_section_e = 0;     // the fourth section (position 0); IMROPE only
 };
 
 // YaRN's correction range (ggml_rope_yarn_corr_dims): the pairs whose wavelength falls between
@@ -82,6 +89,8 @@ class RotaryEmbedding {
   float corr_dims_[2];
   std::vector<float> freq_factors_;  // [rope_dims/2], or empty (all 1)
   std::array<int64_t, 3> mrope_sections_;
+  bool mrope_interleaved_;
+  int64_t mrope_section_e_;
 
   // One token's row of the tables from the position driving each of the three sections.
   void ComputeRow(const int64_t pos[3], float* cos, float* sin) const;

@@ -93,8 +93,9 @@ class ModelRunner {
   // A NextN draft runner's (engine/nextn_runner.h): the width of the target's hidden states
   // each new token of its sequences takes (SequenceInput::nextn_hidden); 0 for the others.
   virtual int64_t nextn_hidden_size() const { return 0; }
-  // The model's hidden size (the width of rows given in place of token embeddings,
-  // model/forward_batch.h EmbeddingSpan); 0: the runner does not say.
+  // The width of rows given in place of token embeddings (model/forward_batch.h EmbeddingSpan):
+  // the model's hidden size, times 1 + its deepstack layers (qwen3vl); 0: the runner does not
+  // say.
   virtual int64_t hidden_size() const { return 0; }
 
   // Worker threads the scheduler may borrow between forwards (for sampling); null: none.

@@ -17,6 +17,7 @@ constexpr Registered kProjectors[] = {
     {"gemma3", internal::MakeGemma3Projector},
     {"gemma4v", internal::MakeGemma4vProjector},
     {"qwen2.5vl_merger", internal::MakeQwen25VlProjector},
+    {"qwen3vl_merger", internal::MakeQwen3VlProjector},
     {"idefics3", internal::MakeIdefics3Projector},
 };
 

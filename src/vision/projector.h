@@ -10,6 +10,9 @@
 //                      and 2-D rope, average pool, projection (gemma4v.cc)
 //   qwen2.5vl_merger   Qwen2.5-VL: dynamic resolution, ViT with 2-D RoPE and window attention,
 //                      2x2 patch merger (qwen25vl.cc, qwen_vit.cc)
+//   qwen3vl_merger     Qwen3-VL: the same resolution and 2-D RoPE, learned position embeddings
+//                      resized to the grid, LayerNorm ViT, the 2x2 merger and the deepstack
+//                      mergers of chosen layers, concatenated per token (qwen25vl.cc)
 //   idefics3           SmolVLM / Idefics3: tiles and an overview (idefics3.h), SigLIP ViT on
 //                      each, pixel shuffle, linear projection (idefics3.cc); the engine does
 //                      not serve it yet (its tiled prompt layout is not built)
@@ -67,8 +70,12 @@ class Projector {
   virtual ~Projector() = default;
 
   virtual std::string_view type() const = 0;  // clip.projector_type, e.g. "gemma3"
-  // Width of each output row: the language model's hidden size (clip.vision.projection_dim).
+  // Width of each output row: the language model's hidden size (clip.vision.projection_dim),
+  // times 1 + n_deepstack() (llama.cpp's clip_n_mmproj_embd).
   virtual int64_t n_embd() const = 0;
+  // qwen3vl_merger: the deepstack slices after the main one in each row (each of the language
+  // model's width; its layer k adds slice k + 1 to its hidden state). 0 elsewhere.
+  virtual int64_t n_deepstack() const { return 0; }
   // Rows Encode() produces for this image (gemma3: (image_size / patch / scale)^2, any image;
   // qwen2.5vl_merger: (h / 2p) * (w / 2p) of the size the image is resized to; gemma4v:
   // (h / kp) * (w / kp) of that size, k the pooling factor; idefics3:

@@ -27,5 +27,8 @@ StatusOr<std::unique_ptr<Projector>> MakeGemma4vProjector(std::unique_ptr<gguf::
 StatusOr<std::unique_ptr<Projector>> MakeQwen25VlProjector(std::unique_ptr<gguf::GgufFile> file,
                                                            const ClipConfig& config,
                                                            const Projector::Options& options);
+StatusOr<std::unique_ptr<Projector>> MakeQwen3VlProjector(std::unique_ptr<gguf::GgufFile> file,
+                                                          const ClipConfig& config,
+                                                          const Projector::Options& options);
 
 }  // namespace radixlm::vision::internal

@@ -6,12 +6,19 @@
 #include <span>
 
 #include "kernels/attention.h"
+#include "kernels/layer_norm.h"
+#include "kernels/matmul.h"
 #include "kernels/ops.h"
+#include "kernels/quant.h"
 
 namespace radixlm::vision {
 
 struct QwenVisionTransformer::Layer {
   kernels::WeightMatrix wq, wk, wv, wo, up, gate, down;
+  kernels::WeightMatrix wqkv;  // the fused [3 * n_embd, n_embd] (when fused)
+  bool fused_qkv = false;
+  bool gated = true;           // ffn_gate present
+  const float* bqkv = nullptr;
   const float* bq = nullptr;  // biases: null where the file has none
   const float* bk = nullptr;
   const float* bv = nullptr;
@@ -60,16 +67,31 @@ void GatedActivation(FfnActivation act, float* gate, const float* up, int64_t n)
   }
 }
 
+// x = act(x), the plain FFN's activation (ggml_gelu / ggml_silu / ggml_gelu_quick).
+void Activation(FfnActivation act, float* x, int64_t n) {
+  switch (act) {
+    case FfnActivation::kSilu:
+      for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + std::exp(-x[i]));
+      break;
+    case FfnActivation::kGelu:
+      kernels::GeluTanh(x, x, n);
+      break;
+    case FfnActivation::kGeluQuick:
+      for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + std::exp(-1.702f * x[i]));
+      break;
+  }
+}
+
 }  // namespace
 
 QwenVisionTransformer::~QwenVisionTransformer() = default;
 
 StatusOr<std::unique_ptr<QwenVisionTransformer>> QwenVisionTransformer::Load(const ClipConfig& c,
-                                                                             const Windows& windows,
+                                                                             const Options& windows,
                                                                              ClipWeights* w) {
   std::unique_ptr<QwenVisionTransformer> vit(new QwenVisionTransformer());
   vit->config_ = c;
-  vit->windows_config_ = windows;
+  vit->options_ = windows;
   if (c.head_dim % 4 != 0) {
     return Unimplemented("projector: the 2-D rope needs a head size that is a multiple of 4");
   }
@@ -81,10 +103,26 @@ StatusOr<std::unique_ptr<QwenVisionTransformer>> QwenVisionTransformer::Load(con
   }
   const int64_t h = c.n_embd;
   const int64_t patch_cols = 3 * c.patch_size * c.patch_size;
-  for (const char* refused : {"v.patch_embd.bias", "v.class_embd"}) {
-    if (w->Find(refused) != nullptr) {
-      return Unimplemented(std::string("projector: tensor '") + refused + "' is not supported");
+  if (w->Find("v.class_embd") != nullptr) {
+    return Unimplemented("projector: tensor 'v.class_embd' is not supported");
+  }
+  RADIXLM_RETURN_IF_ERROR(w->Vector("v.patch_embd.bias", h, false, &vit->patch_b_));
+  if (const gguf::TensorInfo* pos = w->Find("v.position_embd.weight"); pos != nullptr) {
+    const int64_t n_pos = pos->shape.size() == 2 ? pos->shape[1] : 0;
+    int64_t side = static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(n_pos))));
+    if (pos->shape.size() != 2 || pos->shape[0] != h || n_pos <= 0 || side * side != n_pos) {
+      return InvalidArgument("projector: tensor 'v.position_embd.weight' is not [" +
+                             std::to_string(h) + ", side * side]");
     }
+    if (!kernels::IsSupportedType(pos->type) || !kernels::IsRowSizeValid(pos->type, h)) {
+      return Unimplemented("projector: tensor 'v.position_embd.weight' has an unsupported type");
+    }
+    const kernels::WeightMatrix table = kernels::MakeWeightMatrix(pos->type, pos->data, n_pos, h);
+    std::vector<int32_t> ids(n_pos);
+    std::iota(ids.begin(), ids.end(), 0);
+    vit->position_.resize(n_pos * h);
+    kernels::GetRows(table, ids.data(), n_pos, vit->position_.data());
+    vit->pos_side_ = side;
   }
   const gguf::TensorInfo* patch = w->Find("v.patch_embd.weight");
   vit->patch_cols_ = patch ? ClipWeights::PaddedCols(patch->type, patch_cols) : patch_cols;
@@ -102,23 +140,26 @@ StatusOr<std::unique_ptr<QwenVisionTransformer>> QwenVisionTransformer::Load(con
   for (int64_t i = 0; i < c.n_layers; ++i) {
     Layer& l = vit->layers_[i];
     for (const char* refused :
-         {"attn_qkv.weight", "attn_q_norm.weight", "attn_k_norm.weight", "ls1.weight", "ls2.weight",
+         {"attn_q_norm.weight", "attn_k_norm.weight", "ls1.weight", "ls2.weight",
           "attn_post_norm.weight", "ffn_post_norm.weight", "ffn_gate_exps.weight"}) {
       if (w->Find(LayerTensor(i, refused)) != nullptr) {
         return Unimplemented("projector: tensor '" + LayerTensor(i, refused) +
                              "' is not supported");
       }
     }
-    if (w->Find("v.deepstack." + std::to_string(i) + ".fc1.weight") != nullptr) {
-      return Unimplemented("projector: deepstack layers (qwen3vl) are not supported");
+    l.fused_qkv = w->Find(LayerTensor(i, "attn_qkv.weight")) != nullptr;
+    if (l.fused_qkv) {
+      RADIXLM_RETURN_IF_ERROR(w->Matrix(LayerTensor(i, "attn_qkv.weight"), h, 3 * h, &l.wqkv));
+      RADIXLM_RETURN_IF_ERROR(w->Vector(LayerTensor(i, "attn_qkv.bias"), 3 * h, false, &l.bqkv));
+    } else {
+      RADIXLM_RETURN_IF_ERROR(w->Matrix(LayerTensor(i, "attn_q.weight"), h, h, &l.wq));
+      RADIXLM_RETURN_IF_ERROR(w->Matrix(LayerTensor(i, "attn_k.weight"), h, h, &l.wk));
+      RADIXLM_RETURN_IF_ERROR(w->Matrix(LayerTensor(i, "attn_v.weight"), h, h, &l.wv));
+      RADIXLM_RETURN_IF_ERROR(w->Vector(LayerTensor(i, "attn_q.bias"), h, false, &l.bq));
+      RADIXLM_RETURN_IF_ERROR(w->Vector(LayerTensor(i, "attn_k.bias"), h, false, &l.bk));
+      RADIXLM_RETURN_IF_ERROR(w->Vector(LayerTensor(i, "attn_v.bias"), h, false, &l.bv));
     }
-    RADIXLM_RETURN_IF_ERROR(w->Matrix(LayerTensor(i, "attn_q.weight"), h, h, &l.wq));
-    RADIXLM_RETURN_IF_ERROR(w->Matrix(LayerTensor(i, "attn_k.weight"), h, h, &l.wk));
-    RADIXLM_RETURN_IF_ERROR(w->Matrix(LayerTensor(i, "attn_v.weight"), h, h, &l.wv));
     RADIXLM_RETURN_IF_ERROR(w->Matrix(LayerTensor(i, "attn_out.weight"), h, h, &l.wo));
-    RADIXLM_RETURN_IF_ERROR(w->Vector(LayerTensor(i, "attn_q.bias"), h, false, &l.bq));
-    RADIXLM_RETURN_IF_ERROR(w->Vector(LayerTensor(i, "attn_k.bias"), h, false, &l.bk));
-    RADIXLM_RETURN_IF_ERROR(w->Vector(LayerTensor(i, "attn_v.bias"), h, false, &l.bv));
     RADIXLM_RETURN_IF_ERROR(w->Vector(LayerTensor(i, "attn_out.bias"), h, false, &l.bo));
     RADIXLM_RETURN_IF_ERROR(w->Vector(LayerTensor(i, "ln1.weight"), h, true, &l.ln1_w));
     RADIXLM_RETURN_IF_ERROR(w->Vector(LayerTensor(i, "ln1.bias"), h, false, &l.ln1_b));
@@ -132,8 +173,11 @@ StatusOr<std::unique_ptr<QwenVisionTransformer>> QwenVisionTransformer::Load(con
     const int64_t ff = vit->n_ff_;
     RADIXLM_RETURN_IF_ERROR(
         w->Matrix(LayerTensor(i, up_name + ".weight"), h, c.n_ff, &l.up, 0, ff));
-    RADIXLM_RETURN_IF_ERROR(
-        w->Matrix(LayerTensor(i, "ffn_gate.weight"), h, c.n_ff, &l.gate, 0, ff));
+    l.gated = w->Find(LayerTensor(i, "ffn_gate.weight")) != nullptr;
+    if (l.gated) {
+      RADIXLM_RETURN_IF_ERROR(
+          w->Matrix(LayerTensor(i, "ffn_gate.weight"), h, c.n_ff, &l.gate, 0, ff));
+    }
     RADIXLM_RETURN_IF_ERROR(
         w->Matrix(LayerTensor(i, down_name + ".weight"), c.n_ff, h, &l.down, ff));
     RADIXLM_RETURN_IF_ERROR(
@@ -149,10 +193,10 @@ void QwenVisionTransformer::Plan(int64_t groups_x, int64_t groups_y) {
   const int64_t n_groups = groups_x * groups_y;
   order_.clear();
   window_starts_.clear();
-  if (windows_config_.n_wa_pattern > 0) {
+  if (options_.n_wa_pattern > 0) {
     // clip.cpp: windows of `grid` x `grid` groups from the top left, row-major, each window's
     // groups row-major; the last row / column of windows may be smaller.
-    const int64_t grid = windows_config_.window_size / config_.patch_size / 2;
+    const int64_t grid = options_.window_size / config_.patch_size / 2;
     for (int64_t y = 0; y < groups_y; y += grid) {
       for (int64_t x = 0; x < groups_x; x += grid) {
         window_starts_.push_back(static_cast<int64_t>(order_.size()) * 4);
@@ -207,8 +251,62 @@ void QwenVisionTransformer::Rope2d(float* rows) const {
   }
 }
 
+void QwenVisionTransformer::Norm(const float* x, const float* w, const float* b, int64_t n,
+                                 float* out) const {
+  if (options_.layer_norm) {
+    kernels::LayerNorm(x, w, b, n, config_.n_embd, config_.eps, out);
+  } else {
+    RmsNormBias(x, w, b, n, config_.n_embd, config_.eps, out);
+  }
+}
+
+void QwenVisionTransformer::AddPositionEmbeddings(int64_t patches_x, int64_t patches_y) {
+  const int64_t h = config_.n_embd, side = pos_side_;
+  const int64_t groups_x = patches_x / 2;
+  // ggml_interpolate (bilinear, align corners): source coordinate = i * (side - 1) / (out - 1),
+  // the scale in float; a one-wide side keeps ne0 / ne00.
+  auto scale = [side](int64_t out) {
+    return out > 1 && side > 1 ? static_cast<float>(out - 1) / static_cast<float>(side - 1)
+                               : static_cast<float>(out) / static_cast<float>(side);
+  };
+  const float sf_x = scale(patches_x), sf_y = scale(patches_y);
+  const int64_t n = static_cast<int64_t>(order_.size()) * 4;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t g = order_[i / 4], sub = i % 4;
+    const int64_t py = 2 * (g / groups_x) + sub / 2, px = 2 * (g % groups_x) + sub % 2;
+    const float y = static_cast<float>(py) / sf_y, x = static_cast<float>(px) / sf_x;
+    const int64_t y0 = std::clamp<int64_t>(static_cast<int64_t>(std::floor(y)), 0, side - 1);
+    const int64_t y1 = std::clamp<int64_t>(static_cast<int64_t>(std::floor(y)) + 1, 0, side - 1);
+    const int64_t x0 = std::clamp<int64_t>(static_cast<int64_t>(std::floor(x)), 0, side - 1);
+    const int64_t x1 = std::clamp<int64_t>(static_cast<int64_t>(std::floor(x)) + 1, 0, side - 1);
+    const float dy = std::clamp(y - static_cast<float>(y0), 0.0f, 1.0f);
+    const float dx = std::clamp(x - static_cast<float>(x0), 0.0f, 1.0f);
+    const float* a = position_.data() + (y0 * side + x0) * h;
+    const float* b = position_.data() + (y0 * side + x1) * h;
+    const float* c = position_.data() + (y1 * side + x0) * h;
+    const float* d = position_.data() + (y1 * side + x1) * h;
+    float* row = x_.data() + i * h;
+    for (int64_t e = 0; e < h; ++e) {
+      row[e] += a[e] * (1 - dx) * (1 - dy) + b[e] * dx * (1 - dy) + c[e] * (1 - dx) * dy +
+                d[e] * dx * dy;
+    }
+  }
+}
+
+void QwenVisionTransformer::AppendInImageOrder(std::vector<float>* out) const {
+  const int64_t h = config_.n_embd, n = static_cast<int64_t>(order_.size()) * 4;
+  const size_t base = out->size();
+  out->resize(base + n * h);
+  // The group at position i goes to row order_[i].
+  for (int64_t i = 0; i < n / 4; ++i) {
+    std::copy_n(x_.data() + i * 4 * h, 4 * h, out->data() + base + order_[i] * 4 * h);
+  }
+}
+
 void QwenVisionTransformer::Forward(const float* pixels, int64_t width, int64_t height,
-                                    std::vector<float>* out, ThreadPool* pool) {
+                                    std::vector<float>* out, ThreadPool* pool,
+                                    std::span<const int64_t> capture_layers,
+                                    std::vector<float>* captured) {
   const ClipConfig& c = config_;
   const int64_t h = c.n_embd, p = c.patch_size;
   const int64_t groups_x = width / p / 2, groups_y = height / p / 2;
@@ -233,34 +331,51 @@ void QwenVisionTransformer::Forward(const float* pixels, int64_t width, int64_t 
   const kernels::MatMulOutput patch_outs[] = {{&patch_w0_, x_.data()}, {&patch_w1_, proj_.data()}};
   kernels::MatMulMulti(patch_outs, cur_.data(), n, pool);
   kernels::Add(x_.data(), proj_.data(), x_.data(), n * h);
-  if (pre_ln_w_ != nullptr) RmsNormBias(x_.data(), pre_ln_w_, pre_ln_b_, n, h, c.eps, x_.data());
+  AddRowBias(x_.data(), patch_b_, n, h);
+  if (!position_.empty()) AddPositionEmbeddings(width / p, height / p);
+  if (pre_ln_w_ != nullptr) Norm(x_.data(), pre_ln_w_, pre_ln_b_, n, x_.data());
+  if (captured != nullptr) captured->clear();
+  size_t next_capture = 0;
   for (size_t il = 0; il < layers_.size(); ++il) {
-    const int64_t pattern = windows_config_.n_wa_pattern;
+    const int64_t pattern = options_.n_wa_pattern;
     RunLayer(layers_[il], pattern == 0 || (static_cast<int64_t>(il) + 1) % pattern == 0, pool);
+    if (next_capture < capture_layers.size() &&
+        capture_layers[next_capture] == static_cast<int64_t>(il)) {
+      AppendInImageOrder(captured);
+      ++next_capture;
+    }
   }
-  if (post_ln_w_ != nullptr) {
-    RmsNormBias(x_.data(), post_ln_w_, post_ln_b_, n, h, c.eps, x_.data());
-  }
-  // Back to row-major groups: the group at position i goes to row order_[i].
-  out->resize(n * h);
-  for (int64_t i = 0; i < n / 4; ++i) {
-    std::copy_n(x_.data() + i * 4 * h, 4 * h, out->data() + order_[i] * 4 * h);
-  }
+  if (post_ln_w_ != nullptr) Norm(x_.data(), post_ln_w_, post_ln_b_, n, x_.data());
+  out->clear();
+  AppendInImageOrder(out);
 }
 
 void QwenVisionTransformer::RunLayer(const Layer& l, bool full_attention, ThreadPool* pool) {
   const ClipConfig& c = config_;
   const int64_t h = c.n_embd, n = static_cast<int64_t>(order_.size()) * 4;
   cur_.resize(n * h);
-  RmsNormBias(x_.data(), l.ln1_w, l.ln1_b, n, h, c.eps, cur_.data());
+  Norm(x_.data(), l.ln1_w, l.ln1_b, n, cur_.data());
   q_.resize(n * h);
   k_.resize(n * h);
   v_.resize(n * h);
-  const kernels::MatMulOutput outs[] = {{&l.wq, q_.data()}, {&l.wk, k_.data()}, {&l.wv, v_.data()}};
-  kernels::MatMulMulti(outs, cur_.data(), n, pool);
-  AddRowBias(q_.data(), l.bq, n, h);
-  AddRowBias(k_.data(), l.bk, n, h);
-  AddRowBias(v_.data(), l.bv, n, h);
+  if (l.fused_qkv) {
+    qkv_.resize(n * 3 * h);
+    kernels::MatMul(l.wqkv, cur_.data(), n, qkv_.data(), pool);
+    AddRowBias(qkv_.data(), l.bqkv, n, 3 * h);
+    for (int64_t r = 0; r < n; ++r) {
+      const float* row = qkv_.data() + r * 3 * h;
+      std::copy_n(row, h, q_.data() + r * h);
+      std::copy_n(row + h, h, k_.data() + r * h);
+      std::copy_n(row + 2 * h, h, v_.data() + r * h);
+    }
+  } else {
+    const kernels::MatMulOutput outs[] = {
+        {&l.wq, q_.data()}, {&l.wk, k_.data()}, {&l.wv, v_.data()}};
+    kernels::MatMulMulti(outs, cur_.data(), n, pool);
+    AddRowBias(q_.data(), l.bq, n, h);
+    AddRowBias(k_.data(), l.bk, n, h);
+    AddRowBias(v_.data(), l.bv, n, h);
+  }
   Rope2d(q_.data());
   Rope2d(k_.data());
   k_cache_.resize(n * h);
@@ -297,16 +412,23 @@ void QwenVisionTransformer::RunLayer(const Layer& l, bool full_attention, Thread
   AddRowBias(proj_.data(), l.bo, n, h);
   kernels::Add(proj_.data(), x_.data(), x_.data(), n * h);
 
-  RmsNormBias(x_.data(), l.ln2_w, l.ln2_b, n, h, c.eps, cur_.data());
-  // The padding rows of up and gate are 0 (and their biases), so act(0) * 0 = 0 there.
+  Norm(x_.data(), l.ln2_w, l.ln2_b, n, cur_.data());
+  // The padding rows of up and gate are 0 (and their biases), so act(0) * 0 = 0 there, and
+  // act(0) = 0 without a gate (the down matrix's padding columns are 0 as well).
   up_.resize(n * n_ff_);
-  gate_.resize(n * n_ff_);
-  const kernels::MatMulOutput ffn_outs[] = {{&l.up, up_.data()}, {&l.gate, gate_.data()}};
-  kernels::MatMulMulti(ffn_outs, cur_.data(), n, pool);
-  AddRowBias(up_.data(), l.b_up, n, n_ff_);
-  AddRowBias(gate_.data(), l.b_gate, n, n_ff_);
-  GatedActivation(c.ffn, gate_.data(), up_.data(), n * n_ff_);
-  kernels::MatMul(l.down, gate_.data(), n, proj_.data(), pool);
+  if (l.gated) {
+    gate_.resize(n * n_ff_);
+    const kernels::MatMulOutput ffn_outs[] = {{&l.up, up_.data()}, {&l.gate, gate_.data()}};
+    kernels::MatMulMulti(ffn_outs, cur_.data(), n, pool);
+    AddRowBias(up_.data(), l.b_up, n, n_ff_);
+    AddRowBias(gate_.data(), l.b_gate, n, n_ff_);
+    GatedActivation(c.ffn, gate_.data(), up_.data(), n * n_ff_);
+  } else {
+    kernels::MatMul(l.up, cur_.data(), n, up_.data(), pool);
+    AddRowBias(up_.data(), l.b_up, n, n_ff_);
+    Activation(c.ffn, up_.data(), n * n_ff_);
+  }
+  kernels::MatMul(l.down, l.gated ? gate_.data() : up_.data(), n, proj_.data(), pool);
   AddRowBias(proj_.data(), l.b_down, n, h);
   kernels::Add(proj_.data(), x_.data(), x_.data(), n * h);
 }

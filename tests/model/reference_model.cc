@@ -315,9 +315,19 @@ void ReferenceModel::Rope(float* head, int64_t t, bool sliding, int64_t rope_dim
   }
   const auto& sections = config_.mrope_sections;
   const int64_t n_sectors = sections[0] + sections[1] + sections[2];
+  const int64_t n_interleaved = n_sectors + config_.mrope_section_e;
   for (int64_t k = 0; k < d / 2; ++k) {
     int64_t pos = t;
-    if (!rope_positions_.empty()) {  // the pair's section: t, h or w
+    if (config_.mrope_interleaved) {  // t, h, w pair by pair; past a section's share: 0
+      const int64_t sector = k % n_interleaved;
+      int section = 3;
+      for (int s = 0; s < 3; ++s) {
+        if (sector % 3 == s && sector < 3 * sections[s]) section = s;
+      }
+      pos = section == 3                 ? 0
+            : rope_positions_.empty() ? t
+                                      : rope_positions_.at(t)[section];
+    } else if (!rope_positions_.empty()) {  // the pair's section: t, h or w
       const int64_t sector = k % n_sectors;
       const int section = sector < sections[0] ? 0 : sector < sections[0] + sections[1] ? 1 : 2;
       pos = rope_positions_.at(t)[section];
@@ -491,7 +501,7 @@ std::vector<std::vector<float>> ReferenceModel::ForwardHidden(
   for (const ReferenceEmbeddingSpan& span : spans) {
     const auto len = static_cast<int64_t>(span.rows.size());
     for (int64_t i = 0; i < len; ++i) {
-      x[span.begin + i] = span.rows[i];
+      x[span.begin + i].assign(span.rows[i].begin(), span.rows[i].begin() + h);
       given[span.begin + i] = true;
       if (span.bidirectional) last_key[span.begin + i] = span.begin + len - 1;
     }
@@ -633,6 +643,13 @@ std::vector<std::vector<float>> ReferenceModel::ForwardHidden(
       }
       if (!l.out_scale.empty()) {
         for (float& e : x[t]) e *= l.out_scale[0];
+      }
+    }
+    if (li < c.n_deepstack_layers) {  // qwen3vl: the span rows' slice li + 1
+      for (const ReferenceEmbeddingSpan& span : spans) {
+        for (size_t i = 0; i < span.rows.size(); ++i) {
+          for (int64_t e = 0; e < h; ++e) x[span.begin + i][e] += span.rows[i][(li + 1) * h + e];
+        }
       }
     }
   }

@@ -34,7 +34,9 @@ struct ReferenceOptions {
 // scaled), optionally attended bidirectionally within the span (model/forward_batch.h).
 struct ReferenceEmbeddingSpan {
   int64_t begin = 0;
-  std::vector<std::vector<float>> rows;  // [n][hidden]
+  // [n][hidden], or [n][hidden * (1 + n_deepstack_layers)] (qwen3vl: slice k + 1 is added
+  // after layer k).
+  std::vector<std::vector<float>> rows;
   bool bidirectional = false;
 };
 

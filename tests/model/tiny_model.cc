@@ -64,7 +64,8 @@ class Builder {
     const int64_t qs = spec_.n_heads * spec_.head_dim;
     const int64_t kvs = spec_.n_kv_heads * spec_.head_dim;
     // Which tensors each family's layers have (model/families/).
-    const bool qk_norm = a == "gemma3" || a == "qwen3" || a == "qwen3moe" || a == "olmo2";
+    const bool qk_norm =
+        a == "gemma3" || a == "qwen3" || a == "qwen3vl" || a == "qwen3moe" || a == "olmo2";
     const bool qk_norm_whole_row = a == "olmo2";
     const bool pre_norms = a != "olmo2";
     const bool post_norms = a == "gemma3" || a == "gemma2" || a == "olmo2" || a == "glm4";

@@ -20,6 +20,7 @@ const ModelFamily& Phi3Family();
 const ModelFamily& Qwen2Family();
 const ModelFamily& Qwen2VlFamily();
 const ModelFamily& Qwen3Family();
+const ModelFamily& Qwen3VlFamily();
 const ModelFamily& Qwen35Family();
 const ModelFamily& Qwen35MoeFamily();
 const ModelFamily& Qwen3MoeFamily();
@@ -33,7 +34,7 @@ std::span<const ModelFamily* const> Families() {
       &DeepSeek2Family(), &Gemma2Family(),  &Gemma3Family(),    &Gemma4Family(),
       &Glm4Family(),      &GptOssFamily(),  &GraniteFamily(),   &LlamaFamily(),
       &Mistral3Family(),  &Olmo2Family(),   &Phi3Family(),      &Qwen2Family(),
-      &Qwen2VlFamily(),   &Qwen3Family(),     &Qwen35Family(),  &Qwen35MoeFamily(), &Qwen3MoeFamily(),
+      &Qwen2VlFamily(),   &Qwen3Family(),     &Qwen3VlFamily(),   &Qwen35Family(),  &Qwen35MoeFamily(), &Qwen3MoeFamily(),
       &Qwen3NextFamily(), &SmolLm3Family(),
   };
   return families;
@@ -95,6 +96,28 @@ Status RefuseLayerTensors(const ArchMetadata& metadata, int64_t n_layers,
     }
   }
   return Status::Ok();
+}
+
+StatusOr<std::array<int64_t, 4>> ReadRopeSections(const ArchMetadata& m) {
+  const std::string key = m.Key("rope.dimension_sections");
+  const gguf::Value* value = m.file().Find(key);
+  if (value == nullptr) return InvalidArgument("model metadata: '" + key + "' is missing");
+  if (!value->is_array() || value->AsArray().items.size() < 3 ||
+      value->AsArray().items.size() > 4) {
+    return InvalidArgument("model metadata: '" + key + "' must be an array of 4 integers");
+  }
+  std::array<int64_t, 4> s = {0, 0, 0, 0};
+  for (size_t i = 0; i < value->AsArray().items.size(); ++i) {
+    const gguf::Value& item = value->AsArray().items[i];
+    if (!item.is_integer() || item.AsInt() < 0) {
+      return InvalidArgument("model metadata: '" + key + "' must hold integers >= 0");
+    }
+    s[i] = item.AsInt();
+  }
+  if (s[0] + s[1] + s[2] <= 0) {
+    return InvalidArgument("model metadata: '" + key + "' has no t, h or w section");
+  }
+  return s;
 }
 
 Status ReadExperts(const ArchMetadata& metadata, int64_t expert_ffn_size, bool required,

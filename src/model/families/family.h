@@ -11,6 +11,7 @@
 // in the registry (family.cc) and one in src/model/CMakeLists.txt.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -72,6 +73,10 @@ Status RefuseLayerTensors(const ArchMetadata& metadata, int64_t n_layers,
 // renormalized. InvalidArgument naming the key otherwise.
 Status ReadExperts(const ArchMetadata& metadata, int64_t expert_ffn_size, bool required,
                    ModelConfig* config);
+
+// rope.dimension_sections (M-RoPE): 3 or 4 integers >= 0, t / h / w / the fourth; at least one
+// of the first three > 0. InvalidArgument naming the key otherwise.
+StatusOr<std::array<int64_t, 4>> ReadRopeSections(const ArchMetadata& metadata);
 
 // The family that reads `architecture` (a general.architecture value), or null.
 const ModelFamily* FindModelFamily(std::string_view architecture);

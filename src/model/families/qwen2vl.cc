@@ -15,23 +15,7 @@ namespace {
 
 Status ReadSections(const ArchMetadata& m, ModelConfig* c) {
   const std::string key = m.Key("rope.dimension_sections");
-  const gguf::Value* value = m.file().Find(key);
-  if (value == nullptr) return InvalidArgument("model metadata: '" + key + "' is missing");
-  if (!value->is_array() || value->AsArray().items.size() < 3 ||
-      value->AsArray().items.size() > 4) {
-    return InvalidArgument("model metadata: '" + key + "' must be an array of 4 integers");
-  }
-  int64_t s[4] = {0, 0, 0, 0};
-  for (size_t i = 0; i < value->AsArray().items.size(); ++i) {
-    const gguf::Value& item = value->AsArray().items[i];
-    if (!item.is_integer() || item.AsInt() < 0) {
-      return InvalidArgument("model metadata: '" + key + "' must hold integers >= 0");
-    }
-    s[i] = item.AsInt();
-  }
-  if (s[0] + s[1] + s[2] <= 0) {
-    return InvalidArgument("model metadata: '" + key + "' has no t, h or w section");
-  }
+  RADIXLM_ASSIGN_OR_RETURN(const auto s, ReadRopeSections(m));
   if (s[3] != 0) {
     return Unimplemented("model metadata: '" + key + "' has a fourth section (" +
                          std::to_string(s[3]) + " pairs); only t, h and w are supported");

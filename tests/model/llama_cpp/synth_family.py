@@ -89,6 +89,13 @@ REAL = {
                      keys={"expert_count": 32, "expert_used_count": 8,
                            "expert_feed_forward_length": 768},
                      tensors=["attn_norm", "qkv", "qk_norm", "ffn_norm", "moe"]),
+    # Qwen3-VL-2B's language side: qwen3 with interleaved M-RoPE (sections 24/20/20/0: pairs 61
+    # and 62 of each head take the fourth section's position 0 and are not rotated) and 3
+    # deepstack layers (text rows add nothing there).
+    "qwen3vl": dict(hidden=2048, heads=16, kv=8, hd=128, ffn=6144, layers=4, tied=True,
+                    rope=5000000.0, eps=1e-6,
+                    keys={"rope.dimension_sections": [24, 20, 20, 0], "n_deepstack_layers": 3},
+                    tensors=["attn_norm", "qkv", "qk_norm", "ffn_norm", "ffn"]),
     # Mixtral-8x7B's widths (8 experts of 14336, 2 per token) with 4 experts: a llama file with
     # llama.expert_count.
     "mixtral": dict(arch="llama", hidden=4096, heads=32, kv=8, hd=128, ffn=14336, layers=2,
@@ -186,6 +193,10 @@ TINY = {
                      keys={"expert_count": 8, "expert_used_count": 3,
                            "expert_feed_forward_length": 32},
                      tensors=REAL["qwen3moe"]["tensors"]),
+    # 8 pairs a head in sections 2/2/2/1 (sector 7 of each 7: pair 6 takes position 0).
+    "qwen3vl": dict(TINY_BASE, hidden=64, kv=2, hd=16, heads=4, layers=3, tied=False,
+                    keys={"rope.dimension_sections": [2, 2, 2, 1], "n_deepstack_layers": 2},
+                    tensors=REAL["qwen3vl"]["tensors"]),
     "mixtral": dict(TINY_BASE, arch="llama", layers=3, tied=False,
                     keys={"expert_count": 4, "expert_used_count": 2},
                     tensors=REAL["mixtral"]["tensors"]),
@@ -452,6 +463,8 @@ def main():
         full = f"{arch}.{key}"
         if isinstance(value, str):
             w.add_string(full, value)
+        elif isinstance(value, list):
+            w.add_array(full, value)
         elif isinstance(value, bool):
             w.add_bool(full, value)
         elif isinstance(value, int):
