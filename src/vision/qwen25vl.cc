@@ -65,13 +65,7 @@ class QwenVlProjector final : public Projector {
     ClipWeights& w = p->weights_;
     if (qwen3) {
       // clip_graph_qwen3vl: no windows, whatever the file says; these two are asserted there.
-      vit_options.layer_norm = true;
-      for (const char* required : {"v.patch_embd.bias", "v.position_embd.weight"}) {
-        if (w.Find(required) == nullptr) {
-          return InvalidArgument(std::string("projector: tensor '") + required +
-                                 "' is missing (qwen3vl_merger needs it)");
-        }
-      }
+      vit_options.qwen3 = true;
     } else {
       auto pattern = f.GetInt("clip.vision.n_wa_pattern");
       if (!pattern.ok()) {

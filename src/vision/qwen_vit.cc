@@ -71,7 +71,7 @@ void GatedActivation(FfnActivation act, float* gate, const float* up, int64_t n)
 void Activation(FfnActivation act, float* x, int64_t n) {
   switch (act) {
     case FfnActivation::kSilu:
-      for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + std::exp(-x[i]));
+      kernels::Silu(x, x, n);
       break;
     case FfnActivation::kGelu:
       kernels::GeluTanh(x, x, n);
@@ -87,29 +87,35 @@ void Activation(FfnActivation act, float* x, int64_t n) {
 QwenVisionTransformer::~QwenVisionTransformer() = default;
 
 StatusOr<std::unique_ptr<QwenVisionTransformer>> QwenVisionTransformer::Load(const ClipConfig& c,
-                                                                             const Options& windows,
+                                                                             const Options& options,
                                                                              ClipWeights* w) {
   std::unique_ptr<QwenVisionTransformer> vit(new QwenVisionTransformer());
   vit->config_ = c;
-  vit->options_ = windows;
+  vit->options_ = options;
   if (c.head_dim % 4 != 0) {
     return Unimplemented("projector: the 2-D rope needs a head size that is a multiple of 4");
   }
-  if (windows.n_wa_pattern < 0) {
+  if (options.n_wa_pattern < 0) {
     return InvalidArgument("projector metadata: 'clip.vision.n_wa_pattern' < 0");
   }
-  if (windows.n_wa_pattern > 0 && windows.window_size < 2 * c.patch_size) {
+  if (options.n_wa_pattern > 0 && options.window_size < 2 * c.patch_size) {
     return InvalidArgument("projector metadata: the attention window is smaller than 2 patches");
   }
   const int64_t h = c.n_embd;
   const int64_t patch_cols = 3 * c.patch_size * c.patch_size;
-  if (w->Find("v.class_embd") != nullptr) {
-    return Unimplemented("projector: tensor 'v.class_embd' is not supported");
+  for (const char* refused : {"v.class_embd", options.qwen3 ? "" : "v.patch_embd.bias"}) {
+    if (*refused != '\0' && w->Find(refused) != nullptr) {
+      return Unimplemented(std::string("projector: tensor '") + refused + "' is not supported");
+    }
   }
-  RADIXLM_RETURN_IF_ERROR(w->Vector("v.patch_embd.bias", h, false, &vit->patch_b_));
-  if (const gguf::TensorInfo* pos = w->Find("v.position_embd.weight"); pos != nullptr) {
+  if (options.qwen3) {
+    RADIXLM_RETURN_IF_ERROR(w->Vector("v.patch_embd.bias", h, true, &vit->patch_b_));
+    const gguf::TensorInfo* pos = w->Find("v.position_embd.weight");
+    if (pos == nullptr) {
+      return InvalidArgument("projector: tensor 'v.position_embd.weight' is missing");
+    }
     const int64_t n_pos = pos->shape.size() == 2 ? pos->shape[1] : 0;
-    int64_t side = static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(n_pos))));
+    const int64_t side = static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(n_pos))));
     if (pos->shape.size() != 2 || pos->shape[0] != h || n_pos <= 0 || side * side != n_pos) {
       return InvalidArgument("projector: tensor 'v.position_embd.weight' is not [" +
                              std::to_string(h) + ", side * side]");
@@ -253,7 +259,7 @@ void QwenVisionTransformer::Rope2d(float* rows) const {
 
 void QwenVisionTransformer::Norm(const float* x, const float* w, const float* b, int64_t n,
                                  float* out) const {
-  if (options_.layer_norm) {
+  if (options_.qwen3) {
     kernels::LayerNorm(x, w, b, n, config_.n_embd, config_.eps, out);
   } else {
     RmsNormBias(x, w, b, n, config_.n_embd, config_.eps, out);

@@ -14,7 +14,7 @@
 //   x = Norm(x) with v.post_ln when the file has it
 //   the groups put back in row-major order
 //
-// Norm is RMSNorm (Qwen2.5-VL) or LayerNorm (Options::layer_norm: Qwen3-VL), each with its
+// Norm is RMSNorm (Qwen2.5-VL) or LayerNorm (Options::qwen3: Qwen3-VL), each with its
 // bias where the file has one. Q, K and V come from attn_q / attn_k / attn_v, or from one fused
 // attn_qkv (Qwen3-VL: its rows are Q's, then K's, then V's). The learned position embeddings
 // ([n_embd, side * side]) are resized to the patch grid as ggml_interpolate does with
@@ -49,7 +49,10 @@ class QwenVisionTransformer {
   struct Options {
     int64_t n_wa_pattern = 0;   // clip.vision.n_wa_pattern; 0: every layer attends fully
     int64_t window_size = 112;  // pixels a side
-    bool layer_norm = false;    // LayerNorm (Qwen3-VL's NORM_TYPE_NORMAL), else RMSNorm
+    // Qwen3-VL's tower: LayerNorm (NORM_TYPE_NORMAL) instead of RMSNorm, and v.patch_embd.bias
+    // and v.position_embd.weight required (Qwen2.5-VL's refuses the bias, as llama.cpp asserts,
+    // and ignores position embeddings, as its graph does).
+    bool qwen3 = false;
   };
   // Reads the v.* tensors for `config` into `weights`.
   static StatusOr<std::unique_ptr<QwenVisionTransformer>> Load(const ClipConfig& config,

@@ -1,4 +1,4 @@
-// The gemma4v and qwen2.5vl_merger projectors against llama.cpp's libmtmd on the files of
+// The gemma4v, qwen2.5vl_merger and qwen3vl_merger projectors against llama.cpp's libmtmd on the files of
 // tests/vision/testdata, each a tiny projector (random weights, F16 matrices) and two PNG
 // pictures with llama.cpp's embeddings of them and its token counts for more image sizes in
 // <type>_golden.json, written by
@@ -10,6 +10,9 @@
 //   qwen25vl: patch 8, one windowed and one full layer, llama.cpp's 112-pixel windows; 120x70
 //     (resized to 128x64: 8 x 4 tokens, two windows across) and 20x20 (scaled up past the
 //     8-token minimum to 48x48: 3 x 3 tokens).
+//   qwen3vl: patch 8, three layers with deepstack mergers after the first two, 16 learned
+//     positions (4 x 4, resized to each grid), output 64 per slice (rows of 192); the same two
+//     sizes (resized to 128x64 and 48x48).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -96,7 +99,8 @@ TEST_P(ProjectorGoldenTest, TokenCountsMatchLlamaCpp) {
   EXPECT_GE(checked, 8);
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, ProjectorGoldenTest, ::testing::Values("gemma4v", "qwen25vl"));
+INSTANTIATE_TEST_SUITE_P(Types, ProjectorGoldenTest,
+                         ::testing::Values("gemma4v", "qwen25vl", "qwen3vl"));
 
 }  // namespace
 }  // namespace radixlm::vision::projector_golden_test

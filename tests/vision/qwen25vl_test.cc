@@ -156,14 +156,15 @@ void ExpectRefused(const TinyQwenSpec& spec, StatusCode code, const std::string&
 TEST(Qwen25VlTest, RefusesWhatItDoesNotBuild) {
   ExpectRefused({.projector_type = "qwen2vl_merger"}, StatusCode::kUnimplemented,
                 "'qwen2vl_merger'");
-  ExpectRefused({.projector_type = "qwen3vl_merger"}, StatusCode::kUnimplemented,
-                "'qwen3vl_merger'");
+  // (a qwen3vl_merger file has a patch bias and learned positions)
+  ExpectRefused({.projector_type = "qwen3vl_merger"}, StatusCode::kInvalidArgument,
+                "v.patch_embd.bias");
   ExpectRefused({.n_wa_pattern = -1}, StatusCode::kInvalidArgument, "clip.vision.n_wa_pattern");
   ExpectRefused({.spatial_merge = 3}, StatusCode::kUnimplemented, "spatial_merge_size");
   ExpectRefused({.omit_tensors = {"v.patch_embd.weight.1"}}, StatusCode::kInvalidArgument,
                 "v.patch_embd.weight.1");
-  ExpectRefused({.omit_tensors = {"v.blk.1.ffn_gate.weight"}}, StatusCode::kInvalidArgument,
-                "v.blk.1.ffn_gate.weight");
+  ExpectRefused({.omit_tensors = {"v.blk.1.ffn_up.weight"}}, StatusCode::kInvalidArgument,
+                "v.blk.1.ffn_up.weight");
   ExpectRefused({.omit_tensors = {"mm.2.weight"}}, StatusCode::kInvalidArgument, "mm.2.weight");
   ExpectRefused({.extra_tensors = {"v.patch_embd.bias"}}, StatusCode::kUnimplemented,
                 "v.patch_embd.bias");
