@@ -296,7 +296,7 @@ def test_a_projector_of_another_width_is_refused_at_start_up(tmp_path):
                          capture_output=True, text=True, timeout=300,
                          env={**os.environ})
     assert out.returncode != 0
-    assert "hidden size is 640" in out.stdout + out.stderr
+    assert "outputs rows of 64 values but the model takes rows of 640" in out.stdout + out.stderr
 
 
 def test_a_projector_for_another_language_model_is_refused_at_start_up():

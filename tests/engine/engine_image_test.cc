@@ -235,7 +235,7 @@ TEST_F(EngineImageTest, RefusesWhatCannotTakeImages) {
   // A projector whose rows are not the model's width is refused.
   const Status wide = plain.engine->SetImageEncoder(std::make_unique<FakeImageEncoder>(2, 16));
   EXPECT_EQ(wide.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(wide.message().find("hidden size is 8"), std::string::npos) << wide.message();
+  EXPECT_NE(wide.message().find("the model takes rows of 8"), std::string::npos) << wide.message();
 }
 
 }  // namespace
