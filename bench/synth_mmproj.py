@@ -1,4 +1,5 @@
-"""Synthetic files for bench/vision_oracle.py's qwen25vl comparison (random weights, numpy seed 0).
+"""Synthetic files for bench/vision_oracle.py's and bench/image_kl_oracle.py's comparisons
+(random weights, numpy seed 0).
 
 write_qwen25vl_projector: a projector GGUF as convert_hf_to_gguf.py's Qwen2VLVisionModel writes
 it for Qwen2.5-VL (clip.projector_type "qwen2.5vl_merger", clip.use_silu, n_wa_pattern; the
@@ -22,6 +23,10 @@ bench/synth_models.py's files); nothing is decoded with it.
 
 write_qwen2vl_text_model: a qwen2vl language model of a given shape (random weights) for
 bench/image_kl_oracle.py's Qwen2.5-VL comparison.
+
+write_qwen3vl_projector / write_qwen3vl_text_model: Qwen3-VL's pair (clip.projector_type
+"qwen3vl_merger" with deepstack mergers; a qwen3vl language model with as many
+n_deepstack_layers), for the --type qwen3vl comparisons and vision_oracle.py's golden.
 """
 from __future__ import annotations
 

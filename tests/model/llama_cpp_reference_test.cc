@@ -108,7 +108,7 @@ INSTANTIATE_TEST_SUITE_P(Families, LlamaCppReferenceTest,
                          ::testing::Values("gemma2", "gemma4", "gemma4moe", "glm4", "granite",
                                            "mistral3", "mixtral", "olmo2", "phi3", "qwen35",
                                            "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl",
-                                           "smollm3"),
+                                           "qwen3vlmoe", "smollm3"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });

@@ -21,6 +21,7 @@ const ModelFamily& Qwen2Family();
 const ModelFamily& Qwen2VlFamily();
 const ModelFamily& Qwen3Family();
 const ModelFamily& Qwen3VlFamily();
+const ModelFamily& Qwen3VlMoeFamily();
 const ModelFamily& Qwen35Family();
 const ModelFamily& Qwen35MoeFamily();
 const ModelFamily& Qwen3MoeFamily();
@@ -34,7 +35,7 @@ std::span<const ModelFamily* const> Families() {
       &DeepSeek2Family(), &Gemma2Family(),  &Gemma3Family(),    &Gemma4Family(),
       &Glm4Family(),      &GptOssFamily(),  &GraniteFamily(),   &LlamaFamily(),
       &Mistral3Family(),  &Olmo2Family(),   &Phi3Family(),      &Qwen2Family(),
-      &Qwen2VlFamily(),   &Qwen3Family(),     &Qwen3VlFamily(),   &Qwen35Family(),  &Qwen35MoeFamily(), &Qwen3MoeFamily(),
+      &Qwen2VlFamily(),   &Qwen3Family(),     &Qwen3VlFamily(),   &Qwen3VlMoeFamily(), &Qwen35Family(),  &Qwen35MoeFamily(), &Qwen3MoeFamily(),
       &Qwen3NextFamily(), &SmolLm3Family(),
   };
   return families;

@@ -5,7 +5,7 @@
 // deepstack: n_deepstack_layers extra slices in each image row, slice k + 1 added to the hidden
 // state after layer k (ModelConfig::n_deepstack_layers). A text-only batch is qwen3 with that
 // RoPE. Image tokens get (p0, p0 + row, p0 + col) from the engine, as for qwen2vl.
-// qwen3vlmoe (Qwen3-VL-30B-A3B, -235B-A22B) is the same graph with qwen3moe's FFN: not built.
+// qwen3vlmoe (Qwen3-VL-30B-A3B, -235B-A22B) is this with qwen3moe's FFN (qwen3vlmoe.cc).
 #include "model/families/family.h"
 
 namespace radixlm::model {

@@ -52,7 +52,7 @@ def main():
     ap.add_argument("--llama-logits", required=True, help="the built llama_logits.cc")
     ap.add_argument("--families", default="gemma2,gemma4,gemma4moe,glm4,granite,mistral3,"
                                           "mixtral,olmo2,phi3,qwen35,qwen35moe,qwen3moe,"
-                                          "qwen3next,qwen3vl,smollm3")
+                                          "qwen3next,qwen3vl,qwen3vlmoe,smollm3")
     args = ap.parse_args()
     os.makedirs(OUT, exist_ok=True)
     ids = np.random.default_rng(SEED).integers(0, VOCAB, size=N_POSITIONS, dtype=np.int32)

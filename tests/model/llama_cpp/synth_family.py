@@ -96,6 +96,14 @@ REAL = {
                     rope=5000000.0, eps=1e-6,
                     keys={"rope.dimension_sections": [24, 20, 20, 0], "n_deepstack_layers": 3},
                     tensors=["attn_norm", "qkv", "qk_norm", "ffn_norm", "ffn"]),
+    # Qwen3-VL-30B-A3B's language side: qwen3moe's widths and experts (32 of 128 here) with
+    # qwen3vl's interleaved M-RoPE and deepstack.
+    "qwen3vlmoe": dict(hidden=2048, heads=32, kv=4, hd=128, ffn=6144, layers=4, tied=False,
+                       rope=5000000.0, eps=1e-6,
+                       keys={"expert_count": 32, "expert_used_count": 8,
+                             "expert_feed_forward_length": 768,
+                             "rope.dimension_sections": [24, 20, 20, 0], "n_deepstack_layers": 3},
+                       tensors=["attn_norm", "qkv", "qk_norm", "ffn_norm", "moe"]),
     # Mixtral-8x7B's widths (8 experts of 14336, 2 per token) with 4 experts: a llama file with
     # llama.expert_count.
     "mixtral": dict(arch="llama", hidden=4096, heads=32, kv=8, hd=128, ffn=14336, layers=2,
@@ -197,6 +205,11 @@ TINY = {
     "qwen3vl": dict(TINY_BASE, hidden=64, kv=2, hd=16, heads=4, layers=3, tied=False,
                     keys={"rope.dimension_sections": [2, 2, 2, 1], "n_deepstack_layers": 2},
                     tensors=REAL["qwen3vl"]["tensors"]),
+    "qwen3vlmoe": dict(TINY_BASE, hidden=64, kv=2, hd=16, heads=4, layers=3, tied=False,
+                       keys={"expert_count": 8, "expert_used_count": 3,
+                             "expert_feed_forward_length": 32,
+                             "rope.dimension_sections": [2, 2, 2, 1], "n_deepstack_layers": 2},
+                       tensors=REAL["qwen3vlmoe"]["tensors"]),
     "mixtral": dict(TINY_BASE, arch="llama", layers=3, tied=False,
                     keys={"expert_count": 4, "expert_used_count": 2},
                     tensors=REAL["mixtral"]["tensors"]),
