@@ -8,7 +8,8 @@
 // tokens, a chunk that would end inside an image's span running on to its end (the whole span
 // in one pass, as the scheduler prefills it), with M-RoPE positions for images on a grid
 // (qwen2.5vl_merger beside qwen2vl) as the scheduler gives them (with the environment variable
-// IMAGE_LOGITS_PLAIN_POSITIONS set: one position per token instead, a negative control).
+// IMAGE_LOGITS_PLAIN_POSITIONS set: one position per token instead, a negative control; with
+// IMAGE_LOGITS_NO_DEEPSTACK set, a qwen3vl_merger's deepstack slices are zeroed, another).
 // Writes OUT_PREFIX.ids (int32 per position: the token id, -1 at an image's positions) and
 // OUT_PREFIX.f32 (float32 [text positions, vocab]: the logits after each text position, in
 // order); stdout gets one JSON line {"positions": .., "text_positions": .., "vocab": ..,
@@ -65,6 +66,13 @@ int main(int argc, char** argv) {
     auto rows = std::make_shared<std::vector<float>>();
     auto n = (*encoder)->Encode(bytes, rows.get());
     if (!n.ok()) return Fail(n.status());
+    if (std::getenv("IMAGE_LOGITS_NO_DEEPSTACK") != nullptr && (*encoder)->n_deepstack() > 0) {
+      const int64_t width = (*encoder)->n_embd();
+      const int64_t main = width / (1 + (*encoder)->n_deepstack());
+      for (int64_t t = 0; t < n->n; ++t) {
+        std::fill(rows->begin() + t * width + main, rows->begin() + (t + 1) * width, 0.0f);
+      }
+    }
     images.push_back({.hash = HashImageBytes(bytes),
                       .n_tokens = n->n,
                       .rows = std::move(rows),
