@@ -64,7 +64,8 @@ class QwenVlProjector final : public Projector {
     QwenVisionTransformer::Options vit_options;
     ClipWeights& w = p->weights_;
     if (qwen3) {
-      // clip_graph_qwen3vl: no windows, whatever the file says; these two are asserted there.
+      // clip_graph_qwen3vl: no windows, whatever the file says (the patch bias and position
+      // embeddings it asserts, the ViT requires).
       vit_options.qwen3 = true;
     } else {
       auto pattern = f.GetInt("clip.vision.n_wa_pattern");
