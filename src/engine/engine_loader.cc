@@ -345,8 +345,8 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
                            "qwen3vl_merger projectors are");
     }
     const bool qwen3 = type == "qwen3vl_merger";
-    if ((qwen3 || lm.mrope_interleaved) && (qwen3 != lm.mrope_interleaved ||
-                                           encoder->n_deepstack() != lm.n_deepstack_layers)) {
+    if ((qwen3 || lm.mrope_interleaved) &&
+        (qwen3 != lm.mrope_interleaved || encoder->n_deepstack() != lm.n_deepstack_layers)) {
       return InvalidArgument(
           "--mmproj: a '" + type + "' projector with " + std::to_string(encoder->n_deepstack()) +
           " deepstack layers does not fit a '" + lm.arch + "' language model with " +

@@ -42,8 +42,8 @@ enum class LogitsMode {
 // each token's own position. The whole span is in this batch: a bidirectional span split over
 // two forward passes would not be the same computation.
 struct EmbeddingSpan {
-  int64_t begin = 0;            // first new token of the span
-  int64_t n = 0;                // >= 1
+  int64_t begin = 0;  // first new token of the span
+  int64_t n = 0;      // >= 1
   // [n, hidden_size], or [n, hidden_size * (1 + n_deepstack_layers)] for a model with deepstack
   // (ModelConfig::EmbeddingRowSize(): qwen3vl's image rows and their deepstack slices).
   const float* rows = nullptr;

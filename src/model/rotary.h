@@ -50,8 +50,8 @@ struct RopeParams {
   float ext_factor = 0.0f;  // YaRN: 1 (0: none)
   float corr_dims[2] = {0.0f, 0.0f};
   std::array<int64_t, 3> mrope_sections = {0, 0, 0};  // all 0: one position per token
-  bool mrope_interleaved = false;  // IMROPE (see below)
-  int64_t mrope_section_e = 0;     // the fourth section (position 0); IMROPE only
+  bool mrope_interleaved = false;                     // IMROPE (see below)
+  int64_t mrope_section_e = 0;  // the fourth section (position 0); IMROPE only
 };
 
 // YaRN's correction range (ggml_rope_yarn_corr_dims): the pairs whose wavelength falls between

@@ -51,8 +51,8 @@ struct Merger {
 class QwenVlProjector final : public Projector {
  public:
   static StatusOr<std::unique_ptr<Projector>> Make(std::unique_ptr<gguf::GgufFile> file,
-                                                   const ClipConfig& config,
-                                                   const Options& options, bool qwen3) {
+                                                   const ClipConfig& config, const Options& options,
+                                                   bool qwen3) {
     std::unique_ptr<QwenVlProjector> p(new QwenVlProjector(std::move(file), config, qwen3));
     const gguf::GgufFile& f = *p->file_;
     RADIXLM_ASSIGN_OR_RETURN(const int64_t merge,
@@ -122,13 +122,9 @@ class QwenVlProjector final : public Projector {
     return std::unique_ptr<Projector>(std::move(p));
   }
 
-  std::string_view type() const override {
-    return qwen3_ ? "qwen3vl_merger" : "qwen2.5vl_merger";
-  }
+  std::string_view type() const override { return qwen3_ ? "qwen3vl_merger" : "qwen2.5vl_merger"; }
   // clip_n_mmproj_embd: the merger's width times (1 + deepstack layers).
-  int64_t n_embd() const override {
-    return n_out_ * (1 + static_cast<int64_t>(deepstack_.size()));
-  }
+  int64_t n_embd() const override { return n_out_ * (1 + static_cast<int64_t>(deepstack_.size())); }
   int64_t n_deepstack() const override { return static_cast<int64_t>(deepstack_.size()); }
   int64_t TokensFor(const Image& image) const override {
     if (image.width <= 0 || image.height <= 0) return 0;
@@ -182,8 +178,8 @@ class QwenVlProjector final : public Projector {
       : file_(std::move(file)), config_(config), weights_(file_.get()), qwen3_(qwen3) {}
 
   // out row t (stride out_stride) = m(in row t), in: [n_tokens, 4 * n_embd].
-  void RunMerger(const Merger& m, const float* in, int64_t n_tokens, float* out,
-                 int64_t out_stride) REQUIRES(mutex_) {
+  void RunMerger(const Merger& m, const float* in, int64_t n_tokens, float* out, int64_t out_stride)
+      REQUIRES(mutex_) {
     const int64_t merged = config_.n_embd * kMerge * kMerge;
     const float* x = in;
     if (m.norm_w != nullptr) {
@@ -225,16 +221,16 @@ class QwenVlProjector final : public Projector {
   std::unique_ptr<QwenVisionTransformer> vit_;
   std::unique_ptr<ThreadPool> pool_;
   const bool qwen3_;
-  int64_t n_out_ = 0;  // the merger's output width (the language model's n_embd)
-  Merger merger_;      // mm.0, mm.2
-  std::vector<Merger> deepstack_;         // qwen3vl: by layer
+  int64_t n_out_ = 0;              // the merger's output width (the language model's n_embd)
+  Merger merger_;                  // mm.0, mm.2
+  std::vector<Merger> deepstack_;  // qwen3vl: by layer
   std::vector<int64_t> deepstack_layers_;  // the ViT layer each reads
 
   Mutex mutex_;  // Encode: one image at a time (the scratch below, the ViT's)
   std::vector<float> pixels_ GUARDED_BY(mutex_);
   std::vector<float> patches_ GUARDED_BY(mutex_);
   std::vector<float> hidden_ GUARDED_BY(mutex_);
-  std::vector<float> captured_ GUARDED_BY(mutex_);   // deepstack layers' ViT outputs
+  std::vector<float> captured_ GUARDED_BY(mutex_);  // deepstack layers' ViT outputs
   std::vector<float> normed_ GUARDED_BY(mutex_);
   std::vector<float> projected_ GUARDED_BY(mutex_);
 };

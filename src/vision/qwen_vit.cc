@@ -17,7 +17,7 @@ struct QwenVisionTransformer::Layer {
   kernels::WeightMatrix wq, wk, wv, wo, up, gate, down;
   kernels::WeightMatrix wqkv;  // the fused [3 * n_embd, n_embd] (when fused)
   bool fused_qkv = false;
-  bool gated = true;           // ffn_gate present
+  bool gated = true;  // ffn_gate present
   const float* bqkv = nullptr;
   const float* bq = nullptr;  // biases: null where the file has none
   const float* bk = nullptr;
@@ -293,8 +293,8 @@ void QwenVisionTransformer::AddPositionEmbeddings(int64_t patches_x, int64_t pat
     const float* d = position_.data() + (y1 * side + x1) * h;
     float* row = x_.data() + i * h;
     for (int64_t e = 0; e < h; ++e) {
-      row[e] += a[e] * (1 - dx) * (1 - dy) + b[e] * dx * (1 - dy) + c[e] * (1 - dx) * dy +
-                d[e] * dx * dy;
+      row[e] +=
+          a[e] * (1 - dx) * (1 - dy) + b[e] * dx * (1 - dy) + c[e] * (1 - dx) * dy + d[e] * dx * dy;
     }
   }
 }

@@ -39,9 +39,9 @@ Status LoadStatus(const TinyModelSpec& spec) {
 
 TEST(ModelFamilyRegistryTest, EveryFamilyIsFoundByItsArchitectures) {
   for (const char* arch :
-       {"deepseek2", "gemma2", "gemma3", "gemma4", "glm4", "gpt-oss", "granite", "llama",
-        "mistral3", "olmo2", "phi3", "qwen2", "qwen2vl", "qwen3", "qwen35", "qwen35moe", "qwen3moe",
-        "qwen3next", "qwen3vl", "qwen3vlmoe", "smollm3"}) {
+       {"deepseek2", "gemma2",    "gemma3",   "gemma4",    "glm4",    "gpt-oss",    "granite",
+        "llama",     "mistral3",  "olmo2",    "phi3",      "qwen2",   "qwen2vl",    "qwen3",
+        "qwen35",    "qwen35moe", "qwen3moe", "qwen3next", "qwen3vl", "qwen3vlmoe", "smollm3"}) {
     const ModelFamily* family = FindModelFamily(arch);
     ASSERT_NE(family, nullptr) << arch;
     EXPECT_EQ(family->name, arch);

@@ -168,8 +168,7 @@ class Qwen3VlForwardTest : public ::testing::Test {
 
   // The float reference's logits of the same prompt; `slices` of each image row given (1: the
   // first only, as if the model had no deepstack).
-  std::vector<std::vector<float>> Reference(const std::vector<uint8_t>& bytes,
-                                            int64_t slices = 3) {
+  std::vector<std::vector<float>> Reference(const std::vector<uint8_t>& bytes, int64_t slices = 3) {
     ReferenceModel reference(*ParseTinyModel(bytes), KvDtype::kF16);
     reference.SetRopePositions(positions_);
     std::vector<int32_t> ids = tokens_;

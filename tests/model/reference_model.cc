@@ -324,9 +324,7 @@ void ReferenceModel::Rope(float* head, int64_t t, bool sliding, int64_t rope_dim
       for (int s = 0; s < 3; ++s) {
         if (sector % 3 == s && sector < 3 * sections[s]) section = s;
       }
-      pos = section == 3                 ? 0
-            : rope_positions_.empty() ? t
-                                      : rope_positions_.at(t)[section];
+      pos = section == 3 ? 0 : rope_positions_.empty() ? t : rope_positions_.at(t)[section];
     } else if (!rope_positions_.empty()) {  // the pair's section: t, h or w
       const int64_t sector = k % n_sectors;
       const int section = sector < sections[0] ? 0 : sector < sections[0] + sections[1] ? 1 : 2;

@@ -1,5 +1,5 @@
-// The gemma4v, qwen2.5vl_merger and qwen3vl_merger projectors against llama.cpp's libmtmd on the files of
-// tests/vision/testdata, each a tiny projector (random weights, F16 matrices) and two PNG
+// The gemma4v, qwen2.5vl_merger and qwen3vl_merger projectors against llama.cpp's libmtmd on the
+// files of tests/vision/testdata, each a tiny projector (random weights, F16 matrices) and two PNG
 // pictures with llama.cpp's embeddings of them and its token counts for more image sizes in
 // <type>_golden.json, written by
 //   python bench/vision_oracle.py --type <type> --golden tests/vision/testdata
