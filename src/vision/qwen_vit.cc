@@ -153,7 +153,8 @@ StatusOr<std::unique_ptr<QwenVisionTransformer>> QwenVisionTransformer::Load(con
                              "' is not supported");
       }
     }
-    l.fused_qkv = w->Find(LayerTensor(i, "attn_qkv.weight")) != nullptr;
+    // (clip_graph_qwen3vl reads the fused matrix only)
+    l.fused_qkv = options.qwen3 || w->Find(LayerTensor(i, "attn_qkv.weight")) != nullptr;
     if (l.fused_qkv) {
       RADIXLM_RETURN_IF_ERROR(w->Matrix(LayerTensor(i, "attn_qkv.weight"), h, 3 * h, &l.wqkv));
       RADIXLM_RETURN_IF_ERROR(w->Vector(LayerTensor(i, "attn_qkv.bias"), 3 * h, false, &l.bqkv));
