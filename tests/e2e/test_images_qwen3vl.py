@@ -4,10 +4,11 @@ SmolLM2-135M-Instruct's tokenizer).
 
 The openai client with a base64 image answers; /get_model_info says the model takes images; the
 same image twice shares the radix cache through the image and beyond (cached_tokens) with the
-same output, which a cache-less server gives too; another image of the same size answers
-otherwise; a projector that does not fit the model (a qwen2.5vl_merger beside qwen3vl, a
-qwen3vl_merger with another count of deepstack layers, a qwen3vl_merger beside qwen2vl) is
-refused at start-up naming both. Skipped, saying why, when SmolLM2's GGUF is not installed."""
+same output, which a cache-less server gives too, and another image of the same size matches only
+the text before it; the deepstack slices change the answer; a projector that does not fit the
+model (a qwen2.5vl_merger beside qwen3vl, a qwen3vl_merger with another count of deepstack
+layers, a qwen3vl_merger beside qwen2vl) is refused at start-up naming both. Skipped, saying
+why, when SmolLM2's GGUF is not installed."""
 
 import base64
 import os
