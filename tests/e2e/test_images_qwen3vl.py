@@ -4,11 +4,12 @@ SmolLM2-135M-Instruct's tokenizer).
 
 The openai client with a base64 image answers; /get_model_info says the model takes images; the
 same image twice shares the radix cache through the image and beyond (cached_tokens) with the
-same output, which a cache-less server gives too, and another image of the same size matches only
-the text before it; the deepstack slices change the answer; a projector that does not fit the
-model (a qwen2.5vl_merger beside qwen3vl, a qwen3vl_merger with another count of deepstack
-layers, a qwen3vl_merger beside qwen2vl) is refused at start-up naming both. Skipped, saying
-why, when SmolLM2's GGUF is not installed."""
+same output, which a cache-less server gives too (also with prefill chunks ending inside the
+image), and another image of the same size matches only the text before it; the deepstack
+slices change the answer; a projector that does not fit the model (a qwen2.5vl_merger beside
+qwen3vl, a qwen3vl_merger with another count of deepstack layers, a qwen3vl_merger beside
+qwen2vl) is refused at start-up naming both. Skipped, saying why, when SmolLM2's GGUF is not
+installed."""
 
 import base64
 import os
@@ -94,6 +95,15 @@ def test_same_image_shares_the_cache_and_output_matches_a_cacheless_server(vl_se
         assert cold["output_ids"] == first["output_ids"]
     finally:
         assert plain.stop() == 0, plain.log_tail()
+    # Prefill chunks of 8 tokens end inside the 12-token image: each chunk's rows carry their
+    # deepstack slices and positions, and the answer is the same.
+    chunked = Server(model=str(files / "model.gguf"),
+                     extra_args=["--mmproj", str(files / "mmproj.gguf"), "--disable-radix-cache",
+                                 "--chunked-prefill-size", "8"])
+    try:
+        assert generate(chunked, text, image)["output_ids"] == first["output_ids"]
+    finally:
+        assert chunked.stop() == 0, chunked.log_tail()
 
 
 def test_the_deepstack_slices_reach_the_layers(files, tmp_path):
