@@ -49,6 +49,28 @@ image spans causally; SmolLM2's tokenizer, so <|image> and <image|> are plain te
     python tests/model/llama_cpp/synth_family.py gemma4 /tmp/gemma4_e2b.gguf --shape real
     python bench/image_kl_oracle.py --build build --type gemma4v --text-model /tmp/gemma4_e2b.gguf \
         --out-width 1536 --patch 16
+
+--type idefics3: a synthetic idefics3 projector (bench/vision_oracle.py's writer: SmolVLM-256M's
+vision shape, tiles of 512, patch 16, pixel shuffle 4: 64 rows a tile, output 576; 2 layers and
+longest edge 1024, so up to 2 x 2 tiles, unless --layers / --longest-edge) beside the tests'
+chat model SmolLM2-135M-Instruct (RADIXLM_CHAT_MODEL: a llama of SmolVLM-256M's language model's
+shape) with SmolVLM's image tokens added to its vocabulary (tests/e2e/synth_idefics3.py: mtmd's
+idefics3 layout looks "<fake_token_around_image>" and "<global-img>" up in the vocabulary),
+SmolVLM's turns ("<|im_start|>User:", "<end_of_utterance>\n", "Assistant:"). Each image is its
+tiles row by row, each after "<fake_token_around_image><row_R_col_C>", "\n" after each tile
+row but the last, then "\n\n<fake_token_around_image><global-img>", the overview and
+"<fake_token_around_image>" (mtmd_tokenize's layout, compared token for token).
+
+    python bench/image_kl_oracle.py --build build --type idefics3
+
+--type idefics3 --layout-golden DIR writes what tests/vision/idefics3_test.cc's
+Idefics3LayoutGoldenTest reads: two tiny idefics3 projectors (synth_idefics3.py: tiles of 24, 9
+rows a tile, output 576; longest edge 24: every image one tile, and 72: up to 3 x 3), three PNGs
+(45x29: 1 x 1 tile; 90x60: 2 rows of 3; 60x90: 3 rows of 2) and, for the prompt "<__media__>"
+with each, llama.cpp's prompt (mtmd_tokenize through bench/mtmd_logits.cc beside the model
+above): its ids, -1 at image rows, and each text token's piece, in idefics3_layout_golden.json.
+
+    python bench/image_kl_oracle.py --type idefics3 --layout-golden tests/vision/testdata
 """
 from __future__ import annotations
 
@@ -67,6 +89,8 @@ import synth_mmproj  # noqa: E402
 import vision_oracle  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+import synth_idefics3  # noqa: E402
 MARKER = "<__media__>"
 
 
@@ -103,7 +127,8 @@ def passages() -> list[str]:
 # A user turn's opening and closing, and the model turn's opening (Gemma's; ChatML for Qwen).
 TURNS = {"gemma3": ("<start_of_turn>user\n", "<end_of_turn>\n", "<start_of_turn>model\n"),
          "qwen25vl": ("<|im_start|>user\n", "<|im_end|>\n", "<|im_start|>assistant\n"),
-         "qwen3vl": ("<|im_start|>user\n", "<|im_end|>\n", "<|im_start|>assistant\n")}
+         "qwen3vl": ("<|im_start|>user\n", "<|im_end|>\n", "<|im_start|>assistant\n"),
+         "idefics3": ("<|im_start|>User:", "<end_of_utterance>\n", "Assistant:")}
 
 
 def prompts(images: list[Path], kind: str = "gemma3") -> list[tuple[str, list[Path]]]:
@@ -194,6 +219,88 @@ def qwen3_files(args, work: Path) -> tuple[Path, str, str]:
     return proj, str(lm), f"{tag} + {lm.name}"
 
 
+def smolvlm_text_model(chat_model: str) -> str:
+    """The chat model with SmolVLM's image tokens (tests/e2e/synth_idefics3.py), cached."""
+    path = vision_oracle.cache() / ("smolvlm_tokens_" + Path(chat_model).name)
+    if not path.exists():
+        log(f"writing {path}")
+        synth_idefics3.write_smolvlm_lm(chat_model, str(path.with_suffix(".tmp")))
+        path.with_suffix(".tmp").rename(path)
+    return str(path)
+
+
+def token_pieces(model: str, gguf_py: Path) -> list[str]:
+    """Each token's text as llama.cpp's token_to_piece(special=true) gives it for a byte-level
+    BPE vocabulary (SmolLM2's): control and user-defined tokens as written, the others mapped
+    back from GPT-2's byte-to-unicode alphabet."""
+    sys.path.insert(0, str(gguf_py))
+    import gguf  # noqa: PLC0415
+    reader = gguf.GGUFReader(model)
+    tokens = reader.fields["tokenizer.ggml.tokens"].contents()
+    types = reader.fields["tokenizer.ggml.token_type"].contents()
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    cs, n = bs[:], 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    byte_of = {chr(c): b for b, c in zip(bs, cs)}
+    out = []
+    for text, kind in zip(tokens, types):
+        if kind in (3, 4):  # control, user-defined
+            out.append(text)
+        else:
+            out.append(bytes(byte_of[ch] for ch in text).decode("utf-8", errors="replace"))
+    return out
+
+
+LAYOUT_IMAGES = ((24, 45, 29, 41), (72, 90, 60, 42), (72, 60, 90, 43))  # (longest edge, w, h, seed)
+
+
+def write_layout_golden(dest: Path, args) -> int:
+    dest.mkdir(parents=True, exist_ok=True)
+    theirs = build_tool(args.peer_version)
+    model = smolvlm_text_model(args.text_model)
+    pieces = token_pieces(model, llama_peer.gguf_py_dir(args.peer_version))
+    out_dir = vision_oracle.cache() / "idefics3_layout"
+    out_dir.mkdir(exist_ok=True)
+    prompt = out_dir / "prompt.txt"
+    prompt.write_text(MARKER)
+    golden = {"producer": f"llama.cpp {llama_peer.peer_version(args.peer_version)} libmtmd "
+                          "(mtmd_tokenize, bench/mtmd_logits.cc) beside "
+                          f"{Path(args.text_model).name} with SmolVLM's image tokens "
+                          "(tests/e2e/synth_idefics3.py), written by bench/image_kl_oracle.py "
+                          "--type idefics3 --layout-golden",
+              "prompt": MARKER, "images": []}
+    for edge, w, h, seed in LAYOUT_IMAGES:
+        proj = dest / f"idefics3_layout_e{edge}_mmproj.gguf"
+        if not proj.exists():
+            synth_idefics3.write_idefics3_mmproj(str(proj), 576, edge)
+        png = dest / f"idefics3_layout_{w}x{h}.png"
+        vision_oracle.write_png(png, vision_oracle.picture(w, h, seed))
+        stem = out_dir / f"{w}x{h}"
+        meta = run([str(theirs), str(proj), model, str(prompt), str(stem), "1", "512", str(png)])
+        ids = np.fromfile(str(stem) + ".ids", dtype=np.int32).tolist()
+        (Path(str(stem) + ".f32")).unlink()
+        chunks = []
+        for i in ids:
+            if i < 0:
+                if not chunks or "rows" not in chunks[-1]:
+                    chunks.append({"rows": 0})
+                chunks[-1]["rows"] += 1
+            else:
+                if not chunks or "text" not in chunks[-1]:
+                    chunks.append({"text": []})
+                chunks[-1]["text"].append(pieces[i])
+        golden["images"].append({"projector": proj.name, "file": png.name, "ids": ids,
+                                 "image_tokens": meta["image_tokens"], "chunks": chunks})
+        log(f"{png.name}: {len(ids)} positions, image chunks {meta['image_tokens']}")
+    (dest / "idefics3_layout_golden.json").write_text(json.dumps(golden, indent=1) + "\n")
+    log(f"wrote idefics3_layout_golden.json and its files to {dest}")
+    return 0
+
+
 def run(cmd: list[str]) -> dict:
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -233,6 +340,13 @@ def main() -> int:
                                                            str(vision_oracle.DEFAULT_TEXT_MODEL)))
     ap.add_argument("--type", choices=("gemma3", "qwen25vl", "qwen3vl", "gemma4v"),
                     default="gemma3")
+
+
+    ap.add_argument("--type", choices=("gemma3", "qwen25vl", "gemma4v", "idefics3"),
+                    default="gemma3")
+    ap.add_argument("--longest-edge", type=int, default=1024,
+                    help="idefics3: clip.vision.preproc_image_size (SmolVLM's is 2048)")
+    ap.add_argument("--layout-golden", help="idefics3: write the layout golden files here")
     ap.add_argument("--layers", type=int,
                     help="projector layers: default 2 (gemma3, gemma4v), 4 (qwen25vl)")
     ap.add_argument("--width", type=int,
@@ -271,10 +385,36 @@ def main() -> int:
     if args.patch is None:
         args.patch = 16 if qwen3 else 14
 
+
+    idefics3 = args.type == "idefics3"
+    for key, gemma3, qwen25vl, smolvlm in (("layers", 2, 4, 2), ("width", 256, 1280, 768),
+                                           ("ffn", 1024, 3420, 3072), ("heads", 4, 16, 12)):
+        if getattr(args, key) is None:
+            setattr(args, key, qwen25vl if qwen else smolvlm if idefics3 else gemma3)
+    if idefics3:
+        if args.text_model == ap.get_default("text_model"):
+            args.text_model = os.environ.get("RADIXLM_CHAT_MODEL", "")
+        if not args.text_model:
+            raise SystemExit("--type idefics3 needs SmolLM2-135M-Instruct's GGUF: "
+                             "--text-model or RADIXLM_CHAT_MODEL")
+        if args.layout_golden:
+            return write_layout_golden(Path(args.layout_golden), args)
+        args.text_model = smolvlm_text_model(args.text_model)
+        if args.image_size == ap.get_default("image_size"):
+            args.image_size = 512
+        if args.patch == ap.get_default("patch"):
+            args.patch = 16
+        if args.out_width == ap.get_default("out_width"):
+            args.out_width = 576
+
     work = vision_oracle.cache()
     if args.type == "gemma4v":
         tag = (f"gemma4v_L{args.layers}_w{args.width}_f{args.ffn}_h{args.heads}_p{args.patch}"
                f"_o{args.out_width}_clamps")
+    elif idefics3:
+        tag = (f"idefics3_L{args.layers}_w{args.width}_f{args.ffn}_h{args.heads}"
+               f"_i{args.image_size}_p{args.patch}_s{args.scale}_e{args.longest_edge}"
+               f"_o{args.out_width}")
     else:
         tag = (f"gemma3_L{args.layers}_w{args.width}_f{args.ffn}_h{args.heads}_i{args.image_size}"
                f"_p{args.patch}_s{args.scale}_o{args.out_width}")
@@ -293,7 +433,9 @@ def main() -> int:
         log(f"writing {proj}")
         vision_oracle.write_projector(proj.with_suffix(".tmp"), args.layers, args.width, args.ffn,
                                       args.heads, args.image_size, args.patch, args.out_width,
-                                      args.scale, llama_peer.gguf_py_dir(args.peer_version))
+                                      args.scale, llama_peer.gguf_py_dir(args.peer_version),
+                                      kind=args.type if idefics3 else "gemma3",
+                                      longest_edge=args.longest_edge)
         proj.with_suffix(".tmp").rename(proj)
     theirs = build_tool(args.peer_version)
     ours = Path(args.build).resolve() / "bench" / "image_logits"

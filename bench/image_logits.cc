@@ -77,7 +77,8 @@ int main(int argc, char** argv) {
                       .n_tokens = n->n,
                       .rows = std::move(rows),
                       .grid_rows = n->grid_rows,
-                      .grid_cols = n->grid_cols});
+                      .grid_cols = n->grid_cols,
+                      .pieces = n->pieces});
   }
 
   hf::ModelFileOptions file_options;
@@ -118,9 +119,10 @@ int main(int argc, char** argv) {
     std::vector<model::EmbeddingSpan> spans;
     for (const PromptImage& image : built->images) {
       if (image.begin >= pos && image.begin < end) {
+        const int64_t width = static_cast<int64_t>(image.embeddings->size()) / image.image_rows;
         spans.push_back({.begin = image.begin - pos,
                          .n = image.n,
-                         .rows = image.embeddings->data(),
+                         .rows = image.embeddings->data() + image.first_row * width,
                          .bidirectional = image.bidirectional});
       }
     }

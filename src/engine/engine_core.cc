@@ -199,6 +199,16 @@ Status EngineCore::SetImageEncoder(std::unique_ptr<ImageEncoder> encoder) {
                            " (its hidden size, times 1 + its deepstack layers): it is not this "
                            "model's projector");
   }
+  // llama.cpp's mtmd looks these tokens up in the model's vocabulary (lookup_token); a model
+  // without one is not the projector's.
+  for (const std::string& token : encoder->layout().vocabulary_tokens) {
+    if (!assets_->codec().TokenWithText(token).has_value()) {
+      return InvalidArgument("the vision projector (" + std::string(encoder->projector_type()) +
+                             ") lays out images with the token '" + token +
+                             "', which the model's vocabulary does not have: it is not this "
+                             "model's projector");
+    }
+  }
   image_encoder_ = std::move(encoder);
   image_cache_ = std::make_unique<ImageCache>(image_encoder_.get(),
                                               config_.image_cache_mb * (int64_t{1} << 20));

@@ -335,14 +335,16 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
     // M-RoPE positions, MropePositions) beside qwen2vl's M-RoPE, qwen3vl_merger's (the same
     // positions, rows with deepstack slices) beside qwen3vl's interleaved M-RoPE and deepstack,
     // gemma4v's beside a gemma4 model (image rows unscaled, per-layer inputs of token 0 at image
-    // positions, as llama.cpp's gemma4 reads embeddings).
+    // positions, as llama.cpp's gemma4 reads embeddings), idefics3's (one position per image
+    // token, text between its tiles) beside a model without M-RoPE whose vocabulary has its
+    // layout's tokens (SetImageEncoder).
     const std::string type(encoder->projector_type());
     const model::ModelConfig& lm = target->config();
     if (type != "gemma3" && type != "qwen2.5vl_merger" && type != "qwen3vl_merger" &&
-        type != "gemma4v") {
+        type != "gemma4v" && type != "idefics3") {
       return Unimplemented("serving images through a '" + type +
-                           "' projector is not built; gemma3, gemma4v, qwen2.5vl_merger and "
-                           "qwen3vl_merger projectors are");
+                           "' projector is not built; gemma3, gemma4v, idefics3, "
+                           "qwen2.5vl_merger and qwen3vl_merger projectors are");
     }
     const bool qwen3 = type == "qwen3vl_merger";
     if ((qwen3 || lm.mrope_interleaved) &&
@@ -363,7 +365,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config) {
       return InvalidArgument(
           "--mmproj: a '" + type + "' projector does not fit a '" + lm.arch +
           "' language model (qwen2.5vl_merger goes with qwen2vl's M-RoPE, qwen3vl_merger with "
-          "qwen3vl's, gemma3 and gemma4v with a model without it)");
+          "qwen3vl's, gemma3, gemma4v and idefics3 with a model without it)");
     }
     RADIXLM_RETURN_IF_ERROR(core->SetImageEncoder(std::move(encoder)));
   }

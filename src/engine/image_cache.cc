@@ -29,7 +29,7 @@ StatusOr<EncodedImage> ImageCache::Get(std::span<const uint8_t> bytes) {
     }
   }
   auto rows = std::make_shared<std::vector<float>>();
-  RADIXLM_ASSIGN_OR_RETURN(const ImageTokens tokens, encoder_->Encode(bytes, rows.get()));
+  RADIXLM_ASSIGN_OR_RETURN(ImageTokens tokens, encoder_->Encode(bytes, rows.get()));
   const int64_t n_tokens = tokens.n;
   if (n_tokens <= 0 || static_cast<int64_t>(rows->size()) != n_tokens * encoder_->n_embd() ||
       (tokens.grid_cols != 0 && tokens.grid_rows * tokens.grid_cols != n_tokens)) {
@@ -37,7 +37,23 @@ StatusOr<EncodedImage> ImageCache::Get(std::span<const uint8_t> bytes) {
                     std::to_string(n_tokens) + " tokens (grid " + std::to_string(tokens.grid_rows) +
                     " x " + std::to_string(tokens.grid_cols) + ")");
   }
-  EncodedImage image{hash, n_tokens, std::move(rows), tokens.grid_rows, tokens.grid_cols};
+  int64_t covered = 0;  // the pieces' rows, which must be 0..n_tokens in order
+  for (const ImagePiece& piece : tokens.pieces) {
+    if (piece.kind != ImagePiece::Kind::kRows) continue;
+    if (piece.first_row != covered || piece.n_rows <= 0) covered = -1;
+    if (covered < 0) break;
+    covered += piece.n_rows;
+  }
+  if (!tokens.pieces.empty() && covered != n_tokens) {
+    return Internal("the image encoder's prompt pieces do not cover its " +
+                    std::to_string(n_tokens) + " rows in order");
+  }
+  EncodedImage image{hash,
+                     n_tokens,
+                     std::move(rows),
+                     tokens.grid_rows,
+                     tokens.grid_cols,
+                     std::move(tokens).pieces};
   MutexLock lock(&mu_);
   ++counters_.encodes;
   const auto size = static_cast<int64_t>(image.rows->size() * sizeof(float));

@@ -1,6 +1,8 @@
 #include "engine/image_prompt.h"
 
+#include <optional>
 #include <string>
+#include <unordered_map>
 
 namespace radixlm {
 
@@ -51,21 +53,54 @@ StatusOr<ImagePrompt> BuildImagePrompt(std::string_view text, bool verbatim,
     prompt.ids.insert(prompt.ids.end(), ids->begin(), ids->end());
     return Status::Ok();
   };
+  // mtmd's lookup_token: each kToken piece is the one token whose text it is (looked up once).
+  std::unordered_map<std::string, int32_t> token_of;
+  auto add_token = [&](const std::string& text) -> Status {
+    auto it = token_of.find(text);
+    if (it == token_of.end()) {
+      const std::optional<int32_t> id = codec.TokenWithText(text);
+      if (!id.has_value()) {
+        return InvalidArgument("the model's vocabulary has no token '" + text +
+                               "', which the vision projector's image layout needs");
+      }
+      it = token_of.emplace(text, *id).first;
+    }
+    prompt.ids.push_back(it->second);
+    return Status::Ok();
+  };
+  auto add_rows = [&](const EncodedImage& image, int64_t first_row, int64_t n) {
+    PromptImage span;
+    span.begin = static_cast<int64_t>(prompt.ids.size());
+    span.n = n;
+    span.first_row = first_row;
+    span.hash = image.hash;
+    span.embeddings = image.rows;
+    span.image_rows = image.n_tokens;
+    span.bidirectional = layout.bidirectional;
+    span.grid_rows = image.grid_rows;
+    span.grid_cols = image.grid_cols;
+    prompt.ids.resize(prompt.ids.size() + n);
+    WriteImageIds(image.hash, std::span<int32_t>(prompt.ids).subspan(span.begin), first_row);
+    prompt.images.push_back(std::move(span));
+  };
   for (size_t i = 0; i < segments.size(); ++i) {
     if (i > 0) {
       const EncodedImage& image = images[i - 1];
       RADIXLM_RETURN_IF_ERROR(add_text(layout.begin_text, false));
-      PromptImage span;
-      span.begin = static_cast<int64_t>(prompt.ids.size());
-      span.n = image.n_tokens;
-      span.hash = image.hash;
-      span.embeddings = image.rows;
-      span.bidirectional = layout.bidirectional;
-      span.grid_rows = image.grid_rows;
-      span.grid_cols = image.grid_cols;
-      prompt.ids.resize(prompt.ids.size() + image.n_tokens);
-      WriteImageIds(image.hash, std::span<int32_t>(prompt.ids).subspan(span.begin));
-      prompt.images.push_back(std::move(span));
+      if (image.pieces.empty()) add_rows(image, 0, image.n_tokens);
+      for (const ImagePiece& piece : image.pieces) {
+        switch (piece.kind) {
+          case ImagePiece::Kind::kText:
+            RADIXLM_RETURN_IF_ERROR(add_text(piece.text, false));
+            break;
+          case ImagePiece::Kind::kToken:
+            RADIXLM_RETURN_IF_ERROR(add_token(piece.text));
+            break;
+          case ImagePiece::Kind::kRows:
+            add_rows(image, piece.first_row, piece.n_rows);
+            break;
+        }
+      }
       RADIXLM_RETURN_IF_ERROR(add_text(layout.end_text, false));
     }
     RADIXLM_RETURN_IF_ERROR(add_text(segments[i], i == 0 && !verbatim));

@@ -1,8 +1,10 @@
-// A text prompt with images: where each image's span goes and the ids around it, as llama.cpp's
-// mtmd lays out the same prompt (mtmd_tokenize): every marker becomes
-// layout.begin_text + the image's span + layout.end_text, and the text between spans,
-// begin_text and end_text are tokenized piece by piece (special tokens parsed; only the first
-// piece may get BOS).
+// A text prompt with images: where each image's spans go and the ids around them, as llama.cpp's
+// mtmd lays out the same prompt (mtmd_tokenize): every marker becomes layout.begin_text + the
+// image's pieces (one span of all its rows unless the encoder gave pieces: idefics3's tiles,
+// each a span, with text between) + layout.end_text, and the text between markers, begin_text,
+// end_text and each text piece are tokenized piece by piece (special tokens parsed; only the
+// first piece may get BOS); a token piece is the vocabulary's token of that text
+// (TokenTextCodec::TokenWithText; InvalidArgument naming it when there is none).
 #pragma once
 
 #include <cstdint>
@@ -23,7 +25,7 @@ inline constexpr std::string_view kImageMarker = "<__media__>";
 
 struct ImagePrompt {
   std::vector<int32_t> ids;         // vocabulary ids, and each image's ids (WriteImageIds)
-  std::vector<PromptImage> images;  // in order
+  std::vector<PromptImage> images;  // the images' spans, in order
 };
 
 // `text` holds one kImageMarker per image, in order; InvalidArgument when the counts differ.

@@ -23,15 +23,28 @@ class ProjectorEncoder : public ImageEncoder {
     const vision::ImagePromptFormat format = projector_->prompt_format();
     return {.begin_text = format.begin,
             .end_text = format.end,
-            .bidirectional = format.non_causal_span};
+            .bidirectional = format.non_causal_span,
+            .vocabulary_tokens = projector_->PromptTokens()};
   }
 
   StatusOr<ImageTokens> Encode(std::span<const uint8_t> bytes, std::vector<float>* rows) override {
     RADIXLM_ASSIGN_OR_RETURN(const vision::Image image, vision::DecodeImage(bytes));
     RADIXLM_RETURN_IF_ERROR(projector_->Encode(image, rows));
     const vision::TokenGrid grid = projector_->GridFor(image);
-    return ImageTokens{
+    ImageTokens tokens{
         .n = projector_->TokensFor(image), .grid_rows = grid.rows, .grid_cols = grid.cols};
+    const std::vector<vision::ImagePromptPiece> pieces = projector_->PromptPieces(image);
+    if (pieces.size() > 1) {  // one span of all the rows is the default
+      for (const vision::ImagePromptPiece& p : pieces) {
+        using From = vision::ImagePromptPiece::Kind;
+        const ImagePiece::Kind kind = p.kind == From::kText    ? ImagePiece::Kind::kText
+                                      : p.kind == From::kToken ? ImagePiece::Kind::kToken
+                                                               : ImagePiece::Kind::kRows;
+        tokens.pieces.push_back(
+            {.kind = kind, .text = p.text, .first_row = p.first_row, .n_rows = p.n_rows});
+      }
+    }
+    return tokens;
   }
 
  private:

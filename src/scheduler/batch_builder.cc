@@ -85,10 +85,12 @@ void BuildForwardBatch(std::span<Request* const> decodes, std::span<const Prefil
       if (b >= e) continue;
       RADIXLM_CHECK(!image.bidirectional || e == image.begin + image.n)
           << "a prefill chunk ends inside a bidirectional image span";
-      const int64_t width = static_cast<int64_t>(image.embeddings->size()) / image.n;
+      const int64_t rows = image.image_rows > 0 ? image.image_rows : image.n;
+      const int64_t width = static_cast<int64_t>(image.embeddings->size()) / rows;
+      const int64_t row = image.first_row + (b - image.begin);
       req->chunk_spans.push_back({.begin = b - chunk.begin,
                                   .n = e - b,
-                                  .rows = image.embeddings->data() + (b - image.begin) * width,
+                                  .rows = image.embeddings->data() + row * width,
                                   .bidirectional = image.bidirectional});
     }
     seq.embedding_spans = req->chunk_spans;

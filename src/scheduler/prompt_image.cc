@@ -15,10 +15,11 @@ uint64_t SplitMix64(uint64_t x) {
 
 }  // namespace
 
-void WriteImageIds(const ImageHash& hash, std::span<int32_t> ids) {
-  for (size_t i = 0; i < ids.size(); ++i) {
+void WriteImageIds(const ImageHash& hash, std::span<int32_t> ids, int64_t first_row) {
+  for (size_t k = 0; k < ids.size(); ++k) {
+    const uint64_t i = static_cast<uint64_t>(first_row) + k;
     const uint64_t mixed = SplitMix64(hash.h1 + i) ^ SplitMix64(hash.h2 - i);
-    ids[i] = kImageIdBase | static_cast<int32_t>(mixed & static_cast<uint64_t>(kImageIdBase - 1));
+    ids[k] = kImageIdBase | static_cast<int32_t>(mixed & static_cast<uint64_t>(kImageIdBase - 1));
   }
 }
 

@@ -1,8 +1,10 @@
 // Images in a prompt, and the ids their token spans carry in the radix tree.
 //
 // An image enters the prompt as a span of positions whose model inputs are its encoder's
-// embeddings (model/forward_batch.h EmbeddingSpan), not token rows. The radix tree keys a span
-// by the image's content: position i of an image whose 128-bit content hash is (h1, h2) holds
+// embeddings (model/forward_batch.h EmbeddingSpan), not token rows; or as several such spans
+// with text between them (idefics3's tiles), each a PromptImage holding a run of the image's
+// rows. The radix tree keys a span by the image's content: row i of an image whose 128-bit
+// content hash is (h1, h2) (i counted over the image's rows, whichever span holds it) holds
 // the id
 //   kImageIdBase | ((SplitMix64(h1 + i) ^ SplitMix64(h2 - i)) & (kImageIdBase - 1)),
 // a value in [2^30, 2^31) — above every vocabulary (the largest are ~2^18), so an image id is
@@ -33,16 +35,21 @@ struct ImageHash {
   bool operator==(const ImageHash&) const = default;
 };
 
-// Fills `ids` with the span's ids for an image of content hash `hash` (see above).
-void WriteImageIds(const ImageHash& hash, std::span<int32_t> ids);
+// Fills `ids` with the ids of rows first_row, first_row + 1, ... of an image of content hash
+// `hash` (see above).
+void WriteImageIds(const ImageHash& hash, std::span<int32_t> ids, int64_t first_row = 0);
 
-// One image of a request's prompt: prompt positions [begin, begin + n) hold its ids.
+// One span of an image's rows in a request's prompt: prompt positions [begin, begin + n) hold
+// the image's rows [first_row, first_row + n) and their ids.
 struct PromptImage {
   int64_t begin = 0;
   int64_t n = 0;
+  int64_t first_row = 0;
   ImageHash hash;  // what the ids derive from
-  // The encoder's output, [n, hidden] (shared with the engine's encoder cache).
+  // The encoder's output for the whole image, [rows, hidden] (shared with the engine's encoder
+  // cache; rows >= first_row + n).
   std::shared_ptr<const std::vector<float>> embeddings;
+  int64_t image_rows = 0;  // the image's rows (0: n, the span is the whole image)
   // Its tokens see the whole span (gemma3: llama.cpp's mtmd_decode_use_non_causal); a prefill
   // chunk then never ends inside it.
   bool bidirectional = false;

@@ -30,7 +30,8 @@ StatusOr<ImageTokens> FakeImageEncoder::Encode(std::span<const uint8_t> bytes,
     h = h * 6364136223846793005ull + 1442695040888963407ull;
     (*rows)[i] = static_cast<float>(static_cast<int64_t>(h >> 40) % 1000) / 250.0f - 2.0f;
   }
-  return ImageTokens{.n = n_tokens_, .grid_rows = grid_rows_, .grid_cols = grid_cols_};
+  return ImageTokens{
+      .n = n_tokens_, .grid_rows = grid_rows_, .grid_cols = grid_cols_, .pieces = pieces_};
 }
 
 }  // namespace radixlm

@@ -2,7 +2,8 @@
 // is bytes starting with "FAKEIMG"; anything else is refused as undecodable. Its rows are a
 // deterministic function of every byte (so two different files give different rows, the same
 // file the same rows), n_tokens rows of n_embd values (as a grid of grid_rows x grid_cols when
-// given: M-RoPE positions). Counts its encodes.
+// given: M-RoPE positions), placed in the prompt as set_pieces() says (default: one span).
+// Counts its encodes.
 #pragma once
 
 #include <atomic>
@@ -34,6 +35,8 @@ class FakeImageEncoder : public ImageEncoder {
   StatusOr<ImageTokens> Encode(std::span<const uint8_t> bytes, std::vector<float>* rows) override;
 
   int64_t encodes() const { return encodes_.load(); }
+  // The pieces every image is laid out as (ImageTokens::pieces); before the first Encode.
+  void set_pieces(std::vector<ImagePiece> pieces) { pieces_ = std::move(pieces); }
 
  private:
   const int64_t n_tokens_;
@@ -41,6 +44,7 @@ class FakeImageEncoder : public ImageEncoder {
   const ImagePromptLayout layout_;
   const int64_t grid_rows_;
   const int64_t grid_cols_;
+  std::vector<ImagePiece> pieces_;
   std::atomic<int64_t> encodes_{0};
 };
 

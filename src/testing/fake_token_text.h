@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,13 @@ class FakeTokenTextCodec : public TokenTextCodec {
   std::vector<int32_t> eog_token_ids() const override { return {kEos}; }
   std::string TokenText(int32_t token) const override;
   bool IsControlToken(int32_t token) const override { return IsSpecial(token); }
+  // The lowest id whose TokenText is `text` (as the real codec scans its vocabulary).
+  std::optional<int32_t> TokenWithText(std::string_view text) const override {
+    for (int32_t t = 0; t < kVocabSize; ++t) {
+      if (TokenText(t) == text) return t;
+    }
+    return std::nullopt;
+  }
   // Greedy longest match over the non-special tokens (so "ab", "the", "ing" do fuse here,
   // unlike in Encode): lets tests see jump-forward retokenization merge across a boundary.
   StatusOr<std::vector<int32_t>> EncodeContinuation(std::string_view text) const override;

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +59,14 @@ class TokenTextCodec {
   // are compiled against.
   virtual std::string TokenBytes(int32_t token) const {
     return IsControlToken(token) ? std::string() : TokenText(token);
+  }
+  // The token whose text (special tokens rendered) is exactly `text`: the lowest such id, as
+  // llama.cpp's mtmd finds the tokens of an image layout (lookup_token); nullopt for none.
+  // Default: `text` when EncodeVerbatim gives it as one token of that text.
+  virtual std::optional<int32_t> TokenWithText(std::string_view text) const {
+    StatusOr<std::vector<int32_t>> ids = EncodeVerbatim(text);
+    if (!ids.ok() || ids->size() != 1 || TokenText(ids->front()) != text) return std::nullopt;
+    return ids->front();
   }
   // The BOS / EOS tokens' text ("" where the vocabulary has none), for chat templates.
   virtual std::string bos_text() const { return ""; }

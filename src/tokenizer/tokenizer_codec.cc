@@ -36,6 +36,13 @@ std::string TokenizerCodec::TokenText(int32_t token) const {
   return std::string(tokenizer_->DecodePiece(token, /*first=*/false, /*skip_special=*/false));
 }
 
+std::optional<int32_t> TokenizerCodec::TokenWithText(std::string_view text) const {
+  for (int32_t id = 0; id < tokenizer_->vocab_size(); ++id) {
+    if (tokenizer_->TokenPiece(id) == text) return id;
+  }
+  return std::nullopt;
+}
+
 std::string TokenizerCodec::TokenBytes(int32_t token) const {
   // As grammar::TokenVocab::FromTokenizer: control and unknown tokens add no output text.
   if (token < 0 || token >= tokenizer_->vocab_size() || tokenizer_->IsSpecial(token)) return "";

@@ -23,6 +23,8 @@ class TokenizerCodec : public TokenTextCodec {
   std::string TokenText(int32_t token) const override;
   bool IsControlToken(int32_t token) const override { return tokenizer_->IsSpecial(token); }
   std::string TokenBytes(int32_t token) const override;
+  // Scans the vocabulary's pieces (Tokenizer::TokenPiece), as mtmd's lookup_token does.
+  std::optional<int32_t> TokenWithText(std::string_view text) const override;
   std::string bos_text() const override;
   std::string eos_text() const override;
   // Tokenizer::EncodeContinuation: no BOS, no special tokens, no SPM prefix space.

@@ -129,9 +129,40 @@ class Idefics3Projector final : public Projector {
                                            static_cast<int>(config_.image_size), longest_edge_);
     return (int64_t{g.cols} * g.rows + 1) * tokens_side_ * tokens_side_;
   }
-  // The tiled layout (<fake_token_around_image>, <row_i_col_j>, <global-img>) is not built: the
-  // engine does not serve this projector.
+  // No text of its own around the image: the pieces hold it all.
   ImagePromptFormat prompt_format() const override { return {}; }
+  // mtmd_tokenize's layout for MTMD_SLICE_TMPL_IDEFICS3 (llama.cpp 0.3.36, mtmd.cpp add_media;
+  // Idefics3Processor's): each tile row by row, after the text
+  // "<fake_token_around_image><row_{r}_col_{c}>" (1-based; tokenized, special tokens parsed),
+  // "\n" (one token) after every tile row but the last, then the overview between the tokens
+  // "\n\n", "<fake_token_around_image>", "<global-img>" and "<fake_token_around_image>".
+  std::vector<ImagePromptPiece> PromptPieces(const Image& image) const override {
+    using Kind = ImagePromptPiece::Kind;
+    const Idefics3Grid g = Idefics3GridFor(std::max(image.width, 1), std::max(image.height, 1),
+                                           static_cast<int>(config_.image_size), longest_edge_);
+    const int64_t per_tile = tokens_side_ * tokens_side_;
+    std::vector<ImagePromptPiece> pieces;
+    int64_t row = 0;
+    for (int y = 0; y < g.rows; ++y) {
+      for (int x = 0; x < g.cols; ++x) {
+        pieces.push_back({.kind = Kind::kText,
+                          .text = "<fake_token_around_image><row_" + std::to_string(y + 1) +
+                                  "_col_" + std::to_string(x + 1) + ">"});
+        pieces.push_back({.kind = Kind::kRows, .first_row = row, .n_rows = per_tile});
+        row += per_tile;
+      }
+      if (y != g.rows - 1) pieces.push_back({.kind = Kind::kToken, .text = "\n"});
+    }
+    for (const char* token : {"\n\n", "<fake_token_around_image>", "<global-img>"}) {
+      pieces.push_back({.kind = Kind::kToken, .text = token});
+    }
+    pieces.push_back({.kind = Kind::kRows, .first_row = row, .n_rows = per_tile});
+    pieces.push_back({.kind = Kind::kToken, .text = "<fake_token_around_image>"});
+    return pieces;
+  }
+  std::vector<std::string> PromptTokens() const override {
+    return {"\n", "\n\n", "<fake_token_around_image>", "<global-img>"};
+  }
   int64_t weights_bytes() const override { return weights_.resident_bytes(); }
 
   Status Encode(const Image& image, std::vector<float>* out) override {

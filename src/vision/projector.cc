@@ -29,6 +29,10 @@ std::vector<std::string_view> Projector::SupportedTypes() {
   return types;
 }
 
+std::vector<ImagePromptPiece> Projector::PromptPieces(const Image& image) const {
+  return {{.kind = ImagePromptPiece::Kind::kRows, .first_row = 0, .n_rows = TokensFor(image)}};
+}
+
 StatusOr<std::unique_ptr<Projector>> Projector::Load(const std::string& path,
                                                      const Options& options) {
   auto file = gguf::GgufFile::Open(path);

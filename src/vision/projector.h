@@ -14,8 +14,8 @@
 //                      resized to the grid, LayerNorm ViT, the 2x2 merger and the deepstack
 //                      mergers of chosen layers, concatenated per token (qwen25vl.cc)
 //   idefics3           SmolVLM / Idefics3: tiles and an overview (idefics3.h), SigLIP ViT on
-//                      each, pixel shuffle, linear projection (idefics3.cc); the engine does
-//                      not serve it yet (its tiled prompt layout is not built)
+//                      each, pixel shuffle, linear projection (idefics3.cc); its prompt
+//                      layout puts text around each tile and the overview (PromptPieces)
 // Every other type is refused with an Unimplemented error naming it.
 //
 // Batch invariance: an image's embeddings depend on that image and the file only (each image
@@ -52,6 +52,21 @@ struct ImagePromptFormat {
   bool non_causal_span = false;
 };
 
+// One piece of an image's place in the prompt, between ImagePromptFormat's begin and end, as
+// llama.cpp's mtmd_tokenize lays out an image of the projector's type: text, or rows of
+// Encode's output.
+struct ImagePromptPiece {
+  enum class Kind {
+    kText,   // `text`, tokenized on its own with special tokens parsed
+    kToken,  // the vocabulary token whose text is `text` (mtmd's lookup_token: one token)
+    kRows,   // rows [first_row, first_row + n_rows) of Encode's output
+  };
+  Kind kind = Kind::kRows;
+  std::string text;
+  int64_t first_row = 0;
+  int64_t n_rows = 0;
+};
+
 class Projector {
  public:
   struct Options {
@@ -84,6 +99,12 @@ class Projector {
   // How those rows lie on the image (rows * cols == TokensFor(image) when not {0, 0}).
   virtual TokenGrid GridFor(const Image&) const { return {}; }
   virtual ImagePromptFormat prompt_format() const = 0;
+  // The pieces this image's place in the prompt is made of, in order; every row of Encode's
+  // output lies in one kRows piece, in order. Default: one span of all TokensFor(image) rows.
+  virtual std::vector<ImagePromptPiece> PromptPieces(const Image& image) const;
+  // The texts of the kToken pieces PromptPieces can give (to check the language model's
+  // vocabulary has each, once): none by default.
+  virtual std::vector<std::string> PromptTokens() const { return {}; }
   // Bytes of weights resident for the forward pass.
   virtual int64_t weights_bytes() const = 0;
 

@@ -92,6 +92,70 @@ TEST(ImagePromptTest, CarriesTheImageGrid) {
   EXPECT_EQ(cache.Get(FakeImageEncoder::File("c")).status().code(), StatusCode::kInternal);
 }
 
+// An image laid out as pieces (idefics3's tiles: text, a run of rows, a token, ...): each run
+// of rows is a span of its own holding its rows (first_row) and their ids, counted over the
+// image's rows; the text pieces are tokenized on their own, a token piece is one token.
+TEST(ImagePromptTest, LaysOutTextTokenAndRowPiecesInOrder) {
+  using Kind = ImagePiece::Kind;
+  FakeImageEncoder encoder(6, kHidden);
+  encoder.set_pieces({{.kind = Kind::kText, .text = "x"},
+                      {.kind = Kind::kRows, .first_row = 0, .n_rows = 2},
+                      {.kind = Kind::kToken, .text = "\n"},
+                      {.kind = Kind::kText, .text = "ab"},
+                      {.kind = Kind::kRows, .first_row = 2, .n_rows = 4},
+                      {.kind = Kind::kToken, .text = "."}});
+  const std::vector<EncodedImage> images = {Encoded(encoder, "a")};
+  VerbatimCodec codec;
+  StatusOr<ImagePrompt> p = BuildImagePrompt("c<__media__>d", false, images, {}, codec);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  // BOS c | x | rows 0-1 | "\n" | a b | rows 2-5 | . | d
+  const int32_t bos = FakeTokenTextCodec::kBos;
+  auto id = [&](std::string_view c) { return codec.EncodeVerbatim(c)->front(); };
+  ASSERT_EQ(p->ids.size(), 2u + 1 + 2 + 1 + 2 + 4 + 1 + 1);
+  EXPECT_EQ(std::vector<int32_t>(p->ids.begin(), p->ids.begin() + 3),
+            (std::vector<int32_t>{bos, id("c"), id("x")}));
+  EXPECT_EQ(p->ids[5], 30);  // the fake vocabulary's "\n"
+  EXPECT_EQ(p->ids[6], id("a"));
+  EXPECT_EQ(p->ids[7], id("b"));
+  EXPECT_EQ(p->ids[12], id("."));
+  EXPECT_EQ(p->ids[13], id("d"));
+  ASSERT_EQ(p->images.size(), 2u);
+  EXPECT_EQ(p->images[0].begin, 3);
+  EXPECT_EQ(p->images[0].n, 2);
+  EXPECT_EQ(p->images[0].first_row, 0);
+  EXPECT_EQ(p->images[1].begin, 8);
+  EXPECT_EQ(p->images[1].n, 4);
+  EXPECT_EQ(p->images[1].first_row, 2);
+  for (const PromptImage& span : p->images) {
+    EXPECT_EQ(span.image_rows, 6);
+    EXPECT_EQ(span.hash, images[0].hash);
+  }
+  // The spans' ids are the image's six, in order, as one span of the whole image has them.
+  std::vector<int32_t> whole(6);
+  WriteImageIds(images[0].hash, whole);
+  EXPECT_EQ(std::vector<int32_t>(p->ids.begin() + 3, p->ids.begin() + 5),
+            std::vector<int32_t>(whole.begin(), whole.begin() + 2));
+  EXPECT_EQ(std::vector<int32_t>(p->ids.begin() + 8, p->ids.begin() + 12),
+            std::vector<int32_t>(whole.begin() + 2, whole.end()));
+
+  // A token the vocabulary lacks is refused by name.
+  FakeImageEncoder lacking(2, kHidden);
+  lacking.set_pieces({{.kind = Kind::kToken, .text = "<global-img>"},
+                      {.kind = Kind::kRows, .first_row = 0, .n_rows = 2}});
+  const StatusOr<ImagePrompt> missing =
+      BuildImagePrompt("<__media__>", false, {Encoded(lacking, "a")}, {}, codec);
+  EXPECT_EQ(missing.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(missing.status().message().find("'<global-img>'"), std::string::npos)
+      << missing.status().message();
+
+  // Pieces whose rows do not cover the image's in order are the encoder's internal error.
+  FakeImageEncoder gap(6, kHidden);
+  gap.set_pieces({{.kind = Kind::kRows, .first_row = 0, .n_rows = 2},
+                  {.kind = Kind::kRows, .first_row = 3, .n_rows = 3}});
+  ImageCache cache(&gap, 0);
+  EXPECT_EQ(cache.Get(FakeImageEncoder::File("c")).status().code(), StatusCode::kInternal);
+}
+
 class EngineImageTest : public ::testing::Test {
  protected:
   void Start(EngineConfig config = {}) {
@@ -193,6 +257,51 @@ TEST_F(EngineImageTest, ChunkedPrefillNeverCutsAnImage) {
   Start();
   const Result whole = Run(WithImages("abcdefg<__media__>hijklmnop", {"cat"}));
   EXPECT_EQ(chunked.output, whole.output);
+}
+
+// An image in pieces: each span takes its own rows (an image split into two adjacent spans
+// gives the output of the whole span); the same image twice shares the cache through all its
+// spans; a different one matches only up to its first row.
+TEST_F(EngineImageTest, AnImageInPiecesTakesEachSpansRowsAndSharesTheCache) {
+  using Kind = ImagePiece::Kind;
+  Start();
+  const Result whole = Run(WithImages("ab cd<__media__> ef gh", {"cat"}, 8));
+  fe_ = MakeEngine();
+  auto split = std::make_unique<FakeImageEncoder>(
+      kImageTokens, kHidden,
+      ImagePromptLayout{.begin_text = "A", .end_text = "B", .bidirectional = true});
+  split->set_pieces({{.kind = Kind::kRows, .first_row = 0, .n_rows = 2},
+                     {.kind = Kind::kRows, .first_row = 2, .n_rows = 4}});
+  ASSERT_TRUE(fe_.engine->SetImageEncoder(std::move(split)).ok());
+  const Result halves = Run(WithImages("ab cd<__media__> ef gh", {"cat"}, 8));
+  EXPECT_EQ(halves.prompt_tokens, whole.prompt_tokens);
+  EXPECT_EQ(halves.output, whole.output);
+
+  fe_ = MakeEngine();
+  auto tiled = std::make_unique<FakeImageEncoder>(kImageTokens, kHidden,
+                                                  ImagePromptLayout{.vocabulary_tokens = {"."}});
+  tiled->set_pieces({{.kind = Kind::kText, .text = "xy"},
+                     {.kind = Kind::kRows, .first_row = 0, .n_rows = 3},
+                     {.kind = Kind::kToken, .text = "."},
+                     {.kind = Kind::kRows, .first_row = 3, .n_rows = 3},
+                     {.kind = Kind::kText, .text = "z"}});
+  ASSERT_TRUE(fe_.engine->SetImageEncoder(std::move(tiled)).ok());
+  const Result cat = Run(WithImages("ab cd<__media__> ef gh", {"cat"}));
+  const Result again = Run(WithImages("ab cd<__media__> ef gh", {"cat"}));
+  const Result dog = Run(WithImages("ab cd<__media__> ef gh", {"dog"}));
+  EXPECT_EQ(again.cached_tokens, again.prompt_tokens - 1);  // through every span and beyond
+  EXPECT_EQ(again.output, cat.output);
+  // BOS "ab cd" (6), then "xy" as a piece of its own (the fake codec's EncodeVerbatim adds a
+  // BOS: 3): the text before the first row.
+  EXPECT_EQ(dog.cached_tokens, 9);
+  EXPECT_NE(dog.output, cat.output);
+
+  // A layout token the model's vocabulary lacks is refused when the projector is set.
+  FakeEngine other = MakeEngine();
+  const Status lacking = other.engine->SetImageEncoder(std::make_unique<FakeImageEncoder>(
+      2, kHidden, ImagePromptLayout{.vocabulary_tokens = {"<global-img>"}}));
+  EXPECT_EQ(lacking.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(lacking.message().find("'<global-img>'"), std::string::npos) << lacking.message();
 }
 
 TEST_F(EngineImageTest, RefusesWhatCannotTakeImages) {

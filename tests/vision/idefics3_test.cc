@@ -9,11 +9,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -132,6 +134,51 @@ TEST(Idefics3Test, TilesRowByRowThenTheOverview) {
               "the overview");
 }
 
+// What the prompt holds for a 2 x 2 image (llama.cpp's mtmd_tokenize for idefics3; checked
+// token by token against llama.cpp below, Idefics3LayoutGoldenTest).
+TEST(Idefics3Test, PromptPiecesAreTheTilesRowByRowThenTheOverview) {
+  using Kind = ImagePromptPiece::Kind;
+  auto proj = FromBytes(MakeTinyProjector(Spec(64)));
+  ASSERT_TRUE(proj.ok()) << proj.status().ToString();
+  const std::vector<ImagePromptPiece> pieces = (*proj)->PromptPieces(TestPicture(70, 40, 9));
+  struct Want {
+    Kind kind;
+    std::string text;
+    int64_t first_row = 0;
+  };
+  const std::vector<Want> want = {
+      {Kind::kText, "<fake_token_around_image><row_1_col_1>"},
+      {Kind::kRows, "", 0},
+      {Kind::kText, "<fake_token_around_image><row_1_col_2>"},
+      {Kind::kRows, "", 16},
+      {Kind::kToken, "\n"},
+      {Kind::kText, "<fake_token_around_image><row_2_col_1>"},
+      {Kind::kRows, "", 32},
+      {Kind::kText, "<fake_token_around_image><row_2_col_2>"},
+      {Kind::kRows, "", 48},
+      {Kind::kToken, "\n\n"},
+      {Kind::kToken, "<fake_token_around_image>"},
+      {Kind::kToken, "<global-img>"},
+      {Kind::kRows, "", 64},
+      {Kind::kToken, "<fake_token_around_image>"},
+  };
+  ASSERT_EQ(pieces.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(pieces[i].kind, want[i].kind) << i;
+    EXPECT_EQ(pieces[i].text, want[i].text) << i;
+    if (want[i].kind == Kind::kRows) {
+      EXPECT_EQ(pieces[i].first_row, want[i].first_row) << i;
+      EXPECT_EQ(pieces[i].n_rows, 16) << i;
+    }
+  }
+  const std::vector<std::string> tokens = (*proj)->PromptTokens();
+  for (const ImagePromptPiece& p : pieces) {
+    if (p.kind == Kind::kToken) {
+      EXPECT_NE(std::find(tokens.begin(), tokens.end(), p.text), tokens.end()) << p.text;
+    }
+  }
+}
+
 TEST(Idefics3Test, RefusesWhatItDoesNotBuild) {
   auto no_edge = FromBytes(MakeTinyProjector(Spec(0)));
   ASSERT_FALSE(no_edge.ok());
@@ -209,6 +256,73 @@ TEST(Idefics3GoldenTest, MatchesLlamaCpp) {
     ++counted;
   }
   EXPECT_GE(counted, 8);
+}
+
+// The prompt layout against llama.cpp's mtmd_tokenize for the same projector file and image
+// (idefics3_layout_golden.json: the prompt "<__media__>" beside SmolLM2-135M-Instruct with
+// SmolVLM's image tokens; each text token's piece, -1 at image rows), written by
+//   python bench/image_kl_oracle.py --type idefics3 --layout-golden tests/vision/testdata
+// A text piece is the golden's next tokens whose pieces make up its text, a token piece one
+// golden token of that text, a run of rows as many golden image rows; nothing else is left.
+TEST(Idefics3LayoutGoldenTest, MatchesLlamaCppsMtmdTokenize) {
+  using Kind = ImagePromptPiece::Kind;
+  std::ifstream in(TestData("idefics3_layout_golden.json"));
+  ASSERT_TRUE(in.good())
+      << "run bench/image_kl_oracle.py --type idefics3 --layout-golden tests/vision/testdata";
+  const nlohmann::json golden = nlohmann::json::parse(in);
+  std::vector<std::string> grids;
+  for (const nlohmann::json& g : golden.at("images")) {
+    const std::string file = g.at("file");
+    auto projector = Projector::Load(TestData(g.at("projector")), {.n_threads = 2});
+    ASSERT_TRUE(projector.ok()) << projector.status().ToString();
+    std::ifstream f(TestData(file), std::ios::binary);
+    const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), {});
+    auto image = DecodeImage(bytes);
+    ASSERT_TRUE(image.ok()) << file << ": " << image.status().ToString();
+    // The golden as one sequence: a token's piece, or "" for an image row.
+    std::vector<std::optional<std::string>> want;
+    for (const nlohmann::json& chunk : g.at("chunks")) {
+      if (chunk.contains("rows")) {
+        want.insert(want.end(), chunk.at("rows").get<size_t>(), std::nullopt);
+      } else {
+        for (const std::string& piece : chunk.at("text")) want.emplace_back(piece);
+      }
+    }
+    size_t at = 0;
+    int64_t rows = 0;
+    int tiles = 0;
+    for (const ImagePromptPiece& piece : (*projector)->PromptPieces(*image)) {
+      const std::string where = file + " at golden position " + std::to_string(at);
+      if (piece.kind == Kind::kRows) {
+        EXPECT_EQ(piece.first_row, rows) << where;
+        for (int64_t i = 0; i < piece.n_rows; ++i, ++at) {
+          ASSERT_LT(at, want.size()) << where;
+          ASSERT_FALSE(want[at].has_value()) << where << ": llama.cpp has '" << *want[at] << "'";
+        }
+        rows += piece.n_rows;
+        ++tiles;
+      } else if (piece.kind == Kind::kToken) {
+        ASSERT_LT(at, want.size()) << where;
+        ASSERT_TRUE(want[at].has_value()) << where << ": llama.cpp has an image row";
+        EXPECT_EQ(*want[at], piece.text) << where;
+        ++at;
+      } else {
+        std::string text;
+        while (text.size() < piece.text.size() && at < want.size() && want[at].has_value()) {
+          text += *want[at++];
+        }
+        EXPECT_EQ(text, piece.text) << where;
+      }
+    }
+    EXPECT_EQ(at, want.size()) << file << ": llama.cpp's prompt goes on";
+    EXPECT_EQ(rows, (*projector)->TokensFor(*image)) << file;
+    grids.push_back(file + ": " + std::to_string(tiles) + " spans");
+    std::printf("%s: %zu positions, %d row spans\n", file.c_str(), want.size(), tiles);
+  }
+  // 1 x 1 tile, 2 x 3 and 3 x 2, each with its overview.
+  EXPECT_EQ(grids, (std::vector<std::string>{"idefics3_layout_45x29.png: 2 spans",
+                                             "idefics3_layout_90x60.png: 7 spans",
+                                             "idefics3_layout_60x90.png: 7 spans"}));
 }
 
 }  // namespace
