@@ -29,7 +29,7 @@ struct EncodedImage {
   std::shared_ptr<const std::vector<float>> rows;  // [n_tokens, n_embd]
   int64_t grid_rows = 0;                           // ImageTokens' grid (0: a plain sequence)
   int64_t grid_cols = 0;
-  std::vector<ImagePiece> pieces;  // ImageTokens' (empty: one span of all the rows)
+  std::vector<ImagePiece> pieces = {};  // ImageTokens' (empty: one span of all the rows)
 };
 
 ImageHash HashImageBytes(std::span<const uint8_t> bytes);

@@ -20,13 +20,13 @@ namespace radixlm {
 // begin_text, the image's pieces (ImageTokens; by default one span of all its rows), end_text,
 // each text tokenized on its own.
 struct ImagePromptLayout {
-  std::string begin_text;  // gemma3: "<start_of_image>"
-  std::string end_text;    // gemma3: "<end_of_image>"
+  std::string begin_text = {};  // gemma3: "<start_of_image>"
+  std::string end_text = {};    // gemma3: "<end_of_image>"
   // The spans attend bidirectionally (gemma3; llama.cpp's mtmd_decode_use_non_causal).
   bool bidirectional = false;
   // The texts of the single vocabulary tokens the pieces can name (ImagePiece::kToken), which
   // the language model's vocabulary must have (idefics3: "<global-img>", ...).
-  std::vector<std::string> vocabulary_tokens;
+  std::vector<std::string> vocabulary_tokens = {};
 };
 
 // One piece of an image's place in the prompt, in order (idefics3: text before each tile,
@@ -38,7 +38,7 @@ struct ImagePiece {
     kRows,   // rows [first_row, first_row + n_rows) of the image's encoder output
   };
   Kind kind = Kind::kRows;
-  std::string text;
+  std::string text = {};
   int64_t first_row = 0;
   int64_t n_rows = 0;
 };
@@ -51,7 +51,7 @@ struct ImageTokens {
   int64_t n = 0;
   int64_t grid_rows = 0;
   int64_t grid_cols = 0;
-  std::vector<ImagePiece> pieces;
+  std::vector<ImagePiece> pieces = {};
 };
 
 class ImageEncoder {

@@ -31,8 +31,10 @@ class ProjectorEncoder : public ImageEncoder {
     RADIXLM_ASSIGN_OR_RETURN(const vision::Image image, vision::DecodeImage(bytes));
     RADIXLM_RETURN_IF_ERROR(projector_->Encode(image, rows));
     const vision::TokenGrid grid = projector_->GridFor(image);
-    ImageTokens tokens{
-        .n = projector_->TokensFor(image), .grid_rows = grid.rows, .grid_cols = grid.cols};
+    ImageTokens tokens;
+    tokens.n = projector_->TokensFor(image);
+    tokens.grid_rows = grid.rows;
+    tokens.grid_cols = grid.cols;
     const std::vector<vision::ImagePromptPiece> pieces = projector_->PromptPieces(image);
     if (pieces.size() > 1) {  // one span of all the rows is the default
       for (const vision::ImagePromptPiece& p : pieces) {

@@ -62,7 +62,7 @@ struct ImagePromptPiece {
     kRows,   // rows [first_row, first_row + n_rows) of Encode's output
   };
   Kind kind = Kind::kRows;
-  std::string text;
+  std::string text = {};
   int64_t first_row = 0;
   int64_t n_rows = 0;
 };

@@ -25,7 +25,7 @@ import struct
 
 import numpy as np
 
-from synth_moe import ARRAY, BOOL, F32, I32, STRING, U32, _f32, _skip_value, _str, _u32, write_gguf
+from synth_moe import ARRAY, BOOL, F32, I32, STRING, _f32, _skip_value, _str, _u32, write_gguf
 
 # SmolVLM's added tokens, as its tokenizer has them (the image layout's, and its turn end).
 SMOLVLM_TOKENS = (["<fake_token_around_image>", "<image>", "<global-img>"] +

@@ -142,8 +142,9 @@ TEST(ImagePromptTest, LaysOutTextTokenAndRowPiecesInOrder) {
   FakeImageEncoder lacking(2, kHidden);
   lacking.set_pieces({{.kind = Kind::kToken, .text = "<global-img>"},
                       {.kind = Kind::kRows, .first_row = 0, .n_rows = 2}});
+  const std::vector<EncodedImage> lacking_image = {Encoded(lacking, "a")};
   const StatusOr<ImagePrompt> missing =
-      BuildImagePrompt("<__media__>", false, {Encoded(lacking, "a")}, {}, codec);
+      BuildImagePrompt("<__media__>", false, lacking_image, {}, codec);
   EXPECT_EQ(missing.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(missing.status().message().find("'<global-img>'"), std::string::npos)
       << missing.status().message();

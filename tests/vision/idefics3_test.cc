@@ -285,7 +285,9 @@ TEST(Idefics3LayoutGoldenTest, MatchesLlamaCppsMtmdTokenize) {
       if (chunk.contains("rows")) {
         want.insert(want.end(), chunk.at("rows").get<size_t>(), std::nullopt);
       } else {
-        for (const std::string& piece : chunk.at("text")) want.emplace_back(piece);
+        for (const nlohmann::json& piece : chunk.at("text")) {
+          want.emplace_back(piece.get<std::string>());
+        }
       }
     }
     size_t at = 0;
