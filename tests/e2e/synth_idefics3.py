@@ -6,8 +6,9 @@ write_smolvlm_lm: a language model GGUF with SmolVLM's image tokens. llama.cpp's
 tokenizes "<row_R_col_C>": SmolVLM's tokenizer has them, SmolLM2's (the tests' chat model, of
 SmolVLM-256M's language model's shape) does not. So the file is a copy of a llama GGUF (the
 chat model) with SMOLVLM_TOKENS appended to its vocabulary as control tokens and as many rows
-appended to token_embd (random, quantized as the table is: F32, F16 or Q8_0); every other key
-and tensor is copied byte for byte. (Their ids are not SmolVLM's; tokenizer and model agree.)
+appended to token_embd (random, quantized as the table is: F32, F16 or Q8_0), and a chat
+template of SmolVLM's turns taking content parts (CHAT_TEMPLATE); every other key and tensor is
+copied byte for byte. (Their ids are not SmolVLM's; tokenizer and model agree.)
 
 write_idefics3_mmproj: a tiny idefics3 projector (clip.projector_type idefics3, the tensors
 convert_hf_to_gguf.py's SmolVLM conversion writes: SigLIP with biases, mm.model.fc.weight),
@@ -32,6 +33,15 @@ SMOLVLM_TOKENS = (["<fake_token_around_image>", "<image>", "<global-img>"] +
                   [f"<row_{r}_col_{c}>" for r in range(1, 7) for c in range(1, 7)] +
                   ["<end_of_utterance>"])
 CONTROL = 3  # llama.cpp's LLAMA_TOKEN_TYPE_CONTROL
+# SmolVLM's turns ("<|im_start|>User:...<end_of_utterance>\nAssistant:"), content parts
+# (radixlm gives an image part to the template as a text part holding the media marker).
+CHAT_TEMPLATE = (
+    "<|im_start|>{% for m in messages %}"
+    "{% if m['role'] == 'user' %}User:{% elif m['role'] == 'system' %}System:"
+    "{% else %}Assistant:{% endif %}"
+    "{% if m['content'] is string %}{{ m['content'] }}"
+    "{% else %}{% for p in m['content'] %}{{ p['text'] }}{% endfor %}{% endif %}"
+    "<end_of_utterance>\n{% endfor %}{% if add_generation_prompt %}Assistant:{% endif %}")
 
 TILE, PATCH, SCALE, WIDTH, HEADS, FFN, LAYERS = 24, 4, 2, 32, 4, 48, 2
 ROWS_PER_TILE = (TILE // PATCH // SCALE) ** 2
@@ -107,6 +117,8 @@ def write_smolvlm_lm(src, dst, seed=0):
                        struct.pack(f"<{len(SMOLVLM_TOKENS)}f", *[0.0] * len(SMOLVLM_TOKENS)))
             elif key.endswith(".vocab_size"):
                 continue  # rewritten below
+            elif key == "tokenizer.chat_template":
+                raw = _str(CHAT_TEMPLATE)
             elif key == "general.name":
                 raw = _str("SmolVLM-shaped language model: " + src.split("/")[-1] +
                            " with SmolVLM's image tokens")
