@@ -338,11 +338,7 @@ def main() -> int:
     ap.add_argument("--peer-version", default=llama_peer.DEFAULT_VERSION)
     ap.add_argument("--text-model", default=os.environ.get("RADIXLM_DEFAULT_MODEL",
                                                            str(vision_oracle.DEFAULT_TEXT_MODEL)))
-    ap.add_argument("--type", choices=("gemma3", "qwen25vl", "qwen3vl", "gemma4v"),
-                    default="gemma3")
-
-
-    ap.add_argument("--type", choices=("gemma3", "qwen25vl", "gemma4v", "idefics3"),
+    ap.add_argument("--type", choices=("gemma3", "qwen25vl", "qwen3vl", "gemma4v", "idefics3"),
                     default="gemma3")
     ap.add_argument("--longest-edge", type=int, default=1024,
                     help="idefics3: clip.vision.preproc_image_size (SmolVLM's is 2048)")
@@ -362,7 +358,7 @@ def main() -> int:
     ap.add_argument("--text-ffn", type=int,
                     help="qwen25vl / qwen3vl: its FFN (default 11008, 3B's; 6144, 2B's)")
     ap.add_argument("--image-size", type=int, default=896)
-    ap.add_argument("--patch", type=int, help="default 14, 16 (qwen3vl)")
+    ap.add_argument("--patch", type=int, help="default 14, 16 (qwen3vl, idefics3)")
     ap.add_argument("--scale", type=int, default=4, help="pooling factor (256 tokens at 896 / 14 / 4)")
     ap.add_argument("--out-width", type=int, default=640)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 2)
@@ -376,21 +372,17 @@ def main() -> int:
     args = ap.parse_args()
     qwen = args.type == "qwen25vl"
     qwen3 = args.type == "qwen3vl"
-    for key, gemma3, qwen25vl, qwen3vl in (("layers", 2, 4, 4), ("width", 256, 1280, 1024),
-                                           ("ffn", 1024, 3420, 4096), ("heads", 4, 16, 16)):
+    idefics3 = args.type == "idefics3"
+    for key, gemma3, qwen25vl, qwen3vl, smolvlm in (
+            ("layers", 2, 4, 4, 2), ("width", 256, 1280, 1024, 768),
+            ("ffn", 1024, 3420, 4096, 3072), ("heads", 4, 16, 16, 12)):
         if getattr(args, key) is None:
-            setattr(args, key, qwen25vl if qwen else qwen3vl if qwen3 else gemma3)
+            setattr(args, key, qwen25vl if qwen else qwen3vl if qwen3 else
+                    smolvlm if idefics3 else gemma3)
     if args.text_ffn is None:
         args.text_ffn = 6144 if qwen3 else 11008
     if args.patch is None:
-        args.patch = 16 if qwen3 else 14
-
-
-    idefics3 = args.type == "idefics3"
-    for key, gemma3, qwen25vl, smolvlm in (("layers", 2, 4, 2), ("width", 256, 1280, 768),
-                                           ("ffn", 1024, 3420, 3072), ("heads", 4, 16, 12)):
-        if getattr(args, key) is None:
-            setattr(args, key, qwen25vl if qwen else smolvlm if idefics3 else gemma3)
+        args.patch = 16 if qwen3 or idefics3 else 14
     if idefics3:
         if args.text_model == ap.get_default("text_model"):
             args.text_model = os.environ.get("RADIXLM_CHAT_MODEL", "")
@@ -402,8 +394,6 @@ def main() -> int:
         args.text_model = smolvlm_text_model(args.text_model)
         if args.image_size == ap.get_default("image_size"):
             args.image_size = 512
-        if args.patch == ap.get_default("patch"):
-            args.patch = 16
         if args.out_width == ap.get_default("out_width"):
             args.out_width = 576
 
