@@ -130,34 +130,6 @@ inline void Q6KScales8(const uint8_t* sp, int h, __m256 dh, __m256* d) {
   }
 }
 
-// The float scales of half h (rows 8h..8h+7) of block b of group g (PackedWeights::ScaleD /
-// ScaleM, the same values): d[0] (and d[1], Q6_K's second 16 columns) and, with a min, m.
-inline void BlockScales8(const PackedWeights& w, int64_t g, int64_t b, int h, __m256* d,
-                         __m256* m) {
-  const uint8_t* sp = w.Scales(g, b);
-  switch (w.scale_form) {
-    case ScaleForm::kK4: {
-      const uint8_t* sup = w.Supers(g, b);
-      K4Scales8(sp, h, LoadHalves8(sup + 16 * h), Negate8(LoadHalves8(sup + 32 + 16 * h)), d,
-                m);
-      return;
-    }
-    case ScaleForm::kQ6K:
-      Q6KScales8(sp, h, LoadHalves8(w.Supers(g, b) + 16 * h), d);
-      return;
-    case ScaleForm::kI6:
-      d[0] = I6Scales8(sp, h, LoadHalves8(w.Supers(g, b) + 16 * h));
-      return;
-    case ScaleForm::kE8M0:
-      d[0] = E8M0Scales8(sp + 8 * h);
-      return;
-    default:
-      d[0] = LoadHalves8(sp + 16 * h);
-      if (w.has_min) *m = LoadHalves8(sp + 32 + 16 * h);
-      return;
-  }
-}
-
 // Weight chunk c (0..7) of half h of the block at blk, as 8 rows x 4 bytes of u.
 template <bool kNib, int kHigh, bool kLow2 = false>
 inline __m256i Chunk(const uint8_t* blk, int h, int c) {
@@ -260,7 +232,7 @@ inline void DotChunks(const __m256i* wq, int c0, int c1, const int8_t* x, __m256
 // group's blocks (kHalves 2, for one or two tokens), the weights stream without the pause of a
 // second pass that finds them in cache; per element the operations are the same either way.
 template <int T, int kHalves, bool kVnni, bool kNib, int kHigh, bool kMin, bool kSub16,
-          int kChunksPer16, bool kLow2 = false>
+          int kChunksPer16, bool kLow2, ScaleForm kForm>
 void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h0, int64_t t0,
           float* y, int64_t y_stride, int valid) {
   // The Q8_0 sign trick computes sum q * x directly: no offset term.
@@ -283,13 +255,20 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h0,
     for (int t = 0; t < T; ++t) acc[hh][t] = _mm256_setzero_ps();
   }
   // The K-quants' (and IQ4_XS's) super-block scales of each half, widened once per 8 blocks.
-  const bool k4 = kMin && w.scale_form == ScaleForm::kK4;
-  const bool i6 = kLut && w.scale_form == ScaleForm::kI6;
+  constexpr bool k4 = kForm == ScaleForm::kK4;
+  constexpr bool i6 = kForm == ScaleForm::kI6;
+  // The group's three streams (packed_weights.h), advanced per block: quants, scales, supers.
+  const size_t quant_bytes = w.quant_bytes, scale_bytes = w.scale_bytes;
+  const size_t super_bytes = w.super_bytes, stream_bytes = w.stream_bytes;
+  const uint8_t* blk = w.Block(g, 0);
+  const uint8_t* scales = w.Scales(g, 0);
+  const uint8_t* supers = w.Supers(g, 0);
+  const bool first_pass = t0 == 0 && h0 == 0;
   __m256 dsup[kHalves] = {}, neg_dmin[kHalves] = {};
-  for (int64_t b = 0; b < nb; ++b) {
-    const uint8_t* blk = w.Block(g, b);
+  for (int64_t b = 0; b < nb; ++b, blk += quant_bytes, scales += scale_bytes) {
     if ((k4 || i6 || kLow2) && b % 8 == 0) {
-      const uint8_t* sup = w.Supers(g, b);
+      const uint8_t* sup = supers + (b / 8) * super_bytes;
+#pragma GCC unroll 2
       for (int hh = 0; hh < kHalves; ++hh) {
         dsup[hh] = LoadHalves8(sup + 16 * (h0 + hh));
         if (k4 || (kLow2 && kMin)) neg_dmin[hh] = Negate8(LoadHalves8(sup + 32 + 16 * (h0 + hh)));
@@ -297,11 +276,12 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h0,
     }
     // Only the group's first pass streams it: later token tiles and the second half (h = 1)
     // read lines already in cache.
-    if (t0 == 0 && h0 == 0) PrefetchAhead(blk, w.stream_bytes);
+    if (first_pass) PrefetchAheadL2(blk, stream_bytes);
     const int64_t kb = kb0 + b;
     const int8_t* xq = a.tq + (kb * kActTile + i0) * 32;
     const float* dx = a.tdx + kb * kActTile + i0;
     const float* dxs = a.tdxs + kb * kActTile + i0;
+#pragma GCC unroll 2
     for (int hh = 0; hh < kHalves; ++hh) {
       const int h = h0 + hh;
       __m256i wq[8];  // unpacked once per block for all T tokens
@@ -312,17 +292,20 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h0,
       __m256 d[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
       __m256 m[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
       if constexpr (kLow2 && kMin) {
-        Q2KScales8(w.Scales(g, b), h, dsup[hh], neg_dmin[hh], d, m);
+        Q2KScales8(scales, h, dsup[hh], neg_dmin[hh], d, m);
       } else if constexpr (kLow2) {
-        Q3KScales8(w.Scales(g, b), h, dsup[hh], d);
+        Q3KScales8(scales, h, dsup[hh], d);
       } else if constexpr (kSub16) {
-        Q6KScales8(w.Scales(g, b), h, LoadHalves8(w.Supers(g, b) + 16 * h), d);
-      } else if (i6) {
-        d[0] = I6Scales8(w.Scales(g, b), h, dsup[hh]);
-      } else if (k4) {
-        K4Scales8(w.Scales(g, b), h, dsup[hh], neg_dmin[hh], d, m);
+        Q6KScales8(scales, h, LoadHalves8(supers + (b / 8) * super_bytes + 16 * h), d);
+      } else if constexpr (i6) {
+        d[0] = I6Scales8(scales, h, dsup[hh]);
+      } else if constexpr (k4) {
+        K4Scales8(scales, h, dsup[hh], neg_dmin[hh], d, m);
+      } else if constexpr (kForm == ScaleForm::kE8M0) {
+        d[0] = E8M0Scales8(scales + 8 * h);
       } else {
-        BlockScales8(w, g, b, h, d, m);
+        d[0] = LoadHalves8(scales + 16 * h);
+        if constexpr (kMin) m[0] = LoadHalves8(scales + 32 + 16 * h);
       }
       constexpr int kScales = kSub16 ? 2 : 1;
       for (int sc = 0; sc < kScales; ++sc) {
@@ -368,16 +351,16 @@ using TileFn = void (*)(const PackedWeights&, const PackedActivations&, int64_t,
 
 // fns[T]: one half against T tokens; both[T]: both halves of a full group against T tokens.
 template <bool kVnni, bool kNib, int kHigh, bool kMin, bool kSub16, int kChunksPer16,
-          bool kLow2 = false>
+          bool kLow2, ScaleForm kForm>
 struct Tiles {
   static constexpr TileFn fns[kMaxTile + 1] = {
-      nullptr, Tile<1, 1, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16, kLow2>,
-      Tile<2, 1, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16, kLow2>,
-      Tile<3, 1, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16, kLow2>,
-      Tile<4, 1, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16, kLow2>};
+      nullptr, Tile<1, 1, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16, kLow2, kForm>,
+      Tile<2, 1, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16, kLow2, kForm>,
+      Tile<3, 1, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16, kLow2, kForm>,
+      Tile<4, 1, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16, kLow2, kForm>};
   static constexpr TileFn both[kMaxBothTile + 1] = {
-      nullptr, Tile<1, 2, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16, kLow2>,
-      Tile<2, 2, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16, kLow2>};
+      nullptr, Tile<1, 2, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16, kLow2, kForm>,
+      Tile<2, 2, kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16, kLow2, kForm>};
 };
 
 struct TileSet {
@@ -385,32 +368,40 @@ struct TileSet {
   const TileFn* both;
 };
 
+// The scale form is a template argument too (each tile widens its scales without a branch).
 template <bool kVnni, bool kNib, int kHigh, bool kMin, bool kSub16, int kChunksPer16,
-          bool kLow2 = false>
+          bool kLow2 = false, ScaleForm kForm = ScaleForm::kHalf>
 TileSet SetOf() {
-  using S = Tiles<kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16, kLow2>;
+  using S = Tiles<kVnni, kNib, kHigh, kMin, kSub16, kChunksPer16, kLow2, kForm>;
   return {S::fns, S::both};
 }
 
 template <bool kVnni>
 TileSet TilesFor(const PackedWeights& w) {
+  using F = ScaleForm;
   if (w.levels != nullptr) {  // IQ4_NL, IQ4_XS, MXFP4 (kChunksPer16 < 0: the lookup)
-    if (kVnni) return SetOf<kVnni, true, 0, false, false, -1>();
-    return w.source_type == gguf::GgmlType::kMXFP4 ? SetOf<kVnni, true, 0, false, false, -8>()
-                                                   : SetOf<kVnni, true, 0, false, false, -1>();
+    switch (w.scale_form) {
+      case F::kI6: return SetOf<kVnni, true, 0, false, false, -1, false, F::kI6>();  // IQ4_XS
+      case F::kE8M0:  // MXFP4: |v| <= 12, 8 chunks per int16 with the sign trick
+        return SetOf<kVnni, true, 0, false, false, kVnni ? -1 : -8, false, F::kE8M0>();
+      default: return SetOf<kVnni, true, 0, false, false, -1>();  // IQ4_NL
+    }
   }
   if (w.low_bits == 2) {  // u <= 7: 2 * 127 * 7 * 4 fits int16
-    return w.has_min ? SetOf<kVnni, true, 0, true, true, 4, true>()    // Q2_K
-                     : SetOf<kVnni, true, 1, false, true, 4, true>();  // Q3_K
+    return w.has_min ? SetOf<kVnni, true, 0, true, true, 4, true, F::kQ2K>()    // Q2_K
+                     : SetOf<kVnni, true, 1, false, true, 4, true, F::kQ3K>();  // Q3_K
   }
-  if (w.sub == 16) return SetOf<kVnni, true, 2, false, true, 2>();  // Q6_K
+  if (w.sub == 16) return SetOf<kVnni, true, 2, false, true, 2, false, F::kQ6K>();  // Q6_K
+  const bool k4 = w.scale_form == F::kK4;
   if (w.nibbles && w.high_bits == 1) {
-    return w.has_min ? SetOf<kVnni, true, 1, true, false, 4>()
-                     : SetOf<kVnni, true, 1, false, false, 4>();
+    if (!w.has_min) return SetOf<kVnni, true, 1, false, false, 4>();  // Q5_0
+    return k4 ? SetOf<kVnni, true, 1, true, false, 4, false, F::kK4>()  // Q5_K
+              : SetOf<kVnni, true, 1, true, false, 4>();                // Q5_1
   }
   if (w.nibbles) {
-    return w.has_min ? SetOf<kVnni, true, 0, true, false, 8>()
-                     : SetOf<kVnni, true, 0, false, false, 8>();
+    if (!w.has_min) return SetOf<kVnni, true, 0, false, false, 8>();  // Q4_0
+    return k4 ? SetOf<kVnni, true, 0, true, false, 8, false, F::kK4>()  // Q4_K
+              : SetOf<kVnni, true, 0, true, false, 8>();                // Q4_1
   }
   return SetOf<kVnni, false, 0, false, false, 0>();  // Q8_0
 }

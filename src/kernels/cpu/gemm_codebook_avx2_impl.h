@@ -340,7 +340,7 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t t0, int64_
     for (int t = 0; t < kTokens; ++t) isum[t] = _mm256_setzero_si256();
     for (int64_t b = 8 * s; b < 8 * s + 8; ++b) {
       const uint8_t* blk = w.Block(g, b);
-      if (prefetch) PrefetchAhead(blk, w.stream_bytes);
+      if (prefetch) PrefetchAheadL2(blk, w.stream_bytes);
       __m256i u[8], scale[2];
       Type::template Decode<kOffset>(blk, sup, static_cast<int>(b - 8 * s), h, u, scale,
                                      scaled_grid);
