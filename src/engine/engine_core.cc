@@ -250,11 +250,15 @@ StatusOr<ImagePrompt> EngineCore::PrepareImages(const GenerateRequest& request) 
     }
     encoded.push_back(std::move(image).value());
   }
-  // SGLang's clients (sgl.image) write the model's image token (gemma3: <start_of_image>)
-  // where each image goes: with no marker in the text, those are the markers.
+  // SGLang's clients (sgl.image) write the model's image token (gemma3: <start_of_image>;
+  // Qwen-VL: <|vision_start|><|image_pad|><|vision_end|>) where each image goes: with no marker
+  // in the text, those are the markers (the begin text, with the pads and the end text after it
+  // when they follow).
   const ImagePromptLayout layout = image_encoder_->layout();
   std::string text = *request.text;
   if (text.find(kImageMarker) == std::string::npos && !layout.begin_text.empty()) {
+    const std::string_view view(text);
+    const std::string_view pad(layout.pad_text), end(layout.end_text);
     std::string marked;
     size_t from = 0;
     for (size_t at = text.find(layout.begin_text); at != std::string::npos;
@@ -262,6 +266,9 @@ StatusOr<ImagePrompt> EngineCore::PrepareImages(const GenerateRequest& request) 
       marked += text.substr(from, at - from);
       marked += kImageMarker;
       from = at + layout.begin_text.size();
+      size_t past = from;
+      while (!pad.empty() && view.substr(past).starts_with(pad)) past += pad.size();
+      if (past > from && view.substr(past).starts_with(end)) from = past + end.size();
     }
     text = marked + text.substr(from);
   }

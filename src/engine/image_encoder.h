@@ -22,6 +22,8 @@ namespace radixlm {
 struct ImagePromptLayout {
   std::string begin_text = {};  // gemma3: "<start_of_image>"
   std::string end_text = {};    // gemma3: "<end_of_image>"
+  // A client's stand-in between begin_text and end_text (Qwen-VL: "<|image_pad|>"); empty: none.
+  std::string pad_text = {};
   // The spans attend bidirectionally (gemma3; llama.cpp's mtmd_decode_use_non_causal).
   bool bidirectional = false;
   // The texts of the single vocabulary tokens the pieces can name (ImagePiece::kToken), which

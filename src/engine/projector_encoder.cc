@@ -23,6 +23,7 @@ class ProjectorEncoder : public ImageEncoder {
     const vision::ImagePromptFormat format = projector_->prompt_format();
     return {.begin_text = format.begin,
             .end_text = format.end,
+            .pad_text = format.pad,
             .bidirectional = format.non_causal_span,
             .vocabulary_tokens = projector_->PromptTokens()};
   }

@@ -47,6 +47,10 @@ struct TokenGrid {
 struct ImagePromptFormat {
   std::string begin;  // text before the image's embeddings ("<start_of_image>" for gemma3)
   std::string end;    // text after them ("<end_of_image>")
+  // What a client writes between begin and end in place of the image (qwen2.5vl_merger,
+  // qwen3vl_merger: "<|image_pad|>", repeated or not, as SGLang's qwen2-vl chat template's
+  // image_token "<|vision_start|><|image_pad|><|vision_end|>"); empty: nothing.
+  std::string pad = {};
   // The language model attends bidirectionally within the image's span (llama.cpp's
   // mtmd_decode_use_non_causal: true for gemma3), causally elsewhere.
   bool non_causal_span = false;

@@ -137,7 +137,10 @@ class QwenVlProjector final : public Projector {
     return {.rows = s.height / align(), .cols = s.width / align()};
   }
   ImagePromptFormat prompt_format() const override {
-    return {.begin = "<|vision_start|>", .end = "<|vision_end|>", .non_causal_span = false};
+    return {.begin = "<|vision_start|>",
+            .end = "<|vision_end|>",
+            .pad = "<|image_pad|>",
+            .non_causal_span = false};
   }
   int64_t weights_bytes() const override { return weights_.resident_bytes(); }
 

@@ -159,11 +159,12 @@ TEST(ImagePromptTest, LaysOutTextTokenAndRowPiecesInOrder) {
 
 class EngineImageTest : public ::testing::Test {
  protected:
-  void Start(EngineConfig config = {}) {
+  void Start(EngineConfig config = {}, std::string pad = "") {
     fe_ = MakeEngine(config);
     auto encoder = std::make_unique<FakeImageEncoder>(
         kImageTokens, kHidden,
-        ImagePromptLayout{.begin_text = "A", .end_text = "B", .bidirectional = true});
+        ImagePromptLayout{
+            .begin_text = "A", .end_text = "B", .pad_text = std::move(pad), .bidirectional = true});
     encoder_ = encoder.get();
     ASSERT_TRUE(fe_.engine->SetImageEncoder(std::move(encoder)).ok());
   }
@@ -218,6 +219,23 @@ TEST_F(EngineImageTest, SameImageSharesTheCacheThroughTheImageAndBeyond) {
   EXPECT_EQ(encoder_->encodes(), 1);  // the second request's image came from the cache
   EXPECT_EQ(fe_.engine->image_counters()->hits, 1);
   EXPECT_EQ(fe_.engine->image_counters()->encodes, 1);
+}
+
+// SGLang's qwen2-vl chat template writes "<|vision_start|><|image_pad|><|vision_end|>" per image:
+// begin text, pads and end text are one marker, not an image followed by "<|image_pad|>...".
+TEST_F(EngineImageTest, ABeginTextWithPadsAndEndTextIsOneImage) {
+  Start(EngineConfig{}, "P");
+  const Result marked = Run(WithImages("ab cd<__media__> ef gh", {"cat"}));
+  for (const std::string padded : {"ab cdAPB ef gh", "ab cdAPPPB ef gh"}) {
+    const Result sgl = Run(WithImages(padded, {"cat"}));
+    EXPECT_EQ(sgl.prompt_tokens, marked.prompt_tokens) << padded;
+    EXPECT_EQ(sgl.output, marked.output) << padded;
+  }
+  // A begin text alone is the marker, and what follows it stays text.
+  const Result bare = Run(WithImages("ab cdA ef gh", {"cat"}));
+  EXPECT_EQ(bare.prompt_tokens, marked.prompt_tokens);
+  const Result unclosed = Run(WithImages("ab cdAP ef gh", {"cat"}));
+  EXPECT_GT(unclosed.prompt_tokens, marked.prompt_tokens);
 }
 
 TEST_F(EngineImageTest, ADifferentImageMatchesOnlyTheTextBeforeIt) {
