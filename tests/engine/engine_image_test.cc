@@ -226,7 +226,7 @@ TEST_F(EngineImageTest, SameImageSharesTheCacheThroughTheImageAndBeyond) {
 TEST_F(EngineImageTest, ABeginTextWithPadsAndEndTextIsOneImage) {
   Start(EngineConfig{}, "P");
   const Result marked = Run(WithImages("ab cd<__media__> ef gh", {"cat"}));
-  for (const std::string padded : {"ab cdAPB ef gh", "ab cdAPPPB ef gh"}) {
+  for (const char* padded : {"ab cdAPB ef gh", "ab cdAPPPB ef gh"}) {
     const Result sgl = Run(WithImages(padded, {"cat"}));
     EXPECT_EQ(sgl.prompt_tokens, marked.prompt_tokens) << padded;
     EXPECT_EQ(sgl.output, marked.output) << padded;
