@@ -92,6 +92,9 @@ void BM_MatMul(benchmark::State& state) {
 }
 BENCHMARK(BM_MatMul)
     ->ArgNames({"type", "rows", "cols", "tok", "thr"})
+    // One token against a matrix resident in L2 (the kernel's compute, not the memory's).
+    ->Args({static_cast<int>(GgmlType::kQ4_K), 256, 2048, 1, 1})
+    ->Args({static_cast<int>(GgmlType::kQ6_K), 256, 2048, 1, 1})
     ->Args({static_cast<int>(GgmlType::kQ5_0), 2048, 640, 1, 1})
     ->Args({static_cast<int>(GgmlType::kQ5_0), 2048, 640, 1, 2})
     ->Args({static_cast<int>(GgmlType::kQ5_0), 2048, 640, 64, 2})

@@ -71,6 +71,43 @@ inline void K4Scales8(const uint8_t* sp, int h, __m256 dsup, __m256 neg_dmin, __
   *m = _mm256_mul_ps(neg_dmin, _mm256_cvtepi32_ps(mn));
 }
 
+// kK4 for the 8 blocks of a super-block at once (their scale bytes at sp, block i's 24 at
+// sp + 24 i): d[i][hh] and m[i][hh] of half h0 + hh, the floats K4Scales8 gives (the same
+// 6-bit values times the same widened halves), the bytes unpacked two blocks per 256-bit
+// step, once per super-block rather than per block and half in the block loop.
+template <int kHalves>
+inline void K4ScalesSuper(const uint8_t* sp, int h0, const __m256* dsup, const __m256* neg_dmin,
+                          __m256 (*d)[kHalves], __m256 (*m)[kHalves]) {
+  const __m256i n15 = _mm256_set1_epi8(15), n3 = _mm256_set1_epi8(3);
+  for (int i = 0; i < 8; i += 2) {
+    const uint8_t* p = sp + 24 * i;
+    const __m256i lo = _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(p + 24),
+                                           reinterpret_cast<const __m128i*>(p));
+    const __m256i hb = _mm256_set_m128i(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 40)),
+                                        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 16)));
+    // Row r's high bits (nibble r % 2 of byte r / 2) in byte r of each lane.
+    const __m256i hn = _mm256_unpacklo_epi8(_mm256_and_si256(hb, n15),
+                                            _mm256_and_si256(_mm256_srli_epi16(hb, 4), n15));
+    // 16-bit shifts: the masks keep bits of the same byte.
+    const __m256i sc = _mm256_or_si256(_mm256_and_si256(lo, n15),
+                                       _mm256_slli_epi16(_mm256_and_si256(hn, n3), 4));
+    const __m256i mn = _mm256_or_si256(
+        _mm256_and_si256(_mm256_srli_epi16(lo, 4), n15),
+        _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hn, 2), n3), 4));
+    for (int j = 0; j < 2; ++j) {
+      const __m128i scj = j == 0 ? _mm256_castsi256_si128(sc) : _mm256_extracti128_si256(sc, 1);
+      const __m128i mnj = j == 0 ? _mm256_castsi256_si128(mn) : _mm256_extracti128_si256(mn, 1);
+      for (int hh = 0; hh < kHalves; ++hh) {
+        const bool upper = h0 + hh == 1;  // rows 8..15: the lane's high 8 bytes
+        const __m128i s8 = upper ? _mm_unpackhi_epi64(scj, scj) : scj;
+        const __m128i m8 = upper ? _mm_unpackhi_epi64(mnj, mnj) : mnj;
+        d[i + j][hh] = _mm256_mul_ps(dsup[hh], _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(s8)));
+        m[i + j][hh] = _mm256_mul_ps(neg_dmin[hh], _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(m8)));
+      }
+    }
+  }
+}
+
 // kI6 (IQ4_XS): half h's d = dh * (ls - 32) of the block whose 12 scale bytes are at sp,
 // given its super-block's halves of rows 8h.. widened, dh.
 inline __m256 I6Scales8(const uint8_t* sp, int h, __m256 dh) {
@@ -265,6 +302,11 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h0,
   const uint8_t* supers = w.Supers(g, 0);
   const bool first_pass = t0 == 0 && h0 == 0;
   __m256 dsup[kHalves] = {}, neg_dmin[kHalves] = {};
+  // kK4 with both halves in one pass (one or two tokens): the super-block's 8 blocks' scales
+  // of each half, widened at its first block (a tile of more tokens widens them per block,
+  // where the widening overlaps the products: faster there).
+  constexpr bool k4_super = k4 && kHalves == 2;
+  __m256 k4d[k4_super ? 8 : 1][kHalves], k4m[k4_super ? 8 : 1][kHalves];
   for (int64_t b = 0; b < nb; ++b, blk += quant_bytes, scales += scale_bytes) {
     if ((k4 || i6 || kLow2) && b % 8 == 0) {
       const uint8_t* sup = supers + (b / 8) * super_bytes;
@@ -273,6 +315,7 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h0,
         dsup[hh] = LoadHalves8(sup + 16 * (h0 + hh));
         if (k4 || (kLow2 && kMin)) neg_dmin[hh] = Negate8(LoadHalves8(sup + 32 + 16 * (h0 + hh)));
       }
+      if constexpr (k4_super) K4ScalesSuper<kHalves>(scales, h0, dsup, neg_dmin, k4d, k4m);
     }
     // Only the group's first pass streams it: later token tiles and the second half (h = 1)
     // read lines already in cache.
@@ -299,6 +342,9 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h0,
         Q6KScales8(scales, h, LoadHalves8(supers + (b / 8) * super_bytes + 16 * h), d);
       } else if constexpr (i6) {
         d[0] = I6Scales8(scales, h, dsup[hh]);
+      } else if constexpr (k4_super) {
+        d[0] = k4d[b % 8][hh];
+        m[0] = k4m[b % 8][hh];
       } else if constexpr (k4) {
         K4Scales8(scales, h, dsup[hh], neg_dmin[hh], d, m);
       } else if constexpr (kForm == ScaleForm::kE8M0) {
