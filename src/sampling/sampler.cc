@@ -10,6 +10,7 @@
 #include <random>
 
 #include "sampling/softmax_math.h"
+#include "util/split_mix.h"
 
 namespace radixlm {
 namespace {
@@ -55,13 +56,6 @@ struct HigherLogit {
     return a.logprob > b.logprob || (a.logprob == b.logprob && a.token < b.token);
   }
 };
-
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 std::atomic<uint64_t>& RandomSeedCounter() {
   static std::atomic<uint64_t> counter{[] {

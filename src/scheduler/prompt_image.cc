@@ -2,18 +2,9 @@
 
 #include <algorithm>
 
+#include "util/split_mix.h"
+
 namespace radixlm {
-
-namespace {
-
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
 
 void WriteImageIds(const ImageHash& hash, std::span<int32_t> ids, int64_t first_row) {
   for (size_t k = 0; k < ids.size(); ++k) {

@@ -5,17 +5,9 @@
 #include <string>
 #include <thread>
 
+#include "util/split_mix.h"
+
 namespace radixlm {
-namespace {
-
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
 
 FakeModelRunner::FakeModelRunner(const FakeModelConfig& config)
     : config_(config),
