@@ -316,6 +316,8 @@ BENCHMARK(BM_AttentionDecode)
     ->Args({512, 1})
     ->Args({4096, 1})
     ->Args({4096, 2})
+    ->Args({16384, 1})
+    ->Args({16384, 2})
     ->UseRealTime();
 
 // Decode attention at a Llama-3.2-1B layer's shape (32 query heads, 8 kv heads of 64), the

@@ -101,13 +101,15 @@ cpu::AttentionKernels SelectKernels() {
 #if defined(RADIXLM_KERNELS_X86) && defined(RADIXLM_KERNELS_AVX512)
   if (ActiveIsa() >= Isa::kAvx512) {
     return {cpu::avx2::ScoreBlock,       cpu::avx512::ScoreTile, cpu::avx2::ExpSum,
-            cpu::avx512::AccumulateTile, cpu::avx2::LoadF16Rows, cpu::avx2::RowMax};
+            cpu::avx512::AccumulateTile, cpu::avx2::LoadF16Rows, cpu::avx2::RowMax,
+            cpu::avx2::ScoreF16,         cpu::avx2::AccumulateF16};
   }
 #endif
 #if defined(RADIXLM_KERNELS_X86)
   if (static_cast<int>(ActiveIsa()) >= static_cast<int>(Isa::kAvx2)) {
     return {cpu::avx2::ScoreBlock,  nullptr,          cpu::avx2::ExpSum, cpu::avx2::AccumulateTile,
-            cpu::avx2::LoadF16Rows, cpu::avx2::RowMax};
+            cpu::avx2::LoadF16Rows, cpu::avx2::RowMax,   cpu::avx2::ScoreF16,
+            cpu::avx2::AccumulateF16};
   }
 #endif
   return {cpu::scalar::ScoreBlock,     nullptr, cpu::scalar::ExpSum,
@@ -253,10 +255,34 @@ void RunChunk(const AttentionParams& p, const KvLayerView& kv, const AttentionSe
   const int64_t head_off = static_cast<int64_t>(it.kv_head) * hd;
   const float score_scale = p.scale_query ? 1.0f : p.scale;
   float* rows = sc.scores.data();  // row stride kChunk
+  // Decode (one query row) over an F16 cache: keys and values converted in registers.
+  const int vd = VDim(p);
+  const bool in_place = it.q1 - it.q0 == 1 && kv.dtype == KvDtype::kF16 &&
+                        kern.score_f16 != nullptr && hd % 8 == 0 && vd % 8 == 0;
 
   // Scores of the visible keys.
   for (int kb = a; kb < b; kb += kKeyBlock) {
     const int ke = std::min(b, kb + kKeyBlock);
+    if (in_place) {
+      int64_t lo, hi;
+      VisibleKeys(p, sq, it.q0, &lo, &hi);
+      const int blo = static_cast<int>(std::clamp<int64_t>(lo, kb, ke));
+      const int bhi = static_cast<int>(std::clamp<int64_t>(hi, kb, ke));
+      if (blo >= bhi) continue;
+      kern.score_f16(sc.q.data(), group, static_cast<const uint16_t*>(kv.k), sq.kv_slots + blo,
+                     kv.row_elems, head_off, bhi - blo, b - blo, hd, rows + (blo - a), kChunk);
+      for (int pair = 0; pair < group; ++pair) {
+        float* s = rows + pair * kChunk + (blo - a);
+        if (score_scale != 1.0f) {
+          for (int j = 0; j < bhi - blo; ++j) s[j] *= score_scale;
+        }
+        if (p.logit_softcap > 0.0f) {
+          for (int j = 0; j < bhi - blo; ++j)
+            s[j] = p.logit_softcap * std::tanh(s[j] / p.logit_softcap);
+        }
+      }
+      continue;
+    }
     LoadKeyBlock(kv, kv.k, sq, kern, head_off, hd, kb, ke - kb, b - kb, sc.kvbuf.data());
     // Whether query qi sees every key of the block (then its scores may come from one tile
     // call with its neighbours': ScoreTileFn's values do not depend on the rows beside them).
@@ -324,12 +350,17 @@ void RunChunk(const AttentionParams& p, const KvLayerView& kv, const AttentionSe
   }
 
   // P·V over the chunk's keys (a latent cache's V: the first vd values of the K head).
-  const int vd = VDim(p);
   const void* v_plane = kv.v != nullptr ? kv.v : kv.k;
   const int64_t v_off = kv.v != nullptr ? static_cast<int64_t>(it.kv_head) * vd : head_off;
   std::fill(sc.chunk_o.begin(), sc.chunk_o.begin() + static_cast<int64_t>(n_pairs) * vd, 0.0f);
   for (int kb = a; kb < b; kb += kKeyBlock) {
     const int ke = std::min(b, kb + kKeyBlock);
+    if (in_place) {
+      kern.accumulate_f16(rows + (kb - a), kChunk, n_pairs, static_cast<const uint16_t*>(v_plane),
+                          sq.kv_slots + kb, kv.row_elems, v_off, ke - kb, vd, sc.chunk_o.data(),
+                          vd);
+      continue;
+    }
     LoadKeyBlock(kv, v_plane, sq, kern, v_off, vd, kb, ke - kb, b - kb, sc.kvbuf.data());
     kern.accumulate(rows + (kb - a), kChunk, n_pairs, sc.kvbuf.data(), ke - kb, vd,
                     sc.chunk_o.data(), vd);

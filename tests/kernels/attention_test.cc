@@ -405,6 +405,53 @@ TEST(AttentionKernels, Avx2MatchesScalarBitForBit) {
   }
   ExpectAccumulateMatchesScalar(cpu::avx2::AccumulateTile, {5, 8, 24, 256}, rng);
 }
+
+// Decode's in-place kernels read F16 rows of a cache through slots (here in shuffled order,
+// one head of several per row): the scalar kernels' values on the converted rows, bit for bit.
+TEST(AttentionKernels, Avx2InPlaceF16MatchesScalarBitForBit) {
+  if (!IsaAvailable(Isa::kAvx2)) GTEST_SKIP() << "no AVX2";
+  std::mt19937 rng(26);
+  for (const int hd : {8, 24, 256}) {
+    const int64_t row_elems = 3 * hd, head_off = hd;  // the middle of 3 kv heads
+    const int n_slots = 80;
+    std::vector<uint16_t> cache(n_slots * row_elems);
+    const auto vals = RandomFloats(rng, n_slots * row_elems, -3.0f, 3.0f);
+    F32ToF16Row(vals.data(), cache.data(), n_slots * row_elems);
+    std::vector<int32_t> slots(n_slots);
+    std::iota(slots.begin(), slots.end(), 0);
+    std::shuffle(slots.begin(), slots.end(), rng);
+    for (const int n : {1, 2, 3, 7, 64}) {
+      std::vector<float> rows(static_cast<size_t>(n) * hd);  // the block LoadF16Rows would make
+      for (int j = 0; j < n; ++j) {
+        F16ToF32Row(cache.data() + slots[j] * row_elems + head_off, rows.data() + j * hd, hd);
+      }
+      for (const int n_q : {1, 3, 4, 7}) {
+        const auto q = RandomFloats(rng, static_cast<int64_t>(n_q) * hd, -3.0f, 3.0f);
+        const int64_t stride = n + 5;
+        std::vector<float> a(n_q * stride), b(n);
+        cpu::avx2::ScoreF16(q.data(), n_q, cache.data(), slots.data(), row_elems, head_off, n,
+                            n_slots, hd, a.data(), stride);
+        for (int i = 0; i < n_q; ++i) {
+          cpu::scalar::ScoreBlock(q.data() + i * hd, rows.data(), n, hd, b.data());
+          for (int j = 0; j < n; ++j) {
+            ASSERT_EQ(a[i * stride + j], b[j]) << "hd=" << hd << " n_q=" << n_q << " n=" << n;
+          }
+        }
+        const int64_t p_stride = n + 3, acc_stride = hd + 5;
+        const auto pr = RandomFloats(rng, n_q * p_stride, 0.0f, 1.0f);
+        auto acc_a = RandomFloats(rng, n_q * acc_stride);
+        auto acc_b = acc_a;
+        cpu::avx2::AccumulateF16(pr.data(), p_stride, n_q, cache.data(), slots.data(), row_elems,
+                                 head_off, n, hd, acc_a.data(), acc_stride);
+        cpu::scalar::AccumulateTile(pr.data(), p_stride, n_q, rows.data(), n, hd, acc_b.data(),
+                                    acc_stride);
+        for (size_t i = 0; i < acc_a.size(); ++i) {
+          ASSERT_EQ(acc_a[i], acc_b[i]) << "hd=" << hd << " n_q=" << n_q << " n=" << n;
+        }
+      }
+    }
+  }
+}
 #endif
 
 #if defined(RADIXLM_KERNELS_X86) && defined(RADIXLM_KERNELS_AVX512)

@@ -193,4 +193,118 @@ void AccumulateTile(const float* p, int64_t p_stride, int n_rows, const float* v
   });
 }
 
+namespace {
+
+inline __m256 LoadF16x8(const uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+inline void PrefetchRow(const uint16_t* row, int64_t bytes) {
+  const char* c = reinterpret_cast<const char*>(row);
+  for (int64_t b = 0; b < bytes; b += 64) _mm_prefetch(c + b, _MM_HINT_T0);
+}
+
+// Scores of K keys (rows k[0..K)) for M queries (q: [M, hd]): query i's score of key t at
+// s[i * stride + t]. Per (query, key) one 8-lane accumulator over d ascending, then HsumF32:
+// ScoreBlock's operations.
+template <int K, int M>
+void ScoreKeysF16(const float* q, int hd, const uint16_t* const* k, float* s, int64_t stride) {
+  __m256 acc[K][M];
+  for (int t = 0; t < K; ++t) {
+    for (int i = 0; i < M; ++i) acc[t][i] = _mm256_setzero_ps();
+  }
+  for (int d = 0; d < hd; d += kLanes) {
+    __m256 kv[K];
+    for (int t = 0; t < K; ++t) kv[t] = LoadF16x8(k[t] + d);
+    for (int i = 0; i < M; ++i) {
+      const __m256 qv = _mm256_loadu_ps(q + i * hd + d);
+      for (int t = 0; t < K; ++t) acc[t][i] = _mm256_fmadd_ps(kv[t], qv, acc[t][i]);
+    }
+  }
+  for (int i = 0; i < M; ++i) {
+    for (int t = 0; t < K; ++t) s[i * stride + t] = HsumF32(acc[t][i]);
+  }
+}
+
+template <int K>
+void ScoreKeysF16Queries(const float* q, int n_q, int hd, const uint16_t* const* k, float* s,
+                         int64_t stride) {
+  for (int i = 0; i < n_q; i += 4) {
+    const float* qi = q + static_cast<int64_t>(i) * hd;
+    float* si = s + i * stride;
+    switch (std::min(4, n_q - i)) {
+      case 4: ScoreKeysF16<K, 4>(qi, hd, k, si, stride); break;
+      case 3: ScoreKeysF16<K, 3>(qi, hd, k, si, stride); break;
+      case 2: ScoreKeysF16<K, 2>(qi, hd, k, si, stride); break;
+      default: ScoreKeysF16<K, 1>(qi, hd, k, si, stride); break;
+    }
+  }
+}
+
+// Rows [0, R) x columns [d, d + 8 * C) of AccumulateF16: AccumulateMicro's operations on the
+// rows converted in registers.
+template <int R, int C>
+void AccumulateF16Micro(const float* p, int64_t p_stride, const uint16_t* base,
+                        const int32_t* slots, int64_t row_elems, int64_t head_off, int n, int d,
+                        float* acc, int64_t acc_stride) {
+  __m256 a[R][C];
+  for (int r = 0; r < R; ++r) {
+    for (int c = 0; c < C; ++c) a[r][c] = _mm256_loadu_ps(acc + r * acc_stride + d + 8 * c);
+  }
+  for (int j = 0; j < n; ++j) {
+    const uint16_t* vj = base + slots[j] * row_elems + head_off + d;
+    __m256 vv[C];
+    for (int c = 0; c < C; ++c) vv[c] = LoadF16x8(vj + 8 * c);
+    for (int r = 0; r < R; ++r) {
+      const __m256 pr = _mm256_set1_ps(p[r * p_stride + j]);
+      for (int c = 0; c < C; ++c) a[r][c] = _mm256_fmadd_ps(vv[c], pr, a[r][c]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int c = 0; c < C; ++c) _mm256_storeu_ps(acc + r * acc_stride + d + 8 * c, a[r][c]);
+  }
+}
+
+}  // namespace
+
+void ScoreF16(const float* q, int n_q, const uint16_t* base, const int32_t* slots,
+              int64_t row_elems, int64_t head_off, int n, int n_ahead, int head_dim, float* scores,
+              int64_t score_stride) {
+  constexpr int kAhead = 8;  // rows prefetched ahead of the pair scored
+  const int64_t bytes = static_cast<int64_t>(head_dim) * 2;
+  auto row = [&](int j) { return base + slots[j] * row_elems + head_off; };
+  for (int j = 0; j < std::min(kAhead, n_ahead); ++j) PrefetchRow(row(j), bytes);
+  int j = 0;
+  for (; j + 2 <= n; j += 2) {
+    for (int t = j + kAhead; t < std::min(j + kAhead + 2, n_ahead); ++t) PrefetchRow(row(t), bytes);
+    const uint16_t* k[2] = {row(j), row(j + 1)};
+    ScoreKeysF16Queries<2>(q, n_q, head_dim, k, scores + j, score_stride);
+  }
+  if (j < n) {
+    const uint16_t* k[1] = {row(j)};
+    ScoreKeysF16Queries<1>(q, n_q, head_dim, k, scores + j, score_stride);
+  }
+}
+
+void AccumulateF16(const float* p, int64_t p_stride, int n_rows, const uint16_t* base,
+                   const int32_t* slots, int64_t row_elems, int64_t head_off, int n, int width,
+                   float* acc, int64_t acc_stride) {
+  // The column strips below each take one line of every row: ask for the rows whole first.
+  for (int j = 0; j < n; ++j) PrefetchRow(base + slots[j] * row_elems + head_off, width * 2);
+  ForRowBlocksOf4(n_rows, [&](int r, auto rows) {
+    constexpr int R = decltype(rows)::value;
+    const float* pr = p + r * p_stride;
+    float* ar = acc + r * acc_stride;
+    int d = 0;
+    for (; d + 16 <= width; d += 16) {
+      AccumulateF16Micro<R, 2>(pr, p_stride, base, slots, row_elems, head_off, n, d, ar,
+                               acc_stride);
+    }
+    for (; d < width; d += 8) {
+      AccumulateF16Micro<R, 1>(pr, p_stride, base, slots, row_elems, head_off, n, d, ar,
+                               acc_stride);
+    }
+  });
+}
+
 }  // namespace radixlm::kernels::cpu::avx2

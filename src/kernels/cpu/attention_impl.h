@@ -76,6 +76,21 @@ using LoadF16RowsFn = void (*)(const uint16_t* base, const int32_t* slots, int64
 // not change the result).
 using RowMaxFn = float (*)(const float* s, int n);
 
+// ScoreTileFn with the keys read in place from an F16 cache: key j's head_dim values at
+// base + slots[j] * row_elems + head_off, converted in registers (exactly), so no float copy
+// is written and read back; the same values as ScoreBlockFn on the converted rows. Prefetches
+// the rows slots[n, n_ahead) as LoadF16RowsFn does.
+using ScoreF16Fn = void (*)(const float* q, int n_q, const uint16_t* base, const int32_t* slots,
+                            int64_t row_elems, int64_t head_off, int n, int n_ahead, int head_dim,
+                            float* scores, int64_t score_stride);
+// AccumulateTileFn with the values read in place from an F16 cache (row j at base + slots[j] *
+// row_elems + head_off, width % 8 == 0): the same values as AccumulateTileFn on the converted
+// rows.
+using AccumulateF16Fn = void (*)(const float* p, int64_t p_stride, int n_rows,
+                                 const uint16_t* base, const int32_t* slots, int64_t row_elems,
+                                 int64_t head_off, int n, int width, float* acc,
+                                 int64_t acc_stride);
+
 struct AttentionKernels {
   ScoreBlockFn score;
   ScoreTileFn score_tile;
@@ -83,6 +98,11 @@ struct AttentionKernels {
   AccumulateTileFn accumulate;
   LoadF16RowsFn load_f16;  // null: the generic row conversion
   RowMaxFn row_max;
+  // Decode's kernels over an F16 cache (null: convert blocks with load_f16, then score and
+  // accumulate): with one query row per tile, each key and value row serves only that row's
+  // heads, so converting it in registers saves a float block's write and reads.
+  ScoreF16Fn score_f16 = nullptr;
+  AccumulateF16Fn accumulate_f16 = nullptr;
 };
 
 namespace scalar {
@@ -103,6 +123,12 @@ void ScoreBlock(const float* q, const float* k, int n, int head_dim, float* scor
 double ExpSum(float* s, int n, int lane0, float max);
 void AccumulateTile(const float* p, int64_t p_stride, int n_rows, const float* v, int n, int width,
                     float* acc, int64_t acc_stride);
+void ScoreF16(const float* q, int n_q, const uint16_t* base, const int32_t* slots,
+              int64_t row_elems, int64_t head_off, int n, int n_ahead, int head_dim, float* scores,
+              int64_t score_stride);
+void AccumulateF16(const float* p, int64_t p_stride, int n_rows, const uint16_t* base,
+                   const int32_t* slots, int64_t row_elems, int64_t head_off, int n, int width,
+                   float* acc, int64_t acc_stride);
 }  // namespace avx2
 namespace avx512 {  // only with RADIXLM_KERNELS_AVX512 and CpuHasAvx512()
 void ScoreTile(const float* q, int n_q, const float* k, int n, int head_dim, float* scores,

@@ -72,12 +72,11 @@ inline void K4Scales8(const uint8_t* sp, int h, __m256 dsup, __m256 neg_dmin, __
 }
 
 // kK4 for the 8 blocks of a super-block at once (their scale bytes at sp, block i's 24 at
-// sp + 24 i): d[i][hh] and m[i][hh] of half h0 + hh, the floats K4Scales8 gives (the same
+// sp + 24 i): d[i][h] and m[i][h] of both halves h, the floats K4Scales8 gives (the same
 // 6-bit values times the same widened halves), the bytes unpacked two blocks per 256-bit
 // step, once per super-block rather than per block and half in the block loop.
-template <int kHalves>
-inline void K4ScalesSuper(const uint8_t* sp, int h0, const __m256* dsup, const __m256* neg_dmin,
-                          __m256 (*d)[kHalves], __m256 (*m)[kHalves]) {
+inline void K4ScalesSuper(const uint8_t* sp, const __m256* dsup, const __m256* neg_dmin,
+                          __m256 (*d)[2], __m256 (*m)[2]) {
   const __m256i n15 = _mm256_set1_epi8(15), n3 = _mm256_set1_epi8(3);
   for (int i = 0; i < 8; i += 2) {
     const uint8_t* p = sp + 24 * i;
@@ -97,12 +96,11 @@ inline void K4ScalesSuper(const uint8_t* sp, int h0, const __m256* dsup, const _
     for (int j = 0; j < 2; ++j) {
       const __m128i scj = j == 0 ? _mm256_castsi256_si128(sc) : _mm256_extracti128_si256(sc, 1);
       const __m128i mnj = j == 0 ? _mm256_castsi256_si128(mn) : _mm256_extracti128_si256(mn, 1);
-      for (int hh = 0; hh < kHalves; ++hh) {
-        const bool upper = h0 + hh == 1;  // rows 8..15: the lane's high 8 bytes
-        const __m128i s8 = upper ? _mm_unpackhi_epi64(scj, scj) : scj;
-        const __m128i m8 = upper ? _mm_unpackhi_epi64(mnj, mnj) : mnj;
-        d[i + j][hh] = _mm256_mul_ps(dsup[hh], _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(s8)));
-        m[i + j][hh] = _mm256_mul_ps(neg_dmin[hh], _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(m8)));
+      for (int h = 0; h < 2; ++h) {  // h = 1, rows 8..15: the lane's high 8 bytes
+        const __m128i s8 = h == 1 ? _mm_unpackhi_epi64(scj, scj) : scj;
+        const __m128i m8 = h == 1 ? _mm_unpackhi_epi64(mnj, mnj) : mnj;
+        d[i + j][h] = _mm256_mul_ps(dsup[h], _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(s8)));
+        m[i + j][h] = _mm256_mul_ps(neg_dmin[h], _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(m8)));
       }
     }
   }
@@ -315,7 +313,7 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int h0,
         dsup[hh] = LoadHalves8(sup + 16 * (h0 + hh));
         if (k4 || (kLow2 && kMin)) neg_dmin[hh] = Negate8(LoadHalves8(sup + 32 + 16 * (h0 + hh)));
       }
-      if constexpr (k4_super) K4ScalesSuper<kHalves>(scales, h0, dsup, neg_dmin, k4d, k4m);
+      if constexpr (k4_super) K4ScalesSuper(scales, dsup, neg_dmin, k4d, k4m);
     }
     // Only the group's first pass streams it: later token tiles and the second half (h = 1)
     // read lines already in cache.
