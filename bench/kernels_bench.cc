@@ -294,9 +294,11 @@ BENCHMARK(BM_ModelDecodePacked)
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
-void BM_AttentionDecode(benchmark::State& state) {
-  const int n_kv = static_cast<int>(state.range(0));
-  ThreadPool pool(static_cast<int>(state.range(1)));
+// Attention at the gemma-3-270m layer's shape (4 heads, 1 kv head of 256, F16 cache) for the
+// last n_q of n_kv positions, causal: n_q 1 is decode, more a prefill chunk after a cached
+// prefix.
+void RunGemmaAttention(benchmark::State& state, int n_kv, int n_q, int threads) {
+  ThreadPool pool(threads);
   AttentionParams p{4, 1, 256, 0.0625f, 0, 0.0f};
   std::vector<uint16_t> k(n_kv * 256), v(n_kv * 256);
   KvLayerView kv{KvDtype::kF16, k.data(), v.data(), 256};
@@ -304,12 +306,17 @@ void BM_AttentionDecode(benchmark::State& state) {
   std::vector<int32_t> slots(n_kv);
   for (int i = 0; i < n_kv; ++i) slots[i] = i;
   StoreKvRows(kv, slots.data(), n_kv, rows.data(), rows.data());
-  const auto q = Random(4 * 256, 7);
-  std::vector<float> out(4 * 256);
-  const int64_t pos = n_kv - 1;
+  const auto q = Random(n_q * 4 * 256, 7);
+  std::vector<float> out(n_q * 4 * 256);
+  std::vector<int64_t> pos(n_q);
+  for (int i = 0; i < n_q; ++i) pos[i] = n_kv - n_q + i;
   for (auto _ : state) {
-    AttentionForSequence(p, q.data(), &pos, 1, kv, slots.data(), n_kv, out.data(), &pool);
+    AttentionForSequence(p, q.data(), pos.data(), n_q, kv, slots.data(), n_kv, out.data(), &pool);
   }
+}
+
+void BM_AttentionDecode(benchmark::State& state) {
+  RunGemmaAttention(state, static_cast<int>(state.range(0)), 1, static_cast<int>(state.range(1)));
 }
 BENCHMARK(BM_AttentionDecode)
     ->ArgNames({"n_kv", "thr"})
@@ -318,6 +325,15 @@ BENCHMARK(BM_AttentionDecode)
     ->Args({4096, 2})
     ->Args({16384, 1})
     ->Args({16384, 2})
+    ->UseRealTime();
+
+void BM_AttentionPrefill(benchmark::State& state) {
+  RunGemmaAttention(state, static_cast<int>(state.range(0)), static_cast<int>(state.range(1)),
+                    static_cast<int>(state.range(2)));
+}
+BENCHMARK(BM_AttentionPrefill)
+    ->ArgNames({"n_kv", "n_q", "thr"})
+    ->Args({4096, 256, 2})
     ->UseRealTime();
 
 // Decode attention at a Llama-3.2-1B layer's shape (32 query heads, 8 kv heads of 64), the

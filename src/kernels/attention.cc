@@ -107,9 +107,9 @@ cpu::AttentionKernels SelectKernels() {
 #endif
 #if defined(RADIXLM_KERNELS_X86)
   if (static_cast<int>(ActiveIsa()) >= static_cast<int>(Isa::kAvx2)) {
-    return {cpu::avx2::ScoreBlock,  nullptr,          cpu::avx2::ExpSum, cpu::avx2::AccumulateTile,
-            cpu::avx2::LoadF16Rows, cpu::avx2::RowMax,   cpu::avx2::ScoreF16,
-            cpu::avx2::AccumulateF16};
+    return {cpu::avx2::ScoreBlock,     cpu::avx2::ScoreTile,   cpu::avx2::ExpSum,
+            cpu::avx2::AccumulateTile, cpu::avx2::LoadF16Rows, cpu::avx2::RowMax,
+            cpu::avx2::ScoreF16,       cpu::avx2::AccumulateF16};
   }
 #endif
   return {cpu::scalar::ScoreBlock,     nullptr, cpu::scalar::ExpSum,

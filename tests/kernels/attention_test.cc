@@ -375,6 +375,27 @@ void ExpectAccumulateMatchesScalar(cpu::AccumulateTileFn fn, std::initializer_li
   }
 }
 
+// fn (a SIMD ScoreTile) gives each query the scalar kernel's scores bit for bit.
+void ExpectScoreTileMatchesScalar(cpu::ScoreTileFn fn, std::initializer_list<int> head_dims,
+                                  std::mt19937& rng) {
+  for (const int hd : head_dims) {
+    for (const int n_q : {1, 3, 4, 6, 9}) {
+      for (const int n : {1, 3, 4, 7, 13, 64}) {
+        const auto q = RandomFloats(rng, static_cast<int64_t>(n_q) * hd, -3.0f, 3.0f);
+        const auto k = RandomFloats(rng, static_cast<int64_t>(n) * hd, -3.0f, 3.0f);
+        std::vector<float> a(static_cast<size_t>(n_q) * (n + 5)), b(n);
+        fn(q.data(), n_q, k.data(), n, hd, a.data(), n + 5);
+        for (int i = 0; i < n_q; ++i) {
+          cpu::scalar::ScoreBlock(q.data() + i * hd, k.data(), n, hd, b.data());
+          for (int j = 0; j < n; ++j) {
+            ASSERT_EQ(a[i * (n + 5) + j], b[j]) << "hd=" << hd << " n_q=" << n_q << " n=" << n;
+          }
+        }
+      }
+    }
+  }
+}
+
 // The scalar kernels define the numerics; the AVX2 ones must reproduce them bit for bit.
 TEST(AttentionKernels, Avx2MatchesScalarBitForBit) {
   if (!IsaAvailable(Isa::kAvx2)) GTEST_SKIP() << "no AVX2";
@@ -403,6 +424,8 @@ TEST(AttentionKernels, Avx2MatchesScalarBitForBit) {
       for (int j = 0; j < n; ++j) ASSERT_EQ(sa[j], sb[j]) << "lane0=" << lane0 << " j=" << j;
     }
   }
+  // 20: not a multiple of 8 (the scalar fallback)
+  ExpectScoreTileMatchesScalar(cpu::avx2::ScoreTile, {8, 20, 24, 256}, rng);
   ExpectAccumulateMatchesScalar(cpu::avx2::AccumulateTile, {5, 8, 24, 256}, rng);
 }
 
@@ -458,22 +481,7 @@ TEST(AttentionKernels, Avx2InPlaceF16MatchesScalarBitForBit) {
 TEST(AttentionKernels, Avx512MatchesScalarBitForBit) {
   if (!IsaAvailable(Isa::kAvx512)) GTEST_SKIP() << "no AVX-512";
   std::mt19937 rng(25);
-  for (const int hd : {8, 24, 256}) {
-    for (const int n_q : {1, 3, 4, 6}) {
-      for (const int n : {1, 3, 4, 7, 13, 64}) {
-        const auto q = RandomFloats(rng, static_cast<int64_t>(n_q) * hd, -3.0f, 3.0f);
-        const auto k = RandomFloats(rng, static_cast<int64_t>(n) * hd, -3.0f, 3.0f);
-        std::vector<float> a(static_cast<size_t>(n_q) * (n + 5)), b(n);
-        cpu::avx512::ScoreTile(q.data(), n_q, k.data(), n, hd, a.data(), n + 5);
-        for (int i = 0; i < n_q; ++i) {
-          cpu::scalar::ScoreBlock(q.data() + i * hd, k.data(), n, hd, b.data());
-          for (int j = 0; j < n; ++j) {
-            ASSERT_EQ(a[i * (n + 5) + j], b[j]) << "hd=" << hd << " n_q=" << n_q << " n=" << n;
-          }
-        }
-      }
-    }
-  }
+  ExpectScoreTileMatchesScalar(cpu::avx512::ScoreTile, {8, 24, 256}, rng);
   ExpectAccumulateMatchesScalar(cpu::avx512::AccumulateTile, {5, 8, 24, 64, 72, 80, 136, 144, 256},
                                 rng);
 }

@@ -71,8 +71,8 @@ void LoadF16Rows(const uint16_t* base, const int32_t* slots, int64_t row_elems, 
     const uint16_t* src = base + slots[j] * row_elems + head_off;
     float* d = dst + static_cast<int64_t>(j) * width;
     for (int e = 0; e < width; e += 8) {
-      _mm256_storeu_ps(
-          d + e, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + e))));
+      _mm256_storeu_ps(d + e,
+                       _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + e))));
     }
   }
 }
@@ -141,18 +141,25 @@ double ExpSum(float* s, int n, int lane0, float max) {
 
 namespace {
 
-// Rows [0, R) x columns [d, d + 8 * C) of AccumulateTile, accumulators in registers.
-template <int R, int C>
-void AccumulateMicro(const float* p, int64_t p_stride, const float* v, int n, int width, int d,
-                     float* acc, int64_t acc_stride) {
+// 8 values of a key or value row, as float (F16 converted exactly).
+inline __m256 Load8(const uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+inline __m256 Load8(const float* p) { return _mm256_loadu_ps(p); }
+
+// Rows [0, R) x columns [d, d + 8 * C) of AccumulateTile (value row j at row_at(j), float or
+// F16), accumulators in registers.
+template <int R, int C, typename RowAt>
+void AccumulateMicro(const float* p, int64_t p_stride, RowAt row_at, int n, int d, float* acc,
+                     int64_t acc_stride) {
   __m256 a[R][C];
   for (int r = 0; r < R; ++r) {
     for (int c = 0; c < C; ++c) a[r][c] = _mm256_loadu_ps(acc + r * acc_stride + d + 8 * c);
   }
   for (int j = 0; j < n; ++j) {
-    const float* vj = v + static_cast<int64_t>(j) * width + d;
+    const auto* vj = row_at(j) + d;
     __m256 vv[C];
-    for (int c = 0; c < C; ++c) vv[c] = _mm256_loadu_ps(vj + 8 * c);
+    for (int c = 0; c < C; ++c) vv[c] = Load8(vj + 8 * c);
     for (int r = 0; r < R; ++r) {
       const __m256 pr = _mm256_set1_ps(p[r * p_stride + j]);
       for (int c = 0; c < C; ++c) a[r][c] = _mm256_fmadd_ps(vv[c], pr, a[r][c]);
@@ -166,11 +173,11 @@ void AccumulateMicro(const float* p, int64_t p_stride, const float* v, int n, in
 template <int R>
 void AccumulateRows(const float* p, int64_t p_stride, const float* v, int n, int width, float* acc,
                     int64_t acc_stride) {
+  const auto row_at = [&](int j) { return v + static_cast<int64_t>(j) * width; };
   int d = 0;
   for (; d + 16 <= width; d += 16)
-    AccumulateMicro<R, 2>(p, p_stride, v, n, width, d, acc, acc_stride);
-  for (; d + 8 <= width; d += 8)
-    AccumulateMicro<R, 1>(p, p_stride, v, n, width, d, acc, acc_stride);
+    AccumulateMicro<R, 2>(p, p_stride, row_at, n, d, acc, acc_stride);
+  for (; d + 8 <= width; d += 8) AccumulateMicro<R, 1>(p, p_stride, row_at, n, d, acc, acc_stride);
   if (d < width) {  // the last width % 8 columns
     for (int r = 0; r < R; ++r) {
       float* a = acc + r * acc_stride;
@@ -195,27 +202,23 @@ void AccumulateTile(const float* p, int64_t p_stride, int n_rows, const float* v
 
 namespace {
 
-inline __m256 LoadF16x8(const uint16_t* p) {
-  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-}
-
 inline void PrefetchRow(const uint16_t* row, int64_t bytes) {
   const char* c = reinterpret_cast<const char*>(row);
   for (int64_t b = 0; b < bytes; b += 64) _mm_prefetch(c + b, _MM_HINT_T0);
 }
 
-// Scores of K keys (rows k[0..K)) for M queries (q: [M, hd]): query i's score of key t at
-// s[i * stride + t]. Per (query, key) one 8-lane accumulator over d ascending, then HsumF32:
-// ScoreBlock's operations.
-template <int K, int M>
-void ScoreKeysF16(const float* q, int hd, const uint16_t* const* k, float* s, int64_t stride) {
+// Scores of K keys (rows k[0..K), float or F16) for M queries (q: [M, hd]): query i's score of
+// key t at s[i * stride + t]. Per (query, key) one 8-lane accumulator over d ascending, then
+// HsumF32: ScoreBlock's operations.
+template <int K, int M, typename T>
+void ScoreKeys(const float* q, int hd, const T* const* k, float* s, int64_t stride) {
   __m256 acc[K][M];
   for (int t = 0; t < K; ++t) {
     for (int i = 0; i < M; ++i) acc[t][i] = _mm256_setzero_ps();
   }
   for (int d = 0; d < hd; d += kLanes) {
     __m256 kv[K];
-    for (int t = 0; t < K; ++t) kv[t] = LoadF16x8(k[t] + d);
+    for (int t = 0; t < K; ++t) kv[t] = Load8(k[t] + d);
     for (int i = 0; i < M; ++i) {
       const __m256 qv = _mm256_loadu_ps(q + i * hd + d);
       for (int t = 0; t < K; ++t) acc[t][i] = _mm256_fmadd_ps(kv[t], qv, acc[t][i]);
@@ -226,46 +229,52 @@ void ScoreKeysF16(const float* q, int hd, const uint16_t* const* k, float* s, in
   }
 }
 
-template <int K>
-void ScoreKeysF16Queries(const float* q, int n_q, int hd, const uint16_t* const* k, float* s,
-                         int64_t stride) {
+// ScoreKeys for n_q queries, four at a time.
+template <int K, typename T>
+void ScoreKeysQueries(const float* q, int n_q, int hd, const T* const* k, float* s,
+                      int64_t stride) {
   for (int i = 0; i < n_q; i += 4) {
     const float* qi = q + static_cast<int64_t>(i) * hd;
     float* si = s + i * stride;
     switch (std::min(4, n_q - i)) {
-      case 4: ScoreKeysF16<K, 4>(qi, hd, k, si, stride); break;
-      case 3: ScoreKeysF16<K, 3>(qi, hd, k, si, stride); break;
-      case 2: ScoreKeysF16<K, 2>(qi, hd, k, si, stride); break;
-      default: ScoreKeysF16<K, 1>(qi, hd, k, si, stride); break;
+      case 4:
+        ScoreKeys<K, 4>(qi, hd, k, si, stride);
+        break;
+      case 3:
+        ScoreKeys<K, 3>(qi, hd, k, si, stride);
+        break;
+      case 2:
+        ScoreKeys<K, 2>(qi, hd, k, si, stride);
+        break;
+      default:
+        ScoreKeys<K, 1>(qi, hd, k, si, stride);
+        break;
     }
-  }
-}
-
-// Rows [0, R) x columns [d, d + 8 * C) of AccumulateF16: AccumulateMicro's operations on the
-// rows converted in registers.
-template <int R, int C>
-void AccumulateF16Micro(const float* p, int64_t p_stride, const uint16_t* base,
-                        const int32_t* slots, int64_t row_elems, int64_t head_off, int n, int d,
-                        float* acc, int64_t acc_stride) {
-  __m256 a[R][C];
-  for (int r = 0; r < R; ++r) {
-    for (int c = 0; c < C; ++c) a[r][c] = _mm256_loadu_ps(acc + r * acc_stride + d + 8 * c);
-  }
-  for (int j = 0; j < n; ++j) {
-    const uint16_t* vj = base + slots[j] * row_elems + head_off + d;
-    __m256 vv[C];
-    for (int c = 0; c < C; ++c) vv[c] = LoadF16x8(vj + 8 * c);
-    for (int r = 0; r < R; ++r) {
-      const __m256 pr = _mm256_set1_ps(p[r * p_stride + j]);
-      for (int c = 0; c < C; ++c) a[r][c] = _mm256_fmadd_ps(vv[c], pr, a[r][c]);
-    }
-  }
-  for (int r = 0; r < R; ++r) {
-    for (int c = 0; c < C; ++c) _mm256_storeu_ps(acc + r * acc_stride + d + 8 * c, a[r][c]);
   }
 }
 
 }  // namespace
+
+void ScoreTile(const float* q, int n_q, const float* k, int n, int head_dim, float* scores,
+               int64_t score_stride) {
+  if (head_dim % kLanes != 0) {
+    for (int i = 0; i < n_q; ++i) {
+      scalar::ScoreBlock(q + static_cast<int64_t>(i) * head_dim, k, n, head_dim,
+                         scores + i * score_stride);
+    }
+    return;
+  }
+  int j = 0;
+  for (; j + 2 <= n; j += 2) {
+    const float* kj[2] = {k + static_cast<int64_t>(j) * head_dim,
+                          k + static_cast<int64_t>(j + 1) * head_dim};
+    ScoreKeysQueries<2>(q, n_q, head_dim, kj, scores + j, score_stride);
+  }
+  if (j < n) {
+    const float* kj[1] = {k + static_cast<int64_t>(j) * head_dim};
+    ScoreKeysQueries<1>(q, n_q, head_dim, kj, scores + j, score_stride);
+  }
+}
 
 void ScoreF16(const float* q, int n_q, const uint16_t* base, const int32_t* slots,
               int64_t row_elems, int64_t head_off, int n, int n_ahead, int head_dim, float* scores,
@@ -278,11 +287,11 @@ void ScoreF16(const float* q, int n_q, const uint16_t* base, const int32_t* slot
   for (; j + 2 <= n; j += 2) {
     for (int t = j + kAhead; t < std::min(j + kAhead + 2, n_ahead); ++t) PrefetchRow(row(t), bytes);
     const uint16_t* k[2] = {row(j), row(j + 1)};
-    ScoreKeysF16Queries<2>(q, n_q, head_dim, k, scores + j, score_stride);
+    ScoreKeysQueries<2>(q, n_q, head_dim, k, scores + j, score_stride);
   }
   if (j < n) {
     const uint16_t* k[1] = {row(j)};
-    ScoreKeysF16Queries<1>(q, n_q, head_dim, k, scores + j, score_stride);
+    ScoreKeysQueries<1>(q, n_q, head_dim, k, scores + j, score_stride);
   }
 }
 
@@ -295,15 +304,11 @@ void AccumulateF16(const float* p, int64_t p_stride, int n_rows, const uint16_t*
     constexpr int R = decltype(rows)::value;
     const float* pr = p + r * p_stride;
     float* ar = acc + r * acc_stride;
+    const auto row_at = [&](int j) { return base + slots[j] * row_elems + head_off; };
     int d = 0;
-    for (; d + 16 <= width; d += 16) {
-      AccumulateF16Micro<R, 2>(pr, p_stride, base, slots, row_elems, head_off, n, d, ar,
-                               acc_stride);
-    }
-    for (; d < width; d += 8) {
-      AccumulateF16Micro<R, 1>(pr, p_stride, base, slots, row_elems, head_off, n, d, ar,
-                               acc_stride);
-    }
+    for (; d + 16 <= width; d += 16)
+      AccumulateMicro<R, 2>(pr, p_stride, row_at, n, d, ar, acc_stride);
+    for (; d < width; d += 8) AccumulateMicro<R, 1>(pr, p_stride, row_at, n, d, ar, acc_stride);
   });
 }
 

@@ -123,6 +123,9 @@ void ScoreBlock(const float* q, const float* k, int n, int head_dim, float* scor
 double ExpSum(float* s, int n, int lane0, float max);
 void AccumulateTile(const float* p, int64_t p_stride, int n_rows, const float* v, int n, int width,
                     float* acc, int64_t acc_stride);
+// Query rows four at a time against pairs of keys (each key row loaded once per four heads).
+void ScoreTile(const float* q, int n_q, const float* k, int n, int head_dim, float* scores,
+               int64_t score_stride);
 void ScoreF16(const float* q, int n_q, const uint16_t* base, const int32_t* slots,
               int64_t row_elems, int64_t head_off, int n, int n_ahead, int head_dim, float* scores,
               int64_t score_stride);
