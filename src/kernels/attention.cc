@@ -244,6 +244,16 @@ void PrepareQueries(const AttentionParams& p, const KvLayerView& kv, const Atten
   if (kv.dtype == KvDtype::kBF16) RoundThroughBf16(sc.q.data(), static_cast<int64_t>(n_pairs) * hd);
 }
 
+// Scales n raw dot products s[0, n) (unless the query was scaled) and applies the soft cap.
+void FinishScores(const AttentionParams& p, float score_scale, float* s, int n) {
+  if (score_scale != 1.0f) {
+    for (int j = 0; j < n; ++j) s[j] *= score_scale;
+  }
+  if (p.logit_softcap > 0.0f) {
+    for (int j = 0; j < n; ++j) s[j] = p.logit_softcap * std::tanh(s[j] / p.logit_softcap);
+  }
+}
+
 // One softmax chunk of the tile: keys [a, b). Leaves per pair its state in sc.chunk_state and
 // its P·V in sc.chunk_o (zero for pairs that see none of these keys).
 void RunChunk(const AttentionParams& p, const KvLayerView& kv, const AttentionSequence& sq,
@@ -272,14 +282,7 @@ void RunChunk(const AttentionParams& p, const KvLayerView& kv, const AttentionSe
       kern.score_f16(sc.q.data(), group, static_cast<const uint16_t*>(kv.k), sq.kv_slots + blo,
                      kv.row_elems, head_off, bhi - blo, b - blo, hd, rows + (blo - a), kChunk);
       for (int pair = 0; pair < group; ++pair) {
-        float* s = rows + pair * kChunk + (blo - a);
-        if (score_scale != 1.0f) {
-          for (int j = 0; j < bhi - blo; ++j) s[j] *= score_scale;
-        }
-        if (p.logit_softcap > 0.0f) {
-          for (int j = 0; j < bhi - blo; ++j)
-            s[j] = p.logit_softcap * std::tanh(s[j] / p.logit_softcap);
-        }
+        FinishScores(p, score_scale, rows + pair * kChunk + (blo - a), bhi - blo);
       }
       continue;
     }
@@ -315,13 +318,7 @@ void RunChunk(const AttentionParams& p, const KvLayerView& kv, const AttentionSe
         if (kern.score_tile == nullptr) {
           kern.score(sc.q.data() + static_cast<int64_t>(pair) * hd, kblk, bhi - blo, hd, s);
         }
-        if (score_scale != 1.0f) {
-          for (int j = 0; j < bhi - blo; ++j) s[j] *= score_scale;
-        }
-        if (p.logit_softcap > 0.0f) {
-          for (int j = 0; j < bhi - blo; ++j)
-            s[j] = p.logit_softcap * std::tanh(s[j] / p.logit_softcap);
-        }
+        FinishScores(p, score_scale, s, bhi - blo);
       }
     }
   }
