@@ -107,9 +107,10 @@ cpu::AttentionKernels SelectKernels() {
 #endif
 #if defined(RADIXLM_KERNELS_X86)
   if (static_cast<int>(ActiveIsa()) >= static_cast<int>(Isa::kAvx2)) {
-    return {cpu::avx2::ScoreBlock,     cpu::avx2::ScoreTile,   cpu::avx2::ExpSum,
-            cpu::avx2::AccumulateTile, cpu::avx2::LoadF16Rows, cpu::avx2::RowMax,
-            cpu::avx2::ScoreF16,       cpu::avx2::AccumulateF16};
+    return {cpu::avx2::ScoreBlock,     cpu::avx2::ScoreTile,    cpu::avx2::ExpSum,
+            cpu::avx2::AccumulateTile, cpu::avx2::LoadF16Rows,  cpu::avx2::RowMax,
+            cpu::avx2::ScoreF16,       cpu::avx2::AccumulateF16, cpu::avx2::LoadF16KeysT,
+            cpu::avx2::ScoreKeysT};
   }
 #endif
   return {cpu::scalar::ScoreBlock,     nullptr, cpu::scalar::ExpSum,
@@ -195,6 +196,7 @@ inline void VisibleKeys(const AttentionParams& p, const AttentionSequence& sq, i
 // Per-thread buffers (grown on demand).
 struct AttentionScratch {
   std::vector<float> kvbuf;    // [kKeyBlock, max(head_dim, v_dim)]: K or V rows as float
+  std::vector<float> ktbuf;    // [head_dim, kKeyBlock]: a transposed key block (load_f16_t)
   std::vector<float> q;        // [pairs, head_dim]: the tile's queries (see PrepareQueries)
   std::vector<float> scores;   // [pairs, kChunk]: one chunk's scores, then probabilities
   std::vector<float> chunk_o;  // [pairs, v_dim]: one chunk's P·V
@@ -269,6 +271,9 @@ void RunChunk(const AttentionParams& p, const KvLayerView& kv, const AttentionSe
   const int vd = VDim(p);
   const bool in_place = it.q1 - it.q0 == 1 && kv.dtype == KvDtype::kF16 &&
                         kern.score_f16 != nullptr && hd % 8 == 0 && vd % 8 == 0;
+  // Prefill (many pairs) over an F16 cache: scores against transposed key blocks.
+  const bool transposed = !in_place && kv.dtype == KvDtype::kF16 && kern.score_t != nullptr &&
+                          hd % 8 == 0 && n_pairs >= cpu::kMinPairsT;
 
   // Scores of the visible keys.
   for (int kb = a; kb < b; kb += kKeyBlock) {
@@ -286,7 +291,12 @@ void RunChunk(const AttentionParams& p, const KvLayerView& kv, const AttentionSe
       }
       continue;
     }
-    LoadKeyBlock(kv, kv.k, sq, kern, head_off, hd, kb, ke - kb, b - kb, sc.kvbuf.data());
+    if (transposed) {
+      kern.load_f16_t(static_cast<const uint16_t*>(kv.k), sq.kv_slots + kb, kv.row_elems,
+                      head_off, hd, ke - kb, b - kb, sc.ktbuf.data());
+    } else {
+      LoadKeyBlock(kv, kv.k, sq, kern, head_off, hd, kb, ke - kb, b - kb, sc.kvbuf.data());
+    }
     // Whether query qi sees every key of the block (then its scores may come from one tile
     // call with its neighbours': ScoreTileFn's values do not depend on the rows beside them).
     auto sees_block = [&](int qi) {
@@ -303,19 +313,23 @@ void RunChunk(const AttentionParams& p, const KvLayerView& kv, const AttentionSe
       if (blo >= bhi) continue;
       const int pair0 = (qi - it.q0) * group;
       const float* kblk = sc.kvbuf.data() + static_cast<int64_t>(blo - kb) * hd;
-      if (kern.score_tile != nullptr) {  // the query's heads together: each key loaded once
-        // Consecutive queries that all see the whole block go in one call (each key row then
-        // serves several queries: a bidirectional span, or a causal prompt's earlier keys).
-        if (blo == kb && bhi == ke) {
-          while (q_next < it.q1 && sees_block(q_next)) ++q_next;
-        }
+      // Consecutive queries that all see the whole block go in one call (each key row then
+      // serves several queries: a bidirectional span, or a causal prompt's earlier keys).
+      if ((transposed || kern.score_tile != nullptr) && blo == kb && bhi == ke) {
+        while (q_next < it.q1 && sees_block(q_next)) ++q_next;
+      }
+      if (transposed) {
+        kern.score_t(sc.q.data() + static_cast<int64_t>(pair0) * hd, (q_next - qi) * group,
+                     sc.ktbuf.data(), blo - kb, bhi - kb, hd, rows + pair0 * kChunk + (blo - a),
+                     kChunk);
+      } else if (kern.score_tile != nullptr) {  // the query's heads together: each key loaded once
         kern.score_tile(sc.q.data() + static_cast<int64_t>(pair0) * hd, (q_next - qi) * group, kblk,
                         bhi - blo, hd, rows + pair0 * kChunk + (blo - a), kChunk);
       }
       for (int hh = 0; hh < (q_next - qi) * group; ++hh) {
         const int pair = pair0 + hh;
         float* s = rows + pair * kChunk + (blo - a);
-        if (kern.score_tile == nullptr) {
+        if (!transposed && kern.score_tile == nullptr) {
           kern.score(sc.q.data() + static_cast<int64_t>(pair) * hd, kblk, bhi - blo, hd, s);
         }
         FinishScores(p, score_scale, s, bhi - blo);
@@ -419,6 +433,7 @@ inline int ChunkEnd(const WorkItem& it, int c) { return std::min(it.k1, (c + 1) 
 void GrowScratch(const AttentionParams& p, const WorkItem& it, AttentionScratch& sc) {
   const int n_pairs = (it.q1 - it.q0) * (p.n_heads / p.n_kv_heads);
   Grow(sc.kvbuf, static_cast<int64_t>(kKeyBlock) * std::max(p.head_dim, VDim(p)));
+  Grow(sc.ktbuf, static_cast<int64_t>(kKeyBlock) * p.head_dim);
   Grow(sc.scores, static_cast<int64_t>(n_pairs) * kChunk);
   Grow(sc.chunk_o, static_cast<int64_t>(n_pairs) * VDim(p));
   Grow(sc.run_o, static_cast<int64_t>(n_pairs) * VDim(p));

@@ -475,6 +475,53 @@ TEST(AttentionKernels, Avx2InPlaceF16MatchesScalarBitForBit) {
     }
   }
 }
+
+// Prefill's transposed key blocks: LoadF16KeysT then ScoreKeysT over any key range of the
+// block gives the scalar kernel's scores on the converted rows, bit for bit.
+TEST(AttentionKernels, Avx2TransposedKeysMatchScalarBitForBit) {
+  if (!IsaAvailable(Isa::kAvx2)) GTEST_SKIP() << "no AVX2";
+  std::mt19937 rng(27);
+  for (const int hd : {8, 24, 64, 256}) {
+    const int64_t row_elems = 3 * hd, head_off = 2 * hd;  // the last of 3 kv heads
+    const int n_slots = 80;
+    std::vector<uint16_t> cache(n_slots * row_elems);
+    const auto vals = RandomFloats(rng, n_slots * row_elems, -3.0f, 3.0f);
+    F32ToF16Row(vals.data(), cache.data(), n_slots * row_elems);
+    std::vector<int32_t> slots(n_slots);
+    std::iota(slots.begin(), slots.end(), 0);
+    std::shuffle(slots.begin(), slots.end(), rng);
+    for (const int n : {1, 3, 8, 13, 64}) {
+      std::vector<float> rows(static_cast<size_t>(n) * hd);
+      for (int j = 0; j < n; ++j) {
+        F16ToF32Row(cache.data() + slots[j] * row_elems + head_off, rows.data() + j * hd, hd);
+      }
+      std::vector<float> kt(static_cast<size_t>(hd) * cpu::kAttendBlockMax, NAN);
+      cpu::avx2::LoadF16KeysT(cache.data(), slots.data(), row_elems, head_off, hd, n, n_slots,
+                              kt.data());
+      for (int j = 0; j < n; ++j) {
+        for (int d = 0; d < hd; ++d) ASSERT_EQ(kt[cpu::TransposedAt(j, d, hd)], rows[j * hd + d]);
+      }
+      for (const int n_q : {1, 2, 3, 8}) {
+        const auto q = RandomFloats(rng, static_cast<int64_t>(n_q) * hd, -3.0f, 3.0f);
+        for (const auto& [j0, j1] : {std::pair{0, n}, std::pair{n / 3, n}, std::pair{0, n - n / 4},
+                                     std::pair{n / 5, n - n / 3}}) {
+          if (j0 >= j1) continue;
+          const int64_t stride = n + 5;
+          std::vector<float> a(n_q * stride, -1.0f), b(j1 - j0);
+          cpu::avx2::ScoreKeysT(q.data(), n_q, kt.data(), j0, j1, hd, a.data(), stride);
+          for (int i = 0; i < n_q; ++i) {
+            cpu::scalar::ScoreBlock(q.data() + i * hd, rows.data() + j0 * hd, j1 - j0, hd, b.data());
+            for (int j = 0; j < j1 - j0; ++j) {
+              ASSERT_EQ(a[i * stride + j], b[j])
+                  << "hd=" << hd << " n=" << n << " n_q=" << n_q << " j0=" << j0 << " j1=" << j1;
+            }
+            for (int j = j1 - j0; j < stride; ++j) ASSERT_EQ(a[i * stride + j], -1.0f);  // untouched
+          }
+        }
+      }
+    }
+  }
+}
 #endif
 
 #if defined(RADIXLM_KERNELS_X86) && defined(RADIXLM_KERNELS_AVX512)

@@ -312,4 +312,130 @@ void AccumulateF16(const float* p, int64_t p_stride, int n_rows, const uint16_t*
   });
 }
 
+
+namespace {
+
+constexpr int kKeysT = kPanelKeys;  // a transposed panel's row stride
+
+// dst[e * kKeysT] = value d + e of the 8 rows r[0..8) (row t in lane t): an 8 x 8 transpose.
+inline void StoreTransposed8(__m256 r[8], float* dst) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 2; ++i) {
+    u[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+    u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+    u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+  for (int e = 0; e < 4; ++e) {
+    _mm256_storeu_ps(dst + e * kKeysT, _mm256_permute2f128_ps(u[e], u[e + 4], 0x20));
+    _mm256_storeu_ps(dst + (e + 4) * kKeysT, _mm256_permute2f128_ps(u[e], u[e + 4], 0x31));
+  }
+}
+
+// Scores of M queries (rows of q, stride hd) against the 8 V keys from column jv of a
+// transposed panel kt: query i's at out[i * out_stride + t], t < 8 V. Each lane class of the
+// dot (the terms d == l mod 8) is an accumulator of its own, run one class at a time (M V
+// chains), so the classes meet in vertical adds in LaneSum's order:
+// ((c0 + c4) + (c2 + c6)) + ((c1 + c5) + (c3 + c7)).
+template <int M, int V>
+void ScoreKeyVectors(const float* q, int hd, const float* kt, int jv, float* out,
+                     int64_t out_stride) {
+  constexpr int kClass[4] = {0, 2, 1, 3};  // c_l + c_{l+4} for these l, in the tree's order
+  __m256 pair[4][M][V];
+  for (int g = 0; g < 4; ++g) {
+    for (int half = 0; half < 2; ++half) {
+      __m256 a[M][V];
+      for (int i = 0; i < M; ++i) {
+        for (int v = 0; v < V; ++v) a[i][v] = _mm256_setzero_ps();
+      }
+      for (int d = kClass[g] + 4 * half; d < hd; d += kLanes) {
+        __m256 kv[V];
+        for (int v = 0; v < V; ++v) kv[v] = _mm256_loadu_ps(kt + d * kKeysT + jv + 8 * v);
+        for (int i = 0; i < M; ++i) {
+          const __m256 qb = _mm256_broadcast_ss(q + i * hd + d);
+          for (int v = 0; v < V; ++v) a[i][v] = _mm256_fmadd_ps(kv[v], qb, a[i][v]);
+        }
+      }
+      for (int i = 0; i < M; ++i) {
+        for (int v = 0; v < V; ++v) {
+          pair[g][i][v] = half == 0 ? a[i][v] : _mm256_add_ps(pair[g][i][v], a[i][v]);
+        }
+      }
+    }
+  }
+  for (int i = 0; i < M; ++i) {
+    for (int v = 0; v < V; ++v) {
+      const __m256 s = _mm256_add_ps(_mm256_add_ps(pair[0][i][v], pair[1][i][v]),
+                                     _mm256_add_ps(pair[2][i][v], pair[3][i][v]));
+      _mm256_storeu_ps(out + i * out_stride + 8 * v, s);
+    }
+  }
+}
+
+// ScoreKeyVectors for M queries against the 8 V keys from jv (a panel's first, or its second
+// 8 with V = 1) clipped to [j0, j1): whole vectors inside the range stored in place, a partial
+// one at its ends through a buffer.
+template <int M, int V>
+void ScoreClipped(const float* q, int hd, const float* kt, int jv, int j0, int j1, float* s,
+                  int64_t stride) {
+  const float* panel = kt + TransposedAt(jv - jv % kKeysT, 0, hd);
+  const int lo = std::max(jv, j0), hi = std::min(jv + 8 * V, j1);
+  if (lo == jv && hi == jv + 8 * V) {
+    return ScoreKeyVectors<M, V>(q, hd, panel, jv % kKeysT, s + (jv - j0), stride);
+  }
+  alignas(32) float tmp[M * 8 * V];
+  ScoreKeyVectors<M, V>(q, hd, panel, jv % kKeysT, tmp, 8 * V);
+  for (int i = 0; i < M; ++i) {
+    std::copy(tmp + i * 8 * V + (lo - jv), tmp + i * 8 * V + (hi - jv), s + i * stride + (lo - j0));
+  }
+}
+
+}  // namespace
+
+void LoadF16KeysT(const uint16_t* base, const int32_t* slots, int64_t row_elems, int64_t head_off,
+                  int head_dim, int n, int n_ahead, float* dst) {
+  constexpr int kAhead = 8;  // rows prefetched ahead of the group converted
+  const int64_t bytes = static_cast<int64_t>(head_dim) * 2;
+  auto row = [&](int j) { return base + slots[j] * row_elems + head_off; };
+  for (int j = 0; j < std::min(kAhead, n_ahead); ++j) PrefetchRow(row(j), bytes);
+  for (int j = 0; j < n; j += 8) {
+    for (int t = j + kAhead; t < std::min(j + 2 * kAhead, n_ahead); ++t) PrefetchRow(row(t), bytes);
+    const uint16_t* rows[8];
+    const int m = std::min(8, n - j);
+    for (int t = 0; t < 8; ++t) rows[t] = t < m ? row(j + t) : nullptr;
+    for (int d = 0; d < head_dim; d += 8) {
+      __m256 r[8];
+      for (int t = 0; t < 8; ++t) r[t] = rows[t] != nullptr ? Load8(rows[t] + d) : _mm256_setzero_ps();
+      StoreTransposed8(r, dst + TransposedAt(j, d, head_dim));
+    }
+  }
+}
+
+void ScoreKeysT(const float* q, int n_q, const float* kt, int j0, int j1, int head_dim,
+                float* scores, int64_t score_stride) {
+  // Key vectors outer, queries inner: a panel is read from L1 by every query.
+  for (int jv = j0 / 8 * 8; jv < j1;) {
+    const bool pair = jv % kKeysT == 0 && j1 - jv > 8;  // both vectors of a panel
+    constexpr int kM = 4;  // queries per call: 8 chains, 6 loads per 8 fused multiply-adds
+    int i = 0;
+    for (; i + kM <= n_q; i += kM) {
+      const float* qi = q + static_cast<int64_t>(i) * head_dim;
+      float* si = scores + i * score_stride;
+      pair ? ScoreClipped<kM, 2>(qi, head_dim, kt, jv, j0, j1, si, score_stride)
+           : ScoreClipped<kM, 1>(qi, head_dim, kt, jv, j0, j1, si, score_stride);
+    }
+    for (; i < n_q; ++i) {
+      const float* qi = q + static_cast<int64_t>(i) * head_dim;
+      float* si = scores + i * score_stride;
+      pair ? ScoreClipped<1, 2>(qi, head_dim, kt, jv, j0, j1, si, score_stride)
+           : ScoreClipped<1, 1>(qi, head_dim, kt, jv, j0, j1, si, score_stride);
+    }
+    jv += pair ? 16 : 8;
+  }
+}
+
 }  // namespace radixlm::kernels::cpu::avx2

@@ -91,6 +91,27 @@ using AccumulateF16Fn = void (*)(const float* p, int64_t p_stride, int n_rows,
                                  int64_t head_off, int n, int width, float* acc,
                                  int64_t acc_stride);
 
+// Prefill's key blocks transposed, in panels of kPanelKeys keys: keys slots[0, n)
+// (n <= kAttendBlockMax; F16 head columns [head_off, head_off + head_dim), head_dim % 8 == 0) as
+// float, key j's value d at dst[TransposedAt(j, d, head_dim)] (exact); the keys from n to n
+// rounded up to 8 are zero. A panel ([head_dim, kPanelKeys], contiguous) stays in L1 while
+// every query of a tile is scored against it. Prefetches the rows slots[n, n_ahead) as
+// LoadF16RowsFn does.
+inline constexpr int kPanelKeys = 16;
+inline int64_t TransposedAt(int j, int d, int head_dim) {
+  return static_cast<int64_t>(j / kPanelKeys) * head_dim * kPanelKeys + d * kPanelKeys +
+         j % kPanelKeys;
+}
+using LoadF16KeysTFn = void (*)(const uint16_t* base, const int32_t* slots, int64_t row_elems,
+                                int64_t head_off, int head_dim, int n, int n_ahead, float* dst);
+// ScoreBlockFn's values, bit for bit, for n_q queries (q: [n_q, head_dim]) against keys
+// [j0, j1) of a transposed block kt (LoadF16KeysTFn's dst): query i's score of key j at
+// scores[i * score_stride + j - j0]. Eight keys share a vector and each lane class of the dot
+// (terms d == l mod 8) its own accumulator, so the classes meet in vertical adds in LaneSum's
+// order instead of a horizontal sum per (query, key).
+using ScoreKeysTFn = void (*)(const float* q, int n_q, const float* kt, int j0, int j1,
+                              int head_dim, float* scores, int64_t score_stride);
+
 struct AttentionKernels {
   ScoreBlockFn score;
   ScoreTileFn score_tile;
@@ -103,7 +124,13 @@ struct AttentionKernels {
   // heads, so converting it in registers saves a float block's write and reads.
   ScoreF16Fn score_f16 = nullptr;
   AccumulateF16Fn accumulate_f16 = nullptr;
+  // Prefill's scores over an F16 cache with transposed key blocks (null: load_f16 and
+  // score_tile), for tiles of at least kMinPairsT (query, head) pairs: the transposition is
+  // paid once per block for all of them.
+  LoadF16KeysTFn load_f16_t = nullptr;
+  ScoreKeysTFn score_t = nullptr;
 };
+inline constexpr int kMinPairsT = 16;
 
 namespace scalar {
 float RowMax(const float* s, int n);
@@ -132,6 +159,10 @@ void ScoreF16(const float* q, int n_q, const uint16_t* base, const int32_t* slot
 void AccumulateF16(const float* p, int64_t p_stride, int n_rows, const uint16_t* base,
                    const int32_t* slots, int64_t row_elems, int64_t head_off, int n, int width,
                    float* acc, int64_t acc_stride);
+void LoadF16KeysT(const uint16_t* base, const int32_t* slots, int64_t row_elems, int64_t head_off,
+                  int head_dim, int n, int n_ahead, float* dst);
+void ScoreKeysT(const float* q, int n_q, const float* kt, int j0, int j1, int head_dim,
+                float* scores, int64_t score_stride);
 }  // namespace avx2
 namespace avx512 {  // only with RADIXLM_KERNELS_AVX512 and CpuHasAvx512()
 void ScoreTile(const float* q, int n_q, const float* k, int n, int head_dim, float* scores,
