@@ -244,6 +244,9 @@ inline void DotChunks(const __m256i* wq, int c0, int c1, const int8_t* x, __m256
         const __m256i xs = _mm256_sign_epi8(Broadcast4(x + 32 * t + 4 * c), q);
         const __m256i p = _mm256_maddubs_epi16(aq, xs);
         s[t] = _mm256_add_epi32(s[t], _mm256_madd_epi16(p, ones));
+        // One chain per token in a register: GCC otherwise reassociates the integer adds into
+        // a tree whose 8 x T products it spills to the stack (a store and a load each).
+        asm("" : "+x"(s[t]));
       }
     }
   } else {
