@@ -431,23 +431,45 @@ TEST(AttentionKernels, Avx2MatchesScalarBitForBit) {
 
 // Decode's in-place kernels read F16 rows of a cache through slots (here in shuffled order,
 // one head of several per row): the scalar kernels' values on the converted rows, bit for bit.
+// An F16 cache of 80 slots whose rows hold 3 kv heads of hd values, with the slots of a
+// sequence in shuffled order; the kernels under test read kv head `head`.
+struct ShuffledF16Cache {
+  int hd = 0;
+  int64_t row_elems = 0, head_off = 0;
+  int n_slots = 80;
+  std::vector<uint16_t> cache;
+  std::vector<int32_t> slots;
+
+  ShuffledF16Cache(std::mt19937& rng, int head_dim, int head)
+      : hd(head_dim), row_elems(3 * head_dim), head_off(head * head_dim) {
+    cache.resize(n_slots * row_elems);
+    const auto vals = RandomFloats(rng, n_slots * row_elems, -3.0f, 3.0f);
+    F32ToF16Row(vals.data(), cache.data(), n_slots * row_elems);
+    slots.resize(n_slots);
+    std::iota(slots.begin(), slots.end(), 0);
+    std::shuffle(slots.begin(), slots.end(), rng);
+  }
+  // The head's values of the first n keys as float rows (the block LoadF16Rows would make).
+  std::vector<float> Rows(int n) const {
+    std::vector<float> rows(static_cast<size_t>(n) * hd);
+    for (int j = 0; j < n; ++j) {
+      F16ToF32Row(cache.data() + slots[j] * row_elems + head_off, rows.data() + j * hd, hd);
+    }
+    return rows;
+  }
+};
+
 TEST(AttentionKernels, Avx2InPlaceF16MatchesScalarBitForBit) {
   if (!IsaAvailable(Isa::kAvx2)) GTEST_SKIP() << "no AVX2";
   std::mt19937 rng(26);
   for (const int hd : {8, 24, 256}) {
-    const int64_t row_elems = 3 * hd, head_off = hd;  // the middle of 3 kv heads
-    const int n_slots = 80;
-    std::vector<uint16_t> cache(n_slots * row_elems);
-    const auto vals = RandomFloats(rng, n_slots * row_elems, -3.0f, 3.0f);
-    F32ToF16Row(vals.data(), cache.data(), n_slots * row_elems);
-    std::vector<int32_t> slots(n_slots);
-    std::iota(slots.begin(), slots.end(), 0);
-    std::shuffle(slots.begin(), slots.end(), rng);
+    const ShuffledF16Cache kv(rng, hd, 1);  // the middle of 3 kv heads
+    const std::vector<uint16_t>& cache = kv.cache;
+    const std::vector<int32_t>& slots = kv.slots;
+    const int64_t row_elems = kv.row_elems, head_off = kv.head_off;
+    const int n_slots = kv.n_slots;
     for (const int n : {1, 2, 3, 7, 64}) {
-      std::vector<float> rows(static_cast<size_t>(n) * hd);  // the block LoadF16Rows would make
-      for (int j = 0; j < n; ++j) {
-        F16ToF32Row(cache.data() + slots[j] * row_elems + head_off, rows.data() + j * hd, hd);
-      }
+      const std::vector<float> rows = kv.Rows(n);
       for (const int n_q : {1, 3, 4, 7}) {
         const auto q = RandomFloats(rng, static_cast<int64_t>(n_q) * hd, -3.0f, 3.0f);
         const int64_t stride = n + 5;
@@ -482,22 +504,12 @@ TEST(AttentionKernels, Avx2TransposedKeysMatchScalarBitForBit) {
   if (!IsaAvailable(Isa::kAvx2)) GTEST_SKIP() << "no AVX2";
   std::mt19937 rng(27);
   for (const int hd : {8, 24, 64, 256}) {
-    const int64_t row_elems = 3 * hd, head_off = 2 * hd;  // the last of 3 kv heads
-    const int n_slots = 80;
-    std::vector<uint16_t> cache(n_slots * row_elems);
-    const auto vals = RandomFloats(rng, n_slots * row_elems, -3.0f, 3.0f);
-    F32ToF16Row(vals.data(), cache.data(), n_slots * row_elems);
-    std::vector<int32_t> slots(n_slots);
-    std::iota(slots.begin(), slots.end(), 0);
-    std::shuffle(slots.begin(), slots.end(), rng);
+    const ShuffledF16Cache kv(rng, hd, 2);  // the last of 3 kv heads
     for (const int n : {1, 3, 8, 13, 64}) {
-      std::vector<float> rows(static_cast<size_t>(n) * hd);
-      for (int j = 0; j < n; ++j) {
-        F16ToF32Row(cache.data() + slots[j] * row_elems + head_off, rows.data() + j * hd, hd);
-      }
+      const std::vector<float> rows = kv.Rows(n);
       std::vector<float> kt(static_cast<size_t>(hd) * cpu::kAttendBlockMax, NAN);
-      cpu::avx2::LoadF16KeysT(cache.data(), slots.data(), row_elems, head_off, hd, n, n_slots,
-                              kt.data());
+      cpu::avx2::LoadF16KeysT(kv.cache.data(), kv.slots.data(), kv.row_elems, kv.head_off, hd, n,
+                              kv.n_slots, kt.data());
       for (int j = 0; j < n; ++j) {
         for (int d = 0; d < hd; ++d) ASSERT_EQ(kt[cpu::TransposedAt(j, d, hd)], rows[j * hd + d]);
       }
