@@ -196,7 +196,7 @@ inline void VisibleKeys(const AttentionParams& p, const AttentionSequence& sq, i
 // Per-thread buffers (grown on demand).
 struct AttentionScratch {
   std::vector<float> kvbuf;    // [kKeyBlock, max(head_dim, v_dim)]: K or V rows as float
-  std::vector<float> ktbuf;    // [head_dim, kKeyBlock]: a transposed key block (load_f16_t)
+  std::vector<float> ktbuf;    // [kKeyBlock * head_dim]: a key block in transposed panels
   std::vector<float> q;        // [pairs, head_dim]: the tile's queries (see PrepareQueries)
   std::vector<float> scores;   // [pairs, kChunk]: one chunk's scores, then probabilities
   std::vector<float> chunk_o;  // [pairs, v_dim]: one chunk's P·V

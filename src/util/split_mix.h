@@ -1,6 +1,6 @@
 // SplitMix64's finaliser: a fixed, well-mixed 64-bit -> 64-bit hash (sampling seeds, the token
-// ids that stand for an image's rows, fake models' logits). Its values are part of outputs tests compare, so it
-// never changes.
+// ids that stand for an image's rows, fake models' logits). Its values are part of outputs tests
+// compare, so it never changes.
 #pragma once
 
 #include <cstdint>

@@ -429,8 +429,6 @@ TEST(AttentionKernels, Avx2MatchesScalarBitForBit) {
   ExpectAccumulateMatchesScalar(cpu::avx2::AccumulateTile, {5, 8, 24, 256}, rng);
 }
 
-// Decode's in-place kernels read F16 rows of a cache through slots (here in shuffled order,
-// one head of several per row): the scalar kernels' values on the converted rows, bit for bit.
 // An F16 cache of 80 slots whose rows hold 3 kv heads of hd values, with the slots of a
 // sequence in shuffled order; the kernels under test read kv head `head`.
 struct ShuffledF16Cache {
@@ -459,23 +457,21 @@ struct ShuffledF16Cache {
   }
 };
 
+// Decode's in-place kernels read F16 rows of a cache through slots (here in shuffled order,
+// one head of several per row): the scalar kernels' values on the converted rows, bit for bit.
 TEST(AttentionKernels, Avx2InPlaceF16MatchesScalarBitForBit) {
   if (!IsaAvailable(Isa::kAvx2)) GTEST_SKIP() << "no AVX2";
   std::mt19937 rng(26);
   for (const int hd : {8, 24, 256}) {
     const ShuffledF16Cache kv(rng, hd, 1);  // the middle of 3 kv heads
-    const std::vector<uint16_t>& cache = kv.cache;
-    const std::vector<int32_t>& slots = kv.slots;
-    const int64_t row_elems = kv.row_elems, head_off = kv.head_off;
-    const int n_slots = kv.n_slots;
     for (const int n : {1, 2, 3, 7, 64}) {
       const std::vector<float> rows = kv.Rows(n);
       for (const int n_q : {1, 3, 4, 7}) {
         const auto q = RandomFloats(rng, static_cast<int64_t>(n_q) * hd, -3.0f, 3.0f);
         const int64_t stride = n + 5;
         std::vector<float> a(n_q * stride), b(n);
-        cpu::avx2::ScoreF16(q.data(), n_q, cache.data(), slots.data(), row_elems, head_off, n,
-                            n_slots, hd, a.data(), stride);
+        cpu::avx2::ScoreF16(q.data(), n_q, kv.cache.data(), kv.slots.data(), kv.row_elems,
+                            kv.head_off, n, kv.n_slots, hd, a.data(), stride);
         for (int i = 0; i < n_q; ++i) {
           cpu::scalar::ScoreBlock(q.data() + i * hd, rows.data(), n, hd, b.data());
           for (int j = 0; j < n; ++j) {
@@ -486,8 +482,8 @@ TEST(AttentionKernels, Avx2InPlaceF16MatchesScalarBitForBit) {
         const auto pr = RandomFloats(rng, n_q * p_stride, 0.0f, 1.0f);
         auto acc_a = RandomFloats(rng, n_q * acc_stride);
         auto acc_b = acc_a;
-        cpu::avx2::AccumulateF16(pr.data(), p_stride, n_q, cache.data(), slots.data(), row_elems,
-                                 head_off, n, hd, acc_a.data(), acc_stride);
+        cpu::avx2::AccumulateF16(pr.data(), p_stride, n_q, kv.cache.data(), kv.slots.data(),
+                                 kv.row_elems, kv.head_off, n, hd, acc_a.data(), acc_stride);
         cpu::scalar::AccumulateTile(pr.data(), p_stride, n_q, rows.data(), n, hd, acc_b.data(),
                                     acc_stride);
         for (size_t i = 0; i < acc_a.size(); ++i) {
@@ -510,24 +506,29 @@ TEST(AttentionKernels, Avx2TransposedKeysMatchScalarBitForBit) {
       std::vector<float> kt(static_cast<size_t>(hd) * cpu::kAttendBlockMax, NAN);
       cpu::avx2::LoadF16KeysT(kv.cache.data(), kv.slots.data(), kv.row_elems, kv.head_off, hd, n,
                               kv.n_slots, kt.data());
-      for (int j = 0; j < n; ++j) {
-        for (int d = 0; d < hd; ++d) ASSERT_EQ(kt[cpu::TransposedAt(j, d, hd)], rows[j * hd + d]);
+      for (int j = 0; j < (n + 7) / 8 * 8; ++j) {  // the keys past n in their 8 are zero
+        for (int d = 0; d < hd; ++d) {
+          ASSERT_EQ(kt[cpu::TransposedAt(j, d, hd)], j < n ? rows[j * hd + d] : 0.0f);
+        }
       }
       for (const int n_q : {1, 2, 3, 8}) {
         const auto q = RandomFloats(rng, static_cast<int64_t>(n_q) * hd, -3.0f, 3.0f);
-        for (const auto& [j0, j1] : {std::pair{0, n}, std::pair{n / 3, n}, std::pair{0, n - n / 4},
-                                     std::pair{n / 5, n - n / 3}}) {
+        for (const auto& [j0, j1] : {std::pair{0, n}, std::pair{n / 3, n},
+                                     std::pair{0, n - n / 4}, std::pair{n / 5, n - n / 3}}) {
           if (j0 >= j1) continue;
           const int64_t stride = n + 5;
           std::vector<float> a(n_q * stride, -1.0f), b(j1 - j0);
           cpu::avx2::ScoreKeysT(q.data(), n_q, kt.data(), j0, j1, hd, a.data(), stride);
           for (int i = 0; i < n_q; ++i) {
-            cpu::scalar::ScoreBlock(q.data() + i * hd, rows.data() + j0 * hd, j1 - j0, hd, b.data());
+            cpu::scalar::ScoreBlock(q.data() + i * hd, rows.data() + j0 * hd, j1 - j0, hd,
+                                    b.data());
             for (int j = 0; j < j1 - j0; ++j) {
               ASSERT_EQ(a[i * stride + j], b[j])
                   << "hd=" << hd << " n=" << n << " n_q=" << n_q << " j0=" << j0 << " j1=" << j1;
             }
-            for (int j = j1 - j0; j < stride; ++j) ASSERT_EQ(a[i * stride + j], -1.0f);  // untouched
+            for (int j = j1 - j0; j < stride; ++j) {
+              ASSERT_EQ(a[i * stride + j], -1.0f) << "written outside [j0, j1)";
+            }
           }
         }
       }

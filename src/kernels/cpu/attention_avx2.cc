@@ -312,7 +312,6 @@ void AccumulateF16(const float* p, int64_t p_stride, int n_rows, const uint16_t*
   });
 }
 
-
 namespace {
 
 constexpr int kKeysT = kPanelKeys;  // a transposed panel's row stride
@@ -409,7 +408,9 @@ void LoadF16KeysT(const uint16_t* base, const int32_t* slots, int64_t row_elems,
     for (int t = 0; t < 8; ++t) rows[t] = t < m ? row(j + t) : nullptr;
     for (int d = 0; d < head_dim; d += 8) {
       __m256 r[8];
-      for (int t = 0; t < 8; ++t) r[t] = rows[t] != nullptr ? Load8(rows[t] + d) : _mm256_setzero_ps();
+      for (int t = 0; t < 8; ++t) {
+        r[t] = rows[t] != nullptr ? Load8(rows[t] + d) : _mm256_setzero_ps();
+      }
       StoreTransposed8(r, dst + TransposedAt(j, d, head_dim));
     }
   }
@@ -419,22 +420,22 @@ void ScoreKeysT(const float* q, int n_q, const float* kt, int j0, int j1, int he
                 float* scores, int64_t score_stride) {
   // Key vectors outer, queries inner: a panel is read from L1 by every query.
   for (int jv = j0 / 8 * 8; jv < j1;) {
-    const bool pair = jv % kKeysT == 0 && j1 - jv > 8;  // both vectors of a panel
+    const bool whole_panel = jv % kKeysT == 0 && j1 - jv > 8;  // both vectors of a panel
     constexpr int kM = 4;  // queries per call: 8 chains, 6 loads per 8 fused multiply-adds
     int i = 0;
     for (; i + kM <= n_q; i += kM) {
       const float* qi = q + static_cast<int64_t>(i) * head_dim;
       float* si = scores + i * score_stride;
-      pair ? ScoreClipped<kM, 2>(qi, head_dim, kt, jv, j0, j1, si, score_stride)
-           : ScoreClipped<kM, 1>(qi, head_dim, kt, jv, j0, j1, si, score_stride);
+      whole_panel ? ScoreClipped<kM, 2>(qi, head_dim, kt, jv, j0, j1, si, score_stride)
+                  : ScoreClipped<kM, 1>(qi, head_dim, kt, jv, j0, j1, si, score_stride);
     }
     for (; i < n_q; ++i) {
       const float* qi = q + static_cast<int64_t>(i) * head_dim;
       float* si = scores + i * score_stride;
-      pair ? ScoreClipped<1, 2>(qi, head_dim, kt, jv, j0, j1, si, score_stride)
-           : ScoreClipped<1, 1>(qi, head_dim, kt, jv, j0, j1, si, score_stride);
+      whole_panel ? ScoreClipped<1, 2>(qi, head_dim, kt, jv, j0, j1, si, score_stride)
+                  : ScoreClipped<1, 1>(qi, head_dim, kt, jv, j0, j1, si, score_stride);
     }
-    jv += pair ? 16 : 8;
+    jv += whole_panel ? 16 : 8;
   }
 }
 
