@@ -495,6 +495,11 @@ const bool kServeRegistered = RegisterCommand("serve", [](CLI::App& app) {
   cmd->add_option("--max-running-requests", e.max_running_requests,
                   "Requests holding KV at once (0: from the pool size)");
   cmd->add_option("--random-seed", e.random_seed, "Seed of the random policy");
+  cmd->add_option("--defer-long-prefill", e.defer_long_prefill_s,
+                  "Seconds of estimated prefill from which a prompt waits while every running "
+                  "decode would finish first (0: never)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--waiting-timeout", e.waiting_timeout_s,
                   "Seconds a request may wait in the queue before it fails with 503 (0: none)")
       ->check(CLI::NonNegativeNumber)

@@ -201,7 +201,8 @@ struct SchedulerCounters {
   int64_t jump_forward_tokens = 0;
   int64_t grammar_masks = 0;  // grammar masks built (one per constrained row sampled)
   double grammar_mask_seconds = 0;
-  double forward_seconds = 0;  // inside the model's forward passes
+  double forward_seconds = 0;          // inside the model's forward passes
+  int64_t deferred_prefill_steps = 0;  // decode-only steps while a long prefill waited
   // Speculative decoding: decode steps of requests that could speculate, drafted tokens
   // verified, and those kept.
   int64_t spec_verify_steps = 0;
@@ -281,6 +282,7 @@ struct EngineSettings {
   bool enable_jump_forward = true;
   std::string speculative_algorithm;         // "" (off), "NGRAM", "STANDALONE" or "NEXTN"
   int32_t speculative_num_draft_tokens = 0;  // most draft nodes per request, root included
+  double defer_long_prefill_s = 0;           // 0: never (scheduler/prefill_deferral.h)
   double waiting_timeout_s = 0;              // 0: none
   double running_timeout_s = 0;              // 0: none
   // Disk tier: "" (off), "write_through" or "write_back"; its directory, size cap, block size.

@@ -92,6 +92,10 @@ struct EngineConfig {
   // --schedule-conservativeness: scales the initial new-token ratio (lower admits more and
   // retracts more).
   double schedule_conservativeness = 1.0;
+  // --defer-long-prefill: a prefill estimated to take at least this many seconds waits while
+  // every running decode would finish first (shortest remaining work first;
+  // scheduler/prefill_deferral.h). 0 disables.
+  double defer_long_prefill_s = 1.0;
   uint64_t random_seed = 0;  // --random-seed (the random policy)
   // --waiting-timeout / --running-timeout, seconds (0: none; negative: InvalidArgument at
   // Create): a request still queued, never run, after this long finishes with an abort the

@@ -136,6 +136,11 @@ StatusOr<SchedulerConfig> ToSchedulerConfig(const EngineConfig& config, int64_t 
     c.max_loras_per_batch = config.max_loras_per_batch;
   }
   c.init_new_token_ratio = std::min(1.0, 0.7 * config.schedule_conservativeness);
+  if (!(config.defer_long_prefill_s >= 0)) {
+    return InvalidArgument("--defer-long-prefill must be at least 0 seconds, got " +
+                           std::to_string(config.defer_long_prefill_s));
+  }
+  c.defer_long_prefill_s = config.defer_long_prefill_s;
   c.random_seed = config.random_seed;
   c.enable_jump_forward = !config.disable_jump_forward;
   RADIXLM_RETURN_IF_ERROR(ApplySpeculativeFlags(config, &c));
@@ -178,6 +183,7 @@ EngineSettings ToEngineSettings(const SchedulerConfig& config) {
               ? (config.speculative_eagle_topk > 1 ? config.speculative_num_draft_tokens
                                                    : config.speculative_num_steps + 1)
               : 0,
+      .defer_long_prefill_s = config.defer_long_prefill_s,
       .waiting_timeout_s = config.waiting_timeout_s,
       .running_timeout_s = config.running_timeout_s,
       .hicache_write_policy = !config.hicache.enable         ? ""
@@ -241,6 +247,7 @@ SchedulerCounters ToSchedulerCounters(const SchedulerStats& s) {
       .grammar_masks = s.grammar_masks,
       .grammar_mask_seconds = s.grammar_mask_seconds,
       .forward_seconds = s.forward_seconds,
+      .deferred_prefill_steps = s.deferred_prefill_steps,
       .spec_verify_steps = s.spec_verify_steps,
       .spec_drafted_tokens = s.spec_drafted_tokens,
       .spec_accepted_tokens = s.spec_accepted_tokens,

@@ -379,10 +379,17 @@ Status Scheduler::Step() {
   batch_.output_hidden = nextn_hidden_ > 0;  // the NextN layer's inputs
   AttachStateCheckpoints();
   const auto forward_start = std::chrono::steady_clock::now();
+  const double clock_start = clock_();
   Status status = runner_->Forward(batch_, &forward_out_);
   const double forward_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - forward_start).count();
   stats_.forward_seconds += forward_seconds;
+  if (status.ok()) {
+    int64_t prefill_tokens = 0;
+    for (const PrefillChunk& c : chunks_) prefill_tokens += c.end - c.begin;
+    step_times_.Observe(prefill_tokens, static_cast<int64_t>(decodes_.size()),
+                        clock_() - clock_start);
+  }
   if (status.ok() && chunks_.empty() && spec_batch_tokens_ > 0) {  // a decode step, pacing on
     step_cost_.Add(forward_out_.n_rows, forward_seconds);
   }

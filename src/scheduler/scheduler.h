@@ -39,6 +39,7 @@
 #include "sampling/batch_sampler.h"
 #include "scheduler/batch_builder.h"
 #include "scheduler/model_runner.h"
+#include "scheduler/prefill_deferral.h"
 #include "scheduler/request.h"
 #include "scheduler/request_output.h"
 #include "scheduler/schedule_policy.h"
@@ -101,6 +102,8 @@ struct SchedulerStats {
   int64_t grammar_masks = 0;
   double grammar_mask_seconds = 0;
   double forward_seconds = 0;
+  // Steps that ran only decodes while a long prefill waited (scheduler/prefill_deferral.h).
+  int64_t deferred_prefill_steps = 0;
   // Disk tier (--enable-hierarchical-cache; all zero without it). disk_hit_tokens: tokens a
   // match gained from blocks loaded off disk (cumulative; also counted in cache_hit_tokens once
   // admitted); disk: the store's counters; disk_block_tokens: tokens per block.
@@ -385,6 +388,9 @@ class Scheduler {
 
   // --- admission (scheduler_admission.cc) ---
   void SchedulePrefills();
+  // Whether this step runs only the decodes, a prefill of prefill_tokens tokens waiting
+  // (scheduler/prefill_deferral.h); counts the deferral.
+  bool DefersPrefill(int64_t prefill_tokens);
   void RefreshPrefixMatches();
   void MatchWaiting(Request* req);
   bool IsHeldForSibling(const Request& req) const;
@@ -532,6 +538,7 @@ class Scheduler {
   spec::NgramWindows ngram_windows_;          // collected this round, submitted at its end
   int64_t spec_batch_tokens_ = 0;  // this round's batch tokens before drafts (draft pacing)
   spec::StepCostFit step_cost_;    // decode forwards' seconds against tokens (draft pacing)
+  StepTimes step_times_;           // forward passes on clock_ (prefill deferral)
   BatchSamplingRow spec_row_;
   ModelRunner* draft_runner_ = nullptr;  // null: no draft-model speculation
   std::vector<Request*> draft_reqs_;     // drafting with the draft model this round

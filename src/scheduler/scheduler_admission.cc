@@ -133,6 +133,20 @@ double Scheduler::LockForAdmission(RadixNode* node, uint64_t* swa_lock_id, bool 
   return std::min(budget->full, budget->swa) - before;
 }
 
+bool Scheduler::DefersPrefill(int64_t prefill_tokens) {
+  if (decodes_.empty() || !(config_.defer_long_prefill_s > 0)) return false;
+  int64_t steps_left = 0;
+  for (const Request* req : decodes_) {
+    steps_left = std::max(
+        steps_left, std::min<int64_t>(req->remaining_new_tokens(), config_.clip_max_new_tokens));
+  }
+  if (!ShouldDeferPrefill(step_times_, prefill_tokens, steps_left, config_.defer_long_prefill_s)) {
+    return false;
+  }
+  ++stats_.deferred_prefill_steps;
+  return true;
+}
+
 void Scheduler::SchedulePrefills() {
   PollDiskLoads();
   if (waiting_.empty() && chunked_ == nullptr) return;
@@ -176,6 +190,7 @@ void Scheduler::SchedulePrefills() {
 
   // 1. The chunked request continues first (SGLang: add_chunked_req).
   if (Request* req = chunked_; req != nullptr) {
+    if (DefersPrefill(req->fill_len - req->kv_len)) return;
     const std::vector<std::pair<int64_t, int64_t>> whole = req->WholeRanges(req->kv_len);
     const PrefillCandidate c{
         .extend_len = req->fill_len - req->kv_len,
@@ -210,6 +225,14 @@ void Scheduler::SchedulePrefills() {
   const StarvationBound starvation{config_.starvation_max_skips, config_.starvation_max_wait_s};
   const double now = clock_();
   OrderWaitingQueue(kind, starvation, now, rng_, order);
+  if (chunks_.empty()) {  // no prefill runs this step yet: the head of the queue may wait
+    for (const Request* req : order) {
+      if (IsHeldForSibling(*req) || req->disk_load_pending) continue;
+      const auto tokens = static_cast<int64_t>(req->token_ids.size());
+      if (DefersPrefill(tokens - std::clamp<int64_t>(req->match_len, 0, tokens))) return;
+      break;
+    }
+  }
 
   const bool nothing_holds_kv = running_.empty() && chunked_ == nullptr && chunks_.empty();
   // --max-loras-per-batch: the adapters of the requests holding KV, which share forwards.

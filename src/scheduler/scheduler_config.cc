@@ -70,6 +70,9 @@ Status SchedulerConfig::Validate() const {
   if (chunked_prefill_size > 0 && chunked_prefill_size < page_size) {
     return bad("chunked_prefill_size", "-1 or at least page_size", chunked_prefill_size);
   }
+  if (!(defer_long_prefill_s >= 0)) {
+    return bad("defer_long_prefill_s", "at least 0 seconds", defer_long_prefill_s);
+  }
   if (!(init_new_token_ratio > 0 && init_new_token_ratio <= 1)) {
     return bad("init_new_token_ratio", "in (0, 1]", init_new_token_ratio);
   }

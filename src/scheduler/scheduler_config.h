@@ -54,6 +54,11 @@ struct SchedulerConfig {
   // Distinct LoRA adapters among the requests holding KV (they share forward passes); a
   // waiting request of another adapter waits. <= 0: no bound (--max-loras-per-batch).
   int32_t max_loras_per_batch = 0;
+  // Shortest remaining work first (scheduler/prefill_deferral.h): a prefill estimated to take at
+  // least this many seconds waits while every running decode would finish before it does.
+  // 0 (SGLang's behaviour, and the default here): never; the server's default is 1 second
+  // (--defer-long-prefill).
+  double defer_long_prefill_s = 0;
 
   // --- decode reserve (SGLang's new_token_ratio) ---
   // A running request is expected to still need min(remaining max_new_tokens, clip) * ratio

@@ -171,9 +171,11 @@ void Scheduler::ProcessResults() {
     sample_seqs_.push_back(s);
   }
   Request* partial = nullptr;
+  bool chunked_ran = false;
   for (size_t j = 0; j < chunks_.size(); ++j) {
     const PrefillChunk& chunk = chunks_[j];
     Request* req = chunk.req;
+    chunked_ran = chunked_ran || req == chunked_;
     const size_t seq = decodes_.size() + j;
     stats_.prefill_tokens += chunk.end - chunk.begin;
     ++req->forward_passes;
@@ -210,7 +212,9 @@ void Scheduler::ProcessResults() {
     sample_reqs_.push_back(req);
     sample_seqs_.push_back(seq);
   }
-  chunked_ = partial;
+  // A mid-prefill request that did not run this round (its prefill deferred, or no room for
+  // its next chunk while decodes ran) stays the chunked request.
+  if (partial != nullptr || chunked_ran) chunked_ = partial;
   SampleRows();
   for (size_t i = 0; i < sample_reqs_.size(); ++i) OnTokenSampled(sample_reqs_[i], sample_rows_[i]);
   for (size_t s : verify_reqs_) VerifyDraft(decodes_[s], s);

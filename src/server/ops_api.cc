@@ -209,6 +209,7 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"grammar_masks", s.grammar_masks},
       {"grammar_mask_seconds", s.grammar_mask_seconds},
       {"forward_seconds", s.forward_seconds},
+      {"deferred_prefill_steps", s.deferred_prefill_steps},
       {"grammar_lookups", stats.grammar.lookups},
       {"grammar_compiles", stats.grammar.compiles},
       {"grammar_compile_seconds", stats.grammar.compile_seconds},
@@ -259,6 +260,7 @@ json ServerInfoJson(const ServerContext& ctx, const EngineStats& stats) {
       {"speculative_algorithm",
        sc.speculative_algorithm.empty() ? json(nullptr) : json(sc.speculative_algorithm)},
       {"speculative_num_draft_tokens", sc.speculative_num_draft_tokens},
+      {"defer_long_prefill", sc.defer_long_prefill_s},
       {"waiting_timeout", sc.waiting_timeout_s},
       {"running_timeout", sc.running_timeout_s},
       {"constrained_json_whitespace_pattern", ec.constrained_json_whitespace_pattern

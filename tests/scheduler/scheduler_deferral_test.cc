@@ -1,0 +1,122 @@
+// Prefill deferral (scheduler/prefill_deferral.h): the estimator, the rule, and the scheduler
+// running short decodes to completion before a long prefill, on a clock that the fake runner's
+// work advances (10 ms a forward pass plus 2 ms a token), so every decision is deterministic.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "scheduler/prefill_deferral.h"
+#include "scheduler_harness.h"
+
+namespace radixlm::testing {
+namespace {
+
+TEST(StepTimes, AveragesPrefillPerTokenAndDecodeSteps) {
+  StepTimes t;
+  EXPECT_FALSE(t.PrefillSeconds(100).has_value());
+  EXPECT_FALSE(t.DecodeSeconds(10).has_value());
+  t.Observe(/*prefill_tokens=*/32, /*decode_rows=*/0, 1.0);  // too short to count
+  EXPECT_FALSE(t.PrefillSeconds(100).has_value());
+  t.Observe(200, 0, 0.4);
+  EXPECT_DOUBLE_EQ(*t.PrefillSeconds(100), 0.2);
+  // Before a decode-only step: a step costs kDecodeStepPrefillTokens prefill tokens.
+  EXPECT_DOUBLE_EQ(*t.DecodeSeconds(10), 10 * StepTimes::kDecodeStepPrefillTokens * 0.002);
+  t.Observe(0, 3, 0.05);
+  EXPECT_DOUBLE_EQ(*t.DecodeSeconds(10), 0.5);
+  t.Observe(0, 3, 0.09);  // moves a quarter of the way
+  EXPECT_DOUBLE_EQ(*t.decode_step_seconds(), 0.06);
+  t.Observe(400, 2, 0.4);
+  EXPECT_DOUBLE_EQ(*t.prefill_token_seconds(), 0.002 + 0.25 * (0.001 - 0.002));
+  t.Observe(0, 0, 5.0);  // nothing ran: no sample
+  t.Observe(0, 1, -1.0);
+  EXPECT_DOUBLE_EQ(*t.decode_step_seconds(), 0.06);
+}
+
+TEST(ShouldDeferPrefill, OnlyLongPrefillsBehindShorterDecodes) {
+  StepTimes t;
+  EXPECT_FALSE(ShouldDeferPrefill(t, 1000, 5, 1.0));    // nothing timed yet
+  t.Observe(1000, 0, 1.0);                              // 1 ms a prompt token
+  t.Observe(0, 1, 0.02);                                // 20 ms a decode step
+  EXPECT_TRUE(ShouldDeferPrefill(t, 2000, 50, 1.0));    // 1 s of decodes before 2 s of prefill
+  EXPECT_FALSE(ShouldDeferPrefill(t, 2000, 150, 1.0));  // 3 s of decodes: the prefill goes first
+  EXPECT_FALSE(ShouldDeferPrefill(t, 900, 5, 1.0));     // 0.9 s: not long
+  EXPECT_TRUE(ShouldDeferPrefill(t, 900, 5, 0.5));
+  EXPECT_FALSE(ShouldDeferPrefill(t, 2000, 50, 0.0));  // disabled
+  EXPECT_FALSE(ShouldDeferPrefill(t, 2000, 0, 1.0));   // no decode runs
+}
+
+struct RunOrder {
+  int64_t short_finish_step = -1;      // the decoding request's last token
+  int64_t long_first_token_step = -1;  // the long prompt's first token
+  int64_t deferred_steps = 0;
+};
+
+// Request 1 (300-token prompt, `decode_tokens` outputs) decodes; once it has its first token,
+// request 2 (`long_prompt` tokens) arrives, or with `together` both arrive at once (request 2's
+// first chunk then shares request 1's last one, so request 2 waits mid-prefill). Both outputs
+// must be the reference's.
+RunOrder RunTwoRequests(double defer_s, int64_t long_prompt, int32_t decode_tokens,
+                        bool together = false) {
+  HarnessOptions opt{.config = SmallConfig()};
+  opt.config.defer_long_prefill_s = defer_s;
+  SchedulerHarness h(opt);
+  const FakeModelRunner& runner = h.runner();
+  h.scheduler().set_clock([&runner] {
+    return 0.010 * static_cast<double>(runner.forward_calls()) +
+           0.002 * static_cast<double>(runner.tokens_computed());
+  });
+  PromptGen gen(5);
+  const std::vector<int32_t> p1 = gen.Tokens(300), p2 = gen.Tokens(long_prompt);
+  h.Add(SchedulerHarness::Greedy(1, p1, decode_tokens));
+  if (together) h.Add(SchedulerHarness::Greedy(2, p2, 4));
+  RunOrder order;
+  bool added = together;
+  for (int64_t step = 0; step < 10000 && h.scheduler().HasWork(); ++step) {
+    h.Step();
+    if (::testing::Test::HasFatalFailure()) return order;
+    if (!added && !h.result(1).ids.empty()) {
+      h.Add(SchedulerHarness::Greedy(2, p2, 4));
+      added = true;
+    }
+    if (order.short_finish_step < 0 && h.finished(1)) order.short_finish_step = step;
+    if (order.long_first_token_step < 0 && !h.result(2).ids.empty()) {
+      order.long_first_token_step = step;
+    }
+  }
+  EXPECT_FALSE(h.scheduler().HasWork());
+  EXPECT_EQ(h.result(1).ids, runner.ReferenceGreedy(p1, decode_tokens));
+  EXPECT_EQ(h.result(2).ids, runner.ReferenceGreedy(p2, 4));
+  order.deferred_steps = h.scheduler().GetStats().deferred_prefill_steps;
+  return order;
+}
+
+TEST(SchedulerDeferral, ShortDecodesFinishBeforeALongPrefill) {
+  // 1,500 prompt tokens: about 3 s of prefill against 19 decode steps of about 12 ms.
+  const RunOrder deferred = RunTwoRequests(/*defer_s=*/1.0, 1500, 20);
+  EXPECT_GT(deferred.deferred_steps, 0);
+  EXPECT_LT(deferred.short_finish_step, deferred.long_first_token_step);
+  // Without deferral the decodes ride along in the prefill's chunks and finish after it.
+  const RunOrder riding = RunTwoRequests(0.0, 1500, 20);
+  EXPECT_EQ(riding.deferred_steps, 0);
+  EXPECT_GT(riding.short_finish_step, riding.long_first_token_step);
+}
+
+TEST(SchedulerDeferral, AMidPrefillRequestWaitsAndResumes) {
+  const RunOrder deferred = RunTwoRequests(1.0, 1500, 20, /*together=*/true);
+  EXPECT_GT(deferred.deferred_steps, 0);
+  EXPECT_LT(deferred.short_finish_step, deferred.long_first_token_step);
+}
+
+TEST(SchedulerDeferral, ShortPromptsAndLongDecodesAreNotDeferred) {
+  const RunOrder short_prompt = RunTwoRequests(1.0, 200, 20);  // 0.4 s of prefill: not long
+  EXPECT_EQ(short_prompt.deferred_steps, 0);
+  EXPECT_GT(short_prompt.short_finish_step, short_prompt.long_first_token_step);
+  const RunOrder long_decode =
+      RunTwoRequests(1.0, 1500, 400);  // 4.8 s of decodes: the prefill goes first
+  EXPECT_EQ(long_decode.deferred_steps, 0);
+  EXPECT_GT(long_decode.short_finish_step, long_decode.long_first_token_step);
+}
+
+}  // namespace
+}  // namespace radixlm::testing
