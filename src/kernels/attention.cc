@@ -100,15 +100,16 @@ static_assert(kChunk % kKeyBlock == 0);
 cpu::AttentionKernels SelectKernels() {
 #if defined(RADIXLM_KERNELS_X86) && defined(RADIXLM_KERNELS_AVX512)
   if (ActiveIsa() >= Isa::kAvx512) {
-    return {cpu::avx2::ScoreBlock,       cpu::avx512::ScoreTile, cpu::avx2::ExpSum,
-            cpu::avx512::AccumulateTile, cpu::avx2::LoadF16Rows, cpu::avx2::RowMax,
-            cpu::avx2::ScoreF16,         cpu::avx2::AccumulateF16};
+    return {cpu::avx2::ScoreBlock,       cpu::avx512::ScoreTile,   cpu::avx2::ExpSum,
+            cpu::avx512::AccumulateTile, cpu::avx2::LoadF16Rows,   cpu::avx2::RowMax,
+            cpu::avx2::ScoreF16,         cpu::avx2::AccumulateF16, cpu::avx2::LoadF16KeysT,
+            cpu::avx512::ScoreKeysT};
   }
 #endif
 #if defined(RADIXLM_KERNELS_X86)
   if (static_cast<int>(ActiveIsa()) >= static_cast<int>(Isa::kAvx2)) {
-    return {cpu::avx2::ScoreBlock,     cpu::avx2::ScoreTile,    cpu::avx2::ExpSum,
-            cpu::avx2::AccumulateTile, cpu::avx2::LoadF16Rows,  cpu::avx2::RowMax,
+    return {cpu::avx2::ScoreBlock,     cpu::avx2::ScoreTile,     cpu::avx2::ExpSum,
+            cpu::avx2::AccumulateTile, cpu::avx2::LoadF16Rows,   cpu::avx2::RowMax,
             cpu::avx2::ScoreF16,       cpu::avx2::AccumulateF16, cpu::avx2::LoadF16KeysT,
             cpu::avx2::ScoreKeysT};
   }
@@ -292,8 +293,8 @@ void RunChunk(const AttentionParams& p, const KvLayerView& kv, const AttentionSe
       continue;
     }
     if (transposed) {
-      kern.load_f16_t(static_cast<const uint16_t*>(kv.k), sq.kv_slots + kb, kv.row_elems,
-                      head_off, hd, ke - kb, b - kb, sc.ktbuf.data());
+      kern.load_f16_t(static_cast<const uint16_t*>(kv.k), sq.kv_slots + kb, kv.row_elems, head_off,
+                      hd, ke - kb, b - kb, sc.ktbuf.data());
     } else {
       LoadKeyBlock(kv, kv.k, sq, kern, head_off, hd, kb, ke - kb, b - kb, sc.kvbuf.data());
     }

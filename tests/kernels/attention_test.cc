@@ -494,14 +494,13 @@ TEST(AttentionKernels, Avx2InPlaceF16MatchesScalarBitForBit) {
   }
 }
 
-// Prefill's transposed key blocks: LoadF16KeysT then ScoreKeysT over any key range of the
-// block gives the scalar kernel's scores on the converted rows, bit for bit.
-TEST(AttentionKernels, Avx2TransposedKeysMatchScalarBitForBit) {
-  if (!IsaAvailable(Isa::kAvx2)) GTEST_SKIP() << "no AVX2";
+// Prefill's transposed key blocks: LoadF16KeysT then score_t over any key range of the block
+// gives the scalar kernel's scores on the converted rows, bit for bit.
+void ExpectTransposedKeysMatchScalar(cpu::ScoreKeysTFn score_t) {
   std::mt19937 rng(27);
   for (const int hd : {8, 24, 64, 256}) {
     const ShuffledF16Cache kv(rng, hd, 2);  // the last of 3 kv heads
-    for (const int n : {1, 3, 8, 13, 64}) {
+    for (const int n : {1, 3, 8, 13, 40, 64}) {
       const std::vector<float> rows = kv.Rows(n);
       std::vector<float> kt(static_cast<size_t>(hd) * cpu::kAttendBlockMax, NAN);
       cpu::avx2::LoadF16KeysT(kv.cache.data(), kv.slots.data(), kv.row_elems, kv.head_off, hd, n,
@@ -511,14 +510,14 @@ TEST(AttentionKernels, Avx2TransposedKeysMatchScalarBitForBit) {
           ASSERT_EQ(kt[cpu::TransposedAt(j, d, hd)], j < n ? rows[j * hd + d] : 0.0f);
         }
       }
-      for (const int n_q : {1, 2, 3, 8}) {
+      for (const int n_q : {1, 2, 3, 5, 8}) {
         const auto q = RandomFloats(rng, static_cast<int64_t>(n_q) * hd, -3.0f, 3.0f);
-        for (const auto& [j0, j1] : {std::pair{0, n}, std::pair{n / 3, n},
-                                     std::pair{0, n - n / 4}, std::pair{n / 5, n - n / 3}}) {
+        for (const auto& [j0, j1] : {std::pair{0, n}, std::pair{n / 3, n}, std::pair{0, n - n / 4},
+                                     std::pair{n / 5, n - n / 3}}) {
           if (j0 >= j1) continue;
           const int64_t stride = n + 5;
           std::vector<float> a(n_q * stride, -1.0f), b(j1 - j0);
-          cpu::avx2::ScoreKeysT(q.data(), n_q, kt.data(), j0, j1, hd, a.data(), stride);
+          score_t(q.data(), n_q, kt.data(), j0, j1, hd, a.data(), stride);
           for (int i = 0; i < n_q; ++i) {
             cpu::scalar::ScoreBlock(q.data() + i * hd, rows.data() + j0 * hd, j1 - j0, hd,
                                     b.data());
@@ -535,6 +534,11 @@ TEST(AttentionKernels, Avx2TransposedKeysMatchScalarBitForBit) {
     }
   }
 }
+
+TEST(AttentionKernels, Avx2TransposedKeysMatchScalarBitForBit) {
+  if (!IsaAvailable(Isa::kAvx2)) GTEST_SKIP() << "no AVX2";
+  ExpectTransposedKeysMatchScalar(cpu::avx2::ScoreKeysT);
+}
 #endif
 
 #if defined(RADIXLM_KERNELS_X86) && defined(RADIXLM_KERNELS_AVX512)
@@ -544,6 +548,11 @@ TEST(AttentionKernels, Avx512MatchesScalarBitForBit) {
   ExpectScoreTileMatchesScalar(cpu::avx512::ScoreTile, {8, 24, 256}, rng);
   ExpectAccumulateMatchesScalar(cpu::avx512::AccumulateTile, {5, 8, 24, 64, 72, 80, 136, 144, 256},
                                 rng);
+}
+
+TEST(AttentionKernels, Avx512TransposedKeysMatchScalarBitForBit) {
+  if (!IsaAvailable(Isa::kAvx512)) GTEST_SKIP() << "no AVX-512";
+  ExpectTransposedKeysMatchScalar(cpu::avx512::ScoreKeysT);
 }
 #endif
 

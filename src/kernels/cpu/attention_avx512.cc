@@ -124,6 +124,77 @@ void AccumulateRows(const float* p, int64_t p_stride, const float* v, int n, int
   }
 }
 
+// Scores of M queries (rows of q, stride hd) against the 16 V keys of V transposed panels from
+// `panel` (mask: the keys of a single panel to read; the others are zero and not stored by the
+// caller): query i's at out[i * out_stride + t]. The lane classes of the dot (terms d == l mod 8)
+// are accumulators of their own, met in vertical adds in LaneSum's order, as avx2::ScoreKeysT
+// does 8 keys at a time.
+template <int M, int V>
+void ScorePanels(const float* q, int hd, const float* panel, __mmask16 mask, float* out,
+                 int64_t out_stride) {
+  constexpr int kClass[4] = {0, 2, 1, 3};  // c_l + c_{l+4} for these l, in the tree's order
+  const int64_t panel_floats = static_cast<int64_t>(hd) * kPanelKeys;
+  // left = (c0 + c4) + (c2 + c6) and right = (c1 + c5) + (c3 + c7), each built as soon as its
+  // pairs are, so at most four sets of M x V sums are live (no spills at M = 4, V = 2).
+  __m512 left[M][V], right[M][V], pair[M][V];
+  for (int g = 0; g < 4; ++g) {
+    for (int half = 0; half < 2; ++half) {
+      __m512 a[M][V];
+      for (int i = 0; i < M; ++i) {
+        for (int v = 0; v < V; ++v) a[i][v] = _mm512_setzero_ps();
+      }
+      for (int d = kClass[g] + 4 * half; d < hd; d += kLanes) {
+        __m512 kv[V];
+        for (int v = 0; v < V; ++v) {
+          kv[v] = _mm512_maskz_loadu_ps(mask, panel + v * panel_floats + d * kPanelKeys);
+        }
+        for (int i = 0; i < M; ++i) {
+          const __m512 qb = _mm512_set1_ps(q[i * hd + d]);
+          for (int v = 0; v < V; ++v) a[i][v] = _mm512_fmadd_ps(kv[v], qb, a[i][v]);
+        }
+      }
+      for (int i = 0; i < M; ++i) {
+        for (int v = 0; v < V; ++v) {
+          pair[i][v] = half == 0 ? a[i][v] : _mm512_add_ps(pair[i][v], a[i][v]);
+        }
+      }
+    }
+    for (int i = 0; i < M; ++i) {
+      for (int v = 0; v < V; ++v) {
+        if (g == 0) left[i][v] = pair[i][v];
+        if (g == 1) left[i][v] = _mm512_add_ps(left[i][v], pair[i][v]);
+        if (g == 2) right[i][v] = pair[i][v];
+        if (g == 3) right[i][v] = _mm512_add_ps(right[i][v], pair[i][v]);
+      }
+    }
+  }
+  for (int i = 0; i < M; ++i) {
+    for (int v = 0; v < V; ++v) {
+      _mm512_storeu_ps(out + i * out_stride + kPanelKeys * v,
+                       _mm512_add_ps(left[i][v], right[i][v]));
+    }
+  }
+}
+
+// ScorePanels over the panels from key jp (a multiple of kPanelKeys) clipped to [j0, j1): two
+// whole panels inside the range stored in place, one panel at an end of it through a buffer.
+template <int M>
+void ScoreClipped(const float* q, int hd, const float* kt, int jp, int j0, int j1, float* s,
+                  int64_t stride) {
+  const float* panel = kt + TransposedAt(jp, 0, hd);
+  const int lo = std::max(jp, j0), hi = std::min(jp + kPanelKeys, j1);
+  if (lo == jp && hi == jp + kPanelKeys) {
+    return ScorePanels<M, 1>(q, hd, panel, 0xffff, s + (jp - j0), stride);
+  }
+  const auto mask = static_cast<__mmask16>(((1u << (hi - jp)) - 1) & ~((1u << (lo - jp)) - 1));
+  alignas(64) float tmp[M * kPanelKeys];
+  ScorePanels<M, 1>(q, hd, panel, mask, tmp, kPanelKeys);
+  for (int i = 0; i < M; ++i) {
+    std::copy(tmp + i * kPanelKeys + (lo - jp), tmp + i * kPanelKeys + (hi - jp),
+              s + i * stride + (lo - j0));
+  }
+}
+
 }  // namespace
 
 void ScoreTile(const float* q, int n_q, const float* k, int n, int head_dim, float* scores,
@@ -159,6 +230,31 @@ void AccumulateTile(const float* p, int64_t p_stride, int n_rows, const float* v
     AccumulateRows<decltype(rows)::value>(p + r * p_stride, p_stride, v, n, width,
                                           acc + r * acc_stride, acc_stride);
   });
+}
+
+void ScoreKeysT(const float* q, int n_q, const float* kt, int j0, int j1, int head_dim,
+                float* scores, int64_t score_stride) {
+  // Panels outer, queries inner: a panel is read from L1 by every query. Two whole panels at a
+  // time (4 queries x 2 panels: 8 chains, 6 loads per 8 fused multiply-adds), else one.
+  constexpr int kM = 4;
+  for (int jp = j0 / kPanelKeys * kPanelKeys; jp < j1;) {
+    const bool two = jp >= j0 && jp + 2 * kPanelKeys <= j1;
+    const float* panel = kt + TransposedAt(jp, 0, head_dim);
+    int i = 0;
+    for (; i + kM <= n_q; i += kM) {
+      const float* qi = q + static_cast<int64_t>(i) * head_dim;
+      float* si = scores + i * score_stride;
+      two ? ScorePanels<kM, 2>(qi, head_dim, panel, 0xffff, si + (jp - j0), score_stride)
+          : ScoreClipped<kM>(qi, head_dim, kt, jp, j0, j1, si, score_stride);
+    }
+    for (; i < n_q; ++i) {
+      const float* qi = q + static_cast<int64_t>(i) * head_dim;
+      float* si = scores + i * score_stride;
+      two ? ScorePanels<1, 2>(qi, head_dim, panel, 0xffff, si + (jp - j0), score_stride)
+          : ScoreClipped<1>(qi, head_dim, kt, jp, j0, j1, si, score_stride);
+    }
+    jp += two ? 2 * kPanelKeys : kPanelKeys;
+  }
 }
 
 }  // namespace radixlm::kernels::cpu::avx512

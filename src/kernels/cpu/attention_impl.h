@@ -86,10 +86,9 @@ using ScoreF16Fn = void (*)(const float* q, int n_q, const uint16_t* base, const
 // AccumulateTileFn with the values read in place from an F16 cache (row j at base + slots[j] *
 // row_elems + head_off, width % 8 == 0): the same values as AccumulateTileFn on the converted
 // rows.
-using AccumulateF16Fn = void (*)(const float* p, int64_t p_stride, int n_rows,
-                                 const uint16_t* base, const int32_t* slots, int64_t row_elems,
-                                 int64_t head_off, int n, int width, float* acc,
-                                 int64_t acc_stride);
+using AccumulateF16Fn = void (*)(const float* p, int64_t p_stride, int n_rows, const uint16_t* base,
+                                 const int32_t* slots, int64_t row_elems, int64_t head_off, int n,
+                                 int width, float* acc, int64_t acc_stride);
 
 // Prefill's key blocks transposed, in panels of kPanelKeys keys: keys slots[0, n)
 // (n <= kAttendBlockMax; F16 head columns [head_off, head_off + head_dim), head_dim % 8 == 0) as
@@ -169,6 +168,9 @@ void ScoreTile(const float* q, int n_q, const float* k, int n, int head_dim, flo
                int64_t score_stride);
 void AccumulateTile(const float* p, int64_t p_stride, int n_rows, const float* v, int n, int width,
                     float* acc, int64_t acc_stride);
+// ScoreKeysTFn with a whole panel (16 keys) per vector; over avx2::LoadF16KeysT's blocks.
+void ScoreKeysT(const float* q, int n_q, const float* kt, int j0, int j1, int head_dim,
+                float* scores, int64_t score_stride);
 }  // namespace avx512
 
 }  // namespace radixlm::kernels::cpu
