@@ -294,6 +294,41 @@ BENCHMARK(BM_ModelDecodePacked)
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
+// Decode's weight stream: 48 matrices of 8192 x 2048 (Q4_K: 453 MB, beyond the caches) at one
+// token, one after another as a step runs a model's layers, on 1 or 2 threads; GB/s of the
+// GGUF bytes (the prefetch distances in kernels/cpu/gemm_packed.h were set on it).
+void BM_DecodeStream(benchmark::State& state) {
+  const auto t = static_cast<GgmlType>(state.range(0));
+  const int64_t rows = 8192, cols = 2048, n_mat = 48;
+  ThreadPool pool(static_cast<int>(state.range(1)));
+  std::vector<uint8_t> w(RowBytes(t, cols) * rows);
+  const auto row = Random(cols, 3);
+  for (int64_t r = 0; r < rows; ++r) {
+    QuantizeRow(t, row.data(), w.data() + r * RowBytes(t, cols), cols);
+  }
+  std::vector<std::unique_ptr<PackedWeights>> packed;
+  std::vector<WeightMatrix> ws;
+  for (int64_t i = 0; i < n_mat; ++i) {
+    ws.push_back(MakeWeightMatrix(t, w.data(), rows, cols));
+    packed.push_back(PackWeights(ws.back(), &pool));
+    ws.back().packed = packed.back().get();
+  }
+  const auto x = Random(cols, 4);
+  std::vector<float> y(rows);
+  for (auto _ : state) {
+    for (const WeightMatrix& wm : ws) MatMul(wm, x.data(), 1, y.data(), &pool);
+  }
+  state.SetBytesProcessed(state.iterations() * n_mat * static_cast<int64_t>(w.size()));
+}
+BENCHMARK(BM_DecodeStream)
+    ->ArgNames({"type", "thr"})
+    ->Args({static_cast<int>(GgmlType::kQ4_K), 1})
+    ->Args({static_cast<int>(GgmlType::kQ4_K), 2})
+    ->Args({static_cast<int>(GgmlType::kQ6_K), 1})
+    ->Args({static_cast<int>(GgmlType::kQ6_K), 2})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 // Attention at the gemma-3-270m layer's shape (4 heads, 1 kv head of 256, F16 cache) for the
 // last n_q of n_kv positions, causal: n_q 1 is decode, more a prefill chunk after a cached
 // prefix.

@@ -107,8 +107,9 @@ double WeightBytesPerStep(const model::Model& model) {
 
 double MeasureReadBandwidth(ThreadPool* pool, size_t bytes) {
   // Read as the decode kernels read: every thread streams its own contiguous range of a buffer
-  // far beyond the caches in 64-byte lines, prefetching kPrefetch bytes ahead.
-  constexpr size_t kPrefetch = 8192;
+  // far beyond the caches in 64-byte lines, asking for each line kernels::cpu::PrefetchAhead's
+  // distances ahead (into L1 and into L2).
+  constexpr size_t kNear = kernels::kPrefetchNear, kFar = kernels::kPrefetchFar;
   // On the pages the weights live on (kernels::AllocPacked: transparent huge pages).
   const size_t n = bytes / sizeof(uint64_t) / 8 * 8;
   const auto storage = kernels::AllocPacked(n * sizeof(uint64_t));
@@ -124,7 +125,8 @@ double MeasureReadBandwidth(ThreadPool* pool, size_t bytes) {
         uint64_t s[8] = {};
         for (int64_t line = b; line < e; ++line) {
           const uint64_t* p = buffer.data() + 8 * line;
-          __builtin_prefetch(reinterpret_cast<const char*>(p) + kPrefetch, 0, 3);
+          __builtin_prefetch(reinterpret_cast<const char*>(p) + kNear, 0, 3);
+          __builtin_prefetch(reinterpret_cast<const char*>(p) + kFar, 0, 2);
           for (int k = 0; k < 8; ++k) s[k] += p[k];
         }
         sink.fetch_add(s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7],

@@ -184,6 +184,11 @@ std::unique_ptr<PackedWeights> PackWeights(const WeightMatrix& w, ThreadPool* po
 std::unique_ptr<PackedWeights> PackFloatWeights(const WeightMatrix& w, ThreadPool* pool);
 std::unique_ptr<PackedWeights> PackBf16PairWeights(const WeightMatrix& w, ThreadPool* pool);
 
+// How far ahead of a decode step's weight stream the AVX-512 kernels ask for lines: into L1
+// and into L2 (kernels/cpu/gemm_packed.h, where they were measured).
+inline constexpr size_t kPrefetchNear = 8192;
+inline constexpr size_t kPrefetchFar = 32768;
+
 // A zeroed, 64-byte aligned buffer as packed weights live in. Past 2 MiB it is aligned to 2 MiB
 // and asked for transparent huge pages: decode streams every weight once per token, and with
 // 4 KiB pages that stream takes a TLB miss every 4 KiB.

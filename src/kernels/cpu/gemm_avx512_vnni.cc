@@ -44,9 +44,10 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t g, int64_t
   if constexpr (kLut) {
     lut = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w.levels)));
   }
+  const uint8_t* group = w.Block(g, 0);
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* blk = w.Block(g, b);
-    if (t0 == 0) PrefetchAhead(blk, w.stream_bytes);  // the group's first pass
+    if (t0 == 0) PrefetchAhead(group, b * w.stream_bytes, w.stream_bytes);  // first pass
     __m512i wq[8];
     if constexpr (kLow2) {
       UnpackChunks2<kHigh>(blk, wq);

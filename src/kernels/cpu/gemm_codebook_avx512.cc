@@ -255,7 +255,7 @@ void Tile(const PackedWeights& w, const PackedActivations& a, int64_t t0, int64_
     for (int t = 0; t < kTokens; ++t) isum[t] = _mm512_setzero_si512();
     for (int64_t b = 8 * s; b < 8 * s + 8; ++b) {
       const uint8_t* blk = w.Block(g, b);
-      if (prefetch) PrefetchAhead(blk, w.stream_bytes);
+      if (prefetch) PrefetchAhead(w.Block(g, 0), b * w.stream_bytes, w.stream_bytes);
       __m512i u[8], scale[2];
       Type::Decode(blk, sup, static_cast<int>(b - 8 * s), u, scale);
       for (int t = 0; t < kTokens; ++t) {

@@ -15,20 +15,28 @@ namespace radixlm::kernels::cpu {
 
 // Decode at a few tokens streams every weight from memory once per step; the hardware
 // prefetchers alone leave a thread's stream of small matrices latency-bound. A kernel calls
-// PrefetchAhead(blk, bytes) for each block it starts (bytes: the block's share of the group,
-// quants and scales), asking for the lines kPrefetchDistance bytes further on (the layout is
-// one sequential stream per group, groups in order), in the first token tile's pass over a
-// group only (later tiles find the group in cache). The distance was tuned on the default
-// model's layer matrices at one token (bench/kernels_bench, BM_ModelDecodePacked: one thread
-// 5.5-6.4 ms without, 3.5-4.4 ms at 8 KiB; 1 and 2 KiB helped less).
-inline constexpr size_t kPrefetchDistance = 8192;
-inline void PrefetchAhead(const uint8_t* blk, size_t bytes) {
-  for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(blk + kPrefetchDistance + o, 0, 3);
+// PrefetchAhead(group, b * stream_bytes, stream_bytes) for each block b of a group it starts
+// (group: the group's first byte, 64-byte aligned; stream_bytes: the block's share of the
+// group, quants and scales), in the first token tile's pass over a group only (later tiles find
+// the group in cache). The layout is one sequential stream per group, groups in order; each
+// line of the block's share is asked for once, kPrefetchNear bytes further on into L1 and
+// kPrefetchFar bytes further on into L2. On an Intel Xeon (Emerald Rapids, AVX-512, 2 threads;
+// kernels_bench BM_DecodeStream's matrices, the variants alternating in one process) Q4_K
+// streamed 17.3-19.2 GB/s with the earlier scheme (one L1 request 8 KiB ahead per 64 bytes of
+// stream_bytes from the block's quants: some lines twice), 22.5 asking for the quants' lines
+// once each, 27-29 with the second, L2 request 32 KiB ahead (24 and 48 KiB far, 4 and 16 KiB
+// near: the same); Q6_K 18.7-19.2 -> 26.9-27.9. One thread: Q4_K 7.9-9.5 -> 10.7-14.0, Q6_K
+// 9.6-10.0 -> 14.2-14.6.
+inline void PrefetchAhead(const uint8_t* group, size_t lo, size_t bytes) {
+  for (size_t o = (lo + 63) & ~size_t{63}; o < lo + bytes; o += 64) {
+    __builtin_prefetch(group + kPrefetchNear + o, 0, 3);
+    __builtin_prefetch(group + kPrefetchFar + o, 0, 2);
+  }
 }
 // The 256-bit kernels (AVX2, AVX-VNNI; the levels of CPUs without AVX-512) ask for the lines
 // into L2 (prefetcht1) 64 KiB ahead instead: on a Zen 3 (AVX2 only, 2 threads), the 1B
-// shape's layer matrices at one token took 25-27 ms against 34.5 ms with PrefetchAhead's L1
-// requests 8 KiB ahead (16 and 32 KiB: 28-33 ms; 96 and 128 KiB: as 64; kernels_bench
+// shape's layer matrices at one token took 25-27 ms against 34.5 ms with L1 requests 8 KiB
+// ahead (16 and 32 KiB: 28-33 ms; 96 and 128 KiB: as 64; kernels_bench
 // BM_ModelDecodePacked).
 inline constexpr size_t kPrefetchDistanceL2 = 65536;
 inline void PrefetchAheadL2(const uint8_t* blk, size_t bytes) {
