@@ -24,9 +24,10 @@ namespace radixlm::kernels::cpu {
 // kernels_bench BM_DecodeStream's matrices, the variants alternating in one process) Q4_K
 // streamed 17.3-19.2 GB/s with the earlier scheme (one L1 request 8 KiB ahead per 64 bytes of
 // stream_bytes from the block's quants: some lines twice), 22.5 asking for the quants' lines
-// once each, 27-29 with the second, L2 request 32 KiB ahead (24 and 48 KiB far, 4 and 16 KiB
-// near: the same); Q6_K 18.7-19.2 -> 26.9-27.9. One thread: Q4_K 7.9-9.5 -> 10.7-14.0, Q6_K
-// 9.6-10.0 -> 14.2-14.6.
+// once each, 26.4-29.0 with the second, L2 request 32 KiB ahead (24 and 48 KiB far, 4 and 16
+// KiB near: the same); Q6_K 18.7-19.2 -> 24.5-27.9. One thread: Q4_K 7.9-9.5 -> 10.7-14.2, Q6_K
+// 9.6-10.1 -> 13.2-14.9 (bench/RESULTS.md, nineteenth session). The codebook kernel took the
+// same scheme unmeasured.
 inline void PrefetchAhead(const uint8_t* group, size_t lo, size_t bytes) {
   for (size_t o = (lo + 63) & ~size_t{63}; o < lo + bytes; o += 64) {
     __builtin_prefetch(group + kPrefetchNear + o, 0, 3);
