@@ -7,10 +7,6 @@
 #include <cstring>
 #include <vector>
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
-
 #include "kernels/cpu/gemm_packed.h"
 #include "kernels/cpu/iq_grids.h"
 #include "kernels/cpu/isa.h"
@@ -280,26 +276,6 @@ void ReferenceGroups(const PackedWeights& w, const PackedActivations& a, int64_t
                      int64_t g0, int64_t g1, float* y, int64_t y_stride);
 
 }  // namespace
-
-std::unique_ptr<uint8_t[], void (*)(void*)> AllocPacked(size_t bytes) {
-  constexpr size_t kHuge = size_t{2} << 20;
-  const size_t align = bytes >= kHuge ? kHuge : 64;
-  const size_t size = (bytes + align - 1) / align * align;
-  auto* p = static_cast<uint8_t*>(std::aligned_alloc(align, size));
-  RADIXLM_CHECK(p != nullptr) << "out of memory packing " << bytes << " bytes of weights";
-#if defined(__linux__) && defined(MADV_HUGEPAGE) && defined(MADV_NOHUGEPAGE)
-  // Huge pages for the whole 2 MiB pages of the buffer only: the last, partial one on small
-  // pages, so that its untouched part stays unbacked (a huge page there would hold up to
-  // 2 MiB per matrix that nothing reads: gigabytes for a model of thousands of experts).
-  if (align == kHuge) {
-    const size_t whole = bytes / kHuge * kHuge;
-    madvise(p, whole, MADV_HUGEPAGE);  // advice only: failure is harmless
-    if (whole < size) madvise(p + whole, size - whole, MADV_NOHUGEPAGE);
-  }
-#endif
-  std::memset(p, 0, bytes);  // (the rounding past `bytes` is never read)
-  return {p, std::free};
-}
 
 std::unique_ptr<PackedWeights> PackFloatWeights(const WeightMatrix& w, ThreadPool* pool) {
   auto p = std::make_unique<PackedWeights>();
