@@ -16,6 +16,13 @@
 // a deferred prefill waits less than its own estimated time. Requests that may stop earlier
 // (EOS, stop strings) count with their max_new_tokens, which only makes deferral rarer.
 //
+// While the head of the queue is deferred, a request behind it is admitted when its own
+// prefill is not long and the head would still be deferred with it decoding too: its whole
+// work is less than the head's prefill, so the same order puts it first. That can hold the
+// head longer than the decodes alone would; the waiting queue's starvation bound
+// (SchedulerConfig::starvation_max_skips / starvation_max_wait_s) ends it: a starved head is
+// passed by nobody and waits only for the decodes already running.
+//
 // The times are exponential moving averages of the scheduler's own forward passes (StepTimes),
 // timed on the scheduler's clock; until a prefill of at least kMinPrefillSampleTokens tokens has
 // been timed nothing is deferred, and until a decode-only step has been timed one is taken to

@@ -391,6 +391,12 @@ class Scheduler {
   // Whether this step runs only the decodes, a prefill of prefill_tokens tokens waiting
   // (scheduler/prefill_deferral.h); counts the deferral.
   bool DefersPrefill(int64_t prefill_tokens);
+  // The most output tokens a running decode may still produce (clipped as the budgets are).
+  int64_t DecodeStepsLeft() const;
+  // Whether a waiting request may be admitted while the deferred `head` waits: its own prefill
+  // is not long, and the head would still be deferred with it decoding too (its work is less
+  // than the head's prefill, so shortest-remaining-work order puts it first).
+  bool PassesDeferredHead(const Request& req, const Request& head) const;
   void RefreshPrefixMatches();
   void MatchWaiting(Request* req);
   bool IsHeldForSibling(const Request& req) const;

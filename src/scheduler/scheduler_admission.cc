@@ -1,6 +1,7 @@
 // Scheduler: admission of prefill work — prefix matching (incremental for LPM), policy order,
 // in-batch prefix dedup, the PrefillAdder budgets, locking and slot allocation.
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "scheduler/prefill_adder.h"
@@ -133,18 +134,41 @@ double Scheduler::LockForAdmission(RadixNode* node, uint64_t* swa_lock_id, bool 
   return std::min(budget->full, budget->swa) - before;
 }
 
-bool Scheduler::DefersPrefill(int64_t prefill_tokens) {
-  if (decodes_.empty() || !(config_.defer_long_prefill_s > 0)) return false;
+namespace {
+
+int64_t UncachedTokens(const Request& req) {
+  const auto tokens = static_cast<int64_t>(req.token_ids.size());
+  return tokens - std::clamp<int64_t>(req.match_len, 0, tokens);
+}
+
+}  // namespace
+
+int64_t Scheduler::DecodeStepsLeft() const {
   int64_t steps_left = 0;
   for (const Request* req : decodes_) {
     steps_left = std::max(
         steps_left, std::min<int64_t>(req->remaining_new_tokens(), config_.clip_max_new_tokens));
   }
-  if (!ShouldDeferPrefill(step_times_, prefill_tokens, steps_left, config_.defer_long_prefill_s)) {
+  return steps_left;
+}
+
+bool Scheduler::DefersPrefill(int64_t prefill_tokens) {
+  if (decodes_.empty() || !(config_.defer_long_prefill_s > 0)) return false;
+  if (!ShouldDeferPrefill(step_times_, prefill_tokens, DecodeStepsLeft(),
+                          config_.defer_long_prefill_s)) {
     return false;
   }
   ++stats_.deferred_prefill_steps;
   return true;
+}
+
+bool Scheduler::PassesDeferredHead(const Request& req, const Request& head) const {
+  const std::optional<double> prefill = step_times_.PrefillSeconds(UncachedTokens(req));
+  if (!prefill.has_value() || *prefill >= config_.defer_long_prefill_s) return false;
+  const int64_t own_steps = std::min<int64_t>(std::max<int64_t>(req.remaining_new_tokens(), 0),
+                                              config_.clip_max_new_tokens);
+  return ShouldDeferPrefill(step_times_, UncachedTokens(head),
+                            std::max(DecodeStepsLeft(), own_steps), config_.defer_long_prefill_s);
 }
 
 void Scheduler::SchedulePrefills() {
@@ -225,11 +249,18 @@ void Scheduler::SchedulePrefills() {
   const StarvationBound starvation{config_.starvation_max_skips, config_.starvation_max_wait_s};
   const double now = clock_();
   OrderWaitingQueue(kind, starvation, now, rng_, order);
-  if (chunks_.empty()) {  // no prefill runs this step yet: the head of the queue may wait
+  // No prefill runs this step yet: the head of the queue may wait for the running decodes
+  // (prefill_deferral.h). Requests behind it whose whole work is less than its prefill go
+  // ahead meanwhile (PassesDeferredHead), until the head is starved (the policy's bound on
+  // skips and waiting time): then nothing passes it, and it waits only for the decodes.
+  const Request* deferred_head = nullptr;
+  if (chunks_.empty()) {
     for (const Request* req : order) {
       if (IsHeldForSibling(*req) || req->disk_load_pending) continue;
-      const auto tokens = static_cast<int64_t>(req->token_ids.size());
-      if (DefersPrefill(tokens - std::clamp<int64_t>(req->match_len, 0, tokens))) return;
+      if (DefersPrefill(UncachedTokens(*req))) {
+        if (starvation.IsStarved(*req, now)) return;
+        deferred_head = req;
+      }
       break;
     }
   }
@@ -250,6 +281,10 @@ void Scheduler::SchedulePrefills() {
   size_t admitted = 0;
   for (Request* req : order) {
     if (IsHeldForSibling(*req) || req->disk_load_pending) continue;
+    if (deferred_head != nullptr &&
+        (req == deferred_head || !PassesDeferredHead(*req, *deferred_head))) {
+      continue;
+    }
     const bool new_adapter =
         config_.max_loras_per_batch > 0 && req->in.lora != nullptr &&
         std::find(adapters.begin(), adapters.end(), req->in.lora.get()) == adapters.end();

@@ -118,5 +118,78 @@ TEST(SchedulerDeferral, ShortPromptsAndLongDecodesAreNotDeferred) {
   EXPECT_GT(long_decode.short_finish_step, long_decode.long_first_token_step);
 }
 
+// Request 1 (300-token prompt, 20 outputs) decodes; once it has its first token, request 2
+// (1,500 tokens: about 3 s of prefill, deferred) arrives, and then one step apart the short
+// requests 3, 4, ... (100-token prompts, `short_new` outputs each). First-token steps by id.
+struct BypassRun {
+  int64_t decode_finish_step = -1;
+  std::vector<int64_t> first_token_step;  // by request id
+};
+
+BypassRun RunBehindDeferredHead(int32_t short_new, int n_short, int32_t max_skips) {
+  HarnessOptions opt{.config = SmallConfig()};
+  opt.config.defer_long_prefill_s = 1.0;
+  opt.config.schedule_policy = SchedulePolicyKind::kFcfs;  // request 2 stays the head
+  opt.config.starvation_max_skips = max_skips;
+  SchedulerHarness h(opt);
+  const FakeModelRunner& runner = h.runner();
+  h.scheduler().set_clock([&runner] {
+    return 0.010 * static_cast<double>(runner.forward_calls()) +
+           0.002 * static_cast<double>(runner.tokens_computed());
+  });
+  PromptGen gen(7);
+  std::vector<std::vector<int32_t>> prompts = {{}, gen.Tokens(300), gen.Tokens(1500)};
+  for (int i = 0; i < n_short; ++i) prompts.push_back(gen.Tokens(100));
+  auto max_new = [&](size_t id) { return id == 1 ? 20 : id == 2 ? 4 : short_new; };
+  h.Add(SchedulerHarness::Greedy(1, prompts[1], max_new(1)));
+  BypassRun run;
+  run.first_token_step.assign(prompts.size(), -1);
+  size_t next = 0;  // the next request to add (0: request 1 has no token yet)
+  for (int64_t step = 0; step < 20000 && h.scheduler().HasWork(); ++step) {
+    h.Step();
+    if (::testing::Test::HasFatalFailure()) return run;
+    if (next == 0 && !h.result(1).ids.empty()) next = 2;
+    if (next >= 2 && next < prompts.size()) {
+      h.Add(SchedulerHarness::Greedy(next, prompts[next], max_new(next)));
+      ++next;
+    }
+    for (size_t id = 1; id < prompts.size(); ++id) {
+      if (run.first_token_step[id] < 0 && !h.result(id).ids.empty()) {
+        run.first_token_step[id] = step;
+      }
+    }
+    if (run.decode_finish_step < 0 && h.finished(1)) run.decode_finish_step = step;
+  }
+  EXPECT_FALSE(h.scheduler().HasWork());
+  for (size_t id = 1; id < prompts.size(); ++id) {
+    EXPECT_EQ(h.result(id).ids, runner.ReferenceGreedy(prompts[id], max_new(id))) << id;
+  }
+  EXPECT_GT(h.scheduler().GetStats().deferred_prefill_steps, 0);
+  return run;
+}
+
+TEST(SchedulerDeferral, ShorterWorkPassesADeferredHead) {
+  // 8 outputs after a 0.2 s prefill: less work than the head's 3 s prefill.
+  const BypassRun run = RunBehindDeferredHead(/*short_new=*/8, /*n_short=*/2, /*max_skips=*/128);
+  for (size_t id : {3, 4}) {
+    EXPECT_LT(run.first_token_step[id], run.decode_finish_step) << id;
+    EXPECT_LT(run.first_token_step[id], run.first_token_step[2]) << id;
+  }
+  EXPECT_LT(run.decode_finish_step, run.first_token_step[2]);
+}
+
+TEST(SchedulerDeferral, LongerWorkWaitsBehindADeferredHead) {
+  // 400 outputs (about 4.8 s of decoding) are more work than the head's prefill.
+  const BypassRun run = RunBehindDeferredHead(/*short_new=*/400, /*n_short=*/1, /*max_skips=*/128);
+  EXPECT_GT(run.first_token_step[3], run.decode_finish_step);
+}
+
+TEST(SchedulerDeferral, AStarvedHeadIsPassedByNobody) {
+  // One skip starves the head: request 3 passes it, request 4 (a step later) does not.
+  const BypassRun run = RunBehindDeferredHead(/*short_new=*/8, /*n_short=*/2, /*max_skips=*/1);
+  EXPECT_LT(run.first_token_step[3], run.decode_finish_step);
+  EXPECT_GT(run.first_token_step[4], run.decode_finish_step);
+}
+
 }  // namespace
 }  // namespace radixlm::testing
