@@ -3,23 +3,16 @@
 #include <csignal>
 
 #include "apps/commands.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define RADIXLM_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define RADIXLM_SANITIZED 1
-#endif
-#endif
+#include "util/sanitizers.h"
 
 int main(int argc, char** argv) {
-#if !defined(RADIXLM_SANITIZED)
-  // UCX (linked for prefill/decode disaggregation) installs handlers for these signals when it
-  // loads, which print a backtrace from inside the handler: after heap corruption that can
-  // deadlock in malloc and leave a crashed server hanging with its clients. The default action
-  // ends the process, so a supervisor sees the crash. (Sanitizer builds keep their handlers.)
-  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, SIG_DFL);
-#endif
+  if constexpr (!radixlm::kAddressSanitizer && !radixlm::kThreadSanitizer) {
+    // UCX (linked for prefill/decode disaggregation) installs handlers for these signals when it
+    // loads, which print a backtrace from inside the handler: after heap corruption that can
+    // deadlock in malloc and leave a crashed server hanging with its clients. The default action
+    // ends the process, so a supervisor sees the crash. (Sanitizer builds keep their handlers.)
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, SIG_DFL);
+  }
   CLI::App app{"radixlm: an LLM serving engine built around a radix tree of KV caches"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "radixlm 0.1.0");

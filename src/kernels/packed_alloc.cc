@@ -25,6 +25,7 @@
 #include "kernels/packed_weights.h"
 #include "util/check.h"
 #include "util/mutex.h"
+#include "util/sanitizers.h"
 
 namespace radixlm::kernels {
 namespace {
@@ -111,23 +112,10 @@ ArenaCarver& TheArenaCarver() {
   return *carver;
 }
 
-// Under AddressSanitizer (GCC's macro, clang's feature test).
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kOwnAllocations = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kOwnAllocations = true;
-#else
-constexpr bool kOwnAllocations = false;
-#endif
-#else
-constexpr bool kOwnAllocations = false;
-#endif
-
 }  // namespace
 
 std::unique_ptr<uint8_t[], void (*)(void*)> AllocPacked(size_t bytes) {
-  if (kOwnAllocations) {
+  if constexpr (kAddressSanitizer) {
     auto* p = static_cast<uint8_t*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
     RADIXLM_CHECK(p != nullptr) << "out of memory packing " << bytes << " bytes of weights";
     std::memset(p, 0, bytes);

@@ -191,8 +191,8 @@ inline constexpr size_t kPrefetchFar = 32768;
 
 // A zeroed, 64-byte aligned buffer as packed weights live in, on memory advised for transparent
 // huge pages: decode streams every weight once per token, and with 4 KiB pages that stream
-// takes a TLB miss every 4 KiB. Buffers up to 64 MiB are carved one after another from shared
-// 256 MiB chunks (kernels/packed_alloc.cc), so matrices that are not whole 2 MiB pages sit on
+// takes a TLB miss every 4 KiB. Small buffers are carved one after another from shared chunks
+// (kernels/packed_alloc.cc has the sizes), so matrices that are not whole 2 MiB pages sit on
 // huge pages too, without a partly used one each. Thread-safe; the deleter frees the buffer.
 std::unique_ptr<uint8_t[], void (*)(void*)> AllocPacked(size_t bytes);
 

@@ -13,19 +13,11 @@
 #include <filesystem>
 #include <string>
 
+#include "util/sanitizers.h"
+
 namespace radixlm::testing {
 
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kSanitizerBuild = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-inline constexpr bool kSanitizerBuild = true;
-#else
-inline constexpr bool kSanitizerBuild = false;
-#endif
-#else
-inline constexpr bool kSanitizerBuild = false;
-#endif
+inline constexpr bool kSanitizerBuild = kAddressSanitizer;
 
 // RADIXLM_DEFAULT_MODEL when it names an existing file, else "".
 inline std::string RealModelPath() {
