@@ -46,6 +46,16 @@ TEST(ShouldDeferPrefill, OnlyLongPrefillsBehindShorterDecodes) {
   EXPECT_FALSE(ShouldDeferPrefill(t, 2000, 0, 1.0));   // no decode runs
 }
 
+// The scheduler's clock advances with the fake runner's work: 10 ms a forward pass plus 2 ms a
+// token.
+void UseWorkClock(SchedulerHarness& h) {
+  const FakeModelRunner& runner = h.runner();
+  h.scheduler().set_clock([&runner] {
+    return 0.010 * static_cast<double>(runner.forward_calls()) +
+           0.002 * static_cast<double>(runner.tokens_computed());
+  });
+}
+
 struct RunOrder {
   int64_t short_finish_step = -1;      // the decoding request's last token
   int64_t long_first_token_step = -1;  // the long prompt's first token
@@ -62,10 +72,7 @@ RunOrder RunTwoRequests(double defer_s, int64_t long_prompt, int32_t decode_toke
   opt.config.defer_long_prefill_s = defer_s;
   SchedulerHarness h(opt);
   const FakeModelRunner& runner = h.runner();
-  h.scheduler().set_clock([&runner] {
-    return 0.010 * static_cast<double>(runner.forward_calls()) +
-           0.002 * static_cast<double>(runner.tokens_computed());
-  });
+  UseWorkClock(h);
   PromptGen gen(5);
   const std::vector<int32_t> p1 = gen.Tokens(300), p2 = gen.Tokens(long_prompt);
   h.Add(SchedulerHarness::Greedy(1, p1, decode_tokens));
@@ -133,10 +140,7 @@ BypassRun RunBehindDeferredHead(int32_t short_new, int n_short, int32_t max_skip
   opt.config.starvation_max_skips = max_skips;
   SchedulerHarness h(opt);
   const FakeModelRunner& runner = h.runner();
-  h.scheduler().set_clock([&runner] {
-    return 0.010 * static_cast<double>(runner.forward_calls()) +
-           0.002 * static_cast<double>(runner.tokens_computed());
-  });
+  UseWorkClock(h);
   PromptGen gen(7);
   std::vector<std::vector<int32_t>> prompts = {{}, gen.Tokens(300), gen.Tokens(1500)};
   for (int i = 0; i < n_short; ++i) prompts.push_back(gen.Tokens(100));
