@@ -21,7 +21,10 @@
 // work is less than the head's prefill, so the same order puts it first. That can hold the
 // head longer than the decodes alone would; the waiting queue's starvation bound
 // (SchedulerConfig::starvation_max_skips / starvation_max_wait_s) ends it: a starved head is
-// passed by nobody and waits only for the decodes already running.
+// passed by nobody and waits only for the decodes already running. The same holds for a
+// request deferred mid-prefill (the chunked one), except that only prompts whose whole prefill
+// fits the step pass it (one request at a time is mid-prefill), and on models whose state is
+// snapshotted at chunk ends (hybrid) nothing passes it.
 //
 // The times are exponential moving averages of the scheduler's own forward passes (StepTimes),
 // timed on the scheduler's clock; until a prefill of at least kMinPrefillSampleTokens tokens has

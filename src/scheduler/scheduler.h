@@ -393,10 +393,10 @@ class Scheduler {
   bool DefersPrefill(int64_t prefill_tokens);
   // The most output tokens a running decode may still produce (clipped as the budgets are).
   int64_t DecodeStepsLeft() const;
-  // Whether a waiting request may be admitted while the deferred `head` waits: its own prefill
-  // is not long, and the head would still be deferred with it decoding too (its work is less
-  // than the head's prefill, so shortest-remaining-work order puts it first).
-  bool PassesDeferredHead(const Request& req, const Request& head) const;
+  // Whether a waiting request may be admitted while a deferred prefill of head_tokens tokens
+  // waits: its own prefill is not long, and that prefill would still be deferred with it
+  // decoding too (its work is less, so shortest-remaining-work order puts it first).
+  bool PassesDeferredHead(const Request& req, int64_t head_tokens) const;
   void RefreshPrefixMatches();
   void MatchWaiting(Request* req);
   bool IsHeldForSibling(const Request& req) const;

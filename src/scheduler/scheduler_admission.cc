@@ -162,13 +162,13 @@ bool Scheduler::DefersPrefill(int64_t prefill_tokens) {
   return true;
 }
 
-bool Scheduler::PassesDeferredHead(const Request& req, const Request& head) const {
+bool Scheduler::PassesDeferredHead(const Request& req, int64_t head_tokens) const {
   const std::optional<double> prefill = step_times_.PrefillSeconds(UncachedTokens(req));
   if (!prefill.has_value() || *prefill >= config_.defer_long_prefill_s) return false;
   const int64_t own_steps = std::min<int64_t>(std::max<int64_t>(req.remaining_new_tokens(), 0),
                                               config_.clip_max_new_tokens);
-  return ShouldDeferPrefill(step_times_, UncachedTokens(head),
-                            std::max(DecodeStepsLeft(), own_steps), config_.defer_long_prefill_s);
+  return ShouldDeferPrefill(step_times_, head_tokens, std::max(DecodeStepsLeft(), own_steps),
+                            config_.defer_long_prefill_s);
 }
 
 void Scheduler::SchedulePrefills() {
@@ -212,9 +212,20 @@ void Scheduler::SchedulePrefills() {
                               ? config_.in_batch_prefix_threshold
                               : 0);
 
+  const StarvationBound starvation{config_.starvation_max_skips, config_.starvation_max_wait_s};
+  const double now = clock_();
+  // Deferred prefills (prefill_deferral.h) wait for the running decodes: the chunked request's
+  // rest, or the head of the queue. Requests whose whole work is less than the shorter of them
+  // pass meanwhile (PassesDeferredHead) until it is starved; past a deferred chunked request
+  // only whole prompts (the chunked request stays the only one mid-prefill).
+  int64_t deferred_tokens = -1;  // the shortest deferred prefill; -1: none
+  Request* deferred_chunked = nullptr;
   // 1. The chunked request continues first (SGLang: add_chunked_req).
-  if (Request* req = chunked_; req != nullptr) {
-    if (DefersPrefill(req->fill_len - req->kv_len)) return;
+  if (Request* req = chunked_; req != nullptr && DefersPrefill(req->fill_len - req->kv_len)) {
+    if (starvation.IsStarved(*req, now) || cache_->snapshots_enabled()) return;
+    deferred_chunked = req;
+    deferred_tokens = req->fill_len - req->kv_len;
+  } else if (req != nullptr) {
     const std::vector<std::pair<int64_t, int64_t>> whole = req->WholeRanges(req->kv_len);
     const PrefillCandidate c{
         .extend_len = req->fill_len - req->kv_len,
@@ -246,20 +257,16 @@ void Scheduler::SchedulePrefills() {
   const SchedulePolicyKind kind = cache_->disabled() && IsCacheAware(config_.schedule_policy)
                                       ? SchedulePolicyKind::kFcfs
                                       : config_.schedule_policy;
-  const StarvationBound starvation{config_.starvation_max_skips, config_.starvation_max_wait_s};
-  const double now = clock_();
   OrderWaitingQueue(kind, starvation, now, rng_, order);
-  // No prefill runs this step yet: the head of the queue may wait for the running decodes
-  // (prefill_deferral.h). Requests behind it whose whole work is less than its prefill go
-  // ahead meanwhile (PassesDeferredHead), until the head is starved (the policy's bound on
-  // skips and waiting time): then nothing passes it, and it waits only for the decodes.
+  // No prefill runs this step yet: the head of the queue may wait for the running decodes.
   const Request* deferred_head = nullptr;
   if (chunks_.empty()) {
     for (const Request* req : order) {
       if (IsHeldForSibling(*req) || req->disk_load_pending) continue;
-      if (DefersPrefill(UncachedTokens(*req))) {
+      if (const int64_t tokens = UncachedTokens(*req); DefersPrefill(tokens)) {
         if (starvation.IsStarved(*req, now)) return;
         deferred_head = req;
+        deferred_tokens = deferred_tokens < 0 ? tokens : std::min(deferred_tokens, tokens);
       }
       break;
     }
@@ -281,8 +288,8 @@ void Scheduler::SchedulePrefills() {
   size_t admitted = 0;
   for (Request* req : order) {
     if (IsHeldForSibling(*req) || req->disk_load_pending) continue;
-    if (deferred_head != nullptr &&
-        (req == deferred_head || !PassesDeferredHead(*req, *deferred_head))) {
+    if (deferred_tokens >= 0 &&
+        (req == deferred_head || !PassesDeferredHead(*req, deferred_tokens))) {
       continue;
     }
     const bool new_adapter =
@@ -326,7 +333,7 @@ void Scheduler::SchedulePrefills() {
       adder.OnEvictableChange(static_cast<int64_t>(change));
       result = adder.AddOne(c, &extend);
     }
-    if (extend == 0) {
+    if (extend == 0 || (deferred_chunked != nullptr && extend < c.extend_len)) {
       const CacheOpTimer timer(stats_);
       adder.OnEvictableChange(
           LockForAdmission(m.last_node, &req->cache.swa_lock_id, false, &budget));
@@ -385,6 +392,7 @@ void Scheduler::SchedulePrefills() {
                        [](const Request* r) { return r->state != RequestState::kWaiting; }),
         waiting_.end());
     for (Request* req : waiting_) ++req->skipped_passes;
+    if (deferred_chunked != nullptr) ++deferred_chunked->skipped_passes;
   }
 }
 

@@ -195,5 +195,54 @@ TEST(SchedulerDeferral, AStarvedHeadIsPassedByNobody) {
   EXPECT_GT(run.first_token_step[4], run.decode_finish_step);
 }
 
+// Requests 1 and 2 arrive together, so request 2 (1,500 tokens) waits mid-prefill while
+// request 1 (20 outputs) decodes; request 3 (`short_prompt` tokens, 8 outputs) arrives then.
+// The steps of request 1's last token and of requests 2's and 3's first.
+struct ChunkedRun {
+  int64_t decode_finish = -1, first2 = -1, first3 = -1;
+};
+
+ChunkedRun RunBehindDeferredChunked(int64_t short_prompt) {
+  HarnessOptions opt{.config = SmallConfig()};
+  opt.config.defer_long_prefill_s = 1.0;
+  SchedulerHarness h(opt);
+  const FakeModelRunner& runner = h.runner();
+  UseWorkClock(h);
+  PromptGen gen(9);
+  const std::vector<int32_t> p1 = gen.Tokens(300), p2 = gen.Tokens(1500),
+                             p3 = gen.Tokens(short_prompt);
+  h.Add(SchedulerHarness::Greedy(1, p1, 20));
+  h.Add(SchedulerHarness::Greedy(2, p2, 4));
+  ChunkedRun run;
+  bool added = false;
+  for (int64_t step = 0; step < 10000 && h.scheduler().HasWork(); ++step) {
+    h.Step();
+    if (::testing::Test::HasFatalFailure()) return run;
+    if (!added && !h.result(1).ids.empty()) {
+      h.Add(SchedulerHarness::Greedy(3, p3, 8));
+      added = true;
+    }
+    if (run.decode_finish < 0 && h.finished(1)) run.decode_finish = step;
+    if (run.first2 < 0 && !h.result(2).ids.empty()) run.first2 = step;
+    if (run.first3 < 0 && !h.result(3).ids.empty()) run.first3 = step;
+  }
+  EXPECT_FALSE(h.scheduler().HasWork());
+  EXPECT_GT(h.scheduler().GetStats().deferred_prefill_steps, 0);
+  EXPECT_LT(run.decode_finish, run.first2);
+  EXPECT_EQ(h.result(1).ids, runner.ReferenceGreedy(p1, 20));
+  EXPECT_EQ(h.result(2).ids, runner.ReferenceGreedy(p2, 4));
+  EXPECT_EQ(h.result(3).ids, runner.ReferenceGreedy(p3, 8));
+  return run;
+}
+
+TEST(SchedulerDeferral, ShorterWorkPassesADeferredChunkedPrefillWhole) {
+  const ChunkedRun fits = RunBehindDeferredChunked(100);  // one chunk: passes
+  EXPECT_LT(fits.first3, fits.decode_finish);
+  // 400 tokens (0.8 s, not long) need two chunks of 256: admitting them would make a second
+  // request mid-prefill, so they wait.
+  const ChunkedRun two_chunks = RunBehindDeferredChunked(400);
+  EXPECT_GT(two_chunks.first3, two_chunks.decode_finish);
+}
+
 }  // namespace
 }  // namespace radixlm::testing
